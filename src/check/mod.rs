@@ -1,0 +1,3 @@
+//! Stage 2: checks (Format 17). Schema validation, references, types and the
+//! semantic checks of a bundle, pack, package or session. Every problem is a
+//! [`crate::diag::Diagnostic`].

@@ -1,0 +1,1 @@
+//! Rendering diagnostics for people (with source snippets) and as JSON.

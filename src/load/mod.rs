@@ -1,0 +1,8 @@
+//! Stage 1: load. Untrusted bytes → documents that keep their source
+//! locations (Format 2, 12.1, 13, 14, 16). Nothing here interprets the format
+//! beyond what is needed to read it safely: schema and semantic checks are the
+//! `check` stage's.
+
+pub mod document;
+
+pub use document::{Document, SpanIndex};
