@@ -16,3 +16,5 @@ pub mod check;
 pub mod cli;
 pub mod diag;
 pub mod load;
+pub mod model;
+pub mod template;

@@ -1,3 +1,13 @@
 //! Stage 2: checks (Format 17). Schema validation, references, types and the
 //! semantic checks of a bundle, pack, package or session. Every problem is a
 //! [`crate::diag::Diagnostic`].
+
+pub mod bundle;
+pub mod changes;
+pub mod conditions;
+pub mod keys;
+pub mod pack;
+pub mod session;
+pub mod story;
+pub mod templates;
+pub mod values;

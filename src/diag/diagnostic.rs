@@ -32,6 +32,12 @@ pub struct Location {
     pub line: Option<u32>,
     /// 1-based column, when known.
     pub column: Option<u32>,
+    /// A position inside the string value at `pointer` (1-based line and
+    /// column within the string), for errors inside CEL expressions and
+    /// templates. When the file position is filled in from the pointer, this
+    /// is added to the position of the string's opening quote.
+    #[serde(skip)]
+    pub inner: Option<(u32, u32)>,
 }
 
 /// One problem found in an input: a stable code, a location and a plain message.
@@ -79,6 +85,13 @@ impl Diagnostic {
     pub fn at_line_col(mut self, line: u32, column: u32) -> Self {
         self.location.line = Some(line);
         self.location.column = Some(column);
+        self
+    }
+
+    /// Sets a position inside the string value at the pointer (see
+    /// [`Location::inner`]).
+    pub fn inside(mut self, line: u32, column: u32) -> Self {
+        self.location.inner = Some((line, column));
         self
     }
 

@@ -1,0 +1,441 @@
+//! The semantic checks of a bundle (Format 3–11, 17.2): IDs and references,
+//! variables and their values, changes, conditions and templates. Schema
+//! checks are separate ([`super::schema`]); these run on the document as
+//! written and skip what cannot be read.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::changes::check_changes;
+use super::story::{self, Story};
+use super::templates::check_template;
+use super::values::check_value;
+use crate::diag::{Code, Diagnostic};
+use crate::model::{read_items, CastEntry, Condition, Keys, ScalarType, VarType, Variable};
+
+/// IDs that are never a character, world, scenario or variable ID (Format 3).
+pub const RESERVED_IDS: &[&str] = &[
+    "narrator",
+    "scene",
+    "state",
+    "char",
+    "user",
+    "own",
+    "self",
+    "turn",
+    "round",
+    "opening",
+    "last",
+    "elapsed",
+    "hour",
+    "weekday",
+    "players",
+    "difficulty",
+];
+
+/// Runs every semantic check of a bundle that needs no session.
+pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    // One namespace: characters, worlds, scenarios (Format 3).
+    let mut seen = HashSet::new();
+    for field in ["characters", "worlds", "scenarios"] {
+        for (i, id) in ids_of(bundle, field) {
+            if !seen.insert(id.clone()) {
+                out.push(dup(&id, format!("/{field}/{i}/id")));
+            }
+        }
+    }
+    for (ci, ch) in array(bundle, "characters").iter().enumerate() {
+        check_var_list(ch, &format!("/characters/{ci}"), &mut out);
+    }
+    for (wi, w) in array(bundle, "worlds").iter().enumerate() {
+        let base = format!("/worlds/{wi}");
+        check_var_list(w, &base, &mut out);
+        check_entries(w, &base, &mut out);
+    }
+    let char_ids: HashSet<String> = ids_of(bundle, "characters")
+        .into_iter()
+        .map(|x| x.1)
+        .collect();
+    let world_ids: HashSet<String> = ids_of(bundle, "worlds").into_iter().map(|x| x.1).collect();
+    for (si, sc) in array(bundle, "scenarios").iter().enumerate() {
+        check_scenario_refs(sc, si, &char_ids, &world_ids, &mut out);
+        if let Some(story) = story::resolve(bundle, si, None, &mut out) {
+            check_story(&story, &mut out);
+        }
+    }
+    out
+}
+
+/// The checks of one resolved story: names, changes, conditions, templates.
+pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
+    let base = &story.pointer;
+    let sc = &story.raw;
+    check_var_list(sc, base, out);
+    // A scenario variable named like a character or world (Format 8.7).
+    for (vi, v) in read_items::<Variable>(sc, "variables") {
+        if story.characters.contains_key(&v.id) || story.worlds.iter().any(|(w, _)| w.id == v.id) {
+            out.push(
+                Diagnostic::error(
+                    Code::NameClash,
+                    format!(
+                        "scenario variable `{}` has the ID of a character or world, so `{}.x` would be ambiguous",
+                        v.id, v.id
+                    ),
+                )
+                .at(format!("{base}/variables/{vi}/id")),
+            );
+        }
+    }
+    // Events and outcomes share one namespace (Format 3).
+    let mut seen = HashSet::new();
+    for field in ["events", "outcomes"] {
+        for (i, id) in ids_of(sc, field) {
+            if !seen.insert(id.clone()) {
+                out.push(dup(&id, format!("{base}/{field}/{i}/id")));
+            }
+        }
+    }
+    for field in ["openings", "rules", "entries"] {
+        let mut seen = HashSet::new();
+        for (i, id) in ids_of(sc, field) {
+            if !seen.insert(id.clone()) {
+                out.push(dup(&id, format!("{base}/{field}/{i}/id")));
+            }
+        }
+    }
+    check_entries(sc, base, out);
+    // Openings (Format 6.3).
+    for (oi, o) in array(sc, "openings").iter().enumerate() {
+        let at = format!("{base}/openings/{oi}");
+        if let Some(author) = o.get("author").and_then(Value::as_str) {
+            if author != "narrator" && !story.in_cast(author) {
+                out.push(not_cast(author, format!("{at}/author")));
+            }
+        }
+        if let Some(t) = o.get("text").and_then(Value::as_str) {
+            check_template(t, &format!("{at}/text"), out);
+        }
+        check_parts(story, o, &at, out);
+        if let Some(present) = o.pointer("/scene/present").and_then(Value::as_array) {
+            check_present(story, present, &format!("{at}/scene/present"), out);
+        }
+        check_changes(story, array(o, "changes"), &format!("{at}/changes"), out);
+    }
+    if let Some(present) = sc.pointer("/scene/present").and_then(Value::as_array) {
+        check_present(story, present, &format!("{base}/scene/present"), out);
+    }
+    // Events and outcomes (Format 9).
+    for field in ["events", "outcomes"] {
+        for (i, ev) in array(sc, field).iter().enumerate() {
+            let at = format!("{base}/{field}/{i}");
+            if let Some(when) = ev.get("when") {
+                if let Ok(Condition::Threshold {
+                    variable,
+                    threshold,
+                    ..
+                }) = serde_json::from_value::<Condition>(when.clone())
+                {
+                    check_threshold(story, &variable, &threshold, &format!("{at}/when"), out);
+                }
+            }
+            check_changes(story, array(ev, "changes"), &format!("{at}/changes"), out);
+        }
+    }
+    // Difficulty (Format 6.5).
+    if let Some(d) = sc.get("difficulty") {
+        check_difficulty(d, &format!("{base}/difficulty"), out);
+    }
+    // Rubric criteria IDs.
+    if let Some(r) = sc.get("rubric") {
+        let mut seen = HashSet::new();
+        for (i, id) in ids_of(r, "criteria") {
+            if !seen.insert(id.clone()) {
+                out.push(dup(&id, format!("{base}/rubric/criteria/{i}/id")));
+            }
+        }
+    }
+    super::conditions::check_conditions(story, out);
+}
+
+fn check_scenario_refs(
+    sc: &Value,
+    si: usize,
+    chars: &HashSet<String>,
+    worlds: &HashSet<String>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let base = format!("/scenarios/{si}");
+    let mut seen_worlds = HashSet::new();
+    for (i, w) in array(sc, "worlds").iter().enumerate() {
+        let Some(w) = w.as_str() else { continue };
+        if !worlds.contains(w) {
+            out.push(
+                Diagnostic::error(Code::UnknownRef, format!("no world `{w}` in this bundle"))
+                    .at(format!("{base}/worlds/{i}")),
+            );
+        } else if !seen_worlds.insert(w) {
+            out.push(dup(w, format!("{base}/worlds/{i}")));
+        }
+    }
+    let mut in_cast = HashSet::new();
+    let mut seats = HashSet::new();
+    for (i, entry) in array(sc, "cast").iter().enumerate() {
+        let Ok(entry) = serde_json::from_value::<CastEntry>(entry.clone()) else {
+            continue;
+        };
+        if let Some(c) = &entry.character {
+            let at = format!("{base}/cast/{i}/character");
+            if !chars.contains(c) {
+                out.push(
+                    Diagnostic::error(
+                        Code::UnknownRef,
+                        format!("no character `{c}` in this bundle"),
+                    )
+                    .at(at),
+                );
+            } else if !in_cast.insert(c.clone()) {
+                out.push(dup(c, at));
+            }
+        }
+        if let Some(s) = &entry.seat {
+            if !seats.insert(s.clone()) {
+                out.push(dup(s, format!("{base}/cast/{i}/seat")));
+            }
+        }
+    }
+}
+
+/// Declarations of one variable list: duplicates, types, defaults, bounds, keys.
+fn check_var_list(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
+    let mut seen = HashSet::new();
+    for (vi, v) in read_items::<Variable>(owner, "variables") {
+        let at = format!("{base}/variables/{vi}");
+        if !seen.insert(v.id.clone()) {
+            out.push(dup(&v.id, format!("{at}/id")));
+        }
+        let Some(ty) = VarType::parse(&v.ty) else {
+            continue; // SCHEMA
+        };
+        let mismatch = |field: &str, msg: String| {
+            Diagnostic::error(Code::TypeMismatch, msg).at(format!("{at}/{field}"))
+        };
+        if v.keys.is_some() && !matches!(ty, VarType::Scalar(_)) {
+            out.push(mismatch(
+                "type",
+                format!(
+                    "a keyed variable's type is its values' type and must be a scalar, not {ty}"
+                ),
+            ));
+        }
+        if let Some(d) = &v.default {
+            if let Err(e) = check_value(ty, d) {
+                out.push(mismatch("default", format!("default of `{}`: {e}", v.id)));
+            }
+        }
+        let numeric = ty.is_numeric();
+        for (field, bound) in [("min", &v.min), ("max", &v.max)] {
+            if let Some(b) = bound {
+                if !numeric {
+                    out.push(mismatch(
+                        field,
+                        format!(
+                            "`{field}` applies to int and number variables; `{}` is {ty}",
+                            v.id
+                        ),
+                    ));
+                } else if let Err(e) = check_value(ty, b) {
+                    out.push(mismatch(field, format!("`{field}` of `{}`: {e}", v.id)));
+                }
+            }
+        }
+        if let (Some(lo), Some(hi)) = (&v.min, &v.max) {
+            if let (Some(lo), Some(hi)) = (
+                super::values::exact_decimal(lo),
+                super::values::exact_decimal(hi),
+            ) {
+                if lo > hi {
+                    out.push(mismatch(
+                        "min",
+                        format!("`min` {lo} is greater than `max` {hi}"),
+                    ));
+                }
+            }
+        }
+        if v.places.is_some() && ty != VarType::Scalar(ScalarType::Number) {
+            out.push(mismatch(
+                "places",
+                format!("`places` applies to number variables; `{}` is {ty}", v.id),
+            ));
+        }
+        if let Some(Keys::List(keys)) = &v.keys {
+            let mut seen_keys = HashSet::new();
+            for (k, key) in keys.iter().enumerate() {
+                if !seen_keys.insert(key) {
+                    out.push(dup(key, format!("{at}/keys/{k}")));
+                }
+            }
+        }
+    }
+}
+
+fn check_entries(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
+    let mut seen = HashSet::new();
+    for (i, id) in ids_of(owner, "entries") {
+        if !seen.insert(id.clone()) {
+            out.push(dup(&id, format!("{base}/entries/{i}/id")));
+        }
+    }
+    for (i, e) in array(owner, "entries").iter().enumerate() {
+        for field in ["keys", "secondary_keys"] {
+            for (k, key) in array(e, field).iter().enumerate() {
+                let Some(key) = key.as_str() else { continue };
+                if let Err(msg) = crate::check::keys::compile_key(key, false) {
+                    out.push(
+                        Diagnostic::error(Code::Schema, msg)
+                            .at(format!("{base}/entries/{i}/{field}/{k}")),
+                    );
+                }
+            }
+        }
+        if let Some(t) = e.get("content").and_then(Value::as_str) {
+            check_template(t, &format!("{base}/entries/{i}/content"), out);
+        }
+    }
+}
+
+fn check_parts(story: &Story, owner: &Value, at: &str, out: &mut Vec<Diagnostic>) {
+    for (pi, part) in array(owner, "parts").iter().enumerate() {
+        if let Some(t) = part.get("text").and_then(Value::as_str) {
+            check_template(t, &format!("{at}/parts/{pi}/text"), out);
+        }
+        for (k, a) in array(part, "audience").iter().enumerate() {
+            if let Some(a) = a.as_str() {
+                if a != "narrator" && !story.in_cast(a) {
+                    out.push(not_cast(a, format!("{at}/parts/{pi}/audience/{k}")));
+                }
+            }
+        }
+    }
+}
+
+fn check_present(story: &Story, present: &[Value], at: &str, out: &mut Vec<Diagnostic>) {
+    for (k, id) in present.iter().enumerate() {
+        if let Some(id) = id.as_str() {
+            if !story.in_cast(id) {
+                out.push(not_cast(id, format!("{at}/{k}")));
+            }
+        }
+    }
+}
+
+fn check_threshold(
+    story: &Story,
+    variable: &str,
+    threshold: &Value,
+    at: &str,
+    out: &mut Vec<Diagnostic>,
+) {
+    let Some(decl) = story.variables.get(variable) else {
+        out.push(
+            Diagnostic::error(
+                Code::UnknownVariable,
+                format!("no variable `{variable}` is declared in this story"),
+            )
+            .at(format!("{at}/variable")),
+        );
+        return;
+    };
+    match decl.ty {
+        Some(ty) if ty.is_numeric() && !decl.is_keyed() => {
+            if threshold.is_number() {
+                return;
+            }
+            out.push(
+                Diagnostic::error(
+                    Code::TypeMismatch,
+                    format!("threshold for `{variable}` must be a number"),
+                )
+                .at(format!("{at}/threshold")),
+            );
+        }
+        Some(ty) => out.push(
+            Diagnostic::error(
+                Code::TypeMismatch,
+                format!("`{variable}` is {ty}; thresholds compare int and number variables"),
+            )
+            .at(format!("{at}/variable")),
+        ),
+        None => {}
+    }
+}
+
+fn check_difficulty(d: &Value, at: &str, out: &mut Vec<Diagnostic>) {
+    let Some(options) = d.get("options").and_then(Value::as_object) else {
+        return;
+    };
+    if let Some(def) = d.get("default").and_then(Value::as_str) {
+        if !options.contains_key(def) {
+            out.push(
+                Diagnostic::error(Code::UnknownRef, format!("no difficulty preset `{def}`"))
+                    .at(format!("{at}/default")),
+            );
+        }
+    }
+    let mut first: Option<(&String, Vec<&String>)> = None;
+    for (preset, knobs) in options {
+        let Some(knobs) = knobs.as_object() else {
+            continue;
+        };
+        let mut names: Vec<&String> = knobs.keys().collect();
+        names.sort();
+        match &first {
+            None => first = Some((preset, names)),
+            Some((p0, n0)) => {
+                if *n0 != names {
+                    out.push(
+                        Diagnostic::error(
+                            Code::TypeMismatch,
+                            format!("preset `{preset}` must set the same knobs as `{p0}`"),
+                        )
+                        .at(format!(
+                            "{at}/options/{}",
+                            crate::diag::escape_token(preset)
+                        )),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
+    v.get(field)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn ids_of(v: &Value, field: &str) -> Vec<(usize, String)> {
+    array(v, field)
+        .iter()
+        .enumerate()
+        .filter_map(|(i, x)| {
+            x.get("id")
+                .and_then(Value::as_str)
+                .map(|s| (i, s.to_string()))
+        })
+        .collect()
+}
+
+fn dup(id: &str, at: String) -> Diagnostic {
+    Diagnostic::error(Code::DuplicateId, format!("`{id}` is declared twice")).at(at)
+}
+
+fn not_cast(id: &str, at: String) -> Diagnostic {
+    Diagnostic::error(
+        Code::UnknownRef,
+        format!("`{id}` is not a member of the cast or `narrator`"),
+    )
+    .at(at)
+}

@@ -1,0 +1,540 @@
+//! Lowering a pack directory's files to one bundle (Format 13.2): NPC files
+//! become characters, world files worlds, scenario files scenarios (with
+//! their scene, rubric and the manifest's safety policy inlined). The
+//! lowered bundle is what every semantic check, the compiler and the engine
+//! read, so pack shapes and bundle shapes mean the same thing.
+
+use indexmap::IndexMap;
+use serde_json::{json, Map, Value};
+
+use super::origin::Origins;
+use crate::diag::{escape_token, Code, Diagnostic};
+
+/// A pack's parsed YAML files by pack-relative path (`npcs/dealer.yaml`),
+/// the manifest included as `manifest.yaml`.
+pub type PackValues = IndexMap<String, Value>;
+
+/// The result of lowering: the bundle, where its values came from, and the
+/// reference problems found on the way (located in pack files already).
+#[derive(Debug, Default)]
+pub struct Lowered {
+    /// The bundle (`troupe`, `kind`, `characters`, `worlds`, `scenarios`).
+    pub bundle: Value,
+    /// Bundle pointer → pack file and pointer.
+    pub origins: Origins,
+    /// MISSING_FILE / PATH_TRAVERSAL / DUPLICATE_ID found while lowering.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Normalizes a pack-relative reference lexically (Format 13): `./` and
+/// `a/../` are resolved; a NUL, an absolute path, a backslash or a `..` that
+/// leaves the root is PATH_TRAVERSAL (`Err`).
+pub fn normalize_ref(reference: &str) -> Result<String, String> {
+    if reference.contains('\0') {
+        return Err("the reference holds a NUL byte".into());
+    }
+    if reference.starts_with('/') || reference.contains('\\') || reference.contains(':') {
+        return Err(format!(
+            "`{reference}` is not a relative path inside the pack"
+        ));
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in reference.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return Err(format!("`{reference}` escapes the pack root"));
+                }
+            }
+            s => parts.push(s),
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+struct Lowerer<'a> {
+    files: &'a PackValues,
+    out: Lowered,
+}
+
+impl Lowerer<'_> {
+    /// Resolves the reference at `file`+`pointer`; reports and returns `None`
+    /// when it is missing or escapes.
+    fn follow(&mut self, file: &str, pointer: &str, reference: &str) -> Option<String> {
+        match normalize_ref(reference) {
+            Err(why) => {
+                self.out.diagnostics.push(
+                    Diagnostic::error(Code::PathTraversal, why)
+                        .in_file(file)
+                        .at(pointer),
+                );
+                None
+            }
+            Ok(path) if self.files.contains_key(&path) => Some(path),
+            Ok(path) => {
+                self.out.diagnostics.push(
+                    Diagnostic::error(Code::MissingFile, format!("file not found: `{path}`"))
+                        .in_file(file)
+                        .at(pointer),
+                );
+                None
+            }
+        }
+    }
+}
+
+fn vars_from_map(
+    map: Option<&Value>,
+    bundle_base: &str,
+    file: &str,
+    source_base: &str,
+    origins: &mut Origins,
+) -> Vec<Value> {
+    let Some(Value::Object(m)) = map else {
+        return Vec::new();
+    };
+    let mut list = Vec::new();
+    for (i, (id, decl)) in m.iter().enumerate() {
+        let mut v = Map::new();
+        v.insert("id".into(), Value::String(id.clone()));
+        if let Value::Object(d) = decl {
+            for (k, x) in d {
+                v.insert(k.clone(), x.clone());
+            }
+        }
+        origins.map(
+            format!("{bundle_base}/{i}"),
+            file,
+            format!("{source_base}/{}", escape_token(id)),
+        );
+        list.push(Value::Object(v));
+    }
+    list
+}
+
+fn copy(from: &Value, to: &mut Map<String, Value>, fields: &[(&str, &str)]) {
+    for (src, dst) in fields {
+        if let Some(v) = from.get(*src) {
+            to.insert((*dst).to_string(), v.clone());
+        }
+    }
+}
+
+/// Lowers a pack's files to a bundle (Format 13.2).
+pub fn lower(files: &PackValues) -> Lowered {
+    let mut l = Lowerer {
+        files,
+        out: Lowered::default(),
+    };
+    let mut characters = Vec::new();
+    let mut char_index: IndexMap<String, String> = IndexMap::new(); // file → npc_id
+    let mut worlds = Vec::new();
+    let mut world_index: IndexMap<String, String> = IndexMap::new();
+
+    for (path, v) in files.iter().filter(|(p, _)| p.starts_with("npcs/")) {
+        let Some(id) = v.get("npc_id").and_then(Value::as_str) else {
+            continue;
+        };
+        let i = characters.len();
+        let base = format!("/characters/{i}");
+        l.out.origins.map(&base, path, "");
+        l.out.origins.map(format!("{base}/id"), path, "/npc_id");
+        l.out
+            .origins
+            .map(format!("{base}/personality"), path, "/persona");
+        let mut c = Map::new();
+        c.insert("id".into(), json!(id));
+        copy(
+            v,
+            &mut c,
+            &[
+                ("name", "name"),
+                ("nickname", "nickname"),
+                ("fictional", "fictional"),
+                ("age_band", "age_band"),
+                ("description", "description"),
+                ("persona", "personality"),
+                ("extensions", "extensions"),
+            ],
+        );
+        let vars = vars_from_map(
+            v.get("variables"),
+            &format!("{base}/variables"),
+            path,
+            "/variables",
+            &mut l.out.origins,
+        );
+        if !vars.is_empty() {
+            c.insert("variables".into(), Value::Array(vars));
+        }
+        char_index.insert(path.clone(), id.to_string());
+        characters.push(Value::Object(c));
+    }
+    for (path, v) in files.iter().filter(|(p, _)| p.starts_with("worlds/")) {
+        let Some(id) = v.get("world_id").and_then(Value::as_str) else {
+            continue;
+        };
+        let i = worlds.len();
+        let base = format!("/worlds/{i}");
+        l.out.origins.map(&base, path, "");
+        l.out.origins.map(format!("{base}/id"), path, "/world_id");
+        let mut w = Map::new();
+        w.insert("id".into(), json!(id));
+        copy(
+            v,
+            &mut w,
+            &[
+                ("name", "name"),
+                ("description", "description"),
+                ("entries", "entries"),
+                ("extensions", "extensions"),
+            ],
+        );
+        let vars = vars_from_map(
+            v.get("variables"),
+            &format!("{base}/variables"),
+            path,
+            "/variables",
+            &mut l.out.origins,
+        );
+        if !vars.is_empty() {
+            w.insert("variables".into(), Value::Array(vars));
+        }
+        world_index.insert(path.clone(), id.to_string());
+        worlds.push(Value::Object(w));
+    }
+    let safety = files
+        .get("manifest.yaml")
+        .and_then(|m| m.pointer("/safety/policy"))
+        .and_then(Value::as_str)
+        .and_then(|r| l.follow("manifest.yaml", "/safety/policy", r));
+
+    let mut scenarios = Vec::new();
+    let scenario_files: Vec<(&String, &Value)> = files
+        .iter()
+        .filter(|(p, _)| p.starts_with("scenarios/"))
+        .collect();
+    for (path, v) in scenario_files {
+        let Some(id) = v.get("scenario_id").and_then(Value::as_str) else {
+            continue;
+        };
+        let si = scenarios.len();
+        let base = format!("/scenarios/{si}");
+        let o = &mut l.out.origins;
+        o.map(&base, path, "");
+        o.map(format!("{base}/id"), path, "/scenario_id");
+        o.map(format!("{base}/name"), path, "/title");
+        let mut s = Map::new();
+        s.insert("id".into(), json!(id));
+        copy(
+            v,
+            &mut s,
+            &[
+                ("title", "name"),
+                ("description", "description"),
+                ("narrator", "narrator"),
+                ("voice", "voice"),
+                ("events", "events"),
+                ("rules", "rules"),
+                ("entries", "entries"),
+                ("difficulty", "difficulty"),
+                ("extensions", "extensions"),
+            ],
+        );
+
+        // Cast: the seed's single NPC, then `cast`, then a player seat.
+        let mut cast = Vec::new();
+        if let Some(r) = v.pointer("/npc/ref").and_then(Value::as_str) {
+            if let Some(f) = l.follow(path, "/npc/ref", r) {
+                if let Some(cid) = char_index.get(&f) {
+                    l.out
+                        .origins
+                        .map(format!("{base}/cast/{}", cast.len()), path, "/npc/ref");
+                    cast.push(json!({"character": cid}));
+                }
+            }
+        }
+        let mut has_seat = false;
+        for (j, entry) in v
+            .get("cast")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .enumerate()
+        {
+            if let Some(r) = entry.pointer("/npc/ref").and_then(Value::as_str) {
+                let ptr = format!("/cast/{j}/npc/ref");
+                if let Some(f) = l.follow(path, &ptr, r) {
+                    if let Some(cid) = char_index.get(&f) {
+                        let k = cast.len();
+                        l.out
+                            .origins
+                            .map(format!("{base}/cast/{k}"), path, format!("/cast/{j}"));
+                        l.out
+                            .origins
+                            .map(format!("{base}/cast/{k}/character"), path, ptr);
+                        let mut e = json!({"character": cid});
+                        if let Some(p) = entry.get("player") {
+                            e["player"] = p.clone();
+                        }
+                        cast.push(e);
+                    }
+                }
+            } else if let Some(seat) = entry.get("seat") {
+                has_seat = true;
+                l.out.origins.map(
+                    format!("{base}/cast/{}", cast.len()),
+                    path,
+                    format!("/cast/{j}"),
+                );
+                cast.push(json!({"seat": seat, "player": true}));
+            }
+        }
+        if !has_seat {
+            cast.push(json!({"seat": "player", "player": true}));
+        }
+        s.insert("cast".into(), Value::Array(cast));
+
+        // Worlds by reference.
+        let mut wids = Vec::new();
+        for (j, w) in v
+            .get("worlds")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .enumerate()
+        {
+            if let Some(r) = w.get("ref").and_then(Value::as_str) {
+                let ptr = format!("/worlds/{j}/ref");
+                if let Some(f) = l.follow(path, &ptr, r) {
+                    if let Some(wid) = world_index.get(&f) {
+                        l.out
+                            .origins
+                            .map(format!("{base}/worlds/{}", wids.len()), path, ptr);
+                        wids.push(json!(wid));
+                    }
+                }
+            }
+        }
+        if !wids.is_empty() {
+            s.insert("worlds".into(), Value::Array(wids));
+        }
+
+        // Openings: the seed's `opening.npc_says`, then `openings`.
+        let first_npc = s["cast"].get(0).and_then(|c| c.get("character")).cloned();
+        let mut openings = Vec::new();
+        if let Some(says) = v.pointer("/opening/npc_says") {
+            let k = openings.len();
+            l.out
+                .origins
+                .map(format!("{base}/openings/{k}"), path, "/opening");
+            l.out.origins.map(
+                format!("{base}/openings/{k}/text"),
+                path,
+                "/opening/npc_says",
+            );
+            let mut op = json!({"id": "opening", "text": says});
+            if let Some(a) = &first_npc {
+                op["author"] = a.clone();
+            }
+            openings.push(op);
+        }
+        for (j, op) in v
+            .get("openings")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .enumerate()
+        {
+            let k = openings.len();
+            l.out.origins.map(
+                format!("{base}/openings/{k}"),
+                path,
+                format!("/openings/{j}"),
+            );
+            l.out.origins.map(
+                format!("{base}/openings/{k}/text"),
+                path,
+                format!("/openings/{j}/says"),
+            );
+            l.out.origins.map(
+                format!("{base}/openings/{k}/author"),
+                path,
+                format!("/openings/{j}/by"),
+            );
+            let mut o = Map::new();
+            copy(
+                op,
+                &mut o,
+                &[
+                    ("id", "id"),
+                    ("says", "text"),
+                    ("changes", "changes"),
+                    ("group_only", "group_only"),
+                ],
+            );
+            if let Some(author) = op.get("by").cloned().or_else(|| first_npc.clone()) {
+                o.insert("author".into(), author);
+            }
+            openings.push(Value::Object(o));
+        }
+        if !openings.is_empty() {
+            s.insert("openings".into(), Value::Array(openings));
+        }
+
+        // Scene, rubric and safety files inlined.
+        for (field, key) in [("scene", "scene"), ("rubric", "rubric")] {
+            let ptr = format!("/{field}/ref");
+            if let Some(r) = v.pointer(&ptr).and_then(Value::as_str) {
+                if let Some(f) = l.follow(path, &ptr, r) {
+                    let doc = &files[&f];
+                    l.out.origins.map(format!("{base}/{key}"), &f, "");
+                    let mut m = Map::new();
+                    let fields: &[(&str, &str)] = if field == "scene" {
+                        &[("location", "location"), ("present", "present")]
+                    } else {
+                        &[("criteria", "criteria")]
+                    };
+                    copy(doc, &mut m, fields);
+                    s.insert(key.into(), Value::Object(m));
+                }
+            }
+        }
+        if let Some(f) = &safety {
+            if let Some(doc) = files.get(f) {
+                l.out.origins.map(format!("{base}/safety"), f, "");
+                s.insert("safety".into(), doc.clone());
+            }
+        }
+
+        // Variables from the `state.variables` map; outcomes from
+        // `ending_conditions`, then `outcomes`.
+        let vars = vars_from_map(
+            v.pointer("/state/variables"),
+            &format!("{base}/variables"),
+            path,
+            "/state/variables",
+            &mut l.out.origins,
+        );
+        if !vars.is_empty() {
+            s.insert("variables".into(), Value::Array(vars));
+        }
+        let mut outcomes = Vec::new();
+        if let Some(Value::Object(ends)) = v.get("ending_conditions") {
+            for (oid, cond) in ends {
+                let k = outcomes.len();
+                let src = format!("/ending_conditions/{}", escape_token(oid));
+                l.out
+                    .origins
+                    .map(format!("{base}/outcomes/{k}"), path, src.clone());
+                l.out
+                    .origins
+                    .map(format!("{base}/outcomes/{k}/when"), path, src);
+                outcomes.push(json!({"id": oid, "when": cond}));
+            }
+        }
+        for (j, oc) in v
+            .get("outcomes")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .enumerate()
+        {
+            let k = outcomes.len();
+            l.out.origins.map(
+                format!("{base}/outcomes/{k}"),
+                path,
+                format!("/outcomes/{j}"),
+            );
+            outcomes.push(oc.clone());
+        }
+        if !outcomes.is_empty() {
+            s.insert("outcomes".into(), Value::Array(outcomes));
+        }
+        scenarios.push(Value::Object(s));
+    }
+    l.out.bundle = json!({
+        "troupe": "0.1",
+        "kind": "bundle",
+        "characters": characters,
+        "worlds": worlds,
+        "scenarios": scenarios,
+    });
+    l.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refs_normalize_or_escape() {
+        assert_eq!(normalize_ref("./npcs/a.yaml").unwrap(), "npcs/a.yaml");
+        assert_eq!(normalize_ref("npcs/../npcs/a.yaml").unwrap(), "npcs/a.yaml");
+        assert!(normalize_ref("../../etc/passwd").is_err());
+        assert!(normalize_ref("/etc/passwd").is_err());
+        assert!(normalize_ref("npcs/a\0.yaml").is_err());
+    }
+
+    #[test]
+    fn seed_shapes_lower_to_bundle_shapes() {
+        let mut files = PackValues::new();
+        files.insert(
+            "npcs/dealer.yaml".into(),
+            json!({"npc_id": "dealer", "name": "Sam", "fictional": true, "age_band": "adult"}),
+        );
+        files.insert("scenarios/car.yaml".into(), json!({
+            "scenario_id": "car", "title": "Car", "npc": {"ref": "npcs/dealer.yaml"},
+            "opening": {"npc_says": "Hi"},
+            "state": {"variables": {"patience": {"type": "int", "default": 50}}},
+            "ending_conditions": {"success": {"type": "variable_above", "variable": "patience", "threshold": 80}}
+        }));
+        let l = lower(&files);
+        assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+        let s = &l.bundle["scenarios"][0];
+        assert_eq!(
+            s["cast"],
+            json!([{"character": "dealer"}, {"seat": "player", "player": true}])
+        );
+        assert_eq!(
+            s["openings"][0],
+            json!({"id": "opening", "text": "Hi", "author": "dealer"})
+        );
+        assert_eq!(s["variables"][0]["id"], "patience");
+        assert_eq!(s["outcomes"][0]["id"], "success");
+        assert_eq!(
+            l.origins.translate("/scenarios/0/variables/0/default"),
+            Some((
+                "scenarios/car.yaml".into(),
+                "/state/variables/patience/default".into()
+            ))
+        );
+        assert_eq!(
+            l.origins.translate("/scenarios/0/outcomes/0/when/variable"),
+            Some((
+                "scenarios/car.yaml".into(),
+                "/ending_conditions/success/variable".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn missing_and_escaping_refs_are_reported_at_the_ref() {
+        let mut files = PackValues::new();
+        files.insert("scenarios/car.yaml".into(), json!({"scenario_id": "car", "title": "Car", "npc": {"ref": "npcs/none.yaml"}, "rubric": {"ref": "../../etc/passwd"}}));
+        let l = lower(&files);
+        let got: Vec<(Code, Option<String>)> = l
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.location.pointer.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Code::MissingFile, Some("/npc/ref".into())),
+                (Code::PathTraversal, Some("/rubric/ref".into()))
+            ]
+        );
+    }
+}

@@ -1,0 +1,278 @@
+//! The checks of a session against its bundle (Format 12): the header's
+//! scenario, players, seats and difficulty; each message's parent, opening,
+//! author, audience, changes and firings; and the path rules of Format 9
+//! (once-only events, messages after the end).
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::bundle::check_story;
+use super::changes::check_changes;
+use super::story::{self, SessionContext, Story};
+use super::templates::check_template;
+use crate::diag::{Code, Diagnostic};
+use crate::model::Event;
+
+/// Checks a session (header and messages in file order) against `bundle`.
+/// Locations are `header/<pointer>` and `message:<id>/<pointer>`.
+pub fn check_session(bundle: &Value, header: &Value, messages: &[Value]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(story) = resolve_story(bundle, header, &mut out) else {
+        return out;
+    };
+    // Stories with header characters or seats are checked again as the
+    // session sees them: header characters may bring their own variables.
+    if header.get("characters").is_some() {
+        let mut story_diags = Vec::new();
+        check_story(&story, &mut story_diags);
+        out.extend(story_diags.into_iter().filter(|d| {
+            d.location
+                .pointer
+                .as_deref()
+                .is_some_and(|p| p.starts_with("header"))
+        }));
+    }
+    check_header(&story, header, &mut out);
+    check_messages(&story, messages, &mut out);
+    out
+}
+
+/// Resolves the story a session header names, reporting UNKNOWN_REF at
+/// `header/scenario` and seat problems.
+pub fn resolve_story(bundle: &Value, header: &Value, out: &mut Vec<Diagnostic>) -> Option<Story> {
+    let name = header.get("scenario").and_then(Value::as_str)?;
+    let index = bundle
+        .get("scenarios")
+        .and_then(Value::as_array)
+        .and_then(|s| {
+            s.iter()
+                .position(|x| x.get("id").and_then(Value::as_str) == Some(name))
+        });
+    let Some(index) = index else {
+        out.push(
+            Diagnostic::error(
+                Code::UnknownRef,
+                format!("the bundle has no scenario `{name}`"),
+            )
+            .at("header/scenario"),
+        );
+        return None;
+    };
+    let ctx = SessionContext::from_header(header);
+    story::resolve(bundle, index, Some(&ctx), out)
+}
+
+fn check_header(story: &Story, header: &Value, out: &mut Vec<Diagnostic>) {
+    let mut seen = HashSet::new();
+    for (i, c) in header
+        .get("characters")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .enumerate()
+    {
+        if let Some(id) = c.get("id").and_then(Value::as_str) {
+            if !seen.insert(id) {
+                out.push(
+                    Diagnostic::error(Code::DuplicateId, format!("`{id}` is declared twice"))
+                        .at(format!("header/characters/{i}/id")),
+                );
+            }
+        }
+    }
+    if let Some(d) = header.get("difficulty").and_then(Value::as_str) {
+        let known = story
+            .raw
+            .pointer("/difficulty/options")
+            .and_then(Value::as_object)
+            .is_some_and(|o| o.contains_key(d));
+        if !known {
+            out.push(
+                Diagnostic::error(
+                    Code::UnknownRef,
+                    format!("the scenario has no difficulty preset `{d}`"),
+                )
+                .at("header/difficulty"),
+            );
+        }
+    }
+}
+
+/// What is known of each message's path while reading the lines in order.
+#[derive(Default, Clone)]
+struct PathFacts {
+    /// Once-only events fired on the path.
+    once: HashSet<String>,
+    /// Whether the story has ended on the path.
+    ended: bool,
+}
+
+fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) {
+    let events: HashMap<String, Event> = story
+        .scenario
+        .events
+        .iter()
+        .filter_map(|e| serde_json::from_value::<Event>(e.clone()).ok())
+        .map(|e| (e.id.clone(), e))
+        .collect();
+    let outcomes: HashSet<String> = story
+        .scenario
+        .outcomes
+        .iter()
+        .filter_map(|o| o.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    let openings: HashSet<&str> = story
+        .scenario
+        .openings
+        .iter()
+        .filter_map(|o| o.get("id").and_then(Value::as_str))
+        .collect();
+    let mut facts: HashMap<String, PathFacts> = HashMap::new();
+    for m in messages {
+        let Some(id) = m.get("id").and_then(Value::as_str) else {
+            continue; // SCHEMA
+        };
+        let at = |p: &str| format!("message:{id}{p}");
+        if facts.contains_key(id) {
+            out.push(
+                Diagnostic::error(
+                    Code::DuplicateId,
+                    format!("message ID `{id}` is used by an earlier line"),
+                )
+                .at(at("/id")),
+            );
+            continue;
+        }
+        let parent = m.get("parent").and_then(Value::as_str);
+        let mut path = match parent {
+            Some(p) => match facts.get(p) {
+                Some(f) => f.clone(),
+                None => {
+                    out.push(
+                        Diagnostic::error(
+                            Code::Order,
+                            format!("parent `{p}` is not the ID of an earlier line"),
+                        )
+                        .at(at("/parent")),
+                    );
+                    PathFacts::default()
+                }
+            },
+            None => PathFacts::default(),
+        };
+        if path.ended {
+            out.push(
+                Diagnostic::error(
+                    Code::AfterEnd,
+                    "this message continues a story that has already ended",
+                )
+                .at(at("/parent")),
+            );
+        }
+        if let Some(o) = m.get("opening").and_then(Value::as_str) {
+            if parent.is_some() {
+                out.push(
+                    Diagnostic::error(
+                        Code::Order,
+                        "only a root (a message with no parent) may name an opening",
+                    )
+                    .at(at("/opening")),
+                );
+            } else if !openings.contains(o) {
+                out.push(
+                    Diagnostic::error(
+                        Code::UnknownRef,
+                        format!("the scenario has no opening `{o}`"),
+                    )
+                    .at(at("/opening")),
+                );
+            }
+        }
+        if let Some(a) = m.get("author").and_then(Value::as_str) {
+            if a != "narrator" && !story.in_cast(a) {
+                out.push(
+                    Diagnostic::error(
+                        Code::UnknownRef,
+                        format!("author `{a}` is not a member of the cast or `narrator`"),
+                    )
+                    .at(at("/author")),
+                );
+            }
+        }
+        for (pi, part) in array(m, "parts").iter().enumerate() {
+            if let Some(t) = part.get("text").and_then(Value::as_str) {
+                check_template(t, &at(&format!("/parts/{pi}/text")), out);
+            }
+            for (k, a) in array(part, "audience").iter().enumerate() {
+                if let Some(a) = a.as_str() {
+                    if a != "narrator" && !story.in_cast(a) {
+                        out.push(
+                            Diagnostic::error(
+                                Code::UnknownRef,
+                                format!("`{a}` is not a member of the cast or `narrator`"),
+                            )
+                            .at(at(&format!("/parts/{pi}/audience/{k}"))),
+                        );
+                    }
+                }
+            }
+        }
+        check_changes(story, array(m, "changes"), &at("/changes"), out);
+        for (fi, f) in array(m, "firings").iter().enumerate() {
+            if let Some(e) = f.get("event").and_then(Value::as_str) {
+                match events.get(e) {
+                    None => out.push(
+                        Diagnostic::error(
+                            Code::UnknownRef,
+                            format!("the scenario has no event `{e}`"),
+                        )
+                        .at(at(&format!("/firings/{fi}/event"))),
+                    ),
+                    Some(ev) => {
+                        if !ev.repeat && !path.once.insert(e.to_string()) {
+                            out.push(
+                                Diagnostic::error(
+                                    Code::RepeatedFiring,
+                                    format!("event `{e}` does not repeat but already fired on this path"),
+                                )
+                                .at(at(&format!("/firings/{fi}"))),
+                            );
+                        }
+                        if ev.end {
+                            path.ended = true;
+                        }
+                    }
+                }
+            } else if let Some(o) = f.get("outcome").and_then(Value::as_str) {
+                if !outcomes.contains(o) {
+                    out.push(
+                        Diagnostic::error(
+                            Code::UnknownRef,
+                            format!("the scenario has no outcome `{o}`"),
+                        )
+                        .at(at(&format!("/firings/{fi}/outcome"))),
+                    );
+                } else {
+                    if !path.once.insert(format!("outcome:{o}")) {
+                        out.push(
+                            Diagnostic::error(
+                                Code::RepeatedFiring,
+                                format!("outcome `{o}` was already reached on this path"),
+                            )
+                            .at(at(&format!("/firings/{fi}"))),
+                        );
+                    }
+                    path.ended = true;
+                }
+            }
+        }
+        facts.insert(id.to_string(), path);
+    }
+}
+
+fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
+    v.get(field)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}

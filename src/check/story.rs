@@ -1,0 +1,373 @@
+//! A story: one scenario as a session sees it (Format 6.1, 8.7, 12.2, 12.3) —
+//! its cast with seats filled, its characters (header characters replacing
+//! the bundle's), its worlds, and every variable in use by state name.
+//!
+//! The checks and the compiler both start from a [`Story`].
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::diag::{Code, Diagnostic};
+use crate::model::{
+    read_items, CastEntry, Character, Keys, Player, Scenario, VarType, Variable, World,
+};
+
+/// Who owns a variable (Format 8.7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owner {
+    /// The scenario: state name `<id>`.
+    Scenario(String),
+    /// A character: state name `<character>.<id>`.
+    Character(String),
+    /// A world: state name `<world>.<id>`.
+    World(String),
+}
+
+impl Owner {
+    /// The owner's ID (what `self` is in CEL).
+    pub fn id(&self) -> &str {
+        match self {
+            Owner::Scenario(s) | Owner::Character(s) | Owner::World(s) => s,
+        }
+    }
+}
+
+/// A declared variable with its owner and where it was declared.
+#[derive(Debug, Clone)]
+pub struct VarDecl {
+    /// The state name: `<id>` or `<owner>.<id>`.
+    pub name: String,
+    /// The owner.
+    pub owner: Owner,
+    /// The declaration as written.
+    pub decl: Variable,
+    /// The declared type, when it parses.
+    pub ty: Option<VarType>,
+    /// JSON Pointer of the declaration in the bundle.
+    pub pointer: String,
+}
+
+impl VarDecl {
+    /// The fixed keys of a keyed variable (`keys: [..]` or `keys: "cast"`);
+    /// `None` for a `"*"` map or an unkeyed variable.
+    pub fn fixed_keys(&self, cast: &[CastMember]) -> Option<Vec<String>> {
+        match &self.decl.keys {
+            Some(Keys::List(keys)) => Some(keys.clone()),
+            Some(Keys::Word(w)) if w == "cast" => {
+                Some(cast.iter().map(|m| m.character.clone()).collect())
+            }
+            _ => None,
+        }
+    }
+
+    /// True for a keyed variable of any kind.
+    pub fn is_keyed(&self) -> bool {
+        self.decl.keys.is_some()
+    }
+
+    /// True for a `"*"` map.
+    pub fn is_open_map(&self) -> bool {
+        matches!(&self.decl.keys, Some(Keys::Word(w)) if w == "*")
+    }
+
+    /// True for a derived variable.
+    pub fn is_derived(&self) -> bool {
+        self.decl.derived.is_some()
+    }
+}
+
+/// A member of the session's cast (Format 6.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CastMember {
+    /// The character's ID.
+    pub character: String,
+    /// Whether a player plays it.
+    pub player: bool,
+    /// The seat it fills, if any.
+    pub seat: Option<String>,
+    /// JSON Pointer of the cast entry.
+    pub pointer: String,
+}
+
+/// One scenario resolved for a session (or for no session).
+#[derive(Debug, Clone)]
+pub struct Story {
+    /// Index of the scenario in the bundle.
+    pub index: usize,
+    /// JSON Pointer of the scenario (`/scenarios/<index>`).
+    pub pointer: String,
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The scenario as written, for the checks that read it raw.
+    pub raw: Value,
+    /// Every character of the bundle, header characters replacing them by ID.
+    pub characters: IndexMap<String, Character>,
+    /// The cast, in order, seats filled; unfilled seats left out.
+    pub cast: Vec<CastMember>,
+    /// Worlds the scenario uses, in order, with the worlds' bundle index.
+    pub worlds: Vec<(World, usize)>,
+    /// Every variable in use by state name, in declaration order: the
+    /// scenario's, then each cast character's, then each world's.
+    pub variables: IndexMap<String, VarDecl>,
+}
+
+impl Story {
+    /// The character IDs of the players, in cast order.
+    pub fn players(&self) -> Vec<String> {
+        self.cast
+            .iter()
+            .filter(|m| m.player)
+            .map(|m| m.character.clone())
+            .collect()
+    }
+
+    /// True when `id` is a member of the cast.
+    pub fn in_cast(&self, id: &str) -> bool {
+        self.cast.iter().any(|m| m.character == id)
+    }
+
+    /// The narrator's name (Format 6.2).
+    pub fn narrator_name(&self) -> &str {
+        self.scenario
+            .narrator
+            .as_ref()
+            .and_then(|n| n.name.as_deref())
+            .unwrap_or("Narrator")
+    }
+}
+
+/// The header parts a story needs: players and replacement characters.
+#[derive(Debug, Clone, Default)]
+pub struct SessionContext {
+    /// Players, each with the index it has in the header.
+    pub players: Vec<(usize, Player)>,
+    /// Header characters, each with its index.
+    pub characters: Vec<(usize, Character)>,
+}
+
+impl SessionContext {
+    /// Reads the context from a session header value.
+    pub fn from_header(header: &Value) -> Self {
+        SessionContext {
+            players: read_items(header, "players"),
+            characters: read_items(header, "characters"),
+        }
+    }
+}
+
+/// Resolves scenario `index` of `bundle` for a session with `ctx` (or none).
+/// Seat problems are reported in `diags` at `header/players/<i>/...`
+/// (Format 12.3).
+pub fn resolve(
+    bundle: &Value,
+    index: usize,
+    ctx: Option<&SessionContext>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Story> {
+    let raw = bundle.get("scenarios")?.get(index)?.clone();
+    let scenario: Scenario = serde_json::from_value(raw.clone()).ok()?;
+    let pointer = format!("/scenarios/{index}");
+
+    let mut characters: IndexMap<String, Character> = read_items(bundle, "characters")
+        .into_iter()
+        .map(|(_, c): (usize, Character)| (c.id.clone(), c))
+        .collect();
+    if let Some(ctx) = ctx {
+        for (_, c) in &ctx.characters {
+            characters.insert(c.id.clone(), c.clone());
+        }
+    }
+    let bundle_worlds: Vec<(usize, World)> = read_items(bundle, "worlds");
+
+    // Seats filled by the players (Format 12.3).
+    let mut seat_fill: IndexMap<String, (usize, String)> = IndexMap::new();
+    let mut plays: Vec<(usize, String)> = Vec::new();
+    let seats: Vec<String> = scenario
+        .cast
+        .iter()
+        .filter_map(|c| serde_json::from_value::<CastEntry>(c.clone()).ok())
+        .filter_map(|c| c.seat)
+        .collect();
+    if let Some(ctx) = ctx {
+        for (i, p) in &ctx.players {
+            let Some(ch) = p.character.clone() else {
+                continue;
+            };
+            if !characters.contains_key(&ch) {
+                diags.push(
+                    Diagnostic::error(
+                        Code::UnknownRef,
+                        format!("player {i} plays `{ch}`, which is no character"),
+                    )
+                    .at(format!("header/players/{i}/character")),
+                );
+                continue;
+            }
+            match &p.seat {
+                Some(seat) => {
+                    if !seats.contains(seat) {
+                        diags.push(
+                            Diagnostic::error(
+                                Code::Seat,
+                                format!("the scenario has no seat `{seat}`"),
+                            )
+                            .at(format!("header/players/{i}/seat")),
+                        );
+                    } else if seat_fill.contains_key(seat) {
+                        diags.push(
+                            Diagnostic::error(
+                                Code::Seat,
+                                format!("seat `{seat}` is already filled by an earlier player"),
+                            )
+                            .at(format!("header/players/{i}/seat")),
+                        );
+                    } else {
+                        seat_fill.insert(seat.clone(), (*i, ch));
+                    }
+                }
+                None => plays.push((*i, ch)),
+            }
+        }
+    }
+
+    let mut cast: Vec<CastMember> = Vec::new();
+    for (ci, entry) in scenario.cast.iter().enumerate() {
+        let Ok(entry) = serde_json::from_value::<CastEntry>(entry.clone()) else {
+            continue;
+        };
+        let entry_ptr = format!("{pointer}/cast/{ci}");
+        if let Some(ch) = entry.character {
+            if cast.iter().any(|m| m.character == ch) || !characters.contains_key(&ch) {
+                continue; // reported by the bundle checks
+            }
+            cast.push(CastMember {
+                character: ch,
+                player: entry.player.unwrap_or(false),
+                seat: None,
+                pointer: entry_ptr,
+            });
+        } else if let Some(seat) = entry.seat {
+            if let Some((pi, ch)) = seat_fill.get(&seat) {
+                if cast.iter().any(|m| &m.character == ch) {
+                    diags.push(
+                        Diagnostic::error(
+                            Code::Seat,
+                            format!(
+                                "`{ch}` is already in the cast and cannot also fill seat `{seat}`"
+                            ),
+                        )
+                        .at(format!("header/players/{pi}/character")),
+                    );
+                    continue;
+                }
+                cast.push(CastMember {
+                    character: ch.clone(),
+                    player: true,
+                    seat: Some(seat.clone()),
+                    pointer: entry_ptr,
+                });
+            }
+        }
+    }
+    // A filled seat's character listed later as a plain cast entry.
+    for (pi, ch) in seat_fill.values() {
+        let n = cast.iter().filter(|m| &m.character == ch).count();
+        if n > 1 {
+            diags.push(
+                Diagnostic::error(
+                    Code::Seat,
+                    format!("`{ch}` is already in the cast and cannot also fill a seat"),
+                )
+                .at(format!("header/players/{pi}/character")),
+            );
+        }
+    }
+    for (pi, ch) in &plays {
+        if !cast.iter().any(|m| &m.character == ch && m.player) {
+            diags.push(
+                Diagnostic::error(
+                    Code::Seat,
+                    format!("`{ch}` is not a cast member marked `player: true`; name a seat to play another character"),
+                )
+                .at(format!("header/players/{pi}/character")),
+            );
+        }
+    }
+
+    let worlds: Vec<(World, usize)> = scenario
+        .worlds
+        .iter()
+        .filter_map(|w| w.as_str())
+        .filter_map(|id| {
+            bundle_worlds
+                .iter()
+                .find(|(_, w)| w.id == id)
+                .map(|(i, w)| (w.clone(), *i))
+        })
+        .collect();
+
+    let mut variables = IndexMap::new();
+    let mut add_vars = |list: &[Value], owner: Owner, base: &str| {
+        for (vi, v) in list.iter().enumerate() {
+            let Ok(decl) = serde_json::from_value::<Variable>(v.clone()) else {
+                continue;
+            };
+            let name = match &owner {
+                Owner::Scenario(_) => decl.id.clone(),
+                Owner::Character(o) | Owner::World(o) => format!("{o}.{}", decl.id),
+            };
+            if variables.contains_key(&name) {
+                continue; // DUPLICATE_ID, reported by the bundle checks
+            }
+            variables.insert(
+                name.clone(),
+                VarDecl {
+                    name,
+                    owner: owner.clone(),
+                    ty: VarType::parse(&decl.ty),
+                    decl,
+                    pointer: format!("{base}/variables/{vi}"),
+                },
+            );
+        }
+    };
+    add_vars(
+        &scenario.variables,
+        Owner::Scenario(scenario.id.clone()),
+        &pointer,
+    );
+    let bundle_chars: Vec<Value> = bundle
+        .get("characters")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for m in &cast {
+        if let Some(c) = characters.get(&m.character) {
+            // Point at the bundle's declaration when the character is the bundle's.
+            let base = bundle_chars
+                .iter()
+                .position(|v| v.get("id").and_then(Value::as_str) == Some(&m.character))
+                .map(|i| format!("/characters/{i}"))
+                .unwrap_or_else(|| "header/characters".to_string());
+            add_vars(&c.variables, Owner::Character(c.id.clone()), &base);
+        }
+    }
+    for (w, wi) in &worlds {
+        add_vars(
+            &w.variables,
+            Owner::World(w.id.clone()),
+            &format!("/worlds/{wi}"),
+        );
+    }
+
+    Some(Story {
+        index,
+        pointer,
+        scenario,
+        raw,
+        characters,
+        cast,
+        worlds,
+        variables,
+    })
+}

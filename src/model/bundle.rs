@@ -1,0 +1,313 @@
+//! Bundles (Format 3–11): characters, worlds and scenarios.
+//!
+//! Every field the format marks optional is `Option` or defaults to empty, so
+//! that a document read before its schema passes still yields what it can.
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A character (Format 4). `fictional` and `age_band` are enforced by the schema.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Character {
+    /// The character's ID (Format 3).
+    pub id: String,
+    /// The full name.
+    #[serde(default)]
+    pub name: String,
+    /// What `{{char}}` renders when present (Format 10).
+    #[serde(default)]
+    pub nickname: Option<String>,
+    /// The character's own variables, state names `<id>.<variable>` (Format 8.7).
+    #[serde(default)]
+    pub variables: Vec<Value>,
+}
+
+impl Character {
+    /// The name macros render: the nickname when there is one, else the name.
+    pub fn display_name(&self) -> &str {
+        self.nickname.as_deref().unwrap_or(&self.name)
+    }
+}
+
+/// A world with variables and lore entries (Format 5).
+#[derive(Debug, Clone, Deserialize)]
+pub struct World {
+    /// The world's ID.
+    pub id: String,
+    /// The world's name.
+    #[serde(default)]
+    pub name: String,
+    /// The world's variables, state names `<id>.<variable>`.
+    #[serde(default)]
+    pub variables: Vec<Value>,
+    /// Lore entries.
+    #[serde(default)]
+    pub entries: Vec<Value>,
+}
+
+/// A lore entry (Format 5).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Entry {
+    /// The entry's ID.
+    pub id: String,
+    /// The text the entry contributes when active.
+    #[serde(default)]
+    pub content: String,
+    /// Primary keys; a key `/re/flags` is a regular expression.
+    #[serde(default)]
+    pub keys: Vec<String>,
+    /// Secondary keys, combined by `logic`.
+    #[serde(default)]
+    pub secondary_keys: Vec<String>,
+    /// `and_any` (default), `and_all`, `not_any` or `not_all`.
+    #[serde(default)]
+    pub logic: Option<String>,
+    /// Always active (when enabled and `when` holds).
+    #[serde(default)]
+    pub constant: bool,
+    /// Keys match case-sensitively.
+    #[serde(default)]
+    pub case_sensitive: bool,
+    /// Keys match whole words only (default true).
+    #[serde(default = "yes")]
+    pub whole_words: bool,
+    /// How many messages back the keys scan (default 1).
+    #[serde(default = "one")]
+    pub scan_depth: u32,
+    /// Listing order, ascending (default 100).
+    #[serde(default = "hundred")]
+    pub order: i64,
+    /// `before` (default) or `after`.
+    #[serde(default)]
+    pub position: Option<String>,
+    /// A disabled entry is never active (default true).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// An extra CEL condition, with `hit()` available (Format 11.4).
+    #[serde(default)]
+    pub when: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn one() -> u32 {
+    1
+}
+fn hundred() -> i64 {
+    100
+}
+
+/// A variable declaration (Format 8.1).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Variable {
+    /// The variable's ID.
+    pub id: String,
+    /// The declared type as written (`int`, `list(string)`, ...).
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// The default value as written.
+    #[serde(default)]
+    pub default: Option<Value>,
+    /// Lower bound (int and number only).
+    #[serde(default)]
+    pub min: Option<Value>,
+    /// Upper bound (int and number only).
+    #[serde(default)]
+    pub max: Option<Value>,
+    /// Decimal places of a number (default 2).
+    #[serde(default)]
+    pub places: Option<u32>,
+    /// `[ids]`, `"cast"` or `"*"` for a keyed variable (Format 8.4).
+    #[serde(default)]
+    pub keys: Option<Keys>,
+    /// A CEL expression for a derived variable.
+    #[serde(default)]
+    pub derived: Option<String>,
+    /// `visible` (default) or `hidden`.
+    #[serde(default)]
+    pub visibility: Option<String>,
+}
+
+/// The key set of a keyed variable (Format 8.4).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Keys {
+    /// A fixed list of keys, each always present.
+    List(Vec<String>),
+    /// `"cast"` (the cast's character IDs) or `"*"` (any key, present once set).
+    Word(String),
+}
+
+/// A cast entry (Format 6.1).
+#[derive(Debug, Clone, Deserialize)]
+pub struct CastEntry {
+    /// A character in the cast.
+    #[serde(default)]
+    pub character: Option<String>,
+    /// A seat, filled by a session's players.
+    #[serde(default)]
+    pub seat: Option<String>,
+    /// Whether a player plays this member (always true for seats).
+    #[serde(default)]
+    pub player: Option<bool>,
+}
+
+/// An opening (Format 6.3).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Opening {
+    /// The opening's ID.
+    pub id: String,
+    /// A character ID or `narrator`.
+    #[serde(default)]
+    pub author: Option<String>,
+    /// The opening's parts.
+    #[serde(default)]
+    pub parts: Vec<Value>,
+    /// Short form: one text part.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Changes applied at the root (Format 8.5).
+    #[serde(default)]
+    pub changes: Vec<Value>,
+    /// Scene the root starts in.
+    #[serde(default)]
+    pub scene: Option<Scene>,
+    /// Only for sessions with several players.
+    #[serde(default)]
+    pub group_only: bool,
+}
+
+/// A scene (Format 6.4).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Scene {
+    /// Where the scene is.
+    #[serde(default)]
+    pub location: Option<String>,
+    /// Who is present (cast members).
+    #[serde(default)]
+    pub present: Option<Vec<String>>,
+}
+
+/// A condition: a CEL string, or the pack shape `{type, variable, threshold}`
+/// (Format 9, lowered to CEL).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Condition {
+    /// A CEL expression.
+    Cel(String),
+    /// `{type: variable_above|variable_below|variable_equals, variable, threshold}`.
+    Threshold {
+        /// The comparison.
+        #[serde(rename = "type")]
+        kind: String,
+        /// The variable's state name.
+        variable: String,
+        /// The threshold, as written.
+        threshold: Value,
+    },
+}
+
+/// An event (Format 9).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Event {
+    /// The event's ID.
+    pub id: String,
+    /// When it fires.
+    pub when: Condition,
+    /// Whether it may fire again on one path (default false).
+    #[serde(default)]
+    pub repeat: bool,
+    /// Changes applied when it fires.
+    #[serde(default)]
+    pub changes: Vec<Value>,
+    /// Whether firing ends the story.
+    #[serde(default)]
+    pub end: bool,
+    /// A signal raised when it fires (playtests).
+    #[serde(default)]
+    pub signal: Option<String>,
+}
+
+/// An outcome: an ending (Format 9).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Outcome {
+    /// The outcome's ID.
+    pub id: String,
+    /// When it is reached.
+    pub when: Condition,
+    /// Changes applied when it is reached.
+    #[serde(default)]
+    pub changes: Vec<Value>,
+}
+
+/// Difficulty presets (Format 6.5).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Difficulty {
+    /// The preset used when a session names none.
+    pub default: String,
+    /// Preset → knob → value.
+    #[serde(default)]
+    pub options: IndexMap<String, IndexMap<String, Value>>,
+}
+
+/// A scenario (Format 6).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Scenario {
+    /// The scenario's ID.
+    pub id: String,
+    /// The scenario's name.
+    #[serde(default)]
+    pub name: String,
+    /// The narrator (Format 6.2).
+    #[serde(default)]
+    pub narrator: Option<Narrator>,
+    /// `cast` (default) or `single` (Format 7.4).
+    #[serde(default)]
+    pub voice: Option<String>,
+    /// The worlds the scenario uses, by ID.
+    #[serde(default)]
+    pub worlds: Vec<Value>,
+    /// The cast, in order.
+    #[serde(default)]
+    pub cast: Vec<Value>,
+    /// Openings.
+    #[serde(default)]
+    pub openings: Vec<Value>,
+    /// The initial scene.
+    #[serde(default)]
+    pub scene: Option<Scene>,
+    /// The scenario's own variables.
+    #[serde(default)]
+    pub variables: Vec<Value>,
+    /// Events, in declaration order.
+    #[serde(default)]
+    pub events: Vec<Value>,
+    /// Outcomes, in declaration order.
+    #[serde(default)]
+    pub outcomes: Vec<Value>,
+    /// Rules of the rules runtime (Format 18).
+    #[serde(default)]
+    pub rules: Vec<Value>,
+    /// Scenario-level lore entries.
+    #[serde(default)]
+    pub entries: Vec<Value>,
+    /// Difficulty presets.
+    #[serde(default)]
+    pub difficulty: Option<Value>,
+    /// The rubric.
+    #[serde(default)]
+    pub rubric: Option<Value>,
+    /// The safety policy.
+    #[serde(default)]
+    pub safety: Option<Value>,
+}
+
+/// The narrator (Format 6.2).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Narrator {
+    /// The narrator's name (default `Narrator`).
+    #[serde(default)]
+    pub name: Option<String>,
+}

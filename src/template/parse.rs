@@ -1,0 +1,254 @@
+//! Parsing templates with the pest grammar `grammar/template.pest` (Format 10).
+
+use std::ops::Range;
+
+use pest::Parser;
+use pest_derive::Parser;
+
+#[derive(Parser)]
+#[grammar = "../grammar/template.pest"]
+struct TemplateParser;
+
+/// One macro, classified (Format 10).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Macro {
+    /// `{{user}}`: the user's display name.
+    User,
+    /// `{{char}}`: the current character's display name.
+    Char,
+    /// `{{narrator}}`: the narrator's name.
+    Narrator,
+    /// A state path such as `trust.char` or `own.mood`, split at dots.
+    Path(Vec<String>),
+    /// A call `name: arg, arg` (`random`, `pick`, `roll`, `reverse`,
+    /// `comment`, `hidden_key`); `name` is lower-cased, `\,` unescaped.
+    Call {
+        /// The lower-cased function name.
+        name: String,
+        /// The arguments, trimmed, with `\,` and `\\` unescaped.
+        args: Vec<String>,
+    },
+    /// `{{// ...}}`: renders as nothing.
+    Comment,
+    /// A delimited body that is no known form: rendered as written.
+    Raw,
+}
+
+/// A piece of a parsed template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    /// Literal text (escapes already resolved).
+    Text(String),
+    /// A macro and the byte range of its source `{{...}}`, kept so that a
+    /// macro that cannot render is left exactly as written.
+    Macro(Macro, Range<usize>),
+}
+
+/// A parsed template: a sequence of nodes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Template {
+    /// The nodes in order.
+    pub nodes: Vec<Node>,
+}
+
+impl Template {
+    /// True when the template is plain text (no macro at all).
+    pub fn is_plain(&self) -> bool {
+        self.nodes.iter().all(|n| matches!(n, Node::Text(_)))
+    }
+}
+
+/// A template syntax error (TEMPLATE_SYNTAX): a message and the 1-based line
+/// and column inside the template text, plus the byte offset.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} at {line}:{column}")]
+pub struct TemplateError {
+    /// Plain message, such as "unterminated macro: expected `}}`".
+    pub message: String,
+    /// Byte offset in the template.
+    pub offset: usize,
+    /// 1-based line within the template.
+    pub line: u32,
+    /// 1-based column (in characters) within the template.
+    pub column: u32,
+}
+
+/// Parses author text into a [`Template`] (Format 10).
+///
+/// Errors: an unterminated `{{` is a [`TemplateError`] pointing at the `{{`.
+pub fn parse(source: &str) -> Result<Template, TemplateError> {
+    let pairs = TemplateParser::parse(Rule::template, source).map_err(|e| {
+        // pest reports where it gave up (the end of input for an unclosed
+        // macro); point at the `{{` that opened it, which is what the author
+        // must fix.
+        let offset = match e.location {
+            pest::error::InputLocation::Pos(p) => p,
+            pest::error::InputLocation::Span((s, _)) => s,
+        };
+        let open = source[..offset.min(source.len())]
+            .rfind("{{")
+            .unwrap_or(offset);
+        error_at(source, open, "unterminated macro: expected `}}`")
+    })?;
+    let mut nodes = Vec::new();
+    for pair in pairs.flatten() {
+        match pair.as_rule() {
+            Rule::text => push_text(&mut nodes, pair.as_str()),
+            Rule::escape => push_text(&mut nodes, &pair.as_str()[1..]),
+            Rule::macro_ => {
+                let span = pair.as_span();
+                let body = pair
+                    .into_inner()
+                    .find(|p| p.as_rule() == Rule::body)
+                    .and_then(|b| b.into_inner().next());
+                nodes.push(Node::Macro(classify(body), span.start()..span.end()));
+            }
+            _ => {}
+        }
+    }
+    Ok(Template { nodes })
+}
+
+fn push_text(nodes: &mut Vec<Node>, text: &str) {
+    if let Some(Node::Text(prev)) = nodes.last_mut() {
+        prev.push_str(text);
+    } else {
+        nodes.push(Node::Text(text.to_string()));
+    }
+}
+
+fn classify(body: Option<pest::iterators::Pair<'_, Rule>>) -> Macro {
+    let Some(body) = body else { return Macro::Raw };
+    match body.as_rule() {
+        Rule::comment => Macro::Comment,
+        Rule::call => {
+            let mut inner = body.into_inner();
+            let name = inner
+                .next()
+                .map(|p| p.as_str().to_ascii_lowercase())
+                .unwrap_or_default();
+            if name == "comment" {
+                return Macro::Comment;
+            }
+            let args = inner
+                .next()
+                .map(|args| {
+                    args.into_inner()
+                        .map(|a| unescape_arg(a.as_str()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Macro::Call { name, args }
+        }
+        Rule::path => {
+            let segs: Vec<String> = body.into_inner().map(|s| s.as_str().to_string()).collect();
+            if segs.len() == 1 {
+                match segs[0].to_ascii_lowercase().as_str() {
+                    "user" => return Macro::User,
+                    "char" => return Macro::Char,
+                    "narrator" => return Macro::Narrator,
+                    _ => {}
+                }
+            }
+            Macro::Path(segs)
+        }
+        _ => Macro::Raw,
+    }
+}
+
+fn unescape_arg(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(&n) = chars.peek() {
+                if n == ',' || n == '\\' {
+                    out.push(n);
+                    chars.next();
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn error_at(source: &str, offset: usize, message: &str) -> TemplateError {
+    let before = &source[..offset.min(source.len())];
+    let line = before.matches('\n').count() as u32 + 1;
+    let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let column = before[line_start..].chars().count() as u32 + 1;
+    TemplateError {
+        message: message.to_string(),
+        offset,
+        line,
+        column,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn macros(src: &str) -> Vec<Macro> {
+        parse(src)
+            .unwrap()
+            .nodes
+            .into_iter()
+            .filter_map(|n| match n {
+                Node::Macro(m, _) => Some(m),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn names_are_case_insensitive_and_paths_split() {
+        assert_eq!(
+            macros("Hi {{User}}, {{ char }} and {{trust.char}}"),
+            vec![
+                Macro::User,
+                Macro::Char,
+                Macro::Path(vec!["trust".into(), "char".into()])
+            ]
+        );
+    }
+
+    #[test]
+    fn escapes_render_literally() {
+        let t = parse(r"a \{{user}} b \\ c").unwrap();
+        assert_eq!(t.nodes, vec![Node::Text(r"a {{user}} b \ c".into())]);
+    }
+
+    #[test]
+    fn calls_unescape_commas() {
+        assert_eq!(
+            macros(r"{{random: a\, b, c}}"),
+            vec![Macro::Call {
+                name: "random".into(),
+                args: vec!["a, b".into(), "c".into()]
+            }]
+        );
+        assert_eq!(
+            macros("{{// note}}{{comment: x}}"),
+            vec![Macro::Comment, Macro::Comment]
+        );
+    }
+
+    #[test]
+    fn unknown_body_is_raw_and_keeps_its_span() {
+        let src = "x {{what is this}} y";
+        let t = parse(src).unwrap();
+        match &t.nodes[1] {
+            Node::Macro(Macro::Raw, r) => assert_eq!(&src[r.clone()], "{{what is this}}"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unterminated_macro_points_at_its_open() {
+        let e = parse("line one\nsay {{user hi").unwrap_err();
+        assert_eq!((e.line, e.column, e.offset), (2, 5, 13));
+    }
+}
