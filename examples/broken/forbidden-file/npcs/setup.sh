@@ -1,0 +1,1 @@
+echo "Packs are data, not code. This file must be refused."
