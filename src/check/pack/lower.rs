@@ -404,7 +404,12 @@ pub fn lower(files: &PackValues) -> Lowered {
         if let Some(f) = &safety {
             if let Some(doc) = files.get(f) {
                 l.out.origins.map(format!("{base}/safety"), f, "");
-                s.insert("safety".into(), doc.clone());
+                let mut policy = doc.clone();
+                if let Value::Object(m) = &mut policy {
+                    m.shift_remove("schema_version");
+                    m.shift_remove("$schema");
+                }
+                s.insert("safety".into(), policy);
             }
         }
 
