@@ -4,5 +4,12 @@
 //! `check` stage's.
 
 pub mod document;
+pub mod forbidden;
+pub mod json;
+pub mod limits;
+pub mod loaded;
+pub mod text;
 
-pub use document::{Document, SpanIndex};
+pub use document::{Document, LineCol, SpanIndex};
+pub use json::parse_json;
+pub use loaded::Loaded;
