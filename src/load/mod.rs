@@ -9,7 +9,9 @@ pub mod json;
 pub mod limits;
 pub mod loaded;
 pub mod text;
+pub mod yaml;
 
 pub use document::{Document, LineCol, SpanIndex};
 pub use json::parse_json;
 pub use loaded::Loaded;
+pub use yaml::parse_yaml;
