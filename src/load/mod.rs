@@ -3,15 +3,21 @@
 //! beyond what is needed to read it safely: schema and semantic checks are the
 //! `check` stage's.
 
+pub mod bundle;
 pub mod document;
 pub mod forbidden;
 pub mod json;
 pub mod limits;
 pub mod loaded;
+pub mod session;
 pub mod text;
+pub mod version;
 pub mod yaml;
 
+pub use bundle::read_bundle;
 pub use document::{Document, LineCol, SpanIndex};
 pub use json::parse_json;
 pub use loaded::Loaded;
+pub use session::{parse_session, read_session, SessionDoc};
+pub use version::check_version;
 pub use yaml::parse_yaml;
