@@ -69,11 +69,25 @@ pub fn check_size(file: &str, len: u64) -> Option<Diagnostic> {
     })
 }
 
-/// Reads a regular file of at most [`MAX_FILE_BYTES`]: the size is checked
-/// from the metadata before reading (so a huge file is never read), and the
-/// read itself stops one byte past the bound (a file that grew meanwhile).
-/// Errors are LIMIT, or MISSING_FILE when the file cannot be opened or read.
+/// Reads a regular file of at most [`MAX_FILE_BYTES`]: see [`read_at_most`].
 pub fn read_bounded(file: &str, path: &Path) -> Result<Vec<u8>, Diagnostic> {
+    read_at_most(file, path, MAX_FILE_BYTES)
+}
+
+/// Reads a regular file of at most `max` bytes: the size is checked from the
+/// metadata before reading (so a huge file is never read), and the read
+/// itself stops one byte past the bound (a file that grew meanwhile). Errors
+/// are LIMIT, or MISSING_FILE when the file cannot be opened or read.
+pub fn read_at_most(file: &str, path: &Path, max: u64) -> Result<Vec<u8>, Diagnostic> {
+    let over = |len: u64| {
+        (len > max).then(|| {
+            Diagnostic::error(
+                Code::Limit,
+                format!("the file is {len} bytes or more; the limit is {max} bytes"),
+            )
+            .in_file(file)
+        })
+    };
     let missing = |e: std::io::Error| {
         Diagnostic::error(Code::MissingFile, format!("cannot read the file: {e}")).in_file(file)
     };
@@ -81,16 +95,16 @@ pub fn read_bounded(file: &str, path: &Path) -> Result<Vec<u8>, Diagnostic> {
     if !meta.is_file() {
         return Err(Diagnostic::error(Code::MissingFile, "not a regular file").in_file(file));
     }
-    if let Some(d) = check_size(file, meta.len()) {
+    if let Some(d) = over(meta.len()) {
         return Err(d);
     }
     let mut bytes = Vec::new();
     File::open(path)
         .map_err(missing)?
-        .take(MAX_FILE_BYTES + 1)
+        .take(max.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(missing)?;
-    match check_size(file, bytes.len() as u64) {
+    match over(bytes.len() as u64) {
         Some(d) => Err(d),
         None => Ok(bytes),
     }
