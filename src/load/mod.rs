@@ -3,6 +3,25 @@
 //! beyond what is needed to read it safely: schema and semantic checks are the
 //! `check` stage's.
 
+pub mod bundle;
 pub mod document;
+pub mod forbidden;
+pub mod json;
+pub mod limits;
+pub mod loaded;
+pub mod pack;
+pub mod refs;
+pub mod session;
+pub mod text;
+pub mod version;
+pub mod yaml;
 
-pub use document::{Document, SpanIndex};
+pub use bundle::read_bundle;
+pub use document::{Document, LineCol, SpanIndex};
+pub use json::parse_json;
+pub use loaded::Loaded;
+pub use pack::{scan_pack, PackFileKind, PackFiles};
+pub use refs::{normalize_ref, resolve_ref, RefError};
+pub use session::{parse_session, read_session, SessionDoc};
+pub use version::check_version;
+pub use yaml::parse_yaml;

@@ -1,0 +1,342 @@
+//! JSON text → [`Document`] (Format 2.1, 2.2, 16).
+//!
+//! `serde_json` (with `arbitrary_precision`, so numbers keep their exact
+//! source text) decides what is JSON and builds the value; NaN and Infinity
+//! are not JSON and fail there. `serde_json` keeps no positions and silently
+//! keeps the last of two equal keys, so a second pass over the text, which is
+//! known to be valid JSON by then, records the position of every value and
+//! key and rejects duplicate keys. Nesting depth is bounded by a pre-scan
+//! before `serde_json` runs. (Parsing JSON with the YAML parser was rejected:
+//! YAML limits implicit keys to 1024 characters and differs on tabs, so some
+//! JSON would not load.)
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::diag::{escape_token, Code, Diagnostic};
+
+use super::document::{Document, LineCol, SpanIndex};
+use super::limits::MAX_DEPTH;
+use super::loaded::Loaded;
+use super::text::{check_size, decode, position_in};
+
+/// Parses one JSON document that must be an object (Format 2.2): ENCODING
+/// for a BOM or invalid UTF-8, LIMIT over 64 MiB or 128 levels of nesting,
+/// PARSE for invalid JSON (NaN included), a duplicate key (at the second
+/// key) or a top level that is not an object. Every diagnostic carries
+/// `file` and a line and column.
+pub fn parse_json(file: &str, bytes: &[u8]) -> Loaded<Document> {
+    match parse_json_at(file, bytes, 1) {
+        Ok(doc) => Loaded::ok(doc),
+        Err(d) => Loaded::fail(d),
+    }
+}
+
+/// [`parse_json`] for text that starts at line `first_line` of its file (a
+/// JSONL line): positions in diagnostics and spans are lines of the file.
+pub(crate) fn parse_json_at(
+    file: &str,
+    bytes: &[u8],
+    first_line: u32,
+) -> Result<Document, Diagnostic> {
+    if let Some(d) = check_size(file, bytes.len() as u64) {
+        return Err(d);
+    }
+    let text = decode(file, bytes, first_line)?;
+    if let Some(at) = too_deep(text) {
+        let at = position_in(text, at, first_line);
+        return Err(Diagnostic::error(
+            Code::Limit,
+            format!("nesting deeper than {MAX_DEPTH} levels"),
+        )
+        .in_file(file)
+        .at_line_col(at.line, at.column));
+    }
+    // Depth is bounded by `too_deep` above; serde_json's own limit (127)
+    // would reject the 128 levels Format 16 allows.
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = serde::Deserialize::deserialize(&mut de)
+        .and_then(|v: serde_json::Value| de.end().map(|()| v))
+        .map_err(|e| {
+            let at = serde_position(text, e.line(), e.column(), first_line);
+            let msg = e.to_string();
+            let msg = msg.rfind(" at line ").map_or(msg.as_str(), |i| &msg[..i]);
+            Diagnostic::error(Code::Parse, format!("invalid JSON: {msg}"))
+                .in_file(file)
+                .at_line_col(at.line, at.column)
+        })?;
+    if !value.is_object() {
+        let at = position_in(text, text.len() - text.trim_start().len(), first_line);
+        return Err(Diagnostic::error(
+            Code::Parse,
+            "the top level must be a JSON object (`{...}`)",
+        )
+        .in_file(file)
+        .at("")
+        .at_line_col(at.line, at.column));
+    }
+    let spans = scan_spans(file, text, first_line)?;
+    Ok(Document {
+        file: file.to_string(),
+        text: Arc::from(text),
+        value,
+        spans,
+        first_line,
+    })
+}
+
+/// The byte offset of the first `[` or `{` nested deeper than [`MAX_DEPTH`],
+/// if any. Works on any text (strings are skipped, escapes honoured).
+fn too_deep(text: &str) -> Option<usize> {
+    let (mut depth, mut in_str, mut esc) = (0usize, false, false);
+    for (i, b) in text.bytes().enumerate() {
+        if in_str {
+            match (esc, b) {
+                (true, _) => esc = false,
+                (false, b'\\') => esc = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Converts `serde_json`'s error position (1-based line, 1-based byte column,
+/// 0 at a line start) to a line and column in characters.
+fn serde_position(text: &str, line: usize, column: usize, first_line: u32) -> LineCol {
+    let mut start = 0usize;
+    for _ in 1..line {
+        match text.get(start..).and_then(|t| t.find('\n')) {
+            Some(i) => start += i + 1,
+            None => break,
+        }
+    }
+    position_in(text, start + column.saturating_sub(1), first_line)
+}
+
+/// An open array or object during [`scan_spans`].
+struct Frame {
+    pointer: String,
+    is_object: bool,
+    next_index: usize,
+    key: Option<(String, LineCol)>,
+    keys: HashSet<String>,
+}
+
+/// A byte cursor that keeps the line and column (in characters).
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    i: usize,
+    at: LineCol,
+}
+
+impl Cursor<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.i).copied()
+    }
+
+    fn bump(&mut self) -> Option<u8> {
+        let b = self.peek()?;
+        self.i += 1;
+        if b == b'\n' {
+            self.at.line += 1;
+            self.at.column = 1;
+        } else if b & 0xC0 != 0x80 {
+            self.at.column += 1;
+        }
+        Some(b)
+    }
+}
+
+/// The pointer (and key position) of the next value inside the innermost
+/// open container, or of the root.
+fn slot(stack: &mut [Frame]) -> (String, Option<LineCol>) {
+    match stack.last_mut() {
+        None => (String::new(), None),
+        Some(f) if f.is_object => match f.key.take() {
+            Some((k, at)) => (format!("{}/{}", f.pointer, escape_token(&k)), Some(at)),
+            None => (f.pointer.clone(), None),
+        },
+        Some(f) => {
+            let p = format!("{}/{}", f.pointer, f.next_index);
+            f.next_index += 1;
+            (p, None)
+        }
+    }
+}
+
+/// Records where every value and key of valid JSON `text` is, and rejects a
+/// duplicate key in one object (PARSE at the second key).
+fn scan_spans(file: &str, text: &str, first_line: u32) -> Result<SpanIndex, Diagnostic> {
+    let mut spans = SpanIndex::default();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut c = Cursor {
+        bytes: text.as_bytes(),
+        i: 0,
+        at: LineCol {
+            line: first_line,
+            column: 1,
+        },
+    };
+    while let Some(b) = c.peek() {
+        let at = c.at;
+        match b {
+            b'{' | b'[' => {
+                let (pointer, key) = slot(&mut stack);
+                spans.entries.insert(pointer.clone(), (at, key));
+                stack.push(Frame {
+                    pointer,
+                    is_object: b == b'{',
+                    next_index: 0,
+                    key: None,
+                    keys: HashSet::new(),
+                });
+                c.bump();
+            }
+            b'}' | b']' => {
+                stack.pop();
+                c.bump();
+            }
+            b'"' => {
+                let start = c.i + 1;
+                c.bump();
+                while let Some(x) = c.bump() {
+                    match x {
+                        b'\\' => {
+                            c.bump();
+                        }
+                        b'"' => break,
+                        _ => {}
+                    }
+                }
+                let raw = text.get(start..c.i.saturating_sub(1)).unwrap_or("");
+                match stack.last_mut() {
+                    Some(f) if f.is_object && f.key.is_none() => {
+                        let key = if raw.contains('\\') {
+                            serde_json::from_str::<String>(&format!("\"{raw}\""))
+                                .unwrap_or_else(|_| raw.to_string())
+                        } else {
+                            raw.to_string()
+                        };
+                        if !f.keys.insert(key.clone()) {
+                            return Err(Diagnostic::error(
+                                Code::Parse,
+                                format!("duplicate key `{key}` in one object"),
+                            )
+                            .in_file(file)
+                            .at(format!("{}/{}", f.pointer, escape_token(&key)))
+                            .at_line_col(at.line, at.column));
+                        }
+                        f.key = Some((key, at));
+                    }
+                    _ => {
+                        let (pointer, key) = slot(&mut stack);
+                        spans.entries.insert(pointer, (at, key));
+                    }
+                }
+            }
+            b',' | b':' | b' ' | b'\t' | b'\r' | b'\n' => {
+                c.bump();
+            }
+            _ => {
+                let (pointer, key) = slot(&mut stack);
+                spans.entries.insert(pointer, (at, key));
+                while let Some(x) = c.peek() {
+                    if matches!(x, b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n') {
+                        break;
+                    }
+                    c.bump();
+                }
+            }
+        }
+    }
+    Ok(spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lc(line: u32, column: u32) -> LineCol {
+        LineCol { line, column }
+    }
+
+    #[test]
+    fn spans_for_values_and_keys() {
+        let text = "{\n  \"a\": [1, {\"b~/\": \"é\"}],\n  \"c\": null\n}";
+        let doc = parse_json_at("f.json", text.as_bytes(), 1).unwrap();
+        let e = &doc.spans.entries;
+        assert_eq!(e[""], (lc(1, 1), None));
+        assert_eq!(e["/a"], (lc(2, 8), Some(lc(2, 3))));
+        assert_eq!(e["/a/0"], (lc(2, 9), None));
+        assert_eq!(e["/a/1"], (lc(2, 12), None));
+        assert_eq!(e["/a/1/b~0~1"], (lc(2, 20), Some(lc(2, 13))));
+        assert_eq!(e["/c"], (lc(3, 8), Some(lc(3, 3))));
+    }
+
+    #[test]
+    fn exact_numbers() {
+        let doc = parse_json_at("f", br#"{"n": 12345678901234567.89, "e": 1.38e-23}"#, 1).unwrap();
+        assert_eq!(doc.value["n"].to_string(), "12345678901234567.89");
+        assert_eq!(doc.value["e"].to_string(), "1.38e-23");
+    }
+
+    #[test]
+    fn duplicate_key_at_second_key() {
+        let d = parse_json_at("f", b"{\"a\": 1,\n \"\\u0061\": 2}", 1).unwrap_err();
+        assert_eq!(d.code, Code::Parse);
+        assert_eq!((d.location.line, d.location.column), (Some(2), Some(2)));
+        assert_eq!(d.location.pointer.as_deref(), Some("/a"));
+        // Equal keys in different objects are fine.
+        assert!(parse_json_at("f", br#"{"a": {"a": 1}, "b": {"a": 2}}"#, 1).is_ok());
+    }
+
+    #[test]
+    fn nan_and_non_objects_are_parse() {
+        for bad in [
+            "{\"x\": NaN}",
+            "{\"x\": Infinity}",
+            "[1]",
+            "3",
+            "{\"a\": 1,}",
+            "",
+        ] {
+            let d = parse_json_at("f", bad.as_bytes(), 1).unwrap_err();
+            assert_eq!(d.code, Code::Parse, "{bad}");
+            assert!(d.location.line.is_some(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn parse_error_position() {
+        // The bad token `x` is on line 2, column 8.
+        let d = parse_json_at("f", b"{\"a\": 1,\n  \"b\": x}", 1).unwrap_err();
+        assert_eq!((d.location.line, d.location.column), (Some(2), Some(8)));
+    }
+
+    #[test]
+    fn depth_bound() {
+        let ok = format!("{}{}", "[".repeat(127), "]".repeat(127));
+        let ok = format!("{{\"a\": {ok}}}");
+        assert!(parse_json_at("f", ok.as_bytes(), 1).is_ok());
+        let bad = format!("{{\"a\": {}{}}}", "[".repeat(128), "]".repeat(128));
+        let d = parse_json_at("f", bad.as_bytes(), 1).unwrap_err();
+        assert_eq!(d.code, Code::Limit);
+        // The 129th opening bracket: `{` at 1, `"a": ` then 128 `[`.
+        assert_eq!(d.location.column, Some(7 + 127));
+    }
+}

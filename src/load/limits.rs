@@ -1,0 +1,42 @@
+//! Every bound the loader enforces, in one place (Format 16). Going over any
+//! of them is a LIMIT diagnostic, never a crash or an unbounded allocation.
+
+/// Largest file the loader reads, in bytes: 64 MiB (Format 16). Checked from
+/// the file's metadata before it is read, and again while reading.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Deepest nesting of arrays and objects (mappings and sequences) in one
+/// document: 128 (Format 16). `{}` has depth 1, `{"a": [1]}` depth 2.
+pub const MAX_DEPTH: usize = 128;
+
+/// Most YAML alias expansions in one file: 100 (Format 2, YAML). An alias to
+/// a node that itself holds aliases counts those again, so a "billion laughs"
+/// document goes over the bound after a few levels.
+pub const MAX_YAML_ALIASES: usize = 100;
+
+/// Most nodes (scalars, sequences, mappings) that alias expansion may add to
+/// one YAML document: 1,000,000 (Format 16). Bounds a few aliases to one very
+/// large anchored node.
+pub const MAX_YAML_EXPANDED_NODES: usize = 1_000_000;
+
+/// Longest JSONL line, in bytes, without its line ending: 16 MiB (Format 16).
+pub const MAX_JSONL_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Most entries in a `.troupe` package: 10,000 (Format 14).
+pub const MAX_ZIP_ENTRIES: usize = 10_000;
+
+/// Largest uncompressed size of one package entry: 64 MiB (Format 14). Both
+/// the declared size and the bytes actually inflated are checked.
+pub const MAX_ZIP_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Largest total uncompressed size of a package: 256 MiB (Format 14), over
+/// declared sizes and over bytes actually inflated.
+pub const MAX_ZIP_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Most files and directories a pack directory may hold: 10,000 (Format 16,
+/// the same bound as a package's entries).
+pub const MAX_PACK_ENTRIES: usize = 10_000;
+
+/// Deepest directory nesting inside a pack: 32 levels below the root
+/// (Format 16).
+pub const MAX_PACK_DIR_DEPTH: usize = 32;

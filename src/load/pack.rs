@@ -1,0 +1,368 @@
+//! Pack directories → documents (Format 13, 16).
+//!
+//! Every entry is screened first (symlinks, script/executable extensions,
+//! executable magic bytes); when anything is forbidden the pack is not
+//! parsed at all. Only then are `manifest.yaml`, the YAML files of the known
+//! folders and `sessions/*.jsonl` read.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+
+use crate::diag::{Code, Diagnostic};
+
+use super::document::Document;
+use super::forbidden::{classify, MAGIC_PREFIX_LEN};
+use super::limits::{MAX_PACK_DIR_DEPTH, MAX_PACK_ENTRIES};
+use super::loaded::Loaded;
+use super::refs::{normalize_ref, RefError};
+use super::session::{parse_session, SessionDoc};
+use super::text::read_bounded;
+use super::yaml::parse_yaml;
+
+/// The kind of a pack YAML file, from the top-level folder it is in
+/// (Format 13.2–13.9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PackFileKind {
+    /// `scenarios/` (13.2).
+    Scenario,
+    /// `npcs/` (13.3).
+    Npc,
+    /// `safety/` (13.4).
+    Safety,
+    /// `rubrics/` (13.5).
+    Rubric,
+    /// `scenes/` (13.6).
+    Scene,
+    /// `worlds/` (13.7).
+    World,
+    /// `tests/` (13.8).
+    Test,
+    /// `playtests/` (13.9).
+    Playtest,
+    /// `personas/` (13.9).
+    Persona,
+}
+
+impl PackFileKind {
+    /// Every kind.
+    pub const ALL: &'static [PackFileKind] = &[
+        Self::Scenario,
+        Self::Npc,
+        Self::Safety,
+        Self::Rubric,
+        Self::Scene,
+        Self::World,
+        Self::Test,
+        Self::Playtest,
+        Self::Persona,
+    ];
+
+    /// The top-level folder holding files of this kind (`scenarios`, ...).
+    pub fn folder(self) -> &'static str {
+        match self {
+            Self::Scenario => "scenarios",
+            Self::Npc => "npcs",
+            Self::Safety => "safety",
+            Self::Rubric => "rubrics",
+            Self::Scene => "scenes",
+            Self::World => "worlds",
+            Self::Test => "tests",
+            Self::Playtest => "playtests",
+            Self::Persona => "personas",
+        }
+    }
+
+    /// The kind whose folder is `folder`.
+    pub fn from_folder(folder: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| k.folder() == folder)
+    }
+}
+
+/// A scanned and parsed pack directory (Format 13).
+#[derive(Debug, Clone)]
+pub struct PackFiles {
+    /// The pack root as given.
+    pub root: PathBuf,
+    /// `manifest.yaml`, when present and parsed.
+    pub manifest: Option<Document>,
+    /// Every parsed YAML file of the known folders (recursively), by path
+    /// relative to the root with `/` separators, sorted by path.
+    pub files: IndexMap<String, (PackFileKind, Document)>,
+    /// `sessions/*.jsonl` by relative path, sorted by path.
+    pub sessions: IndexMap<String, SessionDoc>,
+    /// What the format does not define, sorted (the checker warns, 13.9):
+    /// unknown top-level entries (folders with a trailing `/`), and files in
+    /// known folders without a `.yaml`/`.yml` (`.jsonl` in `sessions/`)
+    /// extension. `snapshots/` is known and not listed.
+    pub other: Vec<String>,
+    /// Every regular file found, by relative path (what references resolve
+    /// against).
+    pub all_files: BTreeSet<String>,
+}
+
+impl PackFiles {
+    /// Resolves a pack-relative reference (Format 13): lexical
+    /// normalization ([`normalize_ref`]: PATH_TRAVERSAL for NUL, absolute or
+    /// escaping paths), then MISSING_FILE unless the scan found a regular
+    /// file there. Symlinks never resolve: the scan refuses any pack that
+    /// has one. Returns the normalized relative path.
+    pub fn resolve_ref(&self, reference: &str) -> Result<String, RefError> {
+        let rel = normalize_ref(reference)?;
+        if self.all_files.contains(&rel) {
+            Ok(rel)
+        } else {
+            Err(RefError {
+                code: Code::MissingFile,
+                message: format!("the reference `{reference}` names no file in the pack"),
+            })
+        }
+    }
+}
+
+/// Scans and reads a pack directory (Format 13, 16).
+///
+/// 1. Walks the tree without following symlinks and screens EVERY entry:
+///    a symlink, or anything not a regular file or folder, is FORBIDDEN_FILE;
+///    a script/executable extension FORBIDDEN_FILE; executable magic bytes
+///    FORBIDDEN_BINARY (diagnostics name the entry's relative path). More
+///    than 10,000 entries or folders deeper than 32 are LIMIT. If anything
+///    was found here, the diagnostics are returned with no value and no file
+///    is parsed.
+/// 2. Parses `manifest.yaml` (MISSING_FILE if absent), every `*.yaml`/`*.yml`
+///    under the known folders and `sessions/*.jsonl`, each bounded in size
+///    before it is read. Files that fail to parse are left out, with their
+///    diagnostics.
+///
+/// A root that is missing or not a folder is MISSING_FILE.
+pub fn scan_pack(root: &Path) -> Loaded<PackFiles> {
+    let root_name = root.display().to_string();
+    if !root.is_dir() {
+        return Loaded::fail(
+            Diagnostic::error(Code::MissingFile, "the pack folder does not exist")
+                .in_file(root_name),
+        );
+    }
+    let (found, diagnostics) = screen(root);
+    if !diagnostics.is_empty() {
+        return Loaded {
+            value: None,
+            diagnostics,
+        };
+    }
+    let mut diagnostics = Vec::new();
+    let mut pack = PackFiles {
+        root: root.to_path_buf(),
+        manifest: None,
+        files: IndexMap::new(),
+        sessions: IndexMap::new(),
+        other: Vec::new(),
+        all_files: found.files.iter().cloned().collect(),
+    };
+    let mut other = BTreeSet::new();
+    for dir in &found.dirs {
+        if !dir.contains('/') && !is_known_folder(dir) {
+            other.insert(format!("{dir}/"));
+        }
+    }
+    for rel in &found.files {
+        let (top, rest) = match rel.split_once('/') {
+            Some((t, r)) => (t, Some(r)),
+            None => (rel.as_str(), None),
+        };
+        let path = root.join(rel);
+        match (top, rest) {
+            ("manifest.yaml", None) => {
+                let l = read_yaml(rel, &path);
+                diagnostics.extend(l.diagnostics);
+                pack.manifest = l.value;
+            }
+            ("sessions", Some(name)) if !name.contains('/') && name.ends_with(".jsonl") => {
+                let l = match read_bounded(rel, &path) {
+                    Ok(bytes) => parse_session(rel, &bytes),
+                    Err(d) => Loaded::fail(d),
+                };
+                diagnostics.extend(l.diagnostics);
+                if let Some(s) = l.value {
+                    pack.sessions.insert(rel.clone(), s);
+                }
+            }
+            ("snapshots", Some(_)) => {}
+            (folder, Some(_)) => match PackFileKind::from_folder(folder) {
+                Some(kind) if is_yaml(rel) => {
+                    let l = read_yaml(rel, &path);
+                    diagnostics.extend(l.diagnostics);
+                    if let Some(doc) = l.value {
+                        pack.files.insert(rel.clone(), (kind, doc));
+                    }
+                }
+                Some(_) => {
+                    other.insert(rel.clone());
+                }
+                None if folder == "sessions" => {
+                    other.insert(rel.clone());
+                }
+                None => {}
+            },
+            (_, None) => {
+                other.insert(rel.clone());
+            }
+        }
+    }
+    if pack.manifest.is_none() && !found.files.iter().any(|f| f == "manifest.yaml") {
+        diagnostics.push(
+            Diagnostic::error(Code::MissingFile, "the pack has no manifest.yaml")
+                .in_file("manifest.yaml")
+                .with_help("every pack needs a manifest.yaml at its root (Format 13.1)"),
+        );
+    }
+    pack.other = other.into_iter().collect();
+    Loaded {
+        value: Some(pack),
+        diagnostics,
+    }
+}
+
+fn is_known_folder(name: &str) -> bool {
+    PackFileKind::from_folder(name).is_some() || name == "sessions" || name == "snapshots"
+}
+
+fn is_yaml(rel: &str) -> bool {
+    let lower = rel.to_ascii_lowercase();
+    lower.ends_with(".yaml") || lower.ends_with(".yml")
+}
+
+fn read_yaml(rel: &str, path: &Path) -> Loaded<Document> {
+    match read_bounded(rel, path) {
+        Ok(bytes) => parse_yaml(rel, &bytes),
+        Err(d) => Loaded::fail(d),
+    }
+}
+
+/// What the screening walk found: regular files and folders, by relative
+/// path, sorted.
+struct Found {
+    files: Vec<String>,
+    dirs: Vec<String>,
+}
+
+/// Walks `root` without following links and screens every entry (step 1 of
+/// [`scan_pack`]).
+fn screen(root: &Path) -> (Found, Vec<Diagnostic>) {
+    let mut found = Found {
+        files: Vec::new(),
+        dirs: Vec::new(),
+    };
+    let mut diagnostics = Vec::new();
+    let mut walk = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter();
+    let mut count = 0usize;
+    while let Some(entry) = walk.next() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let rel = e
+                    .path()
+                    .and_then(|p| p.strip_prefix(root).ok())
+                    .map_or_else(String::new, rel_name);
+                diagnostics.push(
+                    Diagnostic::error(Code::MissingFile, format!("cannot read the pack: {e}"))
+                        .in_file(rel),
+                );
+                continue;
+            }
+        };
+        count += 1;
+        if count > MAX_PACK_ENTRIES {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::Limit,
+                    format!("the pack holds more than {MAX_PACK_ENTRIES} files and folders"),
+                )
+                .in_file(root.display().to_string()),
+            );
+            break;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(root)
+            .map_or_else(|_| String::new(), rel_name);
+        let kind = entry.file_type();
+        if kind.is_symlink() {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::ForbiddenFile,
+                    format!("`{rel}` is a symbolic link; packs may not hold links"),
+                )
+                .in_file(rel),
+            );
+            continue;
+        }
+        if let Some((Code::ForbiddenFile, msg)) = classify(&rel, b"") {
+            diagnostics.push(Diagnostic::error(Code::ForbiddenFile, msg).in_file(rel));
+            continue;
+        }
+        if kind.is_dir() {
+            if entry.depth() > MAX_PACK_DIR_DEPTH {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::Limit,
+                        format!("folders nest deeper than {MAX_PACK_DIR_DEPTH} levels"),
+                    )
+                    .in_file(rel),
+                );
+                walk.skip_current_dir();
+                continue;
+            }
+            found.dirs.push(rel);
+        } else if kind.is_file() {
+            // Only regular files are opened (a FIFO would block).
+            let mut head = [0u8; MAGIC_PREFIX_LEN];
+            let n = File::open(entry.path())
+                .and_then(|mut f| read_head(&mut f, &mut head))
+                .unwrap_or(0);
+            if let Some((code, msg)) = classify(&rel, head.get(..n).unwrap_or_default()) {
+                diagnostics.push(Diagnostic::error(code, msg).in_file(rel));
+                continue;
+            }
+            found.files.push(rel);
+        } else {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::ForbiddenFile,
+                    format!("`{rel}` is not a regular file or folder"),
+                )
+                .in_file(rel),
+            );
+        }
+    }
+    found.files.sort();
+    found.dirs.sort();
+    (found, diagnostics)
+}
+
+/// Reads up to `head.len()` bytes (fewer only at the end of the file).
+fn read_head(f: &mut File, head: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// A relative path with `/` separators (non-UTF-8 names lossily).
+fn rel_name(p: &Path) -> String {
+    p.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}

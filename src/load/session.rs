@@ -1,0 +1,176 @@
+//! Session files (`.jsonl`) → a header and messages (Format 2.1, 12.1).
+
+use std::path::Path;
+
+use crate::diag::{Code, Diagnostic};
+
+use super::document::Document;
+use super::json::parse_json_at;
+use super::limits::MAX_JSONL_LINE_BYTES;
+use super::loaded::Loaded;
+use super::text::{check_size, read_bounded};
+
+/// A session file read line by line (Format 12.1).
+#[derive(Debug, Clone)]
+pub struct SessionDoc {
+    /// The file name as shown in diagnostics.
+    pub file: String,
+    /// Line 1, when it parsed.
+    pub header: Option<Document>,
+    /// The later lines that parsed, in file order. Each document's `text` is
+    /// its own line, `first_line` is that line's 1-based number, and its
+    /// spans use lines of the file.
+    pub messages: Vec<Document>,
+}
+
+/// Reads a session from bytes (Format 2.1, 12.1). The whole file is bounded
+/// at 64 MiB (LIMIT, nothing read). Then each line is read on its own, so a
+/// bad line costs only itself: a line that is not one JSON object (a
+/// truncated last line, a BOM, invalid UTF-8, a duplicate key) or is longer
+/// than 16 MiB gives its diagnostic with pointer `line:N` (N 1-based; a
+/// pointer inside the line is appended, as in `line:3/parts/0`) and its line
+/// and column, and is skipped; earlier and later lines are still returned. A
+/// `\r\n` ending is accepted; an empty line is PARSE, except that the file
+/// may end with one newline.
+pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
+    if let Some(d) = check_size(file, bytes.len() as u64) {
+        return Loaded::fail(d);
+    }
+    let mut session = SessionDoc {
+        file: file.to_string(),
+        header: None,
+        messages: Vec::new(),
+    };
+    let mut diagnostics = Vec::new();
+    if bytes.is_empty() {
+        diagnostics.push(
+            Diagnostic::error(
+                Code::Parse,
+                "the session file is empty; line 1 must be its header",
+            )
+            .in_file(file)
+            .at("line:1")
+            .at_line_col(1, 1),
+        );
+    }
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    for (i, raw) in body.split(|b| *b == b'\n').enumerate() {
+        if bytes.is_empty() {
+            break;
+        }
+        let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let result = if line.is_empty() {
+            Err(Diagnostic::error(
+                Code::Parse,
+                "an empty line; every line must be one JSON object",
+            )
+            .in_file(file)
+            .at_line_col(n, 1))
+        } else if line.len() > MAX_JSONL_LINE_BYTES {
+            Err(Diagnostic::error(
+                Code::Limit,
+                format!(
+                    "the line is {} bytes; the limit is {MAX_JSONL_LINE_BYTES} bytes (16 MiB)",
+                    line.len()
+                ),
+            )
+            .in_file(file)
+            .at_line_col(n, 1))
+        } else {
+            parse_json_at(file, line, n)
+        };
+        match result {
+            Ok(doc) if n == 1 => session.header = Some(doc),
+            Ok(doc) => session.messages.push(doc),
+            Err(mut d) => {
+                let inner = d.location.pointer.take().unwrap_or_default();
+                d.location.pointer = Some(format!("line:{n}{inner}"));
+                if n == 1 {
+                    d.message = format!("header line: {}", d.message);
+                }
+                diagnostics.push(d);
+            }
+        }
+    }
+    Loaded {
+        value: Some(session),
+        diagnostics,
+    }
+}
+
+/// Reads a session file: its size is checked from metadata before reading
+/// (LIMIT), then [`parse_session`]. The file is named as `path` displays.
+pub fn read_session(path: &Path) -> Loaded<SessionDoc> {
+    let file = path.display().to_string();
+    match read_bounded(&file, path) {
+        Ok(bytes) => parse_session(&file, &bytes),
+        Err(d) => Loaded::fail(d),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_messages_and_crlf() {
+        let l = parse_session(
+            "s.jsonl",
+            b"{\"troupe\":\"0.1\"}\r\n{\"id\":\"m1\"}\r\n{\"id\":\"m2\"}",
+        );
+        assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+        let s = l.value.unwrap();
+        assert_eq!(s.header.unwrap().value["troupe"], "0.1");
+        assert_eq!(s.messages.len(), 2);
+        assert_eq!(s.messages[1].first_line, 3);
+        assert_eq!(s.messages[1].spans.entries["/id"].0.line, 3);
+        assert_eq!(&*s.messages[0].text, "{\"id\":\"m1\"}");
+    }
+
+    #[test]
+    fn bad_lines_are_skipped_with_their_line() {
+        let src = b"{\"troupe\":\"0.1\"}\n{\"id\":1}\n\n{\"id\":2,\"id\":3}\n{\"id\":4}\n{\"id\":";
+        let l = parse_session("s.jsonl", src);
+        let s = l.value.unwrap();
+        assert_eq!(s.messages.len(), 2);
+        assert_eq!(s.messages[1].first_line, 5);
+        let got: Vec<_> = l
+            .diagnostics
+            .iter()
+            .map(|d| {
+                (
+                    d.code,
+                    d.location.pointer.clone().unwrap(),
+                    d.location.line.unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Code::Parse, "line:3".to_string(), 3),
+                (Code::Parse, "line:4/id".to_string(), 4),
+                (Code::Parse, "line:6".to_string(), 6),
+            ]
+        );
+    }
+
+    #[test]
+    fn one_final_newline_only() {
+        assert!(parse_session("s", b"{}\n").diagnostics.is_empty());
+        let l = parse_session("s", b"{}\n\n");
+        assert_eq!(l.diagnostics.len(), 1);
+        assert_eq!(l.diagnostics[0].location.line, Some(2));
+        assert_eq!(parse_session("s", b"").diagnostics[0].code, Code::Parse);
+    }
+
+    #[test]
+    fn bad_header_still_reads_messages() {
+        let l = parse_session("s", b"\xEF\xBB\xBF{}\n{\"a\":1}\n");
+        assert_eq!(l.diagnostics[0].code, Code::Encoding);
+        let s = l.value.unwrap();
+        assert!(s.header.is_none());
+        assert_eq!(s.messages.len(), 1);
+    }
+}

@@ -1,0 +1,141 @@
+//! Bytes → text, and the positions every loader reports (Format 2.1, 16).
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use crate::diag::{Code, Diagnostic};
+
+use super::document::LineCol;
+use super::limits::MAX_FILE_BYTES;
+
+/// The UTF-8 byte order mark, which Format 2.1 forbids.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Checks `bytes` as Format 2.1 text: no byte order mark (ENCODING at 1:1)
+/// and valid UTF-8 (ENCODING at the line and column of the first bad byte).
+/// `first_line` is the 1-based line `bytes` starts at (for JSONL lines).
+pub fn decode<'a>(file: &str, bytes: &'a [u8], first_line: u32) -> Result<&'a str, Diagnostic> {
+    if bytes.starts_with(BOM) {
+        return Err(Diagnostic::error(
+            Code::Encoding,
+            "the file starts with a byte order mark; Troupe files are UTF-8 without one",
+        )
+        .in_file(file)
+        .at_line_col(first_line, 1)
+        .with_help("save the file as UTF-8 without BOM"));
+    }
+    std::str::from_utf8(bytes).map_err(|e| {
+        let good = e.valid_up_to();
+        // The prefix is valid UTF-8 by definition of `valid_up_to`.
+        let prefix = std::str::from_utf8(bytes.get(..good).unwrap_or_default()).unwrap_or("");
+        let at = position_in(prefix, prefix.len(), first_line);
+        let byte = bytes.get(good).copied().unwrap_or_default();
+        Diagnostic::error(
+            Code::Encoding,
+            format!("invalid UTF-8 (byte 0x{byte:02x}); Troupe files are UTF-8"),
+        )
+        .in_file(file)
+        .at_line_col(at.line, at.column)
+    })
+}
+
+/// The line and column (1-based, columns in Unicode scalar values) of byte
+/// offset `byte` in `text`, whose first line is line `first_line`. An offset
+/// inside a character or past the end is clamped.
+pub fn position_in(text: &str, byte: usize, first_line: u32) -> LineCol {
+    let mut end = byte.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = text.get(..end).unwrap_or("");
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let lines = before.bytes().filter(|b| *b == b'\n').count();
+    let column = before.get(line_start..).unwrap_or("").chars().count() + 1;
+    LineCol {
+        line: first_line.saturating_add(u32::try_from(lines).unwrap_or(u32::MAX)),
+        column: u32::try_from(column).unwrap_or(u32::MAX),
+    }
+}
+
+/// LIMIT when `len` bytes is over [`MAX_FILE_BYTES`] (Format 16).
+pub fn check_size(file: &str, len: u64) -> Option<Diagnostic> {
+    (len > MAX_FILE_BYTES).then(|| {
+        Diagnostic::error(
+            Code::Limit,
+            format!("the file is {len} bytes; the limit is {MAX_FILE_BYTES} bytes (64 MiB)"),
+        )
+        .in_file(file)
+    })
+}
+
+/// Reads a regular file of at most [`MAX_FILE_BYTES`]: see [`read_at_most`].
+pub fn read_bounded(file: &str, path: &Path) -> Result<Vec<u8>, Diagnostic> {
+    read_at_most(file, path, MAX_FILE_BYTES)
+}
+
+/// Reads a regular file of at most `max` bytes: the size is checked from the
+/// metadata before reading (so a huge file is never read), and the read
+/// itself stops one byte past the bound (a file that grew meanwhile). Errors
+/// are LIMIT, or MISSING_FILE when the file cannot be opened or read.
+pub fn read_at_most(file: &str, path: &Path, max: u64) -> Result<Vec<u8>, Diagnostic> {
+    let over = |len: u64| {
+        (len > max).then(|| {
+            Diagnostic::error(
+                Code::Limit,
+                format!("the file is {len} bytes or more; the limit is {max} bytes"),
+            )
+            .in_file(file)
+        })
+    };
+    let missing = |e: std::io::Error| {
+        Diagnostic::error(Code::MissingFile, format!("cannot read the file: {e}")).in_file(file)
+    };
+    let meta = std::fs::metadata(path).map_err(missing)?;
+    if !meta.is_file() {
+        return Err(Diagnostic::error(Code::MissingFile, "not a regular file").in_file(file));
+    }
+    if let Some(d) = over(meta.len()) {
+        return Err(d);
+    }
+    let mut bytes = Vec::new();
+    File::open(path)
+        .map_err(missing)?
+        .take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(missing)?;
+    match over(bytes.len() as u64) {
+        Some(d) => Err(d),
+        None => Ok(bytes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bom_is_encoding_at_1_1() {
+        let d = decode("f", b"\xEF\xBB\xBF{}", 1).unwrap_err();
+        assert_eq!(d.code, Code::Encoding);
+        assert_eq!((d.location.line, d.location.column), (Some(1), Some(1)));
+    }
+
+    #[test]
+    fn bad_byte_position() {
+        // "aé\nb" then 0xff: line 2, column 2 (after `b`).
+        let d = decode("f", b"a\xc3\xa9\nb\xff", 1).unwrap_err();
+        assert_eq!((d.location.line, d.location.column), (Some(2), Some(2)));
+        let d = decode("f", b"x\xff", 7).unwrap_err();
+        assert_eq!((d.location.line, d.location.column), (Some(7), Some(2)));
+    }
+
+    #[test]
+    fn positions_count_chars() {
+        let t = "é:\n  ab";
+        assert_eq!(position_in(t, 0, 1), LineCol { line: 1, column: 1 });
+        assert_eq!(position_in(t, 2, 1), LineCol { line: 1, column: 2 });
+        assert_eq!(position_in(t, 6, 1), LineCol { line: 2, column: 3 });
+        assert_eq!(position_in(t, 99, 3), LineCol { line: 4, column: 5 });
+    }
+}

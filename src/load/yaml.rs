@@ -1,0 +1,578 @@
+//! YAML text → [`Document`] (Format 2, YAML; 16).
+//!
+//! Built from `saphyr-parser`'s event stream rather than `saphyr`'s loader:
+//! the parser is an explicit state machine (no recursion, so deep nesting
+//! cannot overflow the stack), and building the value here bounds nesting
+//! depth and alias expansion *while* parsing, before any expansion happens,
+//! and records the position of every value and key. Scalars follow the YAML
+//! 1.2 core schema; numbers become JSON numbers built from their source text
+//! (never through `f64`). Tags are ignored.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span};
+use serde_json::{Map, Number, Value};
+
+use crate::diag::{escape_token, Code, Diagnostic};
+
+use super::document::{Document, LineCol, SpanIndex};
+use super::limits::{MAX_DEPTH, MAX_YAML_ALIASES, MAX_YAML_EXPANDED_NODES};
+use super::loaded::Loaded;
+use super::text::{check_size, decode};
+
+/// Parses one YAML document whose top level must be a mapping (Format 2,
+/// YAML): ENCODING for a BOM or invalid UTF-8; LIMIT over 64 MiB, 128 levels
+/// of nesting, 100 alias expansions or 1,000,000 nodes added by aliases;
+/// PARSE for invalid YAML, more than one document, a duplicate key (at the
+/// second key), a key that is not a string, `.inf`/`.nan`, or a top level
+/// that is not a mapping. Every diagnostic carries `file` and a line and
+/// column.
+pub fn parse_yaml(file: &str, bytes: &[u8]) -> Loaded<Document> {
+    match parse_yaml_inner(file, bytes) {
+        Ok(doc) => Loaded::ok(doc),
+        Err(d) => Loaded::fail(d),
+    }
+}
+
+fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
+    if let Some(d) = check_size(file, bytes.len() as u64) {
+        return Err(d);
+    }
+    let text = decode(file, bytes, 1)?;
+    let mut b = Builder {
+        file,
+        spans: SpanIndex::default(),
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        root: None,
+        documents: 0,
+        aliases: 0,
+        expanded: 0,
+    };
+    let mut parser = Parser::new_from_str(text);
+    while let Some(next) = parser.next_event() {
+        match next {
+            Ok((event, span)) => b.event(event, span)?,
+            Err(e) => return Err(scan_error(file, &e)),
+        }
+    }
+    match b.root {
+        Some((Value::Object(map), _)) => Ok(Document {
+            file: file.to_string(),
+            text: Arc::from(text),
+            value: Value::Object(map),
+            spans: b.spans,
+            first_line: 1,
+        }),
+        Some((_, at)) => Err(parse_error(
+            file,
+            at,
+            "the top level must be a mapping (`key: value` lines)",
+        )
+        .at("")),
+        None => Err(parse_error(
+            file,
+            LineCol { line: 1, column: 1 },
+            "the file holds no YAML document; expected a mapping",
+        )),
+    }
+}
+
+fn lc(span: &Span) -> LineCol {
+    LineCol {
+        line: u32::try_from(span.start.line()).unwrap_or(u32::MAX),
+        column: u32::try_from(span.start.col().saturating_add(1)).unwrap_or(u32::MAX),
+    }
+}
+
+fn parse_error(file: &str, at: LineCol, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(Code::Parse, message)
+        .in_file(file)
+        .at_line_col(at.line, at.column)
+}
+
+fn scan_error(file: &str, e: &ScanError) -> Diagnostic {
+    let m = e.marker();
+    let line = u32::try_from(m.line()).unwrap_or(u32::MAX);
+    let column = u32::try_from(m.col().saturating_add(1)).unwrap_or(u32::MAX);
+    // The scanner stops flow nesting at 255 levels with this message.
+    let code = if e.info().contains("recursion limit") {
+        Code::Limit
+    } else {
+        Code::Parse
+    };
+    Diagnostic::error(code, format!("invalid YAML: {}", e.info()))
+        .in_file(file)
+        .at_line_col(line, column)
+}
+
+/// A sequence or mapping being built.
+struct Frame {
+    pointer: String,
+    at: LineCol,
+    anchor: usize,
+    /// `spans.entries.len()`, `aliases` and `expanded` when the node began
+    /// (what an anchor on it must remember).
+    mark: (usize, usize, usize),
+    node: Node,
+}
+
+enum Node {
+    Seq(Vec<Value>),
+    Map(Map<String, Value>, Option<(String, LineCol)>),
+}
+
+/// An anchored node, kept for the aliases to it: its value, its spans
+/// relative to itself, and the alias expansions and nodes it holds.
+struct Anchored {
+    value: Value,
+    spans: Vec<(String, (LineCol, Option<LineCol>))>,
+    aliases: usize,
+    nodes: usize,
+}
+
+struct Builder<'f> {
+    file: &'f str,
+    spans: SpanIndex,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Anchored>,
+    root: Option<(Value, LineCol)>,
+    documents: usize,
+    aliases: usize,
+    expanded: usize,
+}
+
+impl Builder<'_> {
+    fn event(&mut self, event: Event<'_>, span: Span) -> Result<(), Diagnostic> {
+        let at = lc(&span);
+        match event {
+            Event::DocumentStart(_) => {
+                self.documents += 1;
+                if self.documents > 1 {
+                    return Err(parse_error(
+                        self.file,
+                        at,
+                        "more than one YAML document in the file",
+                    ));
+                }
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                let is_map = matches!(event, Event::MappingStart(..));
+                if self.expects_key() {
+                    return Err(parse_error(
+                        self.file,
+                        at,
+                        "a mapping key must be a string, not a sequence or mapping",
+                    ));
+                }
+                if self.stack.len() >= MAX_DEPTH {
+                    return Err(Diagnostic::error(
+                        Code::Limit,
+                        format!("nesting deeper than {MAX_DEPTH} levels"),
+                    )
+                    .in_file(self.file)
+                    .at_line_col(at.line, at.column));
+                }
+                let mark = (self.spans.entries.len(), self.aliases, self.expanded);
+                let (pointer, key) = self.slot();
+                self.spans.entries.insert(pointer.clone(), (at, key));
+                let node = if is_map {
+                    Node::Map(Map::new(), None)
+                } else {
+                    Node::Seq(Vec::new())
+                };
+                self.stack.push(Frame {
+                    pointer,
+                    at,
+                    anchor,
+                    mark,
+                    node,
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some(f) = self.stack.pop() {
+                    let value = match f.node {
+                        Node::Seq(v) => Value::Array(v),
+                        Node::Map(m, _) => Value::Object(m),
+                    };
+                    if f.anchor != 0 {
+                        self.remember(f.anchor, &value, &f.pointer, f.mark);
+                    }
+                    self.attach(value, f.at);
+                }
+            }
+            Event::Scalar(text, style, anchor, _) => {
+                if self.expects_key() {
+                    let key = match style {
+                        ScalarStyle::Plain => match resolve_plain(&text) {
+                            Ok(Value::String(s)) => s,
+                            Ok(_) | Err(_) => {
+                                return Err(parse_error(
+                                    self.file,
+                                    at,
+                                    format!(
+                                        "the key `{text}` is not a string; quote it (\"{text}\")"
+                                    ),
+                                ))
+                            }
+                        },
+                        _ => text.into_owned(),
+                    };
+                    if anchor != 0 {
+                        self.anchors.insert(
+                            anchor,
+                            Anchored {
+                                value: Value::String(key.clone()),
+                                spans: Vec::new(),
+                                aliases: 0,
+                                nodes: 1,
+                            },
+                        );
+                    }
+                    return self.key(key, at);
+                }
+                let value = match style {
+                    ScalarStyle::Plain => {
+                        resolve_plain(&text).map_err(|msg| parse_error(self.file, at, msg))?
+                    }
+                    _ => Value::String(text.into_owned()),
+                };
+                let mark = (self.spans.entries.len(), self.aliases, self.expanded);
+                let (pointer, key) = self.slot();
+                self.spans.entries.insert(pointer.clone(), (at, key));
+                if anchor != 0 {
+                    self.remember(anchor, &value, &pointer, mark);
+                }
+                self.attach(value, at);
+            }
+            Event::Alias(id) => self.alias(id, at)?,
+            Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
+        }
+        Ok(())
+    }
+
+    /// True when the next node is a key of the innermost mapping.
+    fn expects_key(&self) -> bool {
+        matches!(
+            self.stack.last(),
+            Some(Frame {
+                node: Node::Map(_, None),
+                ..
+            })
+        )
+    }
+
+    /// Sets the pending key of the innermost mapping, rejecting duplicates.
+    fn key(&mut self, key: String, at: LineCol) -> Result<(), Diagnostic> {
+        if let Some(Frame {
+            pointer,
+            node: Node::Map(map, pending),
+            ..
+        }) = self.stack.last_mut()
+        {
+            if map.contains_key(&key) {
+                return Err(parse_error(
+                    self.file,
+                    at,
+                    format!("duplicate key `{key}` in one mapping"),
+                )
+                .at(format!("{pointer}/{}", escape_token(&key))));
+            }
+            *pending = Some((key, at));
+        }
+        Ok(())
+    }
+
+    /// The pointer (and key position) of the next value.
+    fn slot(&self) -> (String, Option<LineCol>) {
+        match self.stack.last() {
+            None => (String::new(), None),
+            Some(f) => match &f.node {
+                Node::Seq(v) => (format!("{}/{}", f.pointer, v.len()), None),
+                Node::Map(_, Some((k, at))) => {
+                    (format!("{}/{}", f.pointer, escape_token(k)), Some(*at))
+                }
+                Node::Map(_, None) => (f.pointer.clone(), None),
+            },
+        }
+    }
+
+    /// Adds a finished value to the innermost open node, or makes it the root.
+    fn attach(&mut self, value: Value, at: LineCol) {
+        match self.stack.last_mut() {
+            None => self.root = Some((value, at)),
+            Some(f) => match &mut f.node {
+                Node::Seq(v) => v.push(value),
+                Node::Map(m, pending) => {
+                    if let Some((k, _)) = pending.take() {
+                        m.insert(k, value);
+                    }
+                }
+            },
+        }
+    }
+
+    fn remember(
+        &mut self,
+        anchor: usize,
+        value: &Value,
+        pointer: &str,
+        mark: (usize, usize, usize),
+    ) {
+        let spans = self
+            .spans
+            .entries
+            .iter()
+            .skip(mark.0)
+            .filter_map(|(p, s)| p.strip_prefix(pointer).map(|rel| (rel.to_string(), *s)))
+            .collect::<Vec<_>>();
+        let nodes = spans.len().max(1) + (self.expanded - mark.2);
+        self.anchors.insert(
+            anchor,
+            Anchored {
+                value: value.clone(),
+                spans,
+                aliases: self.aliases - mark.1,
+                nodes,
+            },
+        );
+    }
+
+    /// Expands alias `id` at `at`, counting it and the aliases inside it.
+    fn alias(&mut self, id: usize, at: LineCol) -> Result<(), Diagnostic> {
+        let Some(a) = self.anchors.get(&id) else {
+            return Err(parse_error(self.file, at, "an alias to an unknown anchor"));
+        };
+        self.aliases = self.aliases.saturating_add(1).saturating_add(a.aliases);
+        self.expanded = self.expanded.saturating_add(a.nodes);
+        if self.aliases > MAX_YAML_ALIASES || self.expanded > MAX_YAML_EXPANDED_NODES {
+            return Err(Diagnostic::error(
+                Code::Limit,
+                format!(
+                    "too many alias expansions (at most {MAX_YAML_ALIASES} per file, \
+                     counting aliases inside aliased nodes, and {MAX_YAML_EXPANDED_NODES} nodes)"
+                ),
+            )
+            .in_file(self.file)
+            .at_line_col(at.line, at.column));
+        }
+        if self.expects_key() {
+            return match &a.value {
+                Value::String(s) => {
+                    let s = s.clone();
+                    self.key(s, at)
+                }
+                _ => Err(parse_error(self.file, at, "a mapping key must be a string")),
+            };
+        }
+        let value = a.value.clone();
+        let inner: Vec<_> = a
+            .spans
+            .iter()
+            .filter(|(rel, _)| !rel.is_empty())
+            .cloned()
+            .collect();
+        let (pointer, key) = self.slot();
+        self.spans.entries.insert(pointer.clone(), (at, key));
+        for (rel, s) in inner {
+            self.spans.entries.insert(format!("{pointer}{rel}"), s);
+        }
+        self.attach(value, at);
+        Ok(())
+    }
+}
+
+/// Resolves a plain scalar by the YAML 1.2 core schema: null, booleans,
+/// decimal/octal (`0o`)/hex (`0x`) integers and floats; anything else is a
+/// string. Numbers become JSON numbers from their text (`+1` → `1`, `.5` →
+/// `0.5`, `0x1f` → `31`). `.inf` and `.nan` are errors: not JSON values.
+pub fn resolve_plain(s: &str) -> Result<Value, String> {
+    match s {
+        "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
+        "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
+        "false" | "False" | "FALSE" => return Ok(Value::Bool(false)),
+        _ => {}
+    }
+    let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
+    if matches!(unsigned, ".inf" | ".Inf" | ".INF") || matches!(s, ".nan" | ".NaN" | ".NAN") {
+        return Err(format!(
+            "`{s}` (infinity or not-a-number) is not allowed: values must be JSON numbers"
+        ));
+    }
+    let radix = |digits: &str, radix: u32| -> Result<Value, String> {
+        u128::from_str_radix(digits, radix)
+            .ok()
+            .and_then(|n| n.to_string().parse::<Number>().ok())
+            .map(Value::Number)
+            .ok_or_else(|| format!("the integer `{s}` is too large"))
+    };
+    if let Some(d) = s.strip_prefix("0o").filter(|d| is_digits(d, 8)) {
+        return radix(d, 8);
+    }
+    if let Some(d) = s.strip_prefix("0x").filter(|d| is_digits(d, 16)) {
+        return radix(d, 16);
+    }
+    match json_number_text(s) {
+        Some(text) => text
+            .parse::<Number>()
+            .map(Value::Number)
+            .map_err(|e| format!("the number `{s}` cannot be read: {e}")),
+        None => Ok(Value::String(s.to_string())),
+    }
+}
+
+fn is_digits(s: &str, radix: u32) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_digit(radix))
+}
+
+/// The JSON text of a core-schema decimal int or float
+/// (`[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`), or `None` when
+/// `s` is not one.
+fn json_number_text(s: &str) -> Option<String> {
+    let (neg, rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (mantissa, exp) = match rest.find(['e', 'E']) {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let (int, frac) = match mantissa.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (mantissa, None),
+    };
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    let int_ok = !int.is_empty() && digits(int);
+    let frac_ok = frac.is_none_or(|f| digits(f) && (int_ok || !f.is_empty()));
+    if !(int_ok || (int.is_empty() && frac.is_some_and(|f| !f.is_empty()))) || !frac_ok {
+        return None;
+    }
+    if let Some(e) = exp {
+        let ed = e.strip_prefix(['-', '+']).unwrap_or(e);
+        if ed.is_empty() || !digits(ed) {
+            return None;
+        }
+    }
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    let trimmed = int.trim_start_matches('0');
+    out.push_str(if trimmed.is_empty() { "0" } else { trimmed });
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(if f.is_empty() { "0" } else { f });
+    }
+    if let Some(e) = exp {
+        out.push('e');
+        out.push_str(e);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Document, Diagnostic> {
+        parse_yaml_inner("f.yaml", s.as_bytes())
+    }
+
+    fn at(d: &Diagnostic) -> (Option<u32>, Option<u32>) {
+        (d.location.line, d.location.column)
+    }
+
+    #[test]
+    fn core_schema_scalars() {
+        let n = |s: &str| resolve_plain(s).unwrap().to_string();
+        assert_eq!(n("12345678901234567.89"), "12345678901234567.89");
+        assert_eq!(n("+12"), "12");
+        assert_eq!(n("007"), "7");
+        assert_eq!(n("-0"), "-0");
+        assert_eq!(n(".5"), "0.5");
+        assert_eq!(n("5."), "5.0");
+        // Exponents read exactly as the same JSON text would.
+        let json = |s: &str| serde_json::from_str::<Value>(s).unwrap().to_string();
+        assert_eq!(n("1e3"), json("1e3"));
+        assert_eq!(n("+1.5E-2"), json("1.5E-2"));
+        assert_eq!(n("0o17"), "15");
+        assert_eq!(n("0x1F"), "31");
+        assert_eq!(n("~"), "null");
+        assert_eq!(n("True"), "true");
+        for s in [
+            "yes", "on", "1.2.3", "0x", "0o8", "1e", ".", "-", "1_000", "+.e1", "12a",
+        ] {
+            assert_eq!(resolve_plain(s).unwrap(), Value::String(s.into()), "{s}");
+        }
+        for s in [".inf", "-.Inf", "+.INF", ".nan", ".NaN"] {
+            assert!(resolve_plain(s).is_err(), "{s}");
+        }
+    }
+
+    #[test]
+    fn spans_for_values_and_keys() {
+        let doc = parse("a:\n  - x\n  - {b: 2}\nc: 'q'\n").unwrap();
+        let e = &doc.spans.entries;
+        let l = |line, column| LineCol { line, column };
+        assert_eq!(e["/a"].1, Some(l(1, 1)));
+        assert_eq!(e["/a/0"], (l(2, 5), None));
+        assert_eq!(e["/a/1"].0, l(3, 5));
+        assert_eq!(e["/a/1/b"], (l(3, 9), Some(l(3, 6))));
+        assert_eq!(e["/c"], (l(4, 4), Some(l(4, 1))));
+        assert_eq!(doc.value["a"][1]["b"].to_string(), "2");
+        assert_eq!(doc.value["c"], "q");
+    }
+
+    #[test]
+    fn duplicate_key_at_second() {
+        let d = parse("a: 1\nb:\n  x: 1\n  x: 2\n").unwrap_err();
+        assert_eq!(d.code, Code::Parse);
+        assert_eq!(at(&d), (Some(4), Some(3)));
+        assert_eq!(d.location.pointer.as_deref(), Some("/b/x"));
+    }
+
+    #[test]
+    fn non_string_keys() {
+        for (src, line_col) in [
+            ("a: 1\n1: x\n", (2, 1)),
+            ("true: x\n", (1, 1)),
+            ("? [a]\n: x\n", (1, 3)),
+            ("null: 1\n", (1, 1)),
+        ] {
+            let d = parse(src).unwrap_err();
+            assert_eq!(d.code, Code::Parse, "{src}");
+            assert_eq!(at(&d), (Some(line_col.0), Some(line_col.1)), "{src}");
+        }
+        assert!(parse("'1': x\n\"true\": y\n").is_ok());
+    }
+
+    #[test]
+    fn aliases_expand_with_spans() {
+        let doc = parse("a: &x {k: [1, 2]}\nb: *x\n").unwrap();
+        assert_eq!(doc.value["b"]["k"][1].to_string(), "2");
+        assert_eq!(doc.spans.entries["/b"].0, LineCol { line: 2, column: 4 });
+        assert_eq!(
+            doc.spans.entries["/b/k/1"].0,
+            LineCol {
+                line: 1,
+                column: 15
+            }
+        );
+    }
+
+    #[test]
+    fn top_level_must_be_mapping() {
+        for src in ["- 1\n", "3\n", "", "# only a comment\n"] {
+            assert_eq!(parse(src).unwrap_err().code, Code::Parse, "{src:?}");
+        }
+        assert_eq!(parse("a: 1\n---\nb: 2\n").unwrap_err().code, Code::Parse);
+    }
+
+    #[test]
+    fn inf_in_value_is_parse_at_value() {
+        let d = parse("a:\n  x: .inf\n").unwrap_err();
+        assert_eq!((d.code, at(&d)), (Code::Parse, (Some(2), Some(6))));
+    }
+}
