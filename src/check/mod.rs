@@ -1,3 +1,8 @@
 //! Stage 2: checks (Format 17). Schema validation, references, types and the
 //! semantic checks of a bundle, pack, package or session. Every problem is a
 //! [`crate::diag::Diagnostic`].
+
+pub mod schema;
+mod schema_errors;
+
+pub use schema::{SchemaError, SchemaKind, Schemas};
