@@ -11,3 +11,7 @@ pub mod session;
 pub mod story;
 pub mod templates;
 pub mod values;
+pub mod schema;
+mod schema_errors;
+
+pub use schema::{SchemaError, SchemaKind, Schemas};
