@@ -7,11 +7,11 @@ pub mod changes;
 pub mod conditions;
 pub mod keys;
 pub mod pack;
+pub mod schema;
+mod schema_errors;
 pub mod session;
 pub mod story;
 pub mod templates;
 pub mod values;
-pub mod schema;
-mod schema_errors;
 
 pub use schema::{SchemaError, SchemaKind, Schemas};

@@ -3,6 +3,9 @@
 //! beyond what is needed to read it safely: schema and semantic checks are the
 //! `check` stage's.
 
+// Loaders return one `Diagnostic` as their error; it is not worth boxing.
+#![allow(clippy::result_large_err)]
+
 pub mod bundle;
 pub mod document;
 pub mod forbidden;

@@ -1,0 +1,1 @@
+//! The conformance runner (placeholder).
