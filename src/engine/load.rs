@@ -134,7 +134,7 @@ pub fn compile_checked(
         ),
         None => (SessionIr::default(), false),
     };
-    Ok(Engine::new(ir, sess, has, DEFAULT_STRIDE))
+    Ok(Engine::new(story, ir, sess, has, DEFAULT_STRIDE))
 }
 
 /// Reads a bundle file or a pack directory as a bundle value (a pack is

@@ -12,6 +12,7 @@
 //! println!("{}", serde_json::Value::Object(engine.flatten(&state)));
 //! ```
 
+pub mod cel;
 pub mod eval;
 pub mod knows;
 pub mod load;
@@ -21,6 +22,7 @@ pub mod state;
 
 use serde_json::{Map, Value};
 
+use crate::check::story::Story;
 use crate::compile::session::Fired;
 use crate::compile::{Layout, SessionIr, StoryIr, Val};
 use crate::diag::Diagnostic;
@@ -36,7 +38,9 @@ pub const DEFAULT_STRIDE: u32 = 64;
 /// A compiled story with its (possibly empty) session, ready for queries.
 #[derive(Debug)]
 pub struct Engine {
-    /// The story.
+    /// The story as checked (for compiling expressions against it).
+    pub story: Story,
+    /// The compiled story.
     pub ir: StoryIr,
     /// The session (no messages when there is none).
     pub session: SessionIr,
@@ -74,7 +78,13 @@ impl Engine {
 
     /// Builds the engine from compiled parts: computes the initial state
     /// and replays every path once to keep checkpoints every `stride` levels.
-    pub fn new(ir: StoryIr, session: SessionIr, has_session: bool, stride: u32) -> Engine {
+    pub fn new(
+        story: Story,
+        ir: StoryIr,
+        session: SessionIr,
+        has_session: bool,
+        stride: u32,
+    ) -> Engine {
         let stride = stride.max(1);
         let mut scratch = Scratch::new(&ir);
         let init = initial(&ir, has_session.then_some(&session), &mut scratch);
@@ -86,6 +96,7 @@ impl Engine {
             }
         });
         Engine {
+            story,
             ir,
             session,
             has_session,
