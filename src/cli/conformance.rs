@@ -14,7 +14,10 @@ pub struct Args {
 /// failure, 3 when the folder does not exist.
 pub fn run(args: Args) -> i32 {
     if !args.dir.is_dir() {
-        eprintln!("troupe conformance: `{}` is not a folder", args.dir.display());
+        eprintln!(
+            "troupe conformance: `{}` is not a folder",
+            args.dir.display()
+        );
         return 3;
     }
     let report = crate::conformance::run_dir(&args.dir);

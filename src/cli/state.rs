@@ -47,7 +47,10 @@ pub fn run(args: Args) -> i32 {
         return 0;
     }
     match &args.at {
-        Some(id) => println!("state at message {id}: turn {}, round {}", state.turn, state.round),
+        Some(id) => println!(
+            "state at message {id}: turn {}, round {}",
+            state.turn, state.round
+        ),
         None => println!("initial state"),
     }
     if let Some(e) = &ending {

@@ -21,8 +21,7 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         (a, b) => a == b,
@@ -31,7 +30,10 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
 
 /// The keys of `expect` whose values differ in `actual` (missing included),
 /// as `key: expected E, got A` lines.
-pub fn subset_diff(expect: &serde_json::Map<String, Value>, actual: &serde_json::Map<String, Value>) -> Vec<String> {
+pub fn subset_diff(
+    expect: &serde_json::Map<String, Value>,
+    actual: &serde_json::Map<String, Value>,
+) -> Vec<String> {
     expect
         .iter()
         .filter_map(|(k, e)| match actual.get(k) {
@@ -63,6 +65,9 @@ mod tests {
         let a = json!({"a": 1.0, "b": 2});
         assert!(subset_diff(e.as_object().unwrap(), a.as_object().unwrap()).is_empty());
         let a = json!({"b": 2});
-        assert_eq!(subset_diff(e.as_object().unwrap(), a.as_object().unwrap()).len(), 1);
+        assert_eq!(
+            subset_diff(e.as_object().unwrap(), a.as_object().unwrap()).len(),
+            1
+        );
     }
 }

@@ -67,7 +67,11 @@ impl Report {
                 }
             }
         }
-        out.push_str(&format!("{} passed, {} failed\n", self.passed(), self.failed()));
+        out.push_str(&format!(
+            "{} passed, {} failed\n",
+            self.passed(),
+            self.failed()
+        ));
         out
     }
 }
@@ -111,11 +115,7 @@ pub fn case_files(dir: &Path) -> Vec<PathBuf> {
 pub fn run_dir(dir: &Path) -> Report {
     let mut report = Report::default();
     for f in case_files(dir) {
-        let shown = f
-            .strip_prefix(dir)
-            .unwrap_or(&f)
-            .display()
-            .to_string();
+        let shown = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
         report.results.extend(run_case(&f, &shown));
     }
     report
