@@ -74,6 +74,9 @@ fn tiny_session() {
     snapshot("tiny-session", &walk(&e));
 }
 
+/// at, turn, trust of mara/tobias/ines/ada, clues, avg_trust, present, ended.
+type Row = (&'static str, i64, [i64; 4], i64, f64, &'static [&'static str], bool);
+
 /// The hand-derived table of `examples/README.md` ("State along the main
 /// path"): turn, trust of mara/tobias/ines/ada, clues, avg_trust, present.
 #[test]
@@ -82,7 +85,7 @@ fn harbor_lights_matches_the_readme_table() {
         "examples/bundles/harbor-lights.bundle.json",
         "examples/bundles/sessions/harbor-lights.walkthrough.jsonl",
     );
-    let rows: &[(&str, i64, [i64; 4], i64, f64, &[&str], bool)] = &[
+    let rows: &[Row] = &[
         (
             "m1",
             0,
