@@ -75,7 +75,15 @@ fn tiny_session() {
 }
 
 /// at, turn, trust of mara/tobias/ines/ada, clues, avg_trust, present, ended.
-type Row = (&'static str, i64, [i64; 4], i64, f64, &'static [&'static str], bool);
+type Row = (
+    &'static str,
+    i64,
+    [i64; 4],
+    i64,
+    f64,
+    &'static [&'static str],
+    bool,
+);
 
 /// The hand-derived table of `examples/README.md` ("State along the main
 /// path"): turn, trust of mara/tobias/ines/ada, clues, avg_trust, present.
