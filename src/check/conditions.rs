@@ -520,3 +520,93 @@ fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn story(vars: Value) -> Story {
+        let bundle = json!({"troupe": "0.1", "kind": "bundle",
+            "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult",
+                            "variables": [{"id": "mood", "type": "number"}]}],
+            "scenarios": [{"id": "s", "name": "S", "cast": [{"character": "kai"}],
+                           "variables": vars}]});
+        crate::check::story::resolve(&bundle, 0, None, &mut Vec::new()).unwrap()
+    }
+
+    #[test]
+    fn thresholds_lower_to_typed_literals() {
+        let s = story(
+            json!([{"id": "gold", "type": "int"}, {"id": "imp", "type": "number"},
+                              {"id": "trust", "type": "int", "keys": ["old-kai"]}]),
+        );
+        assert_eq!(
+            lower_threshold(&s, "variable_above", "imp", &json!(60)).as_deref(),
+            Some("state.imp > 60.0")
+        );
+        assert_eq!(
+            lower_threshold(&s, "variable_equals", "gold", &json!(3)).as_deref(),
+            Some("state.gold == 3")
+        );
+        assert_eq!(
+            lower_threshold(&s, "variable_below", "trust.old-kai", &json!(2)).as_deref(),
+            Some("state.trust[\"old-kai\"] < 2")
+        );
+        assert_eq!(
+            lower_threshold(&s, "variable_above", "kai.mood", &json!(0.5)).as_deref(),
+            Some("state.kai.mood > 0.5")
+        );
+        assert!(lower_threshold(&s, "variable_above", "gold", &json!(1.5)).is_none());
+    }
+
+    #[test]
+    fn derived_order_follows_reads_then_declaration() {
+        let s = story(json!([
+            {"id": "a", "type": "int", "derived": "state.b + 1"},
+            {"id": "b", "type": "int", "derived": "state.c + 1"},
+            {"id": "c", "type": "int"},
+            {"id": "x", "type": "int", "derived": "state.y"},
+            {"id": "y", "type": "int", "derived": "state.x"},
+            {"id": "z", "type": "int", "derived": "state.x"}
+        ]));
+        let o = derived_order(&s);
+        assert_eq!(o.order, vec!["b", "a"]);
+        assert_eq!(o.cyclic, vec!["x", "y"]);
+        let mut out = Vec::new();
+        check_conditions(&s, &mut out);
+        let cycles: Vec<_> = out
+            .iter()
+            .filter(|d| d.code == Code::DerivedCycle)
+            .map(|d| d.location.pointer.clone().unwrap())
+            .collect();
+        assert_eq!(
+            cycles,
+            vec![
+                "/scenarios/0/variables/3/derived",
+                "/scenarios/0/variables/4/derived"
+            ]
+        );
+    }
+
+    #[test]
+    fn wrong_types_and_syntax_are_located_inside_the_expression() {
+        let s = story(
+            json!([{"id": "gold", "type": "int", "derived": "state.gold2 +"},
+                              {"id": "ok", "type": "bool", "derived": "1 + 1"}]),
+        );
+        let mut out = Vec::new();
+        check_conditions(&s, &mut out);
+        let syn = out.iter().find(|d| d.code == Code::CelSyntax).unwrap();
+        assert_eq!(
+            syn.location.pointer.as_deref(),
+            Some("/scenarios/0/variables/0/derived")
+        );
+        assert!(syn.location.inner.is_some());
+        let ty = out.iter().find(|d| d.code == Code::CelType).unwrap();
+        assert_eq!(
+            ty.location.pointer.as_deref(),
+            Some("/scenarios/0/variables/1/derived")
+        );
+    }
+}

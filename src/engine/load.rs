@@ -7,8 +7,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Engine, DEFAULT_STRIDE};
+use crate::check::story::Story;
 use crate::check::{self, SchemaKind, Schemas};
-use crate::compile::{compile_session, compile_story, SessionIr};
+use crate::compile::{compile_session, compile_story, SessionIr, StoryIr};
 use crate::diag::{Code, Diagnostic};
 use crate::load::{Document, SpanIndex};
 
@@ -94,21 +95,23 @@ pub fn load_documents(
     )
 }
 
-/// Compiles input that has passed its checks (no check runs here).
-pub fn compile_checked(
+fn internal(m: String) -> Vec<Diagnostic> {
+    vec![Diagnostic::error(
+        Code::Schema,
+        format!("cannot compile: {m}"),
+    )]
+}
+
+/// Resolves and compiles the story a session header names (or scenario
+/// `scenario`, else the first, without a session). No check runs here.
+pub fn compile_story_for(
     bundle: &Value,
-    session: Option<(Value, Vec<Value>)>,
+    header: Option<&Value>,
     scenario: Option<&str>,
-) -> Result<Engine, Vec<Diagnostic>> {
-    let internal = |m: String| {
-        vec![Diagnostic::error(
-            Code::Schema,
-            format!("cannot compile: {m}"),
-        )]
-    };
+) -> Result<(Story, StoryIr), Vec<Diagnostic>> {
     let mut sink = Vec::new();
-    let story = match &session {
-        Some((h, _)) => check::session::resolve_story(bundle, h, &mut sink),
+    let story = match header {
+        Some(h) => check::session::resolve_story(bundle, h, &mut sink),
         None => {
             let index = match scenario {
                 Some(id) => bundle
@@ -127,6 +130,16 @@ pub fn compile_checked(
         return Err(internal("the bundle has no such scenario".into()));
     };
     let ir = compile_story(&story).map_err(|e| internal(e.0))?;
+    Ok((story, ir))
+}
+
+/// Compiles input that has passed its checks (no check runs here).
+pub fn compile_checked(
+    bundle: &Value,
+    session: Option<(Value, Vec<Value>)>,
+    scenario: Option<&str>,
+) -> Result<Engine, Vec<Diagnostic>> {
+    let (story, ir) = compile_story_for(bundle, session.as_ref().map(|s| &s.0), scenario)?;
     let (sess, has) = match &session {
         Some((h, ms)) => (
             compile_session(&story, &ir, h, ms).map_err(|e| internal(e.0))?,
