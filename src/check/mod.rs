@@ -5,6 +5,7 @@
 pub mod bundle;
 pub mod changes;
 pub mod conditions;
+pub mod ids;
 pub mod keys;
 pub mod pack;
 pub mod session;

@@ -154,7 +154,7 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
                             Code::Order,
                             format!("parent `{p}` is not the ID of an earlier line"),
                         )
-                        .at(at("/parent")),
+                        .at(at("")),
                     );
                     PathFacts::default()
                 }
@@ -219,7 +219,17 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
             }
         }
         check_changes(story, array(m, "changes"), &at("/changes"), out);
+        let ended_before = path.ended;
         for (fi, f) in array(m, "firings").iter().enumerate() {
+            if path.ended && !ended_before {
+                out.push(
+                    Diagnostic::error(
+                        Code::AfterEnd,
+                        "this firing is recorded after the firing that ended the story",
+                    )
+                    .at(at(&format!("/firings/{fi}"))),
+                );
+            }
             if let Some(e) = f.get("event").and_then(Value::as_str) {
                 match events.get(e) {
                     None => out.push(
@@ -236,7 +246,7 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
                                     Code::RepeatedFiring,
                                     format!("event `{e}` does not repeat but already fired on this path"),
                                 )
-                                .at(at(&format!("/firings/{fi}"))),
+                                .at(at(&format!("/firings/{fi}/event"))),
                             );
                         }
                         if ev.end {
@@ -260,7 +270,7 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
                                 Code::RepeatedFiring,
                                 format!("outcome `{o}` was already reached on this path"),
                             )
-                            .at(at(&format!("/firings/{fi}"))),
+                            .at(at(&format!("/firings/{fi}/outcome"))),
                         );
                     }
                     path.ended = true;
