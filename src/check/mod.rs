@@ -8,7 +8,11 @@ pub mod conditions;
 pub mod ids;
 pub mod keys;
 pub mod pack;
+pub mod schema;
+mod schema_errors;
 pub mod session;
 pub mod story;
 pub mod templates;
 pub mod values;
+
+pub use schema::{SchemaError, SchemaKind, Schemas};

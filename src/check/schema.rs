@@ -1,0 +1,410 @@
+//! Schema validation (Format 2.2, 15, 17.2): every bundle, session line and
+//! pack file is validated against its JSON Schema 2020-12 document in
+//! `schemas/`, and each failure becomes a [`Diagnostic`] with code `SCHEMA`, or
+//! `UNKNOWN_FIELD` for a property the format does not define, located at the
+//! property itself.
+//!
+//! The schemas are embedded in the binary (`include_str!`), registered under
+//! their `$id`s in one `jsonschema::Registry` and compiled once, offline: no
+//! `$ref` is ever fetched from the network.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use jsonschema::{Registry, Validator};
+use serde_json::Value;
+
+use super::schema_errors::{problems, Problem};
+use crate::diag::{escape_token, Diagnostic};
+use crate::load::Document;
+
+/// Which schema a document is validated against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SchemaKind {
+    /// A bundle (`*.troupe.json`, `bundle.json`): Format 3–11.
+    Bundle,
+    /// Line 1 of a session file: Format 12.
+    SessionHeader,
+    /// A session line after the header: Format 7.
+    Message,
+    /// A pack's `manifest.yaml`: Format 13.1.
+    Manifest,
+    /// A pack's `scenarios/*.yaml`: Format 13.2.
+    PackScenario,
+    /// A pack's `npcs/*.yaml`: Format 13.3.
+    Npc,
+    /// A pack's `rubrics/*.yaml`: Format 13.5.
+    Rubric,
+    /// A pack's `safety/*.yaml`: Format 13.4.
+    Safety,
+    /// A pack's `scenes/*.yaml`: Format 13.6.
+    Scene,
+    /// A pack's `worlds/*.yaml`: Format 13.7.
+    World,
+    /// A pack's `tests/*.yaml` fixture: Format 13.8.
+    PackTest,
+    /// A pack's `playtests/*.yaml`: Format 13.9.
+    Playtest,
+    /// A pack's `personas/*.yaml`: Format 13.9.
+    Persona,
+    /// A conformance case file (`conformance/cases/**.json`).
+    ConformanceCase,
+}
+
+/// The `$id` prefix of every format 0.1 schema.
+pub const ID_BASE: &str = "https://troupe.dev/schemas/0.1/";
+
+impl SchemaKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: &'static [SchemaKind] = &[
+        SchemaKind::Bundle,
+        SchemaKind::SessionHeader,
+        SchemaKind::Message,
+        SchemaKind::Manifest,
+        SchemaKind::PackScenario,
+        SchemaKind::Npc,
+        SchemaKind::Rubric,
+        SchemaKind::Safety,
+        SchemaKind::Scene,
+        SchemaKind::World,
+        SchemaKind::PackTest,
+        SchemaKind::Playtest,
+        SchemaKind::Persona,
+        SchemaKind::ConformanceCase,
+    ];
+
+    /// The schema's path inside `schemas/` (`bundle.schema.json`).
+    pub fn file(self) -> &'static str {
+        match self {
+            SchemaKind::Bundle => "bundle.schema.json",
+            SchemaKind::SessionHeader => "session-header.schema.json",
+            SchemaKind::Message => "message.schema.json",
+            SchemaKind::Manifest => "manifest.schema.json",
+            SchemaKind::PackScenario => "scenario.schema.json",
+            SchemaKind::Npc => "npc.schema.json",
+            SchemaKind::Rubric => "rubric.schema.json",
+            SchemaKind::Safety => "safety.schema.json",
+            SchemaKind::Scene => "scene.schema.json",
+            SchemaKind::World => "world.schema.json",
+            SchemaKind::PackTest => "pack-test.schema.json",
+            SchemaKind::Playtest => "playtest.schema.json",
+            SchemaKind::Persona => "persona.schema.json",
+            SchemaKind::ConformanceCase => "conformance/case.schema.json",
+        }
+    }
+
+    /// The schema's `$id`: [`ID_BASE`] followed by [`SchemaKind::file`].
+    pub fn id(self) -> String {
+        format!("{ID_BASE}{}", self.file())
+    }
+}
+
+/// Every embedded schema document: its path inside `schemas/` and its text.
+/// `defs.schema.json` holds the shared definitions and validates nothing itself.
+pub const SOURCES: &[(&str, &str)] = &[
+    (
+        "defs.schema.json",
+        include_str!("../../schemas/defs.schema.json"),
+    ),
+    (
+        "bundle.schema.json",
+        include_str!("../../schemas/bundle.schema.json"),
+    ),
+    (
+        "session-header.schema.json",
+        include_str!("../../schemas/session-header.schema.json"),
+    ),
+    (
+        "message.schema.json",
+        include_str!("../../schemas/message.schema.json"),
+    ),
+    (
+        "manifest.schema.json",
+        include_str!("../../schemas/manifest.schema.json"),
+    ),
+    (
+        "scenario.schema.json",
+        include_str!("../../schemas/scenario.schema.json"),
+    ),
+    (
+        "npc.schema.json",
+        include_str!("../../schemas/npc.schema.json"),
+    ),
+    (
+        "rubric.schema.json",
+        include_str!("../../schemas/rubric.schema.json"),
+    ),
+    (
+        "safety.schema.json",
+        include_str!("../../schemas/safety.schema.json"),
+    ),
+    (
+        "scene.schema.json",
+        include_str!("../../schemas/scene.schema.json"),
+    ),
+    (
+        "world.schema.json",
+        include_str!("../../schemas/world.schema.json"),
+    ),
+    (
+        "pack-test.schema.json",
+        include_str!("../../schemas/pack-test.schema.json"),
+    ),
+    (
+        "playtest.schema.json",
+        include_str!("../../schemas/playtest.schema.json"),
+    ),
+    (
+        "persona.schema.json",
+        include_str!("../../schemas/persona.schema.json"),
+    ),
+    (
+        "conformance/case.schema.json",
+        include_str!("../../schemas/conformance/case.schema.json"),
+    ),
+];
+
+/// Why the embedded schemas could not be compiled. Only a broken build of
+/// Troupe itself can cause one; `tests/schemas.rs` builds them all.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SchemaError {
+    /// A schema file is not JSON.
+    #[error("schema {file} is not valid JSON: {message}")]
+    Json {
+        /// The schema's path inside `schemas/`.
+        file: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// A schema file has no `$id`, or one that does not match its path.
+    #[error("schema {file} must have the $id {expected}")]
+    BadId {
+        /// The schema's path inside `schemas/`.
+        file: String,
+        /// The `$id` it must have.
+        expected: String,
+    },
+    /// The registry could not be prepared (a bad URI or an unresolvable `$ref`).
+    #[error("schema registry: {0}")]
+    Registry(String),
+    /// A schema did not compile (an invalid schema or a `$ref` that does not resolve offline).
+    #[error("schema {file} does not compile: {message}")]
+    Build {
+        /// The schema's path inside `schemas/`.
+        file: String,
+        /// The compiler's message.
+        message: String,
+    },
+}
+
+/// The compiled schemas, built once per process ([`Schemas::get`]).
+pub struct Schemas {
+    validators: HashMap<SchemaKind, Validator>,
+    /// Every schema document by `$id`, to read a failing keyword's schema when
+    /// phrasing a message.
+    documents: HashMap<String, Value>,
+}
+
+impl std::fmt::Debug for Schemas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Schemas")
+            .field("kinds", &self.validators.len())
+            .finish()
+    }
+}
+
+static SCHEMAS: OnceLock<Result<Schemas, SchemaError>> = OnceLock::new();
+
+impl Schemas {
+    /// Parses every embedded schema, registers each under its `$id` and
+    /// compiles one validator per [`SchemaKind`], with `format` asserted and no
+    /// network access. Use [`Schemas::get`] to build them only once.
+    pub fn build() -> Result<Schemas, SchemaError> {
+        let mut documents = HashMap::new();
+        for (file, text) in SOURCES {
+            let value: Value = serde_json::from_str(text).map_err(|e| SchemaError::Json {
+                file: (*file).to_string(),
+                message: e.to_string(),
+            })?;
+            let expected = format!("{ID_BASE}{file}");
+            if value.get("$id").and_then(Value::as_str) != Some(expected.as_str()) {
+                return Err(SchemaError::BadId {
+                    file: (*file).to_string(),
+                    expected,
+                });
+            }
+            documents.insert(expected, value);
+        }
+        let registry = Registry::new()
+            .extend(documents.iter().map(|(id, v)| (id.clone(), v.clone())))
+            .and_then(|b| b.prepare())
+            .map_err(|e| SchemaError::Registry(e.to_string()))?;
+        let mut validators = HashMap::new();
+        for kind in SchemaKind::ALL {
+            let schema = documents
+                .get(&kind.id())
+                .ok_or_else(|| SchemaError::Registry(format!("no schema {}", kind.file())))?;
+            let validator = jsonschema::options()
+                .with_registry(&registry)
+                .offline()
+                .should_validate_formats(true)
+                .build(schema)
+                .map_err(|e| SchemaError::Build {
+                    file: kind.file().to_string(),
+                    message: e.to_string(),
+                })?;
+            validators.insert(*kind, validator);
+        }
+        Ok(Schemas {
+            validators,
+            documents,
+        })
+    }
+
+    /// The schemas of this process, built on first use, or why they could not be built.
+    pub fn try_get() -> Result<&'static Schemas, &'static SchemaError> {
+        SCHEMAS.get_or_init(Schemas::build).as_ref()
+    }
+
+    /// The schemas of this process, built on first use.
+    ///
+    /// # Panics
+    ///
+    /// Only if the embedded schemas are broken, which no input can cause and
+    /// `tests/schemas.rs` rules out.
+    pub fn get() -> &'static Schemas {
+        match Schemas::try_get() {
+            Ok(s) => s,
+            Err(e) => panic!("the embedded JSON Schemas are broken: {e}"),
+        }
+    }
+
+    /// Validates `doc.value` against the schema of `kind` (Format 17.2).
+    ///
+    /// Each problem is one diagnostic: `UNKNOWN_FIELD` at the unknown property
+    /// (`/characters/0/mystery`) or at the `type` of a part of unknown type
+    /// (Format 7.2, 15), else `SCHEMA`. The pointer is `pointer_prefix`
+    /// followed by the JSON Pointer inside the document: the prefix is `""`
+    /// for bundles and pack files, `"header"` for a session header and
+    /// `"message:<id>"` for a message. Line and column come from `doc.spans`.
+    /// One problem is reported once, however many schema paths found it; the
+    /// result is in the order the values are written.
+    pub fn validate(
+        &self,
+        kind: SchemaKind,
+        doc: &Document,
+        pointer_prefix: &str,
+    ) -> Vec<Diagnostic> {
+        let Some(validator) = self.validators.get(&kind) else {
+            return Vec::new();
+        };
+        let lookup = |uri: &str| self.keyword_schema(uri);
+        let mut found: Vec<Problem> = Vec::new();
+        for error in validator.iter_errors(&doc.value) {
+            problems(&error, &lookup, &mut found);
+        }
+        if found.is_empty() {
+            return Vec::new();
+        }
+        let order = document_order(&doc.value);
+        found.sort_by_cached_key(|p| (position(&order, &p.pointer), p.pointer.clone(), p.code));
+        found.dedup_by(|b, a| a.code == b.code && a.pointer == b.pointer);
+        found
+            .into_iter()
+            .map(|p| {
+                let at = if p.at_key {
+                    doc.spans.locate_key(&p.pointer)
+                } else {
+                    doc.spans.locate(&p.pointer)
+                };
+                let mut d = Diagnostic::error(p.code, p.message)
+                    .in_file(doc.file.clone())
+                    .at(format!("{pointer_prefix}{}", p.pointer));
+                if let Some(lc) = at {
+                    d = d.at_line_col(lc.line, lc.column);
+                }
+                d
+            })
+            .collect()
+    }
+
+    /// The schema object that holds the keyword at an absolute keyword
+    /// location (`https://troupe.dev/schemas/0.1/defs.schema.json#/$defs/part/else/properties/type/const`
+    /// → the object at `/$defs/part/else/properties/type`).
+    fn keyword_schema(&self, uri: &str) -> Option<&Value> {
+        let (base, fragment) = uri.split_once('#')?;
+        let doc = self.documents.get(base)?;
+        let fragment = percent_decode(fragment);
+        let parent = match fragment.rfind('/') {
+            Some(i) => &fragment[..i],
+            None => "",
+        };
+        doc.pointer(parent)
+    }
+}
+
+/// The pre-order position of every value of a document, by JSON Pointer, so
+/// that diagnostics come out in the order their values are written.
+fn document_order(value: &Value) -> HashMap<String, usize> {
+    fn walk(v: &Value, pointer: &mut String, out: &mut HashMap<String, usize>) {
+        out.insert(pointer.clone(), out.len());
+        let len = pointer.len();
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    pointer.push('/');
+                    pointer.push_str(&escape_token(k));
+                    walk(x, pointer, out);
+                    pointer.truncate(len);
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    pointer.push('/');
+                    pointer.push_str(&i.to_string());
+                    walk(x, pointer, out);
+                    pointer.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = HashMap::new();
+    walk(value, &mut String::new(), &mut out);
+    out
+}
+
+/// The document position of `pointer`, or of its nearest ancestor that exists.
+fn position(order: &HashMap<String, usize>, pointer: &str) -> usize {
+    let mut p = pointer;
+    loop {
+        if let Some(i) = order.get(p) {
+            return *i;
+        }
+        match p.rfind('/') {
+            Some(i) => p = &p[..i],
+            None => return 0,
+        }
+    }
+}
+
+/// Decodes `%XX` escapes of a URI fragment (`%24defs` → `$defs`).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'%' {
+            let hi = bytes.get(i + 1).and_then(|c| (*c as char).to_digit(16));
+            let lo = bytes.get(i + 2).and_then(|c| (*c as char).to_digit(16));
+            if let (Some(hi), Some(lo)) = (hi, lo) {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
