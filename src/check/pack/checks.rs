@@ -6,7 +6,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::lower::{normalize_ref, PackValues};
+use super::lower::PackValues;
+use crate::load::normalize_ref;
 use crate::diag::{Code, Diagnostic, Severity};
 
 /// The ID field of each pack file kind, by folder.
@@ -43,8 +44,8 @@ pub fn check_pack_files(files: &PackValues) -> Vec<Diagnostic> {
             let Some(r) = e.as_str() else { continue };
             let at = format!("/entry_scenarios/{k}");
             match normalize_ref(r) {
-                Err(why) => out.push(
-                    Diagnostic::error(Code::PathTraversal, why)
+                Err(e) => out.push(
+                    Diagnostic::error(e.code, e.message)
                         .in_file("manifest.yaml")
                         .at(at),
                 ),

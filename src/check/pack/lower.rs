@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::origin::Origins;
 use crate::diag::{escape_token, Code, Diagnostic};
+use crate::load::normalize_ref;
 
 /// A pack's parsed YAML files by pack-relative path (`npcs/dealer.yaml`),
 /// the manifest included as `manifest.yaml`.
@@ -26,35 +27,9 @@ pub struct Lowered {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Normalizes a pack-relative reference lexically (Format 13): `./` and
-/// `a/../` are resolved; a NUL, an absolute path, a backslash or a `..` that
-/// leaves the root is PATH_TRAVERSAL (`Err`).
-pub fn normalize_ref(reference: &str) -> Result<String, String> {
-    if reference.contains('\0') {
-        return Err("the reference holds a NUL byte".into());
-    }
-    if reference.starts_with('/') || reference.contains('\\') || reference.contains(':') {
-        return Err(format!(
-            "`{reference}` is not a relative path inside the pack"
-        ));
-    }
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in reference.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                if parts.pop().is_none() {
-                    return Err(format!("`{reference}` escapes the pack root"));
-                }
-            }
-            s => parts.push(s),
-        }
-    }
-    Ok(parts.join("/"))
-}
-
 struct Lowerer<'a> {
     files: &'a PackValues,
+    exists: &'a dyn Fn(&str) -> bool,
     out: Lowered,
 }
 
@@ -63,15 +38,15 @@ impl Lowerer<'_> {
     /// when it is missing or escapes.
     fn follow(&mut self, file: &str, pointer: &str, reference: &str) -> Option<String> {
         match normalize_ref(reference) {
-            Err(why) => {
-                self.out.diagnostics.push(
-                    Diagnostic::error(Code::PathTraversal, why)
-                        .in_file(file)
-                        .at(pointer),
-                );
+            Err(e) => {
+                self.out
+                    .diagnostics
+                    .push(Diagnostic::error(e.code, e.message).in_file(file).at(pointer));
                 None
             }
             Ok(path) if self.files.contains_key(&path) => Some(path),
+            // A file that exists but did not parse has its own diagnostics.
+            Ok(path) if (self.exists)(&path) => None,
             Ok(path) => {
                 self.out.diagnostics.push(
                     Diagnostic::error(Code::MissingFile, format!("file not found: `{path}`"))
@@ -121,10 +96,13 @@ fn copy(from: &Value, to: &mut Map<String, Value>, fields: &[(&str, &str)]) {
     }
 }
 
-/// Lowers a pack's files to a bundle (Format 13.2).
-pub fn lower(files: &PackValues) -> Lowered {
+/// Lowers a pack's files to a bundle (Format 13.2). `exists` says whether a
+/// normalized path names a file of the pack (one that may have failed to
+/// parse and so is not in `files`).
+pub fn lower(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Lowered {
     let mut l = Lowerer {
         files,
+        exists,
         out: Lowered::default(),
     };
     let mut characters = Vec::new();
@@ -474,15 +452,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn refs_normalize_or_escape() {
-        assert_eq!(normalize_ref("./npcs/a.yaml").unwrap(), "npcs/a.yaml");
-        assert_eq!(normalize_ref("npcs/../npcs/a.yaml").unwrap(), "npcs/a.yaml");
-        assert!(normalize_ref("../../etc/passwd").is_err());
-        assert!(normalize_ref("/etc/passwd").is_err());
-        assert!(normalize_ref("npcs/a\0.yaml").is_err());
-    }
-
-    #[test]
     fn seed_shapes_lower_to_bundle_shapes() {
         let mut files = PackValues::new();
         files.insert(
@@ -495,7 +464,7 @@ mod tests {
             "state": {"variables": {"patience": {"type": "int", "default": 50}}},
             "ending_conditions": {"success": {"type": "variable_above", "variable": "patience", "threshold": 80}}
         }));
-        let l = lower(&files);
+        let l = lower(&files, &|_| false);
         assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
         let s = &l.bundle["scenarios"][0];
         assert_eq!(
@@ -528,7 +497,7 @@ mod tests {
     fn missing_and_escaping_refs_are_reported_at_the_ref() {
         let mut files = PackValues::new();
         files.insert("scenarios/car.yaml".into(), json!({"scenario_id": "car", "title": "Car", "npc": {"ref": "npcs/none.yaml"}, "rubric": {"ref": "../../etc/passwd"}}));
-        let l = lower(&files);
+        let l = lower(&files, &|_| false);
         let got: Vec<(Code, Option<String>)> = l
             .diagnostics
             .iter()

@@ -1,0 +1,368 @@
+//! The check entry points (Format 17): a bundle, a session with its bundle, a
+//! pack directory, a package, or a list of paths as `troupe check` gets them.
+//! Each runs the load stage's diagnostics, the version check, the schema
+//! check, then the semantic checks, and locates every diagnostic.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::bundle::check_bundle;
+use super::locate::{dedup, locate_in};
+use super::pack::{checks::check_pack_files, lower, origin::Origins};
+use super::schema::{SchemaKind, Schemas};
+use super::session::check_session;
+use crate::diag::render::Sources;
+use crate::diag::{escape_token, Code, Diagnostic, Severity};
+use crate::load::{self, Document, PackFileKind, PackFiles, SessionDoc};
+
+/// Codes that stop every other check of their file (Format 17.1).
+fn stops(d: &Diagnostic) -> bool {
+    matches!(
+        d.code,
+        Code::Encoding | Code::Parse | Code::Limit | Code::UnsupportedVersion
+    )
+}
+
+/// The outcome of checking: every diagnostic, and the texts they quote.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// Every diagnostic, in report order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The source texts, for human output.
+    pub sources: Sources,
+    /// The bundles that were read (a pack's lowered bundle), by name, for
+    /// sessions given after them.
+    pub bundles: Vec<(String, Value)>,
+}
+
+impl Checked {
+    /// True when no error was reported (and, with `strict`, no warning).
+    pub fn is_valid(&self, strict: bool) -> bool {
+        !self
+            .diagnostics
+            .iter()
+            .any(|d| d.is_error() || (strict && d.severity == Severity::Warning))
+    }
+}
+
+/// Checks one bundle document: version, schema, semantic checks (Format
+/// 2.3, 2.2, 3–11). Diagnostics are located in `doc`.
+pub fn check_bundle_document(doc: &Document) -> Vec<Diagnostic> {
+    if let Some(d) = load::check_version(doc, "troupe", "") {
+        return vec![d];
+    }
+    let mut out = Schemas::get().validate(SchemaKind::Bundle, doc, "");
+    let mut semantic = check_bundle(&doc.value);
+    for d in &mut semantic {
+        let p = d.location.pointer.clone().unwrap_or_default();
+        locate_in(d, doc, &p);
+    }
+    out.extend(semantic);
+    dedup(&mut out);
+    out
+}
+
+/// The pointer prefix of a message line: `message:<id>` (the ID escaped as
+/// a JSON Pointer token), or `line:<n>` when it has no string ID (Format 12.1).
+pub fn message_prefix(doc: &Document) -> String {
+    match doc.value.get("id").and_then(Value::as_str) {
+        Some(id) => format!("message:{}", escape_token(id)),
+        None => format!("line:{}", doc.first_line),
+    }
+}
+
+/// Checks a session's header and lines against `bundle` (Format 12, 7).
+/// The load diagnostics of the session are not included.
+pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagnostic> {
+    let Some(header) = &session.header else {
+        return Vec::new();
+    };
+    if let Some(d) = load::check_version(header, "troupe", "header") {
+        return vec![d];
+    }
+    let schemas = Schemas::get();
+    let mut out = schemas.validate(SchemaKind::SessionHeader, header, "header");
+    for m in &session.messages {
+        out.extend(schemas.validate(SchemaKind::Message, m, &message_prefix(m)));
+    }
+    let values: Vec<Value> = session.messages.iter().map(|m| m.value.clone()).collect();
+    let mut semantic = check_session(bundle, &header.value, &values);
+    for d in &mut semantic {
+        locate_session(d, session);
+    }
+    out.extend(semantic);
+    dedup(&mut out);
+    out
+}
+
+fn locate_session(d: &mut Diagnostic, session: &SessionDoc) {
+    let Some(p) = d.location.pointer.clone() else {
+        d.location.file.get_or_insert_with(|| session.file.clone());
+        return;
+    };
+    if let Some(rest) = p.strip_prefix("header") {
+        if let Some(h) = &session.header {
+            locate_in(d, h, rest);
+        }
+    } else if let Some(rest) = p.strip_prefix("message:") {
+        let (id, inner) = rest.split_once('/').map_or((rest, ""), |(a, b)| (a, b));
+        let inner = if inner.is_empty() {
+            String::new()
+        } else {
+            format!("/{inner}")
+        };
+        if let Some(m) = session
+            .messages
+            .iter()
+            .find(|m| message_prefix(m) == format!("message:{id}"))
+        {
+            locate_in(d, m, &inner);
+        }
+    }
+    d.location.file.get_or_insert_with(|| session.file.clone());
+}
+
+fn schema_kind(kind: PackFileKind) -> SchemaKind {
+    match kind {
+        PackFileKind::Scenario => SchemaKind::PackScenario,
+        PackFileKind::Npc => SchemaKind::Npc,
+        PackFileKind::Safety => SchemaKind::Safety,
+        PackFileKind::Rubric => SchemaKind::Rubric,
+        PackFileKind::Scene => SchemaKind::Scene,
+        PackFileKind::World => SchemaKind::World,
+        PackFileKind::Test => SchemaKind::PackTest,
+        PackFileKind::Playtest => SchemaKind::Playtest,
+        PackFileKind::Persona => SchemaKind::Persona,
+    }
+}
+
+/// Top-level files a pack may have besides its folders (Format 13.9).
+const ALLOWED_EXTRAS: &[&str] = &["README.md", "LICENSE", "LICENSE.md", "CHANGELOG.md"];
+
+/// Checks a scanned pack (Format 13) and returns its diagnostics and its
+/// lowered bundle (Format 13.2), which the pack's sessions are checked
+/// against.
+pub fn check_pack(pack: &PackFiles) -> (Vec<Diagnostic>, Value) {
+    let schemas = Schemas::get();
+    let mut out = Vec::new();
+    let mut values = lower::PackValues::new();
+    let mut docs: Vec<(&str, &Document)> = Vec::new();
+    if let Some(m) = &pack.manifest {
+        docs.push(("manifest.yaml", m));
+        match load::check_version(m, "schema_version", "") {
+            Some(d) => out.push(d),
+            None => {
+                out.extend(schemas.validate(SchemaKind::Manifest, m, ""));
+                values.insert("manifest.yaml".into(), m.value.clone());
+            }
+        }
+    }
+    for (path, (kind, doc)) in &pack.files {
+        docs.push((path, doc));
+        match load::check_version(doc, "schema_version", "") {
+            Some(d) => out.push(d),
+            None => {
+                out.extend(schemas.validate(schema_kind(*kind), doc, ""));
+                values.insert(path.clone(), doc.value.clone());
+            }
+        }
+    }
+    let find = |file: &str| docs.iter().find(|(p, _)| *p == file).map(|(_, d)| *d);
+    let locate_file = |d: &mut Diagnostic| {
+        let file = d.location.file.clone().unwrap_or_default();
+        let p = d.location.pointer.clone().unwrap_or_default();
+        if let Some(doc) = find(&file) {
+            locate_in(d, doc, &p);
+        }
+    };
+    let mut pack_diags = check_pack_files(&values);
+    let exists = |p: &str| pack.all_files.contains(p);
+    let lowered = lower::lower(&values, &exists);
+    pack_diags.extend(lowered.diagnostics);
+    for d in &mut pack_diags {
+        locate_file(d);
+    }
+    out.extend(pack_diags);
+    let mut semantic = check_bundle(&lowered.bundle);
+    for d in &mut semantic {
+        translate(d, &lowered.origins);
+        locate_file(d);
+    }
+    out.extend(semantic);
+    for (_, session) in &pack.sessions {
+        out.extend(check_session_document(&lowered.bundle, session));
+    }
+    for other in &pack.other {
+        if ALLOWED_EXTRAS.contains(&other.as_str()) {
+            continue;
+        }
+        out.push(
+            Diagnostic::error(
+                Code::Advisory,
+                format!("`{other}` is not part of the pack format and is ignored"),
+            )
+            .with_severity(Severity::Warning)
+            .in_file(other.as_str())
+            .at(""),
+        );
+    }
+    dedup(&mut out);
+    (out, lowered.bundle)
+}
+
+/// Moves a diagnostic found on a lowered bundle to the pack file and pointer
+/// it came from.
+fn translate(d: &mut Diagnostic, origins: &Origins) {
+    if let Some(p) = &d.location.pointer {
+        if let Some((file, pointer)) = origins.translate(p) {
+            d.location.file = Some(file);
+            d.location.pointer = Some(pointer);
+        }
+    }
+}
+
+/// Checks every path as `troupe check` does (Format 17): directories as
+/// packs, `.troupe` files as packages, `.jsonl` files as sessions (against
+/// the first bundle or pack given before or after them that has the
+/// session's scenario), anything else as a bundle (`.json`, `.yaml`).
+pub fn check_paths(paths: &[PathBuf]) -> Checked {
+    let mut checked = Checked::default();
+    let mut sessions: Vec<(String, SessionDoc)> = Vec::new();
+    for path in paths {
+        let name = path.display().to_string();
+        if !path.exists() {
+            checked.diagnostics.push(
+                Diagnostic::error(Code::MissingFile, format!("no such file or folder: {name}"))
+                    .in_file(name),
+            );
+            continue;
+        }
+        if path.is_dir() {
+            check_pack_path(path, &mut checked);
+        } else if has_ext(path, "troupe") {
+            check_package_path(path, &mut checked);
+        } else if has_ext(path, "jsonl") {
+            let loaded = load::read_session(path);
+            checked.diagnostics.extend(loaded.diagnostics);
+            if let Some(s) = loaded.value {
+                add_session_sources(&mut checked.sources, &s);
+                sessions.push((name, s));
+            }
+        } else {
+            let loaded = load::read_bundle(path);
+            let had_errors = loaded.diagnostics.iter().any(stops);
+            checked.diagnostics.extend(loaded.diagnostics);
+            if let Some(doc) = loaded.value {
+                checked.sources.add(doc.file.clone(), doc.text.clone());
+                if !had_errors {
+                    let diags = check_bundle_document(&doc);
+                    let usable = !diags.iter().any(stops);
+                    checked.diagnostics.extend(diags);
+                    if usable {
+                        checked.bundles.push((name, doc.value.clone()));
+                    }
+                }
+            }
+        }
+    }
+    for (name, session) in sessions {
+        let scenario = session
+            .header
+            .as_ref()
+            .and_then(|h| h.value.get("scenario"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let bundle = checked.bundles.iter().find(|(_, b)| {
+            b.get("scenarios")
+                .and_then(Value::as_array)
+                .is_some_and(|s| {
+                    s.iter()
+                        .any(|x| x.get("id").and_then(Value::as_str) == scenario.as_deref())
+                })
+        });
+        match (bundle, &checked.bundles.first()) {
+            (Some((_, b)), _) | (None, Some((_, b))) => {
+                let b = b.clone();
+                checked.diagnostics.extend(check_session_document(&b, &session));
+            }
+            (None, None) => checked.diagnostics.push(
+                Diagnostic::error(
+                    Code::MissingFile,
+                    "a session is checked against its bundle: give the bundle or pack on the same command line",
+                )
+                .in_file(name),
+            ),
+        }
+    }
+    checked
+}
+
+fn add_session_sources(sources: &mut Sources, s: &SessionDoc) {
+    // Session lines each keep their own text; the human renderer quotes the
+    // whole file, so join them back in line order.
+    let mut lines: Vec<(u32, &str)> = s
+        .header
+        .iter()
+        .chain(s.messages.iter())
+        .map(|d| (d.first_line, d.text.as_ref()))
+        .collect();
+    lines.sort_by_key(|(n, _)| *n);
+    let mut text = String::new();
+    let mut at = 1;
+    for (n, line) in lines {
+        while at < n {
+            text.push('\n');
+            at += 1;
+        }
+        text.push_str(line.trim_end_matches(['\r', '\n']));
+        text.push('\n');
+        at += 1;
+    }
+    sources.add(s.file.clone(), text.into());
+}
+
+fn check_pack_path(path: &Path, checked: &mut Checked) {
+    let loaded = load::scan_pack(path);
+    checked.diagnostics.extend(loaded.diagnostics);
+    let Some(pack) = loaded.value else { return };
+    let root = path.display().to_string();
+    let (mut diags, bundle) = check_pack(&pack);
+    if let Some(m) = &pack.manifest {
+        checked.sources.add(prefixed(&root, &m.file), m.text.clone());
+    }
+    for (_, doc) in pack.files.values() {
+        checked.sources.add(prefixed(&root, &doc.file), doc.text.clone());
+    }
+    for s in pack.sessions.values() {
+        add_session_sources(&mut checked.sources, s);
+    }
+    for d in &mut diags {
+        if let Some(f) = &d.location.file {
+            d.location.file = Some(prefixed(&root, f));
+        }
+    }
+    checked.diagnostics.extend(diags);
+    checked.bundles.push((root, bundle));
+}
+
+/// Pack file names are relative to the pack root; diagnostics show them
+/// under the root as given (`examples/packs/x/npcs/a.yaml`).
+fn prefixed(root: &str, file: &str) -> String {
+    if file.starts_with(root) {
+        file.to_string()
+    } else {
+        format!("{}/{}", root.trim_end_matches('/'), file)
+    }
+}
+
+fn check_package_path(path: &Path, checked: &mut Checked) {
+    let _ = path;
+    checked.diagnostics.push(
+        Diagnostic::error(Code::Parse, "packages are not read yet").in_file(path.display().to_string()),
+    );
+}
+
+fn has_ext(path: &Path, ext: &str) -> bool {
+    path.extension().and_then(|e| e.to_str()) == Some(ext)
+}
