@@ -589,3 +589,71 @@ fn output_is_deterministic_and_sorted() {
         ]
     );
 }
+
+#[test]
+fn integers_outside_i64_are_schema() {
+    let header = |seed: &str| {
+        serde_json::from_str::<Value>(&format!(
+            r#"{{"troupe": "0.1", "kind": "session", "scenario": "s", "seed": {seed}}}"#
+        ))
+        .unwrap()
+    };
+    assert!(found(SchemaKind::SessionHeader, header("9223372036854775807")).is_empty());
+    assert_eq!(
+        found(SchemaKind::SessionHeader, header("9223372036854775808")),
+        vec![schema("/seed")]
+    );
+    assert_eq!(
+        found(SchemaKind::SessionHeader, header("-1")),
+        vec![schema("/seed")]
+    );
+}
+
+/// Every object schema is closed with `additionalProperties: false` and an
+/// explicit property list; none uses `unevaluatedProperties`, whose failing
+/// subschemas would make it list valid names (so each problem is reported once).
+#[test]
+fn every_object_schema_is_closed() {
+    // Open on purpose: `if` tests, the `else` of a part of unknown type (its
+    // type alone is reported), the conformance test object (closed per type).
+    let open = [
+        "defs.schema.json#/$defs/part/else",
+        "conformance/case.schema.json#/$defs/test",
+    ];
+    fn walk(file: &str, ptr: &str, key: &str, v: &Value, open: &[&str], bad: &mut Vec<String>) {
+        let Value::Object(m) = v else {
+            if let Value::Array(a) = v {
+                for (i, x) in a.iter().enumerate() {
+                    walk(file, &format!("{ptr}/{i}"), key, x, open, bad);
+                }
+            }
+            return;
+        };
+        assert!(!m.contains_key("unevaluatedProperties"), "{file}#{ptr}");
+        let here = format!("{file}#{ptr}");
+        if key != "if"
+            && m.contains_key("properties")
+            && m.get("additionalProperties") != Some(&Value::Bool(false))
+            && !open.contains(&here.as_str())
+        {
+            bad.push(here);
+        }
+        for (k, x) in m {
+            if k == "properties" || k == "$defs" || k == "patternProperties" {
+                if let Value::Object(props) = x {
+                    for (name, s) in props {
+                        walk(file, &format!("{ptr}/{k}/{name}"), name, s, open, bad);
+                    }
+                }
+            } else {
+                walk(file, &format!("{ptr}/{k}"), k, x, open, bad);
+            }
+        }
+    }
+    let mut bad = Vec::new();
+    for (file, text) in SOURCES {
+        let v: Value = serde_json::from_str(text).unwrap();
+        walk(file, "", "", &v, &open, &mut bad);
+    }
+    assert!(bad.is_empty(), "open object schemas: {bad:#?}");
+}

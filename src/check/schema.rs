@@ -408,3 +408,32 @@ fn percent_decode(text: &str) -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_escapes_decode_and_bad_ones_stay() {
+        assert_eq!(percent_decode("/%24defs/x"), "/$defs/x");
+        assert_eq!(percent_decode("%2"), "%2");
+        assert_eq!(percent_decode("%zz%"), "%zz%");
+        assert_eq!(percent_decode("é%41"), "éA");
+    }
+
+    #[test]
+    fn positions_fall_back_to_the_nearest_ancestor() {
+        let order = document_order(&serde_json::json!({"a": {"b": 1}, "c": [1, 2]}));
+        assert_eq!(position(&order, ""), 0);
+        assert_eq!(position(&order, "/a/b"), 2);
+        assert_eq!(position(&order, "/c/1"), 5);
+        assert_eq!(position(&order, "/a/missing"), 1);
+    }
+
+    #[test]
+    fn every_kind_has_an_embedded_source() {
+        for kind in SchemaKind::ALL {
+            assert!(SOURCES.iter().any(|(f, _)| *f == kind.file()), "{kind:?}");
+        }
+    }
+}
