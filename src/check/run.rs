@@ -252,6 +252,13 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
         } else {
             let loaded = load::read_bundle(path);
             let had_errors = loaded.diagnostics.iter().any(stops);
+            if loaded.value.is_none() && !loaded.diagnostics.iter().any(|d| d.code == Code::Limit) {
+                // Quote the text of a file that did not parse.
+                if let Ok(bytes) = std::fs::read(path) {
+                    let text = String::from_utf8_lossy(&bytes).into_owned();
+                    checked.sources.add(name.clone(), text.into());
+                }
+            }
             checked.diagnostics.extend(loaded.diagnostics);
             if let Some(doc) = loaded.value {
                 checked.sources.add(doc.file.clone(), doc.text.clone());
@@ -295,6 +302,13 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
             ),
         }
     }
+    // A diagnostic about a whole file points at it with the empty pointer
+    // (Format 17.2).
+    for d in &mut checked.diagnostics {
+        if d.location.file.is_some() && d.location.pointer.is_none() {
+            d.location.pointer = Some(String::new());
+        }
+    }
     checked
 }
 
@@ -323,16 +337,25 @@ fn add_session_sources(sources: &mut Sources, s: &SessionDoc) {
 }
 
 fn check_pack_path(path: &Path, checked: &mut Checked) {
-    let loaded = load::scan_pack(path);
-    checked.diagnostics.extend(loaded.diagnostics);
-    let Some(pack) = loaded.value else { return };
     let root = path.display().to_string();
+    let loaded = load::scan_pack(path);
+    for mut d in loaded.diagnostics {
+        if let Some(f) = &d.location.file {
+            d.location.file = Some(prefixed(&root, f));
+        }
+        checked.diagnostics.push(d);
+    }
+    let Some(pack) = loaded.value else { return };
     let (mut diags, bundle) = check_pack(&pack);
     if let Some(m) = &pack.manifest {
-        checked.sources.add(prefixed(&root, &m.file), m.text.clone());
+        checked
+            .sources
+            .add(prefixed(&root, &m.file), m.text.clone());
     }
     for (_, doc) in pack.files.values() {
-        checked.sources.add(prefixed(&root, &doc.file), doc.text.clone());
+        checked
+            .sources
+            .add(prefixed(&root, &doc.file), doc.text.clone());
     }
     for s in pack.sessions.values() {
         add_session_sources(&mut checked.sources, s);
@@ -359,7 +382,8 @@ fn prefixed(root: &str, file: &str) -> String {
 fn check_package_path(path: &Path, checked: &mut Checked) {
     let _ = path;
     checked.diagnostics.push(
-        Diagnostic::error(Code::Parse, "packages are not read yet").in_file(path.display().to_string()),
+        Diagnostic::error(Code::Parse, "packages are not read yet")
+            .in_file(path.display().to_string()),
     );
 }
 

@@ -160,7 +160,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ),
     (
         "conformance/case.schema.json",
-        include_str!("../../schemas/conformance/case.schema.json"),
+        include_str!("../../conformance/case.schema.json"),
     ),
 ];
 

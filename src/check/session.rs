@@ -154,7 +154,7 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
                             Code::Order,
                             format!("parent `{p}` is not the ID of an earlier line"),
                         )
-                        .at(at("")),
+                        .at(at("/parent")),
                     );
                     PathFacts::default()
                 }
@@ -167,7 +167,7 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
                     Code::AfterEnd,
                     "this message continues a story that has already ended",
                 )
-                .at(at("/parent")),
+                .at(at("")),
             );
         }
         if let Some(o) = m.get("opening").and_then(Value::as_str) {

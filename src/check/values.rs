@@ -39,7 +39,14 @@ pub fn check_scalar(ty: ScalarType, v: &Value) -> Result<(), String> {
             "{v} does not fit an exact decimal (at most 28 significant digits)"
         ))
     } else if ty == ScalarType::Int && v.is_number() {
-        Err(format!("{v} is not an integer that fits 64 bits"))
+        let text = v.to_string();
+        if text.contains(['.', 'e', 'E']) {
+            Err(format!(
+                "{text} is not an integer: write int values without a fraction or exponent"
+            ))
+        } else {
+            Err(format!("{text} does not fit a 64-bit integer"))
+        }
     } else {
         Err(format!("expected {}, found {}", ty.name(), kind_of(v)))
     }

@@ -38,10 +38,15 @@ pub fn run(args: Args) -> i32 {
         let mut text = render_human(&checked.diagnostics, &checked.sources);
         let errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();
         let warnings = checked.diagnostics.len() - errors;
+        let counts = format!(
+            "{}, {}",
+            plural(errors, "error"),
+            plural(warnings, "warning")
+        );
         text.push_str(&if valid {
-            format!("✓ valid ({errors} errors, {warnings} warnings)\n")
+            format!("✓ valid ({counts})\n")
         } else {
-            format!("✗ invalid ({errors} errors, {warnings} warnings)\n")
+            format!("✗ invalid ({counts})\n")
         });
         write!(stdout, "{text}")
     };
@@ -52,5 +57,13 @@ pub fn run(args: Args) -> i32 {
         }
         _ if valid => 0,
         _ => 1,
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
     }
 }

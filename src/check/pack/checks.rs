@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::lower::PackValues;
-use crate::load::normalize_ref;
 use crate::diag::{Code, Diagnostic, Severity};
+use crate::load::normalize_ref;
 
 /// The ID field of each pack file kind, by folder.
 const ID_FIELDS: &[(&str, &str)] = &[

@@ -39,9 +39,11 @@ impl Lowerer<'_> {
     fn follow(&mut self, file: &str, pointer: &str, reference: &str) -> Option<String> {
         match normalize_ref(reference) {
             Err(e) => {
-                self.out
-                    .diagnostics
-                    .push(Diagnostic::error(e.code, e.message).in_file(file).at(pointer));
+                self.out.diagnostics.push(
+                    Diagnostic::error(e.code, e.message)
+                        .in_file(file)
+                        .at(pointer),
+                );
                 None
             }
             Ok(path) if self.files.contains_key(&path) => Some(path),
