@@ -380,11 +380,54 @@ fn prefixed(root: &str, file: &str) -> String {
 }
 
 fn check_package_path(path: &Path, checked: &mut Checked) {
-    let _ = path;
-    checked.diagnostics.push(
-        Diagnostic::error(Code::Parse, "packages are not read yet")
-            .in_file(path.display().to_string()),
-    );
+    let loaded = load::read_package(path);
+    checked.diagnostics.extend(loaded.diagnostics);
+    let Some(pkg) = loaded.value else { return };
+    let (diags, bundle) = check_package(&pkg);
+    if let Some(b) = &pkg.bundle {
+        checked.sources.add(b.file.clone(), b.text.clone());
+    }
+    for s in pkg.sessions.values() {
+        add_session_sources(&mut checked.sources, s);
+    }
+    checked.diagnostics.extend(diags);
+    if let Some(b) = bundle {
+        checked.bundles.push((path.display().to_string(), b));
+    }
+}
+
+/// Checks a read package (Format 14.3): its `bundle.json` as a bundle, every
+/// session in it against that bundle, and an ADVISORY for each entry the
+/// format does not define. Returns the diagnostics and the bundle when it is
+/// usable.
+pub fn check_package(pkg: &load::PackageDoc) -> (Vec<Diagnostic>, Option<Value>) {
+    let mut out = Vec::new();
+    let mut bundle = None;
+    if let Some(doc) = &pkg.bundle {
+        let diags = check_bundle_document(doc);
+        if !diags.iter().any(stops) {
+            bundle = Some(doc.value.clone());
+        }
+        out.extend(diags);
+    }
+    if let Some(b) = &bundle {
+        for s in pkg.sessions.values() {
+            out.extend(check_session_document(b, s));
+        }
+    }
+    for other in &pkg.other {
+        out.push(
+            Diagnostic::error(
+                Code::Advisory,
+                format!("package entry `{other}` is not part of the format and is ignored"),
+            )
+            .with_severity(Severity::Warning)
+            .in_file(pkg.file.clone())
+            .at(other.as_str()),
+        );
+    }
+    dedup(&mut out);
+    (out, bundle)
 }
 
 fn has_ext(path: &Path, ext: &str) -> bool {
