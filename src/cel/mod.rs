@@ -1,1 +1,32 @@
-//! CEL conditions (Format 11): parsing (the `cel` crate parser), a type checker, and an evaluator.
+//! CEL conditions (Format 11): parsing (the `cel` crate's parser), a type
+//! checker of Troupe's own, and an evaluator over compiled programs.
+//!
+//! ```
+//! use troupe::cel::{compile, Activation, Env, NoHost, Type, Value};
+//! let mut env = Env::new();
+//! env.declare("trust", Type::Int).declare("turn", Type::Int);
+//! let program = compile("trust > 60 && turn >= 3", &env).unwrap();
+//! let mut act = Activation::new(&env);
+//! act.set(env.slot("trust").unwrap(), Value::Int(70));
+//! act.set(env.slot("turn").unwrap(), Value::Int(3));
+//! assert!(program.eval_bool(&act, &mut NoHost));
+//! ```
+
+pub mod checker;
+pub mod dice;
+pub mod env;
+pub mod error;
+pub mod eval;
+pub mod functions;
+pub mod parse;
+pub mod program;
+pub mod suite;
+pub mod types;
+pub mod value;
+
+pub use env::{troupe_env, Activation, Env, Slot, StoryDecls};
+pub use error::{CelError, CelErrorKind, EvalError, EvalErrorKind};
+pub use eval::{Host, NoHost, NoObserver, Observer};
+pub use program::{compile, Branch, BranchKind, Program, DEFAULT_BUDGET};
+pub use types::{ObjectType, Type, TypeParseError};
+pub use value::{Key, Value};

@@ -1,17 +1,164 @@
-//! `troupe cel check|eval|run`.
+//! `troupe cel check|eval|run` (Format 11).
+
+use std::path::PathBuf;
+
+use crate::cel::{self, Activation, CelError, Env, NoHost, Type, Value};
 
 /// The `troupe cel` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// Parse and type-check an expression.
+    /// Parse and type-check an expression; prints its type.
     Check {
         /// The CEL expression.
         expr: String,
+        /// Declare a variable: NAME=TYPE (e.g. `trust=map(string, double)`).
+        #[arg(long = "decl", value_name = "NAME=TYPE")]
+        decls: Vec<String>,
+    },
+    /// Check and evaluate an expression; prints its value.
+    Eval {
+        /// The CEL expression.
+        expr: String,
+        /// Bind a variable: NAME=JSON. Undeclared names get the JSON value's
+        /// type (integers int, other numbers double, objects map(string, T)).
+        #[arg(long = "var", value_name = "NAME=JSON")]
+        vars: Vec<String>,
+        /// Declare a variable: NAME=TYPE.
+        #[arg(long = "decl", value_name = "NAME=TYPE")]
+        decls: Vec<String>,
+    },
+    /// Run CEL test lines (`data/cel/FORMAT.md`); ends with `N passed, M failed`.
+    Run {
+        /// A JSON Lines file of tests.
+        file: PathBuf,
     },
 }
 
 /// Runs a `troupe cel` subcommand; returns the exit code.
-pub fn run(_cmd: Command) -> i32 {
-    eprintln!("troupe cel: not built yet");
-    3
+pub fn run(cmd: Command) -> i32 {
+    match cmd {
+        Command::Check { expr, decls } => {
+            let env = match declare(&decls) {
+                Ok(env) => env,
+                Err(e) => return usage(&e),
+            };
+            match cel::compile(&expr, &env) {
+                Ok(p) => {
+                    println!("{}", p.result_type());
+                    0
+                }
+                Err(errs) => report(&expr, &errs),
+            }
+        }
+        Command::Eval { expr, vars, decls } => {
+            let mut env = match declare(&decls) {
+                Ok(env) => env,
+                Err(e) => return usage(&e),
+            };
+            let mut values = Vec::new();
+            for v in &vars {
+                let Some((name, json)) = v.split_once('=') else {
+                    return usage(&format!("--var `{v}` is not NAME=JSON"));
+                };
+                let value = match serde_json::from_str::<serde_json::Value>(json)
+                    .map_err(|e| e.to_string())
+                    .and_then(|j| Value::from_json(&j))
+                {
+                    Ok(value) => value,
+                    Err(e) => return usage(&format!("--var `{name}`: {e}")),
+                };
+                if env.lookup(name).is_none() {
+                    env.declare(name, type_of(&value));
+                }
+                values.push((name.to_string(), value));
+            }
+            let program = match cel::compile(&expr, &env) {
+                Ok(p) => p,
+                Err(errs) => return report(&expr, &errs),
+            };
+            let mut act = Activation::new(&env);
+            for (name, value) in values {
+                if !act.set_by_name(&env, &name, value) {
+                    return usage(&format!("--var `{name}` names an object: bind its fields"));
+                }
+            }
+            match program.eval(&act, &mut NoHost) {
+                Ok(v) => {
+                    println!("{v}");
+                    0
+                }
+                Err(e) => {
+                    eprintln!("evaluation error: {e}");
+                    1
+                }
+            }
+        }
+        Command::Run { file } => {
+            let text = match std::fs::read_to_string(&file) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("troupe cel run: cannot read {}: {e}", file.display());
+                    return 3;
+                }
+            };
+            let (passed, failed) = cel::suite::run_text(&text);
+            for (line, name, why) in &failed {
+                println!("{}:{line}: {name}: {why}", file.display());
+            }
+            println!("{passed} passed, {} failed", failed.len());
+            i32::from(!failed.is_empty())
+        }
+    }
+}
+
+fn usage(msg: &str) -> i32 {
+    eprintln!("troupe cel: {msg}");
+    2
+}
+
+fn declare(decls: &[String]) -> Result<Env, String> {
+    let mut env = Env::new();
+    for d in decls {
+        let (name, ty) = d
+            .split_once('=')
+            .ok_or_else(|| format!("--decl `{d}` is not NAME=TYPE"))?;
+        let ty = Type::parse(ty).map_err(|e| e.to_string())?;
+        env.declare(name.trim(), ty);
+    }
+    Ok(env)
+}
+
+/// The type of a bound JSON value: lists and maps take their elements'
+/// common type, or `dyn` when they differ or are empty.
+fn type_of(v: &Value) -> Type {
+    fn common<'a>(mut it: impl Iterator<Item = &'a Value>) -> Type {
+        let Some(first) = it.next() else {
+            return Type::Dyn;
+        };
+        let t = type_of(first);
+        if it.all(|v| type_of(v) == t) {
+            t
+        } else {
+            Type::Dyn
+        }
+    }
+    match v {
+        Value::Bool(_) => Type::Bool,
+        Value::Int(_) => Type::Int,
+        Value::Double(_) => Type::Double,
+        Value::String(_) => Type::String,
+        Value::List(l) => Type::list(common(l.iter())),
+        Value::Map(m) => Type::map(Type::String, common(m.values())),
+    }
+}
+
+fn report(expr: &str, errs: &[CelError]) -> i32 {
+    for e in errs {
+        eprintln!("{}: {}:{}: {}", e.code(), e.line, e.column, e.message);
+        if let Some(line) = expr.lines().nth(e.line.saturating_sub(1) as usize) {
+            eprintln!("  | {line}");
+            eprintln!("  | {}^", " ".repeat(e.column.saturating_sub(1) as usize));
+        }
+    }
+    1
 }

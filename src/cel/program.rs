@@ -1,0 +1,321 @@
+//! A compiled program (Format 11): the checked tree lowered to evaluation
+//! nodes, with constants folded, constant regular expressions compiled once,
+//! and comparisons of a slot with a constant specialized.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use regex::Regex;
+
+use super::checker::{ArithOp, CmpOp, Func, TExpr, TKind};
+use super::env::{Activation, Env};
+use super::error::{CelError, EvalError};
+use super::eval::{self, Host, NoObserver, Observer};
+use super::parse::{self, MacroKind};
+use super::types::Type;
+use super::value::Value;
+
+/// The default cost budget of one evaluation: comprehension iterations plus
+/// the lengths of lists and strings built by `+` (see [`Program::eval_with_budget`]).
+pub const DEFAULT_BUDGET: u64 = 100_000;
+
+/// An evaluation node.
+#[derive(Debug)]
+pub(crate) enum Node {
+    Const(Value),
+    Slot(u32),
+    SlotBound(u32),
+    Local(u32),
+    Not(Box<Node>),
+    Neg(Box<Node>),
+    Arith(ArithOp, Box<Node>, Box<Node>),
+    Cmp(CmpOp, Box<Node>, Box<Node>),
+    /// `slot <op> int constant`: the common condition shape.
+    CmpSlotInt(CmpOp, u32, i64),
+    And(Box<Node>, Box<Node>, u32),
+    Or(Box<Node>, Box<Node>, u32),
+    Cond(Box<Node>, Box<Node>, Box<Node>, u32),
+    Index(Box<Node>, Box<Node>),
+    In(Box<Node>, Box<Node>),
+    Select(Box<Node>, Arc<str>, bool),
+    Call(Func, Box<[Node]>),
+    MatchesConst(Box<Node>, Box<Regex>),
+    List(Box<[Node]>),
+    Map(Box<[(Node, Node)]>),
+    Comp {
+        kind: MacroKind,
+        range: Box<Node>,
+        pred: Option<Box<Node>>,
+        transform: Option<Box<Node>>,
+    },
+}
+
+/// What a branch is (for coverage): an operand of `&&` or `||`, or an arm
+/// of `?:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BranchKind {
+    /// The left operand of `&&`.
+    AndLeft,
+    /// The right operand of `&&`.
+    AndRight,
+    /// The left operand of `||`.
+    OrLeft,
+    /// The right operand of `||`.
+    OrRight,
+    /// The `then` arm of `?:`.
+    Then,
+    /// The `else` arm of `?:`.
+    Else,
+}
+
+/// One branch of a program, for coverage: its kind and the byte span of the
+/// operator it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Branch {
+    /// What the branch is.
+    pub kind: BranchKind,
+    /// Byte span of the operator (`&&`, `||`, `?`) in the source.
+    pub span: Range<usize>,
+}
+
+/// A compiled expression: checked once, evaluated many times.
+#[derive(Debug)]
+pub struct Program {
+    pub(crate) root: Node,
+    result_type: Type,
+    branches: Vec<Branch>,
+    source: String,
+}
+
+/// Parses, type-checks and lowers `source` against `env`.
+pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
+    let ast = parse::parse(source)?;
+    let (texpr, ty) = super::checker::check(&ast, source, env)?;
+    let mut l = Lowerer {
+        branches: Vec::new(),
+    };
+    let root = l.lower(texpr);
+    Ok(Program {
+        root,
+        result_type: ty,
+        branches: l.branches,
+        source: source.to_string(),
+    })
+}
+
+impl Program {
+    /// The type of the expression's value.
+    pub fn result_type(&self) -> &Type {
+        &self.result_type
+    }
+
+    /// The source text.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The branches (operands of `&&`/`||`, arms of `?:`), indexed by the
+    /// ids an [`Observer`] receives.
+    pub fn branches(&self) -> &[Branch] {
+        &self.branches
+    }
+
+    /// Evaluates with the default budget.
+    pub fn eval(&self, act: &Activation, host: &mut dyn Host) -> Result<Value, EvalError> {
+        self.eval_with_budget(act, host, DEFAULT_BUDGET)
+    }
+
+    /// Evaluates with a cost budget: each comprehension iteration costs 1,
+    /// each list or string built by `+` its length; going over is an
+    /// [`EvalError`] of kind `Budget`.
+    pub fn eval_with_budget(
+        &self,
+        act: &Activation,
+        host: &mut dyn Host,
+        budget: u64,
+    ) -> Result<Value, EvalError> {
+        eval::run(&self.root, act, host, budget, &mut NoObserver)
+    }
+
+    /// Evaluates and reports each branch taken to `observer`.
+    pub fn eval_observed(
+        &self,
+        act: &Activation,
+        host: &mut dyn Host,
+        observer: &mut dyn Observer,
+    ) -> Result<Value, EvalError> {
+        eval::run(&self.root, act, host, DEFAULT_BUDGET, observer)
+    }
+
+    /// Evaluates a condition (Format 11.6): true only when the value is
+    /// `true`; a runtime error counts as false.
+    pub fn eval_bool(&self, act: &Activation, host: &mut dyn Host) -> bool {
+        matches!(self.eval(act, host), Ok(Value::Bool(true)))
+    }
+}
+
+struct Lowerer {
+    branches: Vec<Branch>,
+}
+
+fn is_pure_const(n: &Node) -> Option<&Value> {
+    match n {
+        Node::Const(v) => Some(v),
+        _ => None,
+    }
+}
+
+impl Lowerer {
+    fn branch(&mut self, kind: BranchKind, span: &Range<usize>) -> u32 {
+        self.branches.push(Branch {
+            kind,
+            span: span.clone(),
+        });
+        (self.branches.len() - 1) as u32
+    }
+
+    fn lower(&mut self, t: TExpr) -> Node {
+        let span = t.span;
+        let node = match t.kind {
+            TKind::Const(v) => return Node::Const(v),
+            TKind::Slot(s) => return Node::Slot(s as u32),
+            TKind::SlotBound(s) => return Node::SlotBound(s as u32),
+            TKind::Local(i) => return Node::Local(i as u32),
+            TKind::Object(_) => return Node::Const(Value::Bool(false)),
+            TKind::Not(a) => Node::Not(Box::new(self.lower(*a))),
+            TKind::Neg(a) => Node::Neg(Box::new(self.lower(*a))),
+            TKind::Arith(op, a, b) => {
+                Node::Arith(op, Box::new(self.lower(*a)), Box::new(self.lower(*b)))
+            }
+            TKind::Cmp(op, a, b) => {
+                let (a, b) = (self.lower(*a), self.lower(*b));
+                match (&a, &b) {
+                    (Node::Slot(s), Node::Const(Value::Int(i))) => Node::CmpSlotInt(op, *s, *i),
+                    (Node::Const(Value::Int(i)), Node::Slot(s)) => {
+                        Node::CmpSlotInt(flip(op), *s, *i)
+                    }
+                    _ => Node::Cmp(op, Box::new(a), Box::new(b)),
+                }
+            }
+            TKind::And(a, b) => {
+                let id = self.branch(BranchKind::AndLeft, &span);
+                self.branch(BranchKind::AndRight, &span);
+                Node::And(Box::new(self.lower(*a)), Box::new(self.lower(*b)), id)
+            }
+            TKind::Or(a, b) => {
+                let id = self.branch(BranchKind::OrLeft, &span);
+                self.branch(BranchKind::OrRight, &span);
+                Node::Or(Box::new(self.lower(*a)), Box::new(self.lower(*b)), id)
+            }
+            TKind::Cond(c, a, b) => {
+                let id = self.branch(BranchKind::Then, &span);
+                self.branch(BranchKind::Else, &span);
+                Node::Cond(
+                    Box::new(self.lower(*c)),
+                    Box::new(self.lower(*a)),
+                    Box::new(self.lower(*b)),
+                    id,
+                )
+            }
+            TKind::Index(a, b) => Node::Index(Box::new(self.lower(*a)), Box::new(self.lower(*b))),
+            TKind::In(a, b) => Node::In(Box::new(self.lower(*a)), Box::new(self.lower(*b))),
+            TKind::Select(a, f, test) => Node::Select(Box::new(self.lower(*a)), f, test),
+            TKind::Call(Func::Matches, args) => {
+                let mut args: Vec<Node> = args.into_iter().map(|a| self.lower(a)).collect();
+                let pattern = match args.get(1) {
+                    Some(Node::Const(Value::String(p))) => eval::compile_regex(p).ok(),
+                    _ => None,
+                };
+                match (pattern, args.len()) {
+                    (Some(re), 2) => {
+                        args.truncate(1);
+                        match args.pop() {
+                            Some(s) => Node::MatchesConst(Box::new(s), Box::new(re)),
+                            None => Node::Const(Value::Bool(false)),
+                        }
+                    }
+                    _ => Node::Call(Func::Matches, args.into_boxed_slice()),
+                }
+            }
+            TKind::Call(f, args) => {
+                Node::Call(f, args.into_iter().map(|a| self.lower(a)).collect())
+            }
+            TKind::List(items) => Node::List(items.into_iter().map(|a| self.lower(a)).collect()),
+            TKind::Map(entries) => Node::Map(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (self.lower(k), self.lower(v)))
+                    .collect(),
+            ),
+            TKind::Comprehension {
+                kind,
+                range,
+                pred,
+                transform,
+            } => Node::Comp {
+                kind,
+                range: Box::new(self.lower(*range)),
+                pred: pred.map(|p| Box::new(self.lower(*p))),
+                transform: transform.map(|p| Box::new(self.lower(*p))),
+            },
+        };
+        fold(node)
+    }
+}
+
+fn flip(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::Le => CmpOp::Ge,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::Ge => CmpOp::Le,
+        other => other,
+    }
+}
+
+/// Folds a node whose operands are all constants into its value. Nodes that
+/// fail are kept (the error happens at run time, as CEL requires), and so are
+/// calls to the host (`hit`, `roll`) and comprehensions.
+fn fold(node: Node) -> Node {
+    let foldable = match &node {
+        Node::Not(a) | Node::Neg(a) => is_pure_const(a).is_some(),
+        Node::Arith(_, a, b) | Node::Cmp(_, a, b) | Node::Index(a, b) | Node::In(a, b) => {
+            is_pure_const(a).is_some() && is_pure_const(b).is_some()
+        }
+        // `false && x`, `true || x` etc. fold only when both sides are constant
+        // (an error on one side must still be absorbed at run time).
+        Node::And(a, b, _) | Node::Or(a, b, _) => {
+            is_pure_const(a).is_some() && is_pure_const(b).is_some()
+        }
+        Node::Cond(c, _, _, _) => is_pure_const(c).is_some(),
+        Node::Select(a, _, _) => is_pure_const(a).is_some(),
+        Node::MatchesConst(a, _) => is_pure_const(a).is_some(),
+        Node::Call(f, args) => {
+            !matches!(f, Func::Hit | Func::Roll) && args.iter().all(|a| is_pure_const(a).is_some())
+        }
+        Node::List(items) => items.iter().all(|a| is_pure_const(a).is_some()),
+        Node::Map(entries) => entries
+            .iter()
+            .all(|(k, v)| is_pure_const(k).is_some() && is_pure_const(v).is_some()),
+        _ => false,
+    };
+    if !foldable {
+        return node;
+    }
+    // Branch coverage still needs the taken arm of a constant condition to
+    // be reported; keep `?:` with a constant condition when it has branches.
+    if let Node::Cond(..) = node {
+        return node;
+    }
+    let act = Activation::default();
+    match eval::run(
+        &node,
+        &act,
+        &mut eval::NoHost,
+        DEFAULT_BUDGET,
+        &mut NoObserver,
+    ) {
+        Ok(v) => Node::Const(v),
+        Err(_) => node,
+    }
+}
