@@ -115,6 +115,7 @@ impl Lowerer<'_> {
                 ("rules", "rules"),
                 ("entries", "entries"),
                 ("difficulty", "difficulty"),
+                ("emotion", "emotion"),
                 ("extensions", "extensions"),
             ],
         );
