@@ -22,9 +22,9 @@ pub fn to_troupe(text: &str) -> String {
     let mut i = 0;
     while i < text.len() {
         let rest = &text[i..];
-        if rest.starts_with("{{") {
-            if let Some(end) = rest[2..].find("}}") {
-                let body = &rest[2..2 + end];
+        if let Some(after) = rest.strip_prefix("{{") {
+            if let Some(end) = after.find("}}") {
+                let body = &after[..end];
                 if let Some(m) = macro_to_troupe(body) {
                     out.push_str(&m);
                     i += 2 + end + 2;
@@ -33,8 +33,7 @@ pub fn to_troupe(text: &str) -> String {
             }
             out.push_str("\\{{");
             i += 2;
-        } else if rest.starts_with('\\') {
-            let next = &rest[1..];
+        } else if let Some(next) = rest.strip_prefix('\\') {
             if next.starts_with('\\') || next.starts_with("{{") {
                 out.push_str("\\\\");
             } else {
@@ -86,8 +85,7 @@ pub fn literal(text: &str) -> String {
         if rest.starts_with("{{") {
             out.push_str("\\{{");
             i += 2;
-        } else if rest.starts_with('\\') {
-            let next = &rest[1..];
+        } else if let Some(next) = rest.strip_prefix('\\') {
             if next.starts_with('\\') || next.starts_with("{{") {
                 out.push_str("\\\\");
             } else {
