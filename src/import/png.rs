@@ -15,8 +15,9 @@ use super::MAX_CARD_JSON_BYTES;
 pub const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
 
 /// Most bytes the PNG decoder may allocate for chunks (text included) while
-/// reading a card: 64 MiB. A larger `tEXt` chunk is LIMIT.
-const MAX_PNG_ALLOC: usize = 64 * 1024 * 1024;
+/// reading a card: 48 MiB, room for the base64 of a 16 MiB card and its
+/// copy. A larger `tEXt` chunk is LIMIT before it is read whole.
+const MAX_PNG_ALLOC: usize = 48 * 1024 * 1024;
 
 /// Returns the card JSON bytes of a PNG card: the `ccv3` chunk if present,
 /// else `chara`, base64-decoded.
