@@ -15,6 +15,7 @@ pub mod cel;
 pub mod check;
 pub mod cli;
 pub mod diag;
+pub mod import;
 pub mod load;
 pub mod model;
 pub mod template;

@@ -8,6 +8,8 @@ use clap::{Parser, Subcommand};
 
 pub mod cel;
 pub mod check;
+pub mod export;
+pub mod import;
 
 /// Troupe: check, compile, step and test scenario packs.
 #[derive(Debug, Parser)]
@@ -25,6 +27,12 @@ enum Command {
     /// Check and evaluate CEL conditions (Format 11).
     #[command(subcommand)]
     Cel(cel::Command),
+    /// Import Character Cards, lorebooks and chat logs (docs/import.md).
+    #[command(subcommand)]
+    Import(import::Command),
+    /// Export a bundle's character as a Character Card (docs/import.md).
+    #[command(subcommand)]
+    Export(export::Command),
 }
 
 /// Parses the process arguments, runs the subcommand and returns the exit code.
@@ -39,5 +47,7 @@ pub fn run() -> i32 {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Cel(cmd) => cel::run(cmd),
+        Command::Import(cmd) => import::run(cmd),
+        Command::Export(cmd) => export::run(cmd),
     }
 }

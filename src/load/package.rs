@@ -290,8 +290,9 @@ fn is_kept(name: &str) -> bool {
             .is_some_and(|s| !s.contains('/') && s.ends_with(".jsonl"))
 }
 
-/// Why an entry name is PATH_TRAVERSAL, if it is (Format 14).
-fn bad_name(raw: &[u8]) -> Option<&'static str> {
+/// Why an entry name is PATH_TRAVERSAL, if it is (Format 14); `None` when
+/// the name is safe. Also used by CHARX import.
+pub fn bad_name(raw: &[u8]) -> Option<&'static str> {
     if raw.contains(&0) {
         return Some("holds a NUL byte");
     }
