@@ -176,8 +176,8 @@ pub fn check_pack(pack: &PackFiles) -> (Vec<Diagnostic>, Value) {
             locate_in(d, doc, &p);
         }
     };
-    let mut pack_diags = check_pack_files(&values);
     let exists = |p: &str| pack.all_files.contains(p);
+    let mut pack_diags = check_pack_files(&values, &exists);
     let lowered = lower::lower(&values, &exists);
     pack_diags.extend(lowered.diagnostics);
     for d in &mut pack_diags {
