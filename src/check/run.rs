@@ -88,15 +88,27 @@ pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagn
     }
     let values: Vec<Value> = session.messages.iter().map(|m| m.value.clone()).collect();
     let mut semantic = check_session(bundle, &header.value, &values);
+    // The k-th DUPLICATE_ID of an ID is about its (k+1)-th line.
+    let mut repeats: std::collections::HashMap<String, usize> = Default::default();
     for d in &mut semantic {
-        locate_session(d, session);
+        let nth = match (&d.code, &d.location.pointer) {
+            (Code::DuplicateId, Some(p)) => {
+                let n = repeats.entry(p.clone()).or_insert(0);
+                *n += 1;
+                *n
+            }
+            _ => 0,
+        };
+        locate_session(d, session, nth);
     }
     out.extend(semantic);
     dedup(&mut out);
     out
 }
 
-fn locate_session(d: &mut Diagnostic, session: &SessionDoc) {
+/// Locates a session diagnostic in the header or in the line of the message
+/// its pointer names (the `nth` line with that ID, 0 for the first).
+fn locate_session(d: &mut Diagnostic, session: &SessionDoc, nth: usize) {
     let Some(p) = d.location.pointer.clone() else {
         d.location.file.get_or_insert_with(|| session.file.clone());
         return;
@@ -112,10 +124,12 @@ fn locate_session(d: &mut Diagnostic, session: &SessionDoc) {
         } else {
             format!("/{inner}")
         };
+        let prefix = format!("message:{id}");
         if let Some(m) = session
             .messages
             .iter()
-            .find(|m| message_prefix(m) == format!("message:{id}"))
+            .filter(|m| message_prefix(m) == prefix)
+            .nth(nth)
         {
             locate_in(d, m, &inner);
         }

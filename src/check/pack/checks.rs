@@ -131,10 +131,7 @@ pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Ve
         .collect();
     // A scenario file that did not parse may be the one a fixture names.
     let all_scenarios_read = !files.is_empty()
-        && files
-            .keys()
-            .filter(|p| p.starts_with("scenarios/"))
-            .count()
+        && files.keys().filter(|p| p.starts_with("scenarios/")).count()
             == scenario_files_on_disk(files, exists);
     let mut tested = Vec::new();
     for (path, v) in files.iter().filter(|(p, _)| p.starts_with("tests/")) {
