@@ -18,6 +18,7 @@ pub mod compile;
 pub mod conformance;
 pub mod diag;
 pub mod engine;
+pub mod import;
 pub mod load;
 pub mod model;
 pub mod template;

@@ -225,7 +225,7 @@ fn check_var_list(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
         };
         if v.keys.is_some() && !matches!(ty, VarType::Scalar(_)) {
             out.push(mismatch(
-                "type",
+                "keys",
                 format!(
                     "a keyed variable's type is its values' type and must be a scalar, not {ty}"
                 ),
@@ -259,8 +259,8 @@ fn check_var_list(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
             ) {
                 if lo > hi {
                     out.push(mismatch(
-                        "min",
-                        format!("`min` {lo} is greater than `max` {hi}"),
+                        "max",
+                        format!("`max` {hi} is less than `min` {lo}"),
                     ));
                 }
             }
@@ -398,7 +398,7 @@ fn check_difficulty(d: &Value, at: &str, out: &mut Vec<Diagnostic>) {
                 if *n0 != names {
                     out.push(
                         Diagnostic::error(
-                            Code::TypeMismatch,
+                            Code::Schema,
                             format!("preset `{preset}` must set the same knobs as `{p0}`"),
                         )
                         .at(format!(

@@ -30,16 +30,27 @@ pub fn resolve_target<'s>(story: &'s Story, name: &str) -> Result<Target<'s>, St
         "scene.present" => return Ok(Target::Present),
         _ => {}
     }
-    if let Some((k, _)) = story.variables.get_key_value(name) {
+    if let Some((k, decl)) = story.variables.get_key_value(name) {
+        if decl.is_keyed() {
+            return Err(format!(
+                "`{name}` is keyed: name one key, such as `{name}.<key>` (Format 8.4)"
+            ));
+        }
         return Ok(Target::Variable(k.as_str()));
     }
     if let Some((base, key)) = name.rsplit_once('.') {
         if let Some((k, decl)) = story.variables.get_key_value(base) {
             if decl.is_keyed() {
-                if let Some(keys) = decl.fixed_keys(&story.cast) {
-                    if !keys.iter().any(|x| x == key) {
+                match decl.fixed_keys(&story.cast) {
+                    Some(keys) if !keys.iter().any(|x| x == key) => {
                         return Err(format!("`{base}` has no key `{key}`"));
                     }
+                    None if !crate::check::ids::is_id(key) => {
+                        return Err(format!(
+                            "`{key}` is not a valid key of `{base}`: keys follow the ID grammar"
+                        ));
+                    }
+                    _ => {}
                 }
                 return Ok(Target::Key(k.as_str(), key.to_string()));
             }

@@ -5,8 +5,11 @@
 pub mod bundle;
 pub mod changes;
 pub mod conditions;
+pub mod ids;
 pub mod keys;
+pub mod locate;
 pub mod pack;
+pub mod run;
 pub mod schema;
 mod schema_errors;
 pub mod session;

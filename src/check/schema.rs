@@ -15,7 +15,7 @@ use jsonschema::{Registry, Validator};
 use serde_json::Value;
 
 use super::schema_errors::{problems, Problem};
-use crate::diag::Diagnostic;
+use crate::diag::{escape_token, Diagnostic};
 use crate::load::Document;
 
 /// Which schema a document is validated against.
@@ -160,7 +160,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ),
     (
         "conformance/case.schema.json",
-        include_str!("../../schemas/conformance/case.schema.json"),
+        include_str!("../../conformance/case.schema.json"),
     ),
 ];
 
@@ -288,7 +288,7 @@ impl Schemas {
     /// for bundles and pack files, `"header"` for a session header and
     /// `"message:<id>"` for a message. Line and column come from `doc.spans`.
     /// One problem is reported once, however many schema paths found it; the
-    /// result is sorted by pointer.
+    /// result is in the order the values are written.
     pub fn validate(
         &self,
         kind: SchemaKind,
@@ -303,11 +303,11 @@ impl Schemas {
         for error in validator.iter_errors(&doc.value) {
             problems(&error, &lookup, &mut found);
         }
-        found.sort_by(|a, b| {
-            pointer_key(&a.pointer)
-                .cmp(&pointer_key(&b.pointer))
-                .then(a.code.cmp(&b.code))
-        });
+        if found.is_empty() {
+            return Vec::new();
+        }
+        let order = document_order(&doc.value);
+        found.sort_by_cached_key(|p| (position(&order, &p.pointer), p.pointer.clone(), p.code));
         found.dedup_by(|b, a| a.code == b.code && a.pointer == b.pointer);
         found
             .into_iter()
@@ -343,15 +343,49 @@ impl Schemas {
     }
 }
 
-/// A pointer's segments, numbers compared as numbers, for a stable sort.
-fn pointer_key(pointer: &str) -> Vec<(u8, usize, &str)> {
-    pointer
-        .split('/')
-        .map(|s| match s.parse::<usize>() {
-            Ok(n) => (0, n, ""),
-            Err(_) => (1, 0, s),
-        })
-        .collect()
+/// The pre-order position of every value of a document, by JSON Pointer, so
+/// that diagnostics come out in the order their values are written.
+fn document_order(value: &Value) -> HashMap<String, usize> {
+    fn walk(v: &Value, pointer: &mut String, out: &mut HashMap<String, usize>) {
+        out.insert(pointer.clone(), out.len());
+        let len = pointer.len();
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    pointer.push('/');
+                    pointer.push_str(&escape_token(k));
+                    walk(x, pointer, out);
+                    pointer.truncate(len);
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    pointer.push('/');
+                    pointer.push_str(&i.to_string());
+                    walk(x, pointer, out);
+                    pointer.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = HashMap::new();
+    walk(value, &mut String::new(), &mut out);
+    out
+}
+
+/// The document position of `pointer`, or of its nearest ancestor that exists.
+fn position(order: &HashMap<String, usize>, pointer: &str) -> usize {
+    let mut p = pointer;
+    loop {
+        if let Some(i) = order.get(p) {
+            return *i;
+        }
+        match p.rfind('/') {
+            Some(i) => p = &p[..i],
+            None => return 0,
+        }
+    }
 }
 
 /// Decodes `%XX` escapes of a URI fragment (`%24defs` → `$defs`).
@@ -373,4 +407,33 @@ fn percent_decode(text: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_escapes_decode_and_bad_ones_stay() {
+        assert_eq!(percent_decode("/%24defs/x"), "/$defs/x");
+        assert_eq!(percent_decode("%2"), "%2");
+        assert_eq!(percent_decode("%zz%"), "%zz%");
+        assert_eq!(percent_decode("é%41"), "éA");
+    }
+
+    #[test]
+    fn positions_fall_back_to_the_nearest_ancestor() {
+        let order = document_order(&serde_json::json!({"a": {"b": 1}, "c": [1, 2]}));
+        assert_eq!(position(&order, ""), 0);
+        assert_eq!(position(&order, "/a/b"), 2);
+        assert_eq!(position(&order, "/c/1"), 5);
+        assert_eq!(position(&order, "/a/missing"), 1);
+    }
+
+    #[test]
+    fn every_kind_has_an_embedded_source() {
+        for kind in SchemaKind::ALL {
+            assert!(SOURCES.iter().any(|(f, _)| *f == kind.file()), "{kind:?}");
+        }
+    }
 }

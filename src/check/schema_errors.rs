@@ -371,3 +371,23 @@ fn types(kind: &TypeKind) -> String {
         .collect::<Vec<_>>()
         .join(" or ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_named_for_messages() {
+        assert_eq!(field(""), "the document");
+        assert_eq!(field("/characters/0/name"), "`name`");
+        assert_eq!(field("/scenarios/0/cast/2"), "item 2 of `cast`");
+        assert_eq!(field("/set/a~1b"), "`a/b`");
+    }
+
+    #[test]
+    fn types_read_as_english() {
+        use jsonschema::JsonType;
+        assert_eq!(types(&TypeKind::Single(JsonType::Array)), "a list");
+        assert_eq!(types(&TypeKind::Single(JsonType::Integer)), "an integer");
+    }
+}

@@ -11,7 +11,7 @@ use super::bundle::check_story;
 use super::changes::check_changes;
 use super::story::{self, SessionContext, Story};
 use super::templates::check_template;
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{escape_token, Code, Diagnostic};
 use crate::model::Event;
 
 /// Checks a session (header and messages in file order) against `bundle`.
@@ -133,7 +133,8 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
         let Some(id) = m.get("id").and_then(Value::as_str) else {
             continue; // SCHEMA
         };
-        let at = |p: &str| format!("message:{id}{p}");
+        let escaped = escape_token(id);
+        let at = |p: &str| format!("message:{escaped}{p}");
         if facts.contains_key(id) {
             out.push(
                 Diagnostic::error(
@@ -167,7 +168,7 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
                     Code::AfterEnd,
                     "this message continues a story that has already ended",
                 )
-                .at(at("/parent")),
+                .at(at("")),
             );
         }
         if let Some(o) = m.get("opening").and_then(Value::as_str) {
@@ -219,7 +220,17 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
             }
         }
         check_changes(story, array(m, "changes"), &at("/changes"), out);
+        let ended_before = path.ended;
         for (fi, f) in array(m, "firings").iter().enumerate() {
+            if path.ended && !ended_before {
+                out.push(
+                    Diagnostic::error(
+                        Code::AfterEnd,
+                        "this firing is recorded after the firing that ended the story",
+                    )
+                    .at(at(&format!("/firings/{fi}"))),
+                );
+            }
             if let Some(e) = f.get("event").and_then(Value::as_str) {
                 match events.get(e) {
                     None => out.push(
@@ -236,7 +247,7 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
                                     Code::RepeatedFiring,
                                     format!("event `{e}` does not repeat but already fired on this path"),
                                 )
-                                .at(at(&format!("/firings/{fi}"))),
+                                .at(at(&format!("/firings/{fi}/event"))),
                             );
                         }
                         if ev.end {
@@ -260,7 +271,7 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
                                 Code::RepeatedFiring,
                                 format!("outcome `{o}` was already reached on this path"),
                             )
-                            .at(at(&format!("/firings/{fi}"))),
+                            .at(at(&format!("/firings/{fi}/outcome"))),
                         );
                     }
                     path.ended = true;

@@ -13,6 +13,8 @@ pub mod ended;
 pub mod knows;
 pub mod render;
 pub mod state;
+pub mod export;
+pub mod import;
 
 /// Troupe: check, compile, step and test scenario packs.
 #[derive(Debug, Parser)]
@@ -40,6 +42,12 @@ enum Command {
     Knows(knows::Args),
     /// Whether the story has ended at a message (Format 9.3).
     Ended(ended::Args),
+    /// Import Character Cards, lorebooks and chat logs (docs/import.md).
+    #[command(subcommand)]
+    Import(import::Command),
+    /// Export a bundle's character as a Character Card (docs/import.md).
+    #[command(subcommand)]
+    Export(export::Command),
 }
 
 /// Parses the process arguments, runs the subcommand and returns the exit code.
@@ -59,6 +67,8 @@ pub fn run() -> i32 {
         Command::Render(args) => render::run(args),
         Command::Knows(args) => knows::run(args),
         Command::Ended(args) => ended::run(args),
+        Command::Import(cmd) => import::run(cmd),
+        Command::Export(cmd) => export::run(cmd),
     }
 }
 

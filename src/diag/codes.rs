@@ -96,6 +96,13 @@ codes! {
     RatingCap => "RATING_CAP", Error;
     /// A package's compiled IR does not match its bundle, or has another IR version. Format 14.4.
     IrMismatch => "IR_MISMATCH", Warning;
+    /// Replay: a recorded firing the rules do not produce, or a produced firing
+    /// that is not recorded. Format 18.7.
+    FiringMismatch => "FIRING_MISMATCH", Error;
+    /// A fixture's static assertion `path` or `check` that does not parse. Format 21.4.
+    AssertionSyntax => "ASSERTION_SYNTAX", Error;
+    /// Playtest choreography that can never proceed. Format 22.7.
+    Deadlock => "DEADLOCK", Error;
     /// A roster larger than the declared player limit, and other advice. Format 17.2.
     Advisory => "ADVISORY", Warning;
 }

@@ -51,10 +51,10 @@ pub struct Diagnostic {
     #[serde(flatten)]
     pub location: Location,
     /// One plain sentence saying what is wrong.
-    pub message: String,
+    pub message: Box<str>,
     /// Optional advice on how to fix it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
+    pub help: Option<Box<str>>,
 }
 
 impl Diagnostic {
@@ -64,7 +64,7 @@ impl Diagnostic {
             code,
             severity: code.default_severity(),
             location: Location::default(),
-            message: message.into(),
+            message: message.into().into_boxed_str(),
             help: None,
         }
     }
@@ -97,7 +97,7 @@ impl Diagnostic {
 
     /// Sets the help text.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
+        self.help = Some(help.into().into_boxed_str());
         self
     }
 

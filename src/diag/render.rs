@@ -65,7 +65,7 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &Sources) -> String {
         .with_code(d.code.as_str())
         .with_message(&d.message);
         let mut notes = Vec::new();
-        if let Some(p) = &d.location.pointer {
+        if let Some(p) = d.location.pointer.as_deref().filter(|p| !p.is_empty()) {
             notes.push(format!("at {p}"));
         }
         if let Some(h) = &d.help {

@@ -40,3 +40,7 @@ pub const MAX_PACK_ENTRIES: usize = 10_000;
 /// Deepest directory nesting inside a pack: 32 levels below the root
 /// (Format 16).
 pub const MAX_PACK_DIR_DEPTH: usize = 32;
+
+/// Largest `.troupe` package file, in bytes: 256 MiB (Format 14), the same as
+/// its total uncompressed bound (deflate does not make data larger).
+pub const MAX_PACKAGE_FILE_BYTES: u64 = MAX_ZIP_TOTAL_BYTES;

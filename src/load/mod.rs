@@ -2,6 +2,14 @@
 //! locations (Format 2, 12.1, 13, 14, 16). Nothing here interprets the format
 //! beyond what is needed to read it safely: schema and semantic checks are the
 //! `check` stage's.
+//!
+//! Entry points: [`parse_json`], [`parse_yaml`], [`read_bundle`] (bundles),
+//! [`parse_session`]/[`read_session`] (JSONL sessions), [`scan_pack`] (pack
+//! directories), [`parse_package`]/[`read_package`] (`.troupe` archives),
+//! [`check_version`], and [`normalize_ref`]/[`resolve_ref`]/
+//! [`PackFiles::resolve_ref`] for `{ref: path}`. Every loader returns a
+//! [`Loaded`]: a value when one could be read, and diagnostics. Bounds are in
+//! [`limits`], the forbidden-file rules in [`forbidden`].
 
 // Loaders return one `Diagnostic` as their error; it is not worth boxing.
 #![allow(clippy::result_large_err)]
@@ -13,6 +21,7 @@ pub mod json;
 pub mod limits;
 pub mod loaded;
 pub mod pack;
+pub mod package;
 pub mod refs;
 pub mod session;
 pub mod text;
@@ -24,6 +33,7 @@ pub use document::{Document, LineCol, SpanIndex};
 pub use json::parse_json;
 pub use loaded::Loaded;
 pub use pack::{scan_pack, PackFileKind, PackFiles};
+pub use package::{parse_package, read_package, PackageDoc};
 pub use refs::{normalize_ref, resolve_ref, RefError};
 pub use session::{parse_session, read_session, SessionDoc};
 pub use version::check_version;

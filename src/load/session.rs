@@ -87,7 +87,7 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
                 let inner = d.location.pointer.take().unwrap_or_default();
                 d.location.pointer = Some(format!("line:{n}{inner}"));
                 if n == 1 {
-                    d.message = format!("header line: {}", d.message);
+                    d.message = format!("header line: {}", d.message).into();
                 }
                 diagnostics.push(d);
             }

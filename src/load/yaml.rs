@@ -96,13 +96,19 @@ fn scan_error(file: &str, e: &ScanError) -> Diagnostic {
     let m = e.marker();
     let line = u32::try_from(m.line()).unwrap_or(u32::MAX);
     let column = u32::try_from(m.col().saturating_add(1)).unwrap_or(u32::MAX);
-    // The scanner stops flow nesting at 255 levels with this message.
-    let code = if e.info().contains("recursion limit") {
-        Code::Limit
-    } else {
-        Code::Parse
-    };
-    Diagnostic::error(code, format!("invalid YAML: {}", e.info()))
+    // The scanner reads flow collections ahead of the events (to find
+    // implicit keys) and stops at 255 levels of flow nesting with this
+    // message, before the depth check on events can see level 129: that is
+    // LIMIT too, at the level where the scanner stopped.
+    if e.info().contains("recursion limit") {
+        return Diagnostic::error(
+            Code::Limit,
+            format!("nesting deeper than {MAX_DEPTH} levels"),
+        )
+        .in_file(file)
+        .at_line_col(line, column);
+    }
+    Diagnostic::error(Code::Parse, format!("invalid YAML: {}", e.info()))
         .in_file(file)
         .at_line_col(line, column)
 }

@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::origin::Origins;
 use crate::diag::{escape_token, Code, Diagnostic};
+use crate::load::normalize_ref;
 
 /// A pack's parsed YAML files by pack-relative path (`npcs/dealer.yaml`),
 /// the manifest included as `manifest.yaml`.
@@ -26,61 +27,366 @@ pub struct Lowered {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Normalizes a pack-relative reference lexically (Format 13): `./` and
-/// `a/../` are resolved; a NUL, an absolute path, a backslash or a `..` that
-/// leaves the root is PATH_TRAVERSAL (`Err`).
-pub fn normalize_ref(reference: &str) -> Result<String, String> {
-    if reference.contains('\0') {
-        return Err("the reference holds a NUL byte".into());
-    }
-    if reference.starts_with('/') || reference.contains('\\') || reference.contains(':') {
-        return Err(format!(
-            "`{reference}` is not a relative path inside the pack"
-        ));
-    }
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in reference.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                if parts.pop().is_none() {
-                    return Err(format!("`{reference}` escapes the pack root"));
-                }
-            }
-            s => parts.push(s),
-        }
-    }
-    Ok(parts.join("/"))
+/// What scenario lowering looks up: NPC and world files by path, and the
+/// manifest's safety policy file.
+struct Refs {
+    char_index: IndexMap<String, String>,
+    world_index: IndexMap<String, String>,
+    safety: Option<String>,
 }
 
 struct Lowerer<'a> {
     files: &'a PackValues,
+    exists: &'a dyn Fn(&str) -> bool,
     out: Lowered,
 }
 
 impl Lowerer<'_> {
-    /// Resolves the reference at `file`+`pointer`; reports and returns `None`
-    /// when it is missing or escapes.
-    fn follow(&mut self, file: &str, pointer: &str, reference: &str) -> Option<String> {
-        match normalize_ref(reference) {
-            Err(why) => {
-                self.out.diagnostics.push(
-                    Diagnostic::error(Code::PathTraversal, why)
-                        .in_file(file)
-                        .at(pointer),
-                );
-                None
+    /// Lowers the files of one owner kind (NPC files to characters, world
+    /// files to worlds): the ID field becomes `id`, `fields` are copied
+    /// (renamed), the `variables` map becomes a list. Returns the lowered
+    /// objects and a map file → ID.
+    fn lower_owners(
+        &mut self,
+        folder: &str,
+        id_field: &str,
+        bundle_field: &str,
+        fields: &[(&str, &str)],
+    ) -> (Vec<Value>, IndexMap<String, String>) {
+        let mut lowered = Vec::new();
+        let mut index = IndexMap::new();
+        for (path, v) in self.files.iter().filter(|(p, _)| p.starts_with(folder)) {
+            let Some(id) = v.get(id_field).and_then(Value::as_str) else {
+                continue;
+            };
+            let base = format!("/{bundle_field}/{}", lowered.len());
+            let origins = &mut self.out.origins;
+            origins.map(&base, path, "");
+            origins.map(format!("{base}/id"), path, format!("/{id_field}"));
+            for (from, to) in fields {
+                if from != to {
+                    origins.map(format!("{base}/{to}"), path, format!("/{from}"));
+                }
             }
-            Ok(path) if self.files.contains_key(&path) => Some(path),
-            Ok(path) => {
-                self.out.diagnostics.push(
-                    Diagnostic::error(Code::MissingFile, format!("file not found: `{path}`"))
-                        .in_file(file)
-                        .at(pointer),
-                );
-                None
+            let mut o = Map::new();
+            o.insert("id".into(), json!(id));
+            copy(v, &mut o, fields);
+            let vars = vars_from_map(
+                v.get("variables"),
+                &format!("{base}/variables"),
+                path,
+                "/variables",
+                origins,
+            );
+            if !vars.is_empty() {
+                o.insert("variables".into(), Value::Array(vars));
+            }
+            index.insert(path.clone(), id.to_string());
+            lowered.push(Value::Object(o));
+        }
+        (lowered, index)
+    }
+
+    /// Lowers one scenario file (Format 13.2) to a bundle scenario at index
+    /// `si`, following its references.
+    fn lower_scenario(&mut self, path: &str, v: &Value, si: usize, refs: &Refs) -> Option<Value> {
+        let Refs {
+            char_index,
+            world_index,
+            safety,
+        } = refs;
+        let id = v.get("scenario_id").and_then(Value::as_str)?;
+        let base = format!("/scenarios/{si}");
+        let o = &mut self.out.origins;
+        o.map(&base, path, "");
+        o.map(format!("{base}/id"), path, "/scenario_id");
+        o.map(format!("{base}/name"), path, "/title");
+        let mut s = Map::new();
+        s.insert("id".into(), json!(id));
+        copy(
+            v,
+            &mut s,
+            &[
+                ("title", "name"),
+                ("description", "description"),
+                ("narrator", "narrator"),
+                ("voice", "voice"),
+                ("events", "events"),
+                ("rules", "rules"),
+                ("entries", "entries"),
+                ("difficulty", "difficulty"),
+                ("emotion", "emotion"),
+                ("extensions", "extensions"),
+            ],
+        );
+
+        // Cast: the seed's single NPC, then `cast`, then a player seat.
+        let mut cast = Vec::new();
+        if let Some(r) = v.pointer("/npc/ref").and_then(Value::as_str) {
+            if let Some(f) = self.follow_kind(path, "/npc/ref", r, "npcs/") {
+                if let Some(cid) = char_index.get(&f) {
+                    self.out
+                        .origins
+                        .map(format!("{base}/cast/{}", cast.len()), path, "/npc/ref");
+                    cast.push(json!({"character": cid}));
+                }
             }
         }
+        let mut has_seat = false;
+        for (j, entry) in v
+            .get("cast")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .enumerate()
+        {
+            if let Some(r) = entry.pointer("/npc/ref").and_then(Value::as_str) {
+                let ptr = format!("/cast/{j}/npc/ref");
+                if let Some(f) = self.follow_kind(path, &ptr, r, "npcs/") {
+                    if let Some(cid) = char_index.get(&f) {
+                        let k = cast.len();
+                        self.out.origins.map(
+                            format!("{base}/cast/{k}"),
+                            path,
+                            format!("/cast/{j}"),
+                        );
+                        self.out
+                            .origins
+                            .map(format!("{base}/cast/{k}/character"), path, ptr);
+                        let mut e = json!({"character": cid});
+                        if let Some(p) = entry.get("player") {
+                            e["player"] = p.clone();
+                        }
+                        cast.push(e);
+                    }
+                }
+            } else if let Some(seat) = entry.get("seat") {
+                has_seat = true;
+                self.out.origins.map(
+                    format!("{base}/cast/{}", cast.len()),
+                    path,
+                    format!("/cast/{j}"),
+                );
+                cast.push(json!({"seat": seat, "player": true}));
+            }
+        }
+        if !has_seat {
+            cast.push(json!({"seat": "player", "player": true}));
+        }
+        s.insert("cast".into(), Value::Array(cast));
+
+        // Worlds by reference.
+        let mut wids = Vec::new();
+        for (j, w) in v
+            .get("worlds")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .enumerate()
+        {
+            if let Some(r) = w.get("ref").and_then(Value::as_str) {
+                let ptr = format!("/worlds/{j}/ref");
+                if let Some(f) = self.follow_kind(path, &ptr, r, "worlds/") {
+                    if let Some(wid) = world_index.get(&f) {
+                        self.out
+                            .origins
+                            .map(format!("{base}/worlds/{}", wids.len()), path, ptr);
+                        wids.push(json!(wid));
+                    }
+                }
+            }
+        }
+        if !wids.is_empty() {
+            s.insert("worlds".into(), Value::Array(wids));
+        }
+
+        // Openings: the seed's `opening.npc_says`, then `openings`.
+        let first_npc = s["cast"].get(0).and_then(|c| c.get("character")).cloned();
+        let mut openings = Vec::new();
+        if let Some(says) = v.pointer("/opening/npc_says") {
+            let k = openings.len();
+            self.out
+                .origins
+                .map(format!("{base}/openings/{k}"), path, "/opening");
+            self.out.origins.map(
+                format!("{base}/openings/{k}/text"),
+                path,
+                "/opening/npc_says",
+            );
+            let mut op = json!({"id": "opening", "text": says});
+            if let Some(a) = &first_npc {
+                op["author"] = a.clone();
+            }
+            openings.push(op);
+        }
+        for (j, op) in v
+            .get("openings")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .enumerate()
+        {
+            let k = openings.len();
+            self.out.origins.map(
+                format!("{base}/openings/{k}"),
+                path,
+                format!("/openings/{j}"),
+            );
+            self.out.origins.map(
+                format!("{base}/openings/{k}/text"),
+                path,
+                format!("/openings/{j}/says"),
+            );
+            self.out.origins.map(
+                format!("{base}/openings/{k}/author"),
+                path,
+                format!("/openings/{j}/by"),
+            );
+            let mut o = Map::new();
+            copy(
+                op,
+                &mut o,
+                &[
+                    ("id", "id"),
+                    ("says", "text"),
+                    ("changes", "changes"),
+                    ("group_only", "group_only"),
+                ],
+            );
+            if let Some(author) = op.get("by").cloned().or_else(|| first_npc.clone()) {
+                o.insert("author".into(), author);
+            }
+            openings.push(Value::Object(o));
+        }
+        if !openings.is_empty() {
+            s.insert("openings".into(), Value::Array(openings));
+        }
+
+        // Scene, rubric and safety files inlined.
+        for (field, key) in [("scene", "scene"), ("rubric", "rubric")] {
+            let ptr = format!("/{field}/ref");
+            if let Some(r) = v.pointer(&ptr).and_then(Value::as_str) {
+                let folder = if field == "scene" {
+                    "scenes/"
+                } else {
+                    "rubrics/"
+                };
+                if let Some(f) = self.follow_kind(path, &ptr, r, folder) {
+                    let doc = &self.files[&f];
+                    self.out.origins.map(format!("{base}/{key}"), &f, "");
+                    let mut m = Map::new();
+                    let fields: &[(&str, &str)] = if field == "scene" {
+                        &[("location", "location"), ("present", "present")]
+                    } else {
+                        &[("criteria", "criteria")]
+                    };
+                    copy(doc, &mut m, fields);
+                    s.insert(key.into(), Value::Object(m));
+                }
+            }
+        }
+        if let Some(f) = &safety {
+            if let Some(doc) = self.files.get(f) {
+                self.out.origins.map(format!("{base}/safety"), f, "");
+                let mut policy = doc.clone();
+                if let Value::Object(m) = &mut policy {
+                    m.shift_remove("schema_version");
+                    m.shift_remove("$schema");
+                }
+                s.insert("safety".into(), policy);
+            }
+        }
+
+        // Variables from the `state.variables` map; outcomes from
+        // `ending_conditions`, then `outcomes`.
+        let vars = vars_from_map(
+            v.pointer("/state/variables"),
+            &format!("{base}/variables"),
+            path,
+            "/state/variables",
+            &mut self.out.origins,
+        );
+        if !vars.is_empty() {
+            s.insert("variables".into(), Value::Array(vars));
+        }
+        let mut outcomes = Vec::new();
+        if let Some(Value::Object(ends)) = v.get("ending_conditions") {
+            for (oid, cond) in ends {
+                let k = outcomes.len();
+                let src = format!("/ending_conditions/{}", escape_token(oid));
+                self.out
+                    .origins
+                    .map(format!("{base}/outcomes/{k}"), path, src.clone());
+                self.out
+                    .origins
+                    .map(format!("{base}/outcomes/{k}/when"), path, src);
+                outcomes.push(json!({"id": oid, "when": cond}));
+            }
+        }
+        for (j, oc) in v
+            .get("outcomes")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .enumerate()
+        {
+            let k = outcomes.len();
+            self.out.origins.map(
+                format!("{base}/outcomes/{k}"),
+                path,
+                format!("/outcomes/{j}"),
+            );
+            outcomes.push(oc.clone());
+        }
+        if !outcomes.is_empty() {
+            s.insert("outcomes".into(), Value::Array(outcomes));
+        }
+        Some(Value::Object(s))
+    }
+
+    /// Resolves the reference at `file`+`pointer` to a file of `folder`'s
+    /// kind (`npcs/`), or reports why it does not (Format 13): PATH_TRAVERSAL
+    /// for a path that escapes, MISSING_FILE for one that names no file or a
+    /// file of another kind. A file of the right kind that exists but did not
+    /// parse gives `None` silently: it has its own diagnostics.
+    fn follow_kind(
+        &mut self,
+        file: &str,
+        pointer: &str,
+        reference: &str,
+        folder: &str,
+    ) -> Option<String> {
+        let path = match normalize_ref(reference) {
+            Ok(p) => p,
+            Err(e) => {
+                self.out.diagnostics.push(
+                    Diagnostic::error(e.code, e.message)
+                        .in_file(file)
+                        .at(pointer),
+                );
+                return None;
+            }
+        };
+        let in_folder = path
+            .strip_prefix(folder)
+            .is_some_and(|rest| !rest.contains('/'));
+        let exists = self.files.contains_key(&path) || (self.exists)(&path);
+        let message = match (in_folder, exists) {
+            (true, true) if self.files.contains_key(&path) => return Some(path),
+            (true, true) => return None,
+            (false, true) => {
+                format!("`{path}` is not a file of `{folder}`, which this reference must name")
+            }
+            (_, false) => {
+                format!("file not found: `{path}` (references are relative to the pack root)")
+            }
+        };
+        self.out.diagnostics.push(
+            Diagnostic::error(Code::MissingFile, message)
+                .in_file(file)
+                .at(pointer),
+        );
+        None
     }
 }
 
@@ -121,343 +427,57 @@ fn copy(from: &Value, to: &mut Map<String, Value>, fields: &[(&str, &str)]) {
     }
 }
 
-/// Lowers a pack's files to a bundle (Format 13.2).
-pub fn lower(files: &PackValues) -> Lowered {
+/// Lowers a pack's files to a bundle (Format 13.2). `exists` says whether a
+/// normalized path names a file of the pack (one that may have failed to
+/// parse and so is not in `files`).
+pub fn lower(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Lowered {
     let mut l = Lowerer {
         files,
+        exists,
         out: Lowered::default(),
     };
-    let mut characters = Vec::new();
-    let mut char_index: IndexMap<String, String> = IndexMap::new(); // file → npc_id
-    let mut worlds = Vec::new();
-    let mut world_index: IndexMap<String, String> = IndexMap::new();
 
-    for (path, v) in files.iter().filter(|(p, _)| p.starts_with("npcs/")) {
-        let Some(id) = v.get("npc_id").and_then(Value::as_str) else {
-            continue;
-        };
-        let i = characters.len();
-        let base = format!("/characters/{i}");
-        l.out.origins.map(&base, path, "");
-        l.out.origins.map(format!("{base}/id"), path, "/npc_id");
-        l.out
-            .origins
-            .map(format!("{base}/personality"), path, "/persona");
-        let mut c = Map::new();
-        c.insert("id".into(), json!(id));
-        copy(
-            v,
-            &mut c,
-            &[
-                ("name", "name"),
-                ("nickname", "nickname"),
-                ("fictional", "fictional"),
-                ("age_band", "age_band"),
-                ("description", "description"),
-                ("persona", "personality"),
-                ("extensions", "extensions"),
-            ],
-        );
-        let vars = vars_from_map(
-            v.get("variables"),
-            &format!("{base}/variables"),
-            path,
-            "/variables",
-            &mut l.out.origins,
-        );
-        if !vars.is_empty() {
-            c.insert("variables".into(), Value::Array(vars));
-        }
-        char_index.insert(path.clone(), id.to_string());
-        characters.push(Value::Object(c));
-    }
-    for (path, v) in files.iter().filter(|(p, _)| p.starts_with("worlds/")) {
-        let Some(id) = v.get("world_id").and_then(Value::as_str) else {
-            continue;
-        };
-        let i = worlds.len();
-        let base = format!("/worlds/{i}");
-        l.out.origins.map(&base, path, "");
-        l.out.origins.map(format!("{base}/id"), path, "/world_id");
-        let mut w = Map::new();
-        w.insert("id".into(), json!(id));
-        copy(
-            v,
-            &mut w,
-            &[
-                ("name", "name"),
-                ("description", "description"),
-                ("entries", "entries"),
-                ("extensions", "extensions"),
-            ],
-        );
-        let vars = vars_from_map(
-            v.get("variables"),
-            &format!("{base}/variables"),
-            path,
-            "/variables",
-            &mut l.out.origins,
-        );
-        if !vars.is_empty() {
-            w.insert("variables".into(), Value::Array(vars));
-        }
-        world_index.insert(path.clone(), id.to_string());
-        worlds.push(Value::Object(w));
-    }
+    let (characters, char_index) = l.lower_owners(
+        "npcs/",
+        "npc_id",
+        "characters",
+        &[
+            ("name", "name"),
+            ("nickname", "nickname"),
+            ("fictional", "fictional"),
+            ("age_band", "age_band"),
+            ("description", "description"),
+            ("persona", "personality"),
+            ("extensions", "extensions"),
+        ],
+    );
+    let (worlds, world_index) = l.lower_owners(
+        "worlds/",
+        "world_id",
+        "worlds",
+        &[
+            ("name", "name"),
+            ("description", "description"),
+            ("entries", "entries"),
+            ("extensions", "extensions"),
+        ],
+    );
     let safety = files
         .get("manifest.yaml")
         .and_then(|m| m.pointer("/safety/policy"))
         .and_then(Value::as_str)
-        .and_then(|r| l.follow("manifest.yaml", "/safety/policy", r));
+        .and_then(|r| l.follow_kind("manifest.yaml", "/safety/policy", r, "safety/"));
 
-    let mut scenarios = Vec::new();
-    let scenario_files: Vec<(&String, &Value)> = files
-        .iter()
-        .filter(|(p, _)| p.starts_with("scenarios/"))
-        .collect();
-    for (path, v) in scenario_files {
-        let Some(id) = v.get("scenario_id").and_then(Value::as_str) else {
-            continue;
-        };
-        let si = scenarios.len();
-        let base = format!("/scenarios/{si}");
-        let o = &mut l.out.origins;
-        o.map(&base, path, "");
-        o.map(format!("{base}/id"), path, "/scenario_id");
-        o.map(format!("{base}/name"), path, "/title");
-        let mut s = Map::new();
-        s.insert("id".into(), json!(id));
-        copy(
-            v,
-            &mut s,
-            &[
-                ("title", "name"),
-                ("description", "description"),
-                ("narrator", "narrator"),
-                ("voice", "voice"),
-                ("events", "events"),
-                ("rules", "rules"),
-                ("entries", "entries"),
-                ("difficulty", "difficulty"),
-                ("extensions", "extensions"),
-            ],
-        );
-
-        // Cast: the seed's single NPC, then `cast`, then a player seat.
-        let mut cast = Vec::new();
-        if let Some(r) = v.pointer("/npc/ref").and_then(Value::as_str) {
-            if let Some(f) = l.follow(path, "/npc/ref", r) {
-                if let Some(cid) = char_index.get(&f) {
-                    l.out
-                        .origins
-                        .map(format!("{base}/cast/{}", cast.len()), path, "/npc/ref");
-                    cast.push(json!({"character": cid}));
-                }
-            }
+    let refs = Refs {
+        char_index,
+        world_index,
+        safety,
+    };
+    let mut scenarios: Vec<Value> = Vec::new();
+    for (path, v) in files.iter().filter(|(p, _)| p.starts_with("scenarios/")) {
+        if let Some(s) = l.lower_scenario(path, v, scenarios.len(), &refs) {
+            scenarios.push(s);
         }
-        let mut has_seat = false;
-        for (j, entry) in v
-            .get("cast")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .enumerate()
-        {
-            if let Some(r) = entry.pointer("/npc/ref").and_then(Value::as_str) {
-                let ptr = format!("/cast/{j}/npc/ref");
-                if let Some(f) = l.follow(path, &ptr, r) {
-                    if let Some(cid) = char_index.get(&f) {
-                        let k = cast.len();
-                        l.out
-                            .origins
-                            .map(format!("{base}/cast/{k}"), path, format!("/cast/{j}"));
-                        l.out
-                            .origins
-                            .map(format!("{base}/cast/{k}/character"), path, ptr);
-                        let mut e = json!({"character": cid});
-                        if let Some(p) = entry.get("player") {
-                            e["player"] = p.clone();
-                        }
-                        cast.push(e);
-                    }
-                }
-            } else if let Some(seat) = entry.get("seat") {
-                has_seat = true;
-                l.out.origins.map(
-                    format!("{base}/cast/{}", cast.len()),
-                    path,
-                    format!("/cast/{j}"),
-                );
-                cast.push(json!({"seat": seat, "player": true}));
-            }
-        }
-        if !has_seat {
-            cast.push(json!({"seat": "player", "player": true}));
-        }
-        s.insert("cast".into(), Value::Array(cast));
-
-        // Worlds by reference.
-        let mut wids = Vec::new();
-        for (j, w) in v
-            .get("worlds")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .enumerate()
-        {
-            if let Some(r) = w.get("ref").and_then(Value::as_str) {
-                let ptr = format!("/worlds/{j}/ref");
-                if let Some(f) = l.follow(path, &ptr, r) {
-                    if let Some(wid) = world_index.get(&f) {
-                        l.out
-                            .origins
-                            .map(format!("{base}/worlds/{}", wids.len()), path, ptr);
-                        wids.push(json!(wid));
-                    }
-                }
-            }
-        }
-        if !wids.is_empty() {
-            s.insert("worlds".into(), Value::Array(wids));
-        }
-
-        // Openings: the seed's `opening.npc_says`, then `openings`.
-        let first_npc = s["cast"].get(0).and_then(|c| c.get("character")).cloned();
-        let mut openings = Vec::new();
-        if let Some(says) = v.pointer("/opening/npc_says") {
-            let k = openings.len();
-            l.out
-                .origins
-                .map(format!("{base}/openings/{k}"), path, "/opening");
-            l.out.origins.map(
-                format!("{base}/openings/{k}/text"),
-                path,
-                "/opening/npc_says",
-            );
-            let mut op = json!({"id": "opening", "text": says});
-            if let Some(a) = &first_npc {
-                op["author"] = a.clone();
-            }
-            openings.push(op);
-        }
-        for (j, op) in v
-            .get("openings")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .enumerate()
-        {
-            let k = openings.len();
-            l.out.origins.map(
-                format!("{base}/openings/{k}"),
-                path,
-                format!("/openings/{j}"),
-            );
-            l.out.origins.map(
-                format!("{base}/openings/{k}/text"),
-                path,
-                format!("/openings/{j}/says"),
-            );
-            l.out.origins.map(
-                format!("{base}/openings/{k}/author"),
-                path,
-                format!("/openings/{j}/by"),
-            );
-            let mut o = Map::new();
-            copy(
-                op,
-                &mut o,
-                &[
-                    ("id", "id"),
-                    ("says", "text"),
-                    ("changes", "changes"),
-                    ("group_only", "group_only"),
-                ],
-            );
-            if let Some(author) = op.get("by").cloned().or_else(|| first_npc.clone()) {
-                o.insert("author".into(), author);
-            }
-            openings.push(Value::Object(o));
-        }
-        if !openings.is_empty() {
-            s.insert("openings".into(), Value::Array(openings));
-        }
-
-        // Scene, rubric and safety files inlined.
-        for (field, key) in [("scene", "scene"), ("rubric", "rubric")] {
-            let ptr = format!("/{field}/ref");
-            if let Some(r) = v.pointer(&ptr).and_then(Value::as_str) {
-                if let Some(f) = l.follow(path, &ptr, r) {
-                    let doc = &files[&f];
-                    l.out.origins.map(format!("{base}/{key}"), &f, "");
-                    let mut m = Map::new();
-                    let fields: &[(&str, &str)] = if field == "scene" {
-                        &[("location", "location"), ("present", "present")]
-                    } else {
-                        &[("criteria", "criteria")]
-                    };
-                    copy(doc, &mut m, fields);
-                    s.insert(key.into(), Value::Object(m));
-                }
-            }
-        }
-        if let Some(f) = &safety {
-            if let Some(doc) = files.get(f) {
-                l.out.origins.map(format!("{base}/safety"), f, "");
-                let mut policy = doc.clone();
-                if let Value::Object(m) = &mut policy {
-                    m.shift_remove("schema_version");
-                    m.shift_remove("$schema");
-                }
-                s.insert("safety".into(), policy);
-            }
-        }
-
-        // Variables from the `state.variables` map; outcomes from
-        // `ending_conditions`, then `outcomes`.
-        let vars = vars_from_map(
-            v.pointer("/state/variables"),
-            &format!("{base}/variables"),
-            path,
-            "/state/variables",
-            &mut l.out.origins,
-        );
-        if !vars.is_empty() {
-            s.insert("variables".into(), Value::Array(vars));
-        }
-        let mut outcomes = Vec::new();
-        if let Some(Value::Object(ends)) = v.get("ending_conditions") {
-            for (oid, cond) in ends {
-                let k = outcomes.len();
-                let src = format!("/ending_conditions/{}", escape_token(oid));
-                l.out
-                    .origins
-                    .map(format!("{base}/outcomes/{k}"), path, src.clone());
-                l.out
-                    .origins
-                    .map(format!("{base}/outcomes/{k}/when"), path, src);
-                outcomes.push(json!({"id": oid, "when": cond}));
-            }
-        }
-        for (j, oc) in v
-            .get("outcomes")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .enumerate()
-        {
-            let k = outcomes.len();
-            l.out.origins.map(
-                format!("{base}/outcomes/{k}"),
-                path,
-                format!("/outcomes/{j}"),
-            );
-            outcomes.push(oc.clone());
-        }
-        if !outcomes.is_empty() {
-            s.insert("outcomes".into(), Value::Array(outcomes));
-        }
-        scenarios.push(Value::Object(s));
     }
     l.out.bundle = json!({
         "troupe": "0.1",
@@ -474,15 +494,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn refs_normalize_or_escape() {
-        assert_eq!(normalize_ref("./npcs/a.yaml").unwrap(), "npcs/a.yaml");
-        assert_eq!(normalize_ref("npcs/../npcs/a.yaml").unwrap(), "npcs/a.yaml");
-        assert!(normalize_ref("../../etc/passwd").is_err());
-        assert!(normalize_ref("/etc/passwd").is_err());
-        assert!(normalize_ref("npcs/a\0.yaml").is_err());
-    }
-
-    #[test]
     fn seed_shapes_lower_to_bundle_shapes() {
         let mut files = PackValues::new();
         files.insert(
@@ -495,7 +506,7 @@ mod tests {
             "state": {"variables": {"patience": {"type": "int", "default": 50}}},
             "ending_conditions": {"success": {"type": "variable_above", "variable": "patience", "threshold": 80}}
         }));
-        let l = lower(&files);
+        let l = lower(&files, &|_| false);
         assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
         let s = &l.bundle["scenarios"][0];
         assert_eq!(
@@ -528,7 +539,7 @@ mod tests {
     fn missing_and_escaping_refs_are_reported_at_the_ref() {
         let mut files = PackValues::new();
         files.insert("scenarios/car.yaml".into(), json!({"scenario_id": "car", "title": "Car", "npc": {"ref": "npcs/none.yaml"}, "rubric": {"ref": "../../etc/passwd"}}));
-        let l = lower(&files);
+        let l = lower(&files, &|_| false);
         let got: Vec<(Code, Option<String>)> = l
             .diagnostics
             .iter()

@@ -1,0 +1,539 @@
+//! The check entry points (Format 17): a bundle, a session with its bundle, a
+//! pack directory, a package, or a list of paths as `troupe check` gets them.
+//! Each runs the load stage's diagnostics, the version check, the schema
+//! check, then the semantic checks, and locates every diagnostic.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::bundle::check_bundle;
+use super::locate::{dedup, locate_in};
+use super::pack::{checks::check_pack_files, lower, origin::Origins};
+use super::schema::{SchemaKind, Schemas};
+use super::session::check_session;
+use crate::diag::render::Sources;
+use crate::diag::{escape_token, Code, Diagnostic, Severity};
+use crate::load::{self, Document, PackFileKind, PackFiles, SessionDoc};
+
+/// Codes that stop every other check of their file (Format 17.1).
+fn stops(d: &Diagnostic) -> bool {
+    matches!(
+        d.code,
+        Code::Encoding | Code::Parse | Code::Limit | Code::UnsupportedVersion
+    )
+}
+
+/// The outcome of checking: every diagnostic, and the texts they quote.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// Every diagnostic, in report order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The source texts, for human output.
+    pub sources: Sources,
+    /// The bundles that were read (a pack's lowered bundle), by name, for
+    /// sessions given after them.
+    pub bundles: Vec<(String, Value)>,
+}
+
+impl Checked {
+    /// True when no error was reported (and, with `strict`, no warning).
+    pub fn is_valid(&self, strict: bool) -> bool {
+        !self
+            .diagnostics
+            .iter()
+            .any(|d| d.is_error() || (strict && d.severity == Severity::Warning))
+    }
+}
+
+/// Checks one bundle document: version, schema, semantic checks (Format
+/// 2.3, 2.2, 3–11). Diagnostics are located in `doc`.
+pub fn check_bundle_document(doc: &Document) -> Vec<Diagnostic> {
+    if let Some(d) = load::check_version(doc, "troupe", "") {
+        return vec![d];
+    }
+    let mut out = Schemas::get().validate(SchemaKind::Bundle, doc, "");
+    let mut semantic = check_bundle(&doc.value);
+    for d in &mut semantic {
+        let p = d.location.pointer.clone().unwrap_or_default();
+        locate_in(d, doc, &p);
+    }
+    out.extend(semantic);
+    dedup(&mut out);
+    out
+}
+
+/// The pointer prefix of a message line: `message:<id>` (the ID escaped as
+/// a JSON Pointer token), or `line:<n>` when it has no string ID (Format 12.1).
+pub fn message_prefix(doc: &Document) -> String {
+    match doc.value.get("id").and_then(Value::as_str) {
+        Some(id) => format!("message:{}", escape_token(id)),
+        None => format!("line:{}", doc.first_line),
+    }
+}
+
+/// Checks a session's header and lines against `bundle` (Format 12, 7).
+/// The load diagnostics of the session are not included.
+pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagnostic> {
+    let Some(header) = &session.header else {
+        return Vec::new();
+    };
+    if let Some(d) = load::check_version(header, "troupe", "header") {
+        return vec![d];
+    }
+    let schemas = Schemas::get();
+    let mut out = schemas.validate(SchemaKind::SessionHeader, header, "header");
+    for m in &session.messages {
+        out.extend(schemas.validate(SchemaKind::Message, m, &message_prefix(m)));
+    }
+    let values: Vec<Value> = session.messages.iter().map(|m| m.value.clone()).collect();
+    let mut semantic = check_session(bundle, &header.value, &values);
+    // The k-th DUPLICATE_ID of an ID is about its (k+1)-th line.
+    let mut repeats: std::collections::HashMap<String, usize> = Default::default();
+    for d in &mut semantic {
+        let nth = match (&d.code, &d.location.pointer) {
+            (Code::DuplicateId, Some(p)) => {
+                let n = repeats.entry(p.clone()).or_insert(0);
+                *n += 1;
+                *n
+            }
+            _ => 0,
+        };
+        locate_session(d, session, nth);
+    }
+    out.extend(semantic);
+    dedup(&mut out);
+    out
+}
+
+/// Locates a session diagnostic in the header or in the line of the message
+/// its pointer names (the `nth` line with that ID, 0 for the first).
+fn locate_session(d: &mut Diagnostic, session: &SessionDoc, nth: usize) {
+    let Some(p) = d.location.pointer.clone() else {
+        d.location.file.get_or_insert_with(|| session.file.clone());
+        return;
+    };
+    if let Some(rest) = p.strip_prefix("header") {
+        if let Some(h) = &session.header {
+            locate_in(d, h, rest);
+        }
+    } else if let Some(rest) = p.strip_prefix("message:") {
+        let (id, inner) = rest.split_once('/').map_or((rest, ""), |(a, b)| (a, b));
+        let inner = if inner.is_empty() {
+            String::new()
+        } else {
+            format!("/{inner}")
+        };
+        let prefix = format!("message:{id}");
+        if let Some(m) = session
+            .messages
+            .iter()
+            .filter(|m| message_prefix(m) == prefix)
+            .nth(nth)
+        {
+            locate_in(d, m, &inner);
+        }
+    }
+    d.location.file.get_or_insert_with(|| session.file.clone());
+}
+
+fn schema_kind(kind: PackFileKind) -> SchemaKind {
+    match kind {
+        PackFileKind::Scenario => SchemaKind::PackScenario,
+        PackFileKind::Npc => SchemaKind::Npc,
+        PackFileKind::Safety => SchemaKind::Safety,
+        PackFileKind::Rubric => SchemaKind::Rubric,
+        PackFileKind::Scene => SchemaKind::Scene,
+        PackFileKind::World => SchemaKind::World,
+        PackFileKind::Test => SchemaKind::PackTest,
+        PackFileKind::Playtest => SchemaKind::Playtest,
+        PackFileKind::Persona => SchemaKind::Persona,
+    }
+}
+
+/// Top-level files a pack may have besides its folders (Format 13.9).
+const ALLOWED_EXTRAS: &[&str] = &["README.md", "LICENSE", "LICENSE.md", "CHANGELOG.md"];
+
+/// Checks a scanned pack (Format 13) and returns its diagnostics and its
+/// lowered bundle (Format 13.2), which the pack's sessions are checked
+/// against.
+pub fn check_pack(pack: &PackFiles) -> (Vec<Diagnostic>, Value) {
+    let schemas = Schemas::get();
+    let mut out = Vec::new();
+    let mut values = lower::PackValues::new();
+    let mut docs: Vec<(&str, &Document)> = Vec::new();
+    if let Some(m) = &pack.manifest {
+        docs.push(("manifest.yaml", m));
+        match load::check_version(m, "schema_version", "") {
+            Some(d) => out.push(d),
+            None => {
+                out.extend(schemas.validate(SchemaKind::Manifest, m, ""));
+                values.insert("manifest.yaml".into(), m.value.clone());
+            }
+        }
+    }
+    for (path, (kind, doc)) in &pack.files {
+        docs.push((path, doc));
+        match load::check_version(doc, "schema_version", "") {
+            Some(d) => out.push(d),
+            None => {
+                out.extend(schemas.validate(schema_kind(*kind), doc, ""));
+                values.insert(path.clone(), doc.value.clone());
+            }
+        }
+    }
+    let find = |file: &str| docs.iter().find(|(p, _)| *p == file).map(|(_, d)| *d);
+    let locate_file = |d: &mut Diagnostic| {
+        let file = d.location.file.clone().unwrap_or_default();
+        let p = d.location.pointer.clone().unwrap_or_default();
+        if let Some(doc) = find(&file) {
+            locate_in(d, doc, &p);
+        }
+    };
+    let exists = |p: &str| pack.all_files.contains(p);
+    let mut pack_diags = check_pack_files(&values, &exists);
+    let lowered = lower::lower(&values, &exists);
+    pack_diags.extend(lowered.diagnostics);
+    for d in &mut pack_diags {
+        locate_file(d);
+    }
+    out.extend(pack_diags);
+    let mut semantic = check_bundle(&lowered.bundle);
+    if let Some(max) = pack
+        .manifest
+        .as_ref()
+        .and_then(|m| m.value.pointer("/players/max"))
+        .and_then(Value::as_u64)
+    {
+        semantic.extend(players_over_max(&lowered.bundle, max));
+    }
+    for d in &mut semantic {
+        translate(d, &lowered.origins);
+        locate_file(d);
+    }
+    out.extend(semantic);
+    let max_players = pack
+        .manifest
+        .as_ref()
+        .and_then(|m| m.value.pointer("/players/max"))
+        .and_then(Value::as_u64);
+    for session in pack.sessions.values() {
+        out.extend(check_session_document(&lowered.bundle, session));
+        let players = session
+            .header
+            .as_ref()
+            .and_then(|h| h.value.get("players"))
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len) as u64;
+        if let (Some(max), Some(h)) = (max_players, &session.header) {
+            if players > max {
+                let mut d = advisory(format!(
+                    "the session has {players} players; the manifest's players.max is {max}"
+                ))
+                .at("header/players");
+                locate_in(&mut d, h, "/players");
+                out.push(d);
+            }
+        }
+    }
+    for other in &pack.other {
+        if ALLOWED_EXTRAS.contains(&other.as_str()) {
+            continue;
+        }
+        out.push(
+            Diagnostic::error(
+                Code::Advisory,
+                format!("`{other}` is not part of the pack format and is ignored"),
+            )
+            .with_severity(Severity::Warning)
+            .in_file(other.as_str())
+            .at(""),
+        );
+    }
+    dedup(&mut out);
+    (out, lowered.bundle)
+}
+
+/// An ADVISORY warning (Format 13.1, 17.2).
+fn advisory(message: String) -> Diagnostic {
+    Diagnostic::error(Code::Advisory, message).with_severity(Severity::Warning)
+}
+
+/// ADVISORY at each scenario's `/cast` whose player entries (seats and
+/// `player: true`) outnumber the manifest's `players.max` (Format 13.1).
+fn players_over_max(bundle: &Value, max: u64) -> Vec<Diagnostic> {
+    let scenarios = bundle.get("scenarios").and_then(Value::as_array);
+    let mut out = Vec::new();
+    for (i, sc) in scenarios.into_iter().flatten().enumerate() {
+        let players = sc
+            .get("cast")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|c| c.get("seat").is_some() || c.get("player") == Some(&Value::Bool(true)))
+            .count() as u64;
+        if players > max {
+            out.push(
+                advisory(format!(
+                    "the scenario has {players} player entries; the manifest's players.max is {max}"
+                ))
+                .at(format!("/scenarios/{i}/cast")),
+            );
+        }
+    }
+    out
+}
+
+/// Moves a diagnostic found on a lowered bundle to the pack file and pointer
+/// it came from.
+fn translate(d: &mut Diagnostic, origins: &Origins) {
+    if let Some(p) = &d.location.pointer {
+        if let Some((file, pointer)) = origins.translate(p) {
+            d.location.file = Some(file);
+            d.location.pointer = Some(pointer);
+        }
+    }
+}
+
+/// Checks every path as `troupe check` does (Format 17): directories as
+/// packs, `.troupe` files as packages, `.jsonl` files as sessions (against
+/// the first bundle or pack given before or after them that has the
+/// session's scenario), anything else as a bundle (`.json`, `.yaml`).
+pub fn check_paths(paths: &[PathBuf]) -> Checked {
+    let mut checked = Checked::default();
+    let mut sessions: Vec<(usize, String, SessionDoc)> = Vec::new();
+    // Which input each diagnostic belongs to, for the report order.
+    let mut owner: Vec<usize> = Vec::new();
+    for (index, path) in paths.iter().enumerate() {
+        owner.resize(checked.diagnostics.len(), index.saturating_sub(1));
+        let name = path.display().to_string();
+        if !path.exists() {
+            checked.diagnostics.push(
+                Diagnostic::error(Code::MissingFile, format!("no such file or folder: {name}"))
+                    .in_file(name),
+            );
+            continue;
+        }
+        if path.is_dir() {
+            check_pack_path(path, &mut checked);
+        } else if has_ext(path, "troupe") {
+            check_package_path(path, &mut checked);
+        } else if has_ext(path, "jsonl") {
+            let loaded = load::read_session(path);
+            checked.diagnostics.extend(loaded.diagnostics);
+            if let Some(s) = loaded.value {
+                add_session_sources(&mut checked.sources, &s);
+                sessions.push((index, name, s));
+            }
+        } else {
+            let loaded = load::read_bundle(path);
+            let had_errors = loaded.diagnostics.iter().any(stops);
+            if loaded.value.is_none() && !loaded.diagnostics.iter().any(|d| d.code == Code::Limit) {
+                // Quote the text of a file that did not parse.
+                if let Ok(bytes) = std::fs::read(path) {
+                    let text = String::from_utf8_lossy(&bytes).into_owned();
+                    checked.sources.add(name.clone(), text.into());
+                }
+            }
+            checked.diagnostics.extend(loaded.diagnostics);
+            if let Some(doc) = loaded.value {
+                checked.sources.add(doc.file.clone(), doc.text.clone());
+                if !had_errors {
+                    let diags = check_bundle_document(&doc);
+                    let usable = !diags.iter().any(stops);
+                    checked.diagnostics.extend(diags);
+                    if usable {
+                        checked.bundles.push((name, doc.value.clone()));
+                    }
+                }
+            }
+        }
+    }
+    owner.resize(checked.diagnostics.len(), paths.len().saturating_sub(1));
+    for (index, name, session) in sessions {
+        let scenario = session
+            .header
+            .as_ref()
+            .and_then(|h| h.value.get("scenario"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let bundle = checked.bundles.iter().find(|(_, b)| {
+            b.get("scenarios")
+                .and_then(Value::as_array)
+                .is_some_and(|s| {
+                    s.iter()
+                        .any(|x| x.get("id").and_then(Value::as_str) == scenario.as_deref())
+                })
+        });
+        match (bundle, &checked.bundles.first()) {
+            (Some((_, b)), _) | (None, Some((_, b))) => {
+                let b = b.clone();
+                checked.diagnostics.extend(check_session_document(&b, &session));
+                owner.resize(checked.diagnostics.len(), index);
+            }
+            (None, None) => checked.diagnostics.push(
+                Diagnostic::error(
+                    Code::MissingFile,
+                    "a session is checked against its bundle: give the bundle or pack on the same command line",
+                )
+                .in_file(name),
+            ),
+        }
+        owner.resize(checked.diagnostics.len(), index);
+    }
+    owner.resize(checked.diagnostics.len(), paths.len().saturating_sub(1));
+    sort_for_report(&mut checked.diagnostics, &owner);
+    // A diagnostic about a whole file points at it with the empty pointer
+    // (Format 17.2).
+    for d in &mut checked.diagnostics {
+        if d.location.file.is_some() && d.location.pointer.is_none() {
+            d.location.pointer = Some(String::new());
+        }
+    }
+    checked
+}
+
+/// Orders a report (`docs/validation.md`): by input in command-line order,
+/// then file, line, column, pointer and code; the sort is stable.
+fn sort_for_report(diagnostics: &mut Vec<Diagnostic>, owner: &[usize]) {
+    let mut keyed: Vec<(usize, Diagnostic)> = owner
+        .iter()
+        .copied()
+        .zip(std::mem::take(diagnostics))
+        .collect();
+    keyed.sort_by(|(ia, a), (ib, b)| {
+        let key = |d: &Diagnostic| {
+            (
+                d.location.file.clone(),
+                d.location.line,
+                d.location.column,
+                d.location.pointer.clone(),
+                d.code,
+            )
+        };
+        ia.cmp(ib).then_with(|| key(a).cmp(&key(b)))
+    });
+    *diagnostics = keyed.into_iter().map(|(_, d)| d).collect();
+}
+
+fn add_session_sources(sources: &mut Sources, s: &SessionDoc) {
+    // Session lines each keep their own text; the human renderer quotes the
+    // whole file, so join them back in line order.
+    let mut lines: Vec<(u32, &str)> = s
+        .header
+        .iter()
+        .chain(s.messages.iter())
+        .map(|d| (d.first_line, d.text.as_ref()))
+        .collect();
+    lines.sort_by_key(|(n, _)| *n);
+    let mut text = String::new();
+    let mut at = 1;
+    for (n, line) in lines {
+        while at < n {
+            text.push('\n');
+            at += 1;
+        }
+        text.push_str(line.trim_end_matches(['\r', '\n']));
+        text.push('\n');
+        at += 1;
+    }
+    sources.add(s.file.clone(), text.into());
+}
+
+fn check_pack_path(path: &Path, checked: &mut Checked) {
+    let root = path.display().to_string();
+    let loaded = load::scan_pack(path);
+    for mut d in loaded.diagnostics {
+        if let Some(f) = &d.location.file {
+            d.location.file = Some(prefixed(&root, f));
+        }
+        checked.diagnostics.push(d);
+    }
+    let Some(pack) = loaded.value else { return };
+    let (mut diags, bundle) = check_pack(&pack);
+    if let Some(m) = &pack.manifest {
+        checked
+            .sources
+            .add(prefixed(&root, &m.file), m.text.clone());
+    }
+    for (_, doc) in pack.files.values() {
+        checked
+            .sources
+            .add(prefixed(&root, &doc.file), doc.text.clone());
+    }
+    for s in pack.sessions.values() {
+        add_session_sources(&mut checked.sources, s);
+    }
+    for d in &mut diags {
+        if let Some(f) = &d.location.file {
+            d.location.file = Some(prefixed(&root, f));
+        }
+    }
+    checked.diagnostics.extend(diags);
+    checked.bundles.push((root, bundle));
+}
+
+/// Pack file names are relative to the pack root; diagnostics show them
+/// under the root as given (`examples/packs/x/npcs/a.yaml`).
+fn prefixed(root: &str, file: &str) -> String {
+    if file.starts_with(root) {
+        file.to_string()
+    } else {
+        format!("{}/{}", root.trim_end_matches('/'), file)
+    }
+}
+
+fn check_package_path(path: &Path, checked: &mut Checked) {
+    let loaded = load::read_package(path);
+    checked.diagnostics.extend(loaded.diagnostics);
+    let Some(pkg) = loaded.value else { return };
+    let (diags, bundle) = check_package(&pkg);
+    if let Some(b) = &pkg.bundle {
+        checked.sources.add(b.file.clone(), b.text.clone());
+    }
+    for s in pkg.sessions.values() {
+        add_session_sources(&mut checked.sources, s);
+    }
+    checked.diagnostics.extend(diags);
+    if let Some(b) = bundle {
+        checked.bundles.push((path.display().to_string(), b));
+    }
+}
+
+/// Checks a read package (Format 14.3): its `bundle.json` as a bundle, every
+/// session in it against that bundle, and an ADVISORY for each entry the
+/// format does not define. Returns the diagnostics and the bundle when it is
+/// usable.
+pub fn check_package(pkg: &load::PackageDoc) -> (Vec<Diagnostic>, Option<Value>) {
+    let mut out = Vec::new();
+    let mut bundle = None;
+    if let Some(doc) = &pkg.bundle {
+        let diags = check_bundle_document(doc);
+        if !diags.iter().any(stops) {
+            bundle = Some(doc.value.clone());
+        }
+        out.extend(diags);
+    }
+    if let Some(b) = &bundle {
+        for s in pkg.sessions.values() {
+            out.extend(check_session_document(b, s));
+        }
+    }
+    for other in &pkg.other {
+        out.push(
+            Diagnostic::error(
+                Code::Advisory,
+                format!("package entry `{other}` is not part of the format and is ignored"),
+            )
+            .with_severity(Severity::Warning)
+            .in_file(pkg.file.clone())
+            .at(other.as_str()),
+        );
+    }
+    dedup(&mut out);
+    (out, bundle)
+}
+
+fn has_ext(path: &Path, ext: &str) -> bool {
+    path.extension().and_then(|e| e.to_str()) == Some(ext)
+}

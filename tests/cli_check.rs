@@ -1,0 +1,241 @@
+//! `troupe check` as a user runs it: exit codes (0 valid, 1 invalid, 2
+//! usage), the `--json` document, `--strict`, the `validate-pack` alias, and
+//! hostile inputs end to end (each with its code and location, no panic).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn troupe(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the troupe binary runs")
+}
+
+fn json_report(args: &[&str]) -> (i32, Value) {
+    let mut all = args.to_vec();
+    all.push("--json");
+    let out = troupe(&all);
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), report)
+}
+
+fn codes_at(report: &Value) -> Vec<(String, String, String)> {
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["file"].as_str().unwrap_or("").to_string(),
+                d["pointer"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn example_packs_are_valid_with_exit_0() {
+    let out = troupe(&[
+        "check",
+        "examples/packs/everyday-negotiation",
+        "examples/packs/harbor-lights",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("valid (0 errors, 0 warnings)"));
+    let alias = troupe(&["validate-pack", "examples/packs/everyday-negotiation"]);
+    assert_eq!(alias.status.code(), Some(0));
+}
+
+#[test]
+fn json_report_has_the_documented_shape() {
+    let (code, r) = json_report(&["check", "examples/broken/unknown-field.bundle.json"]);
+    assert_eq!(code, 1);
+    assert_eq!(r["valid"], false);
+    let d = &r["diagnostics"][0];
+    for field in [
+        "code", "severity", "file", "pointer", "line", "column", "message",
+    ] {
+        assert!(d.get(field).is_some(), "missing {field} in {d}");
+    }
+    assert_eq!(d["code"], "UNKNOWN_FIELD");
+    assert_eq!(d["pointer"], "/characters/0/mystery");
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(12), Some(7))
+    );
+}
+
+#[test]
+fn human_output_shows_place_code_message_and_snippet() {
+    let out = troupe(&["check", "examples/broken/duplicate-id.bundle.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("error[DUPLICATE_ID]"), "{text}");
+    assert!(
+        text.contains("examples/broken/duplicate-id.bundle.json:14:13"),
+        "{text}"
+    );
+    assert!(text.contains("\"id\": \"pip\""), "{text}");
+}
+
+#[test]
+fn strict_makes_warnings_fail() {
+    let (code, r) = json_report(&["check", "examples/broken/advisory"]);
+    assert_eq!((code, r["valid"].as_bool()), (0, Some(true)));
+    assert_eq!(r["warnings"], 1);
+    let (code, r) = json_report(&["check", "--strict", "examples/broken/advisory"]);
+    assert_eq!((code, r["valid"].as_bool()), (1, Some(false)));
+}
+
+#[test]
+fn usage_errors_exit_2_and_missing_paths_exit_1() {
+    assert_eq!(troupe(&["check"]).status.code(), Some(2));
+    let (code, r) = json_report(&["check", "no/such/pack"]);
+    assert_eq!(code, 1);
+    assert_eq!(codes_at(&r)[0].0, "MISSING_FILE");
+}
+
+#[test]
+fn a_session_needs_its_bundle() {
+    let (code, r) = json_report(&["check", "examples/bundles/tiny.session.jsonl"]);
+    assert_eq!(code, 1);
+    assert_eq!(codes_at(&r)[0].0, "MISSING_FILE");
+    let (code, _) = json_report(&[
+        "check",
+        "examples/bundles/tiny.session.jsonl",
+        "examples/bundles/tiny.bundle.json",
+    ]);
+    assert_eq!(code, 0, "the bundle may come after the session");
+}
+
+fn write_pack(dir: &Path, scenario_extra: &str) {
+    std::fs::create_dir_all(dir.join("scenarios")).unwrap();
+    std::fs::create_dir_all(dir.join("npcs")).unwrap();
+    std::fs::create_dir_all(dir.join("safety")).unwrap();
+    std::fs::write(
+        dir.join("manifest.yaml"),
+        "schema_version: \"0.1\"\npack_id: t.pack\nname: T\nversion: 1.0.0\ncontent_rating: general\nentry_scenarios: [scenarios/s.yaml]\nsafety: {policy: safety/p.yaml}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("safety/p.yaml"),
+        "schema_version: \"0.1\"\npolicy_id: p\ncontent_rating_cap: general\ncategories: [{id: harm, action: stop}]\nglobal_rules: [minor_safety, crisis_support]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("npcs/n.yaml"),
+        "schema_version: \"0.1\"\nnpc_id: n\nname: N\nfictional: true\nage_band: adult\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("scenarios/s.yaml"),
+        format!("schema_version: \"0.1\"\nscenario_id: s\ntitle: S\nnpc: {{ref: npcs/n.yaml}}\n{scenario_extra}"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn hostile_pack_inputs_get_their_code_and_location() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path();
+
+    let ok = base.join("ok");
+    write_pack(&ok, "");
+    let (code, r) = json_report(&["check", ok.to_str().unwrap()]);
+    assert_eq!(code, 0, "{r}");
+
+    let traversal = base.join("traversal");
+    write_pack(&traversal, "rubric: {ref: ../../etc/passwd}\n");
+    let (code, r) = json_report(&["check", traversal.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let file = format!("{}/scenarios/s.yaml", traversal.display());
+    assert!(
+        codes_at(&r).contains(&("PATH_TRAVERSAL".into(), file, "/rubric/ref".into())),
+        "{r}"
+    );
+
+    let elf = base.join("elf");
+    write_pack(&elf, "");
+    std::fs::write(elf.join("npcs/npc.yaml"), b"\x7fELF\x02\x01\x01\0rest").unwrap();
+    let (code, r) = json_report(&["check", elf.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        codes_at(&r),
+        vec![(
+            "FORBIDDEN_BINARY".into(),
+            format!("{}/npcs/npc.yaml", elf.display()),
+            String::new()
+        )]
+    );
+
+    #[cfg(unix)]
+    {
+        let link = base.join("link");
+        write_pack(&link, "");
+        std::os::unix::fs::symlink("/etc/passwd", link.join("npcs/evil.yaml")).unwrap();
+        let (code, r) = json_report(&["check", link.to_str().unwrap()]);
+        assert_eq!(code, 1);
+        assert_eq!(codes_at(&r)[0].0, "FORBIDDEN_FILE");
+        assert_eq!(
+            codes_at(&r)[0].1,
+            format!("{}/npcs/evil.yaml", link.display())
+        );
+    }
+
+    let dup = base.join("dup");
+    write_pack(&dup, "title: again\n");
+    let (code, r) = json_report(&["check", dup.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let d = &r["diagnostics"][0];
+    assert_eq!(d["code"], "PARSE");
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(5), Some(1)),
+        "{d}"
+    );
+
+    let nested = base.join("nested");
+    write_pack(&nested, &format!("extensions: {}\n", "[".repeat(10_000)));
+    let (code, r) = json_report(&["check", nested.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(r["diagnostics"][0]["code"], "LIMIT", "{r}");
+}
+
+#[test]
+fn players_over_the_manifest_max_and_missing_smoke_fixtures_are_advisory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pack = tmp.path().join("p");
+    write_pack(&pack, "cast: [{seat: a}, {seat: b}]\n");
+    let manifest = pack.join("manifest.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap() + "players: {max: 1}\n";
+    std::fs::write(&manifest, text).unwrap();
+    let (code, r) = json_report(&["check", pack.to_str().unwrap()]);
+    assert_eq!(code, 0, "warnings only: {r}");
+    let found = codes_at(&r);
+    let scenario = format!("{}/scenarios/s.yaml", pack.display());
+    let manifest = format!("{}/manifest.yaml", pack.display());
+    assert!(
+        found.contains(&("ADVISORY".into(), scenario, "/cast".into())),
+        "{r}"
+    );
+    assert!(
+        found.contains(&("ADVISORY".into(), manifest, "/entry_scenarios".into())),
+        "{r}"
+    );
+}
