@@ -137,6 +137,73 @@ pub fn lower_threshold(
     Some(format!("{path} {op} {literal}"))
 }
 
+/// Checks a Threshold condition at `at` (the `when` object, Format 9.5):
+/// `variable` must be a state name of an int or number variable or key
+/// (UNKNOWN_VARIABLE, or TYPE_MISMATCH for another type, at `/variable`),
+/// and `threshold` a value of that type (TYPE_MISMATCH at `/threshold`).
+pub fn check_threshold(
+    story: &Story,
+    variable: &str,
+    threshold: &Value,
+    at: &str,
+    out: &mut Vec<Diagnostic>,
+) {
+    let var = match resolve_target(story, variable) {
+        Ok(Target::Key(v, _)) => v,
+        Ok(Target::Variable(v)) if !story.variables.get(v).is_some_and(VarDecl::is_keyed) => v,
+        Ok(Target::Variable(v)) => {
+            out.push(
+                Diagnostic::error(
+                    Code::UnknownVariable,
+                    format!("`{v}` is keyed: name one key, such as `{v}.<key>`"),
+                )
+                .at(format!("{at}/variable")),
+            );
+            return;
+        }
+        Ok(_) => {
+            out.push(
+                Diagnostic::error(
+                    Code::TypeMismatch,
+                    format!("`{variable}` is not an int or number; thresholds compare numbers"),
+                )
+                .at(format!("{at}/variable")),
+            );
+            return;
+        }
+        Err(why) => {
+            out.push(Diagnostic::error(Code::UnknownVariable, why).at(format!("{at}/variable")));
+            return;
+        }
+    };
+    let Some(ty) = story.variables.get(var).and_then(|d| d.ty) else {
+        return;
+    };
+    let ok = match ty {
+        VarType::Scalar(ScalarType::Int) => super::values::is_int(threshold),
+        VarType::Scalar(ScalarType::Number) => super::values::exact_decimal(threshold).is_some(),
+        other => {
+            out.push(
+                Diagnostic::error(
+                    Code::TypeMismatch,
+                    format!("`{variable}` is {other}; thresholds compare int and number variables"),
+                )
+                .at(format!("{at}/variable")),
+            );
+            return;
+        }
+    };
+    if !ok {
+        out.push(
+            Diagnostic::error(
+                Code::TypeMismatch,
+                format!("the threshold for `{variable}` must be a value of its type {ty}"),
+            )
+            .at(format!("{at}/threshold")),
+        );
+    }
+}
+
 /// The CEL text of a `when` (a CEL string, or a Threshold lowered).
 pub fn condition_text(story: &Story, when: &Value) -> Option<(String, bool)> {
     match serde_json::from_value::<Condition>(when.clone()).ok()? {

@@ -10,11 +10,11 @@ pub mod cel;
 pub mod check;
 pub mod conformance;
 pub mod ended;
+pub mod export;
+pub mod import;
 pub mod knows;
 pub mod render;
 pub mod state;
-pub mod export;
-pub mod import;
 
 /// Troupe: check, compile, step and test scenario packs.
 #[derive(Debug, Parser)]
