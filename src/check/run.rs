@@ -254,7 +254,7 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
             let had_errors = loaded.diagnostics.iter().any(stops);
             if loaded.value.is_none() && !loaded.diagnostics.iter().any(|d| d.code == Code::Limit) {
                 // Quote the text of a file that did not parse.
-                if let Ok(bytes) = std::fs::read(path) {
+                if let Ok(bytes) = load::text::read_bounded(&name, path) {
                     let text = String::from_utf8_lossy(&bytes).into_owned();
                     checked.sources.add(name.clone(), text.into());
                 }

@@ -20,7 +20,7 @@ use super::limits::{MAX_PACK_DIR_DEPTH, MAX_PACK_ENTRIES};
 use super::loaded::Loaded;
 use super::refs::{normalize_ref, RefError};
 use super::session::{parse_session, SessionDoc};
-use super::text::read_bounded;
+use super::text::{open_regular, read_bounded};
 use super::yaml::parse_yaml;
 
 /// The kind of a pack YAML file, from the top-level folder it is in
@@ -324,7 +324,7 @@ fn screen(root: &Path) -> (Found, Vec<Diagnostic>) {
         } else if kind.is_file() {
             // Only regular files are opened (a FIFO would block).
             let mut head = [0u8; MAGIC_PREFIX_LEN];
-            let n = File::open(entry.path())
+            let n = open_regular(entry.path())
                 .and_then(|mut f| read_head(&mut f, &mut head))
                 .unwrap_or(0);
             if let Some((code, msg)) = classify(&rel, head.get(..n).unwrap_or_default()) {

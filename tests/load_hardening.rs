@@ -1,0 +1,107 @@
+//! Hardening of the load stage against a hostile tester (Format 2, 12.1,
+//! 13, 14, 16, 17.2): special files, I/O errors, YAML alias depth, pack
+//! subfolders, ZIP entry names, NUL in YAML. Inputs are built in a tempdir
+//! at test time; expected codes and places come from the spec.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use troupe::check::run::check_paths;
+use troupe::diag::{Code, Diagnostic};
+use troupe::load::{read_bundle, read_package, read_session};
+
+fn only(diags: &[Diagnostic]) -> &Diagnostic {
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    &diags[0]
+}
+
+fn codes(diags: &[Diagnostic]) -> Vec<Code> {
+    diags.iter().map(|d| d.code).collect()
+}
+
+// ---- 1. only regular files are read (Format 16, 17.2) -------------------
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs")
+        .success();
+    assert!(ok, "mkfifo {}", path.display());
+}
+
+/// A FIFO named like a bundle, a session and a package is FORBIDDEN_FILE
+/// (it exists, it is not a regular file), and no reader opens it.
+#[cfg(unix)]
+#[test]
+fn fifo_is_forbidden_file_for_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["f.json", "f.yaml", "f.jsonl", "f.troupe"] {
+        let path = dir.path().join(name);
+        mkfifo(&path);
+        let diags = match name {
+            "f.jsonl" => read_session(&path).diagnostics,
+            "f.troupe" => read_package(&path).diagnostics,
+            _ => read_bundle(&path).diagnostics,
+        };
+        let d = only(&diags);
+        assert_eq!(d.code, Code::ForbiddenFile, "{name}: {d:?}");
+        assert!(d.message.contains("FIFO"), "{name}: {}", d.message);
+    }
+}
+
+/// `troupe check f.json` on a FIFO reports it without opening it. A writer
+/// thread feeds the FIFO, so a checker that does open it gets `{}` and ends
+/// (and the test fails on the code) instead of blocking for ever.
+#[cfg(unix)]
+#[test]
+fn check_paths_never_opens_a_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.json");
+    mkfifo(&path);
+    let writer = path.clone();
+    // If nothing opens the FIFO for reading, this thread stays blocked in
+    // `open` and is dropped when the test process ends.
+    std::thread::spawn(move || fs::write(writer, b"{}"));
+    let checked = check_paths(&[path]);
+    assert_eq!(codes(&checked.diagnostics), vec![Code::ForbiddenFile]);
+}
+
+/// A symlink given on the command line is followed: to a regular file it is
+/// read, to a device (`/dev/null`, like `/dev/zero`) it is FORBIDDEN_FILE.
+#[cfg(unix)]
+#[test]
+fn symlink_on_the_command_line_must_reach_a_regular_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("z.json");
+    std::os::unix::fs::symlink("/dev/null", &dev).unwrap();
+    let d = only(&read_bundle(&dev).diagnostics).clone();
+    assert_eq!(d.code, Code::ForbiddenFile);
+    assert!(d.message.contains("device"), "{}", d.message);
+    let checked = check_paths(&[dev]);
+    assert_eq!(codes(&checked.diagnostics), vec![Code::ForbiddenFile]);
+
+    let real = dir.path().join("real.json");
+    fs::write(&real, br#"{"troupe": "0.1", "kind": "bundle"}"#).unwrap();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let l = read_bundle(&link);
+    assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+    assert_eq!(l.value.unwrap().value["kind"], "bundle");
+}
+
+#[test]
+fn a_folder_named_like_a_file_is_forbidden_file_and_missing_stays_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("d.jsonl");
+    fs::create_dir(&folder).unwrap();
+    let d = only(&read_session(&folder).diagnostics).clone();
+    assert_eq!(d.code, Code::ForbiddenFile);
+    assert!(d.message.contains("folder"), "{}", d.message);
+    let missing: PathBuf = dir.path().join("nope.json");
+    assert_eq!(
+        only(&read_bundle(&missing).diagnostics).code,
+        Code::MissingFile
+    );
+}
