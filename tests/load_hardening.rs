@@ -105,3 +105,49 @@ fn a_folder_named_like_a_file_is_forbidden_file_and_missing_stays_missing() {
         Code::MissingFile
     );
 }
+
+// ---- 6. I/O errors other than not-found are IO, exit 3 (17.2) -----------
+
+/// A symlink loop exists as a path but cannot be read: IO (not
+/// MISSING_FILE), from the loader and from `troupe check`, which exits 3.
+#[cfg(unix)]
+#[test]
+fn symlink_loop_is_io_and_exit_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("loop.json");
+    std::os::unix::fs::symlink(&path, &path).unwrap();
+    let d = only(&read_bundle(&path).diagnostics).clone();
+    assert_eq!(d.code, Code::Io);
+    assert!(
+        d.message.starts_with("the file could not be read: "),
+        "{}",
+        d.message
+    );
+    assert_eq!(
+        codes(&check_paths(std::slice::from_ref(&path)).diagnostics),
+        vec![Code::Io]
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+}
+
+/// Permission denied is IO. Root reads any file, so as root this test says
+/// so and checks nothing.
+#[cfg(unix)]
+#[test]
+fn permission_denied_is_io() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.json");
+    fs::write(&path, b"{}").unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o000)).unwrap();
+    if fs::read(&path).is_ok() {
+        println!("permission_denied_is_io did not run: the tests run as root");
+        return;
+    }
+    assert_eq!(only(&read_bundle(&path).diagnostics).code, Code::Io);
+}

@@ -231,11 +231,15 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
     let mut sessions: Vec<(String, SessionDoc)> = Vec::new();
     for path in paths {
         let name = path.display().to_string();
-        if !path.exists() {
-            checked.diagnostics.push(
-                Diagnostic::error(Code::MissingFile, format!("no such file or folder: {name}"))
-                    .in_file(name),
-            );
+        if let Err(e) = std::fs::metadata(path) {
+            checked
+                .diagnostics
+                .push(if e.kind() == std::io::ErrorKind::NotFound {
+                    Diagnostic::error(Code::MissingFile, format!("no such file or folder: {name}"))
+                        .in_file(name)
+                } else {
+                    load::text::io_diagnostic(&name, &e)
+                });
             continue;
         }
         if path.is_dir() {

@@ -122,7 +122,11 @@ pub fn read_at_most(file: &str, path: &Path, max: u64) -> Result<Vec<u8>, Diagno
 /// The diagnostic for a failed read of `file`: MISSING_FILE when the path
 /// does not exist, else IO with the system's message (Format 17.2).
 pub fn io_diagnostic(file: &str, e: &std::io::Error) -> Diagnostic {
-    Diagnostic::error(Code::MissingFile, format!("cannot read the file: {e}")).in_file(file)
+    if e.kind() == std::io::ErrorKind::NotFound {
+        Diagnostic::error(Code::MissingFile, format!("no such file: {e}")).in_file(file)
+    } else {
+        Diagnostic::error(Code::Io, format!("the file could not be read: {e}")).in_file(file)
+    }
 }
 
 /// FORBIDDEN_FILE for a path that exists but is not a regular file.
