@@ -151,3 +151,42 @@ fn permission_denied_is_io() {
     }
     assert_eq!(only(&read_bundle(&path).diagnostics).code, Code::Io);
 }
+
+// ---- 2. spans are built only when a diagnostic needs one ----------------
+
+/// Loading a session builds no span table: a session of a million small
+/// messages must not hold a million tables. The first lookup builds it, with
+/// the same positions an eager index would give (lines of the file).
+#[test]
+fn session_spans_are_lazy_and_exact() {
+    let l = troupe::load::parse_session(
+        "s.jsonl",
+        b"{\"troupe\":\"0.1\"}\n{\"id\":\"a\",\"author\":\"pip\"}\n{\"id\":\"b\", \"x\": [1, {\"k\": 2}]}\n",
+    );
+    assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+    let s = l.value.unwrap();
+    assert!(!s.header.as_ref().unwrap().spans.is_built());
+    assert!(s.messages.iter().all(|m| !m.spans.is_built()));
+    let m = &s.messages[1];
+    let at = |line, column| troupe::load::LineCol { line, column };
+    // `{"id":"b", "x": [1, {"k": 2}]}` on line 3: `"x"` at column 12, its
+    // value `[` at 17, `{` at 21, `"k"` at 22 and `2` at 27.
+    assert_eq!(m.spans.locate_key("/x"), Some(at(3, 12)));
+    assert!(m.spans.is_built());
+    assert_eq!(m.spans.locate("/x"), Some(at(3, 17)));
+    assert_eq!(m.spans.locate("/x/1"), Some(at(3, 21)));
+    assert_eq!(m.spans.locate_key("/x/1/k"), Some(at(3, 22)));
+    assert_eq!(m.spans.locate("/x/1/k/missing"), Some(at(3, 27)));
+    assert!(!s.messages[0].spans.is_built());
+}
+
+/// A duplicate key is still found at load time, with its pointer, although
+/// no span table is kept.
+#[test]
+fn duplicate_key_in_a_lazy_document_is_parse_with_pointer() {
+    let l = troupe::load::parse_json("f.json", b"{\"a\": {\"b\": 1,\n \"b\": 2}}");
+    let d = only(&l.diagnostics);
+    assert_eq!(d.code, Code::Parse);
+    assert_eq!(d.location.pointer.as_deref(), Some("/a/b"));
+    assert_eq!((d.location.line, d.location.column), (Some(2), Some(2)));
+}

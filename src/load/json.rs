@@ -13,9 +13,11 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use indexmap::IndexMap;
+
 use crate::diag::{escape_token, Code, Diagnostic};
 
-use super::document::{Document, LineCol, SpanIndex};
+use super::document::{Document, LineCol, SpanIndex, ValueSpan};
 use super::limits::MAX_DEPTH;
 use super::loaded::Loaded;
 use super::text::{check_size, decode, position_in};
@@ -76,12 +78,17 @@ pub(crate) fn parse_json_at(
         .at("")
         .at_line_col(at.line, at.column));
     }
-    let spans = scan_spans(file, text, first_line)?;
+    // Duplicate keys are found now, without recording positions; the
+    // positions are recorded only if a diagnostic asks for one.
+    if scan(file, text, first_line, false).is_err() {
+        scan(file, text, first_line, true)?;
+    }
+    let text: Arc<str> = Arc::from(text);
     Ok(Document {
         file: file.to_string(),
-        text: Arc::from(text),
+        spans: SpanIndex::lazy_json(text.clone(), first_line),
+        text,
         value,
-        spans,
         first_line,
     })
 }
@@ -163,26 +170,45 @@ impl Cursor<'_> {
 }
 
 /// The pointer (and key position) of the next value inside the innermost
-/// open container, or of the root.
-fn slot(stack: &mut [Frame]) -> (String, Option<LineCol>) {
+/// open container, or of the root. Without `record` no pointer is built
+/// (the key is only consumed).
+fn slot(stack: &mut [Frame], record: bool) -> (String, Option<LineCol>) {
     match stack.last_mut() {
         None => (String::new(), None),
         Some(f) if f.is_object => match f.key.take() {
-            Some((k, at)) => (format!("{}/{}", f.pointer, escape_token(&k)), Some(at)),
+            Some((k, at)) if record => (format!("{}/{}", f.pointer, escape_token(&k)), Some(at)),
+            Some((_, at)) => (String::new(), Some(at)),
             None => (f.pointer.clone(), None),
         },
         Some(f) => {
-            let p = format!("{}/{}", f.pointer, f.next_index);
+            let p = if record {
+                format!("{}/{}", f.pointer, f.next_index)
+            } else {
+                String::new()
+            };
             f.next_index += 1;
             (p, None)
         }
     }
 }
 
-/// Records where every value and key of valid JSON `text` is, and rejects a
-/// duplicate key in one object (PARSE at the second key).
-fn scan_spans(file: &str, text: &str, first_line: u32) -> Result<SpanIndex, Diagnostic> {
-    let mut spans = SpanIndex::default();
+/// The span table of valid JSON `text` with no duplicate keys (what a lazy
+/// [`SpanIndex`] builds on first use).
+pub(crate) fn span_table(text: &str, first_line: u32) -> IndexMap<String, ValueSpan> {
+    scan("", text, first_line, true).unwrap_or_default()
+}
+
+/// Walks valid JSON `text`: rejects a duplicate key in one object (PARSE
+/// at the second key) and, with `record`, records where every value and
+/// key is. Without `record` the duplicate's diagnostic has no pointer;
+/// scan again with `record` for it.
+fn scan(
+    file: &str,
+    text: &str,
+    first_line: u32,
+    record: bool,
+) -> Result<IndexMap<String, ValueSpan>, Diagnostic> {
+    let mut spans = IndexMap::new();
     let mut stack: Vec<Frame> = Vec::new();
     let mut c = Cursor {
         bytes: text.as_bytes(),
@@ -196,8 +222,10 @@ fn scan_spans(file: &str, text: &str, first_line: u32) -> Result<SpanIndex, Diag
         let at = c.at;
         match b {
             b'{' | b'[' => {
-                let (pointer, key) = slot(&mut stack);
-                spans.entries.insert(pointer.clone(), (at, key));
+                let (pointer, key) = slot(&mut stack, record);
+                if record {
+                    spans.insert(pointer.clone(), (at, key));
+                }
                 stack.push(Frame {
                     pointer,
                     is_object: b == b'{',
@@ -244,8 +272,10 @@ fn scan_spans(file: &str, text: &str, first_line: u32) -> Result<SpanIndex, Diag
                         f.key = Some((key, at));
                     }
                     _ => {
-                        let (pointer, key) = slot(&mut stack);
-                        spans.entries.insert(pointer, (at, key));
+                        let (pointer, key) = slot(&mut stack, record);
+                        if record {
+                            spans.insert(pointer, (at, key));
+                        }
                     }
                 }
             }
@@ -253,8 +283,10 @@ fn scan_spans(file: &str, text: &str, first_line: u32) -> Result<SpanIndex, Diag
                 c.bump();
             }
             _ => {
-                let (pointer, key) = slot(&mut stack);
-                spans.entries.insert(pointer, (at, key));
+                let (pointer, key) = slot(&mut stack, record);
+                if record {
+                    spans.insert(pointer, (at, key));
+                }
                 while let Some(x) = c.peek() {
                     if matches!(x, b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n') {
                         break;
@@ -279,7 +311,7 @@ mod tests {
     fn spans_for_values_and_keys() {
         let text = "{\n  \"a\": [1, {\"b~/\": \"é\"}],\n  \"c\": null\n}";
         let doc = parse_json_at("f.json", text.as_bytes(), 1).unwrap();
-        let e = &doc.spans.entries;
+        let e = doc.spans.entries();
         assert_eq!(e[""], (lc(1, 1), None));
         assert_eq!(e["/a"], (lc(2, 8), Some(lc(2, 3))));
         assert_eq!(e["/a/0"], (lc(2, 9), None));

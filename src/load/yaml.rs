@@ -11,12 +11,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use indexmap::IndexMap;
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span};
 use serde_json::{Map, Number, Value};
 
 use crate::diag::{escape_token, Code, Diagnostic};
 
-use super::document::{Document, LineCol, SpanIndex};
+use super::document::{Document, LineCol, SpanIndex, ValueSpan};
 use super::limits::{MAX_DEPTH, MAX_YAML_ALIASES, MAX_YAML_EXPANDED_NODES};
 use super::loaded::Loaded;
 use super::text::{check_size, decode};
@@ -42,7 +43,7 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
     let text = decode(file, bytes, 1)?;
     let mut b = Builder {
         file,
-        spans: SpanIndex::default(),
+        spans: IndexMap::new(),
         stack: Vec::new(),
         anchors: HashMap::new(),
         root: None,
@@ -62,7 +63,7 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
             file: file.to_string(),
             text: Arc::from(text),
             value: Value::Object(map),
-            spans: b.spans,
+            spans: SpanIndex::from_entries(b.spans),
             first_line: 1,
         }),
         Some((_, at)) => Err(parse_error(
@@ -140,7 +141,7 @@ struct Anchored {
 
 struct Builder<'f> {
     file: &'f str,
-    spans: SpanIndex,
+    spans: IndexMap<String, ValueSpan>,
     stack: Vec<Frame>,
     anchors: HashMap<usize, Anchored>,
     root: Option<(Value, LineCol)>,
@@ -180,9 +181,9 @@ impl Builder<'_> {
                     .in_file(self.file)
                     .at_line_col(at.line, at.column));
                 }
-                let mark = (self.spans.entries.len(), self.aliases, self.expanded);
+                let mark = (self.spans.len(), self.aliases, self.expanded);
                 let (pointer, key) = self.slot();
-                self.spans.entries.insert(pointer.clone(), (at, key));
+                self.spans.insert(pointer.clone(), (at, key));
                 let node = if is_map {
                     Node::Map(Map::new(), None)
                 } else {
@@ -244,9 +245,9 @@ impl Builder<'_> {
                     }
                     _ => Value::String(text.into_owned()),
                 };
-                let mark = (self.spans.entries.len(), self.aliases, self.expanded);
+                let mark = (self.spans.len(), self.aliases, self.expanded);
                 let (pointer, key) = self.slot();
-                self.spans.entries.insert(pointer.clone(), (at, key));
+                self.spans.insert(pointer.clone(), (at, key));
                 if anchor != 0 {
                     self.remember(anchor, &value, &pointer, mark);
                 }
@@ -328,7 +329,6 @@ impl Builder<'_> {
     ) {
         let spans = self
             .spans
-            .entries
             .iter()
             .skip(mark.0)
             .filter_map(|(p, s)| p.strip_prefix(pointer).map(|rel| (rel.to_string(), *s)))
@@ -380,9 +380,9 @@ impl Builder<'_> {
             .cloned()
             .collect();
         let (pointer, key) = self.slot();
-        self.spans.entries.insert(pointer.clone(), (at, key));
+        self.spans.insert(pointer.clone(), (at, key));
         for (rel, s) in inner {
-            self.spans.entries.insert(format!("{pointer}{rel}"), s);
+            self.spans.insert(format!("{pointer}{rel}"), s);
         }
         self.attach(value, at);
         Ok(())
@@ -520,7 +520,7 @@ mod tests {
     #[test]
     fn spans_for_values_and_keys() {
         let doc = parse("a:\n  - x\n  - {b: 2}\nc: 'q'\n").unwrap();
-        let e = &doc.spans.entries;
+        let e = doc.spans.entries();
         let l = |line, column| LineCol { line, column };
         assert_eq!(e["/a"].1, Some(l(1, 1)));
         assert_eq!(e["/a/0"], (l(2, 5), None));
@@ -558,9 +558,9 @@ mod tests {
     fn aliases_expand_with_spans() {
         let doc = parse("a: &x {k: [1, 2]}\nb: *x\n").unwrap();
         assert_eq!(doc.value["b"]["k"][1].to_string(), "2");
-        assert_eq!(doc.spans.entries["/b"].0, LineCol { line: 2, column: 4 });
+        assert_eq!(doc.spans.entries()["/b"].0, LineCol { line: 2, column: 4 });
         assert_eq!(
-            doc.spans.entries["/b/k/1"].0,
+            doc.spans.entries()["/b/k/1"].0,
             LineCol {
                 line: 1,
                 column: 15
