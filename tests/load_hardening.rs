@@ -190,3 +190,41 @@ fn duplicate_key_in_a_lazy_document_is_parse_with_pointer() {
     assert_eq!(d.location.pointer.as_deref(), Some("/a/b"));
     assert_eq!((d.location.line, d.location.column), (Some(2), Some(2)));
 }
+
+// ---- 3. YAML aliases count their expanded depth (Format 2.4, 16) --------
+
+/// `a: &x` + 100 nested lists (101 levels with the root), then `b:` with
+/// `n` nested flow mappings holding `*x`: the alias expands to
+/// 1 + n + 100 levels. n = 27 is exactly 128 (allowed); n = 28 is 129:
+/// LIMIT at the alias, line 2, column 3 + 4n + 1.
+#[test]
+fn yaml_alias_counts_the_depth_it_expands_to() {
+    let anchor = format!("a: &x {}{}\n", "[".repeat(100), "]".repeat(100));
+    let at_depth = |n: usize| format!("{anchor}b: {}*x{}\n", "{c: ".repeat(n), "}".repeat(n));
+    let l = troupe::load::parse_yaml("f.yaml", at_depth(27).as_bytes());
+    assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+    let l = troupe::load::parse_yaml("f.yaml", at_depth(28).as_bytes());
+    let d = only(&l.diagnostics);
+    assert_eq!(d.code, Code::Limit);
+    assert_eq!(
+        (d.location.line, d.location.column),
+        (Some(2), Some(4 * 28 + 4))
+    );
+}
+
+/// Aliases inside anchored nodes add up: `a0` is 60 levels, `a1` is 60
+/// levels around `*a0` (120), `a2` 60 around `*a1` (180): LIMIT at `*a1`,
+/// though no single anchor is written deeper than 61 levels.
+#[test]
+fn chained_yaml_aliases_count_their_depth() {
+    let open = "[".repeat(59);
+    let close = "]".repeat(59);
+    let src = format!(
+        "a0: &a0 [{open}{close}]\na1: &a1 [{open}*a0{close}]\na2: &a2 [{open}*a1{close}]\n"
+    );
+    let l = troupe::load::parse_yaml("f.yaml", src.as_bytes());
+    let d = only(&l.diagnostics);
+    assert_eq!(d.code, Code::Limit);
+    // `a2: &a2 ` is 8 characters, then 60 `[`: `*a1` is at column 69.
+    assert_eq!((d.location.line, d.location.column), (Some(3), Some(69)));
+}

@@ -122,6 +122,8 @@ struct Frame {
     /// `spans.entries.len()`, `aliases` and `expanded` when the node began
     /// (what an anchor on it must remember).
     mark: (usize, usize, usize),
+    /// The greatest height among the children so far (see [`Anchored`]).
+    child_height: usize,
     node: Node,
 }
 
@@ -137,6 +139,10 @@ struct Anchored {
     spans: Vec<(String, (LineCol, Option<LineCol>))>,
     aliases: usize,
     nodes: usize,
+    /// Levels of nesting the node adds where an alias expands it: 0 for a
+    /// scalar, 1 + its deepest child for a sequence or mapping (aliases
+    /// inside counted as expanded).
+    height: usize,
 }
 
 struct Builder<'f> {
@@ -194,6 +200,7 @@ impl Builder<'_> {
                     at,
                     anchor,
                     mark,
+                    child_height: 0,
                     node,
                 });
             }
@@ -203,8 +210,10 @@ impl Builder<'_> {
                         Node::Seq(v) => Value::Array(v),
                         Node::Map(m, _) => Value::Object(m),
                     };
+                    let height = f.child_height + 1;
+                    self.grow(height);
                     if f.anchor != 0 {
-                        self.remember(f.anchor, &value, &f.pointer, f.mark);
+                        self.remember(f.anchor, &value, &f.pointer, f.mark, height);
                     }
                     self.attach(value, f.at);
                 }
@@ -234,6 +243,7 @@ impl Builder<'_> {
                                 spans: Vec::new(),
                                 aliases: 0,
                                 nodes: 1,
+                                height: 0,
                             },
                         );
                     }
@@ -249,7 +259,7 @@ impl Builder<'_> {
                 let (pointer, key) = self.slot();
                 self.spans.insert(pointer.clone(), (at, key));
                 if anchor != 0 {
-                    self.remember(anchor, &value, &pointer, mark);
+                    self.remember(anchor, &value, &pointer, mark, 0);
                 }
                 self.attach(value, at);
             }
@@ -326,6 +336,7 @@ impl Builder<'_> {
         value: &Value,
         pointer: &str,
         mark: (usize, usize, usize),
+        height: usize,
     ) {
         let spans = self
             .spans
@@ -341,11 +352,22 @@ impl Builder<'_> {
                 spans,
                 aliases: self.aliases - mark.1,
                 nodes,
+                height,
             },
         );
     }
 
-    /// Expands alias `id` at `at`, counting it and the aliases inside it.
+    /// Records that the innermost open node has a child `height` levels
+    /// high.
+    fn grow(&mut self, height: usize) {
+        if let Some(parent) = self.stack.last_mut() {
+            parent.child_height = parent.child_height.max(height);
+        }
+    }
+
+    /// Expands alias `id` at `at`, counting it and the aliases inside it,
+    /// and the depth it expands to: the open levels here plus the aliased
+    /// node's height must stay within [`MAX_DEPTH`] (LIMIT at the alias).
     fn alias(&mut self, id: usize, at: LineCol) -> Result<(), Diagnostic> {
         let Some(a) = self.anchors.get(&id) else {
             return Err(parse_error(self.file, at, "an alias to an unknown anchor"));
@@ -363,6 +385,19 @@ impl Builder<'_> {
             .in_file(self.file)
             .at_line_col(at.line, at.column));
         }
+        if self.stack.len().saturating_add(a.height) > MAX_DEPTH {
+            return Err(Diagnostic::error(
+                Code::Limit,
+                format!(
+                    "nesting deeper than {MAX_DEPTH} levels once the alias is expanded \
+                     ({} levels here, {} in the aliased node)",
+                    self.stack.len(),
+                    a.height
+                ),
+            )
+            .in_file(self.file)
+            .at_line_col(at.line, at.column));
+        }
         if self.expects_key() {
             return match &a.value {
                 Value::String(s) => {
@@ -373,6 +408,7 @@ impl Builder<'_> {
             };
         }
         let value = a.value.clone();
+        let height = a.height;
         let inner: Vec<_> = a
             .spans
             .iter()
@@ -385,6 +421,7 @@ impl Builder<'_> {
             self.spans.insert(format!("{pointer}{rel}"), s);
         }
         self.attach(value, at);
+        self.grow(height);
         Ok(())
     }
 }
