@@ -228,3 +228,67 @@ fn chained_yaml_aliases_count_their_depth() {
     // `a2: &a2 ` is 8 characters, then 60 `[`: `*a1` is at column 69.
     assert_eq!((d.location.line, d.location.column), (Some(3), Some(69)));
 }
+
+// ---- 4. subfolders of pack folders are not read (Format 13.0, 13.9) -----
+
+fn write(root: &Path, rel: &str, bytes: &[u8]) {
+    let path = root.join(rel);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, bytes).unwrap();
+}
+
+/// Only `<folder>/<name>.yaml` (and `sessions/<name>.jsonl`) are read; a
+/// subfolder (even one named `x.yaml`) and a file of another extension are
+/// listed in `other` (ADVISORY) and not parsed: the broken YAML inside them
+/// gives no PARSE.
+#[test]
+fn pack_subfolders_are_listed_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "manifest.yaml",
+        b"schema_version: \"0.1\"\npack_id: demo\n",
+    );
+    write(root, "npcs/a.yaml", b"schema_version: \"0.1\"\n");
+    write(root, "npcs/sub/b.yaml", b"a: [unclosed\n");
+    write(root, "npcs/sub/deeper/c.yaml", b"a: [unclosed\n");
+    write(root, "npcs/x.yaml/c.yaml", b"a: [unclosed\n");
+    write(root, "npcs/notes.txt", b"hello");
+    write(root, "sessions/sub/s.jsonl", b"not json\n");
+    fs::create_dir_all(root.join("sessions/empty")).unwrap();
+    let l = troupe::load::scan_pack(root);
+    assert!(l.diagnostics.is_empty(), "{:#?}", l.diagnostics);
+    let pack = l.value.unwrap();
+    assert_eq!(pack.files.keys().collect::<Vec<_>>(), vec!["npcs/a.yaml"]);
+    assert!(pack.sessions.is_empty());
+    assert_eq!(
+        pack.other,
+        vec![
+            "npcs/notes.txt",
+            "npcs/sub/",
+            "npcs/x.yaml/",
+            "sessions/empty/",
+            "sessions/sub/"
+        ]
+    );
+}
+
+/// Subfolders are still screened first: a script two levels down rejects
+/// the pack.
+#[test]
+fn pack_subfolders_are_still_screened() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "manifest.yaml",
+        b"schema_version: \"0.1\"\npack_id: demo\n",
+    );
+    write(root, "npcs/sub/deeper/run.sh", b"echo hi\n");
+    let l = troupe::load::scan_pack(root);
+    assert!(l.value.is_none());
+    let d = only(&l.diagnostics);
+    assert_eq!(d.code, Code::ForbiddenFile);
+    assert_eq!(d.location.file.as_deref(), Some("npcs/sub/deeper/run.sh"));
+}

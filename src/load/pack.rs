@@ -89,15 +89,17 @@ pub struct PackFiles {
     pub root: PathBuf,
     /// `manifest.yaml`, when present and parsed.
     pub manifest: Option<Document>,
-    /// Every parsed YAML file of the known folders (recursively), by path
-    /// relative to the root with `/` separators, sorted by path.
+    /// Every parsed YAML file directly in a known folder (subfolders are not
+    /// read, Format 13.0), by path relative to the root with `/`
+    /// separators, sorted by path.
     pub files: IndexMap<String, (PackFileKind, Document)>,
     /// `sessions/*.jsonl` by relative path, sorted by path.
     pub sessions: IndexMap<String, SessionDoc>,
-    /// What the format does not define, sorted (the checker warns, 13.9):
-    /// unknown top-level entries (folders with a trailing `/`), and files in
-    /// known folders without a `.yaml`/`.yml` (`.jsonl` in `sessions/`)
-    /// extension. `snapshots/` is known and not listed.
+    /// What the format does not define, sorted (the checker warns, 13.0,
+    /// 13.9): unknown top-level entries (folders with a trailing `/`), files
+    /// in known folders without a `.yaml`/`.yml` (`.jsonl` in `sessions/`)
+    /// extension, and subfolders of known folders (`npcs/sub/`, once each;
+    /// nothing under them is read). `snapshots/` is known and not listed.
     pub other: Vec<String>,
     /// Every regular file found, by relative path (what references resolve
     /// against).
@@ -133,8 +135,9 @@ impl PackFiles {
 ///    was found here, the diagnostics are returned with no value and no file
 ///    is parsed.
 /// 2. Parses `manifest.yaml` (MISSING_FILE if absent), every `*.yaml`/`*.yml`
-///    under the known folders and `sessions/*.jsonl`, each bounded in size
-///    before it is read. Files that fail to parse are left out, with their
+///    directly in a known folder and `sessions/*.jsonl`, each bounded in
+///    size before it is read. Subfolders of those folders are listed in
+///    `other` and not read (Format 13.0). Files that fail to parse are left out, with their
 ///    diagnostics.
 ///
 /// A root that is missing or not a folder is MISSING_FILE.
@@ -164,8 +167,17 @@ pub fn scan_pack(root: &Path) -> Loaded<PackFiles> {
     };
     let mut other = BTreeSet::new();
     for dir in &found.dirs {
-        if !dir.contains('/') && !is_known_folder(dir) {
-            other.insert(format!("{dir}/"));
+        match dir.split_once('/') {
+            // An unknown top-level folder.
+            None if !is_known_folder(dir) => {
+                other.insert(format!("{dir}/"));
+            }
+            // A subfolder of a folder whose files are read (13.0): listed
+            // once, and nothing under it is read.
+            Some((top, sub)) if !sub.contains('/') && reads_files(top) => {
+                other.insert(format!("{dir}/"));
+            }
+            _ => {}
         }
     }
     for rel in &found.files {
@@ -180,7 +192,9 @@ pub fn scan_pack(root: &Path) -> Loaded<PackFiles> {
                 diagnostics.extend(l.diagnostics);
                 pack.manifest = l.value;
             }
-            ("sessions", Some(name)) if !name.contains('/') && name.ends_with(".jsonl") => {
+            // Under a subfolder: the subfolder is listed above, not read.
+            (_, Some(rest)) if rest.contains('/') => {}
+            ("sessions", Some(name)) if name.ends_with(".jsonl") => {
                 let l = match read_bounded(rel, &path) {
                     Ok(bytes) => parse_session(rel, &bytes),
                     Err(d) => Loaded::fail(d),
@@ -224,6 +238,11 @@ pub fn scan_pack(root: &Path) -> Loaded<PackFiles> {
         value: Some(pack),
         diagnostics,
     }
+}
+
+/// The folders whose direct files are read (the kinds and `sessions`).
+fn reads_files(folder: &str) -> bool {
+    PackFileKind::from_folder(folder).is_some() || folder == "sessions"
 }
 
 fn is_known_folder(name: &str) -> bool {
