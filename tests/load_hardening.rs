@@ -292,3 +292,79 @@ fn pack_subfolders_are_still_screened() {
     assert_eq!(d.code, Code::ForbiddenFile);
     assert_eq!(d.location.file.as_deref(), Some("npcs/sub/deeper/run.sh"));
 }
+
+// ---- 5. ZIP entry names: UTF-8, and entries named as files (Format 14) --
+
+/// A one-entry stored archive whose entry is named `name` (raw bytes), with
+/// the UTF-8 name flag (general purpose bit 11) set or not.
+fn one_entry_zip(name: &[u8], data: &[u8], utf8_flag: bool) -> Vec<u8> {
+    let crc = crc32fast::hash(data);
+    let flags: u16 = if utf8_flag { 0x0800 } else { 0 };
+    let n = name.len() as u16;
+    let len = data.len() as u32;
+    let mut out = Vec::new();
+    out.extend_from_slice(b"PK\x03\x04\x14\0");
+    out.extend_from_slice(&flags.to_le_bytes());
+    out.extend_from_slice(&[0; 6]); // method (stored), time, date
+    out.extend_from_slice(&crc.to_le_bytes());
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out.extend_from_slice(name);
+    out.extend_from_slice(data);
+    let cd = out.len() as u32;
+    out.extend_from_slice(b"PK\x01\x02\x14\0\x14\0");
+    out.extend_from_slice(&flags.to_le_bytes());
+    out.extend_from_slice(&[0; 6]);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(&[0; 12]); // extra, comment, disk, attributes
+    out.extend_from_slice(&0u32.to_le_bytes()); // local header offset
+    out.extend_from_slice(name);
+    let cd_len = out.len() as u32 - cd;
+    out.extend_from_slice(b"PK\x05\x06\0\0\0\0\x01\0\x01\0");
+    out.extend_from_slice(&cd_len.to_le_bytes());
+    out.extend_from_slice(&cd.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out
+}
+
+/// `caf\xe9.json` is not UTF-8: ENCODING (Format 14.2), with the UTF-8 flag
+/// or without it, naming the entry as `<archive>!<entry>` (lossily).
+#[test]
+fn zip_entry_name_not_utf8_is_encoding() {
+    for flag in [true, false] {
+        let bytes = one_entry_zip(b"caf\xe9.json", b"{}", flag);
+        let l = troupe::load::parse_package("p.troupe", &bytes);
+        assert!(l.value.is_none(), "flag {flag}");
+        let d = only(&l.diagnostics);
+        assert_eq!(d.code, Code::Encoding, "flag {flag}: {d:?}");
+        assert_eq!(
+            d.location.file.as_deref(),
+            Some("p.troupe!caf\u{fffd}.json")
+        );
+        assert_eq!(d.location.pointer.as_deref(), Some(""));
+    }
+    // The same archive with a UTF-8 name is sound (`bundle.json`).
+    let l = troupe::load::parse_package("p.troupe", &one_entry_zip(b"bundle.json", b"{}", true));
+    assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+}
+
+/// Archive diagnostics about one entry name it as the file
+/// `<archive>!<entry>` with pointer `""` (Format 14.3, 17.2).
+#[test]
+fn zip_entry_diagnostics_name_the_entry_as_the_file() {
+    let bytes = one_entry_zip(b"../evil.json", b"{}", true);
+    let d = only(&troupe::load::parse_package("p.troupe", &bytes).diagnostics).clone();
+    assert_eq!(d.code, Code::PathTraversal);
+    assert_eq!(d.location.file.as_deref(), Some("p.troupe!../evil.json"));
+    assert_eq!(d.location.pointer.as_deref(), Some(""));
+    let bytes = one_entry_zip(b"x.json", b"{}", true);
+    let d = only(&troupe::load::parse_package("p.troupe", &bytes).diagnostics).clone();
+    assert_eq!(d.code, Code::MissingFile);
+    assert_eq!(d.location.file.as_deref(), Some("p.troupe!bundle.json"));
+    assert_eq!(d.location.pointer.as_deref(), Some(""));
+}

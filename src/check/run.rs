@@ -426,8 +426,8 @@ pub fn check_package(pkg: &load::PackageDoc) -> (Vec<Diagnostic>, Option<Value>)
                 format!("package entry `{other}` is not part of the format and is ignored"),
             )
             .with_severity(Severity::Warning)
-            .in_file(pkg.file.clone())
-            .at(other.as_str()),
+            .in_file(format!("{}!{other}", pkg.file))
+            .at(""),
         );
     }
     dedup(&mut out);
