@@ -368,3 +368,31 @@ fn zip_entry_diagnostics_name_the_entry_as_the_file() {
     assert_eq!(d.location.file.as_deref(), Some("p.troupe!bundle.json"));
     assert_eq!(d.location.pointer.as_deref(), Some(""));
 }
+
+// ---- 7. a NUL in YAML text is PARSE at the NUL (YAML 1.2 c-printable) ---
+
+#[test]
+fn nul_in_yaml_is_parse_at_the_nul() {
+    // The NUL is on line 2; its column is found from the bytes.
+    for src in [
+        &b"a: 1\nb: \"xy\0z\"\n"[..],
+        b"a: 1\nb: 'xy\0z'\n",
+        b"a: 1\nb: xyz\0\n",
+        b"a: 1\n# xyzw\0\n",
+    ] {
+        let l = troupe::load::parse_yaml("f.yaml", src);
+        let d = only(&l.diagnostics);
+        assert_eq!(d.code, Code::Parse, "{src:?}");
+        assert_eq!(&*d.message, "a NUL character is not allowed in YAML text");
+        let col = src.split(|b| *b == b'\n').nth(1).unwrap();
+        let col = col.iter().position(|b| *b == 0).unwrap() as u32 + 1;
+        assert_eq!(
+            (d.location.line, d.location.column),
+            (Some(2), Some(col)),
+            "{src:?}"
+        );
+    }
+    // An escaped NUL (`\0` written as two characters) is fine.
+    let l = troupe::load::parse_yaml("f.yaml", b"a: \"x\\0y\"\n");
+    assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+}

@@ -20,10 +20,11 @@ use crate::diag::{escape_token, Code, Diagnostic};
 use super::document::{Document, LineCol, SpanIndex, ValueSpan};
 use super::limits::{MAX_DEPTH, MAX_YAML_ALIASES, MAX_YAML_EXPANDED_NODES};
 use super::loaded::Loaded;
-use super::text::{check_size, decode};
+use super::text::{check_size, decode, position_in};
 
 /// Parses one YAML document whose top level must be a mapping (Format 2,
-/// YAML): ENCODING for a BOM or invalid UTF-8; LIMIT over 64 MiB, 128 levels
+/// YAML): ENCODING for a BOM or invalid UTF-8; PARSE at a NUL character
+/// (never allowed in YAML text, even quoted); LIMIT over 64 MiB, 128 levels
 /// of nesting, 100 alias expansions or 1,000,000 nodes added by aliases;
 /// PARSE for invalid YAML, more than one document, a duplicate key (at the
 /// second key), a key that is not a string, `.inf`/`.nan`, or a top level
@@ -41,6 +42,16 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
         return Err(d);
     }
     let text = decode(file, bytes, 1)?;
+    // YAML text is printable characters only (YAML 1.2, c-printable): the
+    // scanner stops at a NUL as if the stream ended, which it reports at the
+    // start of the enclosing token. Report the NUL itself.
+    if let Some(i) = text.find('\0') {
+        return Err(parse_error(
+            file,
+            position_in(text, i, 1),
+            "a NUL character is not allowed in YAML text",
+        ));
+    }
     let mut b = Builder {
         file,
         spans: IndexMap::new(),
