@@ -396,3 +396,23 @@ fn nul_in_yaml_is_parse_at_the_nul() {
     let l = troupe::load::parse_yaml("f.yaml", b"a: \"x\\0y\"\n");
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
 }
+
+/// The fast string skip (Format 2.2 strings with escapes and multi-byte
+/// characters) keeps columns in characters and ignores brackets in strings.
+#[test]
+fn json_positions_after_escaped_and_wide_strings() {
+    // `{"k\"": "é\\", "b": 1}`: key `k"` at column 2, its value at 9; `"b"`
+    // at 16 and `1` at 21 (é is one column, `\"` and `\\` two each).
+    let l = troupe::load::parse_json("f.json", "{\"k\\\"\": \"é\\\\\", \"b\": 1}".as_bytes());
+    assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+    let doc = l.value.unwrap();
+    let at = |line, column| troupe::load::LineCol { line, column };
+    assert_eq!(doc.spans.locate_key("/k\""), Some(at(1, 2)));
+    assert_eq!(doc.spans.locate("/k\""), Some(at(1, 9)));
+    assert_eq!(doc.spans.locate_key("/b"), Some(at(1, 16)));
+    assert_eq!(doc.spans.locate("/b"), Some(at(1, 21)));
+    // 200 brackets inside a string are text, not nesting.
+    let src = format!("{{\"a\": \"{}\\\"{}\"}}", "[".repeat(200), "{".repeat(200));
+    let l = troupe::load::parse_json("f.json", src.as_bytes());
+    assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
+}

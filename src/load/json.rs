@@ -96,19 +96,14 @@ pub(crate) fn parse_json_at(
 /// The byte offset of the first `[` or `{` nested deeper than [`MAX_DEPTH`],
 /// if any. Works on any text (strings are skipped, escapes honoured).
 fn too_deep(text: &str) -> Option<usize> {
-    let (mut depth, mut in_str, mut esc) = (0usize, false, false);
-    for (i, b) in text.bytes().enumerate() {
-        if in_str {
-            match (esc, b) {
-                (true, _) => esc = false,
-                (false, b'\\') => esc = true,
-                (false, b'"') => in_str = false,
-                _ => {}
-            }
-            continue;
-        }
+    let bytes = text.as_bytes();
+    let (mut depth, mut i) = (0usize, 0usize);
+    while let Some(&b) = bytes.get(i) {
         match b {
-            b'"' => in_str = true,
+            b'"' => {
+                i = string_end(bytes, i);
+                continue;
+            }
             b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_DEPTH {
@@ -118,8 +113,25 @@ fn too_deep(text: &str) -> Option<usize> {
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        i += 1;
     }
     None
+}
+
+/// The offset just past the string that opens at `bytes[open]` (a `"`):
+/// past its closing quote, or the end of `bytes` when it is not closed.
+/// Jumps between quotes and backslashes (`memchr`), so a 15 MB string costs
+/// a few memory scans, not a loop per byte.
+fn string_end(bytes: &[u8], open: usize) -> usize {
+    let mut i = open + 1;
+    loop {
+        let rest = bytes.get(i..).unwrap_or_default();
+        match memchr::memchr2(b'"', b'\\', rest) {
+            Some(k) if rest.get(k) == Some(&b'\\') => i += k + 2,
+            Some(k) => return i + k + 1,
+            None => return bytes.len(),
+        }
+    }
 }
 
 /// Converts `serde_json`'s error position (1-based line, 1-based byte column,
@@ -154,6 +166,23 @@ struct Cursor<'a> {
 impl Cursor<'_> {
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.i).copied()
+    }
+
+    /// Moves past the string that opens here. Valid JSON strings hold no
+    /// raw line break, so only the column moves, by the characters skipped.
+    fn skip_string(&mut self) {
+        let end = string_end(self.bytes, self.i).min(self.bytes.len());
+        let skipped = self.bytes.get(self.i..end).unwrap_or_default();
+        // Whole characters: the string starts and ends at quotes.
+        let chars = std::str::from_utf8(skipped).map_or_else(
+            |_| skipped.iter().filter(|b| **b & 0xC0 != 0x80).count(),
+            |t| t.chars().count(),
+        );
+        self.at.column = self
+            .at
+            .column
+            .saturating_add(u32::try_from(chars).unwrap_or(u32::MAX));
+        self.i = end;
     }
 
     fn bump(&mut self) -> Option<u8> {
@@ -241,16 +270,7 @@ fn scan(
             }
             b'"' => {
                 let start = c.i + 1;
-                c.bump();
-                while let Some(x) = c.bump() {
-                    match x {
-                        b'\\' => {
-                            c.bump();
-                        }
-                        b'"' => break,
-                        _ => {}
-                    }
-                }
+                c.skip_string();
                 let raw = text.get(start..c.i.saturating_sub(1)).unwrap_or("");
                 match stack.last_mut() {
                     Some(f) if f.is_object && f.key.is_none() => {

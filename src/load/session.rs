@@ -38,7 +38,7 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
     }
     // One document per line: counting lines first avoids growing (and
     // copying, and over-allocating) the list of a session of a million lines.
-    let lines = bytes.iter().filter(|b| **b == b'\n').count();
+    let lines = memchr::memchr_iter(b'\n', bytes).count();
     let mut session = SessionDoc {
         file: file.to_string(),
         header: None,
@@ -57,7 +57,7 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
         );
     }
     let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    for (i, raw) in body.split(|b| *b == b'\n').enumerate() {
+    for (i, raw) in split_lines(body).enumerate() {
         if bytes.is_empty() {
             break;
         }
@@ -100,6 +100,29 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
         value: Some(session),
         diagnostics,
     }
+}
+
+/// `bytes` split at every `\n` (as `split`, without a per-byte loop).
+fn split_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0usize;
+    let mut ends = memchr::memchr_iter(b'\n', bytes);
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let from = start;
+        match ends.next() {
+            Some(end) => {
+                start = end + 1;
+                bytes.get(from..end)
+            }
+            None => {
+                done = true;
+                bytes.get(from..)
+            }
+        }
+    })
 }
 
 /// Reads a session file: its size is checked from metadata before reading
