@@ -416,3 +416,23 @@ fn json_positions_after_escaped_and_wide_strings() {
     let l = troupe::load::parse_json("f.json", src.as_bytes());
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
 }
+
+/// `troupe cel run` reads its suite with the same reader: a FIFO is refused
+/// without being opened (a writer thread feeds it, so a reader that does
+/// open it sees an empty suite and exits 0 instead of blocking).
+#[cfg(unix)]
+#[test]
+fn cel_run_refuses_a_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("suite.txt");
+    mkfifo(&path);
+    let writer = path.clone();
+    std::thread::spawn(move || fs::write(writer, b""));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(["cel", "run"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("FIFO"));
+}
