@@ -436,3 +436,28 @@ fn cel_run_refuses_a_fifo() {
     assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("FIFO"));
 }
+
+/// A pack folder that cannot be listed is IO (not MISSING_FILE). Root lists
+/// any folder, so as root this test says so and checks nothing.
+#[cfg(unix)]
+#[test]
+fn unreadable_pack_folder_is_io() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "manifest.yaml",
+        b"schema_version: \"0.1\"\npack_id: demo\n",
+    );
+    write(root, "npcs/a.yaml", b"schema_version: \"0.1\"\n");
+    fs::set_permissions(root.join("npcs"), fs::Permissions::from_mode(0o000)).unwrap();
+    if fs::read_dir(root.join("npcs")).is_ok() {
+        println!("unreadable_pack_folder_is_io did not run: the tests run as root");
+        return;
+    }
+    let l = troupe::load::scan_pack(root);
+    fs::set_permissions(root.join("npcs"), fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(l.value.is_none());
+    assert_eq!(codes(&l.diagnostics), vec![Code::Io]);
+}

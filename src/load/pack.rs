@@ -290,8 +290,14 @@ fn screen(root: &Path) -> (Found, Vec<Diagnostic>) {
                     .path()
                     .and_then(|p| p.strip_prefix(root).ok())
                     .map_or_else(String::new, rel_name);
+                // A folder that cannot be listed (permission denied) is IO;
+                // an entry that vanished meanwhile is MISSING_FILE.
+                let code = match e.io_error().map(std::io::Error::kind) {
+                    Some(std::io::ErrorKind::NotFound) => Code::MissingFile,
+                    _ => Code::Io,
+                };
                 diagnostics.push(
-                    Diagnostic::error(Code::MissingFile, format!("cannot read the pack: {e}"))
+                    Diagnostic::error(code, format!("the pack could not be read: {e}"))
                         .in_file(rel),
                 );
                 continue;
