@@ -86,7 +86,7 @@ pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagn
     for m in &session.messages {
         out.extend(schemas.validate(SchemaKind::Message, m, &message_prefix(m)));
     }
-    let values: Vec<Value> = session.messages.iter().map(|m| m.value.clone()).collect();
+    let values: Vec<&Value> = session.messages.iter().map(|m| &m.value).collect();
     let mut semantic = check_session(bundle, &header.value, &values);
     // The k-th DUPLICATE_ID of an ID is about its (k+1)-th line.
     let mut repeats: std::collections::HashMap<String, usize> = Default::default();

@@ -16,7 +16,7 @@ use crate::model::Event;
 
 /// Checks a session (header and messages in file order) against `bundle`.
 /// Locations are `header/<pointer>` and `message:<id>/<pointer>`.
-pub fn check_session(bundle: &Value, header: &Value, messages: &[Value]) -> Vec<Diagnostic> {
+pub fn check_session(bundle: &Value, header: &Value, messages: &[&Value]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let Some(story) = resolve_story(bundle, header, &mut out) else {
         return out;
@@ -124,7 +124,7 @@ struct PathFacts {
     ended: bool,
 }
 
-fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) {
+fn check_messages(story: &Story, messages: &[&Value], out: &mut Vec<Diagnostic>) {
     let events: HashMap<String, Event> = story
         .scenario
         .events
@@ -145,7 +145,7 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
         .filter_map(|o| o.get("id").and_then(Value::as_str))
         .collect();
     let mut facts: HashMap<String, PathFacts> = HashMap::new();
-    for m in messages {
+    for &m in messages {
         let Some(id) = m.get("id").and_then(Value::as_str) else {
             continue; // SCHEMA
         };

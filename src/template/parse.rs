@@ -75,6 +75,15 @@ pub struct TemplateError {
 ///
 /// Errors: an unterminated `{{` is a [`TemplateError`] pointing at the `{{`.
 pub fn parse(source: &str) -> Result<Template, TemplateError> {
+    // Most author text has no macro and no escape: it is one text node.
+    if !source.contains("{{") && !source.contains('\\') {
+        let nodes = if source.is_empty() {
+            Vec::new()
+        } else {
+            vec![Node::Text(source.to_string())]
+        };
+        return Ok(Template { nodes });
+    }
     let pairs = TemplateParser::parse(Rule::template, source).map_err(|e| {
         // pest reports where it gave up; point at the `{{` that opened the
         // macro, which is what the author must fix (Format 10.1).
