@@ -21,3 +21,4 @@ pub mod engine;
 pub mod load;
 pub mod model;
 pub mod template;
+pub mod testing;

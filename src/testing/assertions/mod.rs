@@ -1,0 +1,9 @@
+//! Static assertions (Format 21.4): a path into the pack files as written
+//! and a check that must hold for the value found. [`syntax`] parses both
+//! (pest grammar `grammar/assertion.pest`); [`eval`] resolves and checks.
+
+pub mod eval;
+pub mod syntax;
+
+pub use eval::{holds, resolve, PackDocs};
+pub use syntax::{parse_check, parse_path, AssertionSyntax, Check, Path};

@@ -1,0 +1,5 @@
+//! Testing packs (Format 21): `troupe test`'s stages, fixtures, static
+//! assertions, snapshots of recorded sessions, coverage, reports, and the
+//! `troupe init` scaffold.
+
+pub mod assertions;
