@@ -3,3 +3,6 @@
 //! `troupe init` scaffold.
 
 pub mod assertions;
+pub mod branches;
+pub mod model;
+pub mod runner;
