@@ -4,5 +4,7 @@
 
 pub mod assertions;
 pub mod branches;
+pub mod coverage;
+pub mod fixtures;
 pub mod model;
 pub mod runner;
