@@ -10,9 +10,11 @@ pub mod cel;
 pub mod check;
 pub mod conformance;
 pub mod ended;
+pub mod init;
 pub mod knows;
 pub mod render;
 pub mod state;
+pub mod test;
 
 /// Troupe: check, compile, step and test scenario packs.
 #[derive(Debug, Parser)]
@@ -40,6 +42,11 @@ enum Command {
     Knows(knows::Args),
     /// Whether the story has ended at a message (Format 9.3).
     Ended(ended::Args),
+    /// Run a pack's tests: check, static assertions, fixtures, sessions, playtests (Format 21).
+    #[command(visible_alias = "test-pack")]
+    Test(test::Args),
+    /// Scaffold a new pack with tests and a CI workflow (Format 21).
+    Init(init::Args),
 }
 
 /// Parses the process arguments, runs the subcommand and returns the exit code.
@@ -54,6 +61,8 @@ pub fn run() -> i32 {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Cel(cmd) => cel::run(cmd),
+        Command::Test(args) => test::run(args),
+        Command::Init(args) => init::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::State(args) => state::run(args),
         Command::Render(args) => render::run(args),

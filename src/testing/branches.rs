@@ -241,41 +241,6 @@ fn flatten(
     members.push((id, node));
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn texts(src: &str) -> Vec<&str> {
-        split(src)
-            .operands
-            .iter()
-            .map(|r| &src[r.clone()])
-            .collect()
-    }
-
-    #[test]
-    fn the_spec_example_has_four_operands() {
-        assert_eq!(
-            texts("state.a > 1 && (state.b || state.c)"),
-            vec!["state.a > 1", "(state.b || state.c)", "state.b", "state.c"]
-        );
-    }
-
-    #[test]
-    fn chains_are_maximal_and_strings_are_skipped() {
-        assert_eq!(texts("a && (b && c)"), vec!["a", "b", "c"]);
-        assert_eq!(texts("x == 'a && b' || y"), vec!["x == 'a && b'", "y"]);
-        assert_eq!(texts("state.x > 1"), Vec::<&str>::new());
-        assert_eq!(texts("f(a && b)"), Vec::<&str>::new());
-        assert_eq!(
-            texts("state.p < 30 ? 'annoyed' : 'friendly'"),
-            vec!["state.p < 30"]
-        );
-        assert_eq!(texts("a ? b && c : d"), vec!["a", "b", "c"]);
-        assert_eq!(texts("(a || b"), Vec::<&str>::new());
-    }
-}
-
 /// A condition prepared for instrumented evaluation against one engine:
 /// each leaf compiled on its own (Format 21.6 "seen").
 pub struct Instrumented {
@@ -384,5 +349,40 @@ fn collect_leaves(n: &Node, out: &mut Vec<Range<usize>>) {
             collect_leaves(then, out);
             collect_leaves(other, out);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(src: &str) -> Vec<&str> {
+        split(src)
+            .operands
+            .iter()
+            .map(|r| &src[r.clone()])
+            .collect()
+    }
+
+    #[test]
+    fn the_spec_example_has_four_operands() {
+        assert_eq!(
+            texts("state.a > 1 && (state.b || state.c)"),
+            vec!["state.a > 1", "(state.b || state.c)", "state.b", "state.c"]
+        );
+    }
+
+    #[test]
+    fn chains_are_maximal_and_strings_are_skipped() {
+        assert_eq!(texts("a && (b && c)"), vec!["a", "b", "c"]);
+        assert_eq!(texts("x == 'a && b' || y"), vec!["x == 'a && b'", "y"]);
+        assert_eq!(texts("state.x > 1"), Vec::<&str>::new());
+        assert_eq!(texts("f(a && b)"), Vec::<&str>::new());
+        assert_eq!(
+            texts("state.p < 30 ? 'annoyed' : 'friendly'"),
+            vec!["state.p < 30"]
+        );
+        assert_eq!(texts("a ? b && c : d"), vec!["a", "b", "c"]);
+        assert_eq!(texts("(a || b"), Vec::<&str>::new());
     }
 }

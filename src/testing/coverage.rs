@@ -74,6 +74,9 @@ pub struct ScenarioModel {
     pub items: Vec<Item>,
     /// The conditions with operands (and entry conditions).
     pub conditions: Vec<Condition>,
+    /// Enabled `constant` entries (`<owner>/<id>`): active at a message when
+    /// their `when` (if any) holds there (Format 5.3).
+    pub constant_entries: Vec<String>,
 }
 
 /// Every scenario's items, from a lowered bundle.
@@ -82,6 +85,9 @@ pub struct Model {
     /// By scenario ID, in bundle order.
     pub scenarios: IndexMap<String, ScenarioModel>,
 }
+
+/// A condition found: site, owner, source, bundle pointer, entry key.
+type Found = (Site, Option<String>, String, String, Option<String>);
 
 fn ids(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
@@ -117,7 +123,7 @@ impl Model {
             };
             let mut m = ScenarioModel::default();
             let base = format!("/scenarios/{si}");
-            let mut conds: Vec<(Site, Option<String>, String, String, Option<String>)> = Vec::new();
+            let mut conds: Vec<Found> = Vec::new();
             for (kind, field, site) in [
                 ("events", "events", Site::Event as fn(usize) -> Site),
                 ("outcomes", "outcomes", Site::Outcome),
@@ -159,6 +165,14 @@ impl Model {
             for (owner, obase, ov) in &owners {
                 for (i, e) in ids(ov.get("entries")).iter().enumerate() {
                     let key = format!("{owner}/{e}");
+                    let ev = ov.pointer(&format!("/entries/{i}"));
+                    let constant =
+                        ev.and_then(|x| x.get("constant")).and_then(Value::as_bool) == Some(true);
+                    let enabled =
+                        ev.and_then(|x| x.get("enabled")).and_then(Value::as_bool) != Some(false);
+                    if constant && enabled {
+                        m.constant_entries.push(key.clone());
+                    }
                     m.items.push(Item {
                         kind: "entries",
                         key: format!("entry {key}"),

@@ -115,6 +115,18 @@ pub trait Runtimes {
         bundle: &Value,
         settings: &Settings,
     ) -> Result<Box<dyn TurnRunner>, String>;
+
+    /// Replays a recorded session (Format 18.7 `replay`) and returns its
+    /// FIRING_MISMATCH diagnostics; `None` when no replay runtime exists
+    /// (the sessions stage then says the firings were not replayed).
+    fn replay(
+        &self,
+        _bundle: &Value,
+        _header: &Value,
+        _messages: &[Value],
+    ) -> Option<Vec<crate::diag::Diagnostic>> {
+        None
+    }
 }
 
 /// The runtimes built so far: `fake` only. `rules` is ERR with a reason

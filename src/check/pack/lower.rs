@@ -455,13 +455,21 @@ pub fn lower(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Lowered {
             scenarios.push(s);
         }
     }
-    l.out.bundle = json!({
-        "troupe": "0.1",
-        "kind": "bundle",
-        "characters": characters,
-        "worlds": worlds,
-        "scenarios": scenarios,
-    });
+    // Empty lists are left out: the bundle schema refuses `worlds: []`
+    // (Format 2.2), and the engine checks the lowered bundle again.
+    let mut bundle = serde_json::Map::new();
+    bundle.insert("troupe".into(), json!("0.1"));
+    bundle.insert("kind".into(), json!("bundle"));
+    for (k, v) in [
+        ("characters", characters),
+        ("worlds", worlds),
+        ("scenarios", scenarios),
+    ] {
+        if !v.is_empty() {
+            bundle.insert(k.into(), Value::Array(v));
+        }
+    }
+    l.out.bundle = Value::Object(bundle);
     l.out
 }
 

@@ -106,7 +106,7 @@ fn text_of(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Bool(b) => Some(b.to_string()),
-        Value::Number(_) => exact_decimal(v).map(|d| format_decimal(d)),
+        Value::Number(_) => exact_decimal(v).map(format_decimal),
         _ => None,
     }
 }
