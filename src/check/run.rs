@@ -138,7 +138,13 @@ fn schema_kind(kind: PackFileKind) -> SchemaKind {
 }
 
 /// Top-level files a pack may have besides its folders (Format 13.9).
-const ALLOWED_EXTRAS: &[&str] = &["README.md", "LICENSE", "LICENSE.md", "CHANGELOG.md"];
+const ALLOWED_EXTRAS: &[&str] = &[
+    "README.md",
+    "LICENSE",
+    "LICENSE.md",
+    "CHANGELOG.md",
+    ".github/",
+];
 
 /// Checks a scanned pack (Format 13) and returns its diagnostics and its
 /// lowered bundle (Format 13.2), which the pack's sessions are checked
