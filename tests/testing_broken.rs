@@ -1,0 +1,357 @@
+//! `troupe test` on broken variants of the example packs, built in a
+//! temporary folder: each fails at the stage Format 21 says, with the
+//! message it says.
+
+use std::path::{Path, PathBuf};
+
+use troupe::testing::model::{StageName, Status};
+use troupe::testing::runner::BuiltIn;
+use troupe::testing::stages::{run, Options, Quiet, Run, Snapshots, UsageError, GATE_REASON};
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A copy of an example pack in a temporary folder.
+fn pack(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join(name);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/packs")
+            .join(name),
+        &root,
+    );
+    (dir, root)
+}
+
+fn edit(root: &Path, rel: &str, from: &str, to: &str) {
+    let p = root.join(rel);
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.contains(from), "{rel} has no {from:?}");
+    std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
+}
+
+fn test(root: &Path) -> Run {
+    run(root, &mut Options::default(), &BuiltIn, &mut Quiet).unwrap()
+}
+
+fn stage(r: &Run, s: StageName) -> &troupe::testing::model::StageResult {
+    r.stages.iter().find(|x| x.stage == s).unwrap()
+}
+
+fn messages(r: &Run, s: StageName) -> Vec<String> {
+    stage(r, s)
+        .tests
+        .iter()
+        .flat_map(|t| t.failures.iter().map(|f| f.message.clone()))
+        .collect()
+}
+
+const GOLDEN: &str = "tests/golden_used_car_negotiation.yaml";
+
+#[test]
+fn a_wrong_threshold_in_a_golden_test_fails_its_static_assertion() {
+    let (_d, root) = pack("everyday-negotiation");
+    edit(
+        &root,
+        GOLDEN,
+        "variable=impression AND threshold=70",
+        "variable=impression AND threshold=75",
+    );
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::Check).status, Status::Pass);
+    assert_eq!(stage(&r, StageName::StaticAssertions).status, Status::Fail);
+    assert_eq!(
+        messages(&r, StageName::StaticAssertions),
+        vec!["events[id=dealer_warms_up].when: threshold: expected 75, found the number 70"]
+    );
+    let failure = &stage(&r, StageName::StaticAssertions)
+        .tests
+        .iter()
+        .find(|t| t.status == Status::Fail)
+        .unwrap()
+        .failures[0];
+    assert_eq!(failure.file.as_deref(), Some(GOLDEN));
+    assert_eq!(
+        failure.pointer.as_deref(),
+        Some("/static_assertions/1/check")
+    );
+    // The line of that check in the fixture file (counted by hand).
+    assert_eq!(failure.line, Some(59));
+    assert_eq!(r.exit_code, 1);
+}
+
+#[test]
+fn a_static_assertion_on_a_missing_path_fails() {
+    let (_d, root) = pack("everyday-negotiation");
+    edit(
+        &root,
+        GOLDEN,
+        "path: events[id=counter_offer].repeat",
+        "path: events[id=rush].repeat",
+    );
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::StaticAssertions).status, Status::Fail);
+    assert_eq!(
+        messages(&r, StageName::StaticAssertions),
+        vec!["events[id=rush].repeat: path not found: no 'events[id=rush]' (step 1)"]
+    );
+    // The other stages still run.
+    assert_eq!(stage(&r, StageName::Fixtures).status, Status::Pass);
+    assert_eq!(r.exit_code, 1);
+}
+
+#[test]
+fn a_check_error_gates_every_later_stage() {
+    let (_d, root) = pack("everyday-negotiation");
+    edit(
+        &root,
+        "npcs/marco_dealer.yaml",
+        "fictional: true",
+        "fictional: false",
+    );
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::Check).status, Status::Fail);
+    assert!(!stage(&r, StageName::Check).diagnostics.is_empty());
+    for s in &r.stages[1..] {
+        assert_eq!(s.status, Status::Skip, "{:?}", s.stage);
+        assert_eq!(s.reason.as_deref(), Some(GATE_REASON));
+        assert!(s.tests.is_empty());
+    }
+    assert_eq!(r.exit_code, 1);
+}
+
+#[test]
+fn a_malformed_assertion_path_is_assertion_syntax_in_the_check_stage() {
+    let (_d, root) = pack("everyday-negotiation");
+    edit(
+        &root,
+        GOLDEN,
+        "path: events[id=counter_offer].repeat",
+        "path: events[id=counter_offer",
+    );
+    let r = test(&root);
+    let check = stage(&r, StageName::Check);
+    assert_eq!(check.status, Status::Fail);
+    let d = check
+        .diagnostics
+        .iter()
+        .find(|d| d.code.as_str() == "ASSERTION_SYNTAX")
+        .expect("an ASSERTION_SYNTAX diagnostic");
+    assert_eq!(
+        d.location.pointer.as_deref(),
+        Some("/static_assertions/4/path")
+    );
+    assert!(d
+        .location
+        .file
+        .as_deref()
+        .is_some_and(|f| f.ends_with(GOLDEN)));
+    // `events[id=counter_offer` is 23 characters: position 24 wants `]`.
+    assert!(
+        d.message.contains("position 24: `]` expected"),
+        "{}",
+        d.message
+    );
+    assert_eq!(
+        stage(&r, StageName::StaticAssertions).reason.as_deref(),
+        Some(GATE_REASON)
+    );
+}
+
+#[test]
+fn fake_fixtures_cannot_see_firings_and_coverage_minimum_is_checked() {
+    let (_d, root) = pack("everyday-negotiation");
+    edit(
+        &root,
+        "tests/smoke_used_car_negotiation.yaml",
+        "      safety_status: ok\n",
+        "      safety_status: ok\n      fired: [dealer_warms_up]\ncoverage:\n  minimum: 80\n",
+    );
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::Fixtures).status, Status::Fail);
+    assert_eq!(
+        messages(&r, StageName::Fixtures),
+        vec![
+            "turn 1: fired expected 'dealer_warms_up' among the firings, got []",
+            "coverage 0.0% is below the minimum 80%",
+        ]
+    );
+}
+
+#[test]
+fn test_selects_by_fixture_id_file_name_or_stem_and_lists_names_otherwise() {
+    let (_d, root) = pack("everyday-negotiation");
+    for name in [
+        "smoke_used_car_negotiation",
+        "smoke_used_car_negotiation.yaml",
+    ] {
+        let mut o = Options {
+            test: Some(name.into()),
+            snapshots: Snapshots::Check,
+        };
+        let r = run(&root, &mut o, &BuiltIn, &mut Quiet).unwrap();
+        let fixtures = stage(&r, StageName::Fixtures);
+        assert_eq!(fixtures.tests.len(), 1);
+        assert_eq!(fixtures.tests[0].name, "smoke_used_car_negotiation");
+        // Stage 2 has that fixture's three assertions only.
+        assert_eq!(stage(&r, StageName::StaticAssertions).tests.len(), 3);
+        assert_eq!(
+            stage(&r, StageName::Sessions).reason.as_deref(),
+            Some("not selected (--test)")
+        );
+        assert_eq!(
+            stage(&r, StageName::Playtests).reason.as_deref(),
+            Some("not selected (--test)")
+        );
+        assert_eq!(r.coverage.scope, name);
+    }
+    let mut o = Options {
+        test: Some("nope".into()),
+        snapshots: Snapshots::Check,
+    };
+    let e = run(&root, &mut o, &BuiltIn, &mut Quiet).unwrap_err();
+    assert_eq!(
+        e,
+        UsageError::UnknownTest {
+            name: "nope".into(),
+            names: vec![
+                "golden_used_car_negotiation (golden_used_car_negotiation.yaml)".into(),
+                "smoke_used_car_negotiation (smoke_used_car_negotiation.yaml)".into(),
+            ]
+        }
+    );
+}
+
+const SNAP: &str = "snapshots/walkthrough.snap.json";
+
+#[test]
+fn a_snapshot_changed_by_a_rule_change_fails_with_a_diff() {
+    let (_d, root) = pack("harbor-lights");
+    // Tobias's guilt drops by 30 instead of 20 when he opens up.
+    edit(
+        &root,
+        "scenarios/harbor_lights.yaml",
+        "tobias.guilt: -20",
+        "tobias.guilt: -30",
+    );
+    let r = test(&root);
+    let sessions = stage(&r, StageName::Sessions);
+    assert_eq!(sessions.status, Status::Fail);
+    let t = &sessions.tests[0];
+    assert_eq!(t.name, "walkthrough.jsonl");
+    assert_eq!(
+        t.failures[0].message,
+        "the snapshot differs from snapshots/walkthrough.snap.json (`troupe test --review` to review)"
+    );
+    let diff = t.diff.as_deref().unwrap();
+    assert!(diff.contains("-        \"tobias.guilt\": 50,"), "{diff}");
+    assert!(diff.contains("+        \"tobias.guilt\": 40,"), "{diff}");
+    assert!(diff.starts_with("--- snapshots/walkthrough.snap.json (accepted)\n+++ snapshots/walkthrough.snap.json (current)\n"));
+    // Nothing was written.
+    let accepted = std::fs::read_to_string(root.join(SNAP)).unwrap();
+    assert!(accepted.contains("\"tobias.guilt\": 50"));
+
+    // --accept writes it; the next run passes.
+    let mut o = Options {
+        test: None,
+        snapshots: Snapshots::AcceptAll,
+    };
+    let r = run(&root, &mut o, &BuiltIn, &mut Quiet).unwrap();
+    let t = &stage(&r, StageName::Sessions).tests[0];
+    assert_eq!(t.status, Status::Pass);
+    assert!(t
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("accepted the changed snapshot"));
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::Sessions).status, Status::Pass);
+}
+
+#[test]
+fn review_decides_each_change_and_stale_snapshots_are_listed_and_deleted_on_accept() {
+    let (_d, root) = pack("harbor-lights");
+    std::fs::write(root.join("snapshots/gone.snap.json"), "{}\n").unwrap();
+    std::fs::remove_file(root.join(SNAP)).unwrap();
+    let r = test(&root);
+    let sessions = stage(&r, StageName::Sessions);
+    assert_eq!(sessions.status, Status::Fail);
+    assert_eq!(
+        sessions.tests[0].failures[0].message,
+        "no accepted snapshot snapshots/walkthrough.snap.json (`troupe test --accept` accepts it)"
+    );
+    assert_eq!(sessions.tests[1].name, "gone.snap.json");
+    assert_eq!(sessions.tests[1].status, Status::Skip);
+
+    // Review: reject the new one, accept deleting the stale one.
+    let mut seen = Vec::new();
+    let mut reviewer = |c: &troupe::testing::stages::SnapshotChange| {
+        seen.push(c.path.clone());
+        if c.path.ends_with("gone.snap.json") {
+            troupe::testing::stages::Decision::Accept
+        } else {
+            troupe::testing::stages::Decision::Reject
+        }
+    };
+    let mut o = Options {
+        test: None,
+        snapshots: Snapshots::Review(&mut reviewer),
+    };
+    let r = run(&root, &mut o, &BuiltIn, &mut Quiet).unwrap();
+    assert_eq!(
+        seen,
+        vec![SNAP.to_string(), "snapshots/gone.snap.json".to_string()]
+    );
+    assert_eq!(stage(&r, StageName::Sessions).status, Status::Fail);
+    assert!(!root.join("snapshots/gone.snap.json").exists());
+    assert!(!root.join(SNAP).exists());
+}
+
+#[test]
+fn a_playtest_without_a_runner_is_err_never_skipped() {
+    let (_d, root) = pack("everyday-negotiation");
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::Playtests).status, Status::Skip);
+    assert_eq!(
+        stage(&r, StageName::Playtests).reason.as_deref(),
+        Some("the pack has no playtest")
+    );
+    std::fs::create_dir_all(root.join("playtests")).unwrap();
+    std::fs::create_dir_all(root.join("personas")).unwrap();
+    std::fs::write(
+        root.join("personas/polite.yaml"),
+        "schema_version: \"0.1\"\npersona_id: polite\nrules:\n  - say: [\"Good afternoon.\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("playtests/one_buyer.yaml"),
+        "schema_version: \"0.1\"\nname: one_buyer\nmode: scenario\nscenario_id: used_car_negotiation\nroster:\n  - {id: ana, role: polite, target: player}\n",
+    )
+    .unwrap();
+    let r = test(&root);
+    assert_eq!(
+        stage(&r, StageName::Check).status,
+        Status::Pass,
+        "{:#?}",
+        stage(&r, StageName::Check).diagnostics
+    );
+    let p = stage(&r, StageName::Playtests);
+    assert_eq!(p.status, Status::Err);
+    assert_eq!(p.tests[0].name, "one_buyer");
+    assert_eq!(
+        p.tests[0].reason.as_deref(),
+        Some("playtest runner not built")
+    );
+    assert_eq!(r.exit_code, 3);
+}
