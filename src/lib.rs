@@ -14,8 +14,11 @@
 pub mod cel;
 pub mod check;
 pub mod cli;
+pub mod compile;
+pub mod conformance;
 pub mod diag;
 pub mod import;
+pub mod engine;
 pub mod load;
 pub mod model;
 pub mod template;

@@ -65,6 +65,8 @@ pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
             check_story(&story, &mut out);
         }
     }
+    super::conditions::check_unused(bundle, &mut out);
+    super::conditions::dedup_cel(&mut out);
     out
 }
 

@@ -1,9 +1,522 @@
-//! Conditions and derived variables (Format 8.1, 11): every CEL expression of
-//! a story parses and type-checks against the story's declarations, and
-//! derived variables have no cycle.
+//! Conditions and derived variables (Format 8.1, 9.5, 11): the CEL
+//! environment of a story (11.3), the type-check of every expression of a
+//! story against it (11.2), and the dependency order of derived variables
+//! (a cycle is DERIVED_CYCLE at every member's `/derived`).
+//!
+//! The compiler builds its programs with the same environments
+//! ([`owner_env`]) and orders derived variables with [`derived_order`].
 
-use super::story::Story;
-use crate::diag::Diagnostic;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
-/// Checks every CEL expression of a story.
-pub fn check_conditions(_story: &Story, _out: &mut Vec<Diagnostic>) {}
+use serde_json::Value;
+
+use super::changes::{resolve_target, Target};
+use super::story::{Owner, Story, VarDecl};
+use crate::cel::checker::{TExpr, TKind};
+use crate::cel::{self, CelError, Env, ObjectType, StoryDecls, Type};
+use crate::diag::{Code, Diagnostic};
+use crate::model::{Condition, ScalarType, VarType};
+
+/// The CEL type of a scalar variable type (Format 11.3: `number` → double).
+pub fn scalar_cel(s: ScalarType) -> Type {
+    match s {
+        ScalarType::Int => Type::Int,
+        ScalarType::Number => Type::Double,
+        ScalarType::Bool => Type::Bool,
+        ScalarType::String => Type::String,
+    }
+}
+
+/// The CEL type of a declared variable (Format 11.3): keyed variables are
+/// `map(string, T)`.
+pub fn var_cel(decl: &VarDecl) -> Option<Type> {
+    let ty = decl.ty?;
+    Some(match ty {
+        VarType::Scalar(s) if decl.is_keyed() => Type::map(Type::String, scalar_cel(s)),
+        VarType::Scalar(s) => scalar_cel(s),
+        VarType::List(s) => Type::list(scalar_cel(s)),
+        VarType::Map(s) => Type::map(Type::String, scalar_cel(s)),
+    })
+}
+
+/// The object type of one owner's variables (`state.<owner>` and `own`).
+fn owner_object(story: &Story, owner: &Owner) -> ObjectType {
+    let mut o = ObjectType::new(owner.id());
+    for decl in story.variables.values() {
+        if &decl.owner == owner {
+            if let Some(t) = var_cel(decl) {
+                o = o.field(decl.decl.id.clone(), t);
+            }
+        }
+    }
+    o
+}
+
+/// What a story declares for CEL with `owner` as `self`/`own` (Format 11.3).
+pub fn story_decls(story: &Story, owner: &Owner) -> StoryDecls {
+    let scenario = Owner::Scenario(story.scenario.id.clone());
+    let mut state = owner_object(story, &scenario);
+    state.name = "state".into();
+    for m in &story.cast {
+        let o = owner_object(story, &Owner::Character(m.character.clone()));
+        state.fields.insert(m.character.clone(), o.into_type());
+    }
+    for (w, _) in &story.worlds {
+        let o = owner_object(story, &Owner::World(w.id.clone()));
+        state.fields.insert(w.id.clone(), o.into_type());
+    }
+    let knobs = story
+        .scenario
+        .difficulty
+        .as_ref()
+        .and_then(|d| d.get("options"))
+        .and_then(Value::as_object)
+        .and_then(|o| o.values().next())
+        .and_then(Value::as_object)
+        .map(|k| k.keys().cloned().collect());
+    StoryDecls {
+        state,
+        own: owner_object(story, owner),
+        difficulty_knobs: knobs,
+    }
+}
+
+/// The environment an expression owned by `owner` is checked and evaluated
+/// in; `hit` declares `hit()` (entry and rule conditions, Format 11.4).
+pub fn owner_env(story: &Story, owner: &Owner, hit: bool) -> Env {
+    cel::troupe_env(&story_decls(story, owner)).with_hit(hit)
+}
+
+/// Lowers a Threshold condition to its CEL text (Format 9.5); `None` when
+/// the variable is not an int or number variable or key of the story, or
+/// the threshold does not fit it (those are reported by the bundle checks).
+pub fn lower_threshold(
+    story: &Story,
+    kind: &str,
+    variable: &str,
+    threshold: &Value,
+) -> Option<String> {
+    let op = match kind {
+        "variable_above" => ">",
+        "variable_below" => "<",
+        "variable_equals" => "==",
+        _ => return None,
+    };
+    let var = match resolve_target(story, variable).ok()? {
+        Target::Variable(v) | Target::Key(v, _) => v,
+        _ => return None,
+    };
+    let decl = story.variables.get(var)?;
+    let literal = match decl.ty? {
+        VarType::Scalar(ScalarType::Int) => {
+            if !super::values::is_int(threshold) {
+                return None;
+            }
+            threshold.to_string()
+        }
+        VarType::Scalar(ScalarType::Number) => {
+            let d = crate::check::values::exact_decimal(threshold)?;
+            let text = d.normalize().to_string();
+            if text.contains('.') {
+                text
+            } else {
+                format!("{text}.0")
+            }
+        }
+        _ => return None,
+    };
+    let mut path = String::from("state");
+    for seg in variable.split('.') {
+        if seg.contains('-') {
+            path.push_str(&format!("[\"{seg}\"]"));
+        } else {
+            path.push('.');
+            path.push_str(seg);
+        }
+    }
+    Some(format!("{path} {op} {literal}"))
+}
+
+/// The CEL text of a `when` (a CEL string, or a Threshold lowered).
+pub fn condition_text(story: &Story, when: &Value) -> Option<(String, bool)> {
+    match serde_json::from_value::<Condition>(when.clone()).ok()? {
+        Condition::Cel(s) => Some((s, true)),
+        Condition::Threshold {
+            kind,
+            variable,
+            threshold,
+        } => lower_threshold(story, &kind, &variable, &threshold).map(|s| (s, false)),
+    }
+}
+
+/// The state names of the variables an expression owned by `owner` reads.
+pub fn reads(story: &Story, owner: &Owner, env: &Env, expr: &TExpr) -> BTreeSet<String> {
+    let mut slots = Vec::new();
+    slot_reads(expr, &mut slots);
+    let mut out = BTreeSet::new();
+    for s in slots {
+        let Some(slot) = env.slots().get(s) else {
+            continue;
+        };
+        if let Some(rest) = slot.name.strip_prefix("state.") {
+            if story.variables.contains_key(rest) {
+                out.insert(rest.to_string());
+            }
+        } else if let Some(rest) = slot.name.strip_prefix("own.") {
+            let name = match owner {
+                Owner::Scenario(_) => rest.to_string(),
+                o => format!("{}.{rest}", o.id()),
+            };
+            if story.variables.contains_key(&name) {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+/// The environment slots a checked expression reads.
+pub fn slot_reads(e: &TExpr, out: &mut Vec<usize>) {
+    match &e.kind {
+        TKind::Slot(s) | TKind::SlotBound(s) => out.push(*s),
+        TKind::Const(_) | TKind::Local(_) | TKind::Object(_) => {}
+        TKind::Not(a) | TKind::Neg(a) | TKind::Select(a, _, _) => slot_reads(a, out),
+        TKind::Arith(_, a, b)
+        | TKind::Cmp(_, a, b)
+        | TKind::And(a, b)
+        | TKind::Or(a, b)
+        | TKind::Index(a, b)
+        | TKind::In(a, b) => {
+            slot_reads(a, out);
+            slot_reads(b, out);
+        }
+        TKind::Cond(a, b, c) => {
+            slot_reads(a, out);
+            slot_reads(b, out);
+            slot_reads(c, out);
+        }
+        TKind::Call(_, args) | TKind::List(args) => args.iter().for_each(|a| slot_reads(a, out)),
+        TKind::Map(entries) => entries.iter().for_each(|(k, v)| {
+            slot_reads(k, out);
+            slot_reads(v, out);
+        }),
+        TKind::Comprehension {
+            range,
+            pred,
+            transform,
+            ..
+        } => {
+            slot_reads(range, out);
+            if let Some(p) = pred {
+                slot_reads(p, out);
+            }
+            if let Some(t) = transform {
+                slot_reads(t, out);
+            }
+        }
+    }
+}
+
+/// The derived variables that read each other in cycles, and an order to
+/// compute the others in (Format 8.1): dependencies first, ties broken by
+/// declaration order (the story's variable order). Variables whose
+/// expression does not check are left out of both.
+#[derive(Debug, Clone, Default)]
+pub struct DerivedOrder {
+    /// State names in computing order.
+    pub order: Vec<String>,
+    /// State names of every derived variable in a cycle.
+    pub cyclic: Vec<String>,
+}
+
+/// Orders the derived variables of `story` (Format 8.1).
+pub fn derived_order(story: &Story) -> DerivedOrder {
+    let mut deps: HashMap<String, BTreeSet<String>> = HashMap::new();
+    let mut envs: HashMap<String, Env> = HashMap::new();
+    for (name, decl) in &story.variables {
+        let Some(src) = &decl.decl.derived else {
+            continue;
+        };
+        let env = envs
+            .entry(decl.owner.id().to_string())
+            .or_insert_with(|| owner_env(story, &decl.owner, false));
+        let Ok(ast) = cel::parse::parse(src) else {
+            continue;
+        };
+        let Ok((texpr, _)) = cel::checker::check(&ast, src, env) else {
+            continue;
+        };
+        let r: BTreeSet<String> = reads(story, &decl.owner, env, &texpr)
+            .into_iter()
+            .filter(|n| story.variables.get(n).is_some_and(VarDecl::is_derived))
+            .collect();
+        deps.insert(name.clone(), r);
+    }
+    // Kahn's algorithm, always taking the earliest declared ready variable.
+    let declared: Vec<&String> = story
+        .variables
+        .keys()
+        .filter(|n| deps.contains_key(*n))
+        .collect();
+    let mut done: HashSet<String> = HashSet::new();
+    let mut order = Vec::new();
+    loop {
+        let next = declared.iter().find(|n| {
+            !done.contains(n.as_str())
+                && deps[n.as_str()]
+                    .iter()
+                    .all(|d| done.contains(d) || !deps.contains_key(d))
+        });
+        match next {
+            Some(n) => {
+                done.insert((*n).clone());
+                order.push((*n).clone());
+            }
+            None => break,
+        }
+    }
+    // What is left waits on a cycle; the members are those that reach
+    // themselves.
+    let left: Vec<&String> = declared
+        .iter()
+        .copied()
+        .filter(|n| !done.contains(n.as_str()))
+        .collect();
+    let cyclic = left
+        .iter()
+        .filter(|n| reaches(&deps, n, n))
+        .map(|n| (*n).clone())
+        .collect();
+    DerivedOrder { order, cyclic }
+}
+
+fn reaches(deps: &HashMap<String, BTreeSet<String>>, from: &str, to: &str) -> bool {
+    let mut stack: Vec<&str> = deps
+        .get(from)
+        .map(|d| d.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    let mut seen = HashSet::new();
+    while let Some(n) = stack.pop() {
+        if n == to {
+            return true;
+        }
+        if seen.insert(n) {
+            if let Some(d) = deps.get(n) {
+                stack.extend(d.iter().map(String::as_str));
+            }
+        }
+    }
+    false
+}
+
+/// What type an expression must have.
+#[derive(Debug, Clone)]
+enum Want {
+    Bool,
+    Double,
+    Var(Box<VarDecl>),
+}
+
+/// Checks every CEL expression of a story (Format 11.2): event and outcome
+/// `when` (Threshold objects lowered, 9.5), derived variables, entry and
+/// rule `when` (with `hit()`), rubric `score`; and DERIVED_CYCLE (8.1).
+pub fn check_conditions(story: &Story, out: &mut Vec<Diagnostic>) {
+    let scenario = Owner::Scenario(story.scenario.id.clone());
+    let base = &story.pointer;
+    let plain = owner_env(story, &scenario, false);
+    let with_hit = owner_env(story, &scenario, true);
+    for field in ["events", "outcomes"] {
+        for (i, ev) in array(&story.raw, field).iter().enumerate() {
+            let Some(when) = ev.get("when") else { continue };
+            if let Some((src, written)) = condition_text(story, when) {
+                let at = format!("{base}/{field}/{i}/when");
+                check_one(&src, &plain, &Want::Bool, &at, written, out);
+            }
+        }
+    }
+    for field in ["entries", "rules"] {
+        for (i, e) in array(&story.raw, field).iter().enumerate() {
+            if let Some(src) = e.get("when").and_then(Value::as_str) {
+                let at = format!("{base}/{field}/{i}/when");
+                check_one(src, &with_hit, &Want::Bool, &at, true, out);
+            }
+        }
+    }
+    for (w, wi) in &story.worlds {
+        let env = owner_env(story, &Owner::World(w.id.clone()), true);
+        for (i, e) in w.entries.iter().enumerate() {
+            if let Some(src) = e.get("when").and_then(Value::as_str) {
+                let at = format!("/worlds/{wi}/entries/{i}/when");
+                check_one(src, &env, &Want::Bool, &at, true, out);
+            }
+        }
+    }
+    if let Some(r) = story.raw.get("rubric") {
+        for (i, c) in array(r, "criteria").iter().enumerate() {
+            if let Some(src) = c.get("score").and_then(Value::as_str) {
+                let at = format!("{base}/rubric/criteria/{i}/score");
+                check_one(src, &plain, &Want::Double, &at, true, out);
+            }
+        }
+    }
+    let mut envs: HashMap<String, Env> = HashMap::new();
+    for decl in story.variables.values() {
+        let Some(src) = &decl.decl.derived else {
+            continue;
+        };
+        let env = envs
+            .entry(decl.owner.id().to_string())
+            .or_insert_with(|| owner_env(story, &decl.owner, false));
+        let at = format!("{}/derived", decl.pointer);
+        check_one(src, env, &Want::Var(Box::new(decl.clone())), &at, true, out);
+    }
+    for name in derived_order(story).cyclic {
+        if let Some(decl) = story.variables.get(&name) {
+            out.push(
+                Diagnostic::error(
+                    Code::DerivedCycle,
+                    format!("derived variable `{name}` depends on itself through other derived variables"),
+                )
+                .at(format!("{}/derived", decl.pointer)),
+            );
+        }
+    }
+}
+
+/// Compiles `src` in `env` and reports its errors and a wrong result type at
+/// `at`; `written` says whether the text is the author's (positions inside
+/// it are meaningful) or lowered from a Threshold.
+fn check_one(
+    src: &str,
+    env: &Env,
+    want: &Want,
+    at: &str,
+    written: bool,
+    out: &mut Vec<Diagnostic>,
+) {
+    match cel::compile(src, env) {
+        Err(errors) => {
+            for e in errors {
+                out.push(cel_diag(&e, at, written));
+            }
+        }
+        Ok(program) => {
+            let ty = program.result_type();
+            if let Some(expected) = mismatch(want, ty) {
+                out.push(
+                    Diagnostic::error(
+                        Code::CelType,
+                        format!("the expression has type {ty}, but {expected} is needed here"),
+                    )
+                    .at(at),
+                );
+            }
+        }
+    }
+}
+
+fn cel_diag(e: &CelError, at: &str, written: bool) -> Diagnostic {
+    let d = Diagnostic::error(e.code(), e.message.clone()).at(at);
+    if written {
+        d.inside(e.line, e.column)
+    } else {
+        d
+    }
+}
+
+/// `Some(what is needed)` when `ty` is not acceptable for `want`.
+fn mismatch(want: &Want, ty: &Type) -> Option<String> {
+    let ok = |t: &Type, allowed: &[Type]| allowed.iter().any(|a| fits(t, a));
+    match want {
+        Want::Bool => (!ok(ty, &[Type::Bool])).then(|| "bool".into()),
+        Want::Double => (!ok(ty, &[Type::Double])).then(|| "double".into()),
+        Want::Var(decl) => {
+            let vt = decl.ty?;
+            let item = |s: ScalarType| match s {
+                ScalarType::Number => vec![Type::Int, Type::Double],
+                other => vec![scalar_cel(other)],
+            };
+            let allowed: Vec<Type> = match vt {
+                VarType::Scalar(s) => item(s),
+                VarType::List(s) => item(s).into_iter().map(Type::list).collect(),
+                VarType::Map(s) => item(s)
+                    .into_iter()
+                    .map(|t| Type::map(Type::String, t))
+                    .collect(),
+            };
+            (!ok(ty, &allowed)).then(|| format!("a value of the variable's type {vt}"))
+        }
+    }
+}
+
+/// True when a value of type `t` fits `want` (`dyn` parts fit anything).
+fn fits(t: &Type, want: &Type) -> bool {
+    match (t, want) {
+        (Type::Dyn, _) => true,
+        (Type::List(a), Type::List(b)) => fits(a, b),
+        (Type::Map(ka, va), Type::Map(kb, vb)) => fits(ka, kb) && fits(va, vb),
+        (a, b) => a == b,
+    }
+}
+
+/// Parses the expressions of characters and worlds no scenario uses (Format
+/// 11.2: such an expression is only parsed); CEL_SYNTAX at each.
+pub fn check_unused(bundle: &Value, out: &mut Vec<Diagnostic>) {
+    let scenarios = array(bundle, "scenarios");
+    let cast_ids: HashSet<&str> = scenarios
+        .iter()
+        .flat_map(|s| array(s, "cast").iter())
+        .filter_map(|c| c.get("character").and_then(Value::as_str))
+        .collect();
+    let world_ids: HashSet<&str> = scenarios
+        .iter()
+        .flat_map(|s| array(s, "worlds").iter())
+        .filter_map(Value::as_str)
+        .collect();
+    for (field, used) in [("characters", &cast_ids), ("worlds", &world_ids)] {
+        for (i, item) in array(bundle, field).iter().enumerate() {
+            let id = item.get("id").and_then(Value::as_str).unwrap_or("");
+            // A character may still fill a seat; it is then checked with its session.
+            if used.contains(id) || field == "characters" {
+                continue;
+            }
+            for (vi, v) in array(item, "variables").iter().enumerate() {
+                if let Some(src) = v.get("derived").and_then(Value::as_str) {
+                    parse_only(src, &format!("/{field}/{i}/variables/{vi}/derived"), out);
+                }
+            }
+            for (ei, e) in array(item, "entries").iter().enumerate() {
+                if let Some(src) = e.get("when").and_then(Value::as_str) {
+                    parse_only(src, &format!("/{field}/{i}/entries/{ei}/when"), out);
+                }
+            }
+        }
+    }
+}
+
+fn parse_only(src: &str, at: &str, out: &mut Vec<Diagnostic>) {
+    if let Err(errors) = cel::parse::parse(src) {
+        for e in errors {
+            out.push(cel_diag(&e, at, true));
+        }
+    }
+}
+
+/// Removes CEL diagnostics found again at the same location with the same
+/// code (Format 11.2: a diagnostic found for several scenarios is reported
+/// once).
+pub fn dedup_cel(out: &mut Vec<Diagnostic>) {
+    let mut seen: HashSet<(Code, Option<String>)> = HashSet::new();
+    out.retain(|d| {
+        if !matches!(d.code, Code::CelSyntax | Code::CelType | Code::DerivedCycle) {
+            return true;
+        }
+        seen.insert((d.code, d.location.pointer.clone()))
+    });
+}
+
+fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
+    v.get(field)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}

@@ -11,6 +11,9 @@
 //! [`Loaded`]: a value when one could be read, and diagnostics. Bounds are in
 //! [`limits`], the forbidden-file rules in [`forbidden`].
 
+// Loaders return one `Diagnostic` as their error; it is not worth boxing.
+#![allow(clippy::result_large_err)]
+
 pub mod bundle;
 pub mod document;
 pub mod forbidden;

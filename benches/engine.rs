@@ -1,0 +1,115 @@
+//! Engine benchmarks (docs/performance.md, "Engine"): replaying a generated
+//! session of 1,000,000 messages against parsing its JSON Lines, and the
+//! state at 10,000 random messages with checkpoints against full replay.
+//!
+//! `cargo bench --bench engine`; `TROUPE_BENCH_MESSAGES` changes the size.
+
+mod common;
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use troupe::compile::compile_session;
+use troupe::engine::Engine;
+
+fn size() -> usize {
+    std::env::var("TROUPE_BENCH_MESSAGES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000)
+}
+
+fn engine_for(lines: &[serde_json::Value]) -> Engine {
+    let bundle = common::bundle();
+    troupe::engine::load::compile_checked(
+        &bundle,
+        Some((lines[0].clone(), lines[1..].to_vec())),
+        None,
+    )
+    .expect("the generated session compiles")
+}
+
+/// A fixed pseudo-random sequence (SplitMix64), for repeatable picks.
+fn picks(n: usize, count: usize) -> Vec<u32> {
+    let mut s: u64 = 0x1234_5678;
+    (0..count)
+        .map(|_| {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) % n as u64) as u32
+        })
+        .collect()
+}
+
+fn replay(c: &mut Criterion) {
+    let n = size();
+    let text = common::session_jsonl(n);
+    let lines = common::parse_lines(&text);
+    let engine = engine_for(&lines);
+    let mut g = c.benchmark_group("replay");
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(20))
+        .warm_up_time(Duration::from_secs(1));
+    g.bench_function("parse_jsonl_serde_json", |b| {
+        b.iter(|| black_box(common::parse_lines(black_box(&text))))
+    });
+    g.bench_function("parse_compile_replay_all", |b| {
+        b.iter(|| {
+            let lines = common::parse_lines(black_box(&text));
+            let s = compile_session(&engine.story, &engine.ir, &lines[0], &lines[1..]).unwrap();
+            let mut sum = 0i64;
+            troupe::engine::replay::replay_all(
+                &engine.ir,
+                &s,
+                &troupe::engine::replay::Tree::new(&s),
+                engine.initial(),
+                |_, st| sum += st.turn,
+            );
+            black_box(sum)
+        })
+    });
+    g.bench_function("replay_all_compiled", |b| {
+        b.iter(|| {
+            let mut sum = 0i64;
+            engine.replay_all(|_, st| sum += st.turn);
+            black_box(sum)
+        })
+    });
+    g.finish();
+}
+
+fn queries(c: &mut Criterion) {
+    let n = size();
+    let text = common::session_jsonl(n);
+    let engine = engine_for(&common::parse_lines(&text));
+    let at = picks(n, 10_000);
+    let mut g = c.benchmark_group("state_at_10000_random");
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(10))
+        .warm_up_time(Duration::from_secs(1));
+    g.bench_function("checkpoints", |b| {
+        b.iter(|| {
+            let mut sum = 0i64;
+            for &m in &at {
+                sum += engine.state_at(m).turn;
+            }
+            black_box(sum)
+        })
+    });
+    g.bench_function("replay_from_root", |b| {
+        b.iter(|| {
+            let mut sum = 0i64;
+            for &m in &at {
+                sum += engine.state_at_from_root(m).turn;
+            }
+            black_box(sum)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, replay, queries);
+criterion_main!(benches);

@@ -1,0 +1,53 @@
+//! `troupe knows BUNDLE SESSION --message ID (--part N | --summary) [--json]`
+//! (Format 7.4, 12.5).
+
+use std::path::PathBuf;
+
+/// Arguments of `troupe knows`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A bundle file or a pack directory.
+    pub bundle: PathBuf,
+    /// A session file.
+    pub session: PathBuf,
+    /// The message.
+    #[arg(long)]
+    pub message: String,
+    /// The index of one of its parts.
+    #[arg(long, conflicts_with = "summary", required_unless_present = "summary")]
+    pub part: Option<usize>,
+    /// The message's summary instead of a part.
+    #[arg(long)]
+    pub summary: bool,
+    /// Print JSON for programs.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Prints who knows the part or summary, in code point order.
+pub fn run(args: Args) -> i32 {
+    let engine = match super::open_engine(&args.bundle, Some(&args.session)) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let m = match super::message_index(&engine, &args.message) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let who = match args.part {
+        Some(p) if !args.summary => engine.knows_part(m, p),
+        _ => engine.knows_summary(m),
+    };
+    let Some(who) = who else {
+        eprintln!("message `{}` has no such part or summary", args.message);
+        return 1;
+    };
+    if args.json {
+        println!("{}", serde_json::Value::from(who));
+    } else if who.is_empty() {
+        println!("nobody");
+    } else {
+        println!("{}", who.join(", "));
+    }
+    0
+}

@@ -1,0 +1,208 @@
+//! Lowering change lists (Format 8.5) to [`ChangeIr`]: state names resolved
+//! to variables and slots, `set` values read exactly and normalized once.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::ir::{CastIx, ChangeIr, Layout, VarIr};
+use super::value::{scalar_from_json, Val};
+use crate::check::changes::{resolve_target, Target};
+use crate::check::story::Story;
+use crate::model::{ScalarType, VarType};
+
+/// What a change list is lowered against.
+pub struct ChangeScope<'a> {
+    /// The story (for resolving state names as the checks do).
+    pub story: &'a Story,
+    /// The compiled variables.
+    pub vars: &'a [VarIr],
+    /// State name → variable index.
+    pub by_name: &'a HashMap<String, u32>,
+    /// Cast IDs in cast order.
+    pub cast: &'a [Arc<str>],
+}
+
+impl ChangeScope<'_> {
+    fn cast_ix(&self, id: &str) -> Result<CastIx, String> {
+        self.cast
+            .iter()
+            .position(|c| &**c == id)
+            .map(|i| i as CastIx)
+            .ok_or_else(|| format!("`{id}` is not a member of the cast"))
+    }
+
+    fn cast_list(&self, v: &Value) -> Result<Vec<CastIx>, String> {
+        v.as_array()
+            .ok_or("expected a list of character IDs")?
+            .iter()
+            .map(|i| self.cast_ix(i.as_str().unwrap_or("")))
+            .collect()
+    }
+}
+
+/// Lowers a list of changes. Errors are plain messages: the input was
+/// checked first, so an error here means it was not conforming.
+pub fn lower_changes(scope: &ChangeScope<'_>, changes: &[Value]) -> Result<Vec<ChangeIr>, String> {
+    let mut out = Vec::new();
+    for change in changes {
+        let obj = change.as_object().ok_or("a change must be an object")?;
+        for (op, body) in obj {
+            match op.as_str() {
+                "set" | "add" => {
+                    let map = body.as_object().ok_or("expected an object")?;
+                    for (name, value) in map {
+                        lower_one(scope, op == "add", name, value, &mut out)?;
+                    }
+                }
+                "enter" => out.push(ChangeIr::Enter(scope.cast_list(body)?)),
+                "leave" => out.push(ChangeIr::Leave(scope.cast_list(body)?)),
+                other => return Err(format!("unknown change `{other}`")),
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn lower_one(
+    scope: &ChangeScope<'_>,
+    add: bool,
+    name: &str,
+    value: &Value,
+    out: &mut Vec<ChangeIr>,
+) -> Result<(), String> {
+    let target = resolve_target(scope.story, name)?;
+    match target {
+        Target::Location if !add => {
+            let s = value.as_str().ok_or("`scene.location` takes a string")?;
+            out.push(ChangeIr::Location(Arc::from(s)));
+        }
+        Target::Present if !add => out.push(ChangeIr::Present(scope.cast_list(value)?)),
+        Target::Location | Target::Present => {
+            return Err("`add` applies to int and number variables only".into())
+        }
+        Target::Variable(v) => {
+            let vi = *scope.by_name.get(v).ok_or("unknown variable")?;
+            let var = &scope.vars[vi as usize];
+            if var.derived.is_some() {
+                return Err(format!("`{v}` is derived"));
+            }
+            match &var.layout {
+                Layout::Single(slot) => {
+                    let slot = *slot;
+                    if add {
+                        out.push(ChangeIr::Add {
+                            var: vi,
+                            slot,
+                            amount: amount(var.ty, value)?,
+                        });
+                    } else {
+                        let val = Val::from_json(var.ty, value)
+                            .ok_or_else(|| format!("value for `{v}` has the wrong type"))?;
+                        out.push(ChangeIr::Set {
+                            var: vi,
+                            slot,
+                            value: var.norm.value(var.ty, val),
+                        });
+                    }
+                }
+                _ if add => return Err(format!("`add` needs one key of `{v}`")),
+                _ => {
+                    // A keyed variable set with an object: each key in written
+                    // order (keys not written keep their values).
+                    let map = value
+                        .as_object()
+                        .ok_or_else(|| format!("`{v}` is keyed: set it with an object"))?;
+                    for (k, item) in map {
+                        set_key(scope, vi, k, item, false, out)?;
+                    }
+                }
+            }
+        }
+        Target::Key(v, key) => {
+            let vi = *scope.by_name.get(v).ok_or("unknown variable")?;
+            if scope.vars[vi as usize].derived.is_some() {
+                return Err(format!("`{v}` is derived"));
+            }
+            set_key(scope, vi, &key, value, add, out)?;
+        }
+    }
+    Ok(())
+}
+
+fn scalar_of(ty: VarType) -> Option<ScalarType> {
+    match ty {
+        VarType::Scalar(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn amount(ty: VarType, value: &Value) -> Result<Val, String> {
+    match ty {
+        VarType::Scalar(s @ (ScalarType::Int | ScalarType::Number)) => {
+            scalar_from_json(s, value).ok_or_else(|| "the amount has the wrong type".into())
+        }
+        _ => Err("`add` applies to int and number variables only".into()),
+    }
+}
+
+fn set_key(
+    scope: &ChangeScope<'_>,
+    vi: u32,
+    key: &str,
+    value: &Value,
+    add: bool,
+    out: &mut Vec<ChangeIr>,
+) -> Result<(), String> {
+    let var = &scope.vars[vi as usize];
+    let s = scalar_of(var.ty).ok_or("a keyed variable has a scalar type")?;
+    let val = if add {
+        amount(var.ty, value)?
+    } else {
+        let v = scalar_from_json(s, value).ok_or("the value has the wrong type")?;
+        var.norm.scalar(s, v)
+    };
+    match &var.layout {
+        Layout::Fixed { first, keys } => {
+            let i = keys
+                .iter()
+                .position(|k| &**k == key)
+                .ok_or_else(|| format!("`{}` has no key `{key}`", var.name))?;
+            let slot = first + i as u32;
+            out.push(if add {
+                ChangeIr::Add {
+                    var: vi,
+                    slot,
+                    amount: val,
+                }
+            } else {
+                ChangeIr::Set {
+                    var: vi,
+                    slot,
+                    value: val,
+                }
+            });
+        }
+        Layout::Open(slot) => {
+            let key: Arc<str> = Arc::from(key);
+            out.push(if add {
+                ChangeIr::AddOpen {
+                    var: vi,
+                    slot: *slot,
+                    key,
+                    amount: val,
+                }
+            } else {
+                ChangeIr::SetOpen {
+                    var: vi,
+                    slot: *slot,
+                    key,
+                    value: val,
+                }
+            });
+        }
+        Layout::Single(_) => return Err(format!("`{}` is not keyed", var.name)),
+    }
+    Ok(())
+}

@@ -1,0 +1,355 @@
+//! The compiled form of a story (DESIGN §1: the only thing the engine
+//! reads). Every ID is resolved to an index, every CEL expression is a
+//! checked [`Program`], every template is parsed, derived variables are in
+//! dependency order, and every variable has its slots.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::cel::{Env, Program};
+use crate::model::VarType;
+use crate::template::Template;
+
+use super::value::{Norm, Val};
+
+/// Index of a cast member (Format 6.1), in cast order.
+pub type CastIx = u16;
+
+/// Who wrote a message or is in an audience (Format 6.2, 7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Who {
+    /// The narrator.
+    Narrator,
+    /// A cast member.
+    Cast(CastIx),
+}
+
+/// The owner of a variable or expression (Format 8.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OwnerRef {
+    /// The scenario.
+    Scenario,
+    /// A cast member.
+    Cast(CastIx),
+    /// A world of the scenario, by its index in the scenario's `worlds`.
+    World(u16),
+}
+
+/// A cast member (Format 6.1).
+#[derive(Debug, Clone)]
+pub struct CastIr {
+    /// The character's ID.
+    pub id: Arc<str>,
+    /// Display name (Format 4: nickname, else name).
+    pub display: Arc<str>,
+    /// Whether a player plays it.
+    pub player: bool,
+}
+
+/// Where a variable's values live in the state's slots (Format 8.4).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Layout {
+    /// One value in one slot.
+    Single(u32),
+    /// A fixed key set: key `i` in slot `first + i`.
+    Fixed {
+        /// The first slot.
+        first: u32,
+        /// The keys, in declaration order.
+        keys: Vec<Arc<str>>,
+    },
+    /// A `"*"` map: one slot holding a [`Val::Map`] of the present keys.
+    Open(u32),
+}
+
+/// A variable in use by the story (Format 8.1, 8.7).
+#[derive(Debug, Clone)]
+pub struct VarIr {
+    /// The state name (`gold`, `kai.mood`).
+    pub name: Arc<str>,
+    /// The variable's own ID.
+    pub id: Arc<str>,
+    /// Its owner.
+    pub owner: OwnerRef,
+    /// The type of each value (keyed: of each key's value).
+    pub ty: VarType,
+    /// Rounding and bounds.
+    pub norm: Norm,
+    /// Its slots.
+    pub layout: Layout,
+    /// The normalized default (keyed: of each key).
+    pub default: Val,
+    /// Index into [`StoryIr::derived`] for a derived variable.
+    pub derived: Option<u32>,
+}
+
+/// A state change, resolved (Format 8.5). `Set` values are normalized here,
+/// once.
+#[derive(Debug, Clone)]
+pub enum ChangeIr {
+    /// Sets a slot of variable `var`.
+    Set {
+        /// The variable.
+        var: u32,
+        /// The slot.
+        slot: u32,
+        /// The normalized value.
+        value: Val,
+    },
+    /// Sets key `key` of the `"*"` map of `var` in `slot`.
+    SetOpen {
+        /// The variable.
+        var: u32,
+        /// The map's slot.
+        slot: u32,
+        /// The key.
+        key: Arc<str>,
+        /// The normalized value.
+        value: Val,
+    },
+    /// Adds to a slot of variable `var`.
+    Add {
+        /// The variable.
+        var: u32,
+        /// The slot.
+        slot: u32,
+        /// An `Int` or `Num` amount.
+        amount: Val,
+    },
+    /// Adds to key `key` of a `"*"` map (an absent key starts at the default).
+    AddOpen {
+        /// The variable.
+        var: u32,
+        /// The map's slot.
+        slot: u32,
+        /// The key.
+        key: Arc<str>,
+        /// The amount.
+        amount: Val,
+    },
+    /// `scene.location`.
+    Location(Arc<str>),
+    /// `scene.present` set whole.
+    Present(Vec<CastIx>),
+    /// `enter`.
+    Enter(Vec<CastIx>),
+    /// `leave`.
+    Leave(Vec<CastIx>),
+}
+
+/// A derived variable's program (Format 8.1).
+#[derive(Debug)]
+pub struct DerivedIr {
+    /// The variable.
+    pub var: u32,
+    /// Its checked program.
+    pub program: Program,
+    /// The environment it runs in (an index into [`StoryIr::envs`]).
+    pub env: u16,
+    /// The environment slots it reads (only these are filled).
+    pub reads: Vec<u32>,
+}
+
+/// Where an environment slot's value comes from (Format 11.3).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// A variable's whole value (keyed: the map of its present keys).
+    Var(u32),
+    /// `scene.location`.
+    Location,
+    /// `scene.present`.
+    Present,
+    /// `char`.
+    Char,
+    /// `user`.
+    User,
+    /// `self`: a constant.
+    Const(crate::cel::Value),
+    /// `turn`.
+    Turn,
+    /// `round`.
+    Round,
+    /// `elapsed`.
+    Elapsed,
+    /// `hour`.
+    Hour,
+    /// `weekday`.
+    Weekday,
+    /// `opening`.
+    Opening,
+    /// `last.id`.
+    LastId,
+    /// `last.author`.
+    LastAuthor,
+    /// `last.text`.
+    LastText,
+    /// `difficulty.preset`.
+    Preset,
+    /// `difficulty.<knob>`, by knob index.
+    Knob(u16),
+    /// Nothing known: left unbound.
+    None,
+}
+
+/// One CEL environment of the story: one per owner, and one with `hit()`.
+#[derive(Debug)]
+pub struct EnvIr {
+    /// The owner (`self`, `own`).
+    pub owner: OwnerRef,
+    /// The declarations.
+    pub env: Env,
+    /// Where each slot's value comes from.
+    pub sources: Vec<Source>,
+}
+
+/// An event or outcome (Format 9).
+#[derive(Debug)]
+pub struct FiringIr {
+    /// Its ID.
+    pub id: Arc<str>,
+    /// The condition (CEL written or lowered from a Threshold), for runtimes.
+    pub when: Option<Program>,
+    /// `repeat` (events only).
+    pub repeat: bool,
+    /// Whether a firing ends the story (every outcome; events with `end`).
+    pub end: bool,
+    /// Its changes.
+    pub changes: Vec<ChangeIr>,
+    /// The signal (events only).
+    pub signal: Option<Arc<str>>,
+}
+
+/// A text part (Format 7.2).
+#[derive(Debug, Clone)]
+pub struct PartIr {
+    /// The text as written.
+    pub text: Arc<str>,
+    /// The audience, when given.
+    pub audience: Option<Vec<Who>>,
+}
+
+/// An opening (Format 6.3).
+#[derive(Debug, Clone)]
+pub struct OpeningIr {
+    /// Its ID.
+    pub id: Arc<str>,
+    /// Its author.
+    pub author: Who,
+    /// Its parts.
+    pub parts: Vec<PartIr>,
+    /// Parsed templates of its parts.
+    pub templates: Vec<Template>,
+    /// Its scene: location then present (each replaces that field).
+    pub scene_location: Option<Arc<str>>,
+    /// `scene.present`, when given.
+    pub scene_present: Option<Vec<CastIx>>,
+    /// Its changes.
+    pub changes: Vec<ChangeIr>,
+}
+
+/// What a flattened state name refers to (Format 8.6), for macros and
+/// queries (never the replay's hot path).
+#[derive(Debug, Clone, PartialEq)]
+pub enum NameRef {
+    /// `scene.location`.
+    Location,
+    /// `scene.present`.
+    Present,
+    /// A variable's single slot.
+    Slot(u32),
+    /// A key of a `"*"` map.
+    OpenKey(u32, Arc<str>),
+}
+
+/// A compiled story: one scenario with its cast, worlds and (optional)
+/// session header applied.
+#[derive(Debug)]
+pub struct StoryIr {
+    /// The scenario's ID.
+    pub scenario: Arc<str>,
+    /// The narrator's name (Format 6.2).
+    pub narrator: Arc<str>,
+    /// `voice: "single"` (Format 7.4).
+    pub single_voice: bool,
+    /// The cast, in order.
+    pub cast: Vec<CastIr>,
+    /// The players, as cast indices in cast order.
+    pub players: Vec<CastIx>,
+    /// The worlds' IDs, in `worlds` order.
+    pub worlds: Vec<Arc<str>>,
+    /// Variables in use, in declaration order.
+    pub vars: Vec<VarIr>,
+    /// Number of state slots.
+    pub slot_count: usize,
+    /// The initial scene location.
+    pub location: Arc<str>,
+    /// The initial `scene.present`, by cast index.
+    pub present: Vec<bool>,
+    /// Derived variables in dependency order.
+    pub derived: Vec<DerivedIr>,
+    /// CEL environments: `[0]` the scenario's, then one per other owner.
+    pub envs: Vec<EnvIr>,
+    /// Events, in declaration order.
+    pub events: Vec<FiringIr>,
+    /// Outcomes, in declaration order.
+    pub outcomes: Vec<FiringIr>,
+    /// Openings.
+    pub openings: Vec<OpeningIr>,
+    /// Difficulty: the default preset and every preset's knob values
+    /// (knobs in the first preset's order).
+    pub difficulty: Option<DifficultyIr>,
+    /// Flattened state names → what they name.
+    pub names: HashMap<String, NameRef>,
+}
+
+/// Difficulty presets (Format 6.5).
+#[derive(Debug, Clone)]
+pub struct DifficultyIr {
+    /// The default preset's index.
+    pub default: u16,
+    /// Preset IDs and their knob values (as doubles, knob order of the first).
+    pub presets: Vec<(Arc<str>, Vec<f64>)>,
+    /// Knob names.
+    pub knobs: Vec<Arc<str>>,
+}
+
+impl StoryIr {
+    /// The cast index of a character ID.
+    pub fn cast_index(&self, id: &str) -> Option<CastIx> {
+        self.cast
+            .iter()
+            .position(|c| &*c.id == id)
+            .map(|i| i as CastIx)
+    }
+
+    /// Resolves an author or audience ID.
+    pub fn who(&self, id: &str) -> Option<Who> {
+        if id == "narrator" {
+            Some(Who::Narrator)
+        } else {
+            self.cast_index(id).map(Who::Cast)
+        }
+    }
+
+    /// The ID of a `Who`.
+    pub fn who_id(&self, w: Who) -> &str {
+        match w {
+            Who::Narrator => "narrator",
+            Who::Cast(c) => self.cast.get(c as usize).map_or("", |m| &m.id),
+        }
+    }
+
+    /// The ID of an owner.
+    pub fn owner_id(&self, o: OwnerRef) -> &str {
+        match o {
+            OwnerRef::Scenario => &self.scenario,
+            OwnerRef::Cast(c) => self.cast.get(c as usize).map_or("", |m| &m.id),
+            OwnerRef::World(w) => self.worlds.get(w as usize).map_or("", |w| w),
+        }
+    }
+
+    /// The environment index of an owner (the scenario's when unknown).
+    pub fn env_of(&self, o: OwnerRef) -> u16 {
+        self.envs.iter().position(|e| e.owner == o).unwrap_or(0) as u16
+    }
+}

@@ -1,0 +1,25 @@
+//! Stage 3: compile (DESIGN §1). A checked bundle (or a pack lowered to one)
+//! and optionally a session become the IR the engine runs: IDs resolved to
+//! indices, CEL programs compiled, templates parsed, derived variables
+//! ordered, keyed variables laid out as slots (Format 6–12).
+//!
+//! Compilation assumes conforming input (Format 17.1): the checks run first
+//! (see [`crate::engine::Engine::load`]); anything that does not resolve is a
+//! [`CompileError`].
+
+pub mod changes;
+pub mod ir;
+pub mod session;
+pub mod story;
+pub mod time;
+pub mod value;
+
+pub use ir::*;
+pub use session::{compile_session, Fired, MessageIr, SessionIr, SummaryIr};
+pub use story::compile_story;
+pub use value::{format_decimal, Norm, Val};
+
+/// A story or session that does not lower: it was not conforming.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot compile: {0}")]
+pub struct CompileError(pub String);

@@ -1,0 +1,239 @@
+//! Lowering a checked session (Format 7, 12) against its compiled story:
+//! message IDs and parents resolved to indices, authors and audiences to
+//! cast indices, changes lowered, firings resolved, times parsed.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::changes::{lower_changes, ChangeScope};
+use super::ir::{ChangeIr, PartIr, StoryIr, Who};
+use super::story::lower_parts;
+use super::time::{parse_time, Time};
+use super::CompileError;
+use crate::check::story::Story;
+
+/// A recorded firing, resolved (Format 7.3, 9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fired {
+    /// An event, by index.
+    Event(u16),
+    /// An outcome, by index.
+    Outcome(u16),
+}
+
+/// A summary (Format 12.5).
+#[derive(Debug, Clone)]
+pub struct SummaryIr {
+    /// Its text as written.
+    pub text: Arc<str>,
+    /// Its audience, when given.
+    pub audience: Option<Vec<Who>>,
+}
+
+/// One message, resolved.
+#[derive(Debug, Clone)]
+pub struct MessageIr {
+    /// Its ID.
+    pub id: Arc<str>,
+    /// The parent's index; `None` for a root.
+    pub parent: Option<u32>,
+    /// Depth on its path (a root is 0).
+    pub depth: u32,
+    /// The author.
+    pub author: Who,
+    /// Hidden (Format 7).
+    pub hidden: bool,
+    /// The opening a root names.
+    pub opening: Option<u16>,
+    /// Its changes.
+    pub changes: Vec<ChangeIr>,
+    /// Its recorded firings, in order.
+    pub firings: Vec<Fired>,
+    /// Its parts (a root naming an opening without parts: the opening's).
+    pub parts: Vec<PartIr>,
+    /// Its summary.
+    pub summary: Option<SummaryIr>,
+    /// Its time.
+    pub time: Option<Time>,
+}
+
+/// A compiled session: messages in file order.
+#[derive(Debug, Clone, Default)]
+pub struct SessionIr {
+    /// Messages in file order; a parent always comes before its children.
+    pub messages: Vec<MessageIr>,
+    /// Message ID → index.
+    pub index: HashMap<Arc<str>, u32>,
+    /// The generator seed (Format 12).
+    pub seed: u64,
+    /// The chosen difficulty preset's index.
+    pub preset: Option<u16>,
+}
+
+impl SessionIr {
+    /// The index of a message ID.
+    pub fn find(&self, id: &str) -> Option<u32> {
+        self.index.get(id).copied()
+    }
+
+    /// The text of a message (Format 7.2): its parts joined with `"\n"`.
+    pub fn text(&self, m: u32) -> String {
+        self.messages.get(m as usize).map_or(String::new(), |msg| {
+            msg.parts
+                .iter()
+                .map(|p| &*p.text)
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+    }
+}
+
+/// Lowers a session's header and messages (file order). The session must
+/// have passed its checks; anything that does not resolve is an error.
+pub fn compile_session(
+    story: &Story,
+    ir: &StoryIr,
+    header: &Value,
+    messages: &[Value],
+) -> Result<SessionIr, CompileError> {
+    let cast: Vec<Arc<str>> = ir.cast.iter().map(|c| c.id.clone()).collect();
+    let mut by_name = HashMap::new();
+    for (i, v) in ir.vars.iter().enumerate() {
+        by_name.insert(v.name.to_string(), i as u32);
+    }
+    let scope = ChangeScope {
+        story,
+        vars: &ir.vars,
+        by_name: &by_name,
+        cast: &cast,
+    };
+    let preset = match (
+        header.get("difficulty").and_then(Value::as_str),
+        &ir.difficulty,
+    ) {
+        (Some(p), Some(d)) => Some(
+            d.presets
+                .iter()
+                .position(|(x, _)| &**x == p)
+                .ok_or_else(|| CompileError(format!("no difficulty preset `{p}`")))?
+                as u16,
+        ),
+        (None, Some(d)) => Some(d.default),
+        _ => None,
+    };
+    let mut out = SessionIr {
+        messages: Vec::with_capacity(messages.len()),
+        index: HashMap::with_capacity(messages.len()),
+        seed: header.get("seed").and_then(Value::as_u64).unwrap_or(0),
+        preset,
+    };
+    for m in messages {
+        let msg = lower_message(ir, &scope, &out, m)?;
+        let ix = out.messages.len() as u32;
+        if out.index.insert(msg.id.clone(), ix).is_some() {
+            return Err(CompileError(format!(
+                "message ID `{}` is used twice",
+                msg.id
+            )));
+        }
+        out.messages.push(msg);
+    }
+    Ok(out)
+}
+
+fn lower_message(
+    ir: &StoryIr,
+    scope: &ChangeScope<'_>,
+    so_far: &SessionIr,
+    m: &Value,
+) -> Result<MessageIr, CompileError> {
+    let id = m
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| CompileError("a message has no ID".into()))?;
+    let e = |what: String| CompileError(format!("message `{id}`: {what}"));
+    let (parent, depth) = match m.get("parent").and_then(Value::as_str) {
+        Some(p) => {
+            let pi = so_far
+                .find(p)
+                .ok_or_else(|| e(format!("parent `{p}` is not an earlier message")))?;
+            (Some(pi), so_far.messages[pi as usize].depth + 1)
+        }
+        None => (None, 0),
+    };
+    let author_id = m.get("author").and_then(Value::as_str).unwrap_or("");
+    let author = ir
+        .who(author_id)
+        .ok_or_else(|| e(format!("author `{author_id}` is not in the cast")))?;
+    let opening = match m.get("opening").and_then(Value::as_str) {
+        Some(o) if parent.is_none() => Some(
+            ir.openings
+                .iter()
+                .position(|x| &*x.id == o)
+                .ok_or_else(|| e(format!("no opening `{o}`")))? as u16,
+        ),
+        Some(_) => return Err(e("only a root may name an opening".into())),
+        None => None,
+    };
+    let raw_parts = array(m, "parts");
+    let parts = match (opening, raw_parts.is_empty() && m.get("parts").is_none()) {
+        (Some(o), true) => ir.openings[o as usize].parts.clone(),
+        _ => lower_parts(raw_parts, scope.cast).map_err(e)?,
+    };
+    let mut firings = Vec::new();
+    for f in array(m, "firings") {
+        if let Some(ev) = f.get("event").and_then(Value::as_str) {
+            let i = ir
+                .events
+                .iter()
+                .position(|x| &*x.id == ev)
+                .ok_or_else(|| e(format!("no event `{ev}`")))?;
+            firings.push(Fired::Event(i as u16));
+        } else if let Some(oc) = f.get("outcome").and_then(Value::as_str) {
+            let i = ir
+                .outcomes
+                .iter()
+                .position(|x| &*x.id == oc)
+                .ok_or_else(|| e(format!("no outcome `{oc}`")))?;
+            firings.push(Fired::Outcome(i as u16));
+        }
+    }
+    let summary = match m.get("summary") {
+        Some(s) => {
+            let text = s.get("text").and_then(Value::as_str).unwrap_or("");
+            let audience = match s.get("audience") {
+                Some(_) => lower_parts(std::slice::from_ref(s), scope.cast)
+                    .map_err(e)?
+                    .pop()
+                    .and_then(|p| p.audience),
+                None => None,
+            };
+            Some(SummaryIr {
+                text: Arc::from(text),
+                audience,
+            })
+        }
+        None => None,
+    };
+    Ok(MessageIr {
+        id: Arc::from(id),
+        parent,
+        depth,
+        author,
+        hidden: m.get("hidden").and_then(Value::as_bool).unwrap_or(false),
+        opening,
+        changes: lower_changes(scope, array(m, "changes")).map_err(e)?,
+        firings,
+        parts,
+        summary,
+        time: m.get("time").and_then(Value::as_str).and_then(parse_time),
+    })
+}
+
+fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
+    v.get(field)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}

@@ -1,0 +1,469 @@
+//! Lowering a checked [`Story`] to a [`StoryIr`] (Format 6, 8, 9, 11).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rust_decimal::prelude::ToPrimitive;
+use serde_json::Value;
+
+use super::changes::{lower_changes, ChangeScope};
+use super::ir::*;
+use super::value::{json_decimal, Norm, Val};
+use super::CompileError;
+use crate::cel::{self, Value as CelValue};
+use crate::check::conditions::{condition_text, derived_order, owner_env, slot_reads};
+use crate::check::story::{Owner, Story};
+use crate::model::{Keys, Opening, ScalarType, VarType};
+use crate::template;
+
+/// Lowers a checked story. Errors mean the story was not conforming.
+pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
+    let err = |m: String| CompileError(m);
+    let cast: Vec<CastIr> = story
+        .cast
+        .iter()
+        .map(|m| {
+            let display = story
+                .characters
+                .get(&m.character)
+                .map(|c| c.display_name().to_string())
+                .unwrap_or_else(|| m.character.clone());
+            CastIr {
+                id: Arc::from(m.character.as_str()),
+                display: Arc::from(display.as_str()),
+                player: m.player,
+            }
+        })
+        .collect();
+    let cast_ids: Vec<Arc<str>> = cast.iter().map(|c| c.id.clone()).collect();
+    let players = (0..cast.len())
+        .filter(|&i| cast[i].player)
+        .map(|i| i as CastIx)
+        .collect();
+    let worlds: Vec<Arc<str>> = story
+        .worlds
+        .iter()
+        .map(|(w, _)| Arc::from(w.id.as_str()))
+        .collect();
+    let owner_ref = |o: &Owner| -> OwnerRef {
+        match o {
+            Owner::Scenario(_) => OwnerRef::Scenario,
+            Owner::Character(c) => {
+                OwnerRef::Cast(cast_ids.iter().position(|x| **x == **c).unwrap_or(0) as CastIx)
+            }
+            Owner::World(w) => {
+                OwnerRef::World(worlds.iter().position(|x| **x == **w).unwrap_or(0) as u16)
+            }
+        }
+    };
+
+    // Variables and their slots (Format 8.1, 8.4).
+    let mut vars: Vec<VarIr> = Vec::new();
+    let mut names: HashMap<String, NameRef> = HashMap::new();
+    let mut by_name: HashMap<String, u32> = HashMap::new();
+    let mut slot = 0u32;
+    for (name, decl) in &story.variables {
+        let ty = decl
+            .ty
+            .ok_or_else(|| err(format!("variable `{name}` has an unknown type")))?;
+        let d = &decl.decl;
+        let norm = Norm {
+            min: d.min.as_ref().and_then(json_decimal),
+            max: d.max.as_ref().and_then(json_decimal),
+            places: d.places.unwrap_or(2).min(28),
+        };
+        let zero = match ty {
+            VarType::Scalar(ScalarType::Int) => Val::Int(0),
+            VarType::Scalar(ScalarType::Number) => Val::Num(Default::default()),
+            VarType::Scalar(ScalarType::Bool) => Val::Bool(false),
+            VarType::Scalar(ScalarType::String) => Val::Str(Arc::from("")),
+            VarType::List(_) => Val::List(Arc::from(Vec::new())),
+            VarType::Map(_) => Val::Map(Default::default()),
+        };
+        let default = match &d.default {
+            Some(v) => Val::from_json(ty, v)
+                .ok_or_else(|| err(format!("default of `{name}` has the wrong type")))?,
+            None => zero,
+        };
+        let default = norm.value(ty, default);
+        let vi = vars.len() as u32;
+        let layout = match &d.keys {
+            None => {
+                names.insert(name.clone(), NameRef::Slot(slot));
+                slot += 1;
+                Layout::Single(slot - 1)
+            }
+            Some(Keys::Word(w)) if w == "*" => {
+                slot += 1;
+                Layout::Open(slot - 1)
+            }
+            Some(_) => {
+                let keys: Vec<Arc<str>> = decl
+                    .fixed_keys(&story.cast)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|k| Arc::from(k.as_str()))
+                    .collect();
+                let first = slot;
+                for (i, k) in keys.iter().enumerate() {
+                    names.insert(format!("{name}.{k}"), NameRef::Slot(first + i as u32));
+                }
+                slot += keys.len() as u32;
+                Layout::Fixed { first, keys }
+            }
+        };
+        by_name.insert(name.clone(), vi);
+        vars.push(VarIr {
+            name: Arc::from(name.as_str()),
+            id: Arc::from(d.id.as_str()),
+            owner: owner_ref(&decl.owner),
+            ty,
+            norm,
+            layout,
+            default,
+            derived: None,
+        });
+    }
+    names.insert("scene.location".into(), NameRef::Location);
+    names.insert("scene.present".into(), NameRef::Present);
+
+    // Environments: the scenario's first, then each cast character's and
+    // each world's (Format 11.3).
+    let mut owners: Vec<(Owner, OwnerRef)> = vec![(
+        Owner::Scenario(story.scenario.id.clone()),
+        OwnerRef::Scenario,
+    )];
+    for m in &story.cast {
+        let o = Owner::Character(m.character.clone());
+        let r = owner_ref(&o);
+        owners.push((o, r));
+    }
+    for (w, _) in &story.worlds {
+        let o = Owner::World(w.id.clone());
+        let r = owner_ref(&o);
+        owners.push((o, r));
+    }
+    let difficulty = difficulty_ir(story);
+    let players_value = CelValue::List(Arc::new(
+        story
+            .players()
+            .iter()
+            .map(|p| CelValue::string(p))
+            .collect(),
+    ));
+    let mut envs = Vec::new();
+    for (o, r) in &owners {
+        let env = owner_env(story, o, false);
+        let sources = env
+            .slots()
+            .iter()
+            .map(|s| source_of(&s.name, o, &by_name, &players_value, difficulty.as_ref()))
+            .collect();
+        envs.push(EnvIr {
+            owner: *r,
+            env,
+            sources,
+        });
+    }
+
+    // Derived variables in dependency order (Format 8.1).
+    let mut derived = Vec::new();
+    for name in derived_order(story).order {
+        let Some(decl) = story.variables.get(&name) else {
+            continue;
+        };
+        let Some(src) = &decl.decl.derived else {
+            continue;
+        };
+        let vi = by_name[&name];
+        let env_ix = owners
+            .iter()
+            .position(|(o, _)| *o == decl.owner)
+            .unwrap_or(0);
+        let env = &envs[env_ix].env;
+        let program = cel::compile(src, env)
+            .map_err(|e| err(format!("derived `{name}`: {}", first_error(&e))))?;
+        let ast = cel::parse::parse(src).map_err(|_| err(format!("derived `{name}`")))?;
+        let (texpr, _) =
+            cel::checker::check(&ast, src, env).map_err(|_| err(format!("derived `{name}`")))?;
+        let mut slots = Vec::new();
+        slot_reads(&texpr, &mut slots);
+        slots.sort_unstable();
+        slots.dedup();
+        vars[vi as usize].derived = Some(derived.len() as u32);
+        derived.push(DerivedIr {
+            var: vi,
+            program,
+            env: env_ix as u16,
+            reads: slots.into_iter().map(|s| s as u32).collect(),
+        });
+    }
+    // A derived variable left out of the order is in a cycle: not conforming.
+    if let Some(v) = story
+        .variables
+        .iter()
+        .find(|(n, d)| d.is_derived() && vars[by_name[*n] as usize].derived.is_none())
+    {
+        return Err(err(format!("derived variable `{}` is in a cycle", v.0)));
+    }
+    for v in &vars {
+        if v.derived.is_some() {
+            if let Layout::Single(s) = v.layout {
+                names.insert(v.name.to_string(), NameRef::Slot(s));
+            }
+        }
+    }
+
+    let scope = ChangeScope {
+        story,
+        vars: &vars,
+        by_name: &by_name,
+        cast: &cast_ids,
+    };
+    let scenario_env = &envs[0].env;
+    let mut events = Vec::new();
+    for ev in &story.scenario.events {
+        events.push(firing_ir(story, &scope, scenario_env, ev, false)?);
+    }
+    let mut outcomes = Vec::new();
+    for oc in &story.scenario.outcomes {
+        outcomes.push(firing_ir(story, &scope, scenario_env, oc, true)?);
+    }
+    let default_author = cast
+        .iter()
+        .position(|c| !c.player)
+        .map(|i| Who::Cast(i as CastIx))
+        .unwrap_or(Who::Narrator);
+    let mut openings = Vec::new();
+    for o in &story.scenario.openings {
+        let o: Opening =
+            serde_json::from_value(o.clone()).map_err(|e| err(format!("opening: {e}")))?;
+        let author = match o.author.as_deref() {
+            None => default_author,
+            Some("narrator") => Who::Narrator,
+            Some(a) => Who::Cast(
+                cast_ids
+                    .iter()
+                    .position(|c| &**c == a)
+                    .ok_or_else(|| err(format!("opening author `{a}` is not in the cast")))?
+                    as CastIx,
+            ),
+        };
+        let parts = match &o.text {
+            Some(t) => vec![PartIr {
+                text: Arc::from(t.as_str()),
+                audience: None,
+            }],
+            None => lower_parts(&o.parts, &cast_ids).map_err(err)?,
+        };
+        let templates = parts
+            .iter()
+            .map(|p| template::parse(&p.text).unwrap_or_default())
+            .collect();
+        let scene = o.scene.unwrap_or_default();
+        openings.push(OpeningIr {
+            id: Arc::from(o.id.as_str()),
+            author,
+            parts,
+            templates,
+            scene_location: scene.location.as_deref().map(Arc::from),
+            scene_present: match &scene.present {
+                Some(p) => Some(present_list(p, &cast_ids).map_err(err)?),
+                None => None,
+            },
+            changes: lower_changes(&scope, &o.changes).map_err(err)?,
+        });
+    }
+
+    let scene = story.scenario.scene.clone().unwrap_or_default();
+    let location: Arc<str> = Arc::from(scene.location.as_deref().unwrap_or(""));
+    let present = match &scene.present {
+        Some(p) => {
+            let mut v = vec![false; cast.len()];
+            for i in present_list(p, &cast_ids).map_err(err)? {
+                v[i as usize] = true;
+            }
+            v
+        }
+        None => vec![true; cast.len()],
+    };
+
+    Ok(StoryIr {
+        scenario: Arc::from(story.scenario.id.as_str()),
+        narrator: Arc::from(story.narrator_name()),
+        single_voice: story.scenario.voice.as_deref() == Some("single"),
+        cast,
+        players,
+        worlds,
+        vars,
+        slot_count: slot as usize,
+        location,
+        present,
+        derived,
+        envs,
+        events,
+        outcomes,
+        openings,
+        difficulty,
+        names,
+    })
+}
+
+fn first_error(e: &[crate::cel::CelError]) -> String {
+    e.first().map(|e| e.to_string()).unwrap_or_default()
+}
+
+fn source_of(
+    slot: &str,
+    owner: &Owner,
+    by_name: &HashMap<String, u32>,
+    players: &CelValue,
+    difficulty: Option<&DifficultyIr>,
+) -> Source {
+    if let Some(rest) = slot.strip_prefix("state.") {
+        return by_name.get(rest).map_or(Source::None, |v| Source::Var(*v));
+    }
+    if let Some(rest) = slot.strip_prefix("own.") {
+        let name = match owner {
+            Owner::Scenario(_) => rest.to_string(),
+            o => format!("{}.{rest}", o.id()),
+        };
+        return by_name.get(&name).map_or(Source::None, |v| Source::Var(*v));
+    }
+    if let Some(knob) = slot.strip_prefix("difficulty.") {
+        if knob == "preset" {
+            return Source::Preset;
+        }
+        return difficulty
+            .and_then(|d| d.knobs.iter().position(|k| &**k == knob))
+            .map_or(Source::None, |i| Source::Knob(i as u16));
+    }
+    match slot {
+        "scene.location" => Source::Location,
+        "scene.present" => Source::Present,
+        "char" => Source::Char,
+        "user" => Source::User,
+        "self" => Source::Const(CelValue::string(owner.id())),
+        "turn" => Source::Turn,
+        "round" => Source::Round,
+        "elapsed" => Source::Elapsed,
+        "hour" => Source::Hour,
+        "weekday" => Source::Weekday,
+        "opening" => Source::Opening,
+        "last.id" => Source::LastId,
+        "last.author" => Source::LastAuthor,
+        "last.text" => Source::LastText,
+        "players" => Source::Const(players.clone()),
+        _ => Source::None,
+    }
+}
+
+fn difficulty_ir(story: &Story) -> Option<DifficultyIr> {
+    let d = story.scenario.difficulty.as_ref()?;
+    let options = d.get("options")?.as_object()?;
+    let knobs: Vec<Arc<str>> = options
+        .values()
+        .next()?
+        .as_object()?
+        .keys()
+        .map(|k| Arc::from(k.as_str()))
+        .collect();
+    let presets: Vec<(Arc<str>, Vec<f64>)> = options
+        .iter()
+        .map(|(p, kv)| {
+            let vals = knobs
+                .iter()
+                .map(|k| {
+                    kv.get(&**k)
+                        .and_then(json_decimal)
+                        .and_then(|d| d.to_f64())
+                        .unwrap_or(0.0)
+                })
+                .collect();
+            (Arc::from(p.as_str()), vals)
+        })
+        .collect();
+    let default_name = d.get("default").and_then(Value::as_str).unwrap_or("");
+    let default = presets
+        .iter()
+        .position(|(p, _)| &**p == default_name)
+        .unwrap_or(0) as u16;
+    Some(DifficultyIr {
+        default,
+        presets,
+        knobs,
+    })
+}
+
+fn firing_ir(
+    story: &Story,
+    scope: &ChangeScope<'_>,
+    env: &crate::cel::Env,
+    v: &Value,
+    outcome: bool,
+) -> Result<FiringIr, CompileError> {
+    let id = v.get("id").and_then(Value::as_str).unwrap_or("");
+    let when = v
+        .get("when")
+        .and_then(|w| condition_text(story, w))
+        .and_then(|(src, _)| cel::compile(&src, env).ok());
+    let changes = lower_changes(scope, array(v, "changes"))
+        .map_err(|e| CompileError(format!("`{id}`: {e}")))?;
+    Ok(FiringIr {
+        id: Arc::from(id),
+        when,
+        repeat: !outcome && v.get("repeat").and_then(Value::as_bool).unwrap_or(false),
+        end: outcome || v.get("end").and_then(Value::as_bool).unwrap_or(false),
+        changes,
+        signal: v.get("signal").and_then(Value::as_str).map(Arc::from),
+    })
+}
+
+/// Lowers message or opening parts (Format 7.2).
+pub fn lower_parts(parts: &[Value], cast: &[Arc<str>]) -> Result<Vec<PartIr>, String> {
+    parts
+        .iter()
+        .map(|p| {
+            let text = p.get("text").and_then(Value::as_str).unwrap_or("");
+            let audience = match p.get("audience").and_then(Value::as_array) {
+                Some(a) => Some(
+                    a.iter()
+                        .map(|x| {
+                            let x = x.as_str().unwrap_or("");
+                            if x == "narrator" {
+                                Ok(Who::Narrator)
+                            } else {
+                                cast.iter()
+                                    .position(|c| &**c == x)
+                                    .map(|i| Who::Cast(i as CastIx))
+                                    .ok_or_else(|| format!("`{x}` is not in the cast"))
+                            }
+                        })
+                        .collect::<Result<Vec<_>, String>>()?,
+                ),
+                None => None,
+            };
+            Ok(PartIr {
+                text: Arc::from(text),
+                audience,
+            })
+        })
+        .collect()
+}
+
+fn present_list(p: &[String], cast: &[Arc<str>]) -> Result<Vec<CastIx>, String> {
+    p.iter()
+        .map(|x| {
+            cast.iter()
+                .position(|c| **c == **x)
+                .map(|i| i as CastIx)
+                .ok_or_else(|| format!("`{x}` is not in the cast"))
+        })
+        .collect()
+}
+
+fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
+    v.get(field)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}

@@ -1,0 +1,271 @@
+//! State values (Format 8.2, 8.3): what a state slot holds, how a JSON value
+//! is read into one exactly, how values are normalized, and how they are
+//! written back as JSON.
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use rust_decimal::{Decimal, RoundingStrategy};
+use serde_json::Value as Json;
+
+use crate::model::{ScalarType, VarType};
+
+/// A value in a state slot (Format 8.2). Cloning is cheap: strings, lists and
+/// maps are shared.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Val {
+    /// No value: an absent derived variable (Format 8.1).
+    Absent,
+    /// `int`.
+    Int(i64),
+    /// `number`: an exact decimal.
+    Num(Decimal),
+    /// `bool`.
+    Bool(bool),
+    /// `string`.
+    Str(Arc<str>),
+    /// `list(T)`.
+    List(Arc<[Val]>),
+    /// `map(string, T)`, and the present keys of a `"*"` keyed variable; keys
+    /// in code point order.
+    Map(Arc<BTreeMap<Arc<str>, Val>>),
+}
+
+/// Bounds and rounding of a numeric variable (Format 8.3).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Norm {
+    /// Lower bound (an int or a decimal, as the variable's type).
+    pub min: Option<Decimal>,
+    /// Upper bound.
+    pub max: Option<Decimal>,
+    /// Decimal places of a `number` (default 2).
+    pub places: u32,
+}
+
+impl Val {
+    /// True for [`Val::Absent`].
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Val::Absent)
+    }
+
+    /// Reads a JSON value as a value of `ty` (Format 8.2): ints must be
+    /// written as integers, numbers are read exactly from their source text.
+    /// `None` when the value does not fit the type.
+    pub fn from_json(ty: VarType, v: &Json) -> Option<Val> {
+        match ty {
+            VarType::Scalar(s) => scalar_from_json(s, v),
+            VarType::List(s) => match v {
+                Json::Array(items) => Some(Val::List(
+                    items
+                        .iter()
+                        .map(|i| scalar_from_json(s, i))
+                        .collect::<Option<Vec<_>>>()?
+                        .into(),
+                )),
+                _ => None,
+            },
+            VarType::Map(s) => match v {
+                Json::Object(m) => {
+                    let mut out = BTreeMap::new();
+                    for (k, i) in m {
+                        out.insert(Arc::from(k.as_str()), scalar_from_json(s, i)?);
+                    }
+                    Some(Val::Map(Arc::new(out)))
+                }
+                _ => None,
+            },
+        }
+    }
+
+    /// The value as JSON (Format 8.2: numbers in plain notation without
+    /// trailing fractional zeros; `-0` as `0`). Absent is `null`.
+    pub fn to_json(&self) -> Json {
+        match self {
+            Val::Absent => Json::Null,
+            Val::Int(i) => Json::from(*i),
+            Val::Num(d) => decimal_json(*d),
+            Val::Bool(b) => Json::Bool(*b),
+            Val::Str(s) => Json::String(s.to_string()),
+            Val::List(l) => Json::Array(l.iter().map(Val::to_json).collect()),
+            Val::Map(m) => Json::Object(
+                m.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Reads one scalar JSON value as `ty`.
+pub fn scalar_from_json(ty: ScalarType, v: &Json) -> Option<Val> {
+    match (ty, v) {
+        (ScalarType::Int, Json::Number(n)) => {
+            let text = n.to_string();
+            if text.contains(['.', 'e', 'E']) {
+                return None;
+            }
+            text.parse::<i64>().ok().map(Val::Int)
+        }
+        (ScalarType::Number, Json::Number(_)) => json_decimal(v).map(Val::Num),
+        (ScalarType::Bool, Json::Bool(b)) => Some(Val::Bool(*b)),
+        (ScalarType::String, Json::String(s)) => Some(Val::Str(Arc::from(s.as_str()))),
+        _ => None,
+    }
+}
+
+/// Reads a JSON number exactly from its source text (Format 2.2); `-0` is 0.
+pub fn json_decimal(v: &Json) -> Option<Decimal> {
+    let Json::Number(n) = v else { return None };
+    let text = n.to_string();
+    let d = Decimal::from_str(&text)
+        .or_else(|_| Decimal::from_scientific(&text))
+        .ok()?;
+    Some(if d.is_zero() { Decimal::ZERO } else { d })
+}
+
+/// Writes a decimal as a JSON number in plain notation, trailing fractional
+/// zeros removed (Format 8.2, 10.4).
+pub fn decimal_json(d: Decimal) -> Json {
+    let text = format_decimal(d);
+    serde_json::from_str::<serde_json::Number>(&text)
+        .map(Json::Number)
+        .unwrap_or(Json::Null)
+}
+
+/// Formats a decimal as Format 10.4 says: plain, trailing fractional zeros
+/// and a trailing `.` removed, never an exponent, `-0` as `0`.
+pub fn format_decimal(d: Decimal) -> String {
+    let n = d.normalize();
+    if n.is_zero() {
+        "0".to_string()
+    } else {
+        n.to_string()
+    }
+}
+
+impl Norm {
+    /// Rounds (numbers: half away from zero to `places`) then clamps (Format
+    /// 8.3) a scalar, list item or map item of type `ty`.
+    pub fn scalar(&self, ty: ScalarType, v: Val) -> Val {
+        match (ty, v) {
+            (ScalarType::Int, Val::Int(i)) => {
+                let mut i = i;
+                if let Some(min) = self.min.and_then(|m| i64::try_from(m).ok()) {
+                    i = i.max(min);
+                }
+                if let Some(max) = self.max.and_then(|m| i64::try_from(m).ok()) {
+                    i = i.min(max);
+                }
+                Val::Int(i)
+            }
+            (ScalarType::Number, Val::Num(d)) => {
+                let mut d =
+                    d.round_dp_with_strategy(self.places, RoundingStrategy::MidpointAwayFromZero);
+                if let Some(min) = self.min {
+                    if d < min {
+                        d = min;
+                    }
+                }
+                if let Some(max) = self.max {
+                    if d > max {
+                        d = max;
+                    }
+                }
+                if d.is_zero() {
+                    d = Decimal::ZERO;
+                }
+                Val::Num(d)
+            }
+            (_, v) => v,
+        }
+    }
+
+    /// Normalizes a whole value of type `ty` (lists and maps item by item).
+    pub fn value(&self, ty: VarType, v: Val) -> Val {
+        match (ty, v) {
+            (VarType::Scalar(s), v) => self.scalar(s, v),
+            (VarType::List(s), Val::List(items)) if self.applies(s) => Val::List(
+                items
+                    .iter()
+                    .map(|i| self.scalar(s, i.clone()))
+                    .collect::<Vec<_>>()
+                    .into(),
+            ),
+            (VarType::Map(s), Val::Map(m)) if self.applies(s) => Val::Map(Arc::new(
+                m.iter()
+                    .map(|(k, i)| (k.clone(), self.scalar(s, i.clone())))
+                    .collect(),
+            )),
+            (_, v) => v,
+        }
+    }
+
+    fn applies(&self, s: ScalarType) -> bool {
+        matches!(s, ScalarType::Int | ScalarType::Number)
+    }
+}
+
+/// Adds `amount` to `current` (Format 8.3: an int sum outside i64 saturates;
+/// a decimal sum that overflows saturates at the decimal range).
+pub fn add(current: &Val, amount: &Val) -> Option<Val> {
+    match (current, amount) {
+        (Val::Int(a), Val::Int(b)) => Some(Val::Int(a.saturating_add(*b))),
+        (Val::Num(a), Val::Num(b)) => Some(Val::Num(a.saturating_add(*b))),
+        (Val::Num(a), Val::Int(b)) => Some(Val::Num(a.saturating_add(Decimal::from(*b)))),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn num(s: &str) -> Val {
+        Val::Num(Decimal::from_str(s).unwrap())
+    }
+
+    fn norm(places: u32, min: Option<&str>, max: Option<&str>) -> Norm {
+        Norm {
+            places,
+            min: min.map(|m| Decimal::from_str(m).unwrap()),
+            max: max.map(|m| Decimal::from_str(m).unwrap()),
+        }
+    }
+
+    #[test]
+    fn rounding_is_half_away_from_zero_then_clamping() {
+        // Format 8.3 worked examples.
+        let n = norm(2, None, None);
+        assert_eq!(n.scalar(ScalarType::Number, num("12.345")), num("12.35"));
+        assert_eq!(n.scalar(ScalarType::Number, num("-0.125")), num("-0.13"));
+        assert_eq!(n.scalar(ScalarType::Number, num("0.005")), num("0.01"));
+        let z = n.scalar(ScalarType::Number, num("-0.004"));
+        assert_eq!(z.to_json().to_string(), "0");
+        let n = norm(0, Some("0"), Some("10"));
+        assert_eq!(n.scalar(ScalarType::Number, num("10.4")), num("10"));
+        assert_eq!(n.scalar(ScalarType::Number, num("10.5")), num("10"));
+        assert_eq!(n.scalar(ScalarType::Number, num("-0.5")), num("0"));
+    }
+
+    #[test]
+    fn ints_clamp_and_adds_saturate() {
+        let n = norm(2, None, Some("100"));
+        assert_eq!(n.scalar(ScalarType::Int, Val::Int(250)), Val::Int(100));
+        let s = add(&Val::Int(9223372036854775800), &Val::Int(100)).unwrap();
+        assert_eq!(s, Val::Int(i64::MAX));
+    }
+
+    #[test]
+    fn numbers_read_exactly_and_write_plainly() {
+        let v: Json = serde_json::from_str("12345678901234567.89").unwrap();
+        let d = Val::from_json(VarType::Scalar(ScalarType::Number), &v).unwrap();
+        assert_eq!(d.to_json().to_string(), "12345678901234567.89");
+        let v: Json = serde_json::from_str("1E+3").unwrap();
+        assert_eq!(format_decimal(json_decimal(&v).unwrap()), "1000");
+        assert_eq!(format_decimal(Decimal::from_str("12.50").unwrap()), "12.5");
+        assert_eq!(format_decimal(Decimal::from_str("3.00").unwrap()), "3");
+        let one: Json = serde_json::from_str("1.0").unwrap();
+        assert!(Val::from_json(VarType::Scalar(ScalarType::Int), &one).is_none());
+    }
+}

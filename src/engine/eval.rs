@@ -1,0 +1,280 @@
+//! Evaluating CEL programs against a state (Format 11.3, 11.5, 11.6):
+//! filling an activation's slots from the state and the evaluation point,
+//! converting values both ways, and recomputing derived variables (8.1).
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::Decimal;
+
+use super::state::State;
+use crate::cel::value::MapValue;
+use crate::cel::{Activation, EvalError, Host, Key, Program, Value};
+use crate::compile::{CastIx, Layout, SessionIr, Source, StoryIr, Val, Who};
+use crate::model::{ScalarType, VarType};
+
+/// Reusable activations, one per environment of the story.
+#[derive(Debug)]
+pub struct Scratch {
+    acts: Vec<Activation>,
+}
+
+impl Scratch {
+    /// Activations for every environment of `ir`.
+    pub fn new(ir: &StoryIr) -> Scratch {
+        Scratch {
+            acts: ir.envs.iter().map(|e| Activation::new(&e.env)).collect(),
+        }
+    }
+}
+
+/// The host of `hit()` and `roll()` at one evaluation point: `hit()` is
+/// false (no entry is being evaluated), `roll()` is seeded per message and
+/// call (Format 11.5).
+#[derive(Debug)]
+pub struct RollHost<'a> {
+    /// The session seed.
+    pub seed: u64,
+    /// The message ID (`""` with no evaluation point).
+    pub message: &'a str,
+    /// The index of the next `roll()` call at this message.
+    pub calls: u64,
+}
+
+impl Host for RollHost<'_> {
+    fn hit(&mut self, _keys: &[&str]) -> bool {
+        false
+    }
+    fn roll(&mut self, notation: &str) -> Result<i64, EvalError> {
+        let k = self.calls;
+        self.calls += 1;
+        crate::cel::dice::roll(notation, self.seed, self.message, k)
+    }
+}
+
+/// Converts a state value to CEL (`number` → double, Format 11.3). `None`
+/// for an absent value.
+pub fn to_cel(v: &Val) -> Option<Value> {
+    Some(match v {
+        Val::Absent => return None,
+        Val::Int(i) => Value::Int(*i),
+        Val::Num(d) => Value::Double(d.to_f64().unwrap_or(f64::NAN)),
+        Val::Bool(b) => Value::Bool(*b),
+        Val::Str(s) => Value::String(s.clone()),
+        Val::List(l) => Value::List(Arc::new(l.iter().filter_map(to_cel).collect())),
+        Val::Map(m) => {
+            let mut out = MapValue::with_capacity(m.len());
+            for (k, v) in m.iter() {
+                if let Some(v) = to_cel(v) {
+                    out.insert(Key::String(k.clone()), v);
+                }
+            }
+            Value::Map(Arc::new(out))
+        }
+    })
+}
+
+fn scalar_to_val(t: ScalarType, v: &Value) -> Option<Val> {
+    Some(match (t, v) {
+        (ScalarType::Int, Value::Int(i)) => Val::Int(*i),
+        (ScalarType::Number, Value::Int(i)) => Val::Num(Decimal::from(*i)),
+        (ScalarType::Number, Value::Double(d)) if d.is_finite() => {
+            // The shortest round-trip decimal of the double (Format 8.2).
+            let text = format!("{d}");
+            Val::Num(
+                Decimal::from_str(&text)
+                    .or_else(|_| Decimal::from_scientific(&text))
+                    .ok()?,
+            )
+        }
+        (ScalarType::Bool, Value::Bool(b)) => Val::Bool(*b),
+        (ScalarType::String, Value::String(s)) => Val::Str(s.clone()),
+        _ => return None,
+    })
+}
+
+/// Converts a CEL value to a value of `ty` (Format 8.2); `None` when it
+/// cannot be converted.
+pub fn to_val(ty: VarType, v: &Value) -> Option<Val> {
+    match ty {
+        VarType::Scalar(s) => scalar_to_val(s, v),
+        VarType::List(s) => match v {
+            Value::List(items) => Some(Val::List(
+                items
+                    .iter()
+                    .map(|i| scalar_to_val(s, i))
+                    .collect::<Option<Vec<_>>>()?
+                    .into(),
+            )),
+            _ => None,
+        },
+        VarType::Map(s) => match v {
+            Value::Map(m) => {
+                let mut out = std::collections::BTreeMap::new();
+                for (k, i) in m.iter() {
+                    let Key::String(k) = k else { return None };
+                    out.insert(k.clone(), scalar_to_val(s, i)?);
+                }
+                Some(Val::Map(Arc::new(out)))
+            }
+            _ => None,
+        },
+    }
+}
+
+/// The evaluation point: the state, the message it is at (if any), and the
+/// session, for `last`, `elapsed`, `hour`, `weekday` and `roll()`.
+#[derive(Clone, Copy)]
+pub struct Point<'a> {
+    /// The story.
+    pub ir: &'a StoryIr,
+    /// The session, when there is one.
+    pub session: Option<&'a SessionIr>,
+    /// The char (Format 11.3): the author of the message at a message.
+    pub char: Option<CastIx>,
+}
+
+impl Point<'_> {
+    /// The value of one environment slot in `state`.
+    pub fn slot_value(&self, state: &State, src: &Source) -> Option<Value> {
+        let ir = self.ir;
+        let msg = state
+            .at
+            .and_then(|m| self.session.and_then(|s| s.messages.get(m as usize)));
+        let id_of = |c: CastIx| {
+            ir.cast
+                .get(c as usize)
+                .map_or(Value::string(""), |m| Value::String(m.id.clone()))
+        };
+        Some(match src {
+            Source::Var(v) => {
+                let var = ir.vars.get(*v as usize)?;
+                match &var.layout {
+                    Layout::Single(s) | Layout::Open(s) => to_cel(state.slots.get(*s as usize)?)?,
+                    Layout::Fixed { first, keys } => {
+                        let mut m = MapValue::with_capacity(keys.len());
+                        for (i, k) in keys.iter().enumerate() {
+                            if let Some(v) = state.slots.get(*first as usize + i).and_then(to_cel) {
+                                m.insert(Key::String(k.clone()), v);
+                            }
+                        }
+                        Value::Map(Arc::new(m))
+                    }
+                }
+            }
+            Source::Location => Value::String(state.location.clone()),
+            Source::Present => Value::List(Arc::new(state.present_members().map(id_of).collect())),
+            Source::Char => self.char.map_or(Value::string(""), id_of),
+            Source::User => match state.user.or_else(|| ir.players.first().copied()) {
+                Some(c) => id_of(c),
+                None => Value::string(""),
+            },
+            Source::Const(v) => v.clone(),
+            Source::Turn => Value::Int(state.turn),
+            Source::Round => Value::Int(state.round),
+            Source::Elapsed => {
+                let root = state
+                    .root
+                    .and_then(|r| self.session?.messages.get(r as usize)?.time);
+                match (root, msg.and_then(|m| m.time)) {
+                    (Some(a), Some(b)) => Value::Int(b.unix - a.unix),
+                    _ => Value::Int(0),
+                }
+            }
+            Source::Hour => Value::Int(msg.and_then(|m| m.time).map_or(-1, |t| i64::from(t.hour))),
+            Source::Weekday => Value::Int(
+                msg.and_then(|m| m.time)
+                    .map_or(-1, |t| i64::from(t.weekday)),
+            ),
+            Source::Opening => state
+                .opening
+                .and_then(|o| ir.openings.get(o as usize))
+                .map_or(Value::string(""), |o| Value::String(o.id.clone())),
+            Source::LastId | Source::LastAuthor | Source::LastText => {
+                let last = state
+                    .last
+                    .and_then(|l| self.session.map(|s| (s, l)))
+                    .and_then(|(s, l)| s.messages.get(l as usize).map(|m| (s, l, m)));
+                match (src, last) {
+                    (_, None) => Value::string(""),
+                    (Source::LastId, Some((_, _, m))) => Value::String(m.id.clone()),
+                    (Source::LastAuthor, Some((_, _, m))) => Value::string(ir.who_id(m.author)),
+                    (_, Some((s, l, _))) => Value::string(&s.text(l)),
+                }
+            }
+            Source::Preset => {
+                let d = ir.difficulty.as_ref()?;
+                let p = self.session.and_then(|s| s.preset).unwrap_or(d.default);
+                Value::String(d.presets.get(p as usize)?.0.clone())
+            }
+            Source::Knob(k) => {
+                let d = ir.difficulty.as_ref()?;
+                let p = self.session.and_then(|s| s.preset).unwrap_or(d.default);
+                Value::Double(*d.presets.get(p as usize)?.1.get(*k as usize)?)
+            }
+            Source::None => return None,
+        })
+    }
+
+    /// Fills the slots `reads` (all slots when `None`) of environment `env`.
+    pub fn fill(&self, state: &State, env: u16, reads: Option<&[u32]>, act: &mut Activation) {
+        let Some(e) = self.ir.envs.get(env as usize) else {
+            return;
+        };
+        let mut set = |i: usize| match e.sources.get(i).and_then(|s| self.slot_value(state, s)) {
+            Some(v) => act.set(i, v),
+            None => act.clear(i),
+        };
+        match reads {
+            Some(r) => r.iter().for_each(|i| set(*i as usize)),
+            None => (0..e.sources.len()).for_each(set),
+        }
+    }
+
+    /// Recomputes every derived variable in dependency order (Format 8.1):
+    /// a runtime error or a value that does not convert makes it absent.
+    pub fn recompute(&self, state: &mut State, scratch: &mut Scratch, host: &mut RollHost<'_>) {
+        for d in &self.ir.derived {
+            let Some(act) = scratch.acts.get_mut(d.env as usize) else {
+                continue;
+            };
+            self.fill(state, d.env, Some(&d.reads), act);
+            let var = &self.ir.vars[d.var as usize];
+            let value = match d.program.eval(act, host) {
+                Ok(v) => to_val(var.ty, &v).map(|v| var.norm.value(var.ty, v)),
+                Err(_) => None,
+            };
+            if let Layout::Single(s) = var.layout {
+                if let Some(slot) = state.slots.get_mut(s as usize) {
+                    *slot = value.unwrap_or(Val::Absent);
+                }
+            }
+        }
+    }
+
+    /// Evaluates a program of environment `env` at `state` (every slot
+    /// filled); a runtime error is returned as is.
+    pub fn eval(
+        &self,
+        program: &Program,
+        env: u16,
+        state: &State,
+        host: &mut dyn Host,
+    ) -> Result<Value, EvalError> {
+        let Some(e) = self.ir.envs.get(env as usize) else {
+            return Ok(Value::Bool(false));
+        };
+        let mut act = Activation::new(&e.env);
+        self.fill(state, env, None, &mut act);
+        program.eval(&act, host)
+    }
+}
+
+/// The char of a message: its author when that is a character (11.3).
+pub fn char_of(author: Who) -> Option<CastIx> {
+    match author {
+        Who::Cast(c) => Some(c),
+        Who::Narrator => None,
+    }
+}

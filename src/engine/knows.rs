@@ -1,0 +1,95 @@
+//! Knowledge (Format 7.4, 12.4, 12.5): who knows a part of a message, and
+//! who knows a summary.
+
+use std::collections::BTreeSet;
+
+use super::{Engine, State};
+use crate::compile::Who;
+
+impl Engine {
+    fn part_knowers(&self, m: u32, part: usize, state: &State, out: &mut BTreeSet<String>) {
+        let Some(msg) = self.session.messages.get(m as usize) else {
+            return;
+        };
+        if msg.hidden {
+            return;
+        }
+        let Some(p) = msg.parts.get(part) else { return };
+        out.insert(self.ir.who_id(msg.author).to_string());
+        out.insert("narrator".to_string());
+        match &p.audience {
+            Some(a) => {
+                for w in a {
+                    out.insert(self.ir.who_id(*w).to_string());
+                }
+            }
+            None => {
+                for c in state.present_members() {
+                    out.insert(self.ir.who_id(Who::Cast(c)).to_string());
+                }
+            }
+        }
+    }
+
+    /// Who knows part `part` of message `m` (Format 7.4), in code point
+    /// order; `None` when there is no such message or part.
+    pub fn knows_part(&self, m: u32, part: usize) -> Option<Vec<String>> {
+        let msg = self.session.messages.get(m as usize)?;
+        msg.parts.get(part)?;
+        let mut out = BTreeSet::new();
+        if !msg.hidden {
+            let state = self.state_at(m);
+            self.part_knowers(m, part, &state, &mut out);
+        }
+        Some(out.into_iter().collect())
+    }
+
+    /// The messages a summary on `m` covers (Format 12.5): those on its
+    /// path after the nearest earlier message with a summary, up to `m`.
+    pub fn covered(&self, m: u32) -> Vec<u32> {
+        let mut out = vec![m];
+        let mut cur = self.session.messages.get(m as usize).and_then(|x| x.parent);
+        while let Some(c) = cur {
+            let msg = &self.session.messages[c as usize];
+            if msg.summary.is_some() {
+                break;
+            }
+            out.push(c);
+            cur = msg.parent;
+        }
+        out.reverse();
+        out
+    }
+
+    /// Who knows the summary of message `m` (Format 12.5), in code point
+    /// order; `None` when `m` has no summary.
+    pub fn knows_summary(&self, m: u32) -> Option<Vec<String>> {
+        let msg = self.session.messages.get(m as usize)?;
+        let summary = msg.summary.as_ref()?;
+        let mut out = BTreeSet::new();
+        if msg.hidden {
+            return Some(Vec::new());
+        }
+        match &summary.audience {
+            Some(a) => {
+                out.insert("narrator".to_string());
+                for w in a {
+                    out.insert(self.ir.who_id(*w).to_string());
+                }
+            }
+            None => {
+                for c in self.covered(m) {
+                    let cm = &self.session.messages[c as usize];
+                    if cm.hidden || cm.parts.is_empty() {
+                        continue;
+                    }
+                    let state = self.state_at(c);
+                    for i in 0..cm.parts.len() {
+                        self.part_knowers(c, i, &state, &mut out);
+                    }
+                }
+            }
+        }
+        Some(out.into_iter().collect())
+    }
+}

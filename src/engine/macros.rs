@@ -1,0 +1,181 @@
+//! Rendering templates at a state (Format 10): the engine's
+//! [`crate::template::Scope`].
+
+use super::{Engine, State};
+use crate::compile::format_decimal;
+use crate::compile::{CastIx, NameRef, Val};
+use crate::template::{self, Scope};
+
+/// What a template is rendered for (Format 10.2, 10.3, 10.5).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RenderFor<'a> {
+    /// The char's ID; `None` for no char.
+    pub char: Option<&'a str>,
+    /// The owner's ID (a character, world or the scenario); `None` for none.
+    pub owner: Option<&'a str>,
+    /// The text is for a narrator message.
+    pub narrator: bool,
+}
+
+struct MacroScope<'a> {
+    engine: &'a Engine,
+    state: &'a State,
+    char: Option<(&'a str, String)>,
+    owner: Option<Option<&'a str>>,
+    narrator: bool,
+    user: Option<String>,
+    message: &'a str,
+}
+
+impl Engine {
+    fn display(&self, id: &str) -> String {
+        self.ir
+            .cast
+            .iter()
+            .find(|c| &*c.id == id)
+            .map_or_else(|| id.to_string(), |c| c.display.to_string())
+    }
+
+    fn user_name(&self, state: &State) -> Option<String> {
+        let c: CastIx = state.user.or_else(|| self.ir.players.first().copied())?;
+        Some(self.ir.cast.get(c as usize)?.display.to_string())
+    }
+
+    /// Formats a value as Format 10.4 says.
+    pub fn format_value(&self, v: &Val) -> Option<String> {
+        Some(match v {
+            Val::Absent => return None,
+            Val::Int(i) => i.to_string(),
+            Val::Num(d) => format_decimal(*d),
+            Val::Bool(b) => b.to_string(),
+            Val::Str(s) => s.to_string(),
+            Val::List(l) => l
+                .iter()
+                .filter_map(|i| self.format_value(i))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Val::Map(m) => m
+                .iter()
+                .filter_map(|(k, i)| Some(format!("{k}: {}", self.format_value(i)?)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+    }
+
+    /// The formatted value of a flattened state name at `state`.
+    pub fn lookup(&self, state: &State, name: &str) -> Option<String> {
+        match self.ir.names.get(name) {
+            Some(NameRef::Location) => Some(state.location.to_string()),
+            Some(NameRef::Present) => Some(
+                state
+                    .present_members()
+                    .map(|c| self.ir.cast[c as usize].display.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            Some(NameRef::Slot(s)) => self.format_value(state.slots.get(*s as usize)?),
+            Some(NameRef::OpenKey(..)) => None,
+            None => {
+                // A key of a `"*"` map: `<variable>.<key>`.
+                let (base, key) = name.rsplit_once('.')?;
+                let v = self.ir.vars.iter().find(|v| &*v.name == base)?;
+                let crate::compile::Layout::Open(s) = v.layout else {
+                    return None;
+                };
+                let Val::Map(m) = state.slots.get(s as usize)? else {
+                    return None;
+                };
+                self.format_value(m.get(key)?)
+            }
+        }
+    }
+
+    /// Renders `text` at `state` for `who` (Format 10).
+    pub fn render(&self, text: &str, state: &State, who: RenderFor<'_>) -> String {
+        let owner = who.owner.map(|o| {
+            if o == &*self.ir.scenario {
+                None
+            } else {
+                Some(o)
+            }
+        });
+        let message = state
+            .at
+            .and_then(|m| self.session.messages.get(m as usize))
+            .map_or("", |m| &*m.id);
+        let scope = MacroScope {
+            engine: self,
+            state,
+            char: who.char.map(|c| (c, self.display(c))),
+            owner,
+            narrator: who.narrator,
+            user: self.user_name(state),
+            message,
+        };
+        template::render_str(text, &scope)
+    }
+
+    /// Renders part `i` of message `m` at its own state (Format 10.5).
+    pub fn render_part(&self, m: u32, i: usize) -> Option<String> {
+        let msg = self.session.messages.get(m as usize)?;
+        let text = msg.parts.get(i)?.text.clone();
+        Some(self.render_message_text(m, &text))
+    }
+
+    /// Renders the summary of message `m` at its own state (Format 10.5).
+    pub fn render_summary(&self, m: u32) -> Option<String> {
+        let text = self
+            .session
+            .messages
+            .get(m as usize)?
+            .summary
+            .as_ref()?
+            .text
+            .clone();
+        Some(self.render_message_text(m, &text))
+    }
+
+    fn render_message_text(&self, m: u32, text: &str) -> String {
+        let msg = &self.session.messages[m as usize];
+        let state = self.state_at(m);
+        let author = self.ir.who_id(msg.author).to_string();
+        let narrator = author == "narrator";
+        let who = RenderFor {
+            char: (!narrator).then_some(author.as_str()),
+            owner: Some(if narrator {
+                &self.ir.scenario
+            } else {
+                author.as_str()
+            }),
+            narrator,
+        };
+        self.render(text, &state, who)
+    }
+}
+
+impl Scope for MacroScope<'_> {
+    fn user(&self) -> Option<&str> {
+        self.user.as_deref()
+    }
+    fn char_id(&self) -> Option<&str> {
+        self.char.as_ref().map(|c| c.0)
+    }
+    fn char_name(&self) -> Option<&str> {
+        self.char.as_ref().map(|c| c.1.as_str())
+    }
+    fn narrator(&self) -> &str {
+        &self.engine.ir.narrator
+    }
+    fn narrator_text(&self) -> bool {
+        self.narrator
+    }
+    fn owner(&self) -> Option<Option<&str>> {
+        self.owner
+    }
+    fn value(&self, name: &str) -> Option<String> {
+        self.engine.lookup(self.state, name)
+    }
+    fn seed(&self) -> (u64, &str) {
+        (self.engine.session.seed, self.message)
+    }
+}

@@ -1,0 +1,256 @@
+//! Stage 4: the engine (Format 8–12). Answers, for a compiled story and
+//! session: the state at a message (replayed along its path, from the
+//! nearest checkpoint), whether the story has ended there and how, who knows
+//! a part or a summary, and what a template renders to.
+//!
+//! ```no_run
+//! use troupe::engine::Engine;
+//! # let (bundle, header, messages) = (serde_json::json!({}), serde_json::json!({}), vec![]);
+//! let engine = Engine::load(&bundle, Some((&header, &messages[..])), None).unwrap();
+//! let at = engine.session.find("m3").unwrap();
+//! let state = engine.state_at(at);
+//! println!("{}", serde_json::Value::Object(engine.flatten(&state)));
+//! ```
+
+pub mod cel;
+pub mod eval;
+pub mod knows;
+pub mod load;
+pub mod macros;
+pub mod replay;
+pub mod state;
+
+use serde_json::{Map, Value};
+
+use crate::check::story::Story;
+use crate::compile::session::Fired;
+use crate::compile::{Layout, SessionIr, StoryIr, Val};
+use crate::diag::Diagnostic;
+use replay::{initial, replay_all, step, Tree};
+
+pub use eval::{Point, RollHost, Scratch};
+pub use state::State;
+
+/// The default checkpoint stride: a full state is kept at every message
+/// whose depth is a multiple of it.
+pub const DEFAULT_STRIDE: u32 = 64;
+
+/// A compiled story with its (possibly empty) session, ready for queries.
+#[derive(Debug)]
+pub struct Engine {
+    /// The story as checked (for compiling expressions against it).
+    pub story: Story,
+    /// The compiled story.
+    pub ir: StoryIr,
+    /// The session (no messages when there is none).
+    pub session: SessionIr,
+    /// Whether a session was given (affects `user` and seeds only).
+    pub has_session: bool,
+    tree: Tree,
+    initial: State,
+    checkpoints: Vec<Option<Box<State>>>,
+    stride: u32,
+}
+
+/// How a story ended (Format 9.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ending {
+    /// The ID of the ending firing's event or outcome.
+    pub id: String,
+    /// True when it is an outcome (the story's outcome is then `id`).
+    pub outcome: bool,
+    /// The message that recorded it.
+    pub message: String,
+}
+
+impl Engine {
+    /// Checks and compiles a bundle, a session (header and message values,
+    /// file order) or none, and the scenario to use without a session (the
+    /// first when `None`). Non-conforming input is refused with its
+    /// diagnostics (Format 17.1): the engine never guesses.
+    pub fn load(
+        bundle: &Value,
+        session: Option<(&Value, &[Value])>,
+        scenario: Option<&str>,
+    ) -> Result<Engine, Vec<Diagnostic>> {
+        load::load(bundle, session, scenario)
+    }
+
+    /// Builds the engine from compiled parts: computes the initial state
+    /// and replays every path once to keep checkpoints every `stride` levels.
+    pub fn new(
+        story: Story,
+        ir: StoryIr,
+        session: SessionIr,
+        has_session: bool,
+        stride: u32,
+    ) -> Engine {
+        let stride = stride.max(1);
+        let mut scratch = Scratch::new(&ir);
+        let init = initial(&ir, has_session.then_some(&session), &mut scratch);
+        let tree = Tree::new(&session);
+        let mut checkpoints: Vec<Option<Box<State>>> = vec![None; session.messages.len()];
+        replay_all(&ir, &session, &tree, &init, |m, st| {
+            if session.messages[m as usize].depth % stride == 0 {
+                checkpoints[m as usize] = Some(Box::new(st.clone()));
+            }
+        });
+        Engine {
+            story,
+            ir,
+            session,
+            has_session,
+            tree,
+            initial: init,
+            checkpoints,
+            stride,
+        }
+    }
+
+    /// The checkpoint stride.
+    pub fn stride(&self) -> u32 {
+        self.stride
+    }
+
+    /// The children links of the session's messages.
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    /// The initial state (Format 8.6).
+    pub fn initial(&self) -> &State {
+        &self.initial
+    }
+
+    /// The state at message `m` (Format 8.6), replayed from the nearest
+    /// checkpoint on its path.
+    pub fn state_at(&self, m: u32) -> State {
+        let mut path = Vec::new();
+        let mut cur = Some(m);
+        let mut base = None;
+        while let Some(c) = cur {
+            if let Some(Some(cp)) = self.checkpoints.get(c as usize) {
+                base = Some((**cp).clone());
+                break;
+            }
+            path.push(c);
+            cur = self.session.messages.get(c as usize).and_then(|x| x.parent);
+        }
+        let mut st = base.unwrap_or_else(|| self.initial.clone());
+        let mut scratch = Scratch::new(&self.ir);
+        for &c in path.iter().rev() {
+            step(&self.ir, &self.session, &mut st, c, &mut scratch);
+        }
+        st
+    }
+
+    /// The state at `m` replayed from the root, ignoring checkpoints (for
+    /// tests and benchmarks).
+    pub fn state_at_from_root(&self, m: u32) -> State {
+        let path = self.path(m);
+        let mut st = self.initial.clone();
+        let mut scratch = Scratch::new(&self.ir);
+        for &c in &path {
+            step(&self.ir, &self.session, &mut st, c, &mut scratch);
+        }
+        st
+    }
+
+    /// The path of `m`: its ancestors from the root down to `m` itself.
+    pub fn path(&self, m: u32) -> Vec<u32> {
+        let mut path = Vec::new();
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            path.push(c);
+            cur = self.session.messages.get(c as usize).and_then(|x| x.parent);
+        }
+        path.reverse();
+        path
+    }
+
+    /// Replays the whole session once, calling `visit` at every message.
+    pub fn replay_all(&self, visit: impl FnMut(u32, &State)) {
+        replay_all(&self.ir, &self.session, &self.tree, &self.initial, visit);
+    }
+
+    /// The state at a message ID, or the initial state for `None`; `None`
+    /// when the ID is unknown.
+    pub fn state_at_id(&self, id: Option<&str>) -> Option<State> {
+        match id {
+            None => Some(self.initial.clone()),
+            Some(id) => self.session.find(id).map(|m| self.state_at(m)),
+        }
+    }
+
+    /// How the story has ended at `state` (Format 9.3), if it has.
+    pub fn ending(&self, state: &State) -> Option<Ending> {
+        let f = state.ending?;
+        let (id, outcome) = match f {
+            Fired::Event(e) => (self.ir.events.get(e as usize)?.id.to_string(), false),
+            Fired::Outcome(o) => (self.ir.outcomes.get(o as usize)?.id.to_string(), true),
+        };
+        // The message that recorded it: the first on the path with it.
+        let message = state
+            .at
+            .map(|m| self.path(m))
+            .unwrap_or_default()
+            .into_iter()
+            .find(|m| self.session.messages[*m as usize].firings.contains(&f))
+            .map(|m| self.session.messages[m as usize].id.to_string())
+            .unwrap_or_default();
+        Some(Ending {
+            id,
+            outcome,
+            message,
+        })
+    }
+
+    /// The flattened state (Format 8.6): `scene.location`, `scene.present`,
+    /// every variable by state name, keyed ones one entry per present key,
+    /// absent derived variables left out.
+    pub fn flatten(&self, state: &State) -> Map<String, Value> {
+        let mut out = Map::new();
+        out.insert(
+            "scene.location".into(),
+            Value::String(state.location.to_string()),
+        );
+        out.insert(
+            "scene.present".into(),
+            Value::Array(
+                state
+                    .present_members()
+                    .map(|c| Value::String(self.ir.cast[c as usize].id.to_string()))
+                    .collect(),
+            ),
+        );
+        for v in &self.ir.vars {
+            match &v.layout {
+                Layout::Single(s) => {
+                    let val = &state.slots[*s as usize];
+                    if !val.is_absent() {
+                        out.insert(v.name.to_string(), val.to_json());
+                    }
+                }
+                Layout::Fixed { first, keys } => {
+                    for (i, k) in keys.iter().enumerate() {
+                        let val = &state.slots[*first as usize + i];
+                        out.insert(format!("{}.{k}", v.name), val.to_json());
+                    }
+                }
+                Layout::Open(s) => {
+                    if let Val::Map(m) = &state.slots[*s as usize] {
+                        for (k, val) in m.iter() {
+                            out.insert(format!("{}.{k}", v.name), val.to_json());
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// `turn` and `round` at a state (Format 8.8).
+    pub fn turn_round(&self, state: &State) -> (i64, i64) {
+        (state.turn, state.round)
+    }
+}

@@ -1,0 +1,186 @@
+//! Replay (Format 8.6, 9.3): the state at a message is the initial state
+//! with every message of its path applied. The engine keeps a full state at
+//! every message whose depth is a multiple of the checkpoint stride, so a
+//! query replays at most `stride - 1` messages from the nearest checkpoint.
+
+use super::eval::{char_of, Point, RollHost, Scratch};
+use super::state::State;
+use crate::compile::session::Fired;
+use crate::compile::{SessionIr, StoryIr, Who};
+
+/// The children of every message, as first-child / next-sibling links
+/// (`u32::MAX` = none), children in file order.
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    /// First child of each message.
+    pub first_child: Vec<u32>,
+    /// Next sibling of each message.
+    pub next_sibling: Vec<u32>,
+    /// The roots, in file order.
+    pub roots: Vec<u32>,
+}
+
+/// No message.
+pub const NONE: u32 = u32::MAX;
+
+impl Tree {
+    /// Builds the links of `session`.
+    pub fn new(session: &SessionIr) -> Tree {
+        let n = session.messages.len();
+        let mut t = Tree {
+            first_child: vec![NONE; n],
+            next_sibling: vec![NONE; n],
+            roots: Vec::new(),
+        };
+        for (i, m) in session.messages.iter().enumerate().rev() {
+            match m.parent {
+                Some(p) => {
+                    t.next_sibling[i] = t.first_child[p as usize];
+                    t.first_child[p as usize] = i as u32;
+                }
+                None => t.roots.push(i as u32),
+            }
+        }
+        t.roots.reverse();
+        t
+    }
+
+    /// The children of `m`, in file order.
+    pub fn children(&self, m: u32) -> impl Iterator<Item = u32> + '_ {
+        let mut c = self.first_child.get(m as usize).copied().unwrap_or(NONE);
+        std::iter::from_fn(move || {
+            if c == NONE {
+                return None;
+            }
+            let out = c;
+            c = self.next_sibling.get(c as usize).copied().unwrap_or(NONE);
+            Some(out)
+        })
+    }
+}
+
+/// Applies message `m` to `st` (the state at its parent, or the initial
+/// state for a root): Format 8.6 steps 1–3 with turns and rounds (8.8).
+pub fn step(ir: &StoryIr, session: &SessionIr, st: &mut State, m: u32, scratch: &mut Scratch) {
+    let Some(msg) = session.messages.get(m as usize) else {
+        return;
+    };
+    st.at = Some(m);
+    if msg.parent.is_none() {
+        st.root = Some(m);
+        st.opening = msg.opening;
+    }
+    if !msg.hidden {
+        st.last = Some(m);
+        if let Who::Cast(c) = msg.author {
+            if ir.cast.get(c as usize).is_some_and(|x| x.player) {
+                st.turn += 1;
+                let ci = c as usize;
+                if st.round == 0 || st.in_round.get(ci).copied().unwrap_or(false) {
+                    st.round += 1;
+                    st.in_round.iter_mut().for_each(|x| *x = false);
+                }
+                if let Some(x) = st.in_round.get_mut(ci) {
+                    *x = true;
+                }
+                st.user = Some(c);
+            }
+        }
+    }
+    let point = Point {
+        ir,
+        session: Some(session),
+        char: char_of(msg.author),
+    };
+    let mut host = RollHost {
+        seed: session.seed,
+        message: &msg.id,
+        calls: 0,
+    };
+    if let (None, Some(o)) = (msg.parent, msg.opening) {
+        if let Some(op) = ir.openings.get(o as usize) {
+            if let Some(l) = &op.scene_location {
+                st.location = l.clone();
+            }
+            if let Some(p) = &op.scene_present {
+                st.present.iter_mut().for_each(|x| *x = false);
+                for c in p {
+                    if let Some(x) = st.present.get_mut(*c as usize) {
+                        *x = true;
+                    }
+                }
+            }
+            for c in &op.changes {
+                st.apply(ir, c);
+            }
+            point.recompute(st, scratch, &mut host);
+        }
+    }
+    for c in &msg.changes {
+        st.apply(ir, c);
+    }
+    point.recompute(st, scratch, &mut host);
+    for f in &msg.firings {
+        let def = match f {
+            Fired::Event(e) => ir.events.get(*e as usize),
+            Fired::Outcome(o) => ir.outcomes.get(*o as usize),
+        };
+        let Some(def) = def else { continue };
+        for c in &def.changes {
+            st.apply(ir, c);
+        }
+        point.recompute(st, scratch, &mut host);
+        if def.end && st.ending.is_none() {
+            st.ending = Some(*f);
+        }
+    }
+}
+
+/// The initial state (Format 8.6): defaults, the scene, derived variables
+/// computed with no evaluation point.
+pub fn initial(ir: &StoryIr, session: Option<&SessionIr>, scratch: &mut Scratch) -> State {
+    let mut st = State::blank(ir);
+    let point = Point {
+        ir,
+        session,
+        char: None,
+    };
+    let mut host = RollHost {
+        seed: session.map_or(0, |s| s.seed),
+        message: "",
+        calls: 0,
+    };
+    point.recompute(&mut st, scratch, &mut host);
+    st
+}
+
+/// Replays every path of the session depth-first, calling `visit` with the
+/// state at each message (each message once). States are cloned only where
+/// a message has more than one child.
+pub fn replay_all(
+    ir: &StoryIr,
+    session: &SessionIr,
+    tree: &Tree,
+    initial: &State,
+    mut visit: impl FnMut(u32, &State),
+) {
+    let mut scratch = Scratch::new(ir);
+    let mut stack: Vec<(u32, State)> = Vec::new();
+    for &r in tree.roots.iter().rev() {
+        stack.push((r, initial.clone()));
+    }
+    while let Some((m, mut st)) = stack.pop() {
+        step(ir, session, &mut st, m, &mut scratch);
+        visit(m, &st);
+        let first = tree.first_child.get(m as usize).copied().unwrap_or(NONE);
+        if first == NONE {
+            continue;
+        }
+        let mut later: Vec<u32> = tree.children(m).skip(1).collect();
+        later.reverse();
+        for c in later {
+            stack.push((c, st.clone()));
+        }
+        stack.push((first, st));
+    }
+}

@@ -1,0 +1,155 @@
+//! The state of a story at a message (Format 8.6): variable slots, the
+//! scene, turns and rounds, and what the path has seen; and applying a
+//! change to it (Format 8.3, 8.5).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::compile::session::Fired;
+use crate::compile::value::add;
+use crate::compile::{CastIx, ChangeIr, StoryIr, Val};
+use crate::model::VarType;
+
+/// The state after a message (or the initial state).
+#[derive(Debug, Clone, PartialEq)]
+pub struct State {
+    /// One value per slot (see [`crate::compile::Layout`]).
+    pub slots: Vec<Val>,
+    /// `scene.location`.
+    pub location: Arc<str>,
+    /// `scene.present`, by cast index.
+    pub present: Vec<bool>,
+    /// `turn` (Format 8.8).
+    pub turn: i64,
+    /// `round`.
+    pub round: i64,
+    /// Who took a turn in the current round, by cast index.
+    pub in_round: Vec<bool>,
+    /// The author of the latest turn.
+    pub user: Option<CastIx>,
+    /// The latest non-hidden message on the path.
+    pub last: Option<u32>,
+    /// The opening the path's root names.
+    pub opening: Option<u16>,
+    /// The path's root.
+    pub root: Option<u32>,
+    /// The message this is the state at; `None` for the initial state.
+    pub at: Option<u32>,
+    /// The first ending firing on the path (Format 9.3).
+    pub ending: Option<Fired>,
+}
+
+impl State {
+    /// The state before any message, derived variables not yet computed.
+    pub fn blank(ir: &StoryIr) -> State {
+        let mut slots = vec![Val::Absent; ir.slot_count];
+        for v in &ir.vars {
+            match &v.layout {
+                crate::compile::Layout::Single(s) => {
+                    if v.derived.is_none() {
+                        slots[*s as usize] = v.default.clone();
+                    }
+                }
+                crate::compile::Layout::Fixed { first, keys } => {
+                    for i in 0..keys.len() {
+                        slots[*first as usize + i] = v.default.clone();
+                    }
+                }
+                crate::compile::Layout::Open(s) => {
+                    slots[*s as usize] = Val::Map(Arc::new(BTreeMap::new()));
+                }
+            }
+        }
+        State {
+            slots,
+            location: ir.location.clone(),
+            present: ir.present.clone(),
+            turn: 0,
+            round: 0,
+            in_round: vec![false; ir.cast.len()],
+            user: None,
+            last: None,
+            opening: None,
+            root: None,
+            at: None,
+            ending: None,
+        }
+    }
+
+    /// Applies one change (Format 8.5), normalizing as 8.3 says.
+    pub fn apply(&mut self, ir: &StoryIr, change: &ChangeIr) {
+        match change {
+            ChangeIr::Set { slot, value, .. } => {
+                if let Some(s) = self.slots.get_mut(*slot as usize) {
+                    *s = value.clone();
+                }
+            }
+            ChangeIr::Add { var, slot, amount } => {
+                let Some(v) = ir.vars.get(*var as usize) else {
+                    return;
+                };
+                if let Some(s) = self.slots.get_mut(*slot as usize) {
+                    if let (Some(sum), VarType::Scalar(t)) = (add(s, amount), v.ty) {
+                        *s = v.norm.scalar(t, sum);
+                    }
+                }
+            }
+            ChangeIr::SetOpen {
+                slot, key, value, ..
+            } => {
+                if let Some(Val::Map(m)) = self.slots.get_mut(*slot as usize) {
+                    Arc::make_mut(m).insert(key.clone(), value.clone());
+                }
+            }
+            ChangeIr::AddOpen {
+                var,
+                slot,
+                key,
+                amount,
+            } => {
+                let Some(v) = ir.vars.get(*var as usize) else {
+                    return;
+                };
+                if let (Some(Val::Map(m)), VarType::Scalar(t)) =
+                    (self.slots.get_mut(*slot as usize), v.ty)
+                {
+                    let cur = m.get(key).unwrap_or(&v.default);
+                    if let Some(sum) = add(cur, amount) {
+                        let sum = v.norm.scalar(t, sum);
+                        Arc::make_mut(m).insert(key.clone(), sum);
+                    }
+                }
+            }
+            ChangeIr::Location(l) => self.location = l.clone(),
+            ChangeIr::Present(list) => {
+                self.present.iter_mut().for_each(|p| *p = false);
+                self.enter(list);
+            }
+            ChangeIr::Enter(list) => self.enter(list),
+            ChangeIr::Leave(list) => {
+                for c in list {
+                    if let Some(p) = self.present.get_mut(*c as usize) {
+                        *p = false;
+                    }
+                }
+            }
+        }
+    }
+
+    fn enter(&mut self, list: &[CastIx]) {
+        for c in list {
+            if let Some(p) = self.present.get_mut(*c as usize) {
+                *p = true;
+            }
+        }
+    }
+
+    /// The cast indices in `scene.present`, in cast order.
+    pub fn present_members(&self) -> impl Iterator<Item = CastIx> + '_ {
+        self.present
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| **p)
+            .map(|(i, _)| i as CastIx)
+    }
+}
