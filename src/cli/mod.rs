@@ -8,12 +8,15 @@ use clap::{Parser, Subcommand};
 
 pub mod cel;
 pub mod check;
-pub mod export;
-pub mod import;
+pub mod compile;
 pub mod conformance;
 pub mod ended;
+pub mod export;
+pub mod import;
 pub mod knows;
+pub mod play;
 pub mod render;
+pub mod run;
 pub mod state;
 
 /// Troupe: check, compile, step and test scenario packs.
@@ -38,6 +41,12 @@ enum Command {
     /// Export a bundle's character as a Character Card (docs/import.md).
     #[command(subcommand)]
     Export(export::Command),
+    /// Play a script's inputs as the first player (Format 18, 20).
+    Run(run::Args),
+    /// Play interactively in a terminal (Format 20).
+    Play(play::Args),
+    /// Write the compiled package (Format 14.4).
+    Compile(compile::Args),
     /// Run the conformance suite (Format 20).
     Conformance(conformance::Args),
     /// The state at a message of a session (Format 8.6).
@@ -64,6 +73,9 @@ pub fn run() -> i32 {
         Command::Cel(cmd) => cel::run(cmd),
         Command::Import(cmd) => import::run(cmd),
         Command::Export(cmd) => export::run(cmd),
+        Command::Run(args) => run::run(args),
+        Command::Play(args) => play::run(args),
+        Command::Compile(args) => compile::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::State(args) => state::run(args),
         Command::Render(args) => render::run(args),
