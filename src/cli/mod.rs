@@ -8,11 +8,16 @@ use clap::{Parser, Subcommand};
 
 pub mod cel;
 pub mod check;
+pub mod compile;
 pub mod conformance;
 pub mod ended;
+pub mod export;
+pub mod import;
 pub mod init;
 pub mod knows;
+pub mod play;
 pub mod render;
+pub mod run;
 pub mod state;
 pub mod test;
 
@@ -32,6 +37,18 @@ enum Command {
     /// Check and evaluate CEL conditions (Format 11).
     #[command(subcommand)]
     Cel(cel::Command),
+    /// Import Character Cards, lorebooks and chat logs (docs/import.md).
+    #[command(subcommand)]
+    Import(import::Command),
+    /// Export a bundle's character as a Character Card (docs/import.md).
+    #[command(subcommand)]
+    Export(export::Command),
+    /// Play a script's inputs as the first player (Format 18, 20).
+    Run(run::Args),
+    /// Play interactively in a terminal (Format 20).
+    Play(play::Args),
+    /// Write the compiled package (Format 14.4).
+    Compile(compile::Args),
     /// Run the conformance suite (Format 20).
     Conformance(conformance::Args),
     /// The state at a message of a session (Format 8.6).
@@ -61,6 +78,11 @@ pub fn run() -> i32 {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Cel(cmd) => cel::run(cmd),
+        Command::Import(cmd) => import::run(cmd),
+        Command::Export(cmd) => export::run(cmd),
+        Command::Run(args) => run::run(args),
+        Command::Play(args) => play::run(args),
+        Command::Compile(args) => compile::run(args),
         Command::Test(args) => test::run(args),
         Command::Init(args) => init::run(args),
         Command::Conformance(args) => conformance::run(args),

@@ -9,6 +9,7 @@
 
 pub mod changes;
 pub mod ir;
+pub mod package;
 pub mod session;
 pub mod story;
 pub mod time;

@@ -153,7 +153,8 @@ pub fn read_bundle_or_pack(path: &Path) -> (Option<Document>, Vec<Diagnostic>) {
         for (p, (_, d)) in &pack.files {
             values.insert(p.clone(), d.value.clone());
         }
-        let lowered = check::pack::lower::lower(&values, &|p: &str| pack.all_files.contains(p));
+        let exists = |p: &str| pack.all_files.contains(p);
+        let lowered = check::pack::lower::lower(&values, &exists);
         diags.extend(lowered.diagnostics);
         let doc = bare_document(&path.display().to_string(), &lowered.bundle);
         (Some(doc), diags)

@@ -33,7 +33,7 @@ pub use document::{Document, LineCol, SpanIndex};
 pub use json::parse_json;
 pub use loaded::Loaded;
 pub use pack::{scan_pack, PackFileKind, PackFiles};
-pub use package::{parse_package, read_package, PackageDoc};
+pub use package::{parse_package, read_package, screen_package, PackageDoc, ScreenedPackage};
 pub use refs::{normalize_ref, resolve_ref, RefError};
 pub use session::{parse_session, read_session, SessionDoc};
 pub use version::check_version;

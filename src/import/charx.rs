@@ -1,0 +1,148 @@
+//! CHARX archives (`docs/import.md` §2): a ZIP with the card as `card.json`
+//! at its root and assets beside it. Read with the package rules of Format
+//! 14/16 (`load::package`): every entry name is screened (PATH_TRAVERSAL for
+//! `..`, absolute names, NUL, backslash), methods are stored/deflate only,
+//! entry counts and sizes are bounded by declared size and by the bytes
+//! actually inflated. Only `card.json` is read; assets are listed by name.
+
+use std::io::{Cursor, Read};
+
+use zip::{CompressionMethod, ZipArchive};
+
+use crate::diag::{Code, Diagnostic};
+use crate::load::limits::MAX_ZIP_ENTRIES;
+use crate::load::package::bad_name;
+
+use super::MAX_CARD_JSON_BYTES;
+
+/// Reads `card.json` from a CHARX archive, and the names of the other
+/// entries (assets, in archive order).
+///
+/// Errors (file = `file`, pointer = the entry name): PARSE (not a ZIP, an
+/// unreadable, encrypted or duplicated entry, a method other than
+/// stored/deflate, no `card.json`), PATH_TRAVERSAL (a bad entry name), LIMIT
+/// (over 10,000 entries, or `card.json` over 16 MiB declared or inflated).
+/// Any entry problem refuses the whole archive.
+pub fn card_json(file: &str, bytes: &[u8]) -> Result<(Vec<u8>, Vec<String>), Vec<Diagnostic>> {
+    let one = |code, at: &str, msg: String| Diagnostic::error(code, msg).in_file(file).at(at);
+    let mut zip = ZipArchive::new(Cursor::new(bytes)).map_err(|e| {
+        vec![one(
+            Code::Parse,
+            "",
+            format!("not a readable ZIP archive: {e}"),
+        )]
+    })?;
+    if zip.len() > MAX_ZIP_ENTRIES {
+        return Err(vec![one(
+            Code::Limit,
+            "",
+            format!(
+                "the archive has {} entries; the limit is {MAX_ZIP_ENTRIES}",
+                zip.len()
+            ),
+        )]);
+    }
+    if zip.has_duplicate_names() {
+        return Err(vec![one(
+            Code::Parse,
+            "",
+            "two entries of the archive share a name".into(),
+        )]);
+    }
+    let mut diagnostics = Vec::new();
+    let mut card_index = None;
+    let mut assets = Vec::new();
+    for i in 0..zip.len() {
+        let entry = match zip.by_index_raw(i) {
+            Ok(e) => e,
+            Err(e) => {
+                diagnostics.push(one(
+                    Code::Parse,
+                    "",
+                    format!("entry {i} cannot be read: {e}"),
+                ));
+                break;
+            }
+        };
+        let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
+        if let Some(why) = bad_name(entry.name_raw()) {
+            diagnostics.push(one(
+                Code::PathTraversal,
+                &name,
+                format!("the entry name `{}` {why}", name.escape_debug()),
+            ));
+            continue;
+        }
+        if entry.encrypted() {
+            diagnostics.push(one(Code::Parse, &name, format!("`{name}` is encrypted")));
+            continue;
+        }
+        if !matches!(
+            entry.compression(),
+            CompressionMethod::Stored | CompressionMethod::Deflated
+        ) {
+            diagnostics.push(one(
+                Code::Parse,
+                &name,
+                format!("`{name}` uses a method other than stored or deflate"),
+            ));
+            continue;
+        }
+        if entry.is_dir() {
+            continue;
+        }
+        if name == "card.json" {
+            if entry.size() > MAX_CARD_JSON_BYTES as u64 {
+                diagnostics.push(one(
+                    Code::Limit,
+                    &name,
+                    format!(
+                        "`card.json` declares {} bytes; the limit is {MAX_CARD_JSON_BYTES}",
+                        entry.size()
+                    ),
+                ));
+                continue;
+            }
+            card_index = Some(i);
+        } else {
+            assets.push(name);
+        }
+    }
+    if !diagnostics.is_empty() {
+        return Err(diagnostics);
+    }
+    let Some(i) = card_index else {
+        return Err(vec![one(
+            Code::Parse,
+            "card.json",
+            "the archive has no `card.json` at its root".into(),
+        )]);
+    };
+    let mut data = Vec::new();
+    let read = zip.by_index(i).and_then(|entry| {
+        entry
+            .take(MAX_CARD_JSON_BYTES as u64 + 1)
+            .read_to_end(&mut data)
+            .map_err(zip::result::ZipError::from)
+    });
+    if data.len() > MAX_CARD_JSON_BYTES {
+        return Err(vec![one(
+            Code::Limit,
+            "card.json",
+            format!("`card.json` inflates past {MAX_CARD_JSON_BYTES} bytes"),
+        )]);
+    }
+    if let Err(e) = read {
+        let code = if e.to_string().contains("larger than its declared") {
+            Code::Limit
+        } else {
+            Code::Parse
+        };
+        return Err(vec![one(
+            code,
+            "card.json",
+            format!("`card.json` cannot be read: {e}"),
+        )]);
+    }
+    Ok((data, assets))
+}

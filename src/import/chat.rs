@@ -1,0 +1,340 @@
+//! SillyTavern chat logs → a session (`docs/import.md` §7, Format 12).
+//!
+//! Line 1 is the chat's header (`user_name`, `character_name`,
+//! `create_date`, `chat_metadata`), each later line a message (`name`,
+//! `is_user`, `is_system`, `send_date`, `mes`, `swipes`, `swipe_id`,
+//! `swipe_info`, `extra`, ...). The messages form the main path `m1`, `m2`,
+//! …; the other swipes of message `mN` become its siblings `mN.K` (K = the
+//! swipe index) under the same parent. `is_system` messages are hidden. The
+//! first message names the opening whose greeting it is. Fields not mapped
+//! are kept in each message's `extensions.sillytavern`.
+
+use std::collections::HashSet;
+
+use serde_json::{json, Map, Value};
+
+use crate::diag::{Code, Diagnostic};
+use crate::load::limits::MAX_JSONL_LINE_BYTES;
+
+use super::card::USER_SEAT;
+use super::ids::{slug, unique};
+use super::macros;
+
+/// What a chat is imported against: the bundle of its card, and the
+/// character and scenario IDs the card import chose.
+#[derive(Debug, Clone)]
+pub struct ChatTarget<'a> {
+    /// The card's bundle.
+    pub bundle: &'a Value,
+    /// The card's character.
+    pub character: &'a str,
+    /// The card's scenario.
+    pub scenario: &'a str,
+}
+
+/// Converts a chat log into session lines (Format 12): the header first,
+/// then one JSON object per message, each as compact JSON.
+///
+/// Errors: PARSE for a line that is not a JSON object (pointer `line:N`),
+/// an empty file; LIMIT for a line over 16 MiB.
+pub fn chat_to_session(
+    file: &str,
+    bytes: &[u8],
+    target: &ChatTarget<'_>,
+) -> Result<Vec<Value>, Vec<Diagnostic>> {
+    let mut lines = Vec::new();
+    let mut errors = Vec::new();
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    for (i, raw) in body.split(|b| *b == b'\n').enumerate() {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let at = format!("line:{}", i + 1);
+        if raw.len() > MAX_JSONL_LINE_BYTES {
+            errors.push(
+                Diagnostic::error(Code::Limit, "the line is over 16 MiB")
+                    .in_file(file)
+                    .at(at),
+            );
+            continue;
+        }
+        match super::parse_object(file, raw) {
+            Ok(v) => lines.push(v),
+            Err(ds) => errors.extend(ds.into_iter().map(|mut d| {
+                d.location.pointer = Some(at.clone());
+                d
+            })),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let Some((header, messages)) = lines.split_first() else {
+        return Err(vec![
+            Diagnostic::error(Code::Parse, "the chat is empty").in_file(file)
+        ]);
+    };
+    let user_name = header
+        .get("user_name")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("User");
+    let char_name = header
+        .get("character_name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+
+    let mut taken: HashSet<String> = ["characters", "worlds", "scenarios"]
+        .iter()
+        .flat_map(|k| {
+            target
+                .bundle
+                .get(*k)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|x| x.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    let user_id = unique(&slug(user_name, "player"), &mut taken);
+
+    let character = target
+        .bundle
+        .get("characters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|c| c.get("id").and_then(Value::as_str) == Some(target.character));
+    let char_display = character
+        .and_then(|c| c.get("nickname").or_else(|| c.get("name")))
+        .and_then(Value::as_str)
+        .unwrap_or(char_name);
+    let char_names: Vec<&str> = [
+        Some(char_name),
+        character
+            .and_then(|c| c.get("name"))
+            .and_then(Value::as_str),
+        Some(char_display),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|s| !s.is_empty())
+    .collect();
+    let openings: Vec<(String, String)> = target
+        .bundle
+        .get("scenarios")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|s| s.get("id").and_then(Value::as_str) == Some(target.scenario))
+        .and_then(|s| s.get("openings"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|o| {
+            let id = o.get("id")?.as_str()?.to_string();
+            let text = macros::from_troupe(o.get("text")?.as_str()?);
+            Some((
+                id,
+                macros::fill_names(&text, char_display, user_name)
+                    .trim()
+                    .to_string(),
+            ))
+        })
+        .collect();
+    let opening_of = |text: &str| {
+        openings
+            .iter()
+            .find(|(_, t)| t == text.trim())
+            .map(|(id, _)| id.clone())
+    };
+
+    let mut header_out = Map::new();
+    header_out.insert("troupe".into(), json!("0.1"));
+    header_out.insert("kind".into(), json!("session"));
+    header_out.insert("scenario".into(), json!(target.scenario));
+    header_out.insert(
+        "players".into(),
+        json!([{"character": user_id, "seat": USER_SEAT, "name": user_name}]),
+    );
+    header_out.insert(
+        "characters".into(),
+        json!([{"id": user_id, "name": user_name, "fictional": true, "age_band": "adult"}]),
+    );
+    if let Some(t) = header.get("create_date").and_then(timestamp) {
+        header_out.insert("created".into(), json!(t));
+    }
+    header_out.insert("extensions".into(), json!({ "sillytavern": header }));
+    let mut out = vec![Value::Object(header_out)];
+
+    let mut parent: Option<String> = None;
+    for (n, m) in messages.iter().enumerate() {
+        let id = format!("m{}", n + 1);
+        let is_user = m.get("is_user").and_then(Value::as_bool) == Some(true);
+        let name = m.get("name").and_then(Value::as_str).unwrap_or("");
+        let author = if is_user {
+            user_id.clone()
+        } else if char_names.contains(&name) {
+            target.character.to_string()
+        } else {
+            "narrator".to_string()
+        };
+        let mes = m.get("mes").and_then(Value::as_str).unwrap_or("");
+        let mut kept = m.as_object().cloned().unwrap_or_default();
+        for k in ["mes", "swipes"] {
+            kept.remove(k);
+        }
+        let base = |text: &str, ext: Value| {
+            let mut msg = Map::new();
+            msg.insert("author".into(), json!(author));
+            msg.insert(
+                "parts".into(),
+                json!([{"type": "text", "text": macros::literal(text)}]),
+            );
+            if m.get("is_system").and_then(Value::as_bool) == Some(true) {
+                msg.insert("hidden".into(), json!(true));
+            }
+            if let Some(t) = m.get("send_date").and_then(timestamp) {
+                msg.insert("time".into(), json!(t));
+            }
+            msg.insert("extensions".into(), json!({ "sillytavern": ext }));
+            msg
+        };
+        let place = |msg: &mut Map<String, Value>, id: &str, text: &str| {
+            let mut ordered = Map::new();
+            ordered.insert("id".into(), json!(id));
+            match &parent {
+                Some(p) => {
+                    ordered.insert("parent".into(), json!(p));
+                }
+                None if author == target.character => {
+                    if let Some(o) = opening_of(text) {
+                        ordered.insert("opening".into(), json!(o));
+                    }
+                }
+                None => {}
+            }
+            ordered.append(msg);
+            Value::Object(ordered)
+        };
+        let mut main = base(mes, Value::Object(kept));
+        out.push(place(&mut main, &id, mes));
+        let chosen = m.get("swipe_id").and_then(Value::as_u64);
+        let swipes = m
+            .get("swipes")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for (k, s) in swipes.iter().enumerate() {
+            if Some(k as u64) == chosen {
+                continue;
+            }
+            let Some(text) = s.as_str() else { continue };
+            let info = m.get("swipe_info").and_then(|i| i.get(k)).cloned();
+            let mut ext = json!({"swipe_index": k});
+            if let Some(info) = info {
+                ext["swipe_info"] = info;
+            }
+            let mut sib = base(text, ext);
+            out.push(place(&mut sib, &format!("{id}.{k}"), text));
+        }
+        parent = Some(id);
+    }
+    Ok(out)
+}
+
+/// A SillyTavern date as RFC 3339 (Format 7): epoch milliseconds (a number)
+/// → UTC with milliseconds; a string already in RFC 3339 with an offset is
+/// kept. Anything else (SillyTavern's human dates have no time zone) gives
+/// `None`; the original stays in the extensions.
+pub fn timestamp(v: &Value) -> Option<String> {
+    if let Some(ms) = v.as_i64() {
+        return Some(from_epoch_ms(ms));
+    }
+    let s = v.as_str()?;
+    let re = regex::Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+        .ok()?;
+    re.is_match(s).then(|| s.to_string())
+}
+
+/// Epoch milliseconds → `YYYY-MM-DDTHH:MM:SS.mmmZ` (proleptic Gregorian,
+/// days to civil date by Howard Hinnant's algorithm).
+pub fn from_epoch_ms(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let milli = ms.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z",
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epoch_ms_dates() {
+        assert_eq!(from_epoch_ms(0), "1970-01-01T00:00:00.000Z");
+        // 2023-01-08T12:32:26.000Z, worked out by hand: 19365 days after 1970-01-01.
+        assert_eq!(from_epoch_ms(1_673_181_146_000), "2023-01-08T12:32:26.000Z");
+        assert_eq!(from_epoch_ms(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(from_epoch_ms(-1), "1969-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn dates_kept_or_dropped() {
+        assert_eq!(
+            timestamp(&json!("2026-01-01T00:00:00.000Z")).as_deref(),
+            Some("2026-01-01T00:00:00.000Z")
+        );
+        assert_eq!(timestamp(&json!("2023-5-12 @21h 32m 29s 224ms")), None);
+    }
+
+    #[test]
+    fn swipes_become_siblings_and_system_is_hidden() {
+        let bundle = json!({"characters": [{"id": "ann", "name": "Ann"}],
+            "scenarios": [{"id": "ann-chat", "openings": [{"id": "first", "text": "Hi {{user}}"}, {"id": "alt-1", "text": "Yo"}]}]});
+        let chat = concat!(
+            "{\"user_name\":\"Bo\",\"character_name\":\"Ann\"}\n",
+            "{\"name\":\"Ann\",\"is_user\":false,\"mes\":\"Hi Bo\",\"swipes\":[\"Hi Bo\",\"Yo\"],\"swipe_id\":0}\n",
+            "{\"name\":\"Bo\",\"is_user\":true,\"mes\":\"hey\",\"send_date\":0}\n",
+            "{\"name\":\"Ann\",\"is_user\":false,\"mes\":\"b\",\"swipes\":[\"a\",\"b\"],\"swipe_id\":1,\"swipe_info\":[{\"x\":1},{\"x\":2}]}\n",
+            "{\"name\":\"System\",\"is_user\":false,\"is_system\":true,\"mes\":\"note\"}\n"
+        );
+        let t = ChatTarget {
+            bundle: &bundle,
+            character: "ann",
+            scenario: "ann-chat",
+        };
+        let lines = chat_to_session("c.jsonl", chat.as_bytes(), &t).unwrap();
+        let ids: Vec<_> = lines[1..]
+            .iter()
+            .map(|l| l["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["m1", "m1.1", "m2", "m3", "m3.0", "m4"]);
+        assert_eq!(lines[1]["opening"], "first");
+        assert_eq!(lines[2]["opening"], "alt-1");
+        assert!(lines[2].get("parent").is_none());
+        assert_eq!(lines[3]["author"], "bo");
+        assert_eq!(lines[3]["time"], "1970-01-01T00:00:00.000Z");
+        assert_eq!(lines[5]["parent"], "m2");
+        assert_eq!(
+            lines[5]["extensions"]["sillytavern"]["swipe_info"],
+            json!({"x": 1})
+        );
+        assert_eq!(lines[6]["parent"], "m3");
+        assert_eq!(lines[6]["hidden"], true);
+        assert_eq!(lines[6]["author"], "narrator");
+    }
+}

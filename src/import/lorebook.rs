@@ -1,0 +1,754 @@
+//! Lorebooks → a world's lore entries (`docs/import.md` §3, §4; Format 5).
+//!
+//! Three inputs share this module: a card's `character_book`, a standalone
+//! V3 lorebook (`{"spec": "lorebook_v3", "data": Lorebook}`), and
+//! SillyTavern's World Info file (`{"entries": {"<uid>": {...}}}`).
+//! Fields Troupe has no place for stay in the entry's `extensions`.
+
+use std::collections::HashSet;
+
+use serde_json::{json, Map, Value};
+
+use crate::diag::{Code, Diagnostic};
+
+use super::ids::{slug, unique};
+use super::macros;
+use super::record;
+
+/// The card fields of a book entry that Troupe holds in its own fields.
+const ENTRY_MAPPED: &[&str] = &[
+    "keys",
+    "content",
+    "enabled",
+    "insertion_order",
+    "case_sensitive",
+    "constant",
+    "secondary_keys",
+    "position",
+];
+
+/// The card fields of a book that the world holds.
+const BOOK_MAPPED: &[&str] = &["name", "description", "entries"];
+
+/// Content for an entry whose card content is empty: a comment macro that
+/// renders nothing (Troupe needs a non-empty `content`, Format 5.2).
+pub const EMPTY_CONTENT: &str = "{{// empty}}";
+
+/// What a book is converted with: the opening ID of each greeting index
+/// (`@@is_greeting N`), and the owner's name for a book without a name.
+#[derive(Debug, Clone, Default)]
+pub struct BookContext {
+    /// Greeting index (0 = `first_mes`, k = `alternate_greetings[k-1]`) →
+    /// opening ID, `None` when that greeting has no opening.
+    pub greetings: Vec<Option<String>>,
+    /// The name to call the world when the book has none.
+    pub fallback_name: String,
+    /// IDs already used in the bundle namespace.
+    pub taken: HashSet<String>,
+}
+
+/// A card book (V2/V3 `character_book`, or `data` of a `lorebook_v3`) → a
+/// world (Format 5.1) with its entries and the book's record in
+/// `extensions.card`.
+///
+/// Errors: SCHEMA at `pointer` when the book or an entry is not an object,
+/// or `entries` is not a list.
+pub fn book_to_world(
+    book: &Value,
+    pointer: &str,
+    ctx: &mut BookContext,
+) -> Result<Value, Diagnostic> {
+    let obj = book.as_object().ok_or_else(|| {
+        Diagnostic::error(Code::Schema, "a lorebook must be an object").at(pointer)
+    })?;
+    let entries = match obj.get("entries") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a.clone(),
+        Some(_) => {
+            return Err(Diagnostic::error(Code::Schema, "`entries` must be a list")
+                .at(format!("{pointer}/entries")))
+        }
+    };
+    let name = obj
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map_or_else(|| ctx.fallback_name.clone(), str::to_string);
+    let id = unique(&slug(&name, "world"), &mut ctx.taken);
+    let book_scan = obj
+        .get("scan_depth")
+        .and_then(Value::as_i64)
+        .filter(|d| *d >= 1);
+    let mut world = Map::new();
+    world.insert("id".into(), json!(id));
+    world.insert("name".into(), json!(name));
+    if let Some(d) = obj
+        .get("description")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+    {
+        world.insert("description".into(), json!(macros::to_troupe(d)));
+    }
+    let mut out_entries = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let at = format!("{pointer}/entries/{i}");
+        out_entries.push(card_entry(e, i, book_scan, ctx, &at)?);
+    }
+    if !out_entries.is_empty() {
+        world.insert("entries".into(), Value::Array(out_entries.clone()));
+    }
+    let view = book_view(&world);
+    let restored: Vec<Value> = out_entries.iter().map(entry_to_card).collect();
+    let rec = record::build(obj, BOOK_MAPPED, &view, |k| {
+        book_inverse(k, &world, &restored)
+    });
+    world.insert("extensions".into(), json!({ "card": rec }));
+    Ok(Value::Object(world))
+}
+
+/// The Troupe form of a book's own mapped fields (what its record hashes).
+pub fn book_view(world: &Map<String, Value>) -> Value {
+    json!({"name": world.get("name"), "description": world.get("description")})
+}
+
+/// The card value of a book's mapped field `k` from the world. `entries`
+/// is given the card entries (on import the originals, on export the
+/// entries rebuilt from the world's).
+pub fn book_inverse(k: &str, world: &Map<String, Value>, entries: &[Value]) -> Option<Value> {
+    match k {
+        "name" => world.get("name").cloned(),
+        "description" => Some(json!(world
+            .get("description")
+            .and_then(Value::as_str)
+            .map(macros::from_troupe)
+            .unwrap_or_default())),
+        "entries" => Some(Value::Array(entries.to_vec())),
+        _ => None,
+    }
+}
+
+/// One card book entry → a Troupe entry (Format 5.2).
+fn card_entry(
+    e: &Value,
+    i: usize,
+    book_scan: Option<i64>,
+    ctx: &BookContext,
+    at: &str,
+) -> Result<Value, Diagnostic> {
+    let obj = e.as_object().ok_or_else(|| {
+        Diagnostic::error(Code::Schema, "a lorebook entry must be an object").at(at)
+    })?;
+    let ext = obj.get("extensions").and_then(Value::as_object);
+    let ext_bool = |k: &str| ext.and_then(|x| x.get(k)).and_then(Value::as_bool);
+    let ext_int = |k: &str| ext.and_then(|x| x.get(k)).and_then(Value::as_i64);
+    let case_sensitive = obj
+        .get("case_sensitive")
+        .and_then(Value::as_bool)
+        .or_else(|| ext_bool("case_sensitive"));
+    let use_regex = obj.get("use_regex").and_then(Value::as_bool) == Some(true);
+    let content = obj.get("content").and_then(Value::as_str).unwrap_or("");
+    let (prefix, body) = split_decorators(content);
+    let decorators = parse_decorators(prefix);
+
+    let mut t = Map::new();
+    t.insert("id".into(), json!(format!("entry-{}", i + 1)));
+    let body_t = macros::to_troupe(body);
+    t.insert(
+        "content".into(),
+        json!(if body_t.is_empty() {
+            EMPTY_CONTENT.to_string()
+        } else {
+            body_t
+        }),
+    );
+    let keys = map_keys(obj.get("keys"), use_regex);
+    if !keys.is_empty() {
+        t.insert("keys".into(), json!(keys));
+    }
+    let selective = obj.get("selective").and_then(Value::as_bool) == Some(true);
+    let secondary = map_keys(obj.get("secondary_keys"), use_regex);
+    if selective && !secondary.is_empty() {
+        t.insert("secondary_keys".into(), json!(secondary));
+        t.insert("logic".into(), json!(logic(ext_int("selectiveLogic"))));
+    }
+    if obj.get("constant").and_then(Value::as_bool) == Some(true) {
+        t.insert("constant".into(), json!(true));
+    }
+    if let Some(c) = case_sensitive {
+        t.insert("case_sensitive".into(), json!(c));
+    }
+    // Card keys match as substrings unless told otherwise (Format 5.4
+    // defaults whole_words to true).
+    t.insert(
+        "whole_words".into(),
+        json!(ext_bool("match_whole_words").unwrap_or(false)),
+    );
+    if let Some(d) = ext_int("scan_depth").filter(|d| *d >= 1).or(book_scan) {
+        t.insert("scan_depth".into(), json!(d));
+    }
+    if let Some(o) = obj.get("insertion_order").and_then(Value::as_i64) {
+        t.insert("order".into(), json!(o));
+    }
+    match obj.get("position").and_then(Value::as_str) {
+        Some("before_char") => {
+            t.insert("position".into(), json!("before"));
+        }
+        Some("after_char") => {
+            t.insert("position".into(), json!("after"));
+        }
+        _ => {}
+    }
+    if obj.get("enabled").and_then(Value::as_bool) == Some(false) {
+        t.insert("enabled".into(), json!(false));
+    }
+    let mut when = Vec::new();
+    if ext_bool("useProbability") == Some(true) {
+        if let Some(p) = ext_int("probability").filter(|p| *p < 100) {
+            when.push(format!("roll(\"1d100\") <= {p}"));
+        }
+    }
+    let unlowered = lower_decorators(&decorators, &mut t, &mut when, ctx);
+    if !when.is_empty() {
+        t.insert("when".into(), json!(when.join(" && ")));
+    }
+    let view = entry_view(&t);
+    let rec = record::build(obj, ENTRY_MAPPED, &view, |k| entry_inverse(k, &t, prefix));
+    let mut card = rec.as_object().cloned().unwrap_or_default();
+    if !prefix.is_empty() {
+        card.insert("decorators".into(), json!(prefix));
+    }
+    if !unlowered.is_empty() {
+        card.insert("unlowered".into(), json!(unlowered));
+    }
+    t.insert("extensions".into(), json!({ "card": card }));
+    Ok(Value::Object(t))
+}
+
+/// The Troupe fields of an entry without its `extensions` (what a record
+/// hashes).
+pub fn entry_view(t: &Map<String, Value>) -> Value {
+    let mut v = t.clone();
+    v.remove("extensions");
+    Value::Object(v)
+}
+
+/// The card value of a mapped entry field from the Troupe entry `t`;
+/// `prefix` is the decorator text that stood before the content.
+pub fn entry_inverse(k: &str, t: &Map<String, Value>, prefix: &str) -> Option<Value> {
+    let strs = |f: &str| -> Value {
+        json!(t
+            .get(f)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default())
+    };
+    Some(match k {
+        "keys" => strs("keys"),
+        "secondary_keys" => strs("secondary_keys"),
+        "content" => {
+            let c = t.get("content").and_then(Value::as_str).unwrap_or("");
+            let body = if c == EMPTY_CONTENT {
+                String::new()
+            } else {
+                macros::from_troupe(c)
+            };
+            json!(format!("{prefix}{body}"))
+        }
+        "enabled" => json!(t.get("enabled").and_then(Value::as_bool).unwrap_or(true)),
+        "insertion_order" => t.get("order").cloned().unwrap_or(json!(100)),
+        "case_sensitive" => t.get("case_sensitive").cloned()?,
+        "constant" => json!(t.get("constant").and_then(Value::as_bool).unwrap_or(false)),
+        "position" => json!(match t.get("position").and_then(Value::as_str) {
+            Some("after") => "after_char",
+            _ => "before_char",
+        }),
+        _ => return None,
+    })
+}
+
+/// A Troupe entry → the card entry it came from (its record restored), or,
+/// for an entry made in Troupe, a new card entry from its fields.
+pub fn entry_to_card(t: &Value) -> Value {
+    let empty = Map::new();
+    let obj = t.as_object().unwrap_or(&empty);
+    let view = entry_view(obj);
+    match t.pointer("/extensions/card") {
+        Some(rec) => {
+            let prefix = rec.get("decorators").and_then(Value::as_str).unwrap_or("");
+            Value::Object(record::restore(rec, &view, |k| {
+                entry_inverse(k, obj, prefix)
+            }))
+        }
+        None => {
+            let mut out = Map::new();
+            for k in ENTRY_MAPPED {
+                if let Some(v) = entry_inverse(k, obj, "") {
+                    out.insert((*k).to_string(), v);
+                }
+            }
+            out.insert("use_regex".into(), json!(false));
+            out.insert("extensions".into(), json!({}));
+            Value::Object(out)
+        }
+    }
+}
+
+/// A world → the card book it came from (its record restored, entries
+/// rebuilt by [`entry_to_card`]), or a new book for a world made in Troupe.
+pub fn world_to_book(world: &Value) -> Value {
+    let empty = Map::new();
+    let obj = world.as_object().unwrap_or(&empty);
+    let entries: Vec<Value> = obj
+        .get("entries")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(entry_to_card)
+        .collect();
+    let view = book_view(obj);
+    match world.pointer("/extensions/card") {
+        Some(rec) => Value::Object(record::restore(rec, &view, |k| {
+            book_inverse(k, obj, &entries)
+        })),
+        None => {
+            let mut out = Map::new();
+            for k in BOOK_MAPPED {
+                if let Some(v) = book_inverse(k, obj, &entries) {
+                    out.insert((*k).to_string(), v);
+                }
+            }
+            out.insert("extensions".into(), json!({}));
+            Value::Object(out)
+        }
+    }
+}
+
+/// SillyTavern's `selectiveLogic` (0 AND ANY, 1 NOT ALL, 2 NOT ANY,
+/// 3 AND ALL) → Troupe `logic`.
+fn logic(n: Option<i64>) -> &'static str {
+    match n {
+        Some(1) => "not_all",
+        Some(2) => "not_any",
+        Some(3) => "and_all",
+        _ => "and_any",
+    }
+}
+
+/// Card keys → Troupe keys (Format 5.4): empty keys are dropped; a
+/// `/pattern/flags` key stays a regex with the flags Troupe knows (`i`,
+/// `m`, `s`; `g`, `u`, `y` dropped); with `use_regex`, a key holding regex
+/// metacharacters becomes `/key/`. A regex the `regex` crate refuses, or
+/// with other flags, is dropped (it stays in the entry's record).
+pub fn map_keys(keys: Option<&Value>, use_regex: bool) -> Vec<String> {
+    keys.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter_map(|k| map_key(k, use_regex))
+        .collect()
+}
+
+fn map_key(k: &str, use_regex: bool) -> Option<String> {
+    if k.is_empty() {
+        return None;
+    }
+    if let Some(rest) = k.strip_prefix('/') {
+        if let Some(end) = rest.rfind('/') {
+            let (pattern, flags) = (&rest[..end], &rest[end + 1..]);
+            if flags.chars().all(|c| c.is_ascii_alphabetic()) {
+                let kept: String = flags.chars().filter(|c| "ims".contains(*c)).collect();
+                if flags.chars().any(|c| !"imsguy".contains(c)) || !valid_regex(pattern) {
+                    return None;
+                }
+                return Some(format!("/{pattern}/{kept}"));
+            }
+        }
+    }
+    if use_regex && k.chars().any(|c| "\\^$.|?*+()[]{}".contains(c)) {
+        return valid_regex(k).then(|| format!("/{k}/"));
+    }
+    Some(k.to_string())
+}
+
+fn valid_regex(pattern: &str) -> bool {
+    !pattern.is_empty() && regex::Regex::new(pattern).is_ok()
+}
+
+/// Splits entry content into its leading decorator lines (each starting
+/// with `@@`, with their newlines and the blank lines after them) and the
+/// rest.
+fn split_decorators(content: &str) -> (&str, &str) {
+    let mut end = 0;
+    let mut in_decorators = true;
+    for line in content.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        if in_decorators && bare.starts_with("@@") {
+            end += line.len();
+        } else if end > 0 && bare.trim().is_empty() {
+            in_decorators = false;
+            end += line.len();
+        } else {
+            break;
+        }
+    }
+    content.split_at(end)
+}
+
+/// One decorator line: `@@name value` (or `@@@name value`, a fallback).
+#[derive(Debug, Clone)]
+struct Decorator {
+    name: String,
+    value: String,
+    fallback: bool,
+    line: String,
+}
+
+fn parse_decorators(prefix: &str) -> Vec<Decorator> {
+    prefix
+        .lines()
+        .filter(|l| l.starts_with("@@"))
+        .map(|l| {
+            let fallback = l.starts_with("@@@");
+            let rest = l.trim_start_matches('@');
+            let (name, value) = rest.split_once(' ').unwrap_or((rest, ""));
+            Decorator {
+                name: name.trim().to_string(),
+                value: value.trim().to_string(),
+                fallback,
+                line: l.to_string(),
+            }
+        })
+        .collect()
+}
+
+/// Lowers decorators into the entry (`docs/import.md` §4): each `@@`
+/// decorator, or when Troupe cannot express it, its first `@@@` fallback
+/// that it can. Only the first decorator of a name counts. Returns the lines
+/// of the decorators that were not lowered.
+fn lower_decorators(
+    decorators: &[Decorator],
+    t: &mut Map<String, Value>,
+    when: &mut Vec<String>,
+    ctx: &BookContext,
+) -> Vec<String> {
+    let has_activate = decorators.iter().any(|d| d.name == "activate");
+    let mut seen = HashSet::new();
+    let mut unlowered = Vec::new();
+    let mut i = 0;
+    while i < decorators.len() {
+        let mut group = vec![&decorators[i]];
+        let mut j = i + 1;
+        while j < decorators.len() && decorators[j].fallback {
+            group.push(&decorators[j]);
+            j += 1;
+        }
+        let mut done = false;
+        for d in group.iter() {
+            if done || !seen.insert(d.name.clone()) && !d.fallback {
+                continue;
+            }
+            if lower_one(d, t, when, ctx, has_activate) {
+                done = true;
+            } else {
+                unlowered.push(d.line.clone());
+            }
+        }
+        i = j;
+    }
+    unlowered
+}
+
+fn lower_one(
+    d: &Decorator,
+    t: &mut Map<String, Value>,
+    when: &mut Vec<String>,
+    ctx: &BookContext,
+    has_activate: bool,
+) -> bool {
+    let int = || d.value.parse::<i64>().ok();
+    let list = || -> Vec<String> {
+        d.value
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| serde_json::to_string(s).unwrap_or_default())
+            .collect()
+    };
+    match d.name.as_str() {
+        "activate" => {
+            t.insert("constant".into(), json!(true));
+            true
+        }
+        "dont_activate" if !has_activate => {
+            t.insert("enabled".into(), json!(false));
+            true
+        }
+        "activate_only_after" => match int().filter(|n| *n >= 0) {
+            Some(n) => {
+                when.push(format!("turn >= {n}"));
+                true
+            }
+            None => false,
+        },
+        "activate_only_every" => match int().filter(|n| *n >= 1) {
+            Some(n) => {
+                when.push(format!("turn % {n} == 0"));
+                true
+            }
+            None => false,
+        },
+        "scan_depth" => match int().filter(|n| *n >= 1) {
+            Some(n) => {
+                t.insert("scan_depth".into(), json!(n));
+                true
+            }
+            None => false,
+        },
+        "position" => match d.value.as_str() {
+            "before_desc" => {
+                t.insert("position".into(), json!("before"));
+                true
+            }
+            "after_desc" => {
+                t.insert("position".into(), json!("after"));
+                true
+            }
+            _ => false,
+        },
+        "additional_keys" | "exclude_keys" => {
+            let keys = list();
+            if keys.is_empty() {
+                return false;
+            }
+            let hit = format!("hit([{}])", keys.join(", "));
+            when.push(if d.name == "exclude_keys" {
+                format!("!{hit}")
+            } else {
+                hit
+            });
+            true
+        }
+        "is_greeting" => match int()
+            .and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| ctx.greetings.get(n).cloned().flatten())
+        {
+            Some(id) => {
+                when.push(format!("opening == {}", json!(id)));
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// A SillyTavern World Info file (`{"entries": {"<uid>": {...}}}`) → a
+/// world named `name` (`docs/import.md` §3). Fields Troupe does not map are
+/// kept in each entry's `extensions.sillytavern`.
+///
+/// Errors: SCHEMA when `entries` is not an object or an entry is not one.
+pub fn world_info_to_world(
+    doc: &Value,
+    name: &str,
+    taken: &mut HashSet<String>,
+) -> Result<Value, Diagnostic> {
+    let entries = doc
+        .get("entries")
+        .and_then(Value::as_object)
+        .ok_or_else(|| {
+            Diagnostic::error(Code::Schema, "`entries` must be an object keyed by uid")
+                .at("/entries")
+        })?;
+    let mut out = Vec::new();
+    for (uid, e) in entries {
+        let at = format!("/entries/{}", crate::diag::escape_token(uid));
+        let obj = e.as_object().ok_or_else(|| {
+            Diagnostic::error(Code::Schema, "a World Info entry must be an object").at(&at)
+        })?;
+        out.push(world_info_entry(uid, obj));
+    }
+    let mut world = Map::new();
+    world.insert("id".into(), json!(unique(&slug(name, "world"), taken)));
+    world.insert(
+        "name".into(),
+        json!(if name.is_empty() { "World" } else { name }),
+    );
+    if !out.is_empty() {
+        world.insert("entries".into(), Value::Array(out));
+    }
+    let mut rest = doc.as_object().cloned().unwrap_or_default();
+    rest.remove("entries");
+    if !rest.is_empty() {
+        world.insert("extensions".into(), json!({ "sillytavern": rest }));
+    }
+    Ok(Value::Object(world))
+}
+
+const WI_MAPPED: &[&str] = &[
+    "key",
+    "keysecondary",
+    "content",
+    "constant",
+    "order",
+    "disable",
+    "selectiveLogic",
+    "caseSensitive",
+    "matchWholeWords",
+    "scanDepth",
+];
+
+fn world_info_entry(uid: &str, e: &Map<String, Value>) -> Value {
+    let b = |k: &str| e.get(k).and_then(Value::as_bool);
+    let n = |k: &str| e.get(k).and_then(Value::as_i64);
+    let mut t = Map::new();
+    t.insert("id".into(), json!(slug(&format!("entry-{uid}"), "entry")));
+    let content = macros::to_troupe(e.get("content").and_then(Value::as_str).unwrap_or(""));
+    t.insert(
+        "content".into(),
+        json!(if content.is_empty() {
+            EMPTY_CONTENT.to_string()
+        } else {
+            content
+        }),
+    );
+    let keys = map_keys(e.get("key"), false);
+    if !keys.is_empty() {
+        t.insert("keys".into(), json!(keys));
+    }
+    let secondary = map_keys(e.get("keysecondary"), false);
+    if b("selective") == Some(true) && !secondary.is_empty() {
+        t.insert("secondary_keys".into(), json!(secondary));
+        t.insert("logic".into(), json!(logic(n("selectiveLogic"))));
+    }
+    if b("constant") == Some(true) {
+        t.insert("constant".into(), json!(true));
+    }
+    if let Some(c) = b("caseSensitive") {
+        t.insert("case_sensitive".into(), json!(c));
+    }
+    t.insert(
+        "whole_words".into(),
+        json!(b("matchWholeWords").unwrap_or(false)),
+    );
+    if let Some(d) = n("scanDepth").filter(|d| *d >= 1) {
+        t.insert("scan_depth".into(), json!(d));
+    }
+    if let Some(o) = n("order") {
+        t.insert("order".into(), json!(o));
+    }
+    match n("position") {
+        Some(0) => {
+            t.insert("position".into(), json!("before"));
+        }
+        Some(1) => {
+            t.insert("position".into(), json!("after"));
+        }
+        _ => {}
+    }
+    if b("disable") == Some(true) {
+        t.insert("enabled".into(), json!(false));
+    }
+    if b("useProbability") == Some(true) {
+        if let Some(p) = n("probability").filter(|p| *p < 100) {
+            t.insert("when".into(), json!(format!("roll(\"1d100\") <= {p}")));
+        }
+    }
+    let kept: Map<String, Value> = e
+        .iter()
+        .filter(|(k, _)| !WI_MAPPED.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if !kept.is_empty() {
+        t.insert("extensions".into(), json!({ "sillytavern": kept }));
+    }
+    Value::Object(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(e: Value) -> Value {
+        let ctx = BookContext {
+            greetings: vec![Some("first".into()), Some("alt-1".into())],
+            ..Default::default()
+        };
+        card_entry(&e, 0, None, &ctx, "/e").unwrap()
+    }
+
+    #[test]
+    fn keys_selective_logic_and_defaults() {
+        let t = entry(
+            json!({"keys": ["dragon", ""], "secondary_keys": ["gold"], "selective": true,
+            "content": "Dragons hoard.", "enabled": true, "insertion_order": 5,
+            "extensions": {"selectiveLogic": 2}}),
+        );
+        assert_eq!(t["keys"], json!(["dragon"]));
+        assert_eq!(t["secondary_keys"], json!(["gold"]));
+        assert_eq!(t["logic"], "not_any");
+        assert_eq!(t["order"], 5);
+        assert_eq!(t["whole_words"], false);
+        // The dropped empty key means `keys` does not give the original back.
+        assert_eq!(
+            t["extensions"]["card"]["was"]["keys"],
+            json!(["dragon", ""])
+        );
+    }
+
+    #[test]
+    fn regex_keys() {
+        assert_eq!(
+            map_key("/drag(on|gin)/gi", false).as_deref(),
+            Some("/drag(on|gin)/i")
+        );
+        assert_eq!(map_key("/(?<=a)b/", false), None);
+        assert_eq!(map_key("/a/x", false), None);
+        assert_eq!(map_key("a.b", true).as_deref(), Some("/a.b/"));
+        assert_eq!(map_key("a.b", false).as_deref(), Some("a.b"));
+        assert_eq!(map_key("plain", true).as_deref(), Some("plain"));
+    }
+
+    #[test]
+    fn decorators_lower_to_fields_and_conditions() {
+        let t = entry(json!({"keys": ["k"], "content":
+            "@@activate_only_after 3\n@@additional_keys a, b\n@@exclude_keys c\n@@is_greeting 1\n@@scan_depth 4\n@@depth 2\n@@risu_thing 1\n@@@activate_only_every 2\n\nThe text.",
+            "enabled": true, "insertion_order": 100}));
+        assert_eq!(t["content"], "The text.");
+        assert_eq!(t["scan_depth"], 4);
+        assert_eq!(
+            t["when"],
+            "turn >= 3 && hit([\"a\", \"b\"]) && !hit([\"c\"]) && opening == \"alt-1\" && turn % 2 == 0"
+        );
+        assert_eq!(
+            t["extensions"]["card"]["unlowered"],
+            json!(["@@depth 2", "@@risu_thing 1"])
+        );
+        // The content comes back with its decorators.
+        assert!(t["extensions"]["card"].get("was").is_none());
+    }
+
+    #[test]
+    fn activate_wins_over_dont_activate() {
+        let t = entry(json!({"keys": [], "content": "@@dont_activate\n@@activate\nx"}));
+        assert_eq!(t["constant"], true);
+        assert!(t.get("enabled").is_none());
+        let t = entry(json!({"keys": [], "content": "@@dont_activate\nx"}));
+        assert_eq!(t["enabled"], false);
+    }
+
+    #[test]
+    fn world_info_entries() {
+        let doc = json!({"entries": {"7": {"uid": 7, "key": ["wood"], "keysecondary": ["x"],
+            "selective": true, "selectiveLogic": 3, "content": "C", "order": 10, "position": 1,
+            "disable": true, "probability": 40, "useProbability": true, "sticky": 2}}});
+        let w = world_info_to_world(&doc, "Eldoria", &mut HashSet::new()).unwrap();
+        let e = &w["entries"][0];
+        assert_eq!(e["id"], "entry-7");
+        assert_eq!(e["logic"], "and_all");
+        assert_eq!(e["position"], "after");
+        assert_eq!(e["enabled"], false);
+        assert_eq!(e["when"], "roll(\"1d100\") <= 40");
+        assert_eq!(e["extensions"]["sillytavern"]["sticky"], 2);
+        assert_eq!(w["id"], "eldoria");
+    }
+}

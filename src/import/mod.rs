@@ -1,0 +1,90 @@
+//! Import of what users already have (`docs/import.md`): Character Card
+//! V1/V2/V3 (JSON, PNG `tEXt` chunks, CHARX archives), standalone lorebooks
+//! (V3 `lorebook_v3` and SillyTavern World Info) and SillyTavern chat logs,
+//! into Troupe bundles and sessions; and the way back (`export`), which
+//! writes a card equal to the one imported.
+//!
+//! A high stage: it uses `load` (documents, archive rules), `check` and
+//! `template`; nothing below imports it. Every failure is a [`Diagnostic`]
+//! (PARSE, LIMIT, PATH_TRAVERSAL, SCHEMA), never a panic.
+
+pub mod card;
+pub mod charx;
+pub mod chat;
+pub mod export;
+pub mod ids;
+pub mod lorebook;
+pub mod macros;
+pub mod png;
+pub mod record;
+
+use serde_json::Value;
+
+use crate::diag::{Code, Diagnostic};
+use crate::load::parse_json;
+
+/// Largest card or lorebook JSON text Troupe decodes, in bytes: 16 MiB. A
+/// PNG `tEXt` chunk or CHARX `card.json` over it is LIMIT.
+pub const MAX_CARD_JSON_BYTES: usize = 16 * 1024 * 1024;
+
+/// Where a card came from, for `docs/import.md` and the bundle's records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardContainer {
+    /// A `.json` file holding the card.
+    Json,
+    /// A PNG with a `ccv3` or `chara` `tEXt` chunk.
+    Png,
+    /// A CHARX (ZIP) archive with `card.json`.
+    Charx,
+}
+
+/// A card read from its container: the card JSON and where it came from.
+#[derive(Debug, Clone)]
+pub struct RawCard {
+    /// The card object.
+    pub card: Value,
+    /// The container it was read from.
+    pub container: CardContainer,
+    /// CHARX entries other than `card.json` (assets), by name.
+    pub assets: Vec<String>,
+}
+
+/// Reads a card from the bytes of a JSON, PNG or CHARX file, told apart by
+/// their first bytes (PNG signature, ZIP `PK`, else JSON).
+///
+/// Errors: PARSE (not JSON, a damaged PNG or ZIP, bad base64, no card
+/// chunk), LIMIT (a card text over [`MAX_CARD_JSON_BYTES`]), PATH_TRAVERSAL
+/// (a CHARX entry name that leaves the archive), each with `file`.
+pub fn read_card(file: &str, bytes: &[u8]) -> Result<RawCard, Vec<Diagnostic>> {
+    let (json, container, assets) = if bytes.starts_with(png::SIGNATURE) {
+        (
+            png::card_text(file, bytes).map_err(|d| vec![d])?,
+            CardContainer::Png,
+            Vec::new(),
+        )
+    } else if bytes.starts_with(b"PK") {
+        let (json, assets) = charx::card_json(file, bytes)?;
+        (json, CardContainer::Charx, assets)
+    } else {
+        (bytes.to_vec(), CardContainer::Json, Vec::new())
+    };
+    let card = parse_object(file, &json)?;
+    Ok(RawCard {
+        card,
+        container,
+        assets,
+    })
+}
+
+/// Parses JSON text that must be one object, with the loader's rules
+/// (Format 2.2, 16: encoding, depth, duplicate keys).
+pub fn parse_object(file: &str, bytes: &[u8]) -> Result<Value, Vec<Diagnostic>> {
+    let loaded = parse_json(file, bytes);
+    if loaded.has_errors() {
+        return Err(loaded.diagnostics);
+    }
+    loaded
+        .value
+        .map(|d| d.value)
+        .ok_or_else(|| vec![Diagnostic::error(Code::Parse, "no JSON object").in_file(file)])
+}
