@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use troupe::testing::model::{StageName, Status};
-use troupe::testing::runner::BuiltIn;
+use troupe::testing::runner::Installed;
 use troupe::testing::stages::{run, Options, Quiet, Run, Snapshots, UsageError, GATE_REASON};
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -42,7 +42,7 @@ fn edit(root: &Path, rel: &str, from: &str, to: &str) {
 }
 
 fn test(root: &Path) -> Run {
-    run(root, &mut Options::default(), &BuiltIn, &mut Quiet).unwrap()
+    run(root, &mut Options::default(), &Installed, &mut Quiet).unwrap()
 }
 
 fn stage(r: &Run, s: StageName) -> &troupe::testing::model::StageResult {
@@ -200,7 +200,7 @@ fn test_selects_by_fixture_id_file_name_or_stem_and_lists_names_otherwise() {
             test: Some(name.into()),
             snapshots: Snapshots::Check,
         };
-        let r = run(&root, &mut o, &BuiltIn, &mut Quiet).unwrap();
+        let r = run(&root, &mut o, &Installed, &mut Quiet).unwrap();
         let fixtures = stage(&r, StageName::Fixtures);
         assert_eq!(fixtures.tests.len(), 1);
         assert_eq!(fixtures.tests[0].name, "smoke_used_car_negotiation");
@@ -220,7 +220,7 @@ fn test_selects_by_fixture_id_file_name_or_stem_and_lists_names_otherwise() {
         test: Some("nope".into()),
         snapshots: Snapshots::Check,
     };
-    let e = run(&root, &mut o, &BuiltIn, &mut Quiet).unwrap_err();
+    let e = run(&root, &mut o, &Installed, &mut Quiet).unwrap_err();
     assert_eq!(
         e,
         UsageError::UnknownTest {
@@ -267,7 +267,7 @@ fn a_snapshot_changed_by_a_rule_change_fails_with_a_diff() {
         test: None,
         snapshots: Snapshots::AcceptAll,
     };
-    let r = run(&root, &mut o, &BuiltIn, &mut Quiet).unwrap();
+    let r = run(&root, &mut o, &Installed, &mut Quiet).unwrap();
     let t = &stage(&r, StageName::Sessions).tests[0];
     assert_eq!(t.status, Status::Pass);
     assert!(t
@@ -308,7 +308,7 @@ fn review_decides_each_change_and_stale_snapshots_are_listed_and_deleted_on_acce
         test: None,
         snapshots: Snapshots::Review(&mut reviewer),
     };
-    let r = run(&root, &mut o, &BuiltIn, &mut Quiet).unwrap();
+    let r = run(&root, &mut o, &Installed, &mut Quiet).unwrap();
     assert_eq!(
         seen,
         vec![SNAP.to_string(), "snapshots/gone.snap.json".to_string()]
@@ -354,4 +354,49 @@ fn a_playtest_without_a_runner_is_err_never_skipped() {
         Some("playtest runner not built")
     );
     assert_eq!(r.exit_code, 3);
+}
+
+#[test]
+fn a_session_whose_recorded_firings_replay_differently_fails_with_firing_mismatch() {
+    let (_d, root) = pack("harbor-lights");
+    edit(
+        &root,
+        "sessions/walkthrough.jsonl",
+        ",\"firings\":[{\"event\":\"fog_rolls_in\"}]}",
+        "}",
+    );
+    let r = test(&root);
+    let sessions = stage(&r, StageName::Sessions);
+    assert_eq!(sessions.status, Status::Fail);
+    let msgs = messages(&r, StageName::Sessions);
+    // fog_rolls_in is true at m9 (turn 4, no fog yet) but no longer recorded.
+    assert!(
+        msgs.iter()
+            .any(|m| m.starts_with("FIRING_MISMATCH") && m.contains("fog_rolls_in")),
+        "{msgs:?}"
+    );
+    let f = &sessions.tests[0].failures[0];
+    assert_eq!(f.pointer.as_deref(), Some("message:m9"));
+    // The state changed too (no fog), so the snapshot differs.
+    assert!(
+        msgs.iter().any(|m| m.starts_with("the snapshot differs")),
+        "{msgs:?}"
+    );
+}
+
+#[test]
+fn a_rules_fixture_compares_exact_state_values() {
+    let (_d, root) = pack("harbor-lights");
+    edit(
+        &root,
+        "tests/smoke_harbor_lights.yaml",
+        "clues: 0",
+        "clues: 1",
+    );
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::Fixtures).status, Status::Fail);
+    assert_eq!(
+        messages(&r, StageName::Fixtures),
+        vec!["turn 1: state.clues expected 1, got 0"]
+    );
 }

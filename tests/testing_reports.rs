@@ -7,14 +7,14 @@ use std::path::Path;
 use quick_xml::events::Event;
 use quick_xml::Reader;
 use troupe::testing::report::{to_json, to_junit, to_text};
-use troupe::testing::runner::BuiltIn;
+use troupe::testing::runner::Installed;
 use troupe::testing::stages::{run, Options, Quiet, Run};
 
 fn run_pack(path: &str) -> Run {
     run(
         Path::new(path),
         &mut Options::default(),
-        &BuiltIn,
+        &Installed,
         &mut Quiet,
     )
     .unwrap()
@@ -173,7 +173,7 @@ fn a_failing_run_reports_failures_with_locations() {
         ),
     )
     .unwrap();
-    let r = run(&root, &mut Options::default(), &BuiltIn, &mut Quiet).unwrap();
+    let r = run(&root, &mut Options::default(), &Installed, &mut Quiet).unwrap();
     let shown = root.display().to_string();
     let json = to_json(&r).replace(&shown, "PACK");
     pin("failing.json", &json);

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use crate::testing::model::{StageName, TestResult};
 use crate::testing::report::{to_json, to_junit, to_text};
-use crate::testing::runner::BuiltIn;
+use crate::testing::runner::Installed;
 use crate::testing::stages::{
     self, ChangeKind, Decision, Options, Progress, Quiet, SnapshotChange, Snapshots,
 };
@@ -134,7 +134,7 @@ pub fn run(args: Args) -> i32 {
     } else {
         &mut quiet
     };
-    let result = stages::run(&args.pack, &mut opts, &BuiltIn, progress);
+    let result = stages::run(&args.pack, &mut opts, &Installed, progress);
     term.clear();
     let run = match result {
         Ok(r) => r,

@@ -5,7 +5,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::coverage::Hits;
+use super::coverage::{Hits, ScenarioModel};
 use super::model::{Failure, Status, TestResult};
 use super::runner::{Runtimes, Settings, TurnError, TurnResult};
 use crate::check::values::exact_decimal;
@@ -302,6 +302,7 @@ pub fn run_fixture(
     file: &str,
     doc: Option<&Document>,
     bundle: &Value,
+    model: Option<&ScenarioModel>,
     runtimes: &dyn Runtimes,
 ) -> (TestResult, Hits) {
     let mut hits = Hits::default();
@@ -369,12 +370,8 @@ pub fn run_fixture(
             }
         }
     }
-    let reached = runner.reached();
-    for o in reached.openings {
-        hits.hit(&fixture.scenario_id, format!("opening {o}"));
-    }
-    for e in reached.entries {
-        hits.hit(&fixture.scenario_id, format!("entry {e}"));
+    if let Some(engine) = runner.engine() {
+        super::reach::reached(engine, &fixture.scenario_id, model, &mut hits);
     }
     for f in &mut failures {
         f.file = Some(file.to_string());

@@ -1,12 +1,13 @@
 //! What fixtures run against (Format 18.4–18.7): a [`TurnRunner`] steps a
-//! session one turn at a time and returns the turn result of 18.6. The
-//! fake runtime (18.7) lives here; the rules runtime is plugged in through
-//! [`Runtimes`].
+//! session one turn at a time and returns the turn result of 18.6.
+//! [`Installed`] starts sessions of the rules and fake runtimes of
+//! [`crate::runtime`] and replays recorded sessions with its replay runtime.
 
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::engine::Engine;
+use crate::runtime::{Opened, Options, RuntimeKind, Session};
 
 /// A firing of a turn (Format 18.6): `{"event": id}` or `{"outcome": id}`
 /// with the message that records it.
@@ -72,15 +73,6 @@ pub enum TurnError {
     Other(String),
 }
 
-/// What a turn reached, for coverage (Format 21.6), beyond its result.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Reached {
-    /// The opening of a root the run wrote.
-    pub openings: Vec<String>,
-    /// Entries (`<owner>/<entry>`) active at a message the run wrote.
-    pub entries: Vec<String>,
-}
-
 /// A session being stepped one turn at a time (Format 18.5).
 pub trait TurnRunner {
     /// Takes one turn with `input` as the first player's text.
@@ -88,9 +80,14 @@ pub trait TurnRunner {
     /// The flattened state (8.6) at the last message (the initial state
     /// before the first turn), in state order.
     fn state(&self) -> Map<String, Value>;
-    /// Openings and entries reached so far (coverage).
-    fn reached(&self) -> Reached {
-        Reached::default()
+    /// The engine holding the messages written so far, for coverage
+    /// (Format 21.6); `None` when the runtime writes nothing (fake).
+    fn engine(&self) -> Option<&Engine> {
+        None
+    }
+    /// The last message of each turn taken so far (message IDs).
+    fn turn_ends(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 
@@ -119,145 +116,114 @@ pub trait Runtimes {
     /// Replays a recorded session (Format 18.7 `replay`) and returns its
     /// FIRING_MISMATCH diagnostics; `None` when no replay runtime exists
     /// (the sessions stage then says the firings were not replayed).
-    fn replay(
-        &self,
-        _bundle: &Value,
-        _header: &Value,
-        _messages: &[Value],
-    ) -> Option<Vec<crate::diag::Diagnostic>> {
+    fn replay(&self, _engine: &Engine) -> Option<Vec<crate::diag::Diagnostic>> {
         None
     }
 }
 
-/// The runtimes built so far: `fake` only. `rules` is ERR with a reason
-/// until the rules runtime exists.
+/// The runtimes of [`crate::runtime`]: `rules` and `fake`, and replay.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct BuiltIn;
+pub struct Installed;
 
-impl Runtimes for BuiltIn {
+impl Runtimes for Installed {
     fn start(
         &self,
         runtime: &str,
         bundle: &Value,
         settings: &Settings,
     ) -> Result<Box<dyn TurnRunner>, String> {
-        match runtime {
-            "fake" => Ok(Box::new(Fake::start(bundle, settings)?)),
-            "rules" => Err("the rules runtime is not built yet (Format 18.2): this fixture needs `runtime: rules`".into()),
-            other => Err(format!("no runtime `{other}`")),
-        }
-    }
-}
-
-/// The session header 18.4 gives a run: each seat filled with a header
-/// character and its player; the difficulty when given; the seed.
-pub fn default_header(bundle: &Value, settings: &Settings) -> Value {
-    let scenario = bundle
-        .get("scenarios")
-        .and_then(Value::as_array)
-        .and_then(|s| {
-            s.iter()
-                .find(|x| x.get("id").and_then(Value::as_str) == Some(&settings.scenario))
-        });
-    let seats: Vec<String> = scenario
-        .and_then(|s| s.get("cast"))
-        .and_then(Value::as_array)
-        .map(|cast| {
-            cast.iter()
-                .filter_map(|c| c.get("seat").and_then(Value::as_str).map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut h = Map::new();
-    h.insert("troupe".into(), json!("0.1"));
-    h.insert("kind".into(), json!("session"));
-    h.insert("scenario".into(), json!(settings.scenario));
-    if !seats.is_empty() {
-        h.insert(
-            "players".into(),
-            Value::Array(
-                seats
-                    .iter()
-                    .map(|s| json!({"seat": s, "character": s}))
-                    .collect(),
-            ),
-        );
-        h.insert(
-            "characters".into(),
-            Value::Array(
-                seats
-                    .iter()
-                    .map(|s| json!({"id": s, "name": "Player", "fictional": true, "age_band": "adult"}))
-                    .collect(),
-            ),
-        );
-    }
-    let default = scenario
-        .and_then(|s| s.pointer("/difficulty/default"))
-        .and_then(Value::as_str);
-    if let Some(d) = settings.difficulty.as_deref().or(default) {
-        h.insert("difficulty".into(), json!(d));
-    }
-    h.insert("seed".into(), json!(settings.seed));
-    Value::Object(h)
-}
-
-/// The fake runtime (Format 18.7): writes nothing, evaluates nothing; every
-/// turn reports every initial state entry but the scene as its delta.
-#[derive(Debug)]
-pub struct Fake {
-    initial: Map<String, Value>,
-    turns: i64,
-}
-
-impl Fake {
-    /// Starts a fake session: the initial state of the scenario with the
-    /// default players and the settings' difficulty.
-    pub fn start(bundle: &Value, settings: &Settings) -> Result<Fake, String> {
-        let header = default_header(bundle, settings);
-        let engine =
-            Engine::load(bundle, Some((&header, &[])), Some(&settings.scenario)).map_err(|d| {
-                let first = d.first().map_or(String::new(), |d| {
-                    format!(": {} {}", d.code.as_str(), d.message)
-                });
-                format!(
-                    "the session does not start ({} diagnostics{first})",
-                    d.len()
-                )
-            })?;
-        Ok(Fake {
-            initial: engine.flatten(engine.initial()),
+        let kind = match runtime {
+            "rules" => RuntimeKind::Rules,
+            "fake" => RuntimeKind::Fake,
+            other => return Err(format!("no runtime `{other}`")),
+        };
+        let opened = Opened {
+            name: String::new(),
+            bundle: std::sync::Arc::new(bundle.clone()),
+            warnings: Vec::new(),
+            from_ir: false,
+            sessions: Vec::new(),
+        };
+        let options = Options {
+            scenario: Some(settings.scenario.clone()),
+            difficulty: settings.difficulty.clone(),
+            seed: settings.seed,
+            opening: None,
+            runtime: kind,
+        };
+        let session = Session::start(&opened, &options).map_err(|e| e.to_string())?;
+        Ok(Box::new(Running {
+            session,
             turns: 0,
-        })
+            ends: Vec::new(),
+            fake: kind == RuntimeKind::Fake,
+        }))
+    }
+
+    fn replay(&self, engine: &Engine) -> Option<Vec<crate::diag::Diagnostic>> {
+        Some(crate::runtime::replay::replay(engine).diagnostics)
     }
 }
 
-impl TurnRunner for Fake {
-    fn turn(&mut self, _input: &str) -> Result<TurnResult, TurnError> {
+/// A session of [`crate::runtime`] as a [`TurnRunner`].
+struct Running {
+    session: Session,
+    turns: i64,
+    ends: Vec<String>,
+    fake: bool,
+}
+
+fn word<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+impl TurnRunner for Running {
+    fn turn(&mut self, input: &str) -> Result<TurnResult, TurnError> {
+        let r = match self.session.turn(input) {
+            Ok(r) => r,
+            Err(crate::runtime::TurnError::Ended) => return Err(TurnError::Ended(self.turns)),
+            Err(e) => return Err(TurnError::Other(e.to_string())),
+        };
         self.turns += 1;
-        let state_delta = self
-            .initial
-            .iter()
-            .filter(|(k, _)| *k != "scene.location" && *k != "scene.present")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        if let Some(last) = r.messages.last() {
+            self.ends.push(last.clone());
+        }
         Ok(TurnResult {
-            turn: self.turns,
-            messages: Vec::new(),
-            rule: None,
-            reply: None,
-            state_delta,
-            firings: Vec::new(),
-            session_control: "continue_session".into(),
-            safety_status: "ok".into(),
-            npc_emotion: None,
-            ended: false,
-            outcome: None,
-            score: None,
+            turn: r.turn,
+            messages: r.messages,
+            rule: r.rule,
+            reply: r.reply,
+            state_delta: r.state_delta,
+            firings: r
+                .firings
+                .into_iter()
+                .map(|f| TurnFiring {
+                    event: f.event,
+                    outcome: f.outcome,
+                    message: f.message,
+                })
+                .collect(),
+            session_control: word(&r.session_control),
+            safety_status: word(&r.safety_status),
+            npc_emotion: r.npc_emotion,
+            ended: r.ended,
+            outcome: r.outcome,
+            score: r.score.and_then(|s| serde_json::to_value(s).ok()),
         })
     }
 
     fn state(&self) -> Map<String, Value> {
-        self.initial.clone()
+        self.session.flattened()
+    }
+
+    fn engine(&self) -> Option<&Engine> {
+        (!self.fake).then(|| self.session.engine())
+    }
+
+    fn turn_ends(&self) -> Vec<String> {
+        self.ends.clone()
     }
 }

@@ -8,12 +8,9 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 use similar::TextDiff;
 
-use super::branches::Instrumented;
-use super::coverage::{branch_key, Hits, ScenarioModel, Site};
 use super::fixtures::values_equal;
 use crate::compile::session::Fired;
-use crate::engine::replay::step;
-use crate::engine::{Engine, Scratch};
+use crate::engine::Engine;
 
 /// The accepted snapshot path of a session `sessions/<stem>.jsonl`:
 /// `snapshots/<stem>.snap.json` (pack-relative).
@@ -131,89 +128,4 @@ pub fn stale(root: &Path, sessions: &[String]) -> Vec<String> {
     }
     out.sort();
     out
-}
-
-/// What a replayed session reached (Format 21.6): recorded firings, the
-/// openings of its roots, constant entries whose `when` holds, and the
-/// operands seen by events' and outcomes' `when` (evaluated at each
-/// message before its firings) and derived variables (after its changes).
-pub fn reached(engine: &Engine, scenario: &str, model: Option<&ScenarioModel>, hits: &mut Hits) {
-    hits.use_scenario(scenario);
-    for msg in &engine.session.messages {
-        for f in &msg.firings {
-            match f {
-                Fired::Event(i) => {
-                    if let Some(e) = engine.ir.events.get(*i as usize) {
-                        hits.hit(scenario, format!("event {}", e.id));
-                    }
-                }
-                Fired::Outcome(i) => {
-                    if let Some(o) = engine.ir.outcomes.get(*i as usize) {
-                        hits.hit(scenario, format!("outcome {}", o.id));
-                    }
-                }
-            }
-        }
-        if let (None, Some(o)) = (msg.parent, msg.opening) {
-            if let Some(op) = engine.ir.openings.get(o as usize) {
-                hits.hit(scenario, format!("opening {}", op.id));
-            }
-        }
-    }
-    let Some(model) = model else { return };
-    let conds: Vec<(&super::coverage::Condition, Instrumented)> = model
-        .conditions
-        .iter()
-        .filter(|c| {
-            matches!(
-                c.site,
-                Site::Event(_) | Site::Outcome(_) | Site::Derived | Site::Entry
-            )
-        })
-        .map(|c| {
-            let hit = c.site == Site::Entry;
-            (
-                c,
-                Instrumented::new(engine, &c.src, c.owner.as_deref(), hit),
-            )
-        })
-        .collect();
-    // The session without recorded firings, to get each message's state
-    // before its firings.
-    let mut bare = engine.session.clone();
-    bare.messages.iter_mut().for_each(|m| m.firings.clear());
-    let mut scratch = Scratch::new(&engine.ir);
-    for (m, msg) in engine.session.messages.iter().enumerate() {
-        let m = m as u32;
-        let after = engine.state_at(m);
-        let mut before = match msg.parent {
-            Some(p) => engine.state_at(p),
-            None => engine.initial().clone(),
-        };
-        step(&engine.ir, &bare, &mut before, m, &mut scratch);
-        for (c, inst) in &conds {
-            let at = if matches!(c.site, Site::Event(_) | Site::Outcome(_)) {
-                &before
-            } else {
-                &after
-            };
-            let index = c.index;
-            let value = inst.eval(engine, at, "", &mut |n, b| {
-                hits.hit(scenario, branch_key(index, n, b))
-            });
-            if let (Site::Entry, Some(key)) = (c.site, &c.entry) {
-                if value == Some(crate::cel::Value::Bool(true))
-                    && model.constant_entries.contains(key)
-                {
-                    hits.hit(scenario, format!("entry {key}"));
-                }
-            }
-        }
-        // Constant entries without a `when` are active at every message.
-        for key in &model.constant_entries {
-            if !conds.iter().any(|(c, _)| c.entry.as_ref() == Some(key)) {
-                hits.hit(scenario, format!("entry {key}"));
-            }
-        }
-    }
 }

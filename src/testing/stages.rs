@@ -428,7 +428,14 @@ fn fixture_stage(
             Err(e) => TestResult::new(file_name(&f.rel), Some(f.rel.clone()), Status::Err)
                 .because(e.clone()),
             Ok(fx) => {
-                let (mut t, own) = run_fixture(fx, &f.rel, Some(f.doc), bundle, runtimes);
+                let (mut t, own) = run_fixture(
+                    fx,
+                    &f.rel,
+                    Some(f.doc),
+                    bundle,
+                    model.scenarios.get(&fx.scenario_id),
+                    runtimes,
+                );
                 if let (Some(min), Status::Pass | Status::Fail) = (&fx.coverage, t.status) {
                     if let Some(m) = model.scenarios.get(&fx.scenario_id) {
                         let r = coverage::scenario_report(
@@ -547,10 +554,10 @@ fn session_test(
         }
     };
     let scenario = engine.ir.scenario.to_string();
-    snapshots::reached(&engine, &scenario, model.scenarios.get(&scenario), hits);
+    super::reach::reached(&engine, &scenario, model.scenarios.get(&scenario), hits);
     let mut failures = Vec::new();
     let mut notes = Vec::new();
-    match runtimes.replay(bundle, &header.value, &messages) {
+    match runtimes.replay(&engine) {
         Some(diags) => {
             for d in diags.iter().filter(|d| d.code == Code::FiringMismatch) {
                 failures.push(Failure {
