@@ -226,6 +226,8 @@ fn test_selects_by_fixture_id_file_name_or_stem_and_lists_names_otherwise() {
         UsageError::UnknownTest {
             name: "nope".into(),
             names: vec![
+                "golden_rules_deal (golden_rules_deal.yaml)".into(),
+                "golden_rules_walkout (golden_rules_walkout.yaml)".into(),
                 "golden_used_car_negotiation (golden_used_car_negotiation.yaml)".into(),
                 "smoke_used_car_negotiation (smoke_used_car_negotiation.yaml)".into(),
             ]
@@ -399,4 +401,44 @@ fn a_rules_fixture_compares_exact_state_values() {
         messages(&r, StageName::Fixtures),
         vec!["turn 1: state.clues expected 1, got 0"]
     );
+}
+
+#[test]
+fn a_changed_event_threshold_fails_the_golden_fixtures() {
+    let (_d, root) = pack("everyday-negotiation");
+    // Marco now warms up only above 85: impression reaches 80 at turn 2
+    // and 85 at turn 3, never above 85.
+    edit(
+        &root,
+        "scenarios/used_car_negotiation.yaml",
+        "variable: impression\n      threshold: 70",
+        "variable: impression\n      threshold: 85",
+    );
+    let r = test(&root);
+    assert_eq!(
+        messages(&r, StageName::StaticAssertions),
+        vec!["events[id=dealer_warms_up].when: threshold: expected 70, found the number 85"]
+    );
+    // Re-derived by hand: impression 80 then 85 never passes 85, so the
+    // deal stays 10 lower: 0, 20, then 45 at turn 4 (counter_offer still
+    // fires, 45 > 40), 75 at turn 5 (no success). Failures are listed per
+    // turn in the order of the `expect` table of Format 21.3.
+    let fixtures = messages(&r, StageName::Fixtures);
+    assert_eq!(
+        fixtures,
+        vec![
+            "turn 2: state.deal_progress expected 10, got 0",
+            "turn 2: fired expected 'dealer_warms_up' among the firings, got []",
+            "turn 3: state.deal_progress expected 30, got 20",
+            "turn 4: state.deal_progress expected 55, got 45",
+            "turn 5: session_control expected \"end_session\", got \"continue_session\"",
+            "turn 5: state.deal_progress expected 85, got 75",
+            "turn 5: fired expected 'success' among the firings, got []",
+            "turn 5: ended expected true, got false",
+            "turn 5: outcome expected \"success\", got null",
+            // counter_offer, 4 rules and the opening: 6 of 12 items.
+            "coverage 50.0% is below the minimum 60%",
+        ]
+    );
+    assert_eq!(r.exit_code, 1);
 }

@@ -19,7 +19,10 @@ fn stdout(o: &Output) -> String {
 
 #[test]
 fn the_example_packs_pass_and_the_alias_works() {
-    for pack in ["examples/packs/everyday-negotiation", "examples/packs/harbor-lights"] {
+    for pack in [
+        "examples/packs/everyday-negotiation",
+        "examples/packs/harbor-lights",
+    ] {
         let o = troupe(&["test", pack]);
         assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
         let text = stdout(&o);
@@ -37,11 +40,16 @@ fn the_example_packs_pass_and_the_alias_works() {
 
 #[test]
 fn usage_errors_exit_2_and_list_the_fixtures() {
-    let o = troupe(&["test", "examples/packs/everyday-negotiation", "--test", "nope"]);
+    let o = troupe(&[
+        "test",
+        "examples/packs/everyday-negotiation",
+        "--test",
+        "nope",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("golden_used_car_negotiation (golden_used_car_negotiation.yaml), smoke_used_car_negotiation (smoke_used_car_negotiation.yaml)"),
+        err.contains("golden_rules_walkout (golden_rules_walkout.yaml), golden_used_car_negotiation (golden_used_car_negotiation.yaml), smoke_used_car_negotiation (smoke_used_car_negotiation.yaml)"),
         "{err}"
     );
     assert!(o.stdout.is_empty(), "nothing runs");
@@ -59,9 +67,18 @@ fn junit_is_written_and_a_failure_exits_1() {
     assert_eq!(o.status.code(), Some(0));
     let golden = pack.join("tests/golden_first_meeting.yaml");
     let text = std::fs::read_to_string(&golden).unwrap();
-    std::fs::write(&golden, text.replace("check: \"lt 60\"", "check: \"gt 60\"")).unwrap();
+    std::fs::write(
+        &golden,
+        text.replace("check: \"lt 60\"", "check: \"gt 60\""),
+    )
+    .unwrap();
     let junit = dir.path().join("out.xml");
-    let o = troupe(&["test", pack.to_str().unwrap(), "--junit", junit.to_str().unwrap()]);
+    let o = troupe(&[
+        "test",
+        pack.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("<failure message=\"scenario.difficulty.options.hard.patience: expected a number &gt; 60, found 30\">"), "{xml}");
