@@ -2,6 +2,7 @@
 //! semantic checks of a bundle, pack, package or session. Every problem is a
 //! [`crate::diag::Diagnostic`].
 
+pub mod assertion_syntax;
 pub mod bundle;
 pub mod changes;
 pub mod conditions;

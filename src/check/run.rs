@@ -170,6 +170,14 @@ pub fn check_pack(pack: &PackFiles) -> (Vec<Diagnostic>, Value) {
             Some(d) => out.push(d),
             None => {
                 out.extend(schemas.validate(schema_kind(*kind), doc, ""));
+                if *kind == PackFileKind::Test {
+                    for mut d in super::assertion_syntax::check_fixture(&doc.value) {
+                        let p = d.location.pointer.clone().unwrap_or_default();
+                        d.location.file = Some(path.clone());
+                        locate_in(&mut d, doc, &p);
+                        out.push(d);
+                    }
+                }
                 values.insert(path.clone(), doc.value.clone());
             }
         }

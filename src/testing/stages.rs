@@ -13,10 +13,9 @@ use super::fixtures::{run_fixture, Fixture};
 use super::model::{exit_code, Failure, StageName, StageResult, Status, TestResult};
 use super::runner::Runtimes;
 use super::snapshots::{self, Compared};
-use crate::check::locate::locate_in;
 use crate::check::pack::lower;
 use crate::check::run::check_paths;
-use crate::diag::{Code, Diagnostic};
+use crate::diag::Code;
 use crate::load::{scan_pack, Document, PackFileKind, PackFiles};
 
 /// The reason later stages give when the check failed.
@@ -159,63 +158,9 @@ fn selected(f: &FixtureFile<'_>, name: &str) -> bool {
     n == name || stem(n) == name || f.fixture.as_ref().is_ok_and(|x| x.fixture_id == name)
 }
 
-fn prefixed(root: &str, file: &str) -> String {
-    format!("{}/{}", root.trim_end_matches('/'), file)
-}
-
-/// ASSERTION_SYNTAX diagnostics of every fixture (Format 21.4), located in
-/// the fixture files, file names under `root`.
-pub fn assertion_syntax(pack: &PackFiles, root: &str) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    for (rel, (kind, doc)) in &pack.files {
-        if *kind != PackFileKind::Test {
-            continue;
-        }
-        let Some(list) = doc.value.get("static_assertions").and_then(Value::as_array) else {
-            continue;
-        };
-        for (i, a) in list.iter().enumerate() {
-            for field in ["path", "check"] {
-                let Some(text) = a.get(field).and_then(Value::as_str) else {
-                    continue;
-                };
-                let err = if field == "path" {
-                    parse_path(text).err()
-                } else {
-                    parse_check(text).err()
-                };
-                if let Some(e) = err {
-                    let pointer = format!("/static_assertions/{i}/{field}");
-                    let mut d = Diagnostic::error(
-                        Code::AssertionSyntax,
-                        format!(
-                            "the {field} `{text}` does not parse: position {}: {}",
-                            e.position, e.expected
-                        ),
-                    )
-                    .in_file(rel.as_str())
-                    .at(pointer.clone())
-                    .inside(1, e.position as u32);
-                    locate_in(&mut d, doc, &pointer);
-                    d.location.file = Some(prefixed(root, rel));
-                    out.push(d);
-                }
-            }
-        }
-    }
-    out
-}
-
-fn check_stage(pack_path: &Path, pack: Option<&PackFiles>) -> StageResult {
+fn check_stage(pack_path: &Path) -> StageResult {
     let root = pack_path.display().to_string();
-    let mut diags = check_paths(&[pack_path.to_path_buf()]).diagnostics;
-    if let Some(p) = pack {
-        for d in assertion_syntax(p, &root) {
-            if !diags.contains(&d) {
-                diags.push(d);
-            }
-        }
-    }
+    let diags = check_paths(&[pack_path.to_path_buf()]).diagnostics;
     let failures: Vec<Failure> = diags
         .iter()
         .filter(|d| d.is_error())
@@ -264,7 +209,7 @@ pub fn run(
         }
     }
     progress.stage(StageName::Check);
-    let check = check_stage(pack_path, scanned.as_ref());
+    let check = check_stage(pack_path);
     progress.test(StageName::Check, &check.tests[0]);
     let mut stages = vec![check];
     let scope = opts.test.clone().unwrap_or_else(|| "all".into());

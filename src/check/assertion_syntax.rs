@@ -1,7 +1,9 @@
 //! Parsing static assertion paths and checks (Format 21.4) with the pest
 //! grammar `grammar/assertion.pest`, into [`Path`] and [`Check`]. A text
 //! that does not match is an [`AssertionSyntax`] error with the character
-//! position (from 1) where parsing failed.
+//! position (from 1) where parsing failed; [`check_fixture`] reports those
+//! as ASSERTION_SYNTAX diagnostics of `troupe check` (Format 13.8). The
+//! test runner (`crate::testing::assertions`) evaluates what parses.
 
 use pest::error::{ErrorVariant, InputLocation};
 use pest::iterators::Pair;
@@ -238,6 +240,47 @@ fn word(r: Rule) -> &'static str {
         Rule::sp => "a space",
         _ => "a check (`non_empty_string`, `min_length_1`, `equals v`, `contains v`, `lt n`, `k=v AND …`)",
     }
+}
+
+/// ASSERTION_SYNTAX diagnostics of a fixture document (Format 13.8,
+/// 21.4): one per `static_assertions[i].path` or `.check` that does not
+/// parse, at `/static_assertions/<i>/path` (or `/check`), pointing inside
+/// the string at the failing position. No file is set.
+pub fn check_fixture(fixture: &serde_json::Value) -> Vec<crate::diag::Diagnostic> {
+    use crate::diag::{Code, Diagnostic};
+    let mut out = Vec::new();
+    let Some(list) = fixture
+        .get("static_assertions")
+        .and_then(serde_json::Value::as_array)
+    else {
+        return out;
+    };
+    for (i, a) in list.iter().enumerate() {
+        for field in ["path", "check"] {
+            let Some(text) = a.get(field).and_then(serde_json::Value::as_str) else {
+                continue;
+            };
+            let err = if field == "path" {
+                parse_path(text).err()
+            } else {
+                parse_check(text).err()
+            };
+            if let Some(e) = err {
+                out.push(
+                    Diagnostic::error(
+                        Code::AssertionSyntax,
+                        format!(
+                            "the {field} `{text}` does not parse: position {}: {}",
+                            e.position, e.expected
+                        ),
+                    )
+                    .at(format!("/static_assertions/{i}/{field}"))
+                    .inside(1, e.position as u32),
+                );
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
