@@ -74,9 +74,38 @@ pub struct ScenarioModel {
     pub items: Vec<Item>,
     /// The conditions with operands (and entry conditions).
     pub conditions: Vec<Condition>,
-    /// Enabled `constant` entries (`<owner>/<id>`): active at a message when
-    /// their `when` (if any) holds there (Format 5.3).
-    pub constant_entries: Vec<String>,
+    /// The enabled entries that can be active (constant or with keys), in
+    /// declaration order (Format 5.3).
+    pub entries: Vec<EntryModel>,
+}
+
+/// What decides whether an entry is active (Format 5.2–5.4).
+#[derive(Debug, Clone, Default)]
+pub struct EntryModel {
+    /// `<owner>/<id>`.
+    pub key: String,
+    /// `constant: true`.
+    pub constant: bool,
+    /// `keys`.
+    pub keys: Vec<String>,
+    /// `secondary_keys`, when present.
+    pub secondary: Option<Vec<String>>,
+    /// `logic` (`and_any` by default).
+    pub logic: String,
+    /// `scan_depth` (1 by default).
+    pub scan_depth: usize,
+    /// `case_sensitive`.
+    pub case_sensitive: bool,
+    /// `whole_words` (true by default).
+    pub whole_words: bool,
+}
+
+fn strings(v: Option<&Value>) -> Option<Vec<String>> {
+    v.and_then(Value::as_array).map(|a| {
+        a.iter()
+            .filter_map(|x| x.as_str().map(str::to_string))
+            .collect()
+    })
 }
 
 /// Every scenario's items, from a lowered bundle.
@@ -170,8 +199,30 @@ impl Model {
                         ev.and_then(|x| x.get("constant")).and_then(Value::as_bool) == Some(true);
                     let enabled =
                         ev.and_then(|x| x.get("enabled")).and_then(Value::as_bool) != Some(false);
-                    if constant && enabled {
-                        m.constant_entries.push(key.clone());
+                    let keys = strings(ev.and_then(|x| x.get("keys"))).unwrap_or_default();
+                    if enabled && (constant || !keys.is_empty()) {
+                        let flag = |k: &str, d: bool| {
+                            ev.and_then(|x| x.get(k))
+                                .and_then(Value::as_bool)
+                                .unwrap_or(d)
+                        };
+                        m.entries.push(EntryModel {
+                            key: key.clone(),
+                            constant,
+                            keys,
+                            secondary: strings(ev.and_then(|x| x.get("secondary_keys"))),
+                            logic: ev
+                                .and_then(|x| x.get("logic"))
+                                .and_then(Value::as_str)
+                                .unwrap_or("and_any")
+                                .to_string(),
+                            scan_depth: ev
+                                .and_then(|x| x.get("scan_depth"))
+                                .and_then(Value::as_u64)
+                                .map_or(1, |n| n.clamp(1, 1 << 16) as usize),
+                            case_sensitive: flag("case_sensitive", false),
+                            whole_words: flag("whole_words", true),
+                        });
                     }
                     m.items.push(Item {
                         kind: "entries",
