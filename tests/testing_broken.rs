@@ -452,3 +452,24 @@ fn a_changed_event_threshold_fails_the_golden_fixtures() {
     );
     assert_eq!(r.exit_code, 1);
 }
+
+#[test]
+fn a_turn_after_the_end_fails_and_later_turns_do_not_run() {
+    let (_d, root) = pack("everyday-negotiation");
+    let p = root.join("tests/golden_rules_walkout.yaml");
+    let mut text = std::fs::read_to_string(&p).unwrap();
+    text.push_str(
+        "  - turn: 4\n    player_input: Hello?\n  - turn: 5\n    player_input: Anyone?\n",
+    );
+    std::fs::write(&p, text).unwrap();
+    let r = test(&root);
+    let t = stage(&r, StageName::Fixtures)
+        .tests
+        .iter()
+        .find(|t| t.name == "golden_rules_walkout")
+        .unwrap();
+    assert_eq!(t.status, Status::Fail);
+    assert_eq!(t.failures.len(), 1);
+    assert_eq!(t.failures[0].message, "turn 4: the session ended at turn 3");
+    assert_eq!(t.failures[0].pointer.as_deref(), Some("/turns/3"));
+}
