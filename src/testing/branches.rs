@@ -288,34 +288,33 @@ impl Instrumented {
 
     /// Evaluates at `state` with `char`, calling `seen(operand, value)` for
     /// every operand evaluated to a bool, left to right with short-circuits.
-    /// Returns the value, `None` on an error.
+    /// `hit()` scans `scan` (a lower-cased text; false without one). Returns
+    /// the value, `None` on an error.
     pub fn eval(
         &self,
         engine: &crate::engine::Engine,
-        state: &crate::engine::State,
-        char: &str,
+        at: Eval<'_>,
         seen: &mut dyn FnMut(usize, bool),
     ) -> Option<crate::cel::Value> {
-        self.eval_node(&self.split.node, engine, state, char, seen)
+        self.eval_node(&self.split.node, engine, &at, seen)
     }
 
     fn eval_node(
         &self,
         n: &Node,
         engine: &crate::engine::Engine,
-        state: &crate::engine::State,
-        char: &str,
+        at: &Eval<'_>,
         seen: &mut dyn FnMut(usize, bool),
     ) -> Option<crate::cel::Value> {
         use crate::cel::Value;
         match n {
             Node::Leaf(r) => {
                 let c = self.leaves.iter().find(|(x, _)| x == r)?.1.as_ref()?;
-                engine.eval_condition(c, state, char).ok()
+                eval_leaf(engine, c, at)
             }
             Node::Chain { and, members } => {
                 for (op, m) in members {
-                    match self.eval_node(m, engine, state, char, seen) {
+                    match self.eval_node(m, engine, at, seen) {
                         Some(Value::Bool(b)) => {
                             seen(*op, b);
                             if b != *and {
@@ -327,17 +326,79 @@ impl Instrumented {
                 }
                 Some(Value::Bool(*and))
             }
-            Node::Cond { cond, then, other } => {
-                match self.eval_node(&cond.1, engine, state, char, seen) {
-                    Some(Value::Bool(b)) => {
-                        seen(cond.0, b);
-                        self.eval_node(if b { then } else { other }, engine, state, char, seen)
-                    }
-                    _ => None,
+            Node::Cond { cond, then, other } => match self.eval_node(&cond.1, engine, at, seen) {
+                Some(Value::Bool(b)) => {
+                    seen(cond.0, b);
+                    self.eval_node(if b { then } else { other }, engine, at, seen)
                 }
-            }
+                _ => None,
+            },
         }
     }
+}
+
+/// Where a condition is evaluated: the state, `char`, and the text `hit()`
+/// scans (lower-cased; `hit()` is false without one).
+#[derive(Debug, Clone, Copy)]
+pub struct Eval<'a> {
+    /// The state at the evaluation point.
+    pub state: &'a crate::engine::State,
+    /// `char` (Format 11.3).
+    pub char: &'a str,
+    /// The lower-cased text `hit()` scans.
+    pub scan: Option<&'a str>,
+}
+
+/// `hit()` over a scanned text, `roll()` seeded as at a message (11.4, 11.5).
+struct ScanHost<'a> {
+    scan: Option<&'a str>,
+    seed: u64,
+    message: &'a str,
+    calls: u64,
+}
+
+impl crate::cel::Host for ScanHost<'_> {
+    fn hit(&mut self, keys: &[&str]) -> bool {
+        let Some(text) = self.scan else { return false };
+        keys.iter().any(|k| {
+            crate::runtime::keys::Key::new(k)
+                .map(|k| k.hits(text))
+                .unwrap_or(false)
+        })
+    }
+    fn roll(&mut self, notation: &str) -> Result<i64, crate::cel::EvalError> {
+        let k = self.calls;
+        self.calls += 1;
+        crate::cel::dice::roll(notation, self.seed, self.message, k)
+    }
+}
+
+fn eval_leaf(
+    engine: &crate::engine::Engine,
+    c: &crate::engine::cel::Condition,
+    at: &Eval<'_>,
+) -> Option<crate::cel::Value> {
+    let point = crate::engine::Point {
+        ir: &engine.ir,
+        session: Some(&engine.session),
+        char: None,
+    };
+    let e = engine.ir.envs.get(c.env as usize)?;
+    let mut act = crate::cel::Activation::new(&e.env);
+    point.fill(at.state, c.env, None, &mut act);
+    act.set_by_name(&e.env, "char", crate::cel::Value::string(at.char));
+    let message = at
+        .state
+        .at
+        .and_then(|m| engine.session.messages.get(m as usize))
+        .map_or("", |m| &*m.id);
+    let mut host = ScanHost {
+        scan: at.scan,
+        seed: engine.session.seed,
+        message,
+        calls: 0,
+    };
+    c.program.eval(&act, &mut host).ok()
 }
 
 fn collect_leaves(n: &Node, out: &mut Vec<Range<usize>>) {

@@ -63,7 +63,8 @@ pub struct Condition {
     pub file: String,
     /// The pointer in that file.
     pub pointer: String,
-    /// The entry's `<owner>/<id>`, for entry conditions.
+    /// The entry's `<owner>/<id>` for entry conditions; the rule's ID for
+    /// rule conditions.
     pub entry: Option<String>,
 }
 
@@ -174,7 +175,7 @@ impl Model {
                             None,
                             w.into(),
                             format!("{base}/{field}/{i}/when"),
-                            None,
+                            (field == "rules").then(|| x.clone()),
                         ));
                     }
                 }

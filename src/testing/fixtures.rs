@@ -328,6 +328,7 @@ pub fn run_fixture(
     };
     let mut failures = Vec::new();
     let mut last_turn = 0;
+    let mut info = super::reach::RunInfo::default();
     for (i, t) in fixture.turns.iter().enumerate() {
         let n = i as i64 + 1;
         match runner.turn(&t.player_input) {
@@ -343,6 +344,18 @@ pub fn run_fixture(
                 }
                 if let Some(rule) = &r.rule {
                     hits.hit(&fixture.scenario_id, format!("rule {rule}"));
+                }
+                // Rules were tried unless the input's verdict was redirect
+                // or stop (then there is no rule and the status is not ok).
+                if let Some(m_in) = r.messages.first() {
+                    if r.safety_status == "ok" || r.rule.is_some() {
+                        info.rules_tried.push(m_in.clone());
+                    }
+                }
+                if r.session_control == "end_session" {
+                    if let Some(last) = r.messages.last() {
+                        info.scored.push(last.clone());
+                    }
                 }
                 if let Some(e) = &t.expect {
                     let state = runner.state();
@@ -371,7 +384,7 @@ pub fn run_fixture(
         }
     }
     if let Some(engine) = runner.engine() {
-        super::reach::reached(engine, &fixture.scenario_id, model, &mut hits);
+        super::reach::reached(engine, &fixture.scenario_id, model, &mut hits, Some(&info));
     }
     for f in &mut failures {
         f.file = Some(file.to_string());

@@ -6,20 +6,39 @@
 //! before its firings, derived variables and entry conditions after its
 //! changes, the `emotion` at each turn's last message.
 
-use super::branches::Instrumented;
-use super::coverage::{branch_key, EntryModel, Hits, ScenarioModel, Site};
+use super::branches::{Eval, Instrumented};
+use super::coverage::{branch_key, Condition, EntryModel, Hits, ScenarioModel, Site};
 use crate::compile::session::Fired;
 use crate::compile::Who;
 use crate::engine::replay::step;
 use crate::engine::{Engine, Scratch};
+use crate::runtime::compiled::RuntimeIr;
 use crate::runtime::keys::{lower, Key};
 
 fn is_player(engine: &Engine, w: Who) -> bool {
     matches!(w, Who::Cast(c) if engine.ir.cast.get(c as usize).is_some_and(|x| x.player))
 }
 
-/// Records in `hits` what the engine's session reached in `scenario`.
-pub fn reached(engine: &Engine, scenario: &str, model: Option<&ScenarioModel>, hits: &mut Hits) {
+/// What a fixture run adds to its messages: the input messages at which
+/// rules were tried (Format 18.2; not after a `redirect` or `stop` input
+/// verdict) and the messages at which the rubric was scored (19.6).
+#[derive(Debug, Clone, Default)]
+pub struct RunInfo {
+    /// Input message IDs whose turn tried the rules.
+    pub rules_tried: Vec<String>,
+    /// Message IDs where the session ended and was scored.
+    pub scored: Vec<String>,
+}
+
+/// Records in `hits` what the engine's session reached in `scenario`;
+/// `run` says where a fixture run tried rules and scored.
+pub fn reached(
+    engine: &Engine,
+    scenario: &str,
+    model: Option<&ScenarioModel>,
+    hits: &mut Hits,
+    run: Option<&RunInfo>,
+) {
     hits.use_scenario(scenario);
     let session = &engine.session;
     for msg in &session.messages {
@@ -47,12 +66,11 @@ pub fn reached(engine: &Engine, scenario: &str, model: Option<&ScenarioModel>, h
         }
     }
     let Some(model) = model else { return };
-    let conds: Vec<(&super::coverage::Condition, Instrumented)> = model
+    let conds: Vec<(&Condition, Instrumented)> = model
         .conditions
         .iter()
-        .filter(|c| !matches!(c.site, Site::Rule(_) | Site::Score))
         .map(|c| {
-            let hit = c.site == Site::Entry;
+            let hit = matches!(c.site, Site::Entry | Site::Rule(_));
             (
                 c,
                 Instrumented::new(engine, &c.src, c.owner.as_deref(), hit),
@@ -88,17 +106,46 @@ pub fn reached(engine: &Engine, scenario: &str, model: Option<&ScenarioModel>, h
                 .map_or(String::new(), |x| x.id.to_string()),
             _ => String::new(),
         };
+        let path = engine.path(m);
         let mut when_false: Vec<String> = Vec::new();
         for (c, inst) in &conds {
-            let (at, ch) = match c.site {
+            let scan;
+            let at = match c.site {
                 Site::Event(_) | Site::Outcome(_) if answered => continue,
-                Site::Event(_) | Site::Outcome(_) => (&before, ""),
+                Site::Event(_) | Site::Outcome(_) => Eval {
+                    state: &before,
+                    char: "",
+                    scan: None,
+                },
                 Site::Emotion if answered || msg.parent.is_none() => continue,
-                Site::Emotion => (&after, author.as_str()),
-                _ => (&after, ""),
+                Site::Emotion => Eval {
+                    state: &after,
+                    char: &author,
+                    scan: None,
+                },
+                Site::Derived => Eval {
+                    state: &after,
+                    char: "",
+                    scan: None,
+                },
+                Site::Entry => {
+                    let depth = model
+                        .entries
+                        .iter()
+                        .find(|e| Some(&e.key) == c.entry.as_ref())
+                        .map_or(1, |e| e.scan_depth);
+                    scan = lower(&scanned(engine, &path, depth));
+                    Eval {
+                        state: &after,
+                        char: "",
+                        scan: Some(&scan),
+                    }
+                }
+                // Rules and scores only where a run tried or scored them.
+                Site::Rule(_) | Site::Score => continue,
             };
             let index = c.index;
-            let value = inst.eval(engine, at, ch, &mut |n, b| {
+            let value = inst.eval(engine, at, &mut |n, b| {
                 hits.hit(scenario, branch_key(index, n, b))
             });
             if let (Site::Entry, Some(key)) = (c.site, &c.entry) {
@@ -109,7 +156,6 @@ pub fn reached(engine: &Engine, scenario: &str, model: Option<&ScenarioModel>, h
         }
         // Entries active here (Format 5.3): enabled, constant or keys
         // matching the scanned text, and `when` true.
-        let path = engine.path(m);
         for e in &model.entries {
             if when_false.contains(&e.key) {
                 continue;
@@ -119,6 +165,100 @@ pub fn reached(engine: &Engine, scenario: &str, model: Option<&ScenarioModel>, h
             }
         }
     }
+    if let Some(run) = run {
+        rules_tried(engine, scenario, &conds, run, hits);
+        for id in &run.scored {
+            let Some(m) = session.find(id) else { continue };
+            let st = engine.state_at(m);
+            for (c, inst) in conds.iter().filter(|(c, _)| c.site == Site::Score) {
+                let index = c.index;
+                inst.eval(
+                    engine,
+                    Eval {
+                        state: &st,
+                        char: "",
+                        scan: None,
+                    },
+                    &mut |n, b| hits.hit(scenario, branch_key(index, n, b)),
+                );
+            }
+        }
+    }
+}
+
+/// Tries the rules at each input where a run tried them (Format 18.2): in
+/// trial order, keywords then pattern then `when` (instrumented, `hit()`
+/// scanning the input), stopping at the first rule that matches.
+fn rules_tried(
+    engine: &Engine,
+    scenario: &str,
+    conds: &[(&Condition, Instrumented)],
+    run: &RunInfo,
+    hits: &mut Hits,
+) {
+    // A rule with a `when` has a condition; one without matches once its
+    // keywords and pattern do.
+    let Ok(rt) = RuntimeIr::compile(&engine.story, &engine.ir) else {
+        return;
+    };
+    for id in &run.rules_tried {
+        let Some(m) = engine.session.find(id) else {
+            continue;
+        };
+        let input = unescape(&engine.session.text(m));
+        let lowered = lower(&input);
+        let st = engine.state_at(m);
+        let responder = st
+            .present_members()
+            .find(|c| engine.ir.cast.get(*c as usize).is_some_and(|x| !x.player))
+            .and_then(|c| engine.ir.cast.get(c as usize))
+            .map_or(String::new(), |x| x.id.to_string());
+        for rule in &rt.rules {
+            if let Some(keys) = &rule.keywords {
+                if !keys.iter().any(|k| k.hits(&lowered)) {
+                    continue;
+                }
+            }
+            if let Some(p) = &rule.pattern {
+                if !p.is_match(&input) {
+                    continue;
+                }
+            }
+            let cond = conds.iter().find(|(c, _)| {
+                matches!(c.site, Site::Rule(_)) && c.entry.as_deref() == Some(&*rule.id)
+            });
+            let Some((c, inst)) = cond else { break };
+            let index = c.index;
+            let at = Eval {
+                state: &st,
+                char: &responder,
+                scan: Some(&lowered),
+            };
+            let v = inst.eval(engine, at, &mut |n, b| {
+                hits.hit(scenario, branch_key(index, n, b))
+            });
+            if v == Some(crate::cel::Value::Bool(true)) {
+                break;
+            }
+        }
+    }
+}
+
+/// The input a runtime escaped into its input message (Format 18.5 step 1),
+/// as given.
+fn unescape(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(n) = chars.next() {
+                out.push(n);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The scanned text at the last message of `path` (Format 5.3): the texts

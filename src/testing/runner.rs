@@ -85,10 +85,6 @@ pub trait TurnRunner {
     fn engine(&self) -> Option<&Engine> {
         None
     }
-    /// The last message of each turn taken so far (message IDs).
-    fn turn_ends(&self) -> Vec<String> {
-        Vec::new()
-    }
 }
 
 /// The settings a fixture starts its session with (Format 18.4, 21.3).
@@ -155,7 +151,6 @@ impl Runtimes for Installed {
         Ok(Box::new(Running {
             session,
             turns: 0,
-            ends: Vec::new(),
             fake: kind == RuntimeKind::Fake,
         }))
     }
@@ -169,7 +164,6 @@ impl Runtimes for Installed {
 struct Running {
     session: Session,
     turns: i64,
-    ends: Vec<String>,
     fake: bool,
 }
 
@@ -188,9 +182,6 @@ impl TurnRunner for Running {
             Err(e) => return Err(TurnError::Other(e.to_string())),
         };
         self.turns += 1;
-        if let Some(last) = r.messages.last() {
-            self.ends.push(last.clone());
-        }
         Ok(TurnResult {
             turn: r.turn,
             messages: r.messages,
@@ -221,9 +212,5 @@ impl TurnRunner for Running {
 
     fn engine(&self) -> Option<&Engine> {
         (!self.fake).then(|| self.session.engine())
-    }
-
-    fn turn_ends(&self) -> Vec<String> {
-        self.ends.clone()
     }
 }

@@ -499,7 +499,13 @@ fn session_test(
         }
     };
     let scenario = engine.ir.scenario.to_string();
-    super::reach::reached(&engine, &scenario, model.scenarios.get(&scenario), hits);
+    super::reach::reached(
+        &engine,
+        &scenario,
+        model.scenarios.get(&scenario),
+        hits,
+        None,
+    );
     let mut failures = Vec::new();
     let mut notes = Vec::new();
     match runtimes.replay(&engine) {
