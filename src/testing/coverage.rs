@@ -489,16 +489,6 @@ pub fn report(model: &Model, hits: &Hits, scope: &str) -> Report {
     }
 }
 
-/// True when reached/total is at least `minimum` percent (exact ratio).
-pub fn meets(ratio: (usize, usize), minimum: f64) -> bool {
-    let (got, all) = ratio;
-    if all == 0 {
-        return true;
-    }
-    // got/all*100 >= minimum  ⇔  got*100 >= minimum*all.
-    (got as f64) * 100.0 >= minimum * all as f64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -529,8 +519,6 @@ mod tests {
             &" /scenarios/0/events/0/when #2 '(state.b || state.c)' true"
                 .replace(" /", "branch  /")
         ));
-        assert!(meets((2, 11), 18.0));
-        assert!(!meets((2, 11), 18.2));
         let unused = report(&model, &Hits::default(), "all");
         assert_eq!(unused.without_tests, vec!["s".to_string()]);
     }

@@ -381,33 +381,15 @@ fn fixture_stage(
                     model.scenarios.get(&fx.scenario_id),
                     runtimes,
                 );
-                if let (Some(min), Status::Pass | Status::Fail) = (&fx.coverage, t.status) {
+                if matches!(t.status, Status::Pass | Status::Fail) {
                     if let Some(m) = model.scenarios.get(&fx.scenario_id) {
                         let r = coverage::scenario_report(
                             &fx.scenario_id,
                             m,
                             own.reached.get(&fx.scenario_id),
                         );
-                        if !coverage::meets(r.ratio, min.minimum) {
-                            let pointer = "/coverage/minimum".to_string();
-                            let at = f.doc.spans.locate(&pointer);
-                            t.failures.push(Failure {
-                                message: format!(
-                                    "coverage {:.1}% is below the minimum {}%",
-                                    r.percent,
-                                    super::assertions::eval::format_decimal(
-                                        rust_decimal::Decimal::from_f64_retain(min.minimum)
-                                            .unwrap_or_default()
-                                    )
-                                ),
-                                file: Some(f.rel.clone()),
-                                pointer: Some(pointer),
-                                line: at.map(|a| a.line),
-                                column: at.map(|a| a.column),
-                                expected: serde_json::Number::from_f64(min.minimum)
-                                    .map(Value::Number),
-                                actual: serde_json::Number::from_f64(r.percent).map(Value::Number),
-                            });
+                        if let Some(failure) = below_minimum(f, &r) {
+                            t.failures.push(failure);
                             t.status = Status::Fail;
                         }
                     }
@@ -420,6 +402,36 @@ fn fixture_stage(
         tests.push(t);
     }
     StageResult::from_tests(StageName::Fixtures, tests)
+}
+
+/// The failure of a fixture whose own coverage is below its
+/// `coverage.minimum` (Format 21.3), comparing the exact ratio with the
+/// minimum as written.
+fn below_minimum(f: &FixtureFile<'_>, r: &coverage::ScenarioReport) -> Option<Failure> {
+    let pointer = "/coverage/minimum";
+    let written = f.doc.value.pointer(pointer)?;
+    let minimum = crate::check::values::exact_decimal(written)?;
+    let (got, all) = r.ratio;
+    let meets = all == 0
+        || rust_decimal::Decimal::from(got) * rust_decimal::Decimal::from(100)
+            >= minimum * rust_decimal::Decimal::from(all);
+    if meets {
+        return None;
+    }
+    let at = f.doc.spans.locate(pointer);
+    Some(Failure {
+        message: format!(
+            "coverage {:.1}% is below the minimum {}%",
+            r.percent,
+            super::assertions::eval::format_decimal(minimum)
+        ),
+        file: Some(f.rel.clone()),
+        pointer: Some(pointer.to_string()),
+        line: at.map(|a| a.line),
+        column: at.map(|a| a.column),
+        expected: Some(written.clone()),
+        actual: serde_json::Number::from_f64(r.percent).map(Value::Number),
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
