@@ -182,3 +182,41 @@ fn a_failing_run_reports_failures_with_locations() {
     pin("failing.junit.xml", &xml);
     pin("failing.txt", &to_text(&r).replace(&shown, "PACK"));
 }
+
+#[test]
+fn junit_failure_messages_keep_one_failure_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("pack");
+    troupe::testing::init::init(&root).unwrap();
+    let smoke = root.join("tests/smoke_first_meeting.yaml");
+    let text = std::fs::read_to_string(&smoke).unwrap();
+    std::fs::write(
+        &smoke,
+        text.replace(
+            "      safety_status: ok\n",
+            "      safety_status: stop\n      ended: true\n",
+        ),
+    )
+    .unwrap();
+    let r = run(&root, &mut Options::default(), &Installed, &mut Quiet).unwrap();
+    let xml = to_junit(&r);
+    check_junit_shape(&xml);
+    let line = "<failure message=\"turn 1: safety_status expected &quot;stop&quot;, got &quot;ok&quot;&#10;turn 1: ended expected true, got false\">";
+    assert!(xml.contains(line), "{xml}");
+    // The attribute reads back with its line break.
+    let mut reader = Reader::from_str(&xml);
+    loop {
+        match reader.read_event().unwrap() {
+            Event::Start(e) if e.name().as_ref() == b"failure" => {
+                let m = e.try_get_attribute("message").unwrap().unwrap();
+                assert_eq!(
+                    m.unescape_value().unwrap(),
+                    "turn 1: safety_status expected \"stop\", got \"ok\"\nturn 1: ended expected true, got false"
+                );
+                break;
+            }
+            Event::Eof => panic!("no failure"),
+            _ => {}
+        }
+    }
+}

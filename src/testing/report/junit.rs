@@ -2,7 +2,11 @@
 //! read it: `<testsuites>` with one `<testsuite>` per stage and one
 //! `<testcase>` per test; counts on every suite; no timestamps or times.
 
+use std::borrow::Cow;
+
+use quick_xml::events::attributes::Attribute;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
+use quick_xml::name::QName;
 use quick_xml::Writer;
 
 use crate::testing::model::{StageResult, Status, TestResult};
@@ -51,6 +55,20 @@ fn cases(stage: &StageResult) -> Vec<TestResult> {
     }
 }
 
+/// Pushes an attribute whose value keeps its line breaks: XML parsers
+/// turn a literal newline in an attribute into a space, so `\n`, `\r` and
+/// `\t` are written as character references.
+fn push_text_attr(e: &mut BytesStart<'_>, key: &str, value: &str) {
+    let escaped = quick_xml::escape::escape(value)
+        .replace('\n', "&#10;")
+        .replace('\r', "&#13;")
+        .replace('\t', "&#9;");
+    e.push_attribute(Attribute {
+        key: QName(key.as_bytes()),
+        value: Cow::Owned(escaped.into_bytes()),
+    });
+}
+
 fn failure_text(t: &TestResult) -> String {
     t.failures
         .iter()
@@ -97,7 +115,7 @@ pub fn to_junit(run: &Run) -> String {
                 Some((tag, message)) => {
                     ok &= w.write_event(Event::Start(case)).is_ok();
                     let mut el = BytesStart::new(tag);
-                    el.push_attribute(("message", message.as_str()));
+                    push_text_attr(&mut el, "message", &message);
                     if tag == "failure" {
                         ok &= w.write_event(Event::Start(el)).is_ok();
                         ok &= w.write_event(Event::Text(BytesText::new(&message))).is_ok();
