@@ -11,7 +11,7 @@ use super::bundle::check_story;
 use super::changes::check_changes;
 use super::story::{self, SessionContext, Story};
 use super::templates::check_template;
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{escape_token, Code, Diagnostic};
 use crate::model::Event;
 
 /// Checks a session (header and messages in file order) against `bundle`.
@@ -21,19 +21,28 @@ pub fn check_session(bundle: &Value, header: &Value, messages: &[Value]) -> Vec<
     let Some(story) = resolve_story(bundle, header, &mut out) else {
         return out;
     };
-    // Stories with header characters or seats are checked again as the
-    // session sees them: header characters may bring their own variables.
-    if header.get("characters").is_some() {
+    // The story as this session sees it (seats filled, header characters in
+    // place) can fail checks the bundle alone passes: a seat-filled
+    // character named in an opening's scene, variables of a header
+    // character. Report what the session adds (Format 11.2, 12.2).
+    if story.cast.iter().any(|m| m.seat.is_some()) || header.get("characters").is_some() {
+        let mut alone = Vec::new();
+        if let Some(bundle_story) = story::resolve(bundle, story.index, None, &mut alone) {
+            check_story(&bundle_story, &mut alone);
+        }
+        let mut seen: HashSet<(Code, Option<String>)> = alone
+            .into_iter()
+            .map(|d| (d.code, d.location.pointer))
+            .collect();
         let mut story_diags = Vec::new();
         check_story(&story, &mut story_diags);
-        out.extend(story_diags.into_iter().filter(|d| {
-            d.location
-                .pointer
-                .as_deref()
-                .is_some_and(|p| p.starts_with("header"))
-        }));
+        out.extend(
+            story_diags
+                .into_iter()
+                .filter(|d| seen.insert((d.code, d.location.pointer.clone()))),
+        );
     }
-    check_header(&story, header, &mut out);
+    check_header(bundle, &story, header, &mut out);
     check_messages(&story, messages, &mut out);
     out
 }
@@ -63,8 +72,14 @@ pub fn resolve_story(bundle: &Value, header: &Value, out: &mut Vec<Diagnostic>) 
     story::resolve(bundle, index, Some(&ctx), out)
 }
 
-fn check_header(story: &Story, header: &Value, out: &mut Vec<Diagnostic>) {
-    let mut seen = HashSet::new();
+fn check_header(bundle: &Value, story: &Story, header: &Value, out: &mut Vec<Diagnostic>) {
+    // Header characters share the bundle namespace with worlds and scenarios
+    // (Format 3.3, 12.2); a bundle character's ID is a replacement.
+    let mut seen: HashSet<&str> = ["worlds", "scenarios"]
+        .iter()
+        .flat_map(|f| array(bundle, f))
+        .filter_map(|x| x.get("id").and_then(Value::as_str))
+        .collect();
     for (i, c) in header
         .get("characters")
         .and_then(Value::as_array)
@@ -72,6 +87,7 @@ fn check_header(story: &Story, header: &Value, out: &mut Vec<Diagnostic>) {
         .iter()
         .enumerate()
     {
+        super::bundle::check_text_fields(c, &format!("header/characters/{i}"), out);
         if let Some(id) = c.get("id").and_then(Value::as_str) {
             if !seen.insert(id) {
                 out.push(
@@ -133,7 +149,8 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
         let Some(id) = m.get("id").and_then(Value::as_str) else {
             continue; // SCHEMA
         };
-        let at = |p: &str| format!("message:{id}{p}");
+        let escaped = escape_token(id);
+        let at = |p: &str| format!("message:{escaped}{p}");
         if facts.contains_key(id) {
             out.push(
                 Diagnostic::error(
@@ -217,6 +234,9 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
                     }
                 }
             }
+        }
+        if let Some(t) = m.pointer("/summary/text").and_then(Value::as_str) {
+            check_template(t, &at("/summary/text"), out);
         }
         check_changes(story, array(m, "changes"), &at("/changes"), out);
         let ended_before = path.ended;
