@@ -108,6 +108,7 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
         }
     }
     check_entries(sc, base, out);
+    super::runtime::check_runtime(story, out);
     // Openings (Format 6.3).
     for (oi, o) in array(sc, "openings").iter().enumerate() {
         let at = format!("{base}/openings/{oi}");

@@ -9,6 +9,7 @@ pub mod ids;
 pub mod keys;
 pub mod locate;
 pub mod pack;
+pub mod runtime;
 pub mod run;
 pub mod schema;
 mod schema_errors;

@@ -32,7 +32,7 @@ pub fn run(args: Args) -> i32 {
     };
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
-    let _ = write!(out, "{}{HELP}\n", transcript_start(&session));
+    let _ = writeln!(out, "{}{HELP}", transcript_start(&session));
     let mut lines = stdin.lock().lines();
     loop {
         if session.is_over() {
