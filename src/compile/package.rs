@@ -51,6 +51,7 @@ pub fn ir_bytes(bundle: &Value) -> Vec<u8> {
 /// bytes; names without the `sessions/` prefix). Entries are in code point
 /// order of names, stored, dated 1980-01-01 00:00:00.
 pub fn write_package(bundle: &Value, sessions: &[(String, Vec<u8>)]) -> std::io::Result<Vec<u8>> {
+    let bundle = &super::canonical::canonical_bundle(bundle);
     let bundle_json = bundle_bytes(bundle);
     let mut manifest = Map::new();
     manifest.insert("troupe".into(), "0.1".into());
