@@ -152,7 +152,10 @@ fn open_package_engine(
     let Some(doc) = loaded.value else {
         return Err(print(&diags));
     };
-    diags.extend(crate::check::run::check_session_document(&opened.bundle, &doc));
+    diags.extend(crate::check::run::check_session_document(
+        &opened.bundle,
+        &doc,
+    ));
     if diags.iter().any(crate::diag::Diagnostic::is_error) {
         return Err(print(&diags));
     }

@@ -89,6 +89,7 @@ pub(crate) fn start(pack: &Opened, args: &SessionArgs, kind: RuntimeKind) -> Res
         seed: args.seed,
         opening: args.opening.clone(),
         runtime: kind,
+        header_players: None,
     };
     let started = match &args.out {
         Some(p) => Session::start_to_file(pack, &options, p),

@@ -41,6 +41,9 @@ pub struct Options {
     pub opening: Option<String>,
     /// The runtime.
     pub runtime: RuntimeKind,
+    /// A header's `players` and `characters` to use instead of filling
+    /// every seat with a default player (conformance `run` tests, playtests).
+    pub header_players: Option<(Value, Option<Value>)>,
 }
 
 /// Why a session did not start.
@@ -135,6 +138,14 @@ fn build_header(bundle: &Value, options: &Options) -> Result<(Value, Option<usiz
                 players.push(json!({"character": c}));
             }
         }
+    }
+    if let Some((p, c)) = &options.header_players {
+        players = p.as_array().cloned().unwrap_or_default();
+        characters = c
+            .as_ref()
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
     }
     let mut h = Map::new();
     h.insert("troupe".into(), "0.1".into());
