@@ -87,7 +87,11 @@ fn turns(c: &mut Criterion) {
     let mut g = c.benchmark_group("runtime/turns");
     g.measurement_time(Duration::from_secs(5));
     for (pack, name, difficulty) in [
-        ("examples/packs/everyday-negotiation", "used-car-fatigue.yaml", Some("hard")),
+        (
+            "examples/packs/everyday-negotiation",
+            "used-car-fatigue.yaml",
+            Some("hard"),
+        ),
         ("examples/packs/harbor-lights", "harbor-adrift.txt", None),
     ] {
         let p = open(&root().join(pack)).expect("opens");
@@ -146,9 +150,17 @@ fn packs(c: &mut Criterion) {
     let ex = root().join("examples/packs/everyday-negotiation");
     let epkg = dir.path().join("ex.troupe");
     let o = open(&ex).unwrap();
-    std::fs::write(&epkg, troupe::compile::package::write_package(&o.bundle, &o.sessions).unwrap()).unwrap();
-    g.bench_function("open source pack", |b| b.iter(|| black_box(open(&ex).unwrap())));
-    g.bench_function("open compiled package", |b| b.iter(|| black_box(open(&epkg).unwrap())));
+    std::fs::write(
+        &epkg,
+        troupe::compile::package::write_package(&o.bundle, &o.sessions).unwrap(),
+    )
+    .unwrap();
+    g.bench_function("open source pack", |b| {
+        b.iter(|| black_box(open(&ex).unwrap()))
+    });
+    g.bench_function("open compiled package", |b| {
+        b.iter(|| black_box(open(&epkg).unwrap()))
+    });
     g.bench_function("open compiled package + start session", |b| {
         b.iter(|| {
             let o = open(&epkg).unwrap();
