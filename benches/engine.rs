@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use troupe::compile::compile_session;
+use troupe::compile::SessionCompiler;
 use troupe::engine::Engine;
 
 fn size() -> usize {
@@ -20,14 +20,24 @@ fn size() -> usize {
         .unwrap_or(1_000_000)
 }
 
-fn engine_for(lines: &[serde_json::Value]) -> Engine {
+fn engine_for(text: &str) -> Engine {
     let bundle = common::bundle();
-    troupe::engine::load::compile_checked(
-        &bundle,
-        Some((lines[0].clone(), lines[1..].to_vec())),
-        None,
+    let mut lines = text.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    let (story, ir) = troupe::engine::load::compile_story_for(&bundle, Some(&header), None)
+        .expect("the generated story compiles");
+    let mut c = SessionCompiler::new(&story, &ir, &header).unwrap();
+    for l in lines {
+        c.push(&serde_json::from_str(l).unwrap()).unwrap();
+    }
+    let session = c.finish();
+    Engine::new(
+        story.clone(),
+        ir,
+        session,
+        true,
+        troupe::engine::DEFAULT_STRIDE,
     )
-    .expect("the generated session compiles")
 }
 
 /// A fixed pseudo-random sequence (SplitMix64), for repeatable picks.
@@ -47,19 +57,32 @@ fn picks(n: usize, count: usize) -> Vec<u32> {
 fn replay(c: &mut Criterion) {
     let n = size();
     let text = common::session_jsonl(n);
-    let lines = common::parse_lines(&text);
-    let engine = engine_for(&lines);
+    let engine = engine_for(&text);
     let mut g = c.benchmark_group("replay");
     g.sample_size(10)
         .measurement_time(Duration::from_secs(20))
         .warm_up_time(Duration::from_secs(1));
     g.bench_function("parse_jsonl_serde_json", |b| {
-        b.iter(|| black_box(common::parse_lines(black_box(&text))))
+        b.iter(|| {
+            // Each line parsed to a `Value` and dropped, as a streaming reader does.
+            let mut keys = 0usize;
+            for l in black_box(&text).lines() {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                keys += v.as_object().map_or(0, |o| o.len());
+            }
+            black_box(keys)
+        })
     });
     g.bench_function("parse_compile_replay_all", |b| {
         b.iter(|| {
-            let lines = common::parse_lines(black_box(&text));
-            let s = compile_session(&engine.story, &engine.ir, &lines[0], &lines[1..]).unwrap();
+            let mut lines = black_box(&text).lines();
+            let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+            let mut c = SessionCompiler::new(&engine.story, &engine.ir, &header).unwrap();
+            for l in lines {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                c.push(&v).unwrap();
+            }
+            let s = c.finish();
             let mut sum = 0i64;
             troupe::engine::replay::replay_all(
                 &engine.ir,
@@ -84,7 +107,7 @@ fn replay(c: &mut Criterion) {
 fn queries(c: &mut Criterion) {
     let n = size();
     let text = common::session_jsonl(n);
-    let engine = engine_for(&common::parse_lines(&text));
+    let engine = engine_for(&text);
     let at = picks(n, 10_000);
     let mut g = c.benchmark_group("state_at_10000_random");
     g.sample_size(10)

@@ -1,10 +1,14 @@
-//! Resident memory of the engine per message (docs/performance.md,
-//! "Engine"): peak RSS (VmHWM) and current RSS from /proc/self/status
-//! around building an engine for the generated session.
+//! Memory of the engine per message (docs/performance.md, "Engine"): the
+//! engine's own estimate of its heap ([`Engine::memory_estimate`]) and the
+//! process's resident memory from /proc/self/status, for the generated
+//! session streamed line by line (parse, lower, drop).
 //!
-//! `cargo bench --bench engine_memory` (Linux only; elsewhere it says so).
+//! `cargo bench --bench engine_memory`; `TROUPE_BENCH_MESSAGES` changes the size.
 
 mod common;
+
+use troupe::compile::SessionCompiler;
+use troupe::engine::{Engine, DEFAULT_STRIDE};
 
 fn status(field: &str) -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -16,54 +20,57 @@ fn status(field: &str) -> Option<u64> {
         .map(|kb| kb * 1024)
 }
 
+fn mib(b: u64) -> f64 {
+    b as f64 / 1048576.0
+}
+
 fn main() {
     let n: usize = std::env::var("TROUPE_BENCH_MESSAGES")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
-    if status("VmRSS:").is_none() {
-        println!("engine_memory: /proc/self/status is not available; nothing measured");
-        return;
-    }
     let text = common::session_jsonl(n);
-    let lines = common::parse_lines(&text);
-    drop(text);
-    let before = status("VmRSS:").unwrap_or(0);
     let bundle = common::bundle();
-    let engine = troupe::engine::load::compile_checked(
-        &bundle,
-        Some((lines[0].clone(), lines[1..].to_vec())),
-        None,
-    )
-    .expect("compiles");
-    let after_build = status("VmRSS:").unwrap_or(0);
-    drop(lines);
-    let after_drop = status("VmRSS:").unwrap_or(0);
-    let checkpoints = engine
-        .session
-        .messages
-        .iter()
-        .filter(|m| m.depth % engine.stride() == 0)
-        .count();
-    println!("messages: {n}");
+    let mut lines = text.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    let (story, ir) =
+        troupe::engine::load::compile_story_for(&bundle, Some(&header), None).expect("story");
+    let before = status("VmRSS:").unwrap_or(0);
+    let mut c = SessionCompiler::new(&story, &ir, &header).expect("header");
+    c.reserve(n);
+    for l in lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        c.push(&v).expect("message");
+    }
+    let session = c.finish();
+    let engine = Engine::new(story.clone(), ir, session, true, DEFAULT_STRIDE);
+    let after = status("VmRSS:").unwrap_or(0);
+    let est = engine.memory_estimate();
     println!(
-        "checkpoint stride: {} ({checkpoints} checkpoints)",
+        "messages: {n} (JSONL text: {:.1} MiB, {} bytes per line)",
+        mib(text.len() as u64),
+        text.len() / n
+    );
+    println!(
+        "estimate: session {:.1} MiB, links {:.1} MiB, checkpoints {:.1} MiB ({} states, stride {})",
+        mib(est.session as u64),
+        mib(est.tree as u64),
+        mib(est.checkpoints as u64),
+        est.checkpoint_count,
         engine.stride()
     );
-    println!("RSS before building: {:.1} MiB", before as f64 / 1048576.0);
-    println!(
-        "RSS after building (parsed values still held): {:.1} MiB",
-        after_build as f64 / 1048576.0
-    );
-    println!(
-        "RSS after dropping the parsed values: {:.1} MiB",
-        after_drop as f64 / 1048576.0
-    );
-    println!(
-        "peak RSS (VmHWM): {:.1} MiB",
-        status("VmHWM:").unwrap_or(0) as f64 / 1048576.0
-    );
-    let per = (after_build.saturating_sub(before)) as f64 / n as f64;
-    println!("engine growth per message (RSS after build - before) / n: {per:.0} bytes");
+    let total = est.session + est.tree + est.checkpoints;
+    println!("estimated engine bytes per message: {}", total / n);
+    if before > 0 {
+        println!(
+            "RSS: {:.1} MiB before, {:.1} MiB after ({} bytes per message); peak (VmHWM) {:.1} MiB",
+            mib(before),
+            mib(after),
+            after.saturating_sub(before) / n as u64,
+            mib(status("VmHWM:").unwrap_or(0))
+        );
+    } else {
+        println!("RSS: /proc/self/status is not available");
+    }
     std::hint::black_box(&engine);
 }

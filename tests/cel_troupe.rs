@@ -389,3 +389,11 @@ fn command_line() {
     assert_eq!(code, 1);
     assert!(out.ends_with("3 passed, 1 failed\n"), "{out}");
 }
+
+#[test]
+fn a_literal_pattern_that_is_not_re2_fails_to_check() {
+    let env = troupe::cel::Env::new();
+    let errs = troupe::cel::compile(r#""a".matches("(")"#, &env).unwrap_err();
+    assert_eq!(errs[0].kind, troupe::cel::CelErrorKind::Type);
+    assert!(troupe::cel::compile(r#""a".matches("a+")"#, &env).is_ok());
+}

@@ -216,3 +216,26 @@ fn hostile_pack_inputs_get_their_code_and_location() {
     assert_eq!(code, 1);
     assert_eq!(r["diagnostics"][0]["code"], "LIMIT", "{r}");
 }
+
+#[test]
+fn players_over_the_manifest_max_and_missing_smoke_fixtures_are_advisory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pack = tmp.path().join("p");
+    write_pack(&pack, "cast: [{seat: a}, {seat: b}]\n");
+    let manifest = pack.join("manifest.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap() + "players: {max: 1}\n";
+    std::fs::write(&manifest, text).unwrap();
+    let (code, r) = json_report(&["check", pack.to_str().unwrap()]);
+    assert_eq!(code, 0, "warnings only: {r}");
+    let found = codes_at(&r);
+    let scenario = format!("{}/scenarios/s.yaml", pack.display());
+    let manifest = format!("{}/manifest.yaml", pack.display());
+    assert!(
+        found.contains(&("ADVISORY".into(), scenario, "/cast".into())),
+        "{r}"
+    );
+    assert!(
+        found.contains(&("ADVISORY".into(), manifest, "/entry_scenarios".into())),
+        "{r}"
+    );
+}

@@ -703,6 +703,18 @@ impl Checker<'_> {
             }
         };
         let kind = self.build(func, which, targs);
+        // A literal pattern that is not valid RE2 fails to check (Format 11.1).
+        if let TKind::Call(Func::Matches, args) = &kind {
+            if let Some(TExpr {
+                kind: TKind::Const(Value::String(p)),
+                ..
+            }) = args.get(1)
+            {
+                if let Err(err) = super::eval::compile_regex(p) {
+                    self.error(e, err.message);
+                }
+            }
+        }
         (Self::texpr(kind, e), ty)
     }
 

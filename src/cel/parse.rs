@@ -131,7 +131,7 @@ pub fn parse(source: &str) -> Result<Expr, Vec<CelError>> {
                     let col = usize::try_from(e.pos.1).unwrap_or(1).max(1);
                     let at = offset_of(source, line, col);
                     let msg = e.msg.strip_prefix("Syntax error: ").unwrap_or(&e.msg);
-                    CelError::new(CelErrorKind::Syntax, msg, source, at..at)
+                    CelError::new(CelErrorKind::Syntax, plain_message(msg), source, at..at)
                 })
                 .collect();
             if out.is_empty() {
@@ -429,5 +429,81 @@ mod tests {
             .spawn(move || parse(&worst).is_err())
             .unwrap();
         assert!(h.join().unwrap());
+    }
+}
+
+/// Rewrites the parser's ANTLR wording ("mismatched input '<EOF>' expecting
+/// {'[', ...}") as a plain sentence for authors; unknown wordings pass
+/// through unchanged.
+fn plain_message(msg: &str) -> String {
+    let quoted = |s: &str| -> Option<String> {
+        let start = s.find('\'')? + 1;
+        let end = start + s[start..].find('\'')?;
+        Some(s[start..end].to_string())
+    };
+    let token = |t: String| {
+        if t == "<EOF>" {
+            "the end of the expression".to_string()
+        } else {
+            format!("`{t}`")
+        }
+    };
+    if let Some(rest) = msg.strip_prefix("mismatched input ") {
+        return match quoted(rest).as_deref() {
+            Some("<EOF>") => "the expression ends too early: a value is missing".into(),
+            Some(t) => format!("unexpected `{t}`"),
+            None => msg.into(),
+        };
+    }
+    if let Some(rest) = msg.strip_prefix("extraneous input ") {
+        return match quoted(rest) {
+            Some(t) if rest.ends_with("expecting <EOF>") => {
+                format!("unexpected `{t}` after a complete expression")
+            }
+            Some(t) => format!("unexpected `{t}`"),
+            None => msg.into(),
+        };
+    }
+    if let Some(rest) = msg.strip_prefix("missing ") {
+        if let (Some(want), Some(at)) = (quoted(rest), rest.split(" at ").nth(1).and_then(quoted)) {
+            return format!("missing `{want}` before {}", token(at));
+        }
+    }
+    if let Some(rest) = msg.strip_prefix("no viable alternative at input ") {
+        if let Some(t) = quoted(rest) {
+            return format!("cannot read `{t}` here");
+        }
+    }
+    if let Some(rest) = msg.strip_prefix("token recognition error at: ") {
+        if let Some(t) = quoted(rest) {
+            return format!("unrecognized text `{t}` (an unterminated string?)");
+        }
+    }
+    msg.into()
+}
+
+#[cfg(test)]
+mod message_tests {
+    use super::plain_message;
+
+    #[test]
+    fn antlr_wording_becomes_plain() {
+        assert_eq!(
+            plain_message("mismatched input '<EOF>' expecting {'[', '{', IDENTIFIER}"),
+            "the expression ends too early: a value is missing"
+        );
+        assert_eq!(
+            plain_message("extraneous input 'b' expecting <EOF>"),
+            "unexpected `b` after a complete expression"
+        );
+        assert_eq!(
+            plain_message("missing ')' at '<EOF>'"),
+            "missing `)` before the end of the expression"
+        );
+        assert_eq!(
+            plain_message("no viable alternative at input '.'"),
+            "cannot read `.` here"
+        );
+        assert_eq!(plain_message("something else"), "something else");
     }
 }

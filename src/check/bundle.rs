@@ -140,7 +140,13 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
                     ..
                 }) = serde_json::from_value::<Condition>(when.clone())
                 {
-                    check_threshold(story, &variable, &threshold, &format!("{at}/when"), out);
+                    super::conditions::check_threshold(
+                        story,
+                        &variable,
+                        &threshold,
+                        &format!("{at}/when"),
+                        out,
+                    );
                 }
             }
             check_changes(story, array(ev, "changes"), &format!("{at}/changes"), out);
@@ -330,47 +336,6 @@ fn check_present(story: &Story, present: &[Value], at: &str, out: &mut Vec<Diagn
                 out.push(not_cast(id, format!("{at}/{k}")));
             }
         }
-    }
-}
-
-fn check_threshold(
-    story: &Story,
-    variable: &str,
-    threshold: &Value,
-    at: &str,
-    out: &mut Vec<Diagnostic>,
-) {
-    let Some(decl) = story.variables.get(variable) else {
-        out.push(
-            Diagnostic::error(
-                Code::UnknownVariable,
-                format!("no variable `{variable}` is declared in this story"),
-            )
-            .at(format!("{at}/variable")),
-        );
-        return;
-    };
-    match decl.ty {
-        Some(ty) if ty.is_numeric() && !decl.is_keyed() => {
-            if threshold.is_number() {
-                return;
-            }
-            out.push(
-                Diagnostic::error(
-                    Code::TypeMismatch,
-                    format!("threshold for `{variable}` must be a number"),
-                )
-                .at(format!("{at}/threshold")),
-            );
-        }
-        Some(ty) => out.push(
-            Diagnostic::error(
-                Code::TypeMismatch,
-                format!("`{variable}` is {ty}; thresholds compare int and number variables"),
-            )
-            .at(format!("{at}/variable")),
-        ),
-        None => {}
     }
 }
 

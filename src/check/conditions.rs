@@ -137,6 +137,73 @@ pub fn lower_threshold(
     Some(format!("{path} {op} {literal}"))
 }
 
+/// Checks a Threshold condition at `at` (the `when` object, Format 9.5):
+/// `variable` must be a state name of an int or number variable or key
+/// (UNKNOWN_VARIABLE, or TYPE_MISMATCH for another type, at `/variable`),
+/// and `threshold` a value of that type (TYPE_MISMATCH at `/threshold`).
+pub fn check_threshold(
+    story: &Story,
+    variable: &str,
+    threshold: &Value,
+    at: &str,
+    out: &mut Vec<Diagnostic>,
+) {
+    let var = match resolve_target(story, variable) {
+        Ok(Target::Key(v, _)) => v,
+        Ok(Target::Variable(v)) if !story.variables.get(v).is_some_and(VarDecl::is_keyed) => v,
+        Ok(Target::Variable(v)) => {
+            out.push(
+                Diagnostic::error(
+                    Code::UnknownVariable,
+                    format!("`{v}` is keyed: name one key, such as `{v}.<key>`"),
+                )
+                .at(format!("{at}/variable")),
+            );
+            return;
+        }
+        Ok(_) => {
+            out.push(
+                Diagnostic::error(
+                    Code::TypeMismatch,
+                    format!("`{variable}` is not an int or number; thresholds compare numbers"),
+                )
+                .at(format!("{at}/variable")),
+            );
+            return;
+        }
+        Err(why) => {
+            out.push(Diagnostic::error(Code::UnknownVariable, why).at(format!("{at}/variable")));
+            return;
+        }
+    };
+    let Some(ty) = story.variables.get(var).and_then(|d| d.ty) else {
+        return;
+    };
+    let ok = match ty {
+        VarType::Scalar(ScalarType::Int) => super::values::is_int(threshold),
+        VarType::Scalar(ScalarType::Number) => super::values::exact_decimal(threshold).is_some(),
+        other => {
+            out.push(
+                Diagnostic::error(
+                    Code::TypeMismatch,
+                    format!("`{variable}` is {other}; thresholds compare int and number variables"),
+                )
+                .at(format!("{at}/variable")),
+            );
+            return;
+        }
+    };
+    if !ok {
+        out.push(
+            Diagnostic::error(
+                Code::TypeMismatch,
+                format!("the threshold for `{variable}` must be a value of its type {ty}"),
+            )
+            .at(format!("{at}/threshold")),
+        );
+    }
+}
+
 /// The CEL text of a `when` (a CEL string, or a Threshold lowered).
 pub fn condition_text(story: &Story, when: &Value) -> Option<(String, bool)> {
     match serde_json::from_value::<Condition>(when.clone()).ok()? {
@@ -519,4 +586,94 @@ fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
     v.get(field)
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn story(vars: Value) -> Story {
+        let bundle = json!({"troupe": "0.1", "kind": "bundle",
+            "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult",
+                            "variables": [{"id": "mood", "type": "number"}]}],
+            "scenarios": [{"id": "s", "name": "S", "cast": [{"character": "kai"}],
+                           "variables": vars}]});
+        crate::check::story::resolve(&bundle, 0, None, &mut Vec::new()).unwrap()
+    }
+
+    #[test]
+    fn thresholds_lower_to_typed_literals() {
+        let s = story(
+            json!([{"id": "gold", "type": "int"}, {"id": "imp", "type": "number"},
+                              {"id": "trust", "type": "int", "keys": ["old-kai"]}]),
+        );
+        assert_eq!(
+            lower_threshold(&s, "variable_above", "imp", &json!(60)).as_deref(),
+            Some("state.imp > 60.0")
+        );
+        assert_eq!(
+            lower_threshold(&s, "variable_equals", "gold", &json!(3)).as_deref(),
+            Some("state.gold == 3")
+        );
+        assert_eq!(
+            lower_threshold(&s, "variable_below", "trust.old-kai", &json!(2)).as_deref(),
+            Some("state.trust[\"old-kai\"] < 2")
+        );
+        assert_eq!(
+            lower_threshold(&s, "variable_above", "kai.mood", &json!(0.5)).as_deref(),
+            Some("state.kai.mood > 0.5")
+        );
+        assert!(lower_threshold(&s, "variable_above", "gold", &json!(1.5)).is_none());
+    }
+
+    #[test]
+    fn derived_order_follows_reads_then_declaration() {
+        let s = story(json!([
+            {"id": "a", "type": "int", "derived": "state.b + 1"},
+            {"id": "b", "type": "int", "derived": "state.c + 1"},
+            {"id": "c", "type": "int"},
+            {"id": "x", "type": "int", "derived": "state.y"},
+            {"id": "y", "type": "int", "derived": "state.x"},
+            {"id": "z", "type": "int", "derived": "state.x"}
+        ]));
+        let o = derived_order(&s);
+        assert_eq!(o.order, vec!["b", "a"]);
+        assert_eq!(o.cyclic, vec!["x", "y"]);
+        let mut out = Vec::new();
+        check_conditions(&s, &mut out);
+        let cycles: Vec<_> = out
+            .iter()
+            .filter(|d| d.code == Code::DerivedCycle)
+            .map(|d| d.location.pointer.clone().unwrap())
+            .collect();
+        assert_eq!(
+            cycles,
+            vec![
+                "/scenarios/0/variables/3/derived",
+                "/scenarios/0/variables/4/derived"
+            ]
+        );
+    }
+
+    #[test]
+    fn wrong_types_and_syntax_are_located_inside_the_expression() {
+        let s = story(
+            json!([{"id": "gold", "type": "int", "derived": "state.gold2 +"},
+                              {"id": "ok", "type": "bool", "derived": "1 + 1"}]),
+        );
+        let mut out = Vec::new();
+        check_conditions(&s, &mut out);
+        let syn = out.iter().find(|d| d.code == Code::CelSyntax).unwrap();
+        assert_eq!(
+            syn.location.pointer.as_deref(),
+            Some("/scenarios/0/variables/0/derived")
+        );
+        assert!(syn.location.inner.is_some());
+        let ty = out.iter().find(|d| d.code == Code::CelType).unwrap();
+        assert_eq!(
+            ty.location.pointer.as_deref(),
+            Some("/scenarios/0/variables/1/derived")
+        );
+    }
 }

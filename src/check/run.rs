@@ -88,15 +88,27 @@ pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagn
     }
     let values: Vec<Value> = session.messages.iter().map(|m| m.value.clone()).collect();
     let mut semantic = check_session(bundle, &header.value, &values);
+    // The k-th DUPLICATE_ID of an ID is about its (k+1)-th line.
+    let mut repeats: std::collections::HashMap<String, usize> = Default::default();
     for d in &mut semantic {
-        locate_session(d, session);
+        let nth = match (&d.code, &d.location.pointer) {
+            (Code::DuplicateId, Some(p)) => {
+                let n = repeats.entry(p.clone()).or_insert(0);
+                *n += 1;
+                *n
+            }
+            _ => 0,
+        };
+        locate_session(d, session, nth);
     }
     out.extend(semantic);
     dedup(&mut out);
     out
 }
 
-fn locate_session(d: &mut Diagnostic, session: &SessionDoc) {
+/// Locates a session diagnostic in the header or in the line of the message
+/// its pointer names (the `nth` line with that ID, 0 for the first).
+fn locate_session(d: &mut Diagnostic, session: &SessionDoc, nth: usize) {
     let Some(p) = d.location.pointer.clone() else {
         d.location.file.get_or_insert_with(|| session.file.clone());
         return;
@@ -112,10 +124,12 @@ fn locate_session(d: &mut Diagnostic, session: &SessionDoc) {
         } else {
             format!("/{inner}")
         };
+        let prefix = format!("message:{id}");
         if let Some(m) = session
             .messages
             .iter()
-            .find(|m| message_prefix(m) == format!("message:{id}"))
+            .filter(|m| message_prefix(m) == prefix)
+            .nth(nth)
         {
             locate_in(d, m, &inner);
         }
@@ -176,8 +190,8 @@ pub fn check_pack(pack: &PackFiles) -> (Vec<Diagnostic>, Value) {
             locate_in(d, doc, &p);
         }
     };
-    let mut pack_diags = check_pack_files(&values);
     let exists = |p: &str| pack.all_files.contains(p);
+    let mut pack_diags = check_pack_files(&values, &exists);
     let lowered = lower::lower(&values, &exists);
     pack_diags.extend(lowered.diagnostics);
     for d in &mut pack_diags {
@@ -185,13 +199,42 @@ pub fn check_pack(pack: &PackFiles) -> (Vec<Diagnostic>, Value) {
     }
     out.extend(pack_diags);
     let mut semantic = check_bundle(&lowered.bundle);
+    if let Some(max) = pack
+        .manifest
+        .as_ref()
+        .and_then(|m| m.value.pointer("/players/max"))
+        .and_then(Value::as_u64)
+    {
+        semantic.extend(players_over_max(&lowered.bundle, max));
+    }
     for d in &mut semantic {
         translate(d, &lowered.origins);
         locate_file(d);
     }
     out.extend(semantic);
-    for (_, session) in &pack.sessions {
+    let max_players = pack
+        .manifest
+        .as_ref()
+        .and_then(|m| m.value.pointer("/players/max"))
+        .and_then(Value::as_u64);
+    for session in pack.sessions.values() {
         out.extend(check_session_document(&lowered.bundle, session));
+        let players = session
+            .header
+            .as_ref()
+            .and_then(|h| h.value.get("players"))
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len) as u64;
+        if let (Some(max), Some(h)) = (max_players, &session.header) {
+            if players > max {
+                let mut d = advisory(format!(
+                    "the session has {players} players; the manifest's players.max is {max}"
+                ))
+                .at("header/players");
+                locate_in(&mut d, h, "/players");
+                out.push(d);
+            }
+        }
     }
     for other in &pack.other {
         if ALLOWED_EXTRAS.contains(&other.as_str()) {
@@ -211,6 +254,36 @@ pub fn check_pack(pack: &PackFiles) -> (Vec<Diagnostic>, Value) {
     (out, lowered.bundle)
 }
 
+/// An ADVISORY warning (Format 13.1, 17.2).
+fn advisory(message: String) -> Diagnostic {
+    Diagnostic::error(Code::Advisory, message).with_severity(Severity::Warning)
+}
+
+/// ADVISORY at each scenario's `/cast` whose player entries (seats and
+/// `player: true`) outnumber the manifest's `players.max` (Format 13.1).
+fn players_over_max(bundle: &Value, max: u64) -> Vec<Diagnostic> {
+    let scenarios = bundle.get("scenarios").and_then(Value::as_array);
+    let mut out = Vec::new();
+    for (i, sc) in scenarios.into_iter().flatten().enumerate() {
+        let players = sc
+            .get("cast")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|c| c.get("seat").is_some() || c.get("player") == Some(&Value::Bool(true)))
+            .count() as u64;
+        if players > max {
+            out.push(
+                advisory(format!(
+                    "the scenario has {players} player entries; the manifest's players.max is {max}"
+                ))
+                .at(format!("/scenarios/{i}/cast")),
+            );
+        }
+    }
+    out
+}
+
 /// Moves a diagnostic found on a lowered bundle to the pack file and pointer
 /// it came from.
 fn translate(d: &mut Diagnostic, origins: &Origins) {
@@ -228,8 +301,11 @@ fn translate(d: &mut Diagnostic, origins: &Origins) {
 /// session's scenario), anything else as a bundle (`.json`, `.yaml`).
 pub fn check_paths(paths: &[PathBuf]) -> Checked {
     let mut checked = Checked::default();
-    let mut sessions: Vec<(String, SessionDoc)> = Vec::new();
-    for path in paths {
+    let mut sessions: Vec<(usize, String, SessionDoc)> = Vec::new();
+    // Which input each diagnostic belongs to, for the report order.
+    let mut owner: Vec<usize> = Vec::new();
+    for (index, path) in paths.iter().enumerate() {
+        owner.resize(checked.diagnostics.len(), index.saturating_sub(1));
         let name = path.display().to_string();
         if !path.exists() {
             checked.diagnostics.push(
@@ -247,7 +323,7 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
             checked.diagnostics.extend(loaded.diagnostics);
             if let Some(s) = loaded.value {
                 add_session_sources(&mut checked.sources, &s);
-                sessions.push((name, s));
+                sessions.push((index, name, s));
             }
         } else {
             let loaded = load::read_bundle(path);
@@ -273,7 +349,8 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
             }
         }
     }
-    for (name, session) in sessions {
+    owner.resize(checked.diagnostics.len(), paths.len().saturating_sub(1));
+    for (index, name, session) in sessions {
         let scenario = session
             .header
             .as_ref()
@@ -292,6 +369,7 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
             (Some((_, b)), _) | (None, Some((_, b))) => {
                 let b = b.clone();
                 checked.diagnostics.extend(check_session_document(&b, &session));
+                owner.resize(checked.diagnostics.len(), index);
             }
             (None, None) => checked.diagnostics.push(
                 Diagnostic::error(
@@ -301,7 +379,10 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
                 .in_file(name),
             ),
         }
+        owner.resize(checked.diagnostics.len(), index);
     }
+    owner.resize(checked.diagnostics.len(), paths.len().saturating_sub(1));
+    sort_for_report(&mut checked.diagnostics, &owner);
     // A diagnostic about a whole file points at it with the empty pointer
     // (Format 17.2).
     for d in &mut checked.diagnostics {
@@ -310,6 +391,29 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
         }
     }
     checked
+}
+
+/// Orders a report (`docs/validation.md`): by input in command-line order,
+/// then file, line, column, pointer and code; the sort is stable.
+fn sort_for_report(diagnostics: &mut Vec<Diagnostic>, owner: &[usize]) {
+    let mut keyed: Vec<(usize, Diagnostic)> = owner
+        .iter()
+        .copied()
+        .zip(std::mem::take(diagnostics))
+        .collect();
+    keyed.sort_by(|(ia, a), (ib, b)| {
+        let key = |d: &Diagnostic| {
+            (
+                d.location.file.clone(),
+                d.location.line,
+                d.location.column,
+                d.location.pointer.clone(),
+                d.code,
+            )
+        };
+        ia.cmp(ib).then_with(|| key(a).cmp(&key(b)))
+    });
+    *diagnostics = keyed.into_iter().map(|(_, d)| d).collect();
 }
 
 fn add_session_sources(sources: &mut Sources, s: &SessionDoc) {

@@ -11,7 +11,7 @@ use super::bundle::check_story;
 use super::changes::check_changes;
 use super::story::{self, SessionContext, Story};
 use super::templates::check_template;
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{escape_token, Code, Diagnostic};
 use crate::model::Event;
 
 /// Checks a session (header and messages in file order) against `bundle`.
@@ -133,7 +133,8 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
         let Some(id) = m.get("id").and_then(Value::as_str) else {
             continue; // SCHEMA
         };
-        let at = |p: &str| format!("message:{id}{p}");
+        let escaped = escape_token(id);
+        let at = |p: &str| format!("message:{escaped}{p}");
         if facts.contains_key(id) {
             out.push(
                 Diagnostic::error(

@@ -1,22 +1,78 @@
 //! Values against declared types (Format 8.2): does a JSON value fit a
 //! variable's type?
 
-use std::str::FromStr;
-
 use rust_decimal::Decimal;
 use serde_json::Value;
 
 use crate::model::{ScalarType, VarType};
 
-/// Reads a JSON number as an exact decimal from its source text (Format 2.2:
-/// at most 28 significant digits). `None` for a non-number or one that does
-/// not fit.
+/// Reads a JSON number as an exact decimal from its source text (Format 2.2,
+/// 8.2): at most 28 significant digits and an absolute value below 10^28.
+/// `None` for a non-number or one that does not fit: never rounded.
 pub fn exact_decimal(v: &Value) -> Option<Decimal> {
     let Value::Number(n) = v else { return None };
-    let text = n.to_string();
-    Decimal::from_str(&text)
-        .or_else(|_| Decimal::from_scientific(&text))
-        .ok()
+    decimal_from_text(&n.to_string())
+}
+
+/// Parses JSON number text (`-12.50`, `1.5e3`, `0e29`) exactly.
+pub fn decimal_from_text(text: &str) -> Option<Decimal> {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match rest.find(['e', 'E']) {
+        Some(i) => (&rest[..i], rest[i + 1..].parse::<i64>().ok()?),
+        None => (rest, 0),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits: String = format!("{int_part}{frac_part}");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // value = digits × 10^(exponent − len(frac_part)); drop zeros that do
+    // not change it so that only significant digits count.
+    let mut scale_exp = exponent.checked_sub(frac_part.len() as i64)?;
+    let trimmed = digits.trim_start_matches('0');
+    if trimmed.is_empty() {
+        return Some(Decimal::ZERO);
+    }
+    let mut significant = trimmed.to_string();
+    while significant.ends_with('0') {
+        significant.pop();
+        scale_exp = scale_exp.checked_add(1)?;
+    }
+    if significant.len() > 28 {
+        return None;
+    }
+    let mut mantissa: i128 = significant.parse().ok()?;
+    if scale_exp > 0 {
+        // Integer digits beyond the significant ones: the value must stay
+        // below 10^28.
+        if significant.len() as i64 + scale_exp > 28 {
+            return None;
+        }
+        mantissa = mantissa.checked_mul(10i128.checked_pow(scale_exp as u32)?)?;
+        scale_exp = 0;
+    }
+    let scale = u32::try_from(-scale_exp).ok()?;
+    if scale > 28 {
+        return None;
+    }
+    if negative {
+        mantissa = -mantissa;
+    }
+    Decimal::try_from_i128_with_scale(mantissa, scale).ok()
+}
+
+/// A value as text for a message, shortened to at most 40 characters.
+pub fn shown(v: &Value) -> String {
+    let text = v.to_string();
+    if text.chars().count() <= 40 {
+        text
+    } else {
+        let head: String = text.chars().take(37).collect();
+        format!("{head}…")
+    }
 }
 
 /// True when `v` is a JSON integer that fits an i64.
@@ -36,11 +92,12 @@ pub fn check_scalar(ty: ScalarType, v: &Value) -> Result<(), String> {
         Ok(())
     } else if ty == ScalarType::Number && v.is_number() {
         Err(format!(
-            "{v} does not fit an exact decimal (at most 28 significant digits)"
+            "{} does not fit an exact decimal (at most 28 significant digits, below 10^28)",
+            shown(v)
         ))
     } else if ty == ScalarType::Int && v.is_number() {
-        let text = v.to_string();
-        if text.contains(['.', 'e', 'E']) {
+        let text = shown(v);
+        if v.to_string().contains(['.', 'e', 'E']) {
             Err(format!(
                 "{text} is not an integer: write int values without a fraction or exponent"
             ))
@@ -104,6 +161,47 @@ mod tests {
         let e: Value = serde_json::from_str("1.5e3").unwrap();
         assert_eq!(exact_decimal(&e).unwrap().to_string(), "1500");
         assert!(check_scalar(ScalarType::Number, &json!("1")).is_err());
+    }
+
+    #[test]
+    fn decimals_keep_28_significant_digits_and_never_round() {
+        let d = |t: &str| decimal_from_text(t).map(|d| d.to_string());
+        assert_eq!(
+            d("0.1234567890123456789012345678").as_deref(),
+            Some("0.1234567890123456789012345678")
+        );
+        assert_eq!(
+            d("0.12345678901234567890123456789"),
+            None,
+            "29 significant digits"
+        );
+        assert_eq!(d("9999999999999999999999999999.5"), None);
+        assert_eq!(
+            d("9999999999999999999999999999").as_deref(),
+            Some("9999999999999999999999999999")
+        );
+        assert_eq!(d("1e28"), None, "10^28 is not below 10^28");
+        assert_eq!(d("0e29").as_deref(), Some("0"));
+        assert_eq!(d("0e-40").as_deref(), Some("0"));
+        assert_eq!(d("-0").as_deref(), Some("0"));
+        assert_eq!(d("1.50").as_deref(), Some("1.5"));
+        assert_eq!(d("12.5e-1").as_deref(), Some("1.25"));
+        assert_eq!(
+            d("1e-28").as_deref(),
+            Some("0.0000000000000000000000000001")
+        );
+        assert_eq!(d("1e-29"), None);
+        let tiny = format!("0.{}1", "0".repeat(500));
+        assert_eq!(d(&tiny), None);
+        assert_eq!(d("1e-400"), None);
+        assert_eq!(d("-2.5").as_deref(), Some("-2.5"));
+    }
+
+    #[test]
+    fn long_values_are_shortened_in_messages() {
+        let big: Value = serde_json::from_str(&"9".repeat(1000)).unwrap();
+        let e = check_scalar(ScalarType::Int, &big).unwrap_err();
+        assert!(e.len() < 120, "{e}");
     }
 
     #[test]

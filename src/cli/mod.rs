@@ -35,12 +35,6 @@ enum Command {
     /// Check and evaluate CEL conditions (Format 11).
     #[command(subcommand)]
     Cel(cel::Command),
-    /// Import Character Cards, lorebooks and chat logs (docs/import.md).
-    #[command(subcommand)]
-    Import(import::Command),
-    /// Export a bundle's character as a Character Card (docs/import.md).
-    #[command(subcommand)]
-    Export(export::Command),
     /// Play a script's inputs as the first player (Format 18, 20).
     Run(run::Args),
     /// Play interactively in a terminal (Format 20).
@@ -57,6 +51,12 @@ enum Command {
     Knows(knows::Args),
     /// Whether the story has ended at a message (Format 9.3).
     Ended(ended::Args),
+    /// Import Character Cards, lorebooks and chat logs (docs/import.md).
+    #[command(subcommand)]
+    Import(import::Command),
+    /// Export a bundle's character as a Character Card (docs/import.md).
+    #[command(subcommand)]
+    Export(export::Command),
 }
 
 /// Parses the process arguments, runs the subcommand and returns the exit code.
@@ -71,8 +71,6 @@ pub fn run() -> i32 {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Cel(cmd) => cel::run(cmd),
-        Command::Import(cmd) => import::run(cmd),
-        Command::Export(cmd) => export::run(cmd),
         Command::Run(args) => run::run(args),
         Command::Play(args) => play::run(args),
         Command::Compile(args) => compile::run(args),
@@ -81,6 +79,8 @@ pub fn run() -> i32 {
         Command::Render(args) => render::run(args),
         Command::Knows(args) => knows::run(args),
         Command::Ended(args) => ended::run(args),
+        Command::Import(cmd) => import::run(cmd),
+        Command::Export(cmd) => export::run(cmd),
     }
 }
 

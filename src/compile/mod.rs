@@ -17,7 +17,7 @@ pub mod time;
 pub mod value;
 
 pub use ir::*;
-pub use session::{compile_session, Fired, MessageIr, SessionIr, SummaryIr};
+pub use session::{compile_session, Fired, MessageIr, SessionCompiler, SessionIr, SummaryIr};
 pub use story::compile_story;
 pub use value::{format_decimal, Norm, Val};
 

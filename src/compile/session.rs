@@ -98,49 +98,90 @@ pub fn compile_session(
     header: &Value,
     messages: &[Value],
 ) -> Result<SessionIr, CompileError> {
-    let cast: Vec<Arc<str>> = ir.cast.iter().map(|c| c.id.clone()).collect();
-    let mut by_name = HashMap::new();
-    for (i, v) in ir.vars.iter().enumerate() {
-        by_name.insert(v.name.to_string(), i as u32);
-    }
-    let scope = ChangeScope {
-        story,
-        vars: &ir.vars,
-        by_name: &by_name,
-        cast: &cast,
-    };
-    let preset = match (
-        header.get("difficulty").and_then(Value::as_str),
-        &ir.difficulty,
-    ) {
-        (Some(p), Some(d)) => Some(
-            d.presets
-                .iter()
-                .position(|(x, _)| &**x == p)
-                .ok_or_else(|| CompileError(format!("no difficulty preset `{p}`")))?
-                as u16,
-        ),
-        (None, Some(d)) => Some(d.default),
-        _ => None,
-    };
-    let mut out = SessionIr {
-        messages: Vec::with_capacity(messages.len()),
-        index: HashMap::with_capacity(messages.len()),
-        seed: header.get("seed").and_then(Value::as_u64).unwrap_or(0),
-        preset,
-    };
+    let mut c = SessionCompiler::new(story, ir, header)?;
+    c.reserve(messages.len());
     for m in messages {
-        let msg = lower_message(ir, &scope, &out, m)?;
-        let ix = out.messages.len() as u32;
-        if out.index.insert(msg.id.clone(), ix).is_some() {
+        c.push(m)?;
+    }
+    Ok(c.finish())
+}
+
+/// Lowers a session one message at a time (so a caller can parse, lower
+/// and drop each line without holding every parsed line).
+pub struct SessionCompiler<'a> {
+    story: &'a Story,
+    ir: &'a StoryIr,
+    by_name: HashMap<String, u32>,
+    cast: Vec<Arc<str>>,
+    out: SessionIr,
+}
+
+impl<'a> SessionCompiler<'a> {
+    /// Starts a session from its header (seed, difficulty preset).
+    pub fn new(story: &'a Story, ir: &'a StoryIr, header: &Value) -> Result<Self, CompileError> {
+        let cast: Vec<Arc<str>> = ir.cast.iter().map(|c| c.id.clone()).collect();
+        let mut by_name = HashMap::new();
+        for (i, v) in ir.vars.iter().enumerate() {
+            by_name.insert(v.name.to_string(), i as u32);
+        }
+        let preset = match (
+            header.get("difficulty").and_then(Value::as_str),
+            &ir.difficulty,
+        ) {
+            (Some(p), Some(d)) => Some(
+                d.presets
+                    .iter()
+                    .position(|(x, _)| &**x == p)
+                    .ok_or_else(|| CompileError(format!("no difficulty preset `{p}`")))?
+                    as u16,
+            ),
+            (None, Some(d)) => Some(d.default),
+            _ => None,
+        };
+        Ok(SessionCompiler {
+            story,
+            ir,
+            by_name,
+            cast,
+            out: SessionIr {
+                messages: Vec::new(),
+                index: HashMap::new(),
+                seed: header.get("seed").and_then(Value::as_u64).unwrap_or(0),
+                preset,
+            },
+        })
+    }
+
+    /// Reserves room for `n` more messages.
+    pub fn reserve(&mut self, n: usize) {
+        self.out.messages.reserve(n);
+        self.out.index.reserve(n);
+    }
+
+    /// Lowers the next message (file order).
+    pub fn push(&mut self, m: &Value) -> Result<(), CompileError> {
+        let scope = ChangeScope {
+            story: self.story,
+            vars: &self.ir.vars,
+            by_name: &self.by_name,
+            cast: &self.cast,
+        };
+        let msg = lower_message(self.ir, &scope, &self.out, m)?;
+        let ix = self.out.messages.len() as u32;
+        if self.out.index.insert(msg.id.clone(), ix).is_some() {
             return Err(CompileError(format!(
                 "message ID `{}` is used twice",
                 msg.id
             )));
         }
-        out.messages.push(msg);
+        self.out.messages.push(msg);
+        Ok(())
     }
-    Ok(out)
+
+    /// The compiled session.
+    pub fn finish(self) -> SessionIr {
+        self.out
+    }
 }
 
 fn lower_message(

@@ -391,11 +391,7 @@ fn parse_test(t: &Value, expect: &Value) -> Result<(), Failure> {
     let diags = match kind {
         "bundle" => parse_bundle(&bytes),
         "session" => parse_session_bytes(&bytes),
-        "package" => {
-            return Err(Failure::Fail(
-                "packages (.troupe archives) are not read by this build yet".into(),
-            ))
-        }
+        "package" => parse_package_bytes(&bytes),
         other => return Err(Failure::Suite(format!("unknown parse kind `{other}`"))),
     };
     compare_codes(expect, &diags)
@@ -416,27 +412,67 @@ pub fn parse_bundle(bytes: &[u8]) -> Vec<Diagnostic> {
     diags
 }
 
+/// Reads package bytes (the archive's rules, Format 14), then checks the
+/// version and schema of `bundle.json` and of every session in it; other
+/// entries are ADVISORY (README 3.7: no semantic checks).
+pub fn parse_package_bytes(bytes: &[u8]) -> Vec<Diagnostic> {
+    let l = crate::load::parse_package("input.troupe", bytes);
+    let mut diags = l.diagnostics;
+    if let Some(pkg) = l.value {
+        if let Some(b) = &pkg.bundle {
+            if let Some(d) = check_version(b, "troupe", "") {
+                diags.push(d);
+            } else if let Ok(s) = Schemas::try_get() {
+                diags.extend(s.validate(SchemaKind::Bundle, b, ""));
+            }
+        }
+        for s in pkg.sessions.values() {
+            diags.extend(session_schema(s));
+        }
+        for other in &pkg.other {
+            diags.push(
+                Diagnostic::error(
+                    crate::diag::Code::Advisory,
+                    format!("package entry `{other}` is not part of the format"),
+                )
+                .with_severity(crate::diag::Severity::Warning)
+                .at(other.as_str()),
+            );
+        }
+    }
+    diags
+}
+
+fn session_schema(s: &crate::load::SessionDoc) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    if let Some(h) = &s.header {
+        if let Some(d) = check_version(h, "troupe", "header") {
+            diags.push(d);
+            return diags;
+        }
+        if let Ok(sc) = Schemas::try_get() {
+            diags.extend(sc.validate(SchemaKind::SessionHeader, h, "header"));
+        }
+    }
+    if let Ok(sc) = Schemas::try_get() {
+        for m in &s.messages {
+            diags.extend(sc.validate(
+                SchemaKind::Message,
+                m,
+                &crate::check::run::message_prefix(m),
+            ));
+        }
+    }
+    diags
+}
+
 /// Parses session bytes line by line, checks the header's version and
 /// validates every line's schema (README 3.7).
 pub fn parse_session_bytes(bytes: &[u8]) -> Vec<Diagnostic> {
     let l = parse_session("input.jsonl", bytes);
     let mut diags = l.diagnostics;
     if let Some(s) = l.value {
-        if let Some(h) = &s.header {
-            if let Some(d) = check_version(h, "troupe", "header") {
-                diags.push(d);
-                return diags;
-            }
-            if let Ok(sc) = Schemas::try_get() {
-                diags.extend(sc.validate(SchemaKind::SessionHeader, h, "header"));
-            }
-        }
-        if let Ok(sc) = Schemas::try_get() {
-            for m in &s.messages {
-                let id = m.value.get("id").and_then(Value::as_str).unwrap_or("");
-                diags.extend(sc.validate(SchemaKind::Message, m, &format!("message:{id}")));
-            }
-        }
+        diags.extend(session_schema(&s));
     }
     diags
 }

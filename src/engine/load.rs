@@ -7,8 +7,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Engine, DEFAULT_STRIDE};
-use crate::check::{self, SchemaKind, Schemas};
-use crate::compile::{compile_session, compile_story, SessionIr};
+use crate::check;
+use crate::check::story::Story;
+use crate::compile::{compile_session, compile_story, SessionIr, StoryIr};
 use crate::diag::{Code, Diagnostic};
 use crate::load::{Document, SpanIndex};
 
@@ -23,29 +24,18 @@ pub fn bare_document(file: &str, value: &Value) -> Document {
     }
 }
 
-/// Every check of a bundle and (optionally) a session: schemas, then the
-/// semantic checks (Format 17.2, 17.3). Diagnostics in check order.
+/// Every check of a bundle and (optionally) a session, through the
+/// checker's entry points (version, schemas, semantic checks; Format 17.2,
+/// 17.3). Diagnostics in check order.
 pub fn check_all(bundle: &Document, session: Option<(&Document, &[Document])>) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let schemas = Schemas::try_get().ok();
-    if let Some(s) = schemas {
-        out.extend(s.validate(SchemaKind::Bundle, bundle, ""));
-    }
-    out.extend(check::bundle::check_bundle(&bundle.value));
+    let mut out = check::run::check_bundle_document(bundle);
     if let Some((header, messages)) = session {
-        if let Some(s) = schemas {
-            out.extend(s.validate(SchemaKind::SessionHeader, header, "header"));
-            for m in messages {
-                let id = m.value.get("id").and_then(Value::as_str).unwrap_or("");
-                out.extend(s.validate(SchemaKind::Message, m, &format!("message:{id}")));
-            }
-        }
-        let values: Vec<Value> = messages.iter().map(|m| m.value.clone()).collect();
-        out.extend(check::session::check_session(
-            &bundle.value,
-            &header.value,
-            &values,
-        ));
+        let doc = crate::load::SessionDoc {
+            file: header.file.clone(),
+            header: Some(header.clone()),
+            messages: messages.to_vec(),
+        };
+        out.extend(check::run::check_session_document(&bundle.value, &doc));
     }
     out
 }
@@ -94,21 +84,23 @@ pub fn load_documents(
     )
 }
 
-/// Compiles input that has passed its checks (no check runs here).
-pub fn compile_checked(
+fn internal(m: String) -> Vec<Diagnostic> {
+    vec![Diagnostic::error(
+        Code::Schema,
+        format!("cannot compile: {m}"),
+    )]
+}
+
+/// Resolves and compiles the story a session header names (or scenario
+/// `scenario`, else the first, without a session). No check runs here.
+pub fn compile_story_for(
     bundle: &Value,
-    session: Option<(Value, Vec<Value>)>,
+    header: Option<&Value>,
     scenario: Option<&str>,
-) -> Result<Engine, Vec<Diagnostic>> {
-    let internal = |m: String| {
-        vec![Diagnostic::error(
-            Code::Schema,
-            format!("cannot compile: {m}"),
-        )]
-    };
+) -> Result<(Story, StoryIr), Vec<Diagnostic>> {
     let mut sink = Vec::new();
-    let story = match &session {
-        Some((h, _)) => check::session::resolve_story(bundle, h, &mut sink),
+    let story = match header {
+        Some(h) => check::session::resolve_story(bundle, h, &mut sink),
         None => {
             let index = match scenario {
                 Some(id) => bundle
@@ -127,6 +119,16 @@ pub fn compile_checked(
         return Err(internal("the bundle has no such scenario".into()));
     };
     let ir = compile_story(&story).map_err(|e| internal(e.0))?;
+    Ok((story, ir))
+}
+
+/// Compiles input that has passed its checks (no check runs here).
+pub fn compile_checked(
+    bundle: &Value,
+    session: Option<(Value, Vec<Value>)>,
+    scenario: Option<&str>,
+) -> Result<Engine, Vec<Diagnostic>> {
+    let (story, ir) = compile_story_for(bundle, session.as_ref().map(|s| &s.0), scenario)?;
     let (sess, has) = match &session {
         Some((h, ms)) => (
             compile_session(&story, &ir, h, ms).map_err(|e| internal(e.0))?,
@@ -146,17 +148,9 @@ pub fn read_bundle_or_pack(path: &Path) -> (Option<Document>, Vec<Diagnostic>) {
         let Some(pack) = scanned.value else {
             return (None, diags);
         };
-        let mut values = check::pack::lower::PackValues::new();
-        if let Some(m) = &pack.manifest {
-            values.insert("manifest.yaml".into(), m.value.clone());
-        }
-        for (p, (_, d)) in &pack.files {
-            values.insert(p.clone(), d.value.clone());
-        }
-        let exists = |p: &str| pack.all_files.contains(p);
-        let lowered = check::pack::lower::lower(&values, &exists);
-        diags.extend(lowered.diagnostics);
-        let doc = bare_document(&path.display().to_string(), &lowered.bundle);
+        let (pack_diags, bundle) = check::run::check_pack(&pack);
+        diags.extend(pack_diags);
+        let doc = bare_document(&path.display().to_string(), &bundle);
         (Some(doc), diags)
     } else {
         let l = crate::load::read_bundle(path);

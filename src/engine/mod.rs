@@ -17,6 +17,7 @@ pub mod eval;
 pub mod knows;
 pub mod load;
 pub mod macros;
+pub mod memory;
 pub mod replay;
 pub mod state;
 

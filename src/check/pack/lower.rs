@@ -123,7 +123,7 @@ impl Lowerer<'_> {
         // Cast: the seed's single NPC, then `cast`, then a player seat.
         let mut cast = Vec::new();
         if let Some(r) = v.pointer("/npc/ref").and_then(Value::as_str) {
-            if let Some(f) = self.follow(path, "/npc/ref", r) {
+            if let Some(f) = self.follow_kind(path, "/npc/ref", r, "npcs/") {
                 if let Some(cid) = char_index.get(&f) {
                     self.out
                         .origins
@@ -142,7 +142,7 @@ impl Lowerer<'_> {
         {
             if let Some(r) = entry.pointer("/npc/ref").and_then(Value::as_str) {
                 let ptr = format!("/cast/{j}/npc/ref");
-                if let Some(f) = self.follow(path, &ptr, r) {
+                if let Some(f) = self.follow_kind(path, &ptr, r, "npcs/") {
                     if let Some(cid) = char_index.get(&f) {
                         let k = cast.len();
                         self.out.origins.map(
@@ -186,7 +186,7 @@ impl Lowerer<'_> {
         {
             if let Some(r) = w.get("ref").and_then(Value::as_str) {
                 let ptr = format!("/worlds/{j}/ref");
-                if let Some(f) = self.follow(path, &ptr, r) {
+                if let Some(f) = self.follow_kind(path, &ptr, r, "worlds/") {
                     if let Some(wid) = world_index.get(&f) {
                         self.out
                             .origins
@@ -266,7 +266,12 @@ impl Lowerer<'_> {
         for (field, key) in [("scene", "scene"), ("rubric", "rubric")] {
             let ptr = format!("/{field}/ref");
             if let Some(r) = v.pointer(&ptr).and_then(Value::as_str) {
-                if let Some(f) = self.follow(path, &ptr, r) {
+                let folder = if field == "scene" {
+                    "scenes/"
+                } else {
+                    "rubrics/"
+                };
+                if let Some(f) = self.follow_kind(path, &ptr, r, folder) {
                     let doc = &self.files[&f];
                     self.out.origins.map(format!("{base}/{key}"), &f, "");
                     let mut m = Map::new();
@@ -339,30 +344,49 @@ impl Lowerer<'_> {
         Some(Value::Object(s))
     }
 
-    /// Resolves the reference at `file`+`pointer`; reports and returns `None`
-    /// when it is missing or escapes.
-    fn follow(&mut self, file: &str, pointer: &str, reference: &str) -> Option<String> {
-        match normalize_ref(reference) {
+    /// Resolves the reference at `file`+`pointer` to a file of `folder`'s
+    /// kind (`npcs/`), or reports why it does not (Format 13): PATH_TRAVERSAL
+    /// for a path that escapes, MISSING_FILE for one that names no file or a
+    /// file of another kind. A file of the right kind that exists but did not
+    /// parse gives `None` silently: it has its own diagnostics.
+    fn follow_kind(
+        &mut self,
+        file: &str,
+        pointer: &str,
+        reference: &str,
+        folder: &str,
+    ) -> Option<String> {
+        let path = match normalize_ref(reference) {
+            Ok(p) => p,
             Err(e) => {
                 self.out.diagnostics.push(
                     Diagnostic::error(e.code, e.message)
                         .in_file(file)
                         .at(pointer),
                 );
-                None
+                return None;
             }
-            Ok(path) if self.files.contains_key(&path) => Some(path),
-            // A file that exists but did not parse has its own diagnostics.
-            Ok(path) if (self.exists)(&path) => None,
-            Ok(path) => {
-                self.out.diagnostics.push(
-                    Diagnostic::error(Code::MissingFile, format!("file not found: `{path}`"))
-                        .in_file(file)
-                        .at(pointer),
-                );
-                None
+        };
+        let in_folder = path
+            .strip_prefix(folder)
+            .is_some_and(|rest| !rest.contains('/'));
+        let exists = self.files.contains_key(&path) || (self.exists)(&path);
+        let message = match (in_folder, exists) {
+            (true, true) if self.files.contains_key(&path) => return Some(path),
+            (true, true) => return None,
+            (false, true) => {
+                format!("`{path}` is not a file of `{folder}`, which this reference must name")
             }
-        }
+            (_, false) => {
+                format!("file not found: `{path}` (references are relative to the pack root)")
+            }
+        };
+        self.out.diagnostics.push(
+            Diagnostic::error(Code::MissingFile, message)
+                .in_file(file)
+                .at(pointer),
+        );
+        None
     }
 }
 
@@ -442,7 +466,7 @@ pub fn lower(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Lowered {
         .get("manifest.yaml")
         .and_then(|m| m.pointer("/safety/policy"))
         .and_then(Value::as_str)
-        .and_then(|r| l.follow("manifest.yaml", "/safety/policy", r));
+        .and_then(|r| l.follow_kind("manifest.yaml", "/safety/policy", r, "safety/"));
 
     let refs = Refs {
         char_index,
