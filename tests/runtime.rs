@@ -460,3 +460,58 @@ fn inputs_are_escaped_and_replies_render() {
         Some("Marco beams. 'I knew you had taste, Player.'")
     );
 }
+
+/// An adapter (Format 18.7) proposes only a reply and changes: the engine
+/// escapes the reply, checks the changes (dropping all of them when one
+/// fails) and clamps what it applies.
+struct Scripted(Vec<(Option<String>, Vec<Value>)>);
+
+impl troupe::runtime::Runtime for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+    fn propose(
+        &mut self,
+        ctx: &troupe::runtime::TurnContext<'_>,
+    ) -> Option<troupe::runtime::Proposal> {
+        assert_eq!(ctx.responder, "marco");
+        assert!(ctx.state().contains_key("patience"));
+        let (reply, changes) = self.0.remove(0);
+        Some(troupe::runtime::Proposal::adapter(reply, changes))
+    }
+}
+
+#[test]
+fn an_adapter_needs_only_a_reply_and_changes() {
+    let p = pack(NEGOTIATION);
+    let adapter = Scripted(vec![
+        (
+            Some("Deal, {{user}}?".into()),
+            vec![serde_json::json!({"add": {"impression": 500}})],
+        ),
+        (
+            Some("Hm.".into()),
+            vec![
+                serde_json::json!({"add": {"patience": -1}}),
+                serde_json::json!({"set": {"nope": 1}}),
+            ],
+        ),
+    ]);
+    let mut s = Session::start_with(&p, &Options::default(), Box::new(adapter), None).unwrap();
+    let r = s.turn("hi").unwrap();
+    // The reply is literal: its `{{` is escaped, so it renders as written.
+    assert_eq!(r.reply.as_deref(), Some("Deal, {{user}}?"));
+    // impression 50 + 500 clamps to max 100; 100 > 70 fires dealer_warms_up.
+    assert_eq!(r.state_delta["impression"], 100);
+    assert_eq!(fired(std::slice::from_ref(&r)), ["dealer_warms_up"]);
+    let r = s.turn("and?").unwrap();
+    // `nope` is UNKNOWN_VARIABLE: every change of the proposal is dropped.
+    assert!(
+        r.diagnostics.iter().any(|d| d.code == Code::UnknownVariable
+            && d.location.pointer.as_deref() == Some("message:m5/changes/1/set/nope")),
+        "{:?}",
+        r.diagnostics
+    );
+    assert!(r.state_delta.is_empty());
+    assert_eq!(r.reply.as_deref(), Some("Hm."));
+}
