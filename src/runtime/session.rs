@@ -79,6 +79,8 @@ pub struct Session {
     pub(crate) states: Vec<State>,
     /// Events fired on the path to each message.
     pub(crate) fired: Vec<Vec<bool>>,
+    /// `roll()` calls made at each message before its events (11.5).
+    pub(crate) rolls: Vec<u64>,
     pub(crate) current: Option<u32>,
     /// The input message of each turn on the current path.
     pub(crate) turns: Vec<u32>,
@@ -245,6 +247,7 @@ impl Session {
             kind: options.runtime,
             states: Vec::new(),
             fired: Vec::new(),
+            rolls: Vec::new(),
             current: None,
             turns: Vec::new(),
             stopped: false,
@@ -438,6 +441,7 @@ impl Session {
             &mut st,
             m,
             &before,
+            self.rolls[mi],
             &mut self.scratch,
         );
         self.states[mi] = st;
@@ -453,6 +457,7 @@ impl Session {
         }
         self.states.pop();
         self.fired.pop();
+        self.rolls.pop();
     }
 
     /// The session line of message `m`, with the changes as written.
