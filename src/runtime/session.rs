@@ -414,13 +414,14 @@ impl Session {
             Some(p) => self.states[p as usize].clone(),
             None => self.engine.initial().clone(),
         };
-        step(
+        let rolls = step(
             &self.engine.ir,
             &self.engine.session,
             &mut st,
             ix,
             &mut self.scratch,
         );
+        self.rolls.push(rolls);
         let fired = match parent {
             Some(p) => self.fired[p as usize].clone(),
             None => vec![false; self.engine.ir.events.len()],
@@ -441,7 +442,7 @@ impl Session {
             &mut st,
             m,
             &before,
-            self.rolls[mi],
+            self.rolls.get(mi).copied().unwrap_or(0),
             &mut self.scratch,
         );
         self.states[mi] = st;
