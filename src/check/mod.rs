@@ -11,6 +11,7 @@ pub mod keys;
 pub mod locate;
 pub mod pack;
 pub mod run;
+pub mod runtime;
 pub mod schema;
 mod schema_errors;
 pub mod session;

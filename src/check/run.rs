@@ -533,6 +533,20 @@ pub fn check_package(pkg: &load::PackageDoc) -> (Vec<Diagnostic>, Option<Value>)
             out.extend(check_session_document(b, s));
         }
     }
+    // The compiled form (Format 14.4): a mismatch is reported, the sources
+    // are checked either way.
+    if let (Some(ir), Some(b)) = (&pkg.ir, &pkg.bundle) {
+        let mut entries = vec![
+            ("bundle.json".to_string(), b.text.as_bytes().to_vec()),
+            ("ir.json".to_string(), ir.clone()),
+        ];
+        if let Some(m) = &pkg.manifest {
+            entries.push(("manifest.json".to_string(), m.text.as_bytes().to_vec()));
+        }
+        if let Err(d) = load::compiled::verify_ir(&pkg.file, &entries) {
+            out.extend(d);
+        }
+    }
     for other in &pkg.other {
         out.push(
             Diagnostic::error(

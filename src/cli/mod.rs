@@ -100,6 +100,9 @@ pub(crate) fn open_engine(
     bundle: &std::path::Path,
     session: Option<&std::path::Path>,
 ) -> Result<crate::engine::Engine, i32> {
+    if bundle.extension().and_then(|e| e.to_str()) == Some("troupe") {
+        return open_package_engine(bundle, session);
+    }
     crate::engine::load::open(bundle, session).map_err(|diags| {
         let sources = crate::diag::render::Sources::new();
         eprint!("{}", crate::diag::render::render_human(&diags, &sources));
@@ -114,4 +117,61 @@ pub(crate) fn message_index(engine: &crate::engine::Engine, id: &str) -> Result<
         eprintln!("the session has no message `{id}`");
         1
     })
+}
+
+/// [`open_engine`] for a package (Format 14.4): the bundle comes from the
+/// compiled form when it matches (no check of the bundle runs again); the
+/// session is a file, or a session entry of the package by name.
+fn open_package_engine(
+    bundle: &std::path::Path,
+    session: Option<&std::path::Path>,
+) -> Result<crate::engine::Engine, i32> {
+    let opened = run::open_pack(bundle)?;
+    let print = |diags: &[crate::diag::Diagnostic]| {
+        let sources = crate::diag::render::Sources::new();
+        eprint!("{}", crate::diag::render::render_human(diags, &sources));
+        eprintln!("the input does not conform (Format 17.1); nothing was computed");
+        1
+    };
+    let Some(path) = session else {
+        return crate::engine::load::compile_checked(&opened.bundle, None, None)
+            .map_err(|d| print(&d));
+    };
+    let (file, bytes) = if path.is_file() {
+        match std::fs::read(path) {
+            Ok(b) => (path.display().to_string(), b),
+            Err(e) => {
+                eprintln!("troupe: cannot read {}: {e}", path.display());
+                return Err(3);
+            }
+        }
+    } else {
+        let name = path.to_string_lossy();
+        let name = name.strip_prefix("sessions/").unwrap_or(&name).to_string();
+        match opened.sessions.iter().find(|(n, _)| *n == name) {
+            Some((n, b)) => (format!("{}!sessions/{n}", opened.name), b.clone()),
+            None => {
+                eprintln!("troupe: no session file or package session `{name}`");
+                return Err(3);
+            }
+        }
+    };
+    let loaded = crate::load::parse_session(&file, &bytes);
+    let mut diags = loaded.diagnostics;
+    let Some(doc) = loaded.value else {
+        return Err(print(&diags));
+    };
+    diags.extend(crate::check::run::check_session_document(
+        &opened.bundle,
+        &doc,
+    ));
+    if diags.iter().any(crate::diag::Diagnostic::is_error) {
+        return Err(print(&diags));
+    }
+    let Some(header) = doc.header.as_ref().map(|h| h.value.clone()) else {
+        return Err(print(&diags));
+    };
+    let messages = doc.messages.iter().map(|m| m.value.clone()).collect();
+    crate::engine::load::compile_checked(&opened.bundle, Some((header, messages)), None)
+        .map_err(|d| print(&d))
 }

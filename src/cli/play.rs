@@ -81,7 +81,12 @@ pub fn run(args: Args) -> i32 {
             _ => {
                 let before = session.flattened();
                 match session.turn(line) {
-                    Ok(r) => {
+                    Ok(mut r) => {
+                        // Hidden variables (Format 8.1) are not shown to the player.
+                        let visible = session.visible_state();
+                        let all = session.flattened();
+                        r.state_delta
+                            .retain(|k, _| visible.contains_key(k) || !all.contains_key(k));
                         let _ = write!(out, "{}", transcript_turn(&session, line, &before, &r));
                         let _ =
                             writeln!(out, "  visible: {}", state_line(&session.visible_state()));

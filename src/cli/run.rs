@@ -89,6 +89,7 @@ pub(crate) fn start(pack: &Opened, args: &SessionArgs, kind: RuntimeKind) -> Res
         seed: args.seed,
         opening: args.opening.clone(),
         runtime: kind,
+        header_players: None,
     };
     let started = match &args.out {
         Some(p) => Session::start_to_file(pack, &options, p),
@@ -116,7 +117,15 @@ pub fn read_script(path: &Path) -> Result<Vec<String>, String> {
         Some("yaml" | "yml")
     );
     if yaml {
-        let l = crate::load::parse_yaml(&path.display().to_string(), &bytes);
+        // The YAML reader takes mappings: read the list as the value of a key.
+        let text = String::from_utf8(bytes).map_err(|_| "the script is not UTF-8".to_string())?;
+        let mut wrapped = String::from("script:\n");
+        for line in text.lines() {
+            wrapped.push_str("  ");
+            wrapped.push_str(line);
+            wrapped.push('\n');
+        }
+        let l = crate::load::parse_yaml(&path.display().to_string(), wrapped.as_bytes());
         let Some(doc) = l.value else {
             return Err(l
                 .diagnostics
@@ -125,7 +134,8 @@ pub fn read_script(path: &Path) -> Result<Vec<String>, String> {
         };
         return doc
             .value
-            .as_array()
+            .get("script")
+            .and_then(Value::as_array)
             .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
             .ok_or_else(|| "a YAML script is a list of strings".to_string());
     }

@@ -7,6 +7,7 @@
 //! (see [`crate::engine::Engine::load`]); anything that does not resolve is a
 //! [`CompileError`].
 
+pub mod canonical;
 pub mod changes;
 pub mod ir;
 pub mod package;

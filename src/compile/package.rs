@@ -11,23 +11,10 @@
 use std::io::{Cursor, Write};
 
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipWriter};
 
-/// The IR version this implementation writes and accepts.
-pub const IR_VERSION: &str = "troupe-ir-1";
-
-/// `"sha256:" + lower-case hex SHA-256` of `bytes`.
-pub fn content_hash(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut s = String::with_capacity(7 + 64);
-    s.push_str("sha256:");
-    for b in digest {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
+pub use crate::load::compiled::{content_hash, verify_ir, IR_VERSION};
 
 /// The bytes of `bundle.json` for `bundle`: Troupe JSON and `\n`.
 pub fn bundle_bytes(bundle: &Value) -> Vec<u8> {
@@ -51,6 +38,7 @@ pub fn ir_bytes(bundle: &Value) -> Vec<u8> {
 /// bytes; names without the `sessions/` prefix). Entries are in code point
 /// order of names, stored, dated 1980-01-01 00:00:00.
 pub fn write_package(bundle: &Value, sessions: &[(String, Vec<u8>)]) -> std::io::Result<Vec<u8>> {
+    let bundle = &super::canonical::canonical_bundle(bundle);
     let bundle_json = bundle_bytes(bundle);
     let mut manifest = Map::new();
     manifest.insert("troupe".into(), "0.1".into());
@@ -82,81 +70,4 @@ pub fn write_package(bundle: &Value, sessions: &[(String, Vec<u8>)]) -> std::io:
     }
     let cursor = zip.finish().map_err(std::io::Error::other)?;
     Ok(cursor.into_inner())
-}
-
-/// Verifies a screened package's compiled form (Format 14.4) and returns
-/// the bundle `ir.json` carries. `Ok(None)`: the package has no `ir.json`
-/// (it is simply compiled). `Err`: IR_MISMATCH warnings; the caller
-/// compiles `bundle.json` afresh.
-pub fn verify_ir(
-    file: &str,
-    entries: &[(String, Vec<u8>)],
-) -> Result<Option<Value>, Vec<crate::diag::Diagnostic>> {
-    use crate::diag::{Code, Diagnostic, Severity};
-    let get = |n: &str| {
-        entries
-            .iter()
-            .find(|(k, _)| k == n)
-            .map(|(_, b)| b.as_slice())
-    };
-    let Some(ir) = get("ir.json") else {
-        return Ok(None);
-    };
-    let mismatch = |entry: &str, pointer: &str, msg: &str| {
-        Diagnostic::error(Code::IrMismatch, msg.to_string())
-            .with_severity(Severity::Warning)
-            .in_file(format!("{file}!{entry}"))
-            .at(pointer)
-    };
-    let Some(manifest) = get("manifest.json") else {
-        return Err(vec![mismatch(
-            "ir.json",
-            "",
-            "the package has ir.json but no manifest.json; the IR is not used and bundle.json is compiled afresh",
-        )]);
-    };
-    let manifest: Value = match serde_json::from_slice(manifest) {
-        Ok(v) => v,
-        Err(_) => {
-            return Err(vec![mismatch(
-                "manifest.json",
-                "",
-                "manifest.json cannot be read; the IR is not used",
-            )])
-        }
-    };
-    let bundle = get("bundle.json").unwrap_or_default();
-    let mut out = Vec::new();
-    if manifest.get("content_hash").and_then(Value::as_str) != Some(&content_hash(bundle)) {
-        out.push(mismatch(
-            "manifest.json",
-            "/content_hash",
-            "bundle.json changed after it was compiled (its hash differs from content_hash); the IR is not used and bundle.json is compiled afresh",
-        ));
-    }
-    if manifest.get("ir_version").and_then(Value::as_str) != Some(IR_VERSION) {
-        out.push(mismatch(
-            "manifest.json",
-            "/ir_version",
-            &format!("the package was compiled for another IR version (this Troupe reads `{IR_VERSION}`); the IR is not used"),
-        ));
-    }
-    if !out.is_empty() {
-        return Err(out);
-    }
-    let ir: Option<Value> = serde_json::from_slice(ir).ok();
-    match ir {
-        Some(Value::Object(mut m))
-            if m.get("ir_version").and_then(Value::as_str) == Some(IR_VERSION)
-                && m.get("checked") == Some(&Value::Bool(true))
-                && m.get("bundle").is_some_and(Value::is_object) =>
-        {
-            Ok(m.remove("bundle"))
-        }
-        _ => Err(vec![mismatch(
-            "ir.json",
-            "",
-            "ir.json cannot be read as this Troupe's IR; it is not used and bundle.json is compiled afresh",
-        )]),
-    }
 }

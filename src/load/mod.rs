@@ -15,6 +15,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod bundle;
+pub mod compiled;
 pub mod document;
 pub mod forbidden;
 pub mod json;

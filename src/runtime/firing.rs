@@ -11,14 +11,17 @@ use crate::engine::eval::char_of;
 use crate::engine::{Point, RollHost, Scratch, State};
 
 /// Evaluates 9.2 at message `m` whose changes are already applied to `st`.
-/// `fired_before[i]` says whether event `i` fired earlier on the path.
-/// Applies the firings' changes to `st` and returns the firings in order.
+/// `fired_before[i]` says whether event `i` fired earlier on the path;
+/// `rolls` is the number of `roll()` calls already made at `m` (by its
+/// derived variables, Format 11.5). Applies the firings' changes to `st`
+/// and returns the firings in order.
 pub fn evaluate(
     ir: &StoryIr,
     session: &SessionIr,
     st: &mut State,
     m: u32,
     fired_before: &[bool],
+    rolls: u64,
     scratch: &mut Scratch,
 ) -> Vec<Fired> {
     let mut out = Vec::new();
@@ -36,7 +39,7 @@ pub fn evaluate(
     let mut host = RollHost {
         seed: session.seed,
         message: &msg.id,
-        calls: 0,
+        calls: rolls,
     };
     let all = ir
         .events

@@ -90,7 +90,7 @@ pub fn replay(engine: &Engine) -> Replay {
             Some(p) => engine.state_at(p),
             None => engine.initial().clone(),
         };
-        step(&engine.ir, &bare, &mut st, m, &mut scratch);
+        let rolls = step(&engine.ir, &bare, &mut st, m, &mut scratch);
         let mut fired_before = vec![false; engine.ir.events.len()];
         let mut cur = msg.parent;
         while let Some(c) = cur {
@@ -107,7 +107,15 @@ pub fn replay(engine: &Engine) -> Replay {
         let produced = if answered {
             Vec::new()
         } else {
-            evaluate(&engine.ir, &bare, &mut st, m, &fired_before, &mut scratch)
+            evaluate(
+                &engine.ir,
+                &bare,
+                &mut st,
+                m,
+                &fired_before,
+                rolls,
+                &mut scratch,
+            )
         };
         let recorded = &msg.firings;
         let at = |p: &str| format!("message:{}{p}", msg.id);

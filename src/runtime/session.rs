@@ -41,6 +41,9 @@ pub struct Options {
     pub opening: Option<String>,
     /// The runtime.
     pub runtime: RuntimeKind,
+    /// A header's `players` and `characters` to use instead of filling
+    /// every seat with a default player (conformance `run` tests, playtests).
+    pub header_players: Option<(Value, Option<Value>)>,
 }
 
 /// Why a session did not start.
@@ -76,6 +79,8 @@ pub struct Session {
     pub(crate) states: Vec<State>,
     /// Events fired on the path to each message.
     pub(crate) fired: Vec<Vec<bool>>,
+    /// `roll()` calls made at each message before its events (11.5).
+    pub(crate) rolls: Vec<u64>,
     pub(crate) current: Option<u32>,
     /// The input message of each turn on the current path.
     pub(crate) turns: Vec<u32>,
@@ -135,6 +140,14 @@ fn build_header(bundle: &Value, options: &Options) -> Result<(Value, Option<usiz
                 players.push(json!({"character": c}));
             }
         }
+    }
+    if let Some((p, c)) = &options.header_players {
+        players = p.as_array().cloned().unwrap_or_default();
+        characters = c
+            .as_ref()
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
     }
     let mut h = Map::new();
     h.insert("troupe".into(), "0.1".into());
@@ -234,6 +247,7 @@ impl Session {
             kind: options.runtime,
             states: Vec::new(),
             fired: Vec::new(),
+            rolls: Vec::new(),
             current: None,
             turns: Vec::new(),
             stopped: false,
@@ -400,13 +414,14 @@ impl Session {
             Some(p) => self.states[p as usize].clone(),
             None => self.engine.initial().clone(),
         };
-        step(
+        let rolls = step(
             &self.engine.ir,
             &self.engine.session,
             &mut st,
             ix,
             &mut self.scratch,
         );
+        self.rolls.push(rolls);
         let fired = match parent {
             Some(p) => self.fired[p as usize].clone(),
             None => vec![false; self.engine.ir.events.len()],
@@ -427,6 +442,7 @@ impl Session {
             &mut st,
             m,
             &before,
+            self.rolls.get(mi).copied().unwrap_or(0),
             &mut self.scratch,
         );
         self.states[mi] = st;
@@ -442,6 +458,7 @@ impl Session {
         }
         self.states.pop();
         self.fired.pop();
+        self.rolls.pop();
     }
 
     /// The session line of message `m`, with the changes as written.

@@ -146,6 +146,7 @@ impl Runtimes for Installed {
             seed: settings.seed,
             opening: None,
             runtime: kind,
+            header_players: None,
         };
         let session = Session::start(&opened, &options).map_err(|e| e.to_string())?;
         Ok(Box::new(Running {

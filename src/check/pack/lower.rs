@@ -479,9 +479,9 @@ pub fn lower(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Lowered {
             scenarios.push(s);
         }
     }
-    // Empty lists are left out: the bundle schema refuses `worlds: []`
-    // (Format 2.2), and the engine checks the lowered bundle again.
-    let mut bundle = serde_json::Map::new();
+    // Empty lists are left out: a bundle's `worlds` (and the others), when
+    // present, has at least one item (Format 2.5, SCHEMA otherwise).
+    let mut bundle = Map::new();
     bundle.insert("troupe".into(), json!("0.1"));
     bundle.insert("kind".into(), json!("bundle"));
     for (k, v) in [
