@@ -168,8 +168,8 @@ fn a_failing_run_reports_failures_with_locations() {
     std::fs::write(
         &golden,
         text.replace("threshold=70", "threshold=60").replace(
-            "      safety_status: ok\nstatic_assertions:",
-            "      safety_status: ok\n      ended: true\nstatic_assertions:",
+            "      state: {trust: 80}\n      ended: false",
+            "      state: {trust: 80}\n      ended: true",
         ),
     )
     .unwrap();

@@ -130,6 +130,18 @@ state:
       max: 100
       visibility: hidden
       description: How much more small talk the host will put up with.
+rules:
+  - id: curious
+    keywords: [curious, story, how]
+    changes:
+      - add: {trust: 15}
+    replies:
+      - "Curious, are you? I like that, {{user}}."
+  - id: small_talk
+    changes:
+      - add: {patience: -5}
+    replies:
+      - "The host nods politely."
 events:
   - id: host_relaxes
     description: The host trusts the player enough to speak freely.
@@ -216,22 +228,34 @@ const GOLDEN: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schem
 schema_version: "0.1"
 fixture_id: golden_first_meeting
 scenario_id: first_meeting
-description: The scenario's event, endings, visibility and difficulty are wired as designed.
+description: >-
+  Under the rules runtime, curiosity wins the host over: trust 65, then 80 (the
+  host relaxes), then 95, when the story ends in success. The static
+  assertions check the event, endings, visibility and difficulty as wired.
 seed: 42
 difficulty: standard
-runtime: fake
+runtime: rules
 turns:
   - turn: 1
     player_input: I am curious how you came to run this place.
     expect:
-      state_delta_contains: [trust]
+      state: {trust: 65}
+      reply_contains: Curious
       session_control: continue_session
       safety_status: ok
   - turn: 2
-    player_input: That is a remarkable story. Thank you for telling me.
+    player_input: What a story. Thank you for telling me.
     expect:
-      session_control: continue_session
-      safety_status: ok
+      fired: [host_relaxes]
+      state: {trust: 80}
+      ended: false
+  - turn: 3
+    player_input: Please, tell me how it began.
+    expect:
+      state: {trust: 95}
+      ended: true
+      outcome: success
+      session_control: end_session
 static_assertions:
   - description: The host relaxes once trust is above 70
     path: events[id=host_relaxes].when
