@@ -21,4 +21,6 @@ pub mod engine;
 pub mod import;
 pub mod load;
 pub mod model;
+pub mod runtime;
 pub mod template;
+pub mod testing;

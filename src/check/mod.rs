@@ -2,6 +2,7 @@
 //! semantic checks of a bundle, pack, package or session. Every problem is a
 //! [`crate::diag::Diagnostic`].
 
+pub mod assertion_syntax;
 pub mod bundle;
 pub mod changes;
 pub mod conditions;
@@ -10,6 +11,7 @@ pub mod keys;
 pub mod locate;
 pub mod pack;
 pub mod run;
+pub mod runtime;
 pub mod schema;
 mod schema_errors;
 pub mod session;

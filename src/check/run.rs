@@ -152,7 +152,13 @@ fn schema_kind(kind: PackFileKind) -> SchemaKind {
 }
 
 /// Top-level files a pack may have besides its folders (Format 13.9).
-const ALLOWED_EXTRAS: &[&str] = &["README.md", "LICENSE", "LICENSE.md", "CHANGELOG.md"];
+const ALLOWED_EXTRAS: &[&str] = &[
+    "README.md",
+    "LICENSE",
+    "LICENSE.md",
+    "CHANGELOG.md",
+    ".github/",
+];
 
 /// Checks a scanned pack (Format 13) and returns its diagnostics and its
 /// lowered bundle (Format 13.2), which the pack's sessions are checked
@@ -178,6 +184,14 @@ pub fn check_pack(pack: &PackFiles) -> (Vec<Diagnostic>, Value) {
             Some(d) => out.push(d),
             None => {
                 out.extend(schemas.validate(schema_kind(*kind), doc, ""));
+                if *kind == PackFileKind::Test {
+                    for mut d in super::assertion_syntax::check_fixture(&doc.value) {
+                        let p = d.location.pointer.clone().unwrap_or_default();
+                        d.location.file = Some(path.clone());
+                        locate_in(&mut d, doc, &p);
+                        out.push(d);
+                    }
+                }
                 values.insert(path.clone(), doc.value.clone());
             }
         }
@@ -521,6 +535,20 @@ pub fn check_package(pkg: &load::PackageDoc) -> (Vec<Diagnostic>, Option<Value>)
     if let Some(b) = &bundle {
         for s in pkg.sessions.values() {
             out.extend(check_session_document(b, s));
+        }
+    }
+    // The compiled form (Format 14.4): a mismatch is reported, the sources
+    // are checked either way.
+    if let (Some(ir), Some(b)) = (&pkg.ir, &pkg.bundle) {
+        let mut entries = vec![
+            ("bundle.json".to_string(), b.text.as_bytes().to_vec()),
+            ("ir.json".to_string(), ir.clone()),
+        ];
+        if let Some(m) = &pkg.manifest {
+            entries.push(("manifest.json".to_string(), m.text.as_bytes().to_vec()));
+        }
+        if let Err(d) = load::compiled::verify_ir(&pkg.file, &entries) {
+            out.extend(d);
         }
     }
     for other in &pkg.other {

@@ -8,13 +8,18 @@ use clap::{Parser, Subcommand};
 
 pub mod cel;
 pub mod check;
+pub mod compile;
 pub mod conformance;
 pub mod ended;
 pub mod export;
 pub mod import;
+pub mod init;
 pub mod knows;
+pub mod play;
 pub mod render;
+pub mod run;
 pub mod state;
+pub mod test;
 
 /// Troupe: check, compile, step and test scenario packs.
 #[derive(Debug, Parser)]
@@ -32,6 +37,18 @@ enum Command {
     /// Check and evaluate CEL conditions (Format 11).
     #[command(subcommand)]
     Cel(cel::Command),
+    /// Import Character Cards, lorebooks and chat logs (docs/import.md).
+    #[command(subcommand)]
+    Import(import::Command),
+    /// Export a bundle's character as a Character Card (docs/import.md).
+    #[command(subcommand)]
+    Export(export::Command),
+    /// Play a script's inputs as the first player (Format 18, 20).
+    Run(run::Args),
+    /// Play interactively in a terminal (Format 20).
+    Play(play::Args),
+    /// Write the compiled package (Format 14.4).
+    Compile(compile::Args),
     /// Run the conformance suite (Format 20).
     Conformance(conformance::Args),
     /// The state at a message of a session (Format 8.6).
@@ -42,12 +59,11 @@ enum Command {
     Knows(knows::Args),
     /// Whether the story has ended at a message (Format 9.3).
     Ended(ended::Args),
-    /// Import Character Cards, lorebooks and chat logs (docs/import.md).
-    #[command(subcommand)]
-    Import(import::Command),
-    /// Export a bundle's character as a Character Card (docs/import.md).
-    #[command(subcommand)]
-    Export(export::Command),
+    /// Run a pack's tests: check, static assertions, fixtures, sessions, playtests (Format 21).
+    #[command(visible_alias = "test-pack")]
+    Test(test::Args),
+    /// Scaffold a new pack with tests and a CI workflow (Format 21).
+    Init(init::Args),
 }
 
 /// Parses the process arguments, runs the subcommand and returns the exit code.
@@ -62,13 +78,18 @@ pub fn run() -> i32 {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Cel(cmd) => cel::run(cmd),
+        Command::Import(cmd) => import::run(cmd),
+        Command::Export(cmd) => export::run(cmd),
+        Command::Run(args) => run::run(args),
+        Command::Play(args) => play::run(args),
+        Command::Compile(args) => compile::run(args),
+        Command::Test(args) => test::run(args),
+        Command::Init(args) => init::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::State(args) => state::run(args),
         Command::Render(args) => render::run(args),
         Command::Knows(args) => knows::run(args),
         Command::Ended(args) => ended::run(args),
-        Command::Import(cmd) => import::run(cmd),
-        Command::Export(cmd) => export::run(cmd),
     }
 }
 
@@ -79,6 +100,9 @@ pub(crate) fn open_engine(
     bundle: &std::path::Path,
     session: Option<&std::path::Path>,
 ) -> Result<crate::engine::Engine, i32> {
+    if bundle.extension().and_then(|e| e.to_str()) == Some("troupe") {
+        return open_package_engine(bundle, session);
+    }
     crate::engine::load::open(bundle, session).map_err(|diags| {
         let sources = crate::diag::render::Sources::new();
         eprint!("{}", crate::diag::render::render_human(&diags, &sources));
@@ -93,4 +117,61 @@ pub(crate) fn message_index(engine: &crate::engine::Engine, id: &str) -> Result<
         eprintln!("the session has no message `{id}`");
         1
     })
+}
+
+/// [`open_engine`] for a package (Format 14.4): the bundle comes from the
+/// compiled form when it matches (no check of the bundle runs again); the
+/// session is a file, or a session entry of the package by name.
+fn open_package_engine(
+    bundle: &std::path::Path,
+    session: Option<&std::path::Path>,
+) -> Result<crate::engine::Engine, i32> {
+    let opened = run::open_pack(bundle)?;
+    let print = |diags: &[crate::diag::Diagnostic]| {
+        let sources = crate::diag::render::Sources::new();
+        eprint!("{}", crate::diag::render::render_human(diags, &sources));
+        eprintln!("the input does not conform (Format 17.1); nothing was computed");
+        1
+    };
+    let Some(path) = session else {
+        return crate::engine::load::compile_checked(&opened.bundle, None, None)
+            .map_err(|d| print(&d));
+    };
+    let (file, bytes) = if path.is_file() {
+        match std::fs::read(path) {
+            Ok(b) => (path.display().to_string(), b),
+            Err(e) => {
+                eprintln!("troupe: cannot read {}: {e}", path.display());
+                return Err(3);
+            }
+        }
+    } else {
+        let name = path.to_string_lossy();
+        let name = name.strip_prefix("sessions/").unwrap_or(&name).to_string();
+        match opened.sessions.iter().find(|(n, _)| *n == name) {
+            Some((n, b)) => (format!("{}!sessions/{n}", opened.name), b.clone()),
+            None => {
+                eprintln!("troupe: no session file or package session `{name}`");
+                return Err(3);
+            }
+        }
+    };
+    let loaded = crate::load::parse_session(&file, &bytes);
+    let mut diags = loaded.diagnostics;
+    let Some(doc) = loaded.value else {
+        return Err(print(&diags));
+    };
+    diags.extend(crate::check::run::check_session_document(
+        &opened.bundle,
+        &doc,
+    ));
+    if diags.iter().any(crate::diag::Diagnostic::is_error) {
+        return Err(print(&diags));
+    }
+    let Some(header) = doc.header.as_ref().map(|h| h.value.clone()) else {
+        return Err(print(&diags));
+    };
+    let messages = doc.messages.iter().map(|m| m.value.clone()).collect();
+    crate::engine::load::compile_checked(&opened.bundle, Some((header, messages)), None)
+        .map_err(|d| print(&d))
 }

@@ -7,8 +7,10 @@
 //! (see [`crate::engine::Engine::load`]); anything that does not resolve is a
 //! [`CompileError`].
 
+pub mod canonical;
 pub mod changes;
 pub mod ir;
+pub mod package;
 pub mod session;
 pub mod story;
 pub mod time;

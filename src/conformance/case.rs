@@ -32,6 +32,8 @@ const FIELDS: &[(&str, &[&str])] = &[
     ("check", &[]),
     ("knows", &["message", "part", "summary"]),
     ("parse", &["kind", "text", "base64"]),
+    ("run", &["inputs", "seed", "difficulty", "opening"]),
+    ("safety", &["text", "reply"]),
 ];
 
 /// The inputs of a case, read once.
@@ -244,7 +246,10 @@ fn run_test(t: &Value, ty: &str, inputs: &Inputs, conforming: bool) -> Outcome {
     let Some(expect) = t.get("expect") else {
         return Outcome::SuiteError("the test has no `expect`".into());
     };
-    let engine_test = matches!(ty, "state" | "ended" | "macro" | "cel" | "knows");
+    let engine_test = matches!(
+        ty,
+        "state" | "ended" | "macro" | "cel" | "knows" | "run" | "safety"
+    );
     if engine_test && !conforming {
         return Outcome::SuiteError(
             "a case with state, ended, macro, cel or knows tests needs a check test expecting no error codes (README 2)".into(),
@@ -253,6 +258,27 @@ fn run_test(t: &Value, ty: &str, inputs: &Inputs, conforming: bool) -> Outcome {
     let r = match ty {
         "check" => check_test(expect, inputs),
         "parse" => parse_test(t, expect),
+        "run" => inputs.engine().map_err(Failure::Fail).and_then(|e| {
+            let header = inputs.session.as_ref().map(|(h, _)| &h.value);
+            super::runtime::run_test(t, expect, &inputs.bundle.value, header, e).map_err(
+                |(suite, m)| {
+                    if suite {
+                        Failure::Suite(m)
+                    } else {
+                        Failure::Fail(m)
+                    }
+                },
+            )
+        }),
+        "safety" => inputs.engine().map_err(Failure::Fail).and_then(|e| {
+            super::runtime::safety_test(t, expect, e).map_err(|(suite, m)| {
+                if suite {
+                    Failure::Suite(m)
+                } else {
+                    Failure::Fail(m)
+                }
+            })
+        }),
         "cel" if expect.is_object() => expect_fields(expect, &["checkError"]).and_then(|()| {
             inputs
                 .engine()

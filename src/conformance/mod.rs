@@ -7,6 +7,7 @@
 
 pub mod case;
 pub mod compare;
+pub mod runtime;
 
 use std::path::{Path, PathBuf};
 

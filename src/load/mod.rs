@@ -15,6 +15,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod bundle;
+pub mod compiled;
 pub mod document;
 pub mod forbidden;
 pub mod json;
@@ -33,7 +34,7 @@ pub use document::{Document, LineCol, SpanIndex, ValueSpan};
 pub use json::parse_json;
 pub use loaded::Loaded;
 pub use pack::{scan_pack, PackFileKind, PackFiles};
-pub use package::{parse_package, read_package, PackageDoc};
+pub use package::{parse_package, read_package, screen_package, PackageDoc, ScreenedPackage};
 pub use refs::{normalize_ref, resolve_ref, RefError};
 pub use session::{parse_session, read_session, SessionDoc};
 pub use version::check_version;

@@ -54,10 +54,22 @@ pub fn read_package(path: &Path) -> Loaded<PackageDoc> {
     }
 }
 
-/// Reads a package from bytes (Format 14, 16). Archive diagnostics name the
-/// archive (`file`, no pointer) when they are about the whole archive, and
-/// the entry as the file `<file>!<entry>` with pointer `""` when they are
-/// about one entry (Format 14.3; a name that is not UTF-8 shown lossily):
+/// A package whose archive passed its checks (Format 14.2, 16): the bytes
+/// of the entries a reader keeps, by name in archive order, and the names
+/// of the other file entries. Nothing is parsed yet.
+#[derive(Debug, Clone, Default)]
+pub struct ScreenedPackage {
+    /// `bundle.json`, `manifest.json`, `ir.json` and `sessions/*.jsonl`.
+    pub kept: Vec<(String, Vec<u8>)>,
+    /// Other file entries.
+    pub other: Vec<String>,
+}
+
+/// Checks a package archive (Format 14.2, 16) without parsing any entry.
+/// Archive diagnostics name the archive (`file`, no pointer) when they are
+/// about the whole archive, and the entry as the file `<file>!<entry>` with
+/// pointer `""` when they are about one entry (Format 14.3; a name that is
+/// not UTF-8 shown lossily):
 /// - not a ZIP, duplicate entry names, a method other than stored/deflate,
 ///   an encrypted or unreadable entry: PARSE;
 /// - an entry name that is not valid UTF-8 (with or without the UTF-8
@@ -69,10 +81,9 @@ pub fn read_package(path: &Path) -> Loaded<PackageDoc> {
 /// - a symlink or script/executable extension: FORBIDDEN_FILE; executable
 ///   magic bytes: FORBIDDEN_BINARY.
 ///
-/// With any of those, no value is returned. Otherwise `bundle.json` (required,
-/// MISSING_FILE at `<file>!bundle.json`), `manifest.json` and
-/// `sessions/*.jsonl` are parsed.
-pub fn parse_package(file: &str, bytes: &[u8]) -> Loaded<PackageDoc> {
+/// With any of those, no value is returned; otherwise the kept entries'
+/// bytes.
+pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
     let fail = |code, msg: String| Loaded::fail(Diagnostic::error(code, msg).in_file(file));
     if let Some(n) = declared_entry_count(bytes).filter(|n| *n > MAX_ZIP_ENTRIES) {
         return fail(
@@ -259,6 +270,21 @@ pub fn parse_package(file: &str, bytes: &[u8]) -> Loaded<PackageDoc> {
             diagnostics,
         };
     }
+    Loaded::ok(ScreenedPackage { kept, other })
+}
+
+/// Reads a package from bytes (Format 14, 16): [`screen_package`], then
+/// `bundle.json` (required, MISSING_FILE), `manifest.json` and
+/// `sessions/*.jsonl` are parsed.
+pub fn parse_package(file: &str, bytes: &[u8]) -> Loaded<PackageDoc> {
+    let screened = screen_package(file, bytes);
+    let Some(ScreenedPackage { kept, other }) = screened.value else {
+        return Loaded {
+            value: None,
+            diagnostics: screened.diagnostics,
+        };
+    };
+    let mut diagnostics = screened.diagnostics;
     let mut pkg = PackageDoc {
         file: file.to_string(),
         bundle: None,

@@ -479,13 +479,21 @@ pub fn lower(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Lowered {
             scenarios.push(s);
         }
     }
-    l.out.bundle = json!({
-        "troupe": "0.1",
-        "kind": "bundle",
-        "characters": characters,
-        "worlds": worlds,
-        "scenarios": scenarios,
-    });
+    // Empty lists are left out: a bundle's `worlds` (and the others), when
+    // present, has at least one item (Format 2.5, SCHEMA otherwise).
+    let mut bundle = Map::new();
+    bundle.insert("troupe".into(), json!("0.1"));
+    bundle.insert("kind".into(), json!("bundle"));
+    for (k, v) in [
+        ("characters", characters),
+        ("worlds", worlds),
+        ("scenarios", scenarios),
+    ] {
+        if !v.is_empty() {
+            bundle.insert(k.into(), Value::Array(v));
+        }
+    }
+    l.out.bundle = Value::Object(bundle);
     l.out
 }
 

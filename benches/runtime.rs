@@ -1,0 +1,174 @@
+//! Runtime benchmarks (docs/performance.md, "Runtime"): turns per second of
+//! the rules runtime on the example packs; `check` + `compile` of a
+//! generated pack of 1,000 scenarios; opening the compiled package against
+//! opening the source pack.
+//!
+//! `cargo bench --bench runtime`; `TROUPE_BENCH_SCENARIOS` changes the size.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use troupe::runtime::{open, Options, Session};
+
+fn scenarios() -> usize {
+    std::env::var("TROUPE_BENCH_SCENARIOS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000)
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn script(name: &str) -> Vec<String> {
+    troupe::cli::run::read_script(&root().join("examples/scripts").join(name)).expect("script")
+}
+
+/// A pack of `n` scenarios, each like the negotiation scenario: four
+/// variables, four threshold events, two outcomes, six rules.
+fn generate(dir: &Path, n: usize) {
+    std::fs::create_dir_all(dir.join("scenarios")).unwrap();
+    std::fs::create_dir_all(dir.join("npcs")).unwrap();
+    std::fs::write(
+        dir.join("manifest.yaml"),
+        "schema_version: \"0.1\"\npack_id: bench.generated\nname: Generated\nversion: \"0.1.0\"\ndescription: generated\nauthors: [bench]\nlicense: CC0-1.0\ncontent_rating: general\nentry_scenarios: [scenarios/s0000.yaml]\nsafety: {policy: safety/policy.yaml}\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("safety")).unwrap();
+    std::fs::write(
+        dir.join("safety/policy.yaml"),
+        "schema_version: \"0.1\"\npolicy_id: p\ncontent_rating_cap: general\ncategories:\n  - {id: threats, action: stop, terms: [I will hurt you]}\nglobal_rules: [minor_safety, crisis_support]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("npcs/vendor.yaml"),
+        "schema_version: \"0.1\"\nnpc_id: vendor\nname: Rosa\nfictional: true\nage_band: adult\n",
+    )
+    .unwrap();
+    for i in 0..n {
+        let text = format!(
+            r#"schema_version: "0.1"
+scenario_id: s{i:04}
+title: Scenario {i}
+npc: {{ref: npcs/vendor.yaml}}
+opening: {{npc_says: "Hello, {{{{user}}}}!"}}
+state:
+  variables:
+    deal: {{type: int, default: 0, min: 0, max: 100}}
+    mood: {{type: int, default: 50, min: 0, max: 100}}
+    patience: {{type: int, default: 60, min: 0, max: 100}}
+    count: {{type: int, default: 0}}
+events:
+  - {{id: warm, when: {{type: variable_above, variable: mood, threshold: 70}}, changes: [{{add: {{deal: 10}}}}]}}
+  - {{id: close, when: "state.deal > 40", changes: [{{add: {{count: 1}}}}]}}
+  - {{id: tired, when: "state.count > 2", repeat: true, changes: [{{add: {{patience: -5}}}}]}}
+  - {{id: warn, when: {{type: variable_below, variable: patience, threshold: 25}}}}
+ending_conditions:
+  won: {{type: variable_above, variable: deal, threshold: 80}}
+  lost: "state.patience < 10"
+emotion: "state.patience < 25 ? 'annoyed' : 'calm'"
+rules:
+  - {{id: rude, keywords: [ridiculous], priority: 9, changes: [{{add: {{patience: -20}}}}], replies: ["Really, {{{{user}}}}?"]}}
+  - {{id: offer, pattern: '\b8,?[0-9]{{3}}\b', priority: 4, changes: [{{add: {{deal: 25, count: 1}}}}], replies: ["Closer."]}}
+  - {{id: praise, keywords: [lovely, nice], priority: 2, changes: [{{add: {{mood: 12}}}}], replies: ["Thanks!", "Kind of you."]}}
+  - {{id: facts, keywords: [service, listed], changes: [{{add: {{deal: 15}}}}], replies: ["Fair point."]}}
+  - {{id: stall, keywords: [think], when: "state.patience > 30", replies: ["Take your time."]}}
+  - {{id: any, changes: [{{add: {{patience: -3}}}}], replies: ["So?"]}}
+"#
+        );
+        std::fs::write(dir.join(format!("scenarios/s{i:04}.yaml")), text).unwrap();
+    }
+}
+
+fn turns(c: &mut Criterion) {
+    let mut g = c.benchmark_group("runtime/turns");
+    g.measurement_time(Duration::from_secs(5));
+    for (pack, name, difficulty) in [
+        (
+            "examples/packs/everyday-negotiation",
+            "used-car-fatigue.yaml",
+            Some("hard"),
+        ),
+        ("examples/packs/harbor-lights", "harbor-adrift.txt", None),
+    ] {
+        let p = open(&root().join(pack)).expect("opens");
+        let inputs = script(name);
+        let options = Options {
+            difficulty: difficulty.map(str::to_string),
+            ..Options::default()
+        };
+        g.throughput(Throughput::Elements(inputs.len() as u64));
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || Session::start(&p, &options).expect("starts"),
+                |mut s| {
+                    for i in &inputs {
+                        black_box(s.turn(i).expect("turn"));
+                    }
+                    s
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+fn packs(c: &mut Criterion) {
+    let n = scenarios();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("pack");
+    generate(&src, n);
+    let pkg = dir.path().join("pack.troupe");
+    let opened = open(&src).expect("the generated pack checks");
+    let bytes = troupe::compile::package::write_package(&opened.bundle, &opened.sessions).unwrap();
+    std::fs::write(&pkg, bytes).unwrap();
+    assert!(open(&pkg).unwrap().from_ir);
+
+    let mut g = c.benchmark_group("runtime/packs");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(20));
+    g.bench_function(format!("check+compile {n} scenarios"), |b| {
+        b.iter(|| {
+            let o = open(&src).expect("checks");
+            black_box(troupe::compile::package::write_package(&o.bundle, &o.sessions).unwrap())
+        })
+    });
+    g.bench_function(format!("open source pack {n}"), |b| {
+        b.iter(|| black_box(open(&src).expect("opens")))
+    });
+    g.bench_function(format!("open compiled package {n}"), |b| {
+        b.iter(|| black_box(open(&pkg).expect("opens")))
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("runtime/example");
+    g.sample_size(20);
+    let ex = root().join("examples/packs/everyday-negotiation");
+    let epkg = dir.path().join("ex.troupe");
+    let o = open(&ex).unwrap();
+    std::fs::write(
+        &epkg,
+        troupe::compile::package::write_package(&o.bundle, &o.sessions).unwrap(),
+    )
+    .unwrap();
+    g.bench_function("open source pack", |b| {
+        b.iter(|| black_box(open(&ex).unwrap()))
+    });
+    g.bench_function("open compiled package", |b| {
+        b.iter(|| black_box(open(&epkg).unwrap()))
+    });
+    g.bench_function("open compiled package + start session", |b| {
+        b.iter(|| {
+            let o = open(&epkg).unwrap();
+            black_box(Session::start(&o, &Options::default()).unwrap())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, turns, packs);
+criterion_main!(benches);

@@ -1,0 +1,35 @@
+//! `troupe compile PACK -o OUT.troupe` (Format 14.4): checks PACK and
+//! writes the compiled package.
+
+use std::path::PathBuf;
+
+/// Arguments of `troupe compile`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A pack directory, a bundle or a package.
+    pub pack: PathBuf,
+    /// The package to write.
+    #[arg(short = 'o', long = "out")]
+    pub out: PathBuf,
+}
+
+/// Runs `troupe compile`; returns the exit code.
+pub fn run(args: Args) -> i32 {
+    let pack = match super::run::open_pack(&args.pack) {
+        Ok(p) => p,
+        Err(c) => return c,
+    };
+    let bytes = match crate::compile::package::write_package(&pack.bundle, &pack.sessions) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("troupe compile: {e}");
+            return 3;
+        }
+    };
+    if let Err(e) = std::fs::write(&args.out, bytes) {
+        eprintln!("troupe compile: cannot write {}: {e}", args.out.display());
+        return 3;
+    }
+    println!("compiled {} → {}", args.pack.display(), args.out.display());
+    0
+}

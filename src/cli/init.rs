@@ -1,0 +1,40 @@
+//! `troupe init DIR`: scaffolds a pack that passes `troupe check` and
+//! `troupe test`, with a CI workflow (Format 21).
+//!
+//! Exit codes: 0 written; 1 the folder is not empty; 3 an I/O error.
+
+use std::path::PathBuf;
+
+use crate::testing::init::{init, InitError};
+
+/// Arguments of `troupe init`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The folder to create (new or empty).
+    pub dir: PathBuf,
+}
+
+/// Writes the scaffold; returns the exit code.
+pub fn run(args: Args) -> i32 {
+    match init(&args.dir) {
+        Ok(files) => {
+            println!("created a pack in {}:", args.dir.display());
+            for f in files {
+                println!("  {f}");
+            }
+            println!(
+                "next: troupe check {0} && troupe test {0}",
+                args.dir.display()
+            );
+            0
+        }
+        Err(e @ InitError::NotEmpty(_)) => {
+            eprintln!("troupe init: {e}");
+            1
+        }
+        Err(e) => {
+            eprintln!("troupe init: {e}");
+            3
+        }
+    }
+}

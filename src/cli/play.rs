@@ -1,0 +1,108 @@
+//! `troupe play PACK [settings]` (Format 20): the interactive form of
+//! `run`. Each line read is an input, except the commands `/state` (the
+//! visible state), `/undo` (the next input becomes a sibling of the last
+//! one; nothing written is lost), `/help` and `/quit`. Reads standard
+//! input, so it also runs from a pipe.
+
+use std::io::{BufRead, Write};
+
+use super::run::{
+    start, state_line, transcript_score, transcript_start, transcript_turn, SessionArgs,
+};
+use crate::runtime::RuntimeKind;
+
+/// Arguments of `troupe play`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub session: SessionArgs,
+}
+
+const HELP: &str = "Type what you say and press Enter. Commands: /state shows the state, /undo takes back your last turn (it stays in the session file as a branch), /quit ends.";
+
+/// Runs `troupe play`; returns the exit code.
+pub fn run(args: Args) -> i32 {
+    let pack = match super::run::open_pack(&args.session.pack) {
+        Ok(p) => p,
+        Err(c) => return c,
+    };
+    let mut session = match start(&pack, &args.session, RuntimeKind::Rules) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}{HELP}", transcript_start(&session));
+    let mut lines = stdin.lock().lines();
+    loop {
+        if session.is_over() {
+            let _ = writeln!(
+                out,
+                "The session is over. /undo to take back the last turn, /quit to leave."
+            );
+        }
+        let _ = write!(out, "> ");
+        let _ = out.flush();
+        let Some(Ok(line)) = lines.next() else {
+            break;
+        };
+        let line = line.trim_end_matches('\r');
+        match line.trim() {
+            "" => continue,
+            "/quit" | "/exit" => break,
+            "/help" => {
+                let _ = writeln!(out, "{HELP}");
+            }
+            "/state" => {
+                let st = session.visible_state();
+                let _ = writeln!(
+                    out,
+                    "at {}: {}",
+                    session.current_id().unwrap_or("(start)"),
+                    state_line(&st)
+                );
+                if let Some(l) = st.get("scene.location").and_then(|v| v.as_str()) {
+                    let _ = writeln!(out, "scene: {l}");
+                }
+            }
+            "/undo" => {
+                if session.undo() {
+                    let _ = writeln!(
+                        out,
+                        "Undone. Back at {}: {}",
+                        session.current_id().unwrap_or("(start)"),
+                        state_line(&session.visible_state())
+                    );
+                } else {
+                    let _ = writeln!(out, "Nothing to undo.");
+                }
+            }
+            _ if session.is_over() => {}
+            _ => {
+                let before = session.flattened();
+                match session.turn(line) {
+                    Ok(mut r) => {
+                        // Hidden variables (Format 8.1) are not shown to the player.
+                        let visible = session.visible_state();
+                        let all = session.flattened();
+                        r.state_delta
+                            .retain(|k, _| visible.contains_key(k) || !all.contains_key(k));
+                        let _ = write!(out, "{}", transcript_turn(&session, line, &before, &r));
+                        let _ =
+                            writeln!(out, "  visible: {}", state_line(&session.visible_state()));
+                        if r.score.is_some() {
+                            let _ = write!(out, "{}", transcript_score(&r.score));
+                        }
+                    }
+                    Err(crate::runtime::TurnError::Ended) => {}
+                    Err(e) => {
+                        eprintln!("troupe play: {e}");
+                        return 3;
+                    }
+                }
+            }
+        }
+    }
+    let _ = writeln!(out);
+    0
+}

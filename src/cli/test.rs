@@ -1,0 +1,165 @@
+//! `troupe test PACK [--test NAME] [--json] [--junit FILE] [--review |
+//! --accept]` (alias `test-pack`): the test pyramid (Format 21).
+//!
+//! Exit codes: 0 every stage PASS or SKIP; 1 a failure; 2 a usage error
+//! (an unknown `--test`, `--review` without a terminal); 3 any stage ERR or
+//! a system error.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+use crate::testing::model::{StageName, TestResult};
+use crate::testing::report::{to_json, to_junit, to_text};
+use crate::testing::runner::Installed;
+use crate::testing::stages::{
+    self, ChangeKind, Decision, Options, Progress, Quiet, SnapshotChange, Snapshots,
+};
+
+/// Arguments of `troupe test`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The pack directory.
+    pub pack: PathBuf,
+    /// Run one fixture, by fixture_id, file name or file stem.
+    #[arg(long = "test", value_name = "NAME")]
+    pub test: Option<String>,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Walk through new, changed and stale snapshots and accept or reject each.
+    #[arg(long, conflicts_with = "accept")]
+    pub review: bool,
+    /// Accept every new or changed snapshot and delete stale ones.
+    #[arg(long)]
+    pub accept: bool,
+}
+
+/// A one-line progress display on a terminal, cleared before the report.
+struct Terminal {
+    done: usize,
+    shown: bool,
+}
+
+impl Progress for Terminal {
+    fn stage(&mut self, stage: StageName) {
+        self.show(&format!("{} …", stage.as_str()));
+    }
+    fn test(&mut self, stage: StageName, test: &TestResult) {
+        self.done += 1;
+        self.show(&format!(
+            "{} [{}] {} {}",
+            stage.as_str(),
+            self.done,
+            test.status.as_str(),
+            test.name
+        ));
+    }
+}
+
+impl Terminal {
+    fn show(&mut self, line: &str) {
+        let line: String = line.chars().take(70).collect();
+        let mut out = std::io::stdout().lock();
+        let _ = write!(out, "\r\x1b[2K{line}");
+        let _ = out.flush();
+        self.shown = true;
+    }
+    fn clear(&mut self) {
+        if self.shown {
+            let mut out = std::io::stdout().lock();
+            let _ = write!(out, "\r\x1b[2K");
+            let _ = out.flush();
+        }
+    }
+}
+
+fn review(change: &SnapshotChange) -> Decision {
+    let what = match change.kind {
+        ChangeKind::New => "new",
+        ChangeKind::Changed => "changed",
+        ChangeKind::Stale => "stale",
+    };
+    println!("\n{what} snapshot {}", change.path);
+    if change.kind == ChangeKind::Stale {
+        println!("(no session has it; accepting deletes it)");
+    } else {
+        print!("{}", change.diff);
+    }
+    loop {
+        print!("[a]ccept, [r]eject, [s]kip? ");
+        let _ = std::io::stdout().flush();
+        let mut line = String::new();
+        match std::io::stdin().lock().read_line(&mut line) {
+            Ok(0) | Err(_) => return Decision::Skip,
+            Ok(_) => {}
+        }
+        match line.trim() {
+            "a" | "accept" => return Decision::Accept,
+            "r" | "reject" => return Decision::Reject,
+            "s" | "skip" => return Decision::Skip,
+            _ => {}
+        }
+    }
+}
+
+/// Runs the tests; returns the exit code.
+pub fn run(args: Args) -> i32 {
+    let terminal = std::io::stdout().is_terminal();
+    if args.review && !(terminal && std::io::stdin().is_terminal()) {
+        eprintln!("troupe test: --review needs a terminal (use --accept to accept every change)");
+        return 2;
+    }
+    let mut reviewer = review;
+    let snapshots = if args.review {
+        Snapshots::Review(&mut reviewer)
+    } else if args.accept {
+        Snapshots::AcceptAll
+    } else {
+        Snapshots::Check
+    };
+    let mut opts = Options {
+        test: args.test.clone(),
+        snapshots,
+    };
+    let mut term = Terminal {
+        done: 0,
+        shown: false,
+    };
+    let mut quiet = Quiet;
+    let progress: &mut dyn Progress = if terminal && !args.json && !args.review {
+        &mut term
+    } else {
+        &mut quiet
+    };
+    let result = stages::run(&args.pack, &mut opts, &Installed, progress);
+    term.clear();
+    let run = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("troupe test: {e}");
+            return 2;
+        }
+    };
+    if let Some(path) = &args.junit {
+        if let Err(e) = std::fs::write(path, to_junit(&run)) {
+            eprintln!("troupe test: cannot write {}: {e}", path.display());
+            return 3;
+        }
+    }
+    let text = if args.json {
+        to_json(&run)
+    } else {
+        to_text(&run)
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("troupe test: cannot write the report: {e}");
+            3
+        }
+        _ => run.exit_code,
+    }
+}

@@ -1,0 +1,199 @@
+//! The field order of `bundle.json` in a compiled package (Format 14.4):
+//! each object's fields in the order the format's shapes list them, then
+//! its `x-` properties (and any other field) in written order.
+
+use serde_json::{Map, Value};
+
+const BUNDLE: &[&str] = &[
+    "troupe",
+    "kind",
+    "characters",
+    "worlds",
+    "scenarios",
+    "extensions",
+];
+const CHARACTER: &[&str] = &[
+    "id",
+    "name",
+    "nickname",
+    "fictional",
+    "age_band",
+    "description",
+    "personality",
+    "text",
+    "variables",
+    "extensions",
+];
+const WORLD: &[&str] = &[
+    "id",
+    "name",
+    "description",
+    "variables",
+    "entries",
+    "extensions",
+];
+const SCENARIO: &[&str] = &[
+    "id",
+    "name",
+    "description",
+    "narrator",
+    "voice",
+    "worlds",
+    "cast",
+    "openings",
+    "scene",
+    "variables",
+    "events",
+    "outcomes",
+    "rules",
+    "entries",
+    "difficulty",
+    "rubric",
+    "safety",
+    "emotion",
+    "extensions",
+];
+const VARIABLE: &[&str] = &[
+    "id",
+    "type",
+    "default",
+    "min",
+    "max",
+    "places",
+    "keys",
+    "derived",
+    "visibility",
+    "description",
+];
+const ENTRY: &[&str] = &[
+    "id",
+    "content",
+    "keys",
+    "secondary_keys",
+    "logic",
+    "constant",
+    "case_sensitive",
+    "whole_words",
+    "scan_depth",
+    "order",
+    "position",
+    "enabled",
+    "when",
+    "extensions",
+];
+const OPENING: &[&str] = &[
+    "id",
+    "author",
+    "parts",
+    "text",
+    "changes",
+    "scene",
+    "group_only",
+    "extensions",
+];
+const EVENT: &[&str] = &[
+    "id",
+    "when",
+    "repeat",
+    "changes",
+    "end",
+    "signal",
+    "description",
+    "extensions",
+];
+const RULE: &[&str] = &[
+    "id",
+    "when",
+    "keywords",
+    "pattern",
+    "priority",
+    "changes",
+    "replies",
+    "extensions",
+];
+const POLICY: &[&str] = &[
+    "policy_id",
+    "content_rating_cap",
+    "categories",
+    "global_rules",
+    "extensions",
+];
+const CATEGORY: &[&str] = &[
+    "id",
+    "action",
+    "terms",
+    "patterns",
+    "redirect_text",
+    "extensions",
+];
+const CRITERION: &[&str] = &["id", "description", "weight", "score", "extensions"];
+
+fn order(v: &Value, fields: &[&str], child: impl Fn(&str, &Value) -> Value) -> Value {
+    let Value::Object(m) = v else {
+        return v.clone();
+    };
+    let mut out = Map::new();
+    for f in fields {
+        if let Some(x) = m.get(*f) {
+            out.insert((*f).to_string(), child(f, x));
+        }
+    }
+    for (k, x) in m {
+        if !out.contains_key(k) {
+            out.insert(k.clone(), x.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+fn each(v: &Value, f: impl Fn(&Value) -> Value) -> Value {
+    match v {
+        Value::Array(a) => Value::Array(a.iter().map(f).collect()),
+        other => other.clone(),
+    }
+}
+
+fn plain(fields: &'static [&'static str]) -> impl Fn(&Value) -> Value {
+    move |v| order(v, fields, |_, x| x.clone())
+}
+
+fn with_vars(fields: &'static [&'static str]) -> impl Fn(&Value) -> Value {
+    move |v| {
+        order(v, fields, |k, x| match k {
+            "variables" => each(x, plain(VARIABLE)),
+            "entries" => each(x, plain(ENTRY)),
+            _ => x.clone(),
+        })
+    }
+}
+
+fn scenario(v: &Value) -> Value {
+    order(v, SCENARIO, |k, x| match k {
+        "variables" => each(x, plain(VARIABLE)),
+        "entries" => each(x, plain(ENTRY)),
+        "openings" => each(x, plain(OPENING)),
+        "events" | "outcomes" => each(x, plain(EVENT)),
+        "rules" => each(x, plain(RULE)),
+        "rubric" => order(x, &["criteria", "extensions"], |_, c| {
+            each(c, plain(CRITERION))
+        }),
+        "safety" => order(x, POLICY, |k, c| {
+            if k == "categories" {
+                each(c, plain(CATEGORY))
+            } else {
+                c.clone()
+            }
+        }),
+        _ => x.clone(),
+    })
+}
+
+/// `bundle` with every object's fields in shape order.
+pub fn canonical_bundle(bundle: &Value) -> Value {
+    order(bundle, BUNDLE, |k, x| match k {
+        "characters" => each(x, with_vars(CHARACTER)),
+        "worlds" => each(x, with_vars(WORLD)),
+        "scenarios" => each(x, scenario),
+        _ => x.clone(),
+    })
+}

@@ -1,0 +1,128 @@
+//! The runtime test types of the conformance suite (Format 23): `run` (a
+//! new session under the rules runtime, its turn results and session text)
+//! and `safety` (the verdict on a text, 19.4).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::compare::json_eq;
+use crate::engine::Engine;
+use crate::runtime::safety::Safety;
+use crate::runtime::{Opened, Options, Session};
+
+/// An error: `(true, _)` is a suite error, `(false, _)` a failure.
+pub type Error = (bool, String);
+
+fn suite(m: impl Into<String>) -> Error {
+    (true, m.into())
+}
+
+fn fail(m: impl Into<String>) -> Error {
+    (false, m.into())
+}
+
+/// Runs a `run` test.
+pub fn run_test(
+    t: &Value,
+    expect: &Value,
+    bundle: &Value,
+    header: Option<&Value>,
+    engine: &Engine,
+) -> Result<(), Error> {
+    if let Some(o) = expect.as_object() {
+        if let Some(k) = o.keys().find(|k| *k != "turns" && *k != "session") {
+            return Err(suite(format!("unknown `expect` field `{k}`")));
+        }
+    }
+    let inputs: Vec<String> = t
+        .get("inputs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| suite("a run test needs `inputs`"))?
+        .iter()
+        .map(|v| v.as_str().map(str::to_string))
+        .collect::<Option<_>>()
+        .ok_or_else(|| suite("`inputs` holds strings"))?;
+    let options = Options {
+        scenario: Some(engine.ir.scenario.to_string()),
+        difficulty: t
+            .get("difficulty")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        seed: t.get("seed").and_then(Value::as_u64).unwrap_or(0),
+        opening: t.get("opening").and_then(Value::as_str).map(str::to_string),
+        header_players: header.and_then(|h| {
+            h.get("players")
+                .cloned()
+                .map(|p| (p, h.get("characters").cloned()))
+        }),
+        ..Options::default()
+    };
+    let opened = Opened {
+        name: "case".into(),
+        bundle: Arc::new(bundle.clone()),
+        warnings: Vec::new(),
+        from_ir: false,
+        sessions: Vec::new(),
+    };
+    let mut session = Session::start(&opened, &options).map_err(|e| fail(e.to_string()))?;
+    let mut results = Vec::new();
+    for input in &inputs {
+        match session.turn(input) {
+            Ok(r) => results.push(serde_json::to_value(&r).unwrap_or(Value::Null)),
+            Err(e) => results.push(Value::String(format!("refused: {e}"))),
+        }
+    }
+    if let Some(turns) = expect.get("turns").and_then(Value::as_array) {
+        if turns.len() != inputs.len() {
+            return Err(suite("`expect.turns` has one object per input"));
+        }
+        for (i, (want, got)) in turns.iter().zip(&results).enumerate() {
+            let Some(want) = want.as_object() else {
+                return Err(suite("each `expect.turns` item is an object"));
+            };
+            for (k, v) in want {
+                let g = got.get(k).unwrap_or(&Value::Null);
+                if got.get(k).is_none() {
+                    return Err(fail(format!("turn {}: no field `{k}` ({got})", i + 1)));
+                }
+                if !json_eq(v, g) {
+                    return Err(fail(format!("turn {}: `{k}` is {g}, expected {v}", i + 1)));
+                }
+            }
+        }
+    }
+    if let Some(text) = expect.get("session") {
+        let want = text
+            .as_str()
+            .ok_or_else(|| suite("`expect.session` is a string"))?;
+        if session.session_text() != want {
+            return Err(fail(format!(
+                "the session file differs:\n--- expected\n{want}--- got\n{}",
+                session.session_text()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Runs a `safety` test.
+pub fn safety_test(t: &Value, expect: &Value, engine: &Engine) -> Result<(), Error> {
+    let text = t
+        .get("text")
+        .and_then(Value::as_str)
+        .ok_or_else(|| suite("a safety test needs `text`"))?;
+    let reply = t.get("reply").and_then(Value::as_bool).unwrap_or(false);
+    let safety = Safety::compile(engine.story.raw.get("safety"));
+    let v = safety.verdict(text, reply);
+    let mut got = serde_json::Map::new();
+    got.insert("verdict".into(), v.status.as_str().into());
+    if let Some(r) = &v.redirect_text {
+        got.insert("redirect_text".into(), r.clone().into());
+    }
+    let got = Value::Object(got);
+    if !json_eq(expect, &got) {
+        return Err(fail(format!("expected {expect}, got {got}")));
+    }
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! What the runtime adds to a compiled story (Format 18, 19): the rules
+//! with their keys, patterns, programs and lowered changes; the emotion
+//! expression; the rubric's programs; the safety rules. Compiled once per
+//! session start from a checked story.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::keys::{compile_keys, compile_pattern, Key};
+use super::safety::Safety;
+use crate::cel::{self, Program};
+use crate::check::conditions::owner_env;
+use crate::check::story::{Owner, Story};
+use crate::compile::changes::{lower_changes, ChangeScope};
+use crate::compile::{ChangeIr, CompileError, StoryIr};
+
+/// A rule (Format 18.1), compiled.
+#[derive(Debug)]
+pub struct RuleIr {
+    /// Its ID.
+    pub id: Arc<str>,
+    /// `priority` (default 0).
+    pub priority: i64,
+    /// `keywords`, compiled; `None` when not given.
+    pub keywords: Option<Vec<Key>>,
+    /// `pattern`, compiled.
+    pub pattern: Option<Regex>,
+    /// `when`, compiled with `hit()` declared.
+    pub when: Option<Program>,
+    /// The changes as written (for the session file).
+    pub changes_json: Arc<[Value]>,
+    /// The changes, lowered.
+    pub changes: Arc<[ChangeIr]>,
+    /// The reply templates, as written.
+    pub replies: Vec<Arc<str>>,
+}
+
+/// A rubric criterion (Format 6.6).
+#[derive(Debug)]
+pub struct CriterionIr {
+    /// Its ID.
+    pub id: Arc<str>,
+    /// Its weight as the double nearest its decimal.
+    pub weight: f64,
+    /// Its score program; `None` for an ungraded criterion.
+    pub score: Option<Program>,
+}
+
+/// The runtime's part of a compiled story.
+#[derive(Debug)]
+pub struct RuntimeIr {
+    /// Rules in trial order: priority highest first, then declaration
+    /// order (Format 18.2).
+    pub rules: Vec<RuleIr>,
+    /// The `emotion` expression (Format 18.6).
+    pub emotion: Option<Program>,
+    /// The rubric's criteria in rubric order; `None` without a rubric.
+    pub rubric: Option<Vec<CriterionIr>>,
+    /// The safety rules (Format 19).
+    pub safety: Safety,
+}
+
+fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
+    v.get(field)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+impl RuntimeIr {
+    /// Compiles the runtime parts of `story` against its compiled `ir`.
+    /// Input that passed its checks compiles; anything else is an error.
+    pub fn compile(story: &Story, ir: &StoryIr) -> Result<RuntimeIr, CompileError> {
+        let err = |m: String| CompileError(m);
+        let owner = Owner::Scenario(story.scenario.id.clone());
+        let with_hit = owner_env(story, &owner, true);
+        let plain = owner_env(story, &owner, false);
+        let by_name: HashMap<String, u32> = ir
+            .vars
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.name.to_string(), i as u32))
+            .collect();
+        let cast: Vec<Arc<str>> = ir.cast.iter().map(|c| c.id.clone()).collect();
+        let scope = ChangeScope {
+            story,
+            vars: &ir.vars,
+            by_name: &by_name,
+            cast: &cast,
+        };
+        let raw = &story.raw;
+        let mut rules = Vec::new();
+        for r in array(raw, "rules") {
+            let id = r.get("id").and_then(Value::as_str).unwrap_or("");
+            let keywords = r
+                .get("keywords")
+                .and_then(Value::as_array)
+                .map(|k| compile_keys(k.iter().filter_map(Value::as_str)));
+            let pattern = match r.get("pattern").and_then(Value::as_str) {
+                Some(p) => Some(compile_pattern(p).map_err(|e| err(format!("rule `{id}`: {e}")))?),
+                None => None,
+            };
+            let when = match r.get("when").and_then(Value::as_str) {
+                Some(src) => Some(cel::compile(src, &with_hit).map_err(|e| {
+                    err(format!(
+                        "rule `{id}`: {}",
+                        e.first().map_or(String::new(), ToString::to_string)
+                    ))
+                })?),
+                None => None,
+            };
+            let changes_json: Arc<[Value]> = array(r, "changes").to_vec().into();
+            let changes = lower_changes(&scope, &changes_json)
+                .map_err(|e| err(format!("rule `{id}`: {e}")))?;
+            rules.push(RuleIr {
+                id: Arc::from(id),
+                priority: r.get("priority").and_then(Value::as_i64).unwrap_or(0),
+                keywords,
+                pattern,
+                when,
+                changes_json,
+                changes: changes.into(),
+                replies: array(r, "replies")
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(Arc::from)
+                    .collect(),
+            });
+        }
+        // Stable: equal priorities keep declaration order.
+        rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
+        let emotion = match raw.get("emotion").and_then(Value::as_str) {
+            Some(src) => cel::compile(src, &plain).ok(),
+            None => None,
+        };
+        let rubric = raw.get("rubric").map(|r| {
+            array(r, "criteria")
+                .iter()
+                .map(|c| CriterionIr {
+                    id: Arc::from(c.get("id").and_then(Value::as_str).unwrap_or("")),
+                    weight: c.get("weight").and_then(Value::as_f64).unwrap_or(0.0),
+                    score: c
+                        .get("score")
+                        .and_then(Value::as_str)
+                        .and_then(|s| cel::compile(s, &plain).ok()),
+                })
+                .collect()
+        });
+        Ok(RuntimeIr {
+            rules,
+            emotion,
+            rubric,
+            safety: Safety::compile(raw.get("safety")),
+        })
+    }
+}

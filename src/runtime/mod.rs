@@ -1,0 +1,127 @@
+//! Stage 5: the runtime (Format 18, 19). Steps a story one turn at a time:
+//! a player says something, a [`Runtime`] proposes a reply and changes, and
+//! the engine does everything else the same way for every runtime — safety
+//! verdicts, applying changes, firing events and outcomes, the emotion, the
+//! rubric score, and writing the session file line by line.
+//!
+//! ```no_run
+//! use troupe::runtime::{open, Options, Session};
+//! let pack = open(std::path::Path::new("examples/packs/everyday-negotiation")).unwrap();
+//! let mut session = Session::start(&pack, &Options::default()).unwrap();
+//! let result = session.turn("Hello Marco!").unwrap();
+//! println!("{}", serde_json::to_string(&result).unwrap());
+//! ```
+//!
+//! Runtimes: [`rules::RulesRuntime`] (the default), the fake runtime
+//! ([`Options::runtime`] = [`RuntimeKind::Fake`], [`fake`]), and
+//! [`replay::replay`], which re-steps a recorded session and reports
+//! FIRING_MISMATCH. A model-backed adapter implements [`Runtime`] and
+//! returns [`Proposal::adapter`]: a reply and changes, nothing more.
+
+pub mod compiled;
+pub mod fake;
+pub mod firing;
+pub mod generator;
+pub mod keys;
+pub mod open;
+pub mod replay;
+pub mod rubric;
+pub mod rules;
+pub mod safety;
+pub mod session;
+pub mod session_writer;
+pub mod turn;
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::compile::ChangeIr;
+use crate::engine::{Engine, Point, State};
+
+pub use open::{open, Opened};
+pub use session::{Options, RuntimeKind, Session, StartError, TurnError};
+pub use turn::{FiringRecord, Score, SessionControl, TurnResult};
+
+/// What a runtime is asked for at a turn (Format 18.5 step 3): the input,
+/// the state at the input message, and the ID the reply message will get.
+pub struct TurnContext<'a> {
+    /// The player's input, as given (not escaped).
+    pub input: &'a str,
+    /// The ID of the input message.
+    pub input_id: &'a str,
+    /// The ID the reply message will have if there is one.
+    pub reply_id: &'a str,
+    /// The session seed.
+    pub seed: u64,
+    /// The responder's ID (`"narrator"` for the narrator).
+    pub responder: &'a str,
+    pub(crate) engine: &'a Engine,
+    pub(crate) state: &'a State,
+    pub(crate) point: Point<'a>,
+}
+
+impl TurnContext<'_> {
+    /// The flattened state at the input message (Format 8.6), in state
+    /// order (18.6).
+    pub fn state(&self) -> Map<String, Value> {
+        self.engine.flatten(self.state)
+    }
+}
+
+/// A reply a runtime proposes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// A template as written in the pack (rules, redirect texts): written
+    /// unrendered, rendered as every message part is (Format 18.5).
+    Template(Arc<str>),
+    /// Literal text (adapters): escaped like an input (Format 18.7).
+    Literal(String),
+}
+
+/// The changes a runtime proposes.
+#[derive(Debug, Clone)]
+pub enum Changes {
+    /// Changes as JSON (adapters): checked as a message's changes are and
+    /// dropped whole when any fails (Format 18.7).
+    Json(Vec<Value>),
+    /// A rule's changes, checked with the pack and lowered once.
+    Compiled {
+        /// As written.
+        json: Arc<[Value]>,
+        /// Lowered.
+        ir: Arc<[ChangeIr]>,
+    },
+}
+
+/// A proposal (Format 18.5 step 3, 18.7).
+#[derive(Debug, Clone)]
+pub struct Proposal {
+    /// The rule that matched (rules runtime only).
+    pub rule: Option<Arc<str>>,
+    /// The reply, if any.
+    pub reply: Option<Reply>,
+    /// The changes.
+    pub changes: Changes,
+}
+
+impl Proposal {
+    /// An adapter's proposal: literal reply text and changes as JSON.
+    pub fn adapter(reply: Option<String>, changes: Vec<Value>) -> Proposal {
+        Proposal {
+            rule: None,
+            reply: reply.map(Reply::Literal),
+            changes: Changes::Json(changes),
+        }
+    }
+}
+
+/// What proposes a turn's reply and changes (Format 18.7). The engine
+/// validates, clamps and applies the proposal, fires events, checks safety
+/// and writes the session, the same way for every runtime.
+pub trait Runtime {
+    /// The runtime's name (`rules`, an adapter's name).
+    fn name(&self) -> &str;
+    /// Proposes for the turn; `None` is no proposal (no reply message).
+    fn propose(&mut self, ctx: &TurnContext<'_>) -> Option<Proposal>;
+}

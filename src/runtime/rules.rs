@@ -1,0 +1,108 @@
+//! The rules runtime (Format 18.1–18.3): the first rule, by priority then
+//! declaration order, whose keywords, pattern and `when` all hold proposes
+//! its changes and one of its replies, chosen by the seeded generator.
+
+use std::sync::Arc;
+
+use super::compiled::{RuleIr, RuntimeIr};
+use super::generator::{choose, reply_label};
+use super::keys::lower;
+use super::{Changes, Proposal, Reply, Runtime, TurnContext};
+use crate::cel::{EvalError, Host, Value};
+
+/// The default runtime.
+#[derive(Debug, Clone)]
+pub struct RulesRuntime {
+    ir: Arc<RuntimeIr>,
+}
+
+impl RulesRuntime {
+    /// A rules runtime over a story's compiled rules.
+    pub fn new(ir: Arc<RuntimeIr>) -> RulesRuntime {
+        RulesRuntime { ir }
+    }
+}
+
+/// The host of a rule's `when` (Format 18.2): `hit()` scans the input with
+/// `case_sensitive` false and `whole_words` true; `roll()` is seeded with
+/// `"<seed>:<message id>:rules:<k>"`, k counting every rule `roll` at the
+/// message.
+struct RuleHost<'a> {
+    lowered: &'a str,
+    seed: u64,
+    label: String,
+    calls: u64,
+}
+
+impl Host for RuleHost<'_> {
+    fn hit(&mut self, keys: &[&str]) -> bool {
+        keys.iter().any(|k| {
+            super::keys::Key::new(k)
+                .map(|k| k.hits(self.lowered))
+                .unwrap_or(false)
+        })
+    }
+    fn roll(&mut self, notation: &str) -> Result<i64, EvalError> {
+        let k = self.calls;
+        self.calls += 1;
+        crate::cel::dice::roll(notation, self.seed, &self.label, k)
+    }
+}
+
+/// Whether `rule` matches (Format 18.2); evaluation stops at the first
+/// condition that fails, and a `when` that errors is false.
+fn matches(rule: &RuleIr, ctx: &TurnContext<'_>, lowered: &str, host: &mut RuleHost<'_>) -> bool {
+    if let Some(keys) = &rule.keywords {
+        if !keys.iter().any(|k| k.hits(lowered)) {
+            return false;
+        }
+    }
+    if let Some(p) = &rule.pattern {
+        if !p.is_match(ctx.input) {
+            return false;
+        }
+    }
+    match &rule.when {
+        None => true,
+        Some(program) => matches!(
+            ctx.point.eval(program, 0, ctx.state, host),
+            Ok(Value::Bool(true))
+        ),
+    }
+}
+
+/// The turn's rule (Format 18.2), if any.
+pub fn turn_rule<'r>(ir: &'r RuntimeIr, ctx: &TurnContext<'_>) -> Option<&'r RuleIr> {
+    let lowered = lower(ctx.input);
+    let mut host = RuleHost {
+        lowered: &lowered,
+        seed: ctx.seed,
+        label: format!("{}:rules", ctx.input_id),
+        calls: 0,
+    };
+    ir.rules
+        .iter()
+        .find(|r| matches(r, ctx, &lowered, &mut host))
+}
+
+impl Runtime for RulesRuntime {
+    fn name(&self) -> &str {
+        "rules"
+    }
+
+    fn propose(&mut self, ctx: &TurnContext<'_>) -> Option<Proposal> {
+        let rule = turn_rule(&self.ir, ctx)?;
+        let reply = (!rule.replies.is_empty()).then(|| {
+            let i = choose(rule.replies.len(), &reply_label(ctx.seed, ctx.reply_id));
+            Reply::Template(rule.replies[i.min(rule.replies.len() - 1)].clone())
+        });
+        Some(Proposal {
+            rule: Some(rule.id.clone()),
+            reply,
+            changes: Changes::Compiled {
+                json: rule.changes_json.clone(),
+                ir: rule.changes.clone(),
+            },
+        })
+    }
+}

@@ -1,0 +1,572 @@
+//! Starting a session (Format 18.4): the settings, the header, seats filled
+//! with header characters, the difficulty preset (19.5), the opening root.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::compiled::RuntimeIr;
+use super::firing::{evaluate, fired_after};
+use super::open::Opened;
+use super::rules::RulesRuntime;
+use super::session_writer::{troupe_json, MessageLine, SessionWriter};
+use super::Runtime;
+use crate::compile::session::Fired;
+use crate::compile::{MessageIr, Who};
+use crate::diag::{Code, Diagnostic};
+use crate::engine::replay::step;
+use crate::engine::{Engine, Scratch, State};
+
+/// Which runtime proposes (Format 18.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RuntimeKind {
+    /// The rules runtime (the default).
+    #[default]
+    Rules,
+    /// The seed's structural test double: writes and evaluates nothing.
+    Fake,
+}
+
+/// The settings of a session (Format 18.4).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The scenario; `None`: the bundle's first scenario.
+    pub scenario: Option<String>,
+    /// The difficulty preset; `None`: the scenario's default (19.5).
+    pub difficulty: Option<String>,
+    /// The generator seed (default 0).
+    pub seed: u64,
+    /// The opening; `None`: the first one offered.
+    pub opening: Option<String>,
+    /// The runtime.
+    pub runtime: RuntimeKind,
+    /// A header's `players` and `characters` to use instead of filling
+    /// every seat with a default player (conformance `run` tests, playtests).
+    pub header_players: Option<(Value, Option<Value>)>,
+}
+
+/// Why a session did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The settings or the bundle do not conform (the diagnostics say why).
+    #[error("the session cannot start: {}", .0.iter().map(|d| d.message.to_string()).collect::<Vec<_>>().join("; "))]
+    Refused(Vec<Diagnostic>),
+    /// The session file could not be written.
+    #[error("cannot write the session file: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Why a turn was refused or failed (Format 18.5).
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    /// The session has ended (the story ended, or a safety stop).
+    #[error("the session has ended; no more turns")]
+    Ended,
+    /// The session file could not be written.
+    #[error("cannot write the session file: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A running session: the compiled story, the messages written so far with
+/// the state at each, and the session file.
+pub struct Session {
+    pub(crate) engine: Engine,
+    pub(crate) rt: Arc<RuntimeIr>,
+    pub(crate) runtime: Box<dyn Runtime>,
+    pub(crate) kind: RuntimeKind,
+    /// State at each message (index = message index).
+    pub(crate) states: Vec<State>,
+    /// Events fired on the path to each message.
+    pub(crate) fired: Vec<Vec<bool>>,
+    /// `roll()` calls made at each message before its events (11.5).
+    pub(crate) rolls: Vec<u64>,
+    pub(crate) current: Option<u32>,
+    /// The input message of each turn on the current path.
+    pub(crate) turns: Vec<u32>,
+    pub(crate) stopped: bool,
+    pub(crate) fake_turns: i64,
+    pub(crate) scratch: Scratch,
+    pub(crate) writer: SessionWriter,
+    pub(crate) header: Value,
+}
+
+fn refuse(code: Code, at: &str, message: String) -> StartError {
+    StartError::Refused(vec![Diagnostic::error(code, message).at(at)])
+}
+
+/// The header a run writes (Format 18.4, 18.8).
+fn build_header(bundle: &Value, options: &Options) -> Result<(Value, Option<usize>), StartError> {
+    let scenarios = bundle
+        .get("scenarios")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let index = match &options.scenario {
+        Some(id) => scenarios
+            .iter()
+            .position(|s| s.get("id").and_then(Value::as_str) == Some(id))
+            .ok_or_else(|| {
+                refuse(
+                    Code::UnknownRef,
+                    "header/scenario",
+                    format!("the bundle has no scenario `{id}`"),
+                )
+            })?,
+        None if scenarios.is_empty() => {
+            return Err(refuse(
+                Code::UnknownRef,
+                "header/scenario",
+                "the bundle has no scenario to run".into(),
+            ))
+        }
+        None => 0,
+    };
+    let sc = &scenarios[index];
+    let mut players = Vec::new();
+    let mut characters = Vec::new();
+    for entry in sc
+        .get("cast")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(seat) = entry.get("seat").and_then(Value::as_str) {
+            players.push(json!({"seat": seat, "character": seat}));
+            characters.push(
+                json!({"id": seat, "name": "Player", "fictional": true, "age_band": "adult"}),
+            );
+        } else if entry.get("player").and_then(Value::as_bool) == Some(true) {
+            if let Some(c) = entry.get("character").and_then(Value::as_str) {
+                players.push(json!({"character": c}));
+            }
+        }
+    }
+    if let Some((p, c)) = &options.header_players {
+        players = p.as_array().cloned().unwrap_or_default();
+        characters = c
+            .as_ref()
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+    }
+    let mut h = Map::new();
+    h.insert("troupe".into(), "0.1".into());
+    h.insert("kind".into(), "session".into());
+    h.insert(
+        "scenario".into(),
+        sc.get("id").cloned().unwrap_or(Value::Null),
+    );
+    if !players.is_empty() {
+        h.insert("players".into(), Value::Array(players));
+    }
+    if !characters.is_empty() {
+        h.insert("characters".into(), Value::Array(characters));
+    }
+    let preset = options.difficulty.clone().or_else(|| {
+        sc.pointer("/difficulty/default")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    if let Some(p) = preset {
+        h.insert("difficulty".into(), p.into());
+    }
+    h.insert("seed".into(), options.seed.into());
+    Ok((Value::Object(h), Some(index)))
+}
+
+impl Session {
+    /// Starts a session of `pack` under the runtime `options.runtime`
+    /// (Format 18.4). Refused with diagnostics when the settings do not
+    /// conform (unknown scenario, preset or opening; a scenario without
+    /// players).
+    pub fn start(pack: &Opened, options: &Options) -> Result<Session, StartError> {
+        Session::start_inner(pack, options, None, None)
+    }
+
+    /// [`Session::start`], writing the session file to `out` (Format 18.8;
+    /// the header is written before this returns).
+    pub fn start_to_file(
+        pack: &Opened,
+        options: &Options,
+        out: &Path,
+    ) -> Result<Session, StartError> {
+        let writer = SessionWriter::create(out)?;
+        Session::start_inner(pack, options, None, Some(writer))
+    }
+
+    /// Starts a session whose proposals come from `runtime` (an adapter).
+    pub fn start_with(
+        pack: &Opened,
+        options: &Options,
+        runtime: Box<dyn Runtime>,
+        out: Option<&Path>,
+    ) -> Result<Session, StartError> {
+        let writer = match out {
+            Some(p) => Some(SessionWriter::create(p)?),
+            None => None,
+        };
+        Session::start_inner(pack, options, Some(runtime), writer)
+    }
+
+    fn start_inner(
+        pack: &Opened,
+        options: &Options,
+        runtime: Option<Box<dyn Runtime>>,
+        writer: Option<SessionWriter>,
+    ) -> Result<Session, StartError> {
+        let bundle = &*pack.bundle;
+        let (header, _) = build_header(bundle, options)?;
+        let diags = crate::check::session::check_session(bundle, &header, &[]);
+        if diags.iter().any(Diagnostic::is_error) {
+            return Err(StartError::Refused(diags));
+        }
+        let engine =
+            crate::engine::load::compile_checked(bundle, Some((header.clone(), Vec::new())), None)
+                .map_err(StartError::Refused)?;
+        if engine.ir.players.is_empty() {
+            return Err(refuse(
+                Code::Seat,
+                "header/players",
+                format!(
+                    "scenario `{}` has no players, so it cannot be run",
+                    engine.ir.scenario
+                ),
+            ));
+        }
+        let rt = Arc::new(
+            RuntimeIr::compile(&engine.story, &engine.ir)
+                .map_err(|e| refuse(Code::Schema, "", e.0))?,
+        );
+        let opening = choose_opening(&engine, options)?;
+        let runtime = runtime.unwrap_or_else(|| Box::new(RulesRuntime::new(rt.clone())));
+        let scratch = Scratch::new(&engine.ir);
+        let mut s = Session {
+            engine,
+            rt,
+            runtime,
+            kind: options.runtime,
+            states: Vec::new(),
+            fired: Vec::new(),
+            rolls: Vec::new(),
+            current: None,
+            turns: Vec::new(),
+            stopped: false,
+            fake_turns: 0,
+            scratch,
+            writer: writer.unwrap_or_default(),
+            header,
+        };
+        if s.kind == RuntimeKind::Fake {
+            return Ok(s);
+        }
+        s.writer.line(&troupe_json(&s.header))?;
+        if let Some(o) = opening {
+            s.write_root(o)?;
+        }
+        Ok(s)
+    }
+
+    /// The compiled story and its messages so far.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The session file's text so far (Format 18.8).
+    pub fn session_text(&self) -> &str {
+        self.writer.text()
+    }
+
+    /// The header written on line 1.
+    pub fn header(&self) -> &Value {
+        &self.header
+    }
+
+    /// The current message's ID (the last message of the last turn, or the
+    /// root); `None` before the first message.
+    pub fn current_id(&self) -> Option<&str> {
+        self.current
+            .and_then(|m| self.engine.session.messages.get(m as usize))
+            .map(|m| &*m.id)
+    }
+
+    /// The state at the current message (the initial state before any).
+    pub fn state(&self) -> &State {
+        match self.current {
+            Some(m) => &self.states[m as usize],
+            None => self.engine.initial(),
+        }
+    }
+
+    /// The flattened state at the current message, in state order (18.6).
+    pub fn flattened(&self) -> Map<String, Value> {
+        self.engine.flatten(self.state())
+    }
+
+    /// The flattened state with only the visible variables (Format 8.1
+    /// `visibility`; scene entries included).
+    pub fn visible_state(&self) -> Map<String, Value> {
+        let hidden: Vec<String> = self
+            .engine
+            .story
+            .variables
+            .iter()
+            .filter(|(_, d)| d.decl.visibility.as_deref() == Some("hidden"))
+            .map(|(n, _)| n.clone())
+            .collect();
+        self.flattened()
+            .into_iter()
+            .filter(|(k, _)| {
+                !hidden.iter().any(|h| {
+                    k == h
+                        || k.strip_prefix(h.as_str())
+                            .is_some_and(|r| r.starts_with('.'))
+                })
+            })
+            .collect()
+    }
+
+    /// The root a run wrote (its ID, the author's display name and its
+    /// rendered text), if any.
+    pub fn root_text(&self) -> Option<(String, String, String)> {
+        let msg = self.engine.session.messages.first()?;
+        if msg.parent.is_some() {
+            return None;
+        }
+        let text = self.render(0).unwrap_or_default();
+        Some((msg.id.to_string(), self.display(msg.author), text))
+    }
+
+    /// The display name of the first player (who says every input).
+    pub fn player_name(&self) -> String {
+        let p = self.engine.ir.players.first().copied().unwrap_or(0);
+        self.display(Who::Cast(p))
+    }
+
+    /// The display name of the author of message `id`.
+    pub fn author_name(&self, id: &str) -> String {
+        self.engine
+            .session
+            .find(id)
+            .and_then(|m| self.engine.session.messages.get(m as usize))
+            .map_or_else(String::new, |m| self.display(m.author))
+    }
+
+    /// The rendered text of message `id` at its own state (Format 10.5).
+    pub fn message_text(&self, id: &str) -> Option<String> {
+        self.render(self.engine.session.find(id)?)
+    }
+
+    fn display(&self, w: Who) -> String {
+        match w {
+            Who::Narrator => self.engine.ir.narrator.to_string(),
+            Who::Cast(c) => self
+                .engine
+                .ir
+                .cast
+                .get(c as usize)
+                .map_or_else(String::new, |m| m.display.to_string()),
+        }
+    }
+
+    /// True when no more turns are taken: the story ended (9.3) at the
+    /// current message, or a safety stop.
+    pub fn is_over(&self) -> bool {
+        self.stopped || self.state().ending.is_some()
+    }
+
+    /// The rubric score at the current message (Format 19.6); `None`
+    /// without a rubric.
+    pub fn score(&self) -> Option<super::Score> {
+        let criteria = self.rt.rubric.as_ref()?;
+        let point = crate::engine::Point {
+            ir: &self.engine.ir,
+            session: Some(&self.engine.session),
+            char: None,
+        };
+        Some(super::rubric::score(&point, criteria, self.state()))
+    }
+
+    /// Undo (Format 18.4, 20): the next input becomes a sibling of the last
+    /// input on the current path; nothing written is lost. Returns false
+    /// when there is no turn to undo.
+    pub fn undo(&mut self) -> bool {
+        let Some(m_in) = self.turns.pop() else {
+            return false;
+        };
+        self.current = self.engine.session.messages[m_in as usize].parent;
+        self.stopped = false;
+        true
+    }
+
+    pub(crate) fn next_id(&self) -> String {
+        format!("m{}", self.engine.session.messages.len() + 1)
+    }
+
+    /// Adds a message at the end of the session, computes its state from
+    /// its parent's (changes, derived variables, no firings yet) and
+    /// returns its index.
+    pub(crate) fn push(&mut self, msg: MessageIr) -> u32 {
+        let parent = msg.parent;
+        let ix = self.engine.session.messages.len() as u32;
+        self.engine.session.index.insert(msg.id.clone(), ix);
+        self.engine.session.messages.push(msg);
+        let mut st = match parent {
+            Some(p) => self.states[p as usize].clone(),
+            None => self.engine.initial().clone(),
+        };
+        let rolls = step(
+            &self.engine.ir,
+            &self.engine.session,
+            &mut st,
+            ix,
+            &mut self.scratch,
+        );
+        self.rolls.push(rolls);
+        let fired = match parent {
+            Some(p) => self.fired[p as usize].clone(),
+            None => vec![false; self.engine.ir.events.len()],
+        };
+        self.states.push(st);
+        self.fired.push(fired);
+        ix
+    }
+
+    /// Evaluates 9.2 at message `m` and records its firings.
+    pub(crate) fn fire(&mut self, m: u32) -> Vec<Fired> {
+        let mi = m as usize;
+        let before = self.fired[mi].clone();
+        let mut st = self.states[mi].clone();
+        let firings = evaluate(
+            &self.engine.ir,
+            &self.engine.session,
+            &mut st,
+            m,
+            &before,
+            self.rolls.get(mi).copied().unwrap_or(0),
+            &mut self.scratch,
+        );
+        self.states[mi] = st;
+        self.fired[mi] = fired_after(&before, &firings);
+        self.engine.session.messages[mi].firings = firings.clone();
+        firings
+    }
+
+    /// Removes the last message (a reply dropped by a safety verdict).
+    pub(crate) fn pop(&mut self) {
+        if let Some(m) = self.engine.session.messages.pop() {
+            self.engine.session.index.remove(&m.id);
+        }
+        self.states.pop();
+        self.fired.pop();
+        self.rolls.pop();
+    }
+
+    /// The session line of message `m`, with the changes as written.
+    pub(crate) fn line_of(&self, m: u32, changes: &[Value]) -> String {
+        let ms = &self.engine.session.messages;
+        let msg = &ms[m as usize];
+        let ir = &self.engine.ir;
+        let firings = msg
+            .firings
+            .iter()
+            .map(|f| match f {
+                Fired::Event(i) => ("event", ir.events.get(*i as usize).map_or("", |e| &*e.id)),
+                Fired::Outcome(i) => (
+                    "outcome",
+                    ir.outcomes.get(*i as usize).map_or("", |e| &*e.id),
+                ),
+            })
+            .collect();
+        let opening_id = match (msg.parent, msg.opening) {
+            (None, Some(o)) => ir.openings.get(o as usize).map(|o| &*o.id),
+            _ => None,
+        };
+        MessageLine {
+            id: &msg.id,
+            parent: msg.parent.map(|p| &*ms[p as usize].id),
+            opening: opening_id,
+            author: ir.who_id(msg.author),
+            parts: if opening_id.is_some() {
+                Vec::new()
+            } else {
+                msg.parts.iter().map(|p| &*p.text).collect()
+            },
+            changes,
+            firings,
+        }
+        .to_json()
+    }
+
+    fn write_root(&mut self, o: u16) -> Result<(), StartError> {
+        let op = &self.engine.ir.openings[o as usize];
+        let msg = MessageIr {
+            id: Arc::from(self.next_id().as_str()),
+            parent: None,
+            depth: 0,
+            author: op.author,
+            hidden: false,
+            opening: Some(o),
+            changes: Vec::new(),
+            firings: Vec::new(),
+            parts: op.parts.clone(),
+            summary: None,
+            time: None,
+        };
+        let m = self.push(msg);
+        self.fire(m);
+        self.current = Some(m);
+        let line = self.line_of(m, &[]);
+        self.writer.line(&line)?;
+        Ok(())
+    }
+
+    /// The responder at `st` (Format 18.4): the first cast member that is
+    /// not a player and is present; else the narrator.
+    pub(crate) fn responder(&self, st: &State) -> Who {
+        self.engine
+            .ir
+            .cast
+            .iter()
+            .enumerate()
+            .find(|(i, c)| !c.player && st.present.get(*i).copied().unwrap_or(false))
+            .map_or(Who::Narrator, |(i, _)| Who::Cast(i as u16))
+    }
+}
+
+fn choose_opening(engine: &Engine, options: &Options) -> Result<Option<u16>, StartError> {
+    let ir = &engine.ir;
+    if let Some(id) = &options.opening {
+        return ir
+            .openings
+            .iter()
+            .position(|o| &*o.id == id)
+            .map(|i| Some(i as u16))
+            .ok_or_else(|| {
+                refuse(
+                    Code::UnknownRef,
+                    "opening",
+                    format!("scenario `{}` has no opening `{id}`", ir.scenario),
+                )
+            });
+    }
+    let raw = engine
+        .story
+        .raw
+        .get("openings")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let group = ir.players.len() >= 2;
+    Ok(ir
+        .openings
+        .iter()
+        .enumerate()
+        .find(|(i, _)| {
+            group
+                || raw
+                    .get(*i)
+                    .and_then(|o| o.get("group_only"))
+                    .and_then(Value::as_bool)
+                    != Some(true)
+        })
+        .map(|(i, _)| i as u16))
+}

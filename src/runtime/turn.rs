@@ -1,0 +1,476 @@
+//! The turn (Format 18.5) and its result (18.6).
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::safety::{Status, Verdict};
+use super::session::{RuntimeKind, Session, TurnError};
+use super::{Changes, Proposal, Reply, TurnContext};
+use crate::cel::NoHost;
+use crate::compile::changes::{lower_changes, ChangeScope};
+use crate::compile::session::Fired;
+use crate::compile::{ChangeIr, MessageIr, PartIr, Who};
+use crate::diag::Diagnostic;
+use crate::engine::macros::RenderFor;
+use crate::engine::Point;
+
+/// `continue_session` or `end_session` (Format 18.5 step 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionControl {
+    /// The session goes on.
+    ContinueSession,
+    /// The session has ended.
+    EndSession,
+}
+
+/// A firing in a turn result: `{"event": id}` or `{"outcome": id}`, with
+/// the message that records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FiringRecord {
+    /// The event's ID.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// The outcome's ID.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// The message that records it.
+    pub message: String,
+}
+
+/// A rubric score (Format 19.6): criteria in rubric order (`null` for
+/// ungraded ones) and the weighted total.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Score {
+    /// Each criterion's score, rounded to 4 places.
+    pub criteria: IndexMap<String, Option<f64>>,
+    /// The weighted mean over graded criteria.
+    pub total: Option<f64>,
+}
+
+/// The result of one turn (Format 18.6). As JSON every field is present,
+/// `null` when it does not apply.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnResult {
+    /// `turn` (8.8) at the input message.
+    pub turn: i64,
+    /// The IDs written by the turn.
+    pub messages: Vec<String>,
+    /// The turn's rule.
+    pub rule: Option<String>,
+    /// The rendered reply.
+    pub reply: Option<String>,
+    /// Changed state entries (absent derived ones as `null`), state order.
+    pub state_delta: Map<String, Value>,
+    /// The turn's firings.
+    pub firings: Vec<FiringRecord>,
+    /// `continue_session` / `end_session`.
+    pub session_control: SessionControl,
+    /// `ok` / `redirect` / `stop`.
+    pub safety_status: Status,
+    /// The scenario's `emotion` at the last message.
+    pub npc_emotion: Option<String>,
+    /// Whether the story has ended at the last message.
+    pub ended: bool,
+    /// The story's outcome there.
+    pub outcome: Option<String>,
+    /// The rubric score when the session ends.
+    pub score: Option<Score>,
+    /// The signals of the events fired (Format 9.1), in firing order.
+    #[serde(skip)]
+    pub signals: Vec<String>,
+    /// Diagnostics of an adapter's dropped changes (Format 18.7).
+    #[serde(skip)]
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Makes `input` literal template text (Format 18.5 step 1): each `\`
+/// becomes `\\`, then each `{{` (left to right) becomes `\{{`.
+pub fn escape(input: &str) -> String {
+    input.replace('\\', "\\\\").replace("{{", "\\{{")
+}
+
+/// `state_delta` (Format 18.6): entries of `after` that differ from or are
+/// not in `before`, then entries of `before` absent from `after` as null,
+/// all in state order (the order of `order`).
+pub fn delta(before: &Map<String, Value>, after: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (k, v) in after {
+        if before.get(k) != Some(v) {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    for k in before.keys() {
+        if !after.contains_key(k) {
+            out.insert(k.clone(), Value::Null);
+        }
+    }
+    out
+}
+
+struct Built {
+    changes_json: Vec<Value>,
+    changes: Arc<[ChangeIr]>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Session {
+    /// One turn (Format 18.5): `input` said by the first player. Refused
+    /// with [`TurnError::Ended`] once the session has ended.
+    pub fn turn(&mut self, input: &str) -> Result<TurnResult, TurnError> {
+        if self.kind == RuntimeKind::Fake {
+            self.fake_turns += 1;
+            return Ok(super::fake::result(self, self.fake_turns));
+        }
+        if self.is_over() {
+            return Err(TurnError::Ended);
+        }
+        let before = self.flattened();
+        let player = self.engine.ir.players.first().copied().unwrap_or(0);
+        let parent = self.current;
+        let depth = parent.map_or(0, |p| self.engine.session.messages[p as usize].depth + 1);
+        // 1. The input message.
+        let m_in = self.push(MessageIr {
+            id: Arc::from(self.next_id().as_str()),
+            parent,
+            depth,
+            author: Who::Cast(player),
+            hidden: false,
+            opening: None,
+            changes: Vec::new(),
+            firings: Vec::new(),
+            parts: vec![PartIr {
+                text: Arc::from(escape(input).as_str()),
+                audience: None,
+            }],
+            summary: None,
+            time: None,
+        });
+        // 2. The input verdict.
+        let v_in = self.rt.safety.verdict(input, false);
+        let responder = self.responder(&self.states[m_in as usize]);
+        // 3. The proposal.
+        let proposal = match v_in.status {
+            Status::Stop => None,
+            Status::Redirect => Some(Proposal {
+                rule: None,
+                reply: Some(Reply::Template(Arc::from(
+                    v_in.redirect_text.clone().unwrap_or_default().as_str(),
+                ))),
+                changes: Changes::Json(Vec::new()),
+            }),
+            Status::Ok => self.propose(input, m_in, responder),
+        };
+        let rule = proposal
+            .as_ref()
+            .and_then(|p| p.rule.as_ref().map(|r| r.to_string()));
+        let mut status = v_in.status;
+        let mut diagnostics = Vec::new();
+        let mut m_r = None;
+        match proposal {
+            None => {
+                self.fire(m_in);
+            }
+            Some(p) => {
+                let reply_id = self.next_id();
+                let built = self.build_changes(&p.changes, &reply_id);
+                diagnostics = built.diagnostics.clone();
+                let text = p.reply.map(|r| match r {
+                    Reply::Template(t) => t,
+                    Reply::Literal(s) => Arc::from(escape(&s).as_str()),
+                });
+                let r = self.push_reply(&reply_id, m_in, responder, text.clone(), &built);
+                let mut verdict = Verdict {
+                    status: Status::Ok,
+                    redirect_text: None,
+                    matched: Vec::new(),
+                };
+                if v_in.status == Status::Ok && text.is_some() {
+                    let rendered = self.render(r).unwrap_or_default();
+                    verdict = self.rt.safety.verdict(&rendered, true);
+                }
+                match verdict.status {
+                    Status::Ok => m_r = Some((r, built.changes_json)),
+                    Status::Redirect => {
+                        self.pop();
+                        let redirect =
+                            Arc::from(verdict.redirect_text.unwrap_or_default().as_str());
+                        let r = self.push_reply(&reply_id, m_in, responder, Some(redirect), &built);
+                        m_r = Some((r, built.changes_json));
+                    }
+                    Status::Stop => {
+                        self.pop();
+                        self.fire(m_in);
+                    }
+                }
+                status = status.max(verdict.status);
+            }
+        }
+        let last = m_r.as_ref().map_or(m_in, |(r, _)| *r);
+        // 9. Written before the result is returned.
+        let line = self.line_of(m_in, &[]);
+        self.writer.line(&line)?;
+        if let Some((r, json)) = &m_r {
+            let line = self.line_of(*r, json);
+            self.writer.line(&line)?;
+        }
+        self.turns.push(m_in);
+        self.current = Some(last);
+        if status == Status::Stop {
+            self.stopped = true;
+        }
+        Ok(self.result(
+            m_in,
+            last,
+            m_r.is_some(),
+            rule,
+            status,
+            &before,
+            diagnostics,
+        ))
+    }
+
+    fn propose(&mut self, input: &str, m_in: u32, responder: Who) -> Option<Proposal> {
+        let engine = &self.engine;
+        let input_id = engine.session.messages[m_in as usize].id.clone();
+        let reply_id = self.next_id();
+        let ctx = TurnContext {
+            input,
+            input_id: &input_id,
+            reply_id: &reply_id,
+            seed: engine.session.seed,
+            responder: engine.ir.who_id(responder),
+            engine,
+            state: &self.states[m_in as usize],
+            point: Point {
+                ir: &engine.ir,
+                session: Some(&engine.session),
+                char: match responder {
+                    Who::Cast(c) => Some(c),
+                    Who::Narrator => None,
+                },
+            },
+        };
+        self.runtime.propose(&ctx)
+    }
+
+    fn build_changes(&self, changes: &Changes, reply_id: &str) -> Built {
+        match changes {
+            Changes::Compiled { json, ir } => Built {
+                changes_json: json.to_vec(),
+                changes: ir.clone(),
+                diagnostics: Vec::new(),
+            },
+            Changes::Json(list) => {
+                let story = &self.engine.story;
+                let mut diags = Vec::new();
+                crate::check::changes::check_changes(
+                    story,
+                    list,
+                    &format!("message:{reply_id}/changes"),
+                    &mut diags,
+                );
+                let ir = &self.engine.ir;
+                let by_name = ir
+                    .vars
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (v.name.to_string(), i as u32))
+                    .collect();
+                let cast: Vec<Arc<str>> = ir.cast.iter().map(|c| c.id.clone()).collect();
+                let scope = ChangeScope {
+                    story,
+                    vars: &ir.vars,
+                    by_name: &by_name,
+                    cast: &cast,
+                };
+                let lowered = if diags.iter().any(Diagnostic::is_error) {
+                    None
+                } else {
+                    lower_changes(&scope, list).ok()
+                };
+                match lowered {
+                    Some(l) => Built {
+                        changes_json: list.clone(),
+                        changes: l.into(),
+                        diagnostics: diags,
+                    },
+                    None => Built {
+                        changes_json: Vec::new(),
+                        changes: Arc::from(Vec::new()),
+                        diagnostics: diags,
+                    },
+                }
+            }
+        }
+    }
+
+    /// Steps 4 and 5: the reply message, its state, its firings.
+    fn push_reply(
+        &mut self,
+        id: &str,
+        m_in: u32,
+        author: Who,
+        text: Option<Arc<str>>,
+        built: &Built,
+    ) -> u32 {
+        let depth = self.engine.session.messages[m_in as usize].depth + 1;
+        let r = self.push(MessageIr {
+            id: Arc::from(id),
+            parent: Some(m_in),
+            depth,
+            author,
+            hidden: false,
+            opening: None,
+            changes: built.changes.to_vec(),
+            firings: Vec::new(),
+            parts: text
+                .into_iter()
+                .map(|t| PartIr {
+                    text: t,
+                    audience: None,
+                })
+                .collect(),
+            summary: None,
+            time: None,
+        });
+        self.fire(r);
+        r
+    }
+
+    /// The rendered text of message `m` at its state (Format 10.5).
+    pub(crate) fn render(&self, m: u32) -> Option<String> {
+        let msg = self.engine.session.messages.get(m as usize)?;
+        if msg.parts.is_empty() {
+            return None;
+        }
+        let author = self.engine.ir.who_id(msg.author).to_string();
+        let narrator = author == "narrator";
+        let who = RenderFor {
+            char: (!narrator).then_some(author.as_str()),
+            owner: Some(if narrator {
+                &self.engine.ir.scenario
+            } else {
+                author.as_str()
+            }),
+            narrator,
+        };
+        let st = &self.states[m as usize];
+        Some(
+            msg.parts
+                .iter()
+                .map(|p| self.engine.render(&p.text, st, who))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+    }
+
+    /// The emotion (Format 18.6) at message `m`.
+    fn emotion(&self, m: u32, responder: Who) -> Option<String> {
+        let p = self.rt.emotion.as_ref()?;
+        let point = Point {
+            ir: &self.engine.ir,
+            session: Some(&self.engine.session),
+            char: match responder {
+                Who::Cast(c) => Some(c),
+                Who::Narrator => None,
+            },
+        };
+        match point.eval(p, 0, &self.states[m as usize], &mut NoHost) {
+            Ok(crate::cel::Value::String(s)) => Some(s.to_string()),
+            _ => None,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn result(
+        &self,
+        m_in: u32,
+        last: u32,
+        has_reply: bool,
+        rule: Option<String>,
+        status: Status,
+        before: &Map<String, Value>,
+        diagnostics: Vec<Diagnostic>,
+    ) -> TurnResult {
+        let ms = &self.engine.session.messages;
+        let ir = &self.engine.ir;
+        let st = &self.states[last as usize];
+        let mut messages = vec![ms[m_in as usize].id.to_string()];
+        if has_reply {
+            messages.push(ms[last as usize].id.to_string());
+        }
+        let mut firings = Vec::new();
+        let mut signals = Vec::new();
+        // Events are evaluated once per turn, at its last message (18.5).
+        {
+            let m = last;
+            for f in &ms[m as usize].firings {
+                let id = ms[m as usize].id.to_string();
+                match f {
+                    Fired::Event(i) => {
+                        let e = &ir.events[*i as usize];
+                        if let Some(s) = &e.signal {
+                            signals.push(s.to_string());
+                        }
+                        firings.push(FiringRecord {
+                            event: Some(e.id.to_string()),
+                            outcome: None,
+                            message: id,
+                        });
+                    }
+                    Fired::Outcome(i) => firings.push(FiringRecord {
+                        event: None,
+                        outcome: Some(ir.outcomes[*i as usize].id.to_string()),
+                        message: id,
+                    }),
+                }
+            }
+        }
+        let ended = st.ending.is_some();
+        let outcome = match st.ending {
+            Some(Fired::Outcome(o)) => ir.outcomes.get(o as usize).map(|x| x.id.to_string()),
+            _ => None,
+        };
+        let control = if status == Status::Stop || ended {
+            SessionControl::EndSession
+        } else {
+            SessionControl::ContinueSession
+        };
+        let responder = self.responder(&self.states[m_in as usize]);
+        TurnResult {
+            turn: self.states[m_in as usize].turn,
+            messages,
+            rule,
+            reply: if has_reply { self.render(last) } else { None },
+            state_delta: delta(before, &self.engine.flatten(st)),
+            firings,
+            session_control: control,
+            safety_status: status,
+            npc_emotion: self.emotion(last, responder),
+            ended,
+            outcome,
+            score: if control == SessionControl::EndSession {
+                self.score()
+            } else {
+                None
+            },
+            signals,
+            diagnostics,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_makes_input_literal() {
+        assert_eq!(escape(r"a\b {{user}}"), r"a\\b \{{user}}");
+        assert_eq!(escape("{{{{"), r"\{{\{{");
+    }
+}

@@ -1,0 +1,467 @@
+//! Turn fixtures (Format 13.8, 21.3): reading a fixture, running its turns
+//! against a runtime, and comparing each turn result with `expect`.
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::coverage::{Hits, ScenarioModel};
+use super::model::{Failure, Status, TestResult};
+use super::runner::{Runtimes, Settings, TurnError, TurnResult};
+use crate::check::values::exact_decimal;
+use crate::load::Document;
+
+/// A fixture file (Format 13.8). Unknown members (extensions) are ignored;
+/// the check has validated the shape.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Fixture {
+    /// The fixture's ID (its test name).
+    pub fixture_id: String,
+    /// The scenario it plays.
+    pub scenario_id: String,
+    /// The seed (0).
+    #[serde(default)]
+    pub seed: u64,
+    /// The difficulty preset.
+    #[serde(default)]
+    pub difficulty: Option<String>,
+    /// `rules` (default) or `fake`.
+    #[serde(default)]
+    pub runtime: Option<String>,
+    /// The turns, in order.
+    #[serde(default)]
+    pub turns: Vec<Turn>,
+    /// Static assertions.
+    #[serde(default)]
+    pub static_assertions: Vec<StaticAssertion>,
+    /// `coverage.minimum`.
+    #[serde(default)]
+    pub coverage: Option<CoverageMinimum>,
+}
+
+/// `coverage: {minimum}`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CoverageMinimum {
+    /// The minimum percent, 0..100.
+    pub minimum: f64,
+}
+
+/// One static assertion as written.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StaticAssertion {
+    /// Its description (its test name when given).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The path.
+    pub path: String,
+    /// The check.
+    pub check: String,
+}
+
+/// One scripted turn.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Turn {
+    /// Its number (i + 1).
+    #[serde(default)]
+    pub turn: i64,
+    /// The player's input.
+    pub player_input: String,
+    /// What the turn result must show.
+    #[serde(default)]
+    pub expect: Option<Expect>,
+}
+
+/// A turn's expectations (Format 21.3).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Expect {
+    /// Names that must be keys of `state_delta`.
+    #[serde(default)]
+    pub state_delta_contains: Option<Vec<String>>,
+    /// `continue_session` / `end_session`.
+    #[serde(default)]
+    pub session_control: Option<String>,
+    /// `ok` / `redirect` / `stop`.
+    #[serde(default)]
+    pub safety_status: Option<String>,
+    /// A value `npc_emotion` must not have.
+    #[serde(default)]
+    pub npc_emotion_not: Option<String>,
+    /// Exact state values at the turn's last message.
+    #[serde(default)]
+    pub state: Option<IndexMap<String, Value>>,
+    /// Events/outcomes that must be among the firings.
+    #[serde(default)]
+    pub fired: Option<Vec<String>>,
+    /// The result's `ended`.
+    #[serde(default)]
+    pub ended: Option<bool>,
+    /// The result's `outcome`.
+    #[serde(default)]
+    pub outcome: Option<String>,
+    /// Text the reply must contain.
+    #[serde(default)]
+    pub reply_contains: Option<String>,
+}
+
+impl Fixture {
+    /// Reads a fixture from its document value; `Err` says why not.
+    pub fn from_value(v: &Value) -> Result<Fixture, String> {
+        Fixture::deserialize(v).map_err(|e| format!("the fixture cannot be read: {e}"))
+    }
+
+    /// The runtime it asks for (`rules` by default).
+    pub fn runtime(&self) -> &str {
+        self.runtime.as_deref().unwrap_or("rules")
+    }
+}
+
+/// Values equal as Format 18.6 says: same type and value, numbers by exact
+/// decimal value, lists item by item.
+pub fn values_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(_), Value::Number(_)) => match (exact_decimal(a), exact_decimal(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => a == b,
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| values_equal(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn show(v: Option<&str>) -> String {
+    match v {
+        Some(s) => Value::String(s.to_string()).to_string(),
+        None => "null".into(),
+    }
+}
+
+/// Compares one turn result with its expectations; each failing field is a
+/// failure (`turn 2: safety_status expected "ok", got "redirect"`).
+/// `pointer` is the turn's `/turns/<i>/expect`.
+pub fn compare(
+    n: i64,
+    e: &Expect,
+    r: &TurnResult,
+    state: &Map<String, Value>,
+    pointer: &str,
+) -> Vec<Failure> {
+    let mut out = Vec::new();
+    let mut fail =
+        |field: &str, message: String, expected: Option<Value>, actual: Option<Value>| {
+            out.push(Failure {
+                message: format!("turn {n}: {message}"),
+                pointer: Some(format!("{pointer}/{field}")),
+                expected,
+                actual,
+                ..Failure::default()
+            });
+        };
+    if let Some(names) = &e.state_delta_contains {
+        for name in names {
+            if !r.state_delta.contains_key(name) {
+                fail(
+                    "state_delta_contains",
+                    format!("state_delta has no '{name}'"),
+                    Some(Value::String(name.clone())),
+                    Some(Value::Array(
+                        r.state_delta
+                            .keys()
+                            .map(|k| Value::String(k.clone()))
+                            .collect(),
+                    )),
+                );
+            }
+        }
+    }
+    for (field, want, got) in [
+        ("session_control", &e.session_control, &r.session_control),
+        ("safety_status", &e.safety_status, &r.safety_status),
+    ] {
+        if let Some(w) = want {
+            if w != got {
+                fail(
+                    field,
+                    format!(
+                        "{field} expected {}, got {}",
+                        show(Some(w)),
+                        show(Some(got))
+                    ),
+                    Some(Value::String(w.clone())),
+                    Some(Value::String(got.clone())),
+                );
+            }
+        }
+    }
+    if let Some(not) = &e.npc_emotion_not {
+        if r.npc_emotion.as_deref() == Some(not.as_str()) {
+            fail(
+                "npc_emotion_not",
+                format!(
+                    "npc_emotion expected not {}, got {}",
+                    show(Some(not)),
+                    show(Some(not))
+                ),
+                None,
+                Some(Value::String(not.clone())),
+            );
+        }
+    }
+    if let Some(want) = &e.state {
+        for (name, w) in want {
+            match state.get(name) {
+                Some(g) if values_equal(w, g) => {}
+                Some(g) => fail(
+                    &format!("state/{}", crate::diag::escape_token(name)),
+                    format!("state.{name} expected {w}, got {g}"),
+                    Some(w.clone()),
+                    Some(g.clone()),
+                ),
+                None => fail(
+                    &format!("state/{}", crate::diag::escape_token(name)),
+                    format!("state.{name} expected {w}, got nothing (no such state entry)"),
+                    Some(w.clone()),
+                    None,
+                ),
+            }
+        }
+    }
+    if let Some(ids) = &e.fired {
+        let got: Vec<&str> = r.firings.iter().map(|f| f.id()).collect();
+        for id in ids {
+            if !got.contains(&id.as_str()) {
+                fail(
+                    "fired",
+                    format!(
+                        "fired expected '{id}' among the firings, got [{}]",
+                        got.join(", ")
+                    ),
+                    Some(Value::String(id.clone())),
+                    Some(Value::Array(
+                        got.iter().map(|s| Value::String(s.to_string())).collect(),
+                    )),
+                );
+            }
+        }
+    }
+    if let Some(want) = e.ended {
+        if want != r.ended {
+            fail(
+                "ended",
+                format!("ended expected {want}, got {}", r.ended),
+                Some(Value::Bool(want)),
+                Some(Value::Bool(r.ended)),
+            );
+        }
+    }
+    if let Some(want) = &e.outcome {
+        if r.outcome.as_deref() != Some(want.as_str()) {
+            fail(
+                "outcome",
+                format!(
+                    "outcome expected {}, got {}",
+                    show(Some(want)),
+                    show(r.outcome.as_deref())
+                ),
+                Some(Value::String(want.clone())),
+                r.outcome.clone().map(Value::String),
+            );
+        }
+    }
+    if let Some(want) = &e.reply_contains {
+        if !r
+            .reply
+            .as_deref()
+            .is_some_and(|t| t.contains(want.as_str()))
+        {
+            fail(
+                "reply_contains",
+                format!(
+                    "reply expected to contain {}, got {}",
+                    show(Some(want)),
+                    show(r.reply.as_deref())
+                ),
+                Some(Value::String(want.clone())),
+                r.reply.clone().map(Value::String),
+            );
+        }
+    }
+    out
+}
+
+/// Runs a fixture's turns (Format 21.3) and returns its test result (the
+/// coverage minimum is checked by the caller) and what it reached.
+pub fn run_fixture(
+    fixture: &Fixture,
+    file: &str,
+    doc: Option<&Document>,
+    bundle: &Value,
+    model: Option<&ScenarioModel>,
+    runtimes: &dyn Runtimes,
+) -> (TestResult, Hits) {
+    let mut hits = Hits::default();
+    hits.use_scenario(&fixture.scenario_id);
+    let settings = Settings {
+        scenario: fixture.scenario_id.clone(),
+        seed: fixture.seed,
+        difficulty: fixture.difficulty.clone(),
+    };
+    let mut runner = match runtimes.start(fixture.runtime(), bundle, &settings) {
+        Ok(r) => r,
+        Err(reason) => {
+            return (
+                TestResult::new(
+                    fixture.fixture_id.clone(),
+                    Some(file.to_string()),
+                    Status::Err,
+                )
+                .because(reason),
+                hits,
+            )
+        }
+    };
+    let mut failures = Vec::new();
+    let mut last_turn = 0;
+    let mut info = super::reach::RunInfo::default();
+    for (i, t) in fixture.turns.iter().enumerate() {
+        let n = i as i64 + 1;
+        match runner.turn(&t.player_input) {
+            Ok(r) => {
+                last_turn = n;
+                for f in &r.firings {
+                    if let Some(e) = &f.event {
+                        hits.hit(&fixture.scenario_id, format!("event {e}"));
+                    }
+                    if let Some(o) = &f.outcome {
+                        hits.hit(&fixture.scenario_id, format!("outcome {o}"));
+                    }
+                }
+                if let Some(rule) = &r.rule {
+                    hits.hit(&fixture.scenario_id, format!("rule {rule}"));
+                }
+                // Rules were tried unless the input's verdict was redirect
+                // or stop (then there is no rule and the status is not ok).
+                if let Some(m_in) = r.messages.first() {
+                    if r.safety_status == "ok" || r.rule.is_some() {
+                        info.rules_tried.push(m_in.clone());
+                    }
+                }
+                if r.session_control == "end_session" {
+                    if let Some(last) = r.messages.last() {
+                        info.scored.push(last.clone());
+                    }
+                }
+                if let Some(e) = &t.expect {
+                    let state = runner.state();
+                    failures.extend(compare(n, e, &r, &state, &format!("/turns/{i}/expect")));
+                }
+            }
+            Err(TurnError::Ended(_)) => {
+                failures.push(Failure {
+                    message: format!("turn {n}: the session ended at turn {last_turn}"),
+                    pointer: Some(format!("/turns/{i}")),
+                    ..Failure::default()
+                });
+                break;
+            }
+            Err(TurnError::Other(reason)) => {
+                return (
+                    TestResult::new(
+                        fixture.fixture_id.clone(),
+                        Some(file.to_string()),
+                        Status::Err,
+                    )
+                    .because(format!("turn {n}: {reason}")),
+                    hits,
+                );
+            }
+        }
+    }
+    if let Some(engine) = runner.engine() {
+        super::reach::reached(engine, &fixture.scenario_id, model, &mut hits, Some(&info));
+    }
+    for f in &mut failures {
+        f.file = Some(file.to_string());
+        if let (Some(doc), Some(p)) = (doc, &f.pointer) {
+            if let Some(at) = doc.spans.locate(p) {
+                f.line = Some(at.line);
+                f.column = Some(at.column);
+            }
+        }
+    }
+    (
+        TestResult::from_failures(fixture.fixture_id.clone(), Some(file.to_string()), failures),
+        hits,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn result() -> TurnResult {
+        TurnResult {
+            turn: 1,
+            messages: vec!["m2".into(), "m3".into()],
+            rule: Some("rude".into()),
+            reply: Some("Cheap? My prices are fair, Player.".into()),
+            state_delta: json!({"patience": 50})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            firings: vec![super::super::runner::TurnFiring {
+                event: Some("cross".into()),
+                outcome: None,
+                message: "m3".into(),
+            }],
+            session_control: "continue_session".into(),
+            safety_status: "ok".into(),
+            npc_emotion: None,
+            ended: false,
+            outcome: None,
+            score: None,
+        }
+    }
+
+    /// Format 21.3's example.
+    #[test]
+    fn the_spec_example() {
+        let state = json!({"scene.location": "", "patience": 50})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let e: Expect = serde_json::from_value(
+            json!({"state": {"patience": 50}, "fired": ["cross"], "reply_contains": "fair", "safety_status": "ok"}),
+        )
+        .unwrap();
+        assert!(compare(1, &e, &result(), &state, "/turns/0/expect").is_empty());
+        let e: Expect = serde_json::from_value(json!({"state": {"patience": 60}})).unwrap();
+        let f = compare(1, &e, &result(), &state, "/turns/0/expect");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].message, "turn 1: state.patience expected 60, got 50");
+        assert_eq!(
+            f[0].pointer.as_deref(),
+            Some("/turns/0/expect/state/patience")
+        );
+        let e: Expect = serde_json::from_value(json!({"state": {"patience": 50.0}, "safety_status": "redirect", "npc_emotion_not": "x", "ended": true, "outcome": "win"})).unwrap();
+        let msgs: Vec<String> = compare(2, &e, &result(), &state, "")
+            .into_iter()
+            .map(|f| f.message)
+            .collect();
+        assert_eq!(
+            msgs,
+            vec![
+                "turn 2: safety_status expected \"redirect\", got \"ok\"",
+                "turn 2: ended expected true, got false",
+                "turn 2: outcome expected \"win\", got null",
+            ]
+        );
+    }
+}

@@ -1,0 +1,316 @@
+//! `troupe init DIR` (Format 21): a new pack that passes `troupe check`
+//! and `troupe test` as scaffolded — a manifest, one scenario, an NPC, a
+//! safety policy, a rubric, a smoke and a golden fixture — and a CI
+//! workflow `.github/workflows/troupe.yml` that installs Troupe and runs
+//! both commands.
+
+use std::path::Path;
+
+/// The files of the scaffold: (pack-relative path, text), in write order.
+pub fn files(pack_id: &str, name: &str) -> Vec<(&'static str, String)> {
+    let f = |t: &str| t.replace("{PACK_ID}", pack_id).replace("{NAME}", name);
+    vec![
+        ("manifest.yaml", f(MANIFEST)),
+        ("scenarios/first_meeting.yaml", f(SCENARIO)),
+        ("npcs/host.yaml", f(NPC)),
+        ("safety/policy.yaml", f(SAFETY)),
+        ("rubrics/rubric.yaml", f(RUBRIC)),
+        ("tests/smoke_first_meeting.yaml", f(SMOKE)),
+        ("tests/golden_first_meeting.yaml", f(GOLDEN)),
+        ("README.md", f(README)),
+        (".github/workflows/troupe.yml", f(WORKFLOW)),
+    ]
+}
+
+/// A pack ID from a folder name: lower case, other characters as `_`,
+/// under `local.` (`My Pack` → `local.my_pack`).
+pub fn pack_id_for(dir: &Path) -> String {
+    let base = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut id: String = base
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    id = id.trim_matches('_').to_string();
+    if !id.starts_with(|c: char| c.is_ascii_lowercase()) {
+        id = format!("pack_{id}");
+    }
+    format!("local.{}", id.trim_end_matches('_'))
+}
+
+/// Why `troupe init` did not write.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// The folder exists and is not empty.
+    #[error("{0} exists and is not empty: `troupe init` writes only into a new or empty folder")]
+    NotEmpty(String),
+    /// Writing failed.
+    #[error("cannot write {0}: {1}")]
+    Io(String, std::io::Error),
+}
+
+/// Writes the scaffold into `dir` (created; it must be new or empty).
+/// Returns the pack-relative paths written.
+pub fn init(dir: &Path) -> Result<Vec<String>, InitError> {
+    let shown = dir.display().to_string();
+    if dir.exists() {
+        let mut entries = std::fs::read_dir(dir).map_err(|e| InitError::Io(shown.clone(), e))?;
+        if entries.next().is_some() {
+            return Err(InitError::NotEmpty(shown));
+        }
+    }
+    let id = pack_id_for(dir);
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "New pack".into());
+    let mut written = Vec::new();
+    for (rel, text) in files(&id, &name) {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| InitError::Io(parent.display().to_string(), e))?;
+        }
+        std::fs::write(&path, text).map_err(|e| InitError::Io(path.display().to_string(), e))?;
+        written.push(rel.to_string());
+    }
+    Ok(written)
+}
+
+const MANIFEST: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/pack.schema.json
+schema_version: "0.1"
+pack_id: {PACK_ID}
+name: "{NAME}"
+version: "0.1.0"
+description: A new Troupe pack. Replace this with what the pack is about.
+license: CC-BY-4.0
+content_rating: general
+entry_scenarios:
+  - scenarios/first_meeting.yaml
+safety:
+  policy: safety/policy.yaml
+players:
+  max: 1
+"#;
+
+const SCENARIO: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/scenario.schema.json
+schema_version: "0.1"
+scenario_id: first_meeting
+title: A first meeting
+description: >-
+  The player meets the host for the first time. Win the host's trust before
+  their patience runs out.
+npc:
+  ref: npcs/host.yaml
+rubric:
+  ref: rubrics/rubric.yaml
+opening:
+  npc_says: Hello, {{user}}. Come in, sit down. What brings you here?
+state:
+  variables:
+    trust:
+      type: int
+      default: 50
+      min: 0
+      max: 100
+      visibility: visible
+      description: How much the host trusts the player.
+    patience:
+      type: int
+      default: 60
+      min: 0
+      max: 100
+      visibility: hidden
+      description: How much more small talk the host will put up with.
+rules:
+  - id: curious
+    keywords: [curious, story, how]
+    changes:
+      - add: {trust: 15}
+    replies:
+      - "Curious, are you? I like that, {{user}}."
+  - id: small_talk
+    changes:
+      - add: {patience: -5}
+    replies:
+      - "The host nods politely."
+events:
+  - id: host_relaxes
+    description: The host trusts the player enough to speak freely.
+    when:
+      type: variable_above
+      variable: trust
+      threshold: 70
+    repeat: false
+ending_conditions:
+  success:
+    type: variable_above
+    variable: trust
+    threshold: 90
+  failure:
+    type: variable_below
+    variable: patience
+    threshold: 10
+difficulty:
+  default: standard
+  options:
+    standard:
+      patience: 60
+    hard:
+      patience: 30
+"#;
+
+const NPC: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/npc.schema.json
+schema_version: "0.1"
+npc_id: host
+name: The Host
+fictional: true
+age_band: adult
+persona: A fictional, courteous host who warms to guests who are honest and curious.
+"#;
+
+const SAFETY: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/safety.schema.json
+schema_version: "0.1"
+policy_id: policy
+content_rating_cap: general
+categories:
+  - id: threats
+    action: stop
+    terms:
+      - I will hurt you
+global_rules:
+  - minor_safety
+  - crisis_support
+"#;
+
+const RUBRIC: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/rubric.schema.json
+schema_version: "0.1"
+rubric_id: rubric
+title: A first meeting
+criteria:
+  - id: trust_won
+    description: How far the player won the host's trust.
+    weight: 1
+    score: "double(state.trust) / 100.0"
+"#;
+
+const SMOKE: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/pack-test.schema.json
+schema_version: "0.1"
+fixture_id: smoke_first_meeting
+scenario_id: first_meeting
+description: The pack loads and one ordinary first turn neither ends the session nor trips the safety policy.
+runtime: fake
+turns:
+  - turn: 1
+    player_input: Thank you for having me. I have heard a lot about this place.
+    expect:
+      state_delta_contains: [trust, patience]
+      session_control: continue_session
+      safety_status: ok
+static_assertions:
+  - description: The opening line is not empty
+    path: opening.npc_says
+    check: non_empty_string
+  - description: The NPC is fictional
+    path: npc.fictional
+    check: "equals true"
+"#;
+
+const GOLDEN: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/pack-test.schema.json
+schema_version: "0.1"
+fixture_id: golden_first_meeting
+scenario_id: first_meeting
+description: >-
+  Under the rules runtime, curiosity wins the host over: trust 65, then 80 (the
+  host relaxes), then 95, when the story ends in success. The static
+  assertions check the event, endings, visibility and difficulty as wired.
+seed: 42
+difficulty: standard
+runtime: rules
+turns:
+  - turn: 1
+    player_input: I am curious how you came to run this place.
+    expect:
+      state: {trust: 65}
+      reply_contains: Curious
+      session_control: continue_session
+      safety_status: ok
+  - turn: 2
+    player_input: What a story. Thank you for telling me.
+    expect:
+      fired: [host_relaxes]
+      state: {trust: 80}
+      ended: false
+  - turn: 3
+    player_input: Please, tell me how it began.
+    expect:
+      state: {trust: 95}
+      ended: true
+      outcome: success
+      session_control: end_session
+static_assertions:
+  - description: The host relaxes once trust is above 70
+    path: events[id=host_relaxes].when
+    check: "type=variable_above AND variable=trust AND threshold=70"
+  - description: The host relaxes only once
+    path: events[id=host_relaxes].repeat
+    check: "equals false"
+  - description: Success targets trust
+    path: ending_conditions.success
+    check: "type=variable_above AND variable=trust"
+  - description: Trust is visible to the player
+    path: state.variables.trust.visibility
+    check: "equals visible"
+  - description: Hard difficulty lowers the host's patience
+    path: scenario.difficulty.options.hard.patience
+    check: "lt 60"
+  - description: The scenario is an entry scenario
+    path: manifest.entry_scenarios
+    check: "contains scenarios/first_meeting.yaml"
+"#;
+
+const README: &str = r#"# {NAME}
+
+A Troupe pack. Check it and run its tests:
+
+    troupe check .
+    troupe test .
+
+`troupe test` runs the check, the static assertions and turns of the
+fixtures in `tests/`, the recorded sessions in `sessions/` (against their
+snapshots in `snapshots/`) and the playtests, and prints what no test has
+reached yet.
+"#;
+
+const WORKFLOW: &str = r#"# Checks and tests the pack on every push and pull request.
+name: troupe
+on:
+  push:
+  pull_request:
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: dtolnay/rust-toolchain@stable
+      - name: Install Troupe
+        run: cargo install troupe --locked
+      - name: Check the pack
+        run: troupe check .
+      - name: Test the pack
+        run: troupe test . --junit troupe-junit.xml
+      - name: Keep the test report
+        if: always()
+        uses: actions/upload-artifact@v4
+        with:
+          name: troupe-junit
+          path: troupe-junit.xml
+"#;

@@ -1,0 +1,15 @@
+//! Testing packs (Format 21): `troupe test`'s stages, fixtures, static
+//! assertions, snapshots of recorded sessions, coverage, reports, and the
+//! `troupe init` scaffold.
+
+pub mod assertions;
+pub mod branches;
+pub mod coverage;
+pub mod fixtures;
+pub mod init;
+pub mod model;
+pub mod reach;
+pub mod report;
+pub mod runner;
+pub mod snapshots;
+pub mod stages;

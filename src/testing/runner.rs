@@ -1,0 +1,217 @@
+//! What fixtures run against (Format 18.4–18.7): a [`TurnRunner`] steps a
+//! session one turn at a time and returns the turn result of 18.6.
+//! [`Installed`] starts sessions of the rules and fake runtimes of
+//! [`crate::runtime`] and replays recorded sessions with its replay runtime.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::engine::Engine;
+use crate::runtime::{Opened, Options, RuntimeKind, Session};
+
+/// A firing of a turn (Format 18.6): `{"event": id}` or `{"outcome": id}`
+/// with the message that records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TurnFiring {
+    /// The event's ID, for an event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// The outcome's ID, for an outcome.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// The message it was recorded on.
+    pub message: String,
+}
+
+impl TurnFiring {
+    /// The event or outcome ID.
+    pub fn id(&self) -> &str {
+        self.event
+            .as_deref()
+            .or(self.outcome.as_deref())
+            .unwrap_or("")
+    }
+}
+
+/// The result of one turn (Format 18.6); every field always present.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnResult {
+    /// `turn` (8.8) at the input message.
+    pub turn: i64,
+    /// The IDs the turn wrote, in order.
+    pub messages: Vec<String>,
+    /// The turn's rule, if any.
+    pub rule: Option<String>,
+    /// The rendered reply, if any.
+    pub reply: Option<String>,
+    /// The state entries that changed (state order; absent ones `null`).
+    pub state_delta: Map<String, Value>,
+    /// The turn's firings in order.
+    pub firings: Vec<TurnFiring>,
+    /// `continue_session` or `end_session`.
+    pub session_control: String,
+    /// `ok`, `redirect` or `stop`.
+    pub safety_status: String,
+    /// The scenario's emotion, if any.
+    pub npc_emotion: Option<String>,
+    /// Whether the story is ended at the turn's last message.
+    pub ended: bool,
+    /// The story's outcome there.
+    pub outcome: Option<String>,
+    /// The rubric score when the session ends.
+    pub score: Option<Value>,
+}
+
+/// Why a turn could not be taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TurnError {
+    /// The session has ended (Format 18.5): the turn is refused.
+    #[error("the session ended at turn {0}")]
+    Ended(i64),
+    /// Anything else that stops the run (an internal error).
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A session being stepped one turn at a time (Format 18.5).
+pub trait TurnRunner {
+    /// Takes one turn with `input` as the first player's text.
+    fn turn(&mut self, input: &str) -> Result<TurnResult, TurnError>;
+    /// The flattened state (8.6) at the last message (the initial state
+    /// before the first turn), in state order.
+    fn state(&self) -> Map<String, Value>;
+    /// The engine holding the messages written so far, for coverage
+    /// (Format 21.6); `None` when the runtime writes nothing (fake).
+    fn engine(&self) -> Option<&Engine> {
+        None
+    }
+}
+
+/// The settings a fixture starts its session with (Format 18.4, 21.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The scenario's ID.
+    pub scenario: String,
+    /// The seed (0 by default).
+    pub seed: u64,
+    /// The difficulty preset, when the fixture gives one.
+    pub difficulty: Option<String>,
+}
+
+/// Starts sessions for fixtures, one per runtime name.
+pub trait Runtimes {
+    /// Starts a session of `bundle` under `runtime` (`rules`, `fake`).
+    /// `Err` is why it cannot run (the fixture is ERR with it).
+    fn start(
+        &self,
+        runtime: &str,
+        bundle: &Value,
+        settings: &Settings,
+    ) -> Result<Box<dyn TurnRunner>, String>;
+
+    /// Replays a recorded session (Format 18.7 `replay`) and returns its
+    /// FIRING_MISMATCH diagnostics; `None` when no replay runtime exists
+    /// (the sessions stage then says the firings were not replayed).
+    fn replay(&self, _engine: &Engine) -> Option<Vec<crate::diag::Diagnostic>> {
+        None
+    }
+}
+
+/// The runtimes of [`crate::runtime`]: `rules` and `fake`, and replay.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Installed;
+
+impl Runtimes for Installed {
+    fn start(
+        &self,
+        runtime: &str,
+        bundle: &Value,
+        settings: &Settings,
+    ) -> Result<Box<dyn TurnRunner>, String> {
+        let kind = match runtime {
+            "rules" => RuntimeKind::Rules,
+            "fake" => RuntimeKind::Fake,
+            other => return Err(format!("no runtime `{other}`")),
+        };
+        let opened = Opened {
+            name: String::new(),
+            bundle: std::sync::Arc::new(bundle.clone()),
+            warnings: Vec::new(),
+            from_ir: false,
+            sessions: Vec::new(),
+        };
+        let options = Options {
+            scenario: Some(settings.scenario.clone()),
+            difficulty: settings.difficulty.clone(),
+            seed: settings.seed,
+            opening: None,
+            runtime: kind,
+            header_players: None,
+        };
+        let session = Session::start(&opened, &options).map_err(|e| e.to_string())?;
+        Ok(Box::new(Running {
+            session,
+            turns: 0,
+            fake: kind == RuntimeKind::Fake,
+        }))
+    }
+
+    fn replay(&self, engine: &Engine) -> Option<Vec<crate::diag::Diagnostic>> {
+        Some(crate::runtime::replay::replay(engine).diagnostics)
+    }
+}
+
+/// A session of [`crate::runtime`] as a [`TurnRunner`].
+struct Running {
+    session: Session,
+    turns: i64,
+    fake: bool,
+}
+
+fn word<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+impl TurnRunner for Running {
+    fn turn(&mut self, input: &str) -> Result<TurnResult, TurnError> {
+        let r = match self.session.turn(input) {
+            Ok(r) => r,
+            Err(crate::runtime::TurnError::Ended) => return Err(TurnError::Ended(self.turns)),
+            Err(e) => return Err(TurnError::Other(e.to_string())),
+        };
+        self.turns += 1;
+        Ok(TurnResult {
+            turn: r.turn,
+            messages: r.messages,
+            rule: r.rule,
+            reply: r.reply,
+            state_delta: r.state_delta,
+            firings: r
+                .firings
+                .into_iter()
+                .map(|f| TurnFiring {
+                    event: f.event,
+                    outcome: f.outcome,
+                    message: f.message,
+                })
+                .collect(),
+            session_control: word(&r.session_control),
+            safety_status: word(&r.safety_status),
+            npc_emotion: r.npc_emotion,
+            ended: r.ended,
+            outcome: r.outcome,
+            score: r.score.and_then(|s| serde_json::to_value(s).ok()),
+        })
+    }
+
+    fn state(&self) -> Map<String, Value> {
+        self.session.flattened()
+    }
+
+    fn engine(&self) -> Option<&Engine> {
+        (!self.fake).then(|| self.session.engine())
+    }
+}

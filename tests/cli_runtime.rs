@@ -1,0 +1,168 @@
+//! `troupe run`, `play`, `compile` and the commands that accept a package,
+//! through the binary (Format 14.4, 18, 20).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn troupe(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const PACK: &str = "examples/packs/everyday-negotiation";
+const SCRIPT: &str = "examples/scripts/used-car-good-deal.txt";
+
+#[test]
+fn run_prints_the_transcript_and_writes_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.jsonl");
+    let (code, stdout, _) = troupe(&[
+        "run",
+        PACK,
+        "--script",
+        SCRIPT,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("outcome: success (at m11)"), "{stdout}");
+    assert!(stdout.contains("Score: 0.8186"), "{stdout}");
+    // The session it wrote conforms with its pack.
+    let (code, stdout, _) = troupe(&["check", PACK, out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}");
+}
+
+#[test]
+fn run_json_has_every_field_of_the_turn_result() {
+    let (code, stdout, _) = troupe(&["run", PACK, "--script", SCRIPT, "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let turns = v["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 5);
+    let fields: Vec<&str> = turns[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "turn",
+            "messages",
+            "rule",
+            "reply",
+            "state_delta",
+            "firings",
+            "session_control",
+            "safety_status",
+            "npc_emotion",
+            "ended",
+            "outcome",
+            "score"
+        ]
+    );
+    assert_eq!(v["score"]["total"], 0.8186);
+}
+
+#[test]
+fn usage_errors_and_refusals() {
+    let (code, _, _) = troupe(&[
+        "run",
+        PACK,
+        "--script",
+        SCRIPT,
+        "--runtime",
+        "fake",
+        "--out",
+        "x.jsonl",
+    ]);
+    assert_eq!(code, 2, "fake writes no session");
+    let (code, _, err) = troupe(&["run", PACK, "--script", SCRIPT, "--scenario", "nope"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("UNKNOWN_REF"), "{err}");
+    let (code, _, err) = troupe(&["run", PACK, "--script", SCRIPT, "--difficulty", "nightmare"]);
+    assert_eq!(code, 1, "{err}");
+    let (code, _, _) = troupe(&["run", PACK, "--script", "no/such/script.txt"]);
+    assert_eq!(code, 3);
+    let (code, stdout, _) = troupe(&["run", PACK, "--script", SCRIPT, "--runtime", "fake"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("Turn 5"));
+}
+
+#[test]
+fn compile_output_is_accepted_by_check_run_and_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("h.troupe");
+    let pkg = pkg.to_str().unwrap();
+    let (code, _, err) = troupe(&["compile", "examples/packs/harbor-lights", "-o", pkg]);
+    assert_eq!(code, 0, "{err}");
+    let first = std::fs::read(pkg).unwrap();
+    troupe(&["compile", "examples/packs/harbor-lights", "-o", pkg]);
+    assert_eq!(first, std::fs::read(pkg).unwrap(), "same bytes");
+    let (code, stdout, _) = troupe(&["check", pkg]);
+    assert_eq!(code, 0, "{stdout}");
+    let (code, stdout, err) = troupe(&[
+        "run",
+        pkg,
+        "--script",
+        "examples/scripts/harbor-relight.txt",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("event: lamp_relit (at m17)"), "{stdout}");
+    // The package's recorded session, by name: the hand-derived state at m13.
+    let (code, stdout, err) = troupe(&["state", pkg, "walkthrough.jsonl", "--at", "m13", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["state"]["clues"], 3);
+    assert_eq!(v["state"]["avg_trust"], 60);
+    // A compiled package compiles again to the same bytes.
+    let again = dir.path().join("again.troupe");
+    let (code, _, _) = troupe(&["compile", pkg, "-o", again.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(first, std::fs::read(&again).unwrap());
+}
+
+#[test]
+fn play_reads_a_pipe_and_undo_branches() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(["play", PACK, "--out", out.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"lovely car\n/state\n/undo\nI can offer 8,500.\n/quit\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("at m3: deal_progress = 0, impression = 62, patience = 60"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Undone. Back at m1"));
+    assert!(
+        !stdout.contains("internal_counter"),
+        "hidden variables are not shown"
+    );
+    let session = std::fs::read_to_string(&out).unwrap();
+    // m2/m3 are kept; m4 is a sibling of m2 (both children of m1).
+    assert!(session.contains(r#"{"id":"m2","parent":"m1""#));
+    assert!(session.contains(r#"{"id":"m4","parent":"m1""#));
+    assert_eq!(session.lines().count(), 6);
+}

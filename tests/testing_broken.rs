@@ -1,0 +1,481 @@
+//! `troupe test` on broken variants of the example packs, built in a
+//! temporary folder: each fails at the stage Format 21 says, with the
+//! message it says.
+
+use std::path::{Path, PathBuf};
+
+use troupe::testing::model::{StageName, Status};
+use troupe::testing::runner::Installed;
+use troupe::testing::stages::{run, Options, Quiet, Run, Snapshots, UsageError, GATE_REASON};
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A copy of an example pack in a temporary folder.
+fn pack(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join(name);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/packs")
+            .join(name),
+        &root,
+    );
+    (dir, root)
+}
+
+fn edit(root: &Path, rel: &str, from: &str, to: &str) {
+    let p = root.join(rel);
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.contains(from), "{rel} has no {from:?}");
+    std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
+}
+
+fn test(root: &Path) -> Run {
+    run(root, &mut Options::default(), &Installed, &mut Quiet).unwrap()
+}
+
+fn stage(r: &Run, s: StageName) -> &troupe::testing::model::StageResult {
+    r.stages.iter().find(|x| x.stage == s).unwrap()
+}
+
+fn messages(r: &Run, s: StageName) -> Vec<String> {
+    stage(r, s)
+        .tests
+        .iter()
+        .flat_map(|t| t.failures.iter().map(|f| f.message.clone()))
+        .collect()
+}
+
+const GOLDEN: &str = "tests/golden_used_car_negotiation.yaml";
+
+#[test]
+fn a_wrong_threshold_in_a_golden_test_fails_its_static_assertion() {
+    let (_d, root) = pack("everyday-negotiation");
+    edit(
+        &root,
+        GOLDEN,
+        "variable=impression AND threshold=70",
+        "variable=impression AND threshold=75",
+    );
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::Check).status, Status::Pass);
+    assert_eq!(stage(&r, StageName::StaticAssertions).status, Status::Fail);
+    assert_eq!(
+        messages(&r, StageName::StaticAssertions),
+        vec!["events[id=dealer_warms_up].when: threshold: expected 75, found the number 70"]
+    );
+    let failure = &stage(&r, StageName::StaticAssertions)
+        .tests
+        .iter()
+        .find(|t| t.status == Status::Fail)
+        .unwrap()
+        .failures[0];
+    assert_eq!(failure.file.as_deref(), Some(GOLDEN));
+    assert_eq!(
+        failure.pointer.as_deref(),
+        Some("/static_assertions/1/check")
+    );
+    // The line of that check in the fixture file (counted by hand).
+    assert_eq!(failure.line, Some(59));
+    assert_eq!(r.exit_code, 1);
+}
+
+#[test]
+fn a_static_assertion_on_a_missing_path_fails() {
+    let (_d, root) = pack("everyday-negotiation");
+    edit(
+        &root,
+        GOLDEN,
+        "path: events[id=counter_offer].repeat",
+        "path: events[id=rush].repeat",
+    );
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::StaticAssertions).status, Status::Fail);
+    assert_eq!(
+        messages(&r, StageName::StaticAssertions),
+        vec!["events[id=rush].repeat: path not found: no 'events[id=rush]' (step 1)"]
+    );
+    // The other stages still run.
+    assert_eq!(stage(&r, StageName::Fixtures).status, Status::Pass);
+    assert_eq!(r.exit_code, 1);
+}
+
+#[test]
+fn a_check_error_gates_every_later_stage() {
+    let (_d, root) = pack("everyday-negotiation");
+    edit(
+        &root,
+        "npcs/marco_dealer.yaml",
+        "fictional: true",
+        "fictional: false",
+    );
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::Check).status, Status::Fail);
+    assert!(!stage(&r, StageName::Check).diagnostics.is_empty());
+    for s in &r.stages[1..] {
+        assert_eq!(s.status, Status::Skip, "{:?}", s.stage);
+        assert_eq!(s.reason.as_deref(), Some(GATE_REASON));
+        assert!(s.tests.is_empty());
+    }
+    assert_eq!(r.exit_code, 1);
+}
+
+#[test]
+fn a_malformed_assertion_path_is_assertion_syntax_in_the_check_stage() {
+    let (_d, root) = pack("everyday-negotiation");
+    edit(
+        &root,
+        GOLDEN,
+        "path: events[id=counter_offer].repeat",
+        "path: events[id=counter_offer",
+    );
+    let r = test(&root);
+    let check = stage(&r, StageName::Check);
+    assert_eq!(check.status, Status::Fail);
+    let d = check
+        .diagnostics
+        .iter()
+        .find(|d| d.code.as_str() == "ASSERTION_SYNTAX")
+        .expect("an ASSERTION_SYNTAX diagnostic");
+    assert_eq!(
+        d.location.pointer.as_deref(),
+        Some("/static_assertions/4/path")
+    );
+    assert!(d
+        .location
+        .file
+        .as_deref()
+        .is_some_and(|f| f.ends_with(GOLDEN)));
+    // `events[id=counter_offer` is 23 characters: position 24 wants `]`.
+    assert!(
+        d.message.contains("position 24: `]` expected"),
+        "{}",
+        d.message
+    );
+    assert_eq!(
+        stage(&r, StageName::StaticAssertions).reason.as_deref(),
+        Some(GATE_REASON)
+    );
+}
+
+#[test]
+fn fake_fixtures_cannot_see_firings_and_coverage_minimum_is_checked() {
+    let (_d, root) = pack("everyday-negotiation");
+    edit(
+        &root,
+        "tests/smoke_used_car_negotiation.yaml",
+        "      safety_status: ok\n",
+        "      safety_status: ok\n      fired: [dealer_warms_up]\ncoverage:\n  minimum: 80\n",
+    );
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::Fixtures).status, Status::Fail);
+    assert_eq!(
+        messages(&r, StageName::Fixtures),
+        vec![
+            "turn 1: fired expected 'dealer_warms_up' among the firings, got []",
+            "coverage 0.0% is below the minimum 80%",
+        ]
+    );
+}
+
+#[test]
+fn test_selects_by_fixture_id_file_name_or_stem_and_lists_names_otherwise() {
+    let (_d, root) = pack("everyday-negotiation");
+    for name in [
+        "smoke_used_car_negotiation",
+        "smoke_used_car_negotiation.yaml",
+    ] {
+        let mut o = Options {
+            test: Some(name.into()),
+            snapshots: Snapshots::Check,
+        };
+        let r = run(&root, &mut o, &Installed, &mut Quiet).unwrap();
+        let fixtures = stage(&r, StageName::Fixtures);
+        assert_eq!(fixtures.tests.len(), 1);
+        assert_eq!(fixtures.tests[0].name, "smoke_used_car_negotiation");
+        // Stage 2 has that fixture's three assertions only.
+        assert_eq!(stage(&r, StageName::StaticAssertions).tests.len(), 3);
+        assert_eq!(
+            stage(&r, StageName::Sessions).reason.as_deref(),
+            Some("not selected (--test)")
+        );
+        assert_eq!(
+            stage(&r, StageName::Playtests).reason.as_deref(),
+            Some("not selected (--test)")
+        );
+        assert_eq!(r.coverage.scope, name);
+    }
+    let mut o = Options {
+        test: Some("nope".into()),
+        snapshots: Snapshots::Check,
+    };
+    let e = run(&root, &mut o, &Installed, &mut Quiet).unwrap_err();
+    assert_eq!(
+        e,
+        UsageError::UnknownTest {
+            name: "nope".into(),
+            names: vec![
+                "golden_rules_deal (golden_rules_deal.yaml)".into(),
+                "golden_rules_fatigue (golden_rules_fatigue.yaml)".into(),
+                "golden_rules_safety (golden_rules_safety.yaml)".into(),
+                "golden_rules_walkout (golden_rules_walkout.yaml)".into(),
+                "golden_used_car_negotiation (golden_used_car_negotiation.yaml)".into(),
+                "smoke_used_car_negotiation (smoke_used_car_negotiation.yaml)".into(),
+            ]
+        }
+    );
+}
+
+const SNAP: &str = "snapshots/walkthrough.snap.json";
+
+fn walkthrough(s: &troupe::testing::model::StageResult) -> &troupe::testing::model::TestResult {
+    s.tests
+        .iter()
+        .find(|t| t.name == "walkthrough.jsonl")
+        .unwrap()
+}
+
+#[test]
+fn a_snapshot_changed_by_a_rule_change_fails_with_a_diff() {
+    let (_d, root) = pack("harbor-lights");
+    // Tobias's guilt drops by 30 instead of 20 when he opens up.
+    edit(
+        &root,
+        "scenarios/harbor_lights.yaml",
+        "tobias.guilt: -20",
+        "tobias.guilt: -30",
+    );
+    let r = test(&root);
+    let sessions = stage(&r, StageName::Sessions);
+    assert_eq!(sessions.status, Status::Fail);
+    let t = walkthrough(sessions);
+    assert_eq!(
+        t.failures[0].message,
+        "the snapshot differs from snapshots/walkthrough.snap.json (`troupe test --review` to review)"
+    );
+    let diff = t.diff.as_deref().unwrap();
+    assert!(diff.contains("-        \"tobias.guilt\": 50,"), "{diff}");
+    assert!(diff.contains("+        \"tobias.guilt\": 40,"), "{diff}");
+    assert!(diff.starts_with("--- snapshots/walkthrough.snap.json (accepted)\n+++ snapshots/walkthrough.snap.json (current)\n"));
+    // Nothing was written.
+    let accepted = std::fs::read_to_string(root.join(SNAP)).unwrap();
+    assert!(accepted.contains("\"tobias.guilt\": 50"));
+
+    // --accept writes it; the next run passes.
+    let mut o = Options {
+        test: None,
+        snapshots: Snapshots::AcceptAll,
+    };
+    let r = run(&root, &mut o, &Installed, &mut Quiet).unwrap();
+    let t = walkthrough(stage(&r, StageName::Sessions));
+    assert_eq!(t.status, Status::Pass);
+    assert!(t
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("accepted the changed snapshot"));
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::Sessions).status, Status::Pass);
+}
+
+#[test]
+fn review_decides_each_change_and_stale_snapshots_are_listed_and_deleted_on_accept() {
+    let (_d, root) = pack("harbor-lights");
+    std::fs::write(root.join("snapshots/gone.snap.json"), "{}\n").unwrap();
+    std::fs::remove_file(root.join(SNAP)).unwrap();
+    let r = test(&root);
+    let sessions = stage(&r, StageName::Sessions);
+    assert_eq!(sessions.status, Status::Fail);
+    assert_eq!(
+        walkthrough(sessions).failures[0].message,
+        "no accepted snapshot snapshots/walkthrough.snap.json (`troupe test --accept` accepts it)"
+    );
+    let gone = sessions
+        .tests
+        .iter()
+        .find(|t| t.name == "gone.snap.json")
+        .unwrap();
+    assert_eq!(gone.status, Status::Skip);
+
+    // Review: reject the new one, accept deleting the stale one.
+    let mut seen = Vec::new();
+    let mut reviewer = |c: &troupe::testing::stages::SnapshotChange| {
+        seen.push(c.path.clone());
+        if c.path.ends_with("gone.snap.json") {
+            troupe::testing::stages::Decision::Accept
+        } else {
+            troupe::testing::stages::Decision::Reject
+        }
+    };
+    let mut o = Options {
+        test: None,
+        snapshots: Snapshots::Review(&mut reviewer),
+    };
+    let r = run(&root, &mut o, &Installed, &mut Quiet).unwrap();
+    assert_eq!(
+        seen,
+        vec![SNAP.to_string(), "snapshots/gone.snap.json".to_string()]
+    );
+    assert_eq!(stage(&r, StageName::Sessions).status, Status::Fail);
+    assert!(!root.join("snapshots/gone.snap.json").exists());
+    assert!(!root.join(SNAP).exists());
+}
+
+#[test]
+fn a_playtest_without_a_runner_is_err_never_skipped() {
+    let (_d, root) = pack("everyday-negotiation");
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::Playtests).status, Status::Skip);
+    assert_eq!(
+        stage(&r, StageName::Playtests).reason.as_deref(),
+        Some("the pack has no playtest")
+    );
+    std::fs::create_dir_all(root.join("playtests")).unwrap();
+    std::fs::create_dir_all(root.join("personas")).unwrap();
+    std::fs::write(
+        root.join("personas/polite.yaml"),
+        "schema_version: \"0.1\"\npersona_id: polite\nrules:\n  - say: [\"Good afternoon.\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("playtests/one_buyer.yaml"),
+        "schema_version: \"0.1\"\nname: one_buyer\nmode: scenario\nscenario_id: used_car_negotiation\nroster:\n  - {id: ana, role: polite, target: player}\n",
+    )
+    .unwrap();
+    let r = test(&root);
+    assert_eq!(
+        stage(&r, StageName::Check).status,
+        Status::Pass,
+        "{:#?}",
+        stage(&r, StageName::Check).diagnostics
+    );
+    let p = stage(&r, StageName::Playtests);
+    assert_eq!(p.status, Status::Err);
+    assert_eq!(p.tests[0].name, "one_buyer");
+    assert_eq!(
+        p.tests[0].reason.as_deref(),
+        Some("playtest runner not built")
+    );
+    assert_eq!(r.exit_code, 3);
+}
+
+#[test]
+fn a_session_whose_recorded_firings_replay_differently_fails_with_firing_mismatch() {
+    let (_d, root) = pack("harbor-lights");
+    edit(
+        &root,
+        "sessions/walkthrough.jsonl",
+        ",\"firings\":[{\"event\":\"fog_rolls_in\"}]}",
+        "}",
+    );
+    let r = test(&root);
+    let sessions = stage(&r, StageName::Sessions);
+    assert_eq!(sessions.status, Status::Fail);
+    let msgs = messages(&r, StageName::Sessions);
+    // fog_rolls_in is true at m9 (turn 4, no fog yet) but no longer recorded.
+    assert!(
+        msgs.iter()
+            .any(|m| m.starts_with("FIRING_MISMATCH") && m.contains("fog_rolls_in")),
+        "{msgs:?}"
+    );
+    let f = &walkthrough(sessions).failures[0];
+    assert_eq!(f.pointer.as_deref(), Some("message:m9"));
+    // The state changed too (no fog), so the snapshot differs.
+    assert!(
+        msgs.iter().any(|m| m.starts_with("the snapshot differs")),
+        "{msgs:?}"
+    );
+}
+
+#[test]
+fn a_rules_fixture_compares_exact_state_values() {
+    let (_d, root) = pack("harbor-lights");
+    edit(
+        &root,
+        "tests/smoke_harbor_lights.yaml",
+        "clues: 0",
+        "clues: 1",
+    );
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::Fixtures).status, Status::Fail);
+    assert_eq!(
+        messages(&r, StageName::Fixtures),
+        vec!["turn 1: state.clues expected 1, got 0"]
+    );
+}
+
+#[test]
+fn a_changed_event_threshold_fails_the_golden_fixtures() {
+    let (_d, root) = pack("everyday-negotiation");
+    // Marco now warms up only above 85: impression reaches 74 at turn 2
+    // and 79 at turn 3, never above 85.
+    edit(
+        &root,
+        "scenarios/used_car_negotiation.yaml",
+        "variable: impression\n      threshold: 70",
+        "variable: impression\n      threshold: 85",
+    );
+    let r = test(&root);
+    assert_eq!(
+        messages(&r, StageName::StaticAssertions),
+        vec!["events[id=dealer_warms_up].when: threshold: expected 70, found the number 85"]
+    );
+    // Derived by hand: impression 74 never passes 85, so the deal stays 10
+    // lower (0, 15, then 40 after the offer: no counter-offer, 40 is not
+    // above 40), and the handshake is not tried (close_deal needs 50): small
+    // talk answers. Failures are listed per turn in the order of the
+    // `expect` table of Format 21.3.
+    let fixtures = messages(&r, StageName::Fixtures);
+    assert_eq!(
+        fixtures,
+        vec![
+            "turn 2: state.deal_progress expected 10, got 0",
+            "turn 2: fired expected 'dealer_warms_up' among the firings, got []",
+            "turn 3: state.deal_progress expected 25, got 15",
+            "turn 4: state.deal_progress expected 50, got 40",
+            "turn 4: state.internal_counter expected 2, got 1",
+            "turn 4: fired expected 'counter_offer' among the firings, got []",
+            "turn 5: session_control expected \"end_session\", got \"continue_session\"",
+            "turn 5: state.deal_progress expected 90, got 40",
+            "turn 5: fired expected 'success' among the firings, got []",
+            "turn 5: ended expected true, got false",
+            "turn 5: outcome expected \"success\", got null",
+            "turn 5: reply expected to contain \"paperwork\", got \"Marco shrugs. 'So, what are you offering?'\"",
+            // 4 rules, the opening and 3 emotion branches: 8 of 19 items.
+            "coverage 42.1% is below the minimum 50%",
+        ]
+    );
+    assert_eq!(r.exit_code, 1);
+}
+
+#[test]
+fn a_turn_after_the_end_fails_and_later_turns_do_not_run() {
+    let (_d, root) = pack("everyday-negotiation");
+    let p = root.join("tests/golden_rules_walkout.yaml");
+    let mut text = std::fs::read_to_string(&p).unwrap();
+    text.push_str(
+        "  - turn: 4\n    player_input: Hello?\n  - turn: 5\n    player_input: Anyone?\n",
+    );
+    std::fs::write(&p, text).unwrap();
+    let r = test(&root);
+    let t = stage(&r, StageName::Fixtures)
+        .tests
+        .iter()
+        .find(|t| t.name == "golden_rules_walkout")
+        .unwrap();
+    assert_eq!(t.status, Status::Fail);
+    assert_eq!(t.failures.len(), 1);
+    assert_eq!(t.failures[0].message, "turn 5: the session ended at turn 4");
+    assert_eq!(t.failures[0].pointer.as_deref(), Some("/turns/4"));
+}

@@ -1,0 +1,117 @@
+//! `troupe test` and `troupe init` end to end (Format 20, 21): exit codes,
+//! the alias, the JUnit file, no progress display when stdout is not a
+//! terminal, and a scaffold that passes `troupe check` and `troupe test`.
+
+use std::process::{Command, Output, Stdio};
+
+fn troupe(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn the_example_packs_pass_and_the_alias_works() {
+    for pack in [
+        "examples/packs/everyday-negotiation",
+        "examples/packs/harbor-lights",
+    ] {
+        let o = troupe(&["test", pack]);
+        assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+        let text = stdout(&o);
+        assert!(text.starts_with("PASS check\n"), "{text}");
+        assert!(text.contains("\ncoverage:\n"), "{text}");
+        // Not a terminal: no progress display (carriage returns, escapes).
+        assert!(!text.contains('\r') && !text.contains('\x1b'), "{text:?}");
+    }
+    let o = troupe(&["test-pack", "examples/packs/everyday-negotiation", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["status"], "PASS");
+    assert_eq!(v["exit_code"], 0);
+}
+
+#[test]
+fn usage_errors_exit_2_and_list_the_fixtures() {
+    let o = troupe(&[
+        "test",
+        "examples/packs/everyday-negotiation",
+        "--test",
+        "nope",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("golden_rules_walkout (golden_rules_walkout.yaml), golden_used_car_negotiation (golden_used_car_negotiation.yaml), smoke_used_car_negotiation (smoke_used_car_negotiation.yaml)"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty(), "nothing runs");
+    let o = troupe(&["test", "examples/packs/everyday-negotiation", "--review"]);
+    assert_eq!(o.status.code(), Some(2), "--review needs a terminal");
+    let o = troupe(&["test", "examples/bundles/tiny.bundle.json"]);
+    assert_eq!(o.status.code(), Some(2), "a bundle is not a pack directory");
+}
+
+#[test]
+fn junit_is_written_and_a_failure_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("p");
+    let o = troupe(&["init", pack.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let golden = pack.join("tests/golden_first_meeting.yaml");
+    let text = std::fs::read_to_string(&golden).unwrap();
+    std::fs::write(
+        &golden,
+        text.replace("check: \"lt 60\"", "check: \"gt 60\""),
+    )
+    .unwrap();
+    let junit = dir.path().join("out.xml");
+    let o = troupe(&[
+        "test",
+        pack.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<failure message=\"scenario.difficulty.options.hard.patience: expected a number &gt; 60, found 30\">"), "{xml}");
+}
+
+#[test]
+fn init_writes_a_pack_that_passes_check_and_test_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("My Pack");
+    let p = pack.to_str().unwrap();
+    let o = troupe(&["init", p]);
+    assert_eq!(o.status.code(), Some(0));
+    for f in [
+        "manifest.yaml",
+        "scenarios/first_meeting.yaml",
+        "npcs/host.yaml",
+        "safety/policy.yaml",
+        "rubrics/rubric.yaml",
+        "tests/smoke_first_meeting.yaml",
+        "tests/golden_first_meeting.yaml",
+        ".github/workflows/troupe.yml",
+    ] {
+        assert!(pack.join(f).is_file(), "{f}");
+    }
+    let manifest = std::fs::read_to_string(pack.join("manifest.yaml")).unwrap();
+    assert!(manifest.contains("pack_id: local.my_pack"), "{manifest}");
+    let workflow = std::fs::read_to_string(pack.join(".github/workflows/troupe.yml")).unwrap();
+    assert!(workflow.contains("troupe check .") && workflow.contains("troupe test ."));
+    let o = troupe(&["check", "--strict", p]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let o = troupe(&["test", p]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // A second init into the same folder refuses.
+    let o = troupe(&["init", p]);
+    assert_eq!(o.status.code(), Some(1));
+}

@@ -1,0 +1,103 @@
+//! Coverage over fixture runs (Format 21.6): rule conditions are seen where
+//! a run tried the rules, rubric scores where a session ended, and the
+//! not-reached list names what a new test should reach.
+
+use std::path::{Path, PathBuf};
+
+use troupe::testing::runner::Installed;
+use troupe::testing::stages::{run, Options, Quiet};
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+fn pack(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join(name);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/packs")
+            .join(name),
+        &root,
+    );
+    (dir, root)
+}
+
+fn edit(root: &Path, rel: &str, from: &str, to: &str) {
+    let p = root.join(rel);
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.contains(from), "{rel} has no {from:?}");
+    std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn rule_conditions_and_scores_are_seen_where_runs_evaluate_them() {
+    let (_d, root) = pack("everyday-negotiation");
+    edit(
+        &root,
+        "scenarios/used_car_negotiation.yaml",
+        "when: \"state.deal_progress >= 50\"",
+        "when: \"state.deal_progress >= 50 || state.impression > 90\"",
+    );
+    edit(
+        &root,
+        "rubrics/negotiation_rubric.yaml",
+        "score: \"double(state.deal_progress) / 100.0\"",
+        "score: \"state.deal_progress > 80 ? 1.0 : double(state.deal_progress) / 100.0\"",
+    );
+    let r = run(&root, &mut Options::default(), &Installed, &mut Quiet).unwrap();
+    assert_eq!(r.exit_code, 0, "{}", troupe::testing::report::to_text(&r));
+    let s = &r.coverage.scenarios[0];
+    let b = &s.kinds["branches"];
+    // close_deal is tried once (the deal's handshake, deal_progress 50):
+    // its first operand is seen true and short-circuits the second. The
+    // score is taken where sessions end: the deal (90) and the fatigue
+    // run (100) above 80, the walkout and the safety stop (0) not. The
+    // emotion's four items are seen across the runs.
+    assert_eq!(b.total, 10);
+    assert_eq!(b.reached, 7);
+    assert_eq!(
+        b.not_reached,
+        vec![
+            "branch scenarios/used_car_negotiation.yaml /rules/1/when #1 'state.deal_progress >= 50' false",
+            "branch scenarios/used_car_negotiation.yaml /rules/1/when #2 'state.impression > 90' true",
+            "branch scenarios/used_car_negotiation.yaml /rules/1/when #2 'state.impression > 90' false",
+        ]
+    );
+    // 4 events + 2 outcomes + 8 rules + 1 opening + 7 branches of 25.
+    assert_eq!(s.percent, 88.0);
+}
+
+#[test]
+fn with_test_coverage_counts_that_fixture_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/packs/everyday-negotiation");
+    let mut o = Options {
+        test: Some("golden_rules_walkout".into()),
+        ..Options::default()
+    };
+    let r = run(&root, &mut o, &Installed, &mut Quiet).unwrap();
+    let s = &r.coverage.scenarios[0];
+    assert_eq!(r.coverage.scope, "golden_rules_walkout");
+    // patience_warning; failure; small_talk, walk_away_threat and
+    // lowball_offer; the opening; the emotion's first operand both ways
+    // and its second false (impression 50, 40): 9 of 19.
+    assert_eq!(s.kinds["events"].reached, 1);
+    assert_eq!(s.kinds["outcomes"].not_reached, vec!["outcome success"]);
+    assert_eq!(s.kinds["rules"].reached, 3);
+    assert_eq!(s.kinds["branches"].reached, 3);
+    assert_eq!(s.percent, 47.4);
+    let text = troupe::testing::report::to_text(&r);
+    assert!(
+        text.contains("coverage of golden_rules_walkout only:"),
+        "{text}"
+    );
+}
