@@ -38,6 +38,18 @@ pub fn check_session(bundle: &Value, header: &Value, messages: &[Value]) -> Vec<
     out
 }
 
+/// The checks of a header alone (Format 12, 12.2, 12.3) for header
+/// characters that carry no variables or templates (the default players a
+/// runtime adds, Format 18.4): the story is not checked again, since such
+/// characters cannot change its diagnostics.
+pub fn check_plain_header(bundle: &Value, header: &Value) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if let Some(story) = resolve_story(bundle, header, &mut out) {
+        check_header(&story, header, &mut out);
+    }
+    out
+}
+
 /// Resolves the story a session header names, reporting UNKNOWN_REF at
 /// `header/scenario` and seat problems.
 pub fn resolve_story(bundle: &Value, header: &Value, out: &mut Vec<Diagnostic>) -> Option<Story> {
