@@ -357,6 +357,14 @@ fn replay_reports_a_missing_and_an_extra_firing() {
     // As written, the run replays clean.
     let clean = troupe::runtime::replay::replay(&engine_of(&p.bundle, &text));
     assert!(clean.diagnostics.is_empty(), "{:?}", clean.diagnostics);
+    // It yields per message the state, the firings and the rendered texts.
+    let m3 = &clean.messages[2];
+    assert_eq!(m3.id, "m3");
+    assert_eq!(m3.texts, ["Marco beams. 'I knew you had taste, Player.'"]);
+    assert_eq!(m3.state["impression"], 62);
+    let m5 = &clean.messages[4];
+    assert_eq!(m5.recorded, ["event:dealer_warms_up"]);
+    assert_eq!(m5.produced, m5.recorded);
     // Missing: m5 recorded dealer_warms_up; remove it.
     let missing = text.replace(r#","firings":[{"event":"dealer_warms_up"}]"#, "");
     assert_ne!(missing, text);

@@ -231,7 +231,13 @@ pub fn transcript_turn(
     }
     for f in &r.firings {
         match (&f.event, &f.outcome) {
-            (Some(e), _) => out.push_str(&format!("  event: {e} (at {})\n", f.message)),
+            (Some(e), _) => {
+                out.push_str(&format!("  event: {e} (at {})", f.message));
+                if let Some(s) = &f.signal {
+                    out.push_str(&format!(" · signal {s}"));
+                }
+                out.push('\n');
+            }
             (_, Some(o)) => out.push_str(&format!("  outcome: {o} (at {})\n", f.message)),
             _ => {}
         }
