@@ -523,3 +523,15 @@ fn an_adapter_needs_only_a_reply_and_changes() {
     assert!(r.state_delta.is_empty());
     assert_eq!(r.reply.as_deref(), Some("Hm."));
 }
+
+#[test]
+fn the_pack_and_its_hand_lowered_bundle_give_the_same_session() {
+    let inputs = script("harbor-truth.txt");
+    let (_, from_pack, _) = play(&pack(HARBOR), &options(None, 5), &inputs);
+    let (_, from_bundle, _) = play(
+        &pack("examples/bundles/harbor-lights.bundle.json"),
+        &options(None, 5),
+        &inputs,
+    );
+    assert_eq!(from_pack, from_bundle);
+}
