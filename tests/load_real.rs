@@ -49,7 +49,7 @@ fn real_json_and_jsonl_load_cleanly() {
                 for key in doc.value.as_object().unwrap().keys() {
                     let p = format!("/{}", troupe::diag::escape_token(key));
                     assert!(
-                        doc.spans.entries.contains_key(&p),
+                        doc.spans.entries().contains_key(&p),
                         "{p} in {}",
                         path.display()
                     );

@@ -535,3 +535,26 @@ fn the_pack_and_its_hand_lowered_bundle_give_the_same_session() {
     );
     assert_eq!(from_pack, from_bundle);
 }
+
+#[test]
+fn a_seat_that_clashes_does_not_start() {
+    // Format 18.4: a seat ID equal to a scenario variable is NAME_CLASH; to
+    // a cast character, SEAT; the session is not started.
+    let bundle = serde_json::json!({"troupe": "0.1", "kind": "bundle",
+        "characters": [{"id": "rosa", "name": "Rosa", "fictional": true, "age_band": "adult"}],
+        "scenarios": [{"id": "s", "name": "S",
+            "cast": [{"character": "rosa"}, {"seat": "guest", "player": true}],
+            "variables": [{"id": "guest", "type": "int"}]}]});
+    let o = Opened::from_checked("b", bundle);
+    match Session::start(&o, &Options::default()) {
+        Err(troupe::runtime::StartError::Refused(d)) => {
+            assert!(d.iter().any(|d| d.code == Code::NameClash), "{d:?}")
+        }
+        _ => panic!("started"),
+    }
+    let ok = serde_json::json!({"troupe": "0.1", "kind": "bundle",
+        "characters": [{"id": "rosa", "name": "Rosa", "fictional": true, "age_band": "adult"}],
+        "scenarios": [{"id": "s", "name": "S", "cast": [{"character": "rosa"}]}]});
+    // No players: cannot be run.
+    assert!(Session::start(&Opened::from_checked("b", ok), &Options::default()).is_err());
+}

@@ -244,10 +244,8 @@ fn unknown_field_gets_the_key_position_from_spans() {
     let mut d = doc(bundle_with_character(c));
     let at = |line, column| troupe::load::document::LineCol { line, column };
     d.spans
-        .entries
         .insert("/characters/0".into(), (at(3, 5), Some(at(3, 1))));
     d.spans
-        .entries
         .insert("/characters/0/mystery".into(), (at(4, 20), Some(at(4, 9))));
     let diags = Schemas::get().validate(SchemaKind::Bundle, &d, "");
     assert_eq!(diags[0].location.line, Some(4));

@@ -47,11 +47,14 @@ pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
         }
     }
     for (ci, ch) in array(bundle, "characters").iter().enumerate() {
-        check_var_list(ch, &format!("/characters/{ci}"), &mut out);
+        let base = format!("/characters/{ci}");
+        check_var_list(ch, &base, &mut out);
+        check_text_fields(ch, &base, &mut out);
     }
     for (wi, w) in array(bundle, "worlds").iter().enumerate() {
         let base = format!("/worlds/{wi}");
         check_var_list(w, &base, &mut out);
+        check_text_fields(w, &base, &mut out);
         check_entries(w, &base, &mut out);
     }
     let char_ids: HashSet<String> = ids_of(bundle, "characters")
@@ -108,12 +111,35 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
         }
     }
     check_entries(sc, base, out);
+    check_text_fields(sc, base, out);
+    for (ri, rule) in array(sc, "rules").iter().enumerate() {
+        for (k, reply) in array(rule, "replies").iter().enumerate() {
+            if let Some(t) = reply.as_str() {
+                check_template(t, &format!("{base}/rules/{ri}/replies/{k}"), out);
+            }
+        }
+    }
+    for (ci, cat) in sc
+        .pointer("/safety/categories")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .enumerate()
+    {
+        if let Some(t) = cat.get("redirect_text").and_then(Value::as_str) {
+            check_template(
+                t,
+                &format!("{base}/safety/categories/{ci}/redirect_text"),
+                out,
+            );
+        }
+    }
     super::runtime::check_runtime(story, out);
     // Openings (Format 6.3).
     for (oi, o) in array(sc, "openings").iter().enumerate() {
         let at = format!("{base}/openings/{oi}");
         if let Some(author) = o.get("author").and_then(Value::as_str) {
-            if author != "narrator" && !story.in_cast(author) {
+            if author != "narrator" && !story.cast_ref_ok(author) {
                 out.push(not_cast(author, format!("{at}/author")));
             }
         }
@@ -272,6 +298,25 @@ fn check_var_list(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
                 }
             }
         }
+        if ty == VarType::Scalar(ScalarType::Number) {
+            // Bounds must be values the variable can hold (Format 8.3).
+            let places = v.places.unwrap_or(2);
+            for (field, bound) in [("min", &v.min), ("max", &v.max)] {
+                let scale = bound
+                    .as_ref()
+                    .and_then(super::values::exact_decimal)
+                    .map(|d| d.normalize().scale());
+                if scale.is_some_and(|s| s > places) {
+                    out.push(mismatch(
+                        field,
+                        format!(
+                            "`{field}` of `{}` has more decimals than its {places} places",
+                            v.id
+                        ),
+                    ));
+                }
+            }
+        }
         if v.places.is_some() && ty != VarType::Scalar(ScalarType::Number) {
             out.push(mismatch(
                 "places",
@@ -314,6 +359,27 @@ fn check_entries(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// The template fields of a character, world or scenario (Format 10):
+/// `description`, `personality` and every value of `text`.
+pub(crate) fn check_text_fields(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
+    for field in ["description", "personality"] {
+        if let Some(t) = owner.get(field).and_then(Value::as_str) {
+            check_template(t, &format!("{base}/{field}"), out);
+        }
+    }
+    if let Some(text) = owner.get("text").and_then(Value::as_object) {
+        for (k, v) in text {
+            if let Some(t) = v.as_str() {
+                check_template(
+                    t,
+                    &format!("{base}/text/{}", crate::diag::escape_token(k)),
+                    out,
+                );
+            }
+        }
+    }
+}
+
 fn check_parts(story: &Story, owner: &Value, at: &str, out: &mut Vec<Diagnostic>) {
     for (pi, part) in array(owner, "parts").iter().enumerate() {
         if let Some(t) = part.get("text").and_then(Value::as_str) {
@@ -321,7 +387,7 @@ fn check_parts(story: &Story, owner: &Value, at: &str, out: &mut Vec<Diagnostic>
         }
         for (k, a) in array(part, "audience").iter().enumerate() {
             if let Some(a) = a.as_str() {
-                if a != "narrator" && !story.in_cast(a) {
+                if a != "narrator" && !story.cast_ref_ok(a) {
                     out.push(not_cast(a, format!("{at}/parts/{pi}/audience/{k}")));
                 }
             }
@@ -332,7 +398,7 @@ fn check_parts(story: &Story, owner: &Value, at: &str, out: &mut Vec<Diagnostic>
 fn check_present(story: &Story, present: &[Value], at: &str, out: &mut Vec<Diagnostic>) {
     for (k, id) in present.iter().enumerate() {
         if let Some(id) = id.as_str() {
-            if !story.in_cast(id) {
+            if !story.cast_ref_ok(id) {
                 out.push(not_cast(id, format!("{at}/{k}")));
             }
         }

@@ -85,7 +85,7 @@ pub fn check_changes(story: &Story, changes: &[Value], base: &str, out: &mut Vec
                     };
                     for (k, id) in list.iter().enumerate() {
                         if let Some(id) = id.as_str() {
-                            if !story.in_cast(id) {
+                            if !story.cast_ref_ok(id) {
                                 out.push(
                                     Diagnostic::error(
                                         Code::UnknownRef,
@@ -144,7 +144,7 @@ fn check_one(
             };
             for (k, id) in list.iter().enumerate() {
                 match id.as_str() {
-                    Some(id) if story.in_cast(id) => {}
+                    Some(id) if story.cast_ref_ok(id) => {}
                     Some(id) => out.push(
                         Diagnostic::error(
                             Code::UnknownRef,

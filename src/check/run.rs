@@ -86,7 +86,7 @@ pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagn
     for m in &session.messages {
         out.extend(schemas.validate(SchemaKind::Message, m, &message_prefix(m)));
     }
-    let values: Vec<Value> = session.messages.iter().map(|m| m.value.clone()).collect();
+    let values: Vec<&Value> = session.messages.iter().map(|m| &m.value).collect();
     let mut semantic = check_session(bundle, &header.value, &values);
     // The k-th DUPLICATE_ID of an ID is about its (k+1)-th line.
     let mut repeats: std::collections::HashMap<String, usize> = Default::default();
@@ -307,11 +307,15 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
     for (index, path) in paths.iter().enumerate() {
         owner.resize(checked.diagnostics.len(), index.saturating_sub(1));
         let name = path.display().to_string();
-        if !path.exists() {
-            checked.diagnostics.push(
-                Diagnostic::error(Code::MissingFile, format!("no such file or folder: {name}"))
-                    .in_file(name),
-            );
+        if let Err(e) = std::fs::metadata(path) {
+            checked
+                .diagnostics
+                .push(if e.kind() == std::io::ErrorKind::NotFound {
+                    Diagnostic::error(Code::MissingFile, format!("no such file or folder: {name}"))
+                        .in_file(name)
+                } else {
+                    load::text::io_diagnostic(&name, &e)
+                });
             continue;
         }
         if path.is_dir() {
@@ -330,7 +334,7 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
             let had_errors = loaded.diagnostics.iter().any(stops);
             if loaded.value.is_none() && !loaded.diagnostics.iter().any(|d| d.code == Code::Limit) {
                 // Quote the text of a file that did not parse.
-                if let Ok(bytes) = std::fs::read(path) {
+                if let Ok(bytes) = load::text::read_bounded(&name, path) {
                     let text = String::from_utf8_lossy(&bytes).into_owned();
                     checked.sources.add(name.clone(), text.into());
                 }
@@ -540,8 +544,8 @@ pub fn check_package(pkg: &load::PackageDoc) -> (Vec<Diagnostic>, Option<Value>)
                 format!("package entry `{other}` is not part of the format and is ignored"),
             )
             .with_severity(Severity::Warning)
-            .in_file(pkg.file.clone())
-            .at(other.as_str()),
+            .in_file(format!("{}!{other}", pkg.file))
+            .at(""),
         );
     }
     dedup(&mut out);

@@ -16,24 +16,33 @@ use crate::model::Event;
 
 /// Checks a session (header and messages in file order) against `bundle`.
 /// Locations are `header/<pointer>` and `message:<id>/<pointer>`.
-pub fn check_session(bundle: &Value, header: &Value, messages: &[Value]) -> Vec<Diagnostic> {
+pub fn check_session(bundle: &Value, header: &Value, messages: &[&Value]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let Some(story) = resolve_story(bundle, header, &mut out) else {
         return out;
     };
-    // Stories with header characters or seats are checked again as the
-    // session sees them: header characters may bring their own variables.
-    if header.get("characters").is_some() {
+    // The story as this session sees it (seats filled, header characters in
+    // place) can fail checks the bundle alone passes: a seat-filled
+    // character named in an opening's scene, variables of a header
+    // character. Report what the session adds (Format 11.2, 12.2).
+    if story.cast.iter().any(|m| m.seat.is_some()) || header.get("characters").is_some() {
+        let mut alone = Vec::new();
+        if let Some(bundle_story) = story::resolve(bundle, story.index, None, &mut alone) {
+            check_story(&bundle_story, &mut alone);
+        }
+        let mut seen: HashSet<(Code, Option<String>)> = alone
+            .into_iter()
+            .map(|d| (d.code, d.location.pointer))
+            .collect();
         let mut story_diags = Vec::new();
         check_story(&story, &mut story_diags);
-        out.extend(story_diags.into_iter().filter(|d| {
-            d.location
-                .pointer
-                .as_deref()
-                .is_some_and(|p| p.starts_with("header"))
-        }));
+        out.extend(
+            story_diags
+                .into_iter()
+                .filter(|d| seen.insert((d.code, d.location.pointer.clone()))),
+        );
     }
-    check_header(&story, header, &mut out);
+    check_header(bundle, &story, header, &mut out);
     check_messages(&story, messages, &mut out);
     out
 }
@@ -45,7 +54,29 @@ pub fn check_session(bundle: &Value, header: &Value, messages: &[Value]) -> Vec<
 pub fn check_plain_header(bundle: &Value, header: &Value) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if let Some(story) = resolve_story(bundle, header, &mut out) {
-        check_header(&story, header, &mut out);
+        check_header(bundle, &story, header, &mut out);
+        // A seat whose ID is a scenario variable's makes `<id>.x` ambiguous
+        // (Format 8.7, 18.4): the one story-level check a plain character
+        // can change.
+        let scenario = story::Owner::Scenario(story.scenario.id.clone());
+        for (i, c) in crate::model::read_items::<crate::model::Character>(header, "characters") {
+            let clash = story
+                .variables
+                .values()
+                .any(|v| v.owner == scenario && v.decl.id == c.id);
+            if clash {
+                out.push(
+                    Diagnostic::error(
+                        Code::NameClash,
+                        format!(
+                            "header character `{}` has the ID of a scenario variable, so `{}.x` would be ambiguous",
+                            c.id, c.id
+                        ),
+                    )
+                    .at(format!("header/characters/{i}/id")),
+                );
+            }
+        }
     }
     out
 }
@@ -75,8 +106,14 @@ pub fn resolve_story(bundle: &Value, header: &Value, out: &mut Vec<Diagnostic>) 
     story::resolve(bundle, index, Some(&ctx), out)
 }
 
-fn check_header(story: &Story, header: &Value, out: &mut Vec<Diagnostic>) {
-    let mut seen = HashSet::new();
+fn check_header(bundle: &Value, story: &Story, header: &Value, out: &mut Vec<Diagnostic>) {
+    // Header characters share the bundle namespace with worlds and scenarios
+    // (Format 3.3, 12.2); a bundle character's ID is a replacement.
+    let mut seen: HashSet<&str> = ["worlds", "scenarios"]
+        .iter()
+        .flat_map(|f| array(bundle, f))
+        .filter_map(|x| x.get("id").and_then(Value::as_str))
+        .collect();
     for (i, c) in header
         .get("characters")
         .and_then(Value::as_array)
@@ -84,6 +121,7 @@ fn check_header(story: &Story, header: &Value, out: &mut Vec<Diagnostic>) {
         .iter()
         .enumerate()
     {
+        super::bundle::check_text_fields(c, &format!("header/characters/{i}"), out);
         if let Some(id) = c.get("id").and_then(Value::as_str) {
             if !seen.insert(id) {
                 out.push(
@@ -120,7 +158,7 @@ struct PathFacts {
     ended: bool,
 }
 
-fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) {
+fn check_messages(story: &Story, messages: &[&Value], out: &mut Vec<Diagnostic>) {
     let events: HashMap<String, Event> = story
         .scenario
         .events
@@ -141,7 +179,7 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
         .filter_map(|o| o.get("id").and_then(Value::as_str))
         .collect();
     let mut facts: HashMap<String, PathFacts> = HashMap::new();
-    for m in messages {
+    for &m in messages {
         let Some(id) = m.get("id").and_then(Value::as_str) else {
             continue; // SCHEMA
         };
@@ -230,6 +268,9 @@ fn check_messages(story: &Story, messages: &[Value], out: &mut Vec<Diagnostic>) 
                     }
                 }
             }
+        }
+        if let Some(t) = m.pointer("/summary/text").and_then(Value::as_str) {
+            check_template(t, &at("/summary/text"), out);
         }
         check_changes(story, array(m, "changes"), &at("/changes"), out);
         let ended_before = path.ended;

@@ -109,6 +109,9 @@ pub struct Story {
     /// Every variable in use by state name, in declaration order: the
     /// scenario's, then each cast character's, then each world's.
     pub variables: IndexMap<String, VarDecl>,
+    /// Whether the story was resolved for a session (seats filled as its
+    /// header says) rather than for the bundle alone.
+    pub session: bool,
 }
 
 impl Story {
@@ -124,6 +127,17 @@ impl Story {
     /// True when `id` is a member of the cast.
     pub fn in_cast(&self, id: &str) -> bool {
         self.cast.iter().any(|m| m.character == id)
+    }
+
+    /// Whether a reference to `id` as a cast member can be accepted (Format
+    /// 6.1, 6.4): a member of the cast; or, for a story resolved without a
+    /// session whose scenario has seats, any character of the bundle, since
+    /// a session may seat it — such references are decided per session.
+    pub fn cast_ref_ok(&self, id: &str) -> bool {
+        self.in_cast(id)
+            || (!self.session
+                && self.characters.contains_key(id)
+                && self.scenario.cast.iter().any(|c| c.get("seat").is_some()))
     }
 
     /// The narrator's name (Format 6.2).
@@ -369,5 +383,6 @@ pub fn resolve(
         cast,
         worlds,
         variables,
+        session: ctx.is_some(),
     })
 }

@@ -94,10 +94,17 @@ pub fn run(cmd: Command) -> i32 {
             }
         }
         Command::Run { file } => {
-            let text = match std::fs::read_to_string(&file) {
-                Ok(t) => t,
-                Err(e) => {
-                    eprintln!("troupe cel run: cannot read {}: {e}", file.display());
+            // The load stage's reader: a regular file only (never a FIFO or
+            // device), at most 64 MiB.
+            let name = file.display().to_string();
+            let text = match crate::load::text::read_bounded(&name, &file).map(String::from_utf8) {
+                Ok(Ok(t)) => t,
+                Ok(Err(_)) => {
+                    eprintln!("troupe cel run: {name} is not UTF-8 text");
+                    return 3;
+                }
+                Err(d) => {
+                    eprintln!("troupe cel run: cannot read {name}: {}", d.message);
                     return 3;
                 }
             };

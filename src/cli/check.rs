@@ -2,12 +2,13 @@
 //! packages and sessions (Format 17, `docs/validation.md`).
 //!
 //! Exit codes: 0 valid, 1 invalid (or warnings with `--strict`), 3 an
-//! unexpected system error.
+//! unexpected system error (any IO diagnostic).
 
 use std::io::Write;
 
 use crate::check::run::check_paths;
 use crate::diag::render::{render_human, Report};
+use crate::diag::Code;
 
 /// Arguments of `troupe check`.
 #[derive(Debug, clap::Args)]
@@ -55,6 +56,7 @@ pub fn run(args: Args) -> i32 {
             eprintln!("troupe check: cannot write the report: {e}");
             3
         }
+        _ if checked.diagnostics.iter().any(|d| d.code == Code::Io) => 3,
         _ if valid => 0,
         _ => 1,
     }

@@ -105,6 +105,10 @@ codes! {
     Deadlock => "DEADLOCK", Error;
     /// A roster larger than the declared player limit, and other advice. Format 17.2.
     Advisory => "ADVISORY", Warning;
+    /// A file that exists but could not be read for a reason other than its
+    /// content (permission denied, a symlink loop, an I/O error); `troupe
+    /// check` exits 3. Format 17.2.
+    Io => "IO", Error;
 }
 
 impl Serialize for Code {

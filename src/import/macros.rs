@@ -14,7 +14,7 @@
 //!   body that is no macro form) becomes the escape `\{{`, so it renders as
 //!   written; a `\` before `\` or `{{` is doubled, so it stays a backslash.
 
-use crate::template::{self, Macro, Node};
+use crate::template::{self, Node};
 
 /// Card text → Troupe template text (see the module doc).
 pub fn to_troupe(text: &str) -> String {
@@ -167,7 +167,7 @@ fn macro_to_troupe(body: &str) -> Option<String> {
 /// True when `source` is exactly one Troupe macro of a known form.
 fn parses_as_macro(source: &str) -> bool {
     match template::parse(source) {
-        Ok(t) => matches!(t.nodes.as_slice(), [Node::Macro(m, _)] if !matches!(m, Macro::Raw)),
+        Ok(t) => matches!(t.nodes.as_slice(), [Node::Macro(..)]),
         Err(_) => false,
     }
 }

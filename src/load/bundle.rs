@@ -11,9 +11,10 @@ use super::text::read_bounded;
 use super::yaml::parse_yaml;
 
 /// Reads a bundle: `.json` as JSON, `.yaml`/`.yml` as YAML (extension
-/// compared without case), anything else PARSE. The size is checked from the
-/// file's metadata before it is read (LIMIT over 64 MiB); a file that cannot
-/// be read is MISSING_FILE. The document's file name is `path` as displayed.
+/// compared without case), anything else PARSE. Only a regular file is read
+/// (a symlink is followed; a folder, FIFO, device or socket is
+/// FORBIDDEN_FILE), with a hard cap of 64 MiB + 1 byte (LIMIT past 64 MiB):
+/// see [`read_bounded`]. The document's file name is `path` as displayed.
 pub fn read_bundle(path: &Path) -> Loaded<Document> {
     let file = path.display().to_string();
     let ext = path

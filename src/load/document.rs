@@ -1,6 +1,6 @@
 //! A parsed document together with where each of its values came from.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use indexmap::IndexMap;
 
@@ -13,23 +13,77 @@ pub struct LineCol {
     pub column: u32,
 }
 
+/// Position of a value, and of its key when the value is an object member.
+pub type ValueSpan = (LineCol, Option<LineCol>);
+
 /// Maps a JSON Pointer (`/scenarios/0/id`, `""` for the root) to the position
 /// of the value it names in the source text. For an object member the
 /// position is that of the member's key when `key` is asked for.
+///
+/// Built lazily for JSON (bundles, session lines): the index keeps only the
+/// source text and builds its table on the first lookup, so a document no
+/// diagnostic points into costs no table (a session of 1.4M lines would
+/// otherwise hold 1.4M tables). YAML documents get their table while they
+/// are parsed (aliases copy positions), so theirs is ready at once.
 #[derive(Debug, Clone, Default)]
 pub struct SpanIndex {
-    /// Pointer → (position of the value, position of the key when the value
-    /// is an object member).
-    pub entries: IndexMap<String, (LineCol, Option<LineCol>)>,
+    /// The JSON text and its first line, when the table is built lazily.
+    source: Option<(Arc<str>, u32)>,
+    /// The table: pointer → span (boxed: a lazy index that is never used
+    /// costs one pointer, not an empty table).
+    table: OnceLock<Box<IndexMap<String, ValueSpan>>>,
 }
 
 impl SpanIndex {
+    /// An index over ready entries (YAML, tests).
+    pub fn from_entries(entries: IndexMap<String, ValueSpan>) -> Self {
+        Self {
+            source: None,
+            table: OnceLock::from(Box::new(entries)),
+        }
+    }
+
+    /// A lazy index over valid JSON `text` whose first line is `first_line`
+    /// (the caller has checked it parses and has no duplicate keys).
+    pub fn lazy_json(text: Arc<str>, first_line: u32) -> Self {
+        Self {
+            source: Some((text, first_line)),
+            table: OnceLock::new(),
+        }
+    }
+
+    /// Every pointer and its span, in source order (built on first use).
+    pub fn entries(&self) -> &IndexMap<String, ValueSpan> {
+        self.table.get_or_init(|| {
+            Box::new(match &self.source {
+                Some((text, first_line)) => super::json::span_table(text, *first_line),
+                None => IndexMap::new(),
+            })
+        })
+    }
+
+    /// True once the table exists (always for YAML; for JSON after the
+    /// first lookup). Lets tests and benchmarks see that loading alone
+    /// builds nothing.
+    pub fn is_built(&self) -> bool {
+        self.table.get().is_some()
+    }
+
+    /// Adds or replaces the span of `pointer` (tests and builders).
+    pub fn insert(&mut self, pointer: String, span: ValueSpan) {
+        self.entries();
+        if let Some(t) = self.table.get_mut() {
+            t.insert(pointer, span);
+        }
+    }
+
     /// The position of the value at `pointer`, or of the nearest ancestor that
     /// has one (a pointer to a missing member falls back to its object).
     pub fn locate(&self, pointer: &str) -> Option<LineCol> {
+        let entries = self.entries();
         let mut p = pointer;
         loop {
-            if let Some((at, _)) = self.entries.get(p) {
+            if let Some((at, _)) = entries.get(p) {
                 return Some(*at);
             }
             match p.rfind('/') {
@@ -42,7 +96,7 @@ impl SpanIndex {
     /// The position of the key of the member at `pointer` (for diagnostics
     /// that point at a property itself, like UNKNOWN_FIELD), else of its value.
     pub fn locate_key(&self, pointer: &str) -> Option<LineCol> {
-        match self.entries.get(pointer) {
+        match self.entries().get(pointer) {
             Some((_, Some(key))) => Some(*key),
             _ => self.locate(pointer),
         }

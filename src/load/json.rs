@@ -13,9 +13,11 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use indexmap::IndexMap;
+
 use crate::diag::{escape_token, Code, Diagnostic};
 
-use super::document::{Document, LineCol, SpanIndex};
+use super::document::{Document, LineCol, SpanIndex, ValueSpan};
 use super::limits::MAX_DEPTH;
 use super::loaded::Loaded;
 use super::text::{check_size, decode, position_in};
@@ -76,12 +78,17 @@ pub(crate) fn parse_json_at(
         .at("")
         .at_line_col(at.line, at.column));
     }
-    let spans = scan_spans(file, text, first_line)?;
+    // Duplicate keys are found now, without recording positions; the
+    // positions are recorded only if a diagnostic asks for one.
+    if scan(file, text, first_line, false).is_err() {
+        scan(file, text, first_line, true)?;
+    }
+    let text: Arc<str> = Arc::from(text);
     Ok(Document {
         file: file.to_string(),
-        text: Arc::from(text),
+        spans: SpanIndex::lazy_json(text.clone(), first_line),
+        text,
         value,
-        spans,
         first_line,
     })
 }
@@ -89,19 +96,14 @@ pub(crate) fn parse_json_at(
 /// The byte offset of the first `[` or `{` nested deeper than [`MAX_DEPTH`],
 /// if any. Works on any text (strings are skipped, escapes honoured).
 fn too_deep(text: &str) -> Option<usize> {
-    let (mut depth, mut in_str, mut esc) = (0usize, false, false);
-    for (i, b) in text.bytes().enumerate() {
-        if in_str {
-            match (esc, b) {
-                (true, _) => esc = false,
-                (false, b'\\') => esc = true,
-                (false, b'"') => in_str = false,
-                _ => {}
-            }
-            continue;
-        }
+    let bytes = text.as_bytes();
+    let (mut depth, mut i) = (0usize, 0usize);
+    while let Some(&b) = bytes.get(i) {
         match b {
-            b'"' => in_str = true,
+            b'"' => {
+                i = string_end(bytes, i);
+                continue;
+            }
             b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_DEPTH {
@@ -111,8 +113,25 @@ fn too_deep(text: &str) -> Option<usize> {
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        i += 1;
     }
     None
+}
+
+/// The offset just past the string that opens at `bytes[open]` (a `"`):
+/// past its closing quote, or the end of `bytes` when it is not closed.
+/// Jumps between quotes and backslashes (`memchr`), so a 15 MB string costs
+/// a few memory scans, not a loop per byte.
+fn string_end(bytes: &[u8], open: usize) -> usize {
+    let mut i = open + 1;
+    loop {
+        let rest = bytes.get(i..).unwrap_or_default();
+        match memchr::memchr2(b'"', b'\\', rest) {
+            Some(k) if rest.get(k) == Some(&b'\\') => i += k + 2,
+            Some(k) => return i + k + 1,
+            None => return bytes.len(),
+        }
+    }
 }
 
 /// Converts `serde_json`'s error position (1-based line, 1-based byte column,
@@ -149,6 +168,23 @@ impl Cursor<'_> {
         self.bytes.get(self.i).copied()
     }
 
+    /// Moves past the string that opens here. Valid JSON strings hold no
+    /// raw line break, so only the column moves, by the characters skipped.
+    fn skip_string(&mut self) {
+        let end = string_end(self.bytes, self.i).min(self.bytes.len());
+        let skipped = self.bytes.get(self.i..end).unwrap_or_default();
+        // Whole characters: the string starts and ends at quotes.
+        let chars = std::str::from_utf8(skipped).map_or_else(
+            |_| skipped.iter().filter(|b| **b & 0xC0 != 0x80).count(),
+            |t| t.chars().count(),
+        );
+        self.at.column = self
+            .at
+            .column
+            .saturating_add(u32::try_from(chars).unwrap_or(u32::MAX));
+        self.i = end;
+    }
+
     fn bump(&mut self) -> Option<u8> {
         let b = self.peek()?;
         self.i += 1;
@@ -163,26 +199,45 @@ impl Cursor<'_> {
 }
 
 /// The pointer (and key position) of the next value inside the innermost
-/// open container, or of the root.
-fn slot(stack: &mut [Frame]) -> (String, Option<LineCol>) {
+/// open container, or of the root. Without `record` no pointer is built
+/// (the key is only consumed).
+fn slot(stack: &mut [Frame], record: bool) -> (String, Option<LineCol>) {
     match stack.last_mut() {
         None => (String::new(), None),
         Some(f) if f.is_object => match f.key.take() {
-            Some((k, at)) => (format!("{}/{}", f.pointer, escape_token(&k)), Some(at)),
+            Some((k, at)) if record => (format!("{}/{}", f.pointer, escape_token(&k)), Some(at)),
+            Some((_, at)) => (String::new(), Some(at)),
             None => (f.pointer.clone(), None),
         },
         Some(f) => {
-            let p = format!("{}/{}", f.pointer, f.next_index);
+            let p = if record {
+                format!("{}/{}", f.pointer, f.next_index)
+            } else {
+                String::new()
+            };
             f.next_index += 1;
             (p, None)
         }
     }
 }
 
-/// Records where every value and key of valid JSON `text` is, and rejects a
-/// duplicate key in one object (PARSE at the second key).
-fn scan_spans(file: &str, text: &str, first_line: u32) -> Result<SpanIndex, Diagnostic> {
-    let mut spans = SpanIndex::default();
+/// The span table of valid JSON `text` with no duplicate keys (what a lazy
+/// [`SpanIndex`] builds on first use).
+pub(crate) fn span_table(text: &str, first_line: u32) -> IndexMap<String, ValueSpan> {
+    scan("", text, first_line, true).unwrap_or_default()
+}
+
+/// Walks valid JSON `text`: rejects a duplicate key in one object (PARSE
+/// at the second key) and, with `record`, records where every value and
+/// key is. Without `record` the duplicate's diagnostic has no pointer;
+/// scan again with `record` for it.
+fn scan(
+    file: &str,
+    text: &str,
+    first_line: u32,
+    record: bool,
+) -> Result<IndexMap<String, ValueSpan>, Diagnostic> {
+    let mut spans = IndexMap::new();
     let mut stack: Vec<Frame> = Vec::new();
     let mut c = Cursor {
         bytes: text.as_bytes(),
@@ -196,8 +251,10 @@ fn scan_spans(file: &str, text: &str, first_line: u32) -> Result<SpanIndex, Diag
         let at = c.at;
         match b {
             b'{' | b'[' => {
-                let (pointer, key) = slot(&mut stack);
-                spans.entries.insert(pointer.clone(), (at, key));
+                let (pointer, key) = slot(&mut stack, record);
+                if record {
+                    spans.insert(pointer.clone(), (at, key));
+                }
                 stack.push(Frame {
                     pointer,
                     is_object: b == b'{',
@@ -213,16 +270,7 @@ fn scan_spans(file: &str, text: &str, first_line: u32) -> Result<SpanIndex, Diag
             }
             b'"' => {
                 let start = c.i + 1;
-                c.bump();
-                while let Some(x) = c.bump() {
-                    match x {
-                        b'\\' => {
-                            c.bump();
-                        }
-                        b'"' => break,
-                        _ => {}
-                    }
-                }
+                c.skip_string();
                 let raw = text.get(start..c.i.saturating_sub(1)).unwrap_or("");
                 match stack.last_mut() {
                     Some(f) if f.is_object && f.key.is_none() => {
@@ -244,8 +292,10 @@ fn scan_spans(file: &str, text: &str, first_line: u32) -> Result<SpanIndex, Diag
                         f.key = Some((key, at));
                     }
                     _ => {
-                        let (pointer, key) = slot(&mut stack);
-                        spans.entries.insert(pointer, (at, key));
+                        let (pointer, key) = slot(&mut stack, record);
+                        if record {
+                            spans.insert(pointer, (at, key));
+                        }
                     }
                 }
             }
@@ -253,8 +303,10 @@ fn scan_spans(file: &str, text: &str, first_line: u32) -> Result<SpanIndex, Diag
                 c.bump();
             }
             _ => {
-                let (pointer, key) = slot(&mut stack);
-                spans.entries.insert(pointer, (at, key));
+                let (pointer, key) = slot(&mut stack, record);
+                if record {
+                    spans.insert(pointer, (at, key));
+                }
                 while let Some(x) = c.peek() {
                     if matches!(x, b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n') {
                         break;
@@ -279,7 +331,7 @@ mod tests {
     fn spans_for_values_and_keys() {
         let text = "{\n  \"a\": [1, {\"b~/\": \"é\"}],\n  \"c\": null\n}";
         let doc = parse_json_at("f.json", text.as_bytes(), 1).unwrap();
-        let e = &doc.spans.entries;
+        let e = doc.spans.entries();
         assert_eq!(e[""], (lc(1, 1), None));
         assert_eq!(e["/a"], (lc(2, 8), Some(lc(2, 3))));
         assert_eq!(e["/a/0"], (lc(2, 9), None));

@@ -30,7 +30,7 @@ pub mod version;
 pub mod yaml;
 
 pub use bundle::read_bundle;
-pub use document::{Document, LineCol, SpanIndex};
+pub use document::{Document, LineCol, SpanIndex, ValueSpan};
 pub use json::parse_json;
 pub use loaded::Loaded;
 pub use pack::{scan_pack, PackFileKind, PackFiles};

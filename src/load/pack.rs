@@ -20,7 +20,7 @@ use super::limits::{MAX_PACK_DIR_DEPTH, MAX_PACK_ENTRIES};
 use super::loaded::Loaded;
 use super::refs::{normalize_ref, RefError};
 use super::session::{parse_session, SessionDoc};
-use super::text::read_bounded;
+use super::text::{open_regular, read_bounded};
 use super::yaml::parse_yaml;
 
 /// The kind of a pack YAML file, from the top-level folder it is in
@@ -89,15 +89,17 @@ pub struct PackFiles {
     pub root: PathBuf,
     /// `manifest.yaml`, when present and parsed.
     pub manifest: Option<Document>,
-    /// Every parsed YAML file of the known folders (recursively), by path
-    /// relative to the root with `/` separators, sorted by path.
+    /// Every parsed YAML file directly in a known folder (subfolders are not
+    /// read, Format 13.0), by path relative to the root with `/`
+    /// separators, sorted by path.
     pub files: IndexMap<String, (PackFileKind, Document)>,
     /// `sessions/*.jsonl` by relative path, sorted by path.
     pub sessions: IndexMap<String, SessionDoc>,
-    /// What the format does not define, sorted (the checker warns, 13.9):
-    /// unknown top-level entries (folders with a trailing `/`), and files in
-    /// known folders without a `.yaml`/`.yml` (`.jsonl` in `sessions/`)
-    /// extension. `snapshots/` is known and not listed.
+    /// What the format does not define, sorted (the checker warns, 13.0,
+    /// 13.9): unknown top-level entries (folders with a trailing `/`), files
+    /// in known folders without a `.yaml`/`.yml` (`.jsonl` in `sessions/`)
+    /// extension, and subfolders of known folders (`npcs/sub/`, once each;
+    /// nothing under them is read). `snapshots/` is known and not listed.
     pub other: Vec<String>,
     /// Every regular file found, by relative path (what references resolve
     /// against).
@@ -133,8 +135,9 @@ impl PackFiles {
 ///    was found here, the diagnostics are returned with no value and no file
 ///    is parsed.
 /// 2. Parses `manifest.yaml` (MISSING_FILE if absent), every `*.yaml`/`*.yml`
-///    under the known folders and `sessions/*.jsonl`, each bounded in size
-///    before it is read. Files that fail to parse are left out, with their
+///    directly in a known folder and `sessions/*.jsonl`, each bounded in
+///    size before it is read. Subfolders of those folders are listed in
+///    `other` and not read (Format 13.0). Files that fail to parse are left out, with their
 ///    diagnostics.
 ///
 /// A root that is missing or not a folder is MISSING_FILE.
@@ -164,8 +167,17 @@ pub fn scan_pack(root: &Path) -> Loaded<PackFiles> {
     };
     let mut other = BTreeSet::new();
     for dir in &found.dirs {
-        if !dir.contains('/') && !is_known_folder(dir) {
-            other.insert(format!("{dir}/"));
+        match dir.split_once('/') {
+            // An unknown top-level folder.
+            None if !is_known_folder(dir) => {
+                other.insert(format!("{dir}/"));
+            }
+            // A subfolder of a folder whose files are read (13.0): listed
+            // once, and nothing under it is read.
+            Some((top, sub)) if !sub.contains('/') && reads_files(top) => {
+                other.insert(format!("{dir}/"));
+            }
+            _ => {}
         }
     }
     for rel in &found.files {
@@ -180,7 +192,9 @@ pub fn scan_pack(root: &Path) -> Loaded<PackFiles> {
                 diagnostics.extend(l.diagnostics);
                 pack.manifest = l.value;
             }
-            ("sessions", Some(name)) if !name.contains('/') && name.ends_with(".jsonl") => {
+            // Under a subfolder: the subfolder is listed above, not read.
+            (_, Some(rest)) if rest.contains('/') => {}
+            ("sessions", Some(name)) if name.ends_with(".jsonl") => {
                 let l = match read_bounded(rel, &path) {
                     Ok(bytes) => parse_session(rel, &bytes),
                     Err(d) => Loaded::fail(d),
@@ -224,6 +238,11 @@ pub fn scan_pack(root: &Path) -> Loaded<PackFiles> {
         value: Some(pack),
         diagnostics,
     }
+}
+
+/// The folders whose direct files are read (the kinds and `sessions`).
+fn reads_files(folder: &str) -> bool {
+    PackFileKind::from_folder(folder).is_some() || folder == "sessions"
 }
 
 fn is_known_folder(name: &str) -> bool {
@@ -271,8 +290,14 @@ fn screen(root: &Path) -> (Found, Vec<Diagnostic>) {
                     .path()
                     .and_then(|p| p.strip_prefix(root).ok())
                     .map_or_else(String::new, rel_name);
+                // A folder that cannot be listed (permission denied) is IO;
+                // an entry that vanished meanwhile is MISSING_FILE.
+                let code = match e.io_error().map(std::io::Error::kind) {
+                    Some(std::io::ErrorKind::NotFound) => Code::MissingFile,
+                    _ => Code::Io,
+                };
                 diagnostics.push(
-                    Diagnostic::error(Code::MissingFile, format!("cannot read the pack: {e}"))
+                    Diagnostic::error(code, format!("the pack could not be read: {e}"))
                         .in_file(rel),
                 );
                 continue;
@@ -324,7 +349,7 @@ fn screen(root: &Path) -> (Found, Vec<Diagnostic>) {
         } else if kind.is_file() {
             // Only regular files are opened (a FIFO would block).
             let mut head = [0u8; MAGIC_PREFIX_LEN];
-            let n = File::open(entry.path())
+            let n = open_regular(entry.path())
                 .and_then(|mut f| read_head(&mut f, &mut head))
                 .unwrap_or(0);
             if let Some((code, msg)) = classify(&rel, head.get(..n).unwrap_or_default()) {

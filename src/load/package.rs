@@ -3,9 +3,9 @@
 //! Every entry is screened first (its name, kind, method, declared size and
 //! the bytes it actually inflates to, its extension and magic bytes); when
 //! anything is wrong nothing is parsed. Only then are `bundle.json`,
-//! `manifest.json` and `sessions/*.jsonl` parsed. Archive-level diagnostics
-//! name the package file with the entry name as pointer; diagnostics inside
-//! an entry name the file `pkg.troupe!bundle.json`.
+//! `manifest.json` and `sessions/*.jsonl` parsed. Diagnostics about the
+//! whole archive name the package file; diagnostics about an entry, or
+//! inside one, name the file `pkg.troupe!bundle.json` (Format 14.3).
 
 use std::io::{Cursor, Read};
 use std::path::Path;
@@ -66,10 +66,14 @@ pub struct ScreenedPackage {
 }
 
 /// Checks a package archive (Format 14.2, 16) without parsing any entry.
-/// Archive diagnostics (file =
-/// `file`, pointer = the entry name):
+/// Archive diagnostics name the archive (`file`, no pointer) when they are
+/// about the whole archive, and the entry as the file `<file>!<entry>` with
+/// pointer `""` when they are about one entry (Format 14.3; a name that is
+/// not UTF-8 shown lossily):
 /// - not a ZIP, duplicate entry names, a method other than stored/deflate,
 ///   an encrypted or unreadable entry: PARSE;
+/// - an entry name that is not valid UTF-8 (with or without the UTF-8
+///   flag): ENCODING;
 /// - a name that is absolute, holds `..`, a NUL or a backslash:
 ///   PATH_TRAVERSAL;
 /// - more than 10,000 entries, an entry over 64 MiB or a total over
@@ -111,14 +115,22 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
     let mut other = Vec::new();
     let (mut declared_total, mut actual_total) = (0u64, 0u64);
     for i in 0..zip.len() {
+        // An entry's diagnostic names the entry as the file (Format 14.3).
         let mut err = |code, name: &str, msg: String| {
-            diagnostics.push(Diagnostic::error(code, msg).in_file(file).at(name));
+            diagnostics.push(
+                Diagnostic::error(code, msg)
+                    .in_file(format!("{file}!{name}"))
+                    .at(""),
+            );
         };
         let (name, is_dir) = {
             let entry = match zip.by_index_raw(i) {
                 Ok(e) => e,
                 Err(e) => {
-                    err(Code::Parse, "", format!("entry {i} cannot be read: {e}"));
+                    diagnostics.push(
+                        Diagnostic::error(Code::Parse, format!("entry {i} cannot be read: {e}"))
+                            .in_file(file),
+                    );
                     break;
                 }
             };
@@ -128,6 +140,19 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
                     Code::PathTraversal,
                     &name,
                     format!("the entry name `{}` {why}", name.escape_debug()),
+                );
+                continue;
+            }
+            // The raw bytes, whatever the UTF-8 flag says: without it the
+            // library reads names as CP437 and any byte "decodes".
+            if std::str::from_utf8(entry.name_raw()).is_err() {
+                err(
+                    Code::Encoding,
+                    &name,
+                    format!(
+                        "the entry name `{}` is not valid UTF-8",
+                        name.escape_debug()
+                    ),
                 );
                 continue;
             }
@@ -298,8 +323,8 @@ pub fn parse_package(file: &str, bytes: &[u8]) -> Loaded<PackageDoc> {
     {
         diagnostics.push(
             Diagnostic::error(Code::MissingFile, "the package has no bundle.json")
-                .in_file(file)
-                .at("bundle.json"),
+                .in_file(format!("{file}!bundle.json"))
+                .at(""),
         );
     }
     Loaded {

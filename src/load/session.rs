@@ -36,10 +36,13 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
     if let Some(d) = check_size(file, bytes.len() as u64) {
         return Loaded::fail(d);
     }
+    // One document per line: counting lines first avoids growing (and
+    // copying, and over-allocating) the list of a session of a million lines.
+    let lines = memchr::memchr_iter(b'\n', bytes).count();
     let mut session = SessionDoc {
         file: file.to_string(),
         header: None,
-        messages: Vec::new(),
+        messages: Vec::with_capacity(lines),
     };
     let mut diagnostics = Vec::new();
     if bytes.is_empty() {
@@ -54,7 +57,7 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
         );
     }
     let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    for (i, raw) in body.split(|b| *b == b'\n').enumerate() {
+    for (i, raw) in split_lines(body).enumerate() {
         if bytes.is_empty() {
             break;
         }
@@ -99,6 +102,29 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
     }
 }
 
+/// `bytes` split at every `\n` (as `split`, without a per-byte loop).
+fn split_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0usize;
+    let mut ends = memchr::memchr_iter(b'\n', bytes);
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let from = start;
+        match ends.next() {
+            Some(end) => {
+                start = end + 1;
+                bytes.get(from..end)
+            }
+            None => {
+                done = true;
+                bytes.get(from..)
+            }
+        }
+    })
+}
+
 /// Reads a session file: its size is checked from metadata before reading
 /// (LIMIT), then [`parse_session`]. The file is named as `path` displays.
 pub fn read_session(path: &Path) -> Loaded<SessionDoc> {
@@ -124,7 +150,7 @@ mod tests {
         assert_eq!(s.header.unwrap().value["troupe"], "0.1");
         assert_eq!(s.messages.len(), 2);
         assert_eq!(s.messages[1].first_line, 3);
-        assert_eq!(s.messages[1].spans.entries["/id"].0.line, 3);
+        assert_eq!(s.messages[1].spans.entries()["/id"].0.line, 3);
         assert_eq!(&*s.messages[0].text, "{\"id\":\"m1\"}");
     }
 

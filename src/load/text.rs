@@ -74,10 +74,18 @@ pub fn read_bounded(file: &str, path: &Path) -> Result<Vec<u8>, Diagnostic> {
     read_at_most(file, path, MAX_FILE_BYTES)
 }
 
-/// Reads a regular file of at most `max` bytes: the size is checked from the
-/// metadata before reading (so a huge file is never read), and the read
-/// itself stops one byte past the bound (a file that grew meanwhile). Errors
-/// are LIMIT, or MISSING_FILE when the file cannot be opened or read.
+/// Reads a regular file of at most `max` bytes (Format 16).
+///
+/// Only a regular file is read: a path (after following symlinks, so a
+/// symlink given on the command line is read when its target is a regular
+/// file) that is a folder, FIFO, device or socket is FORBIDDEN_FILE and is
+/// never read (a FIFO would block, `/dev/zero` never ends). The size is
+/// checked from the metadata first (LIMIT, so a huge file is never read),
+/// and the read itself always stops one byte past `max` whatever the
+/// metadata said. The file is opened without blocking and checked again
+/// through the open handle, so a path swapped for a FIFO meanwhile is
+/// refused too. A path that does not exist is MISSING_FILE; any other
+/// system error (permission denied, a symlink loop) is IO.
 pub fn read_at_most(file: &str, path: &Path, max: u64) -> Result<Vec<u8>, Diagnostic> {
     let over = |len: u64| {
         (len > max).then(|| {
@@ -88,26 +96,84 @@ pub fn read_at_most(file: &str, path: &Path, max: u64) -> Result<Vec<u8>, Diagno
             .in_file(file)
         })
     };
-    let missing = |e: std::io::Error| {
-        Diagnostic::error(Code::MissingFile, format!("cannot read the file: {e}")).in_file(file)
-    };
-    let meta = std::fs::metadata(path).map_err(missing)?;
+    let failed = |e: std::io::Error| io_diagnostic(file, &e);
+    let meta = std::fs::metadata(path).map_err(failed)?;
     if !meta.is_file() {
-        return Err(Diagnostic::error(Code::MissingFile, "not a regular file").in_file(file));
+        return Err(not_regular(file, &meta.file_type()));
     }
     if let Some(d) = over(meta.len()) {
         return Err(d);
     }
+    let f = open_regular(path).map_err(failed)?;
+    let meta = f.metadata().map_err(failed)?;
+    if !meta.is_file() {
+        return Err(not_regular(file, &meta.file_type()));
+    }
     let mut bytes = Vec::new();
-    File::open(path)
-        .map_err(missing)?
-        .take(max.saturating_add(1))
+    f.take(max.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(missing)?;
+        .map_err(failed)?;
     match over(bytes.len() as u64) {
         Some(d) => Err(d),
         None => Ok(bytes),
     }
+}
+
+/// The diagnostic for a failed read of `file`: MISSING_FILE when the path
+/// does not exist, else IO with the system's message (Format 17.2).
+pub fn io_diagnostic(file: &str, e: &std::io::Error) -> Diagnostic {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        Diagnostic::error(Code::MissingFile, format!("no such file: {e}")).in_file(file)
+    } else {
+        Diagnostic::error(Code::Io, format!("the file could not be read: {e}")).in_file(file)
+    }
+}
+
+/// FORBIDDEN_FILE for a path that exists but is not a regular file.
+fn not_regular(file: &str, kind: &std::fs::FileType) -> Diagnostic {
+    let what = if kind.is_dir() {
+        "a folder"
+    } else {
+        special_kind(kind)
+    };
+    Diagnostic::error(
+        Code::ForbiddenFile,
+        format!("`{file}` is {what}, not a regular file; only regular files are read"),
+    )
+    .in_file(file)
+}
+
+#[cfg(unix)]
+fn special_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &std::fs::FileType) -> &'static str {
+    "a special file"
+}
+
+/// Opens `path` for reading without blocking on a FIFO (`O_NONBLOCK` on
+/// Unix; reads from a regular file are not affected by it). The caller must
+/// still check that the handle is a regular file.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options.open(path)
 }
 
 #[cfg(test)]

@@ -11,18 +11,20 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use indexmap::IndexMap;
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError, Span};
 use serde_json::{Map, Number, Value};
 
 use crate::diag::{escape_token, Code, Diagnostic};
 
-use super::document::{Document, LineCol, SpanIndex};
+use super::document::{Document, LineCol, SpanIndex, ValueSpan};
 use super::limits::{MAX_DEPTH, MAX_YAML_ALIASES, MAX_YAML_EXPANDED_NODES};
 use super::loaded::Loaded;
-use super::text::{check_size, decode};
+use super::text::{check_size, decode, position_in};
 
 /// Parses one YAML document whose top level must be a mapping (Format 2,
-/// YAML): ENCODING for a BOM or invalid UTF-8; LIMIT over 64 MiB, 128 levels
+/// YAML): ENCODING for a BOM or invalid UTF-8; PARSE at a NUL character
+/// (never allowed in YAML text, even quoted); LIMIT over 64 MiB, 128 levels
 /// of nesting, 100 alias expansions or 1,000,000 nodes added by aliases;
 /// PARSE for invalid YAML, more than one document, a duplicate key (at the
 /// second key), a key that is not a string, `.inf`/`.nan`, or a top level
@@ -40,9 +42,19 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
         return Err(d);
     }
     let text = decode(file, bytes, 1)?;
+    // YAML text is printable characters only (YAML 1.2, c-printable): the
+    // scanner stops at a NUL as if the stream ended, which it reports at the
+    // start of the enclosing token. Report the NUL itself.
+    if let Some(i) = text.find('\0') {
+        return Err(parse_error(
+            file,
+            position_in(text, i, 1),
+            "a NUL character is not allowed in YAML text",
+        ));
+    }
     let mut b = Builder {
         file,
-        spans: SpanIndex::default(),
+        spans: IndexMap::new(),
         stack: Vec::new(),
         anchors: HashMap::new(),
         root: None,
@@ -62,7 +74,7 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
             file: file.to_string(),
             text: Arc::from(text),
             value: Value::Object(map),
-            spans: b.spans,
+            spans: SpanIndex::from_entries(b.spans),
             first_line: 1,
         }),
         Some((_, at)) => Err(parse_error(
@@ -121,6 +133,8 @@ struct Frame {
     /// `spans.entries.len()`, `aliases` and `expanded` when the node began
     /// (what an anchor on it must remember).
     mark: (usize, usize, usize),
+    /// The greatest height among the children so far (see [`Anchored`]).
+    child_height: usize,
     node: Node,
 }
 
@@ -136,11 +150,15 @@ struct Anchored {
     spans: Vec<(String, (LineCol, Option<LineCol>))>,
     aliases: usize,
     nodes: usize,
+    /// Levels of nesting the node adds where an alias expands it: 0 for a
+    /// scalar, 1 + its deepest child for a sequence or mapping (aliases
+    /// inside counted as expanded).
+    height: usize,
 }
 
 struct Builder<'f> {
     file: &'f str,
-    spans: SpanIndex,
+    spans: IndexMap<String, ValueSpan>,
     stack: Vec<Frame>,
     anchors: HashMap<usize, Anchored>,
     root: Option<(Value, LineCol)>,
@@ -180,9 +198,9 @@ impl Builder<'_> {
                     .in_file(self.file)
                     .at_line_col(at.line, at.column));
                 }
-                let mark = (self.spans.entries.len(), self.aliases, self.expanded);
+                let mark = (self.spans.len(), self.aliases, self.expanded);
                 let (pointer, key) = self.slot();
-                self.spans.entries.insert(pointer.clone(), (at, key));
+                self.spans.insert(pointer.clone(), (at, key));
                 let node = if is_map {
                     Node::Map(Map::new(), None)
                 } else {
@@ -193,6 +211,7 @@ impl Builder<'_> {
                     at,
                     anchor,
                     mark,
+                    child_height: 0,
                     node,
                 });
             }
@@ -202,8 +221,10 @@ impl Builder<'_> {
                         Node::Seq(v) => Value::Array(v),
                         Node::Map(m, _) => Value::Object(m),
                     };
+                    let height = f.child_height + 1;
+                    self.grow(height);
                     if f.anchor != 0 {
-                        self.remember(f.anchor, &value, &f.pointer, f.mark);
+                        self.remember(f.anchor, &value, &f.pointer, f.mark, height);
                     }
                     self.attach(value, f.at);
                 }
@@ -233,6 +254,7 @@ impl Builder<'_> {
                                 spans: Vec::new(),
                                 aliases: 0,
                                 nodes: 1,
+                                height: 0,
                             },
                         );
                     }
@@ -244,11 +266,11 @@ impl Builder<'_> {
                     }
                     _ => Value::String(text.into_owned()),
                 };
-                let mark = (self.spans.entries.len(), self.aliases, self.expanded);
+                let mark = (self.spans.len(), self.aliases, self.expanded);
                 let (pointer, key) = self.slot();
-                self.spans.entries.insert(pointer.clone(), (at, key));
+                self.spans.insert(pointer.clone(), (at, key));
                 if anchor != 0 {
-                    self.remember(anchor, &value, &pointer, mark);
+                    self.remember(anchor, &value, &pointer, mark, 0);
                 }
                 self.attach(value, at);
             }
@@ -325,10 +347,10 @@ impl Builder<'_> {
         value: &Value,
         pointer: &str,
         mark: (usize, usize, usize),
+        height: usize,
     ) {
         let spans = self
             .spans
-            .entries
             .iter()
             .skip(mark.0)
             .filter_map(|(p, s)| p.strip_prefix(pointer).map(|rel| (rel.to_string(), *s)))
@@ -341,11 +363,22 @@ impl Builder<'_> {
                 spans,
                 aliases: self.aliases - mark.1,
                 nodes,
+                height,
             },
         );
     }
 
-    /// Expands alias `id` at `at`, counting it and the aliases inside it.
+    /// Records that the innermost open node has a child `height` levels
+    /// high.
+    fn grow(&mut self, height: usize) {
+        if let Some(parent) = self.stack.last_mut() {
+            parent.child_height = parent.child_height.max(height);
+        }
+    }
+
+    /// Expands alias `id` at `at`, counting it and the aliases inside it,
+    /// and the depth it expands to: the open levels here plus the aliased
+    /// node's height must stay within [`MAX_DEPTH`] (LIMIT at the alias).
     fn alias(&mut self, id: usize, at: LineCol) -> Result<(), Diagnostic> {
         let Some(a) = self.anchors.get(&id) else {
             return Err(parse_error(self.file, at, "an alias to an unknown anchor"));
@@ -363,6 +396,19 @@ impl Builder<'_> {
             .in_file(self.file)
             .at_line_col(at.line, at.column));
         }
+        if self.stack.len().saturating_add(a.height) > MAX_DEPTH {
+            return Err(Diagnostic::error(
+                Code::Limit,
+                format!(
+                    "nesting deeper than {MAX_DEPTH} levels once the alias is expanded \
+                     ({} levels here, {} in the aliased node)",
+                    self.stack.len(),
+                    a.height
+                ),
+            )
+            .in_file(self.file)
+            .at_line_col(at.line, at.column));
+        }
         if self.expects_key() {
             return match &a.value {
                 Value::String(s) => {
@@ -373,6 +419,7 @@ impl Builder<'_> {
             };
         }
         let value = a.value.clone();
+        let height = a.height;
         let inner: Vec<_> = a
             .spans
             .iter()
@@ -380,11 +427,12 @@ impl Builder<'_> {
             .cloned()
             .collect();
         let (pointer, key) = self.slot();
-        self.spans.entries.insert(pointer.clone(), (at, key));
+        self.spans.insert(pointer.clone(), (at, key));
         for (rel, s) in inner {
-            self.spans.entries.insert(format!("{pointer}{rel}"), s);
+            self.spans.insert(format!("{pointer}{rel}"), s);
         }
         self.attach(value, at);
+        self.grow(height);
         Ok(())
     }
 }
@@ -520,7 +568,7 @@ mod tests {
     #[test]
     fn spans_for_values_and_keys() {
         let doc = parse("a:\n  - x\n  - {b: 2}\nc: 'q'\n").unwrap();
-        let e = &doc.spans.entries;
+        let e = doc.spans.entries();
         let l = |line, column| LineCol { line, column };
         assert_eq!(e["/a"].1, Some(l(1, 1)));
         assert_eq!(e["/a/0"], (l(2, 5), None));
@@ -558,9 +606,9 @@ mod tests {
     fn aliases_expand_with_spans() {
         let doc = parse("a: &x {k: [1, 2]}\nb: *x\n").unwrap();
         assert_eq!(doc.value["b"]["k"][1].to_string(), "2");
-        assert_eq!(doc.spans.entries["/b"].0, LineCol { line: 2, column: 4 });
+        assert_eq!(doc.spans.entries()["/b"].0, LineCol { line: 2, column: 4 });
         assert_eq!(
-            doc.spans.entries["/b/k/1"].0,
+            doc.spans.entries()["/b/k/1"].0,
             LineCol {
                 line: 1,
                 column: 15

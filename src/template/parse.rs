@@ -30,8 +30,6 @@ pub enum Macro {
     },
     /// `{{// ...}}`: renders as nothing.
     Comment,
-    /// A delimited body that is no known form: rendered as written.
-    Raw,
 }
 
 /// A piece of a parsed template.
@@ -77,18 +75,40 @@ pub struct TemplateError {
 ///
 /// Errors: an unterminated `{{` is a [`TemplateError`] pointing at the `{{`.
 pub fn parse(source: &str) -> Result<Template, TemplateError> {
+    // Most author text has no macro and no escape: it is one text node.
+    if !source.contains("{{") && !source.contains('\\') {
+        let nodes = if source.is_empty() {
+            Vec::new()
+        } else {
+            vec![Node::Text(source.to_string())]
+        };
+        return Ok(Template { nodes });
+    }
     let pairs = TemplateParser::parse(Rule::template, source).map_err(|e| {
-        // pest reports where it gave up (the end of input for an unclosed
-        // macro); point at the `{{` that opened it, which is what the author
-        // must fix.
+        // pest reports where it gave up; point at the `{{` that opened the
+        // macro, which is what the author must fix (Format 10.1).
         let offset = match e.location {
             pest::error::InputLocation::Pos(p) => p,
             pest::error::InputLocation::Span((s, _)) => s,
         };
-        let open = source[..offset.min(source.len())]
-            .rfind("{{")
-            .unwrap_or(offset);
-        error_at(source, open, "unterminated macro: expected `}}`")
+        let mut upto = (offset + 2).min(source.len());
+        while !source.is_char_boundary(upto) {
+            upto -= 1;
+        }
+        let mut open = source[..upto].rfind("{{").unwrap_or(offset.min(source.len()));
+        // In `{{{user}}}` the macro opens at the first brace of the run.
+        while open > 0 && source.as_bytes()[open - 1] == b'{' {
+            open -= 1;
+        }
+        let chars = source[..open].chars().count();
+        let message = if source[open..].contains("}}") {
+            format!(
+                "malformed macro at offset {chars}: between `{{{{` and `}}}}` write a name such as `user`, a state path such as `trust.char`, a call `name: args` or a comment `// ...`"
+            )
+        } else {
+            format!("unterminated macro at offset {chars}: expected `}}}}`")
+        };
+        error_at(source, open, &message)
     })?;
     let mut nodes = Vec::new();
     for pair in pairs.flatten() {
@@ -118,7 +138,10 @@ fn push_text(nodes: &mut Vec<Node>, text: &str) {
 }
 
 fn classify(body: Option<pest::iterators::Pair<'_, Rule>>) -> Macro {
-    let Some(body) = body else { return Macro::Raw };
+    // The grammar guarantees a body; an empty path is never produced.
+    let Some(body) = body else {
+        return Macro::Path(Vec::new());
+    };
     match body.as_rule() {
         Rule::comment => Macro::Comment,
         Rule::call => {
@@ -152,7 +175,7 @@ fn classify(body: Option<pest::iterators::Pair<'_, Rule>>) -> Macro {
             }
             Macro::Path(segs)
         }
-        _ => Macro::Raw,
+        _ => Macro::Comment,
     }
 }
 
@@ -237,12 +260,17 @@ mod tests {
     }
 
     #[test]
-    fn unknown_body_is_raw_and_keeps_its_span() {
-        let src = "x {{what is this}} y";
-        let t = parse(src).unwrap();
-        match &t.nodes[1] {
-            Node::Macro(Macro::Raw, r) => assert_eq!(&src[r.clone()], "{{what is this}}"),
-            other => panic!("unexpected {other:?}"),
+    fn malformed_macros_are_errors_at_their_open() {
+        for (src, offset) in [
+            ("x {{ a b }} y", 2),
+            ("{{}}", 0),
+            ("ok {{user}} {{{user}}}", 12),
+            ("{{user.}}", 0),
+            ("a {{ }}", 2),
+        ] {
+            let e = parse(src).unwrap_err();
+            assert_eq!(e.offset, offset, "{src}: {e:?}");
+            assert!(e.message.starts_with("malformed macro"), "{src}: {e:?}");
         }
     }
 

@@ -67,7 +67,6 @@ fn render_macro(m: &Macro, k: u64, scope: &dyn Scope) -> Option<String> {
         },
         Macro::Narrator => Some(scope.narrator().to_string()),
         Macro::Comment => Some(String::new()),
-        Macro::Raw => None,
         Macro::Path(segs) => {
             let mut parts: Vec<&str> = Vec::with_capacity(segs.len());
             for (i, s) in segs.iter().enumerate() {
