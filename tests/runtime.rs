@@ -357,6 +357,14 @@ fn replay_reports_a_missing_and_an_extra_firing() {
     // As written, the run replays clean.
     let clean = troupe::runtime::replay::replay(&engine_of(&p.bundle, &text));
     assert!(clean.diagnostics.is_empty(), "{:?}", clean.diagnostics);
+    // It yields per message the state, the firings and the rendered texts.
+    let m3 = &clean.messages[2];
+    assert_eq!(m3.id, "m3");
+    assert_eq!(m3.texts, ["Marco beams. 'I knew you had taste, Player.'"]);
+    assert_eq!(m3.state["impression"], 62);
+    let m5 = &clean.messages[4];
+    assert_eq!(m5.recorded, ["event:dealer_warms_up"]);
+    assert_eq!(m5.produced, m5.recorded);
     // Missing: m5 recorded dealer_warms_up; remove it.
     let missing = text.replace(r#","firings":[{"event":"dealer_warms_up"}]"#, "");
     assert_ne!(missing, text);
@@ -514,4 +522,39 @@ fn an_adapter_needs_only_a_reply_and_changes() {
     );
     assert!(r.state_delta.is_empty());
     assert_eq!(r.reply.as_deref(), Some("Hm."));
+}
+
+#[test]
+fn the_pack_and_its_hand_lowered_bundle_give_the_same_session() {
+    let inputs = script("harbor-truth.txt");
+    let (_, from_pack, _) = play(&pack(HARBOR), &options(None, 5), &inputs);
+    let (_, from_bundle, _) = play(
+        &pack("examples/bundles/harbor-lights.bundle.json"),
+        &options(None, 5),
+        &inputs,
+    );
+    assert_eq!(from_pack, from_bundle);
+}
+
+#[test]
+fn a_seat_that_clashes_does_not_start() {
+    // Format 18.4: a seat ID equal to a scenario variable is NAME_CLASH; to
+    // a cast character, SEAT; the session is not started.
+    let bundle = serde_json::json!({"troupe": "0.1", "kind": "bundle",
+        "characters": [{"id": "rosa", "name": "Rosa", "fictional": true, "age_band": "adult"}],
+        "scenarios": [{"id": "s", "name": "S",
+            "cast": [{"character": "rosa"}, {"seat": "guest", "player": true}],
+            "variables": [{"id": "guest", "type": "int"}]}]});
+    let o = Opened::from_checked("b", bundle);
+    match Session::start(&o, &Options::default()) {
+        Err(troupe::runtime::StartError::Refused(d)) => {
+            assert!(d.iter().any(|d| d.code == Code::NameClash), "{d:?}")
+        }
+        _ => panic!("started"),
+    }
+    let ok = serde_json::json!({"troupe": "0.1", "kind": "bundle",
+        "characters": [{"id": "rosa", "name": "Rosa", "fictional": true, "age_band": "adult"}],
+        "scenarios": [{"id": "s", "name": "S", "cast": [{"character": "rosa"}]}]});
+    // No players: cannot be run.
+    assert!(Session::start(&Opened::from_checked("b", ok), &Options::default()).is_err());
 }

@@ -112,6 +112,28 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
     }
     check_entries(sc, base, out);
     check_text_fields(sc, base, out);
+    for (ri, rule) in array(sc, "rules").iter().enumerate() {
+        for (k, reply) in array(rule, "replies").iter().enumerate() {
+            if let Some(t) = reply.as_str() {
+                check_template(t, &format!("{base}/rules/{ri}/replies/{k}"), out);
+            }
+        }
+    }
+    for (ci, cat) in sc
+        .pointer("/safety/categories")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .enumerate()
+    {
+        if let Some(t) = cat.get("redirect_text").and_then(Value::as_str) {
+            check_template(
+                t,
+                &format!("{base}/safety/categories/{ci}/redirect_text"),
+                out,
+            );
+        }
+    }
     super::runtime::check_runtime(story, out);
     // Openings (Format 6.3).
     for (oi, o) in array(sc, "openings").iter().enumerate() {

@@ -1,6 +1,7 @@
 //! Checks of what only runtimes read (Format 18.1, 18.6, 19.1–19.2): rule
-//! keywords and patterns, rule changes and replies, the `emotion`
-//! expression, safety category IDs, terms and patterns.
+//! keywords and patterns, rule changes, the `emotion` expression, safety
+//! category IDs, terms and patterns. (Reply and redirect templates are
+//! checked with every template field, in `bundle.rs`.)
 
 use std::collections::HashSet;
 
@@ -9,7 +10,6 @@ use serde_json::Value;
 use super::changes::check_changes;
 use super::conditions::owner_env;
 use super::story::{Owner, Story};
-use super::templates::check_template;
 use crate::cel::{self, Type};
 use crate::diag::{Code, Diagnostic};
 
@@ -52,11 +52,6 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
             pattern(p, format!("{at}/pattern"), out);
         }
         check_changes(story, array(r, "changes"), &format!("{at}/changes"), out);
-        for (k, t) in array(r, "replies").iter().enumerate() {
-            if let Some(t) = t.as_str() {
-                check_template(t, &format!("{at}/replies/{k}"), out);
-            }
-        }
     }
     if let Some(src) = sc.get("emotion").and_then(Value::as_str) {
         let env = owner_env(story, &Owner::Scenario(story.scenario.id.clone()), false);
@@ -111,9 +106,6 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
                 if let Some(p) = p.as_str() {
                     pattern(p, format!("{at}/patterns/{k}"), out);
                 }
-            }
-            if let Some(t) = c.get("redirect_text").and_then(Value::as_str) {
-                check_template(t, &format!("{at}/redirect_text"), out);
             }
         }
     }

@@ -47,6 +47,40 @@ pub fn check_session(bundle: &Value, header: &Value, messages: &[&Value]) -> Vec
     out
 }
 
+/// The checks of a header alone (Format 12, 12.2, 12.3) for header
+/// characters that carry no variables or templates (the default players a
+/// runtime adds, Format 18.4): the story is not checked again, since such
+/// characters cannot change its diagnostics.
+pub fn check_plain_header(bundle: &Value, header: &Value) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if let Some(story) = resolve_story(bundle, header, &mut out) {
+        check_header(bundle, &story, header, &mut out);
+        // A seat whose ID is a scenario variable's makes `<id>.x` ambiguous
+        // (Format 8.7, 18.4): the one story-level check a plain character
+        // can change.
+        let scenario = story::Owner::Scenario(story.scenario.id.clone());
+        for (i, c) in crate::model::read_items::<crate::model::Character>(header, "characters") {
+            let clash = story
+                .variables
+                .values()
+                .any(|v| v.owner == scenario && v.decl.id == c.id);
+            if clash {
+                out.push(
+                    Diagnostic::error(
+                        Code::NameClash,
+                        format!(
+                            "header character `{}` has the ID of a scenario variable, so `{}.x` would be ambiguous",
+                            c.id, c.id
+                        ),
+                    )
+                    .at(format!("header/characters/{i}/id")),
+                );
+            }
+        }
+    }
+    out
+}
+
 /// Resolves the story a session header names, reporting UNKNOWN_REF at
 /// `header/scenario` and seat problems.
 pub fn resolve_story(bundle: &Value, header: &Value, out: &mut Vec<Diagnostic>) -> Option<Story> {

@@ -111,6 +111,17 @@ pub(crate) fn start(pack: &Opened, args: &SessionArgs, kind: RuntimeKind) -> Res
 /// Reads a script (Format 20): one input per line (`\r\n` accepted, empty
 /// lines skipped) or a YAML list of strings.
 pub fn read_script(path: &Path) -> Result<Vec<String>, String> {
+    // A script is untrusted input: bounded like a session file (Format 16).
+    const MAX_SCRIPT_BYTES: u64 = 64 << 20;
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .len();
+    if len > MAX_SCRIPT_BYTES {
+        return Err(format!(
+            "{} is {len} bytes; a script may have at most {MAX_SCRIPT_BYTES}",
+            path.display()
+        ));
+    }
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let yaml = matches!(
         path.extension().and_then(|e| e.to_str()),
@@ -231,7 +242,13 @@ pub fn transcript_turn(
     }
     for f in &r.firings {
         match (&f.event, &f.outcome) {
-            (Some(e), _) => out.push_str(&format!("  event: {e} (at {})\n", f.message)),
+            (Some(e), _) => {
+                out.push_str(&format!("  event: {e} (at {})", f.message));
+                if let Some(s) = &f.signal {
+                    out.push_str(&format!(" · signal {s}"));
+                }
+                out.push('\n');
+            }
             (_, Some(o)) => out.push_str(&format!("  outcome: {o} (at {})\n", f.message)),
             _ => {}
         }

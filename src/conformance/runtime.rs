@@ -2,8 +2,6 @@
 //! new session under the rules runtime, its turn results and session text)
 //! and `safety` (the verdict on a text, 19.4).
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
 use super::compare::json_eq;
@@ -58,13 +56,7 @@ pub fn run_test(
         }),
         ..Options::default()
     };
-    let opened = Opened {
-        name: "case".into(),
-        bundle: Arc::new(bundle.clone()),
-        warnings: Vec::new(),
-        from_ir: false,
-        sessions: Vec::new(),
-    };
+    let opened = Opened::from_checked("case", bundle.clone());
     let mut session = Session::start(&opened, &options).map_err(|e| fail(e.to_string()))?;
     let mut results = Vec::new();
     for input in &inputs {

@@ -60,7 +60,7 @@ pub struct RuntimeIr {
     /// The rubric's criteria in rubric order; `None` without a rubric.
     pub rubric: Option<Vec<CriterionIr>>,
     /// The safety rules (Format 19).
-    pub safety: Safety,
+    pub safety: Arc<Safety>,
 }
 
 fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
@@ -72,7 +72,13 @@ fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
 impl RuntimeIr {
     /// Compiles the runtime parts of `story` against its compiled `ir`.
     /// Input that passed its checks compiles; anything else is an error.
-    pub fn compile(story: &Story, ir: &StoryIr) -> Result<RuntimeIr, CompileError> {
+    /// `safety` is the scenario's compiled policy (see
+    /// [`crate::runtime::Opened::safety`]); `None` compiles it here.
+    pub fn compile(
+        story: &Story,
+        ir: &StoryIr,
+        safety: Option<Arc<Safety>>,
+    ) -> Result<RuntimeIr, CompileError> {
         let err = |m: String| CompileError(m);
         let owner = Owner::Scenario(story.scenario.id.clone());
         let with_hit = owner_env(story, &owner, true);
@@ -152,7 +158,7 @@ impl RuntimeIr {
             rules,
             emotion,
             rubric,
-            safety: Safety::compile(raw.get("safety")),
+            safety: safety.unwrap_or_else(|| Arc::new(Safety::compile(raw.get("safety")))),
         })
     }
 }

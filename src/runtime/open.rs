@@ -3,8 +3,11 @@
 //! conform; a package whose compiled form matches (14.4) is used without
 //! parsing or checking its sources again.
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use super::safety::Safety;
 
 use serde_json::Value;
 
@@ -16,7 +19,7 @@ use crate::load::limits::MAX_PACKAGE_FILE_BYTES;
 use crate::load::text::read_at_most;
 
 /// A checked bundle ready for sessions.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Opened {
     /// The path as given.
     pub name: String,
@@ -28,6 +31,35 @@ pub struct Opened {
     pub from_ir: bool,
     /// The recorded sessions (name → bytes), in code point order of names.
     pub sessions: Vec<(String, Vec<u8>)>,
+    /// Compiled safety rules by scenario ID, shared by the sessions started
+    /// from this bundle (regular expressions are compiled once).
+    pub safety_cache: Arc<Mutex<HashMap<String, Arc<Safety>>>>,
+}
+
+impl Opened {
+    /// A bundle the caller has already checked (Format 17.1), ready for
+    /// [`crate::runtime::Session::start`].
+    pub fn from_checked(name: impl Into<String>, bundle: Value) -> Opened {
+        Opened {
+            name: name.into(),
+            bundle: Arc::new(bundle),
+            ..Opened::default()
+        }
+    }
+
+    /// The compiled safety rules of scenario `id` whose policy is `policy`.
+    pub fn safety(&self, id: &str, policy: Option<&Value>) -> Arc<Safety> {
+        if let Ok(cache) = self.safety_cache.lock() {
+            if let Some(s) = cache.get(id) {
+                return s.clone();
+            }
+        }
+        let s = Arc::new(Safety::compile(policy));
+        if let Ok(mut cache) = self.safety_cache.lock() {
+            cache.insert(id.to_string(), s.clone());
+        }
+        s
+    }
 }
 
 /// Why `open` refused: the diagnostics, and the texts they quote.
@@ -64,6 +96,7 @@ pub fn open(path: &Path) -> Result<Opened, OpenError> {
                     warnings,
                     from_ir: true,
                     sessions,
+                    ..Opened::default()
                 })
             }
             Ok(None) => {}
@@ -105,6 +138,7 @@ pub fn open(path: &Path) -> Result<Opened, OpenError> {
         warnings,
         from_ir: false,
         sessions,
+        ..Opened::default()
     })
 }
 

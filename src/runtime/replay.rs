@@ -22,6 +22,8 @@ pub struct ReplayedMessage {
     pub recorded: Vec<String>,
     /// The firings 9.2 produces there.
     pub produced: Vec<String>,
+    /// Each part's rendered text (Format 10.5), in part order.
+    pub texts: Vec<String>,
 }
 
 /// The replay of a session.
@@ -173,6 +175,9 @@ pub fn replay(engine: &Engine) -> Replay {
             state: engine.flatten(&engine.state_at(m)),
             recorded: names(recorded),
             produced: names(&produced),
+            texts: (0..msg.parts.len())
+                .filter_map(|i| engine.render_part(m, i))
+                .collect(),
         });
     }
     out

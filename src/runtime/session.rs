@@ -216,7 +216,13 @@ impl Session {
     ) -> Result<Session, StartError> {
         let bundle = &*pack.bundle;
         let (header, _) = build_header(bundle, options)?;
-        let diags = crate::check::session::check_session(bundle, &header, &[]);
+        // Default players are plain characters: only the header needs
+        // checking (a caller's header is checked whole).
+        let diags = if options.header_players.is_none() {
+            crate::check::session::check_plain_header(bundle, &header)
+        } else {
+            crate::check::session::check_session(bundle, &header, &[])
+        };
         if diags.iter().any(Diagnostic::is_error) {
             return Err(StartError::Refused(diags));
         }
@@ -234,8 +240,12 @@ impl Session {
             ));
         }
         let rt = Arc::new(
-            RuntimeIr::compile(&engine.story, &engine.ir)
-                .map_err(|e| refuse(Code::Schema, "", e.0))?,
+            RuntimeIr::compile(
+                &engine.story,
+                &engine.ir,
+                Some(pack.safety(&engine.ir.scenario, engine.story.raw.get("safety"))),
+            )
+            .map_err(|e| refuse(Code::Schema, "", e.0))?,
         );
         let opening = choose_opening(&engine, options)?;
         let runtime = runtime.unwrap_or_else(|| Box::new(RulesRuntime::new(rt.clone())));

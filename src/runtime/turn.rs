@@ -39,6 +39,10 @@ pub struct FiringRecord {
     pub outcome: Option<String>,
     /// The message that records it.
     pub message: String,
+    /// The event's signal (Format 9.1), if it has one; not part of the
+    /// JSON result.
+    #[serde(skip)]
+    pub signal: Option<String>,
 }
 
 /// A rubric score (Format 19.6): criteria in rubric order (`null` for
@@ -420,12 +424,14 @@ impl Session {
                             event: Some(e.id.to_string()),
                             outcome: None,
                             message: id,
+                            signal: e.signal.as_ref().map(|s| s.to_string()),
                         });
                     }
                     Fired::Outcome(i) => firings.push(FiringRecord {
                         event: None,
                         outcome: Some(ir.outcomes[*i as usize].id.to_string()),
                         message: id,
+                        signal: None,
                     }),
                 }
             }

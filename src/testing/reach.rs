@@ -198,7 +198,7 @@ fn rules_tried(
 ) {
     // A rule with a `when` has a condition; one without matches once its
     // keywords and pattern do.
-    let Ok(rt) = RuntimeIr::compile(&engine.story, &engine.ir) else {
+    let Ok(rt) = RuntimeIr::compile(&engine.story, &engine.ir, None) else {
         return;
     };
     for id in &run.rules_tried {

@@ -133,13 +133,7 @@ impl Runtimes for Installed {
             "fake" => RuntimeKind::Fake,
             other => return Err(format!("no runtime `{other}`")),
         };
-        let opened = Opened {
-            name: String::new(),
-            bundle: std::sync::Arc::new(bundle.clone()),
-            warnings: Vec::new(),
-            from_ir: false,
-            sessions: Vec::new(),
-        };
+        let opened = Opened::from_checked(String::new(), bundle.clone());
         let options = Options {
             scenario: Some(settings.scenario.clone()),
             difficulty: settings.difficulty.clone(),
