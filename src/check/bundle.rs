@@ -14,26 +14,6 @@ use super::values::check_value;
 use crate::diag::{Code, Diagnostic};
 use crate::model::{read_items, CastEntry, Condition, Keys, ScalarType, VarType, Variable};
 
-/// IDs that are never a character, world, scenario or variable ID (Format 3).
-pub const RESERVED_IDS: &[&str] = &[
-    "narrator",
-    "scene",
-    "state",
-    "char",
-    "user",
-    "own",
-    "self",
-    "turn",
-    "round",
-    "opening",
-    "last",
-    "elapsed",
-    "hour",
-    "weekday",
-    "players",
-    "difficulty",
-];
-
 /// Runs every semantic check of a bundle that needs no session.
 pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
     let mut out = Vec::new();

@@ -3,25 +3,7 @@
 
 use std::collections::HashSet;
 
-/// IDs a character, world or scenario may not have (Format 3.2).
-pub const RESERVED: &[&str] = &[
-    "narrator",
-    "scene",
-    "state",
-    "char",
-    "user",
-    "own",
-    "self",
-    "turn",
-    "round",
-    "opening",
-    "last",
-    "elapsed",
-    "hour",
-    "weekday",
-    "players",
-    "difficulty",
-];
+use crate::check::ids::RESERVED_IDS as RESERVED;
 
 /// A slug of `name` that matches the ID grammar `^[a-z][a-z0-9_-]{0,63}$`:
 /// ASCII letters lower-cased, digits kept, every other run of characters one
