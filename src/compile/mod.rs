@@ -9,12 +9,14 @@
 
 pub mod changes;
 pub mod ir;
+pub mod lore;
 pub mod session;
 pub mod story;
 pub mod time;
 pub mod value;
 
 pub use ir::*;
+pub use lore::{EntryIr, KeyIr, Logic, Position};
 pub use session::{compile_session, Fired, MessageIr, SessionCompiler, SessionIr, SummaryIr};
 pub use story::compile_story;
 pub use value::{format_decimal, Norm, Val};

@@ -61,9 +61,17 @@ impl Tree {
 
 /// Applies message `m` to `st` (the state at its parent, or the initial
 /// state for a root): Format 8.6 steps 1–3 with turns and rounds (8.8).
-pub fn step(ir: &StoryIr, session: &SessionIr, st: &mut State, m: u32, scratch: &mut Scratch) {
+/// Returns how many `roll()` calls the derived variables made at `m`
+/// (Format 11.5 numbers later calls at `m` after them).
+pub fn step(
+    ir: &StoryIr,
+    session: &SessionIr,
+    st: &mut State,
+    m: u32,
+    scratch: &mut Scratch,
+) -> u64 {
     let Some(msg) = session.messages.get(m as usize) else {
-        return;
+        return 0;
     };
     st.at = Some(m);
     if msg.parent.is_none() {
@@ -134,6 +142,7 @@ pub fn step(ir: &StoryIr, session: &SessionIr, st: &mut State, m: u32, scratch: 
             st.ending = Some(*f);
         }
     }
+    host.calls
 }
 
 /// The initial state (Format 8.6): defaults, the scene, derived variables
