@@ -10,6 +10,7 @@ pub mod cel;
 pub mod check;
 pub mod conformance;
 pub mod ended;
+pub mod explain;
 pub mod export;
 pub mod import;
 pub mod knows;
@@ -42,6 +43,8 @@ enum Command {
     Knows(knows::Args),
     /// Whether the story has ended at a message (Format 9.3).
     Ended(ended::Args),
+    /// Which lore entries are active at a message, and why (Format 5.3).
+    Explain(explain::Args),
     /// Import Character Cards, lorebooks and chat logs (docs/import.md).
     #[command(subcommand)]
     Import(import::Command),
@@ -67,6 +70,7 @@ pub fn run() -> i32 {
         Command::Render(args) => render::run(args),
         Command::Knows(args) => knows::run(args),
         Command::Ended(args) => ended::run(args),
+        Command::Explain(args) => explain::run(args),
         Command::Import(cmd) => import::run(cmd),
         Command::Export(cmd) => export::run(cmd),
     }

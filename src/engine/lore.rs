@@ -26,6 +26,8 @@ pub struct KeyHit {
     pub start: usize,
     /// One past its last character.
     pub end: usize,
+    /// The occurrence as written in the scanned text.
+    pub text: String,
 }
 
 /// How the secondary keys went (Format 5.4).
@@ -193,6 +195,12 @@ impl Scan {
                 .map_or(String::new(), |x| x.id.to_string()),
             start: cs_ - first,
             end: ce.max(cs_) - first,
+            text: self
+                .text
+                .chars()
+                .skip(cs_)
+                .take(ce.saturating_sub(cs_))
+                .collect(),
         })
     }
 }
