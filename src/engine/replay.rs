@@ -61,8 +61,8 @@ impl Tree {
 
 /// Applies message `m` to `st` (the state at its parent, or the initial
 /// state for a root): Format 8.6 steps 1–3 with turns and rounds (8.8).
-/// Returns how many `roll()` calls the derived variables made at `m`
-/// (Format 11.5 numbers later calls at `m` after them).
+/// Returns the number of `roll()` calls made at `m` (Format 11.5: events
+/// evaluated next at `m` continue the count).
 pub fn step(
     ir: &StoryIr,
     session: &SessionIr,
