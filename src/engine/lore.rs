@@ -9,7 +9,7 @@ use super::eval::{char_of, Point};
 use super::replay::step;
 use super::{Engine, Scratch, State};
 use crate::cel::{Activation, EvalError, Host, Value};
-use crate::compile::{EntryIr, KeyIr, Logic, OwnerRef, Position, SessionIr};
+use crate::compile::{EntryIr, KeyIr, Logic, Position, SessionIr};
 
 /// Where a key hit (Format 5.4): the key, the message its counted
 /// occurrence starts in, and the character range (Unicode scalar values,
@@ -439,13 +439,5 @@ impl Engine {
         let mut scratch = Scratch::new(&self.ir);
         let calls = step(&self.ir, &self.session, &mut st, m, &mut scratch);
         (st, calls)
-    }
-}
-
-/// The owner of an entry as text: `scenario` or `world <id>`.
-pub fn owner_kind(o: OwnerRef) -> &'static str {
-    match o {
-        OwnerRef::World(_) => "world",
-        _ => "scenario",
     }
 }
