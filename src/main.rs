@@ -1,5 +1,14 @@
 //! The `troupe` command: a thin layer that wires library calls (see `src/cli/`).
 
 fn main() {
+    // Output piped into a reader that stops early (`troupe state … | head`)
+    // ends the process quietly, as for any Unix tool, instead of a write
+    // error turning into a panic in `println!`.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread
+    // starts has no other effect on the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     std::process::exit(troupe::cli::run());
 }

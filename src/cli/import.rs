@@ -16,13 +16,18 @@ use crate::load::text::read_bounded;
 /// What to import.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// A Character Card V1/V2/V3 (.json, .png, .charx) → a bundle.
+    /// A Character Card V1/V2/V3 (.json, .png, .charx) → a bundle, or a
+    /// pack directory with `--pack`.
     Card {
         /// The card file.
         file: PathBuf,
-        /// Where to write the bundle (JSON).
+        /// Where to write the bundle (JSON), or the pack directory (new or
+        /// empty) with `--pack`.
         #[arg(short, long)]
         output: PathBuf,
+        /// Write a pack directory (Format 13) instead of a bundle.
+        #[arg(long)]
+        pack: bool,
     },
     /// A V3 lorebook or SillyTavern World Info JSON → a bundle with one world.
     Lorebook {
@@ -84,7 +89,8 @@ fn import_card(path: &Path) -> Result<card::CardImport, Vec<Diagnostic>> {
 /// Runs an import; returns the exit code.
 pub fn run(cmd: Command) -> i32 {
     match cmd {
-        Command::Card { file, output } => match import_card(&file) {
+        Command::Card { file, output, pack } => match import_card(&file) {
+            Ok(imported) if pack => write_pack(&output, &imported),
             Ok(imported) => write(&output, &pretty(&imported.bundle)),
             Err(ds) => fail(&ds),
         },
@@ -133,6 +139,34 @@ pub fn run(cmd: Command) -> i32 {
             }
         }
     }
+}
+
+/// Writes an imported card as a pack directory; refuses a directory that
+/// exists and is not empty (exit 3), so nothing is overwritten.
+fn write_pack(dir: &Path, imported: &card::CardImport) -> i32 {
+    if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
+        eprintln!(
+            "troupe import: {} exists and is not empty; give a new or empty directory",
+            dir.display()
+        );
+        return 3;
+    }
+    let files =
+        crate::import::pack::card_pack(&imported.bundle, &imported.character, &imported.scenario);
+    for f in files {
+        let path = dir.join(&f.path);
+        if let Some(parent) = path.parent() {
+            if let Err(e) = std::fs::create_dir_all(parent) {
+                eprintln!("troupe import: cannot create {}: {e}", parent.display());
+                return 3;
+            }
+        }
+        let code = write(&path, &crate::import::pack::to_yaml(&f.value));
+        if code != 0 {
+            return code;
+        }
+    }
+    0
 }
 
 /// A lorebook document → a bundle with its world: a V3 `lorebook_v3`, a bare

@@ -11,6 +11,7 @@ pub mod check;
 pub mod compile;
 pub mod conformance;
 pub mod ended;
+pub mod explain;
 pub mod export;
 pub mod import;
 pub mod init;
@@ -64,6 +65,8 @@ enum Command {
     Test(test::Args),
     /// Scaffold a new pack with tests and a CI workflow (Format 21).
     Init(init::Args),
+    /// Which lore entries are active at a message, and why (Format 5.3).
+    Explain(explain::Args),
 }
 
 /// Parses the process arguments, runs the subcommand and returns the exit code.
@@ -90,6 +93,7 @@ pub fn run() -> i32 {
         Command::Render(args) => render::run(args),
         Command::Knows(args) => knows::run(args),
         Command::Ended(args) => ended::run(args),
+        Command::Explain(args) => explain::run(args),
     }
 }
 

@@ -300,6 +300,8 @@ pub struct StoryIr {
     pub difficulty: Option<DifficultyIr>,
     /// Flattened state names → what they name.
     pub names: HashMap<String, NameRef>,
+    /// Lore entries in declaration order (Format 5.5).
+    pub entries: Vec<super::lore::EntryIr>,
 }
 
 /// Difficulty presets (Format 6.5).

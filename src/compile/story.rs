@@ -288,6 +288,10 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         None => vec![true; cast.len()],
     };
 
+    let entries = super::lore::compile_entries(story, |o| {
+        envs.iter().position(|e| e.owner == o).unwrap_or(0) as u16
+    })?;
+
     Ok(StoryIr {
         scenario: Arc::from(story.scenario.id.as_str()),
         narrator: Arc::from(story.narrator_name()),
@@ -306,6 +310,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         openings,
         difficulty,
         names,
+        entries,
     })
 }
 

@@ -16,6 +16,7 @@ pub mod cel;
 pub mod eval;
 pub mod knows;
 pub mod load;
+pub mod lore;
 pub mod macros;
 pub mod memory;
 pub mod replay;
@@ -30,6 +31,7 @@ use crate::diag::Diagnostic;
 use replay::{initial, replay_all, step, Tree};
 
 pub use eval::{Point, RollHost, Scratch};
+pub use lore::{EntryActivation, KeyHit, Secondary, When, Why};
 pub use state::State;
 
 /// The default checkpoint stride: a full state is kept at every message

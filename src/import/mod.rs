@@ -15,6 +15,7 @@ pub mod export;
 pub mod ids;
 pub mod lorebook;
 pub mod macros;
+pub mod pack;
 pub mod png;
 pub mod record;
 

@@ -1,0 +1,146 @@
+//! `troupe explain BUNDLE SESSION --at ID [--json]`: which lore entries are
+//! active at a message and why, and which are not and why (Format 5.3).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::engine::{Engine, EntryActivation, KeyHit, When, Why};
+
+/// Arguments of `troupe explain`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A bundle file or a pack directory.
+    pub bundle: PathBuf,
+    /// A session file (for a pack, also looked for in its `sessions/`).
+    pub session: PathBuf,
+    /// The message to explain.
+    #[arg(long)]
+    pub at: String,
+    /// Print JSON for programs.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Prints the entries at `--at`: active ones by `order`, then the others.
+pub fn run(args: Args) -> i32 {
+    let engine = match super::open_engine(&args.bundle, Some(&args.session)) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let m = match super::message_index(&engine, &args.at) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let entries = engine.entries_at(m);
+    if args.json {
+        let out = json!({
+            "at": args.at,
+            "scenario": &*engine.ir.scenario,
+            "active": entries.iter().filter(|e| e.active).count(),
+            "entries": entries,
+        });
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    } else {
+        print!("{}", human(&engine, &args.at, &entries));
+    }
+    0
+}
+
+/// The plain-text explanation.
+pub fn human(engine: &Engine, at: &str, entries: &[EntryActivation]) -> String {
+    let mut out = String::new();
+    let active = entries.iter().filter(|e| e.active).count();
+    let _ = writeln!(
+        out,
+        "lore at message {at} (scenario {}): {active} of {} entries active",
+        engine.ir.scenario,
+        entries.len()
+    );
+    if entries.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "active, in order:");
+    if active == 0 {
+        let _ = writeln!(out, "  (none)");
+    }
+    let mut header = false;
+    for e in entries {
+        if !e.active && !header {
+            let _ = writeln!(out, "not active:");
+            header = true;
+        }
+        let _ = writeln!(
+            out,
+            "  {} ({}, order {}): {}",
+            e.id,
+            e.owner,
+            e.order,
+            why(e)
+        );
+    }
+    out
+}
+
+fn hit(h: &KeyHit) -> String {
+    format!(
+        "`{}` matched {:?} in {} at characters {}..{}",
+        h.key, h.text, h.message, h.start, h.end
+    )
+}
+
+fn list(keys: &[String]) -> String {
+    keys.iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn why(e: &EntryActivation) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    match e.why {
+        Why::Disabled => return "disabled (`enabled: false`)".into(),
+        Why::NoKeys => return "never active: neither `constant` nor `keys`".into(),
+        Why::Constant => parts.push("constant".into()),
+        Why::NoKeyHit => parts.push(format!(
+            "no key hit ({} not in {})",
+            list(&e.missed),
+            scanned(e)
+        )),
+        _ => {
+            let hits: Vec<String> = e.hits.iter().map(hit).collect();
+            parts.push(format!("key {}", hits.join("; ")));
+        }
+    }
+    if let Some(s) = &e.secondary {
+        let mut t = format!(
+            "secondary {} {}",
+            s.logic.name(),
+            if s.held { "held" } else { "did not hold" }
+        );
+        let hits: Vec<String> = s.hits.iter().map(hit).collect();
+        if !hits.is_empty() {
+            let _ = write!(t, " (hit: {})", hits.join("; "));
+        }
+        if !s.missed.is_empty() {
+            let _ = write!(t, " (missed: {})", list(&s.missed));
+        }
+        parts.push(t);
+    }
+    match &e.when {
+        When::Absent | When::NotEvaluated => {}
+        When::Held => parts.push("`when` held".into()),
+        When::False => parts.push("`when` was false".into()),
+        When::Error(m) => parts.push(format!("`when` failed (counts as false): {m}")),
+    }
+    parts.join("; ")
+}
+
+fn scanned(e: &EntryActivation) -> String {
+    if e.scanned.is_empty() {
+        "any scanned message (none: all hidden)".into()
+    } else {
+        format!("scanned {}", e.scanned.join(", "))
+    }
+}

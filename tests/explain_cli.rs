@@ -1,0 +1,123 @@
+//! `troupe explain` answers on an imported chat (issue 7): the real
+//! Seraphina card (shared data, not in the repository) with a small chat
+//! written here, imported with `troupe import`, explained at two messages.
+//! Expectations are derived by hand from Format 5.3–5.4 and docs/import.md
+//! (card books match substrings, case-insensitively, scan depth 1).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn card() -> Option<PathBuf> {
+    let base = std::env::var_os("TROUPE_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    let card = base.join("data/real/st_default_Seraphina.v3.ccv3.json");
+    if card.is_file() {
+        return Some(card);
+    }
+    assert!(
+        std::env::var("TROUPE_REQUIRE_SHARED").as_deref() != Ok("1"),
+        "shared data required but {} is missing",
+        card.display()
+    );
+    println!(
+        "explain_cli: did not run: {} not found (set TROUPE_SHARED_DIR)",
+        card.display()
+    );
+    None
+}
+
+fn troupe(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+const CHAT: &str = r#"{"user_name":"Ana","character_name":"Seraphina","create_date":1700000000000}
+{"name":"Seraphina","is_user":false,"send_date":1700000001000,"mes":"Rest now."}
+{"name":"Ana","is_user":true,"send_date":1700000002000,"mes":"What lurks in the WOODS of Eldoria?"}
+{"name":"Seraphina","is_user":false,"send_date":1700000003000,"mes":"The Shadowfangs are beasts."}
+"#;
+
+#[test]
+fn explain_on_an_imported_chat() {
+    let Some(card) = card() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("s.json");
+    let chat = dir.path().join("chat.jsonl");
+    let session = dir.path().join("s.jsonl");
+    std::fs::write(&chat, CHAT).unwrap();
+    let card = card.to_str().unwrap();
+    let (b, s, c) = (
+        bundle.to_str().unwrap(),
+        session.to_str().unwrap(),
+        chat.to_str().unwrap(),
+    );
+    assert_eq!(troupe(&["import", "card", card, "-o", b]).0, 0);
+    let (code, out) = troupe(&["import", "chat", c, "--card", card, "-o", s]);
+    assert_eq!(code, 0, "{out}");
+
+    // m2 (the user's line): entry-1 (eldoria, wood, forest, ...) matches
+    // "wood" inside "WOODS" (substring, lower-cased) at 18..22 and
+    // "Eldoria" at 27..34.
+    let (code, out) = troupe(&["explain", b, s, "--at", "m2", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["active"], 1);
+    let e = &v["entries"][0];
+    assert_eq!(e["id"], "entry-1");
+    assert_eq!(e["active"], true);
+    assert_eq!(e["why"], "keys");
+    let hits: Vec<(String, u64, u64, String)> = e["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["key"].as_str().unwrap().into(),
+                h["start"].as_u64().unwrap(),
+                h["end"].as_u64().unwrap(),
+                h["text"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hits,
+        [
+            ("eldoria".into(), 27, 34, "Eldoria".into()),
+            ("wood".into(), 18, 22, "WOOD".into())
+        ]
+    );
+    assert_eq!(e["missed"], serde_json::json!(["forest", "magical forest"]));
+
+    // m3: scan depth 1 sees only m3: entry-2 by "shadowfang" (4..14),
+    // "beast" and "beasts" (20..25, 20..26); entry-1 no longer matches.
+    let (code, out) = troupe(&["explain", b, s, "--at", "m3"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with("lore at message m3 (scenario seraphina-chat): 1 of 4 entries active\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("entry-2 (eldoria, order 100): key `shadowfang` matched \"Shadowfang\" in m3 at characters 4..14"),
+        "{out}"
+    );
+    assert!(
+        out.contains("`beasts` matched \"beasts\" in m3 at characters 20..26"),
+        "{out}"
+    );
+    assert!(
+        out.contains("not active:\n  entry-1 (eldoria, order 100): no key hit"),
+        "{out}"
+    );
+
+    // An unknown message is an error.
+    assert_eq!(troupe(&["explain", b, s, "--at", "nope"]).0, 1);
+}
