@@ -7,13 +7,13 @@
 //! changes, the `emotion` at each turn's last message.
 
 use super::branches::{Eval, Instrumented};
-use super::coverage::{branch_key, Condition, EntryModel, Hits, ScenarioModel, Site};
+use super::coverage::{branch_key, Condition, Hits, ScenarioModel, Site};
 use crate::compile::session::Fired;
 use crate::compile::Who;
 use crate::engine::replay::step;
 use crate::engine::{Engine, Scratch};
 use crate::runtime::compiled::RuntimeIr;
-use crate::runtime::keys::{lower, Key};
+use crate::runtime::keys::lower;
 
 fn is_player(engine: &Engine, w: Who) -> bool {
     matches!(w, Who::Cast(c) if engine.ir.cast.get(c as usize).is_some_and(|x| x.player))
@@ -107,7 +107,6 @@ pub fn reached(
             _ => String::new(),
         };
         let path = engine.path(m);
-        let mut when_false: Vec<String> = Vec::new();
         for (c, inst) in &conds {
             let scan;
             let at = match c.site {
@@ -145,23 +144,14 @@ pub fn reached(
                 Site::Rule(_) | Site::Score => continue,
             };
             let index = c.index;
-            let value = inst.eval(engine, at, &mut |n, b| {
+            inst.eval(engine, at, &mut |n, b| {
                 hits.hit(scenario, branch_key(index, n, b))
             });
-            if let (Site::Entry, Some(key)) = (c.site, &c.entry) {
-                if value != Some(crate::cel::Value::Bool(true)) {
-                    when_false.push(key.clone());
-                }
-            }
         }
-        // Entries active here (Format 5.3): enabled, constant or keys
-        // matching the scanned text, and `when` true.
-        for e in &model.entries {
-            if when_false.contains(&e.key) {
-                continue;
-            }
-            if e.constant || keys_match(e, &scanned(engine, &path, e.scan_depth)) {
-                hits.hit(scenario, format!("entry {}", e.key));
+        // Entries active here, as the engine decides them (Format 5.3).
+        for a in engine.entries_at(m) {
+            if a.active {
+                hits.hit(scenario, format!("entry {}/{}", a.owner, a.id));
             }
         }
     }
@@ -281,84 +271,4 @@ fn scanned(engine: &Engine, path: &[u32], depth: usize) -> String {
         .map(|m| engine.session.text(*m))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Whether one key hits `text` (Format 5.4), honouring the entry's
-/// `case_sensitive` and `whole_words`.
-fn key_hits(e: &EntryModel, key: &str, text: &str) -> bool {
-    if crate::check::keys::split_regex_key(key).is_some() {
-        // Regular-expression keys: the runtime's matcher (case-insensitive,
-        // whole words), on the lower-cased text.
-        return Key::new(key).is_ok_and(|k| k.hits(&lower(text)));
-    }
-    let (k, t) = if e.case_sensitive {
-        (key.to_string(), text.to_string())
-    } else {
-        (lower(key), lower(text))
-    };
-    if k.is_empty() {
-        return false;
-    }
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-    let mut from = 0;
-    while let Some(pos) = t.get(from..).and_then(|x| x.find(k.as_str())) {
-        let start = from + pos;
-        let end = start + k.len();
-        if !e.whole_words
-            || (!word(t[..start].chars().next_back()) && !word(t[end..].chars().next()))
-        {
-            return true;
-        }
-        from = start + t[start..].chars().next().map_or(1, char::len_utf8);
-    }
-    false
-}
-
-/// Whether an entry's keys match `text` (Format 5.4).
-fn keys_match(e: &EntryModel, text: &str) -> bool {
-    if !e.keys.iter().any(|k| key_hits(e, k, text)) {
-        return false;
-    }
-    let Some(sec) = &e.secondary else { return true };
-    let hit: Vec<bool> = sec.iter().map(|k| key_hits(e, k, text)).collect();
-    match e.logic.as_str() {
-        "and_all" => hit.iter().all(|h| *h),
-        "not_any" => !hit.iter().any(|h| *h),
-        "not_all" => hit.iter().any(|h| !*h),
-        _ => hit.iter().any(|h| *h),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Format 5.4's example.
-    #[test]
-    fn key_matching_follows_the_spec_example() {
-        let mut e = EntryModel {
-            key: "w/dragon".into(),
-            keys: vec!["dragon".into()],
-            logic: "and_any".into(),
-            scan_depth: 1,
-            whole_words: true,
-            ..EntryModel::default()
-        };
-        let text = "Dragons? No, a DRAGON.";
-        assert!(keys_match(&e, text));
-        e.secondary = Some(vec!["gold".into()]);
-        assert!(!keys_match(&e, text));
-        e.logic = "not_any".into();
-        assert!(keys_match(&e, text));
-        e.secondary = None;
-        e.case_sensitive = true;
-        assert!(
-            !keys_match(&e, text),
-            "DRAGON is not dragon when case-sensitive"
-        );
-        e.case_sensitive = false;
-        assert!(!keys_match(&e, "Dragons only"));
-        e.whole_words = false;
-        assert!(keys_match(&e, "Dragons only"));
-    }
 }
