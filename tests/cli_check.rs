@@ -239,3 +239,19 @@ fn players_over_the_manifest_max_and_missing_smoke_fixtures_are_advisory() {
         "{r}"
     );
 }
+
+#[test]
+fn render_refuses_a_malformed_template() {
+    let out = troupe(&[
+        "render",
+        "examples/bundles/tiny.bundle.json",
+        "--text",
+        "Hi {{user",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("TEMPLATE_SYNTAX") && err.contains("offset 3"),
+        "{err}"
+    );
+}

@@ -166,3 +166,26 @@ fn play_reads_a_pipe_and_undo_branches() {
     assert!(session.contains(r#"{"id":"m4","parent":"m1""#));
     assert_eq!(session.lines().count(), 6);
 }
+
+#[test]
+fn play_reports_unknown_commands_and_says_double_slash_lines() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(["play", PACK])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"/foo\n//shrug\n/quit\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("unknown command `/foo`"), "{stdout}");
+    assert!(!stdout.contains("Player: /foo"), "{stdout}");
+    assert!(stdout.contains("Player: /shrug"), "{stdout}");
+}

@@ -77,8 +77,19 @@ pub fn run(args: Args) -> i32 {
                     let _ = writeln!(out, "Nothing to undo.");
                 }
             }
+            cmd if cmd.starts_with('/') && !cmd.starts_with("//") => {
+                let _ = writeln!(
+                    out,
+                    "unknown command `{cmd}`: the commands are /state, /undo, /quit and /help; to say a line that starts with `/`, begin it with `//`"
+                );
+            }
             _ if session.is_over() => {}
             _ => {
+                // `//…` says a line that starts with `/` (Format 20).
+                let line = line
+                    .strip_prefix('/')
+                    .filter(|l| l.starts_with('/'))
+                    .unwrap_or(line);
                 let before = session.flattened();
                 match session.turn(line) {
                     Ok(mut r) => {

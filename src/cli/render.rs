@@ -35,6 +35,15 @@ pub struct Args {
 
 /// Prints the rendered text.
 pub fn run(args: Args) -> i32 {
+    // The text is a template (Format 10.1): a malformed one is reported, not
+    // rendered as written.
+    if let Err(e) = crate::template::parse(&args.text) {
+        eprintln!(
+            "error[TEMPLATE_SYNTAX]: {} (line {}, column {} of --text)",
+            e.message, e.line, e.column
+        );
+        return 1;
+    }
     let engine = match super::open_engine(&args.bundle, args.session.as_deref()) {
         Ok(e) => e,
         Err(code) => return code,
