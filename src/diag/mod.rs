@@ -5,6 +5,7 @@
 pub mod codes;
 pub mod diagnostic;
 pub mod render;
+pub mod suggest;
 
 pub use codes::Code;
 pub use diagnostic::{escape_token, Diagnostic, Location, Severity};

@@ -1,0 +1,47 @@
+//! "Did you mean" hints for names that are not known: the closest known
+//! name by edit distance (`strsim`), when it is close enough to be a typo.
+
+/// The known name closest to `name`, if one is within a typo's distance:
+/// an edit distance of at most a third of the longer name (at least 1), or
+/// the same name after an owner prefix (`patience` → `vendor.patience`).
+/// Ties keep the first candidate, so the hint is deterministic.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let mut best: Option<(usize, &'a str)> = None;
+    for c in candidates {
+        if c == name {
+            continue;
+        }
+        if c.rsplit_once('.').is_some_and(|(_, last)| last == name) {
+            return Some(c);
+        }
+        let d = strsim::levenshtein(name, c);
+        let limit = (name.chars().count().max(c.chars().count()) / 3).max(1);
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// `"; did you mean `x`?"` for the closest candidate, or `""`.
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    closest(name, candidates)
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typos_and_owner_prefixes() {
+        let names = ["warmth", "patience", "vendor.patience", "trust"];
+        assert_eq!(closest("warmt", names), Some("warmth"));
+        assert_eq!(closest("patiense", names), Some("patience"));
+        assert_eq!(closest("xyz", names), None);
+        assert_eq!(closest("mood", ["vendor.mood"]), Some("vendor.mood"));
+        assert_eq!(did_you_mean("treshold", ["threshold", "variable"]), "; did you mean `threshold`?");
+        assert_eq!(did_you_mean("zzz", ["threshold"]), "");
+    }
+}
