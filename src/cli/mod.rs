@@ -16,6 +16,7 @@ pub mod import;
 pub mod init;
 pub mod knows;
 pub mod play;
+pub mod playtest;
 pub mod render;
 pub mod run;
 pub mod state;
@@ -47,6 +48,8 @@ enum Command {
     Run(run::Args),
     /// Play interactively in a terminal (Format 20).
     Play(play::Args),
+    /// Run a pack's playtests: scripted agents, goals verified with evidence (Format 22).
+    Playtest(playtest::Args),
     /// Write the compiled package (Format 14.4).
     Compile(compile::Args),
     /// Run the conformance suite (Format 20).
@@ -82,6 +85,7 @@ pub fn run() -> i32 {
         Command::Export(cmd) => export::run(cmd),
         Command::Run(args) => run::run(args),
         Command::Play(args) => play::run(args),
+        Command::Playtest(args) => playtest::run(args),
         Command::Compile(args) => compile::run(args),
         Command::Test(args) => test::run(args),
         Command::Init(args) => init::run(args),

@@ -146,12 +146,15 @@ impl Run<'_> {
         let Ok(result) = self.plays[p].session.turn_as(character(&target), text) else {
             return;
         };
-        if let Some(last) = result.messages.last() {
-            for s in &result.signals {
-                self.raise(p, s, last);
+        // Firings are recorded on the turn's last message (Format 18.5
+        // step 5): its signals are raised there, before its goals.
+        let n = result.messages.len();
+        for (i, m) in result.messages.iter().enumerate() {
+            if i + 1 == n {
+                for s in &result.signals {
+                    self.raise(p, s, m);
+                }
             }
-        }
-        for m in &result.messages {
             self.evaluate(p, m);
         }
     }
@@ -276,9 +279,9 @@ pub fn run_playtest(
                     Mode::Parallel => format!("the session of `{}`", pt.roster[g[0]].id),
                     _ => "the session".into(),
                 };
-                report.requirements.push(format!(
-                    "requires {want} players; {which} has {n}"
-                ));
+                report
+                    .requirements
+                    .push(format!("requires {want} players; {which} has {n}"));
             }
         }
     }
@@ -310,7 +313,9 @@ pub fn run_playtest(
                 agent
                     .goals
                     .iter()
-                    .map(|goal| compile(engine, &goal.verify, Some(character(&agent.target)), false).ok())
+                    .map(|goal| {
+                        compile(engine, &goal.verify, Some(character(&agent.target)), false).ok()
+                    })
                     .collect()
             })
             .collect();
@@ -340,7 +345,11 @@ pub fn run_playtest(
     let mut run = Run {
         pt,
         plays,
-        met: pt.roster.iter().map(|a| vec![None; a.goals.len()]).collect(),
+        met: pt
+            .roster
+            .iter()
+            .map(|a| vec![None; a.goals.len()])
+            .collect(),
         signals: Vec::new(),
         round: 1,
     };
@@ -390,7 +399,9 @@ pub fn run_playtest(
                 }
                 _ => "the run ended first".into(),
             };
-            report.steps_not_taken.push(StepNotTaken { step: i, reason });
+            report
+                .steps_not_taken
+                .push(StepNotTaken { step: i, reason });
         }
     }
     finish(run, report)
@@ -404,11 +415,10 @@ fn run_rounds(run: &mut Run<'_>, taken: &mut [bool]) {
             break;
         }
         for ai in 0..pt.roster.len() {
-            let Some((p, k)) = run
-                .plays
-                .iter()
-                .enumerate()
-                .find_map(|(p, play)| play.agents.iter().position(|&a| a == ai).map(|k| (p, k)))
+            let Some((p, k)) =
+                run.plays.iter().enumerate().find_map(|(p, play)| {
+                    play.agents.iter().position(|&a| a == ai).map(|k| (p, k))
+                })
             else {
                 continue;
             };
@@ -434,9 +444,9 @@ fn run_rounds(run: &mut Run<'_>, taken: &mut [bool]) {
                 None => {
                     let board = run.board();
                     let play = &run.plays[p];
-                    play.policies[k]
-                        .as_ref()
-                        .and_then(|pol| pol.utterance(&play.session, pt.seed, &agent.id, ch, &board))
+                    play.policies[k].as_ref().and_then(|pol| {
+                        pol.utterance(&play.session, pt.seed, &agent.id, ch, &board)
+                    })
                 }
             };
             if let Some(t) = text {
@@ -477,7 +487,11 @@ fn run_scenario(run: &mut Run<'_>, taken: &mut [bool], not_taken: &mut Vec<StepN
             stop = Some((i, format!("`{}` is not in the roster", step.who)));
             break;
         };
-        let text = render_at_tip(&run.plays[0].session, &step.does, character(&pt.roster[ai].target));
+        let text = render_at_tip(
+            &run.plays[0].session,
+            &step.does,
+            character(&pt.roster[ai].target),
+        );
         taken[i] = true;
         run.say(0, ai, &text);
     }

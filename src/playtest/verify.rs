@@ -42,7 +42,10 @@ pub struct PlayCondition {
 pub fn playtest_env(env: Env) -> Env {
     let mut env = env;
     env.declare("signals", Type::list(Type::String));
-    env.declare("progress", Type::map(Type::String, Type::list(Type::String)));
+    env.declare(
+        "progress",
+        Type::map(Type::String, Type::list(Type::String)),
+    );
     env
 }
 
@@ -143,7 +146,10 @@ impl PlayCondition {
         let mut progress = crate::cel::value::MapValue::new();
         for (agent, met) in &board.progress {
             let list = met.iter().map(|g| Value::string(g)).collect();
-            progress.insert(Key::String(Arc::from(agent.as_str())), Value::List(Arc::new(list)));
+            progress.insert(
+                Key::String(Arc::from(agent.as_str())),
+                Value::List(Arc::new(list)),
+            );
         }
         act.set_by_name(&self.ext, "progress", Value::Map(Arc::new(progress)));
         let last = match self.ext.slot("last.text").and_then(|i| act.get(i)) {
