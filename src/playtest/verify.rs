@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use crate::cel::{self, Activation, Env, EvalError, Host, Key, Type, Value};
+use crate::cel::{self, Activation, Env, EvalError, Host, Key, Value};
 use crate::check::conditions::owner_env;
+use crate::check::playtest::playtest_env;
 use crate::check::story::Owner;
 use crate::compile::OwnerRef;
 use crate::engine::eval::RollHost;
@@ -35,18 +36,6 @@ pub struct PlayCondition {
     /// For each slot of `ext`, the slot of the story environment it reads.
     map: Vec<Option<usize>>,
     self_id: String,
-}
-
-/// The environment of 22.3: 11.3's for `owner`, plus `signals` and
-/// `progress`.
-pub fn playtest_env(env: Env) -> Env {
-    let mut env = env;
-    env.declare("signals", Type::list(Type::String));
-    env.declare(
-        "progress",
-        Type::map(Type::String, Type::list(Type::String)),
-    );
-    env
 }
 
 /// Compiles `src` with `self_id` as `self` (the scenario for `None`);
