@@ -52,7 +52,7 @@ fn a_deadlocked_choreography_is_reported_at_its_step() {
         &root,
         "playtests/stuck.yaml",
         &format!(
-            "{HEAD}name: stuck\nmode: scenario\nrounds: 4\nroster: [{{id: ana, role: polite_buyer, target: player}}]\nchoreography:\n  - {{who: ana, do: \"Now!\", after: deal_done}}\n  - {{who: ana, do: \"Later.\", round: 30}}\n"
+            "{HEAD}name: stuck\nmode: scenario\nrounds: 4\nroster: [{{id: ana, role: polite_buyer, target: player}}]\nchoreography:\n  - {{who: ana, do: \"Now {{{{char\", after: deal_done}}\n  - {{who: ana, do: \"Later.\", round: 30}}\n"
         ),
     );
     let checked = check_paths(std::slice::from_ref(&root));
@@ -66,6 +66,11 @@ fn a_deadlocked_choreography_is_reported_at_its_step() {
         .ends_with("playtests/stuck.yaml"));
     assert_eq!(after.location.line, Some(8));
     assert!(after.message.contains("deal_done"));
+    // The step's `do` is a template: an unclosed tag is TEMPLATE_SYNTAX.
+    assert!(
+        find(ds, Code::TemplateSyntax, "/choreography/0/do").is_some(),
+        "{ds:#?}"
+    );
     let round = find(ds, Code::Deadlock, "/choreography/1/round").expect("DEADLOCK at round");
     assert_eq!(round.location.line, Some(9));
     assert!(!checked.is_valid(false));

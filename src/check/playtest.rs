@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::conditions::owner_env;
 use super::story::{resolve, Owner, Story};
+use super::templates::check_template;
 use crate::cel::{self, Env, Type};
 use crate::diag::{Code, Diagnostic, Severity};
 
@@ -60,6 +61,23 @@ pub fn check_playtests(
         .collect();
     let mut seen = HashSet::new();
     for (file, p) in &personas {
+        let mut lines = Vec::new();
+        for (k, r) in arr(p, "rules").iter().enumerate() {
+            for (j, line) in arr(r, "say").iter().enumerate() {
+                if let Some(t) = line.as_str() {
+                    check_template(t, &format!("/rules/{k}/say/{j}"), &mut lines);
+                }
+            }
+        }
+        for (j, line) in arr(p, "fallback").iter().enumerate() {
+            if let Some(t) = line.as_str() {
+                check_template(t, &format!("/fallback/{j}"), &mut lines);
+            }
+        }
+        for mut d in lines {
+            d.location.file = Some(file.to_string());
+            out.push(d);
+        }
         if let Some(id) = s(p, "persona_id") {
             if !seen.insert(id) {
                 out.push(err(
@@ -145,6 +163,14 @@ fn check_one(
     let ids: Vec<&str> = roster.iter().filter_map(|a| s(a, "id")).collect();
     let rounds = pt.get("rounds").and_then(Value::as_u64).unwrap_or(20);
     for (i, step) in arr(pt, "choreography").iter().enumerate() {
+        if let Some(t) = s(step, "do") {
+            let mut found = Vec::new();
+            check_template(t, &format!("/choreography/{i}/do"), &mut found);
+            for mut d in found {
+                d.location.file = Some(file.to_string());
+                out.push(d);
+            }
+        }
         if let Some(who) = s(step, "who") {
             if !ids.contains(&who) {
                 out.push(err(
