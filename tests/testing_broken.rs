@@ -333,8 +333,10 @@ fn review_decides_each_change_and_stale_snapshots_are_listed_and_deleted_on_acce
 }
 
 #[test]
-fn a_playtest_without_a_runner_is_err_never_skipped() {
+fn a_playtest_goal_not_met_fails_stage_5_with_its_evidence() {
     let (_d, root) = pack("everyday-negotiation");
+    std::fs::remove_dir_all(root.join("playtests")).unwrap();
+    std::fs::remove_dir_all(root.join("personas")).unwrap();
     let r = test(&root);
     assert_eq!(stage(&r, StageName::Playtests).status, Status::Skip);
     assert_eq!(
@@ -350,7 +352,7 @@ fn a_playtest_without_a_runner_is_err_never_skipped() {
     .unwrap();
     std::fs::write(
         root.join("playtests/one_buyer.yaml"),
-        "schema_version: \"0.1\"\nname: one_buyer\nmode: scenario\nscenario_id: used_car_negotiation\nroster:\n  - {id: ana, role: polite, target: player}\n",
+        "schema_version: \"0.1\"\nname: one_buyer\nmode: party\nscenario_id: used_car_negotiation\nrounds: 2\nroster:\n  - {id: ana, role: polite, target: player, goals: [{id: deal, do: \"Buy the car\", verify: \"state.deal_progress >= 80\"}]}\n",
     )
     .unwrap();
     let r = test(&root);
@@ -361,13 +363,18 @@ fn a_playtest_without_a_runner_is_err_never_skipped() {
         stage(&r, StageName::Check).diagnostics
     );
     let p = stage(&r, StageName::Playtests);
-    assert_eq!(p.status, Status::Err);
+    assert_eq!(p.status, Status::Fail);
     assert_eq!(p.tests[0].name, "one_buyer");
-    assert_eq!(
-        p.tests[0].reason.as_deref(),
-        Some("playtest runner not built")
-    );
-    assert_eq!(r.exit_code, 3);
+    let f = &p.tests[0].failures[0];
+    assert_eq!(f.message, "goal ana/deal not met");
+    assert_eq!(f.pointer.as_deref(), Some("/roster/0/goals/0/verify"));
+    // "Good afternoon." hits no keyword or pattern: only the fallback rule
+    // small_talk applies, patience 60 - 3 - 3 after two rounds; the deal
+    // never moves. The evidence is the final state (Format 22.6).
+    let state = &f.actual.as_ref().unwrap()["state"];
+    assert_eq!(state["deal_progress"], 0);
+    assert_eq!(state["patience"], 54);
+    assert_eq!(r.exit_code, 1);
 }
 
 #[test]

@@ -10,6 +10,7 @@ pub mod ids;
 pub mod keys;
 pub mod locate;
 pub mod pack;
+pub mod playtest;
 pub mod run;
 pub mod runtime;
 pub mod schema;

@@ -226,6 +226,28 @@ pub fn check_pack(pack: &PackFiles) -> (Vec<Diagnostic>, Value) {
         locate_file(d);
     }
     out.extend(semantic);
+    let pt_files: Vec<(&str, &Value, bool)> = pack
+        .files
+        .iter()
+        .filter_map(|(p, (k, _))| {
+            let v = values.get(p.as_str())?;
+            match k {
+                PackFileKind::Playtest => Some((p.as_str(), v, true)),
+                PackFileKind::Persona => Some((p.as_str(), v, false)),
+                _ => None,
+            }
+        })
+        .collect();
+    let max = pack
+        .manifest
+        .as_ref()
+        .and_then(|m| m.value.pointer("/players/max"))
+        .and_then(Value::as_u64);
+    let mut playtest_diags = super::playtest::check_playtests(&pt_files, &lowered.bundle, max);
+    for d in &mut playtest_diags {
+        locate_file(d);
+    }
+    out.extend(playtest_diags);
     let max_players = pack
         .manifest
         .as_ref()

@@ -17,6 +17,7 @@ pub mod import;
 pub mod init;
 pub mod knows;
 pub mod play;
+pub mod playtest;
 pub mod render;
 pub mod run;
 pub mod state;
@@ -48,6 +49,8 @@ enum Command {
     Run(run::Args),
     /// Play interactively in a terminal (Format 20).
     Play(play::Args),
+    /// Run a pack's playtests: scripted agents, goals verified with evidence (Format 22).
+    Playtest(playtest::Args),
     /// Write the compiled package (Format 14.4).
     Compile(compile::Args),
     /// Run the conformance suite (Format 20).
@@ -85,6 +88,7 @@ pub fn run() -> i32 {
         Command::Export(cmd) => export::run(cmd),
         Command::Run(args) => run::run(args),
         Command::Play(args) => play::run(args),
+        Command::Playtest(args) => playtest::run(args),
         Command::Compile(args) => compile::run(args),
         Command::Test(args) => test::run(args),
         Command::Init(args) => init::run(args),

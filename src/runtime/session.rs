@@ -408,6 +408,17 @@ impl Session {
         true
     }
 
+    /// The ID the next message written will get (Format 18.4: `m<n>`).
+    pub fn next_message_id(&self) -> String {
+        self.next_id()
+    }
+
+    /// The state at message `id` of this session, if it exists.
+    pub fn state_of(&self, id: &str) -> Option<&State> {
+        let m = self.engine.session.find(id)?;
+        self.states.get(m as usize)
+    }
+
     pub(crate) fn next_id(&self) -> String {
         format!("m{}", self.engine.session.messages.len() + 1)
     }

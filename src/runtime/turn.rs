@@ -125,6 +125,24 @@ impl Session {
     /// One turn (Format 18.5): `input` said by the first player. Refused
     /// with [`TurnError::Ended`] once the session has ended.
     pub fn turn(&mut self, input: &str) -> Result<TurnResult, TurnError> {
+        let player = self.engine.ir.players.first().copied().unwrap_or(0);
+        self.turn_by(player, input)
+    }
+
+    /// One turn (Format 18.5) with `input` said by the player whose
+    /// character ID is `character` (playtests, Format 22.5); the first
+    /// player when `character` is not a player of the session.
+    pub fn turn_as(&mut self, character: &str, input: &str) -> Result<TurnResult, TurnError> {
+        let ir = &self.engine.ir;
+        let player = ir
+            .cast_index(character)
+            .filter(|c| ir.players.contains(c))
+            .or_else(|| ir.players.first().copied())
+            .unwrap_or(0);
+        self.turn_by(player, input)
+    }
+
+    fn turn_by(&mut self, player: u16, input: &str) -> Result<TurnResult, TurnError> {
         if self.kind == RuntimeKind::Fake {
             self.fake_turns += 1;
             return Ok(super::fake::result(self, self.fake_turns));
@@ -133,7 +151,6 @@ impl Session {
             return Err(TurnError::Ended);
         }
         let before = self.flattened();
-        let player = self.engine.ir.players.first().copied().unwrap_or(0);
         let parent = self.current;
         let depth = parent.map_or(0, |p| self.engine.session.messages[p as usize].depth + 1);
         // 1. The input message.

@@ -8,6 +8,7 @@ pub mod coverage;
 pub mod fixtures;
 pub mod init;
 pub mod model;
+pub mod playtests;
 pub mod reach;
 pub mod report;
 pub mod runner;

@@ -275,7 +275,11 @@ pub fn run(
             pack, &bundle, &model, runtimes, opts, &mut hits, progress,
         ));
         progress.stage(StageName::Playtests);
-        stages.push(playtest_stage(pack));
+        let playtests = super::playtests::playtest_stage(pack, &bundle);
+        for t in &playtests.tests {
+            progress.test(StageName::Playtests, t);
+        }
+        stages.push(playtests);
     }
     let mut coverage = coverage::report(&model, &hits, &scope);
     if opts.test.is_some() {
@@ -608,36 +612,4 @@ fn session_test(
         t.reason = Some(notes.join("; "));
     }
     t
-}
-
-fn playtest_stage(pack: &PackFiles) -> StageResult {
-    let playtests: Vec<&String> = pack
-        .files
-        .iter()
-        .filter(|(_, (k, _))| *k == PackFileKind::Playtest)
-        .map(|(p, _)| p)
-        .collect();
-    if playtests.is_empty() {
-        return StageResult::whole(
-            StageName::Playtests,
-            Status::Skip,
-            "the pack has no playtest",
-        );
-    }
-    let tests = playtests
-        .into_iter()
-        .map(|p| {
-            let name = pack
-                .files
-                .get(p)
-                .and_then(|(_, d)| d.value.get("name"))
-                .and_then(Value::as_str)
-                .unwrap_or_else(|| file_name(p))
-                .to_string();
-            TestResult::new(name, Some(p.clone()), Status::Err).because("playtest runner not built")
-        })
-        .collect();
-    let mut s = StageResult::from_tests(StageName::Playtests, tests);
-    s.reason = Some("playtest runner not built".into());
-    s
 }

@@ -1,0 +1,114 @@
+//! A playtest's result (Format 22.6) and its `--json` shape.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// PASS or FAIL (Format 22.6 "Result").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// Every required goal met and the requirements hold.
+    #[serde(rename = "PASS")]
+    Pass,
+    /// Otherwise.
+    #[serde(rename = "FAIL")]
+    Fail,
+}
+
+/// One goal's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GoalResult {
+    /// The roster ID; `None` for a group goal.
+    pub agent: Option<String>,
+    /// The goal ID.
+    pub goal: String,
+    /// The goal's `do`.
+    #[serde(skip)]
+    pub does: String,
+    /// Whether it was met.
+    pub met: bool,
+    /// Whether the mode requires it (Format 22.2).
+    pub required: bool,
+    /// Where it first held, or the final state (Format 22.6).
+    pub evidence: Value,
+}
+
+/// A signal on the blackboard (Format 22.4).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SignalRecord {
+    /// The signal.
+    pub signal: String,
+    /// The message where it was first raised.
+    pub message: String,
+    /// The agent whose session raised it (`parallel` mode), else `None`.
+    pub session: Option<String>,
+    /// The run round.
+    pub round: u64,
+}
+
+/// A choreography step the run did not take, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepNotTaken {
+    /// The step's index in `choreography` (from 0).
+    pub step: usize,
+    /// Why.
+    pub reason: String,
+}
+
+/// The report of one playtest (Format 22.6).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlaytestReport {
+    /// The playtest's name.
+    pub name: String,
+    /// The file it came from.
+    #[serde(skip)]
+    pub file: String,
+    /// PASS / FAIL.
+    pub status: Verdict,
+    /// Requirements that did not hold (Format 22.5).
+    pub requirements: Vec<String>,
+    /// Each goal: agent goals in roster and goal order, then group goals.
+    pub goals: Vec<GoalResult>,
+    /// The blackboard's signals.
+    pub signals: Vec<SignalRecord>,
+    /// Steps not taken.
+    pub steps_not_taken: Vec<StepNotTaken>,
+    /// The session files written (file name, bytes; Format 22.5).
+    #[serde(skip)]
+    pub sessions: Vec<(String, String)>,
+}
+
+impl PlaytestReport {
+    /// The text report: one line for the playtest, one per goal, the
+    /// signals and the steps not taken.
+    pub fn to_text(&self) -> String {
+        let status = match self.status {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+        };
+        let mut out = format!("{status} {}\n", self.name);
+        for r in &self.requirements {
+            out.push_str(&format!("  requirement: {r}\n"));
+        }
+        for g in &self.goals {
+            let who = g.agent.as_deref().unwrap_or("group");
+            let met = if g.met { "met" } else { "NOT MET" };
+            let req = if g.required { "" } else { " (not required)" };
+            out.push_str(&format!(
+                "  {who}/{}: {met}{req} — {}\n    evidence: {}\n",
+                g.goal, g.does, g.evidence
+            ));
+        }
+        if !self.signals.is_empty() {
+            let s: Vec<String> = self
+                .signals
+                .iter()
+                .map(|s| format!("{} at {} (round {})", s.signal, s.message, s.round))
+                .collect();
+            out.push_str(&format!("  signals: {}\n", s.join(", ")));
+        }
+        for s in &self.steps_not_taken {
+            out.push_str(&format!("  step {} not taken: {}\n", s.step, s.reason));
+        }
+        out
+    }
+}
