@@ -41,7 +41,10 @@ mod tests {
         assert_eq!(closest("patiense", names), Some("patience"));
         assert_eq!(closest("xyz", names), None);
         assert_eq!(closest("mood", ["vendor.mood"]), Some("vendor.mood"));
-        assert_eq!(did_you_mean("treshold", ["threshold", "variable"]), "; did you mean `threshold`?");
+        assert_eq!(
+            did_you_mean("treshold", ["threshold", "variable"]),
+            "; did you mean `threshold`?"
+        );
         assert_eq!(did_you_mean("zzz", ["threshold"]), "");
     }
 }

@@ -2,8 +2,6 @@
 //! PASS when the playtest passes; each unmet required goal and each
 //! requirement that does not hold is a failure, with its evidence.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
 use super::model::{Failure, StageName, StageResult, Status, TestResult};
@@ -21,13 +19,7 @@ pub fn playtest_stage(pack: &PackFiles, bundle: &Value) -> StageResult {
             "the pack has no playtest",
         );
     }
-    let opened = Opened {
-        name: pack.root.display().to_string(),
-        bundle: Arc::new(bundle.clone()),
-        warnings: Vec::new(),
-        from_ir: false,
-        sessions: Vec::new(),
-    };
+    let opened = Opened::from_checked(pack.root.display().to_string(), bundle.clone());
     let mut tests: Vec<TestResult> = files
         .errors
         .iter()
