@@ -57,7 +57,17 @@ pub fn resolve_target<'s>(story: &'s Story, name: &str) -> Result<Target<'s>, St
             return Err(format!("`{base}` is not a keyed variable"));
         }
     }
-    Err(format!("no variable `{name}` is declared in this story"))
+    let hint = crate::diag::suggest::did_you_mean(
+        name,
+        story
+            .variables
+            .keys()
+            .map(String::as_str)
+            .chain(["scene.location", "scene.present"]),
+    );
+    Err(format!(
+        "no variable `{name}` is declared in this story{hint}"
+    ))
 }
 
 /// Checks a list of changes; `base` is the pointer of the list

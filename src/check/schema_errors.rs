@@ -45,11 +45,17 @@ pub(crate) fn problems<'s>(err: &ValidationError<'_>, lookup: &Lookup<'s>, out: 
     };
     match err.kind() {
         K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
+            let known: Vec<&str> = schema
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
             for u in unexpected {
+                let hint = crate::diag::suggest::did_you_mean(u, known.iter().copied());
                 out.push(Problem {
                     code: Code::UnknownField,
                     pointer: format!("{path}/{}", escape_token(u)),
-                    message: format!("unknown field `{u}`"),
+                    message: format!("unknown field `{u}`{hint}"),
                     at_key: true,
                 });
             }

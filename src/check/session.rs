@@ -96,7 +96,18 @@ pub fn resolve_story(bundle: &Value, header: &Value, out: &mut Vec<Diagnostic>) 
         out.push(
             Diagnostic::error(
                 Code::UnknownRef,
-                format!("the bundle has no scenario `{name}`"),
+                format!(
+                    "the bundle has no scenario `{name}`{}",
+                    crate::diag::suggest::one_of(
+                        name,
+                        bundle
+                            .get("scenarios")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|x| x.get("id").and_then(Value::as_str))
+                    )
+                ),
             )
             .at("header/scenario"),
         );
@@ -141,7 +152,18 @@ fn check_header(bundle: &Value, story: &Story, header: &Value, out: &mut Vec<Dia
             out.push(
                 Diagnostic::error(
                     Code::UnknownRef,
-                    format!("the scenario has no difficulty preset `{d}`"),
+                    format!(
+                        "the scenario has no difficulty preset `{d}`{}",
+                        crate::diag::suggest::one_of(
+                            d,
+                            story
+                                .raw
+                                .pointer("/difficulty/options")
+                                .and_then(Value::as_object)
+                                .into_iter()
+                                .flat_map(|o| o.keys().map(String::as_str))
+                        )
+                    ),
                 )
                 .at("header/difficulty"),
             );
@@ -234,7 +256,10 @@ fn check_messages(story: &Story, messages: &[&Value], out: &mut Vec<Diagnostic>)
                 out.push(
                     Diagnostic::error(
                         Code::UnknownRef,
-                        format!("the scenario has no opening `{o}`"),
+                        format!(
+                            "the scenario has no opening `{o}`{}",
+                            crate::diag::suggest::one_of(o, openings.iter().copied())
+                        ),
                     )
                     .at(at("/opening")),
                 );

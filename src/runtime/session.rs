@@ -109,7 +109,15 @@ fn build_header(bundle: &Value, options: &Options) -> Result<(Value, Option<usiz
                 refuse(
                     Code::UnknownRef,
                     "header/scenario",
-                    format!("the bundle has no scenario `{id}`"),
+                    format!(
+                        "the bundle has no scenario `{id}`{}",
+                        crate::diag::suggest::one_of(
+                            id,
+                            scenarios
+                                .iter()
+                                .filter_map(|s| s.get("id").and_then(Value::as_str))
+                        )
+                    ),
                 )
             })?,
         None if scenarios.is_empty() => {
@@ -566,7 +574,11 @@ fn choose_opening(engine: &Engine, options: &Options) -> Result<Option<u16>, Sta
                 refuse(
                     Code::UnknownRef,
                     "opening",
-                    format!("scenario `{}` has no opening `{id}`", ir.scenario),
+                    format!(
+                        "scenario `{}` has no opening `{id}`{}",
+                        ir.scenario,
+                        crate::diag::suggest::one_of(id, ir.openings.iter().map(|o| &*o.id))
+                    ),
                 )
             });
     }
