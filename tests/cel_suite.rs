@@ -2,29 +2,11 @@
 //! `cel-subset.jsonl` passes and every line of `cel-rejected.jsonl` fails to
 //! check. The files are read from `$TROUPE_SHARED_DIR` (else `../shared`).
 
-use std::path::PathBuf;
+mod common;
 
 fn shared_file(name: &str) -> Option<String> {
-    let dir = std::env::var_os("TROUPE_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    let path = dir.join("data/cel").join(name);
-    match std::fs::read_to_string(&path) {
-        Ok(t) => Some(t),
-        Err(e) => {
-            if std::env::var("TROUPE_REQUIRE_SHARED").as_deref() == Ok("1") {
-                panic!(
-                    "{} is required (TROUPE_REQUIRE_SHARED=1) but unreadable: {e}",
-                    path.display()
-                );
-            }
-            println!(
-                "cel suite not run: {} is unreadable ({e}); set TROUPE_SHARED_DIR",
-                path.display()
-            );
-            None
-        }
-    }
+    let path = common::shared(&format!("data/cel/{name}"), "cel suite")?;
+    Some(std::fs::read_to_string(&path).unwrap())
 }
 
 fn run(name: &str, expected_lines: usize) {

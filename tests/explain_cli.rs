@@ -9,24 +9,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod common;
+
 fn card() -> Option<PathBuf> {
-    let base = std::env::var_os("TROUPE_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    let card = base.join("data/real/st_default_Seraphina.v3.ccv3.json");
-    if card.is_file() {
-        return Some(card);
-    }
-    assert!(
-        std::env::var("TROUPE_REQUIRE_SHARED").as_deref() != Ok("1"),
-        "shared data required but {} is missing",
-        card.display()
-    );
-    println!(
-        "explain_cli: did not run: {} not found (set TROUPE_SHARED_DIR)",
-        card.display()
-    );
-    None
+    common::shared("data/real/st_default_Seraphina.v3.ccv3.json", "explain_cli")
 }
 
 fn troupe(args: &[&str]) -> (i32, String) {

@@ -5,12 +5,14 @@
 //! `extensions.group_only`, openings' `author` written out, the scenario's
 //! `safety` from the pack's policy.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::{json, Value};
 use troupe::check::run::check_pack;
 use troupe::load::pack::scan_pack;
+
+mod common;
 
 fn troupe(args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_troupe"))
@@ -168,22 +170,9 @@ fn walk(root: &Path, dir: &Path) -> Vec<String> {
 
 #[test]
 fn every_real_card_becomes_a_pack_that_checks() {
-    let base = std::env::var_os("TROUPE_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    let dir = base.join("data/real");
-    if !dir.is_dir() {
-        assert!(
-            std::env::var("TROUPE_REQUIRE_SHARED").as_deref() != Ok("1"),
-            "shared data required but {} is missing",
-            dir.display()
-        );
-        println!(
-            "import_pack: real cards not tried: {} not found (set TROUPE_SHARED_DIR)",
-            dir.display()
-        );
+    let Some(dir) = common::shared("data/real", "import_pack") else {
         return;
-    }
+    };
     let mut n = 0;
     for e in std::fs::read_dir(&dir).unwrap().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();

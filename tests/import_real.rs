@@ -12,24 +12,10 @@ use troupe::import::chat::{chat_to_session, ChatTarget};
 use troupe::import::{card, export, parse_object, read_card, RawCard};
 use troupe::load::{parse_json, parse_session};
 
+mod common;
+
 fn real_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("TROUPE_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    let dir = base.join("data/real");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("TROUPE_REQUIRE_SHARED").as_deref() != Ok("1"),
-        "shared data required but {} is missing",
-        dir.display()
-    );
-    println!(
-        "import_real: did not run: {} not found (set TROUPE_SHARED_DIR)",
-        dir.display()
-    );
-    None
+    common::shared("data/real", "import_real")
 }
 
 fn files(dir: &Path, pred: impl Fn(&str) -> bool) -> Vec<PathBuf> {

@@ -14,24 +14,10 @@ use troupe::engine::Engine;
 use troupe::import::chat::{chat_to_session, ChatTarget};
 use troupe::import::{card, parse_object, read_card, CardContainer, RawCard};
 
+mod common;
+
 fn real_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("TROUPE_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    let dir = base.join("data/real");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("TROUPE_REQUIRE_SHARED").as_deref() != Ok("1"),
-        "shared data required but {} is missing",
-        dir.display()
-    );
-    println!(
-        "import_states: did not run: {} not found (set TROUPE_SHARED_DIR)",
-        dir.display()
-    );
-    None
+    common::shared("data/real", "import_states")
 }
 
 fn redact(v: &Value) -> Value {

@@ -8,26 +8,10 @@ use std::path::PathBuf;
 
 use troupe::load::{read_bundle, read_session};
 
-/// The shared `data/real` folder, or `None` (after saying why) when it is
-/// absent and `TROUPE_REQUIRE_SHARED` is not `1`.
+mod common;
+
 fn real_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("TROUPE_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    let dir = base.join("data/real");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("TROUPE_REQUIRE_SHARED").as_deref() != Ok("1"),
-        "shared data required but {} is missing",
-        dir.display()
-    );
-    println!(
-        "load_real: did not run: {} not found (set TROUPE_SHARED_DIR)",
-        dir.display()
-    );
-    None
+    common::shared("data/real", "load_real")
 }
 
 #[test]

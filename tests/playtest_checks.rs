@@ -1,36 +1,14 @@
 //! `troupe check` of playtests (Format 22.7): DEADLOCK for choreography
 //! that can never proceed, references, and the roster ADVISORY.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use troupe::check::run::check_paths;
 use troupe::diag::{Code, Diagnostic, Severity};
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
-
-fn pack(name: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join(name);
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("examples/packs")
-            .join(name),
-        &root,
-    );
-    (dir, root)
-}
+mod common;
+use common::*;
 
 fn write(root: &Path, rel: &str, text: &str) {
     std::fs::write(root.join(rel), text).unwrap();

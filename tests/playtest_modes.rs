@@ -11,6 +11,9 @@ use troupe::load::scan_pack;
 use troupe::playtest::{run_pack, PackPlaytests, PlaytestReport, RunSettings, Verdict};
 use troupe::runtime::open;
 
+mod common;
+use common::*;
+
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples/packs")
@@ -33,19 +36,6 @@ fn goal<'a>(
         .iter()
         .find(|g| g.agent.as_deref() == agent && g.goal == id)
         .unwrap()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -2,44 +2,14 @@
 //! temporary folder: each fails at the stage Format 21 says, with the
 //! message it says.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use troupe::testing::model::{StageName, Status};
 use troupe::testing::runner::Installed;
 use troupe::testing::stages::{run, Options, Quiet, Run, Snapshots, UsageError, GATE_REASON};
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
-
-/// A copy of an example pack in a temporary folder.
-fn pack(name: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join(name);
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("examples/packs")
-            .join(name),
-        &root,
-    );
-    (dir, root)
-}
-
-fn edit(root: &Path, rel: &str, from: &str, to: &str) {
-    let p = root.join(rel);
-    let text = std::fs::read_to_string(&p).unwrap();
-    assert!(text.contains(from), "{rel} has no {from:?}");
-    std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
-}
+mod common;
+use common::*;
 
 fn test(root: &Path) -> Run {
     run(root, &mut Options::default(), &Installed, &mut Quiet).unwrap()
