@@ -16,7 +16,8 @@ pub struct Dice {
     pub modifier: i64,
 }
 
-/// Parses `NdM`, `NdM+K` or `NdM-K` (ASCII digits only, no spaces).
+/// Parses `NdM`, `NdM+K` or `NdM-K` (ASCII digits only, no spaces) within
+/// the bounds of Format 11.5; anything else is a runtime error.
 pub fn parse_notation(s: &str) -> Result<Dice, EvalError> {
     let bad = || {
         EvalError::new(
@@ -41,7 +42,8 @@ pub fn parse_notation(s: &str) -> Result<Dice, EvalError> {
     };
     let n = digits(n).ok_or_else(bad)?;
     let m = digits(m).ok_or_else(bad)?;
-    if !(1..=100).contains(&n) || !(1..=1000).contains(&m) {
+    // Format 11.5: 1 ≤ N ≤ 100, 1 ≤ M ≤ 1000, 0 ≤ K ≤ 1,000,000.
+    if !(1..=100).contains(&n) || !(1..=1000).contains(&m) || k.abs() > 1_000_000 {
         return Err(bad());
     }
     Ok(Dice {
@@ -110,8 +112,21 @@ mod tests {
             }
         );
         assert_eq!(parse_notation("1d20-1").unwrap().modifier, -1);
+        assert_eq!(parse_notation("1d6+1000000").unwrap().modifier, 1_000_000);
         for bad in [
-            "", "d6", "0d6", "101d6", "1d0", "1d1001", "2d6+", "2 d6", "1d6+-1", "-1d6", "1d6x",
+            "",
+            "d6",
+            "0d6",
+            "101d6",
+            "1d0",
+            "1d1001",
+            "2d6+",
+            "2 d6",
+            "1d6+-1",
+            "-1d6",
+            "1d6x",
+            "1d6+1000001",
+            "1d6-1000001",
         ] {
             assert!(parse_notation(bad).is_err(), "{bad}");
         }
