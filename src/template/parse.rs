@@ -84,22 +84,10 @@ pub fn parse(source: &str) -> Result<Template, TemplateError> {
         };
         return Ok(Template { nodes });
     }
-    let pairs = TemplateParser::parse(Rule::template, source).map_err(|e| {
-        // pest reports where it gave up; point at the `{{` that opened the
-        // macro, which is what the author must fix (Format 10.1).
-        let offset = match e.location {
-            pest::error::InputLocation::Pos(p) => p,
-            pest::error::InputLocation::Span((s, _)) => s,
-        };
-        let mut upto = (offset + 2).min(source.len());
-        while !source.is_char_boundary(upto) {
-            upto -= 1;
-        }
-        let mut open = source[..upto].rfind("{{").unwrap_or(offset.min(source.len()));
-        // In `{{{user}}}` the macro opens at the first brace of the run.
-        while open > 0 && source.as_bytes()[open - 1] == b'{' {
-            open -= 1;
-        }
+    let pairs = TemplateParser::parse(Rule::template, source).map_err(|_| {
+        // Point at the `{{` that opened the bad macro, which is what the
+        // author must fix (Format 10.1).
+        let open = first_bad_macro(source);
         let chars = source[..open].chars().count();
         let message = if source[open..].contains("}}") {
             format!(
@@ -127,6 +115,35 @@ pub fn parse(source: &str) -> Result<Template, TemplateError> {
         }
     }
     Ok(Template { nodes })
+}
+
+/// The byte offset of the first `{{` that does not start a well-formed
+/// macro: the template is read as the grammar reads it (escapes, macros,
+/// text), so a `{{` inside a comment or after `\` is never blamed.
+fn first_bad_macro(source: &str) -> usize {
+    let mut pos = 0;
+    while pos < source.len() {
+        let rest = &source[pos..];
+        if rest.starts_with("\\{{") {
+            pos += 3;
+            continue;
+        }
+        if rest.starts_with("\\\\") {
+            pos += 2;
+            continue;
+        }
+        if rest.starts_with("{{") {
+            match TemplateParser::parse(Rule::macro_, rest) {
+                Ok(mut pairs) => {
+                    pos += pairs.next().map_or(2, |p| p.as_str().len());
+                    continue;
+                }
+                Err(_) => return pos,
+            }
+        }
+        pos += rest.chars().next().map_or(1, char::len_utf8);
+    }
+    source.len()
 }
 
 fn push_text(nodes: &mut Vec<Node>, text: &str) {
@@ -267,11 +284,22 @@ mod tests {
             ("ok {{user}} {{{user}}}", 12),
             ("{{user.}}", 0),
             ("a {{ }}", 2),
+            (r"\{{ ok {{user}} {{ a b }}", 16),
         ] {
             let e = parse(src).unwrap_err();
             assert_eq!(e.offset, offset, "{src}: {e:?}");
             assert!(e.message.starts_with("malformed macro"), "{src}: {e:?}");
         }
+    }
+
+    #[test]
+    fn an_unterminated_comment_is_blamed_at_its_own_open() {
+        let e = parse("{{// a {{ b").unwrap_err();
+        assert_eq!(e.offset, 0, "{e:?}");
+        assert!(
+            e.message.starts_with("unterminated macro at offset 0"),
+            "{e:?}"
+        );
     }
 
     #[test]
