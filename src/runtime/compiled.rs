@@ -61,6 +61,10 @@ pub struct RuntimeIr {
     pub rubric: Option<Vec<CriterionIr>>,
     /// The safety rules (Format 19).
     pub safety: Arc<Safety>,
+    /// Keys of `hit()` calls in rule conditions, compiled the first time a
+    /// turn uses them (`None`: not a valid key) so that later turns do no
+    /// regex compilation.
+    pub hit_keys: std::sync::Mutex<std::collections::HashMap<String, Option<super::keys::Key>>>,
 }
 
 fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
@@ -159,6 +163,7 @@ impl RuntimeIr {
             emotion,
             rubric,
             safety: safety.unwrap_or_else(|| Arc::new(Safety::compile(raw.get("safety")))),
+            hit_keys: Default::default(),
         })
     }
 }

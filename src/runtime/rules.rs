@@ -28,6 +28,7 @@ impl RulesRuntime {
 /// `"<seed>:<message id>:rules:<k>"`, k counting every rule `roll` at the
 /// message.
 struct RuleHost<'a> {
+    keys: &'a std::sync::Mutex<std::collections::HashMap<String, Option<super::keys::Key>>>,
     lowered: &'a str,
     seed: u64,
     label: String,
@@ -36,10 +37,17 @@ struct RuleHost<'a> {
 
 impl Host for RuleHost<'_> {
     fn hit(&mut self, keys: &[&str]) -> bool {
+        let Ok(mut cache) = self.keys.lock() else {
+            return false;
+        };
         keys.iter().any(|k| {
-            super::keys::Key::new(k)
-                .map(|k| k.hits(self.lowered))
-                .unwrap_or(false)
+            if !cache.contains_key(*k) {
+                cache.insert((*k).to_string(), super::keys::Key::new(k).ok());
+            }
+            cache
+                .get(*k)
+                .and_then(Option::as_ref)
+                .is_some_and(|key| key.hits(self.lowered))
         })
     }
     fn roll(&mut self, notation: &str) -> Result<i64, EvalError> {
@@ -75,6 +83,7 @@ fn matches(rule: &RuleIr, ctx: &TurnContext<'_>, lowered: &str, host: &mut RuleH
 pub fn turn_rule<'r>(ir: &'r RuntimeIr, ctx: &TurnContext<'_>) -> Option<&'r RuleIr> {
     let lowered = lower(ctx.input);
     let mut host = RuleHost {
+        keys: &ir.hit_keys,
         lowered: &lowered,
         seed: ctx.seed,
         label: format!("{}:rules", ctx.input_id),
