@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::ir::{CastIx, ChangeIr, Layout, VarIr};
+use super::ir::{cast_index, CastIr, CastIx, ChangeIr, Layout, StoryIr, VarIr};
 use super::value::{scalar_from_json, Val};
 use crate::check::changes::{resolve_target, Target};
 use crate::check::story::Story;
@@ -20,17 +20,23 @@ pub struct ChangeScope<'a> {
     pub vars: &'a [VarIr],
     /// State name → variable index.
     pub by_name: &'a HashMap<String, u32>,
-    /// Cast IDs in cast order.
-    pub cast: &'a [Arc<str>],
+    /// The cast, in cast order.
+    pub cast: &'a [CastIr],
 }
 
-impl ChangeScope<'_> {
+impl<'a> ChangeScope<'a> {
+    /// The scope of a compiled story: its variables, their index and cast.
+    pub fn of(story: &'a Story, ir: &'a StoryIr) -> Self {
+        ChangeScope {
+            story,
+            vars: &ir.vars,
+            by_name: &ir.var_index,
+            cast: &ir.cast,
+        }
+    }
+
     fn cast_ix(&self, id: &str) -> Result<CastIx, String> {
-        self.cast
-            .iter()
-            .position(|c| &**c == id)
-            .map(|i| i as CastIx)
-            .ok_or_else(|| format!("`{id}` is not a member of the cast"))
+        cast_index(self.cast, id).ok_or_else(|| format!("`{id}` is not a member of the cast"))
     }
 
     fn cast_list(&self, v: &Value) -> Result<Vec<CastIx>, String> {

@@ -46,6 +46,11 @@ pub struct CastIr {
     pub player: bool,
 }
 
+/// The cast index of character `id`, if it is a member (Format 6.1).
+pub fn cast_index(cast: &[CastIr], id: &str) -> Option<CastIx> {
+    cast.iter().position(|c| &*c.id == id).map(|i| i as CastIx)
+}
+
 /// Where a variable's values live in the state's slots (Format 8.4).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Layout {
@@ -300,6 +305,9 @@ pub struct StoryIr {
     pub difficulty: Option<DifficultyIr>,
     /// Flattened state names → what they name.
     pub names: HashMap<String, NameRef>,
+    /// Variable state names → index in `vars` (what change lists resolve
+    /// against, built once here).
+    pub var_index: HashMap<String, u32>,
     /// Lore entries in declaration order (Format 5.5).
     pub entries: Vec<super::lore::EntryIr>,
 }
@@ -318,10 +326,7 @@ pub struct DifficultyIr {
 impl StoryIr {
     /// The cast index of a character ID.
     pub fn cast_index(&self, id: &str) -> Option<CastIx> {
-        self.cast
-            .iter()
-            .position(|c| &*c.id == id)
-            .map(|i| i as CastIx)
+        cast_index(&self.cast, id)
     }
 
     /// Resolves an author or audience ID.

@@ -111,19 +111,12 @@ pub fn compile_session(
 pub struct SessionCompiler<'a> {
     story: &'a Story,
     ir: &'a StoryIr,
-    by_name: HashMap<String, u32>,
-    cast: Vec<Arc<str>>,
     out: SessionIr,
 }
 
 impl<'a> SessionCompiler<'a> {
     /// Starts a session from its header (seed, difficulty preset).
     pub fn new(story: &'a Story, ir: &'a StoryIr, header: &Value) -> Result<Self, CompileError> {
-        let cast: Vec<Arc<str>> = ir.cast.iter().map(|c| c.id.clone()).collect();
-        let mut by_name = HashMap::new();
-        for (i, v) in ir.vars.iter().enumerate() {
-            by_name.insert(v.name.to_string(), i as u32);
-        }
         let preset = match (
             header.get("difficulty").and_then(Value::as_str),
             &ir.difficulty,
@@ -141,8 +134,6 @@ impl<'a> SessionCompiler<'a> {
         Ok(SessionCompiler {
             story,
             ir,
-            by_name,
-            cast,
             out: SessionIr {
                 messages: Vec::new(),
                 index: HashMap::new(),
@@ -160,12 +151,7 @@ impl<'a> SessionCompiler<'a> {
 
     /// Lowers the next message (file order).
     pub fn push(&mut self, m: &Value) -> Result<(), CompileError> {
-        let scope = ChangeScope {
-            story: self.story,
-            vars: &self.ir.vars,
-            by_name: &self.by_name,
-            cast: &self.cast,
-        };
+        let scope = ChangeScope::of(self.story, self.ir);
         let msg = lower_message(self.ir, &scope, &self.out, m)?;
         let ix = self.out.messages.len() as u32;
         if self.out.index.insert(msg.id.clone(), ix).is_some() {

@@ -35,7 +35,6 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
             }
         })
         .collect();
-    let cast_ids: Vec<Arc<str>> = cast.iter().map(|c| c.id.clone()).collect();
     let players = (0..cast.len())
         .filter(|&i| cast[i].player)
         .map(|i| i as CastIx)
@@ -48,9 +47,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
     let owner_ref = |o: &Owner| -> OwnerRef {
         match o {
             Owner::Scenario(_) => OwnerRef::Scenario,
-            Owner::Character(c) => {
-                OwnerRef::Cast(cast_ids.iter().position(|x| **x == **c).unwrap_or(0) as CastIx)
-            }
+            Owner::Character(c) => OwnerRef::Cast(cast_index(&cast, c).unwrap_or(0)),
             Owner::World(w) => {
                 OwnerRef::World(worlds.iter().position(|x| **x == **w).unwrap_or(0) as u16)
             }
@@ -218,7 +215,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         story,
         vars: &vars,
         by_name: &by_name,
-        cast: &cast_ids,
+        cast: &cast,
     };
     let scenario_env = &envs[0].env;
     let mut events = Vec::new();
@@ -242,11 +239,8 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
             None => default_author,
             Some("narrator") => Who::Narrator,
             Some(a) => Who::Cast(
-                cast_ids
-                    .iter()
-                    .position(|c| &**c == a)
-                    .ok_or_else(|| err(format!("opening author `{a}` is not in the cast")))?
-                    as CastIx,
+                cast_index(&cast, a)
+                    .ok_or_else(|| err(format!("opening author `{a}` is not in the cast")))?,
             ),
         };
         let parts = match &o.text {
@@ -254,7 +248,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
                 text: Arc::from(t.as_str()),
                 audience: None,
             }],
-            None => lower_parts(&o.parts, &cast_ids).map_err(err)?,
+            None => lower_parts(&o.parts, &cast).map_err(err)?,
         };
         let templates = parts
             .iter()
@@ -268,7 +262,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
             templates,
             scene_location: scene.location.as_deref().map(Arc::from),
             scene_present: match &scene.present {
-                Some(p) => Some(present_list(p, &cast_ids).map_err(err)?),
+                Some(p) => Some(present_list(p, &cast).map_err(err)?),
                 None => None,
             },
             changes: lower_changes(&scope, &o.changes).map_err(err)?,
@@ -280,7 +274,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
     let present = match &scene.present {
         Some(p) => {
             let mut v = vec![false; cast.len()];
-            for i in present_list(p, &cast_ids).map_err(err)? {
+            for i in present_list(p, &cast).map_err(err)? {
                 v[i as usize] = true;
             }
             v
@@ -310,6 +304,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         openings,
         difficulty,
         names,
+        var_index: by_name,
         entries,
     })
 }
@@ -425,7 +420,7 @@ fn firing_ir(
 }
 
 /// Lowers message or opening parts (Format 7.2).
-pub fn lower_parts(parts: &[Value], cast: &[Arc<str>]) -> Result<Vec<PartIr>, String> {
+pub fn lower_parts(parts: &[Value], cast: &[CastIr]) -> Result<Vec<PartIr>, String> {
     parts
         .iter()
         .map(|p| {
@@ -438,9 +433,8 @@ pub fn lower_parts(parts: &[Value], cast: &[Arc<str>]) -> Result<Vec<PartIr>, St
                             if x == "narrator" {
                                 Ok(Who::Narrator)
                             } else {
-                                cast.iter()
-                                    .position(|c| &**c == x)
-                                    .map(|i| Who::Cast(i as CastIx))
+                                cast_index(cast, x)
+                                    .map(Who::Cast)
                                     .ok_or_else(|| format!("`{x}` is not in the cast"))
                             }
                         })
@@ -456,14 +450,9 @@ pub fn lower_parts(parts: &[Value], cast: &[Arc<str>]) -> Result<Vec<PartIr>, St
         .collect()
 }
 
-fn present_list(p: &[String], cast: &[Arc<str>]) -> Result<Vec<CastIx>, String> {
+fn present_list(p: &[String], cast: &[CastIr]) -> Result<Vec<CastIx>, String> {
     p.iter()
-        .map(|x| {
-            cast.iter()
-                .position(|c| **c == **x)
-                .map(|i| i as CastIx)
-                .ok_or_else(|| format!("`{x}` is not in the cast"))
-        })
+        .map(|x| cast_index(cast, x).ok_or_else(|| format!("`{x}` is not in the cast")))
         .collect()
 }
 

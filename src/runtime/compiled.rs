@@ -3,7 +3,6 @@
 //! expression; the rubric's programs; the safety rules. Compiled once per
 //! session start from a checked story.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use regex::Regex;
@@ -87,19 +86,7 @@ impl RuntimeIr {
         let owner = Owner::Scenario(story.scenario.id.clone());
         let with_hit = owner_env(story, &owner, true);
         let plain = owner_env(story, &owner, false);
-        let by_name: HashMap<String, u32> = ir
-            .vars
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (v.name.to_string(), i as u32))
-            .collect();
-        let cast: Vec<Arc<str>> = ir.cast.iter().map(|c| c.id.clone()).collect();
-        let scope = ChangeScope {
-            story,
-            vars: &ir.vars,
-            by_name: &by_name,
-            cast: &cast,
-        };
+        let scope = ChangeScope::of(story, ir);
         let raw = &story.raw;
         let mut rules = Vec::new();
         for r in array(raw, "rules") {

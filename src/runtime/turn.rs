@@ -294,20 +294,7 @@ impl Session {
                     &format!("message:{reply_id}/changes"),
                     &mut diags,
                 );
-                let ir = &self.engine.ir;
-                let by_name = ir
-                    .vars
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (v.name.to_string(), i as u32))
-                    .collect();
-                let cast: Vec<Arc<str>> = ir.cast.iter().map(|c| c.id.clone()).collect();
-                let scope = ChangeScope {
-                    story,
-                    vars: &ir.vars,
-                    by_name: &by_name,
-                    cast: &cast,
-                };
+                let scope = ChangeScope::of(story, &self.engine.ir);
                 let lowered = if diags.iter().any(Diagnostic::is_error) {
                     None
                 } else {
