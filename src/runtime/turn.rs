@@ -27,6 +27,16 @@ pub enum SessionControl {
     EndSession,
 }
 
+impl SessionControl {
+    /// The name as written in results and fixtures (`continue_session`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionControl::ContinueSession => "continue_session",
+            SessionControl::EndSession => "end_session",
+        }
+    }
+}
+
 /// A firing in a turn result: `{"event": id}` or `{"outcome": id}`, with
 /// the message that records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -43,6 +53,16 @@ pub struct FiringRecord {
     /// JSON result.
     #[serde(skip)]
     pub signal: Option<String>,
+}
+
+impl FiringRecord {
+    /// The event's or outcome's ID.
+    pub fn id(&self) -> &str {
+        self.event
+            .as_deref()
+            .or(self.outcome.as_deref())
+            .unwrap_or("")
+    }
 }
 
 /// A rubric score (Format 19.6): criteria in rubric order (`null` for

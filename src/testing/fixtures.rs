@@ -181,8 +181,12 @@ pub fn compare(
         }
     }
     for (field, want, got) in [
-        ("session_control", &e.session_control, &r.session_control),
-        ("safety_status", &e.safety_status, &r.safety_status),
+        (
+            "session_control",
+            &e.session_control,
+            r.session_control.as_str(),
+        ),
+        ("safety_status", &e.safety_status, r.safety_status.as_str()),
     ] {
         if let Some(w) = want {
             if w != got {
@@ -194,7 +198,7 @@ pub fn compare(
                         show(Some(got))
                     ),
                     Some(Value::String(w.clone())),
-                    Some(Value::String(got.clone())),
+                    Some(Value::String(got.to_string())),
                 );
             }
         }
@@ -348,11 +352,11 @@ pub fn run_fixture(
                 // Rules were tried unless the input's verdict was redirect
                 // or stop (then there is no rule and the status is not ok).
                 if let Some(m_in) = r.messages.first() {
-                    if r.safety_status == "ok" || r.rule.is_some() {
+                    if r.safety_status == crate::runtime::safety::Status::Ok || r.rule.is_some() {
                         info.rules_tried.push(m_in.clone());
                     }
                 }
-                if r.session_control == "end_session" {
+                if r.session_control == crate::runtime::SessionControl::EndSession {
                     if let Some(last) = r.messages.last() {
                         info.scored.push(last.clone());
                     }
@@ -416,17 +420,20 @@ mod tests {
                 .as_object()
                 .cloned()
                 .unwrap_or_default(),
-            firings: vec![super::super::runner::TurnFiring {
+            firings: vec![crate::runtime::FiringRecord {
                 event: Some("cross".into()),
                 outcome: None,
                 message: "m3".into(),
+                signal: None,
             }],
-            session_control: "continue_session".into(),
-            safety_status: "ok".into(),
+            session_control: crate::runtime::SessionControl::ContinueSession,
+            safety_status: crate::runtime::safety::Status::Ok,
             npc_emotion: None,
             ended: false,
             outcome: None,
             score: None,
+            signals: Vec::new(),
+            diagnostics: Vec::new(),
         }
     }
 

@@ -3,64 +3,12 @@
 //! [`Installed`] starts sessions of the rules and fake runtimes of
 //! [`crate::runtime`] and replays recorded sessions with its replay runtime.
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::engine::Engine;
 use crate::runtime::{Opened, Options, RuntimeKind, Session};
 
-/// A firing of a turn (Format 18.6): `{"event": id}` or `{"outcome": id}`
-/// with the message that records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TurnFiring {
-    /// The event's ID, for an event.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub event: Option<String>,
-    /// The outcome's ID, for an outcome.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<String>,
-    /// The message it was recorded on.
-    pub message: String,
-}
-
-impl TurnFiring {
-    /// The event or outcome ID.
-    pub fn id(&self) -> &str {
-        self.event
-            .as_deref()
-            .or(self.outcome.as_deref())
-            .unwrap_or("")
-    }
-}
-
-/// The result of one turn (Format 18.6); every field always present.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TurnResult {
-    /// `turn` (8.8) at the input message.
-    pub turn: i64,
-    /// The IDs the turn wrote, in order.
-    pub messages: Vec<String>,
-    /// The turn's rule, if any.
-    pub rule: Option<String>,
-    /// The rendered reply, if any.
-    pub reply: Option<String>,
-    /// The state entries that changed (state order; absent ones `null`).
-    pub state_delta: Map<String, Value>,
-    /// The turn's firings in order.
-    pub firings: Vec<TurnFiring>,
-    /// `continue_session` or `end_session`.
-    pub session_control: String,
-    /// `ok`, `redirect` or `stop`.
-    pub safety_status: String,
-    /// The scenario's emotion, if any.
-    pub npc_emotion: Option<String>,
-    /// Whether the story is ended at the turn's last message.
-    pub ended: bool,
-    /// The story's outcome there.
-    pub outcome: Option<String>,
-    /// The rubric score when the session ends.
-    pub score: Option<Value>,
-}
+pub use crate::runtime::TurnResult;
 
 /// Why a turn could not be taken.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -162,13 +110,6 @@ struct Running {
     fake: bool,
 }
 
-fn word<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 impl TurnRunner for Running {
     fn turn(&mut self, input: &str) -> Result<TurnResult, TurnError> {
         let r = match self.session.turn(input) {
@@ -177,28 +118,7 @@ impl TurnRunner for Running {
             Err(e) => return Err(TurnError::Other(e.to_string())),
         };
         self.turns += 1;
-        Ok(TurnResult {
-            turn: r.turn,
-            messages: r.messages,
-            rule: r.rule,
-            reply: r.reply,
-            state_delta: r.state_delta,
-            firings: r
-                .firings
-                .into_iter()
-                .map(|f| TurnFiring {
-                    event: f.event,
-                    outcome: f.outcome,
-                    message: f.message,
-                })
-                .collect(),
-            session_control: word(&r.session_control),
-            safety_status: word(&r.safety_status),
-            npc_emotion: r.npc_emotion,
-            ended: r.ended,
-            outcome: r.outcome,
-            score: r.score.and_then(|s| serde_json::to_value(s).ok()),
-        })
+        Ok(r)
     }
 
     fn state(&self) -> Map<String, Value> {
