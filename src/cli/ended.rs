@@ -1,32 +1,14 @@
 //! `troupe ended BUNDLE SESSION --at ID [--json]` (Format 9.3).
 
-use std::path::PathBuf;
-
 use serde_json::json;
 
 /// Arguments of `troupe ended`.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// A bundle file or a pack directory.
-    pub bundle: PathBuf,
-    /// A session file.
-    pub session: PathBuf,
-    /// The message.
-    #[arg(long)]
-    pub at: String,
-    /// Print JSON for programs.
-    #[arg(long)]
-    pub json: bool,
-}
+pub type Args = super::SessionAt;
 
 /// Prints whether the story has ended at `--at`, and how.
 pub fn run(args: Args) -> i32 {
-    let engine = match super::open_engine(&args.bundle, Some(&args.session)) {
-        Ok(e) => e,
-        Err(code) => return code,
-    };
-    let m = match super::message_index(&engine, &args.at) {
-        Ok(m) => m,
+    let (engine, m) = match args.open() {
+        Ok(x) => x,
         Err(code) => return code,
     };
     let ending = engine.ending(&engine.state_at(m));

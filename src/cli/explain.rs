@@ -2,35 +2,18 @@
 //! active at a message and why, and which are not and why (Format 5.3).
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use serde_json::json;
 
 use crate::engine::{Engine, EntryActivation, KeyHit, When, Why};
 
 /// Arguments of `troupe explain`.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// A bundle file or a pack directory.
-    pub bundle: PathBuf,
-    /// A session file (for a pack, also looked for in its `sessions/`).
-    pub session: PathBuf,
-    /// The message to explain.
-    #[arg(long)]
-    pub at: String,
-    /// Print JSON for programs.
-    #[arg(long)]
-    pub json: bool,
-}
+pub type Args = super::SessionAt;
 
 /// Prints the entries at `--at`: active ones by `order`, then the others.
 pub fn run(args: Args) -> i32 {
-    let engine = match super::open_engine(&args.bundle, Some(&args.session)) {
-        Ok(e) => e,
-        Err(code) => return code,
-    };
-    let m = match super::message_index(&engine, &args.at) {
-        Ok(m) => m,
+    let (engine, m) = match args.open() {
+        Ok(x) => x,
         Err(code) => return code,
     };
     let entries = engine.entries_at(m);

@@ -119,12 +119,40 @@ pub(crate) fn open_engine(
     })
 }
 
-/// Resolves a message ID of the engine's session, printing an error.
+/// Resolves a message ID of the engine's session, printing an error that
+/// names the closest IDs.
 pub(crate) fn message_index(engine: &crate::engine::Engine, id: &str) -> Result<u32, i32> {
     engine.session.find(id).ok_or_else(|| {
-        eprintln!("the session has no message `{id}`");
+        let hint = crate::diag::suggest::one_of(id, engine.session.messages.iter().map(|m| &*m.id));
+        eprintln!("the session has no message `{id}`{hint}");
         1
     })
+}
+
+/// The arguments of a question about one message of a session
+/// (`troupe ended`, `troupe explain`).
+#[derive(Debug, clap::Args)]
+pub struct SessionAt {
+    /// A bundle file, a pack directory or a package.
+    pub bundle: std::path::PathBuf,
+    /// A session file (for a pack, also looked for in its `sessions/`).
+    pub session: std::path::PathBuf,
+    /// The message.
+    #[arg(long)]
+    pub at: String,
+    /// Print JSON for programs.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl SessionAt {
+    /// Opens the engine and finds `--at`; on failure prints why and returns
+    /// the exit code.
+    pub(crate) fn open(&self) -> Result<(crate::engine::Engine, u32), i32> {
+        let engine = open_engine(&self.bundle, Some(&self.session))?;
+        let m = message_index(&engine, &self.at)?;
+        Ok((engine, m))
+    }
 }
 
 /// [`open_engine`] for a package (Format 14.4): the bundle comes from the
