@@ -16,6 +16,23 @@
 
 use crate::template::{self, Node};
 
+/// Writes a literal `\` as template text (Format 10.1): doubled when it
+/// comes before `\` or `{{`, where the template would read an escape.
+fn push_backslash(next: &str, out: &mut String) {
+    if next.starts_with('\\') || next.starts_with("{{") {
+        out.push_str("\\\\");
+    } else {
+        out.push('\\');
+    }
+}
+
+/// Copies the first character of `rest` and returns its length in bytes.
+fn push_char(rest: &str, out: &mut String) -> usize {
+    let c = rest.chars().next().unwrap_or('\0');
+    out.push(c);
+    c.len_utf8()
+}
+
 /// Card text → Troupe template text (see the module doc).
 pub fn to_troupe(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -34,19 +51,13 @@ pub fn to_troupe(text: &str) -> String {
             out.push_str("\\{{");
             i += 2;
         } else if let Some(next) = rest.strip_prefix('\\') {
-            if next.starts_with('\\') || next.starts_with("{{") {
-                out.push_str("\\\\");
-            } else {
-                out.push('\\');
-            }
+            push_backslash(next, &mut out);
             i += 1;
         } else if let Some((len, name)) = legacy_tag(rest) {
             out.push_str(name);
             i += len;
         } else {
-            let c = rest.chars().next().unwrap_or('\0');
-            out.push(c);
-            i += c.len_utf8().max(1);
+            i += push_char(rest, &mut out);
         }
     }
     out
@@ -66,9 +77,7 @@ pub fn from_troupe(text: &str) -> String {
             out.push('\\');
             i += 2;
         } else {
-            let c = rest.chars().next().unwrap_or('\0');
-            out.push(c);
-            i += c.len_utf8().max(1);
+            i += push_char(rest, &mut out);
         }
     }
     out
@@ -86,16 +95,10 @@ pub fn literal(text: &str) -> String {
             out.push_str("\\{{");
             i += 2;
         } else if let Some(next) = rest.strip_prefix('\\') {
-            if next.starts_with('\\') || next.starts_with("{{") {
-                out.push_str("\\\\");
-            } else {
-                out.push('\\');
-            }
+            push_backslash(next, &mut out);
             i += 1;
         } else {
-            let c = rest.chars().next().unwrap_or('\0');
-            out.push(c);
-            i += c.len_utf8().max(1);
+            i += push_char(rest, &mut out);
         }
     }
     out
@@ -124,9 +127,7 @@ pub fn fill_names(text: &str, char: &str, user: &str) -> String {
             out.push_str(if name == "{{user}}" { user } else { char });
             i += len;
         } else {
-            let c = rest.chars().next().unwrap_or('\0');
-            out.push(c);
-            i += c.len_utf8().max(1);
+            i += push_char(rest, &mut out);
         }
     }
     out
