@@ -37,6 +37,25 @@ pub struct Checked {
 }
 
 impl Checked {
+    /// Puts the report in its final form (`docs/validation.md`): a
+    /// diagnostic about a whole file points at it with the empty pointer
+    /// (Format 17.2). Call it once, after the report is ordered.
+    pub fn finish(&mut self) {
+        for d in &mut self.diagnostics {
+            if d.location.file.is_some() && d.location.pointer.is_none() {
+                d.location.pointer = Some(String::new());
+            }
+        }
+    }
+
+    /// Orders the diagnostics of a report about one input: by file, line,
+    /// column, pointer and code, then [`Checked::finish`].
+    pub fn finish_single(&mut self) {
+        let owner = vec![0; self.diagnostics.len()];
+        sort_for_report(&mut self.diagnostics, &owner);
+        self.finish();
+    }
+
     /// True when no error was reported (and, with `strict`, no warning).
     pub fn is_valid(&self, strict: bool) -> bool {
         !self
@@ -164,6 +183,13 @@ const ALLOWED_EXTRAS: &[&str] = &[
 /// lowered bundle (Format 13.2), which the pack's sessions are checked
 /// against.
 pub fn check_pack(pack: &PackFiles) -> (Vec<Diagnostic>, Value) {
+    let (diags, lowered) = check_pack_lowered(pack);
+    (diags, lowered.bundle)
+}
+
+/// [`check_pack`], returning the whole lowering (the bundle and where each
+/// of its values came from) for callers that go on to run the pack.
+pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered) {
     let schemas = Schemas::get();
     let mut out = Vec::new();
     let mut values = lower::PackValues::new();
@@ -206,8 +232,8 @@ pub fn check_pack(pack: &PackFiles) -> (Vec<Diagnostic>, Value) {
     };
     let exists = |p: &str| pack.all_files.contains(p);
     let mut pack_diags = check_pack_files(&values, &exists);
-    let lowered = lower::lower(&values, &exists);
-    pack_diags.extend(lowered.diagnostics);
+    let mut lowered = lower::lower(&values, &exists);
+    pack_diags.extend(std::mem::take(&mut lowered.diagnostics));
     for d in &mut pack_diags {
         locate_file(d);
     }
@@ -287,7 +313,7 @@ pub fn check_pack(pack: &PackFiles) -> (Vec<Diagnostic>, Value) {
         );
     }
     dedup(&mut out);
-    (out, lowered.bundle)
+    (out, lowered)
 }
 
 /// An ADVISORY warning (Format 13.1, 17.2).
@@ -423,13 +449,7 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
     }
     owner.resize(checked.diagnostics.len(), paths.len().saturating_sub(1));
     sort_for_report(&mut checked.diagnostics, &owner);
-    // A diagnostic about a whole file points at it with the empty pointer
-    // (Format 17.2).
-    for d in &mut checked.diagnostics {
-        if d.location.file.is_some() && d.location.pointer.is_none() {
-            d.location.pointer = Some(String::new());
-        }
-    }
+    checked.finish();
     checked
 }
 
@@ -481,16 +501,27 @@ fn add_session_sources(sources: &mut Sources, s: &SessionDoc) {
 }
 
 fn check_pack_path(path: &Path, checked: &mut Checked) {
+    check_scanned_pack(path, load::scan_pack(path), checked);
+}
+
+/// Checks a pack directory already scanned by [`load::scan_pack`] into
+/// `checked` (file names shown under the root as given), and gives back
+/// the pack and its lowering when it was readable, so that a caller that
+/// runs the pack (`troupe test`) neither scans nor lowers it twice.
+pub fn check_scanned_pack(
+    path: &Path,
+    loaded: load::Loaded<PackFiles>,
+    checked: &mut Checked,
+) -> Option<(PackFiles, lower::Lowered)> {
     let root = path.display().to_string();
-    let loaded = load::scan_pack(path);
     for mut d in loaded.diagnostics {
         if let Some(f) = &d.location.file {
             d.location.file = Some(prefixed(&root, f));
         }
         checked.diagnostics.push(d);
     }
-    let Some(pack) = loaded.value else { return };
-    let (mut diags, bundle) = check_pack(&pack);
+    let pack = loaded.value?;
+    let (mut diags, lowered) = check_pack_lowered(&pack);
     if let Some(m) = &pack.manifest {
         checked
             .sources
@@ -510,7 +541,8 @@ fn check_pack_path(path: &Path, checked: &mut Checked) {
         }
     }
     checked.diagnostics.extend(diags);
-    checked.bundles.push((root, bundle));
+    checked.bundles.push((root, lowered.bundle.clone()));
+    Some((pack, lowered))
 }
 
 /// Pack file names are relative to the pack root; diagnostics show them

@@ -14,7 +14,7 @@ use super::model::{exit_code, Failure, StageName, StageResult, Status, TestResul
 use super::runner::Runtimes;
 use super::snapshots::{self, Compared};
 use crate::check::pack::lower;
-use crate::check::run::check_paths;
+use crate::check::run::{check_scanned_pack, Checked};
 use crate::diag::Code;
 use crate::load::{scan_pack, Document, PackFileKind, PackFiles};
 
@@ -158,9 +158,8 @@ fn selected(f: &FixtureFile<'_>, name: &str) -> bool {
     n == name || stem(n) == name || f.fixture.as_ref().is_ok_and(|x| x.fixture_id == name)
 }
 
-fn check_stage(pack_path: &Path) -> StageResult {
+fn check_stage(pack_path: &Path, diags: Vec<crate::diag::Diagnostic>) -> StageResult {
     let root = pack_path.display().to_string();
-    let diags = check_paths(&[pack_path.to_path_buf()]).diagnostics;
     let failures: Vec<Failure> = diags
         .iter()
         .filter(|d| d.is_error())
@@ -191,8 +190,14 @@ pub fn run(
     if !pack_path.is_dir() {
         return Err(UsageError::NotAPack(root));
     }
-    let scanned = scan_pack(pack_path).value;
-    let files: Vec<FixtureFile<'_>> = scanned.as_ref().map(fixture_files).unwrap_or_default();
+    // One scan and one lowering serve the check stage and every later one.
+    let mut checked = Checked::default();
+    let scanned = check_scanned_pack(pack_path, scan_pack(pack_path), &mut checked);
+    checked.finish_single();
+    let files: Vec<FixtureFile<'_>> = scanned
+        .as_ref()
+        .map(|(pack, _)| fixture_files(pack))
+        .unwrap_or_default();
     if let Some(name) = &opts.test {
         if !files.iter().any(|f| selected(f, name)) {
             let names = files
@@ -209,12 +214,12 @@ pub fn run(
         }
     }
     progress.stage(StageName::Check);
-    let check = check_stage(pack_path);
+    let check = check_stage(pack_path, checked.diagnostics);
     progress.test(StageName::Check, &check.tests[0]);
     let mut stages = vec![check];
     let scope = opts.test.clone().unwrap_or_else(|| "all".into());
-    let pack = match (&scanned, stages[0].status) {
-        (Some(p), Status::Pass) => p,
+    let (pack, lowered) = match (&scanned, stages[0].status) {
+        (Some((p, l)), Status::Pass) => (p, l),
         _ => {
             for s in &StageName::ALL[1..] {
                 stages.push(StageResult::whole(*s, Status::Skip, GATE_REASON));
@@ -241,8 +246,7 @@ pub fn run(
     for (p, (_, d)) in &pack.files {
         values.insert(p.clone(), d.value.clone());
     }
-    let lowered = lower::lower(&values, &|p: &str| pack.all_files.contains(p));
-    let bundle = lowered.bundle;
+    let bundle = lowered.bundle.clone();
     let model = Model::new(&bundle, &lowered.origins);
     let chosen: Vec<&FixtureFile<'_>> = files
         .iter()
