@@ -129,17 +129,19 @@ fn negotiation_fatigue_on_hard() {
         Some("hard"),
         "used-car-fatigue-hard",
     );
-    // hard: time_pressure 55 > 50, so stalling matches (−10 patience).
+    // hard: time_pressure 55 > 50, so stalling matches (−10 patience), and
+    // patience starts at hard's knob, 33 (Format 8.1 `knob`): 23 after the
+    // stall (the warning fires), 18, then 13 − 5 (fatigue) = 8 < 10 at
+    // turn 3: failure, and the last two lines are not played.
     assert_eq!(r[0].rule.as_deref(), Some("stalling"));
+    assert_eq!(r.len(), 3);
     assert_eq!(
         fired(&r),
         [
+            "patience_warning",
             "counter_offer",
             "haggle_fatigue",
-            "haggle_fatigue",
-            "haggle_fatigue",
-            "patience_warning",
-            "success"
+            "failure"
         ]
     );
     // Under standard (time_pressure 30) the same input is small talk.

@@ -442,7 +442,7 @@ fn a_turn_after_the_end_fails_and_later_turns_do_not_run() {
     let p = root.join("tests/golden_rules_walkout.yaml");
     let mut text = std::fs::read_to_string(&p).unwrap();
     text.push_str(
-        "  - turn: 4\n    player_input: Hello?\n  - turn: 5\n    player_input: Anyone?\n",
+        "  - turn: 5\n    player_input: Hello?\n  - turn: 6\n    player_input: Anyone?\n",
     );
     std::fs::write(&p, text).unwrap();
     let r = test(&root);

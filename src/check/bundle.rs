@@ -29,11 +29,13 @@ pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
     for (ci, ch) in array(bundle, "characters").iter().enumerate() {
         let base = format!("/characters/{ci}");
         check_var_list(ch, &base, &mut out);
+        no_knobs(ch, &base, "a character's", &mut out);
         check_text_fields(ch, &base, &mut out);
     }
     for (wi, w) in array(bundle, "worlds").iter().enumerate() {
         let base = format!("/worlds/{wi}");
         check_var_list(w, &base, &mut out);
+        no_knobs(w, &base, "a world's", &mut out);
         check_text_fields(w, &base, &mut out);
         check_entries(w, &base, &mut out);
     }
@@ -158,10 +160,11 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
             check_changes(story, array(ev, "changes"), &format!("{at}/changes"), out);
         }
     }
-    // Difficulty (Format 6.5).
+    // Difficulty (Format 6.5) and the variables that start at a knob (8.1).
     if let Some(d) = sc.get("difficulty") {
         check_difficulty(d, &format!("{base}/difficulty"), out);
     }
+    check_knobs(sc, base, out);
     // Rubric criteria IDs.
     if let Some(r) = sc.get("rubric") {
         let mut seen = HashSet::new();
@@ -385,6 +388,91 @@ fn check_present(story: &Story, present: &[Value], at: &str, out: &mut Vec<Diagn
     }
 }
 
+/// `knob` is for scenario variables only (Format 8.1): SCHEMA at `/knob` of
+/// a character's or world's variable.
+fn no_knobs(owner: &Value, base: &str, whose: &str, out: &mut Vec<Diagnostic>) {
+    for (vi, v) in array(owner, "variables").iter().enumerate() {
+        if v.get("knob").is_some() {
+            out.push(
+                Diagnostic::error(
+                    Code::Schema,
+                    format!("`knob` is for a scenario's own variables, not {whose}: the scenarios that use it may have other difficulties (Format 8.1)"),
+                )
+                .at(format!("{base}/variables/{vi}/knob")),
+            );
+        }
+    }
+}
+
+/// A scenario variable with `knob` (Format 8.1): `int` or `number`, a knob
+/// of the scenario's difficulty, and for an `int` an int value in every
+/// preset. (`knob` with `default`, `keys` or `derived` is SCHEMA.)
+fn check_knobs(sc: &Value, base: &str, out: &mut Vec<Diagnostic>) {
+    let options = sc.pointer("/difficulty/options").and_then(Value::as_object);
+    let knobs: Vec<&str> = options
+        .and_then(|o| o.values().next())
+        .and_then(Value::as_object)
+        .map(|k| k.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    for (vi, v) in array(sc, "variables").iter().enumerate() {
+        let Some(knob) = v.get("knob").and_then(Value::as_str) else {
+            continue;
+        };
+        let at = format!("{base}/variables/{vi}/knob");
+        let ty = v
+            .get("type")
+            .and_then(Value::as_str)
+            .and_then(VarType::parse);
+        let scalar = match ty {
+            Some(VarType::Scalar(t @ (ScalarType::Int | ScalarType::Number))) => t,
+            Some(_) => {
+                out.push(
+                    Diagnostic::error(
+                        Code::TypeMismatch,
+                        "a variable that starts at a difficulty knob is an `int` or a `number` (knob values are numbers)",
+                    )
+                    .at(at),
+                );
+                continue;
+            }
+            None => continue, // SCHEMA
+        };
+        if !knobs.contains(&knob) {
+            let message = if options.is_none() {
+                format!("the scenario has no difficulty, so it has no knob `{knob}`")
+            } else {
+                format!(
+                    "the scenario's difficulty has no knob `{knob}`{}",
+                    crate::diag::suggest::one_of(knob, knobs.iter().copied())
+                )
+            };
+            out.push(Diagnostic::error(Code::UnknownRef, message).at(at));
+            continue;
+        }
+        for (preset, values) in options.into_iter().flatten() {
+            let Some(value) = values.get(knob) else {
+                continue; // the preset mismatch is reported
+            };
+            if let Err(why) = super::values::check_scalar(scalar, value) {
+                out.push(
+                    Diagnostic::error(
+                        Code::TypeMismatch,
+                        format!(
+                            "variable `{}` starts at knob `{knob}`, so preset `{preset}`'s value must be a value of its type: {why}",
+                            v.get("id").and_then(Value::as_str).unwrap_or("")
+                        ),
+                    )
+                    .at(format!(
+                        "{base}/difficulty/options/{}/{}",
+                        crate::diag::escape_token(preset),
+                        crate::diag::escape_token(knob)
+                    )),
+                );
+            }
+        }
+    }
+}
+
 fn check_difficulty(d: &Value, at: &str, out: &mut Vec<Diagnostic>) {
     let Some(options) = d.get("options").and_then(Value::as_object) else {
         return;
@@ -408,10 +496,33 @@ fn check_difficulty(d: &Value, at: &str, out: &mut Vec<Diagnostic>) {
             None => first = Some((preset, names)),
             Some((p0, n0)) => {
                 if *n0 != names {
+                    let missing: Vec<String> = n0
+                        .iter()
+                        .filter(|k| !names.contains(k))
+                        .map(|k| format!("`{k}`"))
+                        .collect();
+                    let extra: Vec<String> = names
+                        .iter()
+                        .filter(|k| !n0.contains(k))
+                        .map(|k| format!("`{k}`"))
+                        .collect();
+                    let mut why = Vec::new();
+                    if !missing.is_empty() {
+                        why.push(format!("it lacks {}", missing.join(", ")));
+                    }
+                    if !extra.is_empty() {
+                        why.push(format!(
+                            "it has {}, which `{p0}` does not",
+                            extra.join(", ")
+                        ));
+                    }
                     out.push(
                         Diagnostic::error(
                             Code::Schema,
-                            format!("preset `{preset}` must set the same knobs as `{p0}`"),
+                            format!(
+                                "preset `{preset}` must set the same knobs as `{p0}`: {}",
+                                why.join("; ")
+                            ),
                         )
                         .at(format!(
                             "{at}/options/{}",

@@ -43,7 +43,10 @@ pub fn resolve_target<'s>(story: &'s Story, name: &str) -> Result<Target<'s>, St
             if decl.is_keyed() {
                 match decl.fixed_keys(&story.cast) {
                     Some(keys) if !keys.iter().any(|x| x == key) => {
-                        return Err(format!("`{base}` has no key `{key}`"));
+                        return Err(format!(
+                            "`{base}` has no key `{key}`{}",
+                            crate::diag::suggest::one_of(key, keys.iter().map(String::as_str))
+                        ));
                     }
                     None if !crate::check::ids::is_id(key) => {
                         return Err(format!(

@@ -16,8 +16,10 @@ pub fn locate_in(d: &mut Diagnostic, doc: &Document, inner: &str) {
     if d.location.line.is_some() {
         return;
     }
-    let at = if d.code == Code::UnknownField {
-        doc.spans.locate_key(inner)
+    let at = if d.code == Code::UnknownField || names_a_key(d.code, inner) {
+        doc.spans
+            .locate_key(inner)
+            .or_else(|| doc.spans.locate(inner))
     } else {
         doc.spans.locate(inner)
     };
@@ -35,6 +37,18 @@ pub fn locate_in(d: &mut Diagnostic, doc: &Document, inner: &str) {
     }
     d.location.line = Some(line);
     d.location.column = Some(column);
+}
+
+/// True when the diagnostic is about a state name written as a map key (a
+/// change's `set`/`add` entry, a fixture's `state` entry): the name is
+/// what is wrong, so the caret goes on the key, not on its value.
+fn names_a_key(code: Code, pointer: &str) -> bool {
+    if !matches!(code, Code::UnknownVariable | Code::DerivedSet) {
+        return false;
+    }
+    let mut tokens = pointer.rsplit('/');
+    tokens.next();
+    matches!(tokens.next(), Some("set" | "add" | "state"))
 }
 
 /// The character at a 1-based line and column of the document's text.

@@ -252,6 +252,11 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
         locate_file(d);
     }
     out.extend(semantic);
+    let mut fixture_diags = super::pack::fixtures::check_fixtures(&values, &lowered.bundle);
+    for d in &mut fixture_diags {
+        locate_file(d);
+    }
+    out.extend(fixture_diags);
     let pt_files: Vec<(&str, &Value, bool)> = pack
         .files
         .iter()

@@ -30,6 +30,9 @@ pub struct SessionArgs {
     /// Write the session file here (Format 18.8).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// The player's name, as macros show it (`{{user}}`; default `Player`).
+    #[arg(long, value_name = "NAME")]
+    pub player_name: Option<String>,
 }
 
 /// The runtime `run` uses.
@@ -90,6 +93,7 @@ pub(crate) fn start(pack: &Opened, args: &SessionArgs, kind: RuntimeKind) -> Res
         opening: args.opening.clone(),
         runtime: kind,
         header_players: None,
+        player_name: args.player_name.clone(),
     };
     let started = match &args.out {
         Some(p) => Session::start_to_file(pack, &options, p),

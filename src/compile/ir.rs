@@ -84,6 +84,10 @@ pub struct VarIr {
     pub layout: Layout,
     /// The normalized default (keyed: of each key).
     pub default: Val,
+    /// For a variable that names a difficulty knob (Format 8.1 `knob`): its
+    /// normalized initial value under each preset, in
+    /// [`DifficultyIr::presets`] order; empty otherwise.
+    pub start: Vec<Val>,
     /// Index into [`StoryIr::derived`] for a derived variable.
     pub derived: Option<u32>,
 }
@@ -324,6 +328,15 @@ pub struct DifficultyIr {
 }
 
 impl StoryIr {
+    /// The initial value of variable `v` (Format 8.6): the value of its
+    /// knob under `preset` (the default preset when `None`) for a variable
+    /// that names a knob (8.1), else its normalized default.
+    pub fn start_value<'a>(&'a self, v: &'a VarIr, preset: Option<u16>) -> &'a Val {
+        let p = preset.or_else(|| self.difficulty.as_ref().map(|d| d.default));
+        p.and_then(|p| v.start.get(p as usize))
+            .unwrap_or(&v.default)
+    }
+
     /// The cast index of a character ID.
     pub fn cast_index(&self, id: &str) -> Option<CastIx> {
         cast_index(&self.cast, id)

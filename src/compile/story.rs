@@ -83,6 +83,11 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
             None => zero,
         };
         let default = norm.value(ty, default);
+        let start = match &d.knob {
+            Some(knob) => knob_starts(story, knob, ty, &norm)
+                .ok_or_else(|| err(format!("variable `{name}` names knob `{knob}`, which not every preset has as a value of its type")))?,
+            None => Vec::new(),
+        };
         let vi = vars.len() as u32;
         let layout = match &d.keys {
             None => {
@@ -118,6 +123,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
             norm,
             layout,
             default,
+            start,
             derived: None,
         });
     }
@@ -356,6 +362,26 @@ fn source_of(
         "players" => Source::Const(players.clone()),
         _ => Source::None,
     }
+}
+
+/// The normalized initial values of a variable that names `knob` (Format
+/// 8.1): the knob's value in each preset, in the order [`difficulty_ir`]
+/// lists the presets. `None` when a preset lacks the knob or its value is
+/// not a value of the type (the check reports both).
+fn knob_starts(story: &Story, knob: &str, ty: VarType, norm: &Norm) -> Option<Vec<Val>> {
+    let options = story
+        .scenario
+        .difficulty
+        .as_ref()?
+        .get("options")?
+        .as_object()?;
+    options
+        .values()
+        .map(|preset| {
+            let v = Val::from_json(ty, preset.get(knob)?)?;
+            Some(norm.value(ty, v))
+        })
+        .collect()
 }
 
 fn difficulty_ir(story: &Story) -> Option<DifficultyIr> {

@@ -148,7 +148,7 @@ pub fn step(
 /// The initial state (Format 8.6): defaults, the scene, derived variables
 /// computed with no evaluation point.
 pub fn initial(ir: &StoryIr, session: Option<&SessionIr>, scratch: &mut Scratch) -> State {
-    let mut st = State::blank(ir);
+    let mut st = State::blank(ir, session.and_then(|s| s.preset));
     let point = Point {
         ir,
         session,

@@ -40,14 +40,16 @@ pub struct State {
 }
 
 impl State {
-    /// The state before any message, derived variables not yet computed.
-    pub fn blank(ir: &StoryIr) -> State {
+    /// The state before any message under difficulty preset `preset`
+    /// (the default preset when `None`), derived variables not yet
+    /// computed (Format 8.6).
+    pub fn blank(ir: &StoryIr, preset: Option<u16>) -> State {
         let mut slots = vec![Val::Absent; ir.slot_count];
         for v in &ir.vars {
             match &v.layout {
                 crate::compile::Layout::Single(s) => {
                     if v.derived.is_none() {
-                        slots[*s as usize] = v.default.clone();
+                        slots[*s as usize] = ir.start_value(v, preset).clone();
                     }
                 }
                 crate::compile::Layout::Fixed { first, keys } => {

@@ -110,6 +110,9 @@ pub struct Variable {
     /// The default value as written.
     #[serde(default)]
     pub default: Option<Value>,
+    /// The difficulty knob the variable starts at (Format 8.1, 6.5).
+    #[serde(default)]
+    pub knob: Option<String>,
     /// Lower bound (int and number only).
     #[serde(default)]
     pub min: Option<Value>,

@@ -17,6 +17,39 @@ pub struct Player {
     pub character: Option<String>,
 }
 
+/// The name the header characters of default players have (Format 18.4).
+pub const DEFAULT_PLAYER_NAME: &str = "Player";
+
+/// The players and header characters a runtime starts a session with when
+/// the caller fills no seat (Format 18.4): each seat of the scenario's
+/// `cast` filled with a header character `{"id": <seat>, "name": <name>,
+/// "fictional": true, "age_band": "adult"}` and the player `{"seat",
+/// "character"}`; each `player: true` character entry as the player
+/// `{"character"}`. In cast order. `name` is [`DEFAULT_PLAYER_NAME`]
+/// unless the caller names the player (`--player-name`).
+pub fn default_players(scenario: &Value, name: &str) -> (Vec<Value>, Vec<Value>) {
+    let mut players = Vec::new();
+    let mut characters = Vec::new();
+    for entry in scenario
+        .get("cast")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(seat) = entry.get("seat").and_then(Value::as_str) {
+            players.push(serde_json::json!({"seat": seat, "character": seat}));
+            characters.push(
+                serde_json::json!({"id": seat, "name": name, "fictional": true, "age_band": "adult"}),
+            );
+        } else if entry.get("player").and_then(Value::as_bool) == Some(true) {
+            if let Some(c) = entry.get("character").and_then(Value::as_str) {
+                players.push(serde_json::json!({"character": c}));
+            }
+        }
+    }
+    (players, characters)
+}
+
 /// A session header (Format 12).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Header {

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::compiled::RuntimeIr;
 use super::firing::{evaluate, fired_after};
@@ -44,6 +44,9 @@ pub struct Options {
     /// A header's `players` and `characters` to use instead of filling
     /// every seat with a default player (conformance `run` tests, playtests).
     pub header_players: Option<(Value, Option<Value>)>,
+    /// The name of the default players' header characters (`--player-name`;
+    /// `None`: `Player`, Format 18.4).
+    pub player_name: Option<String>,
 }
 
 /// Why a session did not start.
@@ -130,25 +133,13 @@ fn build_header(bundle: &Value, options: &Options) -> Result<(Value, Option<usiz
         None => 0,
     };
     let sc = &scenarios[index];
-    let mut players = Vec::new();
-    let mut characters = Vec::new();
-    for entry in sc
-        .get("cast")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(seat) = entry.get("seat").and_then(Value::as_str) {
-            players.push(json!({"seat": seat, "character": seat}));
-            characters.push(
-                json!({"id": seat, "name": "Player", "fictional": true, "age_band": "adult"}),
-            );
-        } else if entry.get("player").and_then(Value::as_bool) == Some(true) {
-            if let Some(c) = entry.get("character").and_then(Value::as_str) {
-                players.push(json!({"character": c}));
-            }
-        }
-    }
+    let (mut players, mut characters) = crate::model::session::default_players(
+        sc,
+        options
+            .player_name
+            .as_deref()
+            .unwrap_or(crate::model::session::DEFAULT_PLAYER_NAME),
+    );
     if let Some((p, c)) = &options.header_players {
         players = p.as_array().cloned().unwrap_or_default();
         characters = c

@@ -83,15 +83,25 @@ pub struct Expect {
     /// `ok` / `redirect` / `stop`.
     #[serde(default)]
     pub safety_status: Option<String>,
+    /// The value `npc_emotion` must have.
+    #[serde(default)]
+    pub npc_emotion: Option<String>,
     /// A value `npc_emotion` must not have.
     #[serde(default)]
     pub npc_emotion_not: Option<String>,
     /// Exact state values at the turn's last message.
     #[serde(default)]
     pub state: Option<IndexMap<String, Value>>,
-    /// Events/outcomes that must be among the firings.
+    /// Events/outcomes that must be among the firings (`[]`: nothing
+    /// fires).
     #[serde(default)]
     pub fired: Option<Vec<String>>,
+    /// Events/outcomes that must not be among the firings.
+    #[serde(default)]
+    pub not_fired: Option<Vec<String>>,
+    /// The turn's rule (Format 18.2).
+    #[serde(default)]
+    pub rule: Option<String>,
     /// The result's `ended`.
     #[serde(default)]
     pub ended: Option<bool>,
@@ -203,6 +213,34 @@ pub fn compare(
             }
         }
     }
+    if let Some(want) = &e.npc_emotion {
+        if r.npc_emotion.as_deref() != Some(want.as_str()) {
+            fail(
+                "npc_emotion",
+                format!(
+                    "npc_emotion expected {}, got {}",
+                    show(Some(want)),
+                    show(r.npc_emotion.as_deref())
+                ),
+                Some(Value::String(want.clone())),
+                r.npc_emotion.clone().map(Value::String),
+            );
+        }
+    }
+    if let Some(want) = &e.rule {
+        if r.rule.as_deref() != Some(want.as_str()) {
+            fail(
+                "rule",
+                format!(
+                    "rule expected {}, got {}",
+                    show(Some(want)),
+                    show(r.rule.as_deref())
+                ),
+                Some(Value::String(want.clone())),
+                r.rule.clone().map(Value::String),
+            );
+        }
+    }
     if let Some(not) = &e.npc_emotion_not {
         if r.npc_emotion.as_deref() == Some(not.as_str()) {
             fail(
@@ -236,8 +274,21 @@ pub fn compare(
             }
         }
     }
+    let got: Vec<&str> = r.firings.iter().map(|f| f.id()).collect();
+    let got_json = || {
+        Some(Value::Array(
+            got.iter().map(|s| Value::String(s.to_string())).collect(),
+        ))
+    };
     if let Some(ids) = &e.fired {
-        let got: Vec<&str> = r.firings.iter().map(|f| f.id()).collect();
+        if ids.is_empty() && !got.is_empty() {
+            fail(
+                "fired",
+                format!("fired expected nothing to fire, got [{}]", got.join(", ")),
+                Some(Value::Array(Vec::new())),
+                got_json(),
+            );
+        }
         for id in ids {
             if !got.contains(&id.as_str()) {
                 fail(
@@ -247,11 +298,19 @@ pub fn compare(
                         got.join(", ")
                     ),
                     Some(Value::String(id.clone())),
-                    Some(Value::Array(
-                        got.iter().map(|s| Value::String(s.to_string())).collect(),
-                    )),
+                    got_json(),
                 );
             }
+        }
+    }
+    for (k, id) in e.not_fired.iter().flatten().enumerate() {
+        if got.contains(&id.as_str()) {
+            fail(
+                &format!("not_fired/{k}"),
+                format!("not_fired expected '{id}' not to fire, but it fired"),
+                None,
+                got_json(),
+            );
         }
     }
     if let Some(want) = e.ended {
@@ -435,6 +494,43 @@ mod tests {
             signals: Vec::new(),
             diagnostics: Vec::new(),
         }
+    }
+
+    /// Format 21.3's example: `fired: []`, `not_fired`, `rule` and
+    /// `npc_emotion`.
+    #[test]
+    fn nothing_fired_not_fired_rule_and_emotion() {
+        let state = Map::new();
+        let e: Expect = serde_json::from_value(json!({"rule": "rude"})).unwrap();
+        assert!(compare(1, &e, &result(), &state, "").is_empty());
+        let msgs = |e: serde_json::Value| -> Vec<String> {
+            let e: Expect = serde_json::from_value(e).unwrap();
+            compare(1, &e, &result(), &state, "/turns/0/expect")
+                .into_iter()
+                .map(|f| format!("{} @ {}", f.message, f.pointer.unwrap_or_default()))
+                .collect()
+        };
+        assert_eq!(
+            msgs(json!({"fired": []})),
+            vec!["turn 1: fired expected nothing to fire, got [cross] @ /turns/0/expect/fired"]
+        );
+        assert_eq!(
+            msgs(json!({"not_fired": ["other", "cross"]})),
+            vec!["turn 1: not_fired expected 'cross' not to fire, but it fired @ /turns/0/expect/not_fired/1"]
+        );
+        assert_eq!(
+            msgs(json!({"rule": "greet"})),
+            vec!["turn 1: rule expected \"greet\", got \"rude\" @ /turns/0/expect/rule"]
+        );
+        assert_eq!(
+            msgs(json!({"npc_emotion": "warm"})),
+            vec!["turn 1: npc_emotion expected \"warm\", got null @ /turns/0/expect/npc_emotion"]
+        );
+        let mut quiet = result();
+        quiet.firings.clear();
+        let e: Expect =
+            serde_json::from_value(json!({"fired": [], "not_fired": ["cross"]})).unwrap();
+        assert!(compare(1, &e, &quiet, &state, "").is_empty());
     }
 
     /// Format 21.3's example.

@@ -125,11 +125,13 @@ state:
       description: How much the host trusts the player.
     patience:
       type: int
-      default: 60
+      knob: patience
       min: 0
       max: 100
       visibility: hidden
-      description: How much more small talk the host will put up with.
+      description: >-
+        How much more small talk the host will put up with; it starts at the
+        difficulty preset's `patience` knob (standard 60, hard 30).
 rules:
   - id: curious
     keywords: [curious, story, how]

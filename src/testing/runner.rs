@@ -89,6 +89,7 @@ impl Runtimes for Installed {
             opening: None,
             runtime: kind,
             header_players: None,
+            player_name: None,
         };
         let session = Session::start(&opened, &options).map_err(|e| e.to_string())?;
         Ok(Box::new(Running {

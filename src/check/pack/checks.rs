@@ -138,9 +138,15 @@ pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Ve
         if let Some(s) = v.get("scenario_id").and_then(Value::as_str) {
             if all_scenarios_read && !scenario_ids.contains(&s) {
                 out.push(
-                    Diagnostic::error(Code::UnknownRef, format!("the pack has no scenario `{s}`"))
-                        .in_file(path.as_str())
-                        .at("/scenario_id"),
+                    Diagnostic::error(
+                        Code::UnknownRef,
+                        format!(
+                            "the pack has no scenario `{s}`{}",
+                            crate::diag::suggest::one_of(s, scenario_ids.iter().copied())
+                        ),
+                    )
+                    .in_file(path.as_str())
+                    .at("/scenario_id"),
                 );
             }
             if path

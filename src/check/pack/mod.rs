@@ -3,5 +3,6 @@
 //! policy's rating cap).
 
 pub mod checks;
+pub mod fixtures;
 pub mod lower;
 pub mod origin;

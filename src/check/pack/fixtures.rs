@@ -1,0 +1,212 @@
+//! The references of a pack's fixtures (Format 13.8), checked before any
+//! test runs: the scenario, the preset, the events, outcomes and rules a
+//! turn expects, the state names it reads, and the turn numbers. Each
+//! unknown name says what was probably meant (Format 17.2).
+
+use serde_json::Value;
+
+use super::lower::PackValues;
+use crate::check::changes::resolve_target;
+use crate::check::story::{resolve, SessionContext, Story};
+use crate::diag::suggest::{did_you_mean, one_of};
+use crate::diag::{escape_token, Code, Diagnostic};
+
+/// Checks every `tests/*.yaml` fixture of `files` against the lowered
+/// `bundle`. Diagnostics carry the fixture's file and a pointer into it.
+/// A fixture whose scenario is not in the bundle is left to the
+/// `scenario_id` check (Format 13.8), which runs with the pack checks.
+pub fn check_fixtures(files: &PackValues, bundle: &Value) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let scenarios = bundle
+        .get("scenarios")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    for (path, fixture) in files.iter().filter(|(p, _)| p.starts_with("tests/")) {
+        let mut found = Vec::new();
+        check_turn_numbers(fixture, &mut found);
+        let index = fixture
+            .get("scenario_id")
+            .and_then(Value::as_str)
+            .and_then(|id| {
+                scenarios
+                    .iter()
+                    .position(|s| s.get("id").and_then(Value::as_str) == Some(id))
+            });
+        if let Some(story) = index.and_then(|i| story_as_run(bundle, i)) {
+            check_against(fixture, &story, &mut found);
+        }
+        out.extend(found.into_iter().map(|d| d.in_file(path.as_str())));
+    }
+    out
+}
+
+/// The story a fixture plays: the scenario with its seats filled as a
+/// runtime fills them (Format 18.4), so `keys: "cast"` includes the seats.
+fn story_as_run(bundle: &Value, index: usize) -> Option<Story> {
+    let scenario = bundle.get("scenarios")?.get(index)?;
+    let (players, characters) = crate::model::session::default_players(
+        scenario,
+        crate::model::session::DEFAULT_PLAYER_NAME,
+    );
+    let header = serde_json::json!({"players": players, "characters": characters});
+    let ctx = SessionContext::from_header(&header);
+    resolve(bundle, index, Some(&ctx), &mut Vec::new())
+}
+
+/// `turns[i].turn` is `i + 1` (ORDER at `/turns/<i>/turn`).
+fn check_turn_numbers(fixture: &Value, out: &mut Vec<Diagnostic>) {
+    for (i, t) in list(fixture, "turns").iter().enumerate() {
+        let Some(n) = t.get("turn").and_then(Value::as_i64) else {
+            continue; // SCHEMA
+        };
+        let want = i as i64 + 1;
+        if n != want {
+            out.push(
+                Diagnostic::error(
+                    Code::Order,
+                    format!(
+                        "turn {} of the list is numbered {n}: turns are numbered 1, 2, 3, … in list order, so this one is {want}",
+                        i + 1
+                    ),
+                )
+                .at(format!("/turns/{i}/turn")),
+            );
+        }
+    }
+}
+
+fn list<'v>(v: &'v Value, field: &str) -> &'v [Value] {
+    v.get(field)
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+}
+
+fn ids<'v>(v: &'v Value, field: &str) -> Vec<&'v str> {
+    list(v, field)
+        .iter()
+        .filter_map(|x| x.get("id").and_then(Value::as_str))
+        .collect()
+}
+
+/// The references a fixture makes into its story.
+fn check_against(fixture: &Value, story: &Story, out: &mut Vec<Diagnostic>) {
+    let sc = &story.raw;
+    let sid = &story.scenario.id;
+    if let Some(p) = fixture.get("difficulty").and_then(Value::as_str) {
+        let presets: Vec<&str> = sc
+            .pointer("/difficulty/options")
+            .and_then(Value::as_object)
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        if !presets.contains(&p) {
+            let message = if presets.is_empty() {
+                format!("scenario `{sid}` has no difficulty, so it has no preset `{p}`")
+            } else {
+                format!(
+                    "scenario `{sid}` has no difficulty preset `{p}`{}",
+                    one_of(p, presets.iter().copied())
+                )
+            };
+            out.push(Diagnostic::error(Code::UnknownRef, message).at("/difficulty"));
+        }
+    }
+    let events = ids(sc, "events");
+    let outcomes = ids(sc, "outcomes");
+    let rules = ids(sc, "rules");
+    let firing_ids: Vec<&str> = events.iter().chain(&outcomes).copied().collect();
+    for (i, t) in list(fixture, "turns").iter().enumerate() {
+        let Some(e) = t.get("expect") else { continue };
+        let at = format!("/turns/{i}/expect");
+        for field in ["fired", "not_fired"] {
+            for (k, id) in list(e, field).iter().enumerate() {
+                let Some(id) = id.as_str() else { continue };
+                if !firing_ids.contains(&id) {
+                    out.push(
+                        Diagnostic::error(
+                            Code::UnknownRef,
+                            format!(
+                                "scenario `{sid}` has no event or outcome `{id}`{}",
+                                one_of(id, firing_ids.iter().copied())
+                            ),
+                        )
+                        .at(format!("{at}/{field}/{k}")),
+                    );
+                }
+            }
+        }
+        if let Some(id) = e.get("outcome").and_then(Value::as_str) {
+            if !outcomes.contains(&id) {
+                let also = if events.contains(&id) {
+                    format!(" (`{id}` is an event: expect it with `fired: [{id}]`)")
+                } else {
+                    one_of(id, outcomes.iter().copied())
+                };
+                out.push(
+                    Diagnostic::error(
+                        Code::UnknownRef,
+                        format!("scenario `{sid}` has no outcome `{id}`{also}"),
+                    )
+                    .at(format!("{at}/outcome")),
+                );
+            }
+        }
+        if let Some(id) = e.get("rule").and_then(Value::as_str) {
+            if !rules.contains(&id) {
+                out.push(
+                    Diagnostic::error(
+                        Code::UnknownRef,
+                        format!(
+                            "scenario `{sid}` has no rule `{id}`{}",
+                            one_of(id, rules.iter().copied())
+                        ),
+                    )
+                    .at(format!("{at}/rule")),
+                );
+            }
+        }
+        for (k, name) in list(e, "state_delta_contains").iter().enumerate() {
+            let Some(name) = name.as_str() else { continue };
+            if let Some(why) = not_a_state_name(story, name) {
+                out.push(
+                    Diagnostic::error(Code::UnknownVariable, why)
+                        .at(format!("{at}/state_delta_contains/{k}")),
+                );
+            }
+        }
+        if let Some(state) = e.get("state").and_then(Value::as_object) {
+            for name in state.keys() {
+                if let Some(why) = not_a_state_name(story, name) {
+                    out.push(
+                        Diagnostic::error(Code::UnknownVariable, why)
+                            .at(format!("{at}/state/{}", escape_token(name))),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Why `name` is not a flattened state name of the story (Format 8.6,
+/// 8.7), or `None` when it is one.
+fn not_a_state_name(story: &Story, name: &str) -> Option<String> {
+    match resolve_target(story, name) {
+        Ok(_) => None,
+        Err(why) if story.variables.contains_key(name) => Some(why),
+        Err(why) if why.starts_with("no variable") => {
+            // Offer the flattened names (keys included) as the choices.
+            let mut names = vec!["scene.location".to_string(), "scene.present".to_string()];
+            for (n, v) in &story.variables {
+                match v.fixed_keys(&story.cast) {
+                    Some(keys) => names.extend(keys.iter().map(|k| format!("{n}.{k}"))),
+                    None if v.is_open_map() => {}
+                    None => names.push(n.clone()),
+                }
+            }
+            Some(format!(
+                "the story has no state `{name}`{}",
+                did_you_mean(name, names.iter().map(String::as_str))
+            ))
+        }
+        Err(why) => Some(why),
+    }
+}
