@@ -37,7 +37,7 @@ fn play(
     inputs: &[String],
 ) -> (String, String, Vec<troupe::runtime::TurnResult>) {
     let mut s = Session::start(p, o).expect("starts");
-    let mut transcript = transcript_start(&s);
+    let mut transcript = transcript_start(&s, true);
     let mut results = Vec::new();
     for input in inputs {
         if s.is_over() {
@@ -45,7 +45,7 @@ fn play(
         }
         let before = s.flattened();
         let r = s.turn(input).expect("turn");
-        transcript.push_str(&transcript_turn(&s, input, &before, &r));
+        transcript.push_str(&transcript_turn(&s, input, &before, &r, true));
         results.push(r);
     }
     transcript.push_str(&transcript_score(&s.score()));

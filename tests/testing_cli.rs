@@ -107,6 +107,24 @@ fn init_writes_a_pack_that_passes_check_and_test_unchanged() {
     assert!(manifest.contains("pack_id: local.my_pack"), "{manifest}");
     let workflow = std::fs::read_to_string(pack.join(".github/workflows/troupe.yml")).unwrap();
     assert!(workflow.contains("troupe check .") && workflow.contains("troupe test ."));
+    // Troupe is installed from a pinned git commit, never by name from
+    // crates.io (where `troupe` is another project's crate).
+    assert!(
+        workflow.contains(
+            "cargo install --locked --git \"$TROUPE_GIT\" --rev \"$TROUPE_REV\" troupe-rules"
+        ),
+        "{workflow}"
+    );
+    assert!(!workflow.contains("cargo install troupe"), "{workflow}");
+    let (git, rev, known) = troupe::testing::init::pinned_source();
+    assert!(workflow.contains(&format!("TROUPE_GIT: \"{git}\"")));
+    assert!(workflow.contains(&format!("TROUPE_REV: \"{rev}\"")));
+    if !known {
+        // A build that was not told its source writes marked placeholders,
+        // which the install step refuses with a plain message.
+        assert!(git.starts_with("PLACEHOLDER") && rev.starts_with("PLACEHOLDER"));
+        assert!(workflow.contains("Troupe's source is not pinned"));
+    }
     let o = troupe(&["check", "--strict", p]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let o = troupe(&["test", p]);

@@ -26,6 +26,11 @@ pub fn run(args: Args) -> i32 {
                 "next: troupe check {0} && troupe test {0}",
                 args.dir.display()
             );
+            if !crate::testing::init::pinned_source().2 {
+                println!(
+                    "note: this troupe was built without TROUPE_GIT_URL and TROUPE_GIT_REV, so the CI workflow's TROUPE_GIT and TROUPE_REV are placeholders: set them to Troupe's git URL and a full commit before the workflow can install Troupe"
+                );
+            }
             0
         }
         Err(e @ InitError::NotEmpty(_)) => {

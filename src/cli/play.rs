@@ -16,6 +16,10 @@ use crate::runtime::RuntimeKind;
 pub struct Args {
     #[command(flatten)]
     pub session: SessionArgs,
+    /// Show what the player does not see: each turn's rule and the hidden
+    /// variables (Format 8.1 `visibility`).
+    #[arg(long)]
+    pub debug: bool,
 }
 
 const HELP: &str = "Type what you say and press Enter. Commands: /state shows the state, /undo takes back your last turn (it stays in the session file as a branch), /quit ends.";
@@ -32,7 +36,7 @@ pub fn run(args: Args) -> i32 {
     };
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}{HELP}", transcript_start(&session));
+    let _ = writeln!(out, "{}{HELP}", transcript_start(&session, args.debug));
     let mut lines = stdin.lock().lines();
     loop {
         if session.is_over() {
@@ -54,7 +58,11 @@ pub fn run(args: Args) -> i32 {
                 let _ = writeln!(out, "{HELP}");
             }
             "/state" => {
-                let st = session.visible_state();
+                let st = if args.debug {
+                    session.flattened()
+                } else {
+                    session.visible_state()
+                };
                 let _ = writeln!(
                     out,
                     "at {}: {}",
@@ -93,12 +101,19 @@ pub fn run(args: Args) -> i32 {
                 let before = session.flattened();
                 match session.turn(line) {
                     Ok(mut r) => {
-                        // Hidden variables (Format 8.1) are not shown to the player.
-                        let visible = session.visible_state();
-                        let all = session.flattened();
-                        r.state_delta
-                            .retain(|k, _| visible.contains_key(k) || !all.contains_key(k));
-                        let _ = write!(out, "{}", transcript_turn(&session, line, &before, &r));
+                        // Hidden variables (Format 8.1) are not shown to the
+                        // player, nor the rule, unless --debug.
+                        if !args.debug {
+                            let visible = session.visible_state();
+                            let all = session.flattened();
+                            r.state_delta
+                                .retain(|k, _| visible.contains_key(k) || !all.contains_key(k));
+                        }
+                        let _ = write!(
+                            out,
+                            "{}",
+                            transcript_turn(&session, line, &before, &r, args.debug)
+                        );
                         let _ =
                             writeln!(out, "  visible: {}", state_line(&session.visible_state()));
                         if r.score.is_some() {

@@ -175,8 +175,29 @@ fn display_value(v: &Value) -> String {
     }
 }
 
-/// The transcript lines of the session start: settings and the root.
-pub fn transcript_start(session: &Session) -> String {
+/// The lines of the firings of one message (`  event: id (at m3) · signal s`).
+fn firing_lines(firings: &[crate::runtime::FiringRecord]) -> String {
+    let mut out = String::new();
+    for f in firings {
+        match (&f.event, &f.outcome) {
+            (Some(e), _) => {
+                out.push_str(&format!("  event: {e} (at {})", f.message));
+                if let Some(s) = &f.signal {
+                    out.push_str(&format!(" · signal {s}"));
+                }
+                out.push('\n');
+            }
+            (_, Some(o)) => out.push_str(&format!("  outcome: {o} (at {})\n", f.message)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The transcript lines of the session start: settings, the root and what
+/// fired at it (Format 18.4), and the state. `all` shows hidden variables
+/// too (the author's `run`; `play` shows the player only visible ones).
+pub fn transcript_start(session: &Session, all: bool) -> String {
     let h = session.header();
     let mut out = format!(
         "Scenario {} · seed {}",
@@ -190,8 +211,23 @@ pub fn transcript_start(session: &Session) -> String {
     if let Some((id, who, text)) = session.root_text() {
         out.push_str(&format!("[{id}] {who}: {text}\n"));
     }
+    if let Some(o) = session.opening_result() {
+        out.push_str(&firing_lines(&o.firings));
+        if o.ended {
+            match &o.outcome {
+                Some(x) => out.push_str(&format!(
+                    "  The story has ended at the opening: outcome {x}.\n"
+                )),
+                None => out.push_str("  The story has ended at the opening.\n"),
+            }
+        }
+    }
     out.push_str("State: ");
-    out.push_str(&state_line(&session.visible_state()));
+    out.push_str(&state_line(&if all {
+        session.flattened()
+    } else {
+        session.visible_state()
+    }));
     out.push('\n');
     out
 }
@@ -206,12 +242,14 @@ pub fn state_line(state: &Map<String, Value>) -> String {
         .join(", ")
 }
 
-/// The transcript of one turn.
+/// The transcript of one turn. `debug` shows the turn's rule (the
+/// author's view; a player of `troupe play` sees it only with `--debug`).
 pub fn transcript_turn(
     session: &Session,
     input: &str,
     before: &Map<String, Value>,
     r: &TurnResult,
+    debug: bool,
 ) -> String {
     let mut out = String::new();
     let player = session.player_name();
@@ -230,7 +268,7 @@ pub fn transcript_turn(
         )),
         _ => out.push_str("  (no reply)\n"),
     }
-    if let Some(rule) = &r.rule {
+    if let Some(rule) = r.rule.as_ref().filter(|_| debug) {
         out.push_str(&format!("  rule: {rule}\n"));
     }
     if !r.state_delta.is_empty() {
@@ -244,19 +282,7 @@ pub fn transcript_turn(
             .collect();
         out.push_str(&format!("  state: {}\n", changes.join(", ")));
     }
-    for f in &r.firings {
-        match (&f.event, &f.outcome) {
-            (Some(e), _) => {
-                out.push_str(&format!("  event: {e} (at {})", f.message));
-                if let Some(s) = &f.signal {
-                    out.push_str(&format!(" · signal {s}"));
-                }
-                out.push('\n');
-            }
-            (_, Some(o)) => out.push_str(&format!("  outcome: {o} (at {})\n", f.message)),
-            _ => {}
-        }
-    }
+    out.push_str(&firing_lines(&r.firings));
     out.push_str(&format!("  safety: {}", r.safety_status.as_str()));
     if let Some(e) = &r.npc_emotion {
         out.push_str(&format!(" · emotion: {e}"));
@@ -319,10 +345,11 @@ pub fn run(args: Args) -> i32 {
     };
     let mut stdout = std::io::stdout().lock();
     if !args.json {
-        let _ = write!(stdout, "{}", transcript_start(&session));
+        let _ = write!(stdout, "{}", transcript_start(&session, true));
     }
     let mut results = Vec::new();
     let mut code = 0;
+    let mut played = 0;
     for input in &script {
         if session.is_over() {
             break;
@@ -330,8 +357,13 @@ pub fn run(args: Args) -> i32 {
         let before = session.flattened();
         match session.turn(input) {
             Ok(r) => {
+                played += 1;
                 if !args.json {
-                    let _ = write!(stdout, "{}", transcript_turn(&session, input, &before, &r));
+                    let _ = write!(
+                        stdout,
+                        "{}",
+                        transcript_turn(&session, input, &before, &r, true)
+                    );
                     let _ = stdout.flush();
                 }
                 results.push(r);
@@ -346,9 +378,19 @@ pub fn run(args: Args) -> i32 {
             }
         }
     }
+    let unplayed = script.len() - played;
+    if unplayed > 0 && code == 0 && !args.json {
+        let first = played + 1;
+        let _ = write!(
+            stdout,
+            "\n{unplayed} line{} of the script {} not played (from line {first}): the session had ended\n",
+            if unplayed == 1 { "" } else { "s" },
+            if unplayed == 1 { "was" } else { "were" },
+        );
+    }
     let score = session.score();
     if args.json {
-        let doc = json!({"turns": results, "score": score});
+        let doc = json!({"opening": session.opening_result(), "turns": results, "unplayed": unplayed, "score": score});
         let _ = writeln!(
             stdout,
             "{}",

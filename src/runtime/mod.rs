@@ -41,7 +41,7 @@ use crate::engine::{Engine, Point, State};
 
 pub use open::{open, Opened};
 pub use session::{Options, RuntimeKind, Session, StartError, TurnError};
-pub use turn::{FiringRecord, Score, SessionControl, TurnResult};
+pub use turn::{FiringRecord, OpeningResult, Score, SessionControl, TurnResult};
 
 /// What a runtime is asked for at a turn (Format 18.5 step 3): the input,
 /// the state at the input message, and the ID the reply message will get.

@@ -425,46 +425,16 @@ impl Session {
         diagnostics: Vec<Diagnostic>,
     ) -> TurnResult {
         let ms = &self.engine.session.messages;
-        let ir = &self.engine.ir;
         let st = &self.states[last as usize];
         let mut messages = vec![ms[m_in as usize].id.to_string()];
         if has_reply {
             messages.push(ms[last as usize].id.to_string());
         }
-        let mut firings = Vec::new();
-        let mut signals = Vec::new();
         // Events are evaluated once per turn, at its last message (18.5).
-        {
-            let m = last;
-            for f in &ms[m as usize].firings {
-                let id = ms[m as usize].id.to_string();
-                match f {
-                    Fired::Event(i) => {
-                        let e = &ir.events[*i as usize];
-                        if let Some(s) = &e.signal {
-                            signals.push(s.to_string());
-                        }
-                        firings.push(FiringRecord {
-                            event: Some(e.id.to_string()),
-                            outcome: None,
-                            message: id,
-                            signal: e.signal.as_ref().map(|s| s.to_string()),
-                        });
-                    }
-                    Fired::Outcome(i) => firings.push(FiringRecord {
-                        event: None,
-                        outcome: Some(ir.outcomes[*i as usize].id.to_string()),
-                        message: id,
-                        signal: None,
-                    }),
-                }
-            }
-        }
+        let firings = self.firing_records(last);
+        let signals: Vec<String> = firings.iter().filter_map(|f| f.signal.clone()).collect();
         let ended = st.ending.is_some();
-        let outcome = match st.ending {
-            Some(Fired::Outcome(o)) => ir.outcomes.get(o as usize).map(|x| x.id.to_string()),
-            _ => None,
-        };
+        let outcome = self.outcome_at(last);
         let control = if status == Status::Stop || ended {
             SessionControl::EndSession
         } else {
@@ -491,6 +461,81 @@ impl Session {
             signals,
             diagnostics,
         }
+    }
+}
+
+/// What the root a runtime writes did (Format 18.4, 18.6): the events and
+/// outcomes that fired at the opening, and whether the story ended there.
+/// As JSON every field is present, `null` when it does not apply.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OpeningResult {
+    /// The root's ID (`m1`).
+    pub message: String,
+    /// The opening the root names.
+    pub opening: String,
+    /// The rendered text of the root (its opening's parts, 6.3).
+    pub text: Option<String>,
+    /// The firings at the root, in order.
+    pub firings: Vec<FiringRecord>,
+    /// Whether the story is ended at the root (an opening that fires an
+    /// ending leaves no turn to play).
+    pub ended: bool,
+    /// The story's outcome there.
+    pub outcome: Option<String>,
+}
+
+impl Session {
+    /// The firings recorded on message `m`, as the turn result shows them.
+    pub(crate) fn firing_records(&self, m: u32) -> Vec<FiringRecord> {
+        let ir = &self.engine.ir;
+        let Some(msg) = self.engine.session.messages.get(m as usize) else {
+            return Vec::new();
+        };
+        msg.firings
+            .iter()
+            .filter_map(|f| match f {
+                Fired::Event(i) => ir.events.get(*i as usize).map(|e| FiringRecord {
+                    event: Some(e.id.to_string()),
+                    outcome: None,
+                    message: msg.id.to_string(),
+                    signal: e.signal.as_ref().map(|s| s.to_string()),
+                }),
+                Fired::Outcome(i) => ir.outcomes.get(*i as usize).map(|o| FiringRecord {
+                    event: None,
+                    outcome: Some(o.id.to_string()),
+                    message: msg.id.to_string(),
+                    signal: None,
+                }),
+            })
+            .collect()
+    }
+
+    /// The story's outcome at message `m` (Format 9.3), if it ended by one.
+    fn outcome_at(&self, m: u32) -> Option<String> {
+        match self.states.get(m as usize)?.ending {
+            Some(Fired::Outcome(o)) => self
+                .engine
+                .ir
+                .outcomes
+                .get(o as usize)
+                .map(|x| x.id.to_string()),
+            _ => None,
+        }
+    }
+
+    /// What the opening root did (its firings, whether the story ended
+    /// there); `None` when the session has no opening root.
+    pub fn opening_result(&self) -> Option<OpeningResult> {
+        let msg = self.engine.session.messages.first()?;
+        let o = msg.opening.filter(|_| msg.parent.is_none())?;
+        Some(OpeningResult {
+            message: msg.id.to_string(),
+            opening: self.engine.ir.openings.get(o as usize)?.id.to_string(),
+            text: self.render(0),
+            firings: self.firing_records(0),
+            ended: self.states.first().is_some_and(|s| s.ending.is_some()),
+            outcome: self.outcome_at(0),
+        })
     }
 }
 

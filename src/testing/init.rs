@@ -1,14 +1,50 @@
 //! `troupe init DIR` (Format 21): a new pack that passes `troupe check`
 //! and `troupe test` as scaffolded — a manifest, one scenario, an NPC, a
 //! safety policy, a rubric, a smoke and a golden fixture — and a CI
-//! workflow `.github/workflows/troupe.yml` that installs Troupe and runs
-//! both commands.
+//! workflow `.github/workflows/troupe.yml` that installs Troupe from a
+//! pinned git commit (never by name from a package index) and runs both
+//! commands.
 
 use std::path::Path;
 
+/// The git URL Troupe was built from, when the build was told
+/// (`TROUPE_GIT_URL` at build time); `None` otherwise.
+pub const SOURCE_URL: Option<&str> = option_env!("TROUPE_GIT_URL");
+
+/// The full commit Troupe was built from (`TROUPE_GIT_REV` at build time,
+/// 40 hexadecimal digits); `None` otherwise.
+pub const SOURCE_REV: Option<&str> = option_env!("TROUPE_GIT_REV");
+
+/// What the workflow's `TROUPE_GIT` and `TROUPE_REV` are set to: the
+/// build's source when it is known (a URL and a 40-digit commit), else
+/// clearly marked placeholders that make the install step fail with a
+/// plain message. The second value is false for placeholders.
+pub fn pinned_source() -> (String, String, bool) {
+    let rev_ok =
+        SOURCE_REV.is_some_and(|r| r.len() == 40 && r.bytes().all(|b| b.is_ascii_hexdigit()));
+    match (SOURCE_URL, rev_ok) {
+        (Some(url), true) if !url.is_empty() => (
+            url.to_string(),
+            SOURCE_REV.unwrap_or_default().to_ascii_lowercase(),
+            true,
+        ),
+        _ => (
+            "PLACEHOLDER: the git URL of Troupe".into(),
+            "PLACEHOLDER: a full 40-character commit of Troupe".into(),
+            false,
+        ),
+    }
+}
+
 /// The files of the scaffold: (pack-relative path, text), in write order.
 pub fn files(pack_id: &str, name: &str) -> Vec<(&'static str, String)> {
-    let f = |t: &str| t.replace("{PACK_ID}", pack_id).replace("{NAME}", name);
+    let (git, rev, _) = pinned_source();
+    let f = |t: &str| {
+        t.replace("{PACK_ID}", pack_id)
+            .replace("{NAME}", name)
+            .replace("{TROUPE_GIT}", &git)
+            .replace("{TROUPE_REV}", &rev)
+    };
     vec![
         ("manifest.yaml", f(MANIFEST)),
         ("scenarios/first_meeting.yaml", f(SCENARIO)),
@@ -293,18 +329,32 @@ reached yet.
 "#;
 
 const WORKFLOW: &str = r#"# Checks and tests the pack on every push and pull request.
+#
+# Troupe is installed from its source at one pinned commit, never by name from
+# a public package index: a name there can belong to someone else (on crates.io
+# the crate `troupe` is an unrelated library), and a pinned commit is the code
+# you reviewed. TROUPE_GIT and TROUPE_REV were filled in from the troupe that
+# wrote this file; to move to a newer Troupe, change TROUPE_REV to its commit.
 name: troupe
 on:
   push:
   pull_request:
+env:
+  TROUPE_GIT: "{TROUPE_GIT}"
+  TROUPE_REV: "{TROUPE_REV}"
 jobs:
   test:
     runs-on: ubuntu-latest
     steps:
       - uses: actions/checkout@v4
       - uses: dtolnay/rust-toolchain@stable
-      - name: Install Troupe
-        run: cargo install troupe --locked
+      - name: Install Troupe (pinned source)
+        run: |
+          if ! printf '%s' "$TROUPE_REV" | grep -Eq '^[0-9a-f]{40}$' || [ -z "$TROUPE_GIT" ] || [ "${TROUPE_GIT#PLACEHOLDER}" != "$TROUPE_GIT" ]; then
+            echo "Troupe's source is not pinned: set TROUPE_GIT to Troupe's git URL and TROUPE_REV to a full 40-character commit in .github/workflows/troupe.yml (the troupe that wrote this file did not know them)."
+            exit 1
+          fi
+          cargo install --locked --git "$TROUPE_GIT" --rev "$TROUPE_REV" troupe-rules
       - name: Check the pack
         run: troupe check .
       - name: Test the pack
