@@ -456,3 +456,51 @@ fn a_turn_after_the_end_fails_and_later_turns_do_not_run() {
     assert_eq!(t.failures[0].message, "turn 5: the session ended at turn 4");
     assert_eq!(t.failures[0].pointer.as_deref(), Some("/turns/4"));
 }
+
+/// Editing a rule's reply and changes makes the session test fail with a
+/// readable diff of the recorded turns against the re-played ones (Format
+/// 21.5 re-play), until `--accept` re-records the session.
+#[test]
+fn an_edited_rule_fails_the_session_test_until_accepted() {
+    let (_d, root) = pack("harbor-lights");
+    let r = test(&root);
+    assert_eq!(stage(&r, StageName::Sessions).status, Status::Pass);
+    edit(
+        &root,
+        "scenarios/harbor_lights.yaml",
+        "{{char}} smiles. 'You're welcome here, {{user}}.'",
+        "{{char}} frowns. 'We'll see, {{user}}.'",
+    );
+    let r = test(&root);
+    let t = stage(&r, StageName::Sessions)
+        .tests
+        .iter()
+        .find(|t| t.name == "inn.jsonl")
+        .unwrap();
+    assert_eq!(t.status, Status::Fail);
+    assert!(t.failures[0].message.starts_with(
+        "re-played under the current rules, sessions/inn.jsonl differs from the recording"
+    ));
+    let diff = t.diff.as_deref().unwrap();
+    assert!(
+        diff.contains("-  reply: Mara smiles. 'You're welcome here, Player.'"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+  reply: Mara frowns. 'We'll see, Player.'"),
+        "{diff}"
+    );
+    // --accept re-records the session (and its snapshot); then it passes.
+    let mut opts = Options {
+        snapshots: Snapshots::AcceptAll,
+        ..Options::default()
+    };
+    let r = run(&root, &mut opts, &Installed, &mut Quiet).unwrap();
+    assert_eq!(stage(&r, StageName::Sessions).status, Status::Pass);
+    let text = std::fs::read_to_string(root.join("sessions/inn.jsonl")).unwrap();
+    assert!(text.contains("frowns"), "{text}");
+    assert_eq!(
+        stage(&test(&root), StageName::Sessions).status,
+        Status::Pass
+    );
+}

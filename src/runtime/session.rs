@@ -407,6 +407,31 @@ impl Session {
         true
     }
 
+    /// Makes message `id` the current message, so the next input is its
+    /// child (a recorded branch re-played, Format 21.5); the turns on its
+    /// path become the ones `undo` takes back. False when there is no such
+    /// message.
+    pub fn go_to(&mut self, id: &str) -> bool {
+        let Some(m) = self.engine.session.find(id) else {
+            return false;
+        };
+        let players = &self.engine.ir.players;
+        let mut turns = Vec::new();
+        let mut at = Some(m);
+        while let Some(x) = at {
+            let msg = &self.engine.session.messages[x as usize];
+            if msg.parent.is_some() && matches!(msg.author, Who::Cast(c) if players.contains(&c)) {
+                turns.push(x);
+            }
+            at = msg.parent;
+        }
+        turns.reverse();
+        self.turns = turns;
+        self.current = Some(m);
+        self.stopped = false;
+        true
+    }
+
     /// The ID the next message written will get (Format 18.4: `m<n>`).
     pub fn next_message_id(&self) -> String {
         self.next_id()

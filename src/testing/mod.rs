@@ -10,6 +10,7 @@ pub mod init;
 pub mod model;
 pub mod playtests;
 pub mod reach;
+pub mod replays;
 pub mod report;
 pub mod runner;
 pub mod snapshots;

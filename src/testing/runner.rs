@@ -63,6 +63,21 @@ pub trait Runtimes {
     fn replay(&self, _engine: &Engine) -> Option<Vec<crate::diag::Diagnostic>> {
         None
     }
+
+    /// Re-plays a recorded session's player inputs under the rules runtime
+    /// (Format 21.5 step 3) with the recorded header's settings and root
+    /// (`(root ID, opening ID)`), each input a child of the re-played counterpart of its
+    /// recorded parent; returns the new session file's text, `Err` why it
+    /// could not start, or `None` when no rules runtime exists.
+    fn replay_inputs(
+        &self,
+        _bundle: &Value,
+        _header: &Value,
+        _root: Option<(&str, &str)>,
+        _inputs: &[super::replays::Input],
+    ) -> Option<Result<String, String>> {
+        None
+    }
 }
 
 /// The runtimes of [`crate::runtime`]: `rules` and `fake`, and replay.
@@ -101,6 +116,62 @@ impl Runtimes for Installed {
 
     fn replay(&self, engine: &Engine) -> Option<Vec<crate::diag::Diagnostic>> {
         Some(crate::runtime::replay::replay(engine).diagnostics)
+    }
+
+    fn replay_inputs(
+        &self,
+        bundle: &Value,
+        header: &Value,
+        root: Option<(&str, &str)>,
+        inputs: &[super::replays::Input],
+    ) -> Option<Result<String, String>> {
+        let opening = root.map(|r| r.1);
+        let opened = Opened::from_checked(String::new(), bundle.clone());
+        let text = |f: &str| header.get(f).and_then(Value::as_str).map(str::to_string);
+        let options = Options {
+            scenario: text("scenario"),
+            difficulty: text("difficulty"),
+            seed: header.get("seed").and_then(Value::as_u64).unwrap_or(0),
+            opening: opening.map(str::to_string),
+            runtime: RuntimeKind::Rules,
+            header_players: header
+                .get("players")
+                .map(|p| (p.clone(), header.get("characters").cloned())),
+            player_name: None,
+        };
+        let mut session = match Session::start(&opened, &options) {
+            Ok(s) => s,
+            Err(e) => return Some(Err(e.to_string())),
+        };
+        // Recorded ID of a turn's last message (or the root) → re-played ID.
+        let mut now: std::collections::HashMap<String, String> = Default::default();
+        if let (Some((recorded, _)), Some(current)) = (root, session.current_id()) {
+            now.insert(recorded.to_string(), current.to_string());
+        }
+        for input in inputs {
+            if let Some(p) = &input.parent {
+                match now.get(p) {
+                    Some(target) => {
+                        let target = target.clone();
+                        session.go_to(&target);
+                    }
+                    None => break, // its parent's turn was not re-played
+                }
+            }
+            match session.turn(&input.text) {
+                Ok(r) => {
+                    if let Some(last) = r.messages.last() {
+                        now.insert(input.id.clone(), last.clone());
+                        if let Some(a) = &input.answer {
+                            now.insert(a.clone(), last.clone());
+                        }
+                    }
+                }
+                Err(crate::runtime::TurnError::Ended) => continue,
+                Err(e) => return Some(Err(e.to_string())),
+            }
+        }
+        Some(Ok(session.session_text().to_string()))
     }
 }
 

@@ -97,10 +97,21 @@ pub fn compare(accepted: Option<&str>, current: &Value, path: &str) -> Compared 
 /// A unified diff (three lines of context) of the accepted text against
 /// the current one.
 pub fn diff(accepted: &str, current: &str, path: &str) -> String {
-    TextDiff::from_lines(accepted, current)
+    diff_labeled(
+        accepted,
+        current,
+        &format!("{path} (accepted)"),
+        &format!("{path} (current)"),
+    )
+}
+
+/// A unified diff (three lines of context) of `old` against `new`, headed
+/// by the two labels.
+pub fn diff_labeled(old: &str, new: &str, old_label: &str, new_label: &str) -> String {
+    TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)
-        .header(&format!("{path} (accepted)"), &format!("{path} (current)"))
+        .header(old_label, new_label)
         .to_string()
 }
 

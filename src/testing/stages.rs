@@ -508,16 +508,17 @@ fn session_test(
         return TestResult::new(name, file, Status::Err).because("the session has no header");
     };
     let messages: Vec<Value> = session.messages.iter().map(|m| m.value.clone()).collect();
-    let engine = match crate::engine::Engine::load(bundle, Some((&header.value, &messages)), None) {
-        Ok(e) => e,
-        Err(d) => {
-            let first = d.first().map_or(String::new(), |d| {
-                format!(": {} {}", d.code.as_str(), d.message)
-            });
-            return TestResult::new(name, file, Status::Err)
-                .because(format!("the session does not replay{first}"));
-        }
-    };
+    let mut engine =
+        match crate::engine::Engine::load(bundle, Some((&header.value, &messages)), None) {
+            Ok(e) => e,
+            Err(d) => {
+                let first = d.first().map_or(String::new(), |d| {
+                    format!(": {} {}", d.code.as_str(), d.message)
+                });
+                return TestResult::new(name, file, Status::Err)
+                    .because(format!("the session does not replay{first}"));
+            }
+        };
     let scenario = engine.ir.scenario.to_string();
     super::reach::reached(
         &engine,
@@ -543,6 +544,37 @@ fn session_test(
             }
         }
         None => notes.push("firings not replayed: the replay runtime is not built yet".to_string()),
+    }
+    // Step 3: the recorded inputs re-played under the current rules.
+    let mut replay_diff = None;
+    match replay_inputs(
+        pack,
+        rel,
+        &messages,
+        bundle,
+        &header.value,
+        &engine,
+        runtimes,
+        opts,
+    ) {
+        Ok(Replayed::Same) => {}
+        Ok(Replayed::Note(n)) => notes.push(n),
+        Ok(Replayed::Accepted(e)) => {
+            notes.push(format!("re-recorded {rel} under the current rules"));
+            engine = *e;
+        }
+        Ok(Replayed::Differs(d)) => {
+            failures.push(Failure {
+                message: format!(
+                    "re-played under the current rules, {rel} differs from the recording (`troupe test --review` to review, `--accept` to re-record it)"
+                ),
+                file: file.clone(),
+                pointer: Some(String::new()),
+                ..Failure::default()
+            });
+            replay_diff = Some(d);
+        }
+        Err(reason) => return TestResult::new(name, file, Status::Err).because(reason),
     }
     let snap = snapshots::build(&engine, rel);
     let path = snapshots::snapshot_path(rel);
@@ -611,9 +643,97 @@ fn session_test(
         }
     }
     let mut t = TestResult::from_failures(name, file, failures);
-    t.diff = diff;
+    t.diff = match (replay_diff, diff) {
+        (Some(a), Some(b)) => Some(format!("{a}{b}")),
+        (a, b) => a.or(b),
+    };
     if !notes.is_empty() {
         t.reason = Some(notes.join("; "));
     }
     t
+}
+
+/// What re-playing a session's inputs found (Format 21.5 step 3).
+enum Replayed {
+    /// The re-play says and changes what the recording does.
+    Same,
+    /// Not re-played, and why (shown in the report).
+    Note(String),
+    /// The re-play differs; the readable diff of recording against re-play.
+    Differs(String),
+    /// It differed and was accepted: the session file now holds the
+    /// re-play, loaded here.
+    Accepted(Box<crate::engine::Engine>),
+}
+
+/// Re-plays the recorded player inputs of session `rel` under the current
+/// rules and compares the turns (input, reply, changes, firings, state)
+/// with the recording; `--accept` (or an accepted review) writes the
+/// re-played session over the recording. `Err` is why the test is ERR.
+#[allow(clippy::too_many_arguments)]
+fn replay_inputs(
+    pack: &PackFiles,
+    rel: &str,
+    messages: &[Value],
+    bundle: &Value,
+    header: &Value,
+    engine: &crate::engine::Engine,
+    runtimes: &dyn Runtimes,
+    opts: &mut Options<'_>,
+) -> Result<Replayed, String> {
+    use super::replays;
+    let players: Vec<String> = engine
+        .ir
+        .players
+        .iter()
+        .filter_map(|c| engine.ir.cast.get(*c as usize))
+        .map(|c| c.id.to_string())
+        .collect();
+    let inputs = match replays::inputs(messages, &players) {
+        Ok(i) => i,
+        Err(why) => return Ok(Replayed::Note(format!("not re-played: {why}"))),
+    };
+    let root = messages
+        .first()
+        .and_then(|m| Some((m.get("id")?.as_str()?, m.get("opening")?.as_str()?)));
+    let text = match runtimes.replay_inputs(bundle, header, root, &inputs) {
+        None => return Ok(Replayed::Note("not re-played: no rules runtime".into())),
+        Some(Err(e)) => return Err(format!("the session's inputs cannot be re-played: {e}")),
+        Some(Ok(t)) => t,
+    };
+    let mut lines = text.lines().map(serde_json::from_str::<Value>);
+    let new_header = match lines.next() {
+        Some(Ok(h)) => h,
+        _ => return Err("the re-played session has no header".into()),
+    };
+    let new_messages: Vec<Value> = lines
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("the re-played session does not read back: {e}"))?;
+    let new_engine = crate::engine::Engine::load(bundle, Some((&new_header, &new_messages)), None)
+        .map_err(|_| "the re-played session does not load".to_string())?;
+    let was = replays::turns_text(engine, messages, &players);
+    let now = replays::turns_text(&new_engine, &new_messages, &players);
+    if was == now {
+        return Ok(Replayed::Same);
+    }
+    let d = snapshots::diff_labeled(
+        &was,
+        &now,
+        &format!("{rel} (recorded)"),
+        &format!("{rel} (re-played under the current rules)"),
+    );
+    let change = SnapshotChange {
+        path: rel.to_string(),
+        kind: ChangeKind::Changed,
+        diff: d.clone(),
+    };
+    if decide(opts, &change) != Decision::Accept {
+        return Ok(Replayed::Differs(d));
+    }
+    let target = pack.root.join(rel);
+    let tmp = target.with_extension("jsonl.tmp");
+    std::fs::write(&tmp, &text)
+        .and_then(|()| std::fs::rename(&tmp, &target))
+        .map_err(|e| format!("cannot write {rel}: {e}"))?;
+    Ok(Replayed::Accepted(Box::new(new_engine)))
 }

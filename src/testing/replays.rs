@@ -1,0 +1,248 @@
+//! Re-playing a recorded session's player inputs under the current rules
+//! (Format 21.5 step 3): which sessions can be re-played, the turns of a
+//! session as a reviewer reads them (input, reply, changes, firings,
+//! state), and the comparison of the recording with the re-play.
+
+use serde_json::Value;
+
+use crate::engine::Engine;
+
+/// The fields a runtime writes on a message line (Format 18.8).
+const RUNTIME_FIELDS: &[&str] = &[
+    "id", "parent", "opening", "author", "parts", "changes", "firings",
+];
+
+/// One recorded input: the text the player typed and the ID of the
+/// message it answers (its parent), if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    /// The input as typed (the part's text with 18.5's escape undone).
+    pub text: String,
+    /// The recorded parent's ID.
+    pub parent: Option<String>,
+    /// The recorded input message's ID.
+    pub id: String,
+    /// The recorded reply's ID, when the next line answers the input.
+    pub answer: Option<String>,
+}
+
+/// The inputs of a session written the way a runtime writes one (Format
+/// 18.4, 18.5, 18.8), in file order, or why it was not (a hand-written
+/// session: fields a runtime never writes, a player message with changes,
+/// a second root, …). Players are the header's `players`.
+pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, String> {
+    let mut out = Vec::new();
+    let is_player = |m: &Value| {
+        m.get("author")
+            .and_then(Value::as_str)
+            .is_some_and(|a| players.iter().any(|p| p == a))
+    };
+    for (i, m) in messages.iter().enumerate() {
+        let id = m.get("id").and_then(Value::as_str).unwrap_or("");
+        if let Some((k, _)) = m
+            .as_object()
+            .into_iter()
+            .flatten()
+            .find(|(k, _)| !RUNTIME_FIELDS.contains(&k.as_str()))
+        {
+            return Err(format!(
+                "message {id} has `{k}`, which a runtime never writes"
+            ));
+        }
+        let parent = m.get("parent").and_then(Value::as_str);
+        if parent.is_none() && i > 0 {
+            return Err(format!("message {id} is a second root"));
+        }
+        if i == 0 && m.get("opening").is_some() {
+            if m.get("parts").is_some() || m.get("changes").is_some() {
+                return Err(format!(
+                    "the root {id} has its own parts or changes, which a runtime never writes"
+                ));
+            }
+            continue;
+        }
+        if is_player(m) {
+            if m.get("changes").is_some() {
+                return Err(format!(
+                    "player message {id} has changes, which a runtime's inputs never have"
+                ));
+            }
+            let parts = m
+                .get("parts")
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice);
+            let text = match parts {
+                [p] if p.get("audience").is_none() => p.get("text").and_then(Value::as_str),
+                _ => None,
+            };
+            let Some(text) = text else {
+                return Err(format!(
+                    "player message {id} is not one text part, as a runtime writes an input"
+                ));
+            };
+            out.push(Input {
+                text: unescape(text),
+                parent: parent.map(str::to_string),
+                id: id.to_string(),
+                answer: None,
+            });
+        } else {
+            let prev = i
+                .checked_sub(1)
+                .and_then(|p| messages.get(p))
+                .filter(|p| is_player(p))
+                .and_then(|p| p.get("id"))
+                .and_then(Value::as_str);
+            if prev.is_none() || prev != parent {
+                return Err(format!(
+                    "message {id} is not the reply to the input on the line before it"
+                ));
+            }
+            if let Some(last) = out.last_mut() {
+                last.answer = Some(id.to_string());
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("the session has no player input".into());
+    }
+    Ok(out)
+}
+
+/// Undoes the escape of Format 18.5 step 1: `\\` is `\` and `\{{` is `{{`.
+pub fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        if let Some(r) = after.strip_prefix('\\') {
+            out.push('\\');
+            rest = r;
+        } else if let Some(r) = after.strip_prefix("{{") {
+            out.push_str("{{");
+            rest = r;
+        } else {
+            out.push('\\');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn firing_ids(v: &Value) -> String {
+    let ids: Vec<&str> = v
+        .get("firings")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|f| {
+            f.get("event")
+                .or_else(|| f.get("outcome"))
+                .and_then(Value::as_str)
+        })
+        .collect();
+    format!("[{}]", ids.join(", "))
+}
+
+fn state_text(engine: &Engine, m: u32) -> String {
+    engine
+        .flatten(&engine.state_at(m))
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A session's turns as a reviewer reads them, one block per turn in file
+/// order (message IDs left out, so that a turn that now writes one
+/// message less does not make every later line differ): the opening's
+/// firings, then for each input its text, the reply (rendered), the
+/// reply's changes as written, the turn's firings and the flattened state
+/// at the turn's last message.
+pub fn turns_text(engine: &Engine, messages: &[Value], players: &[String]) -> String {
+    let mut out = String::new();
+    let is_player = |m: &Value| {
+        m.get("author")
+            .and_then(Value::as_str)
+            .is_some_and(|a| players.iter().any(|p| p == a))
+    };
+    let mut n = 0;
+    for (i, m) in messages.iter().enumerate() {
+        if i == 0 && m.get("opening").is_some() {
+            out.push_str(&format!(
+                "opening {}\n  firings: {}\n  state: {}\n",
+                m.get("opening").and_then(Value::as_str).unwrap_or(""),
+                firing_ids(m),
+                state_text(engine, 0)
+            ));
+            continue;
+        }
+        if !is_player(m) {
+            continue;
+        }
+        n += 1;
+        let answer = messages
+            .get(i + 1)
+            .filter(|a| !is_player(a) && a.get("parent") == m.get("id"));
+        let last = if answer.is_some() { i + 1 } else { i };
+        out.push_str(&format!(
+            "turn {n}: {}\n",
+            engine.render_part(i as u32, 0).unwrap_or_default()
+        ));
+        match answer {
+            Some(a) => {
+                let reply = if a.get("parts").is_some() {
+                    engine.render_part(last as u32, 0).unwrap_or_default()
+                } else {
+                    "(no words)".into()
+                };
+                out.push_str(&format!("  reply: {reply}\n"));
+                let changes = a
+                    .get("changes")
+                    .map(crate::runtime::session_writer::troupe_json)
+                    .unwrap_or_else(|| "[]".into());
+                out.push_str(&format!("  changes: {changes}\n"));
+            }
+            None => out.push_str("  (no reply)\n"),
+        }
+        let last_line = messages.get(last).unwrap_or(m);
+        out.push_str(&format!("  firings: {}\n", firing_ids(last_line)));
+        out.push_str(&format!("  state: {}\n", state_text(engine, last as u32)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unescape_undoes_the_input_escape() {
+        for s in [r"a\b {{user}}", "{{{{", r"\\{{", "plain", r"end\"] {
+            assert_eq!(unescape(&crate::runtime::turn::escape(s)), s);
+        }
+    }
+
+    #[test]
+    fn what_a_runtime_writes_is_replayable() {
+        let players = vec!["player".to_string()];
+        let ok = [
+            json!({"id": "m1", "opening": "o", "author": "kai"}),
+            json!({"id": "m2", "parent": "m1", "author": "player", "parts": [{"type": "text", "text": "hi"}]}),
+            json!({"id": "m3", "parent": "m2", "author": "kai", "parts": [{"type": "text", "text": "yo"}], "changes": [{"add": {"x": 1}}]}),
+            json!({"id": "m4", "parent": "m1", "author": "player", "parts": [{"type": "text", "text": "again"}]}),
+        ];
+        let got = inputs(&ok, &players).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[1].parent.as_deref(), Some("m1"));
+        let mut hand = ok.to_vec();
+        hand[1]["changes"] = json!([{"add": {"x": 1}}]);
+        assert!(inputs(&hand, &players).unwrap_err().contains("has changes"));
+        let mut timed = ok.to_vec();
+        timed[2]["time"] = json!("2026-01-01T00:00:00Z");
+        assert!(inputs(&timed, &players).unwrap_err().contains("`time`"));
+    }
+}
