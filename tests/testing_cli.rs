@@ -133,3 +133,61 @@ fn init_writes_a_pack_that_passes_check_and_test_unchanged() {
     let o = troupe(&["init", p]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// `troupe schema` prints the embedded schemas (offline), and `init`'s
+/// modelines point at the local copies it writes in `.troupe/schemas/`.
+#[test]
+fn schemas_are_usable_offline() {
+    let o = troupe(&["schema", "scenario"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    let want = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/scenario.schema.json"),
+    )
+    .unwrap();
+    assert_eq!(text.trim_end(), want.trim_end());
+    let o = troupe(&["schema", "scenari"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("did you mean `scenario`?"));
+    let names = stdout(&troupe(&["schema"]));
+    for n in ["manifest", "scenario", "npc", "pack-test", "defs"] {
+        assert!(names.lines().any(|l| l == n), "{names}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("p");
+    let p = pack.to_str().unwrap();
+    assert_eq!(troupe(&["init", p]).status.code(), Some(0));
+    let scenario = std::fs::read_to_string(pack.join("scenarios/first_meeting.yaml")).unwrap();
+    assert!(scenario
+        .starts_with("# yaml-language-server: $schema=../.troupe/schemas/scenario.schema.json\n"));
+    let copy = std::fs::read_to_string(pack.join(".troupe/schemas/scenario.schema.json")).unwrap();
+    assert!(
+        !copy.contains("\"$id\""),
+        "relative $refs resolve next to the copy"
+    );
+    assert!(pack.join(".troupe/schemas/defs.schema.json").is_file());
+    let o = troupe(&["check", "--strict", p]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+/// `troupe ended` and `troupe explain` ask about the session's last message
+/// in file order when `--at` is not given.
+#[test]
+fn at_defaults_to_the_last_message() {
+    let pack = "examples/packs/harbor-lights";
+    let session = "examples/packs/harbor-lights/sessions/walkthrough.jsonl";
+    let text =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(session))
+            .unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let last = last["id"].as_str().unwrap();
+    let given = stdout(&troupe(&["ended", pack, session, "--at", last, "--json"]));
+    let default = stdout(&troupe(&["ended", pack, session, "--json"]));
+    assert_eq!(given, default);
+    assert!(
+        default.contains(&format!("\"at\": \"{last}\"")),
+        "{default}"
+    );
+    let o = troupe(&["explain", pack, session]);
+    assert_eq!(o.status.code(), Some(0));
+}

@@ -177,6 +177,7 @@ const ALLOWED_EXTRAS: &[&str] = &[
     "LICENSE.md",
     "CHANGELOG.md",
     ".github/",
+    ".troupe/",
 ];
 
 /// Checks a scanned pack (Format 13) and returns its diagnostics and its

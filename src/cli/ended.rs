@@ -14,7 +14,7 @@ pub fn run(args: Args) -> i32 {
     let ending = engine.ending(&engine.state_at(m));
     if args.json {
         let out = json!({
-            "at": args.at,
+            "at": args.at_id(&engine, m),
             "ended": ending.is_some(),
             "ending": ending.as_ref().map(|e| json!({
                 "id": e.id, "kind": if e.outcome { "outcome" } else { "event" }, "message": e.message

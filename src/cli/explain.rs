@@ -17,16 +17,17 @@ pub fn run(args: Args) -> i32 {
         Err(code) => return code,
     };
     let entries = engine.entries_at(m);
+    let at = args.at_id(&engine, m);
     if args.json {
         let out = json!({
-            "at": args.at,
+            "at": at,
             "scenario": &*engine.ir.scenario,
             "active": entries.iter().filter(|e| e.active).count(),
             "entries": entries,
         });
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
-        print!("{}", human(&engine, &args.at, &entries));
+        print!("{}", human(&engine, &at, &entries));
     }
     0
 }

@@ -20,6 +20,7 @@ pub mod play;
 pub mod playtest;
 pub mod render;
 pub mod run;
+pub mod schema;
 pub mod state;
 pub mod test;
 
@@ -70,6 +71,8 @@ enum Command {
     Init(init::Args),
     /// Which lore entries are active at a message, and why (Format 5.3).
     Explain(explain::Args),
+    /// Print a JSON Schema of the format (for editors, offline), or list them.
+    Schema(schema::Args),
 }
 
 /// Parses the process arguments, runs the subcommand and returns the exit code.
@@ -98,6 +101,7 @@ pub fn run() -> i32 {
         Command::Knows(args) => knows::run(args),
         Command::Ended(args) => ended::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Schema(args) => schema::run(args),
     }
 }
 
@@ -137,21 +141,40 @@ pub struct SessionAt {
     pub bundle: std::path::PathBuf,
     /// A session file (for a pack, also looked for in its `sessions/`).
     pub session: std::path::PathBuf,
-    /// The message.
+    /// The message (default: the session's last message in file order).
     #[arg(long)]
-    pub at: String,
+    pub at: Option<String>,
     /// Print JSON for programs.
     #[arg(long)]
     pub json: bool,
 }
 
 impl SessionAt {
-    /// Opens the engine and finds `--at`; on failure prints why and returns
-    /// the exit code.
+    /// Opens the engine and finds `--at` (the last message in file order
+    /// when it is not given); on failure prints why and returns the exit
+    /// code.
     pub(crate) fn open(&self) -> Result<(crate::engine::Engine, u32), i32> {
         let engine = open_engine(&self.bundle, Some(&self.session))?;
-        let m = message_index(&engine, &self.at)?;
+        let m = match &self.at {
+            Some(id) => message_index(&engine, id)?,
+            None => engine.last_message().ok_or_else(|| {
+                eprintln!("the session has no message to ask about");
+                1
+            })?,
+        };
         Ok((engine, m))
+    }
+
+    /// The ID of the message asked about.
+    pub(crate) fn at_id(&self, engine: &crate::engine::Engine, m: u32) -> String {
+        self.at.clone().unwrap_or_else(|| {
+            engine
+                .session
+                .messages
+                .get(m as usize)
+                .map(|x| x.id.to_string())
+                .unwrap_or_default()
+        })
     }
 }
 

@@ -120,6 +120,13 @@ impl Engine {
         &self.tree
     }
 
+    /// The last message of the session in file order (the line written
+    /// last), the message a question about "now" is asked at; `None` for a
+    /// session without messages.
+    pub fn last_message(&self) -> Option<u32> {
+        self.session.messages.len().checked_sub(1).map(|m| m as u32)
+    }
+
     /// The initial state (Format 8.6).
     pub fn initial(&self) -> &State {
         &self.initial

@@ -36,6 +36,26 @@ pub fn pinned_source() -> (String, String, bool) {
     }
 }
 
+/// The local copies of the schemas `init` writes under `.troupe/schemas/`
+/// (Format 13.9), so that editors validate the pack offline: each embedded
+/// schema with its `$id` left out, so that its relative `$ref`s
+/// (`defs.schema.json#/…`) resolve next to the copy. (pack-relative path,
+/// text).
+pub fn schema_copies() -> Vec<(String, String)> {
+    crate::check::schema::SOURCES
+        .iter()
+        .filter(|(f, _)| !f.contains('/'))
+        .map(|(f, text)| {
+            let local: String = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("\"$id\""))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            (format!(".troupe/schemas/{f}"), local)
+        })
+        .collect()
+}
+
 /// The files of the scaffold: (pack-relative path, text), in write order.
 pub fn files(pack_id: &str, name: &str) -> Vec<(&'static str, String)> {
     let (git, rev, _) = pinned_source();
@@ -109,8 +129,12 @@ pub fn init(dir: &Path) -> Result<Vec<String>, InitError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "New pack".into());
     let mut written = Vec::new();
-    for (rel, text) in files(&id, &name) {
-        let path = dir.join(rel);
+    let all = files(&id, &name)
+        .into_iter()
+        .map(|(r, t)| (r.to_string(), t))
+        .chain(schema_copies());
+    for (rel, text) in all {
+        let path = dir.join(&rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| InitError::Io(parent.display().to_string(), e))?;
@@ -121,7 +145,7 @@ pub fn init(dir: &Path) -> Result<Vec<String>, InitError> {
     Ok(written)
 }
 
-const MANIFEST: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/pack.schema.json
+const MANIFEST: &str = r#"# yaml-language-server: $schema=.troupe/schemas/manifest.schema.json
 schema_version: "0.1"
 pack_id: {PACK_ID}
 name: "{NAME}"
@@ -137,7 +161,7 @@ players:
   max: 1
 "#;
 
-const SCENARIO: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/scenario.schema.json
+const SCENARIO: &str = r#"# yaml-language-server: $schema=../.troupe/schemas/scenario.schema.json
 schema_version: "0.1"
 scenario_id: first_meeting
 title: A first meeting
@@ -206,7 +230,7 @@ difficulty:
       patience: 30
 "#;
 
-const NPC: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/npc.schema.json
+const NPC: &str = r#"# yaml-language-server: $schema=../.troupe/schemas/npc.schema.json
 schema_version: "0.1"
 npc_id: host
 name: The Host
@@ -215,7 +239,7 @@ age_band: adult
 persona: A fictional, courteous host who warms to guests who are honest and curious.
 "#;
 
-const SAFETY: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/safety.schema.json
+const SAFETY: &str = r#"# yaml-language-server: $schema=../.troupe/schemas/safety.schema.json
 schema_version: "0.1"
 policy_id: policy
 content_rating_cap: general
@@ -229,7 +253,7 @@ global_rules:
   - crisis_support
 "#;
 
-const RUBRIC: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/rubric.schema.json
+const RUBRIC: &str = r#"# yaml-language-server: $schema=../.troupe/schemas/rubric.schema.json
 schema_version: "0.1"
 rubric_id: rubric
 title: A first meeting
@@ -240,7 +264,7 @@ criteria:
     score: "double(state.trust) / 100.0"
 "#;
 
-const SMOKE: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/pack-test.schema.json
+const SMOKE: &str = r#"# yaml-language-server: $schema=../.troupe/schemas/pack-test.schema.json
 schema_version: "0.1"
 fixture_id: smoke_first_meeting
 scenario_id: first_meeting
@@ -262,7 +286,7 @@ static_assertions:
     check: "equals true"
 "#;
 
-const GOLDEN: &str = r#"# yaml-language-server: $schema=https://troupe.dev/schemas/0.1/pack-test.schema.json
+const GOLDEN: &str = r#"# yaml-language-server: $schema=../.troupe/schemas/pack-test.schema.json
 schema_version: "0.1"
 fixture_id: golden_first_meeting
 scenario_id: first_meeting
