@@ -521,8 +521,18 @@ pub fn check_scanned_pack(
 ) -> Option<(PackFiles, lower::Lowered)> {
     let root = path.display().to_string();
     for mut d in loaded.diagnostics {
-        if let Some(f) = &d.location.file {
-            d.location.file = Some(prefixed(&root, f));
+        if let Some(f) = d.location.file.clone() {
+            let shown = prefixed(&root, &f);
+            // Quote a file that did not parse, so the report shows the line
+            // and a caret (its text is in no parsed document).
+            if d.code == Code::Parse && !checked.sources.contains(&shown) {
+                let file = path.join(&f);
+                if let Ok(bytes) = load::text::read_bounded(&shown, &file) {
+                    let text = String::from_utf8_lossy(&bytes).into_owned();
+                    checked.sources.add(shown.clone(), text.into());
+                }
+            }
+            d.location.file = Some(shown);
         }
         checked.diagnostics.push(d);
     }

@@ -114,7 +114,17 @@ pub(crate) fn problems<'s>(err: &ValidationError<'_>, lookup: &Lookup<'s>, out: 
                 schema_problem(format!("give only one of {}", names.join(", ")));
             }
         }
-        K::Type { kind } => schema_problem(format!("{name} must be {}", types(kind))),
+        K::Type { kind } => {
+            // A number or bool where a string is wanted is usually a YAML
+            // scalar left unquoted (`schema_version: 0.1`): say how to write it.
+            let quote = match err.instance().as_ref() {
+                v @ (Value::Number(_) | Value::Bool(_)) if types(kind) == "a string" => {
+                    format!(": write \"{v}\" (in quotes)")
+                }
+                _ => String::new(),
+            };
+            schema_problem(format!("{name} must be {}{quote}", types(kind)))
+        }
         K::MinLength { limit: 1 } => schema_problem(format!("{name} must not be empty")),
         K::MinLength { limit } => {
             schema_problem(format!("{name} must be at least {limit} characters long"))

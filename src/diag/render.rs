@@ -29,6 +29,11 @@ impl Sources {
     pub fn add(&mut self, file: impl Into<String>, text: Arc<str>) {
         self.files.insert(file.into(), text);
     }
+
+    /// True when the text of `file` is known.
+    pub fn contains(&self, file: &str) -> bool {
+        self.files.contains_key(file)
+    }
 }
 
 /// Byte offset of a 1-based line and column (columns in characters).

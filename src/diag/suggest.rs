@@ -12,7 +12,7 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         if c == name {
             continue;
         }
-        if c.rsplit_once('.').is_some_and(|(_, last)| last == name) {
+        if c.rsplit_once('.').is_some_and(|(_, last)| last == name) || plural_of(name, c) {
             return Some(c);
         }
         let d = strsim::osa_distance(name, c);
@@ -22,6 +22,18 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         }
     }
     best.map(|(_, c)| c)
+}
+
+/// True when one name is the English plural of the other (`reply` and
+/// `replies`, `event` and `events`): a common slip that edit distance
+/// alone misses for short names.
+fn plural_of(a: &str, b: &str) -> bool {
+    let one = |s: &str, p: &str| {
+        p.strip_suffix('s') == Some(s)
+            || s.strip_suffix('y')
+                .is_some_and(|stem| p.strip_suffix("ies") == Some(stem))
+    };
+    a.len() >= 3 && b.len() >= 3 && (one(a, b) || one(b, a))
 }
 
 /// `"; did you mean `x`?"` for the closest candidate, or `""`.
@@ -66,6 +78,8 @@ mod tests {
             "; did you mean `threshold`?"
         );
         assert_eq!(did_you_mean("zzz", ["threshold"]), "");
+        assert_eq!(closest("reply", ["keywords", "replies"]), Some("replies"));
+        assert_eq!(closest("events", ["event", "outcomes"]), Some("event"));
         assert_eq!(one_of("Hard", ["warm", "hard"]), "; did you mean `hard`?");
         assert_eq!(
             one_of("x", ["warm", "hard"]),
