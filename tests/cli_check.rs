@@ -50,6 +50,7 @@ fn example_packs_are_valid_with_exit_0() {
         "check",
         "examples/packs/everyday-negotiation",
         "examples/packs/harbor-lights",
+        "examples/packs/job-interview",
     ]);
     assert_eq!(
         out.status.code(),

@@ -22,6 +22,7 @@ fn the_example_packs_pass_and_the_alias_works() {
     for pack in [
         "examples/packs/everyday-negotiation",
         "examples/packs/harbor-lights",
+        "examples/packs/job-interview",
     ] {
         let o = troupe(&["test", pack]);
         assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));

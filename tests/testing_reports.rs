@@ -159,6 +159,20 @@ fn harbor_lights_reports() {
     pin("harbor-lights.junit.xml", &xml);
 }
 
+/// The tutorial's pack (docs/tutorial.md): every stage that has tests
+/// passes, and its recorded session re-plays as recorded.
+#[test]
+fn job_interview_reports() {
+    let r = run_pack("examples/packs/job-interview");
+    pin("job-interview.json", &to_json(&r));
+    let text = to_text(&r);
+    assert!(
+        text.ends_with("troupe test: 4 stages PASS, 1 SKIP; 9 tests, 9 PASS\n"),
+        "{text}"
+    );
+    assert!(text.contains("interview 100.0%"), "{text}");
+}
+
 #[test]
 fn a_failing_run_reports_failures_with_locations() {
     let dir = tempfile::tempdir().unwrap();
