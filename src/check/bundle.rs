@@ -175,6 +175,7 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
         }
     }
     super::conditions::check_conditions(story, out);
+    super::lints::lint_story(story, out);
 }
 
 fn check_scenario_refs(

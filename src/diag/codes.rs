@@ -109,6 +109,9 @@ codes! {
     /// content (permission denied, a symlink loop, an I/O error); `troupe
     /// check` exits 3. Format 17.2.
     Io => "IO", Error;
+    /// Logic that can never take effect: a rule hidden by a fallback tried
+    /// before it, a threshold past its variable's bounds. A lint. Format 17.4.
+    DeadLogic => "DEAD_LOGIC", Warning;
 }
 
 impl Serialize for Code {
