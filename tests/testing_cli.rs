@@ -192,3 +192,42 @@ fn at_defaults_to_the_last_message() {
     let o = troupe(&["explain", pack, session]);
     assert_eq!(o.status.code(), Some(0));
 }
+
+/// `troupe cel check|eval --pack` uses the pack's declarations, and
+/// `--session` (with `--at`, else the last message) its state.
+#[test]
+fn cel_against_a_pack_and_a_session() {
+    let pack = "examples/packs/job-interview";
+    let session = "examples/packs/job-interview/sessions/offer.jsonl";
+    let o = troupe(&["cel", "check", "state.rapport > 50", "--pack", pack]);
+    assert_eq!((o.status.code(), stdout(&o).trim()), (Some(0), "bool"));
+    let o = troupe(&["cel", "check", "state.rapor > 50", "--pack", pack]);
+    assert_eq!(o.status.code(), Some(1));
+    // The initial state: rapport 40; patience at the standard knob, 50.
+    let o = troupe(&[
+        "cel",
+        "eval",
+        "state.rapport + state.patience",
+        "--pack",
+        pack,
+    ]);
+    assert_eq!(stdout(&o).trim(), "90");
+    // At m3 (after the first answer) and at the last message (the offer).
+    let at = |m: Option<&str>| {
+        let mut args = vec![
+            "cel",
+            "eval",
+            "state.rapport",
+            "--pack",
+            pack,
+            "--session",
+            session,
+        ];
+        if let Some(m) = m {
+            args.extend(["--at", m]);
+        }
+        stdout(&troupe(&args)).trim().to_string()
+    };
+    assert_eq!(at(Some("m3")), "55");
+    assert_eq!(at(None), "90");
+}

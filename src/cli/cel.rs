@@ -14,11 +14,15 @@ pub enum Command {
         /// Declare a variable: NAME=TYPE (e.g. `trust=map(string, double)`).
         #[arg(long = "decl", value_name = "NAME=TYPE")]
         decls: Vec<String>,
+        #[command(flatten)]
+        story: StoryArgs,
     },
     /// Check and evaluate an expression; prints its value.
     Eval {
         /// The CEL expression.
         expr: String,
+        #[command(flatten)]
+        story: StoryArgs,
         /// Bind a variable: NAME=JSON. Undeclared names get the JSON value's
         /// type (integers int, other numbers double, objects map(string, T)).
         #[arg(long = "var", value_name = "NAME=JSON")]
@@ -34,10 +38,91 @@ pub enum Command {
     },
 }
 
+/// A story to check and evaluate against (Format 11.2, 11.3): a pack's
+/// (or bundle's) scenario with its declarations, and a session's state.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StoryArgs {
+    /// Check against this pack's (or bundle's, or package's) declarations
+    /// (`state.rapport`, `difficulty.patience`, …).
+    #[arg(long)]
+    pub pack: Option<PathBuf>,
+    /// The scenario (default: the session's, else the first).
+    #[arg(long, requires = "pack")]
+    pub scenario: Option<String>,
+    /// Evaluate at a message of this session (its scenario is the story).
+    #[arg(long, requires = "pack")]
+    pub session: Option<PathBuf>,
+    /// The message (default: the session's last in file order; without a
+    /// session, the initial state).
+    #[arg(long, requires = "session")]
+    pub at: Option<String>,
+}
+
+/// Opens the story `--pack` names; `Err` is the exit code.
+fn story_engine(a: &StoryArgs, pack: &std::path::Path) -> Result<crate::engine::Engine, i32> {
+    if let Some(s) = &a.session {
+        return super::open_engine(pack, Some(s));
+    }
+    let opened = super::run::open_pack(pack)?;
+    crate::engine::load::compile_checked(&opened.bundle, None, a.scenario.as_deref()).map_err(|d| {
+        eprint!(
+            "{}",
+            crate::diag::render::render_human(&d, &crate::diag::render::Sources::new())
+        );
+        1
+    })
+}
+
+/// `check`/`eval` against a story: the scenario's environment, and for
+/// `eval` the state at `--at` (or the last message, or the initial state).
+fn run_in_story(expr: &str, a: &StoryArgs, pack: &std::path::Path, eval: bool) -> i32 {
+    let engine = match story_engine(a, pack) {
+        Ok(e) => e,
+        Err(c) => return c,
+    };
+    let cond = match engine.compile_condition(expr, None, false) {
+        Ok(c) => c,
+        Err(errs) => {
+            eprintln!("(checked against scenario `{}`)", engine.ir.scenario);
+            return report(expr, &errs);
+        }
+    };
+    if !eval {
+        println!("{}", cond.program.result_type());
+        return 0;
+    }
+    let state = match (&a.at, engine.last_message()) {
+        (Some(id), _) => match super::message_index(&engine, id) {
+            Ok(m) => engine.state_at(m),
+            Err(c) => return c,
+        },
+        (None, Some(m)) if a.session.is_some() => engine.state_at(m),
+        _ => engine.initial().clone(),
+    };
+    match engine.eval_condition(&cond, &state, "") {
+        Ok(v) => {
+            println!("{v}");
+            0
+        }
+        Err(e) => {
+            eprintln!("evaluation error: {e}");
+            1
+        }
+    }
+}
+
 /// Runs a `troupe cel` subcommand; returns the exit code.
 pub fn run(cmd: Command) -> i32 {
     match cmd {
-        Command::Check { expr, decls } => {
+        Command::Check { expr, story, .. } if story.pack.is_some() => {
+            let pack = story.pack.clone().unwrap_or_default();
+            run_in_story(&expr, &story, &pack, false)
+        }
+        Command::Eval { expr, story, .. } if story.pack.is_some() => {
+            let pack = story.pack.clone().unwrap_or_default();
+            run_in_story(&expr, &story, &pack, true)
+        }
+        Command::Check { expr, decls, .. } => {
             let env = match declare(&decls) {
                 Ok(env) => env,
                 Err(e) => return usage(&e),
@@ -50,7 +135,9 @@ pub fn run(cmd: Command) -> i32 {
                 Err(errs) => report(&expr, &errs),
             }
         }
-        Command::Eval { expr, vars, decls } => {
+        Command::Eval {
+            expr, vars, decls, ..
+        } => {
             let mut env = match declare(&decls) {
                 Ok(env) => env,
                 Err(e) => return usage(&e),
