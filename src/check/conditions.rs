@@ -388,6 +388,22 @@ enum Want {
 /// `when` (Threshold objects lowered, 9.5), derived variables, entry and
 /// rule `when` (with `hit()`), rubric `score`; and DERIVED_CYCLE (8.1).
 pub fn check_conditions(story: &Story, out: &mut Vec<Diagnostic>) {
+    let start = out.len();
+    check_conditions_of(story, out);
+    // A world's condition is checked once per scenario that uses it, and a
+    // type depends on the scenario's declarations: say which one.
+    for d in &mut out[start..] {
+        if d.code == Code::CelType {
+            d.message = format!(
+                "{} (checked in scenario `{}`)",
+                d.message, story.scenario.id
+            )
+            .into();
+        }
+    }
+}
+
+fn check_conditions_of(story: &Story, out: &mut Vec<Diagnostic>) {
     let scenario = Owner::Scenario(story.scenario.id.clone());
     let base = &story.pointer;
     let plain = owner_env(story, &scenario, false);
