@@ -57,8 +57,11 @@ pub const ROOT_MIRRORS: &[&str] = &[
     "mes_example",
 ];
 
-/// The ID of the player seat of an imported scenario.
-pub const USER_SEAT: &str = "user";
+/// The ID of the player seat of an imported scenario (made unique against
+/// the bundle's other IDs). Not `user`: a runtime fills a seat with a
+/// character whose ID is the seat's (Format 18.4), and `user` is reserved
+/// (3.2).
+pub const USER_SEAT: &str = "player";
 
 /// The result of importing a card.
 #[derive(Debug, Clone)]
@@ -69,6 +72,8 @@ pub struct CardImport {
     pub character: String,
     /// The scenario's ID.
     pub scenario: String,
+    /// The scenario's player seat.
+    pub seat: String,
 }
 
 /// The card's format as recorded: `v1`, `v2` or `v3`.
@@ -123,7 +128,9 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
     };
     let list_of = |k: &str| -> Result<Vec<String>, Vec<Diagnostic>> {
         match data.get(k) {
-            None => Ok(Vec::new()),
+            // `null` is common in the wild; it is kept for export by the
+            // record (`was`), as the Troupe form `[]` does not give it back.
+            None | Some(Value::Null) => Ok(Vec::new()),
             Some(Value::Array(a)) => a
                 .iter()
                 .enumerate()
@@ -203,6 +210,7 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
 
     // The world of the character book (Format 5).
     let scenario_id = unique(&format!("{char_id}-chat"), &mut taken);
+    let seat_id = unique(USER_SEAT, &mut taken);
     let mut ctx = BookContext {
         greetings,
         fallback_name: format!("{display} lore"),
@@ -224,7 +232,7 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
     }
     scenario.insert(
         "cast".into(),
-        json!([{"character": char_id}, {"seat": USER_SEAT, "player": true}]),
+        json!([{"character": char_id}, {"seat": seat_id, "player": true}]),
     );
     if !openings.is_empty() {
         scenario.insert("openings".into(), Value::Array(openings.clone()));
@@ -270,6 +278,7 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
         bundle: Value::Object(bundle),
         character: char_id,
         scenario: scenario_id,
+        seat: seat_id,
     })
 }
 

@@ -118,13 +118,22 @@ pub fn chat_to_session(
     .flatten()
     .filter(|s| !s.is_empty())
     .collect();
-    let openings: Vec<(String, String)> = target
+    let scenario = target
         .bundle
         .get("scenarios")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .find(|s| s.get("id").and_then(Value::as_str) == Some(target.scenario))
+        .find(|s| s.get("id").and_then(Value::as_str) == Some(target.scenario));
+    // The scenario's first seat is the user's (an imported card has one).
+    let seat = scenario
+        .and_then(|s| s.get("cast"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find_map(|c| c.get("seat").and_then(Value::as_str))
+        .unwrap_or(USER_SEAT);
+    let openings: Vec<(String, String)> = scenario
         .and_then(|s| s.get("openings"))
         .and_then(Value::as_array)
         .into_iter()
@@ -153,7 +162,7 @@ pub fn chat_to_session(
     header_out.insert("scenario".into(), json!(target.scenario));
     header_out.insert(
         "players".into(),
-        json!([{"character": user_id, "seat": USER_SEAT, "name": user_name}]),
+        json!([{"character": user_id, "seat": seat, "name": user_name}]),
     );
     header_out.insert(
         "characters".into(),

@@ -62,7 +62,7 @@ pub fn book_to_world(
         Diagnostic::error(Code::Schema, "a lorebook must be an object").at(pointer)
     })?;
     let entries = match obj.get("entries") {
-        None => Vec::new(),
+        None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a.clone(),
         Some(_) => {
             return Err(Diagnostic::error(Code::Schema, "`entries` must be a list")
