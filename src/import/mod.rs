@@ -18,6 +18,7 @@ pub mod macros;
 pub mod pack;
 pub mod png;
 pub mod record;
+pub mod summary;
 
 use serde_json::Value;
 
