@@ -18,6 +18,7 @@ use super::ids::{slug, unique};
 use super::lorebook::{book_to_world, BookContext, EMPTY_CONTENT};
 use super::macros;
 use super::record;
+use super::summary::Summary;
 use super::{CardContainer, RawCard};
 
 /// Fields of `data` (or of a V1 card) that the character, its scenario and
@@ -74,6 +75,9 @@ pub struct CardImport {
     pub scenario: String,
     /// The scenario's player seat.
     pub seat: String,
+    /// What the import created, converted and kept, and its warnings
+    /// (`docs/import.md` §11).
+    pub summary: Summary,
 }
 
 /// The card's format as recorded: `v1`, `v2` or `v3`.
@@ -215,6 +219,7 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
         greetings,
         fallback_name: format!("{display} lore"),
         taken,
+        summary: Summary::default(),
     };
     let world = match data.get("character_book") {
         Some(book) if !book.is_null() => {
@@ -266,6 +271,36 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
     }
     character.insert("extensions".into(), json!({ "card": card_ext }));
 
+    let mut summary = Summary::default();
+    summary.created("character", &char_id, Some(&format!("{base}/name")));
+    summary.created("scenario", &scenario_id, None);
+    summary.created("seat", &seat_id, None);
+    for o in &openings {
+        if let Some(id) = o.get("id").and_then(Value::as_str) {
+            summary.created("opening", id, None);
+        }
+    }
+    if format == "v1" {
+        summary.converted("", "a V1 card (no `spec`): read as V2");
+    }
+    for (k, v) in data {
+        if v.is_null() {
+            summary.converted(
+                &format!("{base}/{k}"),
+                "`null`: read as absent, kept for export",
+            );
+        }
+    }
+    if let Some(Value::Object(x)) = data.get("extensions") {
+        for k in x.keys() {
+            summary.kept(
+                &format!("{base}/extensions/{}", crate::diag::escape_token(k)),
+                "an application's extension: kept verbatim for export, not read by Troupe",
+            );
+        }
+    }
+    summary.extend(ctx.summary);
+
     let mut bundle = Map::new();
     bundle.insert("troupe".into(), json!("0.1"));
     bundle.insert("kind".into(), json!("bundle"));
@@ -279,6 +314,7 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
         character: char_id,
         scenario: scenario_id,
         seat: seat_id,
+        summary,
     })
 }
 
