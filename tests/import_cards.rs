@@ -153,3 +153,13 @@ fn every_real_card_runs_and_its_session_checks() {
         run_and_check(&pack, &dir, &script);
     }
 }
+
+#[test]
+fn a_book_with_null_entries_imports_and_round_trips() {
+    let card = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
+        "name": "Ann", "character_book": {"name": "B", "entries": null}}});
+    let imported = import_bytes(card.to_string().as_bytes());
+    assert!(imported.bundle["worlds"][0].get("entries").is_none());
+    let back = export::card_from_bundle(&imported.bundle, &imported.character).unwrap();
+    assert_eq!(back, card);
+}

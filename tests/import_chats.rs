@@ -106,3 +106,26 @@ fn the_players_seat_is_the_scenarios() {
     assert_eq!(summary.created[1].kind, "player");
     assert_eq!(summary.created[1].id, "bo");
 }
+
+#[test]
+fn a_chat_with_a_byte_order_mark_imports_and_notes_it() {
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend_from_slice(
+        concat!(
+            "{\"user_name\":\"Bo\",\"character_name\":\"Ann\",\"chat_metadata\":{\"note_prompt\":\"x\"}}\n",
+            "{\"name\":\"Ann\",\"is_user\":false,\"mes\":\"Hi\"}\n"
+        )
+        .as_bytes(),
+    );
+    let b = bundle();
+    let t = ChatTarget {
+        bundle: &b,
+        character: "ann",
+        scenario: "ann-chat",
+    };
+    let (lines, summary) = chat_import("c.jsonl", &bytes, &t).unwrap();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["opening"], "first");
+    assert_eq!(summary.converted[0].at, "line:1");
+    assert_eq!(summary.kept[0].at, "line:1/chat_metadata");
+}

@@ -201,6 +201,23 @@ pub fn chat_import(
     }
     header_out.insert("extensions".into(), json!({ "sillytavern": header }));
     let mut out = vec![Value::Object(header_out)];
+    for (k, why) in [
+        (
+            "chat_metadata",
+            "SillyTavern's chat settings (author's note, variables, …) have no Troupe place",
+        ),
+        (
+            "create_date",
+            "the chat's own date; `created` holds it when it is RFC 3339 or epoch ms",
+        ),
+    ] {
+        if header.get(k).is_some_and(|v| !v.is_null()) {
+            summary.kept(
+                &format!("line:1/{k}"),
+                format!("kept in the session header's extensions.sillytavern: {why}"),
+            );
+        }
+    }
     summary.created("scenario", target.scenario, None);
     summary.created("player", &user_id, Some("line:1/user_name"));
 
