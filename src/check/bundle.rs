@@ -58,9 +58,11 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
     let sc = &story.raw;
     check_var_list(sc, base, out);
-    // A scenario variable named like a character or world (Format 8.7).
+    // A scenario variable named like a cast member or a used world (Format
+    // 8.7); a bundle character outside the cast is no clash (a session that
+    // seats it is checked in `check::session`).
     for (vi, v) in read_items::<Variable>(sc, "variables") {
-        if story.characters.contains_key(&v.id) || story.worlds.iter().any(|(w, _)| w.id == v.id) {
+        if story.in_cast(&v.id) || story.worlds.iter().any(|(w, _)| w.id == v.id) {
             out.push(
                 Diagnostic::error(
                     Code::NameClash,
