@@ -437,6 +437,9 @@ pub fn parse_package_bytes(bytes: &[u8]) -> Vec<Diagnostic> {
         for s in pkg.sessions.values() {
             diags.extend(session_schema(s));
         }
+        if let Some(m) = &pkg.manifest {
+            diags.extend(crate::check::run::check_package_manifest(m));
+        }
         for other in &pkg.other {
             diags.push(
                 Diagnostic::error(
