@@ -216,11 +216,18 @@ mod tests {
     }
 
     #[test]
-    fn bad_header_still_reads_messages() {
-        let l = parse_session("s", b"\xEF\xBB\xBF{}\n{\"a\":1}\n");
+    fn an_encoding_error_stops_the_file() {
+        // Format 2.1, 17.1: nothing else in the file is checked.
+        let l = parse_session("s", b"\xEF\xBB\xBF{}\n{\"a\":1\n");
+        assert_eq!(l.diagnostics.len(), 1);
         assert_eq!(l.diagnostics[0].code, Code::Encoding);
-        let s = l.value.unwrap();
-        assert!(s.header.is_none());
-        assert_eq!(s.messages.len(), 1);
+        assert!(l.value.is_none());
+    }
+
+    #[test]
+    fn a_bad_message_line_does_not_stop_the_file() {
+        let l = parse_session("s", b"{}\n{\"a\":1\n{\"b\":2}\n");
+        assert_eq!(l.diagnostics.len(), 1);
+        assert_eq!(l.value.unwrap().messages.len(), 1);
     }
 }
