@@ -7,22 +7,66 @@ use std::process::Command;
 use serde_json::Value;
 
 fn json(args: &[&str]) -> Value {
+    run_json(args, Some(0))
+}
+
+/// As [`json`], whatever the exit code.
+fn json_any(args: &[&str]) -> Value {
+    run_json(args, None)
+}
+
+fn run_json(args: &[&str], code: Option<i32>) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_troupe"))
         .args(args)
         .output()
         .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    if code.is_some() {
+        assert_eq!(
+            out.status.code(),
+            code,
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     let text = String::from_utf8(out.stdout).expect("UTF-8");
     assert!(
         text.ends_with('\n'),
         "{args:?}: one document, then a newline"
     );
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{args:?}: one JSON document: {e}"))
+}
+
+/// Validates `doc` against `schemas/output/<name>.schema.json` (offline:
+/// each output schema is self-contained).
+fn conforms(name: &str, doc: &Value) {
+    let path = format!(
+        "{}/schemas/output/{name}.schema.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:#?}");
+}
+
+#[test]
+fn the_output_schemas_refuse_other_documents() {
+    let path = format!(
+        "{}/schemas/output/state.schema.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    assert!(
+        !v.is_valid(&serde_json::json!({"at": null})),
+        "members missing"
+    );
+    let mut extra = json(&["state", BUNDLE, SESSION, "--json"]);
+    extra["mystery"] = Value::Bool(true);
+    assert!(!v.is_valid(&extra), "an unknown member");
 }
 
 fn keys(v: &Value) -> Vec<&str> {
@@ -41,6 +85,14 @@ fn check_state_and_ended_documents() {
     let c = json(&["check", BUNDLE, "--json"]);
     assert_eq!(keys(&c), ["valid", "errors", "warnings", "diagnostics"]);
     assert_eq!(c["valid"], true);
+    conforms("check", &c);
+    let broken = json_any(&[
+        "check",
+        "examples/broken/unknown-field.bundle.json",
+        "--json",
+    ]);
+    assert_eq!(broken["valid"], false);
+    conforms("check", &broken);
 
     let s = json(&["state", BUNDLE, SESSION, "--json"]);
     assert_eq!(
@@ -59,6 +111,7 @@ fn check_state_and_ended_documents() {
     assert_eq!(keys(&e), ["at", "ended", "ending", "outcome"]);
     assert_eq!(e["at"], "m2");
     assert!(e["ended"].is_boolean());
+    conforms("ended", &e);
 }
 
 #[test]
@@ -82,9 +135,11 @@ fn knows_render_and_explain_documents() {
     let mut sorted = ids.clone();
     sorted.sort_unstable();
     assert_eq!(ids, sorted, "code point order (7.4)");
+    conforms("knows", &k);
 
     let r = json(&["render", BUNDLE, "--text", "{{narrator}}", "--json"]);
     assert!(r.is_string(), "render prints one JSON string");
+    conforms("render", &r);
 
     let x = json(&["explain", BUNDLE, SESSION, "--at", "m2", "--json"]);
     assert_eq!(keys(&x), ["at", "scenario", "active", "entries"]);
@@ -109,6 +164,7 @@ fn knows_render_and_explain_documents() {
         ]
     );
     assert!(keys(&entry["when"]).contains(&"result"));
+    conforms("explain", &x);
 }
 
 #[test]
@@ -140,4 +196,5 @@ fn run_document_holds_every_turn_result_field() {
         ],
         "Format 18.6, in its order"
     );
+    conforms("run", &r);
 }
