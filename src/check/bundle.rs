@@ -322,10 +322,15 @@ fn check_entries(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
         }
     }
     for (i, e) in array(owner, "entries").iter().enumerate() {
+        // Keys compile with the entry's own settings (Format 5.4).
+        let options = crate::keys::KeyOptions {
+            case_sensitive: e.get("case_sensitive").and_then(Value::as_bool) == Some(true),
+            whole_words: true,
+        };
         for field in ["keys", "secondary_keys"] {
             for (k, key) in array(e, field).iter().enumerate() {
                 let Some(key) = key.as_str() else { continue };
-                if let Err(msg) = crate::check::keys::compile_key(key, false) {
+                if let Err(msg) = crate::keys::check_key(key, options) {
                     out.push(
                         Diagnostic::error(Code::Schema, msg)
                             .at(format!("{base}/entries/{i}/{field}/{k}")),

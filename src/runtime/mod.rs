@@ -22,7 +22,6 @@ pub mod compiled;
 pub mod fake;
 pub mod firing;
 pub mod generator;
-pub mod keys;
 pub mod open;
 pub mod replay;
 pub mod rubric;
