@@ -109,6 +109,10 @@ codes! {
     /// content (permission denied, a symlink loop, an I/O error); `troupe
     /// check` exits 3. Format 17.2.
     Io => "IO", Error;
+    /// A failure inside Troupe itself, never caused by input that passed its
+    /// checks (a conforming story that does not compile): a bug to report.
+    /// Format 17.2.
+    Internal => "INTERNAL", Error;
 }
 
 impl Serialize for Code {

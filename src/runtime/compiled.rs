@@ -128,28 +128,46 @@ impl RuntimeIr {
         }
         // Stable: equal priorities keep declaration order.
         rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
+        // No expression is dropped: one that does not compile is an error
+        // (the checks report it first).
+        let compile = |what: &str, src: &str| {
+            cel::compile(src, &plain).map_err(|e| {
+                err(format!(
+                    "{what}: {}",
+                    e.first().map_or(String::new(), ToString::to_string)
+                ))
+            })
+        };
         let emotion = match raw.get("emotion").and_then(Value::as_str) {
-            Some(src) => cel::compile(src, &plain).ok(),
+            Some(src) => Some(compile("`emotion`", src)?),
             None => None,
         };
-        let rubric = raw.get("rubric").map(|r| {
-            array(r, "criteria")
-                .iter()
-                .map(|c| CriterionIr {
-                    id: Arc::from(c.get("id").and_then(Value::as_str).unwrap_or("")),
-                    weight: c.get("weight").and_then(Value::as_f64).unwrap_or(0.0),
-                    score: c
-                        .get("score")
-                        .and_then(Value::as_str)
-                        .and_then(|s| cel::compile(s, &plain).ok()),
-                })
-                .collect()
-        });
+        let rubric = match raw.get("rubric") {
+            Some(r) => Some(
+                array(r, "criteria")
+                    .iter()
+                    .map(|c| {
+                        Ok(CriterionIr {
+                            id: Arc::from(c.get("id").and_then(Value::as_str).unwrap_or("")),
+                            weight: c.get("weight").and_then(Value::as_f64).unwrap_or(0.0),
+                            score: match c.get("score").and_then(Value::as_str) {
+                                Some(s) => Some(compile("rubric `score`", s)?),
+                                None => None,
+                            },
+                        })
+                    })
+                    .collect::<Result<Vec<_>, CompileError>>()?,
+            ),
+            None => None,
+        };
         Ok(RuntimeIr {
             rules,
             emotion,
             rubric,
-            safety: safety.unwrap_or_else(|| Arc::new(Safety::compile(raw.get("safety")))),
+            safety: match safety {
+                Some(s) => s,
+                None => Arc::new(Safety::compile(raw.get("safety")).map_err(err)?),
+            },
             hit_keys: Default::default(),
         })
     }

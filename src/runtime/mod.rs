@@ -38,7 +38,7 @@ use serde_json::{Map, Value};
 use crate::compile::ChangeIr;
 use crate::engine::{Engine, Point, State};
 
-pub use open::{open, Opened};
+pub use open::{open, open_with, OpenOptions, Opened};
 pub use session::{Options, RuntimeKind, Session, StartError, TurnError};
 pub use turn::{FiringRecord, Score, SessionControl, TurnResult};
 

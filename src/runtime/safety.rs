@@ -237,8 +237,10 @@ impl Safety {
     /// global rules alone for `None`. A category with a global rule's ID
     /// extends that rule (its terms and patterns are added to the terms that
     /// hit alone; its action counts only when more severe; its
-    /// `redirect_text` replaces the rule's).
-    pub fn compile(policy: Option<&Value>) -> Safety {
+    /// `redirect_text` replaces the rule's). Every term and pattern is
+    /// compiled now; one that does not compile is an error (the checks
+    /// refuse it first), never skipped.
+    pub fn compile(policy: Option<&Value>) -> Result<Safety, String> {
         let lists = global_lists();
         let mut minor = SafetyRule {
             id: "minor_safety".into(),
@@ -269,8 +271,8 @@ impl Safety {
             let terms = strings(c, "terms");
             let patterns: Vec<Regex> = strings(c, "patterns")
                 .iter()
-                .filter_map(|p| compile_pattern(p).ok())
-                .collect();
+                .map(|p| compile_pattern(p))
+                .collect::<Result<_, _>>()?;
             let redirect_text = c
                 .get("redirect_text")
                 .and_then(Value::as_str)
@@ -305,7 +307,10 @@ impl Safety {
         }
         let mut rules = vec![minor, crisis];
         rules.extend(others);
-        Safety { rules }
+        for r in &rules {
+            r.terms.build()?;
+        }
+        Ok(Safety { rules })
     }
 
     /// The verdict on `text` (Format 19.4); `reply` skips `crisis_support`.
