@@ -164,11 +164,20 @@ fn objects_are_only_read_by_field() {
         "state.kai",
         "size(state)",
         "state.nobody",
-        "state['trust']",
+        "state[char]",
+        "state['kai']",
         "last.when",
     ] {
         let errs = cel::compile(src, &env).unwrap_err();
         assert_eq!(errs[0].kind, CelErrorKind::Type, "{src}");
+    }
+    // A string literal index on an object is field selection (Format 11.3).
+    for src in [
+        "state['trust']",
+        "state['kai']['hp'] > 1",
+        "has(state['kai'].hp)",
+    ] {
+        assert!(cel::compile(src, &env).is_ok(), "{src}");
     }
 }
 
@@ -220,8 +229,10 @@ fn roll_goes_to_the_host() {
     // roll() is never folded away, even with a constant argument.
     assert_eq!(p.eval(&initial(&env), &mut host), Ok(Value::Int(300)));
     assert_eq!(host.rolls, 4);
-    // Bad notation is a runtime error.
-    let bad = cel::compile("roll('d6') > 0", &env).unwrap();
+    // A literal with bad notation does not check (Format 11.5); bad notation
+    // computed at runtime is a runtime error.
+    assert!(cel::compile("roll('d6') > 0", &env).is_err());
+    let bad = cel::compile("roll('d' + '6') > 0", &env).unwrap();
     assert!(!bad.eval_bool(&initial(&env), &mut host));
     // Without roll declared, it does not check.
     let plain = Env::new();

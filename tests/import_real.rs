@@ -194,5 +194,5 @@ fn seraphina_chat_maps_its_greeting() {
     };
     let lines = chat_to_session("c", chat.as_bytes(), &target).unwrap();
     assert_eq!(lines[1]["opening"], "first");
-    assert_eq!(lines[0]["players"][0]["seat"], "user");
+    assert_eq!(lines[0]["players"][0]["seat"], "player");
 }

@@ -468,6 +468,19 @@ impl Checker<'_> {
 
     fn select(&mut self, e: &Expr, operand: &Expr, field: &str, test: bool) -> (TExpr, Ty) {
         let (top, oty) = self.expr(operand);
+        self.select_typed(e, top, oty, field, test)
+    }
+
+    /// Selects `field` from an operand already checked as `top` of type
+    /// `oty` (`x.field`, and `x["field"]` on an object, Format 11.3).
+    fn select_typed(
+        &mut self,
+        e: &Expr,
+        top: TExpr,
+        oty: Ty,
+        field: &str,
+        test: bool,
+    ) -> (TExpr, Ty) {
         match self.resolve(&oty) {
             Ty::Object(o) => {
                 let TKind::Object(prefix) = &top.kind else {
@@ -609,6 +622,18 @@ impl Checker<'_> {
             };
             return (Self::texpr(k, e), Ty::Bool);
         }
+        // On the object types of the environment, `x["name"]` with a string
+        // literal is `x.name` (Format 11.3): `state["old-town"].alarm`.
+        let mut first: Option<(TExpr, Ty)> = None;
+        if let ("_[_]", None, [obj, key]) = (func, target, args) {
+            if let ExprKind::String(field) = &key.kind {
+                let (tobj, oty) = self.expr(obj);
+                if let Ty::Object(_) = self.resolve(&oty) {
+                    return self.select_typed(e, tobj, oty, field, false);
+                }
+                first = Some((tobj, oty));
+            }
+        }
         let mut targs = Vec::with_capacity(args.len() + 1);
         let mut tys = Vec::with_capacity(args.len() + 1);
         if let Some(t) = target {
@@ -616,8 +641,12 @@ impl Checker<'_> {
             targs.push(x);
             tys.push(ty);
         }
-        for a in args {
-            let (x, ty) = self.value_expr(a);
+        for (i, a) in args.iter().enumerate() {
+            let typed = if i == 0 { first.take() } else { None };
+            let (x, ty) = match typed {
+                Some(t) => t,
+                None => self.value_expr(a),
+            };
             targs.push(x);
             tys.push(ty);
         }
@@ -712,6 +741,19 @@ impl Checker<'_> {
             {
                 if let Err(err) = super::eval::compile_regex(p) {
                     self.error(e, err.message);
+                }
+            }
+        }
+        // So does a literal argument of `roll()` that is not dice notation
+        // within the bounds (Format 11.5).
+        if let TKind::Call(Func::Roll, args) = &kind {
+            if let Some(TExpr {
+                kind: TKind::Const(Value::String(n)),
+                ..
+            }) = args.first()
+            {
+                if let Err(err) = super::dice::parse_notation(n) {
+                    self.error(e, err.message.into_owned());
                 }
             }
         }

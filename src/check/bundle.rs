@@ -58,9 +58,11 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
     let sc = &story.raw;
     check_var_list(sc, base, out);
-    // A scenario variable named like a character or world (Format 8.7).
+    // A scenario variable named like a cast member or a used world (Format
+    // 8.7); a bundle character outside the cast is no clash (a session that
+    // seats it is checked in `check::session`).
     for (vi, v) in read_items::<Variable>(sc, "variables") {
-        if story.characters.contains_key(&v.id) || story.worlds.iter().any(|(w, _)| w.id == v.id) {
+        if story.in_cast(&v.id) || story.worlds.iter().any(|(w, _)| w.id == v.id) {
             out.push(
                 Diagnostic::error(
                     Code::NameClash,
@@ -119,7 +121,7 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
     for (oi, o) in array(sc, "openings").iter().enumerate() {
         let at = format!("{base}/openings/{oi}");
         if let Some(author) = o.get("author").and_then(Value::as_str) {
-            if author != "narrator" && !story.cast_ref_ok(author) {
+            if author != "narrator" && !story.in_cast(author) {
                 out.push(not_cast(author, format!("{at}/author")));
             }
         }
@@ -168,6 +170,11 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
         for (i, id) in ids_of(r, "criteria") {
             if !seen.insert(id.clone()) {
                 out.push(dup(&id, format!("{base}/rubric/criteria/{i}/id")));
+            }
+        }
+        for (i, c) in array(r, "criteria").iter().enumerate() {
+            if let Some(w) = c.get("weight") {
+                number_field(w, &format!("{base}/rubric/criteria/{i}/weight"), out);
             }
         }
     }
@@ -460,6 +467,21 @@ fn check_difficulty(d: &Value, at: &str, out: &mut Vec<Diagnostic>) {
         let Some(knobs) = knobs.as_object() else {
             continue;
         };
+        let pat = format!("{at}/options/{}", crate::diag::escape_token(preset));
+        for (knob, v) in knobs {
+            let here = format!("{pat}/{}", crate::diag::escape_token(knob));
+            // `difficulty.preset` names the preset (Format 6.5).
+            if knob == "preset" {
+                out.push(
+                    Diagnostic::error(
+                        Code::Schema,
+                        "a knob cannot be named `preset`: `difficulty.preset` is the preset's ID",
+                    )
+                    .at(here.clone()),
+                );
+            }
+            number_field(v, &here, out);
+        }
         let mut names: Vec<&String> = knobs.keys().collect();
         names.sort();
         match &first {
@@ -479,6 +501,23 @@ fn check_difficulty(d: &Value, at: &str, out: &mut Vec<Diagnostic>) {
                 }
             }
         }
+    }
+}
+
+/// A number field other than a variable value (difficulty knobs, rubric
+/// weights): a number outside the decimal limits of Format 2.2 is SCHEMA.
+fn number_field(v: &Value, at: &str, out: &mut Vec<Diagnostic>) {
+    if v.is_number() && super::values::exact_decimal(v).is_none() {
+        out.push(
+            Diagnostic::error(
+                Code::Schema,
+                format!(
+                    "{} is not a decimal (at most 28 significant digits, below 10^28, Format 2.2)",
+                    super::values::shown(v)
+                ),
+            )
+            .at(at),
+        );
     }
 }
 

@@ -543,8 +543,9 @@ pub fn check_unused(bundle: &Value, out: &mut Vec<Diagnostic>) {
     for (field, used) in [("characters", &cast_ids), ("worlds", &world_ids)] {
         for (i, item) in array(bundle, field).iter().enumerate() {
             let id = item.get("id").and_then(Value::as_str).unwrap_or("");
-            // A character may still fill a seat; it is then checked with its session.
-            if used.contains(id) || field == "characters" {
+            // Used by no scenario: only parsed (Format 11.2). A character that
+            // fills a seat is type-checked with the session that seats it.
+            if used.contains(id) {
                 continue;
             }
             for (vi, v) in array(item, "variables").iter().enumerate() {

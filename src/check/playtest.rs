@@ -161,7 +161,10 @@ fn check_one(
         }
     }
     let ids: Vec<&str> = roster.iter().filter_map(|a| s(a, "id")).collect();
-    let rounds = pt.get("rounds").and_then(Value::as_u64).unwrap_or(20);
+    let rounds = pt
+        .get("rounds")
+        .and_then(crate::model::integer_u64)
+        .unwrap_or(20);
     for (i, step) in arr(pt, "choreography").iter().enumerate() {
         if let Some(t) = s(step, "do") {
             let mut found = Vec::new();
@@ -181,7 +184,7 @@ fn check_one(
                 ));
             }
         }
-        if let Some(r) = step.get("round").and_then(Value::as_u64) {
+        if let Some(r) = step.get("round").and_then(crate::model::integer_u64) {
             if r > rounds {
                 out.push(err(
                     Code::Deadlock,

@@ -11,7 +11,7 @@ use super::bundle::check_bundle;
 use super::locate::{dedup, locate_in};
 use super::pack::{checks::check_pack_files, lower, origin::Origins};
 use super::schema::{SchemaKind, Schemas};
-use super::session::check_session;
+use super::session::check_session_lines;
 use crate::diag::render::Sources;
 use crate::diag::{escape_token, Code, Diagnostic, Severity};
 use crate::load::{self, Document, PackFileKind, PackFiles, SessionDoc};
@@ -106,7 +106,8 @@ pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagn
         out.extend(schemas.validate(SchemaKind::Message, m, &message_prefix(m)));
     }
     let values: Vec<&Value> = session.messages.iter().map(|m| &m.value).collect();
-    let mut semantic = check_session(bundle, &header.value, &values);
+    let lines: Vec<u32> = session.messages.iter().map(|m| m.first_line).collect();
+    let mut semantic = check_session_lines(bundle, &header.value, &values, &lines);
     // The k-th DUPLICATE_ID of an ID is about its (k+1)-th line.
     let mut repeats: std::collections::HashMap<String, usize> = Default::default();
     for d in &mut semantic {
@@ -243,7 +244,7 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
         .manifest
         .as_ref()
         .and_then(|m| m.value.pointer("/players/max"))
-        .and_then(Value::as_u64)
+        .and_then(crate::model::integer_u64)
     {
         semantic.extend(players_over_max(&lowered.bundle, max));
     }
@@ -268,7 +269,7 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
         .manifest
         .as_ref()
         .and_then(|m| m.value.pointer("/players/max"))
-        .and_then(Value::as_u64);
+        .and_then(crate::model::integer_u64);
     let mut playtest_diags = super::playtest::check_playtests(&pt_files, &lowered.bundle, max);
     for d in &mut playtest_diags {
         locate_file(d);
@@ -278,7 +279,7 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
         .manifest
         .as_ref()
         .and_then(|m| m.value.pointer("/players/max"))
-        .and_then(Value::as_u64);
+        .and_then(crate::model::integer_u64);
     for session in pack.sessions.values() {
         out.extend(check_session_document(&lowered.bundle, session));
         let players = session
@@ -591,6 +592,9 @@ pub fn check_package(pkg: &load::PackageDoc) -> (Vec<Diagnostic>, Option<Value>)
             out.extend(check_session_document(b, s));
         }
     }
+    if let Some(m) = &pkg.manifest {
+        out.extend(check_package_manifest(m));
+    }
     // The compiled form (Format 14.4): a stale or corrupt one is a warning
     // (loaders fall back to bundle.json); one whose hashes all agree must be
     // exactly what bundle.json compiles to, or the package could run
@@ -632,6 +636,15 @@ pub fn check_package(pkg: &load::PackageDoc) -> (Vec<Diagnostic>, Option<Value>)
     }
     dedup(&mut out);
     (out, bundle)
+}
+
+/// Checks a package's `manifest.json` against its shape (Format 14.1):
+/// version, then schema and unknown fields.
+pub fn check_package_manifest(doc: &Document) -> Vec<Diagnostic> {
+    if let Some(d) = load::check_version(doc, "troupe", "") {
+        return vec![d];
+    }
+    Schemas::get().validate(SchemaKind::PackageManifest, doc, "")
 }
 
 fn has_ext(path: &Path, ext: &str) -> bool {

@@ -49,6 +49,8 @@ pub enum SchemaKind {
     Persona,
     /// A conformance case file (`conformance/cases/**.json`).
     ConformanceCase,
+    /// A package's `manifest.json`: Format 14.1.
+    PackageManifest,
 }
 
 /// The `$id` prefix of every format 0.1 schema.
@@ -71,6 +73,7 @@ impl SchemaKind {
         SchemaKind::Playtest,
         SchemaKind::Persona,
         SchemaKind::ConformanceCase,
+        SchemaKind::PackageManifest,
     ];
 
     /// The schema's path inside `schemas/` (`bundle.schema.json`).
@@ -90,6 +93,7 @@ impl SchemaKind {
             SchemaKind::Playtest => "playtest.schema.json",
             SchemaKind::Persona => "persona.schema.json",
             SchemaKind::ConformanceCase => "conformance/case.schema.json",
+            SchemaKind::PackageManifest => "package-manifest.schema.json",
         }
     }
 
@@ -161,6 +165,10 @@ pub const SOURCES: &[(&str, &str)] = &[
     (
         "conformance/case.schema.json",
         include_str!("../../conformance/case.schema.json"),
+    ),
+    (
+        "package-manifest.schema.json",
+        include_str!("../../schemas/package-manifest.schema.json"),
     ),
 ];
 

@@ -176,6 +176,9 @@ pub(crate) fn problems<'s>(err: &ValidationError<'_>, lookup: &Lookup<'s>, out: 
                 None => schema_problem(format!("{name} has no item of the required kind")),
             }
         }
+        K::FalseSchema if keyword_uri.contains("/dependentSchemas/derived/") => schema_problem(
+            format!("{name} is not allowed on a derived variable: its value is computed from `derived` (Format 8.1)"),
+        ),
         K::FalseSchema => schema_problem(format!("{name} is not allowed")),
         _ => {
             let text: String = err.to_string().chars().take(200).collect();
@@ -220,6 +223,11 @@ fn not_problem(
             true,
         ),
         _ => match (negated.get("enum"), err.instance().as_str()) {
+            (Some(e), _) if e.as_array().is_some_and(|e| e.contains(&Value::from(""))) => (
+                path.to_string(),
+                format!("{name} is empty: a zero default is written by leaving `default` out (Format 8.1, 2.2)"),
+                false,
+            ),
             (Some(_), Some(text)) => (
                 path.to_string(),
                 format!("`{text}` is a reserved name and cannot be declared as an ID"),

@@ -17,6 +17,20 @@ use crate::model::Event;
 /// Checks a session (header and messages in file order) against `bundle`.
 /// Locations are `header/<pointer>` and `message:<id>/<pointer>`.
 pub fn check_session(bundle: &Value, header: &Value, messages: &[&Value]) -> Vec<Diagnostic> {
+    let lines: Vec<u32> = (0..messages.len())
+        .map(|i| u32::try_from(i + 2).unwrap_or(u32::MAX))
+        .collect();
+    check_session_lines(bundle, header, messages, &lines)
+}
+
+/// [`check_session`] with the file line of each message (for the
+/// `line:<n>` locations of lines without a string ID, Format 17.2).
+pub fn check_session_lines(
+    bundle: &Value,
+    header: &Value,
+    messages: &[&Value],
+    lines: &[u32],
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let Some(story) = resolve_story(bundle, header, &mut out) else {
         return out;
@@ -43,7 +57,7 @@ pub fn check_session(bundle: &Value, header: &Value, messages: &[&Value]) -> Vec
         );
     }
     check_header(bundle, &story, header, &mut out);
-    check_messages(&story, messages, &mut out);
+    check_messages(&story, messages, lines, &mut out);
     out
 }
 
@@ -180,7 +194,7 @@ struct PathFacts {
     ended: bool,
 }
 
-fn check_messages(story: &Story, messages: &[&Value], out: &mut Vec<Diagnostic>) {
+fn check_messages(story: &Story, messages: &[&Value], lines: &[u32], out: &mut Vec<Diagnostic>) {
     let events: HashMap<String, Event> = story
         .scenario
         .events
@@ -200,14 +214,20 @@ fn check_messages(story: &Story, messages: &[&Value], out: &mut Vec<Diagnostic>)
         .iter()
         .filter_map(|o| o.get("id").and_then(Value::as_str))
         .collect();
-    let mut facts: HashMap<String, PathFacts> = HashMap::new();
-    for &m in messages {
-        let Some(id) = m.get("id").and_then(Value::as_str) else {
-            continue; // SCHEMA
+    // The facts of each message's path; `None` for a message with no path
+    // (its parent is not an earlier line, or has no path itself: Format 12.1).
+    let mut facts: HashMap<String, Option<PathFacts>> = HashMap::new();
+    for (index, &m) in messages.iter().enumerate() {
+        // A line without a string ID is checked like every message, located
+        // at `line:<n>` (Format 17.2); no later line can name it.
+        let id = m.get("id").and_then(Value::as_str);
+        let prefix = match id {
+            Some(id) => format!("message:{}", escape_token(id)),
+            None => format!("line:{}", lines.get(index).copied().unwrap_or(0)),
         };
-        let escaped = escape_token(id);
-        let at = |p: &str| format!("message:{escaped}{p}");
-        if facts.contains_key(id) {
+        let at = |p: &str| format!("{prefix}{p}");
+        if id.is_some_and(|id| facts.contains_key(id)) {
+            let id = id.unwrap_or_default();
             out.push(
                 Diagnostic::error(
                     Code::DuplicateId,
@@ -229,12 +249,12 @@ fn check_messages(story: &Story, messages: &[&Value], out: &mut Vec<Diagnostic>)
                         )
                         .at(at("/parent")),
                     );
-                    PathFacts::default()
+                    None
                 }
             },
-            None => PathFacts::default(),
+            None => Some(PathFacts::default()),
         };
-        if path.ended {
+        if path.as_ref().is_some_and(|f| f.ended) {
             out.push(
                 Diagnostic::error(
                     Code::AfterEnd,
@@ -297,10 +317,30 @@ fn check_messages(story: &Story, messages: &[&Value], out: &mut Vec<Diagnostic>)
         if let Some(t) = m.pointer("/summary/text").and_then(Value::as_str) {
             check_template(t, &at("/summary/text"), out);
         }
+        // Summary audiences are references, as part audiences (Format 12.5).
+        if let Some(aud) = m.pointer("/summary/audience").and_then(Value::as_array) {
+            for (k, a) in aud.iter().enumerate() {
+                if let Some(a) = a.as_str() {
+                    if a != "narrator" && !story.in_cast(a) {
+                        out.push(
+                            Diagnostic::error(
+                                Code::UnknownRef,
+                                format!("`{a}` is not a member of the cast or `narrator`"),
+                            )
+                            .at(at(&format!("/summary/audience/{k}"))),
+                        );
+                    }
+                }
+            }
+        }
         check_changes(story, array(m, "changes"), &at("/changes"), out);
+        // Path-dependent checks use a scratch copy when there is no path.
+        let has_path = path.is_some();
+        let mut facts_here = path.take().unwrap_or_default();
+        let path = &mut facts_here;
         let ended_before = path.ended;
         for (fi, f) in array(m, "firings").iter().enumerate() {
-            if path.ended && !ended_before {
+            if has_path && path.ended && !ended_before {
                 out.push(
                     Diagnostic::error(
                         Code::AfterEnd,
@@ -319,7 +359,7 @@ fn check_messages(story: &Story, messages: &[&Value], out: &mut Vec<Diagnostic>)
                         .at(at(&format!("/firings/{fi}/event"))),
                     ),
                     Some(ev) => {
-                        if !ev.repeat && !path.once.insert(e.to_string()) {
+                        if !ev.repeat && !path.once.insert(e.to_string()) && has_path {
                             out.push(
                                 Diagnostic::error(
                                     Code::RepeatedFiring,
@@ -343,20 +383,15 @@ fn check_messages(story: &Story, messages: &[&Value], out: &mut Vec<Diagnostic>)
                         .at(at(&format!("/firings/{fi}/outcome"))),
                     );
                 } else {
-                    if !path.once.insert(format!("outcome:{o}")) {
-                        out.push(
-                            Diagnostic::error(
-                                Code::RepeatedFiring,
-                                format!("outcome `{o}` was already reached on this path"),
-                            )
-                            .at(at(&format!("/firings/{fi}/outcome"))),
-                        );
-                    }
+                    // A second outcome on a path is after the ending: AFTER_END,
+                    // not REPEATED_FIRING (Format 9.4).
                     path.ended = true;
                 }
             }
         }
-        facts.insert(id.to_string(), path);
+        if let Some(id) = id {
+            facts.insert(id.to_string(), has_path.then_some(facts_here));
+        }
     }
 }
 

@@ -10,8 +10,20 @@ use serde_json::{json, Value};
 
 use crate::diag::render::{render_human, Sources};
 use crate::diag::Diagnostic;
+use crate::import::summary::Summary;
 use crate::import::{card, chat, lorebook, parse_object, read_card};
 use crate::load::text::read_bounded;
+
+/// How an import reports what it did (`docs/import.md` §11).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct ReportArgs {
+    /// Print the summary as one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Fail (exit 1, nothing written) when anything is lost: any warning.
+    #[arg(long)]
+    pub strict: bool,
+}
 
 /// What to import.
 #[derive(Debug, clap::Subcommand)]
@@ -28,6 +40,8 @@ pub enum Command {
         /// Write a pack directory (Format 13) instead of a bundle.
         #[arg(long)]
         pack: bool,
+        #[command(flatten)]
+        report: ReportArgs,
     },
     /// A V3 lorebook or SillyTavern World Info JSON → a bundle with one world.
     Lorebook {
@@ -36,6 +50,8 @@ pub enum Command {
         /// Where to write the bundle (JSON).
         #[arg(short, long)]
         output: PathBuf,
+        #[command(flatten)]
+        report: ReportArgs,
     },
     /// A SillyTavern chat log (.jsonl) → a session of the card's scenario.
     Chat {
@@ -51,6 +67,8 @@ pub enum Command {
         /// Where to write the card's bundle, which the session is checked with.
         #[arg(long)]
         bundle: Option<PathBuf>,
+        #[command(flatten)]
+        report: ReportArgs,
     },
 }
 
@@ -83,24 +101,89 @@ fn pretty(v: &Value) -> String {
 fn import_card(path: &Path) -> Result<card::CardImport, Vec<Diagnostic>> {
     let (file, bytes) = read(path)?;
     let raw = read_card(&file, &bytes)?;
-    card::card_to_bundle(&raw).map_err(|ds| ds.into_iter().map(|d| d.in_file(&file)).collect())
+    let mut imported = card::card_to_bundle(&raw)
+        .map_err(|ds| ds.into_iter().map(|d| d.in_file(&file)).collect::<Vec<_>>())?;
+    if bytes.starts_with(crate::import::UTF8_BOM) {
+        imported
+            .summary
+            .converted("", "a byte order mark was dropped");
+    }
+    Ok(imported)
+}
+
+/// Prints the summary (text or `--json`) and its warnings; `Some(1)` when
+/// `--strict` refuses a loss (nothing is written then).
+fn report(kind: &str, file: &Path, summary: &Summary, args: ReportArgs) -> Option<i32> {
+    let name = file.display().to_string();
+    let warnings: Vec<Diagnostic> = summary
+        .warnings
+        .iter()
+        .map(|d| d.clone().in_file(&name))
+        .collect();
+    let refused = args.strict && summary.has_loss();
+    if args.json {
+        let mut doc = json!({"import": kind, "file": name, "written": !refused});
+        if let (Some(o), Value::Object(s)) = (doc.as_object_mut(), summary.to_json()) {
+            o.extend(s);
+        }
+        doc["warnings"] = serde_json::to_value(&warnings).unwrap_or_default();
+        print!("{}", pretty(&doc));
+    } else {
+        print!("{}", summary.to_text());
+    }
+    if !warnings.is_empty() {
+        eprint!("{}", render_human(&warnings, &Sources::new()));
+    }
+    if refused {
+        eprintln!("troupe import: --strict: something would be lost (warnings above); nothing was written");
+        Some(1)
+    } else {
+        None
+    }
 }
 
 /// Runs an import; returns the exit code.
 pub fn run(cmd: Command) -> i32 {
     match cmd {
-        Command::Card { file, output, pack } => match import_card(&file) {
-            Ok(imported) if pack => write_pack(&output, &imported),
-            Ok(imported) => write(&output, &pretty(&imported.bundle)),
+        Command::Card {
+            file,
+            output,
+            pack,
+            report: args,
+        } => match import_card(&file) {
+            Ok(imported) => {
+                if let Some(code) = report("card", &file, &imported.summary, args) {
+                    return code;
+                }
+                if pack {
+                    write_pack(&output, &imported)
+                } else {
+                    write(&output, &pretty(&imported.bundle))
+                }
+            }
             Err(ds) => fail(&ds),
         },
-        Command::Lorebook { file, output } => {
+        Command::Lorebook {
+            file,
+            output,
+            report: args,
+        } => {
             let result = read(&file).and_then(|(name, bytes)| {
                 let doc = parse_object(&name, &bytes)?;
-                lorebook_bundle(&doc, &file).map_err(|d| vec![d.in_file(&name)])
+                let (bundle, mut summary) = lorebook::lorebook_document(&doc, &stem(&file))
+                    .map_err(|d| vec![d.in_file(&name)])?;
+                if bytes.starts_with(crate::import::UTF8_BOM) {
+                    summary.converted("", "a byte order mark was dropped");
+                }
+                Ok((bundle, summary))
             });
             match result {
-                Ok(bundle) => write(&output, &pretty(&bundle)),
+                Ok((bundle, summary)) => {
+                    if let Some(code) = report("lorebook", &file, &summary, args) {
+                        return code;
+                    }
+                    write(&output, &pretty(&bundle))
+                }
                 Err(ds) => fail(&ds),
             }
         }
@@ -109,6 +192,7 @@ pub fn run(cmd: Command) -> i32 {
             card: card_path,
             output,
             bundle,
+            report: args,
         } => {
             let result = read(&file).and_then(|(name, bytes)| {
                 let imported = match &card_path {
@@ -120,11 +204,20 @@ pub fn run(cmd: Command) -> i32 {
                     character: &imported.character,
                     scenario: &imported.scenario,
                 };
-                let lines = chat::chat_to_session(&name, &bytes, &target)?;
-                Ok((imported.bundle.clone(), lines))
+                let (lines, mut summary) = chat::chat_import(&name, &bytes, &target)?;
+                // The card's own summary matters only when it was given.
+                if card_path.is_some() {
+                    let mut all = imported.summary.clone();
+                    all.extend(summary);
+                    summary = all;
+                }
+                Ok((imported.bundle.clone(), lines, summary))
             });
             match result {
-                Ok((b, lines)) => {
+                Ok((b, lines, summary)) => {
+                    if let Some(code) = report("chat", &file, &summary, args) {
+                        return code;
+                    }
                     let text: String = lines
                         .iter()
                         .map(|l| serde_json::to_string(l).unwrap_or_default() + "\n")
@@ -169,40 +262,16 @@ fn write_pack(dir: &Path, imported: &card::CardImport) -> i32 {
     0
 }
 
-/// A lorebook document → a bundle with its world: a V3 `lorebook_v3`, a bare
-/// card book (`entries` a list), or SillyTavern World Info (`entries` an
-/// object keyed by uid). Another `spec` is SCHEMA.
+/// A lorebook document → a bundle with its world
+/// ([`lorebook::lorebook_document`], without the summary).
 pub fn lorebook_bundle(doc: &Value, path: &Path) -> Result<Value, Diagnostic> {
-    let stem = path
-        .file_stem()
+    lorebook::lorebook_document(doc, &stem(path)).map(|(b, _)| b)
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut taken = Default::default();
-    let world = match doc.get("spec") {
-        Some(Value::String(s)) if s == "lorebook_v3" => {
-            let mut ctx = lorebook::BookContext {
-                fallback_name: stem,
-                ..Default::default()
-            };
-            lorebook::book_to_world(doc.get("data").unwrap_or(&Value::Null), "/data", &mut ctx)?
-        }
-        Some(other) => {
-            return Err(crate::diag::Diagnostic::error(
-                crate::diag::Code::Schema,
-                format!("not a lorebook: `spec` is {other}; expected `lorebook_v3`"),
-            )
-            .at("/spec"))
-        }
-        None if doc.get("entries").is_some_and(Value::is_array) => {
-            let mut ctx = lorebook::BookContext {
-                fallback_name: stem,
-                ..Default::default()
-            };
-            lorebook::book_to_world(doc, "", &mut ctx)?
-        }
-        None => lorebook::world_info_to_world(doc, &stem, &mut taken)?,
-    };
-    Ok(json!({"troupe": "0.1", "kind": "bundle", "worlds": [world]}))
+        .unwrap_or_default()
 }
 
 /// The card a chat without `--card` is imported with: a V2 card holding

@@ -199,7 +199,9 @@ pub fn transcript_start(session: &Session) -> String {
     let mut out = format!(
         "Scenario {} · seed {}",
         h.get("scenario").and_then(Value::as_str).unwrap_or(""),
-        h.get("seed").and_then(Value::as_u64).unwrap_or(0)
+        h.get("seed")
+            .and_then(crate::model::integer_u64)
+            .unwrap_or(0)
     );
     if let Some(d) = h.get("difficulty").and_then(Value::as_str) {
         out.push_str(&format!(" · difficulty {d}"));

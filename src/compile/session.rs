@@ -137,7 +137,10 @@ impl<'a> SessionCompiler<'a> {
             out: SessionIr {
                 messages: Vec::new(),
                 index: HashMap::new(),
-                seed: header.get("seed").and_then(Value::as_u64).unwrap_or(0),
+                seed: header
+                    .get("seed")
+                    .and_then(crate::model::integer_u64)
+                    .unwrap_or(0),
                 preset,
             },
         })

@@ -211,9 +211,25 @@ impl Norm {
 pub fn add(current: &Val, amount: &Val) -> Option<Val> {
     match (current, amount) {
         (Val::Int(a), Val::Int(b)) => Some(Val::Int(a.saturating_add(*b))),
-        (Val::Num(a), Val::Num(b)) => Some(Val::Num(a.saturating_add(*b))),
-        (Val::Num(a), Val::Int(b)) => Some(Val::Num(a.saturating_add(Decimal::from(*b)))),
+        (Val::Num(a), Val::Num(b)) => Some(Val::Num(in_range(a.saturating_add(*b)))),
+        (Val::Num(a), Val::Int(b)) => Some(Val::Num(in_range(a.saturating_add(Decimal::from(*b))))),
         _ => None,
+    }
+}
+
+/// The largest decimal of Format 2.2: 28 nines (the range is |x| < 10^28).
+pub const MAX_DECIMAL: Decimal =
+    Decimal::from_parts(0x0FFF_FFFF, 0x3E25_0261, 0x204F_CE5E, false, 0);
+
+/// Saturates a sum outside the decimal range of Format 2.2 at its largest
+/// value of that sign (8.3).
+fn in_range(d: Decimal) -> Decimal {
+    if d > MAX_DECIMAL {
+        MAX_DECIMAL
+    } else if d < -MAX_DECIMAL {
+        -MAX_DECIMAL
+    } else {
+        d
     }
 }
 
@@ -254,6 +270,11 @@ mod tests {
         assert_eq!(n.scalar(ScalarType::Int, Val::Int(250)), Val::Int(100));
         let s = add(&Val::Int(9223372036854775800), &Val::Int(100)).unwrap();
         assert_eq!(s, Val::Int(i64::MAX));
+        assert_eq!(MAX_DECIMAL.to_string(), "9".repeat(28));
+        let top = Val::Num(MAX_DECIMAL);
+        assert_eq!(add(&top, &Val::Int(1)), Some(top.clone()));
+        let low = Val::Num(-MAX_DECIMAL);
+        assert_eq!(add(&low, &Val::Num(Decimal::NEGATIVE_ONE)), Some(low));
     }
 
     #[test]

@@ -76,8 +76,16 @@ fn read_inputs(case: &Value, dir: &Path) -> Result<Inputs, String> {
                 .get("messages")
                 .and_then(Value::as_array)
                 .map(|ms| {
+                    // `messages[i]` is line i + 2 of the session, as in a
+                    // file (Format 23): `line:<n>` locations agree with
+                    // `troupe check`.
                     ms.iter()
-                        .map(|m| bare_document("session", m))
+                        .enumerate()
+                        .map(|(i, m)| {
+                            let mut doc = bare_document("session", m);
+                            doc.first_line = u32::try_from(i + 2).unwrap_or(u32::MAX);
+                            doc
+                        })
                         .collect::<Vec<_>>()
                 })
                 .unwrap_or_default();
@@ -428,6 +436,9 @@ pub fn parse_package_bytes(bytes: &[u8]) -> Vec<Diagnostic> {
         }
         for s in pkg.sessions.values() {
             diags.extend(session_schema(s));
+        }
+        if let Some(m) = &pkg.manifest {
+            diags.extend(crate::check::run::check_package_manifest(m));
         }
         for other in &pkg.other {
             diags.push(

@@ -79,19 +79,35 @@ fn scalar_to_val(t: ScalarType, v: &Value) -> Option<Val> {
     Some(match (t, v) {
         (ScalarType::Int, Value::Int(i)) => Val::Int(*i),
         (ScalarType::Number, Value::Int(i)) => Val::Num(Decimal::from(*i)),
-        (ScalarType::Number, Value::Double(d)) if d.is_finite() => {
-            // The shortest round-trip decimal of the double (Format 8.2).
-            let text = format!("{d}");
-            Val::Num(
-                Decimal::from_str(&text)
-                    .or_else(|_| Decimal::from_scientific(&text))
-                    .ok()?,
-            )
-        }
+        (ScalarType::Number, Value::Double(d)) if d.is_finite() => Val::Num(double_decimal(*d)?),
         (ScalarType::Bool, Value::Bool(b)) => Val::Bool(*b),
         (ScalarType::String, Value::String(s)) => Val::Str(s.clone()),
         _ => return None,
     })
+}
+
+/// The exact decimal of a finite double's shortest round-trip text (Format
+/// 8.2); `None` when its absolute value is 10^28 or more. Digits beyond 28
+/// decimal places are truncated: normalization then rounds to at most 12
+/// places (8.3), and truncation keeps every comparison with a midpoint of
+/// at most 28 places, so the rounded value is that of the exact text.
+fn double_decimal(d: f64) -> Option<Decimal> {
+    // `Display` writes the shortest round-trip digits, without an exponent.
+    let text = format!("{d}");
+    let unsigned = text.trim_start_matches('-');
+    let (int, frac) = unsigned.split_once('.').unwrap_or((unsigned, ""));
+    if int.trim_start_matches('0').len() > 28 {
+        return None;
+    }
+    let frac = &frac[..frac.len().min(28)];
+    let sign = if text.starts_with('-') { "-" } else { "" };
+    let exact = if frac.is_empty() {
+        format!("{sign}{int}")
+    } else {
+        format!("{sign}{int}.{frac}")
+    };
+    let v = Decimal::from_str(&exact).ok()?;
+    Some(if v.is_zero() { Decimal::ZERO } else { v })
 }
 
 /// Converts a CEL value to a value of `ty` (Format 8.2); `None` when it

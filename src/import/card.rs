@@ -18,6 +18,7 @@ use super::ids::{slug, unique};
 use super::lorebook::{book_to_world, BookContext, EMPTY_CONTENT};
 use super::macros;
 use super::record;
+use super::summary::Summary;
 use super::{CardContainer, RawCard};
 
 /// Fields of `data` (or of a V1 card) that the character, its scenario and
@@ -57,8 +58,11 @@ pub const ROOT_MIRRORS: &[&str] = &[
     "mes_example",
 ];
 
-/// The ID of the player seat of an imported scenario.
-pub const USER_SEAT: &str = "user";
+/// The ID of the player seat of an imported scenario (made unique against
+/// the bundle's other IDs). Not `user`: a runtime fills a seat with a
+/// character whose ID is the seat's (Format 18.4), and `user` is reserved
+/// (3.2).
+pub const USER_SEAT: &str = "player";
 
 /// The result of importing a card.
 #[derive(Debug, Clone)]
@@ -69,6 +73,11 @@ pub struct CardImport {
     pub character: String,
     /// The scenario's ID.
     pub scenario: String,
+    /// The scenario's player seat.
+    pub seat: String,
+    /// What the import created, converted and kept, and its warnings
+    /// (`docs/import.md` §11).
+    pub summary: Summary,
 }
 
 /// The card's format as recorded: `v1`, `v2` or `v3`.
@@ -123,7 +132,9 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
     };
     let list_of = |k: &str| -> Result<Vec<String>, Vec<Diagnostic>> {
         match data.get(k) {
-            None => Ok(Vec::new()),
+            // `null` is common in the wild; it is kept for export by the
+            // record (`was`), as the Troupe form `[]` does not give it back.
+            None | Some(Value::Null) => Ok(Vec::new()),
             Some(Value::Array(a)) => a
                 .iter()
                 .enumerate()
@@ -203,10 +214,12 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
 
     // The world of the character book (Format 5).
     let scenario_id = unique(&format!("{char_id}-chat"), &mut taken);
+    let seat_id = unique(USER_SEAT, &mut taken);
     let mut ctx = BookContext {
         greetings,
         fallback_name: format!("{display} lore"),
         taken,
+        summary: Summary::default(),
     };
     let world = match data.get("character_book") {
         Some(book) if !book.is_null() => {
@@ -224,7 +237,7 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
     }
     scenario.insert(
         "cast".into(),
-        json!([{"character": char_id}, {"seat": USER_SEAT, "player": true}]),
+        json!([{"character": char_id}, {"seat": seat_id, "player": true}]),
     );
     if !openings.is_empty() {
         scenario.insert("openings".into(), Value::Array(openings.clone()));
@@ -258,6 +271,36 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
     }
     character.insert("extensions".into(), json!({ "card": card_ext }));
 
+    let mut summary = Summary::default();
+    summary.created("character", &char_id, Some(&format!("{base}/name")));
+    summary.created("scenario", &scenario_id, None);
+    summary.created("seat", &seat_id, None);
+    for o in &openings {
+        if let Some(id) = o.get("id").and_then(Value::as_str) {
+            summary.created("opening", id, None);
+        }
+    }
+    if format == "v1" {
+        summary.converted("", "a V1 card (no `spec`): read as V2");
+    }
+    for (k, v) in data {
+        if v.is_null() {
+            summary.converted(
+                &format!("{base}/{k}"),
+                "`null`: read as absent, kept for export",
+            );
+        }
+    }
+    if let Some(Value::Object(x)) = data.get("extensions") {
+        for k in x.keys() {
+            summary.kept(
+                &format!("{base}/extensions/{}", crate::diag::escape_token(k)),
+                "an application's extension: kept verbatim for export, not read by Troupe",
+            );
+        }
+    }
+    summary.extend(ctx.summary);
+
     let mut bundle = Map::new();
     bundle.insert("troupe".into(), json!("0.1"));
     bundle.insert("kind".into(), json!("bundle"));
@@ -270,6 +313,8 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
         bundle: Value::Object(bundle),
         character: char_id,
         scenario: scenario_id,
+        seat: seat_id,
+        summary,
     })
 }
 

@@ -19,6 +19,7 @@ use crate::load::limits::MAX_JSONL_LINE_BYTES;
 use super::card::USER_SEAT;
 use super::ids::{slug, unique};
 use super::macros;
+use super::summary::Summary;
 
 /// What a chat is imported against: the bundle of its card, and the
 /// character and scenario IDs the card import chose.
@@ -42,6 +43,20 @@ pub fn chat_to_session(
     bytes: &[u8],
     target: &ChatTarget<'_>,
 ) -> Result<Vec<Value>, Vec<Diagnostic>> {
+    chat_import(file, bytes, target).map(|(lines, _)| lines)
+}
+
+/// [`chat_to_session`] with the import's [`Summary`]: the player and
+/// messages created, the swipe choices and edited messages converted, and
+/// a warning (ADVISORY at `line:1/character_name`) when the chat's
+/// `character_name` is not the card's name or nickname — its lines are then
+/// attributed to the card's character all the same.
+pub fn chat_import(
+    file: &str,
+    bytes: &[u8],
+    target: &ChatTarget<'_>,
+) -> Result<(Vec<Value>, Summary), Vec<Diagnostic>> {
+    let mut summary = Summary::default();
     let mut lines = Vec::new();
     let mut errors = Vec::new();
     let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
@@ -95,6 +110,9 @@ pub fn chat_to_session(
         .filter_map(|x| x.get("id").and_then(Value::as_str).map(str::to_string))
         .collect();
     let user_id = unique(&slug(user_name, "player"), &mut taken);
+    if bytes.starts_with(super::UTF8_BOM) {
+        summary.converted("line:1", "a byte order mark was dropped");
+    }
 
     let character = target
         .bundle
@@ -118,13 +136,22 @@ pub fn chat_to_session(
     .flatten()
     .filter(|s| !s.is_empty())
     .collect();
-    let openings: Vec<(String, String)> = target
+    let scenario = target
         .bundle
         .get("scenarios")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .find(|s| s.get("id").and_then(Value::as_str) == Some(target.scenario))
+        .find(|s| s.get("id").and_then(Value::as_str) == Some(target.scenario));
+    // The scenario's first seat is the user's (an imported card has one).
+    let seat = scenario
+        .and_then(|s| s.get("cast"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find_map(|c| c.get("seat").and_then(Value::as_str))
+        .unwrap_or(USER_SEAT);
+    let openings: Vec<(String, String)> = scenario
         .and_then(|s| s.get("openings"))
         .and_then(Value::as_array)
         .into_iter()
@@ -140,6 +167,16 @@ pub fn chat_to_session(
             ))
         })
         .collect();
+    let card_names: Vec<&str> = char_names[1..].to_vec();
+    if !char_name.is_empty() && !card_names.is_empty() && !card_names.contains(&char_name) {
+        summary.warn(
+            "line:1/character_name",
+            format!(
+                "the chat is `{char_name}`'s but the card is `{}`'s; the chat's lines by `{char_name}` are attributed to the card's character `{}`",
+                card_names[0], target.character
+            ),
+        );
+    }
     let opening_of = |text: &str| {
         openings
             .iter()
@@ -153,7 +190,7 @@ pub fn chat_to_session(
     header_out.insert("scenario".into(), json!(target.scenario));
     header_out.insert(
         "players".into(),
-        json!([{"character": user_id, "seat": USER_SEAT, "name": user_name}]),
+        json!([{"character": user_id, "seat": seat, "name": user_name}]),
     );
     header_out.insert(
         "characters".into(),
@@ -164,6 +201,25 @@ pub fn chat_to_session(
     }
     header_out.insert("extensions".into(), json!({ "sillytavern": header }));
     let mut out = vec![Value::Object(header_out)];
+    for (k, why) in [
+        (
+            "chat_metadata",
+            "SillyTavern's chat settings (author's note, variables, …) have no Troupe place",
+        ),
+        (
+            "create_date",
+            "the chat's own date; `created` holds it when it is RFC 3339 or epoch ms",
+        ),
+    ] {
+        if header.get(k).is_some_and(|v| !v.is_null()) {
+            summary.kept(
+                &format!("line:1/{k}"),
+                format!("kept in the session header's extensions.sillytavern: {why}"),
+            );
+        }
+    }
+    summary.created("scenario", target.scenario, None);
+    summary.created("player", &user_id, Some("line:1/user_name"));
 
     let mut parent: Option<String> = None;
     for (n, m) in messages.iter().enumerate() {
@@ -215,30 +271,86 @@ pub fn chat_to_session(
             ordered.append(msg);
             Value::Object(ordered)
         };
-        let mut main = base(mes, Value::Object(kept));
-        out.push(place(&mut main, &id, mes));
-        let chosen = m.get("swipe_id").and_then(Value::as_u64);
         let swipes = m
             .get("swipes")
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
+        let at = format!("line:{}", n + 2);
+        let (chosen, shown) = shown_swipe(m, &swipes);
+        if m.get("mes").is_none() && shown.is_some() {
+            summary.converted(&at, format!("no `mes`: swipe {chosen} is the message"));
+        }
+        let mes = shown.unwrap_or(mes);
+        match m.get("swipe_id") {
+            Some(v) if v.as_u64().is_some_and(|k| (k as usize) < swipes.len()) => {}
+            _ if swipes.is_empty() => {}
+            v => summary.converted(
+                &at,
+                format!(
+                    "`swipe_id` is {}: swipe {chosen} is the one shown, as SillyTavern shows it",
+                    v.map_or("missing".to_string(), Value::to_string)
+                ),
+            ),
+        }
+        let mut main = base(mes, Value::Object(kept));
+        out.push(place(&mut main, &id, mes));
+        summary.created("message", &id, Some(&at));
         for (k, s) in swipes.iter().enumerate() {
-            if Some(k as u64) == chosen {
+            let Some(text) = s.as_str() else {
+                summary.warn(
+                    &format!("{at}/swipes/{k}"),
+                    "a swipe that is not a string is dropped",
+                );
+                continue;
+            };
+            if k == chosen && text == mes {
                 continue;
             }
-            let Some(text) = s.as_str() else { continue };
             let info = m.get("swipe_info").and_then(|i| i.get(k)).cloned();
             let mut ext = json!({"swipe_index": k});
+            if k == chosen {
+                ext["edited"] = json!(true);
+                summary.converted(
+                    &at,
+                    format!("`mes` differs from swipe {k} (an edited message): {id} is `mes`, {id}.{k} the swipe's text"),
+                );
+            }
             if let Some(info) = info {
                 ext["swipe_info"] = info;
             }
             let mut sib = base(text, ext);
-            out.push(place(&mut sib, &format!("{id}.{k}"), text));
+            let sib_id = format!("{id}.{k}");
+            out.push(place(&mut sib, &sib_id, text));
+            summary.created("message", &sib_id, Some(&format!("{at}/swipes/{k}")));
         }
         parent = Some(id);
     }
-    Ok(out)
+    Ok((out, summary))
+}
+
+/// The swipe SillyTavern shows for message `m`, and its text when `m` has
+/// no `mes`: `swipe_id` when it is an index into `swipes`; otherwise (null,
+/// missing, out of range, not a number) the first swipe equal to `mes`,
+/// else swipe 0 (SillyTavern sets a missing `swipe_id` to 0 and shows
+/// `mes`).
+fn shown_swipe<'a>(m: &Value, swipes: &'a [Value]) -> (usize, Option<&'a str>) {
+    let chosen = m
+        .get("swipe_id")
+        .and_then(Value::as_u64)
+        .map(|k| k as usize)
+        .filter(|k| *k < swipes.len())
+        .or_else(|| {
+            let mes = m.get("mes").and_then(Value::as_str)?;
+            swipes.iter().position(|s| s.as_str() == Some(mes))
+        })
+        .unwrap_or(0);
+    let text = if m.get("mes").is_none() {
+        swipes.get(chosen).and_then(Value::as_str)
+    } else {
+        None
+    };
+    (chosen, text)
 }
 
 /// A SillyTavern date as RFC 3339 (Format 7): epoch milliseconds (a number)

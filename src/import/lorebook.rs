@@ -14,6 +14,7 @@ use crate::diag::{Code, Diagnostic};
 use super::ids::{slug, unique};
 use super::macros;
 use super::record;
+use super::summary::Summary;
 
 /// The card fields of a book entry that Troupe holds in its own fields.
 const ENTRY_MAPPED: &[&str] = &[
@@ -45,6 +46,8 @@ pub struct BookContext {
     pub fallback_name: String,
     /// IDs already used in the bundle namespace.
     pub taken: HashSet<String>,
+    /// What the conversion created, converted, kept and warned of.
+    pub summary: Summary,
 }
 
 /// A card book (V2/V3 `character_book`, or `data` of a `lorebook_v3`) → a
@@ -62,7 +65,7 @@ pub fn book_to_world(
         Diagnostic::error(Code::Schema, "a lorebook must be an object").at(pointer)
     })?;
     let entries = match obj.get("entries") {
-        None => Vec::new(),
+        None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a.clone(),
         Some(_) => {
             return Err(Diagnostic::error(Code::Schema, "`entries` must be a list")
@@ -75,6 +78,7 @@ pub fn book_to_world(
         .filter(|s| !s.is_empty())
         .map_or_else(|| ctx.fallback_name.clone(), str::to_string);
     let id = unique(&slug(&name, "world"), &mut ctx.taken);
+    ctx.summary.created("world", &id, Some(pointer));
     let book_scan = obj
         .get("scan_depth")
         .and_then(Value::as_i64)
@@ -92,7 +96,11 @@ pub fn book_to_world(
     let mut out_entries = Vec::new();
     for (i, e) in entries.iter().enumerate() {
         let at = format!("{pointer}/entries/{i}");
-        out_entries.push(card_entry(e, i, book_scan, ctx, &at)?);
+        let entry = card_entry(e, i, book_scan, ctx, &at)?;
+        if let Some(eid) = entry.get("id").and_then(Value::as_str) {
+            ctx.summary.created("entry", eid, Some(&at));
+        }
+        out_entries.push(entry);
     }
     if !out_entries.is_empty() {
         world.insert("entries".into(), Value::Array(out_entries.clone()));
@@ -132,7 +140,7 @@ fn card_entry(
     e: &Value,
     i: usize,
     book_scan: Option<i64>,
-    ctx: &BookContext,
+    ctx: &mut BookContext,
     at: &str,
 ) -> Result<Value, Diagnostic> {
     let obj = e.as_object().ok_or_else(|| {
@@ -161,12 +169,22 @@ fn card_entry(
             body_t
         }),
     );
-    let keys = map_keys(obj.get("keys"), use_regex);
+    let keys = map_keys_noted(
+        obj.get("keys"),
+        use_regex,
+        &format!("{at}/keys"),
+        &mut ctx.summary,
+    );
     if !keys.is_empty() {
         t.insert("keys".into(), json!(keys));
     }
     let selective = obj.get("selective").and_then(Value::as_bool) == Some(true);
-    let secondary = map_keys(obj.get("secondary_keys"), use_regex);
+    let secondary = map_keys_noted(
+        obj.get("secondary_keys"),
+        use_regex,
+        &format!("{at}/secondary_keys"),
+        &mut ctx.summary,
+    );
     if selective && !secondary.is_empty() {
         t.insert("secondary_keys".into(), json!(secondary));
         t.insert("logic".into(), json!(logic(ext_int("selectiveLogic"))));
@@ -208,6 +226,18 @@ fn card_entry(
         }
     }
     let unlowered = lower_decorators(&decorators, &mut t, &mut when, ctx);
+    for line in &unlowered {
+        ctx.summary.kept(
+            &format!("{at}/content"),
+            format!(
+                "decorator `{line}`: Troupe has no equivalent (kept in extensions.card.unlowered)"
+            ),
+        );
+    }
+    if let Some(x) = ext {
+        note_sillytavern_fields(x, &format!("{at}/extensions"), &mut ctx.summary);
+    }
+    never_active_warning(obj.get("keys"), &t, "keys", at, &mut ctx.summary);
     if !when.is_empty() {
         t.insert("when".into(), json!(when.join(" && ")));
     }
@@ -331,6 +361,201 @@ fn logic(n: Option<i64>) -> &'static str {
         Some(2) => "not_any",
         Some(3) => "and_all",
         _ => "and_any",
+    }
+}
+
+/// [`map_keys`], noting in `summary` (as ADVISORY warnings at `at`) every
+/// key that cannot be kept: keys given as one string (read as
+/// comma-separated keys), a key that is not a string, a regex the `regex`
+/// crate refuses (invalid, or JavaScript-only syntax such as lookbehind) or
+/// with flags Troupe has not. The original text stays in the record.
+pub fn map_keys_noted(
+    keys: Option<&Value>,
+    use_regex: bool,
+    at: &str,
+    summary: &mut Summary,
+) -> Vec<String> {
+    match keys {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(s)) => {
+            let parts: Vec<&str> = s
+                .split(',')
+                .map(str::trim)
+                .filter(|k| !k.is_empty())
+                .collect();
+            let mapped: Vec<String> = parts.iter().filter_map(|k| map_key(k, use_regex)).collect();
+            summary.warn(
+                at,
+                format!(
+                    "the keys are one string, not a list: read as the comma-separated keys {mapped:?} (the original is kept)"
+                ),
+            );
+            mapped
+        }
+        Some(Value::Array(a)) => {
+            let mut out = Vec::new();
+            for (i, k) in a.iter().enumerate() {
+                let Some(k) = k.as_str() else {
+                    summary.warn(
+                        &format!("{at}/{i}"),
+                        format!("a key that is not a string ({k}) cannot be kept: dropped (the original is kept)"),
+                    );
+                    continue;
+                };
+                match map_key(k, use_regex) {
+                    Some(m) => out.push(m),
+                    None if k.is_empty() => {}
+                    None => summary.warn(
+                        &format!("{at}/{i}"),
+                        format!(
+                            "the regex key `{k}` cannot be kept: the regex crate refuses it (invalid, JavaScript-only syntax such as lookbehind or backreferences, or flags other than i m s g u y); dropped, the original text is kept"
+                        ),
+                    ),
+                }
+            }
+            out
+        }
+        Some(other) => {
+            summary.warn(
+                at,
+                format!(
+                    "the keys are {other}, not a list of strings: dropped (the original is kept)"
+                ),
+            );
+            Vec::new()
+        }
+    }
+}
+
+/// Warns (ADVISORY at `at`) of an entry that can never activate: enabled,
+/// not constant, without a `when`, and no key left (`field` missing, or
+/// every key dropped).
+fn never_active_warning(
+    original: Option<&Value>,
+    t: &Map<String, Value>,
+    field: &str,
+    at: &str,
+    summary: &mut Summary,
+) {
+    let b = |k: &str| t.get(k).and_then(Value::as_bool);
+    if t.contains_key("keys") || b("constant") == Some(true) || b("enabled") == Some(false) {
+        return;
+    }
+    let why = match original {
+        None | Some(Value::Null) => format!("it has no `{field}`"),
+        _ => "none of its keys could be kept".to_string(),
+    };
+    summary.warn(
+        at,
+        format!("this entry never activates: {why} and it is not constant"),
+    );
+}
+
+/// SillyTavern entry fields whose behaviour Troupe does not reproduce at
+/// import (`docs/import.md` §3): kept as data, each noted in the summary
+/// when set (not null, false, 0 or empty).
+pub const ST_KEPT_ONLY: &[(&str, &str)] = &[
+    (
+        "sticky",
+        "timed effect counted in messages; not computed by Troupe yet",
+    ),
+    (
+        "cooldown",
+        "timed effect counted in messages; not computed by Troupe yet",
+    ),
+    (
+        "delay",
+        "timed effect counted in messages; not computed by Troupe yet",
+    ),
+    (
+        "group",
+        "inclusion groups are not computed by Troupe yet: every member can activate",
+    ),
+    (
+        "groupOverride",
+        "inclusion groups are not computed by Troupe yet",
+    ),
+    (
+        "group_override",
+        "inclusion groups are not computed by Troupe yet",
+    ),
+    (
+        "groupWeight",
+        "inclusion groups are not computed by Troupe yet",
+    ),
+    (
+        "group_weight",
+        "inclusion groups are not computed by Troupe yet",
+    ),
+    (
+        "useGroupScoring",
+        "inclusion groups are not computed by Troupe yet",
+    ),
+    (
+        "excludeRecursion",
+        "recursive activation is not computed by Troupe yet",
+    ),
+    (
+        "exclude_recursion",
+        "recursive activation is not computed by Troupe yet",
+    ),
+    (
+        "preventRecursion",
+        "recursive activation is not computed by Troupe yet",
+    ),
+    (
+        "prevent_recursion",
+        "recursive activation is not computed by Troupe yet",
+    ),
+    (
+        "delayUntilRecursion",
+        "recursive activation is not computed by Troupe yet",
+    ),
+    (
+        "delay_until_recursion",
+        "recursive activation is not computed by Troupe yet",
+    ),
+    (
+        "depth",
+        "insertion depth is a prompt-building matter Troupe leaves to the runtime",
+    ),
+    (
+        "role",
+        "insertion role is a prompt-building matter Troupe leaves to the runtime",
+    ),
+    (
+        "automationId",
+        "SillyTavern automation has no Troupe equivalent",
+    ),
+    (
+        "automation_id",
+        "SillyTavern automation has no Troupe equivalent",
+    ),
+    ("vectorized", "vector search has no Troupe equivalent"),
+];
+
+fn note_sillytavern_fields(fields: &Map<String, Value>, at: &str, summary: &mut Summary) {
+    for (k, why) in ST_KEPT_ONLY {
+        // SillyTavern's defaults say nothing: weight 100, depth 4.
+        let default = match *k {
+            "groupWeight" | "group_weight" => Some(100.0),
+            "depth" => Some(4.0),
+            _ => None,
+        };
+        let set = match fields.get(*k) {
+            Some(Value::Number(n)) if default.is_some() && n.as_f64() == default => false,
+            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+            Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+            Some(Value::String(s)) => !s.is_empty(),
+            Some(Value::Array(a)) => !a.is_empty(),
+            Some(_) => true,
+        };
+        if set {
+            summary.kept(
+                &format!("{at}/{}", crate::diag::escape_token(k)),
+                format!("`{k}` = {}: {why}", fields[*k]),
+            );
+        }
     }
 }
 
@@ -552,6 +777,19 @@ pub fn world_info_to_world(
     name: &str,
     taken: &mut HashSet<String>,
 ) -> Result<Value, Diagnostic> {
+    world_info_import(doc, name, taken, &mut Summary::default())
+}
+
+/// [`world_info_to_world`], noting in `summary` what it created, the keys
+/// it could not keep (warnings; the entry keeps the original `key` /
+/// `keysecondary` in `extensions.sillytavern`), entries that can never
+/// activate, and SillyTavern fields kept only as data.
+pub fn world_info_import(
+    doc: &Value,
+    name: &str,
+    taken: &mut HashSet<String>,
+    summary: &mut Summary,
+) -> Result<Value, Diagnostic> {
     let entries = doc
         .get("entries")
         .and_then(Value::as_object)
@@ -565,10 +803,23 @@ pub fn world_info_to_world(
         let obj = e.as_object().ok_or_else(|| {
             Diagnostic::error(Code::Schema, "a World Info entry must be an object").at(&at)
         })?;
-        out.push(world_info_entry(uid, obj));
+        let entry = world_info_entry(uid, obj, &at, summary);
+        if let Some(eid) = entry.get("id").and_then(Value::as_str) {
+            summary.created("entry", eid, Some(&at));
+        }
+        out.push(entry);
     }
     let mut world = Map::new();
-    world.insert("id".into(), json!(unique(&slug(name, "world"), taken)));
+    let world_id = unique(&slug(name, "world"), taken);
+    summary.created.insert(
+        0,
+        super::summary::Created {
+            kind: "world",
+            id: world_id.clone(),
+            from: None,
+        },
+    );
+    world.insert("id".into(), json!(world_id));
     world.insert(
         "name".into(),
         json!(if name.is_empty() { "World" } else { name }),
@@ -597,7 +848,7 @@ const WI_MAPPED: &[&str] = &[
     "scanDepth",
 ];
 
-fn world_info_entry(uid: &str, e: &Map<String, Value>) -> Value {
+fn world_info_entry(uid: &str, e: &Map<String, Value>, at: &str, summary: &mut Summary) -> Value {
     let b = |k: &str| e.get(k).and_then(Value::as_bool);
     let n = |k: &str| e.get(k).and_then(Value::as_i64);
     let mut t = Map::new();
@@ -611,11 +862,16 @@ fn world_info_entry(uid: &str, e: &Map<String, Value>) -> Value {
             content
         }),
     );
-    let keys = map_keys(e.get("key"), false);
+    let keys = map_keys_noted(e.get("key"), false, &format!("{at}/key"), summary);
     if !keys.is_empty() {
         t.insert("keys".into(), json!(keys));
     }
-    let secondary = map_keys(e.get("keysecondary"), false);
+    let secondary = map_keys_noted(
+        e.get("keysecondary"),
+        false,
+        &format!("{at}/keysecondary"),
+        summary,
+    );
     if b("selective") == Some(true) && !secondary.is_empty() {
         t.insert("secondary_keys".into(), json!(secondary));
         t.insert("logic".into(), json!(logic(n("selectiveLogic"))));
@@ -653,15 +909,61 @@ fn world_info_entry(uid: &str, e: &Map<String, Value>) -> Value {
             t.insert("when".into(), json!(format!("roll(\"1d100\") <= {p}")));
         }
     }
+    // Keys that did not all come across keep their original text.
+    let lossy = |k: &str, mapped: &[String]| {
+        e.get(k)
+            .is_some_and(|v| !v.is_null() && *v != json!(mapped) && *v != json!([]))
+    };
+    let key_lossy = lossy("key", &keys);
+    let secondary_lossy = lossy("keysecondary", &secondary);
     let kept: Map<String, Value> = e
         .iter()
-        .filter(|(k, _)| !WI_MAPPED.contains(&k.as_str()))
+        .filter(|(k, _)| {
+            !WI_MAPPED.contains(&k.as_str())
+                || (k.as_str() == "key" && key_lossy)
+                || (k.as_str() == "keysecondary" && secondary_lossy)
+        })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    note_sillytavern_fields(e, at, summary);
+    never_active_warning(e.get("key"), &t, "key", at, summary);
     if !kept.is_empty() {
         t.insert("extensions".into(), json!({ "sillytavern": kept }));
     }
     Value::Object(t)
+}
+
+/// A lorebook document → a bundle with its world, and the import's
+/// summary: a V3 `lorebook_v3` (`data` is the book), a bare card book
+/// (`entries` a list), or SillyTavern World Info (`entries` an object keyed
+/// by uid). `stem` names a world whose book has no name.
+///
+/// Errors: SCHEMA for another `spec`, or a book or entry of the wrong shape.
+pub fn lorebook_document(doc: &Value, stem: &str) -> Result<(Value, Summary), Diagnostic> {
+    let mut ctx = BookContext {
+        fallback_name: stem.to_string(),
+        ..Default::default()
+    };
+    let world = match doc.get("spec") {
+        Some(Value::String(s)) if s == "lorebook_v3" => {
+            book_to_world(doc.get("data").unwrap_or(&Value::Null), "/data", &mut ctx)?
+        }
+        Some(other) => {
+            return Err(Diagnostic::error(
+                Code::Schema,
+                format!("not a lorebook: `spec` is {other}; expected `lorebook_v3`"),
+            )
+            .at("/spec"))
+        }
+        None if doc.get("entries").is_some_and(Value::is_array) => {
+            book_to_world(doc, "", &mut ctx)?
+        }
+        None => world_info_import(doc, stem, &mut ctx.taken, &mut ctx.summary)?,
+    };
+    Ok((
+        json!({"troupe": "0.1", "kind": "bundle", "worlds": [world]}),
+        ctx.summary,
+    ))
 }
 
 #[cfg(test)]
@@ -669,11 +971,11 @@ mod tests {
     use super::*;
 
     fn entry(e: Value) -> Value {
-        let ctx = BookContext {
+        let mut ctx = BookContext {
             greetings: vec![Some("first".into()), Some("alt-1".into())],
             ..Default::default()
         };
-        card_entry(&e, 0, None, &ctx, "/e").unwrap()
+        card_entry(&e, 0, None, &mut ctx, "/e").unwrap()
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod macros;
 pub mod pack;
 pub mod png;
 pub mod record;
+pub mod summary;
 
 use serde_json::Value;
 
@@ -77,10 +78,24 @@ pub fn read_card(file: &str, bytes: &[u8]) -> Result<RawCard, Vec<Diagnostic>> {
     })
 }
 
+/// The UTF-8 byte order mark. Format 2.1 refuses it in Troupe files; files
+/// made by other programs often start with one, and import drops it
+/// (`docs/import.md` §2).
+pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `bytes` without a leading UTF-8 byte order mark, and whether it had one.
+pub fn strip_bom(bytes: &[u8]) -> (&[u8], bool) {
+    match bytes.strip_prefix(UTF8_BOM) {
+        Some(rest) => (rest, true),
+        None => (bytes, false),
+    }
+}
+
 /// Parses JSON text that must be one object, with the loader's rules
-/// (Format 2.2, 16: encoding, depth, duplicate keys).
+/// (Format 2.2, 16: encoding, depth, duplicate keys), except that a leading
+/// byte order mark is dropped (see [`strip_bom`]).
 pub fn parse_object(file: &str, bytes: &[u8]) -> Result<Value, Vec<Diagnostic>> {
-    let loaded = parse_json(file, bytes);
+    let loaded = parse_json(file, strip_bom(bytes).0);
     if loaded.has_errors() {
         return Err(loaded.diagnostics);
     }

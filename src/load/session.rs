@@ -96,10 +96,34 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
             }
         }
     }
-    Loaded {
+    stop_rules(Loaded {
         value: Some(session),
         diagnostics,
+    })
+}
+
+/// Format 17.1: ENCODING and LIMIT anywhere in the file, a header line that
+/// does not parse, and an unsupported header version each stop every other
+/// check of the file — only that diagnostic is kept and no session is read.
+fn stop_rules(loaded: Loaded<SessionDoc>) -> Loaded<SessionDoc> {
+    let first = |code: Code| loaded.diagnostics.iter().find(|d| d.code == code).cloned();
+    if let Some(d) = first(Code::Encoding).or_else(|| first(Code::Limit)) {
+        return Loaded::fail(d);
     }
+    if let Some(d) = loaded.diagnostics.iter().find(|d| {
+        d.code == Code::Parse
+            && d.location
+                .pointer
+                .as_deref()
+                .is_some_and(|p| p == "line:1" || p.starts_with("line:1/"))
+    }) {
+        return Loaded::fail(d.clone());
+    }
+    let header = loaded.value.as_ref().and_then(|s| s.header.as_ref());
+    if let Some(d) = header.and_then(|h| super::version::check_version(h, "troupe", "header")) {
+        return Loaded::fail(d);
+    }
+    loaded
 }
 
 /// `bytes` split at every `\n` (as `split`, without a per-byte loop).
@@ -192,11 +216,18 @@ mod tests {
     }
 
     #[test]
-    fn bad_header_still_reads_messages() {
-        let l = parse_session("s", b"\xEF\xBB\xBF{}\n{\"a\":1}\n");
+    fn an_encoding_error_stops_the_file() {
+        // Format 2.1, 17.1: nothing else in the file is checked.
+        let l = parse_session("s", b"\xEF\xBB\xBF{}\n{\"a\":1\n");
+        assert_eq!(l.diagnostics.len(), 1);
         assert_eq!(l.diagnostics[0].code, Code::Encoding);
-        let s = l.value.unwrap();
-        assert!(s.header.is_none());
-        assert_eq!(s.messages.len(), 1);
+        assert!(l.value.is_none());
+    }
+
+    #[test]
+    fn a_bad_message_line_does_not_stop_the_file() {
+        let l = parse_session("s", b"{}\n{\"a\":1\n{\"b\":2}\n");
+        assert_eq!(l.diagnostics.len(), 1);
+        assert_eq!(l.value.unwrap().messages.len(), 1);
     }
 }

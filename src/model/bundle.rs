@@ -73,10 +73,10 @@ pub struct Entry {
     #[serde(default = "yes")]
     pub whole_words: bool,
     /// How many messages back the keys scan (default 1).
-    #[serde(default = "one")]
+    #[serde(default = "one", deserialize_with = "super::de_int")]
     pub scan_depth: u32,
     /// Listing order, ascending (default 100).
-    #[serde(default = "hundred")]
+    #[serde(default = "hundred", deserialize_with = "super::de_int")]
     pub order: i64,
     /// `before` (default) or `after`.
     #[serde(default)]
@@ -117,7 +117,7 @@ pub struct Variable {
     #[serde(default)]
     pub max: Option<Value>,
     /// Decimal places of a number (default 2).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::de_opt_int")]
     pub places: Option<u32>,
     /// `[ids]`, `"cast"` or `"*"` for a keyed variable (Format 8.4).
     #[serde(default)]

@@ -17,7 +17,52 @@ pub use session::*;
 pub use types::{ScalarType, VarType};
 
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
+
+/// The integer an integer field holds (Format 2.2): a JSON number with a
+/// zero fractional part, however written (`3`, `3.0`, `3e0`, `30e-1`), in
+/// the signed 64-bit range. `None` for anything else.
+pub fn integer(v: &Value) -> Option<i64> {
+    let Value::Number(n) = v else { return None };
+    if let Some(i) = n.as_i64() {
+        return Some(i);
+    }
+    let text = n.to_string();
+    let d = rust_decimal::Decimal::from_str_exact(&text)
+        .or_else(|_| rust_decimal::Decimal::from_scientific(&text))
+        .ok()?;
+    if !d.fract().is_zero() {
+        return None;
+    }
+    i64::try_from(d.trunc()).ok()
+}
+
+/// [`integer`] as an unsigned value (`None` when negative).
+pub fn integer_u64(v: &Value) -> Option<u64> {
+    integer(v).and_then(|i| u64::try_from(i).ok())
+}
+
+/// Deserializes an integer field as [`integer`] reads it (Format 2.2).
+pub fn de_int<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<i64>,
+{
+    let v = Value::deserialize(d)?;
+    integer(&v)
+        .and_then(|i| T::try_from(i).ok())
+        .ok_or_else(|| serde::de::Error::custom(format!("{v} is not an integer of this field")))
+}
+
+/// [`de_int`] for an optional field.
+pub fn de_opt_int<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<i64>,
+{
+    de_int(d).map(Some)
+}
 
 /// Reads the array at `value[field]` item by item, keeping each item's index.
 /// Items that do not deserialize as `T` are skipped (their schema diagnostics

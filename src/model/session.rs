@@ -33,7 +33,7 @@ pub struct Header {
     #[serde(default)]
     pub difficulty: Option<String>,
     /// The seed of the generator (Format 11.5).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::de_opt_int")]
     pub seed: Option<u64>,
 }
 

@@ -41,6 +41,7 @@ pub struct Requires {
     /// The manifest's content rating.
     pub content_rating: Option<String>,
     /// The number of players of each session.
+    #[serde(default, deserialize_with = "crate::model::de_opt_int")]
     pub players: Option<u64>,
 }
 
@@ -81,6 +82,7 @@ pub struct Step {
     /// A signal to wait for.
     pub after: Option<String>,
     /// The run round to wait for.
+    #[serde(default, deserialize_with = "crate::model::de_opt_int")]
     pub round: Option<u64>,
 }
 
@@ -98,10 +100,10 @@ pub struct Playtest {
     /// The scenario played.
     pub scenario_id: String,
     /// The sessions' seed.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::model::de_int")]
     pub seed: u64,
     /// The last run round.
-    #[serde(default = "default_rounds")]
+    #[serde(default = "default_rounds", deserialize_with = "crate::model::de_int")]
     pub rounds: u64,
     /// Preconditions.
     #[serde(default)]
@@ -177,7 +179,10 @@ impl PackPlaytests {
                 .get("content_rating")
                 .and_then(Value::as_str)
                 .map(str::to_string);
-            out.players_max = m.value.pointer("/players/max").and_then(Value::as_u64);
+            out.players_max = m
+                .value
+                .pointer("/players/max")
+                .and_then(crate::model::integer_u64);
         }
         out
     }

@@ -113,7 +113,10 @@ impl RuntimeIr {
                 .map_err(|e| err(format!("rule `{id}`: {e}")))?;
             rules.push(RuleIr {
                 id: Arc::from(id),
-                priority: r.get("priority").and_then(Value::as_i64).unwrap_or(0),
+                priority: r
+                    .get("priority")
+                    .and_then(crate::model::integer)
+                    .unwrap_or(0),
                 keywords,
                 pattern,
                 when,

@@ -219,7 +219,7 @@ impl Model {
                                 .to_string(),
                             scan_depth: ev
                                 .and_then(|x| x.get("scan_depth"))
-                                .and_then(Value::as_u64)
+                                .and_then(crate::model::integer_u64)
                                 .map_or(1, |n| n.clamp(1, 1 << 16) as usize),
                             case_sensitive: flag("case_sensitive", false),
                             whole_words: flag("whole_words", true),

@@ -20,7 +20,7 @@ pub struct Fixture {
     /// The scenario it plays.
     pub scenario_id: String,
     /// The seed (0).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::model::de_int")]
     pub seed: u64,
     /// The difficulty preset.
     #[serde(default)]
@@ -62,7 +62,7 @@ pub struct StaticAssertion {
 #[derive(Debug, Clone, Deserialize)]
 pub struct Turn {
     /// Its number (i + 1).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::model::de_int")]
     pub turn: i64,
     /// The player's input.
     pub player_input: String,
