@@ -117,8 +117,10 @@ impl Proposal {
 
 /// What proposes a turn's reply and changes (Format 18.7). The engine
 /// validates, clamps and applies the proposal, fires events, checks safety
-/// and writes the session, the same way for every runtime.
-pub trait Runtime {
+/// and writes the session, the same way for every runtime. `Send`, so that a
+/// [`Session`] holding one can move to another thread (a server, a Python
+/// object).
+pub trait Runtime: Send {
     /// The runtime's name (`rules`, an adapter's name).
     fn name(&self) -> &str;
     /// Proposes for the turn; `None` is no proposal (no reply message).
