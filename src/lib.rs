@@ -19,6 +19,7 @@ pub mod conformance;
 pub mod diag;
 pub mod engine;
 pub mod import;
+pub mod keys;
 pub mod load;
 pub mod model;
 pub mod playtest;

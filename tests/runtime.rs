@@ -560,3 +560,14 @@ fn a_seat_that_clashes_does_not_start() {
     // No players: cannot be run.
     assert!(Session::start(&Opened::from_checked("b", ok), &Options::default()).is_err());
 }
+
+/// A session can move to another thread (a server, a Python object), and an
+/// opened pack can be shared between threads: checked at compile time.
+#[test]
+fn sessions_are_send_and_opened_packs_are_send_and_sync() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    send::<Session>();
+    send_sync::<Opened>();
+    send::<Box<dyn troupe::runtime::Runtime>>();
+}

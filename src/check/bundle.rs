@@ -185,6 +185,58 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
     super::lints::lint_story(story, out);
 }
 
+/// LIMIT at a scenario list with more items than the compiled form can
+/// number (Format 16): counts never wrap.
+fn check_counts(sc: &Value, base: &str, out: &mut Vec<Diagnostic>) {
+    use crate::load::limits::MAX_SCENARIO_ITEMS as MAX;
+    let limit = |what: &str, n: usize, max: usize, at: String| {
+        Diagnostic::error(
+            Code::Limit,
+            format!("the scenario has {n} {what}; at most {max} are allowed (Format 16)"),
+        )
+        .at(at)
+    };
+    for field in ["cast", "worlds", "openings", "events", "outcomes"] {
+        let n = array(sc, field).len();
+        if n > MAX {
+            out.push(limit(field, n, MAX, format!("{base}/{field}")));
+        }
+    }
+    let (cast, worlds) = (array(sc, "cast").len(), array(sc, "worlds").len());
+    if cast <= MAX && worlds <= MAX && cast + worlds > MAX - 1 {
+        out.push(limit(
+            "cast members and worlds together",
+            cast + worlds,
+            MAX - 1,
+            format!("{base}/worlds"),
+        ));
+    }
+    if let Some(options) = sc.pointer("/difficulty/options").and_then(Value::as_object) {
+        if options.len() > MAX {
+            out.push(limit(
+                "difficulty presets",
+                options.len(),
+                MAX,
+                format!("{base}/difficulty/options"),
+            ));
+        }
+        if let Some((name, knobs)) = options.iter().next() {
+            let n = knobs.as_object().map_or(0, |k| k.len());
+            if n > MAX {
+                out.push(limit(
+                    "difficulty knobs",
+                    n,
+                    MAX,
+                    format!(
+                        "{base}/difficulty/options/{}",
+                        crate::diag::escape_token(name)
+                    ),
+                ));
+            }
+        }
+    }
+}
+
 fn check_scenario_refs(
     sc: &Value,
     si: usize,
@@ -193,6 +245,7 @@ fn check_scenario_refs(
     out: &mut Vec<Diagnostic>,
 ) {
     let base = format!("/scenarios/{si}");
+    check_counts(sc, &base, out);
     let mut seen_worlds = HashSet::new();
     for (i, w) in array(sc, "worlds").iter().enumerate() {
         let Some(w) = w.as_str() else { continue };
@@ -333,10 +386,15 @@ fn check_entries(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
         }
     }
     for (i, e) in array(owner, "entries").iter().enumerate() {
+        // Keys compile with the entry's own settings (Format 5.4).
+        let options = crate::keys::KeyOptions {
+            case_sensitive: e.get("case_sensitive").and_then(Value::as_bool) == Some(true),
+            whole_words: true,
+        };
         for field in ["keys", "secondary_keys"] {
             for (k, key) in array(e, field).iter().enumerate() {
                 let Some(key) = key.as_str() else { continue };
-                if let Err(msg) = crate::check::keys::compile_key(key, false) {
+                if let Err(msg) = crate::keys::check_key(key, options) {
                     out.push(
                         Diagnostic::error(Code::Schema, msg)
                             .at(format!("{base}/entries/{i}/{field}/{k}")),

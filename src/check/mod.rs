@@ -7,7 +7,6 @@ pub mod bundle;
 pub mod changes;
 pub mod conditions;
 pub mod ids;
-pub mod keys;
 pub mod lints;
 pub mod locate;
 pub mod pack;

@@ -611,8 +611,10 @@ pub fn check_package(pkg: &load::PackageDoc) -> (Vec<Diagnostic>, Option<Value>)
     if let Some(m) = &pkg.manifest {
         out.extend(check_package_manifest(m));
     }
-    // The compiled form (Format 14.4): a mismatch is reported, the sources
-    // are checked either way.
+    // The compiled form (Format 14.4): a stale or corrupt one is a warning
+    // (loaders fall back to bundle.json); one whose hashes all agree must be
+    // exactly what bundle.json compiles to, or the package could run
+    // another story than the one checked here: an error.
     if let (Some(ir), Some(b)) = (&pkg.ir, &pkg.bundle) {
         let mut entries = vec![
             ("bundle.json".to_string(), b.text.as_bytes().to_vec()),
@@ -621,8 +623,20 @@ pub fn check_package(pkg: &load::PackageDoc) -> (Vec<Diagnostic>, Option<Value>)
         if let Some(m) = &pkg.manifest {
             entries.push(("manifest.json".to_string(), m.text.as_bytes().to_vec()));
         }
-        if let Err(d) = load::compiled::verify_ir(&pkg.file, &entries) {
-            out.extend(d);
+        match load::compiled::verify_ir(&pkg.file, &entries) {
+            Err(d) => out.extend(d),
+            Ok(Some(_)) if !load::compiled::ir_is_compilation_of(b.text.as_bytes(), ir) => {
+                out.push(
+                    load::compiled::ir_mismatch(
+                        &pkg.file,
+                        "ir.json",
+                        "",
+                        "ir.json is not what bundle.json compiles to, although every hash agrees: the package would run another story than the one checked; compile it again with `troupe compile`",
+                    )
+                    .with_severity(Severity::Error),
+                );
+            }
+            Ok(_) => {}
         }
     }
     for other in &pkg.other {

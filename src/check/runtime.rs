@@ -12,6 +12,7 @@ use super::conditions::owner_env;
 use super::story::{Owner, Story};
 use crate::cel::{self, Type};
 use crate::diag::{Code, Diagnostic};
+use crate::keys::{self, KeyOptions};
 
 fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
     v.get(field)
@@ -19,21 +20,17 @@ fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
         .map_or(&[], Vec::as_slice)
 }
 
-fn regex_key(key: &str, at: String, out: &mut Vec<Diagnostic>) {
-    if let Err(msg) = super::keys::compile_key(key, false) {
+/// A rule keyword or safety term (Format 18.1, 19.2), compiled as the
+/// runtime compiles it (`case_sensitive` false, `whole_words` true).
+fn runtime_key(key: &str, at: String, out: &mut Vec<Diagnostic>) {
+    if let Err(msg) = keys::check_key(key, KeyOptions::RUNTIME) {
         out.push(Diagnostic::error(Code::Schema, msg).at(at));
     }
 }
 
 fn pattern(p: &str, at: String, out: &mut Vec<Diagnostic>) {
-    if let Err(e) = regex::RegexBuilder::new(p).size_limit(1 << 20).build() {
-        out.push(
-            Diagnostic::error(
-                Code::Schema,
-                format!("`{p}` is not a valid regular expression: {e}"),
-            )
-            .at(at),
-        );
+    if let Err(msg) = keys::compile_pattern(p) {
+        out.push(Diagnostic::error(Code::Schema, msg).at(at));
     }
 }
 
@@ -45,7 +42,7 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
         let at = format!("{base}/rules/{i}");
         for (k, key) in array(r, "keywords").iter().enumerate() {
             if let Some(key) = key.as_str() {
-                regex_key(key, format!("{at}/keywords/{k}"), out);
+                runtime_key(key, format!("{at}/keywords/{k}"), out);
             }
         }
         if let Some(p) = r.get("pattern").and_then(Value::as_str) {
@@ -99,7 +96,7 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
             }
             for (k, t) in array(c, "terms").iter().enumerate() {
                 if let Some(t) = t.as_str() {
-                    regex_key(t, format!("{at}/terms/{k}"), out);
+                    runtime_key(t, format!("{at}/terms/{k}"), out);
                 }
             }
             for (k, p) in array(c, "patterns").iter().enumerate() {

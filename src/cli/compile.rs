@@ -1,5 +1,7 @@
 //! `troupe compile PACK -o OUT.troupe` (Format 14.4): checks PACK and
-//! writes the compiled package.
+//! writes the compiled package. A package given as PACK is compiled from
+//! its checked `bundle.json`, never from its `ir.json`, so what is written
+//! always passes `troupe check`.
 
 use std::path::PathBuf;
 
@@ -15,7 +17,11 @@ pub struct Args {
 
 /// Runs `troupe compile`; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    let pack = match super::run::open_pack(&args.pack) {
+    let options = crate::runtime::OpenOptions {
+        use_ir: false,
+        verify_ir: false,
+    };
+    let pack = match super::run::open_pack_with(&args.pack, options) {
         Ok(p) => p,
         Err(c) => return c,
     };

@@ -26,7 +26,7 @@ const HELP: &str = "Type what you say and press Enter. Commands: /state shows th
 
 /// Runs `troupe play`; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    let pack = match super::run::open_pack(&args.session.pack) {
+    let pack = match super::run::open_pack_with(&args.session.pack, args.session.open_options()) {
         Ok(p) => p,
         Err(c) => return c,
     };

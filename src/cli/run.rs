@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use crate::diag::render::render_human;
-use crate::runtime::{open, Opened, Options, RuntimeKind, Session, StartError, TurnResult};
+use crate::runtime::{
+    open_with, OpenOptions, Opened, Options, RuntimeKind, Session, StartError, TurnResult,
+};
 
 /// The session settings `run` and `play` share (Format 18.4).
 #[derive(Debug, Clone, clap::Args)]
@@ -33,6 +35,21 @@ pub struct SessionArgs {
     /// The player's name, as macros show it (`{{user}}`; default `Player`).
     #[arg(long, value_name = "NAME")]
     pub player_name: Option<String>,
+    /// Use a package's ir.json only when it is exactly what its bundle.json
+    /// compiles to (Format 14.4); otherwise warn (IR_MISMATCH) and compile
+    /// bundle.json afresh.
+    #[arg(long)]
+    pub verify_ir: bool,
+}
+
+impl SessionArgs {
+    /// How PACK is opened (`--verify-ir`).
+    pub(crate) fn open_options(&self) -> OpenOptions {
+        OpenOptions {
+            verify_ir: self.verify_ir,
+            ..OpenOptions::default()
+        }
+    }
 }
 
 /// The runtime `run` uses.
@@ -62,11 +79,16 @@ pub struct Args {
 
 /// Opens PACK, printing diagnostics on failure; `Err` is the exit code.
 pub(crate) fn open_pack(path: &Path) -> Result<Opened, i32> {
+    open_pack_with(path, OpenOptions::default())
+}
+
+/// [`open_pack`] with `options` (Format 14.4).
+pub(crate) fn open_pack_with(path: &Path, options: OpenOptions) -> Result<Opened, i32> {
     if !path.exists() {
         eprintln!("troupe: no such file or folder: {}", path.display());
         return Err(3);
     }
-    match open(path) {
+    match open_with(path, options) {
         Ok(o) => {
             if !o.warnings.is_empty() {
                 eprint!(
@@ -337,7 +359,7 @@ pub fn run(args: Args) -> i32 {
             return 3;
         }
     };
-    let pack = match open_pack(&args.session.pack) {
+    let pack = match open_pack_with(&args.session.pack, args.session.open_options()) {
         Ok(p) => p,
         Err(c) => return c,
     };

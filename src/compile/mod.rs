@@ -18,7 +18,7 @@ pub mod time;
 pub mod value;
 
 pub use ir::*;
-pub use lore::{EntryIr, KeyIr, Logic, Position};
+pub use lore::{EntryIr, Logic, Position};
 pub use session::{compile_session, Fired, MessageIr, SessionCompiler, SessionIr, SummaryIr};
 pub use story::compile_story;
 pub use value::{format_decimal, Norm, Val};

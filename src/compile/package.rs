@@ -3,10 +3,11 @@
 //! input gives the same bytes.
 //!
 //! This implementation's `ir.json` (IR version [`IR_VERSION`]) holds the
-//! checked bundle itself, so a load whose hash and version match reads one
-//! JSON document and skips YAML, lowering and every check (17.3); the CEL
-//! programs and templates are lowered again from that checked text when a
-//! session starts.
+//! checked bundle itself with the hash of `bundle.json`, and the manifest
+//! records the hashes of both, so a load whose hashes and versions match
+//! reads one JSON document and skips YAML, lowering and every check (17.3);
+//! the CEL programs and templates are lowered again from that checked text
+//! when a session starts.
 
 use std::io::{Cursor, Write};
 
@@ -18,20 +19,13 @@ pub use crate::load::compiled::{content_hash, verify_ir, IR_VERSION};
 
 /// The bytes of `bundle.json` for `bundle`: Troupe JSON and `\n`.
 pub fn bundle_bytes(bundle: &Value) -> Vec<u8> {
-    let mut s = bundle.to_string();
-    s.push('\n');
-    s.into_bytes()
+    crate::load::compiled::bundle_json(bundle)
 }
 
-/// The bytes of `ir.json`.
+/// The bytes of `ir.json` for `bundle` (see
+/// [`crate::load::compiled::ir_json`]).
 pub fn ir_bytes(bundle: &Value) -> Vec<u8> {
-    let mut m = Map::new();
-    m.insert("ir_version".into(), IR_VERSION.into());
-    m.insert("checked".into(), true.into());
-    m.insert("bundle".into(), bundle.clone());
-    let mut s = Value::Object(m).to_string();
-    s.push('\n');
-    s.into_bytes()
+    crate::load::compiled::ir_json(bundle)
 }
 
 /// Writes the package of a checked `bundle` and its sessions (`name` →
@@ -45,11 +39,13 @@ pub fn write_package(bundle: &Value, sessions: &[(String, Vec<u8>)]) -> std::io:
     manifest.insert("kind".into(), "package".into());
     manifest.insert("ir_version".into(), IR_VERSION.into());
     manifest.insert("content_hash".into(), content_hash(&bundle_json).into());
+    let ir_json = ir_bytes(bundle);
+    manifest.insert("ir_hash".into(), content_hash(&ir_json).into());
     let mut manifest_json = Value::Object(manifest).to_string();
     manifest_json.push('\n');
     let mut entries: Vec<(String, Vec<u8>)> = vec![
         ("bundle.json".into(), bundle_json),
-        ("ir.json".into(), ir_bytes(bundle)),
+        ("ir.json".into(), ir_json),
         ("manifest.json".into(), manifest_json.into_bytes()),
     ];
     let mut sess: Vec<(String, Vec<u8>)> = sessions

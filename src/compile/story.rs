@@ -19,6 +19,39 @@ use crate::template;
 /// Lowers a checked story. Errors mean the story was not conforming.
 pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
     let err = |m: String| CompileError(m);
+    // Counts the IR numbers with 16-bit indices never wrap (Format 16: the
+    // checks report LIMIT first).
+    let max = crate::load::limits::MAX_SCENARIO_ITEMS;
+    let knobs = story
+        .scenario
+        .difficulty
+        .as_ref()
+        .and_then(|d| d.get("options"))
+        .and_then(Value::as_object);
+    let counts = [
+        ("cast members", story.cast.len()),
+        ("worlds", story.worlds.len()),
+        (
+            "cast members and worlds",
+            story.cast.len() + story.worlds.len() + 1,
+        ),
+        ("openings", story.scenario.openings.len()),
+        ("events", story.scenario.events.len()),
+        ("outcomes", story.scenario.outcomes.len()),
+        ("difficulty presets", knobs.map_or(0, |o| o.len())),
+        (
+            "difficulty knobs",
+            knobs
+                .and_then(|o| o.values().next())
+                .and_then(Value::as_object)
+                .map_or(0, |k| k.len()),
+        ),
+    ];
+    if let Some((what, n)) = counts.iter().find(|(_, n)| *n > max) {
+        return Err(err(format!(
+            "the scenario has {n} {what}; at most {max} are allowed"
+        )));
+    }
     let cast: Vec<CastIr> = story
         .cast
         .iter()
@@ -429,10 +462,20 @@ fn firing_ir(
     outcome: bool,
 ) -> Result<FiringIr, CompileError> {
     let id = v.get("id").and_then(Value::as_str).unwrap_or("");
-    let when = v
-        .get("when")
-        .and_then(|w| condition_text(story, w))
-        .and_then(|(src, _)| cel::compile(&src, env).ok());
+    // A `when` that does not lower is an error, never a dead event.
+    let when = match v.get("when") {
+        Some(w) => {
+            let (src, _) = condition_text(story, w)
+                .ok_or_else(|| CompileError(format!("`{id}`: `when` does not lower")))?;
+            Some(cel::compile(&src, env).map_err(|e| {
+                CompileError(format!(
+                    "`{id}`: `when` does not compile: {}",
+                    first_error(&e)
+                ))
+            })?)
+        }
+        None => None,
+    };
     let changes = lower_changes(scope, array(v, "changes"))
         .map_err(|e| CompileError(format!("`{id}`: {e}")))?;
     Ok(FiringIr {

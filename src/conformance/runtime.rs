@@ -105,7 +105,7 @@ pub fn safety_test(t: &Value, expect: &Value, engine: &Engine) -> Result<(), Err
         .and_then(Value::as_str)
         .ok_or_else(|| suite("a safety test needs `text`"))?;
     let reply = t.get("reply").and_then(Value::as_bool).unwrap_or(false);
-    let safety = Safety::compile(engine.story.raw.get("safety"));
+    let safety = Safety::compile(engine.story.raw.get("safety")).map_err(fail)?;
     let v = safety.verdict(text, reply);
     let mut got = serde_json::Map::new();
     got.insert("verdict".into(), v.status.as_str().into());

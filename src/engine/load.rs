@@ -86,7 +86,7 @@ pub fn load_documents(
 
 fn internal(m: String) -> Vec<Diagnostic> {
     vec![Diagnostic::error(
-        Code::Schema,
+        Code::Internal,
         format!("cannot compile: {m}"),
     )]
 }

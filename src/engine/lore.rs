@@ -9,7 +9,8 @@ use super::eval::{char_of, Point};
 use super::replay::step;
 use super::{Engine, Scratch, State};
 use crate::cel::{Activation, EvalError, Host, Value};
-use crate::compile::{EntryIr, KeyIr, Logic, Position, SessionIr};
+use crate::compile::{EntryIr, Logic, Position, SessionIr};
+use crate::keys::{KeyOptions, KeySet};
 
 /// Where a key hit (Format 5.4): the key, the message its counted
 /// occurrence starts in, and the character range (Unicode scalar values,
@@ -176,9 +177,24 @@ impl Scan {
         }
     }
 
-    fn hit(&self, session: &SessionIr, key: &KeyIr, e: (bool, bool)) -> Option<KeyHit> {
-        let (cs, ww) = e;
-        let (s, end) = key.find(self.haystack(cs), ww)?;
+    /// Each key of `set` with where it hit, if it did (Format 5.4).
+    fn hits<'k>(
+        &self,
+        session: &SessionIr,
+        set: &'k KeySet,
+    ) -> impl Iterator<Item = (&'k str, Option<KeyHit>)> + 'k {
+        let cs = set.options().case_sensitive;
+        let found = set.first_hits(self.haystack(cs));
+        let hits: Vec<Option<KeyHit>> = set
+            .keys()
+            .iter()
+            .zip(found)
+            .map(|(k, f)| f.map(|(s, e)| self.key_hit(session, k, cs, s, e)))
+            .collect();
+        set.keys().iter().map(|k| &**k).zip(hits)
+    }
+
+    fn key_hit(&self, session: &SessionIr, key: &str, cs: bool, s: usize, end: usize) -> KeyHit {
         let (cs_, ce) = (self.char_at(cs, s), self.char_at(cs, end));
         let (m, first) = self
             .starts
@@ -187,8 +203,8 @@ impl Scan {
             .find(|(_, f)| *f <= cs_)
             .copied()
             .unwrap_or((0, 0));
-        Some(KeyHit {
-            key: key.text.to_string(),
+        KeyHit {
+            key: key.to_string(),
             message: session
                 .messages
                 .get(m as usize)
@@ -201,7 +217,7 @@ impl Scan {
                 .skip(cs_)
                 .take(ce.saturating_sub(cs_))
                 .collect(),
-        })
+        }
     }
 }
 
@@ -214,21 +230,23 @@ struct LoreHost<'a> {
     seed: u64,
     message: &'a str,
     calls: &'a mut u64,
-    cache: &'a mut HashMap<(bool, String), Option<KeyIr>>,
+    cache: &'a mut HashMap<(KeyOptions, Vec<String>), KeySet>,
 }
 
 impl Host for LoreHost<'_> {
     fn hit(&mut self, keys: &[&str]) -> bool {
-        let cs = self.case_sensitive;
-        keys.iter().any(|k| {
-            // A key that does not compile hits nothing.
-            let key = self
-                .cache
-                .entry((cs, (*k).to_string()))
-                .or_insert_with(|| KeyIr::new(k, cs).ok());
-            key.as_ref()
-                .is_some_and(|key| key.find(self.scan.haystack(cs), self.whole_words).is_some())
-        })
+        let options = KeyOptions {
+            case_sensitive: self.case_sensitive,
+            whole_words: self.whole_words,
+        };
+        let list: Vec<String> = keys.iter().map(|k| (*k).to_string()).collect();
+        // A key that does not compile hits nothing (the checks refuse
+        // constant ones).
+        let set = self
+            .cache
+            .entry((options, list))
+            .or_insert_with_key(|(o, l)| KeySet::new(l.iter().map(String::as_str), *o));
+        set.hits(self.scan.haystack(options.case_sensitive))
     }
     fn roll(&mut self, notation: &str) -> Result<i64, EvalError> {
         let k = *self.calls;
@@ -367,11 +385,10 @@ impl Engine {
             a.why = Why::Disabled;
             return;
         }
-        let settings = (e.case_sensitive, e.whole_words);
-        for k in &e.keys {
-            match scan.hit(&self.session, k, settings) {
+        for (k, h) in scan.hits(&self.session, &e.keys) {
+            match h {
                 Some(h) => a.hits.push(h),
-                None => a.missed.push(k.text.to_string()),
+                None => a.missed.push(k.to_string()),
             }
         }
         let mut matched = !a.hits.is_empty();
@@ -383,13 +400,13 @@ impl Engine {
                     missed: Vec::new(),
                     held: false,
                 };
-                for k in sec {
-                    match scan.hit(&self.session, k, settings) {
+                for (k, h) in scan.hits(&self.session, sec) {
+                    match h {
                         Some(h) => s.hits.push(h),
-                        None => s.missed.push(k.text.to_string()),
+                        None => s.missed.push(k.to_string()),
                     }
                 }
-                s.held = e.logic.holds(s.hits.len(), sec.len());
+                s.held = e.logic.holds(s.hits.len(), sec.keys().len());
                 matched = s.held;
                 a.secondary = Some(s);
             }

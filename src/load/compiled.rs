@@ -1,12 +1,21 @@
 //! The compiled form of a package as a loader sees it (Format 14.4): the
-//! IR version this implementation reads, the content hash, and whether a
-//! package's `ir.json` may be used instead of checking its `bundle.json`.
+//! IR version this implementation reads, the hashes that bind `ir.json`,
+//! `bundle.json` and `manifest.json` together, and whether a package's
+//! `ir.json` may be used instead of checking its `bundle.json`.
+//!
+//! This implementation's `ir.json` holds the checked bundle itself, the
+//! hash of `bundle.json` and the IR version; [`ir_json`] is the one
+//! function that writes it, so recompiling a `bundle.json` and comparing
+//! bytes ([`ir_is_compilation_of`]) proves that `ir.json` is that bundle's
+//! compilation.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::diag::{Code, Diagnostic, Severity};
+
 /// The IR version this implementation writes and accepts.
-pub const IR_VERSION: &str = "troupe-ir-1";
+pub const IR_VERSION: &str = "troupe-ir-2";
 
 /// `"sha256:" + lower-case hex SHA-256` of `bytes`.
 pub fn content_hash(bytes: &[u8]) -> String {
@@ -19,15 +28,61 @@ pub fn content_hash(bytes: &[u8]) -> String {
     s
 }
 
+/// The bytes of `bundle.json` for `bundle`: Troupe JSON and `\n`.
+pub fn bundle_json(bundle: &Value) -> Vec<u8> {
+    let mut s = bundle.to_string();
+    s.push('\n');
+    s.into_bytes()
+}
+
+/// The bytes of `ir.json` compiled from `bundle` (already in the field
+/// order of `bundle.json`, Format 14.4): the IR version, the crate version,
+/// the hash of `bundle.json`'s bytes, and the checked bundle.
+pub fn ir_json(bundle: &Value) -> Vec<u8> {
+    let mut m = Map::new();
+    m.insert("ir_version".into(), IR_VERSION.into());
+    m.insert("troupe_version".into(), env!("CARGO_PKG_VERSION").into());
+    m.insert(
+        "bundle_hash".into(),
+        content_hash(&bundle_json(bundle)).into(),
+    );
+    m.insert("checked".into(), true.into());
+    m.insert("bundle".into(), bundle.clone());
+    let mut s = Value::Object(m).to_string();
+    s.push('\n');
+    s.into_bytes()
+}
+
+/// Whether `ir` is byte for byte what compiling the `bundle.json` bytes
+/// `bundle` gives (Format 14.4: only this proves that `ir.json` is the
+/// bundle's compilation; the hashes only detect corruption and partial
+/// edits). A `bundle.json` that is not JSON compiles to nothing.
+pub fn ir_is_compilation_of(bundle: &[u8], ir: &[u8]) -> bool {
+    match serde_json::from_slice::<Value>(bundle) {
+        Ok(v) => ir_json(&v) == ir,
+        Err(_) => false,
+    }
+}
+
+/// An IR_MISMATCH diagnostic in entry `entry` of package `file`.
+pub fn ir_mismatch(file: &str, entry: &str, pointer: &str, msg: &str) -> Diagnostic {
+    Diagnostic::error(Code::IrMismatch, msg.to_string())
+        .with_severity(Severity::Warning)
+        .in_file(format!("{file}!{entry}"))
+        .at(pointer)
+}
+
 /// Verifies a screened package's compiled form (Format 14.4) and returns
-/// the bundle `ir.json` carries. `Ok(None)`: the package has no `ir.json`
-/// (it is simply compiled). `Err`: IR_MISMATCH warnings; the caller
-/// compiles `bundle.json` afresh.
+/// the bundle `ir.json` carries. `ir.json` is untrusted: the manifest's
+/// `content_hash` must be the hash of `bundle.json`, its `ir_hash` the hash
+/// of `ir.json`, `ir.json`'s `bundle_hash` the hash of `bundle.json`, both
+/// IR versions this implementation's, and `ir.json` readable as its IR.
+/// `Ok(None)`: the package has no `ir.json` (it is simply compiled).
+/// `Err`: IR_MISMATCH warnings; the caller compiles `bundle.json` afresh.
 pub fn verify_ir(
     file: &str,
     entries: &[(String, Vec<u8>)],
-) -> Result<Option<Value>, Vec<crate::diag::Diagnostic>> {
-    use crate::diag::{Code, Diagnostic, Severity};
+) -> Result<Option<Value>, Vec<Diagnostic>> {
     let get = |n: &str| {
         entries
             .iter()
@@ -37,12 +92,7 @@ pub fn verify_ir(
     let Some(ir) = get("ir.json") else {
         return Ok(None);
     };
-    let mismatch = |entry: &str, pointer: &str, msg: &str| {
-        Diagnostic::error(Code::IrMismatch, msg.to_string())
-            .with_severity(Severity::Warning)
-            .in_file(format!("{file}!{entry}"))
-            .at(pointer)
-    };
+    let mismatch = |entry: &str, pointer: &str, msg: &str| ir_mismatch(file, entry, pointer, msg);
     let Some(manifest) = get("manifest.json") else {
         return Err(vec![mismatch(
             "ir.json",
@@ -60,13 +110,20 @@ pub fn verify_ir(
             )])
         }
     };
-    let bundle = get("bundle.json").unwrap_or_default();
+    let bundle_hash = content_hash(get("bundle.json").unwrap_or_default());
     let mut out = Vec::new();
-    if manifest.get("content_hash").and_then(Value::as_str) != Some(&content_hash(bundle)) {
+    if manifest.get("content_hash").and_then(Value::as_str) != Some(&bundle_hash) {
         out.push(mismatch(
             "manifest.json",
             "/content_hash",
             "bundle.json changed after it was compiled (its hash differs from content_hash); the IR is not used and bundle.json is compiled afresh",
+        ));
+    }
+    if manifest.get("ir_hash").and_then(Value::as_str) != Some(&content_hash(ir)) {
+        out.push(mismatch(
+            "manifest.json",
+            "/ir_hash",
+            "ir.json changed after it was compiled (its hash differs from ir_hash); the IR is not used and bundle.json is compiled afresh",
         ));
     }
     if manifest.get("ir_version").and_then(Value::as_str) != Some(IR_VERSION) {
@@ -86,6 +143,13 @@ pub fn verify_ir(
                 && m.get("checked") == Some(&Value::Bool(true))
                 && m.get("bundle").is_some_and(Value::is_object) =>
         {
+            if m.get("bundle_hash").and_then(Value::as_str) != Some(&bundle_hash) {
+                return Err(vec![mismatch(
+                    "ir.json",
+                    "/bundle_hash",
+                    "ir.json was not compiled from this bundle.json (its bundle_hash differs); the IR is not used and bundle.json is compiled afresh",
+                )]);
+            }
             Ok(m.remove("bundle"))
         }
         _ => Err(vec![mismatch(
@@ -100,10 +164,10 @@ pub fn verify_ir(
 mod tests {
     use super::*;
 
-    fn entries(bundle: &str, manifest: Option<String>, ir: &str) -> Vec<(String, Vec<u8>)> {
+    fn entries(bundle: &str, manifest: Option<String>, ir: &[u8]) -> Vec<(String, Vec<u8>)> {
         let mut e = vec![
             ("bundle.json".to_string(), bundle.as_bytes().to_vec()),
-            ("ir.json".to_string(), ir.as_bytes().to_vec()),
+            ("ir.json".to_string(), ir.to_vec()),
         ];
         if let Some(m) = manifest {
             e.push(("manifest.json".to_string(), m.into_bytes()));
@@ -111,10 +175,11 @@ mod tests {
         e
     }
 
-    fn manifest(bundle: &str, version: &str) -> String {
+    fn manifest(bundle: &str, ir: &[u8], version: &str) -> String {
         format!(
-            r#"{{"troupe":"0.1","kind":"package","ir_version":"{version}","content_hash":"{}"}}"#,
-            content_hash(bundle.as_bytes())
+            r#"{{"troupe":"0.1","kind":"package","ir_version":"{version}","content_hash":"{}","ir_hash":"{}"}}"#,
+            content_hash(bundle.as_bytes()),
+            content_hash(ir)
         )
     }
 
@@ -131,23 +196,42 @@ mod tests {
     }
 
     #[test]
-    fn each_mismatch_of_14_4_is_reported_where_the_spec_says() {
-        let b = r#"{"troupe":"0.1","kind":"bundle"}"#;
-        let ir = format!(r#"{{"ir_version":"{IR_VERSION}","checked":true,"bundle":{b}}}"#);
+    fn the_ir_is_used_only_when_everything_matches_as_14_4_says() {
+        let v: Value = serde_json::from_str(r#"{"troupe":"0.1","kind":"bundle"}"#).unwrap();
+        let b = String::from_utf8(bundle_json(&v)).unwrap();
+        let ir = ir_json(&v);
         // All present and matching: the IR's bundle is used.
-        let ok = verify_ir("p", &entries(b, Some(manifest(b, IR_VERSION)), &ir));
+        let ok = verify_ir("p", &entries(&b, Some(manifest(&b, &ir, IR_VERSION)), &ir));
         assert!(ok.unwrap().is_some());
+        assert!(ir_is_compilation_of(b.as_bytes(), &ir));
         // Another IR version.
-        let r = verify_ir("p", &entries(b, Some(manifest(b, "other-9")), &ir));
+        let r = verify_ir("p", &entries(&b, Some(manifest(&b, &ir, "other-9")), &ir));
         assert_eq!(
             pointers(r),
             [("p!manifest.json".into(), "/ir_version".into())]
         );
+        // ir.json edited after compiling: its hash differs.
+        let mut edited = ir.clone();
+        edited.insert(1, b' ');
+        let r = verify_ir(
+            "p",
+            &entries(&b, Some(manifest(&b, &ir, IR_VERSION)), &edited),
+        );
+        assert_eq!(pointers(r), [("p!manifest.json".into(), "/ir_hash".into())]);
+        // ... and with the manifest fixed up, the hashes agree but only a
+        // recompilation tells the IR is not bundle.json's.
+        assert!(verify_ir(
+            "p",
+            &entries(&b, Some(manifest(&b, &edited, IR_VERSION)), &edited)
+        )
+        .is_ok());
+        assert!(!ir_is_compilation_of(b.as_bytes(), &edited));
         // ir.json without manifest.json.
-        let r = verify_ir("p", &entries(b, None, &ir));
+        let r = verify_ir("p", &entries(&b, None, &ir));
         assert_eq!(pointers(r), [("p!ir.json".into(), "".into())]);
         // ir.json that is not this IR (untrusted input: never a panic).
-        let r = verify_ir("p", &entries(b, Some(manifest(b, IR_VERSION)), "[1,2"));
+        let bad = b"[1,2";
+        let r = verify_ir("p", &entries(&b, Some(manifest(&b, bad, IR_VERSION)), bad));
         assert_eq!(pointers(r), [("p!ir.json".into(), "".into())]);
         // No ir.json at all: simply compiled, no diagnostic.
         let none = vec![("bundle.json".to_string(), b.as_bytes().to_vec())];

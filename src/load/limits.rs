@@ -44,3 +44,9 @@ pub const MAX_PACK_DIR_DEPTH: usize = 32;
 /// Largest `.troupe` package file, in bytes: 256 MiB (Format 14), the same as
 /// its total uncompressed bound (deflate does not make data larger).
 pub const MAX_PACKAGE_FILE_BYTES: u64 = MAX_ZIP_TOTAL_BYTES;
+
+/// Most items in each list of one scenario that the compiled form numbers
+/// with 16-bit indices — cast, worlds, openings, events, outcomes,
+/// difficulty presets and knobs: 65,535; cast and worlds together at most
+/// 65,534 (one CEL environment each, plus the scenario's). Format 16.
+pub const MAX_SCENARIO_ITEMS: usize = u16::MAX as usize;

@@ -14,7 +14,7 @@ use crate::check::story::Owner;
 use crate::compile::OwnerRef;
 use crate::engine::eval::RollHost;
 use crate::engine::{Engine, Point, State};
-use crate::runtime::keys::{lower, Key as HitKey};
+use crate::keys::{lower, KeyOptions, KeySet};
 
 /// The blackboard as CEL sees it (Format 22.3): signals in the order first
 /// raised, and each roster ID's goals met so far in goal order.
@@ -89,9 +89,7 @@ struct PlayHost<'a> {
 
 impl Host for PlayHost<'_> {
     fn hit(&mut self, keys: &[&str]) -> bool {
-        keys.iter()
-            .filter_map(|k| HitKey::new(k).ok())
-            .any(|k| k.hits(&self.last))
+        KeySet::new(keys.iter().copied(), KeyOptions::RUNTIME).hits(&self.last)
     }
     fn roll(&mut self, notation: &str) -> Result<i64, EvalError> {
         self.roll.roll(notation)

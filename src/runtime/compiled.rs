@@ -8,13 +8,13 @@ use std::sync::Arc;
 use regex::Regex;
 use serde_json::Value;
 
-use super::keys::{compile_keys, compile_pattern, Key};
 use super::safety::Safety;
 use crate::cel::{self, Program};
 use crate::check::conditions::owner_env;
 use crate::check::story::{Owner, Story};
 use crate::compile::changes::{lower_changes, ChangeScope};
 use crate::compile::{ChangeIr, CompileError, StoryIr};
+use crate::keys::{compile_pattern, KeyOptions, KeySet};
 
 /// A rule (Format 18.1), compiled.
 #[derive(Debug)]
@@ -23,8 +23,8 @@ pub struct RuleIr {
     pub id: Arc<str>,
     /// `priority` (default 0).
     pub priority: i64,
-    /// `keywords`, compiled; `None` when not given.
-    pub keywords: Option<Vec<Key>>,
+    /// `keywords`; `None` when not given.
+    pub keywords: Option<KeySet>,
     /// `pattern`, compiled.
     pub pattern: Option<Regex>,
     /// `when`, compiled with `hit()` declared.
@@ -60,10 +60,10 @@ pub struct RuntimeIr {
     pub rubric: Option<Vec<CriterionIr>>,
     /// The safety rules (Format 19).
     pub safety: Arc<Safety>,
-    /// Keys of `hit()` calls in rule conditions, compiled the first time a
-    /// turn uses them (`None`: not a valid key) so that later turns do no
-    /// regex compilation.
-    pub hit_keys: std::sync::Mutex<std::collections::HashMap<String, Option<super::keys::Key>>>,
+    /// The key lists of `hit()` calls in rule conditions, compiled the
+    /// first time a turn uses them so that later turns do no regex
+    /// compilation.
+    pub hit_keys: std::sync::Mutex<std::collections::HashMap<Vec<String>, Arc<KeySet>>>,
 }
 
 fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
@@ -94,7 +94,7 @@ impl RuntimeIr {
             let keywords = r
                 .get("keywords")
                 .and_then(Value::as_array)
-                .map(|k| compile_keys(k.iter().filter_map(Value::as_str)));
+                .map(|k| KeySet::new(k.iter().filter_map(Value::as_str), KeyOptions::RUNTIME));
             let pattern = match r.get("pattern").and_then(Value::as_str) {
                 Some(p) => Some(compile_pattern(p).map_err(|e| err(format!("rule `{id}`: {e}")))?),
                 None => None,
@@ -131,28 +131,46 @@ impl RuntimeIr {
         }
         // Stable: equal priorities keep declaration order.
         rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
+        // No expression is dropped: one that does not compile is an error
+        // (the checks report it first).
+        let compile = |what: &str, src: &str| {
+            cel::compile(src, &plain).map_err(|e| {
+                err(format!(
+                    "{what}: {}",
+                    e.first().map_or(String::new(), ToString::to_string)
+                ))
+            })
+        };
         let emotion = match raw.get("emotion").and_then(Value::as_str) {
-            Some(src) => cel::compile(src, &plain).ok(),
+            Some(src) => Some(compile("`emotion`", src)?),
             None => None,
         };
-        let rubric = raw.get("rubric").map(|r| {
-            array(r, "criteria")
-                .iter()
-                .map(|c| CriterionIr {
-                    id: Arc::from(c.get("id").and_then(Value::as_str).unwrap_or("")),
-                    weight: c.get("weight").and_then(Value::as_f64).unwrap_or(0.0),
-                    score: c
-                        .get("score")
-                        .and_then(Value::as_str)
-                        .and_then(|s| cel::compile(s, &plain).ok()),
-                })
-                .collect()
-        });
+        let rubric = match raw.get("rubric") {
+            Some(r) => Some(
+                array(r, "criteria")
+                    .iter()
+                    .map(|c| {
+                        Ok(CriterionIr {
+                            id: Arc::from(c.get("id").and_then(Value::as_str).unwrap_or("")),
+                            weight: c.get("weight").and_then(Value::as_f64).unwrap_or(0.0),
+                            score: match c.get("score").and_then(Value::as_str) {
+                                Some(s) => Some(compile("rubric `score`", s)?),
+                                None => None,
+                            },
+                        })
+                    })
+                    .collect::<Result<Vec<_>, CompileError>>()?,
+            ),
+            None => None,
+        };
         Ok(RuntimeIr {
             rules,
             emotion,
             rubric,
-            safety: safety.unwrap_or_else(|| Arc::new(Safety::compile(raw.get("safety")))),
+            safety: match safety {
+                Some(s) => s,
+                None => Arc::new(Safety::compile(raw.get("safety")).map_err(err)?),
+            },
             hit_keys: Default::default(),
         })
     }

@@ -22,7 +22,6 @@ pub mod compiled;
 pub mod fake;
 pub mod firing;
 pub mod generator;
-pub mod keys;
 pub mod open;
 pub mod replay;
 pub mod rubric;
@@ -39,7 +38,7 @@ use serde_json::{Map, Value};
 use crate::compile::ChangeIr;
 use crate::engine::{Engine, Point, State};
 
-pub use open::{open, Opened};
+pub use open::{open, open_with, OpenOptions, Opened};
 pub use session::{Options, RuntimeKind, Session, StartError, TurnError};
 pub use turn::{FiringRecord, OpeningResult, Score, SessionControl, TurnResult};
 
@@ -118,8 +117,10 @@ impl Proposal {
 
 /// What proposes a turn's reply and changes (Format 18.7). The engine
 /// validates, clamps and applies the proposal, fires events, checks safety
-/// and writes the session, the same way for every runtime.
-pub trait Runtime {
+/// and writes the session, the same way for every runtime. `Send`, so that a
+/// [`Session`] holding one can move to another thread (a server, a Python
+/// object).
+pub trait Runtime: Send {
     /// The runtime's name (`rules`, an adapter's name).
     fn name(&self) -> &str;
     /// Proposes for the turn; `None` is no proposal (no reply message).

@@ -14,7 +14,8 @@ use serde_json::Value;
 use crate::check::run::check_paths;
 use crate::compile::package::verify_ir;
 use crate::diag::render::Sources;
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::{Code, Diagnostic, Severity};
+use crate::load::compiled::{ir_is_compilation_of, ir_mismatch};
 use crate::load::limits::MAX_PACKAGE_FILE_BYTES;
 use crate::load::text::read_at_most;
 
@@ -47,18 +48,19 @@ impl Opened {
         }
     }
 
-    /// The compiled safety rules of scenario `id` whose policy is `policy`.
-    pub fn safety(&self, id: &str, policy: Option<&Value>) -> Arc<Safety> {
+    /// The compiled safety rules of scenario `id` whose policy is `policy`;
+    /// an error when a term or pattern does not compile.
+    pub fn safety(&self, id: &str, policy: Option<&Value>) -> Result<Arc<Safety>, String> {
         if let Ok(cache) = self.safety_cache.lock() {
             if let Some(s) = cache.get(id) {
-                return s.clone();
+                return Ok(s.clone());
             }
         }
-        let s = Arc::new(Safety::compile(policy));
+        let s = Arc::new(Safety::compile(policy)?);
         if let Ok(mut cache) = self.safety_cache.lock() {
             cache.insert(id.to_string(), s.clone());
         }
-        s
+        Ok(s)
     }
 }
 
@@ -71,11 +73,40 @@ pub struct OpenError {
     pub sources: Sources,
 }
 
+/// How [`open_with`] treats a package's compiled form (Format 14.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Use `ir.json` when its hashes and versions match (the default);
+    /// `false` always checks and compiles `bundle.json` (`troupe compile`).
+    pub use_ir: bool,
+    /// Also recompile `bundle.json` and use `ir.json` only when it is byte
+    /// for byte that compilation (`--verify-ir`); otherwise IR_MISMATCH and
+    /// the bundle is compiled afresh.
+    pub verify_ir: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            use_ir: true,
+            verify_ir: false,
+        }
+    }
+}
+
 /// Opens a pack directory, a bundle or a package.
 pub fn open(path: &Path) -> Result<Opened, OpenError> {
+    open_with(path, OpenOptions::default())
+}
+
+/// [`open`] with `options`.
+pub fn open_with(path: &Path, options: OpenOptions) -> Result<Opened, OpenError> {
     let name = path.display().to_string();
     let mut warnings = Vec::new();
-    if path.extension().and_then(|e| e.to_str()) == Some("troupe") && path.is_file() {
+    if options.use_ir
+        && path.extension().and_then(|e| e.to_str()) == Some("troupe")
+        && path.is_file()
+    {
         let bytes = read_at_most(&name, path, MAX_PACKAGE_FILE_BYTES).map_err(|d| OpenError {
             diagnostics: vec![d],
             sources: Sources::new(),
@@ -88,7 +119,24 @@ pub fn open(path: &Path) -> Result<Opened, OpenError> {
             });
         };
         let sessions = package_sessions(&s.kept);
+        let entry = |n: &str| {
+            s.kept
+                .iter()
+                .find(|(k, _)| k == n)
+                .map_or(&[][..], |(_, b)| b.as_slice())
+        };
         match verify_ir(&name, &s.kept) {
+            Ok(Some(_))
+                if options.verify_ir
+                    && !ir_is_compilation_of(entry("bundle.json"), entry("ir.json")) =>
+            {
+                warnings.push(ir_mismatch(
+                    &name,
+                    "ir.json",
+                    "",
+                    "ir.json is not what bundle.json compiles to (--verify-ir); the IR is not used and bundle.json is compiled afresh",
+                ));
+            }
             Ok(Some(bundle)) => {
                 return Ok(Opened {
                     name,
@@ -103,7 +151,11 @@ pub fn open(path: &Path) -> Result<Opened, OpenError> {
             Err(d) => warnings.extend(d),
         }
     }
-    let checked = check_paths(&[path.to_path_buf()]);
+    let mut checked = check_paths(&[path.to_path_buf()]);
+    // The compiled form is not used from here on: what the check says of it
+    // (IR_MISMATCH) does not bear on running bundle.json; what the loader
+    // found wrong with it is already in `warnings`.
+    checked.diagnostics.retain(|d| d.code != Code::IrMismatch);
     if !checked.is_valid(false) {
         let mut diagnostics = warnings;
         diagnostics.extend(checked.diagnostics);

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use super::compiled::{RuleIr, RuntimeIr};
 use super::generator::{choose, reply_label};
-use super::keys::lower;
 use super::{Changes, Proposal, Reply, Runtime, TurnContext};
 use crate::cel::{EvalError, Host, Value};
+use crate::keys::{lower, KeyOptions, KeySet};
 
 /// The default runtime.
 #[derive(Debug, Clone)]
@@ -28,7 +28,7 @@ impl RulesRuntime {
 /// `"<seed>:<message id>:rules:<k>"`, k counting every rule `roll` at the
 /// message.
 struct RuleHost<'a> {
-    keys: &'a std::sync::Mutex<std::collections::HashMap<String, Option<super::keys::Key>>>,
+    keys: &'a std::sync::Mutex<std::collections::HashMap<Vec<String>, Arc<KeySet>>>,
     lowered: &'a str,
     seed: u64,
     label: String,
@@ -37,18 +37,20 @@ struct RuleHost<'a> {
 
 impl Host for RuleHost<'_> {
     fn hit(&mut self, keys: &[&str]) -> bool {
-        let Ok(mut cache) = self.keys.lock() else {
-            return false;
+        let list: Vec<String> = keys.iter().map(|k| (*k).to_string()).collect();
+        let set = match self.keys.lock() {
+            Ok(mut cache) => cache
+                .entry(list)
+                .or_insert_with_key(|l| {
+                    Arc::new(KeySet::new(
+                        l.iter().map(String::as_str),
+                        KeyOptions::RUNTIME,
+                    ))
+                })
+                .clone(),
+            Err(_) => return false,
         };
-        keys.iter().any(|k| {
-            if !cache.contains_key(*k) {
-                cache.insert((*k).to_string(), super::keys::Key::new(k).ok());
-            }
-            cache
-                .get(*k)
-                .and_then(Option::as_ref)
-                .is_some_and(|key| key.hits(self.lowered))
-        })
+        set.hits(self.lowered)
     }
     fn roll(&mut self, notation: &str) -> Result<i64, EvalError> {
         let k = self.calls;
@@ -61,7 +63,7 @@ impl Host for RuleHost<'_> {
 /// condition that fails, and a `when` that errors is false.
 fn matches(rule: &RuleIr, ctx: &TurnContext<'_>, lowered: &str, host: &mut RuleHost<'_>) -> bool {
     if let Some(keys) = &rule.keywords {
-        if !keys.iter().any(|k| k.hits(lowered)) {
+        if !keys.hits(lowered) {
             return false;
         }
     }

@@ -5,7 +5,7 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::keys::{compile_keys, compile_pattern, lower, Key};
+use crate::keys::{compile_pattern, lower, KeyOptions, KeySet};
 
 /// A category's or verdict's action, least to most severe (Format 19.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -168,30 +168,48 @@ pub struct SafetyRule {
     /// Its action (a global rule's is never weakened).
     pub action: Action,
     kind: Kind,
-    terms: Vec<Key>,
+    /// The built-in terms of a global rule (matched alone).
+    builtin: Option<&'static KeySet>,
+    terms: KeySet,
     patterns: Vec<Regex>,
     redirect_text: Option<String>,
 }
 
 impl SafetyRule {
     fn matches(&self, text: &str, lowered: &str, minor: &MinorLists) -> bool {
-        let own = self.terms.iter().any(|k| k.hits(lowered))
+        let own = self.builtin.is_some_and(|b| b.hits(lowered))
+            || self.terms.hits(lowered)
             || self.patterns.iter().any(|p| p.is_match(text));
         match self.kind {
             Kind::Minor => {
-                own || (minor.minor.iter().any(|k| k.hits(lowered)) || minor.age.is_match(text))
-                    && minor.sexual.iter().any(|k| k.hits(lowered))
+                own || (minor.minor.hits(lowered) || minor.age.is_match(text))
+                    && minor.sexual.hits(lowered)
             }
             _ => own,
         }
     }
 }
 
-#[derive(Debug, Clone)]
+/// The fixed lists of the global rules (Format 19.3), compiled once per
+/// process.
+#[derive(Debug)]
 struct MinorLists {
-    minor: Vec<Key>,
+    alone: KeySet,
+    minor: KeySet,
     age: Regex,
-    sexual: Vec<Key>,
+    sexual: KeySet,
+    crisis: KeySet,
+}
+
+fn global_lists() -> &'static MinorLists {
+    static LISTS: std::sync::OnceLock<MinorLists> = std::sync::OnceLock::new();
+    LISTS.get_or_init(|| MinorLists {
+        alone: KeySet::new(MINOR_ALONE.iter().copied(), KeyOptions::RUNTIME),
+        minor: KeySet::new(MINOR_TERMS.iter().copied(), KeyOptions::RUNTIME),
+        age: compile_pattern(MINOR_AGE).unwrap_or_else(|_| Regex::new("$^").expect("re")),
+        sexual: KeySet::new(SEXUAL_TERMS.iter().copied(), KeyOptions::RUNTIME),
+        crisis: KeySet::new(CRISIS_TERMS.iter().copied(), KeyOptions::RUNTIME),
+    })
 }
 
 /// A scenario's compiled safety rules, in verdict order (Format 19.4).
@@ -200,7 +218,6 @@ pub struct Safety {
     /// The rules: `minor_safety`, `crisis_support`, then the policy's other
     /// categories in list order.
     pub rules: Vec<SafetyRule>,
-    minor: MinorLists,
 }
 
 fn strings(v: &Value, field: &str) -> Vec<String> {
@@ -220,13 +237,17 @@ impl Safety {
     /// global rules alone for `None`. A category with a global rule's ID
     /// extends that rule (its terms and patterns are added to the terms that
     /// hit alone; its action counts only when more severe; its
-    /// `redirect_text` replaces the rule's).
-    pub fn compile(policy: Option<&Value>) -> Safety {
+    /// `redirect_text` replaces the rule's). Every term and pattern is
+    /// compiled now; one that does not compile is an error (the checks
+    /// refuse it first), never skipped.
+    pub fn compile(policy: Option<&Value>) -> Result<Safety, String> {
+        let lists = global_lists();
         let mut minor = SafetyRule {
             id: "minor_safety".into(),
             action: Action::Stop,
             kind: Kind::Minor,
-            terms: compile_keys(MINOR_ALONE.iter().copied()),
+            builtin: Some(&lists.alone),
+            terms: KeySet::new(Vec::<String>::new(), KeyOptions::RUNTIME),
             patterns: Vec::new(),
             redirect_text: None,
         };
@@ -234,7 +255,8 @@ impl Safety {
             id: "crisis_support".into(),
             action: Action::Redirect,
             kind: Kind::Crisis,
-            terms: compile_keys(CRISIS_TERMS.iter().copied()),
+            builtin: Some(&lists.crisis),
+            terms: KeySet::new(Vec::<String>::new(), KeyOptions::RUNTIME),
             patterns: Vec::new(),
             redirect_text: Some(CRISIS_TEXT.into()),
         };
@@ -247,11 +269,10 @@ impl Safety {
             let id = c.get("id").and_then(Value::as_str).unwrap_or("");
             let action = Action::parse(c.get("action").and_then(Value::as_str).unwrap_or(""));
             let terms = strings(c, "terms");
-            let terms = compile_keys(terms.iter().map(String::as_str));
             let patterns: Vec<Regex> = strings(c, "patterns")
                 .iter()
-                .filter_map(|p| compile_pattern(p).ok())
-                .collect();
+                .map(|p| compile_pattern(p))
+                .collect::<Result<_, _>>()?;
             let redirect_text = c
                 .get("redirect_text")
                 .and_then(Value::as_str)
@@ -263,7 +284,10 @@ impl Safety {
             };
             match target {
                 Some(rule) => {
-                    rule.terms.extend(terms);
+                    let mut all: Vec<String> =
+                        rule.terms.keys().iter().map(|k| k.to_string()).collect();
+                    all.extend(terms);
+                    rule.terms = KeySet::new(all, KeyOptions::RUNTIME);
                     rule.patterns.extend(patterns);
                     rule.action = rule.action.max(action);
                     if redirect_text.is_some() {
@@ -274,7 +298,8 @@ impl Safety {
                     id: id.to_string(),
                     action,
                     kind: Kind::Category,
-                    terms,
+                    builtin: None,
+                    terms: KeySet::new(terms, KeyOptions::RUNTIME),
                     patterns,
                     redirect_text,
                 }),
@@ -282,14 +307,10 @@ impl Safety {
         }
         let mut rules = vec![minor, crisis];
         rules.extend(others);
-        Safety {
-            rules,
-            minor: MinorLists {
-                minor: compile_keys(MINOR_TERMS.iter().copied()),
-                age: compile_pattern(MINOR_AGE).unwrap_or_else(|_| Regex::new("$^").expect("re")),
-                sexual: compile_keys(SEXUAL_TERMS.iter().copied()),
-            },
+        for r in &rules {
+            r.terms.build()?;
         }
+        Ok(Safety { rules })
     }
 
     /// The verdict on `text` (Format 19.4); `reply` skips `crisis_support`.
@@ -302,7 +323,7 @@ impl Safety {
             if reply && r.kind == Kind::Crisis {
                 continue;
             }
-            if !r.matches(text, &lowered, &self.minor) {
+            if !r.matches(text, &lowered, global_lists()) {
                 continue;
             }
             matched.push(r.id.clone());

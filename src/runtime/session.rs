@@ -242,9 +242,12 @@ impl Session {
             RuntimeIr::compile(
                 &engine.story,
                 &engine.ir,
-                Some(pack.safety(&engine.ir.scenario, engine.story.raw.get("safety"))),
+                Some(
+                    pack.safety(&engine.ir.scenario, engine.story.raw.get("safety"))
+                        .map_err(|e| refuse(Code::Internal, "", e))?,
+                ),
             )
-            .map_err(|e| refuse(Code::Schema, "", e.0))?,
+            .map_err(|e| refuse(Code::Internal, "", e.0))?,
         );
         let opening = choose_opening(&engine, options)?;
         let runtime = runtime.unwrap_or_else(|| Box::new(RulesRuntime::new(rt.clone())));

@@ -360,11 +360,7 @@ struct ScanHost<'a> {
 impl crate::cel::Host for ScanHost<'_> {
     fn hit(&mut self, keys: &[&str]) -> bool {
         let Some(text) = self.scan else { return false };
-        keys.iter().any(|k| {
-            crate::runtime::keys::Key::new(k)
-                .map(|k| k.hits(text))
-                .unwrap_or(false)
-        })
+        crate::keys::KeySet::new(keys.iter().copied(), crate::keys::KeyOptions::RUNTIME).hits(text)
     }
     fn roll(&mut self, notation: &str) -> Result<i64, crate::cel::EvalError> {
         let k = self.calls;

@@ -12,8 +12,8 @@ use crate::compile::session::Fired;
 use crate::compile::Who;
 use crate::engine::replay::step;
 use crate::engine::{Engine, Scratch};
+use crate::keys::lower;
 use crate::runtime::compiled::RuntimeIr;
-use crate::runtime::keys::lower;
 
 fn is_player(engine: &Engine, w: Who) -> bool {
     matches!(w, Who::Cast(c) if engine.ir.cast.get(c as usize).is_some_and(|x| x.player))
@@ -205,7 +205,7 @@ fn rules_tried(
             .map_or(String::new(), |x| x.id.to_string());
         for rule in &rt.rules {
             if let Some(keys) = &rule.keywords {
-                if !keys.iter().any(|k| k.hits(&lowered)) {
+                if !keys.hits(&lowered) {
                     continue;
                 }
             }

@@ -1,0 +1,465 @@
+//! Key matching (Format 5.4): the one matcher for lore keys (5.4), rule
+//! keywords (18.2), `hit()` keys (11.4) and safety terms (19.2).
+//!
+//! A key is plain text, or `/pattern/flags` (an RE2 regular expression).
+//! [`KeySet`] holds the keys of one list with the settings they are matched
+//! with, and finds them in a text in one linear pass per kind of key: every
+//! plain key at once with an Aho–Corasick automaton (overlapping
+//! occurrences included), each regular expression with `find_iter`
+//! (successive leftmost-first matches); the whole-word rule
+//! ([`bounded`]) is checked around each occurrence, never by searching again
+//! from every position. The checks compile keys with [`check_key`], the
+//! same function the matcher builds them with, so a key that passes the
+//! checks always compiles.
+//!
+//! ```
+//! use troupe::keys::{KeyOptions, KeySet};
+//! let set = KeySet::new(["dragon", "/gold(en)?/"], KeyOptions::RUNTIME);
+//! let text = set.prepare("Dragons? No, a DRAGON.");
+//! assert!(set.hits(&text));
+//! assert_eq!(set.first_hits(&text), vec![Some((15, 21)), None]);
+//! ```
+
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use regex::{Regex, RegexBuilder};
+use serde::{Deserialize, Serialize};
+
+/// How a list of keys is matched (Format 5.2, 5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct KeyOptions {
+    /// Compare as written (`true`) or after lower-casing both sides.
+    pub case_sensitive: bool,
+    /// An occurrence counts only between non-word characters ([`bounded`]).
+    pub whole_words: bool,
+}
+
+impl KeyOptions {
+    /// Rule keywords, rule `hit()` and safety terms (Format 18.1, 18.2,
+    /// 19.2): `case_sensitive` false, `whole_words` true.
+    pub const RUNTIME: KeyOptions = KeyOptions {
+        case_sensitive: false,
+        whole_words: true,
+    };
+}
+
+/// The two forms of a key (Format 5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyForm<'a> {
+    /// Plain text, matched literally.
+    Plain(&'a str),
+    /// `/pattern/flags`: an RE2 regular expression with flags `i`, `m`, `s`.
+    Regex {
+        /// The pattern between the slashes.
+        pattern: &'a str,
+        /// The letters after the last `/`.
+        flags: &'a str,
+    },
+}
+
+/// Reads a key's form: `/pattern/flags` when the key starts with `/`, has
+/// another `/` after at least one character, and only ASCII letters follow
+/// the last `/` (a letter other than `i`, `m`, `s` is then an error of
+/// [`check_key`]); plain text otherwise.
+pub fn key_form(key: &str) -> KeyForm<'_> {
+    let Some(rest) = key.strip_prefix('/') else {
+        return KeyForm::Plain(key);
+    };
+    match rest.rfind('/') {
+        Some(end) if end > 0 && rest[end + 1..].chars().all(|c| c.is_ascii_alphabetic()) => {
+            KeyForm::Regex {
+                pattern: &rest[..end],
+                flags: &rest[end + 1..],
+            }
+        }
+        _ => KeyForm::Plain(key),
+    }
+}
+
+/// Lower-cases `text` character by character (Unicode `to_lowercase`), as
+/// Format 5.4 compares keys and texts that are not case-sensitive.
+pub fn lower(text: &str) -> String {
+    text.chars().flat_map(char::to_lowercase).collect()
+}
+
+/// A word character of the whole-word rule (Format 5.4): Unicode
+/// alphanumeric, or `_`. (This one function holds the rule.)
+pub fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The whole-word rule (Format 5.4): the occurrence at bytes
+/// `start..end` of `text` counts when the character before it and the
+/// character after it (if any) are not word characters ([`is_word_char`]).
+pub fn bounded(text: &str, start: usize, end: usize) -> bool {
+    let before = text.get(..start).and_then(|s| s.chars().next_back());
+    let after = text.get(end..).and_then(|s| s.chars().next());
+    !before.is_some_and(is_word_char) && !after.is_some_and(is_word_char)
+}
+
+/// The regex builder of a `/pattern/flags` key with `options`: the flags,
+/// and `i` unless the key is case-sensitive. Errors: an unknown flag.
+fn regex_builder(
+    key: &str,
+    pattern: &str,
+    flags: &str,
+    options: KeyOptions,
+) -> Result<RegexBuilder, String> {
+    let mut b = RegexBuilder::new(pattern);
+    b.size_limit(1 << 20)
+        .case_insensitive(!options.case_sensitive);
+    for f in flags.chars() {
+        match f {
+            'i' => b.case_insensitive(true),
+            'm' => b.multi_line(true),
+            's' => b.dot_matches_new_line(true),
+            other => return Err(format!("key `{key}`: unknown regex flag `{other}`")),
+        };
+    }
+    Ok(b)
+}
+
+/// Compiles one `/pattern/flags` key as [`KeySet`] does.
+fn compile_regex_key(
+    key: &str,
+    pattern: &str,
+    flags: &str,
+    options: KeyOptions,
+) -> Result<Regex, String> {
+    regex_builder(key, pattern, flags, options)?
+        .build()
+        .map_err(|e| format!("key `{key}` is not a valid regular expression: {e}"))
+}
+
+/// Checks that `key` compiles with `options` (Format 5.4): a plain key
+/// always does; a `/pattern/flags` key must be a valid RE2 pattern with
+/// known flags within the size bound. The error is a plain message (the
+/// checks report it as SCHEMA at the key). This is the compilation the
+/// matcher uses, so every key that passes it matches at run time.
+pub fn check_key(key: &str, options: KeyOptions) -> Result<(), String> {
+    match key_form(key) {
+        KeyForm::Plain(_) => Ok(()),
+        KeyForm::Regex { pattern, flags } => {
+            compile_regex_key(key, pattern, flags, options).map(|_| ())
+        }
+    }
+}
+
+/// Compiles an RE2 pattern (a rule `pattern`, a safety category pattern:
+/// Format 18.1, 19.2) for an unanchored, case-sensitive search (unless it
+/// says `(?i)`). The checks and the runtime both compile with it.
+pub fn compile_pattern(p: &str) -> Result<Regex, String> {
+    RegexBuilder::new(p)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| format!("`{p}` is not a valid regular expression: {e}"))
+}
+
+/// The compiled matcher of a [`KeySet`].
+#[derive(Debug)]
+struct Built {
+    /// Every non-empty plain key (as compared), with the key index of each
+    /// automaton pattern.
+    plain: Option<(AhoCorasick, Vec<usize>)>,
+    /// Every regular-expression key, with its key index.
+    regexes: Vec<(usize, Regex)>,
+}
+
+/// The keys of one list (lore `keys` or `secondary_keys`, a rule's
+/// `keywords`, a safety category's `terms`, a `hit()` call's arguments)
+/// with the settings they are matched with (Format 5.4).
+///
+/// A set is compiled the first time it is used (or with
+/// [`KeySet::build`]); it is serialized as its keys and settings.
+#[derive(Serialize, Deserialize)]
+pub struct KeySet {
+    keys: Vec<Arc<str>>,
+    options: KeyOptions,
+    #[serde(skip)]
+    built: OnceLock<Result<Built, String>>,
+}
+
+impl Clone for KeySet {
+    fn clone(&self) -> Self {
+        KeySet {
+            keys: self.keys.clone(),
+            options: self.options,
+            built: OnceLock::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for KeySet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeySet")
+            .field("keys", &self.keys)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl PartialEq for KeySet {
+    fn eq(&self, other: &Self) -> bool {
+        self.keys == other.keys && self.options == other.options
+    }
+}
+
+impl KeySet {
+    /// A set of `keys` matched with `options`, compiled on first use.
+    pub fn new<K: Into<Arc<str>>>(keys: impl IntoIterator<Item = K>, options: KeyOptions) -> Self {
+        KeySet {
+            keys: keys.into_iter().map(Into::into).collect(),
+            options,
+            built: OnceLock::new(),
+        }
+    }
+
+    /// The keys as written, in list order.
+    pub fn keys(&self) -> &[Arc<str>] {
+        &self.keys
+    }
+
+    /// The settings.
+    pub fn options(&self) -> KeyOptions {
+        self.options
+    }
+
+    /// True when the set has no key.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Compiles the set now (it is otherwise compiled on first use).
+    /// Errors: the first key that does not compile ([`check_key`]).
+    pub fn build(&self) -> Result<(), String> {
+        self.built().map(|_| ())
+    }
+
+    /// Checks without compiling that every regular-expression key parses
+    /// with known flags (what a loader of untrusted compiled data checks of
+    /// a set it compiles lazily).
+    pub fn validate_syntax(&self) -> Result<(), String> {
+        for k in &self.keys {
+            if let KeyForm::Regex { pattern, flags } = key_form(k) {
+                let mut p = regex_syntax::ParserBuilder::new();
+                p.case_insensitive(!self.options.case_sensitive);
+                for f in flags.chars() {
+                    match f {
+                        'i' => p.case_insensitive(true),
+                        'm' => p.multi_line(true),
+                        's' => p.dot_matches_new_line(true),
+                        other => return Err(format!("key `{k}`: unknown regex flag `{other}`")),
+                    };
+                }
+                p.build()
+                    .parse(pattern)
+                    .map_err(|e| format!("key `{k}` is not a valid regular expression: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn built(&self) -> Result<&Built, String> {
+        self.built
+            .get_or_init(|| self.compile())
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn compile(&self) -> Result<Built, String> {
+        let mut plain_keys: Vec<Cow<'_, str>> = Vec::new();
+        let mut plain_ix = Vec::new();
+        let mut regexes = Vec::new();
+        for (i, k) in self.keys.iter().enumerate() {
+            match key_form(k) {
+                // An empty key has no occurrence.
+                KeyForm::Plain("") => {}
+                KeyForm::Plain(p) => {
+                    plain_keys.push(if self.options.case_sensitive {
+                        Cow::Borrowed(p)
+                    } else {
+                        Cow::Owned(lower(p))
+                    });
+                    plain_ix.push(i);
+                }
+                KeyForm::Regex { pattern, flags } => {
+                    regexes.push((i, compile_regex_key(k, pattern, flags, self.options)?));
+                }
+            }
+        }
+        let plain = if plain_keys.is_empty() {
+            None
+        } else {
+            let ac = AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .build(plain_keys.iter().map(|k| k.as_bytes()))
+                .map_err(|e| format!("the keys cannot be compiled: {e}"))?;
+            Some((ac, plain_ix))
+        };
+        Ok(Built { plain, regexes })
+    }
+
+    /// The text as the set compares it: lower-cased ([`lower`]) unless the
+    /// set is case-sensitive.
+    pub fn prepare<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if self.options.case_sensitive {
+            Cow::Borrowed(text)
+        } else {
+            Cow::Owned(lower(text))
+        }
+    }
+
+    /// Whether some key hits `text` (Format 5.4: it has a counted
+    /// occurrence). `text` is already prepared ([`KeySet::prepare`]). A set
+    /// that does not compile hits nothing (the checks refuse such keys).
+    pub fn hits(&self, text: &str) -> bool {
+        let Ok(b) = self.built() else {
+            return false;
+        };
+        let ww = self.options.whole_words;
+        if let Some((ac, _)) = &b.plain {
+            let found = ac
+                .find_overlapping_iter(text)
+                .any(|m| !ww || bounded(text, m.start(), m.end()));
+            if found {
+                return true;
+            }
+        }
+        b.regexes.iter().any(|(_, re)| {
+            re.find_iter(text)
+                .any(|m| !ww || bounded(text, m.start(), m.end()))
+        })
+    }
+
+    /// For each key, in list order, the byte range in `text` (already
+    /// prepared) of its first counted occurrence (Format 5.4), if any.
+    pub fn first_hits(&self, text: &str) -> Vec<Option<(usize, usize)>> {
+        let mut out = vec![None; self.keys.len()];
+        let Ok(b) = self.built() else {
+            return out;
+        };
+        let ww = self.options.whole_words;
+        if let Some((ac, ix)) = &b.plain {
+            let mut left = ix.len();
+            // Occurrences of one key come in order of their starts.
+            for m in ac.find_overlapping_iter(text) {
+                let k = ix[m.pattern().as_usize()];
+                if out[k].is_none() && (!ww || bounded(text, m.start(), m.end())) {
+                    out[k] = Some((m.start(), m.end()));
+                    left -= 1;
+                    if left == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        for (k, re) in &b.regexes {
+            out[*k] = re
+                .find_iter(text)
+                .find(|m| !ww || bounded(text, m.start(), m.end()))
+                .map(|m| (m.start(), m.end()));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find(key: &str, cs: bool, ww: bool, text: &str) -> Option<(usize, usize)> {
+        let set = KeySet::new(
+            [key],
+            KeyOptions {
+                case_sensitive: cs,
+                whole_words: ww,
+            },
+        );
+        set.first_hits(&set.prepare(text))[0]
+    }
+
+    fn hits(key: &str, text: &str) -> bool {
+        let set = KeySet::new([key], KeyOptions::RUNTIME);
+        set.hits(&set.prepare(text))
+    }
+
+    #[test]
+    fn the_examples_of_format_5_4_and_19_2() {
+        // "Dragons" is followed by `s`; "DRAGON" counts after lower-casing.
+        assert_eq!(
+            find("dragon", false, true, "Dragons? No, a DRAGON."),
+            Some((15, 21))
+        );
+        assert_eq!(find("gold", false, true, "Dragons? No, a DRAGON."), None);
+        assert!(hits("gore", "GORE!"));
+        assert!(hits("blood bath", "a blood bath."));
+        assert!(!hits("gore", "gored"));
+        assert!(!hits("blood bath", "bloodbath"));
+        assert!(hits("/nice(ly)?/", "That is NICELY done"));
+        assert!(!hits("cheap", "Cheapest?"));
+        assert!(hits("cheap", "Hello! Is this cheap?"));
+    }
+
+    #[test]
+    fn plain_occurrences_overlap_regex_matches_follow_each_other() {
+        assert_eq!(find("cat", false, true, "cats cat"), Some((5, 8)));
+        assert_eq!(find("cat", false, false, "cats cat"), Some((0, 3)));
+        // Key `aa`, text `aaa aa`: only the last two characters count.
+        assert_eq!(find("aa", false, true, "aaa aa"), Some((4, 6)));
+        assert_eq!(find("/aa/", false, true, "aaa aa"), Some((4, 6)));
+        // `_` is a word character, punctuation is not; Unicode letters are.
+        assert_eq!(find("sword", false, true, "my_sword"), None);
+        assert_eq!(find("sword", false, true, "(sword)"), Some((1, 6)));
+        assert_eq!(find("ka", false, true, "kaé"), None);
+        // A regex match that does not count is not searched again inside.
+        assert_eq!(find(r"/\d+/", false, true, "a123 45"), Some((5, 7)));
+        assert_eq!(find(r"/\d+/", false, true, "a123"), None);
+    }
+
+    #[test]
+    fn case_rules() {
+        assert_eq!(find("Sword", true, true, "a sword"), None);
+        assert_eq!(find("Sword", true, true, "a Sword"), Some((2, 7)));
+        assert_eq!(find("SWORD", false, true, "a sWoRd"), Some((2, 7)));
+        // A regex key gets `i` unless the set is case-sensitive.
+        assert_eq!(find("/dr[a-z]+n/", false, false, "DRAGON"), Some((0, 6)));
+        assert_eq!(find("/dr[a-z]+n/", true, false, "DRAGON"), None);
+        assert_eq!(find("/dr[a-z]+n/i", true, false, "DRAGON"), Some((0, 6)));
+    }
+
+    #[test]
+    fn forms_and_checks() {
+        assert_eq!(key_form("/"), KeyForm::Plain("/"));
+        assert_eq!(key_form("a/b/"), KeyForm::Plain("a/b/"));
+        assert_eq!(key_form("//"), KeyForm::Plain("//"));
+        assert_eq!(key_form("/a/b c"), KeyForm::Plain("/a/b c"));
+        assert_eq!(
+            key_form("/a/is"),
+            KeyForm::Regex {
+                pattern: "a",
+                flags: "is"
+            }
+        );
+        assert!(check_key("/(/", KeyOptions::RUNTIME).is_err());
+        assert!(check_key("/a/q", KeyOptions::RUNTIME).is_err());
+        assert!(check_key("plain (", KeyOptions::RUNTIME).is_ok());
+        // What the check accepts compiles, and the reverse.
+        let set = KeySet::new(["/(/"], KeyOptions::RUNTIME);
+        assert!(set.build().is_err() && set.validate_syntax().is_err());
+        assert!(!set.hits("("));
+    }
+
+    #[test]
+    fn sets_report_each_key_and_empty_keys_never_hit() {
+        let set = KeySet::new(["b", "", "/a./", "ab"], KeyOptions::RUNTIME);
+        let t = set.prepare("xab b ab");
+        assert_eq!(
+            set.first_hits(&t),
+            vec![Some((4, 5)), None, Some((6, 8)), Some((6, 8))]
+        );
+        assert!(set.hits(&t));
+        assert!(!KeySet::new([""], KeyOptions::RUNTIME).hits("anything"));
+    }
+}

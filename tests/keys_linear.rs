@@ -1,0 +1,67 @@
+//! Key matching is linear in the text (Format 5.4): a regular-expression
+//! keyword whose match does not count (`/\d+/` after a letter) is not
+//! searched again from every position inside it. Measured by comparing two
+//! input sizes (no absolute times): doubling the input must not come near
+//! quadrupling the time, as retrying from every position did.
+
+use std::time::{Duration, Instant};
+
+use troupe::keys::{KeyOptions, KeySet};
+use troupe::runtime::{open, Options, Session};
+
+fn digits(n: usize) -> String {
+    let mut s = String::from("a");
+    s.extend(std::iter::repeat_n('7', n));
+    s
+}
+
+/// The fastest of a few runs of `f`.
+fn best(mut f: impl FnMut()) -> Duration {
+    (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap()
+}
+
+#[test]
+fn a_regex_key_that_does_not_count_is_linear() {
+    let set = KeySet::new([r"/\d+/"], KeyOptions::RUNTIME);
+    let (small, large) = (digits(40_000), digits(80_000));
+    assert!(!set.hits(&small) && !set.hits(&large));
+    let t1 = best(|| assert!(!set.hits(&set.prepare(&small))));
+    let t2 = best(|| assert!(!set.hits(&set.prepare(&large))));
+    let ratio = t2.as_secs_f64() / t1.as_secs_f64().max(1e-9);
+    assert!(ratio < 3.0, "80k/40k digits took {ratio:.2}× as long");
+}
+
+#[test]
+fn a_turn_with_a_regex_keyword_is_linear() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("digits.bundle.json");
+    std::fs::write(
+        &bundle,
+        r#"{"troupe": "0.1", "kind": "bundle",
+            "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult"},
+                           {"id": "pat", "name": "Pat", "fictional": true, "age_band": "adult"}],
+            "scenarios": [{"id": "s", "name": "S",
+              "cast": [{"character": "kai"}, {"character": "pat", "player": true}],
+              "rules": [{"id": "numbers", "keywords": ["/\\d+/"], "replies": ["A number!"]},
+                        {"id": "any", "replies": ["Hm."]}]}]}"#,
+    )
+    .unwrap();
+    let pack = open(&bundle).unwrap_or_else(|e| panic!("{:?}", e.diagnostics));
+    let turn = |input: &str| {
+        let mut s = Session::start(&pack, &Options::default()).unwrap();
+        // `a777…`: the match follows a letter, so it does not count.
+        assert_eq!(s.turn(input).unwrap().rule.as_deref(), Some("any"));
+    };
+    let (small, large) = (digits(40_000), digits(80_000));
+    let t1 = best(|| turn(&small));
+    let t2 = best(|| turn(&large));
+    let ratio = t2.as_secs_f64() / t1.as_secs_f64().max(1e-9);
+    assert!(ratio < 3.0, "80k/40k digits took {ratio:.2}× as long");
+}
