@@ -21,6 +21,7 @@ pub mod engine;
 pub mod import;
 pub mod load;
 pub mod model;
+pub mod output;
 pub mod playtest;
 pub mod runtime;
 pub mod template;

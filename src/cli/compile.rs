@@ -15,6 +15,10 @@ pub struct Args {
 
 /// Runs `troupe compile`; returns the exit code.
 pub fn run(args: Args) -> i32 {
+    if let Err(msg) = crate::output::refuse_inputs(&[&args.out], &[&args.pack]) {
+        eprintln!("troupe compile: {msg}");
+        return 2;
+    }
     let pack = match super::run::open_pack(&args.pack) {
         Ok(p) => p,
         Err(c) => return c,
@@ -26,8 +30,8 @@ pub fn run(args: Args) -> i32 {
             return 3;
         }
     };
-    if let Err(e) = std::fs::write(&args.out, bytes) {
-        eprintln!("troupe compile: cannot write {}: {e}", args.out.display());
+    if let Err(e) = crate::output::write_atomic(&args.out, &bytes) {
+        eprintln!("troupe compile: {e}");
         return 3;
     }
     println!("compiled {} → {}", args.pack.display(), args.out.display());

@@ -22,11 +22,15 @@ const HELP: &str = "Type what you say and press Enter. Commands: /state shows th
 
 /// Runs `troupe play`; returns the exit code.
 pub fn run(args: Args) -> i32 {
+    let file = match super::run::prepare_out(&args.session, &[]) {
+        Ok(o) => o,
+        Err(c) => return c,
+    };
     let pack = match super::run::open_pack(&args.session.pack) {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let mut session = match start(&pack, &args.session, RuntimeKind::Rules) {
+    let mut session = match start(&pack, &args.session, RuntimeKind::Rules, file.as_ref()) {
         Ok(s) => s,
         Err(c) => return c,
     };
@@ -115,5 +119,5 @@ pub fn run(args: Args) -> i32 {
         }
     }
     let _ = writeln!(out);
-    0
+    super::run::commit_out(&pack, &session, file, 0)
 }

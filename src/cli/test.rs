@@ -107,6 +107,12 @@ fn review(change: &SnapshotChange) -> Decision {
 
 /// Runs the tests; returns the exit code.
 pub fn run(args: Args) -> i32 {
+    if let Some(junit) = &args.junit {
+        if let Err(msg) = crate::output::refuse_inputs(&[junit], &[&args.pack]) {
+            eprintln!("troupe test: {msg}");
+            return 2;
+        }
+    }
     let terminal = std::io::stdout().is_terminal();
     if args.review && !(terminal && std::io::stdin().is_terminal()) {
         eprintln!("troupe test: --review needs a terminal (use --accept to accept every change)");
@@ -144,8 +150,8 @@ pub fn run(args: Args) -> i32 {
         }
     };
     if let Some(path) = &args.junit {
-        if let Err(e) = std::fs::write(path, to_junit(&run)) {
-            eprintln!("troupe test: cannot write {}: {e}", path.display());
+        if let Err(e) = crate::output::write_atomic(path, to_junit(&run).as_bytes()) {
+            eprintln!("troupe test: {e}");
             return 3;
         }
     }
