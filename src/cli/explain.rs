@@ -26,7 +26,10 @@ pub fn run(args: Args) -> i32 {
         });
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
-        print!("{}", human(&engine, &args.at, &entries));
+        print!(
+            "{}",
+            crate::diag::render::escape_controls(&human(&engine, &args.at, &entries))
+        );
     }
     0
 }

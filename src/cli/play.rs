@@ -36,7 +36,11 @@ pub fn run(args: Args) -> i32 {
     };
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}{HELP}", transcript_start(&session));
+    let _ = writeln!(
+        out,
+        "{}{HELP}",
+        crate::diag::render::escape_controls(&transcript_start(&session))
+    );
     let mut lines = stdin.lock().lines();
     loop {
         if session.is_over() {
@@ -47,8 +51,22 @@ pub fn run(args: Args) -> i32 {
         }
         let _ = write!(out, "> ");
         let _ = out.flush();
-        let Some(Ok(line)) = lines.next() else {
-            break;
+        let line = match lines.next() {
+            Some(Ok(line)) => line,
+            // A line that is not UTF-8 is refused and play goes on (Format
+            // 20); the bytes were consumed.
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
+                let _ = writeln!(
+                    out,
+                    "That line is not valid UTF-8 text; it was not said. Type it again."
+                );
+                continue;
+            }
+            Some(Err(e)) => {
+                eprintln!("troupe play: cannot read standard input: {e}");
+                break;
+            }
+            None => break,
         };
         let line = line.trim_end_matches('\r');
         match line.trim() {
@@ -102,11 +120,26 @@ pub fn run(args: Args) -> i32 {
                         let all = session.flattened();
                         r.state_delta
                             .retain(|k, _| visible.contains_key(k) || !all.contains_key(k));
-                        let _ = write!(out, "{}", transcript_turn(&session, line, &before, &r));
-                        let _ =
-                            writeln!(out, "  visible: {}", state_line(&session.visible_state()));
+                        let _ = write!(
+                            out,
+                            "{}",
+                            crate::diag::render::escape_controls(&transcript_turn(
+                                &session, line, &before, &r
+                            ))
+                        );
+                        let _ = writeln!(
+                            out,
+                            "  visible: {}",
+                            crate::diag::render::escape_controls(&state_line(
+                                &session.visible_state()
+                            ))
+                        );
                         if r.score.is_some() {
-                            let _ = write!(out, "{}", transcript_score(&r.score));
+                            let _ = write!(
+                                out,
+                                "{}",
+                                crate::diag::render::escape_controls(&transcript_score(&r.score))
+                            );
                         }
                     }
                     Err(crate::runtime::TurnError::Ended) => {}

@@ -386,7 +386,11 @@ pub fn run(args: Args) -> i32 {
     };
     let mut stdout = std::io::stdout().lock();
     if !args.json {
-        let _ = write!(stdout, "{}", transcript_start(&session));
+        let _ = write!(
+            stdout,
+            "{}",
+            crate::diag::render::escape_controls(&transcript_start(&session))
+        );
     }
     let mut results = Vec::new();
     let mut code = 0;
@@ -398,7 +402,13 @@ pub fn run(args: Args) -> i32 {
         match session.turn(input) {
             Ok(r) => {
                 if !args.json {
-                    let _ = write!(stdout, "{}", transcript_turn(&session, input, &before, &r));
+                    let _ = write!(
+                        stdout,
+                        "{}",
+                        crate::diag::render::escape_controls(&transcript_turn(
+                            &session, input, &before, &r
+                        ))
+                    );
                     let _ = stdout.flush();
                 }
                 results.push(r);
@@ -422,7 +432,11 @@ pub fn run(args: Args) -> i32 {
             serde_json::to_string_pretty(&doc).unwrap_or_default()
         );
     } else {
-        let _ = write!(stdout, "{}", transcript_score(&score));
+        let _ = write!(
+            stdout,
+            "{}",
+            crate::diag::render::escape_controls(&transcript_score(&score))
+        );
     }
     commit_out(&pack, &session, out, code)
 }

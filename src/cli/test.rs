@@ -61,7 +61,10 @@ impl Progress for Terminal {
 
 impl Terminal {
     fn show(&mut self, line: &str) {
-        let line: String = line.chars().take(70).collect();
+        let line: String = crate::diag::render::escape_controls(line)
+            .chars()
+            .take(70)
+            .collect();
         let mut out = std::io::stdout().lock();
         let _ = write!(out, "\r\x1b[2K{line}");
         let _ = out.flush();
@@ -86,7 +89,7 @@ fn review(change: &SnapshotChange) -> Decision {
     if change.kind == ChangeKind::Stale {
         println!("(no session has it; accepting deletes it)");
     } else {
-        print!("{}", change.diff);
+        print!("{}", crate::diag::render::escape_controls(&change.diff));
     }
     loop {
         print!("[a]ccept, [r]eject, [s]kip? ");
@@ -158,7 +161,7 @@ pub fn run(args: Args) -> i32 {
     let text = if args.json {
         to_json(&run)
     } else {
-        to_text(&run)
+        crate::diag::render::escape_controls(&to_text(&run)).into_owned()
     };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()) {

@@ -19,6 +19,20 @@ pub const MAX_YAML_ALIASES: usize = 100;
 /// large anchored node.
 pub const MAX_YAML_EXPANDED_NODES: usize = 1_000_000;
 
+/// What alias expansion may add to one YAML document, in bytes, beyond the
+/// file's own size: 1 MiB (Format 16). The bytes of an aliased node are
+/// those of every scalar and key it holds plus 8 per node
+/// ([`yaml_alias_bytes`]); all expansions of a file together may add at
+/// most the file's size plus this floor, so a large anchored scalar can be
+/// repeated about once, never a hundred times.
+pub const YAML_ALIAS_BYTES_FLOOR: usize = 1024 * 1024;
+
+/// The alias expansion budget of a YAML text of `len` bytes:
+/// `len` + [`YAML_ALIAS_BYTES_FLOOR`].
+pub fn yaml_alias_bytes(len: usize) -> usize {
+    len.saturating_add(YAML_ALIAS_BYTES_FLOOR)
+}
+
 /// Longest JSONL line, in bytes, without its line ending: 16 MiB (Format 16).
 pub const MAX_JSONL_LINE_BYTES: usize = 16 * 1024 * 1024;
 

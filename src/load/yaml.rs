@@ -18,7 +18,7 @@ use serde_json::{Map, Number, Value};
 use crate::diag::{escape_token, Code, Diagnostic};
 
 use super::document::{Document, LineCol, SpanIndex, ValueSpan};
-use super::limits::{MAX_DEPTH, MAX_YAML_ALIASES, MAX_YAML_EXPANDED_NODES};
+use super::limits::{yaml_alias_bytes, MAX_DEPTH, MAX_YAML_ALIASES, MAX_YAML_EXPANDED_NODES};
 use super::loaded::Loaded;
 use super::text::{check_size, decode, position_in};
 
@@ -61,6 +61,8 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
         documents: 0,
         aliases: 0,
         expanded: 0,
+        expanded_bytes: 0,
+        alias_budget: yaml_alias_bytes(text.len()),
     };
     let mut parser = Parser::new_from_str(text);
     while let Some(next) = parser.next_event() {
@@ -154,6 +156,8 @@ struct Anchored {
     /// scalar, 1 + its deepest child for a sequence or mapping (aliases
     /// inside counted as expanded).
     height: usize,
+    /// Its size for the byte budget: scalar and key bytes plus 8 a node.
+    bytes: usize,
 }
 
 struct Builder<'f> {
@@ -165,6 +169,21 @@ struct Builder<'f> {
     documents: usize,
     aliases: usize,
     expanded: usize,
+    /// Bytes added by alias expansion so far, and the file's budget.
+    expanded_bytes: usize,
+    alias_budget: usize,
+}
+
+/// The size of `v` for the alias byte budget: the bytes of its scalars and
+/// keys plus 8 per node.
+fn value_bytes(v: &Value) -> usize {
+    8 + match v {
+        Value::String(s) => s.len(),
+        Value::Number(n) => n.as_str().len(),
+        Value::Array(a) => a.iter().map(value_bytes).sum(),
+        Value::Object(m) => m.iter().map(|(k, x)| k.len() + value_bytes(x)).sum(),
+        Value::Null | Value::Bool(_) => 0,
+    }
 }
 
 impl Builder<'_> {
@@ -255,6 +274,7 @@ impl Builder<'_> {
                                 aliases: 0,
                                 nodes: 1,
                                 height: 0,
+                                bytes: 8 + key.len(),
                             },
                         );
                     }
@@ -364,6 +384,7 @@ impl Builder<'_> {
                 aliases: self.aliases - mark.1,
                 nodes,
                 height,
+                bytes: value_bytes(value),
             },
         );
     }
@@ -385,6 +406,19 @@ impl Builder<'_> {
         };
         self.aliases = self.aliases.saturating_add(1).saturating_add(a.aliases);
         self.expanded = self.expanded.saturating_add(a.nodes);
+        self.expanded_bytes = self.expanded_bytes.saturating_add(a.bytes);
+        if self.expanded_bytes > self.alias_budget {
+            return Err(Diagnostic::error(
+                Code::Limit,
+                format!(
+                    "alias expansion would add {} bytes; aliases may add at most {} bytes \
+                     to this file (its size plus 1 MiB)",
+                    self.expanded_bytes, self.alias_budget
+                ),
+            )
+            .in_file(self.file)
+            .at_line_col(at.line, at.column));
+        }
         if self.aliases > MAX_YAML_ALIASES || self.expanded > MAX_YAML_EXPANDED_NODES {
             return Err(Diagnostic::error(
                 Code::Limit,
