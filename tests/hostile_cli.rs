@@ -124,13 +124,24 @@ fn a_refused_run_leaves_out_untouched() {
             ],
         );
         assert_eq!(r.code, 1, "{bad:?}: {}", r.stderr);
-        assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me\n", "{bad:?}");
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "keep me\n",
+            "{bad:?}"
+        );
         assert!(!dir.path().join(".s.jsonl.troupe-partial").exists());
     }
     // A run that succeeds replaces it with a session `check` accepts.
     let r = troupe(
         dir.path(),
-        &["run", &negotiation(), "--script", &script(), "--out", "s.jsonl"],
+        &[
+            "run",
+            &negotiation(),
+            "--script",
+            &script(),
+            "--out",
+            "s.jsonl",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let r = troupe(dir.path(), &["check", &negotiation(), "s.jsonl"]);
@@ -154,24 +165,58 @@ fn an_output_that_is_an_input_is_a_usage_error() {
     std::fs::hard_link(d.join("b.json"), d.join("hard.json")).unwrap();
     let before = snapshot(d);
     let cases: Vec<Vec<&str>> = vec![
-        vec!["run", "pack", "--script", "script.txt", "--out", "script.txt"],
+        vec![
+            "run",
+            "pack",
+            "--script",
+            "script.txt",
+            "--out",
+            "script.txt",
+        ],
         vec!["run", "pack", "--script", "script.txt", "--out", "link.txt"],
-        vec!["run", "pack", "--script", "script.txt", "--out", "pack/manifest.yaml"],
+        vec![
+            "run",
+            "pack",
+            "--script",
+            "script.txt",
+            "--out",
+            "pack/manifest.yaml",
+        ],
         vec!["compile", "b.json", "-o", "b.json"],
         vec!["compile", "b.json", "-o", "hard.json"],
         vec!["compile", "pack", "-o", "pack/manifest.yaml"],
-        vec!["export", "card", "b.json", "--character", "pip", "-o", "b.json"],
+        vec![
+            "export",
+            "card",
+            "b.json",
+            "--character",
+            "pip",
+            "-o",
+            "b.json",
+        ],
         vec!["import", "card", "card.json", "-o", "card.json"],
         vec!["import", "lorebook", "card.json", "-o", "card.json"],
         vec!["import", "chat", "script.txt", "-o", "script.txt"],
-        vec!["import", "chat", "script.txt", "-o", "x.jsonl", "--bundle", "x.jsonl"],
+        vec![
+            "import",
+            "chat",
+            "script.txt",
+            "-o",
+            "x.jsonl",
+            "--bundle",
+            "x.jsonl",
+        ],
         vec!["test", "pack", "--junit", "pack/manifest.yaml"],
         vec!["play", "pack", "--out", "pack/manifest.yaml"],
     ];
     for args in cases {
         let r = troupe(d, &args);
         assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
-        assert!(r.stderr.contains("is an input") || r.stderr.contains("two outputs"), "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("is an input") || r.stderr.contains("two outputs"),
+            "{args:?}: {}",
+            r.stderr
+        );
         assert_eq!(snapshot(d), before, "{args:?} changed a file");
     }
 }
@@ -191,16 +236,37 @@ fn a_second_writer_of_a_session_gets_a_clear_error() {
     fs4::FileExt::try_lock(&held).unwrap();
     let r = troupe(
         d,
-        &["run", &negotiation(), "--script", &script(), "--out", "s.jsonl"],
+        &[
+            "run",
+            &negotiation(),
+            "--script",
+            &script(),
+            "--out",
+            "s.jsonl",
+        ],
     );
     assert_eq!(r.code, 3, "{}", r.stderr);
-    assert!(r.stderr.contains("being written by another troupe process"), "{}", r.stderr);
-    assert_eq!(std::fs::read_to_string(d.join("s.jsonl")).unwrap(), "keep\n");
+    assert!(
+        r.stderr.contains("being written by another troupe process"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("s.jsonl")).unwrap(),
+        "keep\n"
+    );
     drop(held);
     // A stale partial file (a killed writer) is taken over.
     let r = troupe(
         d,
-        &["run", &negotiation(), "--script", &script(), "--out", "s.jsonl"],
+        &[
+            "run",
+            &negotiation(),
+            "--script",
+            &script(),
+            "--out",
+            "s.jsonl",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!d.join(".s.jsonl.troupe-partial").exists());
@@ -217,12 +283,22 @@ fn run_does_not_commit_a_session_check_rejects() {
     std::fs::write(d.join("s.jsonl"), "keep\n").unwrap();
     let r = troupe(
         d,
-        &["run", &negotiation(), "--script", "long.txt", "--out", "s.jsonl"],
+        &[
+            "run",
+            &negotiation(),
+            "--script",
+            "long.txt",
+            "--out",
+            "s.jsonl",
+        ],
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("LIMIT"), "{}", r.stderr);
     assert!(r.stderr.contains("was not written"), "{}", r.stderr);
-    assert_eq!(std::fs::read_to_string(d.join("s.jsonl")).unwrap(), "keep\n");
+    assert_eq!(
+        std::fs::read_to_string(d.join("s.jsonl")).unwrap(),
+        "keep\n"
+    );
 }
 
 #[test]
@@ -276,8 +352,17 @@ fn snippets_of_a_long_line_are_clipped() {
     std::fs::write(d.join("b.json"), &text).unwrap();
     let r = troupe(d, &["check", "b.json"]);
     assert_eq!(r.code, 1);
-    assert_eq!(r.stdout.matches("UNKNOWN_FIELD").count(), 20, "{}", &r.stdout[..2000.min(r.stdout.len())]);
-    assert!(r.stdout.len() < 20 * 1024, "{} bytes of output", r.stdout.len());
+    assert_eq!(
+        r.stdout.matches("UNKNOWN_FIELD").count(),
+        20,
+        "{}",
+        &r.stdout[..2000.min(r.stdout.len())]
+    );
+    assert!(
+        r.stdout.len() < 20 * 1024,
+        "{} bytes of output",
+        r.stdout.len()
+    );
 }
 
 // ---- codes and messages ----------------------------------------------
@@ -320,7 +405,15 @@ fn a_png_card_with_a_bad_crc_is_damaged_not_cardless() {
     let d = dir.path();
     let r = troupe(
         d,
-        &["export", "card", &tiny_bundle(), "--character", "pip", "-o", "c.png"],
+        &[
+            "export",
+            "card",
+            &tiny_bundle(),
+            "--character",
+            "pip",
+            "-o",
+            "c.png",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let mut png = std::fs::read(d.join("c.png")).unwrap();
@@ -330,7 +423,11 @@ fn a_png_card_with_a_bad_crc_is_damaged_not_cardless() {
     std::fs::write(d.join("bad.png"), &png).unwrap();
     let r = troupe(d, &["import", "card", "bad.png", "-o", "out.json"]);
     assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("PARSE") && r.stderr.contains("CRC"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("PARSE") && r.stderr.contains("CRC"),
+        "{}",
+        r.stderr
+    );
     assert!(!d.join("out.json").exists());
 }
 
@@ -398,7 +495,11 @@ fn duplicate_ids_are_located_in_linear_time() {
     // 4× the input: linear is about 4×, quadratic 16×.
     let ratio = runs[1].cpu / runs[0].cpu.max(0.05);
     assert!(ratio < 9.0, "time ratio {ratio:.1} at 4× input");
-    assert!(runs[1].max_rss_kib < 400 * 1024, "{} KiB", runs[1].max_rss_kib);
+    assert!(
+        runs[1].max_rss_kib < 400 * 1024,
+        "{} KiB",
+        runs[1].max_rss_kib
+    );
 }
 
 #[test]
@@ -414,8 +515,16 @@ fn yaml_aliases_are_bounded_in_bytes() {
     std::fs::write(d.join("b.yaml"), text).unwrap();
     let r = troupe(d, &["check", "b.yaml"]);
     assert_eq!(r.code, 1);
-    assert!(r.stdout.contains("LIMIT") && r.stdout.contains("alias"), "{}", r.stdout);
-    assert!(r.max_rss_kib < 120 * 1024, "{} KiB for a 2 MiB file", r.max_rss_kib);
+    assert!(
+        r.stdout.contains("LIMIT") && r.stdout.contains("alias"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.max_rss_kib < 120 * 1024,
+        "{} KiB for a 2 MiB file",
+        r.max_rss_kib
+    );
 }
 
 // ---- helpers -----------------------------------------------------------
@@ -444,4 +553,35 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         .collect();
     v.sort();
     v
+}
+
+/// Whole-word regular-expression keys are matched in one linear pass per
+/// text (issue 12; the matcher itself is issue 11's, helper `core`): a rule
+/// keyword `/\d+/` against one player line of digits, at two sizes.
+#[test]
+#[ignore = "needs the linear key matcher of issue 11; run with --ignored once it lands"]
+fn regex_keywords_match_in_linear_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut bundle: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tiny_bundle()).unwrap()).unwrap();
+    bundle["scenarios"][0]["rules"] = serde_json::json!([
+        {"id": "digits", "keywords": ["/\\d+/"], "replies": ["A number!"]}
+    ]);
+    std::fs::write(d.join("b.json"), bundle.to_string()).unwrap();
+    let mut cpu = Vec::new();
+    for n in [20_000, 40_000] {
+        std::fs::write(d.join("s.txt"), format!("{}\n", "7".repeat(n))).unwrap();
+        let r = troupe(d, &["run", "b.json", "--script", "s.txt"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            r.stdout.contains("rule: digits"),
+            "{}",
+            &r.stdout[..500.min(r.stdout.len())]
+        );
+        cpu.push(r.cpu);
+    }
+    // 2× the input: linear is about 2×, quadratic 4×.
+    let ratio = cpu[1] / cpu[0].max(0.05);
+    assert!(ratio < 3.0, "time ratio {ratio:.1} at 2× input");
 }
