@@ -30,6 +30,9 @@ struct Run {
 
 /// Runs `troupe args…` (in `dir`, with `stdin`) and measures it with
 /// `wait4`.
+// The child is reaped by `wait4` (which also gives its resource usage),
+// not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
 fn troupe_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
     let mut child = Command::new(BIN)
         .args(args)
