@@ -530,6 +530,34 @@ fn yaml_aliases_are_bounded_in_bytes() {
     );
 }
 
+#[test]
+fn documents_of_tiny_values_are_bounded_before_they_are_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 4 MB of one-digit numbers: 2M values, over 4 MB / 8 + 65,536.
+    let json = format!("{{\"a\": [{}1]}}", "1,".repeat(2 << 20));
+    std::fs::write(d.join("b.json"), &json).unwrap();
+    let yaml = format!("a: [{}1]\n", "1, ".repeat(1 << 20));
+    std::fs::write(d.join("b.yaml"), &yaml).unwrap();
+    for (f, len) in [("b.json", json.len()), ("b.yaml", yaml.len())] {
+        let r = troupe(d, &["check", f]);
+        assert_eq!(r.code, 1, "{f}");
+        assert!(
+            r.stdout.contains("LIMIT") && r.stdout.contains("values"),
+            "{f}: {}",
+            r.stdout
+        );
+        // Within the stated aim of Format 16.2: 16× the input + 64 MiB
+        // (before: about 160×).
+        let bound = (16 * len as i64 + (64 << 20)) / 1024;
+        assert!(
+            r.max_rss_kib < bound,
+            "{f}: {} KiB, bound {bound} KiB",
+            r.max_rss_kib
+        );
+    }
+}
+
 // ---- helpers -----------------------------------------------------------
 
 fn copy_dir(from: &Path, to: &Path) {
