@@ -22,6 +22,7 @@ pub mod import;
 pub mod keys;
 pub mod load;
 pub mod model;
+pub mod output;
 pub mod playtest;
 pub mod runtime;
 pub mod template;

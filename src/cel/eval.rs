@@ -128,6 +128,18 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// The work an operation does on `v`, in budget units (Format 11.6): a
+/// list's or map's length, a string's bytes / 16, else 0.
+#[inline]
+fn work(v: &Value) -> u64 {
+    match v {
+        Value::List(l) => l.len() as u64,
+        Value::Map(m) => m.len() as u64,
+        Value::String(s) => (s.len() / 16) as u64,
+        _ => 0,
+    }
+}
+
 #[inline]
 fn charge<O: ?Sized>(st: &mut State<'_, O>, cost: u64) -> Result<(), EvalError> {
     if st.budget < cost {
@@ -194,6 +206,7 @@ fn eval<O: Observer + ?Sized>(
         Node::Cmp(op, a, b) => {
             let x = operand(a, sc, st)?;
             let y = operand(b, sc, st)?;
+            charge(st, work(&x) + work(&y))?;
             compare(*op, &x, &y).map(Value::Bool)
         }
         Node::And(a, b, id) => {
@@ -243,6 +256,13 @@ fn eval<O: Observer + ?Sized>(
         Node::In(a, b) => {
             let x = operand(a, sc, st)?;
             let y = operand(b, sc, st)?;
+            // A list is searched element by element; a map is one lookup.
+            let searched = if matches!(y.as_ref(), Value::List(_)) {
+                work(&y)
+            } else {
+                0
+            };
+            charge(st, searched + work(&x))?;
             Ok(Value::Bool(match y.as_ref() {
                 Value::List(l) => l.iter().any(|e| e.cel_eq(&x)),
                 Value::Map(m) => match KeyRef::from_value(&x) {
@@ -272,7 +292,10 @@ fn eval<O: Observer + ?Sized>(
             }
         }
         Node::MatchesConst(a, re) => match operand(a, sc, st)?.as_ref() {
-            Value::String(s) => Ok(Value::Bool(re.is_match(s))),
+            Value::String(s) => {
+                charge(st, (s.len() / 16) as u64)?;
+                Ok(Value::Bool(re.is_match(s)))
+            }
             _ => Err(NO_OVERLOAD),
         },
         Node::Call(f, args) => call(*f, args, sc, st),
@@ -563,6 +586,7 @@ fn call<O: Observer + ?Sized>(
             }
             let mut keys: Vec<&str> = Vec::new();
             for v in &vals {
+                charge(st, work(v.as_ref()))?;
                 match v.as_ref() {
                     Value::String(s) => keys.push(s),
                     Value::List(l) => {
@@ -589,11 +613,13 @@ fn call<O: Observer + ?Sized>(
         _ => match args {
             [a] => {
                 let x = operand(a, sc, st)?;
+                charge(st, work(&x))?;
                 functions::unary(f, &x)
             }
             [a, b] => {
                 let x = operand(a, sc, st)?;
                 let y = operand(b, sc, st)?;
+                charge(st, work(&x) + work(&y))?;
                 functions::binary(f, &x, &y)
             }
             _ => Err(NO_OVERLOAD),

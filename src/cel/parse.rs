@@ -436,6 +436,18 @@ mod tests {
 /// {'[', ...}") as a plain sentence for authors; unknown wordings pass
 /// through unchanged.
 fn plain_message(msg: &str) -> String {
+    // The parser's own recursion bound, reported through a Debug-formatted
+    // error; and internal parser states ("No `…Context…`!") that follow it.
+    // Neither wording may reach users (Format 16).
+    if msg.contains("Recursion limit") {
+        return format!(
+            "the expression nests too deeply (at most {PARSER_RECURSION} levels of \
+             parentheses, lists, maps and operators)"
+        );
+    }
+    if msg.starts_with("No `") || msg.contains("Error(") || msg.contains("Error {") {
+        return "the expression does not parse here".into();
+    }
     let quoted = |s: &str| -> Option<String> {
         let start = s.find('\'')? + 1;
         let end = start + s[start..].find('\'')?;
@@ -485,6 +497,18 @@ fn plain_message(msg: &str) -> String {
 #[cfg(test)]
 mod message_tests {
     use super::plain_message;
+
+    #[test]
+    fn internal_wording_never_shows() {
+        let m = plain_message(
+            "OtherError(ParseError { source: None, pos: (97, -1), msg: \"Recursion limit of 97 exceeded\", expr_id: 0, source_info: None })",
+        );
+        assert!(m.starts_with("the expression nests too deeply"), "{m}");
+        assert_eq!(
+            plain_message("No `ConditionalAndContextAll`!"),
+            "the expression does not parse here"
+        );
+    }
 
     #[test]
     fn antlr_wording_becomes_plain() {

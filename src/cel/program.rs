@@ -15,8 +15,11 @@ use super::parse::{self, MacroKind};
 use super::types::Type;
 use super::value::Value;
 
-/// The default cost budget of one evaluation: comprehension iterations plus
-/// the lengths of lists and strings built by `+` (see [`Program::eval_with_budget`]).
+/// The default cost budget of one evaluation (Format 11.6): comprehension
+/// iterations, plus the work of every operation whose work grows with its
+/// operands — the length of each list or map compared, searched by `in`,
+/// built by `+` or passed to a function, and a string's bytes / 16 (see
+/// [`Program::eval_with_budget`]).
 pub const DEFAULT_BUDGET: u64 = 100_000;
 
 /// An evaluation node.
@@ -125,9 +128,10 @@ impl Program {
         self.eval_with_budget(act, host, DEFAULT_BUDGET)
     }
 
-    /// Evaluates with a cost budget: each comprehension iteration costs 1,
-    /// each list or string built by `+` its length; going over is an
-    /// [`EvalError`] of kind `Budget`.
+    /// Evaluates with a cost budget: each comprehension iteration costs 1;
+    /// each comparison, `in`, `+` and function call costs the work of its
+    /// operands (a list's or map's length, a string's bytes / 16); going
+    /// over is an [`EvalError`] of kind `Budget`.
     pub fn eval_with_budget(
         &self,
         act: &Activation,

@@ -108,7 +108,13 @@ pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagn
     let values: Vec<&Value> = session.messages.iter().map(|m| &m.value).collect();
     let lines: Vec<u32> = session.messages.iter().map(|m| m.first_line).collect();
     let mut semantic = check_session_lines(bundle, &header.value, &values, &lines);
-    // The k-th DUPLICATE_ID of an ID is about its (k+1)-th line.
+    // The k-th DUPLICATE_ID of an ID is about its (k+1)-th line. The lines
+    // of each message prefix are indexed once, so locating every
+    // diagnostic is linear in the session, not a scan per diagnostic.
+    let mut lines_of: std::collections::HashMap<String, Vec<usize>> = Default::default();
+    for (i, m) in session.messages.iter().enumerate() {
+        lines_of.entry(message_prefix(m)).or_default().push(i);
+    }
     let mut repeats: std::collections::HashMap<String, usize> = Default::default();
     for d in &mut semantic {
         let nth = match (&d.code, &d.location.pointer) {
@@ -119,7 +125,7 @@ pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagn
             }
             _ => 0,
         };
-        locate_session(d, session, nth);
+        locate_session(d, session, &lines_of, nth);
     }
     out.extend(semantic);
     dedup(&mut out);
@@ -128,7 +134,12 @@ pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagn
 
 /// Locates a session diagnostic in the header or in the line of the message
 /// its pointer names (the `nth` line with that ID, 0 for the first).
-fn locate_session(d: &mut Diagnostic, session: &SessionDoc, nth: usize) {
+fn locate_session(
+    d: &mut Diagnostic,
+    session: &SessionDoc,
+    lines_of: &std::collections::HashMap<String, Vec<usize>>,
+    nth: usize,
+) {
     let Some(p) = d.location.pointer.clone() else {
         d.location.file.get_or_insert_with(|| session.file.clone());
         return;
@@ -145,11 +156,10 @@ fn locate_session(d: &mut Diagnostic, session: &SessionDoc, nth: usize) {
             format!("/{inner}")
         };
         let prefix = format!("message:{id}");
-        if let Some(m) = session
-            .messages
-            .iter()
-            .filter(|m| message_prefix(m) == prefix)
-            .nth(nth)
+        if let Some(m) = lines_of
+            .get(&prefix)
+            .and_then(|l| l.get(nth))
+            .and_then(|&i| session.messages.get(i))
         {
             locate_in(d, m, &inner);
         }
@@ -364,6 +374,15 @@ fn translate(d: &mut Diagnostic, origins: &Origins) {
     }
 }
 
+/// True for a folder whose name ends like a Troupe file (`.json`,
+/// `.yaml`, `.yml`, `.jsonl`, `.troupe`): it was given where a file is
+/// expected, FORBIDDEN_FILE (Format 16), not a pack.
+fn named_like_a_file(path: &Path) -> bool {
+    ["json", "yaml", "yml", "jsonl", "troupe"]
+        .iter()
+        .any(|e| has_ext(path, e))
+}
+
 /// Checks every path as `troupe check` does (Format 17): directories as
 /// packs, `.troupe` files as packages, `.jsonl` files as sessions (against
 /// the first bundle or pack given before or after them that has the
@@ -387,7 +406,17 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
                 });
             continue;
         }
-        if path.is_dir() {
+        if path.is_dir() && named_like_a_file(path) {
+            checked.diagnostics.push(
+                Diagnostic::error(
+                    Code::ForbiddenFile,
+                    format!(
+                        "`{name}` is a folder, not a regular file; only regular files are read"
+                    ),
+                )
+                .in_file(name),
+            );
+        } else if path.is_dir() {
             check_pack_path(path, &mut checked);
         } else if has_ext(path, "troupe") {
             check_package_path(path, &mut checked);

@@ -248,10 +248,12 @@ fn type_of(v: &Value) -> Type {
 
 fn report(expr: &str, errs: &[CelError]) -> i32 {
     for e in errs {
-        eprintln!("{}: {}:{}: {}", e.code(), e.line, e.column, e.message);
+        let message = crate::diag::render::escape_controls(&e.message);
+        eprintln!("{}: {}:{}: {message}", e.code(), e.line, e.column);
         if let Some(line) = expr.lines().nth(e.line.saturating_sub(1) as usize) {
-            eprintln!("  | {line}");
-            eprintln!("  | {}^", " ".repeat(e.column.saturating_sub(1) as usize));
+            let (text, caret) = crate::diag::render::window(line, e.column);
+            eprintln!("  | {text}");
+            eprintln!("  | {}^", " ".repeat(caret));
         }
     }
     1

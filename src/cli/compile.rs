@@ -17,6 +17,10 @@ pub struct Args {
 
 /// Runs `troupe compile`; returns the exit code.
 pub fn run(args: Args) -> i32 {
+    if let Err(msg) = crate::output::refuse_inputs(&[&args.out], &[&args.pack]) {
+        eprintln!("troupe compile: {msg}");
+        return 2;
+    }
     let options = crate::runtime::OpenOptions {
         use_ir: false,
         verify_ir: false,
@@ -32,8 +36,8 @@ pub fn run(args: Args) -> i32 {
             return 3;
         }
     };
-    if let Err(e) = std::fs::write(&args.out, bytes) {
-        eprintln!("troupe compile: cannot write {}: {e}", args.out.display());
+    if let Err(e) = crate::output::write_atomic(&args.out, &bytes) {
+        eprintln!("troupe compile: {e}");
         return 3;
     }
     println!("compiled {} → {}", args.pack.display(), args.out.display());

@@ -27,7 +27,10 @@ pub fn run(args: Args) -> i32 {
         });
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
-        print!("{}", human(&engine, &at, &entries));
+        print!(
+            "{}",
+            crate::diag::render::escape_controls(&human(&engine, &at, &entries))
+        );
     }
     0
 }

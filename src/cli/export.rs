@@ -41,6 +41,12 @@ pub fn run(cmd: Command) -> i32 {
         output,
         image,
     } = cmd;
+    let mut inputs = vec![bundle.as_path()];
+    inputs.extend(image.as_deref());
+    if let Err(msg) = crate::output::refuse_inputs(&[&output], &inputs) {
+        eprintln!("troupe export: {msg}");
+        return 2;
+    }
     let loaded = read_bundle(&bundle);
     if loaded.has_errors() {
         eprint!("{}", render_human(&loaded.diagnostics, &Sources::new()));
@@ -83,10 +89,10 @@ pub fn run(cmd: Command) -> i32 {
             .unwrap_or_default()
             .into_bytes()
     };
-    match std::fs::write(&output, bytes) {
+    match crate::output::write_atomic(&output, &bytes) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("troupe export: cannot write {}: {e}", output.display());
+            eprintln!("troupe export: {e}");
             3
         }
     }

@@ -78,13 +78,48 @@ fn fail(diagnostics: &[Diagnostic]) -> i32 {
 }
 
 fn write(path: &Path, text: &str) -> i32 {
-    match std::fs::write(path, text) {
+    match crate::output::write_atomic(path, text.as_bytes()) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("troupe import: cannot write {}: {e}", path.display());
+            eprintln!("troupe import: {e}");
             3
         }
     }
+}
+
+/// Checks what an import is about to write as `troupe check` would (Format
+/// 16.5): a bundle, and a session against that bundle. Errors are printed
+/// and give exit 1; nothing is written then.
+fn check_output(
+    bundle: &Value,
+    bundle_name: &str,
+    session: Option<(&str, &str)>,
+) -> Result<(), i32> {
+    let doc = crate::engine::load::bare_document(bundle_name, bundle);
+    let mut diags = crate::check::run::check_bundle_document(&doc);
+    if let Some((name, text)) = session {
+        let loaded = crate::load::parse_session(name, text.as_bytes());
+        diags.extend(loaded.diagnostics);
+        if let Some(s) = &loaded.value {
+            diags.extend(crate::check::run::check_session_document(bundle, s));
+        }
+    }
+    diags.retain(Diagnostic::is_error);
+    if diags.is_empty() {
+        return Ok(());
+    }
+    diags.truncate(20);
+    eprint!("{}", render_human(&diags, &Sources::new()));
+    eprintln!("troupe import: the result does not conform (Format 17.1); nothing was written");
+    Err(1)
+}
+
+/// Refuses outputs that are inputs (exit 2, before anything runs).
+fn refuse(outputs: &[&Path], inputs: &[&Path]) -> Result<(), i32> {
+    crate::output::refuse_inputs(outputs, inputs).map_err(|msg| {
+        eprintln!("troupe import: {msg}");
+        2
+    })
 }
 
 fn read(path: &Path) -> Result<(String, Vec<u8>), Vec<Diagnostic>> {
@@ -150,24 +185,36 @@ pub fn run(cmd: Command) -> i32 {
             output,
             pack,
             report: args,
-        } => match import_card(&file) {
-            Ok(imported) => {
-                if let Some(code) = report("card", &file, &imported.summary, args) {
-                    return code;
-                }
-                if pack {
-                    write_pack(&output, &imported)
-                } else {
-                    write(&output, &pretty(&imported.bundle))
-                }
+        } => {
+            if let Err(c) = refuse(&[&output], &[&file]) {
+                return c;
             }
-            Err(ds) => fail(&ds),
-        },
+            match import_card(&file) {
+                Ok(imported) => {
+                    if let Some(code) = report("card", &file, &imported.summary, args) {
+                        return code;
+                    }
+                    if pack {
+                        write_pack(&output, &imported)
+                    } else {
+                        let name = output.display().to_string();
+                        match check_output(&imported.bundle, &name, None) {
+                            Ok(()) => write(&output, &pretty(&imported.bundle)),
+                            Err(c) => c,
+                        }
+                    }
+                }
+                Err(ds) => fail(&ds),
+            }
+        }
         Command::Lorebook {
             file,
             output,
             report: args,
         } => {
+            if let Err(c) = refuse(&[&output], &[&file]) {
+                return c;
+            }
             let result = read(&file).and_then(|(name, bytes)| {
                 let doc = parse_object(&name, &bytes)?;
                 let (bundle, mut summary) = lorebook::lorebook_document(&doc, &stem(&file))
@@ -182,7 +229,10 @@ pub fn run(cmd: Command) -> i32 {
                     if let Some(code) = report("lorebook", &file, &summary, args) {
                         return code;
                     }
-                    write(&output, &pretty(&bundle))
+                    match check_output(&bundle, &output.display().to_string(), None) {
+                        Ok(()) => write(&output, &pretty(&bundle)),
+                        Err(c) => c,
+                    }
                 }
                 Err(ds) => fail(&ds),
             }
@@ -194,6 +244,13 @@ pub fn run(cmd: Command) -> i32 {
             bundle,
             report: args,
         } => {
+            let mut outputs = vec![output.as_path()];
+            outputs.extend(bundle.as_deref());
+            let mut inputs = vec![file.as_path()];
+            inputs.extend(card_path.as_deref());
+            if let Err(c) = refuse(&outputs, &inputs) {
+                return c;
+            }
             let result = read(&file).and_then(|(name, bytes)| {
                 let imported = match &card_path {
                     Some(p) => import_card(p)?,
@@ -222,6 +279,15 @@ pub fn run(cmd: Command) -> i32 {
                         .iter()
                         .map(|l| serde_json::to_string(l).unwrap_or_default() + "\n")
                         .collect();
+                    let bundle_name = bundle
+                        .as_ref()
+                        .map_or("(the card's bundle)".to_string(), |p| {
+                            p.display().to_string()
+                        });
+                    let session_name = output.display().to_string();
+                    if let Err(c) = check_output(&b, &bundle_name, Some((&session_name, &text))) {
+                        return c;
+                    }
                     let code = write(&output, &text);
                     match (code, bundle) {
                         (0, Some(p)) => write(&p, &pretty(&b)),
@@ -235,7 +301,10 @@ pub fn run(cmd: Command) -> i32 {
 }
 
 /// Writes an imported card as a pack directory; refuses a directory that
-/// exists and is not empty (exit 3), so nothing is overwritten.
+/// exists and is not empty (exit 3), so nothing is overwritten. The pack
+/// is written to a partial folder beside it and checked (Format 16.5): one
+/// that does not conform is exit 1 and nothing is left; else the partial
+/// folder is renamed into place.
 fn write_pack(dir: &Path, imported: &card::CardImport) -> i32 {
     if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
         eprintln!(
@@ -244,6 +313,38 @@ fn write_pack(dir: &Path, imported: &card::CardImport) -> i32 {
         );
         return 3;
     }
+    let partial = crate::output::partial_path(dir);
+    let _ = std::fs::remove_dir_all(&partial);
+    let code = write_pack_files(&partial, imported);
+    if code != 0 {
+        let _ = std::fs::remove_dir_all(&partial);
+        return code;
+    }
+    let checked = crate::check::run::check_paths(std::slice::from_ref(&partial));
+    let errors: Vec<Diagnostic> = checked
+        .diagnostics
+        .into_iter()
+        .filter(Diagnostic::is_error)
+        .take(20)
+        .collect();
+    if !errors.is_empty() {
+        let _ = std::fs::remove_dir_all(&partial);
+        eprint!("{}", render_human(&errors, &Sources::new()));
+        eprintln!("troupe import: the pack does not conform (Format 17.1); nothing was written");
+        return 1;
+    }
+    let _ = std::fs::remove_dir(dir);
+    match std::fs::rename(&partial, dir) {
+        Ok(()) => 0,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&partial);
+            eprintln!("troupe import: cannot write {}: {e}", dir.display());
+            3
+        }
+    }
+}
+
+fn write_pack_files(dir: &Path, imported: &card::CardImport) -> i32 {
     let files =
         crate::import::pack::card_pack(&imported.bundle, &imported.character, &imported.scenario);
     for f in files {
@@ -254,9 +355,9 @@ fn write_pack(dir: &Path, imported: &card::CardImport) -> i32 {
                 return 3;
             }
         }
-        let code = write(&path, &crate::import::pack::to_yaml(&f.value));
-        if code != 0 {
-            return code;
+        if let Err(e) = std::fs::write(&path, crate::import::pack::to_yaml(&f.value)) {
+            eprintln!("troupe import: cannot write {}: {e}", path.display());
+            return 3;
         }
     }
     0

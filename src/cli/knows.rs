@@ -47,7 +47,7 @@ pub fn run(args: Args) -> i32 {
     } else if who.is_empty() {
         println!("nobody");
     } else {
-        println!("{}", who.join(", "));
+        println!("{}", crate::diag::render::escape_controls(&who.join(", ")));
     }
     0
 }

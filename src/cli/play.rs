@@ -26,17 +26,25 @@ const HELP: &str = "Type what you say and press Enter. Commands: /state shows th
 
 /// Runs `troupe play`; returns the exit code.
 pub fn run(args: Args) -> i32 {
+    let file = match super::run::prepare_out(&args.session, &[]) {
+        Ok(o) => o,
+        Err(c) => return c,
+    };
     let pack = match super::run::open_pack_with(&args.session.pack, args.session.open_options()) {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let mut session = match start(&pack, &args.session, RuntimeKind::Rules) {
+    let mut session = match start(&pack, &args.session, RuntimeKind::Rules, file.as_ref()) {
         Ok(s) => s,
         Err(c) => return c,
     };
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}{HELP}", transcript_start(&session, args.debug));
+    let _ = writeln!(
+        out,
+        "{}{HELP}",
+        crate::diag::render::escape_controls(&transcript_start(&session, args.debug))
+    );
     let mut lines = stdin.lock().lines();
     loop {
         if session.is_over() {
@@ -47,8 +55,22 @@ pub fn run(args: Args) -> i32 {
         }
         let _ = write!(out, "> ");
         let _ = out.flush();
-        let Some(Ok(line)) = lines.next() else {
-            break;
+        let line = match lines.next() {
+            Some(Ok(line)) => line,
+            // A line that is not UTF-8 is refused and play goes on (Format
+            // 20); the bytes were consumed.
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
+                let _ = writeln!(
+                    out,
+                    "That line is not valid UTF-8 text; it was not said. Type it again."
+                );
+                continue;
+            }
+            Some(Err(e)) => {
+                eprintln!("troupe play: cannot read standard input: {e}");
+                break;
+            }
+            None => break,
         };
         let line = line.trim_end_matches('\r');
         match line.trim() {
@@ -112,12 +134,23 @@ pub fn run(args: Args) -> i32 {
                         let _ = write!(
                             out,
                             "{}",
-                            transcript_turn(&session, line, &before, &r, args.debug)
+                            crate::diag::render::escape_controls(&transcript_turn(
+                                &session, line, &before, &r, args.debug
+                            ))
                         );
-                        let _ =
-                            writeln!(out, "  visible: {}", state_line(&session.visible_state()));
+                        let _ = writeln!(
+                            out,
+                            "  visible: {}",
+                            crate::diag::render::escape_controls(&state_line(
+                                &session.visible_state()
+                            ))
+                        );
                         if r.score.is_some() {
-                            let _ = write!(out, "{}", transcript_score(&r.score));
+                            let _ = write!(
+                                out,
+                                "{}",
+                                crate::diag::render::escape_controls(&transcript_score(&r.score))
+                            );
                         }
                     }
                     Err(crate::runtime::TurnError::Ended) => {}
@@ -130,5 +163,5 @@ pub fn run(args: Args) -> i32 {
         }
     }
     let _ = writeln!(out);
-    0
+    super::run::commit_out(&pack, &session, file, 0)
 }

@@ -72,7 +72,7 @@ pub fn run(args: Args) -> i32 {
             println!("the pack has no playtest");
         }
         for r in &reports {
-            print!("{}", r.to_text());
+            print!("{}", crate::diag::render::escape_controls(&r.to_text()));
         }
     }
     if reports.iter().any(|r| r.status == Verdict::Fail) {

@@ -67,7 +67,7 @@ pub fn run(args: Args) -> i32 {
     if args.json {
         println!("{}", serde_json::Value::String(out));
     } else {
-        println!("{out}");
+        println!("{}", crate::diag::render::escape_controls(&out));
     }
     0
 }

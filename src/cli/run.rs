@@ -106,8 +106,75 @@ pub(crate) fn open_pack_with(path: &Path, options: OpenOptions) -> Result<Opened
     }
 }
 
-/// Starts the session the settings describe; `Err` is the exit code.
-pub(crate) fn start(pack: &Opened, args: &SessionArgs, kind: RuntimeKind) -> Result<Session, i32> {
+/// Prepares `--out` before anything runs (Format 16.5): an output that is
+/// an input is a usage error (exit 2); the target's partial file is
+/// created and locked (another writer of it: exit 3). `Ok(None)` without
+/// `--out`.
+pub(crate) fn prepare_out(
+    args: &SessionArgs,
+    inputs: &[&Path],
+) -> Result<Option<crate::output::OutputFile>, i32> {
+    let Some(out) = &args.out else {
+        return Ok(None);
+    };
+    let mut all = vec![args.pack.as_path()];
+    all.extend_from_slice(inputs);
+    if let Err(msg) = crate::output::refuse_inputs(&[out], &all) {
+        eprintln!("troupe: {msg}");
+        return Err(2);
+    }
+    crate::output::OutputFile::create(out)
+        .map(Some)
+        .map_err(|e| {
+            eprintln!("troupe: {e}");
+            3
+        })
+}
+
+/// Commits the session file of a finished run (Format 16.5, 18.8): the
+/// session written is checked against the pack as `troupe check` would;
+/// one that does not conform is exit 1 with its diagnostics and the target
+/// is left untouched. `code` is the run's exit code so far.
+pub(crate) fn commit_out(
+    pack: &Opened,
+    session: &Session,
+    out: Option<crate::output::OutputFile>,
+    code: i32,
+) -> i32 {
+    let Some(out) = out else { return code };
+    let name = out.target().display().to_string();
+    let loaded = crate::load::parse_session(&name, session.session_text().as_bytes());
+    let mut diags = loaded.diagnostics;
+    if let Some(doc) = &loaded.value {
+        diags.extend(crate::check::run::check_session_document(&pack.bundle, doc));
+    }
+    if diags.iter().any(crate::diag::Diagnostic::is_error) {
+        diags.retain(crate::diag::Diagnostic::is_error);
+        diags.truncate(20);
+        eprint!(
+            "{}",
+            render_human(&diags, &crate::diag::render::Sources::new())
+        );
+        eprintln!("the session does not conform (Format 17.1); {name} was not written");
+        return 1;
+    }
+    match out.commit() {
+        Ok(()) => code,
+        Err(e) => {
+            eprintln!("troupe: {e}");
+            3
+        }
+    }
+}
+
+/// Starts the session the settings describe, writing to `out`'s partial
+/// file when given; `Err` is the exit code.
+pub(crate) fn start(
+    pack: &Opened,
+    args: &SessionArgs,
+    kind: RuntimeKind,
+    out: Option<&crate::output::OutputFile>,
+) -> Result<Session, i32> {
     let options = Options {
         scenario: args.scenario.clone(),
         difficulty: args.difficulty.clone(),
@@ -117,8 +184,8 @@ pub(crate) fn start(pack: &Opened, args: &SessionArgs, kind: RuntimeKind) -> Res
         header_players: None,
         player_name: args.player_name.clone(),
     };
-    let started = match &args.out {
-        Some(p) => Session::start_to_file(pack, &options, p),
+    let started = match out {
+        Some(o) => Session::start_to_file(pack, &options, o.partial()),
         None => Session::start(pack, &options),
     };
     started.map_err(|e| match e {
@@ -352,6 +419,10 @@ pub fn run(args: Args) -> i32 {
         eprintln!("troupe run: --runtime fake writes no session; --out cannot be used with it");
         return 2;
     }
+    let out = match prepare_out(&args.session, &[&args.script]) {
+        Ok(o) => o,
+        Err(c) => return c,
+    };
     let script = match read_script(&args.script) {
         Ok(s) => s,
         Err(e) => {
@@ -363,13 +434,17 @@ pub fn run(args: Args) -> i32 {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let mut session = match start(&pack, &args.session, kind) {
+    let mut session = match start(&pack, &args.session, kind, out.as_ref()) {
         Ok(s) => s,
         Err(c) => return c,
     };
     let mut stdout = std::io::stdout().lock();
     if !args.json {
-        let _ = write!(stdout, "{}", transcript_start(&session, true));
+        let _ = write!(
+            stdout,
+            "{}",
+            crate::diag::render::escape_controls(&transcript_start(&session, true))
+        );
     }
     let mut results = Vec::new();
     let mut code = 0;
@@ -386,7 +461,9 @@ pub fn run(args: Args) -> i32 {
                     let _ = write!(
                         stdout,
                         "{}",
-                        transcript_turn(&session, input, &before, &r, true)
+                        crate::diag::render::escape_controls(&transcript_turn(
+                            &session, input, &before, &r, true
+                        ))
                     );
                     let _ = stdout.flush();
                 }
@@ -421,7 +498,11 @@ pub fn run(args: Args) -> i32 {
             serde_json::to_string_pretty(&doc).unwrap_or_default()
         );
     } else {
-        let _ = write!(stdout, "{}", transcript_score(&score));
+        let _ = write!(
+            stdout,
+            "{}",
+            crate::diag::render::escape_controls(&transcript_score(&score))
+        );
     }
-    code
+    commit_out(&pack, &session, out, code)
 }

@@ -58,7 +58,10 @@ pub fn run(args: Args) -> i32 {
         println!("ended by {what} `{}` at message {}", e.id, e.message);
     }
     for (k, v) in &flat {
-        println!("  {k} = {v}");
+        println!(
+            "  {}",
+            crate::diag::render::escape_controls(&format!("{k} = {v}"))
+        );
     }
     0
 }

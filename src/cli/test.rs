@@ -61,7 +61,10 @@ impl Progress for Terminal {
 
 impl Terminal {
     fn show(&mut self, line: &str) {
-        let line: String = line.chars().take(70).collect();
+        let line: String = crate::diag::render::escape_controls(line)
+            .chars()
+            .take(70)
+            .collect();
         let mut out = std::io::stdout().lock();
         let _ = write!(out, "\r\x1b[2K{line}");
         let _ = out.flush();
@@ -86,7 +89,7 @@ fn review(change: &SnapshotChange) -> Decision {
     if change.kind == ChangeKind::Stale {
         println!("(no session has it; accepting deletes it)");
     } else {
-        print!("{}", change.diff);
+        print!("{}", crate::diag::render::escape_controls(&change.diff));
     }
     loop {
         print!("[a]ccept, [r]eject, [s]kip? ");
@@ -107,6 +110,12 @@ fn review(change: &SnapshotChange) -> Decision {
 
 /// Runs the tests; returns the exit code.
 pub fn run(args: Args) -> i32 {
+    if let Some(junit) = &args.junit {
+        if let Err(msg) = crate::output::refuse_inputs(&[junit], &[&args.pack]) {
+            eprintln!("troupe test: {msg}");
+            return 2;
+        }
+    }
     let terminal = std::io::stdout().is_terminal();
     if args.review && !(terminal && std::io::stdin().is_terminal()) {
         eprintln!("troupe test: --review needs a terminal (use --accept to accept every change)");
@@ -144,15 +153,15 @@ pub fn run(args: Args) -> i32 {
         }
     };
     if let Some(path) = &args.junit {
-        if let Err(e) = std::fs::write(path, to_junit(&run)) {
-            eprintln!("troupe test: cannot write {}: {e}", path.display());
+        if let Err(e) = crate::output::write_atomic(path, to_junit(&run).as_bytes()) {
+            eprintln!("troupe test: {e}");
             return 3;
         }
     }
     let text = if args.json {
         to_json(&run)
     } else {
-        to_text(&run)
+        crate::diag::render::escape_controls(&to_text(&run)).into_owned()
     };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()) {

@@ -57,11 +57,29 @@ fn with_version(mut v: Value) -> Value {
     v
 }
 
+/// Reads an input file a case names: a path relative to the case's folder
+/// (never absolute), not a symbolic link, at most
+/// [`super::MAX_CASE_BYTES`].
+fn read_input(dir: &Path, f: &str) -> Result<Vec<u8>, String> {
+    let rel = Path::new(f);
+    if rel.is_absolute() {
+        return Err(format!(
+            "`{f}` is an absolute path; give it relative to the case"
+        ));
+    }
+    let path = dir.join(rel);
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(format!("`{f}` is a symbolic link; links are not followed"));
+    }
+    crate::load::text::read_at_most(f, &path, super::MAX_CASE_BYTES)
+        .map_err(|d| format!("`{f}`: {}", d.message))
+}
+
 fn read_inputs(case: &Value, dir: &Path) -> Result<Inputs, String> {
     let bundle = match (case.get("bundle"), case.get("bundleFile")) {
         (Some(b), _) => bare_document("bundle", &with_version(b.clone())),
         (None, Some(Value::String(f))) => {
-            let bytes = std::fs::read(dir.join(f)).map_err(|e| format!("bundleFile `{f}`: {e}"))?;
+            let bytes = read_input(dir, f).map_err(|e| format!("bundleFile {e}"))?;
             let l = parse_json(f, &bytes);
             l.value
                 .ok_or_else(|| format!("bundleFile `{f}` does not parse"))?
@@ -92,8 +110,7 @@ fn read_inputs(case: &Value, dir: &Path) -> Result<Inputs, String> {
             Some((bare_document("session", &header), messages))
         }
         (None, Some(Value::String(f))) => {
-            let bytes =
-                std::fs::read(dir.join(f)).map_err(|e| format!("sessionFile `{f}`: {e}"))?;
+            let bytes = read_input(dir, f).map_err(|e| format!("sessionFile {e}"))?;
             let l = parse_session(f, &bytes);
             read_diags = l.diagnostics;
             let s = l
@@ -162,9 +179,14 @@ pub fn run_case(path: &Path, display: &str) -> Vec<TestResult> {
         test: name,
         outcome,
     };
-    let text = match std::fs::read(path) {
+    let text = match crate::load::text::read_at_most(display, path, super::MAX_CASE_BYTES) {
         Ok(t) => t,
-        Err(e) => return vec![result("(case)".into(), Outcome::SuiteError(e.to_string()))],
+        Err(d) => {
+            return vec![result(
+                "(case)".into(),
+                Outcome::SuiteError(d.message.to_string()),
+            )]
+        }
     };
     let case: Value = match serde_json::from_slice(&text) {
         Ok(v) => v,

@@ -77,45 +77,94 @@ impl Report {
     }
 }
 
+/// Largest case file (or input file a case names) the runner reads: 16 MiB.
+pub const MAX_CASE_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Every case file under `dir` (`cases/` inside it when there is one):
 /// `*.json` files with a top-level `tests` member, in path order. Other
-/// JSON files are inputs cases refer to.
+/// JSON files are inputs cases refer to. Problems are left out; see
+/// [`scan_cases`].
 pub fn case_files(dir: &Path) -> Vec<PathBuf> {
-    let root = if dir.join("cases").is_dir() {
-        dir.join("cases")
-    } else {
-        dir.to_path_buf()
+    scan_cases(dir).0
+}
+
+/// [`case_files`] and the files that could not be used, each with why: a
+/// `.json` file that cannot be read, is over [`MAX_CASE_BYTES`] or is not
+/// JSON, and a symbolic link (never followed, so the run stays inside
+/// `dir`; a symlinked `cases/` is one too). Each problem is a failure of
+/// the run, never a silent skip.
+pub fn scan_cases(dir: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
+    let cases = dir.join("cases");
+    let mut problems = Vec::new();
+    let root = match std::fs::symlink_metadata(&cases) {
+        Ok(m) if m.file_type().is_symlink() => {
+            problems.push((
+                cases,
+                "a symbolic link; the runner does not follow links out of its folder".to_string(),
+            ));
+            return (Vec::new(), problems);
+        }
+        Ok(m) if m.is_dir() => cases,
+        _ => dir.to_path_buf(),
     };
     let mut out = Vec::new();
     let mut stack = vec![root];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
+        let rd = match std::fs::read_dir(&d) {
+            Ok(rd) => rd,
+            Err(e) => {
+                problems.push((d, format!("cannot be listed: {e}")));
+                continue;
+            }
         };
         for e in rd.flatten() {
             let p = e.path();
             let Ok(ft) = e.file_type() else { continue };
-            if ft.is_dir() {
+            let json = p.extension().is_some_and(|x| x == "json");
+            if ft.is_symlink() {
+                if json || p.is_dir() {
+                    problems.push((
+                        p,
+                        "a symbolic link; the runner does not follow links out of its folder"
+                            .to_string(),
+                    ));
+                }
+            } else if ft.is_dir() {
                 stack.push(p);
-            } else if ft.is_file() && p.extension().is_some_and(|x| x == "json") {
-                let is_case = std::fs::read(&p)
-                    .ok()
-                    .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-                    .is_some_and(|v| v.get("tests").is_some());
-                if is_case {
-                    out.push(p);
+            } else if ft.is_file() && json {
+                let name = p.display().to_string();
+                let bytes = match crate::load::text::read_at_most(&name, &p, MAX_CASE_BYTES) {
+                    Ok(b) => b,
+                    Err(d) => {
+                        problems.push((p, d.message.to_string()));
+                        continue;
+                    }
+                };
+                match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                    Ok(v) if v.get("tests").is_some() => out.push(p),
+                    Ok(_) => {}
+                    Err(e) => problems.push((p, format!("not JSON: {e}"))),
                 }
             }
         }
     }
     out.sort();
-    out
+    problems.sort_by(|a, b| a.0.cmp(&b.0));
+    (out, problems)
 }
 
 /// Runs every case file under `dir`.
 pub fn run_dir(dir: &Path) -> Report {
     let mut report = Report::default();
-    for f in case_files(dir) {
+    let (cases, problems) = scan_cases(dir);
+    for (f, why) in problems {
+        report.results.push(TestResult {
+            file: f.strip_prefix(dir).unwrap_or(&f).display().to_string(),
+            test: "(case)".into(),
+            outcome: Outcome::SuiteError(why),
+        });
+    }
+    for f in cases {
         let shown = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
         report.results.extend(run_case(&f, &shown));
     }

@@ -1,16 +1,25 @@
 //! Rendering diagnostics: for people (`file:line:col`, the code, the message
-//! and a source snippet, via `codespan-reporting`) and as the stable JSON
-//! report of `troupe check --json` (`docs/validation.md`).
+//! and a source snippet) and as the stable JSON report of `troupe check
+//! --json` (`docs/validation.md`).
+//!
+//! Human output is safe for a terminal (Format 17.5): every control
+//! character that came from an input (ESC, BEL, CR, …) is shown escaped
+//! ([`escape_controls`]), and a snippet quotes at most
+//! [`SNIPPET_WINDOW`] characters of its line around the column, so a
+//! diagnostic on a 10 MB line prints one short line, not 10 MB.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use codespan_reporting::diagnostic as cs;
-use codespan_reporting::files::SimpleFiles;
-use codespan_reporting::term;
 use indexmap::IndexMap;
 use serde::Serialize;
 
 use super::{Diagnostic, Severity};
+
+/// The most characters of a source line a snippet quotes (Format 17.5):
+/// half before the column, half after; clipped ends show `…`.
+pub const SNIPPET_WINDOW: usize = 80;
 
 /// The source texts diagnostics may quote, by file name as it appears in
 /// [`super::Location::file`].
@@ -36,39 +45,99 @@ impl Sources {
     }
 }
 
-/// Byte offset of a 1-based line and column (columns in characters).
-fn offset_of(text: &str, line: u32, column: u32) -> Option<usize> {
-    let mut start = 0usize;
-    for _ in 1..line {
-        start += text[start..].find('\n')? + 1;
+/// `s` with every control character except line feed and tab shown
+/// escaped (`\u{1b}` for ESC, `\r` for CR, …), and the Unicode
+/// bidirectional overrides too, so text from an input cannot move the
+/// cursor, clear the screen or ring the bell (Format 17.5).
+pub fn escape_controls(s: &str) -> Cow<'_, str> {
+    let bad = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(bad) {
+        return Cow::Borrowed(s);
     }
-    let line_text = &text[start..text[start..].find('\n').map_or(text.len(), |e| start + e)];
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            c if bad(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Byte offsets of the line starts of one text, built once per file.
+struct LineStarts(Vec<usize>);
+
+impl LineStarts {
+    fn new(text: &str) -> Self {
+        let mut v = vec![0];
+        v.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        LineStarts(v)
+    }
+
+    /// The text of 1-based line `line`, without its line ending.
+    fn line<'t>(&self, text: &'t str, line: u32) -> Option<&'t str> {
+        let i = usize::try_from(line).ok()?.checked_sub(1)?;
+        let start = *self.0.get(i)?;
+        let end = self.0.get(i + 1).map_or(text.len(), |e| e - 1);
+        let l = text.get(start..end)?;
+        Some(l.strip_suffix('\r').unwrap_or(l))
+    }
+}
+
+/// The quoted part of `line` around 1-based `column`: at most
+/// [`SNIPPET_WINDOW`] characters (escaped, tabs as spaces, clipped ends
+/// shown as `…`) and the caret's 0-based column in that text.
+pub fn window(line: &str, column: u32) -> (String, usize) {
     let col = column.saturating_sub(1) as usize;
-    let in_line = line_text
-        .char_indices()
-        .nth(col)
-        .map_or(line_text.len(), |(i, _)| i);
-    Some(start + in_line)
+    let half = SNIPPET_WINDOW / 2;
+    let from = col.saturating_sub(half);
+    let mut out = String::new();
+    let mut caret = 0usize;
+    if from > 0 {
+        out.push('…');
+        caret += 1;
+    }
+    for (k, c) in line.chars().skip(from).enumerate() {
+        if k >= SNIPPET_WINDOW {
+            out.push('…');
+            break;
+        }
+        let shown: Cow<'_, str> = if c == '\t' {
+            Cow::Borrowed(" ")
+        } else {
+            let mut b = [0u8; 4];
+            Cow::Owned(escape_controls(c.encode_utf8(&mut b)).into_owned())
+        };
+        if from + k < col {
+            caret += shown.chars().count();
+        }
+        out.push_str(&shown);
+    }
+    (out, caret)
 }
 
 /// Renders diagnostics for a terminal, without colour: each one as
-/// `error[CODE]: message`, then `┌─ file:line:col`, the quoted source line
-/// when the text is known, the JSON Pointer and the help.
+/// `error[CODE]: message`, then `┌─ file:line:col`, the quoted part of the
+/// source line with a caret when the text is known, the JSON Pointer and
+/// the help. Text from inputs is escaped ([`escape_controls`]). Linear in
+/// the number of diagnostics plus the size of the files quoted.
 pub fn render_human(diagnostics: &[Diagnostic], sources: &Sources) -> String {
-    let mut files = SimpleFiles::new();
-    let mut ids = IndexMap::new();
-    for (name, text) in &sources.files {
-        ids.insert(name.clone(), files.add(name.clone(), text.clone()));
-    }
-    let config = term::Config::default();
+    let mut index: HashMap<&str, LineStarts> = HashMap::new();
     let mut out = String::new();
     for d in diagnostics {
-        let head = match d.severity {
-            Severity::Error => cs::Diagnostic::error(),
-            Severity::Warning => cs::Diagnostic::warning(),
-        }
-        .with_code(d.code.as_str())
-        .with_message(&d.message);
+        let sev = match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let file = d.location.file.as_deref().unwrap_or("<input>");
+        let place = match (d.location.line, d.location.column) {
+            (Some(l), Some(c)) => format!("{file}:{l}:{c}"),
+            _ => file.to_string(),
+        };
         let mut notes = Vec::new();
         if let Some(p) = d.location.pointer.as_deref().filter(|p| !p.is_empty()) {
             notes.push(format!("at {p}"));
@@ -76,41 +145,44 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &Sources) -> String {
         if let Some(h) = &d.help {
             notes.push(format!("help: {h}"));
         }
-        let file = d.location.file.as_deref().unwrap_or("<input>");
-        let labelled = match (ids.get(file), d.location.line, d.location.column) {
-            (Some(&id), Some(line), Some(col)) => {
-                let text = files.get(id).map(|f| f.source().clone()).ok();
-                text.and_then(|t| offset_of(&t, line, col))
-                    .map(|at| (id, at))
+        let snippet = match (
+            sources.files.get_key_value(file),
+            d.location.line,
+            d.location.column,
+        ) {
+            (Some((name, text)), Some(line), Some(col)) => {
+                let starts = index
+                    .entry(name.as_str())
+                    .or_insert_with(|| LineStarts::new(text));
+                starts.line(text, line).map(|l| (line, window(l, col)))
             }
             _ => None,
         };
-        let rendered = match labelled {
-            Some((id, at)) => {
-                let diag = head
-                    .with_labels(vec![cs::Label::primary(id, at..at)])
-                    .with_notes(notes.clone());
-                term::emit_into_string(&config, &files, &diag).ok()
-            }
-            None => None,
-        };
-        match rendered {
-            Some(text) => out.push_str(&text),
-            None => {
-                let place = match (d.location.line, d.location.column) {
-                    (Some(l), Some(c)) => format!("{file}:{l}:{c}"),
-                    _ => file.to_string(),
-                };
-                let sev = match d.severity {
-                    Severity::Error => "error",
-                    Severity::Warning => "warning",
-                };
-                out.push_str(&format!("{sev}[{}]: {}\n  ┌─ {place}\n", d.code, d.message));
+        let mut one = format!("{sev}[{}]: {}\n", d.code, escape_controls(&d.message));
+        match snippet {
+            Some((line, (text, caret))) => {
+                let num = line.to_string();
+                let pad = " ".repeat(num.len());
+                one.push_str(&format!("{pad} ┌─ {}\n", escape_controls(&place)));
+                one.push_str(&format!("{pad} │\n"));
+                one.push_str(&format!("{num} │ {text}\n"));
+                one.push_str(&format!("{pad} │ {}^\n", " ".repeat(caret)));
+                if !notes.is_empty() {
+                    one.push_str(&format!("{pad} │\n"));
+                }
                 for n in notes {
-                    out.push_str(&format!("  = {n}\n"));
+                    one.push_str(&format!("{pad} = {}\n", escape_controls(&n)));
+                }
+                one.push('\n');
+            }
+            None => {
+                one.push_str(&format!("  ┌─ {}\n", escape_controls(&place)));
+                for n in notes {
+                    one.push_str(&format!("  = {}\n", escape_controls(&n)));
                 }
             }
         }
+        out.push_str(&one);
         out.push('\n');
     }
     out
@@ -170,8 +242,26 @@ mod tests {
     }
 
     #[test]
-    fn offsets_count_characters() {
-        assert_eq!(offset_of("ab\néx y", 2, 3), Some(6));
-        assert_eq!(offset_of("a", 3, 1), None);
+    fn snippets_are_clipped_and_escaped() {
+        let long = format!("{}\u{1b}[2J{}", "a".repeat(5_000), "b".repeat(5_000));
+        let mut sources = Sources::new();
+        sources.add("l.json", Arc::from(long.as_str()));
+        let d = Diagnostic::error(Code::Parse, "bad \u{7} bell")
+            .in_file("l.json")
+            .at_line_col(1, 5_001);
+        let text = render_human(&[d], &sources);
+        assert!(text.len() < 600, "{}", text.len());
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text}"
+        );
+        assert!(
+            text.contains("\\u{1b}[2J") && text.contains("bad \\u{7} bell"),
+            "{text}"
+        );
+        // The caret is under the escaped ESC.
+        let lines: Vec<&str> = text.lines().collect();
+        let chars = |l: &str, pat: &str| l.find(pat).map(|i| l[..i].chars().count());
+        assert_eq!(chars(lines[4], "^"), chars(lines[3], "\\u{1b}"));
     }
 }

@@ -27,6 +27,11 @@ const MAX_PNG_ALLOC: usize = 48 * 1024 * 1024;
 /// LIMIT when a chunk or the decoded card is over the bounds.
 pub fn card_text(file: &str, bytes: &[u8]) -> Result<Vec<u8>, Diagnostic> {
     let err = |code, msg: String| Diagnostic::error(code, msg).in_file(file);
+    // The decoder skips an ancillary chunk whose CRC is wrong, so a damaged
+    // card chunk would read as "no card": check every chunk's CRC first.
+    if let Some(msg) = damaged_chunk(bytes) {
+        return Err(err(Code::Parse, msg));
+    }
     let mut decoder = png::Decoder::new(Cursor::new(bytes));
     decoder.set_limits(png::Limits {
         bytes: MAX_PNG_ALLOC,
@@ -82,6 +87,38 @@ pub fn card_text(file: &str, bytes: &[u8]) -> Result<Vec<u8>, Diagnostic> {
                 format!("the `{}` chunk is not base64: {e}", chunk.keyword),
             )
         })
+}
+
+/// The first damage in the chunk structure after the signature: a chunk
+/// cut short or one whose CRC-32 (over its type and data) is wrong.
+fn damaged_chunk(bytes: &[u8]) -> Option<String> {
+    let mut at = SIGNATURE.len();
+    while at < bytes.len() {
+        let head = bytes.get(at..at + 8)?;
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let kind = String::from_utf8_lossy(&head[4..8]).into_owned();
+        let Some(body) = bytes.get(at + 4..at + 8 + len) else {
+            return Some(format!(
+                "the PNG is damaged: its `{kind}` chunk at byte {at} is cut short"
+            ));
+        };
+        let Some(crc) = bytes.get(at + 8 + len..at + 12 + len) else {
+            return Some(format!(
+                "the PNG is damaged: its `{kind}` chunk at byte {at} is cut short"
+            ));
+        };
+        let want = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
+        if crc32fast::hash(body) != want {
+            return Some(format!(
+                "the PNG is damaged: its `{kind}` chunk at byte {at} has a wrong CRC"
+            ));
+        }
+        if kind == "IEND" {
+            return None;
+        }
+        at += 12 + len;
+    }
+    None
 }
 
 /// Writes a PNG holding `card_json` in a `tEXt` chunk named `keyword`

@@ -18,7 +18,7 @@ use indexmap::IndexMap;
 use crate::diag::{escape_token, Code, Diagnostic};
 
 use super::document::{Document, LineCol, SpanIndex, ValueSpan};
-use super::limits::MAX_DEPTH;
+use super::limits::{max_values, MAX_DEPTH, VALUES_FLOOR};
 use super::loaded::Loaded;
 use super::text::{check_size, decode, position_in};
 
@@ -45,6 +45,20 @@ pub(crate) fn parse_json_at(
         return Err(d);
     }
     let text = decode(file, bytes, first_line)?;
+    if let Some(at) = too_many_values(text) {
+        let at = position_in(text, at, first_line);
+        return Err(Diagnostic::error(
+            Code::Limit,
+            format!(
+                "more than {} values in a document of {} bytes (at most one value per 8 bytes, \
+                 plus {VALUES_FLOOR})",
+                max_values(text.len()),
+                text.len()
+            ),
+        )
+        .in_file(file)
+        .at_line_col(at.line, at.column));
+    }
     if let Some(at) = too_deep(text) {
         let at = position_in(text, at, first_line);
         return Err(Diagnostic::error(
@@ -91,6 +105,78 @@ pub(crate) fn parse_json_at(
         value,
         first_line,
     })
+}
+
+/// The byte offset of the first value past the document's value budget
+/// ([`max_values`]), if any. Counts every value start (a `[`, `{`, a string
+/// that is not a key, a bare number or literal) in one pass over any text,
+/// before anything is built.
+fn too_many_values(text: &str) -> Option<usize> {
+    let budget = max_values(text.len());
+    let bytes = text.as_bytes();
+    // For each open container: is it an object, and is a key expected next.
+    let mut stack: Vec<(bool, bool)> = Vec::new();
+    let (mut count, mut i) = (0usize, 0usize);
+    let value_at = |count: &mut usize, at: usize| {
+        *count += 1;
+        (*count > budget).then_some(at)
+    };
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'"' => {
+                let key = matches!(stack.last(), Some((true, true)));
+                if key {
+                    if let Some(top) = stack.last_mut() {
+                        top.1 = false;
+                    }
+                } else if let Some(at) = value_at(&mut count, i) {
+                    return Some(at);
+                }
+                i = string_end(bytes, i);
+                continue;
+            }
+            b'[' | b'{' => {
+                if let Some(at) = value_at(&mut count, i) {
+                    return Some(at);
+                }
+                stack.push((b == b'{', b == b'{'));
+            }
+            b']' | b'}' => {
+                stack.pop();
+            }
+            b',' => {
+                if let Some(top) = stack.last_mut() {
+                    top.1 = top.0;
+                }
+            }
+            b':' | b' ' | b'\t' | b'\r' | b'\n' => {}
+            _ => {
+                if let Some(at) = value_at(&mut count, i) {
+                    return Some(at);
+                }
+                while let Some(x) = bytes.get(i + 1) {
+                    if matches!(
+                        x,
+                        b',' | b']'
+                            | b'}'
+                            | b':'
+                            | b' '
+                            | b'\t'
+                            | b'\r'
+                            | b'\n'
+                            | b'"'
+                            | b'['
+                            | b'{'
+                    ) {
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The byte offset of the first `[` or `{` nested deeper than [`MAX_DEPTH`],
@@ -378,6 +464,19 @@ mod tests {
         // The bad token `x` is on line 2, column 8.
         let d = parse_json_at("f", b"{\"a\": 1,\n  \"b\": x}", 1).unwrap_err();
         assert_eq!((d.location.line, d.location.column), (Some(2), Some(8)));
+    }
+
+    #[test]
+    fn value_budget() {
+        // 65,536 + len / 8 values: a long array of one-digit numbers is over.
+        let n = 100_000;
+        let text = format!("{{\"a\": [{}1]}}", "1,".repeat(n));
+        let d = parse_json_at("f", text.as_bytes(), 1).unwrap_err();
+        assert_eq!(d.code, Code::Limit);
+        // Keys are not values; strings, numbers and containers are.
+        assert_eq!(too_many_values("{\"a\": [1, \"x\", {\"b\": true}]}"), None);
+        let ok = format!("{{\"a\": [{}1]}}", "1,".repeat(60_000));
+        assert!(parse_json_at("f", ok.as_bytes(), 1).is_ok());
     }
 
     #[test]

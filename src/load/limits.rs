@@ -19,6 +19,34 @@ pub const MAX_YAML_ALIASES: usize = 100;
 /// large anchored node.
 pub const MAX_YAML_EXPANDED_NODES: usize = 1_000_000;
 
+/// What alias expansion may add to one YAML document, in bytes, beyond the
+/// file's own size: 1 MiB (Format 16). The bytes of an aliased node are
+/// those of every scalar and key it holds plus 8 per node
+/// ([`yaml_alias_bytes`]); all expansions of a file together may add at
+/// most the file's size plus this floor, so a large anchored scalar can be
+/// repeated about once, never a hundred times.
+pub const YAML_ALIAS_BYTES_FLOOR: usize = 1024 * 1024;
+
+/// The alias expansion budget of a YAML text of `len` bytes:
+/// `len` + [`YAML_ALIAS_BYTES_FLOOR`].
+pub fn yaml_alias_bytes(len: usize) -> usize {
+    len.saturating_add(YAML_ALIAS_BYTES_FLOOR)
+}
+
+/// Values a document may hold beyond its byte allowance: 65,536 (Format
+/// 16). A document of `n` bytes may hold at most `n / 8` + this many values
+/// (every scalar, array and object, an object member's value counted once,
+/// its key not), checked before any value is built ([`max_values`]): a
+/// value costs the loader about 100–200 bytes of memory whatever its text,
+/// so without this bound `[1,1,1,…]` took over 150 times its size.
+pub const VALUES_FLOOR: usize = 65_536;
+
+/// The value budget of a document of `len` bytes: `len / 8` +
+/// [`VALUES_FLOOR`].
+pub fn max_values(len: usize) -> usize {
+    (len / 8).saturating_add(VALUES_FLOOR)
+}
+
 /// Longest JSONL line, in bytes, without its line ending: 16 MiB (Format 16).
 pub const MAX_JSONL_LINE_BYTES: usize = 16 * 1024 * 1024;
 

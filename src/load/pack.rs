@@ -319,6 +319,27 @@ fn screen(root: &Path) -> (Found, Vec<Diagnostic>) {
             .strip_prefix(root)
             .map_or_else(|_| String::new(), rel_name);
         let kind = entry.file_type();
+        // A name that is not UTF-8 cannot be named in a diagnostic, a ref
+        // or a package entry (14.2): ENCODING, shown with `\u{fffd}`.
+        if entry
+            .path()
+            .strip_prefix(root)
+            .is_ok_and(|p| p.to_str().is_none())
+        {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::Encoding,
+                    format!(
+                        "the name `{rel}` is not UTF-8; pack file and folder names must be UTF-8"
+                    ),
+                )
+                .in_file(rel),
+            );
+            if kind.is_dir() {
+                walk.skip_current_dir();
+            }
+            continue;
+        }
         if kind.is_symlink() {
             diagnostics.push(
                 Diagnostic::error(

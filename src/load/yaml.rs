@@ -18,7 +18,10 @@ use serde_json::{Map, Number, Value};
 use crate::diag::{escape_token, Code, Diagnostic};
 
 use super::document::{Document, LineCol, SpanIndex, ValueSpan};
-use super::limits::{MAX_DEPTH, MAX_YAML_ALIASES, MAX_YAML_EXPANDED_NODES};
+use super::limits::{
+    max_values, yaml_alias_bytes, MAX_DEPTH, MAX_YAML_ALIASES, MAX_YAML_EXPANDED_NODES,
+    VALUES_FLOOR,
+};
 use super::loaded::Loaded;
 use super::text::{check_size, decode, position_in};
 
@@ -61,6 +64,10 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
         documents: 0,
         aliases: 0,
         expanded: 0,
+        expanded_bytes: 0,
+        alias_budget: yaml_alias_bytes(text.len()),
+        values: 0,
+        values_budget: max_values(text.len()),
     };
     let mut parser = Parser::new_from_str(text);
     while let Some(next) = parser.next_event() {
@@ -154,6 +161,8 @@ struct Anchored {
     /// scalar, 1 + its deepest child for a sequence or mapping (aliases
     /// inside counted as expanded).
     height: usize,
+    /// Its size for the byte budget: scalar and key bytes plus 8 a node.
+    bytes: usize,
 }
 
 struct Builder<'f> {
@@ -165,9 +174,46 @@ struct Builder<'f> {
     documents: usize,
     aliases: usize,
     expanded: usize,
+    /// Bytes added by alias expansion so far, and the file's budget.
+    expanded_bytes: usize,
+    alias_budget: usize,
+    /// Values built so far (aliases count the nodes they add), and the
+    /// file's value budget (Format 16).
+    values: usize,
+    values_budget: usize,
+}
+
+/// The size of `v` for the alias byte budget: the bytes of its scalars and
+/// keys plus 8 per node.
+fn value_bytes(v: &Value) -> usize {
+    8 + match v {
+        Value::String(s) => s.len(),
+        Value::Number(n) => n.as_str().len(),
+        Value::Array(a) => a.iter().map(value_bytes).sum(),
+        Value::Object(m) => m.iter().map(|(k, x)| k.len() + value_bytes(x)).sum(),
+        Value::Null | Value::Bool(_) => 0,
+    }
 }
 
 impl Builder<'_> {
+    /// Counts `n` values built at `at`: LIMIT past the file's value budget.
+    fn count(&mut self, n: usize, at: LineCol) -> Result<(), Diagnostic> {
+        self.values = self.values.saturating_add(n);
+        if self.values > self.values_budget {
+            return Err(Diagnostic::error(
+                Code::Limit,
+                format!(
+                    "more than {} values in a file of this size (at most one value per 8 \
+                     bytes, plus {VALUES_FLOOR}; aliases count the values they add)",
+                    self.values_budget
+                ),
+            )
+            .in_file(self.file)
+            .at_line_col(at.line, at.column));
+        }
+        Ok(())
+    }
+
     fn event(&mut self, event: Event<'_>, span: Span) -> Result<(), Diagnostic> {
         let at = lc(&span);
         match event {
@@ -198,6 +244,7 @@ impl Builder<'_> {
                     .in_file(self.file)
                     .at_line_col(at.line, at.column));
                 }
+                self.count(1, at)?;
                 let mark = (self.spans.len(), self.aliases, self.expanded);
                 let (pointer, key) = self.slot();
                 self.spans.insert(pointer.clone(), (at, key));
@@ -255,11 +302,13 @@ impl Builder<'_> {
                                 aliases: 0,
                                 nodes: 1,
                                 height: 0,
+                                bytes: 8 + key.len(),
                             },
                         );
                     }
                     return self.key(key, at);
                 }
+                self.count(1, at)?;
                 let value = match style {
                     ScalarStyle::Plain => {
                         resolve_plain(&text).map_err(|msg| parse_error(self.file, at, msg))?
@@ -364,6 +413,7 @@ impl Builder<'_> {
                 aliases: self.aliases - mark.1,
                 nodes,
                 height,
+                bytes: value_bytes(value),
             },
         );
     }
@@ -385,6 +435,20 @@ impl Builder<'_> {
         };
         self.aliases = self.aliases.saturating_add(1).saturating_add(a.aliases);
         self.expanded = self.expanded.saturating_add(a.nodes);
+        self.expanded_bytes = self.expanded_bytes.saturating_add(a.bytes);
+        let nodes = a.nodes;
+        if self.expanded_bytes > self.alias_budget {
+            return Err(Diagnostic::error(
+                Code::Limit,
+                format!(
+                    "alias expansion would add {} bytes; aliases may add at most {} bytes \
+                     to this file (its size plus 1 MiB)",
+                    self.expanded_bytes, self.alias_budget
+                ),
+            )
+            .in_file(self.file)
+            .at_line_col(at.line, at.column));
+        }
         if self.aliases > MAX_YAML_ALIASES || self.expanded > MAX_YAML_EXPANDED_NODES {
             return Err(Diagnostic::error(
                 Code::Limit,
@@ -426,6 +490,7 @@ impl Builder<'_> {
             .filter(|(rel, _)| !rel.is_empty())
             .cloned()
             .collect();
+        self.count(nodes, at)?;
         let (pointer, key) = self.slot();
         self.spans.insert(pointer.clone(), (at, key));
         for (rel, s) in inner {
@@ -614,6 +679,16 @@ mod tests {
                 column: 15
             }
         );
+    }
+
+    #[test]
+    fn value_budget() {
+        // A flow list of 200,000 one-digit numbers in 600 KB is over
+        // 65,536 + 600,000 / 8 values.
+        let text = format!("a: [{}1]\n", "1, ".repeat(200_000));
+        assert_eq!(parse(&text).unwrap_err().code, Code::Limit);
+        let text = format!("a: [{}1]\n", "1, ".repeat(60_000));
+        assert!(parse(&text).is_ok());
     }
 
     #[test]

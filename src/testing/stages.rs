@@ -607,7 +607,11 @@ fn session_test(
                 let written = target
                     .parent()
                     .map_or(Ok(()), std::fs::create_dir_all)
-                    .and_then(|()| std::fs::write(&target, snapshots::to_bytes(&snap)));
+                    .and_then(|()| {
+                        // Replaced whole or not at all (Format 16.3).
+                        crate::output::write_atomic(&target, snapshots::to_bytes(&snap).as_bytes())
+                            .map_err(std::io::Error::other)
+                    });
                 match written {
                     Ok(()) => notes.push(format!(
                         "accepted the {} snapshot {path}",

@@ -1,0 +1,617 @@
+//! Hostile input, part two (issue 12), through the `troupe` binary: files
+//! are never lost (Format 16.5), output is safe for a terminal (17.4),
+//! codes and messages are the documented ones, and time and peak memory
+//! stay bounded. Inputs are generated in a tempdir; time and memory are
+//! measured from outside the process (`wait4`'s resource usage of the
+//! child) and compared between two input sizes, never against a clock.
+
+#![cfg(unix)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_troupe");
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// One finished run of the binary.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    /// Peak resident memory, KiB.
+    max_rss_kib: i64,
+    /// User + system CPU time, seconds.
+    cpu: f64,
+}
+
+/// Runs `troupe args…` (in `dir`, with `stdin`) and measures it with
+/// `wait4`.
+// The child is reaped by `wait4` (which also gives its resource usage),
+// not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
+fn troupe_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn troupe");
+    let input = stdin.map(<[u8]>::to_vec).unwrap_or_default();
+    let mut pipe = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut out, &mut s);
+        s
+    });
+    let mut e = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut err, &mut e);
+    let o = reader.join().unwrap();
+    writer.join().unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our child, not yet reaped; the pointers are valid.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4");
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Run {
+        code: if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            -1
+        },
+        stdout: String::from_utf8_lossy(&o).into_owned(),
+        stderr: String::from_utf8_lossy(&e).into_owned(),
+        max_rss_kib: usage.ru_maxrss,
+        cpu: secs(usage.ru_utime) + secs(usage.ru_stime),
+    }
+}
+
+fn troupe(dir: &Path, args: &[&str]) -> Run {
+    troupe_in(dir, args, None)
+}
+
+fn negotiation() -> String {
+    repo("examples/packs/everyday-negotiation")
+        .display()
+        .to_string()
+}
+
+fn script() -> String {
+    repo("examples/scripts/used-car-good-deal.txt")
+        .display()
+        .to_string()
+}
+
+fn tiny_bundle() -> String {
+    repo("examples/bundles/tiny.bundle.json")
+        .display()
+        .to_string()
+}
+
+// ---- files are never lost (Format 16.5) ------------------------------
+
+#[test]
+fn a_refused_run_leaves_out_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.jsonl");
+    for bad in [
+        ["--scenario", "nope"],
+        ["--difficulty", "nope"],
+        ["--opening", "nope"],
+    ] {
+        std::fs::write(&out, "keep me\n").unwrap();
+        let r = troupe(
+            dir.path(),
+            &[
+                "run",
+                &negotiation(),
+                "--script",
+                &script(),
+                "--out",
+                "s.jsonl",
+                bad[0],
+                bad[1],
+            ],
+        );
+        assert_eq!(r.code, 1, "{bad:?}: {}", r.stderr);
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "keep me\n",
+            "{bad:?}"
+        );
+        assert!(!dir.path().join(".s.jsonl.troupe-partial").exists());
+    }
+    // A run that succeeds replaces it with a session `check` accepts.
+    let r = troupe(
+        dir.path(),
+        &[
+            "run",
+            &negotiation(),
+            "--script",
+            &script(),
+            "--out",
+            "s.jsonl",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = troupe(dir.path(), &["check", &negotiation(), "s.jsonl"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
+
+#[test]
+fn an_output_that_is_an_input_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pack = d.join("pack");
+    copy_dir(&repo("examples/packs/everyday-negotiation"), &pack);
+    std::fs::copy(script(), d.join("script.txt")).unwrap();
+    std::fs::copy(tiny_bundle(), d.join("b.json")).unwrap();
+    std::fs::copy(
+        repo("examples/bundles/tiny.bundle.json"),
+        d.join("card.json"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(d.join("script.txt"), d.join("link.txt")).unwrap();
+    std::fs::hard_link(d.join("b.json"), d.join("hard.json")).unwrap();
+    let before = snapshot(d);
+    let cases: Vec<Vec<&str>> = vec![
+        vec![
+            "run",
+            "pack",
+            "--script",
+            "script.txt",
+            "--out",
+            "script.txt",
+        ],
+        vec!["run", "pack", "--script", "script.txt", "--out", "link.txt"],
+        vec![
+            "run",
+            "pack",
+            "--script",
+            "script.txt",
+            "--out",
+            "pack/manifest.yaml",
+        ],
+        vec!["compile", "b.json", "-o", "b.json"],
+        vec!["compile", "b.json", "-o", "hard.json"],
+        vec!["compile", "pack", "-o", "pack/manifest.yaml"],
+        vec![
+            "export",
+            "card",
+            "b.json",
+            "--character",
+            "pip",
+            "-o",
+            "b.json",
+        ],
+        vec!["import", "card", "card.json", "-o", "card.json"],
+        vec!["import", "lorebook", "card.json", "-o", "card.json"],
+        vec!["import", "chat", "script.txt", "-o", "script.txt"],
+        vec![
+            "import",
+            "chat",
+            "script.txt",
+            "-o",
+            "x.jsonl",
+            "--bundle",
+            "x.jsonl",
+        ],
+        vec!["test", "pack", "--junit", "pack/manifest.yaml"],
+        vec!["play", "pack", "--out", "pack/manifest.yaml"],
+    ];
+    for args in cases {
+        let r = troupe(d, &args);
+        assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("is an input") || r.stderr.contains("two outputs"),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert_eq!(snapshot(d), before, "{args:?} changed a file");
+    }
+}
+
+#[test]
+fn a_second_writer_of_a_session_gets_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("s.jsonl"), "keep\n").unwrap();
+    // Another writer holds the lock on the partial file.
+    let held = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(d.join(".s.jsonl.troupe-partial"))
+        .unwrap();
+    fs4::FileExt::try_lock(&held).unwrap();
+    let r = troupe(
+        d,
+        &[
+            "run",
+            &negotiation(),
+            "--script",
+            &script(),
+            "--out",
+            "s.jsonl",
+        ],
+    );
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("being written by another troupe process"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("s.jsonl")).unwrap(),
+        "keep\n"
+    );
+    drop(held);
+    // A stale partial file (a killed writer) is taken over.
+    let r = troupe(
+        d,
+        &[
+            "run",
+            &negotiation(),
+            "--script",
+            &script(),
+            "--out",
+            "s.jsonl",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!d.join(".s.jsonl.troupe-partial").exists());
+}
+
+#[test]
+fn run_does_not_commit_a_session_check_rejects() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // One input line over the 16 MiB session line bound (Format 16).
+    let mut line = "a".repeat(17 * 1024 * 1024);
+    line.push('\n');
+    std::fs::write(d.join("long.txt"), line).unwrap();
+    std::fs::write(d.join("s.jsonl"), "keep\n").unwrap();
+    let r = troupe(
+        d,
+        &[
+            "run",
+            &negotiation(),
+            "--script",
+            "long.txt",
+            "--out",
+            "s.jsonl",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("LIMIT"), "{}", r.stderr);
+    assert!(r.stderr.contains("was not written"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(d.join("s.jsonl")).unwrap(),
+        "keep\n"
+    );
+}
+
+#[test]
+fn an_import_check_rejects_is_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let card = serde_json::json!({"spec": "chara_card_v2", "spec_version": "2.0",
+        "data": {"name": "N".repeat(100), "first_mes": "hi"}});
+    std::fs::write(d.join("card.json"), card.to_string()).unwrap();
+    std::fs::write(d.join("out.json"), "keep").unwrap();
+    let r = troupe(d, &["import", "card", "card.json", "-o", "out.json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("nothing was written"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(d.join("out.json")).unwrap(), "keep");
+    let r = troupe(d, &["import", "card", "card.json", "--pack", "-o", "pack"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!d.join("pack").exists());
+    assert!(!d.join(".pack.troupe-partial").exists());
+}
+
+// ---- terminal-safe human output (Format 17.4) ------------------------
+
+#[test]
+fn control_characters_from_inputs_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("b.json"),
+        "{\"troupe\":\"0.1\",\"kind\":\"bundle\",\"x\\u001b[2J\\u0007\\r✓ valid\":1}",
+    )
+    .unwrap();
+    let r = troupe(d, &["check", "b.json"]);
+    assert_eq!(r.code, 1);
+    let all = format!("{}{}", r.stdout, r.stderr);
+    for c in ['\u{1b}', '\u{7}', '\r'] {
+        assert!(!all.contains(c), "raw {c:?} in {all:?}");
+    }
+    assert!(all.contains("\\u{1b}[2J"), "{all}");
+}
+
+#[test]
+fn snippets_of_a_long_line_are_clipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 20 unknown fields on one 2 MB line: 20 short snippets, not 20 copies.
+    let mut text = String::from("{\"troupe\":\"0.1\",\"kind\":\"bundle\"");
+    for i in 0..20 {
+        text.push_str(&format!(",\"u{i}\":\"{}\"", "v".repeat(100_000)));
+    }
+    text.push('}');
+    std::fs::write(d.join("b.json"), &text).unwrap();
+    let r = troupe(d, &["check", "b.json"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stdout.matches("UNKNOWN_FIELD").count(),
+        20,
+        "{}",
+        &r.stdout[..2000.min(r.stdout.len())]
+    );
+    assert!(
+        r.stdout.len() < 20 * 1024,
+        "{} bytes of output",
+        r.stdout.len()
+    );
+}
+
+// ---- codes and messages ----------------------------------------------
+
+#[test]
+fn documented_codes_for_odd_paths_and_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("bundle.json")).unwrap();
+    let r = troupe(d, &["check", "bundle.json"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("FORBIDDEN_FILE"), "{}", r.stdout);
+
+    // A pack file whose name is not UTF-8.
+    let pack = d.join("pack");
+    copy_dir(&repo("examples/packs/everyday-negotiation"), &pack);
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"npcs/\xff.yaml");
+    std::fs::write(pack.join(bad), "x: 1\n").unwrap();
+    let r = troupe(d, &["check", "pack"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("ENCODING"), "{}", r.stdout);
+    assert!(!r.stdout.contains("no such file"), "{}", r.stdout);
+
+    // CEL nested past the parser's bound: CEL_SYNTAX in plain words.
+    let deep = format!("{}1{}", "(".repeat(300), ")".repeat(300));
+    let r = troupe(d, &["cel", "check", &deep]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("CEL_SYNTAX"), "{}", r.stderr);
+    assert!(r.stderr.contains("nests too deeply"), "{}", r.stderr);
+    for debug in ["Error(", "ParseError", "Context"] {
+        assert!(!r.stderr.contains(debug), "{}", r.stderr);
+    }
+    assert!(r.stderr.len() < 2_000, "{}", r.stderr);
+}
+
+#[test]
+fn a_png_card_with_a_bad_crc_is_damaged_not_cardless() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let r = troupe(
+        d,
+        &[
+            "export",
+            "card",
+            &tiny_bundle(),
+            "--character",
+            "pip",
+            "-o",
+            "c.png",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut png = std::fs::read(d.join("c.png")).unwrap();
+    // Flip a byte inside the tEXt chunk's data.
+    let at = png.windows(4).position(|w| w == b"tEXt").unwrap() + 10;
+    png[at] ^= 0x20;
+    std::fs::write(d.join("bad.png"), &png).unwrap();
+    let r = troupe(d, &["import", "card", "bad.png", "-o", "out.json"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("PARSE") && r.stderr.contains("CRC"),
+        "{}",
+        r.stderr
+    );
+    assert!(!d.join("out.json").exists());
+}
+
+#[test]
+fn play_refuses_a_line_that_is_not_utf8_and_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = troupe_in(
+        dir.path(),
+        &["play", &negotiation()],
+        Some(b"hello \xff there\nIs it still for sale?\n/quit\n"),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("not valid UTF-8"), "{}", r.stdout);
+    assert!(r.stdout.contains("Turn 1"), "{}", r.stdout);
+}
+
+// ---- the conformance runner ------------------------------------------
+
+#[test]
+fn conformance_fails_bad_cases_and_follows_no_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("suite/cases")).unwrap();
+    std::fs::write(d.join("suite/cases/bad.json"), "{\"tests\": [").unwrap();
+    let r = troupe(d, &["conformance", "suite"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("0 passed, 1 failed"), "{}", r.stdout);
+    std::fs::create_dir_all(d.join("linked")).unwrap();
+    std::os::unix::fs::symlink(repo("conformance/cases"), d.join("linked/cases")).unwrap();
+    let r = troupe(d, &["conformance", "linked"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("symbolic link"), "{}", r.stdout);
+}
+
+// ---- bounded time and memory -----------------------------------------
+
+/// A session of `n` lines that all repeat one message ID.
+fn duplicate_ids(n: usize) -> String {
+    let mut s = std::fs::read_to_string(repo("examples/bundles/tiny.session.jsonl"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    s.push('\n');
+    s.push_str("{\"id\":\"m1\",\"opening\":\"hello\",\"author\":\"pip\"}\n");
+    for _ in 0..n {
+        s.push_str("{\"id\":\"m2\",\"parent\":\"m1\",\"author\":\"pip\",\"parts\":[{\"type\":\"text\",\"text\":\"x\"}]}\n");
+    }
+    s
+}
+
+#[test]
+fn duplicate_ids_are_located_in_linear_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut runs = Vec::new();
+    for n in [4_000, 16_000] {
+        std::fs::write(d.join("s.jsonl"), duplicate_ids(n)).unwrap();
+        let r = troupe(d, &["check", &tiny_bundle(), "s.jsonl"]);
+        assert_eq!(r.code, 1);
+        assert_eq!(r.stdout.matches("DUPLICATE_ID").count(), n - 1);
+        runs.push(r);
+    }
+    // 4× the input: linear is about 4×, quadratic 16×.
+    let ratio = runs[1].cpu / runs[0].cpu.max(0.05);
+    assert!(ratio < 9.0, "time ratio {ratio:.1} at 4× input");
+    assert!(
+        runs[1].max_rss_kib < 400 * 1024,
+        "{} KiB",
+        runs[1].max_rss_kib
+    );
+}
+
+#[test]
+fn yaml_aliases_are_bounded_in_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // One 2 MiB anchored scalar and 99 aliases to it: 200 MiB if expanded.
+    let text = format!(
+        "a: &a \"{}\"\nb: [{}]\n",
+        "x".repeat(2 << 20),
+        vec!["*a"; 99].join(", ")
+    );
+    std::fs::write(d.join("b.yaml"), text).unwrap();
+    let r = troupe(d, &["check", "b.yaml"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("LIMIT") && r.stdout.contains("alias"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.max_rss_kib < 120 * 1024,
+        "{} KiB for a 2 MiB file",
+        r.max_rss_kib
+    );
+}
+
+#[test]
+fn documents_of_tiny_values_are_bounded_before_they_are_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 4 MB of one-digit numbers: 2M values, over 4 MB / 8 + 65,536.
+    let json = format!("{{\"a\": [{}1]}}", "1,".repeat(2 << 20));
+    std::fs::write(d.join("b.json"), &json).unwrap();
+    let yaml = format!("a: [{}1]\n", "1, ".repeat(1 << 20));
+    std::fs::write(d.join("b.yaml"), &yaml).unwrap();
+    for (f, len) in [("b.json", json.len()), ("b.yaml", yaml.len())] {
+        let r = troupe(d, &["check", f]);
+        assert_eq!(r.code, 1, "{f}");
+        assert!(
+            r.stdout.contains("LIMIT") && r.stdout.contains("values"),
+            "{f}: {}",
+            r.stdout
+        );
+        // Within the stated aim of Format 16.2: 16× the input + 64 MiB
+        // (before: about 160×).
+        let bound = (16 * len as i64 + (64 << 20)) / 1024;
+        assert!(
+            r.max_rss_kib < bound,
+            "{f}: {} KiB, bound {bound} KiB",
+            r.max_rss_kib
+        );
+    }
+}
+
+// ---- helpers -----------------------------------------------------------
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from) {
+        let e = e.unwrap();
+        let rel = e.path().strip_prefix(from).unwrap();
+        let target = to.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut v: Vec<_> = walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Whole-word regular-expression keys are matched in one linear pass per
+/// text (issue 12; the matcher itself is issue 11's, helper `core`): a rule
+/// keyword `/\d+/` against one player line of digits, at two sizes.
+#[test]
+fn regex_keywords_match_in_linear_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut bundle: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tiny_bundle()).unwrap()).unwrap();
+    bundle["scenarios"][0]["rules"] = serde_json::json!([
+        {"id": "digits", "keywords": ["/\\d+/"], "replies": ["A number!"]}
+    ]);
+    std::fs::write(d.join("b.json"), bundle.to_string()).unwrap();
+    let mut cpu = Vec::new();
+    for n in [20_000, 40_000] {
+        std::fs::write(d.join("s.txt"), format!("{}\n", "7".repeat(n))).unwrap();
+        let r = troupe(d, &["run", "b.json", "--script", "s.txt"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            r.stdout.contains("rule: digits"),
+            "{}",
+            &r.stdout[..500.min(r.stdout.len())]
+        );
+        cpu.push(r.cpu);
+    }
+    // 2× the input: linear is about 2×, quadratic 4×.
+    let ratio = cpu[1] / cpu[0].max(0.05);
+    assert!(ratio < 3.0, "time ratio {ratio:.1} at 2× input");
+}
