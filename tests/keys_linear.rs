@@ -1,8 +1,9 @@
 //! Key matching is linear in the text (Format 5.4): a regular-expression
 //! keyword whose match does not count (`/\d+/` after a letter) is not
 //! searched again from every position inside it. Measured by comparing two
-//! input sizes (no absolute times): doubling the input must not come near
-//! quadrupling the time, as retrying from every position did.
+//! input sizes (no absolute times): quadrupling the input must stay far from
+//! the 16× that retrying from every position takes; the bound (8×) leaves
+//! room for a loaded machine's noise.
 
 use std::time::{Duration, Instant};
 
@@ -30,12 +31,12 @@ fn best(mut f: impl FnMut()) -> Duration {
 #[test]
 fn a_regex_key_that_does_not_count_is_linear() {
     let set = KeySet::new([r"/\d+/"], KeyOptions::RUNTIME);
-    let (small, large) = (digits(40_000), digits(80_000));
+    let (small, large) = (digits(100_000), digits(400_000));
     assert!(!set.hits(&small) && !set.hits(&large));
     let t1 = best(|| assert!(!set.hits(&set.prepare(&small))));
     let t2 = best(|| assert!(!set.hits(&set.prepare(&large))));
     let ratio = t2.as_secs_f64() / t1.as_secs_f64().max(1e-9);
-    assert!(ratio < 3.0, "80k/40k digits took {ratio:.2}× as long");
+    assert!(ratio < 8.0, "400k/100k digits took {ratio:.2}× as long");
 }
 
 #[test]
@@ -59,9 +60,9 @@ fn a_turn_with_a_regex_keyword_is_linear() {
         // `a777…`: the match follows a letter, so it does not count.
         assert_eq!(s.turn(input).unwrap().rule.as_deref(), Some("any"));
     };
-    let (small, large) = (digits(40_000), digits(80_000));
+    let (small, large) = (digits(50_000), digits(200_000));
     let t1 = best(|| turn(&small));
     let t2 = best(|| turn(&large));
     let ratio = t2.as_secs_f64() / t1.as_secs_f64().max(1e-9);
-    assert!(ratio < 3.0, "80k/40k digits took {ratio:.2}× as long");
+    assert!(ratio < 8.0, "200k/50k digits took {ratio:.2}× as long");
 }
