@@ -300,38 +300,19 @@ fn check_messages(story: &Story, messages: &[&Value], lines: &[u32], out: &mut V
             if let Some(t) = part.get("text").and_then(Value::as_str) {
                 check_template(t, &at(&format!("/parts/{pi}/text")), out);
             }
-            for (k, a) in array(part, "audience").iter().enumerate() {
-                if let Some(a) = a.as_str() {
-                    if a != "narrator" && !story.in_cast(a) {
-                        out.push(
-                            Diagnostic::error(
-                                Code::UnknownRef,
-                                format!("`{a}` is not a member of the cast or `narrator`"),
-                            )
-                            .at(at(&format!("/parts/{pi}/audience/{k}"))),
-                        );
-                    }
-                }
-            }
+            check_audience(
+                story,
+                array(part, "audience"),
+                &at(&format!("/parts/{pi}/audience")),
+                out,
+            );
         }
         if let Some(t) = m.pointer("/summary/text").and_then(Value::as_str) {
             check_template(t, &at("/summary/text"), out);
         }
         // Summary audiences are references, as part audiences (Format 12.5).
         if let Some(aud) = m.pointer("/summary/audience").and_then(Value::as_array) {
-            for (k, a) in aud.iter().enumerate() {
-                if let Some(a) = a.as_str() {
-                    if a != "narrator" && !story.in_cast(a) {
-                        out.push(
-                            Diagnostic::error(
-                                Code::UnknownRef,
-                                format!("`{a}` is not a member of the cast or `narrator`"),
-                            )
-                            .at(at(&format!("/summary/audience/{k}"))),
-                        );
-                    }
-                }
-            }
+            check_audience(story, aud, &at("/summary/audience"), out);
         }
         check_changes(story, array(m, "changes"), &at("/changes"), out);
         // Path-dependent checks use a scratch copy when there is no path.
@@ -391,6 +372,24 @@ fn check_messages(story: &Story, messages: &[&Value], lines: &[u32], out: &mut V
         }
         if let Some(id) = id {
             facts.insert(id.to_string(), has_path.then_some(facts_here));
+        }
+    }
+}
+
+/// An audience's items (of a part, 7.2, or a summary, 12.5) are cast
+/// members or `narrator`: UNKNOWN_REF at `<base>/<k>` otherwise.
+fn check_audience(story: &Story, items: &[Value], base: &str, out: &mut Vec<Diagnostic>) {
+    for (k, a) in items.iter().enumerate() {
+        if let Some(a) = a.as_str() {
+            if a != "narrator" && !story.in_cast(a) {
+                out.push(
+                    Diagnostic::error(
+                        Code::UnknownRef,
+                        format!("`{a}` is not a member of the cast or `narrator`"),
+                    )
+                    .at(format!("{base}/{k}")),
+                );
+            }
         }
     }
 }
