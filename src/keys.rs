@@ -85,18 +85,78 @@ pub fn lower(text: &str) -> String {
 }
 
 /// A word character of the whole-word rule (Format 5.4): Unicode
-/// alphanumeric, or `_`. (This one function holds the rule.)
+/// alphanumeric, or `_`.
 pub fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
+/// A character of a script written without spaces between words (Format
+/// 5.4): Han (CJK ideographs, including the iteration marks 々 〆 〇),
+/// Hiragana or Katakana (including the prolonged sound mark ー and the
+/// half-width forms). The whole-word rule always finds a word edge next to
+/// one.
+pub fn is_unspaced_char(c: char) -> bool {
+    matches!(c,
+        // Han: CJK radicals, iteration and number marks, ideographs (the
+        // unified blocks, extensions A to H, compatibility ideographs).
+        '\u{2E80}'..='\u{2FDF}'
+        | '\u{3005}'..='\u{3007}'
+        | '\u{3021}'..='\u{3029}'
+        | '\u{3038}'..='\u{303B}'
+        | '\u{3400}'..='\u{4DBF}'
+        | '\u{4E00}'..='\u{9FFF}'
+        | '\u{F900}'..='\u{FAFF}'
+        | '\u{20000}'..='\u{323AF}'
+        // Hiragana, Katakana (with its phonetic extensions and the
+        // half-width forms), kana supplements.
+        | '\u{3041}'..='\u{309F}'
+        | '\u{30A0}'..='\u{30FF}'
+        | '\u{31F0}'..='\u{31FF}'
+        | '\u{FF66}'..='\u{FF9F}'
+        | '\u{1AFF0}'..='\u{1B16F}')
+}
+
+/// A Hangul character (Format 5.4): syllables, jamo (with their
+/// extensions), compatibility and half-width jamo.
+pub fn is_hangul_char(c: char) -> bool {
+    matches!(c,
+        '\u{1100}'..='\u{11FF}'
+        | '\u{3131}'..='\u{318E}'
+        | '\u{A960}'..='\u{A97F}'
+        | '\u{AC00}'..='\u{D7A3}'
+        | '\u{D7B0}'..='\u{D7FF}'
+        | '\u{FFA0}'..='\u{FFDC}')
+}
+
+/// One edge of an occurrence under the whole-word rule (Format 5.4):
+/// `outside` is the text's character next to the occurrence (`None` at the
+/// start or end of the text), `inside` the occurrence's own character at
+/// that edge (`None` for an empty occurrence). The edge is a word edge when
+/// `outside` is absent or not a word character ([`is_word_char`]), when
+/// either character is of a script written without spaces
+/// ([`is_unspaced_char`]), or when both are Hangul ([`is_hangul_char`]:
+/// Korean particles attach to the noun they follow). This function holds
+/// the rule.
+pub fn word_edge(outside: Option<char>, inside: Option<char>) -> bool {
+    let Some(o) = outside else {
+        return true;
+    };
+    !is_word_char(o)
+        || is_unspaced_char(o)
+        || inside.is_some_and(|i| is_unspaced_char(i) || (is_hangul_char(i) && is_hangul_char(o)))
+}
+
 /// The whole-word rule (Format 5.4): the occurrence at bytes
-/// `start..end` of `text` counts when the character before it and the
-/// character after it (if any) are not word characters ([`is_word_char`]).
+/// `start..end` of `text` counts when both its edges are word edges
+/// ([`word_edge`]). It looks at four characters at most, so checking every
+/// occurrence keeps matching linear in the text.
 pub fn bounded(text: &str, start: usize, end: usize) -> bool {
     let before = text.get(..start).and_then(|s| s.chars().next_back());
     let after = text.get(end..).and_then(|s| s.chars().next());
-    !before.is_some_and(is_word_char) && !after.is_some_and(is_word_char)
+    let inner = text.get(start..end).unwrap_or("");
+    let first = inner.chars().next();
+    let last = inner.chars().next_back();
+    word_edge(before, first) && word_edge(after, last)
 }
 
 /// The regex builder of a `/pattern/flags` key with `options`: the flags,
@@ -416,6 +476,56 @@ mod tests {
         // A regex match that does not count is not searched again inside.
         assert_eq!(find(r"/\d+/", false, true, "a123 45"), Some((5, 7)));
         assert_eq!(find(r"/\d+/", false, true, "a123"), None);
+    }
+
+    #[test]
+    fn scripts_written_without_spaces_have_a_word_edge_at_every_character() {
+        // The examples of Format 5.4 (SillyTavern#1685).
+        assert_eq!(find("龙胆", false, true, "我是龙胆的主人"), Some((6, 12)));
+        assert_eq!(
+            find("東京", false, true, "明日は東京に行きます"),
+            Some((9, 15))
+        );
+        assert_eq!(find("앨리스", false, true, "앨리스가"), Some((0, 9)));
+        // Katakana next to Hiragana, Han next to Latin, Latin next to Han.
+        assert!(hits("アリス", "アリスさん"));
+        assert!(hits("alice", "我喜欢alice的猫"));
+        assert!(hits("龙", "a龙b"));
+        // Hangul inside Hangul at either edge; Hangul next to a Latin
+        // letter or digit is not a word edge.
+        assert!(hits("앨리스", "김앨리스"));
+        assert!(!hits("앨리스", "앨리스a"));
+        assert!(!hits("앨리스", "1앨리스"));
+        assert!(hits("앨리스", "앨리스, 안녕"));
+        // Substrings inside one unspaced run hit too (no dictionary).
+        assert!(hits("东京", "去东京都"));
+    }
+
+    #[test]
+    fn latin_whole_words_are_unchanged() {
+        for (key, text, hit) in [
+            ("dragon", "Dragons? No, a DRAGON.", true),
+            ("dragon", "Dragons?", false),
+            ("dragon", "my_dragon", false),
+            ("dragon", "dragon2", false),
+            ("dragon", "(dragon)", true),
+            ("ka", "kaé", false),
+            ("éa", "éa", true),
+            ("straße", "die straßenbahn", false),
+            ("!", "a!b", false),
+            ("/d.g/", "a dog!", true),
+            ("/d.g/", "adog", false),
+        ] {
+            assert_eq!(hits(key, text), hit, "{key} in {text}");
+        }
+        // The edge rule itself: only the outside character decides for
+        // characters of spaced scripts.
+        assert!(word_edge(None, Some('a')));
+        assert!(word_edge(Some(' '), Some('a')));
+        assert!(!word_edge(Some('b'), Some('a')));
+        assert!(!word_edge(Some('b'), None));
+        assert!(word_edge(Some('は'), None));
+        assert!(!word_edge(Some('가'), None));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! Seraphina card (shared data, not in the repository) with a small chat
 //! written here, imported with `troupe import`, explained at two messages.
 //! Expectations are derived by hand from Format 5.3–5.4 and docs/import.md
-//! (card books match substrings, case-insensitively, scan depth 1).
+//! (card books match substrings, case-insensitively, scan depth 2: SillyTavern's
+//! default, given to an imported entry that sets none).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -83,12 +84,17 @@ fn explain_on_an_imported_chat() {
     );
     assert_eq!(e["missed"], serde_json::json!(["forest", "magical forest"]));
 
-    // m3: scan depth 1 sees only m3: entry-2 by "shadowfang" (4..14),
-    // "beast" and "beasts" (20..25, 20..26); entry-1 no longer matches.
+    // m3: scan depth 2 sees m2 and m3: entry-1 still matches by "eldoria"
+    // and "wood" in m2, entry-2 by "shadowfang" (4..14), "beast" and
+    // "beasts" (20..25, 20..26) in m3; entries 3 and 4 have no key in either.
     let (code, out) = troupe(&["explain", b, s, "--at", "m3"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.starts_with("lore at message m3 (scenario seraphina-chat): 1 of 4 entries active\n"),
+        out.starts_with("lore at message m3 (scenario seraphina-chat): 2 of 4 entries active\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("entry-1 (eldoria, order 100): key `eldoria` matched \"Eldoria\" in m2 at characters 27..34; `wood` matched \"WOOD\" in m2 at characters 18..22"),
         "{out}"
     );
     assert!(
@@ -100,7 +106,7 @@ fn explain_on_an_imported_chat() {
         "{out}"
     );
     assert!(
-        out.contains("not active:\n  entry-1 (eldoria, order 100): no key hit"),
+        out.contains("not active:\n  entry-3 (eldoria, order 100): no key hit"),
         "{out}"
     );
 

@@ -82,7 +82,7 @@ pub fn book_to_world(
     let book_scan = obj
         .get("scan_depth")
         .and_then(Value::as_i64)
-        .filter(|d| *d >= 1);
+        .filter(|d| *d >= 0);
     let mut world = Map::new();
     world.insert("id".into(), json!(id));
     world.insert("name".into(), json!(name));
@@ -201,9 +201,13 @@ fn card_entry(
         "whole_words".into(),
         json!(ext_bool("match_whole_words").unwrap_or(false)),
     );
-    if let Some(d) = ext_int("scan_depth").filter(|d| *d >= 1).or(book_scan) {
-        t.insert("scan_depth".into(), json!(d));
-    }
+    let depth_at = if ext_int("scan_depth").is_some_and(|d| d >= 0) {
+        format!("{at}/extensions/scan_depth")
+    } else {
+        format!("{}/scan_depth", at.rsplitn(3, '/').nth(2).unwrap_or(""))
+    };
+    let depth = ext_int("scan_depth").filter(|d| *d >= 0).or(book_scan);
+    let no_scan = set_scan_depth(&mut t, depth, &depth_at, &mut ctx.summary);
     if let Some(o) = obj.get("insertion_order").and_then(Value::as_i64) {
         t.insert("order".into(), json!(o));
     }
@@ -238,6 +242,10 @@ fn card_entry(
         note_sillytavern_fields(x, &format!("{at}/extensions"), &mut ctx.summary);
     }
     never_active_warning(obj.get("keys"), &t, "keys", at, &mut ctx.summary);
+    // A decorator may have given a depth or made the entry constant.
+    if no_scan && !t.contains_key("scan_depth") && t.get("constant") != Some(&json!(true)) {
+        when = vec![NO_SCAN_WHEN.to_string()];
+    }
     if !when.is_empty() {
         t.insert("when".into(), json!(when.join(" && ")));
     }
@@ -252,6 +260,54 @@ fn card_entry(
     }
     t.insert("extensions".into(), json!({ "card": card }));
     Ok(Value::Object(t))
+}
+
+/// SillyTavern's default scan depth (its World Info setting "Scan Depth"),
+/// given to an imported entry that sets none (`docs/import.md` §3).
+pub const SILLYTAVERN_SCAN_DEPTH: i64 = 2;
+
+/// The `when` of an imported entry with scan depth 0 that is not constant:
+/// SillyTavern scans no chat message for it, so its keys never hit the
+/// conversation (`docs/import.md` §3).
+pub const NO_SCAN_WHEN: &str = "false";
+
+/// Sets the `scan_depth` of an imported entry from SillyTavern's `depth`
+/// (`None`: not set, SillyTavern's default 2). Depth 0 — SillyTavern scans
+/// no chat message, only recursion and the Author's Note — has no Troupe
+/// form: no `scan_depth` is written, a constant entry stays constant (it
+/// scans nothing either way) and the caller makes any other entry never
+/// active (`when: false`); the conversion is noted at `at`. Returns true in
+/// that last case.
+fn set_scan_depth(
+    t: &mut Map<String, Value>,
+    depth: Option<i64>,
+    at: &str,
+    summary: &mut Summary,
+) -> bool {
+    match depth {
+        Some(0) => {
+            let constant = t.get("constant") == Some(&json!(true));
+            summary.converted(
+                at,
+                if constant {
+                    "scan depth 0 (SillyTavern scans no chat message): Troupe has no depth 0; \
+                     the entry is constant, which needs no scanning"
+                } else {
+                    "scan depth 0 (SillyTavern scans no chat message, only recursion and the \
+                     Author's Note): Troupe has no depth 0; the entry never activates by its \
+                     keys (`when: false`)"
+                },
+            );
+            !constant
+        }
+        d => {
+            t.insert(
+                "scan_depth".into(),
+                json!(d.unwrap_or(SILLYTAVERN_SCAN_DEPTH)),
+            );
+            false
+        }
+    }
 }
 
 /// The Troupe fields of an entry without its `extensions` (what a record
@@ -886,9 +942,12 @@ fn world_info_entry(uid: &str, e: &Map<String, Value>, at: &str, summary: &mut S
         "whole_words".into(),
         json!(b("matchWholeWords").unwrap_or(false)),
     );
-    if let Some(d) = n("scanDepth").filter(|d| *d >= 1) {
-        t.insert("scan_depth".into(), json!(d));
-    }
+    let no_scan = set_scan_depth(
+        &mut t,
+        n("scanDepth").filter(|d| *d >= 0),
+        &format!("{at}/scanDepth"),
+        summary,
+    );
     if let Some(o) = n("order") {
         t.insert("order".into(), json!(o));
     }
@@ -904,7 +963,9 @@ fn world_info_entry(uid: &str, e: &Map<String, Value>, at: &str, summary: &mut S
     if b("disable") == Some(true) {
         t.insert("enabled".into(), json!(false));
     }
-    if b("useProbability") == Some(true) {
+    if no_scan {
+        t.insert("when".into(), json!(NO_SCAN_WHEN));
+    } else if b("useProbability") == Some(true) {
         if let Some(p) = n("probability").filter(|p| *p < 100) {
             t.insert("when".into(), json!(format!("roll(\"1d100\") <= {p}")));
         }
@@ -914,6 +975,8 @@ fn world_info_entry(uid: &str, e: &Map<String, Value>, at: &str, summary: &mut S
         e.get(k)
             .is_some_and(|v| !v.is_null() && *v != json!(mapped) && *v != json!([]))
     };
+    // Depth 0 has no Troupe form: keep it as written.
+    let no_scan_kept = n("scanDepth") == Some(0);
     let key_lossy = lossy("key", &keys);
     let secondary_lossy = lossy("keysecondary", &secondary);
     let kept: Map<String, Value> = e
@@ -922,6 +985,7 @@ fn world_info_entry(uid: &str, e: &Map<String, Value>, at: &str, summary: &mut S
             !WI_MAPPED.contains(&k.as_str())
                 || (k.as_str() == "key" && key_lossy)
                 || (k.as_str() == "keysecondary" && secondary_lossy)
+                || (k.as_str() == "scanDepth" && no_scan_kept)
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
@@ -1052,5 +1116,52 @@ mod tests {
         assert_eq!(e["when"], "roll(\"1d100\") <= 40");
         assert_eq!(e["extensions"]["sillytavern"]["sticky"], 2);
         assert_eq!(w["id"], "eldoria");
+    }
+
+    #[test]
+    fn scan_depth_defaults_to_sillytaverns_and_zero_scans_nothing() {
+        // No depth anywhere: SillyTavern's 2; an entry's own depth wins.
+        assert_eq!(
+            entry(json!({"keys": ["a"], "content": "x"}))["scan_depth"],
+            2
+        );
+        let t = entry(json!({"keys": ["a"], "content": "x", "extensions": {"scan_depth": 5}}));
+        assert_eq!(t["scan_depth"], 5);
+        // The book's depth when the entry has none, 0 included.
+        let book = json!({"scan_depth": 0, "entries": [
+            {"keys": ["a"], "content": "x"},
+            {"keys": ["b"], "content": "y", "extensions": {"scan_depth": 3}},
+            {"keys": [], "constant": true, "content": "z"}]});
+        let mut ctx = BookContext::default();
+        let w = book_to_world(&book, "/b", &mut ctx).unwrap();
+        let es = &w["entries"];
+        assert!(es[0].get("scan_depth").is_none());
+        assert_eq!(es[0]["when"], "false");
+        assert_eq!(es[0]["keys"], json!(["a"]));
+        assert_eq!(es[1]["scan_depth"], 3);
+        assert!(es[1].get("when").is_none());
+        // A constant entry scans nothing in SillyTavern either: unchanged.
+        assert!(es[2].get("scan_depth").is_none() && es[2].get("when").is_none());
+        let at: Vec<&str> = ctx
+            .summary
+            .converted
+            .iter()
+            .map(|n| n.at.as_str())
+            .collect();
+        assert_eq!(at, ["/b/scan_depth", "/b/scan_depth"]);
+        // World Info: null is the default; 0 replaces the probability and is kept.
+        let doc = json!({"entries": {
+            "1": {"key": ["a"], "content": "x", "scanDepth": null},
+            "2": {"key": ["b"], "content": "y", "scanDepth": 0,
+                  "useProbability": true, "probability": 50}}});
+        let mut summary = Summary::default();
+        let w = world_info_import(&doc, "W", &mut HashSet::new(), &mut summary).unwrap();
+        assert_eq!(w["entries"][0]["scan_depth"], 2);
+        let e = &w["entries"][1];
+        assert!(e.get("scan_depth").is_none());
+        assert_eq!(e["when"], "false");
+        assert_eq!(e["extensions"]["sillytavern"]["scanDepth"], 0);
+        assert_eq!(summary.converted[0].at, "/entries/2/scanDepth");
+        assert!(!summary.has_loss());
     }
 }
