@@ -916,3 +916,45 @@ fn const_false() -> TExpr {
         span: 0..0,
     }
 }
+
+/// The environment slots a checked expression reads.
+pub fn slot_reads(e: &TExpr, out: &mut Vec<usize>) {
+    match &e.kind {
+        TKind::Slot(s) | TKind::SlotBound(s) => out.push(*s),
+        TKind::Const(_) | TKind::Local(_) | TKind::Object(_) => {}
+        TKind::Not(a) | TKind::Neg(a) | TKind::Select(a, _, _) => slot_reads(a, out),
+        TKind::Arith(_, a, b)
+        | TKind::Cmp(_, a, b)
+        | TKind::And(a, b)
+        | TKind::Or(a, b)
+        | TKind::Index(a, b)
+        | TKind::In(a, b) => {
+            slot_reads(a, out);
+            slot_reads(b, out);
+        }
+        TKind::Cond(a, b, c) => {
+            slot_reads(a, out);
+            slot_reads(b, out);
+            slot_reads(c, out);
+        }
+        TKind::Call(_, args) | TKind::List(args) => args.iter().for_each(|a| slot_reads(a, out)),
+        TKind::Map(entries) => entries.iter().for_each(|(k, v)| {
+            slot_reads(k, out);
+            slot_reads(v, out);
+        }),
+        TKind::Comprehension {
+            range,
+            pred,
+            transform,
+            ..
+        } => {
+            slot_reads(range, out);
+            if let Some(p) = pred {
+                slot_reads(p, out);
+            }
+            if let Some(t) = transform {
+                slot_reads(t, out);
+            }
+        }
+    }
+}

@@ -88,12 +88,21 @@ pub struct Program {
     result_type: Type,
     branches: Vec<Branch>,
     source: String,
+    reads: Vec<String>,
 }
 
 /// Parses, type-checks and lowers `source` against `env`.
 pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
     let ast = parse::parse(source)?;
     let (texpr, ty) = super::checker::check(&ast, source, env)?;
+    let mut slots = Vec::new();
+    super::checker::slot_reads(&texpr, &mut slots);
+    let mut reads: Vec<String> = slots
+        .into_iter()
+        .filter_map(|s| env.slots().get(s).map(|x| x.name.clone()))
+        .collect();
+    reads.sort();
+    reads.dedup();
     let mut l = Lowerer {
         branches: Vec::new(),
     };
@@ -103,6 +112,7 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
         result_type: ty,
         branches: l.branches,
         source: source.to_string(),
+        reads,
     })
 }
 
@@ -115,6 +125,12 @@ impl Program {
     /// The source text.
     pub fn source(&self) -> &str {
         &self.source
+    }
+
+    /// The flattened names of the environment slots the expression reads
+    /// (`state.gold`, `own.mood`, `turn`), sorted, each once.
+    pub fn reads(&self) -> &[String] {
+        &self.reads
     }
 
     /// The branches (operands of `&&`/`||`, arms of `?:`), indexed by the

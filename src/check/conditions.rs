@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::changes::{resolve_target, Target};
 use super::story::{Owner, Story, VarDecl};
-use crate::cel::checker::{TExpr, TKind};
+use crate::cel::checker::TExpr;
 use crate::cel::{self, CelError, Env, ObjectType, StoryDecls, Type};
 use crate::diag::{Code, Diagnostic};
 use crate::model::{Condition, ScalarType, VarType};
@@ -242,47 +242,7 @@ pub fn reads(story: &Story, owner: &Owner, env: &Env, expr: &TExpr) -> BTreeSet<
     out
 }
 
-/// The environment slots a checked expression reads.
-pub fn slot_reads(e: &TExpr, out: &mut Vec<usize>) {
-    match &e.kind {
-        TKind::Slot(s) | TKind::SlotBound(s) => out.push(*s),
-        TKind::Const(_) | TKind::Local(_) | TKind::Object(_) => {}
-        TKind::Not(a) | TKind::Neg(a) | TKind::Select(a, _, _) => slot_reads(a, out),
-        TKind::Arith(_, a, b)
-        | TKind::Cmp(_, a, b)
-        | TKind::And(a, b)
-        | TKind::Or(a, b)
-        | TKind::Index(a, b)
-        | TKind::In(a, b) => {
-            slot_reads(a, out);
-            slot_reads(b, out);
-        }
-        TKind::Cond(a, b, c) => {
-            slot_reads(a, out);
-            slot_reads(b, out);
-            slot_reads(c, out);
-        }
-        TKind::Call(_, args) | TKind::List(args) => args.iter().for_each(|a| slot_reads(a, out)),
-        TKind::Map(entries) => entries.iter().for_each(|(k, v)| {
-            slot_reads(k, out);
-            slot_reads(v, out);
-        }),
-        TKind::Comprehension {
-            range,
-            pred,
-            transform,
-            ..
-        } => {
-            slot_reads(range, out);
-            if let Some(p) = pred {
-                slot_reads(p, out);
-            }
-            if let Some(t) = transform {
-                slot_reads(t, out);
-            }
-        }
-    }
-}
+pub use crate::cel::checker::slot_reads;
 
 /// The derived variables that read each other in cycles, and an order to
 /// compute the others in (Format 8.1): dependencies first, ties broken by

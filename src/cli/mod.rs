@@ -13,6 +13,7 @@ pub mod conformance;
 pub mod ended;
 pub mod explain;
 pub mod export;
+pub mod graph;
 pub mod import;
 pub mod init;
 pub mod knows;
@@ -71,6 +72,8 @@ enum Command {
     Init(init::Args),
     /// Which lore entries are active at a message, and why (Format 5.3).
     Explain(explain::Args),
+    /// Draw the scenario's wiring as a graph: DOT or Mermaid text (Format 20.2).
+    Graph(graph::Args),
     /// Print a JSON Schema of the format (for editors, offline), or list them.
     Schema(schema::Args),
 }
@@ -101,6 +104,7 @@ pub fn run() -> i32 {
         Command::Knows(args) => knows::run(args),
         Command::Ended(args) => ended::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Graph(args) => graph::run(args),
         Command::Schema(args) => schema::run(args),
     }
 }

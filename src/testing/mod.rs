@@ -6,6 +6,7 @@ pub mod assertions;
 pub mod branches;
 pub mod coverage;
 pub mod fixtures;
+pub mod graph;
 pub mod init;
 pub mod model;
 pub mod playtests;
