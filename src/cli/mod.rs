@@ -10,6 +10,7 @@ pub mod cel;
 pub mod check;
 pub mod compile;
 pub mod conformance;
+pub mod docs;
 pub mod ended;
 pub mod explain;
 pub mod export;
@@ -68,6 +69,8 @@ enum Command {
     /// Run a pack's tests: check, static assertions, fixtures, sessions, playtests (Format 21).
     #[command(visible_alias = "test-pack")]
     Test(test::Args),
+    /// Generate the reference section of a pack's README.md, or check it is current (Format 20.2).
+    Docs(docs::Args),
     /// Scaffold a new pack with tests and a CI workflow (Format 21).
     Init(init::Args),
     /// Which lore entries are active at a message, and why (Format 5.3).
@@ -98,6 +101,7 @@ pub fn run() -> i32 {
         Command::Compile(args) => compile::run(args),
         Command::Test(args) => test::run(args),
         Command::Init(args) => init::run(args),
+        Command::Docs(args) => docs::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::State(args) => state::run(args),
         Command::Render(args) => render::run(args),

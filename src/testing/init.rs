@@ -3,7 +3,8 @@
 //! safety policy, a rubric, a smoke and a golden fixture — and a CI
 //! workflow `.github/workflows/troupe.yml` that installs Troupe from a
 //! pinned git commit (never by name from a package index) and runs both
-//! commands.
+//! commands, then `troupe docs . --check` (Format 20.2): the README gets its
+//! generated section as written.
 
 use std::path::Path;
 
@@ -111,6 +112,9 @@ pub enum InitError {
     /// Writing failed.
     #[error("cannot write {0}: {1}")]
     Io(String, std::io::Error),
+    /// The README's generated section could not be written (Format 20.2).
+    #[error("cannot generate the README section: {0}")]
+    Docs(String),
 }
 
 /// Writes the scaffold into `dir` (created; it must be new or empty).
@@ -142,6 +146,7 @@ pub fn init(dir: &Path) -> Result<Vec<String>, InitError> {
         std::fs::write(&path, text).map_err(|e| InitError::Io(path.display().to_string(), e))?;
         written.push(rel.to_string());
     }
+    super::docs::write(dir).map_err(|e| InitError::Docs(e.to_string()))?;
     Ok(written)
 }
 
@@ -349,7 +354,9 @@ A Troupe pack. Check it and run its tests:
 `troupe test` runs the check, the static assertions and turns of the
 fixtures in `tests/`, the recorded sessions in `sessions/` (against their
 snapshots in `snapshots/`) and the playtests, and prints what no test has
-reached yet.
+reached yet. The reference below is generated from the pack by
+`troupe docs .`; after changing the pack, run it again (CI runs
+`troupe docs . --check`, which fails while it is stale).
 "#;
 
 const WORKFLOW: &str = r#"# Checks and tests the pack on every push and pull request.
@@ -383,6 +390,8 @@ jobs:
         run: troupe check .
       - name: Test the pack
         run: troupe test . --junit troupe-junit.xml
+      - name: Check the generated README section is current
+        run: troupe docs . --check
       - name: Keep the test report
         if: always()
         uses: actions/upload-artifact@v4
