@@ -1,4 +1,4 @@
-//! `troupe docs PACK [--check]` end to end (Format 20.2): the example packs'
+//! `troupe docs PACK [--check]` end to end (Format 20.3): the example packs'
 //! committed sections are current, a stale section fails with a diff naming
 //! the change until `troupe docs` is re-run, the author's text is kept,
 //! output is idempotent, and `troupe init` writes a current section.

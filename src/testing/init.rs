@@ -3,7 +3,7 @@
 //! safety policy, a rubric, a smoke and a golden fixture — and a CI
 //! workflow `.github/workflows/troupe.yml` that installs Troupe from a
 //! pinned git commit (never by name from a package index) and runs both
-//! commands, then `troupe docs . --check` (Format 20.2): the README gets its
+//! commands, then `troupe docs . --check` (Format 20.3): the README gets its
 //! generated section as written.
 
 use std::path::Path;
@@ -112,7 +112,7 @@ pub enum InitError {
     /// Writing failed.
     #[error("cannot write {0}: {1}")]
     Io(String, std::io::Error),
-    /// The README's generated section could not be written (Format 20.2).
+    /// The README's generated section could not be written (Format 20.3).
     #[error("cannot generate the README section: {0}")]
     Docs(String),
 }
