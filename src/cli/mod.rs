@@ -69,7 +69,7 @@ enum Command {
     /// Run a pack's tests: check, static assertions, fixtures, sessions, playtests (Format 21).
     #[command(visible_alias = "test-pack")]
     Test(test::Args),
-    /// Generate the reference section of a pack's README.md, or check it is current (Format 20.2).
+    /// Generate the reference section of a pack's README.md, or check it is current (Format 20.3).
     Docs(docs::Args),
     /// Scaffold a new pack with tests and a CI workflow (Format 21).
     Init(init::Args),
