@@ -28,6 +28,18 @@ pub const DEFAULT_PLAYER_NAME: &str = "Player";
 /// `{"character"}`. In cast order. `name` is [`DEFAULT_PLAYER_NAME`]
 /// unless the caller names the player (`--player-name`).
 pub fn default_players(scenario: &Value, name: &str) -> (Vec<Value>, Vec<Value>) {
+    seated_players(scenario, |_| Some(name.to_string()))
+}
+
+/// The players and header characters of 18.4 for the cast entries `name_of`
+/// keeps: for each seat and each `player: true` character, in cast order,
+/// `name_of(id)` is `None` to leave it out, or the name a seat's header
+/// character gets (ignored for a character entry). [`default_players`] keeps
+/// every one; playtests (22.5) keep the ones their agents play.
+pub fn seated_players(
+    scenario: &Value,
+    mut name_of: impl FnMut(&str) -> Option<String>,
+) -> (Vec<Value>, Vec<Value>) {
     let mut players = Vec::new();
     let mut characters = Vec::new();
     for entry in scenario
@@ -37,13 +49,17 @@ pub fn default_players(scenario: &Value, name: &str) -> (Vec<Value>, Vec<Value>)
         .flatten()
     {
         if let Some(seat) = entry.get("seat").and_then(Value::as_str) {
-            players.push(serde_json::json!({"seat": seat, "character": seat}));
-            characters.push(
-                serde_json::json!({"id": seat, "name": name, "fictional": true, "age_band": "adult"}),
-            );
+            if let Some(name) = name_of(seat) {
+                players.push(serde_json::json!({"seat": seat, "character": seat}));
+                characters.push(
+                    serde_json::json!({"id": seat, "name": name, "fictional": true, "age_band": "adult"}),
+                );
+            }
         } else if entry.get("player").and_then(Value::as_bool) == Some(true) {
             if let Some(c) = entry.get("character").and_then(Value::as_str) {
-                players.push(serde_json::json!({"character": c}));
+                if name_of(c).is_some() {
+                    players.push(serde_json::json!({"character": c}));
+                }
             }
         }
     }

@@ -172,34 +172,14 @@ fn header_players(
     agents: &[usize],
     pack: &PackPlaytests,
 ) -> (Value, Option<Value>, usize) {
-    let mut players = Vec::new();
-    let mut characters = Vec::new();
     let targeted = |id: &str| agents.iter().find(|&&a| pt.roster[a].target == id);
-    for entry in scenario
-        .get("cast")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(seat) = entry.get("seat").and_then(Value::as_str) {
-            if let Some(&a) = targeted(seat) {
-                let name = pack
-                    .persona(&pt.roster[a].role)
-                    .and_then(|p| p.name.clone())
-                    .unwrap_or_else(|| "Player".into());
-                players.push(json!({"seat": seat, "character": seat}));
-                characters.push(
-                    json!({"id": seat, "name": name, "fictional": true, "age_band": "adult"}),
-                );
-            }
-        } else if entry.get("player").and_then(Value::as_bool) == Some(true) {
-            if let Some(c) = entry.get("character").and_then(Value::as_str) {
-                if targeted(c).is_some() {
-                    players.push(json!({"character": c}));
-                }
-            }
-        }
-    }
+    let (players, characters) = crate::model::session::seated_players(scenario, |id| {
+        targeted(id).map(|&a| {
+            pack.persona(&pt.roster[a].role)
+                .and_then(|p| p.name.clone())
+                .unwrap_or_else(|| crate::model::session::DEFAULT_PLAYER_NAME.into())
+        })
+    });
     let n = players.len();
     let chars = (!characters.is_empty()).then_some(Value::Array(characters));
     (Value::Array(players), chars, n)
