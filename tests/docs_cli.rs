@@ -3,34 +3,11 @@
 //! the change until `troupe docs` is re-run, the author's text is kept,
 //! output is idempotent, and `troupe init` writes a current section.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
-fn troupe(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
+use common::{copy_dir, stdout, troupe};
 
 const PACKS: [&str; 3] = [
     "examples/packs/everyday-negotiation",

@@ -2,20 +2,9 @@
 //! the alias, the JUnit file, no progress display when stdout is not a
 //! terminal, and a scaffold that passes `troupe check` and `troupe test`.
 
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn troupe(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::{stdout, troupe};
 
 #[test]
 fn the_example_packs_pass_and_the_alias_works() {

@@ -3,6 +3,22 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Runs the `troupe` binary with `args` in the repository, stdin closed.
+pub fn troupe(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// A command's standard output as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
 
 /// `<shared>/<rel>` where `<shared>` is `$TROUPE_SHARED_DIR`, else
 /// `../shared` beside the repository. When it is missing the test prints
