@@ -23,8 +23,17 @@ pub struct Slot {
 /// The declarations of one evaluation context: variables and their types,
 /// and whether `hit()` (entry conditions, Format 11.4) and `roll()` (11.5)
 /// may be called.
+///
+/// An environment may extend a shared base ([`Env::extending`]): the base's
+/// variables and slots come first (slot indices `0..base.slot_count()`), its
+/// own after them. Per-owner environments of one story share one base, so
+/// building them costs the owner's declarations, not the story's (Format
+/// 16.2: time linear in the input).
 #[derive(Debug, Clone, Default)]
 pub struct Env {
+    base: Option<Arc<Env>>,
+    /// Slots of `base` (and its bases), the offset of this level's slots.
+    base_slots: usize,
     vars: IndexMap<String, Type>,
     slots: Vec<Slot>,
     slot_index: IndexMap<String, usize>,
@@ -40,11 +49,62 @@ impl Env {
         Self::default()
     }
 
+    /// An environment with every declaration of `base` (and its `hit()` and
+    /// `roll()` settings), to which more can be declared without copying
+    /// the base.
+    pub fn extending(base: Arc<Env>) -> Self {
+        Self {
+            base_slots: base.slot_count(),
+            allow_hit: base.allow_hit,
+            allow_roll: base.allow_roll,
+            base: Some(base),
+            ..Self::default()
+        }
+    }
+
+    /// Copies the base's declarations into this level (before a declaration
+    /// that changes one of them: the base is shared and never changes).
+    fn flatten_base(&mut self) {
+        let Some(base) = self.base.take() else {
+            return;
+        };
+        let mut vars: IndexMap<String, Type> = base
+            .vars()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        let mut slots: Vec<Slot> = (0..base.slot_count())
+            .filter_map(|i| base.slot_at(i).cloned())
+            .collect();
+        let mut slot_index: IndexMap<String, usize> = slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), i))
+            .collect();
+        for (k, v) in self.vars.drain(..) {
+            vars.insert(k, v);
+        }
+        for s in self.slots.drain(..) {
+            slot_index.insert(s.name.clone(), slots.len());
+            slots.push(s);
+        }
+        self.vars = vars;
+        self.slots = slots;
+        self.slot_index = slot_index;
+        self.base_slots = 0;
+    }
+
     /// Declares a variable (a later declaration of the same name replaces
     /// its type but keeps the slots already made). Object-typed variables
     /// get one slot per leaf field, named `name.field[.field...]`.
     pub fn declare(&mut self, name: impl Into<String>, ty: Type) -> &mut Self {
         let name = name.into();
+        if self
+            .base
+            .as_ref()
+            .is_some_and(|b| b.lookup(&name).is_some())
+        {
+            self.flatten_base();
+        }
         self.add_slots(&name, &ty);
         self.vars.insert(name, ty);
         self
@@ -59,11 +119,12 @@ impl Env {
             }
             _ => {
                 if let Some(&i) = self.slot_index.get(name) {
-                    if let Some(s) = self.slots.get_mut(i) {
+                    if let Some(s) = self.slots.get_mut(i - self.base_slots) {
                         s.ty = ty.clone();
                     }
                 } else {
-                    self.slot_index.insert(name.to_string(), self.slots.len());
+                    self.slot_index
+                        .insert(name.to_string(), self.base_slots + self.slots.len());
                     self.slots.push(Slot {
                         name: name.to_string(),
                         ty: ty.clone(),
@@ -75,23 +136,46 @@ impl Env {
 
     /// The declared type of a top-level variable.
     pub fn lookup(&self, name: &str) -> Option<&Type> {
-        self.vars.get(name)
+        self.vars
+            .get(name)
+            .or_else(|| self.base.as_ref().and_then(|b| b.lookup(name)))
     }
 
-    /// The declared variables in declaration order.
-    pub fn vars(&self) -> impl Iterator<Item = (&str, &Type)> {
-        self.vars.iter().map(|(k, v)| (k.as_str(), v))
+    /// The declared variables in declaration order (the base's first).
+    pub fn vars(&self) -> Box<dyn Iterator<Item = (&str, &Type)> + '_> {
+        let own = self.vars.iter().map(|(k, v)| (k.as_str(), v));
+        match &self.base {
+            Some(b) => Box::new(b.vars().chain(own)),
+            None => Box::new(own),
+        }
+    }
+
+    /// The number of slots: an [`Activation`] for this environment has
+    /// this many.
+    pub fn slot_count(&self) -> usize {
+        self.base_slots + self.slots.len()
+    }
+
+    /// The slot at `index` (indices `0..slot_count()`, the base's first).
+    pub fn slot_at(&self, index: usize) -> Option<&Slot> {
+        match index.checked_sub(self.base_slots) {
+            Some(i) => self.slots.get(i),
+            None => self.base.as_ref().and_then(|b| b.slot_at(index)),
+        }
     }
 
     /// The slots in index order: build an [`Activation`] once and refill it
     /// by index.
-    pub fn slots(&self) -> &[Slot] {
-        &self.slots
+    pub fn slots(&self) -> impl Iterator<Item = &Slot> + '_ {
+        (0..self.slot_count()).filter_map(|i| self.slot_at(i))
     }
 
     /// The index of the slot with this flattened name.
     pub fn slot(&self, name: &str) -> Option<usize> {
-        self.slot_index.get(name).copied()
+        self.slot_index
+            .get(name)
+            .copied()
+            .or_else(|| self.base.as_ref().and_then(|b| b.slot(name)))
     }
 
     /// Sets `allow_hit`; returns `self`.
@@ -127,8 +211,15 @@ pub struct StoryDecls {
 /// `weekday`, `opening`, `last` (id, author, text), `players`, and
 /// `difficulty` (preset + knobs) when the story has one.
 pub fn troupe_env(decls: &StoryDecls) -> Env {
+    let base = troupe_base_env(decls.state.clone(), decls.difficulty_knobs.as_ref());
+    troupe_owner_env(Arc::new(base), decls.own.clone())
+}
+
+/// The part of [`troupe_env`] every owner of a story shares: everything but
+/// `own`. `state` is the story's state object, `knobs` the difficulty knob
+/// names.
+pub fn troupe_base_env(mut state: ObjectType, knobs: Option<&Vec<String>>) -> Env {
     let mut env = Env::new();
-    let mut state = decls.state.clone();
     state.name = "state".into();
     env.declare("state", Type::Object(Arc::new(state)));
     env.declare(
@@ -141,9 +232,6 @@ pub fn troupe_env(decls: &StoryDecls) -> Env {
     for s in ["char", "user", "self", "opening"] {
         env.declare(s, Type::String);
     }
-    let mut own = decls.own.clone();
-    own.name = "own".into();
-    env.declare("own", Type::Object(Arc::new(own)));
     for i in ["turn", "round", "elapsed", "hour", "weekday"] {
         env.declare(i, Type::Int);
     }
@@ -156,7 +244,7 @@ pub fn troupe_env(decls: &StoryDecls) -> Env {
             .into_type(),
     );
     env.declare("players", Type::list(Type::String));
-    if let Some(knobs) = &decls.difficulty_knobs {
+    if let Some(knobs) = knobs {
         let mut d = ObjectType::new("difficulty").field("preset", Type::String);
         for k in knobs {
             d = d.field(k.clone(), Type::Double);
@@ -164,6 +252,16 @@ pub fn troupe_env(decls: &StoryDecls) -> Env {
         env.declare("difficulty", d.into_type());
     }
     env.allow_roll = true;
+    env
+}
+
+/// An owner's environment over a story's shared `base`
+/// ([`troupe_base_env`]): `own` is the owner's variables. Costs the owner's
+/// declarations only.
+pub fn troupe_owner_env(base: Arc<Env>, mut own: ObjectType) -> Env {
+    let mut env = Env::extending(base);
+    own.name = "own".into();
+    env.declare("own", Type::Object(Arc::new(own)));
     env
 }
 
@@ -179,7 +277,7 @@ impl Activation {
     /// An activation with every slot of `env` unbound.
     pub fn new(env: &Env) -> Self {
         Self {
-            values: vec![None; env.slots().len()],
+            values: vec![None; env.slot_count()],
         }
     }
 

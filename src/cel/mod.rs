@@ -24,7 +24,7 @@ pub mod suite;
 pub mod types;
 pub mod value;
 
-pub use env::{troupe_env, Activation, Env, Slot, StoryDecls};
+pub use env::{troupe_base_env, troupe_env, troupe_owner_env, Activation, Env, Slot, StoryDecls};
 pub use error::{CelError, CelErrorKind, EvalError, EvalErrorKind};
 pub use eval::{Host, NoHost, NoObserver, Observer};
 pub use program::{compile, Branch, BranchKind, Program, DEFAULT_BUDGET};

@@ -99,7 +99,7 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
     super::checker::slot_reads(&texpr, &mut slots);
     let mut reads: Vec<String> = slots
         .into_iter()
-        .filter_map(|s| env.slots().get(s).map(|x| x.name.clone()))
+        .filter_map(|s| env.slot_at(s).map(|x| x.name.clone()))
         .collect();
     reads.sort();
     reads.dedup();

@@ -39,52 +39,101 @@ pub fn var_cel(decl: &VarDecl) -> Option<Type> {
     })
 }
 
-/// The object type of one owner's variables (`state.<owner>` and `own`).
-fn owner_object(story: &Story, owner: &Owner) -> ObjectType {
-    let mut o = ObjectType::new(owner.id());
-    for decl in story.variables.values() {
-        if &decl.owner == owner {
+/// The CEL declarations of one story (Format 11.3), built once: the
+/// environment every owner shares (`state`, `scene`, `difficulty`, …) and
+/// each owner's variables (the type of `own`). Building it is one pass over
+/// the story's variables; an owner's environment then costs only its own
+/// variables (Format 16.2).
+#[derive(Debug)]
+pub struct StoryEnv {
+    base: std::sync::Arc<Env>,
+    owners: HashMap<Owner, ObjectType>,
+}
+
+impl StoryEnv {
+    fn build(story: &Story) -> StoryEnv {
+        let mut owners: HashMap<Owner, ObjectType> = HashMap::new();
+        for decl in story.variables.values() {
             if let Some(t) = var_cel(decl) {
-                o = o.field(decl.decl.id.clone(), t);
+                let o = owners
+                    .entry(decl.owner.clone())
+                    .or_insert_with(|| ObjectType::new(decl.owner.id()));
+                o.fields.insert(decl.decl.id.clone(), t);
             }
         }
+        let object = |owner: &Owner| {
+            owners
+                .get(owner)
+                .cloned()
+                .unwrap_or_else(|| ObjectType::new(owner.id()))
+        };
+        let mut state = object(&Owner::Scenario(story.scenario.id.clone()));
+        state.name = "state".into();
+        for m in &story.cast {
+            let o = object(&Owner::Character(m.character.clone()));
+            state.fields.insert(m.character.clone(), o.into_type());
+        }
+        for (w, _) in &story.worlds {
+            let o = object(&Owner::World(w.id.clone()));
+            state.fields.insert(w.id.clone(), o.into_type());
+        }
+        let knobs = story
+            .scenario
+            .difficulty
+            .as_ref()
+            .and_then(|d| d.get("options"))
+            .and_then(Value::as_object)
+            .and_then(|o| o.values().next())
+            .and_then(Value::as_object)
+            .map(|k| k.keys().cloned().collect());
+        StoryEnv {
+            base: std::sync::Arc::new(cel::troupe_base_env(state, knobs.as_ref())),
+            owners,
+        }
     }
-    o
+
+    fn own(&self, owner: &Owner) -> ObjectType {
+        self.owners
+            .get(owner)
+            .cloned()
+            .unwrap_or_else(|| ObjectType::new(owner.id()))
+    }
 }
 
 /// What a story declares for CEL with `owner` as `self`/`own` (Format 11.3).
 pub fn story_decls(story: &Story, owner: &Owner) -> StoryDecls {
-    let scenario = Owner::Scenario(story.scenario.id.clone());
-    let mut state = owner_object(story, &scenario);
-    state.name = "state".into();
-    for m in &story.cast {
-        let o = owner_object(story, &Owner::Character(m.character.clone()));
-        state.fields.insert(m.character.clone(), o.into_type());
-    }
-    for (w, _) in &story.worlds {
-        let o = owner_object(story, &Owner::World(w.id.clone()));
-        state.fields.insert(w.id.clone(), o.into_type());
-    }
-    let knobs = story
-        .scenario
-        .difficulty
-        .as_ref()
-        .and_then(|d| d.get("options"))
-        .and_then(Value::as_object)
-        .and_then(|o| o.values().next())
-        .and_then(Value::as_object)
-        .map(|k| k.keys().cloned().collect());
+    let env = story
+        .cel
+        .get_or_init(|| std::sync::Arc::new(StoryEnv::build(story)));
+    let state = match env.base.lookup("state") {
+        Some(Type::Object(o)) => (**o).clone(),
+        _ => ObjectType::new("state"),
+    };
+    let difficulty_knobs = match env.base.lookup("difficulty") {
+        Some(Type::Object(o)) => Some(
+            o.fields
+                .keys()
+                .filter(|k| k.as_str() != "preset")
+                .cloned()
+                .collect(),
+        ),
+        _ => None,
+    };
     StoryDecls {
         state,
-        own: owner_object(story, owner),
-        difficulty_knobs: knobs,
+        own: env.own(owner),
+        difficulty_knobs,
     }
 }
 
 /// The environment an expression owned by `owner` is checked and evaluated
 /// in; `hit` declares `hit()` (entry and rule conditions, Format 11.4).
+/// The story's shared declarations are built once (see [`StoryEnv`]).
 pub fn owner_env(story: &Story, owner: &Owner, hit: bool) -> Env {
-    cel::troupe_env(&story_decls(story, owner)).with_hit(hit)
+    let env = story
+        .cel
+        .get_or_init(|| std::sync::Arc::new(StoryEnv::build(story)));
+    cel::troupe_owner_env(env.base.clone(), env.own(owner)).with_hit(hit)
 }
 
 /// Lowers a Threshold condition to its CEL text (Format 9.5); `None` when
@@ -222,7 +271,7 @@ pub fn reads(story: &Story, owner: &Owner, env: &Env, expr: &TExpr) -> BTreeSet<
     slot_reads(expr, &mut slots);
     let mut out = BTreeSet::new();
     for s in slots {
-        let Some(slot) = env.slots().get(s) else {
+        let Some(slot) = env.slot_at(s) else {
             continue;
         };
         if let Some(rest) = slot.name.strip_prefix("state.") {

@@ -4,6 +4,8 @@
 //!
 //! The checks and the compiler both start from a [`Story`].
 
+use std::collections::{HashMap, HashSet};
+
 use indexmap::IndexMap;
 use serde_json::Value;
 
@@ -13,7 +15,7 @@ use crate::model::{
 };
 
 /// Who owns a variable (Format 8.7).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Owner {
     /// The scenario: state name `<id>`.
     Scenario(String),
@@ -112,6 +114,9 @@ pub struct Story {
     /// Whether the story was resolved for a session (seats filled as its
     /// header says) rather than for the bundle alone.
     pub session: bool,
+    /// The story's CEL declarations, built once on first use
+    /// ([`crate::check::conditions::owner_env`]).
+    pub(crate) cel: std::sync::OnceLock<std::sync::Arc<crate::check::conditions::StoryEnv>>,
 }
 
 impl Story {
@@ -202,6 +207,7 @@ pub fn resolve(
         .filter_map(|c| serde_json::from_value::<CastEntry>(c.clone()).ok())
         .filter_map(|c| c.seat)
         .collect();
+    let seats: HashSet<String> = seats.into_iter().collect();
     if let Some(ctx) = ctx {
         for (i, p) in &ctx.players {
             let Some(ch) = p.character.clone() else {
@@ -244,16 +250,20 @@ pub fn resolve(
         }
     }
 
+    // Lookups by character ID keep resolution linear in the cast (Format
+    // 16.2): how often each character is in the cast so far.
     let mut cast: Vec<CastMember> = Vec::new();
+    let mut in_cast: HashMap<String, usize> = HashMap::new();
     for (ci, entry) in scenario.cast.iter().enumerate() {
         let Ok(entry) = serde_json::from_value::<CastEntry>(entry.clone()) else {
             continue;
         };
         let entry_ptr = format!("{pointer}/cast/{ci}");
         if let Some(ch) = entry.character {
-            if cast.iter().any(|m| m.character == ch) || !characters.contains_key(&ch) {
+            if in_cast.contains_key(&ch) || !characters.contains_key(&ch) {
                 continue; // reported by the bundle checks
             }
+            *in_cast.entry(ch.clone()).or_default() += 1;
             cast.push(CastMember {
                 character: ch,
                 player: entry.player.unwrap_or(false),
@@ -262,7 +272,7 @@ pub fn resolve(
             });
         } else if let Some(seat) = entry.seat {
             if let Some((pi, ch)) = seat_fill.get(&seat) {
-                if cast.iter().any(|m| &m.character == ch) {
+                if in_cast.contains_key(ch) {
                     diags.push(
                         Diagnostic::error(
                             Code::Seat,
@@ -274,6 +284,7 @@ pub fn resolve(
                     );
                     continue;
                 }
+                *in_cast.entry(ch.clone()).or_default() += 1;
                 cast.push(CastMember {
                     character: ch.clone(),
                     player: true,
@@ -285,7 +296,7 @@ pub fn resolve(
     }
     // A filled seat's character listed later as a plain cast entry.
     for (pi, ch) in seat_fill.values() {
-        let n = cast.iter().filter(|m| &m.character == ch).count();
+        let n = in_cast.get(ch).copied().unwrap_or(0);
         if n > 1 {
             diags.push(
                 Diagnostic::error(
@@ -296,8 +307,13 @@ pub fn resolve(
             );
         }
     }
+    let playing: HashSet<&str> = cast
+        .iter()
+        .filter(|m| m.player)
+        .map(|m| m.character.as_str())
+        .collect();
     for (pi, ch) in &plays {
-        if !cast.iter().any(|m| &m.character == ch && m.player) {
+        if !playing.contains(ch.as_str()) {
             diags.push(
                 Diagnostic::error(
                     Code::Seat,
@@ -308,16 +324,15 @@ pub fn resolve(
         }
     }
 
+    let mut world_by_id: HashMap<&str, (usize, &World)> = HashMap::new();
+    for (i, w) in &bundle_worlds {
+        world_by_id.entry(w.id.as_str()).or_insert((*i, w));
+    }
     let worlds: Vec<(World, usize)> = scenario
         .worlds
         .iter()
         .filter_map(|w| w.as_str())
-        .filter_map(|id| {
-            bundle_worlds
-                .iter()
-                .find(|(_, w)| w.id == id)
-                .map(|(i, w)| (w.clone(), *i))
-        })
+        .filter_map(|id| world_by_id.get(id).map(|(i, w)| ((*w).clone(), *i)))
         .collect();
 
     let mut variables = IndexMap::new();
@@ -350,17 +365,20 @@ pub fn resolve(
         Owner::Scenario(scenario.id.clone()),
         &pointer,
     );
-    let bundle_chars: Vec<Value> = bundle
-        .get("characters")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    // The first bundle character with each ID, by index.
+    let mut bundle_char_index: HashMap<&str, usize> = HashMap::new();
+    if let Some(list) = bundle.get("characters").and_then(Value::as_array) {
+        for (i, v) in list.iter().enumerate() {
+            if let Some(id) = v.get("id").and_then(Value::as_str) {
+                bundle_char_index.entry(id).or_insert(i);
+            }
+        }
+    }
     for m in &cast {
         if let Some(c) = characters.get(&m.character) {
             // Point at the bundle's declaration when the character is the bundle's.
-            let base = bundle_chars
-                .iter()
-                .position(|v| v.get("id").and_then(Value::as_str) == Some(&m.character))
+            let base = bundle_char_index
+                .get(m.character.as_str())
                 .map(|i| format!("/characters/{i}"))
                 .unwrap_or_else(|| "header/characters".to_string());
             add_vars(&c.variables, Owner::Character(c.id.clone()), &base);
@@ -384,5 +402,6 @@ pub fn resolve(
         worlds,
         variables,
         session: ctx.is_some(),
+        cel: std::sync::OnceLock::new(),
     })
 }

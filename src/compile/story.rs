@@ -192,7 +192,6 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         let env = owner_env(story, o, false);
         let sources = env
             .slots()
-            .iter()
             .map(|s| source_of(&s.name, o, &by_name, &players_value, difficulty.as_ref()))
             .collect();
         envs.push(EnvIr {

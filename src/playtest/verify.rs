@@ -70,7 +70,6 @@ pub fn compile(
     let base = engine.ir.envs.get(env as usize).map(|e| &e.env);
     let map = ext
         .slots()
-        .iter()
         .map(|s| base.and_then(|b| b.slot(&s.name)))
         .collect();
     Ok(PlayCondition {

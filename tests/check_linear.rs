@@ -1,0 +1,76 @@
+//! Checking is linear in a scenario's cast and worlds (Format 16.2: time
+//! bounded by a polynomial of degree one; the 16 table allows 65,534 cast
+//! members and worlds per scenario). Every cast member and world owns a
+//! variable and a condition, so each has its own CEL environment (11.3).
+//! Measured by comparing two input sizes (no absolute times): quadrupling
+//! the input must stay far from the 16× a quadratic check takes; the bound
+//! (8×) leaves room for a loaded machine's noise.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use troupe::check::run::check_paths;
+
+/// A bundle with `n` cast members and `n` worlds in one scenario; each
+/// owns an int variable, and each world has a lore entry whose `when` reads
+/// its own and a cast member's variable.
+fn bundle(n: usize) -> String {
+    let characters: Vec<_> = (0..n)
+        .map(|i| {
+            json!({"id": format!("c{i}"), "name": "C", "fictional": true, "age_band": "adult",
+                   "variables": [{"id": "mood", "type": "int", "default": 0}]})
+        })
+        .collect();
+    let worlds: Vec<_> = (0..n)
+        .map(|i| {
+            json!({"id": format!("w{i}"), "name": "W",
+                   "variables": [{"id": "heat", "type": "int", "default": 0}],
+                   "entries": [{"id": "e", "keys": ["fire"], "content": "Hot.",
+                                "when": format!("own.heat > 1 && state.c{i}.mood < 5")}]})
+        })
+        .collect();
+    let cast: Vec<_> = (0..n)
+        .map(|i| json!({"character": format!("c{i}")}))
+        .collect();
+    let world_ids: Vec<_> = (0..n).map(|i| format!("w{i}")).collect();
+    json!({"troupe": "0.1", "kind": "bundle", "characters": characters, "worlds": worlds,
+           "scenarios": [{"id": "s", "name": "S", "cast": cast, "worlds": world_ids}]})
+    .to_string()
+}
+
+/// The fastest of a few checks of `path`, which must conform.
+fn best(path: &PathBuf) -> Duration {
+    (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            let checked = check_paths(std::slice::from_ref(path));
+            let d = t.elapsed();
+            let errors: Vec<_> = checked
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == troupe::diag::Severity::Error)
+                .map(|d| format!("{:?} {:?} {}", d.code, d.location, d.message))
+                .take(3)
+                .collect();
+            assert!(errors.is_empty(), "{errors:?}");
+            d
+        })
+        .min()
+        .unwrap()
+}
+
+#[test]
+fn checking_is_linear_in_cast_and_worlds() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small.bundle.json");
+    let large = dir.path().join("large.bundle.json");
+    std::fs::write(&small, bundle(1_000)).unwrap();
+    std::fs::write(&large, bundle(4_000)).unwrap();
+    let (t1, t2) = (best(&small), best(&large));
+    let ratio = t2.as_secs_f64() / t1.as_secs_f64().max(1e-9);
+    assert!(
+        ratio < 8.0,
+        "4,000 cast members and worlds took {ratio:.2}× as long as 1,000"
+    );
+}
