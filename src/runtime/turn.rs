@@ -208,6 +208,9 @@ impl Session {
         let rule = proposal
             .as_ref()
             .and_then(|p| p.rule.as_ref().map(|r| r.to_string()));
+        if let (Some(r), Some(rec)) = (&rule, self.recorder.as_mut()) {
+            crate::engine::Observer::rule(rec.get_mut(), r);
+        }
         let mut status = v_in.status;
         let mut diagnostics = Vec::new();
         let mut m_r = None;
@@ -294,6 +297,7 @@ impl Session {
                     Who::Narrator => None,
                 },
             },
+            observer: self.recorder.as_ref(),
         };
         self.runtime.propose(&ctx)
     }
@@ -407,7 +411,12 @@ impl Session {
                 Who::Narrator => None,
             },
         };
-        match point.eval(p, 0, &self.states[m as usize], &mut NoHost) {
+        let mut rec = self.recorder.as_ref().map(|r| r.borrow_mut());
+        let obs = rec
+            .as_deref_mut()
+            .map(|r| r as &mut dyn crate::engine::Observer);
+        let site = crate::engine::Site::Emotion;
+        match point.eval_observed(p, 0, &self.states[m as usize], &mut NoHost, site, obs) {
             Ok(crate::cel::Value::String(s)) => Some(s.to_string()),
             _ => None,
         }
