@@ -69,6 +69,9 @@ pub enum TurnError {
     /// The session file could not be written.
     #[error("cannot write the session file: {0}")]
     Io(#[from] std::io::Error),
+    /// The turn would exceed a bound of Format 16 (LIMIT): it is not taken.
+    #[error("LIMIT: {0}")]
+    Limit(String),
 }
 
 /// A running session: the compiled story, the messages written so far with

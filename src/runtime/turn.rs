@@ -254,6 +254,18 @@ impl Session {
             }
         }
         let last = m_r.as_ref().map_or(m_in, |(r, _)| *r);
+        // A reply whose rendered text is over the budget is refused whole
+        // (Format 16.2): nothing of the turn is kept or written.
+        if let Some((r, _)) = &m_r {
+            if let Err(e) = self.render_checked(*r) {
+                self.pop();
+                self.pop();
+                return Err(TurnError::Limit(format!(
+                    "the reply renders to more than {} bytes (Format 16.2); the turn is not taken",
+                    e.limit
+                )));
+            }
+        }
         // 9. Written before the result is returned.
         let line = self.line_of(m_in, &[]);
         self.writer.line(&line)?;
@@ -375,9 +387,24 @@ impl Session {
 
     /// The rendered text of message `m` at its state (Format 10.5).
     pub(crate) fn render(&self, m: u32) -> Option<String> {
-        let msg = self.engine.session.messages.get(m as usize)?;
+        match self.render_checked(m) {
+            Ok(t) => t,
+            Err(e) => Some(e.partial),
+        }
+    }
+
+    /// [`Session::render`], `Err` when a part renders past the budget of
+    /// Format 16.2 or the parts together exceed it.
+    pub(crate) fn render_checked(
+        &self,
+        m: u32,
+    ) -> Result<Option<String>, crate::template::render::TooLong> {
+        let limit = crate::template::render::RENDER_LIMIT;
+        let Some(msg) = self.engine.session.messages.get(m as usize) else {
+            return Ok(None);
+        };
         if msg.parts.is_empty() {
-            return None;
+            return Ok(None);
         }
         let author = self.engine.ir.who_id(msg.author).to_string();
         let narrator = author == "narrator";
@@ -391,13 +418,32 @@ impl Session {
             narrator,
         };
         let st = &self.states[m as usize];
-        Some(
-            msg.parts
-                .iter()
-                .map(|p| self.engine.render(&p.text, st, who))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        )
+        // One budget for the message: each part renders within what the
+        // parts before it (and their `\n` separators) left.
+        let mut text = String::new();
+        for (i, p) in msg.parts.iter().enumerate() {
+            if i > 0 {
+                text.push('\n');
+            }
+            let left =
+                limit
+                    .checked_sub(text.len())
+                    .ok_or_else(|| crate::template::render::TooLong {
+                        limit,
+                        partial: String::new(),
+                    })?;
+            match self.engine.render_limited(&p.text, st, who, left) {
+                Ok(t) => text.push_str(&t),
+                Err(e) => {
+                    text.push_str(&e.partial);
+                    return Err(crate::template::render::TooLong {
+                        limit,
+                        partial: text,
+                    });
+                }
+            }
+        }
+        Ok(Some(text))
     }
 
     /// The emotion (Format 18.6) at message `m`.
