@@ -242,3 +242,37 @@ fn rules_not_fired_and_keys() {
         && e.3
             .contains("`trust` has no key `marra`; did you mean `mara`?")));
 }
+
+#[test]
+fn coverage_minimum_is_held_to_the_decimal_limits() {
+    // Format 2.2: a number field other than a variable value outside the
+    // decimal limits (29 significant digits here) is SCHEMA; 13.8/21.3
+    // `coverage.minimum` is such a field.
+    let (_d, root) = pack("everyday-negotiation");
+    let rel = "tests/golden_rules_walkout.yaml";
+    let text = std::fs::read_to_string(root.join(rel)).unwrap();
+    write(
+        &root,
+        rel,
+        &format!("{text}\ncoverage:\n  minimum: 50.0000000000000000000000000001\n"),
+    );
+    let errs = errors(&root);
+    assert!(
+        errs.iter()
+            .any(|(c, f, p, _)| c == "SCHEMA" && f == rel && p == "/coverage/minimum"),
+        "{errs:?}"
+    );
+    // 28 significant digits are a decimal: no error there.
+    write(
+        &root,
+        rel,
+        &format!("{text}\ncoverage:\n  minimum: 50.00000000000000000000000001\n"),
+    );
+    assert!(
+        !errors(&root)
+            .iter()
+            .any(|(_, _, p, _)| p == "/coverage/minimum"),
+        "{:?}",
+        errors(&root)
+    );
+}

@@ -558,6 +558,73 @@ fn documents_of_tiny_values_are_bounded_before_they_are_built() {
     }
 }
 
+/// A bundle whose scenario has a string `s` of `len` bytes and one rule
+/// (keyword `hello`) whose reply is `{{s}}` written `copies` times.
+fn long_value_bundle(len: usize, copies: usize) -> String {
+    let reply = "{{s}}".repeat(copies);
+    serde_json::json!({
+        "troupe": "0.1",
+        "kind": "bundle",
+        "characters": [{"id": "pip", "name": "Pip", "fictional": true, "age_band": "adult"}],
+        "scenarios": [{
+            "id": "tea",
+            "name": "Tea",
+            "cast": [{"character": "pip"}, {"seat": "guest", "player": true}],
+            "variables": [{"id": "s", "type": "string", "default": "x".repeat(len)}],
+            "rules": [{"id": "greet", "keywords": ["hello"], "replies": [reply]}]
+        }]
+    })
+    .to_string()
+}
+
+#[test]
+fn rendered_text_is_bounded() {
+    // Format 16.2: one rendering is at most 1 MiB. 1,000 × 1,000 bytes
+    // renders; 2,000 × 1,000 and 2,000 × 4,000 bytes (2 MB and 8 MB
+    // unbounded) are LIMIT, in the same memory.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("script.txt"), "hello\n").unwrap();
+    let text = |n: usize| "{{s}}".repeat(n);
+    std::fs::write(d.join("ok.json"), long_value_bundle(1000, 1)).unwrap();
+    let r = troupe(d, &["render", "ok.json", "--text", &text(1000)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.trim_end().len(), 1_000_000);
+    let mut rss = Vec::new();
+    for len in [1000, 4000] {
+        let f = format!("b{len}.json");
+        std::fs::write(d.join(&f), long_value_bundle(len, 2000)).unwrap();
+        let r = troupe(d, &["render", &f, "--text", &text(2000)]);
+        assert_eq!(r.code, 1, "{len}: {}", r.stderr);
+        assert!(r.stderr.contains("LIMIT"), "{}", r.stderr);
+        assert!(r.stdout.is_empty());
+        rss.push(r.max_rss_kib);
+        // A turn whose reply would render past the budget is not taken:
+        // exit 1 with LIMIT, no session written.
+        let out = d.join(format!("s{len}.jsonl"));
+        let r = troupe(
+            d,
+            &[
+                "run",
+                &f,
+                "--script",
+                "script.txt",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(r.code, 1, "{len}: {} {}", r.stdout, r.stderr);
+        assert!(r.stderr.contains("LIMIT"), "{}", r.stderr);
+        assert!(!out.exists());
+    }
+    // Four times the value, the same bounded output: memory does not follow
+    // the unbounded size (8 MB vs 2 MB of text).
+    assert!(
+        (rss[1] as f64) < rss[0] as f64 * 1.5 + 4096.0,
+        "{rss:?} KiB"
+    );
+}
+
 // ---- helpers -----------------------------------------------------------
 
 fn copy_dir(from: &Path, to: &Path) {

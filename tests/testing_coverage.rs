@@ -72,3 +72,89 @@ fn with_test_coverage_counts_that_fixture_alone() {
         "{text}"
     );
 }
+
+/// Coverage and the runtime cannot disagree (Format 21.6, issue 11): a
+/// session's recorder holds what the runtime evaluated; coverage reaches
+/// exactly those operand values, under the labels of the programs the
+/// runtime ran.
+#[test]
+fn coverage_reaches_exactly_the_branches_the_runtime_took() {
+    use std::collections::BTreeSet;
+    use troupe::engine::Report;
+    use troupe::runtime::{Opened, Options, Session};
+    use troupe::testing::coverage::{report, Hits, Model};
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/packs/everyday-negotiation");
+    let (doc, _) = troupe::engine::load::read_bundle_or_pack(&root);
+    let bundle = doc.expect("the pack lowers").value;
+    let opened = Opened::from_checked("negotiation", bundle.clone());
+    let options = Options {
+        scenario: Some("used_car_negotiation".into()),
+        ..Options::default()
+    };
+    let mut s = Session::start_recorded(&opened, &options).unwrap();
+    for input in [
+        "Good afternoon! It's a lovely car.",
+        "Could I see the service book? Similar hatchbacks are listed for less.",
+        "I can offer 8,500 today, paid in full.",
+    ] {
+        s.turn(input).unwrap();
+    }
+    let rec = s.recorder().unwrap();
+    let model = Model::new(&bundle, &Default::default());
+    let m = &model.scenarios["used_car_negotiation"];
+
+    // What the runtime saw, as (condition, operand text, value), the text
+    // taken from the runtime's own program where the IR holds it.
+    let ir = &s.engine().ir;
+    let mut seen = BTreeSet::new();
+    for r in &rec.reports {
+        let Report::Seen {
+            site,
+            operand,
+            value,
+        } = r
+        else {
+            continue;
+        };
+        let Some(c) = m.conditions.iter().find(|c| &c.key == site) else {
+            continue; // a lowered Threshold: no operands (21.6)
+        };
+        let runtime_text = site
+            .strip_prefix("event ")
+            .and_then(|id| ir.events.iter().find(|e| &*e.id == id))
+            .and_then(|e| e.when.as_ref())
+            .map(|p| p.operand_text(*operand).to_string());
+        if let Some(t) = runtime_text {
+            assert_eq!(t, c.operands[*operand], "{site}");
+        }
+        seen.insert(format!(
+            "branch {} {} #{} '{}' {value}",
+            c.file,
+            c.pointer,
+            operand + 1,
+            c.operands[*operand]
+        ));
+    }
+    assert!(!seen.is_empty());
+
+    let mut hits = Hits::default();
+    hits.record("used_car_negotiation", Some(m), &rec);
+    let r = report(&model, &hits, "all");
+    let b = &r.scenarios[0].kinds["branches"];
+    let all: BTreeSet<String> = m
+        .items
+        .iter()
+        .filter(|i| i.kind == "branches")
+        .map(|i| i.label.clone())
+        .collect();
+    let not: BTreeSet<String> = b.not_reached.iter().cloned().collect();
+    let reached: BTreeSet<String> = all.difference(&not).cloned().collect();
+    assert_eq!(reached, seen);
+    assert_eq!(b.reached, seen.len());
+    // At the start patience is high and impression low: the emotion's
+    // first condition is seen false, then its inner one false ('neutral').
+    assert!(seen.contains("branch  /scenarios/0/emotion #1 'state.patience < 25' false"));
+    assert!(seen.contains("branch  /scenarios/0/emotion #2 'state.impression > 70' false"));
+    assert!(!seen.contains("branch  /scenarios/0/emotion #1 'state.patience < 25' true"));
+}

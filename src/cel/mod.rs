@@ -18,6 +18,7 @@ pub mod env;
 pub mod error;
 pub mod eval;
 pub mod functions;
+mod operands;
 pub mod parse;
 pub mod program;
 pub mod suite;

@@ -89,6 +89,8 @@ pub struct Program {
     branches: Vec<Branch>,
     source: String,
     reads: Vec<String>,
+    operands: Vec<Range<usize>>,
+    seen: Vec<Option<super::operands::Seen>>,
 }
 
 /// Parses, type-checks and lowers `source` against `env`.
@@ -107,12 +109,15 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
         branches: Vec::new(),
     };
     let root = l.lower(texpr);
+    let (operands, seen) = super::operands::operands(&root, &l.branches, source);
     Ok(Program {
         root,
         result_type: ty,
         branches: l.branches,
         source: source.to_string(),
         reads,
+        operands,
+        seen,
     })
 }
 
@@ -137,6 +142,35 @@ impl Program {
     /// ids an [`Observer`] receives.
     pub fn branches(&self) -> &[Branch] {
         &self.branches
+    }
+
+    /// The operands of the expression as a condition (Format 21.6): each
+    /// member of a maximal `&&`/`||` chain and each `?:` condition reached
+    /// from the root through `&&`, `||` and `?:` only, as byte ranges of the
+    /// source (trimmed, parentheses as written), in source order.
+    pub fn operands(&self) -> &[Range<usize>] {
+        &self.operands
+    }
+
+    /// The text of operand `n` (see [`Program::operands`]).
+    pub fn operand_text(&self, n: usize) -> &str {
+        self.operands
+            .get(n)
+            .and_then(|r| self.source.get(r.clone()))
+            .unwrap_or("")
+    }
+
+    /// What the report of branch `id` with `value` (as an [`Observer`]
+    /// receives it) says about an operand: `(operand number, value seen)`,
+    /// or `None` when the branch is no operand or its value was no bool
+    /// (Format 21.6: an operand that errors is seen neither true nor false).
+    pub fn operand_seen(&self, id: u32, value: Option<bool>) -> Option<(usize, bool)> {
+        use super::operands::Seen;
+        match (*self.seen.get(id as usize)?)? {
+            Seen::Value(n) => value.map(|b| (n as usize, b)),
+            Seen::True(n) => (value == Some(true)).then_some((n as usize, true)),
+            Seen::False(n) => (value == Some(true)).then_some((n as usize, false)),
+        }
     }
 
     /// Evaluates with the default budget.
@@ -302,11 +336,9 @@ fn fold(node: Node) -> Node {
         Node::Arith(_, a, b) | Node::Cmp(_, a, b) | Node::Index(a, b) | Node::In(a, b) => {
             is_pure_const(a).is_some() && is_pure_const(b).is_some()
         }
-        // `false && x`, `true || x` etc. fold only when both sides are constant
-        // (an error on one side must still be absorbed at run time).
-        Node::And(a, b, _) | Node::Or(a, b, _) => {
-            is_pure_const(a).is_some() && is_pure_const(b).is_some()
-        }
+        // `&&` and `||` are branch points (coverage reports their operands,
+        // Format 21.6): never folded, like `?:` below.
+        Node::And(..) | Node::Or(..) => false,
         Node::Cond(c, _, _, _) => is_pure_const(c).is_some(),
         Node::Select(a, _, _) => is_pure_const(a).is_some(),
         Node::MatchesConst(a, _) => is_pure_const(a).is_some(),

@@ -617,8 +617,9 @@ fn check_difficulty(d: &Value, at: &str, out: &mut Vec<Diagnostic>) {
 }
 
 /// A number field other than a variable value (difficulty knobs, rubric
-/// weights): a number outside the decimal limits of Format 2.2 is SCHEMA.
-fn number_field(v: &Value, at: &str, out: &mut Vec<Diagnostic>) {
+/// weights, a fixture's `coverage.minimum`): a number outside the decimal
+/// limits of Format 2.2 is SCHEMA.
+pub(crate) fn number_field(v: &Value, at: &str, out: &mut Vec<Diagnostic>) {
     if v.is_number() && super::values::exact_decimal(v).is_none() {
         out.push(
             Diagnostic::error(

@@ -223,6 +223,75 @@ impl std::fmt::Debug for Schemas {
 
 static SCHEMAS: OnceLock<Result<Schemas, SchemaError>> = OnceLock::new();
 
+/// The keyword added beside every `"type": "integer"` of the embedded
+/// schemas: the integer must be in the signed 64-bit range, compared exactly
+/// (Format 2.2; JSON Schema validators compare through doubles, so
+/// `-9223372036854775809` would pass as −2^63).
+const INT64_KEYWORD: &str = "x-troupe-int64";
+
+/// Adds [`INT64_KEYWORD`] to every schema object whose `type` is `integer`
+/// (or lists it without `number`).
+fn mark_integers(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            let integer = match m.get("type") {
+                Some(Value::String(t)) => t == "integer",
+                // A value that may also be any number (a variable's
+                // `default`, a change's value) follows 8.2, not this range.
+                Some(Value::Array(ts)) => {
+                    ts.iter().any(|t| t == "integer") && !ts.iter().any(|t| t == "number")
+                }
+                _ => false,
+            };
+            for (k, x) in m.iter_mut() {
+                // Property names and enum/const values are data, not schemas.
+                if k != "enum" && k != "const" && k != "examples" && k != "default" {
+                    mark_integers(x);
+                }
+            }
+            if integer {
+                m.insert(INT64_KEYWORD.into(), Value::Bool(true));
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(mark_integers),
+        _ => {}
+    }
+}
+
+/// A number with a zero fraction outside the signed 64-bit range.
+fn out_of_int64(v: &Value) -> bool {
+    let Value::Number(n) = v else { return false };
+    if crate::model::integer(v).is_some() {
+        return false;
+    }
+    let text = n.to_string();
+    match rust_decimal::Decimal::from_str_exact(&text)
+        .or_else(|_| rust_decimal::Decimal::from_scientific(&text))
+    {
+        Ok(d) => d.fract().is_zero(),
+        // Too large or too precise for a decimal: integral when its digits
+        // after the point (if any) are zeros, judged on the double.
+        Err(_) => n.as_f64().is_some_and(|f| f.fract() == 0.0),
+    }
+}
+
+struct Int64;
+
+impl<'i> jsonschema::Keyword<'i> for Int64 {
+    fn validate(&self, instance: &'i Value) -> Result<(), jsonschema::ValidationError<'i>> {
+        if out_of_int64(instance) {
+            return Err(jsonschema::ValidationError::custom(
+                "is outside the signed 64-bit integer range (-9223372036854775808 to 9223372036854775807, Format 2.2)",
+            ));
+        }
+        Ok(())
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        !out_of_int64(instance)
+    }
+}
+
 impl Schemas {
     /// Parses every embedded schema, registers each under its `$id` and
     /// compiles one validator per [`SchemaKind`], with `format` asserted and no
@@ -241,6 +310,8 @@ impl Schemas {
                     expected,
                 });
             }
+            let mut value = value;
+            mark_integers(&mut value);
             documents.insert(expected, value);
         }
         let registry = Registry::new()
@@ -256,6 +327,7 @@ impl Schemas {
                 .with_registry(&registry)
                 .offline()
                 .should_validate_formats(true)
+                .with_keyword(INT64_KEYWORD, |_, _, _| Ok(Box::new(Int64)))
                 .build(schema)
                 .map_err(|e| SchemaError::Build {
                     file: kind.file().to_string(),

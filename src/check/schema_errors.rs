@@ -190,6 +190,7 @@ pub(crate) fn problems<'s>(err: &ValidationError<'_>, lookup: &Lookup<'s>, out: 
             format!("{name} is not allowed on a derived variable: its value is computed from `derived` (Format 8.1)"),
         ),
         K::FalseSchema => schema_problem(format!("{name} is not allowed")),
+        K::Custom { message, .. } => schema_problem(format!("{name} {message}")),
         _ => {
             let text: String = err.to_string().chars().take(200).collect();
             schema_problem(format!("{name}: {text}"));

@@ -1,7 +1,8 @@
 //! `troupe init DIR`: scaffolds a pack that passes `troupe check` and
 //! `troupe test`, with a CI workflow (Format 21).
 //!
-//! Exit codes: 0 written; 1 the folder is not empty; 3 an I/O error.
+//! Exit codes: 0 written; 1 the folder is not empty (or a file appeared
+//! meanwhile: nothing is overwritten); 3 an I/O error.
 
 use std::path::PathBuf;
 
@@ -33,7 +34,7 @@ pub fn run(args: Args) -> i32 {
             }
             0
         }
-        Err(e @ InitError::NotEmpty(_)) => {
+        Err(e @ (InitError::NotEmpty(_) | InitError::Exists(_))) => {
             eprintln!("troupe init: {e}");
             1
         }

@@ -154,6 +154,9 @@ pub fn run(args: Args) -> i32 {
                         }
                     }
                     Err(crate::runtime::TurnError::Ended) => {}
+                    // The turn was not taken (Format 16.2); the player may
+                    // say something else.
+                    Err(crate::runtime::TurnError::Limit(m)) => eprintln!("error[LIMIT]: {m}"),
                     Err(e) => {
                         eprintln!("troupe play: {e}");
                         return 3;

@@ -55,7 +55,7 @@ pub fn run(args: Args) -> i32 {
         },
         None => engine.initial().clone(),
     };
-    let out = engine.render(
+    let out = match engine.render_checked(
         &args.text,
         &state,
         RenderFor {
@@ -63,7 +63,17 @@ pub fn run(args: Args) -> i32 {
             owner: args.owner.as_deref(),
             narrator: args.narrator,
         },
-    );
+    ) {
+        Ok(out) => out,
+        Err(e) => {
+            // Format 16.2: the result is bounded; nothing is printed.
+            eprintln!(
+                "error[LIMIT]: the text renders to more than {} bytes (Format 16.2); nothing is printed",
+                e.limit
+            );
+            return 1;
+        }
+    };
     if args.json {
         println!("{}", serde_json::Value::String(out));
     } else {

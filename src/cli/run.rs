@@ -473,6 +473,12 @@ pub fn run(args: Args) -> i32 {
                 code = 1;
                 break;
             }
+            // A bound of Format 16 (a reply rendering past 16.2's budget):
+            // exit 1 with the diagnostic, nothing written.
+            Err(crate::runtime::TurnError::Limit(m)) => {
+                eprintln!("error[LIMIT]: {m}");
+                return 1;
+            }
             Err(e) => {
                 eprintln!("troupe run: {e}");
                 return 3;

@@ -251,13 +251,27 @@ impl Point<'_> {
     /// Recomputes every derived variable in dependency order (Format 8.1):
     /// a runtime error or a value that does not convert makes it absent.
     pub fn recompute(&self, state: &mut State, scratch: &mut Scratch, host: &mut RollHost<'_>) {
+        self.recompute_observed(state, scratch, host, None);
+    }
+
+    /// [`Point::recompute`], reporting each derived program's branches to
+    /// `obs` (Format 21.6: derived variables after each change step).
+    pub fn recompute_observed(
+        &self,
+        state: &mut State,
+        scratch: &mut Scratch,
+        host: &mut RollHost<'_>,
+        mut obs: Option<&mut (dyn super::observe::Observer + '_)>,
+    ) {
         for d in &self.ir.derived {
             let Some(act) = scratch.acts.get_mut(d.env as usize) else {
                 continue;
             };
             self.fill(state, d.env, Some(&d.reads), act);
             let var = &self.ir.vars[d.var as usize];
-            let value = match d.program.eval(act, host) {
+            let site = super::observe::Site::Derived(&var.name);
+            let value = match super::observe::eval(&d.program, act, host, site, obs.as_deref_mut())
+            {
                 Ok(v) => to_val(var.ty, &v).map(|v| var.norm.value(var.ty, v)),
                 Err(_) => None,
             };
@@ -278,12 +292,33 @@ impl Point<'_> {
         state: &State,
         host: &mut dyn Host,
     ) -> Result<Value, EvalError> {
+        self.eval_observed(
+            program,
+            env,
+            state,
+            host,
+            super::observe::Site::Emotion,
+            None,
+        )
+    }
+
+    /// [`Point::eval`], reporting the program's branches at `site` to `obs`
+    /// when there is one.
+    pub fn eval_observed(
+        &self,
+        program: &Program,
+        env: u16,
+        state: &State,
+        host: &mut dyn Host,
+        site: super::observe::Site<'_>,
+        obs: Option<&mut (dyn super::observe::Observer + '_)>,
+    ) -> Result<Value, EvalError> {
         let Some(e) = self.ir.envs.get(env as usize) else {
             return Ok(Value::Bool(false));
         };
         let mut act = Activation::new(&e.env);
         self.fill(state, env, None, &mut act);
-        program.eval(&act, host)
+        super::observe::eval(program, &act, host, site, obs)
     }
 }
 

@@ -273,6 +273,16 @@ impl Engine {
     /// derived variables made at the message (Format 11.5; events and
     /// outcomes are not re-evaluated here, 9.3).
     pub fn entries_at(&self, m: u32) -> Vec<EntryActivation> {
+        self.entries_at_observed(m, None)
+    }
+
+    /// [`Engine::entries_at`], reporting to `obs` the branches of each
+    /// `when` evaluated and each active entry (Format 21.6).
+    pub fn entries_at_observed(
+        &self,
+        m: u32,
+        mut obs: Option<&mut (dyn super::observe::Observer + '_)>,
+    ) -> Vec<EntryActivation> {
         let Some(msg) = self.session.messages.get(m as usize) else {
             return Vec::new();
         };
@@ -353,7 +363,16 @@ impl Engine {
                         calls: &mut calls,
                         cache: &mut cache,
                     };
-                    a.when = self.eval_when(&point, &state, e, program, &mut host);
+                    let site = super::observe::Site::Entry(&a.owner, &a.id);
+                    a.when = self.eval_when(
+                        &point,
+                        &state,
+                        e,
+                        program,
+                        &mut host,
+                        site,
+                        obs.as_deref_mut(),
+                    );
                     match &a.when {
                         When::False => a.why = Why::WhenFalse,
                         When::Error(_) => a.why = Why::WhenError,
@@ -362,6 +381,11 @@ impl Engine {
                 }
             }
             a.active = matches!(a.why, Why::Constant | Why::Keys);
+            if a.active {
+                if let Some(o) = obs.as_deref_mut() {
+                    o.entry(&a.owner, &a.id);
+                }
+            }
             out.push(a);
         }
         let mut active: Vec<EntryActivation> = Vec::new();
@@ -424,6 +448,7 @@ impl Engine {
         };
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn eval_when(
         &self,
         point: &Point<'_>,
@@ -431,13 +456,15 @@ impl Engine {
         e: &EntryIr,
         program: &crate::cel::Program,
         host: &mut LoreHost<'_>,
+        site: super::observe::Site<'_>,
+        obs: Option<&mut (dyn super::observe::Observer + '_)>,
     ) -> When {
         let Some(env) = self.ir.envs.get(e.env as usize) else {
             return When::Error("no environment".into());
         };
         let mut act = Activation::new(&env.env);
         point.fill(state, e.env, None, &mut act);
-        match program.eval(&act, host) {
+        match super::observe::eval(program, &act, host, site, obs) {
             Ok(Value::Bool(true)) => When::Held,
             Ok(Value::Bool(false)) => When::False,
             Ok(_) => When::Error("`when` did not give a bool".into()),

@@ -90,8 +90,33 @@ impl Engine {
         }
     }
 
-    /// Renders `text` at `state` for `who` (Format 10).
+    /// Renders `text` at `state` for `who` (Format 10), at most
+    /// [`template::render::RENDER_LIMIT`] bytes (cut there; see
+    /// [`Engine::render_checked`]).
     pub fn render(&self, text: &str, state: &State, who: RenderFor<'_>) -> String {
+        self.render_checked(text, state, who)
+            .unwrap_or_else(|e| e.partial)
+    }
+
+    /// [`Engine::render`], `Err` when the result would exceed
+    /// [`template::render::RENDER_LIMIT`] bytes (Format 16.2: LIMIT).
+    pub fn render_checked(
+        &self,
+        text: &str,
+        state: &State,
+        who: RenderFor<'_>,
+    ) -> Result<String, template::render::TooLong> {
+        self.render_limited(text, state, who, template::render::RENDER_LIMIT)
+    }
+
+    /// [`Engine::render_checked`] with a budget of `limit` bytes.
+    pub fn render_limited(
+        &self,
+        text: &str,
+        state: &State,
+        who: RenderFor<'_>,
+        limit: usize,
+    ) -> Result<String, template::render::TooLong> {
         let owner = who.owner.map(|o| {
             if o == &*self.ir.scenario {
                 None
@@ -112,7 +137,7 @@ impl Engine {
             user: self.user_name(state),
             message,
         };
-        template::render_str(text, &scope)
+        template::render::render_str_bounded(text, &scope, limit)
     }
 
     /// Renders part `i` of message `m` at its own state (Format 10.5).

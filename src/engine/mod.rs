@@ -19,6 +19,7 @@ pub mod load;
 pub mod lore;
 pub mod macros;
 pub mod memory;
+pub mod observe;
 pub mod replay;
 pub mod state;
 
@@ -32,6 +33,7 @@ use replay::{initial, replay_all, step, Tree};
 
 pub use eval::{Point, RollHost, Scratch};
 pub use lore::{EntryActivation, KeyHit, Secondary, When, Why};
+pub use observe::{Observer, Recorder, Report, Site};
 pub use state::State;
 
 /// The default checkpoint stride: a full state is kept at every message

@@ -4,6 +4,7 @@
 //! query replays at most `stride - 1` messages from the nearest checkpoint.
 
 use super::eval::{char_of, Point, RollHost, Scratch};
+use super::observe::Observer;
 use super::state::State;
 use crate::compile::session::Fired;
 use crate::compile::{SessionIr, StoryIr, Who};
@@ -70,6 +71,19 @@ pub fn step(
     m: u32,
     scratch: &mut Scratch,
 ) -> u64 {
+    step_observed(ir, session, st, m, scratch, None)
+}
+
+/// [`step`], reporting to `obs` the opening a root names and the branches
+/// of the derived variables recomputed after each change step.
+pub fn step_observed(
+    ir: &StoryIr,
+    session: &SessionIr,
+    st: &mut State,
+    m: u32,
+    scratch: &mut Scratch,
+    mut obs: Option<&mut (dyn Observer + '_)>,
+) -> u64 {
     let Some(msg) = session.messages.get(m as usize) else {
         return 0;
     };
@@ -107,6 +121,9 @@ pub fn step(
     };
     if let (None, Some(o)) = (msg.parent, msg.opening) {
         if let Some(op) = ir.openings.get(o as usize) {
+            if let Some(ob) = obs.as_deref_mut() {
+                ob.opening(&op.id);
+            }
             if let Some(l) = &op.scene_location {
                 st.location = l.clone();
             }
@@ -121,13 +138,13 @@ pub fn step(
             for c in &op.changes {
                 st.apply(ir, c);
             }
-            point.recompute(st, scratch, &mut host);
+            point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut());
         }
     }
     for c in &msg.changes {
         st.apply(ir, c);
     }
-    point.recompute(st, scratch, &mut host);
+    point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut());
     for f in &msg.firings {
         let def = match f {
             Fired::Event(e) => ir.events.get(*e as usize),
@@ -137,7 +154,8 @@ pub fn step(
         for c in &def.changes {
             st.apply(ir, c);
         }
-        point.recompute(st, scratch, &mut host);
+        st.mark_fired(*f);
+        point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut());
         if def.end && st.ending.is_none() {
             st.ending = Some(*f);
         }

@@ -37,9 +37,23 @@ pub struct State {
     pub at: Option<u32>,
     /// The first ending firing on the path (Format 9.3).
     pub ending: Option<Fired>,
+    /// Whether each event (by index) fired on the path so far (Format 9.2:
+    /// a non-repeating event fires once per path): the one record of
+    /// "fired on this path", kept by [`crate::engine::replay::step`] and the
+    /// runtime's firing evaluation alike.
+    pub fired: Vec<bool>,
 }
 
 impl State {
+    /// Marks a firing as fired on the path (events only; Format 9.2).
+    pub fn mark_fired(&mut self, f: Fired) {
+        if let Fired::Event(i) = f {
+            if let Some(x) = self.fired.get_mut(i as usize) {
+                *x = true;
+            }
+        }
+    }
+
     /// The state before any message under difficulty preset `preset`
     /// (the default preset when `None`), derived variables not yet
     /// computed (Format 8.6).
@@ -75,6 +89,7 @@ impl State {
             root: None,
             at: None,
             ending: None,
+            fired: vec![false; ir.events.len()],
         }
     }
 

@@ -8,21 +8,34 @@ use crate::cel::Value;
 use crate::compile::session::Fired;
 use crate::compile::{FiringIr, SessionIr, StoryIr};
 use crate::engine::eval::char_of;
-use crate::engine::{Point, RollHost, Scratch, State};
+use crate::engine::{Observer, Point, RollHost, Scratch, Site, State};
 
-/// Evaluates 9.2 at message `m` whose changes are already applied to `st`.
-/// `fired_before[i]` says whether event `i` fired earlier on the path;
-/// `rolls` is the number of `roll()` calls already made at `m` (by its
-/// derived variables, Format 11.5). Applies the firings' changes to `st`
-/// and returns the firings in order.
+/// Evaluates 9.2 at message `m` whose changes are already applied to `st`
+/// (`st.fired` says which events fired earlier on the path); `rolls` is the
+/// number of `roll()` calls already made at `m` (by its derived variables,
+/// Format 11.5). Applies the firings' changes to `st`, marks them fired and
+/// returns them in order.
 pub fn evaluate(
     ir: &StoryIr,
     session: &SessionIr,
     st: &mut State,
     m: u32,
-    fired_before: &[bool],
     rolls: u64,
     scratch: &mut Scratch,
+) -> Vec<Fired> {
+    evaluate_observed(ir, session, st, m, rolls, scratch, None)
+}
+
+/// [`evaluate`], reporting to `obs` the branches of every `when` evaluated
+/// and of the derived variables recomputed after each firing.
+pub fn evaluate_observed(
+    ir: &StoryIr,
+    session: &SessionIr,
+    st: &mut State,
+    m: u32,
+    rolls: u64,
+    scratch: &mut Scratch,
+    mut obs: Option<&mut (dyn Observer + '_)>,
 ) -> Vec<Fired> {
     let mut out = Vec::new();
     if st.ending.is_some() {
@@ -54,18 +67,23 @@ pub fn evaluate(
         );
     for (fired, def) in all {
         if let Fired::Event(i) = fired {
-            if !def.repeat && fired_before.get(i as usize).copied().unwrap_or(false) {
+            if !def.repeat && st.fired.get(i as usize).copied().unwrap_or(false) {
                 continue;
             }
         }
-        if !holds(&point, def, st, &mut host) {
+        let site = match fired {
+            Fired::Event(_) => Site::Event(&def.id),
+            Fired::Outcome(_) => Site::Outcome(&def.id),
+        };
+        if !holds(&point, def, st, &mut host, site, obs.as_deref_mut()) {
             continue;
         }
         out.push(fired);
         for c in &def.changes {
             st.apply(ir, c);
         }
-        point.recompute(st, scratch, &mut host);
+        st.mark_fired(fired);
+        point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut());
         if def.end {
             st.ending = Some(fired);
             break;
@@ -74,22 +92,19 @@ pub fn evaluate(
     out
 }
 
-fn holds(point: &Point<'_>, def: &FiringIr, st: &State, host: &mut RollHost<'_>) -> bool {
+fn holds(
+    point: &Point<'_>,
+    def: &FiringIr,
+    st: &State,
+    host: &mut RollHost<'_>,
+    site: Site<'_>,
+    obs: Option<&mut (dyn Observer + '_)>,
+) -> bool {
     match &def.when {
-        Some(p) => matches!(point.eval(p, 0, st, host), Ok(Value::Bool(true))),
+        Some(p) => matches!(
+            point.eval_observed(p, 0, st, host, site, obs),
+            Ok(Value::Bool(true))
+        ),
         None => false,
     }
-}
-
-/// The events fired on a path after `firings` were added to `before`.
-pub fn fired_after(before: &[bool], firings: &[Fired]) -> Vec<bool> {
-    let mut v = before.to_vec();
-    for f in firings {
-        if let Fired::Event(i) = f {
-            if let Some(x) = v.get_mut(*i as usize) {
-                *x = true;
-            }
-        }
-    }
-    v
 }

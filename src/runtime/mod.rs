@@ -58,6 +58,8 @@ pub struct TurnContext<'a> {
     pub(crate) engine: &'a Engine,
     pub(crate) state: &'a State,
     pub(crate) point: Point<'a>,
+    /// The session's recorder, when it records (Format 21.6).
+    pub(crate) observer: Option<&'a std::cell::RefCell<crate::engine::Recorder>>,
 }
 
 impl TurnContext<'_> {

@@ -4,12 +4,14 @@
 
 use serde_json::{Map, Value};
 
-use super::firing::evaluate;
+use super::compiled::RuntimeIr;
+use super::firing::evaluate_observed;
+use crate::cel::NoHost;
 use crate::compile::session::Fired;
 use crate::compile::{SessionIr, Who};
 use crate::diag::{Code, Diagnostic};
-use crate::engine::replay::step;
-use crate::engine::{Engine, Scratch};
+use crate::engine::replay::step_observed;
+use crate::engine::{Engine, Observer, Point, Scratch, Site};
 
 /// What replay yields for one message.
 #[derive(Debug, Clone)]
@@ -62,7 +64,22 @@ fn is_player(engine: &Engine, w: Who) -> bool {
 
 /// Replays `engine`'s session (Format 18.7).
 pub fn replay(engine: &Engine) -> Replay {
+    replay_observed(engine, None)
+}
+
+/// [`replay`], reporting to `obs` what a runtime evaluates at each message
+/// of the recorded session (Format 21.6): the recorded firings, the opening
+/// of each root, the branches of the derived variables after each change
+/// step and of events' and outcomes' `when` (9.2, where a turn evaluates
+/// them), the scenario's `emotion` at each turn's messages (18.6), and the
+/// entries active at every message with their `when` (5.3).
+pub fn replay_observed(engine: &Engine, mut obs: Option<&mut (dyn Observer + '_)>) -> Replay {
     let session = &engine.session;
+    // The emotion, as the rules runtime compiles it (only when observed).
+    let emotion = obs
+        .as_ref()
+        .and_then(|_| RuntimeIr::compile(&engine.story, &engine.ir, None).ok())
+        .and_then(|rt| rt.emotion);
     // The session with no recorded firings: a message's own step.
     let bare = SessionIr {
         messages: session
@@ -92,34 +109,47 @@ pub fn replay(engine: &Engine) -> Replay {
             Some(p) => engine.state_at(p),
             None => engine.initial().clone(),
         };
-        let rolls = step(&engine.ir, &bare, &mut st, m, &mut scratch);
-        let mut fired_before = vec![false; engine.ir.events.len()];
-        let mut cur = msg.parent;
-        while let Some(c) = cur {
-            let cm = &session.messages[c as usize];
-            for f in &cm.firings {
-                if let Fired::Event(i) = f {
-                    if let Some(x) = fired_before.get_mut(*i as usize) {
-                        *x = true;
-                    }
-                }
-            }
-            cur = cm.parent;
-        }
+        let rolls = step_observed(
+            &engine.ir,
+            &bare,
+            &mut st,
+            m,
+            &mut scratch,
+            obs.as_deref_mut(),
+        );
         let produced = if answered {
             Vec::new()
         } else {
-            evaluate(
+            evaluate_observed(
                 &engine.ir,
                 &bare,
                 &mut st,
                 m,
-                &fired_before,
                 rolls,
                 &mut scratch,
+                obs.as_deref_mut(),
             )
         };
         let recorded = &msg.firings;
+        if let Some(o) = obs.as_deref_mut() {
+            for f in recorded {
+                let (id, kind) = name(engine, f);
+                o.fired(&id, kind == "outcome");
+            }
+            let after = engine.state_at(m);
+            if let (Some(p), false, Some(_)) = (&emotion, answered, msg.parent) {
+                let point = Point {
+                    ir: &engine.ir,
+                    session: Some(session),
+                    char: match msg.author {
+                        Who::Cast(c) if !is_player(engine, msg.author) => Some(c),
+                        _ => None,
+                    },
+                };
+                let _ = point.eval_observed(p, 0, &after, &mut NoHost, Site::Emotion, Some(o));
+            }
+            engine.entries_at_observed(m, Some(o));
+        }
         let at = |p: &str| format!("message:{}{p}", msg.id);
         let mut mismatch = false;
         for (i, f) in recorded.iter().enumerate() {

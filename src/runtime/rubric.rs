@@ -9,7 +9,7 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use super::compiled::CriterionIr;
 use super::turn::Score;
 use crate::cel::{NoHost, Value};
-use crate::engine::{Point, State};
+use crate::engine::{Observer, Point, Site, State};
 
 /// Rounds to 4 decimal places, half away from zero, from the double's
 /// exact value.
@@ -23,8 +23,14 @@ pub fn round4(x: f64) -> f64 {
     }
 }
 
-/// Scores `criteria` at `state` (char `""`, `self` the scenario).
-pub fn score(point: &Point<'_>, criteria: &[CriterionIr], state: &State) -> Score {
+/// Scores `criteria` at `state` (char `""`, `self` the scenario), reporting
+/// each score's branches to `obs` when there is one.
+pub fn score(
+    point: &Point<'_>,
+    criteria: &[CriterionIr],
+    state: &State,
+    mut obs: Option<&mut (dyn Observer + '_)>,
+) -> Score {
     let mut out = IndexMap::new();
     let (mut num, mut den) = (0.0f64, 0.0f64);
     let mut graded = false;
@@ -33,7 +39,8 @@ pub fn score(point: &Point<'_>, criteria: &[CriterionIr], state: &State) -> Scor
             out.insert(c.id.to_string(), None);
             continue;
         };
-        let v = match point.eval(p, 0, state, &mut NoHost) {
+        let site = Site::Score(&c.id);
+        let v = match point.eval_observed(p, 0, state, &mut NoHost, site, obs.as_deref_mut()) {
             Ok(Value::Double(d)) if !d.is_nan() => d.clamp(0.0, 1.0),
             Ok(Value::Int(i)) => (i as f64).clamp(0.0, 1.0),
             _ => 0.0,

@@ -74,10 +74,18 @@ fn matches(rule: &RuleIr, ctx: &TurnContext<'_>, lowered: &str, host: &mut RuleH
     }
     match &rule.when {
         None => true,
-        Some(program) => matches!(
-            ctx.point.eval(program, 0, ctx.state, host),
-            Ok(Value::Bool(true))
-        ),
+        Some(program) => {
+            let mut rec = ctx.observer.map(|r| r.borrow_mut());
+            let obs = rec
+                .as_deref_mut()
+                .map(|r| r as &mut dyn crate::engine::Observer);
+            let site = crate::engine::Site::Rule(&rule.id);
+            matches!(
+                ctx.point
+                    .eval_observed(program, 0, ctx.state, host, site, obs),
+                Ok(Value::Bool(true))
+            )
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::compiled::RuntimeIr;
-use super::firing::{evaluate, fired_after};
+use super::firing::evaluate_observed;
 use super::open::Opened;
 use super::rules::RulesRuntime;
 use super::session_writer::{troupe_json, MessageLine, SessionWriter};
@@ -15,8 +15,8 @@ use super::Runtime;
 use crate::compile::session::Fired;
 use crate::compile::{MessageIr, Who};
 use crate::diag::{Code, Diagnostic};
-use crate::engine::replay::step;
-use crate::engine::{Engine, Scratch, State};
+use crate::engine::replay::step_observed;
+use crate::engine::{Engine, Observer, Recorder, Scratch, State};
 
 /// Which runtime proposes (Format 18.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -69,6 +69,9 @@ pub enum TurnError {
     /// The session file could not be written.
     #[error("cannot write the session file: {0}")]
     Io(#[from] std::io::Error),
+    /// The turn would exceed a bound of Format 16 (LIMIT): it is not taken.
+    #[error("LIMIT: {0}")]
+    Limit(String),
 }
 
 /// A running session: the compiled story, the messages written so far with
@@ -80,8 +83,6 @@ pub struct Session {
     pub(crate) kind: RuntimeKind,
     /// State at each message (index = message index).
     pub(crate) states: Vec<State>,
-    /// Events fired on the path to each message.
-    pub(crate) fired: Vec<Vec<bool>>,
     /// `roll()` calls made at each message before its events (11.5).
     pub(crate) rolls: Vec<u64>,
     pub(crate) current: Option<u32>,
@@ -92,6 +93,8 @@ pub struct Session {
     pub(crate) scratch: Scratch,
     pub(crate) writer: SessionWriter,
     pub(crate) header: Value,
+    /// What the session evaluated (Format 21.6), when it records.
+    pub(crate) recorder: Option<std::cell::RefCell<Recorder>>,
 }
 
 fn refuse(code: Code, at: &str, message: String) -> StartError {
@@ -179,7 +182,21 @@ impl Session {
     /// conform (unknown scenario, preset or opening; a scenario without
     /// players).
     pub fn start(pack: &Opened, options: &Options) -> Result<Session, StartError> {
-        Session::start_inner(pack, options, None, None)
+        Session::start_inner(pack, options, None, None, false)
+    }
+
+    /// [`Session::start`], recording from the root on what the session
+    /// evaluates (the observer of [`crate::engine::observe`]): condition
+    /// branches, the turns' rules, firings, the opening. Read it with
+    /// [`Session::recorder`].
+    pub fn start_recorded(pack: &Opened, options: &Options) -> Result<Session, StartError> {
+        Session::start_inner(pack, options, None, None, true)
+    }
+
+    /// What a recorded session evaluated so far (`None` unless started with
+    /// [`Session::start_recorded`]).
+    pub fn recorder(&self) -> Option<Recorder> {
+        self.recorder.as_ref().map(|r| r.borrow().clone())
     }
 
     /// [`Session::start`], writing the session file to `out` (Format 18.8;
@@ -190,7 +207,7 @@ impl Session {
         out: &Path,
     ) -> Result<Session, StartError> {
         let writer = SessionWriter::create(out)?;
-        Session::start_inner(pack, options, None, Some(writer))
+        Session::start_inner(pack, options, None, Some(writer), false)
     }
 
     /// Starts a session whose proposals come from `runtime` (an adapter).
@@ -204,7 +221,7 @@ impl Session {
             Some(p) => Some(SessionWriter::create(p)?),
             None => None,
         };
-        Session::start_inner(pack, options, Some(runtime), writer)
+        Session::start_inner(pack, options, Some(runtime), writer, false)
     }
 
     fn start_inner(
@@ -212,6 +229,7 @@ impl Session {
         options: &Options,
         runtime: Option<Box<dyn Runtime>>,
         writer: Option<SessionWriter>,
+        record: bool,
     ) -> Result<Session, StartError> {
         let bundle = &*pack.bundle;
         let (header, _) = build_header(bundle, options)?;
@@ -258,7 +276,6 @@ impl Session {
             runtime,
             kind: options.runtime,
             states: Vec::new(),
-            fired: Vec::new(),
             rolls: Vec::new(),
             current: None,
             turns: Vec::new(),
@@ -267,6 +284,7 @@ impl Session {
             scratch,
             writer: writer.unwrap_or_default(),
             header,
+            recorder: record.then(Default::default),
         };
         if s.kind == RuntimeKind::Fake {
             return Ok(s);
@@ -395,7 +413,9 @@ impl Session {
             session: Some(&self.engine.session),
             char: None,
         };
-        Some(super::rubric::score(&point, criteria, self.state()))
+        let mut rec = self.recorder.as_ref().map(|r| r.borrow_mut());
+        let obs = rec.as_deref_mut().map(|r| r as &mut dyn Observer);
+        Some(super::rubric::score(&point, criteria, self.state(), obs))
     }
 
     /// Undo (Format 18.4, 20): the next input becomes a sibling of the last
@@ -462,39 +482,47 @@ impl Session {
             Some(p) => self.states[p as usize].clone(),
             None => self.engine.initial().clone(),
         };
-        let rolls = step(
+        let rolls = step_observed(
             &self.engine.ir,
             &self.engine.session,
             &mut st,
             ix,
             &mut self.scratch,
+            self.recorder
+                .as_mut()
+                .map(|r| r.get_mut() as &mut dyn Observer),
         );
         self.rolls.push(rolls);
-        let fired = match parent {
-            Some(p) => self.fired[p as usize].clone(),
-            None => vec![false; self.engine.ir.events.len()],
-        };
         self.states.push(st);
-        self.fired.push(fired);
         ix
     }
 
     /// Evaluates 9.2 at message `m` and records its firings.
     pub(crate) fn fire(&mut self, m: u32) -> Vec<Fired> {
         let mi = m as usize;
-        let before = self.fired[mi].clone();
         let mut st = self.states[mi].clone();
-        let firings = evaluate(
+        let mut obs = self
+            .recorder
+            .as_mut()
+            .map(|r| r.get_mut() as &mut dyn Observer);
+        let firings = evaluate_observed(
             &self.engine.ir,
             &self.engine.session,
             &mut st,
             m,
-            &before,
             self.rolls.get(mi).copied().unwrap_or(0),
             &mut self.scratch,
+            obs.as_deref_mut(),
         );
+        if let Some(o) = obs {
+            for f in &firings {
+                match f {
+                    Fired::Event(i) => o.fired(&self.engine.ir.events[*i as usize].id, false),
+                    Fired::Outcome(i) => o.fired(&self.engine.ir.outcomes[*i as usize].id, true),
+                }
+            }
+        }
         self.states[mi] = st;
-        self.fired[mi] = fired_after(&before, &firings);
         self.engine.session.messages[mi].firings = firings.clone();
         firings
     }
@@ -505,7 +533,6 @@ impl Session {
             self.engine.session.index.remove(&m.id);
         }
         self.states.pop();
-        self.fired.pop();
         self.rolls.pop();
     }
 

@@ -208,6 +208,9 @@ impl Session {
         let rule = proposal
             .as_ref()
             .and_then(|p| p.rule.as_ref().map(|r| r.to_string()));
+        if let (Some(r), Some(rec)) = (&rule, self.recorder.as_mut()) {
+            crate::engine::Observer::rule(rec.get_mut(), r);
+        }
         let mut status = v_in.status;
         let mut diagnostics = Vec::new();
         let mut m_r = None;
@@ -251,6 +254,18 @@ impl Session {
             }
         }
         let last = m_r.as_ref().map_or(m_in, |(r, _)| *r);
+        // A reply whose rendered text is over the budget is refused whole
+        // (Format 16.2): nothing of the turn is kept or written.
+        if let Some((r, _)) = &m_r {
+            if let Err(e) = self.render_checked(*r) {
+                self.pop();
+                self.pop();
+                return Err(TurnError::Limit(format!(
+                    "the reply renders to more than {} bytes (Format 16.2); the turn is not taken",
+                    e.limit
+                )));
+            }
+        }
         // 9. Written before the result is returned.
         let line = self.line_of(m_in, &[]);
         self.writer.line(&line)?;
@@ -294,6 +309,7 @@ impl Session {
                     Who::Narrator => None,
                 },
             },
+            observer: self.recorder.as_ref(),
         };
         self.runtime.propose(&ctx)
     }
@@ -371,9 +387,24 @@ impl Session {
 
     /// The rendered text of message `m` at its state (Format 10.5).
     pub(crate) fn render(&self, m: u32) -> Option<String> {
-        let msg = self.engine.session.messages.get(m as usize)?;
+        match self.render_checked(m) {
+            Ok(t) => t,
+            Err(e) => Some(e.partial),
+        }
+    }
+
+    /// [`Session::render`], `Err` when a part renders past the budget of
+    /// Format 16.2 or the parts together exceed it.
+    pub(crate) fn render_checked(
+        &self,
+        m: u32,
+    ) -> Result<Option<String>, crate::template::render::TooLong> {
+        let limit = crate::template::render::RENDER_LIMIT;
+        let Some(msg) = self.engine.session.messages.get(m as usize) else {
+            return Ok(None);
+        };
         if msg.parts.is_empty() {
-            return None;
+            return Ok(None);
         }
         let author = self.engine.ir.who_id(msg.author).to_string();
         let narrator = author == "narrator";
@@ -387,13 +418,32 @@ impl Session {
             narrator,
         };
         let st = &self.states[m as usize];
-        Some(
-            msg.parts
-                .iter()
-                .map(|p| self.engine.render(&p.text, st, who))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        )
+        // One budget for the message: each part renders within what the
+        // parts before it (and their `\n` separators) left.
+        let mut text = String::new();
+        for (i, p) in msg.parts.iter().enumerate() {
+            if i > 0 {
+                text.push('\n');
+            }
+            let left =
+                limit
+                    .checked_sub(text.len())
+                    .ok_or_else(|| crate::template::render::TooLong {
+                        limit,
+                        partial: String::new(),
+                    })?;
+            match self.engine.render_limited(&p.text, st, who, left) {
+                Ok(t) => text.push_str(&t),
+                Err(e) => {
+                    text.push_str(&e.partial);
+                    return Err(crate::template::render::TooLong {
+                        limit,
+                        partial: text,
+                    });
+                }
+            }
+        }
+        Ok(Some(text))
     }
 
     /// The emotion (Format 18.6) at message `m`.
@@ -407,7 +457,12 @@ impl Session {
                 Who::Narrator => None,
             },
         };
-        match point.eval(p, 0, &self.states[m as usize], &mut NoHost) {
+        let mut rec = self.recorder.as_ref().map(|r| r.borrow_mut());
+        let obs = rec
+            .as_deref_mut()
+            .map(|r| r as &mut dyn crate::engine::Observer);
+        let site = crate::engine::Site::Emotion;
+        match point.eval_observed(p, 0, &self.states[m as usize], &mut NoHost, site, obs) {
             Ok(crate::cel::Value::String(s)) => Some(s.to_string()),
             _ => None,
         }

@@ -27,33 +27,84 @@ pub trait Scope {
     fn seed(&self) -> (u64, &str);
 }
 
+/// The most bytes one template renders to (Format 16.2): a message part, a
+/// summary, a reply, a `troupe render` result. Rendering stops there.
+pub const RENDER_LIMIT: usize = 1 << 20;
+
+/// A rendering that would exceed its byte budget; `partial` is the text up
+/// to the last piece that fit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooLong {
+    /// The budget, in bytes.
+    pub limit: usize,
+    /// What was rendered before the budget was reached.
+    pub partial: String,
+}
+
 /// Renders `t`, parsed from `source`, in `scope` (Format 10). A macro that
-/// cannot render is left exactly as written.
+/// cannot render is left exactly as written. At most [`RENDER_LIMIT`]
+/// bytes: a longer result is cut at the last piece that fits (see
+/// [`render_bounded`] to learn that it was).
 pub fn render(t: &Template, source: &str, scope: &dyn Scope) -> String {
-    let mut out = String::with_capacity(source.len());
+    render_bounded(t, source, scope, RENDER_LIMIT).unwrap_or_else(|e| e.partial)
+}
+
+/// [`render`] with a budget of `limit` bytes: `Err` as soon as the text
+/// would grow past it, so memory stays bounded by the budget however the
+/// macros expand.
+pub fn render_bounded(
+    t: &Template,
+    source: &str,
+    scope: &dyn Scope,
+    limit: usize,
+) -> Result<String, TooLong> {
+    let mut out = String::with_capacity(source.len().min(limit));
     let mut k = 0u64;
+    let push = |out: &mut String, piece: &str| -> Result<(), TooLong> {
+        if out.len() + piece.len() > limit {
+            return Err(TooLong {
+                limit,
+                partial: std::mem::take(out),
+            });
+        }
+        out.push_str(piece);
+        Ok(())
+    };
     for node in &t.nodes {
         match node {
-            Node::Text(s) => out.push_str(s),
+            Node::Text(s) => push(&mut out, s)?,
             Node::Macro(m, span) => {
                 let written = source.get(span.clone()).unwrap_or("");
                 match render_macro(m, k, scope) {
-                    Some(s) => out.push_str(&s),
-                    None => out.push_str(written),
+                    Some(s) => push(&mut out, &s)?,
+                    None => push(&mut out, written)?,
                 }
                 k += 1;
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Parses and renders `source`; a template that does not parse renders as
 /// written.
 pub fn render_str(source: &str, scope: &dyn Scope) -> String {
+    render_str_bounded(source, scope, RENDER_LIMIT).unwrap_or_else(|e| e.partial)
+}
+
+/// [`render_str`] with a budget of `limit` bytes (see [`render_bounded`]).
+pub fn render_str_bounded(
+    source: &str,
+    scope: &dyn Scope,
+    limit: usize,
+) -> Result<String, TooLong> {
     match super::parse(source) {
-        Ok(t) => render(&t, source, scope),
-        Err(_) => source.to_string(),
+        Ok(t) => render_bounded(&t, source, scope, limit),
+        Err(_) if source.len() > limit => Err(TooLong {
+            limit,
+            partial: String::new(),
+        }),
+        Err(_) => Ok(source.to_string()),
     }
 }
 

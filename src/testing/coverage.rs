@@ -3,14 +3,15 @@
 //! and the report (`reached/total` per kind, the percent, the not-reached
 //! list, the scenarios without tests).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::branches::split;
 use crate::check::pack::origin::Origins;
+use crate::engine::observe::Report as Observed;
+use crate::engine::Recorder;
 
 /// The kinds of items, in report order.
 pub const KINDS: [&str; 6] = [
@@ -29,7 +30,7 @@ pub struct Item {
     pub label: String,
 }
 
-/// Where a condition is evaluated, for instrumented runs.
+/// Where a condition is evaluated (Format 21.6 "Conditions and operands").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Site {
     /// An event's `when` (index in the scenario's events).
@@ -38,7 +39,7 @@ pub enum Site {
     Outcome(usize),
     /// A rule's `when`.
     Rule(usize),
-    /// An entry's `when`, with its owner (`None`: the scenario).
+    /// An entry's `when`.
     Entry,
     /// A variable's `derived`.
     Derived,
@@ -55,6 +56,9 @@ pub struct Condition {
     pub index: usize,
     /// Where it is evaluated.
     pub site: Site,
+    /// The key of its site, as the engine and runtime report it
+    /// ([`crate::engine::Site::key`]: `event cross`, `derived kai.mood`).
+    pub key: String,
     /// The owner whose `self` it evaluates with (`None`: the scenario).
     pub owner: Option<String>,
     /// Its CEL source.
@@ -63,9 +67,9 @@ pub struct Condition {
     pub file: String,
     /// The pointer in that file.
     pub pointer: String,
-    /// The entry's `<owner>/<id>` for entry conditions; the rule's ID for
-    /// rule conditions.
-    pub entry: Option<String>,
+    /// Its operands' texts (Format 21.6), from the compiled program's
+    /// lowered tree ([`crate::cel::Program::operands`]).
+    pub operands: Vec<String>,
 }
 
 /// The items and conditions of one scenario.
@@ -73,40 +77,35 @@ pub struct Condition {
 pub struct ScenarioModel {
     /// Items in kind order, then declaration order.
     pub items: Vec<Item>,
-    /// The conditions with operands (and entry conditions).
+    /// The conditions (CEL strings) of the scenario.
     pub conditions: Vec<Condition>,
-    /// The enabled entries that can be active (constant or with keys), in
-    /// declaration order (Format 5.3).
-    pub entries: Vec<EntryModel>,
+    /// Condition index by site key.
+    sites: HashMap<String, usize>,
 }
 
-/// What decides whether an entry is active (Format 5.2–5.4).
-#[derive(Debug, Clone, Default)]
-pub struct EntryModel {
-    /// `<owner>/<id>`.
-    pub key: String,
-    /// `constant: true`.
-    pub constant: bool,
-    /// `keys`.
-    pub keys: Vec<String>,
-    /// `secondary_keys`, when present.
-    pub secondary: Option<Vec<String>>,
-    /// `logic` (`and_any` by default).
-    pub logic: String,
-    /// `scan_depth` (1 by default).
-    pub scan_depth: usize,
-    /// `case_sensitive`.
-    pub case_sensitive: bool,
-    /// `whole_words` (true by default).
-    pub whole_words: bool,
-}
-
-fn strings(v: Option<&Value>) -> Option<Vec<String>> {
-    v.and_then(Value::as_array).map(|a| {
-        a.iter()
-            .filter_map(|x| x.as_str().map(str::to_string))
+impl ScenarioModel {
+    /// The item keys a run's reports reach (Format 21.6): the operand
+    /// values seen, the turns' rules, active entries, firings, openings.
+    pub fn reached(&self, rec: &Recorder) -> Vec<String> {
+        rec.reports
+            .iter()
+            .filter_map(|r| match r {
+                Observed::Seen {
+                    site,
+                    operand,
+                    value,
+                } => self
+                    .sites
+                    .get(site)
+                    .map(|&c| branch_key(c, *operand, *value)),
+                Observed::Rule(id) => Some(format!("rule {id}")),
+                Observed::Entry(k) => Some(format!("entry {k}")),
+                Observed::Event(id) => Some(format!("event {id}")),
+                Observed::Outcome(id) => Some(format!("outcome {id}")),
+                Observed::Opening(id) => Some(format!("opening {id}")),
+            })
             .collect()
-    })
+    }
 }
 
 /// Every scenario's items, from a lowered bundle.
@@ -116,8 +115,8 @@ pub struct Model {
     pub scenarios: IndexMap<String, ScenarioModel>,
 }
 
-/// A condition found: site, owner, source, bundle pointer, entry key.
-type Found = (Site, Option<String>, String, String, Option<String>);
+/// A condition found: site, owner, source, bundle pointer, site key.
+type Found = (Site, Option<String>, String, String, String);
 
 fn ids(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
@@ -152,6 +151,9 @@ impl Model {
                 continue;
             };
             let mut m = ScenarioModel::default();
+            // The story compiled as the runtime compiles it: conditions are
+            // compiled against it for their operands.
+            let engine = crate::engine::load::compile_checked(bundle, None, Some(id)).ok();
             let base = format!("/scenarios/{si}");
             let mut conds: Vec<Found> = Vec::new();
             for (kind, field, site) in [
@@ -175,7 +177,7 @@ impl Model {
                             None,
                             w.into(),
                             format!("{base}/{field}/{i}/when"),
-                            (field == "rules").then(|| x.clone()),
+                            format!("{singular} {x}"),
                         ));
                     }
                 }
@@ -195,36 +197,6 @@ impl Model {
             for (owner, obase, ov) in &owners {
                 for (i, e) in ids(ov.get("entries")).iter().enumerate() {
                     let key = format!("{owner}/{e}");
-                    let ev = ov.pointer(&format!("/entries/{i}"));
-                    let constant =
-                        ev.and_then(|x| x.get("constant")).and_then(Value::as_bool) == Some(true);
-                    let enabled =
-                        ev.and_then(|x| x.get("enabled")).and_then(Value::as_bool) != Some(false);
-                    let keys = strings(ev.and_then(|x| x.get("keys"))).unwrap_or_default();
-                    if enabled && (constant || !keys.is_empty()) {
-                        let flag = |k: &str, d: bool| {
-                            ev.and_then(|x| x.get(k))
-                                .and_then(Value::as_bool)
-                                .unwrap_or(d)
-                        };
-                        m.entries.push(EntryModel {
-                            key: key.clone(),
-                            constant,
-                            keys,
-                            secondary: strings(ev.and_then(|x| x.get("secondary_keys"))),
-                            logic: ev
-                                .and_then(|x| x.get("logic"))
-                                .and_then(Value::as_str)
-                                .unwrap_or("and_any")
-                                .to_string(),
-                            scan_depth: ev
-                                .and_then(|x| x.get("scan_depth"))
-                                .and_then(crate::model::integer_u64)
-                                .map_or(1, |n| n.clamp(1, 1 << 16) as usize),
-                            case_sensitive: flag("case_sensitive", false),
-                            whole_words: flag("whole_words", true),
-                        });
-                    }
                     m.items.push(Item {
                         kind: "entries",
                         key: format!("entry {key}"),
@@ -240,7 +212,7 @@ impl Model {
                             self_id,
                             w.into(),
                             format!("{obase}/entries/{i}/when"),
-                            Some(key),
+                            format!("entry {key}"),
                         ));
                     }
                 }
@@ -285,12 +257,17 @@ impl Model {
                     .enumerate()
                 {
                     if let Some(d) = v.get("derived").and_then(Value::as_str) {
+                        let vid = v.get("id").and_then(Value::as_str).unwrap_or_default();
+                        let name = match owner {
+                            Some(o) => format!("{o}.{vid}"),
+                            None => vid.to_string(),
+                        };
                         conds.push((
                             Site::Derived,
                             owner.clone(),
                             d.into(),
                             format!("{obase}/variables/{i}/derived"),
-                            None,
+                            format!("derived {name}"),
                         ));
                     }
                 }
@@ -301,7 +278,7 @@ impl Model {
                     None,
                     e.into(),
                     format!("{base}/emotion"),
-                    None,
+                    "emotion".to_string(),
                 ));
             }
             for (i, c) in s
@@ -312,20 +289,32 @@ impl Model {
                 .enumerate()
             {
                 if let Some(sc) = c.get("score").and_then(Value::as_str) {
+                    let cid = c.get("id").and_then(Value::as_str).unwrap_or_default();
                     conds.push((
                         Site::Score,
                         None,
                         sc.into(),
                         format!("{base}/rubric/criteria/{i}/score"),
-                        None,
+                        format!("score {cid}"),
                     ));
                 }
             }
-            for (index, (site, owner, src, ptr, entry)) in conds.into_iter().enumerate() {
+            for (index, (site, owner, src, ptr, key)) in conds.into_iter().enumerate() {
                 let (file, pointer) = origins.translate(&ptr).unwrap_or((String::new(), ptr));
-                let sp = split(&src);
-                for (n, r) in sp.operands.iter().enumerate() {
-                    let text = src.get(r.clone()).unwrap_or_default();
+                // The operands of the program the runtime evaluates: the
+                // same source compiled for the same owner.
+                let hit = matches!(site, Site::Entry | Site::Rule(_));
+                let operands: Vec<String> = engine
+                    .as_ref()
+                    .and_then(|e| e.compile_condition(&src, owner.as_deref(), hit).ok())
+                    .map(|p| {
+                        let p = p.program;
+                        (0..p.operands().len())
+                            .map(|n| p.operand_text(n).to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                for (n, text) in operands.iter().enumerate() {
                     for b in [true, false] {
                         m.items.push(Item {
                             kind: "branches",
@@ -334,14 +323,16 @@ impl Model {
                         });
                     }
                 }
+                m.sites.insert(key.clone(), index);
                 m.conditions.push(Condition {
                     index,
                     site,
+                    key,
                     owner,
                     src,
                     file,
                     pointer,
-                    entry,
+                    operands,
                 });
             }
             model.scenarios.insert(id.to_string(), m);
@@ -377,6 +368,16 @@ impl Hits {
             .entry(scenario.to_string())
             .or_default()
             .insert(key.into());
+    }
+
+    /// Records in `scenario` what a run's reports reach (see
+    /// [`ScenarioModel::reached`]); the scenario counts as used.
+    pub fn record(&mut self, scenario: &str, model: Option<&ScenarioModel>, rec: &Recorder) {
+        self.use_scenario(scenario);
+        let none = ScenarioModel::default();
+        for key in model.unwrap_or(&none).reached(rec) {
+            self.hit(scenario, key);
+        }
     }
 
     /// Adds everything `other` reached.
@@ -497,8 +498,12 @@ mod tests {
     #[test]
     fn items_and_percent() {
         let bundle = json!({"scenarios": [{"id": "s",
+            "variables": [
+                {"id": "a", "type": "int", "default": 0},
+                {"id": "b", "type": "bool", "default": false},
+                {"id": "c", "type": "bool", "default": false}],
             "events": [{"id": "cross", "when": "state.a > 1 && (state.b || state.c)"}],
-            "outcomes": [{"id": "win", "when": {"variable_above": "a"}}],
+            "outcomes": [{"id": "win", "when": "state.a > 5"}],
             "openings": [{"id": "dawn"}]}]});
         let model = Model::new(&bundle, &Origins::default());
         let m = &model.scenarios["s"];

@@ -391,35 +391,11 @@ pub fn run_fixture(
     };
     let mut failures = Vec::new();
     let mut last_turn = 0;
-    let mut info = super::reach::RunInfo::default();
     for (i, t) in fixture.turns.iter().enumerate() {
         let n = i as i64 + 1;
         match runner.turn(&t.player_input) {
             Ok(r) => {
                 last_turn = n;
-                for f in &r.firings {
-                    if let Some(e) = &f.event {
-                        hits.hit(&fixture.scenario_id, format!("event {e}"));
-                    }
-                    if let Some(o) = &f.outcome {
-                        hits.hit(&fixture.scenario_id, format!("outcome {o}"));
-                    }
-                }
-                if let Some(rule) = &r.rule {
-                    hits.hit(&fixture.scenario_id, format!("rule {rule}"));
-                }
-                // Rules were tried unless the input's verdict was redirect
-                // or stop (then there is no rule and the status is not ok).
-                if let Some(m_in) = r.messages.first() {
-                    if r.safety_status == crate::runtime::safety::Status::Ok || r.rule.is_some() {
-                        info.rules_tried.push(m_in.clone());
-                    }
-                }
-                if r.session_control == crate::runtime::SessionControl::EndSession {
-                    if let Some(last) = r.messages.last() {
-                        info.scored.push(last.clone());
-                    }
-                }
                 if let Some(e) = &t.expect {
                     let state = runner.state();
                     failures.extend(compare(n, e, &r, &state, &format!("/turns/{i}/expect")));
@@ -446,8 +422,13 @@ pub fn run_fixture(
             }
         }
     }
-    if let Some(engine) = runner.engine() {
-        super::reach::reached(engine, &fixture.scenario_id, model, &mut hits, Some(&info));
+    // What the session evaluated (Format 21.6), and the entries the engine
+    // finds active at each message it wrote.
+    if let (Some(engine), Some(mut rec)) = (runner.engine(), runner.recorder()) {
+        for m in 0..engine.session.messages.len() {
+            engine.entries_at_observed(m as u32, Some(&mut rec));
+        }
+        hits.record(&fixture.scenario_id, model, &rec);
     }
     for f in &mut failures {
         f.file = Some(file.to_string());

@@ -115,9 +115,18 @@ pub enum InitError {
     /// The README's generated section could not be written (Format 20.3).
     #[error("cannot generate the README section: {0}")]
     Docs(String),
+    /// A file of the scaffold appeared while `troupe init` was writing
+    /// (another process): it is never overwritten.
+    #[error("{0} already exists: `troupe init` never overwrites a file")]
+    Exists(String),
+    /// A file could not be written through its temporary file (Format 16.3).
+    #[error("{0}")]
+    Output(#[from] crate::output::OutputError),
 }
 
-/// Writes the scaffold into `dir` (created; it must be new or empty).
+/// Writes the scaffold into `dir` (created; it must be new or empty). Each
+/// file goes through [`crate::output::write_atomic`]; a file that exists is
+/// never overwritten ([`InitError::Exists`]).
 /// Returns the pack-relative paths written.
 pub fn init(dir: &Path) -> Result<Vec<String>, InitError> {
     let shown = dir.display().to_string();
@@ -143,7 +152,12 @@ pub fn init(dir: &Path) -> Result<Vec<String>, InitError> {
             std::fs::create_dir_all(parent)
                 .map_err(|e| InitError::Io(parent.display().to_string(), e))?;
         }
-        std::fs::write(&path, text).map_err(|e| InitError::Io(path.display().to_string(), e))?;
+        // Written whole or not at all (temporary file + rename, Format
+        // 16.3), and never over a file that appeared meanwhile.
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Err(InitError::Exists(path.display().to_string()));
+        }
+        crate::output::write_atomic(&path, text.as_bytes())?;
         written.push(rel.to_string());
     }
     super::docs::write(dir).map_err(|e| InitError::Docs(e.to_string()))?;

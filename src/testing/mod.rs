@@ -3,7 +3,6 @@
 //! `troupe init` scaffold.
 
 pub mod assertions;
-pub mod branches;
 pub mod coverage;
 pub mod docs;
 pub mod fixtures;
@@ -11,7 +10,6 @@ pub mod graph;
 pub mod init;
 pub mod model;
 pub mod playtests;
-pub mod reach;
 pub mod replays;
 pub mod report;
 pub mod runner;

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::engine::Engine;
+use crate::engine::{Engine, Recorder};
 use crate::runtime::{Opened, Options, RuntimeKind, Session};
 
 pub use crate::runtime::TurnResult;
@@ -31,6 +31,11 @@ pub trait TurnRunner {
     /// The engine holding the messages written so far, for coverage
     /// (Format 21.6); `None` when the runtime writes nothing (fake).
     fn engine(&self) -> Option<&Engine> {
+        None
+    }
+    /// What the session evaluated so far (the observer's reports, Format
+    /// 21.6); `None` when the runtime records nothing (fake).
+    fn recorder(&self) -> Option<Recorder> {
         None
     }
 }
@@ -106,7 +111,7 @@ impl Runtimes for Installed {
             header_players: None,
             player_name: None,
         };
-        let session = Session::start(&opened, &options).map_err(|e| e.to_string())?;
+        let session = Session::start_recorded(&opened, &options).map_err(|e| e.to_string())?;
         Ok(Box::new(Running {
             session,
             turns: 0,
@@ -199,5 +204,12 @@ impl TurnRunner for Running {
 
     fn engine(&self) -> Option<&Engine> {
         (!self.fake).then(|| self.session.engine())
+    }
+
+    fn recorder(&self) -> Option<Recorder> {
+        if self.fake {
+            return None;
+        }
+        self.session.recorder()
     }
 }

@@ -520,13 +520,10 @@ fn session_test(
             }
         };
     let scenario = engine.ir.scenario.to_string();
-    super::reach::reached(
-        &engine,
-        &scenario,
-        model.scenarios.get(&scenario),
-        hits,
-        None,
-    );
+    // What a runtime evaluates along the recorded session (Format 21.6).
+    let mut rec = crate::engine::Recorder::default();
+    crate::runtime::replay::replay_observed(&engine, Some(&mut rec));
+    hits.record(&scenario, model.scenarios.get(&scenario), &rec);
     let mut failures = Vec::new();
     let mut notes = Vec::new();
     match runtimes.replay(&engine) {

@@ -24,6 +24,9 @@ pub fn check_fixtures(files: &PackValues, bundle: &Value) -> Vec<Diagnostic> {
     for (path, fixture) in files.iter().filter(|(p, _)| p.starts_with("tests/")) {
         let mut found = Vec::new();
         check_turn_numbers(fixture, &mut found);
+        if let Some(m) = fixture.pointer("/coverage/minimum") {
+            crate::check::bundle::number_field(m, "/coverage/minimum", &mut found);
+        }
         let index = fixture
             .get("scenario_id")
             .and_then(Value::as_str)
