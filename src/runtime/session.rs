@@ -69,6 +69,10 @@ pub enum TurnError {
     /// The session file could not be written.
     #[error("cannot write the session file: {0}")]
     Io(#[from] std::io::Error),
+    /// The runtime could not propose (a model that failed, Format 24.6):
+    /// nothing of the turn was written.
+    #[error("{}: {}", .0.code, .0.message)]
+    Runtime(Diagnostic),
 }
 
 /// A running session: the compiled story, the messages written so far with
