@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
@@ -74,8 +73,7 @@ fn serve(answers: Vec<Answer>) -> Server {
     let seen: Seen = Arc::default();
     let (s, log) = (server.clone(), seen.clone());
     let thread = std::thread::spawn(move || {
-        let mut i = 0;
-        for mut req in s.incoming_requests() {
+        for (i, mut req) in s.incoming_requests().enumerate() {
             let mut body = String::new();
             let _ = req.as_reader().read_to_string(&mut body);
             let auth = req
@@ -87,7 +85,6 @@ fn serve(answers: Vec<Answer>) -> Server {
                 .unwrap()
                 .push((auth, serde_json::from_str(&body).unwrap_or(Value::Null)));
             let a = answers[i.min(answers.len() - 1)].clone();
-            i += 1;
             std::thread::sleep(a.delay);
             let mut resp = tiny_http::Response::from_string(a.body).with_status_code(a.status);
             for (k, v) in &a.headers {
@@ -163,26 +160,48 @@ fn session_lines(path: &Path) -> Vec<Value> {
 fn replies_and_allowed_changes_clamped_to_the_step_limit() {
     let dir = tempfile::tempdir().unwrap();
     let s = serve(vec![
-        ok(json!({"reply": "Nine thousand, {{user}}, and it's yours.", "changes": {"deal_progress": 55, "impression": 58}, "emotion": "warm"})),
+        ok(
+            json!({"reply": "Nine thousand, {{user}}, and it's yours.", "changes": {"deal_progress": 55, "impression": 58}, "emotion": "warm"}),
+        ),
         ok(json!({"reply": "Fine. Nine-two.", "changes": {}})),
     ]);
     let out = dir.path().join("s.jsonl");
     let sc = script(dir.path(), &["How about 8,000?", "Meet me halfway."]);
     let o = run(&[
-        "--endpoint", &s.url, "--model", "m", "--seed", "7",
-        "--script", sc.to_str().unwrap(), "--out", out.to_str().unwrap(),
+        "--endpoint",
+        &s.url,
+        "--model",
+        "m",
+        "--seed",
+        "7",
+        "--script",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
     ]);
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
     // The reply is literal text (Format 18.7): `{{user}}` is not a macro.
-    assert!(stdout.contains("Marco: Nine thousand, {{user}}, and it's yours."), "{stdout}");
+    assert!(
+        stdout.contains("Marco: Nine thousand, {{user}}, and it's yours."),
+        "{stdout}"
+    );
     // deal_progress 0 → 55 is clamped to the step 20; impression 50 → 58.
     assert!(stdout.contains("deal_progress 0 → 20"), "{stdout}");
     assert!(stdout.contains("impression 50 → 58"), "{stdout}");
-    assert!(stdout.contains("clamped to the step limit: deal_progress"), "{stdout}");
+    assert!(
+        stdout.contains("clamped to the step limit: deal_progress"),
+        "{stdout}"
+    );
     assert!(stdout.contains("model emotion: warm"), "{stdout}");
-    assert!(stdout.contains("model: 1 request · 120 tokens (100 prompt, 20 completion)"), "{stdout}");
-    assert!(stdout.contains("Model: 2 requests · 240 tokens"), "{stdout}");
+    assert!(
+        stdout.contains("model: 1 request · 120 tokens (100 prompt, 20 completion)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Model: 2 requests · 240 tokens"),
+        "{stdout}"
+    );
     let seen = s.seen.lock().unwrap();
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[0].0.as_deref(), Some(format!("Bearer {KEY}").as_str()));
@@ -195,7 +214,9 @@ fn replies_and_allowed_changes_clamped_to_the_step_limit() {
         schema["properties"]["changes"]["properties"]["deal_progress"],
         json!({"type": "integer", "minimum": 0, "maximum": 100})
     );
-    assert!(schema["properties"]["changes"]["properties"].get("internal_counter").is_none());
+    assert!(schema["properties"]["changes"]["properties"]
+        .get("internal_counter")
+        .is_none());
     // The prompt: system first, the opening, then the input; the hidden
     // variable is not shown.
     let msgs = body["messages"].as_array().unwrap();
@@ -203,17 +224,28 @@ fn replies_and_allowed_changes_clamped_to_the_step_limit() {
     let sys = msgs[0]["content"].as_str().unwrap();
     assert!(sys.starts_with("You are Marco."), "{sys}");
     assert!(!sys.contains("internal_counter"), "{sys}");
-    assert!(sys.contains("deal_progress (by at most 20 per turn)"), "{sys}");
+    assert!(
+        sys.contains("deal_progress (by at most 20 per turn)"),
+        "{sys}"
+    );
     assert_eq!(msgs[1]["role"], "assistant");
     assert_eq!(msgs.last().unwrap()["content"], "Player: How about 8,000?");
     // The second turn's transcript holds the first reply.
     let msgs2 = seen[1].1["messages"].as_array().unwrap();
-    assert!(msgs2.iter().any(|m| m["content"] == "Nine thousand, {{user}}, and it's yours."));
+    assert!(msgs2
+        .iter()
+        .any(|m| m["content"] == "Nine thousand, {{user}}, and it's yours."));
     drop(seen);
     let lines = session_lines(&out);
     assert_eq!(lines.len(), 6, "header, root, two turns");
-    assert_eq!(lines[3]["changes"], json!([{"set": {"deal_progress": 20, "impression": 58}}]));
-    assert_eq!(lines[3]["parts"][0]["text"], "Nine thousand, \\{{user}}, and it's yours.");
+    assert_eq!(
+        lines[3]["changes"],
+        json!([{"set": {"deal_progress": 20, "impression": 58}}])
+    );
+    assert_eq!(
+        lines[3]["parts"][0]["text"],
+        "Nine thousand, \\{{user}}, and it's yours."
+    );
     assert!(lines[5].get("changes").is_none());
     let check = common::troupe(&["check", pack().to_str().unwrap(), out.to_str().unwrap()]);
     assert_eq!(check.status.code(), Some(0), "{}", text(&check).1);
@@ -228,7 +260,13 @@ fn a_forbidden_change_gets_one_repair_request_then_the_proposal_is_dropped() {
         ok(json!({"reply": "Sure.", "changes": {"deal_progress": "lots"}})),
     ]);
     let sc = script(dir.path(), &["Deal?"]);
-    let o = run(&["--endpoint", &s.url, "--script", sc.to_str().unwrap(), "--json"]);
+    let o = run(&[
+        "--endpoint",
+        &s.url,
+        "--script",
+        sc.to_str().unwrap(),
+        "--json",
+    ]);
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     let doc: Value = serde_json::from_str(&stdout).unwrap();
@@ -243,12 +281,19 @@ fn a_forbidden_change_gets_one_repair_request_then_the_proposal_is_dropped() {
     let seen = s.seen.lock().unwrap();
     let repair = seen[1].1["messages"].as_array().unwrap();
     let last = repair.last().unwrap()["content"].as_str().unwrap();
-    assert!(last.starts_with("Your answer was refused: `internal_counter` may not be changed"), "{last}");
+    assert!(
+        last.starts_with("Your answer was refused: `internal_counter` may not be changed"),
+        "{last}"
+    );
     assert_eq!(repair[repair.len() - 2]["role"], "assistant");
     drop(seen);
     // Human output names the code.
     let o = run(&["--endpoint", &s.url, "--script", sc.to_str().unwrap()]);
-    assert!(text(&o).0.contains("refused: MODEL_ANSWER"), "{}", text(&o).0);
+    assert!(
+        text(&o).0.contains("refused: MODEL_ANSWER"),
+        "{}",
+        text(&o).0
+    );
     assert_no_key(&o, dir.path());
 }
 
@@ -256,11 +301,22 @@ fn a_forbidden_change_gets_one_repair_request_then_the_proposal_is_dropped() {
 fn a_repaired_answer_is_used() {
     let dir = tempfile::tempdir().unwrap();
     let s = serve(vec![
-        status(200, &json!({"choices": [{"message": {"content": "Sure thing!"}}]}).to_string()),
+        status(
+            200,
+            &json!({"choices": [{"message": {"content": "Sure thing!"}}]}).to_string(),
+        ),
         ok(json!({"reply": "Sure thing!", "changes": {"patience": 50}})),
     ]);
     let sc = script(dir.path(), &["Hello"]);
-    let o = run(&["--endpoint", &s.url, "--script", sc.to_str().unwrap(), "--json", "--structured", "none"]);
+    let o = run(&[
+        "--endpoint",
+        &s.url,
+        "--script",
+        sc.to_str().unwrap(),
+        "--json",
+        "--structured",
+        "none",
+    ]);
     let doc: Value = serde_json::from_str(&text(&o).0).unwrap();
     assert_eq!(doc["turns"][0]["reply"], "Sure thing!");
     // patience 60 → 50 is within the step 15.
@@ -268,7 +324,10 @@ fn a_repaired_answer_is_used() {
     let seen = s.seen.lock().unwrap();
     assert!(seen[0].1.get("response_format").is_none());
     let sys = seen[0].1["messages"][0]["content"].as_str().unwrap();
-    assert!(sys.contains("The object follows this JSON Schema: {"), "{sys}");
+    assert!(
+        sys.contains("The object follows this JSON Schema: {"),
+        "{sys}"
+    );
 }
 
 #[test]
@@ -276,11 +335,21 @@ fn json_object_mode_sends_the_schema_in_the_prompt() {
     let dir = tempfile::tempdir().unwrap();
     let s = serve(vec![ok(json!({"reply": "Hi."}))]);
     let sc = script(dir.path(), &["Hello"]);
-    let o = run(&["--endpoint", &s.url, "--script", sc.to_str().unwrap(), "--structured", "json_object"]);
+    let o = run(&[
+        "--endpoint",
+        &s.url,
+        "--script",
+        sc.to_str().unwrap(),
+        "--structured",
+        "json_object",
+    ]);
     assert_eq!(o.status.code(), Some(0));
     let seen = s.seen.lock().unwrap();
     assert_eq!(seen[0].1["response_format"], json!({"type": "json_object"}));
-    assert!(seen[0].1["messages"][0]["content"].as_str().unwrap().contains("JSON Schema"));
+    assert!(seen[0].1["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("JSON Schema"));
 }
 
 #[test]
@@ -288,7 +357,10 @@ fn a_recorded_cassette_replays_byte_identically_with_the_server_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("c.json");
     let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
-    let sc = script(dir.path(), &["How about 8,000?", "Meet me halfway.", "Deal?"]);
+    let sc = script(
+        dir.path(),
+        &["How about 8,000?", "Meet me halfway.", "Deal?"],
+    );
     {
         let s = serve(vec![
             ok(json!({"reply": "No.", "changes": {"patience": 50}})),
@@ -296,16 +368,31 @@ fn a_recorded_cassette_replays_byte_identically_with_the_server_stopped() {
             ok(json!({"reply": "Closer.", "changes": {"deal_progress": 40, "impression": 70}})),
         ]);
         let o = run(&[
-            "--endpoint", &s.url, "--seed", "3", "--script", sc.to_str().unwrap(),
-            "--out", a.to_str().unwrap(), "--cassette", cassette.to_str().unwrap(), "--record",
+            "--endpoint",
+            &s.url,
+            "--seed",
+            "3",
+            "--script",
+            sc.to_str().unwrap(),
+            "--out",
+            a.to_str().unwrap(),
+            "--cassette",
+            cassette.to_str().unwrap(),
+            "--record",
         ]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
         assert_no_key(&o, dir.path());
     }
     // The server is gone: replay needs no endpoint.
     let o = run(&[
-        "--seed", "3", "--script", sc.to_str().unwrap(), "--out", b.to_str().unwrap(),
-        "--cassette", cassette.to_str().unwrap(),
+        "--seed",
+        "3",
+        "--script",
+        sc.to_str().unwrap(),
+        "--out",
+        b.to_str().unwrap(),
+        "--cassette",
+        cassette.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
@@ -316,14 +403,33 @@ fn a_recorded_cassette_replays_byte_identically_with_the_server_stopped() {
     // Another input is a request the cassette does not hold.
     let other = script(dir.path(), &["How about 8,000?", "Something else"]);
     let c = dir.path().join("c2.jsonl");
-    let o = run(&["--seed", "3", "--script", other.to_str().unwrap(), "--out", c.to_str().unwrap(), "--cassette", cassette.to_str().unwrap()]);
+    let o = run(&[
+        "--seed",
+        "3",
+        "--script",
+        other.to_str().unwrap(),
+        "--out",
+        c.to_str().unwrap(),
+        "--cassette",
+        cassette.to_str().unwrap(),
+    ]);
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("UNMOCKED_MODEL_CALL: the turn of input m4"), "{stderr}");
+    assert!(
+        stderr.contains("UNMOCKED_MODEL_CALL: the turn of input m4"),
+        "{stderr}"
+    );
     // The first turn is kept, nothing of the second.
     assert_eq!(session_lines(&c).len(), 4);
     // Another seed changes every request.
-    let o = run(&["--seed", "4", "--script", sc.to_str().unwrap(), "--cassette", cassette.to_str().unwrap()]);
+    let o = run(&[
+        "--seed",
+        "4",
+        "--script",
+        sc.to_str().unwrap(),
+        "--cassette",
+        cassette.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
 }
 
@@ -336,7 +442,14 @@ fn fails_on_turn_two(answers: Vec<Answer>, extra: &[&str]) -> (Output, Vec<Value
     let s = serve(all);
     let out = dir.path().join("s.jsonl");
     let sc = script(dir.path(), &["Hi", "Again"]);
-    let mut args = vec!["--endpoint", s.url.as_str(), "--script", sc.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    let mut args = vec![
+        "--endpoint",
+        s.url.as_str(),
+        "--script",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     let o = run(&args);
     assert_no_key(&o, dir.path());
@@ -365,7 +478,14 @@ fn connection_refused_is_model_unreachable() {
     let out = dir.path().join("s.jsonl");
     let sc = script(dir.path(), &["Hi"]);
     let url = format!("http://127.0.0.1:{port}/v1");
-    let o = run(&["--endpoint", &url, "--script", sc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let o = run(&[
+        "--endpoint",
+        &url,
+        "--script",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(4), "{stderr}");
     assert!(stderr.contains("MODEL_UNREACHABLE"), "{stderr}");
@@ -412,7 +532,10 @@ fn rate_limits_honour_retry_after_then_give_up() {
 #[test]
 fn server_errors_are_retried_a_bounded_number_of_times() {
     let dir = tempfile::tempdir().unwrap();
-    let s = serve(vec![status(503, "busy"), ok(json!({"reply": "Back again."}))]);
+    let s = serve(vec![
+        status(503, "busy"),
+        ok(json!({"reply": "Back again."})),
+    ]);
     let sc = script(dir.path(), &["Hi"]);
     let o = run(&["--endpoint", &s.url, "--script", sc.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
@@ -439,7 +562,16 @@ fn a_missing_key_variable_is_a_usage_error() {
     let o = Command::new(env!("CARGO_BIN_EXE_troupe"))
         .arg("run")
         .arg(pack())
-        .args(["--runtime", "model", "--endpoint", "http://127.0.0.1:9/v1", "--api-key-env", "TROUPE_NO_SUCH_VAR_X", "--script", "Cargo.toml"])
+        .args([
+            "--runtime",
+            "model",
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+            "--api-key-env",
+            "TROUPE_NO_SUCH_VAR_X",
+            "--script",
+            "Cargo.toml",
+        ])
         .env_remove("TROUPE_NO_SUCH_VAR_X")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()

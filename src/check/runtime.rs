@@ -8,13 +8,13 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::changes::check_changes;
+use super::changes::{resolve_target, Target};
 use super::conditions::owner_env;
 use super::story::{Owner, Story};
 use crate::cel::{self, Type};
-use super::changes::{resolve_target, Target};
 use crate::diag::{escape_token, Code, Diagnostic};
-use crate::model::{ScalarType, VarType};
 use crate::keys::{self, KeyOptions};
+use crate::model::{ScalarType, VarType};
 
 fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
     v.get(field)
@@ -130,7 +130,7 @@ pub fn scalar_of(story: &Story, name: &str) -> Option<ScalarType> {
 /// `scene.location`); `step` only on `int`/`number` ones. Diagnostics at
 /// `<base>/model/changes/<name>`.
 pub fn check_model(story: &Story, base: &str, out: &mut Vec<crate::diag::Diagnostic>) {
-        let Some(changes) = story
+    let Some(changes) = story
         .raw
         .pointer("/model/changes")
         .and_then(Value::as_object)
@@ -145,8 +145,7 @@ pub fn check_model(story: &Story, base: &str, out: &mut Vec<crate::diag::Diagnos
             Ok(Target::Present) => out.push(
                 Diagnostic::error(
                     Code::TypeMismatch,
-                    "`scene.present` cannot be given to a model: name scalar variables"
-                        .to_string(),
+                    "`scene.present` cannot be given to a model: name scalar variables".to_string(),
                 )
                 .at(at),
             ),
@@ -192,4 +191,3 @@ pub fn check_model(story: &Story, base: &str, out: &mut Vec<crate::diag::Diagnos
         }
     }
 }
-

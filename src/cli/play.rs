@@ -7,8 +7,8 @@
 use std::io::{BufRead, Write};
 
 use super::run::{
-    start_with, state_line, transcript_model, transcript_score, transcript_start,
-    transcript_turn, ModelArgs, RuntimeArg, SessionArgs,
+    start_with, state_line, transcript_model, transcript_score, transcript_start, transcript_turn,
+    ModelArgs, RuntimeArg, SessionArgs,
 };
 use crate::runtime::RuntimeKind;
 

@@ -158,7 +158,11 @@ impl ModelArgs {
                 self.http_backend(endpoint, key, command)?
             }
         };
-        Ok(ModelRuntime::new(pack.bundle.clone(), self.settings(), backend))
+        Ok(ModelRuntime::new(
+            pack.bundle.clone(),
+            self.settings(),
+            backend,
+        ))
     }
 
     #[cfg(feature = "model")]
@@ -650,20 +654,13 @@ pub fn run(args: Args) -> i32 {
         match session.turn(input) {
             Ok(r) => {
                 played += 1;
-                let rec = r
-                    .messages
-                    .first()
-                    .and_then(|m| record_of(&log, m));
+                let rec = r.messages.first().and_then(|m| record_of(&log, m));
                 if !args.json {
                     let mut text = transcript_turn(&session, input, &before, &r, true);
                     if log.is_some() || !r.diagnostics.is_empty() {
                         text.push_str(&transcript_model(&r, rec.as_ref()));
                     }
-                    let _ = write!(
-                        stdout,
-                        "{}",
-                        crate::diag::render::escape_controls(&text)
-                    );
+                    let _ = write!(stdout, "{}", crate::diag::render::escape_controls(&text));
                     let _ = stdout.flush();
                 }
                 let mut v = serde_json::to_value(&r).unwrap_or(Value::Null);
@@ -727,7 +724,10 @@ pub fn run(args: Args) -> i32 {
             let _ = writeln!(
                 stdout,
                 "Model: {} requests · {} tokens ({} prompt, {} completion)",
-                t["requests"], t["usage"]["total_tokens"], t["usage"]["prompt_tokens"], t["usage"]["completion_tokens"]
+                t["requests"],
+                t["usage"]["total_tokens"],
+                t["usage"]["prompt_tokens"],
+                t["usage"]["completion_tokens"]
             );
         }
     }

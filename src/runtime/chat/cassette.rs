@@ -47,10 +47,12 @@ impl Cassette {
         let mut interactions = Vec::new();
         for (i, x) in list.iter().enumerate() {
             match (x.get("request"), x.get("response")) {
-                (Some(q), Some(r)) if q.is_object() => {
-                    interactions.push((q.clone(), r.clone()))
+                (Some(q), Some(r)) if q.is_object() => interactions.push((q.clone(), r.clone())),
+                _ => {
+                    return Err(format!(
+                        "interaction {i} has no `request` object or `response`"
+                    ))
                 }
-                _ => return Err(format!("interaction {i} has no `request` object or `response`")),
             }
         }
         Ok(Cassette {

@@ -150,6 +150,9 @@ fn transport(url: &str, e: ureq::Error) -> Failure {
             Code::ModelUnreachable,
             format!("cannot reach {url}: no server answers there"),
         ),
-        other => Failure::new(Code::ModelUnreachable, format!("cannot reach {url}: {other}")),
+        other => Failure::new(
+            Code::ModelUnreachable,
+            format!("cannot reach {url}: {other}"),
+        ),
     }
 }

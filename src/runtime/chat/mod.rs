@@ -311,12 +311,15 @@ impl ModelRuntime {
                 Some(Value::String(s)) => {
                     json!({"choices": [{"message": {"content": s}}]}).to_string()
                 }
-                Some(v) => json!({"choices": [{"message": {"content": v.to_string()}}]})
-                    .to_string(),
+                Some(v) => {
+                    json!({"choices": [{"message": {"content": v.to_string()}}]}).to_string()
+                }
                 None => {
                     return Err(Failure::new(
                         Code::UnmockedModelCall,
-                        format!("the turn of input {turn}: no `mocks.model` answer is left for this call"),
+                        format!(
+                        "the turn of input {turn}: no `mocks.model` answer is left for this call"
+                    ),
                     ))
                 }
             },

@@ -152,9 +152,9 @@ pub fn messages(
     let shown: Vec<String> = flat
         .iter()
         .filter(|(k, _)| {
-            !hidden.iter().any(|h| {
-                k.as_str() == *h || k.strip_prefix(h).is_some_and(|r| r.starts_with('.'))
-            })
+            !hidden
+                .iter()
+                .any(|h| k.as_str() == *h || k.strip_prefix(h).is_some_and(|r| r.starts_with('.')))
         })
         .map(|(k, v)| format!("{k} = {v}"))
         .collect();

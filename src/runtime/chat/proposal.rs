@@ -82,9 +82,10 @@ fn bounds_of(story: &Story, name: &str) -> (Option<Value>, Option<Value>) {
         Ok(Target::Variable(v) | Target::Key(v, _)) => v,
         _ => return (None, None),
     };
-    story.variables.get(var).map_or((None, None), |d| {
-        (d.decl.min.clone(), d.decl.max.clone())
-    })
+    story
+        .variables
+        .get(var)
+        .map_or((None, None), |d| (d.decl.min.clone(), d.decl.max.clone()))
 }
 
 /// The JSON Schema of an answer (Format 24.4), generated from the story
@@ -240,7 +241,12 @@ pub fn validate(
                     continue;
                 };
                 let mut diags = Vec::new();
-                check_changes(story, &[json!({"set": {name.clone(): v.clone()}})], "", &mut diags);
+                check_changes(
+                    story,
+                    &[json!({"set": {name.clone(): v.clone()}})],
+                    "",
+                    &mut diags,
+                );
                 if let Some(d) = diags.iter().find(|d| d.is_error()) {
                     errors.push(format!("`{name}`: {}", d.message));
                     continue;
