@@ -579,3 +579,124 @@ fn a_missing_key_variable_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("TROUPE_NO_SUCH_VAR_X"));
 }
+
+#[test]
+fn the_committed_example_cassette_replays_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    for out in [&a, &b] {
+        let o = common::troupe(&[
+            "run",
+            "examples/packs/everyday-negotiation",
+            "--runtime",
+            "model",
+            "--cassette",
+            "examples/model/negotiation.cassette.json",
+            "--script",
+            "examples/model/negotiation.script.txt",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+        assert!(
+            stdout.contains("Marco: Here, every stamp in it."),
+            "{stdout}"
+        );
+        assert!(stdout.contains("model: 2 requests"), "{stdout}");
+        assert!(stdout.contains("Model: 5 requests"), "{stdout}");
+    }
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+}
+
+/// A bundle with a whisper, lore entries and a template override, and a
+/// session of it (Format 24.3).
+fn whisper_case(dir: &Path) -> (PathBuf, PathBuf) {
+    let bundle = json!({
+        "troupe": "0.1", "kind": "bundle",
+        "characters": [
+            {"id": "kai", "name": "Kai Moreno", "nickname": "Kai", "fictional": true, "age_band": "adult", "description": "A gate guard."},
+            {"id": "ana", "name": "Ana", "fictional": true, "age_band": "adult"}
+        ],
+        "scenarios": [{
+            "id": "gate", "name": "The gate",
+            "cast": [{"character": "kai"}, {"character": "ana"}, {"seat": "player", "player": true}],
+            "variables": [{"id": "alarm", "type": "int", "default": 1}, {"id": "plan", "type": "int", "default": 7, "visibility": "hidden"}],
+            "entries": [
+                {"id": "second", "content": "Second entry.", "constant": true, "order": 200},
+                {"id": "first", "content": "First entry.", "constant": true, "order": 100},
+                {"id": "third", "content": "Third entry.", "constant": true, "order": 300}
+            ],
+            "model": {"prompt": "You are {{char}}, guarding the gate. Alarm {{alarm}}.", "lore_budget": 30, "changes": {"alarm": {"step": 1}}}
+        }]
+    });
+    let header = json!({"troupe": "0.1", "kind": "session", "scenario": "gate",
+        "players": [{"seat": "player", "character": "pc"}],
+        "characters": [{"id": "pc", "name": "Pat", "fictional": true, "age_band": "adult"}], "seed": 5});
+    let lines = [
+        header,
+        json!({"id": "m1", "author": "pc", "parts": [{"type": "text", "text": "Hello all."}]}),
+        json!({"id": "m2", "parent": "m1", "author": "ana", "parts": [
+            {"type": "text", "text": "Nice day."},
+            {"type": "text", "text": "Meet me at noon.", "audience": ["pc"]}]}),
+        json!({"id": "m3", "parent": "m2", "author": "pc", "parts": [{"type": "text", "text": "Sure."}]}),
+    ];
+    let (b, s) = (dir.join("gate.json"), dir.join("gate.jsonl"));
+    std::fs::write(&b, bundle.to_string()).unwrap();
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&s, text).unwrap();
+    (b, s)
+}
+
+#[test]
+fn the_prompt_holds_only_what_the_responder_knows_and_lore_within_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, s) = whisper_case(dir.path());
+    let (b, s) = (b.to_str().unwrap(), s.to_str().unwrap());
+    let o = common::troupe(&["prompt", b, s, "--at", "m3", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let body: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(body["seed"], 5);
+    let msgs = body["messages"].as_array().unwrap();
+    let sys = msgs[0]["content"].as_str().unwrap();
+    // The pack's template, rendered for the responder Kai.
+    assert!(
+        sys.starts_with("You are Kai, guarding the gate. Alarm 1.\n"),
+        "{sys}"
+    );
+    assert!(sys.contains("description: A gate guard."), "{sys}");
+    // Lore in 5.5 order within 30 characters: 12 + 13 fit, the third not.
+    assert!(
+        sys.contains("## Lore\n- First entry.\n- Second entry.\n\n"),
+        "{sys}"
+    );
+    assert!(!sys.contains("Third entry."), "{sys}");
+    // The hidden variable is not shown; alarm is.
+    assert!(
+        sys.contains("alarm = 1") && !sys.contains("plan ="),
+        "{sys}"
+    );
+    // Kai did not hear the whisper (Format 7.4).
+    let transcript: Vec<&str> = msgs[1..]
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        transcript,
+        ["Pat: Hello all.", "Ana: Nice day.", "Pat: Sure."]
+    );
+    // Ana wrote it, so it is hers (as the assistant).
+    let o = common::troupe(&["prompt", b, s, "--at", "m3", "--char", "ana", "--json"]);
+    let body: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let m = &body["messages"][2];
+    assert_eq!(m["role"], "assistant");
+    assert_eq!(m["content"], "Nice day.\nMeet me at noon.");
+    // The text form shows roles and the response format.
+    let o = common::troupe(&["prompt", b, s, "--at", "m3", "--structured", "none"]);
+    let t = text(&o).0;
+    assert!(t.starts_with("--- system ---\nYou are Kai"), "{t}");
+    assert!(t.contains("--- response_format ---\n(none"), "{t}");
+    // An unknown character is refused.
+    let o = common::troupe(&["prompt", b, s, "--at", "m3", "--char", "zed"]);
+    assert_eq!(o.status.code(), Some(1));
+}
