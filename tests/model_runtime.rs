@@ -700,3 +700,49 @@ fn the_prompt_holds_only_what_the_responder_knows_and_lore_within_its_budget() {
     let o = common::troupe(&["prompt", b, s, "--at", "m3", "--char", "zed"]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn fixtures_run_under_the_model_runtime_with_inline_answers() {
+    let (_dir, root) = common::pack("everyday-negotiation");
+    let fixture = r#"schema_version: "0.1"
+fixture_id: model_mocks
+scenario_id: used_car_negotiation
+runtime: model
+mocks:
+  model:
+    - {reply: "Nine-five, and not a penny less.", changes: {patience: 10}, emotion: neutral}
+    - '{"reply": "Fine.", "changes": {"internal_counter": 5}}'
+    - "still not json"
+    - {reply: "You again.", changes: {impression: 40}}
+turns:
+  - turn: 1
+    player_input: "Would you take 8,000?"
+    expect: {reply_contains: "Nine-five", state: {patience: 45}, npc_emotion_not: annoyed, npc_emotion: neutral}
+  - turn: 2
+    player_input: "Come on."
+    expect: {state: {internal_counter: 0, patience: 45}, fired: []}
+  - turn: 3
+    player_input: "Hello?"
+    expect: {state: {impression: 40}, reply_contains: "again"}
+"#;
+    std::fs::write(root.join("tests/model_mocks.yaml"), fixture).unwrap();
+    let o = common::troupe(&[
+        "test",
+        root.to_str().unwrap(),
+        "--test",
+        "model_mocks",
+        "--json",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    // One answer too few: ERR naming the code.
+    let short = fixture.replace(
+        "    - {reply: \"You again.\", changes: {impression: 40}}\n",
+        "",
+    );
+    std::fs::write(root.join("tests/model_mocks.yaml"), short).unwrap();
+    let o = common::troupe(&["test", root.to_str().unwrap(), "--test", "model_mocks"]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(stdout.contains("turn 3: UNMOCKED_MODEL_CALL"), "{stdout}");
+}

@@ -25,9 +25,13 @@ pub struct Fixture {
     /// The difficulty preset.
     #[serde(default)]
     pub difficulty: Option<String>,
-    /// `rules` (default) or `fake`.
+    /// `rules` (default), `fake` or `model`.
     #[serde(default)]
     pub runtime: Option<String>,
+    /// `mocks.model`: the model runtime's answers in call order (Format
+    /// 21.3, 24.8).
+    #[serde(default)]
+    pub mocks: Option<Mocks>,
     /// The turns, in order.
     #[serde(default)]
     pub turns: Vec<Turn>,
@@ -37,6 +41,14 @@ pub struct Fixture {
     /// `coverage.minimum`.
     #[serde(default)]
     pub coverage: Option<CoverageMinimum>,
+}
+
+/// `mocks: {model}`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Mocks {
+    /// The answers, in call order.
+    #[serde(default)]
+    pub model: Vec<Value>,
 }
 
 /// `coverage: {minimum}`.
@@ -374,6 +386,11 @@ pub fn run_fixture(
         scenario: fixture.scenario_id.clone(),
         seed: fixture.seed,
         difficulty: fixture.difficulty.clone(),
+        model_answers: fixture
+            .mocks
+            .as_ref()
+            .map(|m| m.model.clone())
+            .unwrap_or_default(),
     };
     let mut runner = match runtimes.start(fixture.runtime(), bundle, &settings) {
         Ok(r) => r,
