@@ -270,6 +270,17 @@ fn a_forbidden_change_gets_one_repair_request_then_the_proposal_is_dropped() {
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     let doc: Value = serde_json::from_str(&stdout).unwrap();
+    // The document follows schemas/output/run.schema.json (Format 20.1, 24.7).
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/output/run.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
     let turn = &doc["turns"][0];
     assert_eq!(turn["reply"], Value::Null);
     assert_eq!(turn["messages"], json!(["m2"]));
@@ -745,4 +756,42 @@ turns:
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(3), "{stdout}{stderr}");
     assert!(stdout.contains("turn 3: UNMOCKED_MODEL_CALL"), "{stdout}");
+}
+
+#[test]
+fn play_takes_the_model_runtime_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(vec![ok(json!({"reply": "Welcome to the lot!"}))]);
+    let out = dir.path().join("p.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .arg("play")
+        .arg(pack())
+        .args([
+            "--runtime",
+            "model",
+            "--endpoint",
+            &s.url,
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"Hello Marco\n/quit\n").unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("Marco: Welcome to the lot!"), "{stdout}");
+    assert!(stdout.contains("model: 1 request"), "{stdout}");
+    assert_eq!(session_lines(&out).len(), 4);
+    // The fake runtime is never offered to people.
+    let o = common::troupe(&["play", pack().to_str().unwrap(), "--runtime", "fake"]);
+    assert_eq!(o.status.code(), Some(2));
 }
