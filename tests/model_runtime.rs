@@ -795,3 +795,72 @@ fn play_takes_the_model_runtime_too() {
     let o = common::troupe(&["play", pack().to_str().unwrap(), "--runtime", "fake"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_fixture_replays_a_cassette_recorded_by_run() {
+    let (_dir, root) = common::pack("everyday-negotiation");
+    std::fs::create_dir(root.join("cassettes")).unwrap();
+    let cassette = root.join("cassettes/haggle.json");
+    let sc = script(
+        root.parent().unwrap(),
+        &["Would you take 8,000?", "Come on."],
+    );
+    {
+        let s = serve(vec![
+            ok(json!({"reply": "Nine-five.", "changes": {"patience": 50}})),
+            ok(json!({"reply": "Nine-two, final.", "changes": {"deal_progress": 20}})),
+        ]);
+        let o = Command::new(env!("CARGO_BIN_EXE_troupe"))
+            .arg("run")
+            .arg(&root)
+            .args(["--runtime", "model", "--endpoint", &s.url, "--script"])
+            .arg(&sc)
+            .arg("--cassette")
+            .arg(&cassette)
+            .arg("--record")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    }
+    let fixture = r#"schema_version: "0.1"
+fixture_id: model_cassette
+scenario_id: used_car_negotiation
+runtime: model
+cassette: cassettes/haggle.json
+turns:
+  - turn: 1
+    player_input: "Would you take 8,000?"
+    expect: {reply_contains: "Nine-five", state: {patience: 50}}
+  - turn: 2
+    player_input: "Come on."
+    expect: {state: {deal_progress: 20}, npc_emotion_not: annoyed}
+"#;
+    std::fs::write(root.join("tests/model_cassette.yaml"), fixture).unwrap();
+    // The pack with its cassettes/ folder still checks clean.
+    let o = common::troupe(&["check", root.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).0);
+    let o = common::troupe(&["test", root.to_str().unwrap(), "--test", "model_cassette"]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    // Another input is not in the cassette.
+    std::fs::write(
+        root.join("tests/model_cassette.yaml"),
+        fixture.replace("Come on.", "Something else."),
+    )
+    .unwrap();
+    let o = common::troupe(&["test", root.to_str().unwrap(), "--test", "model_cassette"]);
+    let (stdout, _) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{stdout}");
+    assert!(stdout.contains("turn 2: UNMOCKED_MODEL_CALL"), "{stdout}");
+    // A path outside cassettes/ is refused.
+    std::fs::write(
+        root.join("tests/model_cassette.yaml"),
+        fixture.replace("cassettes/haggle.json", "../haggle.json"),
+    )
+    .unwrap();
+    let o = common::troupe(&["test", root.to_str().unwrap(), "--test", "model_cassette"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(text(&o)
+        .0
+        .contains("not a file under the pack's cassettes/ folder"));
+}

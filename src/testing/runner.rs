@@ -47,6 +47,9 @@ pub struct Settings {
     /// The model runtime's answers in call order (a fixture's
     /// `mocks.model`, Format 21.3, 24.8); used under `runtime: model`.
     pub model_answers: Vec<Value>,
+    /// A cassette to replay instead (a fixture's `cassette`, Format 21.3,
+    /// 24.5); it takes precedence over `model_answers`.
+    pub model_cassette: Option<crate::runtime::chat::Cassette>,
 }
 
 /// Starts sessions for fixtures, one per runtime name.
@@ -115,7 +118,10 @@ impl Runtimes for Installed {
             let rt = ModelRuntime::new(
                 opened.bundle.clone(),
                 ModelSettings::default(),
-                Backend::Mocks(settings.model_answers.iter().cloned().collect()),
+                match &settings.model_cassette {
+                    Some(c) => Backend::Replay(c.clone()),
+                    None => Backend::Mocks(settings.model_answers.iter().cloned().collect()),
+                },
             );
             Session::start_with(&opened, &options, Box::new(rt), None)
         } else {

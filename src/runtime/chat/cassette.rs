@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 /// A cassette's interactions: each request in canonical form (the request
 /// body, never a header) with the answer's body.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cassette {
     interactions: Vec<(Value, Value)>,
     used: Vec<bool>,
