@@ -330,6 +330,9 @@ fn a_repaired_answer_is_used() {
     ]);
     let doc: Value = serde_json::from_str(&text(&o).0).unwrap();
     assert_eq!(doc["turns"][0]["reply"], "Sure thing!");
+    let repaired = doc["turns"][0]["model"]["repaired"].as_str().unwrap();
+    assert!(repaired.starts_with("the answer is not JSON"), "{repaired}");
+    assert_eq!(doc["turns"][0]["model"]["dropped"], Value::Null);
     // patience 60 → 50 is within the step 15.
     assert_eq!(doc["turns"][0]["state_delta"]["patience"], 50);
     let seen = s.seen.lock().unwrap();
@@ -427,7 +430,7 @@ fn a_recorded_cassette_replays_byte_identically_with_the_server_stopped() {
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("UNMOCKED_MODEL_CALL: the turn of input m4"),
+        stderr.contains("UNMOCKED_MODEL_CALL: turn 2 (input m4)"),
         "{stderr}"
     );
     // The first turn is kept, nothing of the second.
@@ -755,7 +758,10 @@ turns:
     let o = common::troupe(&["test", root.to_str().unwrap(), "--test", "model_mocks"]);
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(3), "{stdout}{stderr}");
-    assert!(stdout.contains("turn 3: UNMOCKED_MODEL_CALL"), "{stdout}");
+    assert!(
+        stdout.contains("turn 3: UNMOCKED_MODEL_CALL: turn 3 (input m5)"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -851,7 +857,10 @@ turns:
     let o = common::troupe(&["test", root.to_str().unwrap(), "--test", "model_cassette"]);
     let (stdout, _) = text(&o);
     assert_eq!(o.status.code(), Some(3), "{stdout}");
-    assert!(stdout.contains("turn 2: UNMOCKED_MODEL_CALL"), "{stdout}");
+    assert!(
+        stdout.contains("turn 2: UNMOCKED_MODEL_CALL: turn 2 (input m4)"),
+        "{stdout}"
+    );
     // A path outside cassettes/ is refused.
     std::fs::write(
         root.join("tests/model_cassette.yaml"),

@@ -559,6 +559,9 @@ pub fn transcript_model(r: &TurnResult, rec: Option<&crate::runtime::chat::TurnR
                 rec.clamped.join(", ")
             ));
         }
+        if let Some(r) = &rec.repaired {
+            out.push_str(&format!("  repaired after one repair request: {r}\n"));
+        }
         if let Some(e) = &rec.emotion {
             out.push_str(&format!("  model emotion: {e}\n"));
         }

@@ -160,6 +160,8 @@ pub struct TurnRecord {
     pub emotion: Option<String>,
     /// State names whose proposed value was clamped to the step limit.
     pub clamped: Vec<String>,
+    /// The problems of a first answer that a repair request fixed.
+    pub repaired: Option<String>,
     /// Why the proposal was dropped whole, when it was.
     pub dropped: Option<String>,
 }
@@ -279,6 +281,7 @@ pub fn read_answer(body: &str) -> Result<(String, Usage), Failure> {
 
 impl ModelRuntime {
     /// One model call: the answer's content and usage.
+    /// `turn` names the turn in messages (`turn 2 (input m4)`).
     fn call(&mut self, body: &Value, turn: &str) -> Result<(String, Usage), Failure> {
         let text = match &mut self.backend {
             #[cfg(feature = "model")]
@@ -302,7 +305,7 @@ impl ModelRuntime {
                     return Err(Failure::new(
                         Code::UnmockedModelCall,
                         format!(
-                            "the turn of input {turn}: the cassette holds no answer for this request ({all} recorded, {unused} unused); record it again with --record"
+                            "{turn}: the cassette holds no answer for this request ({all} recorded, {unused} unused); record it again with --record"
                         ),
                     ));
                 }
@@ -317,9 +320,7 @@ impl ModelRuntime {
                 None => {
                     return Err(Failure::new(
                         Code::UnmockedModelCall,
-                        format!(
-                        "the turn of input {turn}: no `mocks.model` answer is left for this call"
-                    ),
+                        format!("{turn}: no `mocks.model` answer is left for this call"),
                     ))
                 }
             },
@@ -364,7 +365,12 @@ impl Runtime for ModelRuntime {
         for attempt in 0..2 {
             let body = request_body(&self.settings, &messages, &schema, ctx.seed);
             record.requests += 1;
-            let (text, usage) = match self.call(&body, ctx.input_id) {
+            let turn = format!(
+                "turn {} (input {})",
+                engine.turn_round(ctx.state).0,
+                ctx.input_id
+            );
+            let (text, usage) = match self.call(&body, &turn) {
                 Ok(x) => x,
                 Err(f) => {
                     self.failure = Some(f);
@@ -379,6 +385,7 @@ impl Runtime for ModelRuntime {
                     break;
                 }
                 Err(errors) if attempt == 0 => {
+                    record.repaired = Some(errors.join("; "));
                     messages.push(ChatMessage {
                         role: "assistant",
                         content: text,
@@ -397,6 +404,7 @@ impl Runtime for ModelRuntime {
                         Diagnostic::error(Code::ModelAnswer, why.clone())
                             .at(format!("message:{}", ctx.reply_id)),
                     );
+                    record.repaired = None;
                     record.dropped = Some(why);
                 }
             }

@@ -283,3 +283,97 @@ pub fn validate(
         clamped,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn story() -> crate::engine::Engine {
+        let bundle = json!({
+            "troupe": "0.1", "kind": "bundle",
+            "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult",
+                "variables": [{"id": "mood", "type": "int", "default": 5, "min": 0, "max": 10}]}],
+            "scenarios": [{"id": "s", "name": "S", "cast": [{"character": "kai"}, {"seat": "p", "player": true}],
+                "variables": [
+                    {"id": "price", "type": "number", "default": 10, "places": 2},
+                    {"id": "open", "type": "bool", "default": false}
+                ],
+                "model": {"changes": {"price": {"step": 1.5}, "open": {}, "kai.mood": {"step": 2}}}}]
+        });
+        crate::engine::Engine::load(&bundle, None, None).unwrap()
+    }
+
+    fn state() -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("price".into(), json!(10));
+        m.insert("open".into(), json!(false));
+        m.insert("kai.mood".into(), json!(5));
+        m
+    }
+
+    #[test]
+    fn numbers_are_clamped_to_the_step_and_other_types_pass() {
+        let e = story();
+        let decl = ModelDecl::of(&e.story.raw);
+        let v = validate(
+            r#"{"reply": "Hi", "changes": {"price": 7.25, "open": true, "kai.mood": 9}}"#,
+            &e.story,
+            &decl,
+            &state(),
+        )
+        .unwrap();
+        assert_eq!(
+            v.changes,
+            vec![json!({"set": {"price": 8.5, "open": true, "kai.mood": 7}})]
+        );
+        assert_eq!(v.clamped, ["price", "kai.mood"]);
+    }
+
+    #[test]
+    fn a_fenced_answer_and_null_members_are_read() {
+        let e = story();
+        let decl = ModelDecl::of(&e.story.raw);
+        let v = validate(
+            "```json\n{\"reply\": \"Hi\", \"changes\": null, \"emotion\": null}\n```",
+            &e.story,
+            &decl,
+            &state(),
+        )
+        .unwrap();
+        assert_eq!(v.reply.as_deref(), Some("Hi"));
+        assert!(v.changes.is_empty());
+    }
+
+    #[test]
+    fn every_problem_is_listed() {
+        let e = story();
+        let decl = ModelDecl::of(&e.story.raw);
+        let errors = validate(
+            r#"{"reply": 3, "changes": {"open": "yes", "nope": 1}, "extra": 1}"#,
+            &e.story,
+            &decl,
+            &state(),
+        )
+        .unwrap_err();
+        assert_eq!(errors.len(), 4, "{errors:?}");
+        assert!(errors[0].contains("`extra`"));
+        assert!(errors[1].contains("`reply` must be a string"));
+        assert!(errors[2].starts_with("`open`:"));
+        assert!(errors[3].contains("`nope` may not be changed"));
+    }
+
+    #[test]
+    fn the_schema_lists_only_what_may_change() {
+        let e = story();
+        let decl = ModelDecl::of(&e.story.raw);
+        let s = answer_schema(&e.story, &decl);
+        let props = &s["properties"]["changes"]["properties"];
+        assert_eq!(props["price"], json!({"type": "number"}));
+        assert_eq!(props["open"], json!({"type": "boolean"}));
+        assert_eq!(
+            props["kai.mood"],
+            json!({"type": "integer", "minimum": 0, "maximum": 10})
+        );
+        assert_eq!(s["required"], json!(["reply"]));
+    }
+}
