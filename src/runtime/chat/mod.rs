@@ -16,8 +16,10 @@ pub mod prompt;
 pub mod proposal;
 
 use std::collections::VecDeque;
+#[cfg(feature = "model")]
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+#[cfg(feature = "model")]
 use std::time::Duration;
 
 use serde::Serialize;
