@@ -8,11 +8,13 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::changes::check_changes;
+use super::changes::{resolve_target, Target};
 use super::conditions::owner_env;
 use super::story::{Owner, Story};
 use crate::cel::{self, Type};
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{escape_token, Code, Diagnostic};
 use crate::keys::{self, KeyOptions};
+use crate::model::{ScalarType, VarType};
 
 fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
     v.get(field)
@@ -38,6 +40,7 @@ fn pattern(p: &str, at: String, out: &mut Vec<Diagnostic>) {
 pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
     let sc = &story.raw;
+    check_model(story, base, out);
     for (i, r) in array(sc, "rules").iter().enumerate() {
         let at = format!("{base}/rules/{i}");
         for (k, key) in array(r, "keywords").iter().enumerate() {
@@ -102,6 +105,87 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
             for (k, p) in array(c, "patterns").iter().enumerate() {
                 if let Some(p) = p.as_str() {
                     pattern(p, format!("{at}/patterns/{k}"), out);
+                }
+            }
+        }
+    }
+}
+
+/// The scalar type of the value a state name holds (`scene.location` a
+/// string), if it names a scalar.
+pub fn scalar_of(story: &Story, name: &str) -> Option<ScalarType> {
+    let var = match resolve_target(story, name).ok()? {
+        Target::Location => return Some(ScalarType::String),
+        Target::Present => return None,
+        Target::Variable(v) | Target::Key(v, _) => v,
+    };
+    match story.variables.get(var)?.ty? {
+        VarType::Scalar(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// The checks of a `model` block against its story (Format 24.2): each
+/// name is a state name of a scalar, non-derived variable (or
+/// `scene.location`); `step` only on `int`/`number` ones. Diagnostics at
+/// `<base>/model/changes/<name>`.
+pub fn check_model(story: &Story, base: &str, out: &mut Vec<crate::diag::Diagnostic>) {
+    let Some(changes) = story
+        .raw
+        .pointer("/model/changes")
+        .and_then(Value::as_object)
+    else {
+        return;
+    };
+    for (name, d) in changes {
+        let step = d.get("step");
+        let at = format!("{base}/model/changes/{}", escape_token(name));
+        match resolve_target(story, name) {
+            Err(msg) => out.push(Diagnostic::error(Code::UnknownVariable, msg).at(at)),
+            Ok(Target::Present) => out.push(
+                Diagnostic::error(
+                    Code::TypeMismatch,
+                    "`scene.present` cannot be given to a model: name scalar variables".to_string(),
+                )
+                .at(at),
+            ),
+            Ok(t) => {
+                let var = match t {
+                    Target::Variable(v) | Target::Key(v, _) => Some(v),
+                    _ => None,
+                };
+                if let Some(d) = var.and_then(|v| story.variables.get(v)) {
+                    if d.is_derived() {
+                        out.push(
+                            Diagnostic::error(
+                                Code::DerivedSet,
+                                format!(
+                                    "`{name}` is derived: it is computed, so no model may change it (Format 24.2)"
+                                ),
+                            )
+                            .at(at),
+                        );
+                        continue;
+                    }
+                }
+                match scalar_of(story, name) {
+                    None => out.push(
+                        Diagnostic::error(
+                            Code::TypeMismatch,
+                            format!("`{name}` is not a scalar (int, number, bool, string): a model may change scalars only"),
+                        )
+                        .at(at),
+                    ),
+                    Some(s) if step.is_some() && !matches!(s, ScalarType::Int | ScalarType::Number) => {
+                        out.push(
+                            Diagnostic::error(
+                                Code::TypeMismatch,
+                                format!("`step` applies to int and number variables; `{name}` is not one"),
+                            )
+                            .at(format!("{at}/step")),
+                        )
+                    }
+                    _ => {}
                 }
             }
         }

@@ -20,6 +20,7 @@ pub mod init;
 pub mod knows;
 pub mod play;
 pub mod playtest;
+pub mod prompt;
 pub mod render;
 pub mod run;
 pub mod schema;
@@ -79,6 +80,8 @@ enum Command {
     Graph(graph::Args),
     /// Print a JSON Schema of the format (for editors, offline), or list them.
     Schema(schema::Args),
+    /// Print what the model runtime would send when a character answers a message (Format 24.3).
+    Prompt(prompt::Args),
 }
 
 /// Parses the process arguments, runs the subcommand and returns the exit code.
@@ -110,6 +113,7 @@ pub fn run() -> i32 {
         Command::Explain(args) => explain::run(args),
         Command::Graph(args) => graph::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Prompt(args) => prompt::run(args),
     }
 }
 

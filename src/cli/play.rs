@@ -7,7 +7,8 @@
 use std::io::{BufRead, Write};
 
 use super::run::{
-    start, state_line, transcript_score, transcript_start, transcript_turn, SessionArgs,
+    start_with, state_line, transcript_model, transcript_score, transcript_start, transcript_turn,
+    ModelArgs, RuntimeArg, SessionArgs,
 };
 use crate::runtime::RuntimeKind;
 
@@ -20,6 +21,11 @@ pub struct Args {
     /// variables (Format 8.1 `visibility`).
     #[arg(long)]
     pub debug: bool,
+    /// The runtime: `rules` (the default) or `model` (Format 24).
+    #[arg(long, value_enum, default_value = "rules")]
+    pub runtime: RuntimeArg,
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 const HELP: &str = "Type what you say and press Enter. Commands: /state shows the state, /undo takes back your last turn (it stays in the session file as a branch), /quit ends.";
@@ -34,10 +40,31 @@ pub fn run(args: Args) -> i32 {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let mut session = match start(&pack, &args.session, RuntimeKind::Rules, file.as_ref()) {
+    let (runtime, log): (Option<Box<dyn crate::runtime::Runtime>>, _) = match args.runtime {
+        RuntimeArg::Rules => (None, None),
+        RuntimeArg::Fake => {
+            eprintln!("troupe play: the fake runtime is a test double and is not offered to people (Format 18.7)");
+            return 2;
+        }
+        RuntimeArg::Model => match args.model.runtime(&pack, "play") {
+            Ok(r) => {
+                let log = r.log();
+                (Some(Box::new(r)), Some(log))
+            }
+            Err(c) => return c,
+        },
+    };
+    let mut session = match start_with(
+        &pack,
+        &args.session,
+        RuntimeKind::Rules,
+        file.as_ref(),
+        runtime,
+    ) {
         Ok(s) => s,
         Err(c) => return c,
     };
+    let mut code = 0;
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
@@ -131,13 +158,17 @@ pub fn run(args: Args) -> i32 {
                             r.state_delta
                                 .retain(|k, _| visible.contains_key(k) || !all.contains_key(k));
                         }
-                        let _ = write!(
-                            out,
-                            "{}",
-                            crate::diag::render::escape_controls(&transcript_turn(
-                                &session, line, &before, &r, args.debug
-                            ))
-                        );
+                        let mut text = transcript_turn(&session, line, &before, &r, args.debug);
+                        if let Some(log) = &log {
+                            let rec = log.lock().ok().and_then(|l| {
+                                l.iter()
+                                    .rev()
+                                    .find(|x| Some(&x.input) == r.messages.first())
+                                    .cloned()
+                            });
+                            text.push_str(&transcript_model(&r, rec.as_ref()));
+                        }
+                        let _ = write!(out, "{}", crate::diag::render::escape_controls(&text));
                         let _ = writeln!(
                             out,
                             "  visible: {}",
@@ -157,6 +188,12 @@ pub fn run(args: Args) -> i32 {
                     // The turn was not taken (Format 16.2); the player may
                     // say something else.
                     Err(crate::runtime::TurnError::Limit(m)) => eprintln!("error[LIMIT]: {m}"),
+                    Err(crate::runtime::TurnError::Runtime(d)) => {
+                        // Nothing of the failed turn was written (Format 24.6).
+                        eprintln!("troupe play: {}: {}", d.code, d.message);
+                        code = crate::runtime::chat::exit_code(d.code);
+                        break;
+                    }
                     Err(e) => {
                         eprintln!("troupe play: {e}");
                         return 3;
@@ -166,5 +203,5 @@ pub fn run(args: Args) -> i32 {
         }
     }
     let _ = writeln!(out);
-    super::run::commit_out(&pack, &session, file, 0)
+    super::run::commit_out(&pack, &session, file, code)
 }

@@ -59,6 +59,137 @@ pub enum RuntimeArg {
     Rules,
     /// The seed's structural test double.
     Fake,
+    /// A language model behind an OpenAI-compatible endpoint (Format 24).
+    Model,
+}
+
+/// How `--structured` asks for the answer's shape (Format 24.4).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum StructuredArg {
+    /// `response_format` `json_schema` with the answer's schema.
+    #[value(name = "json_schema")]
+    JsonSchema,
+    /// `response_format` `json_object`; the schema in the prompt.
+    #[value(name = "json_object")]
+    JsonObject,
+    /// No `response_format`; the schema in the prompt.
+    None,
+}
+
+/// The settings of `--runtime model` (Format 24.1), shared by `run`,
+/// `play` and `prompt`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ModelArgs {
+    /// The OpenAI-compatible base URL (`http://127.0.0.1:8080/v1`).
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// The model name sent in each request.
+    #[arg(long, value_name = "NAME", default_value = "local")]
+    pub model: String,
+    /// The environment variable that holds the API key (never written
+    /// anywhere).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// The sampling temperature (not sent when absent).
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// The most tokens an answer may have.
+    #[arg(long, default_value_t = crate::runtime::chat::DEFAULT_MAX_TOKENS)]
+    pub max_tokens: u32,
+    /// Seconds one request may take.
+    #[arg(long, value_name = "SECS", default_value_t = crate::runtime::chat::DEFAULT_TIMEOUT_SECS)]
+    pub timeout: u64,
+    /// How the answer's shape is asked for.
+    #[arg(long, value_enum, default_value = "json_schema")]
+    pub structured: StructuredArg,
+    /// A cassette: replayed (no model needed), or written with --record.
+    #[arg(long, value_name = "FILE")]
+    pub cassette: Option<PathBuf>,
+    /// Call the endpoint and record every interaction to --cassette.
+    #[arg(long, requires = "cassette")]
+    pub record: bool,
+}
+
+impl ModelArgs {
+    /// The request settings.
+    pub(crate) fn settings(&self) -> crate::runtime::chat::Settings {
+        use crate::runtime::chat::Structured;
+        crate::runtime::chat::Settings {
+            model: self.model.clone(),
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+            structured: match self.structured {
+                StructuredArg::JsonSchema => Structured::JsonSchema,
+                StructuredArg::JsonObject => Structured::JsonObject,
+                StructuredArg::None => Structured::None,
+            },
+        }
+    }
+
+    /// The model runtime these settings describe; `Err` is the exit code
+    /// (2: usage, 3: a cassette that cannot be read), with the reason
+    /// printed.
+    pub(crate) fn runtime(
+        &self,
+        pack: &Opened,
+        command: &str,
+    ) -> Result<crate::runtime::chat::ModelRuntime, i32> {
+        use crate::runtime::chat::{Backend, Cassette, ModelRuntime};
+        let backend = match (&self.cassette, self.record) {
+            (Some(c), false) => Backend::Replay(Cassette::read(c).map_err(|e| {
+                eprintln!("troupe {command}: MODEL_CASSETTE: {e}");
+                3
+            })?),
+            _ => {
+                let Some(endpoint) = &self.endpoint else {
+                    eprintln!("troupe {command}: --runtime model needs --endpoint URL (or --cassette FILE to replay a recording)");
+                    return Err(2);
+                };
+                let key = match &self.api_key_env {
+                    None => None,
+                    Some(var) => match std::env::var(var) {
+                        Ok(k) if !k.is_empty() => Some(k),
+                        _ => {
+                            eprintln!("troupe {command}: the variable {var} named by --api-key-env is not set");
+                            return Err(2);
+                        }
+                    },
+                };
+                self.http_backend(endpoint, key, command)?
+            }
+        };
+        Ok(ModelRuntime::new(
+            pack.bundle.clone(),
+            self.settings(),
+            backend,
+        ))
+    }
+
+    #[cfg(feature = "model")]
+    fn http_backend(
+        &self,
+        endpoint: &str,
+        key: Option<String>,
+        _command: &str,
+    ) -> Result<crate::runtime::chat::Backend, i32> {
+        use crate::runtime::chat::Backend;
+        let timeout = std::time::Duration::from_secs(self.timeout.max(1));
+        Ok(match (&self.cassette, self.record) {
+            (Some(c), true) => Backend::record(endpoint, key, timeout, c.clone()),
+            _ => Backend::http(endpoint, key, timeout),
+        })
+    }
+
+    #[cfg(not(feature = "model"))]
+    fn http_backend(
+        &self,
+        _endpoint: &str,
+        _key: Option<String>,
+        command: &str,
+    ) -> Result<crate::runtime::chat::Backend, i32> {
+        eprintln!("troupe {command}: this build has no HTTP client (cargo feature `model`); only --cassette replay works");
+        Err(2)
+    }
 }
 
 /// Arguments of `troupe run`.
@@ -75,6 +206,8 @@ pub struct Args {
     /// Print one JSON document `{"turns": [...], "score": ...}`.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 /// Opens PACK, printing diagnostics on failure; `Err` is the exit code.
@@ -168,12 +301,14 @@ pub(crate) fn commit_out(
 }
 
 /// Starts the session the settings describe, writing to `out`'s partial
-/// file when given; `Err` is the exit code.
-pub(crate) fn start(
+/// file when given, with an adapter's runtime when given (`--runtime
+/// model`); `Err` is the exit code.
+pub(crate) fn start_with(
     pack: &Opened,
     args: &SessionArgs,
     kind: RuntimeKind,
     out: Option<&crate::output::OutputFile>,
+    runtime: Option<Box<dyn crate::runtime::Runtime>>,
 ) -> Result<Session, i32> {
     let options = Options {
         scenario: args.scenario.clone(),
@@ -184,9 +319,10 @@ pub(crate) fn start(
         header_players: None,
         player_name: args.player_name.clone(),
     };
-    let started = match out {
-        Some(o) => Session::start_to_file(pack, &options, o.partial()),
-        None => Session::start(pack, &options),
+    let started = match (runtime, out) {
+        (Some(r), o) => Session::start_with(pack, &options, r, o.map(|o| o.partial())),
+        (None, Some(o)) => Session::start_to_file(pack, &options, o.partial()),
+        (None, None) => Session::start(pack, &options),
     };
     started.map_err(|e| match e {
         StartError::Refused(d) => {
@@ -409,10 +545,55 @@ pub fn transcript_score(score: &Option<crate::runtime::Score>) -> String {
     }
 }
 
+/// The transcript lines of what the model runtime did at a turn
+/// (Format 24.7): requests and tokens, clamped values, a dropped proposal.
+pub fn transcript_model(r: &TurnResult, rec: Option<&crate::runtime::chat::TurnRecord>) -> String {
+    let mut out = String::new();
+    for d in &r.diagnostics {
+        out.push_str(&format!("  refused: {} {}\n", d.code, d.message));
+    }
+    if let Some(rec) = rec {
+        if !rec.clamped.is_empty() {
+            out.push_str(&format!(
+                "  clamped to the step limit: {}\n",
+                rec.clamped.join(", ")
+            ));
+        }
+        if let Some(r) = &rec.repaired {
+            out.push_str(&format!("  repaired after one repair request: {r}\n"));
+        }
+        if let Some(e) = &rec.emotion {
+            out.push_str(&format!("  model emotion: {e}\n"));
+        }
+        out.push_str(&format!(
+            "  model: {} request{} · {} tokens ({} prompt, {} completion)\n",
+            rec.requests,
+            if rec.requests == 1 { "" } else { "s" },
+            rec.usage.total_tokens,
+            rec.usage.prompt_tokens,
+            rec.usage.completion_tokens
+        ));
+    }
+    out
+}
+
+/// The totals of a model-backed run (Format 24.7): requests and tokens.
+pub fn model_totals(log: &[crate::runtime::chat::TurnRecord]) -> Value {
+    let mut requests = 0u64;
+    let (mut p, mut c, mut t) = (0u64, 0u64, 0u64);
+    for r in log {
+        requests += u64::from(r.requests);
+        p += r.usage.prompt_tokens;
+        c += r.usage.completion_tokens;
+        t += r.usage.total_tokens;
+    }
+    json!({"requests": requests, "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": t}})
+}
+
 /// Runs `troupe run`; returns the exit code.
 pub fn run(args: Args) -> i32 {
     let kind = match args.runtime {
-        RuntimeArg::Rules => RuntimeKind::Rules,
+        RuntimeArg::Rules | RuntimeArg::Model => RuntimeKind::Rules,
         RuntimeArg::Fake => RuntimeKind::Fake,
     };
     if matches!(kind, RuntimeKind::Fake) && args.session.out.is_some() {
@@ -434,9 +615,28 @@ pub fn run(args: Args) -> i32 {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let mut session = match start(&pack, &args.session, kind, out.as_ref()) {
+    let (runtime, log): (Option<Box<dyn crate::runtime::Runtime>>, _) =
+        if matches!(args.runtime, RuntimeArg::Model) {
+            match args.model.runtime(&pack, "run") {
+                Ok(r) => {
+                    let log = r.log();
+                    (Some(Box::new(r)), Some(log))
+                }
+                Err(c) => return c,
+            }
+        } else {
+            (None, None)
+        };
+    let mut session = match start_with(&pack, &args.session, kind, out.as_ref(), runtime) {
         Ok(s) => s,
         Err(c) => return c,
+    };
+    let record_of = |log: &Option<crate::runtime::chat::Log>, input: &str| {
+        log.as_ref().and_then(|l| {
+            l.lock()
+                .ok()
+                .and_then(|l| l.iter().rev().find(|r| r.input == input).cloned())
+        })
     };
     let mut stdout = std::io::stdout().lock();
     if !args.json {
@@ -457,17 +657,24 @@ pub fn run(args: Args) -> i32 {
         match session.turn(input) {
             Ok(r) => {
                 played += 1;
+                let rec = r.messages.first().and_then(|m| record_of(&log, m));
                 if !args.json {
-                    let _ = write!(
-                        stdout,
-                        "{}",
-                        crate::diag::render::escape_controls(&transcript_turn(
-                            &session, input, &before, &r, true
-                        ))
-                    );
+                    let mut text = transcript_turn(&session, input, &before, &r, true);
+                    if log.is_some() || !r.diagnostics.is_empty() {
+                        text.push_str(&transcript_model(&r, rec.as_ref()));
+                    }
+                    let _ = write!(stdout, "{}", crate::diag::render::escape_controls(&text));
                     let _ = stdout.flush();
                 }
-                results.push(r);
+                let mut v = serde_json::to_value(&r).unwrap_or(Value::Null);
+                if let (Some(obj), Some(rec)) = (v.as_object_mut(), &rec) {
+                    let mut m = serde_json::to_value(rec).unwrap_or(Value::Null);
+                    if let Some(m) = m.as_object_mut() {
+                        m.remove("input");
+                    }
+                    obj.insert("model".into(), m);
+                }
+                results.push(v);
             }
             Err(crate::runtime::TurnError::Ended) => {
                 code = 1;
@@ -478,6 +685,13 @@ pub fn run(args: Args) -> i32 {
             Err(crate::runtime::TurnError::Limit(m)) => {
                 eprintln!("error[LIMIT]: {m}");
                 return 1;
+            }
+            Err(crate::runtime::TurnError::Runtime(d)) => {
+                // The failed turn left nothing behind (Format 24.6): the
+                // turns before it are kept.
+                eprintln!("troupe run: {}: {}", d.code, d.message);
+                code = crate::runtime::chat::exit_code(d.code);
+                break;
             }
             Err(e) => {
                 eprintln!("troupe run: {e}");
@@ -496,8 +710,14 @@ pub fn run(args: Args) -> i32 {
         );
     }
     let score = session.score();
+    let totals = log
+        .as_ref()
+        .and_then(|l| l.lock().ok().map(|l| model_totals(&l)));
     if args.json {
-        let doc = json!({"opening": session.opening_result(), "turns": results, "unplayed": unplayed, "score": score});
+        let mut doc = json!({"opening": session.opening_result(), "turns": results, "unplayed": unplayed, "score": score});
+        if let (Some(t), Some(obj)) = (totals, doc.as_object_mut()) {
+            obj.insert("model".into(), t);
+        }
         let _ = writeln!(
             stdout,
             "{}",
@@ -509,6 +729,16 @@ pub fn run(args: Args) -> i32 {
             "{}",
             crate::diag::render::escape_controls(&transcript_score(&score))
         );
+        if let Some(t) = totals {
+            let _ = writeln!(
+                stdout,
+                "Model: {} requests · {} tokens ({} prompt, {} completion)",
+                t["requests"],
+                t["usage"]["total_tokens"],
+                t["usage"]["prompt_tokens"],
+                t["usage"]["completion_tokens"]
+            );
+        }
     }
     commit_out(&pack, &session, out, code)
 }

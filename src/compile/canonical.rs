@@ -51,6 +51,7 @@ const SCENARIO: &[&str] = &[
     "rubric",
     "safety",
     "emotion",
+    "model",
     "extensions",
 ];
 const VARIABLE: &[&str] = &[

@@ -32,7 +32,7 @@ const FIELDS: &[(&str, &[&str])] = &[
     ("check", &[]),
     ("knows", &["message", "part", "summary"]),
     ("parse", &["kind", "text", "base64"]),
-    ("run", &["inputs", "seed", "difficulty", "opening"]),
+    ("run", &["inputs", "seed", "difficulty", "opening", "model"]),
     ("safety", &["text", "reply"]),
 ];
 

@@ -57,11 +57,42 @@ pub fn run_test(
         ..Options::default()
     };
     let opened = Opened::from_checked("case", bundle.clone());
-    let mut session = Session::start(&opened, &options).map_err(|e| fail(e.to_string()))?;
+    // `model`: the model runtime's answers in call order (Format 23, 24.8).
+    let mut log = None;
+    let mut session = match t.get("model") {
+        None => Session::start(&opened, &options),
+        Some(Value::Array(answers)) => {
+            use crate::runtime::chat::{Backend, ModelRuntime, Settings};
+            let rt = ModelRuntime::new(
+                opened.bundle.clone(),
+                Settings::default(),
+                Backend::Mocks(answers.iter().cloned().collect()),
+            );
+            log = Some(rt.log());
+            Session::start_with(&opened, &options, Box::new(rt), None)
+        }
+        Some(_) => return Err(suite("`model` is a list of answers")),
+    }
+    .map_err(|e| fail(e.to_string()))?;
     let mut results = Vec::new();
     for input in &inputs {
         match session.turn(input) {
-            Ok(r) => results.push(serde_json::to_value(&r).unwrap_or(Value::Null)),
+            Ok(r) => {
+                let mut v = serde_json::to_value(&r).unwrap_or(Value::Null);
+                let rec = log.as_ref().and_then(|l| {
+                    l.lock().ok().and_then(|l| {
+                        l.iter()
+                            .rev()
+                            .find(|x| Some(&x.input) == r.messages.first())
+                            .cloned()
+                    })
+                });
+                if let (Some(o), Some(rec)) = (v.as_object_mut(), rec) {
+                    o.insert("requests".into(), rec.requests.into());
+                    o.insert("dropped".into(), rec.dropped.is_some().into());
+                }
+                results.push(v)
+            }
             Err(e) => results.push(Value::String(format!("refused: {e}"))),
         }
     }

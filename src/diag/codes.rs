@@ -116,6 +116,33 @@ codes! {
     /// checks (a conforming story that does not compile): a bug to report.
     /// Format 17.2.
     Internal => "INTERNAL", Error;
+    /// The model's endpoint cannot be reached (connection refused, no such
+    /// host). Exit 4. Format 24.6.
+    ModelUnreachable => "MODEL_UNREACHABLE", Error;
+    /// The model's endpoint did not answer within `--timeout`. Exit 4. Format 24.6.
+    ModelTimeout => "MODEL_TIMEOUT", Error;
+    /// The model's endpoint refused the credentials (401, 403). Exit 5. Format 24.6.
+    ModelAuth => "MODEL_AUTH", Error;
+    /// The model's endpoint answered 429 on every try. Exit 4. Format 24.6.
+    ModelRateLimited => "MODEL_RATE_LIMITED", Error;
+    /// The model's endpoint answered 5xx on every try. Exit 4. Format 24.6.
+    ModelServerError => "MODEL_SERVER_ERROR", Error;
+    /// The model's endpoint answered another status that is not success. Exit 4. Format 24.6.
+    ModelHttp => "MODEL_HTTP", Error;
+    /// The model's endpoint answered a body that is not a Chat Completions
+    /// answer (not JSON, no message content). Exit 4. Format 24.6.
+    ModelBadResponse => "MODEL_BAD_RESPONSE", Error;
+    /// The model's answer was cut off at the token limit (`finish_reason:
+    /// "length"`). Exit 4. Format 24.6.
+    ModelTruncated => "MODEL_TRUNCATED", Error;
+    /// A model's answer that failed validation twice (the repair request
+    /// included): the proposal was dropped whole. Format 24.4.
+    ModelAnswer => "MODEL_ANSWER", Warning;
+    /// A model call that a cassette or a fixture's `mocks.model` does not
+    /// hold. Exit 1. Format 24.5.
+    UnmockedModelCall => "UNMOCKED_MODEL_CALL", Error;
+    /// A cassette that cannot be read or written. Exit 3. Format 24.5.
+    ModelCassette => "MODEL_CASSETTE", Error;
 }
 
 impl Serialize for Code {

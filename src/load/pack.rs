@@ -204,7 +204,7 @@ pub fn scan_pack(root: &Path) -> Loaded<PackFiles> {
                     pack.sessions.insert(rel.clone(), s);
                 }
             }
-            ("snapshots", Some(_)) => {}
+            ("snapshots" | "cassettes", Some(_)) => {}
             (folder, Some(_)) => match PackFileKind::from_folder(folder) {
                 Some(kind) if is_yaml(rel) => {
                     let l = read_yaml(rel, &path);
@@ -246,7 +246,10 @@ fn reads_files(folder: &str) -> bool {
 }
 
 fn is_known_folder(name: &str) -> bool {
-    PackFileKind::from_folder(name).is_some() || name == "sessions" || name == "snapshots"
+    PackFileKind::from_folder(name).is_some()
+        || name == "sessions"
+        || name == "snapshots"
+        || name == "cassettes"
 }
 
 fn is_yaml(rel: &str) -> bool {

@@ -18,6 +18,7 @@
 //! FIRING_MISMATCH. A model-backed adapter implements [`Runtime`] and
 //! returns [`Proposal::adapter`]: a reply and changes, nothing more.
 
+pub mod chat;
 pub mod compiled;
 pub mod fake;
 pub mod firing;
@@ -127,4 +128,16 @@ pub trait Runtime: Send {
     fn name(&self) -> &str;
     /// Proposes for the turn; `None` is no proposal (no reply message).
     fn propose(&mut self, ctx: &TurnContext<'_>) -> Option<Proposal>;
+    /// Why the last [`Runtime::propose`] failed, if it did (a model that
+    /// could not be reached, Format 24.6): the turn is then taken back —
+    /// nothing of it is written — and refused with
+    /// [`TurnError::Runtime`]. The default: never.
+    fn take_failure(&mut self) -> Option<crate::diag::Diagnostic> {
+        None
+    }
+    /// Diagnostics of the last proposal that belong in the turn result
+    /// (a model's answer dropped whole, Format 24.4). The default: none.
+    fn take_diagnostics(&mut self) -> Vec<crate::diag::Diagnostic> {
+        Vec::new()
+    }
 }

@@ -72,6 +72,10 @@ pub enum TurnError {
     /// The turn would exceed a bound of Format 16 (LIMIT): it is not taken.
     #[error("LIMIT: {0}")]
     Limit(String),
+    /// The runtime could not propose (a model that failed, Format 24.6):
+    /// nothing of the turn was written.
+    #[error("{}: {}", .0.code, .0.message)]
+    Runtime(Diagnostic),
 }
 
 /// A running session: the compiled story, the messages written so far with
@@ -191,6 +195,16 @@ impl Session {
     /// [`Session::recorder`].
     pub fn start_recorded(pack: &Opened, options: &Options) -> Result<Session, StartError> {
         Session::start_inner(pack, options, None, None, true)
+    }
+
+    /// [`Session::start_recorded`] with proposals from `runtime` (an
+    /// adapter: fixtures run with `runtime: model`, Format 21.3).
+    pub fn start_recorded_with(
+        pack: &Opened,
+        options: &Options,
+        runtime: Box<dyn Runtime>,
+    ) -> Result<Session, StartError> {
+        Session::start_inner(pack, options, Some(runtime), None, true)
     }
 
     /// What a recorded session evaluated so far (`None` unless started with

@@ -205,6 +205,12 @@ impl Session {
             }),
             Status::Ok => self.propose(input, m_in, responder),
         };
+        if let Some(failure) = self.runtime.take_failure() {
+            // Nothing of a failed turn remains (Format 24.6).
+            self.pop();
+            return Err(TurnError::Runtime(failure));
+        }
+        let runtime_diagnostics = self.runtime.take_diagnostics();
         let rule = proposal
             .as_ref()
             .and_then(|p| p.rule.as_ref().map(|r| r.to_string()));
@@ -212,7 +218,7 @@ impl Session {
             crate::engine::Observer::rule(rec.get_mut(), r);
         }
         let mut status = v_in.status;
-        let mut diagnostics = Vec::new();
+        let mut diagnostics = runtime_diagnostics;
         let mut m_r = None;
         match proposal {
             None => {
@@ -221,7 +227,7 @@ impl Session {
             Some(p) => {
                 let reply_id = self.next_id();
                 let built = self.build_changes(&p.changes, &reply_id);
-                diagnostics = built.diagnostics.clone();
+                diagnostics.extend(built.diagnostics.iter().cloned());
                 let text = p.reply.map(|r| match r {
                     Reply::Template(t) => t,
                     Reply::Literal(s) => Arc::from(escape(&s).as_str()),

@@ -25,9 +25,17 @@ pub struct Fixture {
     /// The difficulty preset.
     #[serde(default)]
     pub difficulty: Option<String>,
-    /// `rules` (default) or `fake`.
+    /// `rules` (default), `fake` or `model`.
     #[serde(default)]
     pub runtime: Option<String>,
+    /// `mocks.model`: the model runtime's answers in call order (Format
+    /// 21.3, 24.8).
+    #[serde(default)]
+    pub mocks: Option<Mocks>,
+    /// A cassette the model runtime replays (Format 21.3, 24.5), relative
+    /// to the pack root, under `cassettes/`.
+    #[serde(default)]
+    pub cassette: Option<String>,
     /// The turns, in order.
     #[serde(default)]
     pub turns: Vec<Turn>,
@@ -37,6 +45,31 @@ pub struct Fixture {
     /// `coverage.minimum`.
     #[serde(default)]
     pub coverage: Option<CoverageMinimum>,
+}
+
+/// The cassette file a fixture names: a relative path under the pack's
+/// `cassettes/` folder with no `..` (Format 13.9, 21.3).
+fn cassette_path(root: &std::path::Path, rel: &str) -> Result<std::path::PathBuf, String> {
+    use std::path::Component;
+    let p = std::path::Path::new(rel);
+    let mut parts = p.components();
+    let inside = matches!(parts.next(), Some(Component::Normal(f)) if f == "cassettes")
+        && parts.clone().next().is_some()
+        && parts.all(|c| matches!(c, Component::Normal(_)));
+    if !inside {
+        return Err(format!(
+            "the cassette `{rel}` is not a file under the pack's cassettes/ folder"
+        ));
+    }
+    Ok(root.join(p))
+}
+
+/// `mocks: {model}`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Mocks {
+    /// The answers, in call order.
+    #[serde(default)]
+    pub model: Vec<Value>,
 }
 
 /// `coverage: {minimum}`.
@@ -365,15 +398,46 @@ pub fn run_fixture(
     file: &str,
     doc: Option<&Document>,
     bundle: &Value,
+    root: Option<&std::path::Path>,
     model: Option<&ScenarioModel>,
     runtimes: &dyn Runtimes,
 ) -> (TestResult, Hits) {
     let mut hits = Hits::default();
     hits.use_scenario(&fixture.scenario_id);
+    let err = |reason: String| {
+        TestResult::new(
+            fixture.fixture_id.clone(),
+            Some(file.to_string()),
+            Status::Err,
+        )
+        .because(reason)
+    };
+    let model_cassette = match (&fixture.cassette, root) {
+        (None, _) => None,
+        (Some(rel), Some(root)) => match cassette_path(root, rel) {
+            Err(e) => return (err(e), hits),
+            Ok(p) => match crate::runtime::chat::Cassette::read(&p) {
+                Ok(c) => Some(c),
+                Err(e) => return (err(format!("MODEL_CASSETTE: {e}")), hits),
+            },
+        },
+        (Some(_), None) => {
+            return (
+                err("a cassette is read from a pack directory; this run has none".into()),
+                hits,
+            )
+        }
+    };
     let settings = Settings {
         scenario: fixture.scenario_id.clone(),
         seed: fixture.seed,
         difficulty: fixture.difficulty.clone(),
+        model_answers: fixture
+            .mocks
+            .as_ref()
+            .map(|m| m.model.clone())
+            .unwrap_or_default(),
+        model_cassette,
     };
     let mut runner = match runtimes.start(fixture.runtime(), bundle, &settings) {
         Ok(r) => r,

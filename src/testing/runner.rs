@@ -49,11 +49,18 @@ pub struct Settings {
     pub seed: u64,
     /// The difficulty preset, when the fixture gives one.
     pub difficulty: Option<String>,
+    /// The model runtime's answers in call order (a fixture's
+    /// `mocks.model`, Format 21.3, 24.8); used under `runtime: model`.
+    pub model_answers: Vec<Value>,
+    /// A cassette to replay instead (a fixture's `cassette`, Format 21.3,
+    /// 24.5); it takes precedence over `model_answers`.
+    pub model_cassette: Option<crate::runtime::chat::Cassette>,
 }
 
 /// Starts sessions for fixtures, one per runtime name.
 pub trait Runtimes {
-    /// Starts a session of `bundle` under `runtime` (`rules`, `fake`).
+    /// Starts a session of `bundle` under `runtime` (`rules`, `fake`,
+    /// `model` with the settings' answers).
     /// `Err` is why it cannot run (the fixture is ERR with it).
     fn start(
         &self,
@@ -97,7 +104,7 @@ impl Runtimes for Installed {
         settings: &Settings,
     ) -> Result<Box<dyn TurnRunner>, String> {
         let kind = match runtime {
-            "rules" => RuntimeKind::Rules,
+            "rules" | "model" => RuntimeKind::Rules,
             "fake" => RuntimeKind::Fake,
             other => return Err(format!("no runtime `{other}`")),
         };
@@ -111,7 +118,21 @@ impl Runtimes for Installed {
             header_players: None,
             player_name: None,
         };
-        let session = Session::start_recorded(&opened, &options).map_err(|e| e.to_string())?;
+        let session = if runtime == "model" {
+            use crate::runtime::chat::{Backend, ModelRuntime, Settings as ModelSettings};
+            let rt = ModelRuntime::new(
+                opened.bundle.clone(),
+                ModelSettings::default(),
+                match &settings.model_cassette {
+                    Some(c) => Backend::Replay(c.clone()),
+                    None => Backend::Mocks(settings.model_answers.iter().cloned().collect()),
+                },
+            );
+            Session::start_recorded_with(&opened, &options, Box::new(rt))
+        } else {
+            Session::start_recorded(&opened, &options)
+        }
+        .map_err(|e| e.to_string())?;
         Ok(Box::new(Running {
             session,
             turns: 0,

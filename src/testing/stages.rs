@@ -259,7 +259,7 @@ pub fn run(
 
     progress.stage(StageName::Fixtures);
     stages.push(fixture_stage(
-        &chosen, &bundle, &model, runtimes, &mut hits, progress,
+        &chosen, &bundle, &pack.root, &model, runtimes, &mut hits, progress,
     ));
 
     if opts.test.is_some() {
@@ -367,6 +367,7 @@ fn static_stage(
 fn fixture_stage(
     chosen: &[&FixtureFile<'_>],
     bundle: &Value,
+    root: &std::path::Path,
     model: &Model,
     runtimes: &dyn Runtimes,
     hits: &mut Hits,
@@ -386,6 +387,7 @@ fn fixture_stage(
                     &f.rel,
                     Some(f.doc),
                     bundle,
+                    Some(root),
                     model.scenarios.get(&fx.scenario_id),
                     runtimes,
                 );

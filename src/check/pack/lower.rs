@@ -116,6 +116,7 @@ impl Lowerer<'_> {
                 ("entries", "entries"),
                 ("difficulty", "difficulty"),
                 ("emotion", "emotion"),
+                ("model", "model"),
                 ("extensions", "extensions"),
             ],
         );

@@ -1,0 +1,158 @@
+//! The HTTP client (Format 24.6): one `POST {endpoint}/chat/completions`
+//! with bounded retries; every failure a [`Failure`] with a stable code.
+//! The API key is sent in the `Authorization` header only and never
+//! appears in a failure's message.
+
+use std::time::Duration;
+
+use super::Failure;
+use crate::diag::Code;
+
+/// How many times a 429 or 5xx answer is retried (Format 24.6).
+pub const RETRIES: u32 = 2;
+/// The longest `Retry-After` honoured, in seconds.
+pub const MAX_RETRY_AFTER: u64 = 30;
+
+/// A blocking Chat Completions client.
+pub struct HttpClient {
+    agent: ureq::Agent,
+    url: String,
+    api_key: Option<String>,
+    /// The first backoff; doubled at each retry.
+    backoff: Duration,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("url", &self.url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "(set)"))
+            .finish()
+    }
+}
+
+impl HttpClient {
+    /// A client of `endpoint` (e.g. `http://127.0.0.1:8080/v1`); `timeout`
+    /// bounds each request whole (connecting, sending, the answer).
+    pub fn new(endpoint: &str, api_key: Option<String>, timeout: Duration) -> HttpClient {
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .build();
+        HttpClient {
+            agent: config.into(),
+            url: format!("{}/chat/completions", endpoint.trim_end_matches('/')),
+            api_key,
+            backoff: Duration::from_millis(500),
+        }
+    }
+
+    /// Posts `body` (JSON) and returns the answer's body on status 200.
+    pub fn post(&self, body: &str) -> Result<String, Failure> {
+        let mut attempt = 0;
+        loop {
+            let mut req = self
+                .agent
+                .post(&self.url)
+                .header("Content-Type", "application/json");
+            if let Some(k) = &self.api_key {
+                req = req.header("Authorization", &format!("Bearer {k}"));
+            }
+            let wait = self.backoff * 2u32.pow(attempt);
+            let mut resp = match req.send(body.as_bytes()) {
+                Ok(r) => r,
+                Err(e) => return Err(transport(&self.url, e)),
+            };
+            let status = resp.status().as_u16();
+            let retry_after = resp
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok());
+            let text = resp
+                .body_mut()
+                .with_config()
+                .limit(16 << 20)
+                .read_to_string();
+            match status {
+                200..=299 => {
+                    return text.map_err(|e| {
+                        Failure::new(
+                            Code::ModelBadResponse,
+                            format!("the answer from {} could not be read: {e}", self.url),
+                        )
+                    })
+                }
+                401 | 403 => {
+                    return Err(Failure::new(
+                        Code::ModelAuth,
+                        format!(
+                            "{} refused the request with status {status}: check the API key (--api-key-env)",
+                            self.url
+                        ),
+                    ))
+                }
+                429 | 500..=599 if attempt < RETRIES => {
+                    let pause = match (status, retry_after) {
+                        (429, Some(s)) => Duration::from_secs(s.min(MAX_RETRY_AFTER)),
+                        _ => wait,
+                    };
+                    std::thread::sleep(pause);
+                    attempt += 1;
+                }
+                429 => {
+                    return Err(Failure::new(
+                        Code::ModelRateLimited,
+                        format!(
+                            "{} answered 429 (rate limited) {} times; giving up",
+                            self.url,
+                            RETRIES + 1
+                        ),
+                    ))
+                }
+                500..=599 => {
+                    return Err(Failure::new(
+                        Code::ModelServerError,
+                        format!(
+                            "{} answered status {status} {} times; giving up",
+                            self.url,
+                            RETRIES + 1
+                        ),
+                    ))
+                }
+                _ => {
+                    return Err(Failure::new(
+                        Code::ModelHttp,
+                        format!("{} answered status {status}", self.url),
+                    ))
+                }
+            }
+        }
+    }
+}
+
+fn transport(url: &str, e: ureq::Error) -> Failure {
+    match e {
+        ureq::Error::Timeout(_) => Failure::new(
+            Code::ModelTimeout,
+            format!("{url} did not answer within the timeout (--timeout)"),
+        ),
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => Failure::new(
+            Code::ModelTimeout,
+            format!("{url} did not answer within the timeout (--timeout)"),
+        ),
+        ureq::Error::Io(io) => Failure::new(
+            Code::ModelUnreachable,
+            format!("cannot reach {url}: {}", io.kind()),
+        ),
+        ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => Failure::new(
+            Code::ModelUnreachable,
+            format!("cannot reach {url}: no server answers there"),
+        ),
+        other => Failure::new(
+            Code::ModelUnreachable,
+            format!("cannot reach {url}: {other}"),
+        ),
+    }
+}

@@ -1,0 +1,432 @@
+//! The model runtime (Format 24): a language model, behind an
+//! OpenAI-compatible Chat Completions endpoint, writes the responder's
+//! lines and proposes changes; Troupe checks every proposal against the
+//! scenario's `model` block and the rules (who may change what, types,
+//! bounds, step limits) and drops it whole when it does not conform.
+//!
+//! Backends: a live endpoint ([`client::HttpClient`], feature `model`), a
+//! cassette replayed ([`cassette::Cassette`]), a live endpoint recorded to
+//! a cassette, or proposals given inline in call order (fixtures'
+//! `mocks.model`, Format 21.3).
+
+pub mod cassette;
+#[cfg(feature = "model")]
+pub mod client;
+pub mod prompt;
+pub mod proposal;
+
+use std::collections::VecDeque;
+#[cfg(feature = "model")]
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+#[cfg(feature = "model")]
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::{Proposal, Runtime, TurnContext};
+use crate::diag::{Code, Diagnostic};
+pub use cassette::Cassette;
+pub use prompt::{ChatMessage, Structured};
+pub use proposal::{answer_schema, validate, ModelDecl, Validated};
+
+/// A failed model call (Format 24.6): a stable code and a message that
+/// never holds the API key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// MODEL_UNREACHABLE, MODEL_TIMEOUT, MODEL_AUTH, …
+    pub code: Code,
+    /// What happened, in plain words.
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure with `code`.
+    pub fn new(code: Code, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// The exit code a failure gives (Format 24.6): 5 for MODEL_AUTH, 1 for
+/// UNMOCKED_MODEL_CALL, 4 for every other model failure.
+pub fn exit_code(code: Code) -> i32 {
+    match code {
+        Code::ModelAuth => 5,
+        Code::UnmockedModelCall => 1,
+        _ => 4,
+    }
+}
+
+/// The request settings (Format 24.1).
+#[derive(Clone)]
+pub struct Settings {
+    /// The model name sent as `model`.
+    pub model: String,
+    /// `temperature`; `None`: not sent.
+    pub temperature: Option<f64>,
+    /// `max_tokens`.
+    pub max_tokens: u32,
+    /// How the answer's shape is asked for.
+    pub structured: Structured,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            model: "local".into(),
+            temperature: None,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            structured: Structured::JsonSchema,
+        }
+    }
+}
+
+/// The default `max_tokens` (Format 24.1).
+pub const DEFAULT_MAX_TOKENS: u32 = 512;
+/// The default timeout of one request, in seconds (Format 24.1).
+pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+
+/// Where answers come from.
+pub enum Backend {
+    /// A live endpoint.
+    #[cfg(feature = "model")]
+    Http(client::HttpClient),
+    /// A live endpoint, each interaction recorded to the cassette file.
+    #[cfg(feature = "model")]
+    Record(client::HttpClient, Cassette, PathBuf),
+    /// A cassette replayed; a request it does not hold is UNMOCKED_MODEL_CALL.
+    Replay(Cassette),
+    /// Answers in call order (fixtures' `mocks.model`): each is the answer's
+    /// JSON object (or a string, sent as the message content).
+    Mocks(VecDeque<Value>),
+}
+
+impl Backend {
+    /// A live endpoint (`endpoint` like `http://127.0.0.1:8080/v1`).
+    #[cfg(feature = "model")]
+    pub fn http(endpoint: &str, api_key: Option<String>, timeout: Duration) -> Backend {
+        Backend::Http(client::HttpClient::new(endpoint, api_key, timeout))
+    }
+
+    /// A live endpoint recorded to `cassette` (a new file, written after
+    /// every interaction).
+    #[cfg(feature = "model")]
+    pub fn record(
+        endpoint: &str,
+        api_key: Option<String>,
+        timeout: Duration,
+        cassette: PathBuf,
+    ) -> Backend {
+        Backend::Record(
+            client::HttpClient::new(endpoint, api_key, timeout),
+            Cassette::default(),
+            cassette,
+        )
+    }
+}
+
+/// Token usage (the answer's `usage`; missing numbers count 0).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    /// `prompt_tokens`.
+    pub prompt_tokens: u64,
+    /// `completion_tokens`.
+    pub completion_tokens: u64,
+    /// `total_tokens` (their sum when the server leaves it out).
+    pub total_tokens: u64,
+}
+
+impl Usage {
+    fn add(&mut self, o: Usage) {
+        self.prompt_tokens += o.prompt_tokens;
+        self.completion_tokens += o.completion_tokens;
+        self.total_tokens += o.total_tokens;
+    }
+}
+
+/// What the model runtime did at one turn (the turn's `model` member,
+/// Format 24.7).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TurnRecord {
+    /// The input message's ID.
+    pub input: String,
+    /// Requests sent (2 with a repair request).
+    pub requests: u32,
+    /// Tokens used by them.
+    pub usage: Usage,
+    /// The emotion the accepted answer named.
+    pub emotion: Option<String>,
+    /// State names whose proposed value was clamped to the step limit.
+    pub clamped: Vec<String>,
+    /// The problems of a first answer that a repair request fixed.
+    pub repaired: Option<String>,
+    /// Why the proposal was dropped whole, when it was.
+    pub dropped: Option<String>,
+}
+
+/// The turn records of a session, shared with whoever started it.
+pub type Log = Arc<Mutex<Vec<TurnRecord>>>;
+
+/// The model runtime (Format 24).
+pub struct ModelRuntime {
+    bundle: Arc<Value>,
+    settings: Settings,
+    backend: Backend,
+    log: Log,
+    failure: Option<Failure>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl ModelRuntime {
+    /// A runtime for sessions of `bundle` (the bundle the session is
+    /// started from).
+    pub fn new(bundle: Arc<Value>, settings: Settings, backend: Backend) -> ModelRuntime {
+        ModelRuntime {
+            bundle,
+            settings,
+            backend,
+            log: Log::default(),
+            failure: None,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// The turn records, shared: read them after each turn.
+    pub fn log(&self) -> Log {
+        self.log.clone()
+    }
+}
+
+/// The request body (Format 24.5's canonical form): members in the order
+/// `model`, `messages`, `temperature`?, `max_tokens`, `seed`,
+/// `response_format`?.
+pub fn request_body(
+    settings: &Settings,
+    messages: &[ChatMessage],
+    schema: &Value,
+    seed: u64,
+) -> Value {
+    let mut b = Map::new();
+    b.insert("model".into(), settings.model.clone().into());
+    b.insert(
+        "messages".into(),
+        serde_json::to_value(messages).unwrap_or(Value::Null),
+    );
+    if let Some(t) = settings.temperature {
+        b.insert("temperature".into(), json!(t));
+    }
+    b.insert("max_tokens".into(), settings.max_tokens.into());
+    b.insert("seed".into(), seed.into());
+    match settings.structured {
+        Structured::JsonSchema => {
+            b.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {"name": "proposal", "strict": true, "schema": schema}}),
+            );
+        }
+        Structured::JsonObject => {
+            b.insert("response_format".into(), json!({"type": "json_object"}));
+        }
+        Structured::None => {}
+    }
+    Value::Object(b)
+}
+
+/// Reads a Chat Completions answer leniently (Format 24.6): the first
+/// choice's `message.content`, and `usage`. A body that is not JSON or has
+/// no content is MODEL_BAD_RESPONSE; `finish_reason: "length"` is
+/// MODEL_TRUNCATED. Missing or empty optional fields are accepted.
+pub fn read_answer(body: &str) -> Result<(String, Usage), Failure> {
+    let v: Value = serde_json::from_str(body).map_err(|_| {
+        Failure::new(
+            Code::ModelBadResponse,
+            format!(
+                "the answer is not JSON (starts {:?})",
+                body.chars().take(40).collect::<String>()
+            ),
+        )
+    })?;
+    let choice = v.pointer("/choices/0");
+    if choice
+        .and_then(|c| c.get("finish_reason"))
+        .and_then(Value::as_str)
+        == Some("length")
+    {
+        return Err(Failure::new(
+            Code::ModelTruncated,
+            "the answer was cut off at the token limit (finish_reason \"length\"): raise --max-tokens",
+        ));
+    }
+    let content = choice
+        .and_then(|c| c.pointer("/message/content"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            Failure::new(
+                Code::ModelBadResponse,
+                "the answer has no `choices[0].message.content` string",
+            )
+        })?;
+    let n = |k: &str| v.pointer(&format!("/usage/{k}")).and_then(Value::as_u64);
+    let prompt_tokens = n("prompt_tokens").unwrap_or(0);
+    let completion_tokens = n("completion_tokens").unwrap_or(0);
+    let usage = Usage {
+        prompt_tokens,
+        completion_tokens,
+        total_tokens: n("total_tokens").unwrap_or(prompt_tokens + completion_tokens),
+    };
+    Ok((content.to_string(), usage))
+}
+
+impl ModelRuntime {
+    /// One model call: the answer's content and usage.
+    /// `turn` names the turn in messages (`turn 2 (input m4)`).
+    fn call(&mut self, body: &Value, turn: &str) -> Result<(String, Usage), Failure> {
+        let text = match &mut self.backend {
+            #[cfg(feature = "model")]
+            Backend::Http(c) => c.post(&body.to_string())?,
+            #[cfg(feature = "model")]
+            Backend::Record(c, cas, path) => {
+                let t = c.post(&body.to_string())?;
+                cas.push(body.clone(), &t);
+                cas.write(path).map_err(|e| {
+                    Failure::new(
+                        Code::ModelCassette,
+                        format!("cannot write the cassette {}: {e}", path.display()),
+                    )
+                })?;
+                t
+            }
+            Backend::Replay(cas) => match cas.answer(body) {
+                Some(t) => t,
+                None => {
+                    let (all, unused) = cas.counts();
+                    return Err(Failure::new(
+                        Code::UnmockedModelCall,
+                        format!(
+                            "{turn}: the cassette holds no answer for this request ({all} recorded, {unused} unused); record it again with --record"
+                        ),
+                    ));
+                }
+            },
+            Backend::Mocks(q) => match q.pop_front() {
+                Some(Value::String(s)) => {
+                    json!({"choices": [{"message": {"content": s}}]}).to_string()
+                }
+                Some(v) => {
+                    json!({"choices": [{"message": {"content": v.to_string()}}]}).to_string()
+                }
+                None => {
+                    return Err(Failure::new(
+                        Code::UnmockedModelCall,
+                        format!("{turn}: no `mocks.model` answer is left for this call"),
+                    ))
+                }
+            },
+        };
+        read_answer(&text)
+    }
+}
+
+/// The repair request's text (Format 24.4).
+pub fn repair_text(errors: &[String]) -> String {
+    format!(
+        "Your answer was refused: {}. Answer again with one JSON object that follows the format.",
+        errors.join("; ")
+    )
+}
+
+impl Runtime for ModelRuntime {
+    fn name(&self) -> &str {
+        "model"
+    }
+
+    fn propose(&mut self, ctx: &TurnContext<'_>) -> Option<Proposal> {
+        let engine = ctx.engine;
+        let m = engine.session.find(ctx.input_id)?;
+        let scenario = &engine.story.raw;
+        let decl = ModelDecl::of(scenario);
+        let mut messages = prompt::messages(
+            &self.bundle,
+            engine,
+            m,
+            ctx.responder,
+            &decl,
+            self.settings.structured,
+        );
+        let schema = answer_schema(&engine.story, &decl);
+        let state = ctx.state();
+        let mut record = TurnRecord {
+            input: ctx.input_id.to_string(),
+            ..TurnRecord::default()
+        };
+        let mut outcome = None;
+        for attempt in 0..2 {
+            let body = request_body(&self.settings, &messages, &schema, ctx.seed);
+            record.requests += 1;
+            let turn = format!(
+                "turn {} (input {})",
+                engine.turn_round(ctx.state).0,
+                ctx.input_id
+            );
+            let (text, usage) = match self.call(&body, &turn) {
+                Ok(x) => x,
+                Err(f) => {
+                    self.failure = Some(f);
+                    self.log.lock().map(|mut l| l.push(record)).ok();
+                    return None;
+                }
+            };
+            record.usage.add(usage);
+            match validate(&text, &engine.story, &decl, &state) {
+                Ok(v) => {
+                    outcome = Some(v);
+                    break;
+                }
+                Err(errors) if attempt == 0 => {
+                    record.repaired = Some(errors.join("; "));
+                    messages.push(ChatMessage {
+                        role: "assistant",
+                        content: text,
+                    });
+                    messages.push(ChatMessage {
+                        role: "user",
+                        content: repair_text(&errors),
+                    });
+                }
+                Err(errors) => {
+                    let why = format!(
+                        "the model's answer was refused after one repair request, so the proposal was dropped whole: {}",
+                        errors.join("; ")
+                    );
+                    self.diagnostics.push(
+                        Diagnostic::error(Code::ModelAnswer, why.clone())
+                            .at(format!("message:{}", ctx.reply_id)),
+                    );
+                    record.repaired = None;
+                    record.dropped = Some(why);
+                }
+            }
+        }
+        let proposal = outcome.map(|v| {
+            record.emotion = v.emotion.clone();
+            record.clamped = v.clamped.clone();
+            Proposal::adapter(v.reply, v.changes)
+        });
+        self.log.lock().map(|mut l| l.push(record)).ok();
+        proposal
+    }
+
+    fn take_failure(&mut self) -> Option<Diagnostic> {
+        self.failure
+            .take()
+            .map(|f| Diagnostic::error(f.code, f.message))
+    }
+
+    fn take_diagnostics(&mut self) -> Vec<Diagnostic> {
+        std::mem::take(&mut self.diagnostics)
+    }
+}

@@ -1,0 +1,246 @@
+//! The prompt (Format 24.3): what the responder is told, built from the
+//! bundle, the engine's messages and the state at the input message.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::proposal::{answer_schema, ModelDecl};
+use crate::compile::Who;
+use crate::engine::macros::RenderFor;
+use crate::engine::Engine;
+
+/// One chat message of a request (`{"role", "content"}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChatMessage {
+    /// `system`, `user` or `assistant`.
+    pub role: &'static str,
+    /// The text.
+    pub content: String,
+}
+
+/// How the answer's shape is asked for (Format 24.4, `--structured`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Structured {
+    /// `response_format: {"type": "json_schema", …}` (the default).
+    #[default]
+    JsonSchema,
+    /// `response_format: {"type": "json_object"}`; the schema in the prompt.
+    JsonObject,
+    /// No `response_format`; the schema in the prompt.
+    None,
+}
+
+/// The default instructions (Format 24.3), a template rendered with the
+/// responder as char.
+pub const DEFAULT_INSTRUCTIONS: &str = "You are {{char}}. Stay in character and answer as {{char}} would, in a few sentences. Never speak for {{user}}.";
+
+fn text_of(v: Option<&Value>) -> Option<&str> {
+    v.and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+}
+
+/// The `index`-th scenario of the bundle that the engine plays.
+fn scenario<'b>(bundle: &'b Value, engine: &Engine) -> Option<&'b Value> {
+    bundle
+        .get("scenarios")?
+        .as_array()?
+        .iter()
+        .find(|s| s.get("id").and_then(Value::as_str) == Some(&*engine.ir.scenario))
+}
+
+fn character<'b>(bundle: &'b Value, id: &str) -> Option<&'b Value> {
+    bundle
+        .get("characters")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("id").and_then(Value::as_str) == Some(id))
+}
+
+/// The system message and the transcript for the responder answering
+/// message `m` (the input message), in the order of Format 24.3.
+pub fn messages(
+    bundle: &Value,
+    engine: &Engine,
+    m: u32,
+    responder: &str,
+    decl: &ModelDecl,
+    structured: Structured,
+) -> Vec<ChatMessage> {
+    let state = engine.state_at(m);
+    let narrator = responder == "narrator";
+    let who = RenderFor {
+        char: (!narrator).then_some(responder),
+        owner: Some(if narrator {
+            &engine.ir.scenario
+        } else {
+            responder
+        }),
+        narrator,
+    };
+    let render = |t: &str| engine.render(t, &state, who);
+    let sc = scenario(bundle, engine);
+    let mut sys = String::new();
+    // 1. Instructions.
+    sys.push_str(&render(
+        decl.prompt.as_deref().unwrap_or(DEFAULT_INSTRUCTIONS),
+    ));
+    sys.push('\n');
+    // 2. The character.
+    let display = match engine.ir.who(responder) {
+        Some(Who::Cast(c)) => engine.ir.cast[c as usize].display.to_string(),
+        _ => engine.ir.narrator.to_string(),
+    };
+    sys.push_str(&format!("\n## Character: {display}\n"));
+    if let Some(c) = character(bundle, responder) {
+        for field in ["description", "personality"] {
+            if let Some(t) = text_of(c.get(field)) {
+                sys.push_str(&format!("{field}: {}\n", render(t)));
+            }
+        }
+        if let Some(texts) = c.get("text").and_then(Value::as_object) {
+            for (k, t) in texts {
+                if let Some(t) = text_of(Some(t)) {
+                    sys.push_str(&format!("{k}: {}\n", render(t)));
+                }
+            }
+        }
+    }
+    // 3. The scenario.
+    if let Some(sc) = sc {
+        sys.push_str(&format!(
+            "\n## Scenario: {}\n",
+            sc.get("name").and_then(Value::as_str).unwrap_or("")
+        ));
+        if let Some(t) = text_of(sc.get("description")) {
+            sys.push_str(&render(t));
+            sys.push('\n');
+        }
+    }
+    // 4. Lore, in 5.5 order, within the budget.
+    let mut used = 0usize;
+    let mut lore = String::new();
+    for e in engine.entries_at(m).iter().filter(|e| e.active) {
+        let Some(content) = bundle
+            .pointer(&e.pointer)
+            .and_then(|x| x.get("content"))
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        let text = render(content);
+        let n = text.chars().count();
+        if used + n > decl.lore_budget {
+            break;
+        }
+        used += n;
+        lore.push_str(&format!("- {text}\n"));
+    }
+    if !lore.is_empty() {
+        sys.push_str("\n## Lore\n");
+        sys.push_str(&lore);
+    }
+    // 5. The state it may read.
+    let hidden: Vec<&str> = engine
+        .story
+        .variables
+        .iter()
+        .filter(|(n, d)| {
+            d.decl.visibility.as_deref() == Some("hidden") && !decl.changes.contains_key(*n)
+        })
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let flat = engine.flatten(&state);
+    let shown: Vec<String> = flat
+        .iter()
+        .filter(|(k, _)| {
+            !hidden
+                .iter()
+                .any(|h| k.as_str() == *h || k.strip_prefix(h).is_some_and(|r| r.starts_with('.')))
+        })
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
+    sys.push_str("\n## State\n");
+    sys.push_str(&shown.join("\n"));
+    sys.push('\n');
+    // 6. What it may change.
+    sys.push_str("\n## You may change\n");
+    if decl.changes.is_empty() {
+        sys.push_str("nothing: leave `changes` out\n");
+    } else {
+        for (name, step) in &decl.changes {
+            match step {
+                Some(s) => sys.push_str(&format!("{name} (by at most {s} per turn)\n")),
+                None => sys.push_str(&format!("{name}\n")),
+            }
+        }
+    }
+    // 7. The answer format.
+    sys.push_str("\n## Answer\nAnswer with one JSON object and nothing else: {\"reply\": what you say, \"changes\": {state name: new value}, \"emotion\": your emotion}. `changes` and `emotion` are optional.");
+    if !decl.emotions.is_empty() {
+        sys.push_str(&format!(" Emotions: {}.", decl.emotions.join(", ")));
+    }
+    if structured != Structured::JsonSchema {
+        sys.push_str(&format!(
+            " The object follows this JSON Schema: {}",
+            answer_schema(&engine.story, decl)
+        ));
+    }
+    sys.push('\n');
+    let mut out = vec![ChatMessage {
+        role: "system",
+        content: sys,
+    }];
+    out.extend(transcript(engine, m, responder, decl.history));
+    out
+}
+
+/// The transcript as the responder knows it (Format 7.4, 24.3): the last
+/// `history` messages of the path to `m` that have a part it knows, each
+/// with only the parts it knows.
+pub fn transcript(engine: &Engine, m: u32, responder: &str, history: usize) -> Vec<ChatMessage> {
+    let path = engine.path(m);
+    let mut out = Vec::new();
+    for &x in path.iter().rev() {
+        if out.len() >= history {
+            break;
+        }
+        let msg = &engine.session.messages[x as usize];
+        if msg.hidden {
+            continue;
+        }
+        let mut texts = Vec::new();
+        for i in 0..msg.parts.len() {
+            let knows = engine.ir.single_voice
+                || responder == "narrator"
+                || engine
+                    .knows_part(x, i)
+                    .is_some_and(|w| w.iter().any(|k| k == responder));
+            if knows {
+                if let Some(t) = engine.render_part(x, i) {
+                    texts.push(t);
+                }
+            }
+        }
+        if texts.is_empty() {
+            continue;
+        }
+        let author = engine.ir.who_id(msg.author);
+        let text = texts.join("\n");
+        out.push(if author == responder {
+            ChatMessage {
+                role: "assistant",
+                content: text,
+            }
+        } else {
+            let name = match msg.author {
+                Who::Cast(c) => engine.ir.cast[c as usize].display.to_string(),
+                Who::Narrator => engine.ir.narrator.to_string(),
+            };
+            ChatMessage {
+                role: "user",
+                content: format!("{name}: {text}"),
+            }
+        });
+    }
+    out.reverse();
+    out
+}
