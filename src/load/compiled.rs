@@ -30,7 +30,7 @@ pub fn content_hash(bytes: &[u8]) -> String {
 
 /// The bytes of `bundle.json` for `bundle`: Troupe JSON and `\n`.
 pub fn bundle_json(bundle: &Value) -> Vec<u8> {
-    let mut s = bundle.to_string();
+    let mut s = crate::model::json::troupe_json(bundle);
     s.push('\n');
     s.into_bytes()
 }
@@ -48,7 +48,7 @@ pub fn ir_json(bundle: &Value) -> Vec<u8> {
     );
     m.insert("checked".into(), true.into());
     m.insert("bundle".into(), bundle.clone());
-    let mut s = Value::Object(m).to_string();
+    let mut s = crate::model::json::troupe_json(&Value::Object(m));
     s.push('\n');
     s.into_bytes()
 }

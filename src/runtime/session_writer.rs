@@ -28,11 +28,9 @@ pub struct MessageLine<'a> {
 }
 
 /// Troupe JSON (Format 18.8) of a value whose maps are already in the
-/// order to write: serde_json's compact form escapes exactly `"`, `\` and
-/// characters below U+0020 (`\b \t \n \f \r`, others `\u00xx` lower-case)
-/// and nothing else.
+/// order to write: see [`crate::model::json::troupe_json`].
 pub fn troupe_json(v: &Value) -> String {
-    v.to_string()
+    crate::model::json::troupe_json(v)
 }
 
 impl MessageLine<'_> {

@@ -1,0 +1,144 @@
+//! Troupe JSON (Format 18.8): the bytes of every JSON document Troupe
+//! writes — session lines, `bundle.json`, `ir.json`, `manifest.json`.
+//! Compact (no space outside strings), members in the map's order, strings
+//! escaped as serde_json's compact form does (`"`, `\`, characters below
+//! U+0020 as `\b \t \n \f \r` or `\u00xx`, nothing else), and numbers
+//! normalized: ints in decimal, decimals as Format 10.4 formats them (plain,
+//! no exponent, no trailing fractional zeros, `-0` as `0`), so the same
+//! value always has the same bytes however it was spelled (`50.50`, `5.05e1`).
+
+use serde_json::Value;
+
+/// The largest exponent written out in plain digits. A number beyond it is
+/// outside every limit of Format 2.2 (only an extension value can hold
+/// one); it is written as it was read, so that a short input cannot expand
+/// into a huge output (Format 16.2).
+const MAX_PLAIN_EXPONENT: i64 = 400;
+
+/// `v` as Troupe JSON (no trailing `\n`).
+pub fn troupe_json(v: &Value) -> String {
+    let mut out = String::new();
+    write(v, &mut out);
+    out
+}
+
+fn write(v: &Value, out: &mut String) {
+    match v {
+        Value::Number(n) => out.push_str(&plain_number(&n.to_string())),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, x) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write(x, out);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write(x, out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// A JSON number's text in plain decimal notation (Format 10.4):
+/// `50.50` → `50.5`, `3.00` → `3`, `1.5e2` → `150`, `-0.0` → `0`,
+/// `1E-3` → `0.001`. Exact: digits are moved, never rounded.
+pub fn plain_number(text: &str) -> String {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match rest.find(['e', 'E']) {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, "0"),
+    };
+    let Ok(exponent) = exponent.trim_start_matches('+').parse::<i64>() else {
+        return text.to_string();
+    };
+    if exponent.abs() > MAX_PLAIN_EXPONENT {
+        return text.to_string();
+    }
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if !(int.bytes().all(|b| b.is_ascii_digit()) && frac.bytes().all(|b| b.is_ascii_digit())) {
+        return text.to_string();
+    }
+    // All digits, and where the decimal point falls among them.
+    let digits: Vec<u8> = int.bytes().chain(frac.bytes()).collect();
+    let point = int.len() as i64 + exponent;
+    let digit = |i: i64| -> u8 {
+        if i >= 0 && (i as usize) < digits.len() {
+            digits[i as usize]
+        } else {
+            b'0'
+        }
+    };
+    let (Some(first), Some(last)) = (
+        digits.iter().position(|&d| d != b'0'),
+        digits.iter().rposition(|&d| d != b'0'),
+    ) else {
+        return "0".to_string(); // every digit zero: `0`, never `-0`
+    };
+    let mut out = String::new();
+    if negative {
+        out.push('-');
+    }
+    // Integer digits from the first non-zero one, keeping one before the point.
+    let int_start = (first as i64).min(point - 1).max(0);
+    if point <= 0 {
+        out.push('0');
+    } else {
+        for i in int_start..point {
+            out.push(digit(i) as char);
+        }
+    }
+    let end = (last as i64) + 1;
+    if end > point {
+        out.push('.');
+        for i in point..end {
+            out.push(digit(i) as char);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_number;
+
+    #[test]
+    fn numbers_are_plain_and_normalized() {
+        for (text, plain) in [
+            ("50.50", "50.5"),
+            ("90.0", "90"),
+            ("1.5e2", "150"),
+            ("1.5e+2", "150"),
+            ("-0.0", "0"),
+            ("-0", "0"),
+            ("2.50", "2.5"),
+            ("1E-3", "0.001"),
+            ("0.000", "0"),
+            ("12", "12"),
+            ("-3", "-3"),
+            ("100", "100"),
+            ("0.5", "0.5"),
+            ("-12.340", "-12.34"),
+            ("123e-5", "0.00123"),
+            ("30e-1", "3"),
+            ("0.0012e3", "1.2"),
+            ("1e1000", "1e1000"),
+        ] {
+            assert_eq!(plain_number(text), plain, "{text}");
+        }
+    }
+}
