@@ -114,6 +114,10 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
     let mut kept: Vec<(String, Vec<u8>)> = Vec::new();
     let mut other = Vec::new();
     let (mut declared_total, mut actual_total) = (0u64, 0u64);
+    // Whether every entry was looked at (a LIMIT or an unreadable entry
+    // stops the walk), and whether one is `bundle.json` (MISSING_FILE is an
+    // archive check too, Format 14.3).
+    let (mut stopped, mut saw_bundle) = (false, false);
     for i in 0..zip.len() {
         // An entry's diagnostic names the entry as the file (Format 14.3).
         let mut err = |code, name: &str, msg: String| {
@@ -131,10 +135,12 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
                         Diagnostic::error(Code::Parse, format!("entry {i} cannot be read: {e}"))
                             .in_file(file),
                     );
+                    stopped = true;
                     break;
                 }
             };
             let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
+            saw_bundle |= entry.name_raw() == b"bundle.json";
             if let Some(why) = bad_name(entry.name_raw()) {
                 err(
                     Code::PathTraversal,
@@ -200,6 +206,7 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
                     &name,
                     format!("the entries declare more than {MAX_ZIP_TOTAL_BYTES} bytes in total"),
                 );
+                stopped = true;
                 break;
             }
             if let Some((Code::ForbiddenFile, msg)) = classify(&name, b"") {
@@ -227,6 +234,7 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
                 &name,
                 format!("`{name}` inflates past {MAX_ZIP_ENTRY_BYTES} bytes (the limit per entry)"),
             );
+            stopped = true;
             break;
         }
         if actual_total > MAX_ZIP_TOTAL_BYTES {
@@ -235,6 +243,7 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
                 &name,
                 format!("the entries inflate past {MAX_ZIP_TOTAL_BYTES} bytes in total"),
             );
+            stopped = true;
             break;
         }
         if let Err(e) = read {
@@ -246,6 +255,7 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
                     &name,
                     format!("`{name}` inflates past its declared size"),
                 );
+                stopped = true;
                 break;
             }
             err(Code::Parse, &name, format!("`{name}` cannot be read: {e}"));
@@ -265,6 +275,13 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
         }
     }
     if !diagnostics.is_empty() {
+        if !stopped && !saw_bundle {
+            diagnostics.push(
+                Diagnostic::error(Code::MissingFile, "the package has no bundle.json")
+                    .in_file(format!("{file}!bundle.json"))
+                    .at(""),
+            );
+        }
         return Loaded {
             value: None,
             diagnostics,
