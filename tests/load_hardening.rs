@@ -332,6 +332,14 @@ fn one_entry_zip(name: &[u8], data: &[u8], utf8_flag: bool) -> Vec<u8> {
     out
 }
 
+/// The one diagnostic of an archive's single bad entry, which must be
+/// followed by MISSING_FILE: the archive has no `bundle.json` (Format 14.3).
+fn with_missing_bundle(diags: &[Diagnostic]) -> &Diagnostic {
+    assert_eq!(diags.len(), 2, "{diags:#?}");
+    assert_eq!(diags[1].code, Code::MissingFile);
+    &diags[0]
+}
+
 /// `caf\xe9.json` is not UTF-8: ENCODING (Format 14.2), with the UTF-8 flag
 /// or without it, naming the entry as `<archive>!<entry>` (lossily).
 #[test]
@@ -340,7 +348,7 @@ fn zip_entry_name_not_utf8_is_encoding() {
         let bytes = one_entry_zip(b"caf\xe9.json", b"{}", flag);
         let l = troupe::load::parse_package("p.troupe", &bytes);
         assert!(l.value.is_none(), "flag {flag}");
-        let d = only(&l.diagnostics);
+        let d = with_missing_bundle(&l.diagnostics);
         assert_eq!(d.code, Code::Encoding, "flag {flag}: {d:?}");
         assert_eq!(
             d.location.file.as_deref(),
@@ -358,7 +366,8 @@ fn zip_entry_name_not_utf8_is_encoding() {
 #[test]
 fn zip_entry_diagnostics_name_the_entry_as_the_file() {
     let bytes = one_entry_zip(b"../evil.json", b"{}", true);
-    let d = only(&troupe::load::parse_package("p.troupe", &bytes).diagnostics).clone();
+    let d =
+        with_missing_bundle(&troupe::load::parse_package("p.troupe", &bytes).diagnostics).clone();
     assert_eq!(d.code, Code::PathTraversal);
     assert_eq!(d.location.file.as_deref(), Some("p.troupe!../evil.json"));
     assert_eq!(d.location.pointer.as_deref(), Some(""));
