@@ -11,6 +11,9 @@
 //! `template` (macros) are languages the checker and the compiler use.
 //! Lower stages never import higher ones.
 
+mod api;
+pub use api::*;
+
 pub mod cel;
 pub mod check;
 pub mod cli;
@@ -27,3 +30,16 @@ pub mod playtest;
 pub mod runtime;
 pub mod template;
 pub mod testing;
+
+pub use diag::{Code, Diagnostic, Location, Severity};
+pub use runtime::safety::Status as SafetyStatus;
+pub use runtime::{
+    Changes, FiringRecord, OpenOptions, OpeningResult, Proposal, Reply, Runtime, Score,
+    SessionControl, TurnContext, TurnResult,
+};
+
+/// The lore explanation's parts (Format 5.3), as [`Explanation`] holds them.
+pub mod lore {
+    pub use crate::compile::lore::{Logic, Position};
+    pub use crate::engine::{EntryActivation, KeyHit, Secondary, When, Why};
+}
