@@ -118,11 +118,19 @@ impl History {
     /// Parses and checks session `bytes` against `pack`; `file` names it in
     /// diagnostics.
     pub(crate) fn parse(pack: &Pack, file: &str, bytes: &[u8]) -> Result<History> {
-        let bundle = &pack.opened().bundle;
-        let loaded = crate::load::parse_session(file, bytes);
-        let mut diags = loaded.diagnostics;
         let mut sources = Sources::new();
         sources.add(file, String::from_utf8_lossy(bytes).into());
+        History::check(pack, crate::load::parse_session(file, bytes), sources)
+    }
+
+    /// Checks a read session against `pack` and compiles both.
+    pub(crate) fn check(
+        pack: &Pack,
+        loaded: crate::load::Loaded<crate::load::SessionDoc>,
+        sources: Sources,
+    ) -> Result<History> {
+        let bundle = &pack.opened().bundle;
+        let mut diags = loaded.diagnostics;
         let Some(doc) = loaded.value else {
             return Err(Error::invalid(diags, sources));
         };

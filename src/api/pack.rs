@@ -274,6 +274,24 @@ impl Pack {
         History::parse(self, "session", jsonl.as_bytes())
     }
 
+    /// A recorded session read from the file at `path` (Format 12; read as
+    /// `troupe check` reads session files: bounded, regular files only),
+    /// checked against this pack.
+    ///
+    /// ```
+    /// let pack = troupe::Pack::open("examples/bundles/harbor-lights.bundle.json")?;
+    /// let history = pack.history_file("examples/bundles/sessions/harbor-lights.walkthrough.jsonl")?;
+    /// assert!(!history.message_ids().is_empty());
+    /// # Ok::<(), troupe::Error>(())
+    /// ```
+    pub fn history_file(&self, path: impl AsRef<Path>) -> Result<History> {
+        History::check(
+            self,
+            crate::load::read_session(path.as_ref()),
+            Sources::new(),
+        )
+    }
+
     /// The names of the recorded sessions the pack carries (a pack's
     /// `sessions/*.jsonl`, a package's `sessions/` entries), in code point
     /// order.
