@@ -32,36 +32,29 @@ macro_rules! internal_modules {
     )*};
 }
 
-internal_modules!(
-    cel,
-    check,
-    compile,
-    conformance,
-    diag,
-    engine,
-    import,
-    keys,
-    load,
-    model,
-    output,
-    playtest,
-    runtime,
-    template,
-    testing,
-);
+internal_modules!(cel, check, compile, diag, engine, keys, load, model, runtime, template);
+
+// Behind cargo features (docs/embedding.md, "Features").
+#[cfg(feature = "import")]
+internal_modules!(import);
+#[cfg(feature = "testing")]
+internal_modules!(conformance, playtest, testing);
+#[cfg(any(feature = "cli", feature = "testing"))]
+internal_modules!(output);
 
 // The command line (clap types whose flattened fields carry no doc of
 // their own); the binary's code, not an interface.
-#[cfg(feature = "unstable-internals")]
+#[cfg(all(feature = "cli", feature = "unstable-internals"))]
 #[allow(missing_docs)]
 pub mod cli;
-#[cfg(not(feature = "unstable-internals"))]
+#[cfg(all(feature = "cli", not(feature = "unstable-internals")))]
 #[allow(dead_code, unused_imports)]
 pub(crate) mod cli;
 
 /// The `troupe` command (`src/main.rs` calls this): parses the process
 /// arguments, runs the subcommand and returns the exit code. Not part of
 /// the embedding API.
+#[cfg(feature = "cli")]
 #[doc(hidden)]
 pub fn run_cli() -> i32 {
     cli::run()
