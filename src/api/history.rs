@@ -35,6 +35,13 @@ pub struct History {
 
 /// The state at a message, as `troupe state --json` prints it (Format
 /// 20.1, `schemas/output/state.schema.json`).
+///
+/// ```
+/// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+/// let view = pack.recorded_history("inn.jsonl")?.state(None)?;
+/// assert_eq!((view.at, view.turn, view.ended), (None, 0, false));
+/// # Ok::<(), troupe::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StateView {
     /// The message asked about; `None`: the initial state.
@@ -52,6 +59,16 @@ pub struct StateView {
 }
 
 /// What ended the story (Format 9.3).
+///
+/// ```
+/// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+/// let history = pack.recorded_history("walkthrough.jsonl")?;
+/// let last = history.last_id().unwrap().to_string();
+/// if let Some(ending) = history.ended_at(&last)?.ending {
+///     assert!(ending.kind == "event" || ending.kind == "outcome");
+/// }
+/// # Ok::<(), troupe::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Ending {
     /// The ending event's or outcome's ID.
@@ -64,6 +81,13 @@ pub struct Ending {
 
 /// Whether the story has ended at a message, as `troupe ended --json`
 /// prints it (`schemas/output/ended.schema.json`).
+///
+/// ```
+/// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+/// let view = pack.recorded_history("inn.jsonl")?.ended_at("m2")?;
+/// assert_eq!(serde_json::to_value(&view).unwrap()["ended"], false);
+/// # Ok::<(), troupe::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EndedView {
     /// The message asked about.
@@ -78,6 +102,13 @@ pub struct EndedView {
 
 /// Which lore entries are active at a message and why, as `troupe explain
 /// --json` prints it (Format 5.3, `schemas/output/explain.schema.json`).
+///
+/// ```
+/// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+/// let x = pack.recorded_history("inn.jsonl")?.explain("m3")?;
+/// assert_eq!(x.active, x.entries.iter().filter(|e| e.active).count());
+/// # Ok::<(), troupe::Error>(())
+/// ```
 #[derive(Debug, Clone, Serialize)]
 pub struct Explanation {
     /// The message asked about.

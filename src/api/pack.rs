@@ -30,6 +30,13 @@ struct Inner {
 }
 
 /// A scenario a pack offers (Format 13, 14): its ID and its display name.
+///
+/// ```
+/// let pack = troupe::Pack::open("examples/packs/everyday-negotiation")?;
+/// let info = &pack.scenarios()[0];
+/// assert_eq!(info.name.as_deref(), Some("Negotiating a used car"));
+/// # Ok::<(), troupe::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ScenarioInfo {
     /// The scenario's ID (what [`SessionOptions::scenario`] takes).

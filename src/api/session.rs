@@ -11,6 +11,14 @@ use super::pack::Pack;
 use crate::runtime::{self, OpeningResult, Runtime, RuntimeKind, Score, TurnResult};
 
 /// Which runtime proposes replies and changes (Format 18.7).
+///
+/// ```
+/// use troupe::{Pack, RuntimeChoice, SessionOptions};
+/// let pack = Pack::open("examples/packs/everyday-negotiation")?;
+/// let mut fake = pack.start(SessionOptions::default().runtime(RuntimeChoice::Fake))?;
+/// assert!(fake.turn("Hello").is_ok());
+/// # Ok::<(), troupe::Error>(())
+/// ```
 #[derive(Default)]
 pub enum RuntimeChoice {
     /// The rules runtime (the default): the pack's declarative rules.
