@@ -6,13 +6,16 @@
 //!   [`SessionOptions`];
 //! - [`History`] — a recorded session, asked about at any message;
 //! - [`Error`] — the one error type, with its [`ErrorKind`] and diagnostics;
-//! - [`Runtime`] — what adapters implement to propose replies.
+//! - [`Runtime`] — what adapters implement to propose replies;
+//! - [`check`] — what `troupe check` reports, as a [`CheckReport`].
 
+mod check;
 mod error;
 mod history;
 mod pack;
 mod session;
 
+pub use check::{check, CheckReport};
 pub use error::{Error, ErrorKind, Result};
 pub use history::{EndedView, Ending, Explanation, History, Knowable, RenderOptions, StateView};
 pub use pack::{Pack, ScenarioInfo};
