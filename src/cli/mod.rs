@@ -231,6 +231,37 @@ pub(crate) fn message_index(engine: &crate::engine::Engine, id: &str) -> Result<
     })
 }
 
+/// [`run::open_pack_with`] through the embedding API: the same messages and
+/// exit codes, a [`crate::Pack`] instead of the runtime's bundle.
+pub(crate) fn open_pack_api(
+    path: &std::path::Path,
+    options: crate::OpenOptions,
+) -> Result<crate::Pack, i32> {
+    if !path.exists() {
+        eprintln!("troupe: no such file or folder: {}", path.display());
+        return Err(3);
+    }
+    match crate::Pack::open_with(path, options) {
+        Ok(p) => {
+            if !p.warnings().is_empty() {
+                eprint!(
+                    "{}",
+                    crate::diag::render::render_human(
+                        p.warnings(),
+                        &crate::diag::render::Sources::new()
+                    )
+                );
+            }
+            Ok(p)
+        }
+        Err(e) => {
+            eprint!("{}", e.render());
+            eprintln!("the input does not conform (Format 17.1); nothing was run");
+            Err(1)
+        }
+    }
+}
+
 /// Prints an error of the embedding API about a message (an unknown ID, a
 /// missing part) and returns exit code 1.
 pub(crate) fn report(e: &crate::Error) -> i32 {
