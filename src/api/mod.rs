@@ -14,6 +14,8 @@ mod error;
 mod history;
 mod pack;
 mod session;
+#[cfg(feature = "testing")]
+pub mod tools;
 
 pub use check::{check, CheckReport};
 pub use error::{Error, ErrorKind, Result};
