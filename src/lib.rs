@@ -11,19 +11,64 @@
 //! `template` (macros) are languages the checker and the compiler use.
 //! Lower stages never import higher ones.
 
-pub mod cel;
-pub mod check;
+#![deny(missing_docs)]
+
+mod api;
+pub use api::*;
+
+/// Declares internal modules: `pub` with the `unstable-internals` feature
+/// (tests, benchmarks, fuzz targets), `pub(crate)` otherwise. Nothing in
+/// them is a stable interface; the API is what the crate root re-exports.
+macro_rules! internal_modules {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "unstable-internals")]
+        pub mod $name;
+        // Without the feature, items only tests, benchmarks and the fuzz
+        // targets use are unused here (they were never linted while every
+        // module was public), and so are some convenience re-exports.
+        #[cfg(not(feature = "unstable-internals"))]
+        #[allow(dead_code, unused_imports)]
+        pub(crate) mod $name;
+    )*};
+}
+
+internal_modules!(cel, check, compile, diag, engine, keys, load, model, runtime, template);
+
+// Behind cargo features (docs/embedding.md, "Features").
+#[cfg(feature = "import")]
+internal_modules!(import);
+#[cfg(feature = "testing")]
+internal_modules!(conformance, playtest, testing);
+#[cfg(any(feature = "cli", feature = "testing"))]
+internal_modules!(output);
+
+// The command line (clap types whose flattened fields carry no doc of
+// their own); the binary's code, not an interface.
+#[cfg(all(feature = "cli", feature = "unstable-internals"))]
+#[allow(missing_docs)]
 pub mod cli;
-pub mod compile;
-pub mod conformance;
-pub mod diag;
-pub mod engine;
-pub mod import;
-pub mod keys;
-pub mod load;
-pub mod model;
-pub mod output;
-pub mod playtest;
-pub mod runtime;
-pub mod template;
-pub mod testing;
+#[cfg(all(feature = "cli", not(feature = "unstable-internals")))]
+#[allow(dead_code, unused_imports)]
+pub(crate) mod cli;
+
+/// The `troupe` command (`src/main.rs` calls this): parses the process
+/// arguments, runs the subcommand and returns the exit code. Not part of
+/// the embedding API.
+#[cfg(feature = "cli")]
+#[doc(hidden)]
+pub fn run_cli() -> i32 {
+    cli::run()
+}
+
+pub use diag::{Code, Diagnostic, Location, Severity};
+pub use runtime::safety::Status as SafetyStatus;
+pub use runtime::{
+    Changes, FiringRecord, OpenOptions, OpeningResult, Proposal, Reply, Runtime, Score,
+    SessionControl, TurnContext, TurnResult,
+};
+
+/// The lore explanation's parts (Format 5.3), as [`Explanation`] holds them.
+pub mod lore {
+    pub use crate::compile::lore::{Logic, Position};
+    pub use crate::engine::{EntryActivation, KeyHit, Secondary, When, Why};
+}

@@ -10,5 +10,5 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    std::process::exit(troupe::cli::run());
+    std::process::exit(troupe::run_cli());
 }

@@ -9,9 +9,14 @@ use pest::error::{ErrorVariant, InputLocation};
 use pest::iterators::Pair;
 use pest::Parser;
 
-#[derive(pest_derive::Parser)]
-#[grammar = "../grammar/assertion.pest"]
-struct AssertionParser;
+/// The pest parser; its generated `Rule` enum carries no docs.
+#[allow(missing_docs)]
+mod grammar {
+    #[derive(pest_derive::Parser)]
+    #[grammar = "../grammar/assertion.pest"]
+    pub(super) struct AssertionParser;
+}
+use grammar::{AssertionParser, Rule};
 
 /// One selector after a step's name: `[n]` or `[k=v]`.
 #[derive(Debug, Clone, PartialEq, Eq)]

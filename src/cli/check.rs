@@ -6,10 +6,6 @@
 
 use std::io::Write;
 
-use crate::check::run::check_paths;
-use crate::diag::render::{render_human, Report};
-use crate::diag::Code;
-
 /// Arguments of `troupe check`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -27,22 +23,19 @@ pub struct Args {
 
 /// Runs the check; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    let checked = check_paths(&args.paths);
-    let valid = checked.is_valid(args.strict);
+    let report = crate::check(&args.paths);
+    let valid = report.is_valid(args.strict);
     let mut stdout = std::io::stdout().lock();
     let written = if args.json {
-        let report = Report::new(&checked.diagnostics, args.strict);
-        serde_json::to_string_pretty(&report)
+        serde_json::to_string_pretty(&report.to_json(args.strict))
             .map_err(std::io::Error::other)
             .and_then(|text| writeln!(stdout, "{text}"))
     } else {
-        let mut text = render_human(&checked.diagnostics, &checked.sources);
-        let errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();
-        let warnings = checked.diagnostics.len() - errors;
+        let mut text = report.render();
         let counts = format!(
             "{}, {}",
-            plural(errors, "error"),
-            plural(warnings, "warning")
+            plural(report.errors(), "error"),
+            plural(report.warnings(), "warning")
         );
         text.push_str(&if valid {
             format!("✓ valid ({counts})\n")
@@ -56,7 +49,7 @@ pub fn run(args: Args) -> i32 {
             eprintln!("troupe check: cannot write the report: {e}");
             3
         }
-        _ if checked.diagnostics.iter().any(|d| d.code == Code::Io) => 3,
+        _ if report.has_io_error() => 3,
         _ if valid => 0,
         _ => 1,
     }

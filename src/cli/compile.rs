@@ -21,15 +21,15 @@ pub fn run(args: Args) -> i32 {
         eprintln!("troupe compile: {msg}");
         return 2;
     }
-    let options = crate::runtime::OpenOptions {
+    let options = crate::OpenOptions {
         use_ir: false,
         verify_ir: false,
     };
-    let pack = match super::run::open_pack_with(&args.pack, options) {
+    let pack = match super::open_pack_api(&args.pack, options) {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let bytes = match crate::compile::package::write_package(&pack.bundle, &pack.sessions) {
+    let bytes = match pack.compile() {
         Ok(b) => b,
         Err(e) => {
             eprintln!("troupe compile: {e}");

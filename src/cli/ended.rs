@@ -1,31 +1,27 @@
 //! `troupe ended BUNDLE SESSION --at ID [--json]` (Format 9.3).
 
-use serde_json::json;
-
 /// Arguments of `troupe ended`.
 pub type Args = super::SessionAt;
 
 /// Prints whether the story has ended at `--at`, and how.
 pub fn run(args: Args) -> i32 {
-    let (engine, m) = match args.open() {
+    let (history, at) = match args.open() {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let ending = engine.ending(&engine.state_at(m));
+    let view = match history.ended_at(&at) {
+        Ok(v) => v,
+        Err(e) => return super::report(&e),
+    };
     if args.json {
-        let out = json!({
-            "at": args.at_id(&engine, m),
-            "ended": ending.is_some(),
-            "ending": ending.as_ref().map(|e| json!({
-                "id": e.id, "kind": if e.outcome { "outcome" } else { "event" }, "message": e.message
-            })),
-            "outcome": ending.as_ref().filter(|e| e.outcome).map(|e| e.id.clone()),
-        });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&view).unwrap_or_default()
+        );
         return 0;
     }
-    match ending {
-        Some(e) if e.outcome => println!(
+    match view.ending {
+        Some(e) if e.kind == "outcome" => println!(
             "ended: outcome `{}` (recorded at message {})",
             e.id, e.message
         ),

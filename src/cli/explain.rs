@@ -3,46 +3,46 @@
 
 use std::fmt::Write as _;
 
-use serde_json::json;
-
-use crate::engine::{Engine, EntryActivation, KeyHit, When, Why};
+use crate::lore::{EntryActivation, KeyHit, When, Why};
+use crate::Explanation;
 
 /// Arguments of `troupe explain`.
 pub type Args = super::SessionAt;
 
 /// Prints the entries at `--at`: active ones by `order`, then the others.
 pub fn run(args: Args) -> i32 {
-    let (engine, m) = match args.open() {
+    let (history, at) = match args.open() {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let entries = engine.entries_at(m);
-    let at = args.at_id(&engine, m);
+    let explanation = match history.explain(&at) {
+        Ok(x) => x,
+        Err(e) => return super::report(&e),
+    };
     if args.json {
-        let out = json!({
-            "at": at,
-            "scenario": &*engine.ir.scenario,
-            "active": entries.iter().filter(|e| e.active).count(),
-            "entries": entries,
-        });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&explanation).unwrap_or_default()
+        );
     } else {
         print!(
             "{}",
-            crate::diag::render::escape_controls(&human(&engine, &at, &entries))
+            crate::diag::render::escape_controls(&human(&explanation))
         );
     }
     0
 }
 
 /// The plain-text explanation.
-pub fn human(engine: &Engine, at: &str, entries: &[EntryActivation]) -> String {
+pub fn human(x: &Explanation) -> String {
     let mut out = String::new();
-    let active = entries.iter().filter(|e| e.active).count();
+    let entries = &x.entries;
+    let active = x.active;
     let _ = writeln!(
         out,
-        "lore at message {at} (scenario {}): {active} of {} entries active",
-        engine.ir.scenario,
+        "lore at message {} (scenario {}): {active} of {} entries active",
+        x.at,
+        x.scenario,
         entries.len()
     );
     if entries.is_empty() {

@@ -4,10 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use crate::runtime::compiled::RuntimeIr;
-
 /// The text formats of `troupe graph`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -44,56 +40,26 @@ pub fn run(args: Args) -> i32 {
             return 1;
         }
     }
-    let pack = match super::run::open_pack(&args.pack) {
+    let pack = match super::open_pack_api(&args.pack, crate::OpenOptions::default()) {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let ids: Vec<&str> = pack
-        .bundle
-        .get("scenarios")
-        .and_then(Value::as_array)
-        .map(|s| {
-            s.iter()
-                .filter_map(|x| x.get("id").and_then(Value::as_str))
-                .collect()
-        })
-        .unwrap_or_default();
-    if let Some(id) = &args.scenario {
-        if !ids.contains(&id.as_str()) {
-            let hint = crate::diag::suggest::one_of(id, ids.iter().copied());
-            eprintln!("troupe graph: the pack has no scenario `{id}`{hint}");
-            return 1;
-        }
-    } else if ids.is_empty() {
-        eprintln!("troupe graph: the pack has no scenario");
-        return 1;
-    }
-    let (story, ir) = match crate::engine::load::compile_story_for(
-        &pack.bundle,
-        None,
-        args.scenario.as_deref(),
-    ) {
-        Ok(x) => x,
-        Err(d) => {
-            eprint!(
-                "{}",
-                crate::diag::render::render_human(&d, &crate::diag::render::Sources::new())
-            );
-            return 1;
-        }
+    let format = match args.format {
+        Format::Dot => crate::tools::GraphFormat::Dot,
+        Format::Mermaid => crate::tools::GraphFormat::Mermaid,
     };
-    let rt = match RuntimeIr::compile(&story, &ir, None) {
-        Ok(rt) => rt,
+    let g = match crate::tools::graph(&pack, args.scenario.as_deref(), format) {
+        Ok(g) => g,
+        Err(e) if e.diagnostics().is_empty() => {
+            eprintln!("troupe graph: {e}");
+            return 1;
+        }
         Err(e) => {
-            eprintln!("troupe graph: cannot compile the rules: {}", e.0);
+            eprint!("{}", e.render());
             return 1;
         }
     };
-    let g = crate::testing::graph::build(&ir, &rt);
-    let text = match args.format {
-        Format::Dot => g.to_dot(),
-        Format::Mermaid => g.to_mermaid(),
-    };
+    let text = g.text;
     match &args.out {
         None => {
             print!("{text}");

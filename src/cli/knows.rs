@@ -26,21 +26,17 @@ pub struct Args {
 
 /// Prints who knows the part or summary, in code point order.
 pub fn run(args: Args) -> i32 {
-    let engine = match super::open_engine(&args.bundle, Some(&args.session)) {
-        Ok(e) => e,
+    let history = match super::open_history(&args.bundle, Some(&args.session)) {
+        Ok(h) => h,
         Err(code) => return code,
     };
-    let m = match super::message_index(&engine, &args.message) {
-        Ok(m) => m,
-        Err(code) => return code,
+    let what = match args.part {
+        Some(p) if !args.summary => crate::Knowable::Part(p),
+        _ => crate::Knowable::Summary,
     };
-    let who = match args.part {
-        Some(p) if !args.summary => engine.knows_part(m, p),
-        _ => engine.knows_summary(m),
-    };
-    let Some(who) = who else {
-        eprintln!("message `{}` has no such part or summary", args.message);
-        return 1;
+    let who = match history.knows(&args.message, what) {
+        Ok(w) => w,
+        Err(e) => return super::report(&e),
     };
     if args.json {
         println!("{}", serde_json::Value::from(who));

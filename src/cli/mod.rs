@@ -135,14 +135,58 @@ pub(crate) fn open_engine(
     })
 }
 
-/// Resolves a message ID of the engine's session, printing an error that
-/// names the closest IDs.
-pub(crate) fn message_index(engine: &crate::engine::Engine, id: &str) -> Result<u32, i32> {
-    engine.session.find(id).ok_or_else(|| {
-        let hint = crate::diag::suggest::one_of(id, engine.session.messages.iter().map(|m| &*m.id));
-        eprintln!("the session has no message `{id}`{hint}");
+/// Opens a bundle, pack directory or package and a session of it through
+/// the embedding API ([`crate::History`]); on failure prints why and
+/// returns the exit code (1 for non-conforming input, 3 for a package
+/// session that is neither a file nor an entry). `None` for `session`: the
+/// initial state of the first scenario.
+pub(crate) fn open_history(
+    bundle: &std::path::Path,
+    session: Option<&std::path::Path>,
+) -> Result<crate::History, i32> {
+    let package = bundle.extension().and_then(|e| e.to_str()) == Some("troupe");
+    let refused = |e: &crate::Error, what: &str| {
+        eprint!("{}", e.render());
+        eprintln!("the input does not conform (Format 17.1); nothing was {what}");
         1
-    })
+    };
+    if package && !bundle.exists() {
+        eprintln!("troupe: no such file or folder: {}", bundle.display());
+        return Err(3);
+    }
+    let pack = crate::Pack::open(bundle).map_err(|e| {
+        if package {
+            refused(&e, "run")
+        } else {
+            refused(&e, "computed")
+        }
+    })?;
+    if package && !pack.warnings().is_empty() {
+        eprint!(
+            "{}",
+            crate::diag::render::render_human(
+                pack.warnings(),
+                &crate::diag::render::Sources::new()
+            )
+        );
+    }
+    let Some(path) = session else {
+        return pack.initial(None).map_err(|e| refused(&e, "computed"));
+    };
+    let history = if package && !path.is_file() {
+        let name = path.to_string_lossy();
+        let name = name.strip_prefix("sessions/").unwrap_or(&name).to_string();
+        if !pack.recorded().contains(&name.as_str()) {
+            eprintln!("troupe: no session file or package session `{name}`");
+            return Err(3);
+        }
+        pack.recorded_history(&name)
+    } else if !path.exists() && bundle.is_dir() {
+        pack.history_file(bundle.join("sessions").join(path))
+    } else {
+        pack.history_file(path)
+    };
+    history.map_err(|e| refused(&e, "computed"))
 }
 
 /// The arguments of a question about one message of a session
@@ -162,32 +206,71 @@ pub struct SessionAt {
 }
 
 impl SessionAt {
-    /// Opens the engine and finds `--at` (the last message in file order
+    /// Opens the session and finds `--at` (the last message in file order
     /// when it is not given); on failure prints why and returns the exit
     /// code.
-    pub(crate) fn open(&self) -> Result<(crate::engine::Engine, u32), i32> {
-        let engine = open_engine(&self.bundle, Some(&self.session))?;
-        let m = match &self.at {
-            Some(id) => message_index(&engine, id)?,
-            None => engine.last_message().ok_or_else(|| {
-                eprintln!("the session has no message to ask about");
-                1
-            })?,
+    pub(crate) fn open(&self) -> Result<(crate::History, String), i32> {
+        let history = open_history(&self.bundle, Some(&self.session))?;
+        let at = match &self.at {
+            Some(id) => id.clone(),
+            None => match history.last_id() {
+                Some(id) => id.to_string(),
+                None => {
+                    eprintln!("the session has no message to ask about");
+                    return Err(1);
+                }
+            },
         };
-        Ok((engine, m))
+        Ok((history, at))
     }
+}
 
-    /// The ID of the message asked about.
-    pub(crate) fn at_id(&self, engine: &crate::engine::Engine, m: u32) -> String {
-        self.at.clone().unwrap_or_else(|| {
-            engine
-                .session
-                .messages
-                .get(m as usize)
-                .map(|x| x.id.to_string())
-                .unwrap_or_default()
-        })
+/// Resolves a message ID of the engine's session, printing an error that
+/// names the closest IDs.
+pub(crate) fn message_index(engine: &crate::engine::Engine, id: &str) -> Result<u32, i32> {
+    engine.session.find(id).ok_or_else(|| {
+        let hint = crate::diag::suggest::one_of(id, engine.session.messages.iter().map(|m| &*m.id));
+        eprintln!("the session has no message `{id}`{hint}");
+        1
+    })
+}
+
+/// [`run::open_pack_with`] through the embedding API: the same messages and
+/// exit codes, a [`crate::Pack`] instead of the runtime's bundle.
+pub(crate) fn open_pack_api(
+    path: &std::path::Path,
+    options: crate::OpenOptions,
+) -> Result<crate::Pack, i32> {
+    if !path.exists() {
+        eprintln!("troupe: no such file or folder: {}", path.display());
+        return Err(3);
     }
+    match crate::Pack::open_with(path, options) {
+        Ok(p) => {
+            if !p.warnings().is_empty() {
+                eprint!(
+                    "{}",
+                    crate::diag::render::render_human(
+                        p.warnings(),
+                        &crate::diag::render::Sources::new()
+                    )
+                );
+            }
+            Ok(p)
+        }
+        Err(e) => {
+            eprint!("{}", e.render());
+            eprintln!("the input does not conform (Format 17.1); nothing was run");
+            Err(1)
+        }
+    }
+}
+
+/// Prints an error of the embedding API about a message (an unknown ID, a
+/// missing part) and returns exit code 1.
+pub(crate) fn report(e: &crate::Error) -> i32 {
+    eprintln!("{e}");
+    1
 }
 
 /// [`open_engine`] for a package (Format 14.4): the bundle comes from the

@@ -36,8 +36,13 @@ pub fn run(args: Args) -> i32 {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let (engine, m) = match args.at.open() {
+    let (history, at) = match args.at.open() {
         Ok(x) => x,
+        Err(c) => return c,
+    };
+    let engine = history.engine_internal();
+    let m = match super::message_index(engine, &at) {
+        Ok(m) => m,
         Err(c) => return c,
     };
     let responder = match &args.character {
@@ -74,7 +79,7 @@ pub fn run(args: Args) -> i32 {
         structured,
     };
     let decl = ModelDecl::of(&engine.story.raw);
-    let messages = chat::prompt::messages(&pack.bundle, &engine, m, &responder, &decl, structured);
+    let messages = chat::prompt::messages(&pack.bundle, engine, m, &responder, &decl, structured);
     let schema = chat::answer_schema(&engine.story, &decl);
     let body = chat::request_body(&settings, &messages, &schema, engine.session.seed);
     if args.at.json {

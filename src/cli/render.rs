@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 
-use crate::engine::macros::RenderFor;
-
 /// Arguments of `troupe render`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -44,35 +42,18 @@ pub fn run(args: Args) -> i32 {
         );
         return 1;
     }
-    let engine = match super::open_engine(&args.bundle, args.session.as_deref()) {
-        Ok(e) => e,
+    let history = match super::open_history(&args.bundle, args.session.as_deref()) {
+        Ok(h) => h,
         Err(code) => return code,
     };
-    let state = match &args.at {
-        Some(id) => match super::message_index(&engine, id) {
-            Ok(m) => engine.state_at(m),
-            Err(code) => return code,
-        },
-        None => engine.initial().clone(),
+    let who = crate::RenderOptions {
+        char: args.char_id.clone(),
+        owner: args.owner.clone(),
+        narrator: args.narrator,
     };
-    let out = match engine.render_checked(
-        &args.text,
-        &state,
-        RenderFor {
-            char: args.char_id.as_deref(),
-            owner: args.owner.as_deref(),
-            narrator: args.narrator,
-        },
-    ) {
-        Ok(out) => out,
-        Err(e) => {
-            // Format 16.2: the result is bounded; nothing is printed.
-            eprintln!(
-                "error[LIMIT]: the text renders to more than {} bytes (Format 16.2); nothing is printed",
-                e.limit
-            );
-            return 1;
-        }
+    let out = match history.render(&args.text, args.at.as_deref(), &who) {
+        Ok(t) => t,
+        Err(e) => return super::report(&e),
     };
     if args.json {
         println!("{}", serde_json::Value::String(out));

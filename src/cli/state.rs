@@ -2,8 +2,6 @@
 
 use std::path::PathBuf;
 
-use serde_json::{json, Value};
-
 /// Arguments of `troupe state`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -21,43 +19,36 @@ pub struct Args {
 
 /// Prints the flattened state at `--at`.
 pub fn run(args: Args) -> i32 {
-    let engine = match super::open_engine(&args.bundle, Some(&args.session)) {
-        Ok(e) => e,
+    let history = match super::open_history(&args.bundle, Some(&args.session)) {
+        Ok(h) => h,
         Err(code) => return code,
     };
-    let state = match &args.at {
-        Some(id) => match super::message_index(&engine, id) {
-            Ok(m) => engine.state_at(m),
-            Err(code) => return code,
-        },
-        None => engine.initial().clone(),
+    let view = match history.state(args.at.as_deref()) {
+        Ok(v) => v,
+        Err(e) => return super::report(&e),
     };
-    let flat = engine.flatten(&state);
-    let ending = engine.ending(&state);
     if args.json {
-        let out = json!({
-            "at": args.at,
-            "turn": state.turn,
-            "round": state.round,
-            "ended": ending.is_some(),
-            "outcome": ending.as_ref().filter(|e| e.outcome).map(|e| e.id.clone()),
-            "state": Value::Object(flat),
-        });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&view).unwrap_or_default()
+        );
         return 0;
     }
     match &args.at {
         Some(id) => println!(
             "state at message {id}: turn {}, round {}",
-            state.turn, state.round
+            view.turn, view.round
         ),
         None => println!("initial state"),
     }
-    if let Some(e) = &ending {
-        let what = if e.outcome { "outcome" } else { "event" };
-        println!("ended by {what} `{}` at message {}", e.id, e.message);
+    if let Some(id) = &args.at {
+        if let Ok(ended) = history.ended_at(id) {
+            if let Some(e) = &ended.ending {
+                println!("ended by {} `{}` at message {}", e.kind, e.id, e.message);
+            }
+        }
     }
-    for (k, v) in &flat {
+    for (k, v) in &view.state {
         println!(
             "  {}",
             crate::diag::render::escape_controls(&format!("{k} = {v}"))

@@ -123,6 +123,30 @@ impl Proposal {
 /// and writes the session, the same way for every runtime. `Send`, so that a
 /// [`Session`] holding one can move to another thread (a server, a Python
 /// object).
+///
+/// An adapter (docs/embedding.md):
+///
+/// ```
+/// use troupe::{Pack, Proposal, Runtime, SessionOptions, TurnContext};
+///
+/// struct Echo;
+///
+/// impl Runtime for Echo {
+///     fn name(&self) -> &str {
+///         "echo"
+///     }
+///     fn propose(&mut self, ctx: &TurnContext<'_>) -> Option<Proposal> {
+///         let patience = ctx.state()["patience"].clone();
+///         Some(Proposal::adapter(Some(format!("patience {patience}")), vec![]))
+///     }
+/// }
+///
+/// let pack = Pack::open("examples/packs/everyday-negotiation")?;
+/// let mut session = pack.start(SessionOptions::default().adapter(Echo))?;
+/// let turn = session.turn("Hello")?;
+/// assert!(turn.reply.unwrap().starts_with("patience "));
+/// # Ok::<(), troupe::Error>(())
+/// ```
 pub trait Runtime: Send {
     /// The runtime's name (`rules`, an adapter's name).
     fn name(&self) -> &str;

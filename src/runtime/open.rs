@@ -111,44 +111,8 @@ pub fn open_with(path: &Path, options: OpenOptions) -> Result<Opened, OpenError>
             diagnostics: vec![d],
             sources: Sources::new(),
         })?;
-        let screened = crate::load::screen_package(&name, &bytes);
-        let Some(s) = screened.value else {
-            return Err(OpenError {
-                diagnostics: screened.diagnostics,
-                sources: Sources::new(),
-            });
-        };
-        let sessions = package_sessions(&s.kept);
-        let entry = |n: &str| {
-            s.kept
-                .iter()
-                .find(|(k, _)| k == n)
-                .map_or(&[][..], |(_, b)| b.as_slice())
-        };
-        match verify_ir(&name, &s.kept) {
-            Ok(Some(_))
-                if options.verify_ir
-                    && !ir_is_compilation_of(entry("bundle.json"), entry("ir.json")) =>
-            {
-                warnings.push(ir_mismatch(
-                    &name,
-                    "ir.json",
-                    "",
-                    "ir.json is not what bundle.json compiles to (--verify-ir); the IR is not used and bundle.json is compiled afresh",
-                ));
-            }
-            Ok(Some(bundle)) => {
-                return Ok(Opened {
-                    name,
-                    bundle: Arc::new(bundle),
-                    warnings,
-                    from_ir: true,
-                    sessions,
-                    ..Opened::default()
-                })
-            }
-            Ok(None) => {}
-            Err(d) => warnings.extend(d),
+        if let Some(opened) = open_ir(&name, &bytes, options, &mut warnings)? {
+            return Ok(opened);
         }
     }
     let mut checked = check_paths(&[path.to_path_buf()]);
@@ -192,6 +156,110 @@ pub fn open_with(path: &Path, options: OpenOptions) -> Result<Opened, OpenError>
         sessions,
         ..Opened::default()
     })
+}
+
+/// The compiled form of the package `bytes` when its hashes and versions
+/// match (Format 14.4; with `options.verify_ir`, also byte for byte what
+/// `bundle.json` compiles to); `None`, with IR_MISMATCH in `warnings`,
+/// when the bundle must be checked and compiled afresh.
+fn open_ir(
+    name: &str,
+    bytes: &[u8],
+    options: OpenOptions,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<Option<Opened>, OpenError> {
+    let screened = crate::load::screen_package(name, bytes);
+    let Some(s) = screened.value else {
+        return Err(OpenError {
+            diagnostics: screened.diagnostics,
+            sources: Sources::new(),
+        });
+    };
+    let sessions = package_sessions(&s.kept);
+    let entry = |n: &str| {
+        s.kept
+            .iter()
+            .find(|(k, _)| k == n)
+            .map_or(&[][..], |(_, b)| b.as_slice())
+    };
+    match verify_ir(name, &s.kept) {
+        Ok(Some(_))
+            if options.verify_ir
+                && !ir_is_compilation_of(entry("bundle.json"), entry("ir.json")) =>
+        {
+            warnings.push(ir_mismatch(
+                name,
+                "ir.json",
+                "",
+                "ir.json is not what bundle.json compiles to (--verify-ir); the IR is not used and bundle.json is compiled afresh",
+            ));
+        }
+        Ok(Some(bundle)) => {
+            return Ok(Some(Opened {
+                name: name.to_string(),
+                bundle: Arc::new(bundle),
+                warnings: std::mem::take(warnings),
+                from_ir: true,
+                sessions,
+                ..Opened::default()
+            }))
+        }
+        Ok(None) => {}
+        Err(d) => warnings.extend(d),
+    }
+    Ok(None)
+}
+
+/// [`open_with`] for a package held in memory (`name` names it in
+/// diagnostics): the compiled form when it matches (Format 14.4), else
+/// `bundle.json` checked and compiled afresh.
+pub fn open_package_bytes(
+    name: &str,
+    bytes: &[u8],
+    options: OpenOptions,
+) -> Result<Opened, OpenError> {
+    let mut warnings = Vec::new();
+    if options.use_ir {
+        if let Some(opened) = open_ir(name, bytes, options, &mut warnings)? {
+            return Ok(opened);
+        }
+    }
+    let loaded = crate::load::parse_package(name, bytes);
+    let mut diagnostics = warnings;
+    diagnostics.extend(loaded.diagnostics);
+    let Some(pkg) = loaded.value else {
+        return Err(OpenError {
+            diagnostics,
+            sources: Sources::new(),
+        });
+    };
+    let (diags, bundle) = crate::check::run::check_package(&pkg);
+    diagnostics.extend(diags.into_iter().filter(|d| d.code != Code::IrMismatch));
+    let mut sources = Sources::new();
+    if let Some(b) = &pkg.bundle {
+        sources.add(b.file.clone(), b.text.clone());
+    }
+    match bundle {
+        Some(bundle) if !diagnostics.iter().any(Diagnostic::is_error) => {
+            let sessions = crate::load::screen_package(name, bytes)
+                .value
+                .map(|s| package_sessions(&s.kept))
+                .unwrap_or_default();
+            diagnostics.retain(|d| d.severity == Severity::Warning);
+            Ok(Opened {
+                name: name.to_string(),
+                bundle: Arc::new(bundle),
+                warnings: diagnostics,
+                from_ir: false,
+                sessions,
+                ..Opened::default()
+            })
+        }
+        _ => Err(OpenError {
+            diagnostics,
+            sources,
+        }),
+    }
 }
 
 fn package_sessions(kept: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {

@@ -76,7 +76,18 @@ pub struct Score {
 }
 
 /// The result of one turn (Format 18.6). As JSON every field is present,
-/// `null` when it does not apply.
+/// `null` when it does not apply: the turn document of `troupe run --json`.
+///
+/// ```
+/// let pack = troupe::Pack::open("examples/packs/everyday-negotiation")?;
+/// let mut session = pack.start(troupe::SessionOptions::default())?;
+/// let turn = session.turn("Hello Marco")?;
+/// let json = serde_json::to_value(&turn).unwrap();
+/// assert_eq!(json["turn"], 1);
+/// assert_eq!(json["session_control"], "continue_session");
+/// assert_eq!(json["safety_status"], "ok");
+/// # Ok::<(), troupe::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TurnResult {
     /// `turn` (8.8) at the input message.

@@ -1,0 +1,359 @@
+//! [`History`]: a recorded session, asked about message by message — the
+//! answers `troupe state`, `knows`, `ended`, `explain` and `render` give.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::error::{Error, ErrorKind, Result};
+use super::pack::Pack;
+use crate::diag::render::Sources;
+use crate::diag::{Code, Diagnostic};
+use crate::engine::macros::RenderFor;
+use crate::engine::{Engine, EntryActivation};
+
+/// A recorded session (Format 12) compiled with its pack: the state, the
+/// ending, who knows what and which lore is active, at any message.
+///
+/// Made by [`Pack::history`] (JSONL text), [`Pack::recorded_history`] (a
+/// session the pack carries), [`Pack::initial`] (no messages) or
+/// [`crate::Session::history`]. `Send + Sync`; states are recomputed from
+/// checkpoints on demand.
+///
+/// ```
+/// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+/// let history = pack.recorded_history("inn.jsonl")?;
+/// let view = history.state(Some("m3"))?;
+/// assert_eq!(view.turn, 1);
+/// assert_eq!(view.state["trust.ines"], 50);
+/// assert!(!history.ended_at("m3")?.ended);
+/// # Ok::<(), troupe::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct History {
+    engine: Engine,
+}
+
+/// The state at a message, as `troupe state --json` prints it (Format
+/// 20.1, `schemas/output/state.schema.json`).
+///
+/// ```
+/// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+/// let view = pack.recorded_history("inn.jsonl")?.state(None)?;
+/// assert_eq!((view.at, view.turn, view.ended), (None, 0, false));
+/// # Ok::<(), troupe::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StateView {
+    /// The message asked about; `None`: the initial state.
+    pub at: Option<String>,
+    /// `turn` (Format 8.8) there.
+    pub turn: i64,
+    /// `round` there.
+    pub round: i64,
+    /// Whether the story has ended there (Format 9.3).
+    pub ended: bool,
+    /// The story's outcome there.
+    pub outcome: Option<String>,
+    /// The flattened state (Format 8.6), in state order.
+    pub state: Map<String, Value>,
+}
+
+/// What ended the story (Format 9.3).
+///
+/// ```
+/// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+/// let history = pack.recorded_history("walkthrough.jsonl")?;
+/// let last = history.last_id().unwrap().to_string();
+/// if let Some(ending) = history.ended_at(&last)?.ending {
+///     assert!(ending.kind == "event" || ending.kind == "outcome");
+/// }
+/// # Ok::<(), troupe::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Ending {
+    /// The ending event's or outcome's ID.
+    pub id: String,
+    /// `event` or `outcome`.
+    pub kind: &'static str,
+    /// The message that recorded it.
+    pub message: String,
+}
+
+/// Whether the story has ended at a message, as `troupe ended --json`
+/// prints it (`schemas/output/ended.schema.json`).
+///
+/// ```
+/// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+/// let view = pack.recorded_history("inn.jsonl")?.ended_at("m2")?;
+/// assert_eq!(serde_json::to_value(&view).unwrap()["ended"], false);
+/// # Ok::<(), troupe::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EndedView {
+    /// The message asked about.
+    pub at: String,
+    /// Whether the story has ended there.
+    pub ended: bool,
+    /// What ended it.
+    pub ending: Option<Ending>,
+    /// The story's outcome (an ending by an outcome).
+    pub outcome: Option<String>,
+}
+
+/// Which lore entries are active at a message and why, as `troupe explain
+/// --json` prints it (Format 5.3, `schemas/output/explain.schema.json`).
+///
+/// ```
+/// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+/// let x = pack.recorded_history("inn.jsonl")?.explain("m3")?;
+/// assert_eq!(x.active, x.entries.iter().filter(|e| e.active).count());
+/// # Ok::<(), troupe::Error>(())
+/// ```
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    /// The message asked about.
+    pub at: String,
+    /// The scenario.
+    pub scenario: String,
+    /// How many entries are active.
+    pub active: usize,
+    /// Every entry: active ones by `order`, then the others.
+    pub entries: Vec<EntryActivation>,
+}
+
+/// What [`History::knows`] asks about (Format 7.4, 12.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Knowable {
+    /// The part at this index of the message's `parts`.
+    Part(usize),
+    /// The message's summary.
+    Summary,
+}
+
+/// Whose view a template is rendered for (Format 10).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// The character `{{char}}` means.
+    pub char: Option<String>,
+    /// The owner `own` means (a character, a world or the scenario).
+    pub owner: Option<String>,
+    /// The text is for a narrator message.
+    pub narrator: bool,
+}
+
+impl History {
+    pub(crate) fn from_engine(engine: Engine) -> History {
+        History { engine }
+    }
+
+    /// Parses and checks session `bytes` against `pack`; `file` names it in
+    /// diagnostics.
+    pub(crate) fn parse(pack: &Pack, file: &str, bytes: &[u8]) -> Result<History> {
+        let mut sources = Sources::new();
+        sources.add(file, String::from_utf8_lossy(bytes).into());
+        History::check(pack, crate::load::parse_session(file, bytes), sources)
+    }
+
+    /// Checks a read session against `pack` and compiles both.
+    pub(crate) fn check(
+        pack: &Pack,
+        loaded: crate::load::Loaded<crate::load::SessionDoc>,
+        sources: Sources,
+    ) -> Result<History> {
+        let bundle = &pack.opened().bundle;
+        let mut diags = loaded.diagnostics;
+        let Some(doc) = loaded.value else {
+            return Err(Error::invalid(diags, sources));
+        };
+        diags.extend(crate::check::run::check_session_document(bundle, &doc));
+        let Some(header) = doc.header.as_ref().map(|h| h.value.clone()) else {
+            return Err(Error::invalid(diags, sources));
+        };
+        if diags.iter().any(Diagnostic::is_error) {
+            return Err(Error::invalid(diags, sources));
+        }
+        let messages = doc.messages.iter().map(|m| m.value.clone()).collect();
+        crate::engine::load::compile_checked(bundle, Some((header, messages)), None)
+            .map(History::from_engine)
+            .map_err(|d| Error::invalid(d, sources))
+    }
+
+    /// The message IDs, in file order.
+    pub fn message_ids(&self) -> Vec<&str> {
+        self.engine
+            .session
+            .messages
+            .iter()
+            .map(|m| &*m.id)
+            .collect()
+    }
+
+    /// The last message in file order (what `troupe ended`/`explain` ask
+    /// about without `--at`); `None` when there are no messages.
+    pub fn last_id(&self) -> Option<&str> {
+        let m = self.engine.last_message()?;
+        self.engine.session.messages.get(m as usize).map(|x| &*x.id)
+    }
+
+    /// The scenario's ID.
+    pub fn scenario(&self) -> &str {
+        &self.engine.ir.scenario
+    }
+
+    fn index(&self, id: &str) -> Result<u32> {
+        self.engine.session.find(id).ok_or_else(|| {
+            Error::new(
+                ErrorKind::NotFound,
+                format!(
+                    "the session has no message `{id}`{}",
+                    crate::diag::suggest::one_of(id, self.message_ids())
+                ),
+            )
+        })
+    }
+
+    fn state_of(&self, at: Option<&str>) -> Result<crate::engine::State> {
+        Ok(match at {
+            Some(id) => self.engine.state_at(self.index(id)?),
+            None => self.engine.initial().clone(),
+        })
+    }
+
+    /// The flattened state (Format 8.6) at message `id`, in state order.
+    ///
+    /// Errors: [`ErrorKind::NotFound`] when there is no such message.
+    pub fn state_at(&self, id: &str) -> Result<Map<String, Value>> {
+        Ok(self.engine.flatten(&self.state_of(Some(id))?))
+    }
+
+    /// The state at message `at` (`None`: the initial state) with its turn,
+    /// round and ending: the `troupe state --json` document.
+    pub fn state(&self, at: Option<&str>) -> Result<StateView> {
+        let state = self.state_of(at)?;
+        let ending = self.engine.ending(&state);
+        Ok(StateView {
+            at: at.map(str::to_string),
+            turn: state.turn,
+            round: state.round,
+            ended: ending.is_some(),
+            outcome: ending.filter(|e| e.outcome).map(|e| e.id),
+            state: self.engine.flatten(&state),
+        })
+    }
+
+    /// Whether the story has ended at message `id`, and how (Format 9.3):
+    /// the `troupe ended --json` document.
+    pub fn ended_at(&self, id: &str) -> Result<EndedView> {
+        let state = self.engine.state_at(self.index(id)?);
+        let ending = self.engine.ending(&state);
+        Ok(EndedView {
+            at: id.to_string(),
+            ended: ending.is_some(),
+            outcome: ending.as_ref().filter(|e| e.outcome).map(|e| e.id.clone()),
+            ending: ending.map(|e| Ending {
+                kind: if e.outcome { "outcome" } else { "event" },
+                id: e.id,
+                message: e.message,
+            }),
+        })
+    }
+
+    /// Who knows part or summary `what` of message `id` (Format 7.4,
+    /// 12.5): character IDs in code point order.
+    ///
+    /// Errors: [`ErrorKind::NotFound`] when there is no such message, part
+    /// or summary.
+    ///
+    /// ```
+    /// use troupe::Knowable;
+    /// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+    /// let history = pack.recorded_history("inn.jsonl")?;
+    /// let who = history.knows("m2", Knowable::Part(0))?;
+    /// assert!(who.contains(&"investigator".to_string()));
+    /// # Ok::<(), troupe::Error>(())
+    /// ```
+    pub fn knows(&self, id: &str, what: Knowable) -> Result<Vec<String>> {
+        let m = self.index(id)?;
+        let who = match what {
+            Knowable::Part(p) => self.engine.knows_part(m, p),
+            Knowable::Summary => self.engine.knows_summary(m),
+        };
+        who.ok_or_else(|| {
+            Error::new(
+                ErrorKind::NotFound,
+                format!("message `{id}` has no such part or summary"),
+            )
+        })
+    }
+
+    /// Which lore entries are active at message `id` and why (Format 5.3):
+    /// the `troupe explain --json` document.
+    pub fn explain(&self, id: &str) -> Result<Explanation> {
+        let entries = self.engine.entries_at(self.index(id)?);
+        Ok(Explanation {
+            at: id.to_string(),
+            scenario: self.engine.ir.scenario.to_string(),
+            active: entries.iter().filter(|e| e.active).count(),
+            entries,
+        })
+    }
+
+    /// Renders template `text` (Format 10) at message `at` (`None`: the
+    /// initial state) for the view `who` describes.
+    ///
+    /// Errors: [`ErrorKind::Invalid`] (TEMPLATE_SYNTAX) when `text` is not
+    /// a template; [`ErrorKind::NotFound`] when there is no such message.
+    ///
+    /// ```
+    /// use troupe::RenderOptions;
+    /// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+    /// let history = pack.recorded_history("inn.jsonl")?;
+    /// let who = RenderOptions { char: Some("mara".into()), ..Default::default() };
+    /// assert_eq!(history.render("Hello {{user}}", Some("m3"), &who)?, "Hello Player");
+    /// # Ok::<(), troupe::Error>(())
+    /// ```
+    pub fn render(&self, text: &str, at: Option<&str>, who: &RenderOptions) -> Result<String> {
+        if let Err(e) = crate::template::parse(text) {
+            let mut d = Diagnostic::error(Code::TemplateSyntax, e.message.to_string());
+            d.location.line = Some(e.line);
+            d.location.column = Some(e.column);
+            return Err(Error::invalid(vec![d], Sources::new()));
+        }
+        let state = self.state_of(at)?;
+        let who = RenderFor {
+            char: who.char.as_deref(),
+            owner: who.owner.as_deref(),
+            narrator: who.narrator,
+        };
+        // Format 16.2: a rendering is bounded; past the budget nothing is
+        // returned.
+        self.engine.render_checked(text, &state, who).map_err(|e| {
+            let d = Diagnostic::error(
+                Code::Limit,
+                format!(
+                    "the text renders to more than {} bytes (Format 16.2); nothing is printed",
+                    e.limit
+                ),
+            );
+            Error::with_diagnostics(
+                ErrorKind::Limit,
+                "a bound of Format 16 was reached",
+                vec![d],
+                Sources::new(),
+            )
+        })
+    }
+
+    /// The compiled story and session, for the CLI's tools that are not
+    /// clients of the API yet (`troupe prompt`).
+    #[cfg(feature = "cli")]
+    pub(crate) fn engine_internal(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The compiled story and session (internals).
+    #[cfg(feature = "unstable-internals")]
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+}

@@ -1,0 +1,294 @@
+//! [`Session`]: a story played turn by turn, and [`SessionOptions`].
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+
+use super::error::Result;
+use super::history::History;
+use super::pack::Pack;
+use crate::runtime::{self, OpeningResult, Runtime, RuntimeKind, Score, TurnResult};
+
+/// Which runtime proposes replies and changes (Format 18.7).
+///
+/// ```
+/// use troupe::{Pack, RuntimeChoice, SessionOptions};
+/// let pack = Pack::open("examples/packs/everyday-negotiation")?;
+/// let mut fake = pack.start(SessionOptions::default().runtime(RuntimeChoice::Fake))?;
+/// assert!(fake.turn("Hello").is_ok());
+/// # Ok::<(), troupe::Error>(())
+/// ```
+#[derive(Default)]
+pub enum RuntimeChoice {
+    /// The rules runtime (the default): the pack's declarative rules.
+    #[default]
+    Rules,
+    /// The seed's structural test double: writes and evaluates nothing.
+    Fake,
+    /// An adapter: any [`Runtime`] (a model, a script, a test double).
+    Adapter(Box<dyn Runtime>),
+}
+
+impl fmt::Debug for RuntimeChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RuntimeChoice::Rules => f.write_str("Rules"),
+            RuntimeChoice::Fake => f.write_str("Fake"),
+            RuntimeChoice::Adapter(r) => write!(f, "Adapter({:?})", r.name()),
+        }
+    }
+}
+
+/// The settings of a session (Format 18.4). Every field has a default, so
+/// `SessionOptions::default()` starts the first scenario with seed 0, its
+/// default difficulty and its first opening, under the rules runtime.
+///
+/// Fields are public (a binding maps keyword arguments onto them one to
+/// one); the builder methods of the same names set one each.
+///
+/// ```
+/// use troupe::SessionOptions;
+/// let options = SessionOptions::default()
+///     .scenario("used_car_negotiation")
+///     .seed(42)
+///     .difficulty("hard");
+/// assert_eq!(options.seed, 42);
+/// ```
+#[derive(Debug, Default)]
+pub struct SessionOptions {
+    /// The scenario; `None`: the bundle's first scenario.
+    pub scenario: Option<String>,
+    /// The generator seed (Format 11.5).
+    pub seed: u64,
+    /// The difficulty preset (Format 19.5); `None`: the scenario's default.
+    pub difficulty: Option<String>,
+    /// The opening (Format 6.3); `None`: the first one offered.
+    pub opening: Option<String>,
+    /// The header's `players` (Format 12.2, a JSON array of `{seat,
+    /// character}`); `None`: every seat filled with a default player.
+    pub players: Option<Value>,
+    /// The header's `characters` to go with `players` (a JSON array).
+    pub characters: Option<Value>,
+    /// The default players' display name (`{{user}}`; `None`: `Player`).
+    pub player_name: Option<String>,
+    /// Which runtime proposes.
+    pub runtime: RuntimeChoice,
+    /// Also write the session file here as it grows (Format 18.8); the
+    /// header is written before [`Pack::start`] returns.
+    pub out: Option<PathBuf>,
+}
+
+impl SessionOptions {
+    /// Sets [`SessionOptions::scenario`].
+    pub fn scenario(mut self, id: impl Into<String>) -> Self {
+        self.scenario = Some(id.into());
+        self
+    }
+    /// Sets [`SessionOptions::seed`].
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// Sets [`SessionOptions::difficulty`].
+    pub fn difficulty(mut self, preset: impl Into<String>) -> Self {
+        self.difficulty = Some(preset.into());
+        self
+    }
+    /// Sets [`SessionOptions::opening`].
+    pub fn opening(mut self, id: impl Into<String>) -> Self {
+        self.opening = Some(id.into());
+        self
+    }
+    /// Sets [`SessionOptions::players`] and [`SessionOptions::characters`].
+    pub fn players(mut self, players: Value, characters: Option<Value>) -> Self {
+        self.players = Some(players);
+        self.characters = characters;
+        self
+    }
+    /// Sets [`SessionOptions::player_name`].
+    pub fn player_name(mut self, name: impl Into<String>) -> Self {
+        self.player_name = Some(name.into());
+        self
+    }
+    /// Sets [`SessionOptions::runtime`].
+    pub fn runtime(mut self, runtime: RuntimeChoice) -> Self {
+        self.runtime = runtime;
+        self
+    }
+    /// Sets [`SessionOptions::runtime`] to an adapter.
+    pub fn adapter(self, runtime: impl Runtime + 'static) -> Self {
+        self.runtime(RuntimeChoice::Adapter(Box::new(runtime)))
+    }
+    /// Sets [`SessionOptions::out`].
+    pub fn out(mut self, path: impl Into<PathBuf>) -> Self {
+        self.out = Some(path.into());
+        self
+    }
+}
+
+/// A session being played (Format 18): each [`Session::turn`] steps the
+/// story once, and the session file grows line by line ([`Session::jsonl`]).
+///
+/// `Send`: a session can move to another thread (a server, a Python
+/// object); it is not `Sync` (one turn at a time).
+///
+/// ```
+/// use troupe::{Pack, SessionOptions};
+/// let pack = Pack::open("examples/packs/everyday-negotiation")?;
+/// let mut session = pack.start(SessionOptions::default())?;
+/// let first = session.current_id().map(str::to_string);
+/// let turn = session.turn("I can offer 7,000 cash today.")?;
+/// assert_eq!(turn.turn, 1);
+/// assert!(turn.reply.is_some());
+/// assert!(session.undo());
+/// assert_eq!(session.current_id().map(str::to_string), first);
+/// assert!(session.jsonl().starts_with("{\"troupe\":\"0.1\""));
+/// # Ok::<(), troupe::Error>(())
+/// ```
+pub struct Session {
+    inner: runtime::Session,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("current", &self.inner.current_id())
+            .field("over", &self.inner.is_over())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    pub(crate) fn start(pack: &Pack, options: SessionOptions) -> Result<Session> {
+        let (kind, adapter) = match options.runtime {
+            RuntimeChoice::Rules => (RuntimeKind::Rules, None),
+            RuntimeChoice::Fake => (RuntimeKind::Fake, None),
+            RuntimeChoice::Adapter(r) => (RuntimeKind::Rules, Some(r)),
+        };
+        let opts = runtime::Options {
+            scenario: options.scenario,
+            difficulty: options.difficulty,
+            seed: options.seed,
+            opening: options.opening,
+            runtime: kind,
+            header_players: options.players.map(|p| (p, options.characters)),
+            player_name: options.player_name,
+        };
+        let opened = pack.opened();
+        let inner = match (adapter, &options.out) {
+            (None, None) => runtime::Session::start(opened, &opts)?,
+            (None, Some(out)) => runtime::Session::start_to_file(opened, &opts, out)?,
+            (Some(r), out) => runtime::Session::start_with(opened, &opts, r, out.as_deref())?,
+        };
+        Ok(Session { inner })
+    }
+
+    /// One turn (Format 18.5): `text` said by the first player. The result
+    /// serializes to the turn document of `troupe run --json` (Format
+    /// 18.6, `schemas/output/run.schema.json`).
+    ///
+    /// Errors: [`ErrorKind::Ended`] once the session has ended;
+    /// [`ErrorKind::Io`] when the session file cannot be written.
+    pub fn turn(&mut self, text: &str) -> Result<TurnResult> {
+        Ok(self.inner.turn(text)?)
+    }
+
+    /// One turn with `text` said by the player whose character ID is
+    /// `player` (the first player when `player` is not one).
+    pub fn turn_as(&mut self, player: &str, text: &str) -> Result<TurnResult> {
+        Ok(self.inner.turn_as(player, text)?)
+    }
+
+    /// Takes the last turn back (Format 18.4): the next input becomes a
+    /// sibling of the last input; nothing written is lost. False when there
+    /// is no turn to undo.
+    pub fn undo(&mut self) -> bool {
+        self.inner.undo()
+    }
+
+    /// Makes message `id` the current one, so the next input is its child
+    /// (a recorded branch re-played). False when there is no such message.
+    pub fn go_to(&mut self, id: &str) -> bool {
+        self.inner.go_to(id)
+    }
+
+    /// The flattened state at the current message (Format 8.6), in state
+    /// order (18.6): every variable, hidden ones included.
+    pub fn state(&self) -> Map<String, Value> {
+        self.inner.flattened()
+    }
+
+    /// [`Session::state`] with only the visible variables (Format 8.1
+    /// `visibility`): what a player may be shown.
+    pub fn visible_state(&self) -> Map<String, Value> {
+        self.inner.visible_state()
+    }
+
+    /// True when no more turns are taken: the story ended (Format 9.3) or
+    /// the safety policy stopped the session.
+    pub fn ended(&self) -> bool {
+        self.inner.is_over()
+    }
+
+    /// The story's outcome at the current message (Format 9.3), if it
+    /// ended by one.
+    pub fn outcome(&self) -> Option<String> {
+        let engine = self.inner.engine();
+        engine
+            .ending(self.inner.state())
+            .filter(|e| e.outcome)
+            .map(|e| e.id)
+    }
+
+    /// The rubric score at the current message (Format 19.6); `None`
+    /// without a rubric.
+    pub fn score(&self) -> Option<Score> {
+        self.inner.score()
+    }
+
+    /// What the opening root did (its text, firings, whether the story
+    /// ended there); `None` without an opening root.
+    pub fn opening(&self) -> Option<OpeningResult> {
+        self.inner.opening_result()
+    }
+
+    /// The session file's text so far (Format 18.8): the header line, then
+    /// one line per message.
+    pub fn jsonl(&self) -> &str {
+        self.inner.session_text()
+    }
+
+    /// The header written on line 1 (Format 12.2).
+    pub fn header(&self) -> &Value {
+        self.inner.header()
+    }
+
+    /// The current message's ID (the last message of the last turn, or the
+    /// root); `None` before the first message.
+    pub fn current_id(&self) -> Option<&str> {
+        self.inner.current_id()
+    }
+
+    /// The rendered text of message `id` at its own state (Format 10.5).
+    pub fn message_text(&self, id: &str) -> Option<String> {
+        self.inner.message_text(id)
+    }
+
+    /// The display name of the author of message `id`.
+    pub fn author_name(&self, id: &str) -> String {
+        self.inner.author_name(id)
+    }
+
+    /// The session so far as a [`History`], to ask about any of its
+    /// messages (checked as a recorded session would be).
+    pub fn history(&self, pack: &Pack) -> Result<History> {
+        pack.history(self.jsonl())
+    }
+
+    /// The runtime session (internals).
+    #[cfg(feature = "unstable-internals")]
+    pub fn inner(&self) -> &runtime::Session {
+        &self.inner
+    }
+}
