@@ -12,7 +12,7 @@ use super::value::Value;
 /// One value an activation holds: a declared variable that is not an object,
 /// or a leaf field of an object-typed variable, by flattened name
 /// (`turn`, `state.trust`, `state.kai.mood`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Slot {
     /// The flattened name.
     pub name: String,
@@ -23,7 +23,7 @@ pub struct Slot {
 /// The declarations of one evaluation context: variables and their types,
 /// and whether `hit()` (entry conditions, Format 11.4) and `roll()` (11.5)
 /// may be called.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Env {
     vars: IndexMap<String, Type>,
     slots: Vec<Slot>,

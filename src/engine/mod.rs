@@ -22,6 +22,8 @@ pub mod memory;
 pub mod replay;
 pub mod state;
 
+use std::sync::{Arc, OnceLock};
+
 use serde_json::{Map, Value};
 
 use crate::check::story::Story;
@@ -38,13 +40,70 @@ pub use state::State;
 /// whose depth is a multiple of it.
 pub const DEFAULT_STRIDE: u32 = 64;
 
+/// The checked story of an engine (for compiling expressions against it,
+/// and for changes a model adapter writes as JSON): given, or resolved from
+/// the bundle and the session header the first time something needs it (an
+/// engine started from a package's IR never needs it for a rules-runtime
+/// session, Format 14.4).
+pub struct LazyStory {
+    cell: OnceLock<Story>,
+    source: Option<(crate::load::LazyBundle, Value)>,
+}
+
+impl LazyStory {
+    /// A story already resolved.
+    pub fn ready(story: Story) -> LazyStory {
+        let cell = OnceLock::new();
+        let _ = cell.set(story);
+        LazyStory { cell, source: None }
+    }
+
+    /// The story of `bundle` that session header `header` names, resolved
+    /// on first use (an empty story if it does not resolve, which cannot
+    /// happen for the bundle an IR was compiled from).
+    pub fn deferred(bundle: crate::load::LazyBundle, header: Value) -> LazyStory {
+        LazyStory {
+            cell: OnceLock::new(),
+            source: Some((bundle, header)),
+        }
+    }
+
+    /// Whether the story has been resolved.
+    pub fn is_resolved(&self) -> bool {
+        self.cell.get().is_some()
+    }
+}
+
+impl std::ops::Deref for LazyStory {
+    type Target = Story;
+
+    fn deref(&self) -> &Story {
+        self.cell.get_or_init(|| {
+            self.source
+                .as_ref()
+                .and_then(|(b, h)| crate::check::session::resolve_story(b, h, &mut Vec::new()))
+                .unwrap_or_default()
+        })
+    }
+}
+
+impl std::fmt::Debug for LazyStory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.cell.get() {
+            Some(s) => s.fmt(f),
+            None => f.write_str("LazyStory(<unresolved>)"),
+        }
+    }
+}
+
 /// A compiled story with its (possibly empty) session, ready for queries.
 #[derive(Debug)]
 pub struct Engine {
     /// The story as checked (for compiling expressions against it).
-    pub story: Story,
-    /// The compiled story.
-    pub ir: StoryIr,
+    pub story: LazyStory,
+    /// The compiled story (shared by the sessions started from one
+    /// package's IR).
+    pub ir: Arc<StoryIr>,
     /// The session (no messages when there is none).
     pub session: SessionIr,
     /// Whether a session was given (affects `user` and seeds only).
@@ -84,6 +143,24 @@ impl Engine {
     pub fn new(
         story: Story,
         ir: StoryIr,
+        session: SessionIr,
+        has_session: bool,
+        stride: u32,
+    ) -> Engine {
+        Engine::from_ir(
+            LazyStory::ready(story),
+            Arc::new(ir),
+            session,
+            has_session,
+            stride,
+        )
+    }
+
+    /// [`Engine::new`] from a compiled story that may be shared (a
+    /// package's IR, Format 14.4) and a story resolved only when needed.
+    pub fn from_ir(
+        story: LazyStory,
+        ir: Arc<StoryIr>,
         session: SessionIr,
         has_session: bool,
         stride: u32,

@@ -18,7 +18,8 @@
 //! FIRING_MISMATCH. A model-backed adapter implements [`Runtime`] and
 //! returns [`Proposal::adapter`]: a reply and changes, nothing more.
 
-pub mod compiled;
+/// The runtime's compiled parts (they are part of the IR, Format 14.4).
+pub use crate::compile::runtime as compiled;
 pub mod fake;
 pub mod firing;
 pub mod generator;
@@ -26,7 +27,8 @@ pub mod open;
 pub mod replay;
 pub mod rubric;
 pub mod rules;
-pub mod safety;
+/// Safety matchers and verdicts (compiled into the IR, Format 19).
+pub use crate::compile::safety;
 pub mod session;
 pub mod session_writer;
 pub mod turn;

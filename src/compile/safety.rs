@@ -218,6 +218,24 @@ pub struct Safety {
     /// The rules: `minor_safety`, `crisis_support`, then the policy's other
     /// categories in list order.
     pub rules: Vec<SafetyRule>,
+    /// The policy compiled (stored in the IR as written, Format 14.4).
+    policy: Option<Value>,
+}
+
+/// In the IR a safety matcher is stored as its policy and compiled when
+/// the IR is read (Format 14.4): a term or pattern that does not compile
+/// makes the IR unreadable, so the loader falls back to `bundle.json`.
+impl serde::Serialize for Safety {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.policy.serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Safety {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Safety, D::Error> {
+        let policy = Option::<Value>::deserialize(d)?;
+        Safety::compile(policy.as_ref()).map_err(serde::de::Error::custom)
+    }
 }
 
 fn strings(v: &Value, field: &str) -> Vec<String> {
@@ -310,7 +328,10 @@ impl Safety {
         for r in &rules {
             r.terms.build()?;
         }
-        Ok(Safety { rules })
+        Ok(Safety {
+            rules,
+            policy: policy.cloned(),
+        })
     }
 
     /// The verdict on `text` (Format 19.4); `reply` skips `crisis_support`.

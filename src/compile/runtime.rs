@@ -17,7 +17,7 @@ use crate::compile::{ChangeIr, CompileError, StoryIr};
 use crate::keys::{compile_pattern, KeyOptions, KeySet};
 
 /// A rule (Format 18.1), compiled.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct RuleIr {
     /// Its ID.
     pub id: Arc<str>,
@@ -25,7 +25,8 @@ pub struct RuleIr {
     pub priority: i64,
     /// `keywords`; `None` when not given.
     pub keywords: Option<KeySet>,
-    /// `pattern`, compiled.
+    /// `pattern`, compiled (stored as its source in the IR).
+    #[serde(with = "pattern_source")]
     pub pattern: Option<Regex>,
     /// `when`, compiled with `hit()` declared.
     pub when: Option<Program>,
@@ -38,7 +39,7 @@ pub struct RuleIr {
 }
 
 /// A rubric criterion (Format 6.6).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct CriterionIr {
     /// Its ID.
     pub id: Arc<str>,
@@ -49,7 +50,7 @@ pub struct CriterionIr {
 }
 
 /// The runtime's part of a compiled story.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct RuntimeIr {
     /// Rules in trial order: priority highest first, then declaration
     /// order (Format 18.2).
@@ -63,6 +64,7 @@ pub struct RuntimeIr {
     /// The key lists of `hit()` calls in rule conditions, compiled the
     /// first time a turn uses them so that later turns do no regex
     /// compilation.
+    #[serde(skip)]
     pub hit_keys: std::sync::Mutex<std::collections::HashMap<Vec<String>, Arc<KeySet>>>,
 }
 
@@ -173,5 +175,27 @@ impl RuntimeIr {
             },
             hit_keys: Default::default(),
         })
+    }
+}
+
+/// A rule's `pattern` in the IR: its source, compiled when read.
+mod pattern_source {
+    use regex::Regex;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &Option<Regex>, s: S) -> Result<S::Ok, S::Error> {
+        match r {
+            Some(r) => s.serialize_some(r.as_str()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Regex>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            Some(p) => crate::keys::compile_pattern(&p)
+                .map(Some)
+                .map_err(serde::de::Error::custom),
+            None => Ok(None),
+        }
     }
 }
