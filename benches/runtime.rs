@@ -175,12 +175,22 @@ fn turns(c: &mut Criterion) {
             difficulty: difficulty.map(str::to_string),
             ..Options::default()
         };
-        g.throughput(Throughput::Elements(inputs.len() as u64));
-        g.bench_function(name, |b| {
+        // The turns a run plays: up to the end of the story (under `hard`
+        // the fatigue script ends at its third turn, Format 19.5).
+        let played = {
+            let mut s = Session::start(&p, &options).expect("starts");
+            inputs
+                .iter()
+                .take_while(|i| !s.is_over() && s.turn(i).is_ok())
+                .count()
+        };
+        let inputs = &inputs[..played];
+        g.throughput(Throughput::Elements(played as u64));
+        g.bench_function(format!("{name} ({played} turns)"), |b| {
             b.iter_batched(
                 || Session::start(&p, &options).expect("starts"),
                 |mut s| {
-                    for i in &inputs {
+                    for i in inputs {
                         black_box(s.turn(i).expect("turn"));
                     }
                     s

@@ -89,6 +89,9 @@ pub struct Program {
     branches: Vec<Branch>,
     source: String,
     reads: Vec<String>,
+    /// The environment slots the expression reads, ascending, each once.
+    #[serde(default)]
+    slots: Vec<u32>,
 }
 
 /// Parses, type-checks and lowers `source` against `env`.
@@ -98,9 +101,12 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
     let mut slots = Vec::new();
     super::checker::slot_reads(&texpr, &mut slots);
     let mut reads: Vec<String> = slots
-        .into_iter()
-        .filter_map(|s| env.slots().get(s).map(|x| x.name.clone()))
+        .iter()
+        .filter_map(|s| env.slots().get(*s).map(|x| x.name.clone()))
         .collect();
+    let mut slot_list: Vec<u32> = slots.iter().map(|s| *s as u32).collect();
+    slot_list.sort_unstable();
+    slot_list.dedup();
     reads.sort();
     reads.dedup();
     let mut l = Lowerer {
@@ -113,6 +119,7 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
         branches: l.branches,
         source: source.to_string(),
         reads,
+        slots: slot_list,
     })
 }
 
@@ -133,6 +140,12 @@ impl Program {
         &self.reads
     }
 
+    /// The environment slots the expression reads, ascending, each once
+    /// (only these need a value to evaluate it).
+    pub fn slots(&self) -> &[u32] {
+        &self.slots
+    }
+
     /// The branches (operands of `&&`/`||`, arms of `?:`), indexed by the
     /// ids an [`Observer`] receives.
     pub fn branches(&self) -> &[Branch] {
@@ -144,6 +157,11 @@ impl Program {
     /// comprehension variable bound by an enclosing comprehension, every
     /// branch id one of [`Program::branches`]. `Err` names the first fault.
     pub fn validate(&self, slots: usize) -> Result<(), String> {
+        if let Some(s) = self.slots.iter().find(|s| **s as usize >= slots) {
+            return Err(format!(
+                "read slot {s} is out of range (the environment has {slots})"
+            ));
+        }
         validate_node(&self.root, slots, 0, self.branches.len())
     }
 

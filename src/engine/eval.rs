@@ -269,8 +269,8 @@ impl Point<'_> {
         }
     }
 
-    /// Evaluates a program of environment `env` at `state` (every slot
-    /// filled); a runtime error is returned as is.
+    /// Evaluates a program of environment `env` at `state` (the slots it
+    /// reads filled); a runtime error is returned as is.
     pub fn eval(
         &self,
         program: &Program,
@@ -282,7 +282,8 @@ impl Point<'_> {
             return Ok(Value::Bool(false));
         };
         let mut act = Activation::new(&e.env);
-        self.fill(state, env, None, &mut act);
+        // Only the slots the program reads need a value.
+        self.fill(state, env, Some(program.slots()), &mut act);
         program.eval(&act, host)
     }
 }

@@ -112,6 +112,9 @@ pub struct Engine {
     initial: State,
     checkpoints: Vec<Option<Box<State>>>,
     stride: u32,
+    /// Templates parsed by [`Engine::render`], by text.
+    templates:
+        std::sync::Mutex<std::collections::HashMap<Box<str>, Arc<crate::template::Template>>>,
 }
 
 /// How a story ended (Format 9.3).
@@ -184,6 +187,7 @@ impl Engine {
             initial: init,
             checkpoints,
             stride,
+            templates: Default::default(),
         }
     }
 
@@ -311,26 +315,63 @@ impl Engine {
             ),
         );
         for v in &self.ir.vars {
-            match &v.layout {
-                Layout::Single(s) => {
-                    let val = &state.slots[*s as usize];
-                    if !val.is_absent() {
-                        out.insert(v.name.to_string(), val.to_json());
-                    }
-                }
-                Layout::Fixed { first, keys } => {
-                    for (i, k) in keys.iter().enumerate() {
-                        let val = &state.slots[*first as usize + i];
-                        out.insert(format!("{}.{k}", v.name), val.to_json());
-                    }
-                }
-                Layout::Open(s) => {
-                    if let Val::Map(m) = &state.slots[*s as usize] {
-                        for (k, val) in m.iter() {
-                            out.insert(format!("{}.{k}", v.name), val.to_json());
-                        }
-                    }
-                }
+            flatten_var(v, state, &mut out);
+        }
+        out
+    }
+
+    /// `state_delta` (Format 18.6) from `before` to `after`: what
+    /// [`crate::runtime::turn::delta`] gives for the two flattened states,
+    /// computed from the scene fields and variables whose slots changed
+    /// (the others flatten to equal entries, which the delta leaves out).
+    pub fn state_delta(&self, before: &State, after: &State) -> Map<String, Value> {
+        let mut b = Map::new();
+        let mut a = Map::new();
+        if before.location != after.location {
+            b.insert(
+                "scene.location".into(),
+                Value::String(before.location.to_string()),
+            );
+            a.insert(
+                "scene.location".into(),
+                Value::String(after.location.to_string()),
+            );
+        }
+        if before.present != after.present {
+            let ids = |st: &State| {
+                Value::Array(
+                    st.present_members()
+                        .map(|c| Value::String(self.ir.cast[c as usize].id.to_string()))
+                        .collect(),
+                )
+            };
+            b.insert("scene.present".into(), ids(before));
+            a.insert("scene.present".into(), ids(after));
+        }
+        for v in &self.ir.vars {
+            let range = match &v.layout {
+                Layout::Single(s) | Layout::Open(s) => *s as usize..*s as usize + 1,
+                Layout::Fixed { first, keys } => *first as usize..*first as usize + keys.len(),
+            };
+            let same = before
+                .slots
+                .get(range.clone())
+                .zip(after.slots.get(range))
+                .is_some_and(|(x, y)| x.iter().zip(y).all(|(x, y)| same_value(x, y)));
+            if !same {
+                flatten_var(v, before, &mut b);
+                flatten_var(v, after, &mut a);
+            }
+        }
+        let mut out = Map::new();
+        for (k, v) in &a {
+            if b.get(k) != Some(v) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        for k in b.keys() {
+            if !a.contains_key(k) {
+                out.insert(k.clone(), Value::Null);
             }
         }
         out
@@ -339,5 +380,45 @@ impl Engine {
     /// `turn` and `round` at a state (Format 8.8).
     pub fn turn_round(&self, state: &State) -> (i64, i64) {
         (state.turn, state.round)
+    }
+}
+
+/// Whether two slot values flatten to the same JSON (equal, and for
+/// decimals, lists and maps also written the same: `1.0` and `1.00` are
+/// equal decimals but different text).
+fn same_value(x: &Val, y: &Val) -> bool {
+    match (x, y) {
+        (Val::Num(p), Val::Num(q)) => p == q && p.scale() == q.scale(),
+        (Val::List(_), Val::List(_)) | (Val::Map(_), Val::Map(_)) => {
+            x == y && x.to_json() == y.to_json()
+        }
+        _ => x == y,
+    }
+}
+
+/// The flattened entries of variable `v` at `state` (Format 8.6).
+fn flatten_var(v: &crate::compile::VarIr, state: &State, out: &mut Map<String, Value>) {
+    match &v.layout {
+        Layout::Single(s) => {
+            if let Some(val) = state.slots.get(*s as usize) {
+                if !val.is_absent() {
+                    out.insert(v.name.to_string(), val.to_json());
+                }
+            }
+        }
+        Layout::Fixed { first, keys } => {
+            for (i, k) in keys.iter().enumerate() {
+                if let Some(val) = state.slots.get(*first as usize + i) {
+                    out.insert(format!("{}.{k}", v.name), val.to_json());
+                }
+            }
+        }
+        Layout::Open(s) => {
+            if let Some(Val::Map(m)) = state.slots.get(*s as usize) {
+                for (k, val) in m.iter() {
+                    out.insert(format!("{}.{k}", v.name), val.to_json());
+                }
+            }
+        }
     }
 }

@@ -48,9 +48,19 @@ pub fn render(t: &Template, source: &str, scope: &dyn Scope) -> String {
     out
 }
 
+/// Whether `source` has no macro and no escape (no `{{`, no `\\`), so it
+/// renders as written without parsing (Format 10.1).
+pub fn is_plain_text(source: &str) -> bool {
+    !source.contains("{{") && !source.contains('\\')
+}
+
 /// Parses and renders `source`; a template that does not parse renders as
 /// written.
 pub fn render_str(source: &str, scope: &dyn Scope) -> String {
+    // Text with no `{{` and no `\\` is one text node: it renders as written.
+    if is_plain_text(source) {
+        return source.to_string();
+    }
     match super::parse(source) {
         Ok(t) => render(&t, source, scope),
         Err(_) => source.to_string(),
