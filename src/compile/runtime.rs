@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use regex::Regex;
 use serde_json::Value;
 
 use super::safety::Safety;
@@ -14,7 +13,7 @@ use crate::check::conditions::owner_env;
 use crate::check::story::{Owner, Story};
 use crate::compile::changes::{lower_changes, ChangeScope};
 use crate::compile::{ChangeIr, CompileError, StoryIr};
-use crate::keys::{compile_pattern, KeyOptions, KeySet};
+use crate::keys::{KeyOptions, KeySet, LazyPattern};
 
 /// A rule (Format 18.1), compiled.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -25,9 +24,8 @@ pub struct RuleIr {
     pub priority: i64,
     /// `keywords`; `None` when not given.
     pub keywords: Option<KeySet>,
-    /// `pattern`, compiled (stored as its source in the IR).
-    #[serde(with = "pattern_source")]
-    pub pattern: Option<Regex>,
+    /// `pattern` (stored as its source in the IR, compiled on first use).
+    pub pattern: Option<LazyPattern>,
     /// `when`, compiled with `hit()` declared.
     pub when: Option<Program>,
     /// The changes as written (for the session file).
@@ -98,7 +96,9 @@ impl RuntimeIr {
                 .and_then(Value::as_array)
                 .map(|k| KeySet::new(k.iter().filter_map(Value::as_str), KeyOptions::RUNTIME));
             let pattern = match r.get("pattern").and_then(Value::as_str) {
-                Some(p) => Some(compile_pattern(p).map_err(|e| err(format!("rule `{id}`: {e}")))?),
+                Some(p) => {
+                    Some(LazyPattern::compiled(p).map_err(|e| err(format!("rule `{id}`: {e}")))?)
+                }
                 None => None,
             };
             let when = match r.get("when").and_then(Value::as_str) {
@@ -175,27 +175,5 @@ impl RuntimeIr {
             },
             hit_keys: Default::default(),
         })
-    }
-}
-
-/// A rule's `pattern` in the IR: its source, compiled when read.
-mod pattern_source {
-    use regex::Regex;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(r: &Option<Regex>, s: S) -> Result<S::Ok, S::Error> {
-        match r {
-            Some(r) => s.serialize_some(r.as_str()),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Regex>, D::Error> {
-        match Option::<String>::deserialize(d)? {
-            Some(p) => crate::keys::compile_pattern(&p)
-                .map(Some)
-                .map_err(serde::de::Error::custom),
-            None => Ok(None),
-        }
     }
 }

@@ -41,6 +41,10 @@ pub struct Opened {
     /// Compiled safety rules by scenario ID, shared by the sessions started
     /// from this bundle (regular expressions are compiled once).
     pub safety_cache: Arc<Mutex<HashMap<String, Arc<Safety>>>>,
+    /// Compiled runtime parts by scenario and seating (the header's
+    /// `players` and `characters`), shared by the sessions started from
+    /// this bundle: their key sets are built once, on first use.
+    pub runtime_cache: Arc<Mutex<HashMap<String, Arc<crate::compile::runtime::RuntimeIr>>>>,
 }
 
 impl Opened {

@@ -638,17 +638,38 @@ fn from_bundle(
             ),
         ));
     }
-    let rt = Arc::new(
-        RuntimeIr::compile(
-            &engine.story,
-            &engine.ir,
-            Some(
-                pack.safety(&engine.ir.scenario, engine.story.raw.get("safety"))
-                    .map_err(|e| refuse(Code::Internal, "", e))?,
-            ),
-        )
-        .map_err(|e| refuse(Code::Internal, "", e.0))?,
+    // The runtime part depends on the scenario and its seating only.
+    let key = format!(
+        "{}\u{0}{}\u{0}{}",
+        engine.ir.scenario,
+        header.get("players").unwrap_or(&Value::Null),
+        header.get("characters").unwrap_or(&Value::Null)
     );
+    let cached = pack
+        .runtime_cache
+        .lock()
+        .ok()
+        .and_then(|c| c.get(&key).cloned());
+    let rt = match cached {
+        Some(rt) => rt,
+        None => {
+            let rt = Arc::new(
+                RuntimeIr::compile(
+                    &engine.story,
+                    &engine.ir,
+                    Some(
+                        pack.safety(&engine.ir.scenario, engine.story.raw.get("safety"))
+                            .map_err(|e| refuse(Code::Internal, "", e))?,
+                    ),
+                )
+                .map_err(|e| refuse(Code::Internal, "", e.0))?,
+            );
+            if let Ok(mut c) = pack.runtime_cache.lock() {
+                c.insert(key, rt.clone());
+            }
+            rt
+        }
+    };
     Ok((engine, rt, header))
 }
 
