@@ -242,25 +242,32 @@ fn compiled_harbor() -> Vec<(String, Vec<u8>)> {
 
 /// Edits the compiled story of harbor-lights' first scenario with `edit`,
 /// fixes up `ir_hash` (so only the validator can tell), opens it, and
-/// returns the IR_MISMATCH warnings (file, pointer) and whether the IR was
-/// used.
-fn open_edited_story(edit: impl FnOnce(&mut Value)) -> (Vec<(String, String)>, bool, PathBuf) {
-    let dir = tempfile::tempdir().unwrap().keep();
+/// returns the IR_MISMATCH warnings (file, pointer), whether the IR was
+/// used, the package's path and its directory (removed when dropped).
+fn open_edited_story(
+    edit: impl FnOnce(&mut Value),
+) -> (Vec<(String, String)>, bool, PathBuf, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
     let mut e = compiled_harbor();
     let mut ir: Value = serde_json::from_slice(get(&e, "ir.json")).unwrap();
     edit(&mut ir["scenarios"][0]["story"]);
     set(&mut e, "ir.json", format!("{ir}\n").into_bytes());
     fix_ir_hash(&mut e);
-    let p = write(&dir, "s.troupe", &e);
+    let p = write(dir.path(), "s.troupe", &e);
     let o = open(&p).unwrap();
-    (ir_mismatch(&o.warnings, Severity::Warning), o.from_ir, p)
+    (
+        ir_mismatch(&o.warnings, Severity::Warning),
+        o.from_ir,
+        p,
+        dir,
+    )
 }
 
 #[test]
 fn a_structurally_broken_ir_is_refused_by_the_validator_and_bundle_json_runs() {
     // An index out of range: a derived program's read slot past its
     // environment's slots (Format 14.4: every index in range).
-    let (w, used, p) = open_edited_story(|s| {
+    let (w, used, p, _dir) = open_edited_story(|s| {
         s["derived"][0]["reads"] = serde_json::json!([100000]);
     });
     assert!(!used, "the broken IR is not used");
@@ -271,7 +278,7 @@ fn a_structurally_broken_ir_is_refused_by_the_validator_and_bundle_json_runs() {
     let mut s = Session::start(&o, &Options::default()).unwrap();
     assert!(s.turn("Hello").is_ok());
     // A slot count that the variables' layouts do not add up to.
-    let (w, used, p) = open_edited_story(|s| {
+    let (w, used, p, _dir) = open_edited_story(|s| {
         let n = s["slot_count"].as_u64().unwrap();
         s["slot_count"] = (n + 1).into();
     });
@@ -280,7 +287,7 @@ fn a_structurally_broken_ir_is_refused_by_the_validator_and_bundle_json_runs() {
     assert_eq!(w, [(file, "/scenarios/0/story/slot_count".to_string())]);
     // A constant regular expression that does not compile (the IR cannot
     // be read as an IR).
-    let (w, used, _) = open_edited_story(|s| {
+    let (w, used, _, _dir) = open_edited_story(|s| {
         s["events"] = serde_json::json!([{"id": "x", "when": {"root": {"MatchesConst": [{"Const": {"String": "a"}}, "("]}, "result_type": "Bool", "branches": [], "source": "", "reads": []}, "repeat": false, "end": false, "changes": [], "signal": null}]);
     });
     assert!(!used);
@@ -293,7 +300,7 @@ fn a_derived_order_with_a_cycle_is_refused() {
     // Swap the two derived programs (and the variables' indices of them):
     // `ready` now comes first and reads `avg_trust`, computed after it —
     // a parent after its child (Format 14.4, 8.1).
-    let (w, used, p) = open_edited_story(|s| {
+    let (w, used, p, _dir) = open_edited_story(|s| {
         let d = s["derived"].as_array_mut().unwrap();
         assert_eq!(d.len(), 2);
         d.swap(0, 1);
