@@ -83,6 +83,81 @@ rules:
     }
 }
 
+/// A pack of one heavy scenario (issue 11): ten variables, `events`
+/// condition events and `rules` keyword rules (every rule with its own
+/// keyword, so a turn tries them in order until one matches).
+fn generate_heavy(dir: &Path, rules: usize, events: usize) {
+    generate(dir, 0);
+    let mut text = String::from(
+        "schema_version: \"0.1\"\nscenario_id: heavy\ntitle: Heavy\nnpc: {ref: npcs/vendor.yaml}\nopening: {npc_says: \"Hello, {{user}}!\"}\nstate:\n  variables:\n",
+    );
+    for v in 0..10 {
+        text.push_str(&format!(
+            "    v{v}: {{type: int, default: 0, min: 0, max: 100000}}\n"
+        ));
+    }
+    text.push_str("events:\n");
+    for e in 0..events {
+        text.push_str(&format!(
+            "  - {{id: e{e}, when: \"state.v{} > {} && turn >= 1\", changes: [{{add: {{v{}: 1}}}}]}}\n",
+            e % 10,
+            e + 3,
+            (e + 1) % 10
+        ));
+    }
+    text.push_str("ending_conditions:\n  done: \"state.v0 > 99000\"\nrules:\n");
+    for r in 0..rules {
+        text.push_str(&format!(
+            "  - {{id: r{r}, keywords: [word{r}], priority: {}, changes: [{{add: {{v{}: 2}}}}], replies: [\"Reply {r}, {{{{user}}}}.\"]}}\n",
+            r % 7,
+            r % 10
+        ));
+    }
+    text.push_str("  - {id: any, replies: [\"So?\"]}\n");
+    std::fs::write(dir.join("scenarios/s0000.yaml"), text).unwrap();
+}
+
+/// What `troupe run PACK --script` does, minus printing: open, start a
+/// session with default settings, play every input.
+fn run_equivalent(path: &Path, inputs: &[String]) -> usize {
+    let o = open(path).expect("opens");
+    let mut s = Session::start(&o, &Options::default()).expect("starts");
+    for i in inputs {
+        if s.is_over() {
+            break;
+        }
+        black_box(s.turn(i).expect("turn"));
+    }
+    s.session_text().len()
+}
+
+fn heavy(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("heavy");
+    generate_heavy(&src, 1_500, 800);
+    let pkg = dir.path().join("heavy.troupe");
+    let opened = open(&src).expect("the heavy pack checks");
+    std::fs::write(
+        &pkg,
+        troupe::compile::package::write_package(&opened.bundle, &opened.sessions).unwrap(),
+    )
+    .unwrap();
+    assert!(open(&pkg).unwrap().from_ir);
+    let inputs: Vec<String> = (0..10)
+        .map(|i| format!("I say word{} and more", i * 149))
+        .collect();
+    assert_eq!(run_equivalent(&src, &inputs), run_equivalent(&pkg, &inputs));
+    let mut g = c.benchmark_group("runtime/heavy");
+    g.sample_size(10);
+    g.bench_function("run source pack (1500 rules, 800 events)", |b| {
+        b.iter(|| run_equivalent(&src, &inputs))
+    });
+    g.bench_function("run compiled package (1500 rules, 800 events)", |b| {
+        b.iter(|| run_equivalent(&pkg, &inputs))
+    });
+    g.finish();
+}
+
 fn turns(c: &mut Criterion) {
     let mut g = c.benchmark_group("runtime/turns");
     g.measurement_time(Duration::from_secs(5));
@@ -100,12 +175,22 @@ fn turns(c: &mut Criterion) {
             difficulty: difficulty.map(str::to_string),
             ..Options::default()
         };
-        g.throughput(Throughput::Elements(inputs.len() as u64));
-        g.bench_function(name, |b| {
+        // The turns a run plays: up to the end of the story (under `hard`
+        // the fatigue script ends at its third turn, Format 19.5).
+        let played = {
+            let mut s = Session::start(&p, &options).expect("starts");
+            inputs
+                .iter()
+                .take_while(|i| !s.is_over() && s.turn(i).is_ok())
+                .count()
+        };
+        let inputs = &inputs[..played];
+        g.throughput(Throughput::Elements(played as u64));
+        g.bench_function(format!("{name} ({played} turns)"), |b| {
             b.iter_batched(
                 || Session::start(&p, &options).expect("starts"),
                 |mut s| {
-                    for i in &inputs {
+                    for i in inputs {
                         black_box(s.turn(i).expect("turn"));
                     }
                     s
@@ -161,6 +246,12 @@ fn packs(c: &mut Criterion) {
     g.bench_function("open compiled package", |b| {
         b.iter(|| black_box(open(&epkg).unwrap()))
     });
+    g.bench_function("open source pack + start session", |b| {
+        b.iter(|| {
+            let o = open(&ex).unwrap();
+            black_box(Session::start(&o, &Options::default()).unwrap())
+        })
+    });
     g.bench_function("open compiled package + start session", |b| {
         b.iter(|| {
             let o = open(&epkg).unwrap();
@@ -170,5 +261,5 @@ fn packs(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, turns, packs);
+criterion_group!(benches, turns, packs, heavy);
 criterion_main!(benches);

@@ -217,6 +217,86 @@ pub fn compile_pattern(p: &str) -> Result<Regex, String> {
         .map_err(|e| format!("`{p}` is not a valid regular expression: {e}"))
 }
 
+/// A pattern (a rule `pattern`, a safety category pattern: Format 18.1,
+/// 19.2) held as its source and compiled by [`compile_pattern`] the first
+/// time it is matched, so reading a package's IR compiles no regular
+/// expression (Format 14.4). Serialized as its source; read back, its
+/// syntax is checked at once and it is compiled on first use.
+pub struct LazyPattern {
+    source: Arc<str>,
+    built: OnceLock<Result<Regex, String>>,
+}
+
+impl LazyPattern {
+    /// A pattern compiled on first use.
+    pub fn new(source: impl Into<Arc<str>>) -> LazyPattern {
+        LazyPattern {
+            source: source.into(),
+            built: OnceLock::new(),
+        }
+    }
+
+    /// A pattern compiled now; `Err` when it does not compile.
+    pub fn compiled(source: &str) -> Result<LazyPattern, String> {
+        let p = LazyPattern::new(source);
+        p.regex()?;
+        Ok(p)
+    }
+
+    /// The pattern as written.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The compiled expression (compiling it now if not yet).
+    pub fn regex(&self) -> Result<&Regex, String> {
+        self.built
+            .get_or_init(|| compile_pattern(&self.source))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Whether the pattern matches somewhere in `text`; a pattern that
+    /// does not compile matches nothing (the checks refuse it first).
+    pub fn is_match(&self, text: &str) -> bool {
+        self.regex().is_ok_and(|r| r.is_match(text))
+    }
+
+    /// Checks without compiling that the pattern parses.
+    pub fn validate_syntax(&self) -> Result<(), String> {
+        regex_syntax::Parser::new()
+            .parse(&self.source)
+            .map(|_| ())
+            .map_err(|e| format!("`{}` is not a valid regular expression: {e}", self.source))
+    }
+}
+
+impl Clone for LazyPattern {
+    fn clone(&self) -> Self {
+        LazyPattern::new(self.source.clone())
+    }
+}
+
+impl std::fmt::Debug for LazyPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("LazyPattern").field(&self.source).finish()
+    }
+}
+
+impl Serialize for LazyPattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.source)
+    }
+}
+
+impl<'de> Deserialize<'de> for LazyPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<LazyPattern, D::Error> {
+        let p = LazyPattern::new(String::deserialize(d)?);
+        p.validate_syntax().map_err(serde::de::Error::custom)?;
+        Ok(p)
+    }
+}
+
 /// The compiled matcher of a [`KeySet`].
 #[derive(Debug)]
 struct Built {

@@ -63,10 +63,17 @@ fn edit_bundle(bundle: &mut Value) {
     bundle["characters"][0]["fictional"] = Value::Bool(false);
 }
 
-/// ir.json with its bundle edited (its own `bundle_hash` left as it was).
+/// ir.json with the compiled story edited (its own `bundle_hash` left as
+/// it was): the safety policy's categories removed and a rule's reply
+/// rewritten, in the compiled form the runtime runs.
 fn edited_ir(e: &[(String, Vec<u8>)]) -> Vec<u8> {
     let mut ir: Value = serde_json::from_slice(get(e, "ir.json")).unwrap();
-    edit_bundle(&mut ir["bundle"]);
+    let rt = &mut ir["scenarios"][0]["runtime"];
+    assert!(rt["safety"]["categories"]
+        .as_array()
+        .is_some_and(|c| !c.is_empty()));
+    rt["safety"]["categories"] = Value::Array(Vec::new());
+    rt["rules"][0]["replies"] = serde_json::json!(["Rewritten."]);
     let mut s = ir.to_string();
     s.push('\n');
     s.into_bytes()
@@ -224,4 +231,105 @@ fn an_edit_of_bundle_json_alone_fails_check_on_the_bundle_itself() {
         [(file, "/content_hash".to_string())]
     );
     assert!(open(&p).is_err());
+}
+
+/// The compiled harbor-lights package (two derived variables: `ready`
+/// reads `avg_trust`).
+fn compiled_harbor() -> Vec<(String, Vec<u8>)> {
+    let o = open(Path::new("examples/packs/harbor-lights")).unwrap();
+    entries(&write_package(&o.bundle, &o.sessions).unwrap())
+}
+
+/// Edits the compiled story of harbor-lights' first scenario with `edit`,
+/// fixes up `ir_hash` (so only the validator can tell), opens it, and
+/// returns the IR_MISMATCH warnings (file, pointer), whether the IR was
+/// used, the package's path and its directory (removed when dropped).
+fn open_edited_story(
+    edit: impl FnOnce(&mut Value),
+) -> (Vec<(String, String)>, bool, PathBuf, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = compiled_harbor();
+    let mut ir: Value = serde_json::from_slice(get(&e, "ir.json")).unwrap();
+    edit(&mut ir["scenarios"][0]["story"]);
+    set(&mut e, "ir.json", format!("{ir}\n").into_bytes());
+    fix_ir_hash(&mut e);
+    let p = write(dir.path(), "s.troupe", &e);
+    let o = open(&p).unwrap();
+    (
+        ir_mismatch(&o.warnings, Severity::Warning),
+        o.from_ir,
+        p,
+        dir,
+    )
+}
+
+#[test]
+fn a_structurally_broken_ir_is_refused_by_the_validator_and_bundle_json_runs() {
+    // An index out of range: a derived program's read slot past its
+    // environment's slots (Format 14.4: every index in range).
+    let (w, used, p, _dir) = open_edited_story(|s| {
+        s["derived"][0]["reads"] = serde_json::json!([100000]);
+    });
+    assert!(!used, "the broken IR is not used");
+    let file = format!("{}!ir.json", p.display());
+    assert_eq!(w, [(file, "/scenarios/0/story/derived/0".to_string())]);
+    // ... and the package still runs bundle.json's story.
+    let o = open(&p).unwrap();
+    let mut s = Session::start(&o, &Options::default()).unwrap();
+    assert!(s.turn("Hello").is_ok());
+    // A slot count that the variables' layouts do not add up to.
+    let (w, used, p, _dir) = open_edited_story(|s| {
+        let n = s["slot_count"].as_u64().unwrap();
+        s["slot_count"] = (n + 1).into();
+    });
+    assert!(!used);
+    let file = format!("{}!ir.json", p.display());
+    assert_eq!(w, [(file, "/scenarios/0/story/slot_count".to_string())]);
+    // A constant regular expression that does not compile (the IR cannot
+    // be read as an IR).
+    let (w, used, _, _dir) = open_edited_story(|s| {
+        s["events"] = serde_json::json!([{"id": "x", "when": {"root": {"MatchesConst": [{"Const": {"String": "a"}}, "("]}, "result_type": "Bool", "branches": [], "source": "", "reads": []}, "repeat": false, "end": false, "changes": [], "signal": null}]);
+    });
+    assert!(!used);
+    assert_eq!(w.len(), 1);
+    assert_eq!(w[0].1, "");
+}
+
+#[test]
+fn a_derived_order_with_a_cycle_is_refused() {
+    // Swap the two derived programs (and the variables' indices of them):
+    // `ready` now comes first and reads `avg_trust`, computed after it —
+    // a parent after its child (Format 14.4, 8.1).
+    let (w, used, p, _dir) = open_edited_story(|s| {
+        let d = s["derived"].as_array_mut().unwrap();
+        assert_eq!(d.len(), 2);
+        d.swap(0, 1);
+        for v in s["vars"].as_array_mut().unwrap() {
+            if let Some(i) = v["derived"].as_u64() {
+                v["derived"] = (1 - i).into();
+            }
+        }
+    });
+    assert!(!used);
+    let file = format!("{}!ir.json", p.display());
+    assert_eq!(w, [(file, "/scenarios/0/story/derived/0".to_string())]);
+    // `check` of such a package is an error (it is not bundle.json's
+    // compilation although its hashes agree).
+    let checked = check_paths(std::slice::from_ref(&p));
+    assert!(!checked.is_valid(false));
+}
+
+#[test]
+fn a_session_from_the_ir_starts_without_parsing_the_bundle() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "ok.troupe", &compiled());
+    let o = open(&p).unwrap();
+    assert!(o.from_ir && o.ir.is_some());
+    let mut s = Session::start(&o, &Options::default()).unwrap();
+    s.turn("Hello Marco!").unwrap();
+    assert!(
+        !o.bundle.is_parsed(),
+        "default seating runs from the IR alone (Format 14.4)"
+    );
+    assert!(!s.engine().story.is_resolved());
 }

@@ -15,7 +15,7 @@ use super::types::{ObjectType, Type};
 use super::value::Value;
 
 /// Arithmetic operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ArithOp {
     /// `+` (numbers, strings, lists).
     Add,
@@ -30,7 +30,7 @@ pub enum ArithOp {
 }
 
 /// Comparison operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum CmpOp {
     /// `==`.
     Eq,
@@ -47,7 +47,7 @@ pub enum CmpOp {
 }
 
 /// Functions other than operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Func {
     /// `size(x)` / `x.size()`.
     Size,

@@ -12,7 +12,7 @@ use super::value::Value;
 /// One value an activation holds: a declared variable that is not an object,
 /// or a leaf field of an object-typed variable, by flattened name
 /// (`turn`, `state.trust`, `state.kai.mood`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Slot {
     /// The flattened name.
     pub name: String,
@@ -29,7 +29,7 @@ pub struct Slot {
 /// own after them. Per-owner environments of one story share one base, so
 /// building them costs the owner's declarations, not the story's (Format
 /// 16.2: time linear in the input).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Env {
     base: Option<Arc<Env>>,
     /// Slots of `base` (and its bases), the offset of this level's slots.

@@ -12,7 +12,7 @@ use super::program::{Branch, Node};
 
 /// How a reported branch maps to an operand: its number (source order, from
 /// 0) and which value it shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Seen {
     /// A chain member: the branch's value is the operand's value.
     Value(u32),

@@ -32,7 +32,7 @@ pub struct Expr {
 }
 
 /// The comprehension macros (Format 11.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum MacroKind {
     /// `r.all(x, p)`.
     All,

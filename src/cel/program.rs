@@ -23,7 +23,7 @@ use super::value::Value;
 pub const DEFAULT_BUDGET: u64 = 100_000;
 
 /// An evaluation node.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Node {
     Const(Value),
     Slot(u32),
@@ -42,7 +42,7 @@ pub(crate) enum Node {
     In(Box<Node>, Box<Node>),
     Select(Box<Node>, Arc<str>, bool),
     Call(Func, Box<[Node]>),
-    MatchesConst(Box<Node>, Box<Regex>),
+    MatchesConst(Box<Node>, #[serde(with = "regex_serde")] Box<Regex>),
     List(Box<[Node]>),
     Map(Box<[(Node, Node)]>),
     Comp {
@@ -55,7 +55,7 @@ pub(crate) enum Node {
 
 /// What a branch is (for coverage): an operand of `&&` or `||`, or an arm
 /// of `?:`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BranchKind {
     /// The left operand of `&&`.
     AndLeft,
@@ -73,7 +73,7 @@ pub enum BranchKind {
 
 /// One branch of a program, for coverage: its kind and the byte span of the
 /// operator it belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Branch {
     /// What the branch is.
     pub kind: BranchKind,
@@ -82,15 +82,20 @@ pub struct Branch {
 }
 
 /// A compiled expression: checked once, evaluated many times.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Program {
     pub(crate) root: Node,
     result_type: Type,
     branches: Vec<Branch>,
     source: String,
     reads: Vec<String>,
+    #[serde(default)]
     operands: Vec<Range<usize>>,
+    #[serde(default)]
     seen: Vec<Option<super::operands::Seen>>,
+    /// The environment slots the expression reads, ascending, each once.
+    #[serde(default)]
+    slots: Vec<u32>,
 }
 
 /// Parses, type-checks and lowers `source` against `env`.
@@ -100,9 +105,12 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
     let mut slots = Vec::new();
     super::checker::slot_reads(&texpr, &mut slots);
     let mut reads: Vec<String> = slots
-        .into_iter()
-        .filter_map(|s| env.slot_at(s).map(|x| x.name.clone()))
+        .iter()
+        .filter_map(|s| env.slot_at(*s).map(|x| x.name.clone()))
         .collect();
+    let mut slot_list: Vec<u32> = slots.iter().map(|s| *s as u32).collect();
+    slot_list.sort_unstable();
+    slot_list.dedup();
     reads.sort();
     reads.dedup();
     let mut l = Lowerer {
@@ -118,6 +126,7 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
         reads,
         operands,
         seen,
+        slots: slot_list,
     })
 }
 
@@ -136,6 +145,12 @@ impl Program {
     /// (`state.gold`, `own.mood`, `turn`), sorted, each once.
     pub fn reads(&self) -> &[String] {
         &self.reads
+    }
+
+    /// The environment slots the expression reads, ascending, each once
+    /// (only these need a value to evaluate it).
+    pub fn slots(&self) -> &[u32] {
+        &self.slots
     }
 
     /// The branches (operands of `&&`/`||`, arms of `?:`), indexed by the
@@ -171,6 +186,19 @@ impl Program {
             Seen::True(n) => (value == Some(true)).then_some((n as usize, true)),
             Seen::False(n) => (value == Some(true)).then_some((n as usize, false)),
         }
+    }
+
+    /// Checks a program read from an untrusted IR (Format 14.4) against
+    /// an environment of `slots` slots: every slot index in range, every
+    /// comprehension variable bound by an enclosing comprehension, every
+    /// branch id one of [`Program::branches`]. `Err` names the first fault.
+    pub fn validate(&self, slots: usize) -> Result<(), String> {
+        if let Some(s) = self.slots.iter().find(|s| **s as usize >= slots) {
+            return Err(format!(
+                "read slot {s} is out of range (the environment has {slots})"
+            ));
+        }
+        validate_node(&self.root, slots, 0, self.branches.len())
     }
 
     /// Evaluates with the default budget.
@@ -369,5 +397,85 @@ fn fold(node: Node) -> Node {
     ) {
         Ok(v) => Node::Const(v),
         Err(_) => node,
+    }
+}
+
+/// A constant regular expression in the IR (Format 14.4): stored as its
+/// source, compiled again when the IR is read (a pattern that does not
+/// compile makes the IR unreadable, so the loader falls back).
+mod regex_serde {
+    use regex::Regex;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &Regex, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(r.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Box<Regex>, D::Error> {
+        let src = String::deserialize(d)?;
+        super::eval::compile_regex(&src)
+            .map(Box::new)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+fn validate_node(n: &Node, slots: usize, locals: u32, branches: usize) -> Result<(), String> {
+    let v = |m: &Node| validate_node(m, slots, locals, branches);
+    let branch = |id: u32| {
+        if (id as usize) + 1 < branches {
+            Ok(())
+        } else {
+            Err(format!(
+                "branch {id} is not one of the program's {branches}"
+            ))
+        }
+    };
+    let slot = |s: u32| {
+        if (s as usize) < slots {
+            Ok(())
+        } else {
+            Err(format!(
+                "slot {s} is out of range (the environment has {slots})"
+            ))
+        }
+    };
+    match n {
+        Node::Const(_) => Ok(()),
+        Node::Slot(s) | Node::SlotBound(s) | Node::CmpSlotInt(_, s, _) => slot(*s),
+        Node::Local(i) if *i < locals => Ok(()),
+        Node::Local(i) => Err(format!("comprehension variable {i} is not bound")),
+        Node::Not(a) | Node::Neg(a) | Node::Select(a, _, _) | Node::MatchesConst(a, _) => v(a),
+        Node::Arith(_, a, b) | Node::Cmp(_, a, b) | Node::Index(a, b) | Node::In(a, b) => {
+            v(a)?;
+            v(b)
+        }
+        Node::And(a, b, id) | Node::Or(a, b, id) => {
+            branch(*id)?;
+            v(a)?;
+            v(b)
+        }
+        Node::Cond(c, a, b, id) => {
+            branch(*id)?;
+            v(c)?;
+            v(a)?;
+            v(b)
+        }
+        Node::Call(_, args) | Node::List(args) => args.iter().try_for_each(v),
+        Node::Map(pairs) => pairs.iter().try_for_each(|(k, x)| {
+            v(k)?;
+            v(x)
+        }),
+        Node::Comp {
+            range,
+            pred,
+            transform,
+            ..
+        } => {
+            v(range)?;
+            for inner in [pred, transform].into_iter().flatten() {
+                validate_node(inner, slots, locals + 1, branches)?;
+            }
+            Ok(())
+        }
     }
 }

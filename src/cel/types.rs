@@ -8,7 +8,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 /// A CEL type.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Type {
     /// `bool`.
     Bool,
@@ -32,7 +32,7 @@ pub enum Type {
 
 /// The shape of an object-typed variable: a name (for messages) and its
 /// fields in declaration order.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ObjectType {
     /// The object's name as shown in messages (`state`, `last`).
     pub name: String,

@@ -10,7 +10,7 @@ use indexmap::{Equivalent, IndexMap};
 use serde_json::{json, Map as JsonMap, Value as Json};
 
 /// A CEL value. Cloning is cheap: strings, lists and maps are shared.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Value {
     /// `bool`.
     Bool(bool),
@@ -22,12 +22,13 @@ pub enum Value {
     String(Arc<str>),
     /// `list(T)`.
     List(Arc<Vec<Value>>),
-    /// `map(K, V)`; entries keep their insertion order.
-    Map(Arc<MapValue>),
+    /// `map(K, V)`; entries keep their insertion order (serialized as a
+    /// list of `[key, value]` pairs: keys need not be strings).
+    Map(#[serde(with = "map_pairs")] Arc<MapValue>),
 }
 
 /// A map key: CEL allows bool, int and string keys in Troupe's subset.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Key {
     /// A bool key.
     Bool(bool),
@@ -405,5 +406,25 @@ mod tests {
         let v = Value::from_json(&json!({"a": [1, 2.5, "x", true]})).unwrap();
         assert_eq!(v.to_json(), json!({"a": [1, 2.5, "x", true]}));
         assert!(Value::from_json(&json!(null)).is_err());
+    }
+}
+
+/// Serializes a map value as its `[key, value]` pairs in order (the IR,
+/// Format 14.4): CEL map keys may be bools or ints, which JSON object keys
+/// cannot be.
+mod map_pairs {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::{Key, MapValue, Value};
+
+    pub fn serialize<S: Serializer>(m: &Arc<MapValue>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(m.iter())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<MapValue>, D::Error> {
+        let pairs = Vec::<(Key, Value)>::deserialize(d)?;
+        Ok(Arc::new(pairs.into_iter().collect()))
     }
 }

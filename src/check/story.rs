@@ -92,7 +92,7 @@ pub struct CastMember {
 }
 
 /// One scenario resolved for a session (or for no session).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Story {
     /// Index of the scenario in the bundle.
     pub index: usize,

@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use crate::cel::{Env, Program};
 use crate::model::VarType;
 use crate::template::Template;
@@ -16,7 +18,7 @@ use super::value::{Norm, Val};
 pub type CastIx = u16;
 
 /// Who wrote a message or is in an audience (Format 6.2, 7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Who {
     /// The narrator.
     Narrator,
@@ -25,7 +27,7 @@ pub enum Who {
 }
 
 /// The owner of a variable or expression (Format 8.7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum OwnerRef {
     /// The scenario.
     Scenario,
@@ -36,7 +38,7 @@ pub enum OwnerRef {
 }
 
 /// A cast member (Format 6.1).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CastIr {
     /// The character's ID.
     pub id: Arc<str>,
@@ -52,7 +54,7 @@ pub fn cast_index(cast: &[CastIr], id: &str) -> Option<CastIx> {
 }
 
 /// Where a variable's values live in the state's slots (Format 8.4).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Layout {
     /// One value in one slot.
     Single(u32),
@@ -68,7 +70,7 @@ pub enum Layout {
 }
 
 /// A variable in use by the story (Format 8.1, 8.7).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VarIr {
     /// The state name (`gold`, `kai.mood`).
     pub name: Arc<str>,
@@ -90,11 +92,14 @@ pub struct VarIr {
     pub start: Vec<Val>,
     /// Index into [`StoryIr::derived`] for a derived variable.
     pub derived: Option<u32>,
+    /// `visibility: hidden` (Format 8.1): left out of what a player is shown.
+    #[serde(default)]
+    pub hidden: bool,
 }
 
 /// A state change, resolved (Format 8.5). `Set` values are normalized here,
 /// once.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum ChangeIr {
     /// Sets a slot of variable `var`.
     Set {
@@ -147,7 +152,7 @@ pub enum ChangeIr {
 }
 
 /// A derived variable's program (Format 8.1).
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct DerivedIr {
     /// The variable.
     pub var: u32,
@@ -160,7 +165,7 @@ pub struct DerivedIr {
 }
 
 /// Where an environment slot's value comes from (Format 11.3).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Source {
     /// A variable's whole value (keyed: the map of its present keys).
     Var(u32),
@@ -201,7 +206,7 @@ pub enum Source {
 }
 
 /// One CEL environment of the story: one per owner, and one with `hit()`.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct EnvIr {
     /// The owner (`self`, `own`).
     pub owner: OwnerRef,
@@ -212,7 +217,7 @@ pub struct EnvIr {
 }
 
 /// An event or outcome (Format 9).
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct FiringIr {
     /// Its ID.
     pub id: Arc<str>,
@@ -229,7 +234,7 @@ pub struct FiringIr {
 }
 
 /// A text part (Format 7.2).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PartIr {
     /// The text as written.
     pub text: Arc<str>,
@@ -238,7 +243,7 @@ pub struct PartIr {
 }
 
 /// An opening (Format 6.3).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpeningIr {
     /// Its ID.
     pub id: Arc<str>,
@@ -254,11 +259,15 @@ pub struct OpeningIr {
     pub scene_present: Option<Vec<CastIx>>,
     /// Its changes.
     pub changes: Vec<ChangeIr>,
+    /// `group_only` (Format 6.3): offered only when two or more players
+    /// are seated.
+    #[serde(default)]
+    pub group_only: bool,
 }
 
 /// What a flattened state name refers to (Format 8.6), for macros and
 /// queries (never the replay's hot path).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum NameRef {
     /// `scene.location`.
     Location,
@@ -272,7 +281,7 @@ pub enum NameRef {
 
 /// A compiled story: one scenario with its cast, worlds and (optional)
 /// session header applied.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct StoryIr {
     /// The scenario's ID.
     pub scenario: Arc<str>,
@@ -307,17 +316,20 @@ pub struct StoryIr {
     /// Difficulty: the default preset and every preset's knob values
     /// (knobs in the first preset's order).
     pub difficulty: Option<DifficultyIr>,
-    /// Flattened state names → what they name.
+    /// Flattened state names → what they name (serialized in code point
+    /// order of names, so the same story gives the same bytes).
+    #[serde(serialize_with = "sorted")]
     pub names: HashMap<String, NameRef>,
     /// Variable state names → index in `vars` (what change lists resolve
     /// against, built once here).
+    #[serde(serialize_with = "sorted")]
     pub var_index: HashMap<String, u32>,
     /// Lore entries in declaration order (Format 5.5).
     pub entries: Vec<super::lore::EntryIr>,
 }
 
 /// Difficulty presets (Format 6.5).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DifficultyIr {
     /// The default preset's index.
     pub default: u16,
@@ -372,4 +384,13 @@ impl StoryIr {
     pub fn env_of(&self, o: OwnerRef) -> u16 {
         self.envs.iter().position(|e| e.owner == o).unwrap_or(0) as u16
     }
+}
+
+/// Serializes a hash map in code point order of its keys.
+fn sorted<V: Serialize, S: serde::Serializer>(
+    m: &HashMap<String, V>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let ordered: std::collections::BTreeMap<&String, &V> = m.iter().collect();
+    ordered.serialize(s)
 }

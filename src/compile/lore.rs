@@ -16,7 +16,7 @@ use crate::keys::{KeyOptions, KeySet};
 use crate::model::Entry;
 
 /// How secondary keys combine with the primary keys (Format 5.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Logic {
     /// At least one secondary key hits.
@@ -62,7 +62,7 @@ impl Logic {
 }
 
 /// Where an entry places its content (Format 5.2); no effect on activation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Position {
     /// Before the conversation.
@@ -72,7 +72,7 @@ pub enum Position {
 }
 
 /// A lore entry, compiled (Format 5.2).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct EntryIr {
     /// Its ID.
     pub id: Arc<str>,

@@ -12,6 +12,8 @@ pub mod changes;
 pub mod ir;
 pub mod lore;
 pub mod package;
+pub mod runtime;
+pub mod safety;
 pub mod session;
 pub mod story;
 pub mod time;

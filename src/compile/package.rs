@@ -2,30 +2,474 @@
 //! `manifest.json` and the sessions, stored with fixed times so the same
 //! input gives the same bytes.
 //!
-//! This implementation's `ir.json` (IR version [`IR_VERSION`]) holds the
-//! checked bundle itself with the hash of `bundle.json`, and the manifest
-//! records the hashes of both, so a load whose hashes and versions match
-//! reads one JSON document and skips YAML, lowering and every check (17.3);
-//! the CEL programs and templates are lowered again from that checked text
-//! when a session starts.
+//! `ir.json` (IR version [`IR_VERSION`]) is the compiled form the engine
+//! and the runtime run, [`PackageIr`]: for every scenario that can be run
+//! with default seating (Format 18.4), its compiled story ([`StoryIr`]:
+//! slots, typed environments, variables, CEL programs as lowered trees,
+//! derived order, events, outcomes, openings with parsed templates, lore
+//! entries, presets) and its runtime part ([`RuntimeIr`]: sorted rules,
+//! emotion, rubric, safety policy). Opening such a package and starting a
+//! session with default seating parses, checks and lowers nothing; the
+//! loader treats `ir.json` as untrusted ([`read_ir`]).
 
 use std::io::{Cursor, Write};
+use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipWriter};
 
+use super::ir::{ChangeIr, Layout, NameRef, Source, StoryIr, Who};
+use super::runtime::RuntimeIr;
+use crate::cel::Program;
 pub use crate::load::compiled::{content_hash, verify_ir, IR_VERSION};
+
+/// The whole of `ir.json` (Format 14.4).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PackageIr {
+    /// [`IR_VERSION`].
+    pub ir_version: String,
+    /// The version of the Troupe that compiled it (informative).
+    pub troupe_version: String,
+    /// `content_hash` of the `bundle.json` bytes it was compiled from.
+    pub bundle_hash: String,
+    /// The scenarios that run from the IR with default seating, in bundle
+    /// order (a scenario without players, or whose default header does
+    /// not check, is left out: a session of it compiles `bundle.json`).
+    pub scenarios: Vec<ScenarioIr>,
+}
+
+/// One scenario compiled for default seating (Format 18.4: each seat a
+/// plain player character whose ID is the seat ID, named
+/// [`crate::model::session::DEFAULT_PLAYER_NAME`]).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ScenarioIr {
+    /// The scenario's ID.
+    pub id: Arc<str>,
+    /// Its index in the bundle's `scenarios`.
+    pub index: usize,
+    /// The default header's `players` (Format 18.4).
+    pub players: Vec<Value>,
+    /// The default header's `characters`.
+    pub characters: Vec<Value>,
+    /// `difficulty.default` as written, if any.
+    pub default_preset: Option<String>,
+    /// The compiled story.
+    pub story: Arc<StoryIr>,
+    /// The runtime's part.
+    pub runtime: Arc<RuntimeIr>,
+}
+
+impl PackageIr {
+    /// The compiled scenario `id` (the bundle's first scenario for `None`).
+    pub fn scenario(&self, id: Option<&str>) -> Option<&ScenarioIr> {
+        match id {
+            Some(id) => self.scenarios.iter().find(|s| &*s.id == id),
+            None => self.scenarios.iter().find(|s| s.index == 0),
+        }
+    }
+}
+
+/// The default header's players and characters of scenario `sc` (Format
+/// 18.4) and the header itself (without difficulty and seed).
+fn default_header(sc: &Value) -> (Vec<Value>, Vec<Value>, Value) {
+    let (players, characters) =
+        crate::model::session::default_players(sc, crate::model::session::DEFAULT_PLAYER_NAME);
+    let mut h = Map::new();
+    h.insert("troupe".into(), "0.1".into());
+    h.insert("kind".into(), "session".into());
+    h.insert(
+        "scenario".into(),
+        sc.get("id").cloned().unwrap_or(Value::Null),
+    );
+    if !players.is_empty() {
+        h.insert("players".into(), Value::Array(players.clone()));
+    }
+    if !characters.is_empty() {
+        h.insert("characters".into(), Value::Array(characters.clone()));
+    }
+    (players, characters, Value::Object(h))
+}
+
+/// Compiles every scenario of a checked `bundle` for default seating.
+pub fn compile_package_ir(bundle: &Value) -> PackageIr {
+    let mut scenarios = Vec::new();
+    let list = bundle
+        .get("scenarios")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    for (index, sc) in list.iter().enumerate() {
+        if let Some(s) = compile_scenario(bundle, index, sc) {
+            scenarios.push(s);
+        }
+    }
+    PackageIr {
+        ir_version: IR_VERSION.to_string(),
+        troupe_version: env!("CARGO_PKG_VERSION").to_string(),
+        bundle_hash: content_hash(&bundle_bytes(bundle)),
+        scenarios,
+    }
+}
+
+fn compile_scenario(bundle: &Value, index: usize, sc: &Value) -> Option<ScenarioIr> {
+    let (players, characters, header) = default_header(sc);
+    let diags = crate::check::session::check_plain_header(bundle, &header);
+    if diags.iter().any(crate::diag::Diagnostic::is_error) {
+        return None;
+    }
+    let story = crate::check::session::resolve_story(bundle, &header, &mut Vec::new())?;
+    let ir = super::compile_story(&story).ok()?;
+    if ir.players.is_empty() {
+        return None;
+    }
+    let runtime = RuntimeIr::compile(&story, &ir, None).ok()?;
+    Some(ScenarioIr {
+        id: Arc::from(sc.get("id").and_then(Value::as_str).unwrap_or("")),
+        index,
+        players,
+        characters,
+        default_preset: sc
+            .pointer("/difficulty/default")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        story: Arc::new(ir),
+        runtime: Arc::new(runtime),
+    })
+}
 
 /// The bytes of `bundle.json` for `bundle`: Troupe JSON and `\n`.
 pub fn bundle_bytes(bundle: &Value) -> Vec<u8> {
     crate::load::compiled::bundle_json(bundle)
 }
 
-/// The bytes of `ir.json` for `bundle` (see
-/// [`crate::load::compiled::ir_json`]).
+/// The bytes of `ir.json` for a checked `bundle`: [`compile_package_ir`]
+/// as compact JSON and `\n`. The same bundle gives the same bytes.
 pub fn ir_bytes(bundle: &Value) -> Vec<u8> {
-    crate::load::compiled::ir_json(bundle)
+    let ir = compile_package_ir(bundle);
+    let mut out = serde_json::to_vec(&ir).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+/// Whether `ir` is byte for byte what compiling the `bundle.json` bytes
+/// `bundle` gives (Format 14.4: only this proves that `ir.json` is the
+/// bundle's compilation; the hashes only detect corruption and partial
+/// edits). A `bundle.json` that is not JSON compiles to nothing.
+pub fn ir_is_compilation_of(bundle: &[u8], ir: &[u8]) -> bool {
+    match serde_json::from_slice::<Value>(bundle) {
+        Ok(v) => ir_bytes(&v) == ir,
+        Err(_) => false,
+    }
+}
+
+/// Why an `ir.json` was not used: the JSON Pointer in it and a plain
+/// message (reported as IR_MISMATCH).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IrFault {
+    /// Where in `ir.json` (`""`: the document as a whole).
+    pub pointer: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn fault(pointer: impl Into<String>, message: impl Into<String>) -> IrFault {
+    IrFault {
+        pointer: pointer.into(),
+        message: message.into(),
+    }
+}
+
+/// Reads and validates an untrusted `ir.json` (Format 14.4): it must
+/// parse as this version's IR (every regular expression and safety
+/// pattern compiles as it is read), name [`IR_VERSION`], carry
+/// `bundle_hash` equal to `bundle_hash`, and be structurally sound
+/// ([`validate_story`]).
+pub fn read_ir(ir: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
+    let p: PackageIr = serde_json::from_slice(ir).map_err(|e| {
+        fault(
+            "",
+            format!("ir.json cannot be read as this Troupe's IR ({e}); it is not used and bundle.json is compiled afresh"),
+        )
+    })?;
+    if p.ir_version != IR_VERSION {
+        return Err(fault(
+            "/ir_version",
+            format!("ir.json is of another IR version (this Troupe reads `{IR_VERSION}`); it is not used and bundle.json is compiled afresh"),
+        ));
+    }
+    if p.bundle_hash != bundle_hash {
+        return Err(fault(
+            "/bundle_hash",
+            "ir.json was not compiled from this bundle.json (its bundle_hash differs); the IR is not used and bundle.json is compiled afresh",
+        ));
+    }
+    for (i, s) in p.scenarios.iter().enumerate() {
+        validate_story(&s.story, &s.runtime).map_err(|(at, m)| {
+            fault(
+                format!("/scenarios/{i}/{at}"),
+                format!("ir.json is not a sound IR ({m}); it is not used and bundle.json is compiled afresh"),
+            )
+        })?;
+    }
+    Ok(p)
+}
+
+type Fault = (String, String);
+
+fn check(ok: bool, at: impl FnOnce() -> String, m: impl FnOnce() -> String) -> Result<(), Fault> {
+    if ok {
+        Ok(())
+    } else {
+        Err((at(), m()))
+    }
+}
+
+/// The structural rules of 14.4 for one compiled scenario: every index in
+/// range (variables, slots, environments, cast members, presets, knobs,
+/// branches), slot counts consistent (the layouts tile `slot_count`, each
+/// environment has a source per slot), every derived variable computed
+/// after the derived variables it reads (so no cycle), and every key set's
+/// regular expressions valid. `Err`: the JSON Pointer below the scenario
+/// and the fault.
+pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
+    let nvars = s.vars.len();
+    let ncast = s.cast.len();
+    let nslots = s.slot_count;
+    // Layouts tile the slots in order.
+    let mut next = 0usize;
+    for (i, v) in s.vars.iter().enumerate() {
+        let (first, n) = match &v.layout {
+            Layout::Single(x) | Layout::Open(x) => (*x as usize, 1),
+            Layout::Fixed { first, keys } => (*first as usize, keys.len()),
+        };
+        check(
+            first == next && first + n <= nslots,
+            || format!("story/vars/{i}/layout"),
+            || format!("variable `{}` does not take the next slots", v.name),
+        )?;
+        next = first + n;
+        if let Some(d) = v.derived {
+            check(
+                s.derived
+                    .get(d as usize)
+                    .is_some_and(|x| x.var as usize == i),
+                || format!("story/vars/{i}/derived"),
+                || {
+                    format!(
+                        "variable `{}` names derived program {d}, which is not its",
+                        v.name
+                    )
+                },
+            )?;
+        }
+        if let Some(d) = &s.difficulty {
+            check(
+                v.start.is_empty() || v.start.len() == d.presets.len(),
+                || format!("story/vars/{i}/start"),
+                || "start values do not match the presets".into(),
+            )?;
+        }
+    }
+    check(
+        next == nslots,
+        || "story/slot_count".into(),
+        || format!("slot_count {nslots} but the variables take {next}"),
+    )?;
+    check(
+        s.present.len() == ncast,
+        || "story/present".into(),
+        || "scene.present does not have one entry per cast member".into(),
+    )?;
+    for (i, p) in s.players.iter().enumerate() {
+        check(
+            (*p as usize) < ncast,
+            || format!("story/players/{i}"),
+            || format!("player {p} is not a cast member"),
+        )?;
+    }
+    let nknobs = s.difficulty.as_ref().map_or(0, |d| d.knobs.len());
+    if let Some(d) = &s.difficulty {
+        check(
+            (d.default as usize) < d.presets.len()
+                && d.presets.iter().all(|(_, k)| k.len() == d.knobs.len()),
+            || "story/difficulty".into(),
+            || "the presets do not match their knobs".into(),
+        )?;
+    }
+    check(
+        !s.envs.is_empty(),
+        || "story/envs".into(),
+        || "no environment".into(),
+    )?;
+    for (i, e) in s.envs.iter().enumerate() {
+        check(
+            e.sources.len() == e.env.slot_count(),
+            || format!("story/envs/{i}/sources"),
+            || "an environment does not have one source per slot".into(),
+        )?;
+        for (j, src) in e.sources.iter().enumerate() {
+            let ok = match src {
+                Source::Var(v) => (*v as usize) < nvars,
+                Source::Knob(k) => (*k as usize) < nknobs,
+                _ => true,
+            };
+            check(
+                ok,
+                || format!("story/envs/{i}/sources/{j}"),
+                || "a source names a variable or knob out of range".into(),
+            )?;
+        }
+    }
+    let env_slots = |e: u16| s.envs.get(e as usize).map(|x| x.env.slot_count());
+    let program = |p: &Program, env: u16, at: String| -> Result<(), Fault> {
+        match env_slots(env) {
+            Some(n) => p.validate(n).map_err(|m| (at, m)),
+            None => Err((at, format!("environment {env} is out of range"))),
+        }
+    };
+    // Derived variables: each reads only derived variables computed before it.
+    for (i, d) in s.derived.iter().enumerate() {
+        let at = || format!("story/derived/{i}");
+        check(
+            s.vars.get(d.var as usize).and_then(|v| v.derived) == Some(i as u32),
+            at,
+            || "a derived program's variable does not name it".into(),
+        )?;
+        program(&d.program, d.env, format!("story/derived/{i}/program"))?;
+        let sources = &s.envs[d.env as usize].sources;
+        for r in &d.reads {
+            let Some(src) = sources.get(*r as usize) else {
+                return Err((at(), format!("read slot {r} is out of range")));
+            };
+            if let Source::Var(v) = src {
+                if let Some(j) = s.vars[*v as usize].derived {
+                    check((j as usize) < i, at, || {
+                        format!(
+                                "derived `{}` reads derived `{}`, which is not computed before it (a cycle or a wrong order)",
+                                s.vars[d.var as usize].name, s.vars[*v as usize].name
+                            )
+                    })?;
+                }
+            }
+        }
+    }
+    let changes = |cs: &[ChangeIr], at: String| -> Result<(), Fault> {
+        for (k, c) in cs.iter().enumerate() {
+            let ok = match c {
+                ChangeIr::Set { var, slot, .. } | ChangeIr::Add { var, slot, .. } => {
+                    s.vars.get(*var as usize).is_some_and(|v| match &v.layout {
+                        Layout::Single(x) => x == slot,
+                        Layout::Fixed { first, keys } => {
+                            *slot >= *first && ((*slot - *first) as usize) < keys.len()
+                        }
+                        Layout::Open(_) => false,
+                    })
+                }
+                ChangeIr::SetOpen { var, slot, .. } | ChangeIr::AddOpen { var, slot, .. } => s
+                    .vars
+                    .get(*var as usize)
+                    .is_some_and(|v| v.layout == Layout::Open(*slot)),
+                ChangeIr::Location(_) => true,
+                ChangeIr::Present(c) | ChangeIr::Enter(c) | ChangeIr::Leave(c) => {
+                    c.iter().all(|x| (*x as usize) < ncast)
+                }
+            };
+            check(
+                ok,
+                || format!("{at}/{k}"),
+                || "a change names a variable, slot or cast member out of range".into(),
+            )?;
+        }
+        Ok(())
+    };
+    let who = |w: Who| match w {
+        Who::Narrator => true,
+        Who::Cast(c) => (c as usize) < ncast,
+    };
+    for (field, list) in [("events", &s.events), ("outcomes", &s.outcomes)] {
+        for (i, f) in list.iter().enumerate() {
+            if let Some(p) = &f.when {
+                program(p, 0, format!("story/{field}/{i}/when"))?;
+            }
+            changes(&f.changes, format!("story/{field}/{i}/changes"))?;
+        }
+    }
+    for (i, o) in s.openings.iter().enumerate() {
+        check(
+            who(o.author)
+                && o.templates.len() == o.parts.len()
+                && o.parts.iter().all(|p| {
+                    p.audience
+                        .as_ref()
+                        .is_none_or(|a| a.iter().all(|w| who(*w)))
+                })
+                && o.scene_present
+                    .as_ref()
+                    .is_none_or(|p| p.iter().all(|c| (*c as usize) < ncast)),
+            || format!("story/openings/{i}"),
+            || "an opening names a cast member out of range or lacks a template".into(),
+        )?;
+        changes(&o.changes, format!("story/openings/{i}/changes"))?;
+    }
+    for (name, r) in &s.names {
+        let ok = match r {
+            NameRef::Slot(x) => (*x as usize) < nslots,
+            NameRef::OpenKey(v, _) => (*v as usize) < nvars,
+            NameRef::Location | NameRef::Present => true,
+        };
+        check(
+            ok,
+            || "story/names".into(),
+            || format!("state name `{name}` is out of range"),
+        )?;
+    }
+    for (name, v) in &s.var_index {
+        check(
+            (*v as usize) < nvars,
+            || "story/var_index".into(),
+            || format!("state name `{name}` names no variable"),
+        )?;
+    }
+    for (i, e) in s.entries.iter().enumerate() {
+        if let Some(p) = &e.when {
+            program(p, e.env, format!("story/entries/{i}/when"))?;
+        } else {
+            check(
+                env_slots(e.env).is_some(),
+                || format!("story/entries/{i}/env"),
+                || "environment out of range".into(),
+            )?;
+        }
+        for k in std::iter::once(&e.keys).chain(e.secondary.as_ref()) {
+            k.validate_syntax()
+                .map_err(|m| (format!("story/entries/{i}/keys"), m))?;
+        }
+    }
+    for (i, r) in rt.rules.iter().enumerate() {
+        if let Some(p) = &r.when {
+            program(p, 0, format!("runtime/rules/{i}/when"))?;
+        }
+        if let Some(k) = &r.keywords {
+            k.validate_syntax()
+                .map_err(|m| (format!("runtime/rules/{i}/keywords"), m))?;
+        }
+        changes(&r.changes, format!("runtime/rules/{i}/changes"))?;
+    }
+    check(
+        rt.rules.windows(2).all(|w| w[0].priority >= w[1].priority),
+        || "runtime/rules".into(),
+        || "rules are not in trial order (priority highest first)".into(),
+    )?;
+    if let Some(p) = &rt.emotion {
+        program(p, 0, "runtime/emotion".into())?;
+    }
+    for (i, c) in rt.rubric.iter().flatten().enumerate() {
+        if let Some(p) = &c.score {
+            program(p, 0, format!("runtime/rubric/{i}/score"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes the package of a checked `bundle` and its sessions (`name` →

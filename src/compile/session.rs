@@ -90,6 +90,23 @@ impl SessionIr {
     }
 }
 
+/// The index of the difficulty preset a header names (Format 6.5, 19.5):
+/// `difficulty` when given, else the scenario's default; `None` without
+/// presets. An error for a preset the scenario does not have.
+pub fn preset_index(ir: &StoryIr, difficulty: Option<&str>) -> Result<Option<u16>, CompileError> {
+    Ok(match (difficulty, &ir.difficulty) {
+        (Some(p), Some(d)) => Some(
+            d.presets
+                .iter()
+                .position(|(x, _)| &**x == p)
+                .ok_or_else(|| CompileError(format!("no difficulty preset `{p}`")))?
+                as u16,
+        ),
+        (None, Some(d)) => Some(d.default),
+        _ => None,
+    })
+}
+
 /// Lowers a session's header and messages (file order). The session must
 /// have passed its checks; anything that does not resolve is an error.
 pub fn compile_session(
@@ -117,20 +134,7 @@ pub struct SessionCompiler<'a> {
 impl<'a> SessionCompiler<'a> {
     /// Starts a session from its header (seed, difficulty preset).
     pub fn new(story: &'a Story, ir: &'a StoryIr, header: &Value) -> Result<Self, CompileError> {
-        let preset = match (
-            header.get("difficulty").and_then(Value::as_str),
-            &ir.difficulty,
-        ) {
-            (Some(p), Some(d)) => Some(
-                d.presets
-                    .iter()
-                    .position(|(x, _)| &**x == p)
-                    .ok_or_else(|| CompileError(format!("no difficulty preset `{p}`")))?
-                    as u16,
-            ),
-            (None, Some(d)) => Some(d.default),
-            _ => None,
-        };
+        let preset = preset_index(ir, header.get("difficulty").and_then(Value::as_str))?;
         Ok(SessionCompiler {
             story,
             ir,

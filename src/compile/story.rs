@@ -158,6 +158,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
             default,
             start,
             derived: None,
+            hidden: d.visibility.as_deref() == Some("hidden"),
         });
     }
     names.insert("scene.location".into(), NameRef::Location);
@@ -304,6 +305,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
                 None => None,
             },
             changes: lower_changes(&scope, &o.changes).map_err(err)?,
+            group_only: o.group_only,
         });
     }
 

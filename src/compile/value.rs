@@ -13,14 +13,14 @@ use crate::model::{ScalarType, VarType};
 
 /// A value in a state slot (Format 8.2). Cloning is cheap: strings, lists and
 /// maps are shared.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Val {
     /// No value: an absent derived variable (Format 8.1).
     Absent,
     /// `int`.
     Int(i64),
     /// `number`: an exact decimal.
-    Num(Decimal),
+    Num(#[serde(with = "decimal_text")] Decimal),
     /// `bool`.
     Bool(bool),
     /// `string`.
@@ -33,11 +33,13 @@ pub enum Val {
 }
 
 /// Bounds and rounding of a numeric variable (Format 8.3).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Norm {
     /// Lower bound (an int or a decimal, as the variable's type).
+    #[serde(with = "opt_decimal_text")]
     pub min: Option<Decimal>,
     /// Upper bound.
+    #[serde(with = "opt_decimal_text")]
     pub max: Option<Decimal>,
     /// Decimal places of a `number` (default 2).
     pub places: u32,
@@ -288,5 +290,46 @@ mod tests {
         assert_eq!(format_decimal(Decimal::from_str("3.00").unwrap()), "3");
         let one: Json = serde_json::from_str("1.0").unwrap();
         assert!(Val::from_json(VarType::Scalar(ScalarType::Int), &one).is_none());
+    }
+}
+
+/// A decimal in the IR (Format 14.4): its exact text (`"12.50"`).
+mod decimal_text {
+    use std::str::FromStr;
+
+    use rust_decimal::Decimal;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Decimal, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(d)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
+        let t = std::borrow::Cow::<str>::deserialize(d)?;
+        Decimal::from_str(&t).map_err(serde::de::Error::custom)
+    }
+}
+
+/// An optional decimal in the IR: its text, or `null`.
+mod opt_decimal_text {
+    use std::str::FromStr;
+
+    use rust_decimal::Decimal;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Option<Decimal>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.collect_str(d),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
+        match Option::<std::borrow::Cow<str>>::deserialize(d)? {
+            Some(t) => Decimal::from_str(&t)
+                .map(Some)
+                .map_err(serde::de::Error::custom),
+            None => Ok(None),
+        }
     }
 }

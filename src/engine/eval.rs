@@ -283,8 +283,8 @@ impl Point<'_> {
         }
     }
 
-    /// Evaluates a program of environment `env` at `state` (every slot
-    /// filled); a runtime error is returned as is.
+    /// Evaluates a program of environment `env` at `state` (the slots it
+    /// reads filled); a runtime error is returned as is.
     pub fn eval(
         &self,
         program: &Program,
@@ -317,7 +317,8 @@ impl Point<'_> {
             return Ok(Value::Bool(false));
         };
         let mut act = Activation::new(&e.env);
-        self.fill(state, env, None, &mut act);
+        // Only the slots the program reads need a value.
+        self.fill(state, env, Some(program.slots()), &mut act);
         super::observe::eval(program, &act, host, site, obs)
     }
 }

@@ -23,6 +23,8 @@ pub mod observe;
 pub mod replay;
 pub mod state;
 
+use std::sync::{Arc, OnceLock};
+
 use serde_json::{Map, Value};
 
 use crate::check::story::Story;
@@ -40,13 +42,70 @@ pub use state::State;
 /// whose depth is a multiple of it.
 pub const DEFAULT_STRIDE: u32 = 64;
 
+/// The checked story of an engine (for compiling expressions against it,
+/// and for changes a model adapter writes as JSON): given, or resolved from
+/// the bundle and the session header the first time something needs it (an
+/// engine started from a package's IR never needs it for a rules-runtime
+/// session, Format 14.4).
+pub struct LazyStory {
+    cell: OnceLock<Story>,
+    source: Option<(crate::load::LazyBundle, Value)>,
+}
+
+impl LazyStory {
+    /// A story already resolved.
+    pub fn ready(story: Story) -> LazyStory {
+        let cell = OnceLock::new();
+        let _ = cell.set(story);
+        LazyStory { cell, source: None }
+    }
+
+    /// The story of `bundle` that session header `header` names, resolved
+    /// on first use (an empty story if it does not resolve, which cannot
+    /// happen for the bundle an IR was compiled from).
+    pub fn deferred(bundle: crate::load::LazyBundle, header: Value) -> LazyStory {
+        LazyStory {
+            cell: OnceLock::new(),
+            source: Some((bundle, header)),
+        }
+    }
+
+    /// Whether the story has been resolved.
+    pub fn is_resolved(&self) -> bool {
+        self.cell.get().is_some()
+    }
+}
+
+impl std::ops::Deref for LazyStory {
+    type Target = Story;
+
+    fn deref(&self) -> &Story {
+        self.cell.get_or_init(|| {
+            self.source
+                .as_ref()
+                .and_then(|(b, h)| crate::check::session::resolve_story(b, h, &mut Vec::new()))
+                .unwrap_or_default()
+        })
+    }
+}
+
+impl std::fmt::Debug for LazyStory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.cell.get() {
+            Some(s) => s.fmt(f),
+            None => f.write_str("LazyStory(<unresolved>)"),
+        }
+    }
+}
+
 /// A compiled story with its (possibly empty) session, ready for queries.
 #[derive(Debug)]
 pub struct Engine {
     /// The story as checked (for compiling expressions against it).
-    pub story: Story,
-    /// The compiled story.
-    pub ir: StoryIr,
+    pub story: LazyStory,
+    /// The compiled story (shared by the sessions started from one
+    /// package's IR).
+    pub ir: Arc<StoryIr>,
     /// The session (no messages when there is none).
     pub session: SessionIr,
     /// Whether a session was given (affects `user` and seeds only).
@@ -55,6 +114,9 @@ pub struct Engine {
     initial: State,
     checkpoints: Vec<Option<Box<State>>>,
     stride: u32,
+    /// Templates parsed by [`Engine::render`], by text.
+    templates:
+        std::sync::Mutex<std::collections::HashMap<Box<str>, Arc<crate::template::Template>>>,
 }
 
 /// How a story ended (Format 9.3).
@@ -90,6 +152,24 @@ impl Engine {
         has_session: bool,
         stride: u32,
     ) -> Engine {
+        Engine::from_ir(
+            LazyStory::ready(story),
+            Arc::new(ir),
+            session,
+            has_session,
+            stride,
+        )
+    }
+
+    /// [`Engine::new`] from a compiled story that may be shared (a
+    /// package's IR, Format 14.4) and a story resolved only when needed.
+    pub fn from_ir(
+        story: LazyStory,
+        ir: Arc<StoryIr>,
+        session: SessionIr,
+        has_session: bool,
+        stride: u32,
+    ) -> Engine {
         let stride = stride.max(1);
         let mut scratch = Scratch::new(&ir);
         let init = initial(&ir, has_session.then_some(&session), &mut scratch);
@@ -109,6 +189,7 @@ impl Engine {
             initial: init,
             checkpoints,
             stride,
+            templates: Default::default(),
         }
     }
 
@@ -236,26 +317,63 @@ impl Engine {
             ),
         );
         for v in &self.ir.vars {
-            match &v.layout {
-                Layout::Single(s) => {
-                    let val = &state.slots[*s as usize];
-                    if !val.is_absent() {
-                        out.insert(v.name.to_string(), val.to_json());
-                    }
-                }
-                Layout::Fixed { first, keys } => {
-                    for (i, k) in keys.iter().enumerate() {
-                        let val = &state.slots[*first as usize + i];
-                        out.insert(format!("{}.{k}", v.name), val.to_json());
-                    }
-                }
-                Layout::Open(s) => {
-                    if let Val::Map(m) = &state.slots[*s as usize] {
-                        for (k, val) in m.iter() {
-                            out.insert(format!("{}.{k}", v.name), val.to_json());
-                        }
-                    }
-                }
+            flatten_var(v, state, &mut out);
+        }
+        out
+    }
+
+    /// `state_delta` (Format 18.6) from `before` to `after`: what
+    /// [`crate::runtime::turn::delta`] gives for the two flattened states,
+    /// computed from the scene fields and variables whose slots changed
+    /// (the others flatten to equal entries, which the delta leaves out).
+    pub fn state_delta(&self, before: &State, after: &State) -> Map<String, Value> {
+        let mut b = Map::new();
+        let mut a = Map::new();
+        if before.location != after.location {
+            b.insert(
+                "scene.location".into(),
+                Value::String(before.location.to_string()),
+            );
+            a.insert(
+                "scene.location".into(),
+                Value::String(after.location.to_string()),
+            );
+        }
+        if before.present != after.present {
+            let ids = |st: &State| {
+                Value::Array(
+                    st.present_members()
+                        .map(|c| Value::String(self.ir.cast[c as usize].id.to_string()))
+                        .collect(),
+                )
+            };
+            b.insert("scene.present".into(), ids(before));
+            a.insert("scene.present".into(), ids(after));
+        }
+        for v in &self.ir.vars {
+            let range = match &v.layout {
+                Layout::Single(s) | Layout::Open(s) => *s as usize..*s as usize + 1,
+                Layout::Fixed { first, keys } => *first as usize..*first as usize + keys.len(),
+            };
+            let same = before
+                .slots
+                .get(range.clone())
+                .zip(after.slots.get(range))
+                .is_some_and(|(x, y)| x.iter().zip(y).all(|(x, y)| same_value(x, y)));
+            if !same {
+                flatten_var(v, before, &mut b);
+                flatten_var(v, after, &mut a);
+            }
+        }
+        let mut out = Map::new();
+        for (k, v) in &a {
+            if b.get(k) != Some(v) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        for k in b.keys() {
+            if !a.contains_key(k) {
+                out.insert(k.clone(), Value::Null);
             }
         }
         out
@@ -264,5 +382,45 @@ impl Engine {
     /// `turn` and `round` at a state (Format 8.8).
     pub fn turn_round(&self, state: &State) -> (i64, i64) {
         (state.turn, state.round)
+    }
+}
+
+/// Whether two slot values flatten to the same JSON (equal, and for
+/// decimals, lists and maps also written the same: `1.0` and `1.00` are
+/// equal decimals but different text).
+fn same_value(x: &Val, y: &Val) -> bool {
+    match (x, y) {
+        (Val::Num(p), Val::Num(q)) => p == q && p.scale() == q.scale(),
+        (Val::List(_), Val::List(_)) | (Val::Map(_), Val::Map(_)) => {
+            x == y && x.to_json() == y.to_json()
+        }
+        _ => x == y,
+    }
+}
+
+/// The flattened entries of variable `v` at `state` (Format 8.6).
+fn flatten_var(v: &crate::compile::VarIr, state: &State, out: &mut Map<String, Value>) {
+    match &v.layout {
+        Layout::Single(s) => {
+            if let Some(val) = state.slots.get(*s as usize) {
+                if !val.is_absent() {
+                    out.insert(v.name.to_string(), val.to_json());
+                }
+            }
+        }
+        Layout::Fixed { first, keys } => {
+            for (i, k) in keys.iter().enumerate() {
+                if let Some(val) = state.slots.get(*first as usize + i) {
+                    out.insert(format!("{}.{k}", v.name), val.to_json());
+                }
+            }
+        }
+        Layout::Open(s) => {
+            if let Some(Val::Map(m)) = state.slots.get(*s as usize) {
+                for (k, val) in m.iter() {
+                    out.insert(format!("{}.{k}", v.name), val.to_json());
+                }
+            }
+        }
     }
 }

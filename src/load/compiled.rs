@@ -3,19 +3,17 @@
 //! `bundle.json` and `manifest.json` together, and whether a package's
 //! `ir.json` may be used instead of checking its `bundle.json`.
 //!
-//! This implementation's `ir.json` holds the checked bundle itself, the
-//! hash of `bundle.json` and the IR version; [`ir_json`] is the one
-//! function that writes it, so recompiling a `bundle.json` and comparing
-//! bytes ([`ir_is_compilation_of`]) proves that `ir.json` is that bundle's
-//! compilation.
+//! `ir.json` is the compiled form (see `crate::compile::package`); this
+//! stage checks only what binds it to its package (hashes and versions),
+//! before anything reads it.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::diag::{Code, Diagnostic, Severity};
 
 /// The IR version this implementation writes and accepts.
-pub const IR_VERSION: &str = "troupe-ir-2";
+pub const IR_VERSION: &str = "troupe-ir-3";
 
 /// `"sha256:" + lower-case hex SHA-256` of `bytes`.
 pub fn content_hash(bytes: &[u8]) -> String {
@@ -35,35 +33,6 @@ pub fn bundle_json(bundle: &Value) -> Vec<u8> {
     s.into_bytes()
 }
 
-/// The bytes of `ir.json` compiled from `bundle` (already in the field
-/// order of `bundle.json`, Format 14.4): the IR version, the crate version,
-/// the hash of `bundle.json`'s bytes, and the checked bundle.
-pub fn ir_json(bundle: &Value) -> Vec<u8> {
-    let mut m = Map::new();
-    m.insert("ir_version".into(), IR_VERSION.into());
-    m.insert("troupe_version".into(), env!("CARGO_PKG_VERSION").into());
-    m.insert(
-        "bundle_hash".into(),
-        content_hash(&bundle_json(bundle)).into(),
-    );
-    m.insert("checked".into(), true.into());
-    m.insert("bundle".into(), bundle.clone());
-    let mut s = crate::model::json::troupe_json(&Value::Object(m));
-    s.push('\n');
-    s.into_bytes()
-}
-
-/// Whether `ir` is byte for byte what compiling the `bundle.json` bytes
-/// `bundle` gives (Format 14.4: only this proves that `ir.json` is the
-/// bundle's compilation; the hashes only detect corruption and partial
-/// edits). A `bundle.json` that is not JSON compiles to nothing.
-pub fn ir_is_compilation_of(bundle: &[u8], ir: &[u8]) -> bool {
-    match serde_json::from_slice::<Value>(bundle) {
-        Ok(v) => ir_json(&v) == ir,
-        Err(_) => false,
-    }
-}
-
 /// An IR_MISMATCH diagnostic in entry `entry` of package `file`.
 pub fn ir_mismatch(file: &str, entry: &str, pointer: &str, msg: &str) -> Diagnostic {
     Diagnostic::error(Code::IrMismatch, msg.to_string())
@@ -72,17 +41,18 @@ pub fn ir_mismatch(file: &str, entry: &str, pointer: &str, msg: &str) -> Diagnos
         .at(pointer)
 }
 
-/// Verifies a screened package's compiled form (Format 14.4) and returns
-/// the bundle `ir.json` carries. `ir.json` is untrusted: the manifest's
-/// `content_hash` must be the hash of `bundle.json`, its `ir_hash` the hash
-/// of `ir.json`, `ir.json`'s `bundle_hash` the hash of `bundle.json`, both
-/// IR versions this implementation's, and `ir.json` readable as its IR.
-/// `Ok(None)`: the package has no `ir.json` (it is simply compiled).
-/// `Err`: IR_MISMATCH warnings; the caller compiles `bundle.json` afresh.
+/// Verifies that a screened package's compiled form belongs to it (Format
+/// 14.4): the manifest's `content_hash` must be the hash of `bundle.json`,
+/// its `ir_hash` the hash of `ir.json`, and its `ir_version` this
+/// implementation's. `Ok(Some(hash))`: they agree, and `hash` is
+/// `bundle.json`'s (what `ir.json`'s own `bundle_hash` must be, checked
+/// with the rest of the IR when it is read). `Ok(None)`: the package has no
+/// `ir.json` (it is simply compiled). `Err`: IR_MISMATCH warnings; the
+/// caller compiles `bundle.json` afresh.
 pub fn verify_ir(
     file: &str,
     entries: &[(String, Vec<u8>)],
-) -> Result<Option<Value>, Vec<Diagnostic>> {
+) -> Result<Option<String>, Vec<Diagnostic>> {
     let get = |n: &str| {
         entries
             .iter()
@@ -136,28 +106,7 @@ pub fn verify_ir(
     if !out.is_empty() {
         return Err(out);
     }
-    let ir: Option<Value> = serde_json::from_slice(ir).ok();
-    match ir {
-        Some(Value::Object(mut m))
-            if m.get("ir_version").and_then(Value::as_str) == Some(IR_VERSION)
-                && m.get("checked") == Some(&Value::Bool(true))
-                && m.get("bundle").is_some_and(Value::is_object) =>
-        {
-            if m.get("bundle_hash").and_then(Value::as_str) != Some(&bundle_hash) {
-                return Err(vec![mismatch(
-                    "ir.json",
-                    "/bundle_hash",
-                    "ir.json was not compiled from this bundle.json (its bundle_hash differs); the IR is not used and bundle.json is compiled afresh",
-                )]);
-            }
-            Ok(m.remove("bundle"))
-        }
-        _ => Err(vec![mismatch(
-            "ir.json",
-            "",
-            "ir.json cannot be read as this Troupe's IR; it is not used and bundle.json is compiled afresh",
-        )]),
-    }
+    Ok(Some(bundle_hash))
 }
 
 #[cfg(test)]
@@ -183,7 +132,7 @@ mod tests {
         )
     }
 
-    fn pointers(r: Result<Option<Value>, Vec<crate::diag::Diagnostic>>) -> Vec<(String, String)> {
+    fn pointers(r: Result<Option<String>, Vec<crate::diag::Diagnostic>>) -> Vec<(String, String)> {
         r.unwrap_err()
             .into_iter()
             .map(|d| {
@@ -199,11 +148,11 @@ mod tests {
     fn the_ir_is_used_only_when_everything_matches_as_14_4_says() {
         let v: Value = serde_json::from_str(r#"{"troupe":"0.1","kind":"bundle"}"#).unwrap();
         let b = String::from_utf8(bundle_json(&v)).unwrap();
-        let ir = ir_json(&v);
-        // All present and matching: the IR's bundle is used.
+        let ir = b"{\"ir_version\":\"x\"}\n".to_vec();
+        // All present and matching: the hashes agree (the IR itself is
+        // read and validated by the compile stage).
         let ok = verify_ir("p", &entries(&b, Some(manifest(&b, &ir, IR_VERSION)), &ir));
-        assert!(ok.unwrap().is_some());
-        assert!(ir_is_compilation_of(b.as_bytes(), &ir));
+        assert_eq!(ok.unwrap(), Some(content_hash(b.as_bytes())));
         // Another IR version.
         let r = verify_ir("p", &entries(&b, Some(manifest(&b, &ir, "other-9")), &ir));
         assert_eq!(
@@ -218,20 +167,15 @@ mod tests {
             &entries(&b, Some(manifest(&b, &ir, IR_VERSION)), &edited),
         );
         assert_eq!(pointers(r), [("p!manifest.json".into(), "/ir_hash".into())]);
-        // ... and with the manifest fixed up, the hashes agree but only a
-        // recompilation tells the IR is not bundle.json's.
+        // ... and with the manifest fixed up, the hashes agree (only a
+        // recompilation tells the IR is not bundle.json's).
         assert!(verify_ir(
             "p",
             &entries(&b, Some(manifest(&b, &edited, IR_VERSION)), &edited)
         )
         .is_ok());
-        assert!(!ir_is_compilation_of(b.as_bytes(), &edited));
         // ir.json without manifest.json.
         let r = verify_ir("p", &entries(&b, None, &ir));
-        assert_eq!(pointers(r), [("p!ir.json".into(), "".into())]);
-        // ir.json that is not this IR (untrusted input: never a panic).
-        let bad = b"[1,2";
-        let r = verify_ir("p", &entries(&b, Some(manifest(&b, bad, IR_VERSION)), bad));
         assert_eq!(pointers(r), [("p!ir.json".into(), "".into())]);
         // No ir.json at all: simply compiled, no diagnostic.
         let none = vec![("bundle.json".to_string(), b.as_bytes().to_vec())];

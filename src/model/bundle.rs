@@ -256,7 +256,7 @@ pub struct Difficulty {
 }
 
 /// A scenario (Format 6).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 pub struct Scenario {
     /// The scenario's ID.
     pub id: String,

@@ -4,7 +4,7 @@
 use std::fmt;
 
 /// A scalar variable type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ScalarType {
     /// A 64-bit signed integer.
     Int,
@@ -17,7 +17,7 @@ pub enum ScalarType {
 }
 
 /// A variable's declared type (Format 8.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum VarType {
     /// One scalar value.
     Scalar(ScalarType),

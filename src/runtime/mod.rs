@@ -19,7 +19,8 @@
 //! returns [`Proposal::adapter`]: a reply and changes, nothing more.
 
 pub mod chat;
-pub mod compiled;
+/// The runtime's compiled parts (they are part of the IR, Format 14.4).
+pub use crate::compile::runtime as compiled;
 pub mod fake;
 pub mod firing;
 pub mod generator;
@@ -27,7 +28,8 @@ pub mod open;
 pub mod replay;
 pub mod rubric;
 pub mod rules;
-pub mod safety;
+/// Safety matchers and verdicts (compiled into the IR, Format 19).
+pub use crate::compile::safety;
 pub mod session;
 pub mod session_writer;
 pub mod turn;

@@ -12,29 +12,39 @@ use super::safety::Safety;
 use serde_json::Value;
 
 use crate::check::run::check_paths;
-use crate::compile::package::verify_ir;
+use crate::compile::package::{ir_is_compilation_of, read_ir, verify_ir, PackageIr};
 use crate::diag::render::Sources;
 use crate::diag::{Code, Diagnostic, Severity};
-use crate::load::compiled::{ir_is_compilation_of, ir_mismatch};
+use crate::load::compiled::ir_mismatch;
 use crate::load::limits::MAX_PACKAGE_FILE_BYTES;
 use crate::load::text::read_at_most;
+use crate::load::LazyBundle;
 
 /// A checked bundle ready for sessions.
 #[derive(Debug, Clone, Default)]
 pub struct Opened {
     /// The path as given.
     pub name: String,
-    /// The bundle (a pack's lowered bundle).
-    pub bundle: Arc<Value>,
+    /// The bundle (a pack's lowered bundle). From a package whose IR is
+    /// used, `bundle.json` is parsed only when something needs it.
+    pub bundle: LazyBundle,
     /// Warnings (IR_MISMATCH, ADVISORY, …).
     pub warnings: Vec<Diagnostic>,
     /// True when a package's compiled form was used (no check ran).
     pub from_ir: bool,
+    /// The package's compiled form (Format 14.4), when it was used:
+    /// sessions with default seating start from it without parsing,
+    /// checking or lowering anything.
+    pub ir: Option<Arc<PackageIr>>,
     /// The recorded sessions (name → bytes), in code point order of names.
     pub sessions: Vec<(String, Vec<u8>)>,
     /// Compiled safety rules by scenario ID, shared by the sessions started
     /// from this bundle (regular expressions are compiled once).
     pub safety_cache: Arc<Mutex<HashMap<String, Arc<Safety>>>>,
+    /// Compiled runtime parts by scenario and seating (the header's
+    /// `players` and `characters`), shared by the sessions started from
+    /// this bundle: their key sets are built once, on first use.
+    pub runtime_cache: Arc<Mutex<HashMap<String, Arc<crate::compile::runtime::RuntimeIr>>>>,
 }
 
 impl Opened {
@@ -43,7 +53,7 @@ impl Opened {
     pub fn from_checked(name: impl Into<String>, bundle: Value) -> Opened {
         Opened {
             name: name.into(),
-            bundle: Arc::new(bundle),
+            bundle: LazyBundle::from_value(bundle),
             ..Opened::default()
         }
     }
@@ -150,7 +160,7 @@ pub fn open_with(path: &Path, options: OpenOptions) -> Result<Opened, OpenError>
     };
     Ok(Opened {
         name,
-        bundle: Arc::new(bundle),
+        bundle: LazyBundle::from_value(bundle),
         warnings,
         from_ir: false,
         sessions,
@@ -194,16 +204,20 @@ fn open_ir(
                 "ir.json is not what bundle.json compiles to (--verify-ir); the IR is not used and bundle.json is compiled afresh",
             ));
         }
-        Ok(Some(bundle)) => {
-            return Ok(Some(Opened {
-                name: name.to_string(),
-                bundle: Arc::new(bundle),
-                warnings: std::mem::take(warnings),
-                from_ir: true,
-                sessions,
-                ..Opened::default()
-            }))
-        }
+        Ok(Some(hash)) => match read_ir(entry("ir.json"), &hash) {
+            Ok(ir) => {
+                return Ok(Some(Opened {
+                    name: name.to_string(),
+                    bundle: LazyBundle::from_bytes(entry("bundle.json")),
+                    warnings: std::mem::take(warnings),
+                    from_ir: true,
+                    ir: Some(Arc::new(ir)),
+                    sessions,
+                    ..Opened::default()
+                }))
+            }
+            Err(f) => warnings.push(ir_mismatch(name, "ir.json", &f.pointer, &f.message)),
+        },
         Ok(None) => {}
         Err(d) => warnings.extend(d),
     }
@@ -248,7 +262,7 @@ pub fn open_package_bytes(
             diagnostics.retain(|d| d.severity == Severity::Warning);
             Ok(Opened {
                 name: name.to_string(),
-                bundle: Arc::new(bundle),
+                bundle: LazyBundle::from_value(bundle),
                 warnings: diagnostics,
                 from_ir: false,
                 sessions,

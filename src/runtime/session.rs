@@ -12,11 +12,12 @@ use super::open::Opened;
 use super::rules::RulesRuntime;
 use super::session_writer::{troupe_json, MessageLine, SessionWriter};
 use super::Runtime;
+use crate::compile::session::preset_index;
 use crate::compile::session::Fired;
-use crate::compile::{MessageIr, Who};
+use crate::compile::{MessageIr, SessionIr, Who};
 use crate::diag::{Code, Diagnostic};
 use crate::engine::replay::step_observed;
-use crate::engine::{Engine, Observer, Recorder, Scratch, State};
+use crate::engine::{Engine, LazyStory, Observer, Recorder, Scratch, State};
 
 /// Which runtime proposes (Format 18.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -245,42 +246,10 @@ impl Session {
         writer: Option<SessionWriter>,
         record: bool,
     ) -> Result<Session, StartError> {
-        let bundle = &*pack.bundle;
-        let (header, _) = build_header(bundle, options)?;
-        // Default players are plain characters: only the header needs
-        // checking (a caller's header is checked whole).
-        let diags = if options.header_players.is_none() {
-            crate::check::session::check_plain_header(bundle, &header)
-        } else {
-            crate::check::session::check_session(bundle, &header, &[])
+        let (engine, rt, header) = match from_ir(pack, options) {
+            Some(started) => started,
+            None => from_bundle(pack, options)?,
         };
-        if diags.iter().any(Diagnostic::is_error) {
-            return Err(StartError::Refused(diags));
-        }
-        let engine =
-            crate::engine::load::compile_checked(bundle, Some((header.clone(), Vec::new())), None)
-                .map_err(StartError::Refused)?;
-        if engine.ir.players.is_empty() {
-            return Err(refuse(
-                Code::Seat,
-                "header/players",
-                format!(
-                    "scenario `{}` has no players, so it cannot be run",
-                    engine.ir.scenario
-                ),
-            ));
-        }
-        let rt = Arc::new(
-            RuntimeIr::compile(
-                &engine.story,
-                &engine.ir,
-                Some(
-                    pack.safety(&engine.ir.scenario, engine.story.raw.get("safety"))
-                        .map_err(|e| refuse(Code::Internal, "", e))?,
-                ),
-            )
-            .map_err(|e| refuse(Code::Internal, "", e.0))?,
-        );
         let opening = choose_opening(&engine, options)?;
         let runtime = runtime.unwrap_or_else(|| Box::new(RulesRuntime::new(rt.clone())));
         let scratch = Scratch::new(&engine.ir);
@@ -349,22 +318,20 @@ impl Session {
     /// The flattened state with only the visible variables (Format 8.1
     /// `visibility`; scene entries included).
     pub fn visible_state(&self) -> Map<String, Value> {
-        let hidden: Vec<String> = self
+        let hidden: Vec<&str> = self
             .engine
-            .story
-            .variables
+            .ir
+            .vars
             .iter()
-            .filter(|(_, d)| d.decl.visibility.as_deref() == Some("hidden"))
-            .map(|(n, _)| n.clone())
+            .filter(|v| v.hidden)
+            .map(|v| &*v.name)
             .collect();
         self.flattened()
             .into_iter()
             .filter(|(k, _)| {
-                !hidden.iter().any(|h| {
-                    k == h
-                        || k.strip_prefix(h.as_str())
-                            .is_some_and(|r| r.starts_with('.'))
-                })
+                !hidden
+                    .iter()
+                    .any(|h| k == h || k.strip_prefix(*h).is_some_and(|r| r.starts_with('.')))
             })
             .collect()
     }
@@ -622,6 +589,131 @@ impl Session {
     }
 }
 
+/// Starts from a package's IR (Format 14.4): default seating only, so
+/// nothing is parsed, checked or lowered. `None` when the IR does not
+/// cover these settings (no IR, header players, another player name, a
+/// scenario or preset it does not have): the caller compiles the bundle,
+/// which also reports what is wrong with the settings.
+fn from_ir(pack: &Opened, options: &Options) -> Option<(Engine, Arc<RuntimeIr>, Value)> {
+    if options.header_players.is_some()
+        || options
+            .player_name
+            .as_deref()
+            .is_some_and(|n| n != crate::model::session::DEFAULT_PLAYER_NAME)
+    {
+        return None;
+    }
+    let sc = pack.ir.as_ref()?.scenario(options.scenario.as_deref())?;
+    let ir = &sc.story;
+    let preset = options
+        .difficulty
+        .clone()
+        .or_else(|| sc.default_preset.clone());
+    if let Some(p) = &preset {
+        let known = ir
+            .difficulty
+            .as_ref()
+            .is_some_and(|d| d.presets.iter().any(|(x, _)| **x == **p));
+        if !known {
+            return None;
+        }
+    }
+    let mut h = Map::new();
+    h.insert("troupe".into(), "0.1".into());
+    h.insert("kind".into(), "session".into());
+    h.insert("scenario".into(), Value::String(sc.id.to_string()));
+    if !sc.players.is_empty() {
+        h.insert("players".into(), Value::Array(sc.players.clone()));
+    }
+    if !sc.characters.is_empty() {
+        h.insert("characters".into(), Value::Array(sc.characters.clone()));
+    }
+    if let Some(p) = &preset {
+        h.insert("difficulty".into(), p.clone().into());
+    }
+    h.insert("seed".into(), options.seed.into());
+    let header = Value::Object(h);
+    let session = SessionIr {
+        seed: options.seed,
+        preset: preset_index(ir, preset.as_deref()).ok()?,
+        ..SessionIr::default()
+    };
+    let engine = Engine::from_ir(
+        LazyStory::deferred(pack.bundle.clone(), header.clone()),
+        sc.story.clone(),
+        session,
+        true,
+        crate::engine::DEFAULT_STRIDE,
+    );
+    Some((engine, sc.runtime.clone(), header))
+}
+
+/// Starts by checking the header against the bundle and compiling the
+/// story (sources, header players, or settings the IR does not cover).
+fn from_bundle(
+    pack: &Opened,
+    options: &Options,
+) -> Result<(Engine, Arc<RuntimeIr>, Value), StartError> {
+    let bundle = &*pack.bundle;
+    let (header, _) = build_header(bundle, options)?;
+    // Default players are plain characters: only the header needs
+    // checking (a caller's header is checked whole).
+    let diags = if options.header_players.is_none() {
+        crate::check::session::check_plain_header(bundle, &header)
+    } else {
+        crate::check::session::check_session(bundle, &header, &[])
+    };
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(StartError::Refused(diags));
+    }
+    let engine =
+        crate::engine::load::compile_checked(bundle, Some((header.clone(), Vec::new())), None)
+            .map_err(StartError::Refused)?;
+    if engine.ir.players.is_empty() {
+        return Err(refuse(
+            Code::Seat,
+            "header/players",
+            format!(
+                "scenario `{}` has no players, so it cannot be run",
+                engine.ir.scenario
+            ),
+        ));
+    }
+    // The runtime part depends on the scenario and its seating only.
+    let key = format!(
+        "{}\u{0}{}\u{0}{}",
+        engine.ir.scenario,
+        header.get("players").unwrap_or(&Value::Null),
+        header.get("characters").unwrap_or(&Value::Null)
+    );
+    let cached = pack
+        .runtime_cache
+        .lock()
+        .ok()
+        .and_then(|c| c.get(&key).cloned());
+    let rt = match cached {
+        Some(rt) => rt,
+        None => {
+            let rt = Arc::new(
+                RuntimeIr::compile(
+                    &engine.story,
+                    &engine.ir,
+                    Some(
+                        pack.safety(&engine.ir.scenario, engine.story.raw.get("safety"))
+                            .map_err(|e| refuse(Code::Internal, "", e))?,
+                    ),
+                )
+                .map_err(|e| refuse(Code::Internal, "", e.0))?,
+            );
+            if let Ok(mut c) = pack.runtime_cache.lock() {
+                c.insert(key, rt.clone());
+            }
+            rt
+        }
+    };
+    Ok((engine, rt, header))
+}
+
 fn choose_opening(engine: &Engine, options: &Options) -> Result<Option<u16>, StartError> {
     let ir = &engine.ir;
     if let Some(id) = &options.opening {
@@ -642,24 +734,11 @@ fn choose_opening(engine: &Engine, options: &Options) -> Result<Option<u16>, Sta
                 )
             });
     }
-    let raw = engine
-        .story
-        .raw
-        .get("openings")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
     let group = ir.players.len() >= 2;
     Ok(ir
         .openings
         .iter()
         .enumerate()
-        .find(|(i, _)| {
-            group
-                || raw
-                    .get(*i)
-                    .and_then(|o| o.get("group_only"))
-                    .and_then(Value::as_bool)
-                    != Some(true)
-        })
+        .find(|(_, o)| group || !o.group_only)
         .map(|(i, _)| i as u16))
 }

@@ -15,7 +15,7 @@ use crate::compile::session::Fired;
 use crate::compile::{ChangeIr, MessageIr, PartIr, Who};
 use crate::diag::Diagnostic;
 use crate::engine::macros::RenderFor;
-use crate::engine::Point;
+use crate::engine::{Point, State};
 
 /// `continue_session` or `end_session` (Format 18.5 step 8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -181,7 +181,7 @@ impl Session {
         if self.is_over() {
             return Err(TurnError::Ended);
         }
-        let before = self.flattened();
+        let before = self.state().clone();
         let parent = self.current;
         let depth = parent.map_or(0, |p| self.engine.session.messages[p as usize].depth + 1);
         // 1. The input message.
@@ -231,6 +231,9 @@ impl Session {
         let mut status = v_in.status;
         let mut diagnostics = runtime_diagnostics;
         let mut m_r = None;
+        // The reply's rendered text, when the safety verdict rendered it
+        // (a reply is rendered once per turn).
+        let mut rendered: Option<String> = None;
         match proposal {
             None => {
                 self.fire(m_in);
@@ -250,12 +253,14 @@ impl Session {
                     matched: Vec::new(),
                 };
                 if v_in.status == Status::Ok && text.is_some() {
-                    let rendered = self.render(r).unwrap_or_default();
-                    verdict = self.rt.safety.verdict(&rendered, true);
+                    let text = self.render(r).unwrap_or_default();
+                    verdict = self.rt.safety.verdict(&text, true);
+                    rendered = Some(text);
                 }
                 match verdict.status {
                     Status::Ok => m_r = Some((r, built.changes_json)),
                     Status::Redirect => {
+                        rendered = None;
                         self.pop();
                         let redirect =
                             Arc::from(verdict.redirect_text.unwrap_or_default().as_str());
@@ -295,10 +300,11 @@ impl Session {
         if status == Status::Stop {
             self.stopped = true;
         }
+        let has_reply = m_r.is_some();
         Ok(self.result(
             m_in,
             last,
-            m_r.is_some(),
+            has_reply.then(|| rendered.or_else(|| self.render(last))),
             rule,
             status,
             &before,
@@ -490,12 +496,13 @@ impl Session {
         &self,
         m_in: u32,
         last: u32,
-        has_reply: bool,
+        reply: Option<Option<String>>,
         rule: Option<String>,
         status: Status,
-        before: &Map<String, Value>,
+        before: &State,
         diagnostics: Vec<Diagnostic>,
     ) -> TurnResult {
+        let has_reply = reply.is_some();
         let ms = &self.engine.session.messages;
         let st = &self.states[last as usize];
         let mut messages = vec![ms[m_in as usize].id.to_string()];
@@ -517,8 +524,8 @@ impl Session {
             turn: self.states[m_in as usize].turn,
             messages,
             rule,
-            reply: if has_reply { self.render(last) } else { None },
-            state_delta: delta(before, &self.engine.flatten(st)),
+            reply: reply.flatten(),
+            state_delta: self.engine.state_delta(before, st),
             firings,
             session_control: control,
             safety_status: status,

@@ -10,7 +10,7 @@ use pest_derive::Parser;
 struct TemplateParser;
 
 /// One macro, classified (Format 10).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Macro {
     /// `{{user}}`: the user's display name.
     User,
@@ -33,7 +33,7 @@ pub enum Macro {
 }
 
 /// A piece of a parsed template.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Node {
     /// Literal text (escapes already resolved).
     Text(String),
@@ -43,7 +43,7 @@ pub enum Node {
 }
 
 /// A parsed template: a sequence of nodes.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Template {
     /// The nodes in order.
     pub nodes: Vec<Node>,

@@ -86,6 +86,12 @@ pub fn render_bounded(
     Ok(out)
 }
 
+/// Whether `source` has no macro and no escape (no `{{`, no `\\`), so it
+/// renders as written without parsing (Format 10.1).
+pub fn is_plain_text(source: &str) -> bool {
+    !source.contains("{{") && !source.contains('\\')
+}
+
 /// Parses and renders `source`; a template that does not parse renders as
 /// written.
 pub fn render_str(source: &str, scope: &dyn Scope) -> String {
@@ -98,6 +104,16 @@ pub fn render_str_bounded(
     scope: &dyn Scope,
     limit: usize,
 ) -> Result<String, TooLong> {
+    // Text with no `{{` and no `\\` is one text node: it renders as written.
+    if is_plain_text(source) {
+        if source.len() > limit {
+            return Err(TooLong {
+                limit,
+                partial: String::new(),
+            });
+        }
+        return Ok(source.to_string());
+    }
     match super::parse(source) {
         Ok(t) => render_bounded(&t, source, scope, limit),
         Err(_) if source.len() > limit => Err(TooLong {

@@ -173,7 +173,7 @@ pub type Log = Arc<Mutex<Vec<TurnRecord>>>;
 
 /// The model runtime (Format 24).
 pub struct ModelRuntime {
-    bundle: Arc<Value>,
+    bundle: crate::load::LazyBundle,
     settings: Settings,
     backend: Backend,
     log: Log,
@@ -184,7 +184,7 @@ pub struct ModelRuntime {
 impl ModelRuntime {
     /// A runtime for sessions of `bundle` (the bundle the session is
     /// started from).
-    pub fn new(bundle: Arc<Value>, settings: Settings, backend: Backend) -> ModelRuntime {
+    pub fn new(bundle: crate::load::LazyBundle, settings: Settings, backend: Backend) -> ModelRuntime {
         ModelRuntime {
             bundle,
             settings,

@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use regex::Regex;
 use serde_json::Value;
 
 use super::safety::Safety;
@@ -14,10 +13,10 @@ use crate::check::conditions::owner_env;
 use crate::check::story::{Owner, Story};
 use crate::compile::changes::{lower_changes, ChangeScope};
 use crate::compile::{ChangeIr, CompileError, StoryIr};
-use crate::keys::{compile_pattern, KeyOptions, KeySet};
+use crate::keys::{KeyOptions, KeySet, LazyPattern};
 
 /// A rule (Format 18.1), compiled.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct RuleIr {
     /// Its ID.
     pub id: Arc<str>,
@@ -25,8 +24,8 @@ pub struct RuleIr {
     pub priority: i64,
     /// `keywords`; `None` when not given.
     pub keywords: Option<KeySet>,
-    /// `pattern`, compiled.
-    pub pattern: Option<Regex>,
+    /// `pattern` (stored as its source in the IR, compiled on first use).
+    pub pattern: Option<LazyPattern>,
     /// `when`, compiled with `hit()` declared.
     pub when: Option<Program>,
     /// The changes as written (for the session file).
@@ -38,7 +37,7 @@ pub struct RuleIr {
 }
 
 /// A rubric criterion (Format 6.6).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct CriterionIr {
     /// Its ID.
     pub id: Arc<str>,
@@ -49,7 +48,7 @@ pub struct CriterionIr {
 }
 
 /// The runtime's part of a compiled story.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct RuntimeIr {
     /// Rules in trial order: priority highest first, then declaration
     /// order (Format 18.2).
@@ -63,6 +62,7 @@ pub struct RuntimeIr {
     /// The key lists of `hit()` calls in rule conditions, compiled the
     /// first time a turn uses them so that later turns do no regex
     /// compilation.
+    #[serde(skip)]
     pub hit_keys: std::sync::Mutex<std::collections::HashMap<Vec<String>, Arc<KeySet>>>,
 }
 
@@ -96,7 +96,9 @@ impl RuntimeIr {
                 .and_then(Value::as_array)
                 .map(|k| KeySet::new(k.iter().filter_map(Value::as_str), KeyOptions::RUNTIME));
             let pattern = match r.get("pattern").and_then(Value::as_str) {
-                Some(p) => Some(compile_pattern(p).map_err(|e| err(format!("rule `{id}`: {e}")))?),
+                Some(p) => {
+                    Some(LazyPattern::compiled(p).map_err(|e| err(format!("rule `{id}`: {e}")))?)
+                }
                 None => None,
             };
             let when = match r.get("when").and_then(Value::as_str) {

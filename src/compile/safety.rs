@@ -5,7 +5,7 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::keys::{compile_pattern, lower, KeyOptions, KeySet};
+use crate::keys::{compile_pattern, lower, KeyOptions, KeySet, LazyPattern};
 
 /// A category's or verdict's action, least to most severe (Format 19.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -171,7 +171,7 @@ pub struct SafetyRule {
     /// The built-in terms of a global rule (matched alone).
     builtin: Option<&'static KeySet>,
     terms: KeySet,
-    patterns: Vec<Regex>,
+    patterns: Vec<LazyPattern>,
     redirect_text: Option<String>,
 }
 
@@ -218,6 +218,24 @@ pub struct Safety {
     /// The rules: `minor_safety`, `crisis_support`, then the policy's other
     /// categories in list order.
     pub rules: Vec<SafetyRule>,
+    /// The policy compiled (stored in the IR as written, Format 14.4).
+    policy: Option<Value>,
+}
+
+/// In the IR a safety matcher is stored as its policy and compiled when
+/// the IR is read (Format 14.4): a term or pattern that does not compile
+/// makes the IR unreadable, so the loader falls back to `bundle.json`.
+impl serde::Serialize for Safety {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.policy.serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Safety {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Safety, D::Error> {
+        let policy = Option::<Value>::deserialize(d)?;
+        Safety::compile_with(policy.as_ref(), false).map_err(serde::de::Error::custom)
+    }
 }
 
 fn strings(v: &Value, field: &str) -> Vec<String> {
@@ -241,6 +259,13 @@ impl Safety {
     /// compiled now; one that does not compile is an error (the checks
     /// refuse it first), never skipped.
     pub fn compile(policy: Option<&Value>) -> Result<Safety, String> {
+        Safety::compile_with(policy, true)
+    }
+
+    /// [`Safety::compile`] with `eager` false: terms and patterns are only
+    /// checked for syntax now and compiled on first use (a package's IR,
+    /// Format 14.4).
+    pub fn compile_with(policy: Option<&Value>, eager: bool) -> Result<Safety, String> {
         let lists = global_lists();
         let mut minor = SafetyRule {
             id: "minor_safety".into(),
@@ -269,9 +294,16 @@ impl Safety {
             let id = c.get("id").and_then(Value::as_str).unwrap_or("");
             let action = Action::parse(c.get("action").and_then(Value::as_str).unwrap_or(""));
             let terms = strings(c, "terms");
-            let patterns: Vec<Regex> = strings(c, "patterns")
+            let patterns: Vec<LazyPattern> = strings(c, "patterns")
                 .iter()
-                .map(|p| compile_pattern(p))
+                .map(|p| {
+                    if eager {
+                        LazyPattern::compiled(p)
+                    } else {
+                        let p = LazyPattern::new(p.as_str());
+                        p.validate_syntax().map(|()| p)
+                    }
+                })
                 .collect::<Result<_, _>>()?;
             let redirect_text = c
                 .get("redirect_text")
@@ -308,9 +340,16 @@ impl Safety {
         let mut rules = vec![minor, crisis];
         rules.extend(others);
         for r in &rules {
-            r.terms.build()?;
+            if eager {
+                r.terms.build()?;
+            } else {
+                r.terms.validate_syntax()?;
+            }
         }
-        Ok(Safety { rules })
+        Ok(Safety {
+            rules,
+            policy: policy.cloned(),
+        })
     }
 
     /// The verdict on `text` (Format 19.4); `reply` skips `crisis_support`.
