@@ -269,8 +269,16 @@ fn out_file_and_refusals() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 
     // The output path may not be the pack.
+    // Format 16.3: exit 2, like every output that is an input; a file of
+    // the pack too.
     let (code, _, err) = troupe(&["graph", &p, "-o", &p]);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("refusing"), "{err}");
+    let manifest = Path::new(&p).join("manifest.yaml");
+    let before = std::fs::read(&manifest).unwrap();
+    let (code, _, err) = troupe(&["graph", &p, "-o", manifest.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(std::fs::read(&manifest).unwrap(), before);
     assert!(err.contains("refusing"), "{err}");
     assert!(Path::new(&p).join("manifest.yaml").is_file());
 

@@ -31,13 +31,12 @@ pub struct Args {
 
 /// Runs `troupe graph`; returns the exit code.
 pub fn run(args: Args) -> i32 {
+    // Format 16.3: an output that is an input (the pack, or a file in its
+    // folder) is a usage error before anything runs.
     if let Some(out) = &args.out {
-        if same_file(out, &args.pack) {
-            eprintln!(
-                "troupe graph: refusing to write the graph over the pack {}",
-                args.pack.display()
-            );
-            return 1;
+        if let Err(m) = crate::output::refuse_inputs(&[out.as_path()], &[args.pack.as_path()]) {
+            eprintln!("troupe graph: refusing to write the graph: {m}");
+            return 2;
         }
     }
     let pack = match super::open_pack_api(&args.pack, crate::OpenOptions::default()) {
@@ -75,14 +74,6 @@ pub fn run(args: Args) -> i32 {
                 3
             }
         },
-    }
-}
-
-/// Whether `a` and `b` name the same file or folder (or the same path).
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
     }
 }
 

@@ -68,6 +68,25 @@ pub fn escape_controls(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// [`escape_controls`] for text that is one line of a report (a
+/// diagnostic's message, place and notes): line feed and tab are escaped
+/// too (`\n`, `\t`), so an input value quoted in a message cannot start a
+/// line of its own (Format 17.5).
+pub fn escape_inline(s: &str) -> Cow<'_, str> {
+    if !s.contains(['\n', '\t']) {
+        return escape_controls(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(escape_controls(&out).into_owned())
+}
+
 /// Byte offsets of the line starts of one text, built once per file.
 struct LineStarts(Vec<usize>);
 
@@ -158,12 +177,12 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &Sources) -> String {
             }
             _ => None,
         };
-        let mut one = format!("{sev}[{}]: {}\n", d.code, escape_controls(&d.message));
+        let mut one = format!("{sev}[{}]: {}\n", d.code, escape_inline(&d.message));
         match snippet {
             Some((line, (text, caret))) => {
                 let num = line.to_string();
                 let pad = " ".repeat(num.len());
-                one.push_str(&format!("{pad} ┌─ {}\n", escape_controls(&place)));
+                one.push_str(&format!("{pad} ┌─ {}\n", escape_inline(&place)));
                 one.push_str(&format!("{pad} │\n"));
                 one.push_str(&format!("{num} │ {text}\n"));
                 one.push_str(&format!("{pad} │ {}^\n", " ".repeat(caret)));
@@ -171,14 +190,14 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &Sources) -> String {
                     one.push_str(&format!("{pad} │\n"));
                 }
                 for n in notes {
-                    one.push_str(&format!("{pad} = {}\n", escape_controls(&n)));
+                    one.push_str(&format!("{pad} = {}\n", escape_inline(&n)));
                 }
                 one.push('\n');
             }
             None => {
-                one.push_str(&format!("  ┌─ {}\n", escape_controls(&place)));
+                one.push_str(&format!("  ┌─ {}\n", escape_inline(&place)));
                 for n in notes {
-                    one.push_str(&format!("  = {}\n", escape_controls(&n)));
+                    one.push_str(&format!("  = {}\n", escape_inline(&n)));
                 }
             }
         }
