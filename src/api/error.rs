@@ -24,6 +24,9 @@ pub enum ErrorKind {
     /// The operation needs a cargo feature this build was made without
     /// (docs/embedding.md lists which feature gives what).
     Unsupported,
+    /// A CEL expression compiled but failed to evaluate (Format 11.6:
+    /// division by zero, a missing key, …).
+    Evaluation,
 }
 
 impl ErrorKind {
@@ -37,6 +40,7 @@ impl ErrorKind {
             ErrorKind::NotFound => "not_found",
             ErrorKind::Io => "io",
             ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Evaluation => "evaluation",
         }
     }
 }
