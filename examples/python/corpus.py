@@ -32,16 +32,24 @@ LINES = [
 ]
 
 
+GOOD_DEAL = (ROOT / "examples" / "scripts" / "used-car-good-deal.txt").read_text().splitlines()
+WALKOUT = ["This is a waste of time."] * 4
+
+
 def generate_corpus(pack, n):
-    """`n` recorded sessions (JSONL texts), each a different seed and script:
-    session i plays 3 + i % 5 lines of LINES starting at line i % 8."""
+    """`n` recorded sessions (JSONL texts), session i with seed i and a
+    script by i % 3: the good deal (ends in success), the walkout (patience
+    runs out: failure), or 3 + i % 5 lines of LINES from line i % 8."""
     corpus = []
     for i in range(n):
+        script = [GOOD_DEAL, WALKOUT][i % 3] if i % 3 < 2 else [
+            LINES[(i + k) % len(LINES)] for k in range(3 + i % 5)
+        ]
         session = pack.start(seed=i)
-        for k in range(3 + i % 5):
+        for line in script:
             if session.ended:
                 break
-            session.turn(LINES[(i + k) % len(LINES)])
+            session.turn(line)
         corpus.append(session.jsonl())
     return corpus
 

@@ -64,7 +64,10 @@ fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
         }
         Value::String(s) => PyString::new(py, s).into_any(),
         Value::Array(a) => {
-            let items = a.iter().map(|x| to_py(py, x)).collect::<PyResult<Vec<_>>>()?;
+            let items = a
+                .iter()
+                .map(|x| to_py(py, x))
+                .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, items)?.into_any()
         }
         Value::Object(o) => {
@@ -115,7 +118,9 @@ fn to_json(obj: &Bound<'_, PyAny>, what: &str, depth: usize) -> Result<Value, St
             .ok_or_else(|| format!("{what} is not a finite number"));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Value::String(s.to_str().map_err(|e| e.to_string())?.to_string()));
+        return Ok(Value::String(
+            s.to_cow().map_err(|e| e.to_string())?.into_owned(),
+        ));
     }
     if let Ok(l) = obj.cast::<PyList>() {
         return l
@@ -137,7 +142,7 @@ fn to_json(obj: &Bound<'_, PyAny>, what: &str, depth: usize) -> Result<Value, St
             let Ok(k) = k.cast::<PyString>() else {
                 return Err(format!("{what} has a key that is not a str"));
             };
-            let k = k.to_str().map_err(|e| e.to_string())?.to_string();
+            let k = k.to_cow().map_err(|e| e.to_string())?.into_owned();
             m.insert(k, to_json(&x, what, depth + 1)?);
         }
         return Ok(Value::Object(m));
@@ -240,7 +245,9 @@ impl Pack {
     /// name the file 'bundle'.
     #[staticmethod]
     fn from_bundle(py: Python<'_>, text: String) -> PyResult<Pack> {
-        let inner = py.detach(|| troupe::Pack::from_bundle(&text)).or_raise(py)?;
+        let inner = py
+            .detach(|| troupe::Pack::from_bundle(&text))
+            .or_raise(py)?;
         Ok(Pack { inner })
     }
 
@@ -353,19 +360,15 @@ impl Pack {
                     return Err(troupe_error(
                         py,
                         "refused",
-                        &format!(
-                            "runtime `{other}` is not one of: rules, fake, or a callable"
-                        ),
+                        &format!("runtime `{other}` is not one of: rules, fake, or a callable"),
                         &[],
                     ))
                 }
             },
-            Some(r) if r.is_callable() => {
-                troupe::RuntimeChoice::Adapter(Box::new(PyRuntime {
-                    callable: r.clone().unbind(),
-                    error: hook_error.clone(),
-                }))
-            }
+            Some(r) if r.is_callable() => troupe::RuntimeChoice::Adapter(Box::new(PyRuntime {
+                callable: r.clone().unbind(),
+                error: hook_error.clone(),
+            })),
             Some(r) => {
                 let ty = r.get_type().name()?.to_string();
                 return Err(troupe_error(
@@ -410,9 +413,7 @@ impl Pack {
     /// A recorded session read from the file at `path`, checked against
     /// this pack.
     fn history_file(&self, py: Python<'_>, path: PathBuf) -> PyResult<History> {
-        let inner = py
-            .detach(|| self.inner.history_file(&path))
-            .or_raise(py)?;
+        let inner = py.detach(|| self.inner.history_file(&path)).or_raise(py)?;
         Ok(History { inner })
     }
 
@@ -484,7 +485,8 @@ impl Session {
     /// One turn (Format 18.5): `text` said by the first player, or by the
     /// player whose character ID is `player`. Returns the turn document of
     /// `troupe run --json` (turn, messages, reply, changes, events, safety,
-    /// …) as a dict.
+    /// …) as a dict, plus `diagnostics` (a list of diagnostic dicts) when
+    /// a runtime callable's changes were dropped (Format 18.7).
     ///
     /// Raises TroupeError: kind 'ended' once the session has ended; kind
     /// 'hook' when a runtime callable raised or returned something that is
@@ -516,7 +518,13 @@ impl Session {
             return Err(err);
         }
         let turn = result.or_raise(py)?;
-        ser_to_py(py, &turn)
+        let out = ser_to_py(py, &turn)?;
+        if !turn.diagnostics.is_empty() {
+            // An adapter's dropped changes (Format 18.7): not part of the
+            // `run --json` document, but returned with the turn result.
+            out.set_item("diagnostics", diagnostics_to_py(py, &turn.diagnostics)?)?;
+        }
+        Ok(out)
     }
 
     /// The flattened state at the current message (Format 8.6), every
@@ -594,9 +602,7 @@ impl Session {
 
     /// The session so far as a History.
     fn history(&self, py: Python<'_>) -> PyResult<History> {
-        let inner = py
-            .detach(|| self.lock().history(&self.pack))
-            .or_raise(py)?;
+        let inner = py.detach(|| self.lock().history(&self.pack)).or_raise(py)?;
         Ok(History { inner })
     }
 
@@ -622,7 +628,11 @@ struct PyRuntime {
 }
 
 impl PyRuntime {
-    fn ask(&self, py: Python<'_>, ctx: &troupe::TurnContext<'_>) -> PyResult<Option<troupe::Proposal>> {
+    fn ask(
+        &self,
+        py: Python<'_>,
+        ctx: &troupe::TurnContext<'_>,
+    ) -> PyResult<Option<troupe::Proposal>> {
         let d = PyDict::new(py);
         d.set_item("input", ctx.input)?;
         d.set_item("input_id", ctx.input_id)?;
@@ -631,7 +641,8 @@ impl PyRuntime {
         d.set_item("seed", ctx.seed)?;
         d.set_item("state", to_py(py, &Value::Object(ctx.state()))?)?;
         let answer = self.callable.bind(py).call1((d,))?;
-        let garbage = |why: &str| troupe_error(py, "hook", &format!("the runtime callable {why}"), &[]);
+        let garbage =
+            |why: &str| troupe_error(py, "hook", &format!("the runtime callable {why}"), &[]);
         if answer.is_none() {
             return Ok(None);
         }
@@ -648,11 +659,13 @@ impl PyRuntime {
             match key.as_str() {
                 "reply" if v.is_none() => {}
                 "reply" => match v.cast::<PyString>() {
-                    Ok(s) => reply = Some(s.to_str()?.to_string()),
+                    Ok(s) => reply = Some(s.to_cow()?.into_owned()),
                     Err(_) => return Err(garbage("returned a reply that is not a str or None")),
                 },
                 "changes" if v.is_none() => {}
-                "changes" => match to_json(&v, "changes", 0).map_err(|e| garbage(&format!("returned {e}")))? {
+                "changes" => match to_json(&v, "changes", 0)
+                    .map_err(|e| garbage(&format!("returned {e}")))?
+                {
                     Value::Array(a) => changes = a,
                     _ => return Err(garbage("returned changes that are not a list")),
                 },
@@ -680,7 +693,8 @@ impl troupe::Runtime for PyRuntime {
                 let e = if e.is_instance_of::<TroupeError>(py) {
                     e
                 } else {
-                    let wrapped = troupe_error(py, "hook", &format!("the runtime callable raised {e}"), &[]);
+                    let wrapped =
+                        troupe_error(py, "hook", &format!("the runtime callable raised {e}"), &[]);
                     wrapped.set_cause(py, Some(e));
                     wrapped
                 };
@@ -821,7 +835,12 @@ impl History {
 #[pyo3(signature = (*paths, strict=false))]
 fn check<'py>(py: Python<'py>, paths: Vec<PathBuf>, strict: bool) -> PyResult<Bound<'py, PyAny>> {
     if paths.is_empty() {
-        return Err(troupe_error(py, "refused", "check() needs at least one path", &[]));
+        return Err(troupe_error(
+            py,
+            "refused",
+            "check() needs at least one path",
+            &[],
+        ));
     }
     let doc = py.detach(|| troupe::check_report(&paths, strict));
     to_py(py, &doc)

@@ -20,14 +20,14 @@ def test_hook_sees_the_context_and_proposes(negotiation, tmp_path):
     assert session.state["impression"] == 55
     ctx = seen[0]
     assert ctx["input"] == "{{user}} hi"
-    assert ctx["responder"] == "marco_dealer"
+    assert ctx["responder"] == "marco"
     assert ctx["seed"] == 9
     assert ctx["state"]["impression"] == 50
     assert ctx["input_id"] and ctx["reply_id"]
     # The CLI reads the written session to the same state.
     path = tmp_path / "hook.jsonl"
     path.write_text(session.jsonl())
-    assert cli_json("state", NEGOTIATION, path)["state"] == session.state
+    assert cli_json("state", NEGOTIATION, path, "--at", session.current_id)["state"] == session.state
 
 
 def test_allowed_changes_are_clamped_forbidden_ones_dropped(negotiation):
@@ -43,10 +43,14 @@ def test_allowed_changes_are_clamped_forbidden_ones_dropped(negotiation):
     refused = session.turn("two")
     assert session.state["impression"] == 100  # the whole proposal dropped
     assert refused["reply"] == "Sure."
-    codes = [d["code"] for d in refused.get("diagnostics", [])]
+    assert refused["state_delta"] == {}
+    codes = [d["code"] for d in refused["diagnostics"]]
     assert "UNKNOWN_VARIABLE" in codes, refused
-    assert session.turn("three")["reply"] is None
+    assert refused["diagnostics"][0]["pointer"].startswith("message:")
+    assert "diagnostics" not in session.turn("three")
     assert session.turn("four")["reply"] is None
+    # The CLI reads the written session to the same state.
+    assert session.history().state_at(session.current_id) == session.state
 
 
 def test_a_hook_that_raises(negotiation):

@@ -91,7 +91,8 @@ class Session:
     """A session being played; usable from threads (one turn at a time)."""
 
     def turn(self, text: str, player: Optional[str] = None) -> Dict[str, JSON]:
-        """One turn; the turn document of `troupe run --json`."""
+        """One turn; the turn document of `troupe run --json`, plus `diagnostics`
+        when a runtime callable's changes were dropped (Format 18.7)."""
     @property
     def state(self) -> Dict[str, JSON]:
         """The flattened state at the current message (Format 8.6)."""
