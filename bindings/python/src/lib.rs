@@ -285,6 +285,7 @@ impl Pack {
 
     /// True when a package's compiled form was used (no check ran).
     #[getter]
+    #[allow(clippy::wrong_self_convention)] // the API's name (`troupe::Pack::from_ir`)
     fn from_ir(&self) -> bool {
         self.inner.from_ir()
     }
@@ -885,6 +886,62 @@ fn cel_eval<'py>(
     to_py(py, &value)
 }
 
+/// Benchmark baseline (bindings/python/bench.py): plays `lines` in a new
+/// session `rounds` times from Rust alone (each turn's result serialized
+/// as the binding does, but never converted to Python); returns (turns,
+/// seconds).
+#[pyfunction]
+fn _bench_turns(
+    py: Python<'_>,
+    pack: &Bound<'_, Pack>,
+    lines: Vec<String>,
+    rounds: usize,
+) -> PyResult<(usize, f64)> {
+    let pack = pack.get();
+    py.detach(|| {
+        let start = std::time::Instant::now();
+        let mut turns = 0;
+        for seed in 0..rounds {
+            let mut s = pack
+                .inner
+                .start(troupe::SessionOptions::default().seed(seed as u64))?;
+            for line in &lines {
+                if s.ended() {
+                    break;
+                }
+                std::hint::black_box(s.turn(line)?);
+                turns += 1;
+            }
+        }
+        Ok((turns, start.elapsed().as_secs_f64()))
+    })
+    .or_raise(py)
+}
+
+/// Benchmark baseline: `state_at` of every message of `history`, `rounds`
+/// times, from Rust alone; returns (queries, seconds).
+#[pyfunction]
+fn _bench_state_at(
+    py: Python<'_>,
+    history: &Bound<'_, History>,
+    rounds: usize,
+) -> PyResult<(usize, f64)> {
+    let history = history.get();
+    let ids: Vec<String> = history.message_ids();
+    py.detach(|| {
+        let start = std::time::Instant::now();
+        let mut n = 0;
+        for _ in 0..rounds {
+            for id in &ids {
+                std::hint::black_box(history.inner.state_at(id)?);
+                n += 1;
+            }
+        }
+        Ok((n, start.elapsed().as_secs_f64()))
+    })
+    .or_raise(py)
+}
+
 /// The native module; `troupe/__init__.py` re-exports it.
 #[pymodule]
 fn _troupe(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -895,6 +952,8 @@ fn _troupe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(test, m)?)?;
     m.add_function(wrap_pyfunction!(cel_eval, m)?)?;
+    m.add_function(wrap_pyfunction!(_bench_turns, m)?)?;
+    m.add_function(wrap_pyfunction!(_bench_state_at, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
