@@ -12,6 +12,7 @@
 //! `.diagnostics`. Long calls (opening, checking, testing, compiling,
 //! replaying, a turn) release the GIL.
 
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -475,7 +476,37 @@ struct Session {
     hook_error: Arc<Mutex<Option<PyErr>>>,
 }
 
+thread_local! {
+    /// The sessions (by address) in a turn on this thread: a runtime
+    /// callable that calls back into its own session is refused instead of
+    /// waiting for itself forever.
+    static TURNING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
 impl Session {
+    fn key(&self) -> usize {
+        self as *const Session as usize
+    }
+
+    /// Runs `f` on the session, waiting for it (another thread's turn)
+    /// with the GIL released, so that a runtime callable running in that
+    /// turn can always take the GIL.
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut troupe::Session) -> T + Send,
+    ) -> PyResult<T> {
+        if TURNING.with(|t| t.borrow().contains(&self.key())) {
+            return Err(troupe_error(
+                py,
+                "refused",
+                "the session is in a turn: its runtime callable cannot use the session itself",
+                &[],
+            ));
+        }
+        Ok(py.detach(|| f(&mut self.lock())))
+    }
+
     fn lock(&self) -> MutexGuard<'_, troupe::Session> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -499,8 +530,9 @@ impl Session {
         text: String,
         player: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let result = py.detach(|| {
-            let mut s = self.lock();
+        let key = self.key();
+        let result = self.with(py, |s| {
+            TURNING.with(|t| t.borrow_mut().push(key));
             let r = match &player {
                 Some(p) => s.turn_as(p, &text),
                 None => s.turn(&text),
@@ -513,8 +545,9 @@ impl Session {
             if failed && r.is_ok() {
                 s.undo();
             }
+            TURNING.with(|t| t.borrow_mut().retain(|k| *k != key));
             r
-        });
+        })?;
         if let Some(err) = take_hook_error(&self.hook_error) {
             return Err(err);
         }
@@ -532,88 +565,89 @@ impl Session {
     /// variable by state name, hidden ones included.
     #[getter]
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let state = self.lock().state();
+        let state = self.with(py, |s| s.state())?;
         to_py(py, &Value::Object(state))
     }
 
     /// The state with only the visible variables (what a player may see).
     #[getter]
     fn visible_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let state = self.lock().visible_state();
+        let state = self.with(py, |s| s.visible_state())?;
         to_py(py, &Value::Object(state))
     }
 
     /// True when no more turns are taken (the story ended, or safety
     /// stopped the session).
     #[getter]
-    fn ended(&self) -> bool {
-        self.lock().ended()
+    fn ended(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |s| s.ended())
     }
 
     /// The story's outcome at the current message (Format 9.3), or None.
     #[getter]
-    fn outcome(&self) -> Option<String> {
-        self.lock().outcome()
+    fn outcome(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        self.with(py, |s| s.outcome())
     }
 
     /// The rubric score (Format 19.6) as a dict, or None without a rubric.
     #[getter]
     fn score<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let score = self.lock().score();
+        let score = self.with(py, |s| s.score())?;
         ser_to_py(py, &score)
     }
 
     /// What the opening root did (text, firings, ended) as a dict, or None.
     #[getter]
     fn opening<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let opening = self.lock().opening();
+        let opening = self.with(py, |s| s.opening())?;
         ser_to_py(py, &opening)
     }
 
     /// The header written on line 1 of the session file (Format 12.2).
     #[getter]
     fn header<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let header = self.lock().header().clone();
+        let header = self.with(py, |s| s.header().clone())?;
         to_py(py, &header)
     }
 
     /// The current message's ID, or None before the first message.
     #[getter]
-    fn current_id(&self) -> Option<String> {
-        self.lock().current_id().map(str::to_string)
+    fn current_id(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        self.with(py, |s| s.current_id().map(str::to_string))
     }
 
     /// Takes the last turn back (Format 18.4); nothing written is lost.
     /// False when there is no turn to undo.
-    fn undo(&self) -> bool {
-        self.lock().undo()
+    fn undo(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with(py, |s| s.undo())
     }
 
     /// Makes message `id` the current one (the next input is its child).
     /// False when there is no such message.
-    fn go_to(&self, id: String) -> bool {
-        self.lock().go_to(&id)
+    fn go_to(&self, py: Python<'_>, id: String) -> PyResult<bool> {
+        self.with(py, |s| s.go_to(&id))
     }
 
     /// The session file's text so far (Format 18.8): the header line, then
     /// one line per message. Same pack, settings and inputs: same text.
-    fn jsonl(&self) -> String {
-        self.lock().jsonl().to_string()
+    fn jsonl(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, |s| s.jsonl().to_string())
     }
 
     /// The session so far as a History.
     fn history(&self, py: Python<'_>) -> PyResult<History> {
-        let inner = py.detach(|| self.lock().history(&self.pack)).or_raise(py)?;
+        let inner = self.with(py, |s| s.history(&self.pack))?.or_raise(py)?;
         Ok(History { inner })
     }
 
-    fn __repr__(&self) -> String {
-        let s = self.lock();
-        format!(
-            "<troupe.Session at {:?}{}>",
-            s.current_id().unwrap_or(""),
-            if s.ended() { ", ended" } else { "" }
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, |s| {
+            format!(
+                "<troupe.Session at {:?}{}>",
+                s.current_id().unwrap_or(""),
+                if s.ended() { ", ended" } else { "" }
+            )
+        })
     }
 }
 

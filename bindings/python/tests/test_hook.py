@@ -79,3 +79,17 @@ def test_a_hook_that_returns_garbage(negotiation, garbage):
     # The session still works after the error.
     session2 = negotiation.start(runtime=lambda ctx: {"reply": "ok"})
     assert session2.turn("hello")["reply"] == "ok"
+
+
+def test_a_hook_that_uses_its_own_session(negotiation):
+    box = {}
+
+    def model(ctx):
+        box["session"].state  # the session is in this very turn
+        return {"reply": "unreachable"}
+
+    box["session"] = session = negotiation.start(runtime=model)
+    with pytest.raises(troupe.TroupeError) as err:
+        session.turn("hello")
+    assert "runtime callable cannot use the session" in str(err.value)
+    assert session.state["impression"] == 50  # usable again afterwards

@@ -74,3 +74,27 @@ def test_hooks_from_threads(negotiation):
     sequential = [play(s) for s in range(4)]
     with ThreadPoolExecutor(max_workers=4) as pool:
         assert list(pool.map(play, range(4))) == sequential
+
+
+def test_reading_a_session_while_its_hook_runs(negotiation):
+    started, release = threading.Event(), threading.Event()
+
+    def model(ctx):
+        started.set()
+        release.wait(30)
+        return {"reply": "ok"}
+
+    session = negotiation.start(runtime=model)
+    turner = threading.Thread(target=session.turn, args=("hi",))
+    turner.start()
+    assert started.wait(30)
+    seen = {}
+    reader = threading.Thread(target=lambda: seen.setdefault("state", session.state))
+    reader.start()
+    # The reader waits for the turn with the GIL released, so this thread
+    # still runs and the hook can finish.
+    release.set()
+    turner.join(30)
+    reader.join(30)
+    assert not turner.is_alive() and not reader.is_alive()
+    assert seen["state"] == session.state
