@@ -45,9 +45,15 @@ def python_state_at(history, rounds):
     return n, time.perf_counter() - start
 
 
-def best(f, *args, repeat=5):
-    """The fastest of `repeat` runs: (count, seconds)."""
-    return min((f(*args) for _ in range(repeat)), key=lambda r: r[1] / max(r[0], 1))
+def paired(rust, python, repeat=7):
+    """The fastest of `repeat` runs of each, the two run alternately so that
+    both see the same load on a shared machine: ((count, s), (count, s))."""
+    rs, ps = [], []
+    for _ in range(repeat):
+        rs.append(rust())
+        ps.append(python())
+    fastest = lambda runs: min(runs, key=lambda r: r[1] / max(r[0], 1))
+    return fastest(rs), fastest(ps)
 
 
 def main(rounds=200):
@@ -57,8 +63,10 @@ def main(rounds=200):
         session.turn(line)
     history = pack.history(session.jsonl())
     rows = [
-        ("turn", best(_troupe._bench_turns, pack, SCRIPT, rounds), best(python_turns, pack, rounds)),
-        ("state_at", best(_troupe._bench_state_at, history, rounds), best(python_state_at, history, rounds)),
+        ("turn", *paired(lambda: _troupe._bench_turns(pack, SCRIPT, rounds),
+                         lambda: python_turns(pack, rounds))),
+        ("state_at", *paired(lambda: _troupe._bench_state_at(history, rounds),
+                             lambda: python_state_at(history, rounds))),
     ]
     for name, (rn, rs), (pn, ps) in rows:
         assert rn == pn, (rn, pn)
