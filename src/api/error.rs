@@ -30,6 +30,9 @@ pub enum ErrorKind {
     /// The runtime could not propose (a model runtime's failure, Format
     /// 24.6): nothing of the turn was written; the diagnostic names why.
     Runtime,
+    /// A CEL expression compiled but failed to evaluate (Format 11.6:
+    /// division by zero, a missing key, …).
+    Evaluation,
 }
 
 impl ErrorKind {
@@ -45,6 +48,7 @@ impl ErrorKind {
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Limit => "limit",
             ErrorKind::Runtime => "runtime",
+            ErrorKind::Evaluation => "evaluation",
         }
     }
 }

@@ -7,12 +7,15 @@
 //! - [`History`] — a recorded session, asked about at any message;
 //! - [`Error`] — the one error type, with its [`ErrorKind`] and diagnostics;
 //! - [`Runtime`] — what adapters implement to propose replies;
-//! - [`check`] — what `troupe check` reports, as a [`CheckReport`].
+//! - [`check`] — what `troupe check` reports, as a [`CheckReport`];
+//! - [`check_report`], [`test_report`], [`cel_eval`] — the CLI's tools
+//!   as functions returning their `--json` documents.
 
 mod check;
 mod error;
 mod history;
 mod pack;
+mod reports;
 mod session;
 #[cfg(feature = "testing")]
 pub mod tools;
@@ -21,4 +24,7 @@ pub use check::{check, CheckReport};
 pub use error::{Error, ErrorKind, Result};
 pub use history::{EndedView, Ending, Explanation, History, Knowable, RenderOptions, StateView};
 pub use pack::{Pack, ScenarioInfo};
+#[cfg(feature = "testing")]
+pub use reports::test_report;
+pub use reports::{cel_eval, check_report};
 pub use session::{RuntimeChoice, Session, SessionOptions};

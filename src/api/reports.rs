@@ -1,0 +1,149 @@
+//! The tools of the command line as functions returning their `--json`
+//! documents: [`check_report`] (`troupe check --json`), [`test_report`]
+//! (`troupe test --json`) and [`cel_eval`] (`troupe cel eval`), for
+//! bindings and programs that want the answers without a process.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use super::error::{Error, ErrorKind, Result};
+use crate::cel::{self, Activation, Env, NoHost, Type, Value};
+use crate::diag::render::{Report, Sources};
+use crate::diag::Diagnostic;
+
+/// The document `troupe check --json PATHS…` prints (Format 17,
+/// `schemas/output/check.schema.json`): `valid`, `errors`, `warnings` and
+/// every diagnostic in report order. With `strict`, warnings make it
+/// invalid. Never fails: what cannot be read is a diagnostic (MISSING_FILE,
+/// IO) in the document.
+///
+/// ```
+/// let doc = troupe::check_report(&["examples/bundles/tiny.bundle.json"], false);
+/// assert_eq!(doc["valid"], true);
+/// let doc = troupe::check_report(&["examples/no-such-pack"], false);
+/// assert_eq!(doc["valid"], false);
+/// assert_eq!(doc["diagnostics"][0]["code"], "MISSING_FILE");
+/// ```
+pub fn check_report(paths: &[impl AsRef<Path>], strict: bool) -> Json {
+    let paths: Vec<PathBuf> = paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
+    let checked = crate::check::run::check_paths(&paths);
+    serde_json::to_value(Report::new(&checked.diagnostics, strict)).unwrap_or(Json::Null)
+}
+
+/// The document `troupe test --json PACK [--test NAME]` prints (Format
+/// 21.2): `pack`, `status`, `exit_code`, `stages` and `coverage`. Snapshots
+/// are only compared, never written (no `--accept`).
+///
+/// Errors: [`ErrorKind::NotFound`] when `pack` is not a pack directory or
+/// `test` names no fixture (the CLI's usage errors, exit 2).
+///
+/// ```
+/// let doc = troupe::test_report("examples/packs/everyday-negotiation", None)?;
+/// assert_eq!(doc["status"], "PASS");
+/// assert_eq!(doc["exit_code"], 0);
+/// # Ok::<(), troupe::Error>(())
+/// ```
+#[cfg(feature = "testing")]
+pub fn test_report(pack: impl AsRef<Path>, test: Option<&str>) -> Result<Json> {
+    use crate::testing::stages::{self, Options, Quiet, Snapshots};
+    let mut opts = Options {
+        test: test.map(str::to_string),
+        snapshots: Snapshots::Check,
+    };
+    let run = stages::run(
+        pack.as_ref(),
+        &mut opts,
+        &crate::testing::runner::Installed,
+        &mut Quiet,
+    )
+    .map_err(|e| Error::new(ErrorKind::NotFound, e.to_string()))?;
+    serde_json::from_str(&crate::testing::report::to_json(&run))
+        .map_err(|e| Error::new(ErrorKind::Io, format!("the test report is not JSON: {e}")))
+}
+
+/// Evaluates CEL expression `expr` (Format 11, Troupe's subset) with
+/// `bindings` as its variables, as `troupe cel eval EXPR --var NAME=JSON…`
+/// does: each binding's type is its value's (a list or map takes its
+/// elements' common type, or `dyn`). The result as JSON (
+/// ints and doubles as numbers, lists as arrays, maps as objects).
+///
+/// Errors: [`ErrorKind::Invalid`] with CEL_SYNTAX / CEL_TYPE diagnostics
+/// when `expr` does not compile, or when a binding is not a CEL value
+/// (`null`, a number out of range); [`ErrorKind::Evaluation`] when
+/// evaluation fails (division by zero, a missing key, …).
+///
+/// ```
+/// use serde_json::json;
+/// let v = troupe::cel_eval("trust > 50 ? 'warm' : 'cold'", &[("trust", json!(60))])?;
+/// assert_eq!(v, json!("warm"));
+/// let e = troupe::cel_eval("1 / x", &[("x", json!(0))]).unwrap_err();
+/// assert_eq!(e.kind(), troupe::ErrorKind::Evaluation);
+/// # Ok::<(), troupe::Error>(())
+/// ```
+pub fn cel_eval(expr: &str, bindings: &[(&str, Json)]) -> Result<Json> {
+    let mut env = Env::new();
+    let mut values = Vec::with_capacity(bindings.len());
+    for (name, json) in bindings {
+        let value = Value::from_json(json).map_err(|e| binding_error(name, &e))?;
+        if env.lookup(name).is_none() {
+            env.declare(*name, type_of(&value));
+        }
+        values.push((*name, value));
+    }
+    let program = cel::compile(expr, &env).map_err(|errs| {
+        let diagnostics = errs
+            .iter()
+            .map(|e| e.to_diagnostic("expression", "", Some((1, 1))))
+            .collect();
+        let mut sources = Sources::new();
+        sources.add("expression", expr.into());
+        Error::invalid(diagnostics, sources)
+    })?;
+    let mut act = Activation::new(&env);
+    for (name, value) in values {
+        if !act.set_by_name(&env, name, value) {
+            return Err(binding_error(name, "names an object: bind its fields"));
+        }
+    }
+    program
+        .eval(&act, &mut NoHost)
+        .map(|v| v.to_json())
+        .map_err(|e| Error::new(ErrorKind::Evaluation, format!("evaluation error: {e}")))
+}
+
+fn binding_error(name: &str, why: &str) -> Error {
+    Error::with_diagnostics(
+        ErrorKind::Invalid,
+        "a binding is not a CEL value",
+        vec![Diagnostic::error(
+            crate::diag::Code::CelType,
+            format!("binding `{name}`: {why}"),
+        )],
+        Sources::new(),
+    )
+}
+
+/// The type of a bound value: lists and maps take their elements' common
+/// type, or `dyn` when they differ or are empty.
+fn type_of(v: &Value) -> Type {
+    fn common<'a>(mut it: impl Iterator<Item = &'a Value>) -> Type {
+        let Some(first) = it.next() else {
+            return Type::Dyn;
+        };
+        let t = type_of(first);
+        if it.all(|v| type_of(v) == t) {
+            t
+        } else {
+            Type::Dyn
+        }
+    }
+    match v {
+        Value::Bool(_) => Type::Bool,
+        Value::Int(_) => Type::Int,
+        Value::Double(_) => Type::Double,
+        Value::String(_) => Type::String,
+        Value::List(l) => Type::list(common(l.iter())),
+        Value::Map(m) => Type::map(Type::String, common(m.values())),
+    }
+}
