@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use super::error::{Error, ErrorKind, Result};
-use crate::cel::{self, Activation, Env, NoHost, Type, Value};
+use crate::cel::{self, Activation, Env, NoHost, Value};
 use crate::diag::render::{Report, Sources};
 use crate::diag::Diagnostic;
 
@@ -87,7 +87,7 @@ pub fn cel_eval(expr: &str, bindings: &[(&str, Json)]) -> Result<Json> {
     for (name, json) in bindings {
         let value = Value::from_json(json).map_err(|e| binding_error(name, &e))?;
         if env.lookup(name).is_none() {
-            env.declare(*name, type_of(&value));
+            env.declare(*name, value.bound_type());
         }
         values.push((*name, value));
     }
@@ -122,28 +122,4 @@ fn binding_error(name: &str, why: &str) -> Error {
         )],
         Sources::new(),
     )
-}
-
-/// The type of a bound value: lists and maps take their elements' common
-/// type, or `dyn` when they differ or are empty.
-fn type_of(v: &Value) -> Type {
-    fn common<'a>(mut it: impl Iterator<Item = &'a Value>) -> Type {
-        let Some(first) = it.next() else {
-            return Type::Dyn;
-        };
-        let t = type_of(first);
-        if it.all(|v| type_of(v) == t) {
-            t
-        } else {
-            Type::Dyn
-        }
-    }
-    match v {
-        Value::Bool(_) => Type::Bool,
-        Value::Int(_) => Type::Int,
-        Value::Double(_) => Type::Double,
-        Value::String(_) => Type::String,
-        Value::List(l) => Type::list(common(l.iter())),
-        Value::Map(m) => Type::map(Type::String, common(m.values())),
-    }
 }

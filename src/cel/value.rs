@@ -122,6 +122,32 @@ impl<'a> KeyRef<'a> {
 }
 
 impl Value {
+    /// The type of a bound value (`troupe cel eval --var`, `cel_eval`):
+    /// lists and maps take their elements' common type, or `dyn` when they
+    /// differ or are empty.
+    pub fn bound_type(&self) -> super::types::Type {
+        use super::types::Type;
+        fn common<'a>(mut it: impl Iterator<Item = &'a Value>) -> Type {
+            let Some(first) = it.next() else {
+                return Type::Dyn;
+            };
+            let t = first.bound_type();
+            if it.all(|v| v.bound_type() == t) {
+                t
+            } else {
+                Type::Dyn
+            }
+        }
+        match self {
+            Value::Bool(_) => Type::Bool,
+            Value::Int(_) => Type::Int,
+            Value::Double(_) => Type::Double,
+            Value::String(_) => Type::String,
+            Value::List(l) => Type::list(common(l.iter())),
+            Value::Map(m) => Type::map(Type::String, common(m.values())),
+        }
+    }
+
     /// A string value.
     pub fn string(s: &str) -> Value {
         Value::String(Arc::from(s))

@@ -155,7 +155,7 @@ pub fn run(cmd: Command) -> i32 {
                     Err(e) => return usage(&format!("--var `{name}`: {e}")),
                 };
                 if env.lookup(name).is_none() {
-                    env.declare(name, type_of(&value));
+                    env.declare(name, value.bound_type());
                 }
                 values.push((name.to_string(), value));
             }
@@ -220,30 +220,6 @@ fn declare(decls: &[String]) -> Result<Env, String> {
         env.declare(name.trim(), ty);
     }
     Ok(env)
-}
-
-/// The type of a bound JSON value: lists and maps take their elements'
-/// common type, or `dyn` when they differ or are empty.
-fn type_of(v: &Value) -> Type {
-    fn common<'a>(mut it: impl Iterator<Item = &'a Value>) -> Type {
-        let Some(first) = it.next() else {
-            return Type::Dyn;
-        };
-        let t = type_of(first);
-        if it.all(|v| type_of(v) == t) {
-            t
-        } else {
-            Type::Dyn
-        }
-    }
-    match v {
-        Value::Bool(_) => Type::Bool,
-        Value::Int(_) => Type::Int,
-        Value::Double(_) => Type::Double,
-        Value::String(_) => Type::String,
-        Value::List(l) => Type::list(common(l.iter())),
-        Value::Map(m) => Type::map(Type::String, common(m.values())),
-    }
 }
 
 fn report(expr: &str, errs: &[CelError]) -> i32 {
