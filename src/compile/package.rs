@@ -76,19 +76,7 @@ impl PackageIr {
 fn default_header(sc: &Value) -> (Vec<Value>, Vec<Value>, Value) {
     let (players, characters) =
         crate::model::session::default_players(sc, crate::model::session::DEFAULT_PLAYER_NAME);
-    let mut h = Map::new();
-    h.insert("troupe".into(), "0.1".into());
-    h.insert("kind".into(), "session".into());
-    h.insert(
-        "scenario".into(),
-        sc.get("id").cloned().unwrap_or(Value::Null),
-    );
-    if !players.is_empty() {
-        h.insert("players".into(), Value::Array(players.clone()));
-    }
-    if !characters.is_empty() {
-        h.insert("characters".into(), Value::Array(characters.clone()));
-    }
+    let h = crate::model::session::header_start(sc, players.clone(), characters.clone());
     (players, characters, Value::Object(h))
 }
 

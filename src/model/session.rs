@@ -119,3 +119,27 @@ pub struct Message {
     #[serde(default)]
     pub time: Option<String>,
 }
+
+/// The start of a session header (Format 12.1) for scenario `scenario`:
+/// `troupe`, `kind`, `scenario`, then `players` and `characters` when not
+/// empty. Difficulty and seed follow, written by the caller.
+pub fn header_start(
+    scenario: &Value,
+    players: Vec<Value>,
+    characters: Vec<Value>,
+) -> serde_json::Map<String, Value> {
+    let mut h = serde_json::Map::new();
+    h.insert("troupe".into(), "0.1".into());
+    h.insert("kind".into(), "session".into());
+    h.insert(
+        "scenario".into(),
+        scenario.get("id").cloned().unwrap_or(Value::Null),
+    );
+    if !players.is_empty() {
+        h.insert("players".into(), Value::Array(players));
+    }
+    if !characters.is_empty() {
+        h.insert("characters".into(), Value::Array(characters));
+    }
+    h
+}

@@ -156,19 +156,7 @@ fn build_header(bundle: &Value, options: &Options) -> Result<(Value, Option<usiz
             .cloned()
             .unwrap_or_default();
     }
-    let mut h = Map::new();
-    h.insert("troupe".into(), "0.1".into());
-    h.insert("kind".into(), "session".into());
-    h.insert(
-        "scenario".into(),
-        sc.get("id").cloned().unwrap_or(Value::Null),
-    );
-    if !players.is_empty() {
-        h.insert("players".into(), Value::Array(players));
-    }
-    if !characters.is_empty() {
-        h.insert("characters".into(), Value::Array(characters));
-    }
+    let mut h = crate::model::session::header_start(sc, players, characters);
     let preset = options.difficulty.clone().or_else(|| {
         sc.pointer("/difficulty/default")
             .and_then(Value::as_str)
