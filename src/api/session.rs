@@ -65,8 +65,9 @@ pub struct SessionOptions {
     pub difficulty: Option<String>,
     /// The opening (Format 6.3); `None`: the first one offered.
     pub opening: Option<String>,
-    /// The header's `players` (Format 12.2, a JSON array of `{seat,
-    /// character}`); `None`: every seat filled with a default player.
+    /// The header's `players` (Format 12.3, a JSON array of `{seat?,
+    /// character, name?}`): the seats they fill; every other seat is filled
+    /// with a default player (Format 18.4). `None`: every seat default.
     pub players: Option<Value>,
     /// The header's `characters` to go with `players` (a JSON array).
     pub characters: Option<Value>,
@@ -173,6 +174,7 @@ impl Session {
             opening: options.opening,
             runtime: kind,
             header_players: options.players.map(|p| (p, options.characters)),
+            leave_unfilled: false,
             player_name: options.player_name,
         };
         let opened = pack.opened();

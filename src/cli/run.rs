@@ -317,6 +317,7 @@ pub(crate) fn start_with(
         opening: args.opening.clone(),
         runtime: kind,
         header_players: None,
+        leave_unfilled: false,
         player_name: args.player_name.clone(),
     };
     let started = match (runtime, out) {

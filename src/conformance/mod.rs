@@ -82,8 +82,8 @@ pub const MAX_CASE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Every case file under `dir` (`cases/` inside it when there is one):
 /// `*.json` files with a top-level `tests` member, in path order. Other
-/// JSON files are inputs cases refer to. Problems are left out; see
-/// [`scan_cases`].
+/// JSON files are inputs cases refer to. `dir` may also be one case file,
+/// which is then the only case. Problems are left out; see [`scan_cases`].
 pub fn case_files(dir: &Path) -> Vec<PathBuf> {
     scan_cases(dir).0
 }
@@ -92,10 +92,18 @@ pub fn case_files(dir: &Path) -> Vec<PathBuf> {
 /// `.json` file that cannot be read, is over [`MAX_CASE_BYTES`] or is not
 /// JSON, and a symbolic link (never followed, so the run stays inside
 /// `dir`; a symlinked `cases/` is one too). Each problem is a failure of
-/// the run, never a silent skip.
+/// the run, never a silent skip. A `dir` that is a file is read as one case
+/// file: one without `tests` is a problem too.
 pub fn scan_cases(dir: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
-    let cases = dir.join("cases");
+    let mut out = Vec::new();
     let mut problems = Vec::new();
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_file()) {
+        if !read_case(dir, &mut out, &mut problems) {
+            problems.push((dir.to_path_buf(), "not a case: it has no `tests`".to_string()));
+        }
+        return (out, problems);
+    }
+    let cases = dir.join("cases");
     let root = match std::fs::symlink_metadata(&cases) {
         Ok(m) if m.file_type().is_symlink() => {
             problems.push((
@@ -107,7 +115,6 @@ pub fn scan_cases(dir: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
         Ok(m) if m.is_dir() => cases,
         _ => dir.to_path_buf(),
     };
-    let mut out = Vec::new();
     let mut stack = vec![root];
     while let Some(d) = stack.pop() {
         let rd = match std::fs::read_dir(&d) {
@@ -132,19 +139,7 @@ pub fn scan_cases(dir: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
             } else if ft.is_dir() {
                 stack.push(p);
             } else if ft.is_file() && json {
-                let name = p.display().to_string();
-                let bytes = match crate::load::text::read_at_most(&name, &p, MAX_CASE_BYTES) {
-                    Ok(b) => b,
-                    Err(d) => {
-                        problems.push((p, d.message.to_string()));
-                        continue;
-                    }
-                };
-                match serde_json::from_slice::<serde_json::Value>(&bytes) {
-                    Ok(v) if v.get("tests").is_some() => out.push(p),
-                    Ok(_) => {}
-                    Err(e) => problems.push((p, format!("not JSON: {e}"))),
-                }
+                read_case(&p, &mut out, &mut problems);
             }
         }
     }
@@ -153,19 +148,49 @@ pub fn scan_cases(dir: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
     (out, problems)
 }
 
-/// Runs every case file under `dir`.
+/// Reads the JSON file `p`: pushed to `out` when it has a top-level `tests`
+/// (true is returned), to `problems` when it cannot be read or parsed.
+fn read_case(p: &Path, out: &mut Vec<PathBuf>, problems: &mut Vec<(PathBuf, String)>) -> bool {
+    let name = p.display().to_string();
+    let bytes = match crate::load::text::read_at_most(&name, p, MAX_CASE_BYTES) {
+        Ok(b) => b,
+        Err(d) => {
+            problems.push((p.to_path_buf(), d.message.to_string()));
+            return true;
+        }
+    };
+    match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(v) if v.get("tests").is_some() => {
+            out.push(p.to_path_buf());
+            true
+        }
+        Ok(_) => false,
+        Err(e) => {
+            problems.push((p.to_path_buf(), format!("not JSON: {e}")));
+            true
+        }
+    }
+}
+
+/// Runs every case file under `dir` (or the one case file `dir`).
 pub fn run_dir(dir: &Path) -> Report {
     let mut report = Report::default();
+    // Paths are shown relative to the folder run; a single file by its name.
+    let base = if dir.is_file() {
+        dir.parent().unwrap_or(dir)
+    } else {
+        dir
+    };
     let (cases, problems) = scan_cases(dir);
     for (f, why) in problems {
         report.results.push(TestResult {
-            file: f.strip_prefix(dir).unwrap_or(&f).display().to_string(),
+            file: f.strip_prefix(base).unwrap_or(&f).display().to_string(),
             test: "(case)".into(),
             outcome: Outcome::SuiteError(why),
         });
     }
     for f in cases {
-        let shown = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
+        let shown = f.strip_prefix(base).unwrap_or(&f).display().to_string();
         report.results.extend(run_case(&f, &shown));
     }
     report

@@ -87,9 +87,13 @@ pub fn run_test(
                             .cloned()
                     })
                 });
-                if let (Some(o), Some(rec)) = (v.as_object_mut(), rec) {
-                    o.insert("requests".into(), rec.requests.into());
-                    o.insert("dropped".into(), rec.dropped.is_some().into());
+                // A turn that called no model (a refused or redirected
+                // input) made 0 requests and dropped nothing (24.8).
+                if let (Some(o), Some(_)) = (v.as_object_mut(), &log) {
+                    let (requests, dropped) =
+                        rec.map_or((0, false), |r| (r.requests, r.dropped.is_some()));
+                    o.insert("requests".into(), requests.into());
+                    o.insert("dropped".into(), dropped.into());
                 }
                 results.push(v)
             }

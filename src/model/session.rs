@@ -66,6 +66,71 @@ pub fn seated_players(
     (players, characters)
 }
 
+/// The players and header characters of 18.4 when the caller fills some
+/// seats with `given` (header player objects): in cast order, each seat
+/// the caller fills keeps the caller's player (its first one naming that
+/// seat), each seat it does not fill gets the default player and a header
+/// character named `name`, each `player: true` character entry the
+/// caller's player naming it or else `{"character"}`; then the caller's
+/// players that match no cast entry or fill a seat again, in their order,
+/// for the checks of 12.3 to report. The characters returned are only the
+/// added header characters, in cast order.
+pub fn fill_players(scenario: &Value, given: Vec<Value>, name: &str) -> (Vec<Value>, Vec<Value>) {
+    let text = |v: &Value, f: &str| v.get(f).and_then(Value::as_str).map(str::to_string);
+    let mut rest: Vec<Option<Value>> = given.into_iter().map(Some).collect();
+    let mut take = |pred: &dyn Fn(&Value) -> bool| -> Option<Value> {
+        rest.iter_mut()
+            .find(|p| p.as_ref().is_some_and(pred))
+            .and_then(Option::take)
+    };
+    let mut players = Vec::new();
+    let mut characters = Vec::new();
+    for entry in scenario
+        .get("cast")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(seat) = text(entry, "seat") {
+            match take(&|p| text(p, "seat").as_deref() == Some(seat.as_str())) {
+                Some(p) => players.push(p),
+                None => {
+                    players.push(serde_json::json!({"seat": seat, "character": seat}));
+                    characters.push(serde_json::json!(
+                        {"id": seat, "name": name, "fictional": true, "age_band": "adult"}
+                    ));
+                }
+            }
+        } else if entry.get("player").and_then(Value::as_bool) == Some(true) {
+            if let Some(c) = text(entry, "character") {
+                let own = take(&|p| {
+                    p.get("seat").is_none() && text(p, "character").as_deref() == Some(c.as_str())
+                });
+                players.push(own.unwrap_or_else(|| serde_json::json!({"character": c})));
+            }
+        }
+    }
+    players.extend(rest.into_iter().flatten());
+    (players, characters)
+}
+
+/// A header player object with its members in the order a run writes them
+/// (Format 18.8): `seat`, `character`, `name`, then any other member as it
+/// came (the checks of 12 report those). Anything but an object is kept.
+pub fn player_in_order(player: Value) -> Value {
+    let Value::Object(mut m) = player else {
+        return player;
+    };
+    let mut out = serde_json::Map::new();
+    for k in ["seat", "character", "name"] {
+        if let Some(v) = m.remove(k) {
+            out.insert(k.into(), v);
+        }
+    }
+    out.extend(m);
+    Value::Object(out)
+}
+
 /// A session header (Format 12).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Header {

@@ -276,6 +276,7 @@ pub fn run_playtest(
             difficulty: settings.difficulty.clone(),
             seed: pt.seed,
             header_players: Some((players, chars)),
+            leave_unfilled: true,
             ..Options::default()
         };
         let session = match Session::start(opened, &options) {

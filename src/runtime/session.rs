@@ -42,9 +42,13 @@ pub struct Options {
     pub opening: Option<String>,
     /// The runtime.
     pub runtime: RuntimeKind,
-    /// A header's `players` and `characters` to use instead of filling
-    /// every seat with a default player (conformance `run` tests, playtests).
+    /// A header's `players` and `characters`: the caller fills these seats
+    /// and 18.4 fills the others (conformance `run` tests, the API), unless
+    /// `leave_unfilled`.
     pub header_players: Option<(Value, Option<Value>)>,
+    /// With `header_players`: the seats they do not fill stay unfilled
+    /// (playtests, 22.5; a recorded session re-played with its own header).
+    pub leave_unfilled: bool,
     /// The name of the default players' header characters (`--player-name`;
     /// `None`: `Player`, Format 18.4).
     pub player_name: Option<String>,
@@ -141,21 +145,34 @@ fn build_header(bundle: &Value, options: &Options) -> Result<(Value, Option<usiz
         None => 0,
     };
     let sc = &scenarios[index];
-    let (mut players, mut characters) = crate::model::session::default_players(
-        sc,
-        options
-            .player_name
-            .as_deref()
-            .unwrap_or(crate::model::session::DEFAULT_PLAYER_NAME),
-    );
-    if let Some((p, c)) = &options.header_players {
-        players = p.as_array().cloned().unwrap_or_default();
-        characters = c
-            .as_ref()
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-    }
+    let name = options
+        .player_name
+        .as_deref()
+        .unwrap_or(crate::model::session::DEFAULT_PLAYER_NAME);
+    let (players, characters) = match &options.header_players {
+        None => crate::model::session::default_players(sc, name),
+        Some((p, c)) => {
+            let given = p.as_array().cloned().unwrap_or_default();
+            let mut characters = c
+                .as_ref()
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            if options.leave_unfilled {
+                (given, characters)
+            } else {
+                // The caller's characters as given, then 18.4's (18.8).
+                let (players, added) = crate::model::session::fill_players(sc, given, name);
+                characters.extend(added);
+                (players, characters)
+            }
+        }
+    };
+    // Written members in 18.8's order: seat, character, name.
+    let players = players
+        .into_iter()
+        .map(crate::model::session::player_in_order)
+        .collect();
     let mut h = crate::model::session::header_start(sc, players, characters);
     let preset = options.difficulty.clone().or_else(|| {
         sc.pointer("/difficulty/default")

@@ -252,10 +252,16 @@ impl Session {
                     redirect_text: None,
                     matched: Vec::new(),
                 };
-                if v_in.status == Status::Ok && text.is_some() {
-                    let text = self.render(r).unwrap_or_default();
-                    verdict = self.rt.safety.verdict(&text, true);
-                    rendered = Some(text);
+                if v_in.status == Status::Ok {
+                    // A reply without parts has text "" (Format 7.2), which
+                    // is scanned too (18.5 step 6).
+                    if text.is_some() {
+                        let text = self.render(r).unwrap_or_default();
+                        verdict = self.rt.safety.verdict(&text, true);
+                        rendered = Some(text);
+                    } else {
+                        verdict = self.rt.safety.verdict("", true);
+                    }
                 }
                 match verdict.status {
                     Status::Ok => m_r = Some((r, built.changes_json)),

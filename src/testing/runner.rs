@@ -116,6 +116,7 @@ impl Runtimes for Installed {
             opening: None,
             runtime: kind,
             header_players: None,
+            leave_unfilled: false,
             player_name: None,
         };
         let session = if runtime == "model" {
@@ -163,6 +164,8 @@ impl Runtimes for Installed {
             header_players: header
                 .get("players")
                 .map(|p| (p.clone(), header.get("characters").cloned())),
+            // The recording's own seating, filled or not.
+            leave_unfilled: true,
             player_name: None,
         };
         let mut session = match Session::start(&opened, &options) {
