@@ -873,3 +873,36 @@ turns:
         .0
         .contains("not a file under the pack's cassettes/ folder"));
 }
+
+/// Credentials in the endpoint URL (user information, a query) never reach
+/// a message (Format 24.6): refused credentials and an unreachable host.
+#[test]
+fn credentials_in_the_endpoint_url_are_not_shown() {
+    let s = serve(vec![status(401, "{\"error\": \"bad key\"}")]);
+    let with_secrets = s
+        .url
+        .replace("http://", "http://me:s3cretpw@")
+        .replace("/v1", "/v1?api-key=q5ecret");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let refused = format!("http://me:s3cretpw@127.0.0.1:{port}/v1?api-key=q5ecret");
+    for (url, exit) in [(with_secrets, 5), (refused, 4)] {
+        let dir = tempfile::tempdir().unwrap();
+        let sc = script(dir.path(), &["Hi"]);
+        let o = run(&["--endpoint", &url, "--script", sc.to_str().unwrap()]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(exit), "{out}{err}");
+        for secret in ["s3cretpw", "q5ecret", "me:"] {
+            assert!(
+                !out.contains(secret) && !err.contains(secret),
+                "{url}: {err}"
+            );
+        }
+        assert!(
+            err.contains("http://***@127.0.0.1:") && err.contains("/v1/chat/completions?***"),
+            "{err}"
+        );
+    }
+}

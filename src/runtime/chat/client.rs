@@ -16,7 +16,10 @@ pub const MAX_RETRY_AFTER: u64 = 30;
 /// A blocking Chat Completions client.
 pub struct HttpClient {
     agent: ureq::Agent,
+    /// The URL called (Format 24.6).
     url: String,
+    /// `url` as messages show it: no credential (Format 24.6).
+    shown: String,
     api_key: Option<String>,
     /// The first backoff; doubled at each retry.
     backoff: Duration,
@@ -25,7 +28,7 @@ pub struct HttpClient {
 impl std::fmt::Debug for HttpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpClient")
-            .field("url", &self.url)
+            .field("url", &self.shown)
             .field("api_key", &self.api_key.as_ref().map(|_| "(set)"))
             .finish()
     }
@@ -40,9 +43,11 @@ impl HttpClient {
             .http_status_as_error(false)
             .max_redirects(0)
             .build();
+        let (url, shown) = call_url(endpoint);
         HttpClient {
             agent: config.into(),
-            url: format!("{}/chat/completions", endpoint.trim_end_matches('/')),
+            url,
+            shown,
             api_key,
             backoff: Duration::from_millis(500),
         }
@@ -62,7 +67,7 @@ impl HttpClient {
             let wait = self.backoff * 2u32.pow(attempt);
             let mut resp = match req.send(body.as_bytes()) {
                 Ok(r) => r,
-                Err(e) => return Err(transport(&self.url, e)),
+                Err(e) => return Err(transport(&self.url, &self.shown, e)),
             };
             let status = resp.status().as_u16();
             let retry_after = resp
@@ -80,7 +85,7 @@ impl HttpClient {
                     return text.map_err(|e| {
                         Failure::new(
                             Code::ModelBadResponse,
-                            format!("the answer from {} could not be read: {e}", self.url),
+                            format!("the answer from {} could not be read: {e}", self.shown),
                         )
                     })
                 }
@@ -89,7 +94,7 @@ impl HttpClient {
                         Code::ModelAuth,
                         format!(
                             "{} refused the request with status {status}: check the API key (--api-key-env)",
-                            self.url
+                            self.shown
                         ),
                     ))
                 }
@@ -106,7 +111,7 @@ impl HttpClient {
                         Code::ModelRateLimited,
                         format!(
                             "{} answered 429 (rate limited) {} times; giving up",
-                            self.url,
+                            self.shown,
                             RETRIES + 1
                         ),
                     ))
@@ -116,7 +121,7 @@ impl HttpClient {
                         Code::ModelServerError,
                         format!(
                             "{} answered status {status} {} times; giving up",
-                            self.url,
+                            self.shown,
                             RETRIES + 1
                         ),
                     ))
@@ -124,7 +129,7 @@ impl HttpClient {
                 _ => {
                     return Err(Failure::new(
                         Code::ModelHttp,
-                        format!("{} answered status {status}", self.url),
+                        format!("{} answered status {status}", self.shown),
                     ))
                 }
             }
@@ -132,7 +137,35 @@ impl HttpClient {
     }
 }
 
-fn transport(url: &str, e: ureq::Error) -> Failure {
+/// The URL called for `endpoint` and the same URL as messages show it
+/// (Format 24.6): `/chat/completions` appended to the path, before any
+/// query or fragment; in the shown form the user information is `***@`,
+/// a query `?***`, and a fragment left out.
+pub fn call_url(endpoint: &str) -> (String, String) {
+    let cut = endpoint.find(['?', '#']).unwrap_or(endpoint.len());
+    let (base, tail) = endpoint.split_at(cut);
+    let base = base.trim_end_matches('/');
+    let url = format!("{base}/chat/completions{tail}");
+    // The authority runs from after `scheme://` to the next `/`.
+    let start = base.find("://").map_or(0, |i| i + 3);
+    let end = base[start..].find('/').map_or(base.len(), |i| start + i);
+    let mut shown = String::with_capacity(url.len());
+    match base[start..end].rfind('@') {
+        Some(at) => {
+            shown.push_str(&base[..start]);
+            shown.push_str("***");
+            shown.push_str(&base[start + at..]);
+        }
+        None => shown.push_str(base),
+    }
+    shown.push_str("/chat/completions");
+    if tail.starts_with('?') {
+        shown.push_str("?***");
+    }
+    (url, shown)
+}
+
+fn transport(raw: &str, url: &str, e: ureq::Error) -> Failure {
     match e {
         ureq::Error::Timeout(_) => Failure::new(
             Code::ModelTimeout,
@@ -150,9 +183,30 @@ fn transport(url: &str, e: ureq::Error) -> Failure {
             Code::ModelUnreachable,
             format!("cannot reach {url}: no server answers there"),
         ),
+        // The transport's own words may quote the URL: never its secrets.
         other => Failure::new(
             Code::ModelUnreachable,
-            format!("cannot reach {url}: {other}"),
+            format!("cannot reach {url}: {}", other.to_string().replace(raw, url)),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::call_url;
+
+    #[test]
+    fn the_url_called_and_the_url_shown() {
+        let (url, shown) = call_url("https://me:s3cret@llm.example/v1/?key=k#f");
+        assert_eq!(url, "https://me:s3cret@llm.example/v1/chat/completions?key=k#f");
+        assert_eq!(shown, "https://***@llm.example/v1/chat/completions?***");
+        let (url, shown) = call_url("http://127.0.0.1:8080/v1");
+        assert_eq!(url, "http://127.0.0.1:8080/v1/chat/completions");
+        assert_eq!(shown, url);
+        // An `@` in the path is not user information.
+        let (_, shown) = call_url("http://h/a@b/v1");
+        assert_eq!(shown, "http://h/a@b/v1/chat/completions");
+        let (_, shown) = call_url("http://h/v1#frag");
+        assert_eq!(shown, "http://h/v1/chat/completions");
     }
 }
