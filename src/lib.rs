@@ -13,6 +13,10 @@
 
 #![deny(missing_docs)]
 
+// `troupe::…` paths inside the crate too: the command line's clients (the
+// MCP server) name only the public API, as an outside program would.
+extern crate self as troupe;
+
 mod api;
 pub use api::*;
 

@@ -9,17 +9,24 @@
 //! - [`Runtime`] — what adapters implement to propose replies;
 //! - [`check`] — what `troupe check` reports, as a [`CheckReport`];
 //! - [`check_report`], [`test_report`], [`cel_eval`] — the CLI's tools
-//!   as functions returning their `--json` documents.
+//!   as functions returning their `--json` documents;
+//! - [`cel_check`], [`transcript`], [`schemas`], [`output_schemas`] — what
+//!   `troupe cel check` and `troupe run --json` answer, and the embedded
+//!   schemas, for clients such as `troupe mcp`.
 
+mod cel_check;
 mod check;
 mod error;
 mod history;
 mod pack;
 mod reports;
+mod schemas;
 mod session;
 #[cfg(feature = "testing")]
 pub mod tools;
+mod transcript;
 
+pub use cel_check::{cel_check, CelCheck};
 pub use check::{check, CheckReport};
 pub use error::{Error, ErrorKind, Result};
 pub use history::{EndedView, Ending, Explanation, History, Knowable, RenderOptions, StateView};
@@ -27,4 +34,6 @@ pub use pack::{Pack, ScenarioInfo};
 #[cfg(feature = "testing")]
 pub use reports::test_report;
 pub use reports::{cel_eval, check_report};
+pub use schemas::{output_schemas, schemas};
 pub use session::{RuntimeChoice, Session, SessionOptions};
+pub use transcript::transcript;

@@ -91,15 +91,8 @@ pub fn cel_eval(expr: &str, bindings: &[(&str, Json)]) -> Result<Json> {
         }
         values.push((*name, value));
     }
-    let program = cel::compile(expr, &env).map_err(|errs| {
-        let diagnostics = errs
-            .iter()
-            .map(|e| e.to_diagnostic("expression", "", Some((1, 1))))
-            .collect();
-        let mut sources = Sources::new();
-        sources.add("expression", expr.into());
-        Error::invalid(diagnostics, sources)
-    })?;
+    let program =
+        cel::compile(expr, &env).map_err(|errs| super::cel_check::compile_error(expr, &errs))?;
     let mut act = Activation::new(&env);
     for (name, value) in values {
         if !act.set_by_name(&env, name, value) {

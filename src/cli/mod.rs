@@ -18,6 +18,7 @@ pub mod graph;
 pub mod import;
 pub mod init;
 pub mod knows;
+pub mod mcp;
 pub mod play;
 pub mod playtest;
 pub mod prompt;
@@ -82,6 +83,8 @@ enum Command {
     Schema(schema::Args),
     /// Print what the model runtime would send when a character answers a message (Format 24.3).
     Prompt(prompt::Args),
+    /// Serve the tools and the spec to an authoring agent: an MCP server over stdio (docs/mcp.md).
+    Mcp(mcp::Args),
 }
 
 /// Parses the process arguments, runs the subcommand and returns the exit code.
@@ -114,6 +117,7 @@ pub fn run() -> i32 {
         Command::Graph(args) => graph::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Prompt(args) => prompt::run(args),
+        Command::Mcp(args) => mcp::run(args),
     }
 }
 

@@ -176,7 +176,7 @@ impl Engine {
         let tree = Tree::new(&session);
         let mut checkpoints: Vec<Option<Box<State>>> = vec![None; session.messages.len()];
         replay_all(&ir, &session, &tree, &init, |m, st| {
-            if session.messages[m as usize].depth % stride == 0 {
+            if session.messages[m as usize].depth.is_multiple_of(stride) {
                 checkpoints[m as usize] = Some(Box::new(st.clone()));
             }
         });

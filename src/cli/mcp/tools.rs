@@ -1,0 +1,863 @@
+//! The tools of `troupe mcp` (docs/mcp.md): each one's input and output
+//! schema, and its call through the library's public API (`troupe::…`
+//! only). A tool's result is the `--json` document of the command it
+//! mirrors (Format 20.1) as `structuredContent`, with a short text; a
+//! failure is a result with `isError` and the diagnostics. Arguments that
+//! do not fit the input schema are the caller's protocol error.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::root::{PathError, Root};
+
+/// What a tool call returns.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The `structuredContent`: the tool's document, or on failure
+    /// `{"error", "message", "diagnostics"}`.
+    pub structured: Value,
+    /// A short summary for people and models.
+    pub text: String,
+    /// True for a failure (`isError`).
+    pub is_error: bool,
+}
+
+impl Outcome {
+    fn ok(structured: Value, text: String) -> Outcome {
+        Outcome {
+            structured,
+            text,
+            is_error: false,
+        }
+    }
+}
+
+/// A tool's description for `tools/list`.
+#[derive(Debug, Clone)]
+pub struct ToolDef {
+    /// The tool's name.
+    pub name: &'static str,
+    /// A human-readable title.
+    pub title: &'static str,
+    /// What it does.
+    pub description: &'static str,
+    /// The JSON Schema of its arguments.
+    pub input: Value,
+    /// The JSON Schema of its `structuredContent` on success.
+    pub output: Value,
+    /// True when it writes nothing.
+    pub read_only: bool,
+}
+
+const PACK: &str = "A pack directory, a bundle (.json/.yaml) or a package (.troupe), relative to the server's root";
+const SESSION: &str = "A session file (.jsonl) relative to the server's root, or the name of a recorded session the pack carries (`inn.jsonl`, `sessions/inn.jsonl`)";
+
+fn string(description: &str) -> Value {
+    json!({"type": "string", "description": description})
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+/// An output schema of Format 20.1 (`schemas/output/<name>.schema.json`).
+fn output_schema(name: &str) -> Value {
+    troupe::output_schemas()
+        .iter()
+        .find(|(n, _)| *n == name)
+        .and_then(|(_, text)| serde_json::from_str(text).ok())
+        .unwrap_or_else(|| json!({"type": "object"}))
+}
+
+/// A document that is not an object (a list, a string) as the one member
+/// of an object: `structuredContent` is always an object.
+fn wrapped(member: &str, name: &str) -> Value {
+    let mut inner = output_schema(name);
+    if let Some(o) = inner.as_object_mut() {
+        o.remove("$schema");
+        o.remove("$id");
+    }
+    json!({
+        "type": "object",
+        "properties": {member: inner},
+        "required": [member],
+        "additionalProperties": false,
+    })
+}
+
+fn nullable(t: &str) -> Value {
+    json!({"type": [t, "null"]})
+}
+
+/// The diagnostic of Format 17.2 as the documents write it.
+fn diagnostic_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["code", "severity", "file", "pointer", "line", "column", "message"],
+        "properties": {
+            "code": {"type": "string"},
+            "severity": {"enum": ["error", "warning"]},
+            "file": nullable("string"),
+            "pointer": nullable("string"),
+            "line": nullable("integer"),
+            "column": nullable("integer"),
+            "message": {"type": "string"},
+            "help": {"type": "string"}
+        }
+    })
+}
+
+fn test_schema() -> Value {
+    let status = json!({"enum": ["PASS", "FAIL", "SKIP", "ERR"]});
+    json!({
+        "type": "object",
+        "description": "The document `troupe test --json` prints (Format 21.2).",
+        "required": ["pack", "status", "exit_code", "stages", "coverage"],
+        "properties": {
+            "pack": {"type": "string"},
+            "status": {"enum": ["PASS", "FAIL", "ERR"]},
+            "exit_code": {"type": "integer"},
+            "stages": {"type": "array", "items": {
+                "type": "object",
+                "required": ["stage", "status", "reason", "diagnostics", "tests"],
+                "properties": {
+                    "stage": {"type": "string"},
+                    "status": status,
+                    "reason": nullable("string"),
+                    "diagnostics": {"type": "array", "items": diagnostic_schema()},
+                    "tests": {"type": "array", "items": {
+                        "type": "object",
+                        "required": ["name", "file", "status", "reason", "failures"],
+                        "properties": {
+                            "name": {"type": "string"},
+                            "file": nullable("string"),
+                            "status": status,
+                            "reason": nullable("string"),
+                            "failures": {"type": "array", "items": {
+                                "type": "object",
+                                "required": ["message", "file", "pointer", "line", "column", "expected", "actual"]
+                            }}
+                        }
+                    }}
+                }
+            }},
+            "coverage": {"description": "Format 21.6"}
+        }
+    })
+}
+
+/// Every tool, in the order `tools/list` gives them.
+pub fn definitions() -> Vec<ToolDef> {
+    let pack = || string(PACK);
+    let session = || string(SESSION);
+    vec![
+        ToolDef {
+            name: "check",
+            title: "Check packs, bundles, packages or sessions",
+            description: "Checks inputs as `troupe check --json` does (Format 17): directories as packs, .troupe files as packages, .jsonl files as sessions of a bundle or pack given with them. Returns the check document (valid, errors, warnings, diagnostics); isError when the input does not conform.",
+            input: object(
+                json!({
+                    "paths": {"type": "array", "items": {"type": "string"}, "minItems": 1,
+                              "description": "Paths relative to the server's root"},
+                    "strict": {"type": "boolean", "description": "Warnings fail the check too"}
+                }),
+                &["paths"],
+            ),
+            output: output_schema("check"),
+            read_only: true,
+        },
+        ToolDef {
+            name: "test",
+            title: "Run a pack's tests",
+            description: "Runs the test pyramid of a pack directory as `troupe test --json` does (Format 21): check, static assertions, turn fixtures, recorded sessions and snapshots (compared, never written), playtests, coverage. isError when the run does not pass.",
+            input: object(
+                json!({
+                    "pack": string("A pack directory, relative to the server's root"),
+                    "test": string("Run only the fixture with this name")
+                }),
+                &["pack"],
+            ),
+            output: test_schema(),
+            read_only: true,
+        },
+        ToolDef {
+            name: "compile",
+            title: "Compile a package",
+            description: "Checks a pack and compiles it to a package (Format 14.4), as `troupe compile` does; with `out`, writes the package there (inside the root, atomically). Returns its size and SHA-256.",
+            input: object(
+                json!({
+                    "pack": pack(),
+                    "out": string("Where to write the package (.troupe), relative to the server's root; without it nothing is written")
+                }),
+                &["pack"],
+            ),
+            output: json!({
+                "type": "object",
+                "required": ["pack", "out", "bytes", "sha256", "warnings"],
+                "properties": {
+                    "pack": {"type": "string"},
+                    "out": nullable("string"),
+                    "bytes": {"type": "integer", "minimum": 0},
+                    "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                    "warnings": {"type": "array", "items": diagnostic_schema()}
+                },
+                "additionalProperties": false
+            }),
+            read_only: false,
+        },
+        ToolDef {
+            name: "state",
+            title: "State at a message",
+            description: "The flattened state at a message of a session, with turn, round and ending (Format 8.6), as `troupe state --json`; without a session or `at`, the initial state.",
+            input: object(
+                json!({
+                    "pack": pack(),
+                    "session": session(),
+                    "at": string("The message ID (default: the initial state)")
+                }),
+                &["pack"],
+            ),
+            output: output_schema("state"),
+            read_only: true,
+        },
+        ToolDef {
+            name: "knows",
+            title: "Who knows a part or a summary",
+            description: "Who knows part N or the summary of a message (Format 7.4, 12.5), as `troupe knows --json`: character IDs in code point order, as `{\"knows\": [...]}`. Give exactly one of `part` and `summary: true`.",
+            input: object(
+                json!({
+                    "pack": pack(),
+                    "session": session(),
+                    "message": string("The message ID"),
+                    "part": {"type": "integer", "minimum": 0, "description": "The index of one of its parts"},
+                    "summary": {"type": "boolean", "description": "Ask about the message's summary"}
+                }),
+                &["pack", "session", "message"],
+            ),
+            output: wrapped("knows", "knows"),
+            read_only: true,
+        },
+        ToolDef {
+            name: "ended",
+            title: "Has the story ended",
+            description: "Whether the story has ended at a message, and by what (Format 9.3), as `troupe ended --json`.",
+            input: object(
+                json!({
+                    "pack": pack(),
+                    "session": session(),
+                    "at": string("The message ID (default: the session's last message in file order)")
+                }),
+                &["pack", "session"],
+            ),
+            output: output_schema("ended"),
+            read_only: true,
+        },
+        ToolDef {
+            name: "explain",
+            title: "Which lore is active, and why",
+            description: "Which lore entries are active at a message and why (Format 5.3), as `troupe explain --json`.",
+            input: object(
+                json!({
+                    "pack": pack(),
+                    "session": session(),
+                    "at": string("The message ID (default: the session's last message in file order)")
+                }),
+                &["pack", "session"],
+            ),
+            output: output_schema("explain"),
+            read_only: true,
+        },
+        ToolDef {
+            name: "render",
+            title: "Render a template",
+            description: "Renders a template (Format 10) at a message's state (or the initial state), as `troupe render --json`, as `{\"text\": ...}`.",
+            input: object(
+                json!({
+                    "pack": pack(),
+                    "text": string("The template text"),
+                    "session": session(),
+                    "at": string("The message whose state the macros read (default: the initial state)"),
+                    "char": string("The character {{char}} means"),
+                    "owner": string("The owner `own` means (a character, a world or the scenario)"),
+                    "narrator": {"type": "boolean", "description": "The text is for a narrator message"}
+                }),
+                &["pack", "text"],
+            ),
+            output: wrapped("text", "render"),
+            read_only: true,
+        },
+        ToolDef {
+            name: "cel_check",
+            title: "Type-check a CEL condition",
+            description: "Parses and type-checks a CEL expression (Format 11) as `troupe cel check` does: against a pack's scenario declarations (state.…, difficulty.…, turn, …) when `pack` is given, else against `decls`. Returns its type; isError with CEL_SYNTAX/CEL_TYPE diagnostics when it does not check.",
+            input: object(
+                json!({
+                    "expr": string("The CEL expression"),
+                    "pack": pack(),
+                    "scenario": string("The scenario (default: the pack's first)"),
+                    "decls": {"type": "object", "additionalProperties": {"type": "string"},
+                              "description": "Without a pack: names and their types (`{\"trust\": \"map(string, double)\"}`)"}
+                }),
+                &["expr"],
+            ),
+            output: json!({
+                "type": "object",
+                "required": ["type", "scenario"],
+                "properties": {"type": {"type": "string"}, "scenario": nullable("string")},
+                "additionalProperties": false
+            }),
+            read_only: true,
+        },
+        ToolDef {
+            name: "run",
+            title: "Play lines through a pack",
+            description: "Plays the player's lines one turn each (Format 18.5) until they run out or the session ends, as `troupe run --json`: the transcript document (opening, turns, unplayed, score). Writes nothing; runs the rules or fake runtime only.",
+            input: object(
+                json!({
+                    "pack": pack(),
+                    "lines": {"type": "array", "items": {"type": "string"}, "description": "The first player's inputs, one per turn"},
+                    "seed": {"type": "integer", "minimum": 0, "maximum": 18446744073709551615_u64, "description": "The generator seed (default 0)"},
+                    "difficulty": string("The difficulty preset (default: the scenario's)"),
+                    "scenario": string("The scenario (default: the first)"),
+                    "opening": string("The opening (default: the first offered)"),
+                    "player_name": string("The player's name, as macros show it (default Player)"),
+                    "runtime": {"enum": ["rules", "fake"], "description": "The runtime (default rules)"}
+                }),
+                &["pack", "lines"],
+            ),
+            output: output_schema("run"),
+            read_only: true,
+        },
+    ]
+}
+
+/// Why arguments were refused before the tool ran: the JSON-RPC error
+/// `invalid params`.
+#[derive(Debug)]
+pub struct BadCall(pub String);
+
+/// Calls tool `name` with `args` (already checked against its input
+/// schema by the caller).
+pub fn call(root: &Root, name: &str, args: Value) -> Result<Outcome, BadCall> {
+    fn parse<T: for<'de> Deserialize<'de>>(args: Value) -> Result<T, BadCall> {
+        serde_json::from_value(args).map_err(|e| BadCall(format!("invalid arguments: {e}")))
+    }
+    let outcome = match name {
+        "check" => check(root, parse(args)?),
+        "test" => test(root, parse(args)?),
+        "compile" => compile(root, parse(args)?),
+        "state" => state(root, parse(args)?),
+        "knows" => knows(root, parse(args)?),
+        "ended" => ended_or_explain(root, parse(args)?, false),
+        "explain" => ended_or_explain(root, parse(args)?, true),
+        "render" => render(root, parse(args)?),
+        "cel_check" => cel_check(root, parse(args)?),
+        "run" => run(root, parse(args)?),
+        other => return Err(BadCall(format!("no tool `{other}`"))),
+    };
+    Ok(outcome.unwrap_or_else(|failed| failed))
+}
+
+/// A failure of the library as a tool result.
+fn failure(e: &troupe::Error) -> Outcome {
+    Outcome {
+        structured: json!({
+            "error": e.kind().as_str(),
+            "message": e.to_string(),
+            "diagnostics": e.diagnostics(),
+        }),
+        text: e.render(),
+        is_error: true,
+    }
+}
+
+/// A path that was refused as a tool result: PATH_TRAVERSAL outside the
+/// root, MISSING_FILE when nothing is there.
+fn path_failure(e: &PathError) -> Outcome {
+    let (kind, code) = match e {
+        PathError::Outside(_) => ("refused", troupe::Code::PathTraversal),
+        PathError::Missing(_) => ("not_found", troupe::Code::MissingFile),
+        PathError::Unusable(_) => ("refused", troupe::Code::Io),
+    };
+    let diagnostic = troupe::Diagnostic::error(code, e.message());
+    Outcome {
+        structured: json!({"error": kind, "message": e.message(), "diagnostics": [diagnostic]}),
+        text: format!("{}: {}\n", code.as_str(), e.message()),
+        is_error: true,
+    }
+}
+
+/// A failure without diagnostics (a usage the library refused).
+fn plain_failure(kind: &str, message: String) -> Outcome {
+    Outcome {
+        structured: json!({"error": kind, "message": message, "diagnostics": []}),
+        text: format!("{message}\n"),
+        is_error: true,
+    }
+}
+
+type Step<T> = Result<T, Outcome>;
+
+fn existing(root: &Root, arg: &str) -> Step<PathBuf> {
+    root.existing(arg).map_err(|e| path_failure(&e))
+}
+
+fn open(root: &Root, arg: &str) -> Step<troupe::Pack> {
+    let path = existing(root, arg)?;
+    troupe::Pack::open(&path).map_err(|e| failure(&e))
+}
+
+/// A session inside the root, else a recorded session of the pack.
+fn history(root: &Root, pack: &troupe::Pack, session: &str) -> Step<troupe::History> {
+    match root.existing(session) {
+        Ok(path) if path.is_file() => pack.history_file(&path).map_err(|e| failure(&e)),
+        Err(e @ PathError::Outside(_)) => Err(path_failure(&e)),
+        _ => {
+            let name = session.strip_prefix("sessions/").unwrap_or(session);
+            if pack.recorded().contains(&name) {
+                pack.recorded_history(name).map_err(|e| failure(&e))
+            } else {
+                Err(path_failure(&PathError::Missing(format!(
+                    "no session file `{session}` inside the root, and the pack carries no recorded session of that name"
+                ))))
+            }
+        }
+    }
+}
+
+/// The session `session` names, or without one the initial state (then
+/// `at` may not be given).
+fn session_or_initial(
+    root: &Root,
+    pack: &troupe::Pack,
+    session: Option<&str>,
+    at: Option<&str>,
+) -> Step<troupe::History> {
+    match session {
+        Some(s) => history(root, pack, s),
+        None if at.is_some() => Err(plain_failure(
+            "not_found",
+            "`at` names a message of a session: give `session` too".into(),
+        )),
+        None => pack.initial(None).map_err(|e| failure(&e)),
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// The first diagnostics of a document, one line each.
+fn diagnostic_lines(diags: &Value, limit: usize) -> String {
+    let mut out = String::new();
+    let list = diags.as_array().map_or(&[][..], Vec::as_slice);
+    for d in list.iter().take(limit) {
+        let at = match (d["file"].as_str(), d["line"].as_u64()) {
+            (Some(f), Some(l)) => format!(" {f}:{l}"),
+            (Some(f), None) => format!(" {f}"),
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "{}[{}]{at}: {}\n",
+            d["severity"].as_str().unwrap_or(""),
+            d["code"].as_str().unwrap_or(""),
+            d["message"].as_str().unwrap_or("")
+        ));
+    }
+    if list.len() > limit {
+        out.push_str(&format!("… and {} more\n", list.len() - limit));
+    }
+    out
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CheckArgs {
+    paths: Vec<String>,
+    #[serde(default)]
+    strict: bool,
+}
+
+fn check(root: &Root, a: CheckArgs) -> Step<Outcome> {
+    let paths = a
+        .paths
+        .iter()
+        .map(|p| {
+            root.existing(p).or_else(|e| match e {
+                // A missing path is the check's own diagnostic (MISSING_FILE).
+                PathError::Missing(_) => Ok(PathBuf::from(p)),
+                e => Err(path_failure(&e)),
+            })
+        })
+        .collect::<Step<Vec<PathBuf>>>()?;
+    let report = troupe::check(&paths);
+    let doc = report.to_json(a.strict);
+    let valid = report.is_valid(a.strict);
+    let text = format!(
+        "{}: {} error(s), {} warning(s)\n{}",
+        if valid { "valid" } else { "invalid" },
+        report.errors(),
+        report.warnings(),
+        diagnostic_lines(&doc["diagnostics"], 20)
+    );
+    Ok(Outcome {
+        structured: doc,
+        text,
+        is_error: !valid,
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestArgs {
+    pack: String,
+    test: Option<String>,
+}
+
+fn test(root: &Root, a: TestArgs) -> Step<Outcome> {
+    let path = existing(root, &a.pack)?;
+    if !path.is_dir() {
+        return Err(plain_failure(
+            "refused",
+            format!(
+                "`{}` is not a pack directory; the test runner needs one (Format 21)",
+                a.pack
+            ),
+        ));
+    }
+    let mut doc = troupe::test_report(&path, a.test.as_deref()).map_err(|e| failure(&e))?;
+    doc["pack"] = Value::String(a.pack.clone());
+    let mut text = format!(
+        "{} (exit code {})\n",
+        doc["status"].as_str().unwrap_or("?"),
+        doc["exit_code"]
+    );
+    for stage in doc["stages"].as_array().map_or(&[][..], Vec::as_slice) {
+        let tests = stage["tests"].as_array().map_or(&[][..], Vec::as_slice);
+        let failed = tests.iter().filter(|t| t["status"] != "PASS").count();
+        text.push_str(&format!(
+            "{} {}: {} test(s), {failed} not passed{}\n",
+            stage["status"].as_str().unwrap_or("?"),
+            stage["stage"].as_str().unwrap_or("?"),
+            tests.len(),
+            stage["reason"]
+                .as_str()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
+        ));
+        text.push_str(&diagnostic_lines(&stage["diagnostics"], 10));
+    }
+    let is_error = doc["exit_code"] != 0;
+    Ok(Outcome {
+        structured: doc,
+        text,
+        is_error,
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompileArgs {
+    pack: String,
+    out: Option<String>,
+}
+
+fn compile(root: &Root, a: CompileArgs) -> Step<Outcome> {
+    use sha2::{Digest, Sha256};
+    let input = existing(root, &a.pack)?;
+    let out = match &a.out {
+        Some(o) => Some(root.writable(o).map_err(|e| path_failure(&e))?),
+        None => None,
+    };
+    if out.as_deref() == Some(input.as_path()) {
+        return Err(plain_failure(
+            "refused",
+            format!("the output `{}` is the input; nothing was written", a.pack),
+        ));
+    }
+    let options = troupe::OpenOptions {
+        use_ir: false,
+        verify_ir: false,
+    };
+    let pack = troupe::Pack::open_with(&input, options).map_err(|e| failure(&e))?;
+    let bytes = pack.compile().map_err(|e| failure(&e))?;
+    if let Some(target) = &out {
+        write_atomic(target, &bytes)
+            .map_err(|e| plain_failure("io", format!("cannot write {}: {e}", target.display())))?;
+    }
+    let sha: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let text = match &a.out {
+        Some(o) => format!("compiled {} → {o} ({} bytes)\n", a.pack, bytes.len()),
+        None => format!(
+            "{} compiles: {} bytes (nothing written without `out`)\n",
+            a.pack,
+            bytes.len()
+        ),
+    };
+    let warnings = to_json(&pack.warnings());
+    Ok(Outcome::ok(
+        json!({"pack": a.pack, "out": a.out, "bytes": bytes.len(), "sha256": sha, "warnings": warnings}),
+        text,
+    ))
+}
+
+/// Writes `bytes` to a temporary file beside `target`, then renames it
+/// over `target` (Format 16.3: no partial file is ever left at `target`).
+fn write_atomic(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.partial", std::process::id()));
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, target)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StateArgs {
+    pack: String,
+    session: Option<String>,
+    at: Option<String>,
+}
+
+fn state(root: &Root, a: StateArgs) -> Step<Outcome> {
+    let pack = open(root, &a.pack)?;
+    let history = session_or_initial(root, &pack, a.session.as_deref(), a.at.as_deref())?;
+    let view = history.state(a.at.as_deref()).map_err(|e| failure(&e))?;
+    let mut text = match &view.at {
+        Some(id) => format!(
+            "state at message {id}: turn {}, round {}",
+            view.turn, view.round
+        ),
+        None => "initial state".to_string(),
+    };
+    match (&view.outcome, view.ended) {
+        (Some(o), _) => text.push_str(&format!("; ended: outcome {o}")),
+        (None, true) => text.push_str("; ended"),
+        _ => {}
+    }
+    text.push('\n');
+    for (k, v) in &view.state {
+        text.push_str(&format!("  {k} = {v}\n"));
+    }
+    Ok(Outcome::ok(to_json(&view), text))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KnowsArgs {
+    pack: String,
+    session: String,
+    message: String,
+    part: Option<usize>,
+    #[serde(default)]
+    summary: bool,
+}
+
+fn knows(root: &Root, a: KnowsArgs) -> Step<Outcome> {
+    let what = match (a.part, a.summary) {
+        (Some(p), false) => troupe::Knowable::Part(p),
+        (None, true) => troupe::Knowable::Summary,
+        _ => {
+            return Err(plain_failure(
+                "refused",
+                "give exactly one of `part` and `summary: true`".into(),
+            ))
+        }
+    };
+    let pack = open(root, &a.pack)?;
+    let history = history(root, &pack, &a.session)?;
+    let who = history.knows(&a.message, what).map_err(|e| failure(&e))?;
+    let text = if who.is_empty() {
+        "nobody\n".to_string()
+    } else {
+        format!("{}\n", who.join(", "))
+    };
+    Ok(Outcome::ok(json!({ "knows": who }), text))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AtArgs {
+    pack: String,
+    session: String,
+    at: Option<String>,
+}
+
+fn ended_or_explain(root: &Root, a: AtArgs, explain: bool) -> Step<Outcome> {
+    let pack = open(root, &a.pack)?;
+    let history = history(root, &pack, &a.session)?;
+    let at = match a.at.as_deref().or(history.last_id()) {
+        Some(id) => id.to_string(),
+        None => {
+            return Err(plain_failure(
+                "not_found",
+                "the session has no message to ask about".into(),
+            ))
+        }
+    };
+    if explain {
+        let x = history.explain(&at).map_err(|e| failure(&e))?;
+        let active: Vec<String> = x
+            .entries
+            .iter()
+            .filter(|e| e.active)
+            .map(|e| e.id.clone())
+            .collect();
+        let text = format!(
+            "{} of {} lore entries active at {at} (scenario {}){}\n",
+            x.active,
+            x.entries.len(),
+            x.scenario,
+            if active.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", active.join(", "))
+            }
+        );
+        return Ok(Outcome::ok(to_json(&x), text));
+    }
+    let view = history.ended_at(&at).map_err(|e| failure(&e))?;
+    let text = match &view.ending {
+        Some(e) => format!(
+            "ended at {at}: {} `{}` (recorded at message {})\n",
+            e.kind, e.id, e.message
+        ),
+        None => format!("not ended at {at}\n"),
+    };
+    Ok(Outcome::ok(to_json(&view), text))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RenderArgs {
+    pack: String,
+    text: String,
+    session: Option<String>,
+    at: Option<String>,
+    #[serde(rename = "char")]
+    char_id: Option<String>,
+    owner: Option<String>,
+    #[serde(default)]
+    narrator: bool,
+}
+
+fn render(root: &Root, a: RenderArgs) -> Step<Outcome> {
+    let pack = open(root, &a.pack)?;
+    let history = session_or_initial(root, &pack, a.session.as_deref(), a.at.as_deref())?;
+    let who = troupe::RenderOptions {
+        char: a.char_id,
+        owner: a.owner,
+        narrator: a.narrator,
+    };
+    let out = history
+        .render(&a.text, a.at.as_deref(), &who)
+        .map_err(|e| failure(&e))?;
+    Ok(Outcome::ok(json!({ "text": out }), format!("{out}\n")))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CelArgs {
+    expr: String,
+    pack: Option<String>,
+    scenario: Option<String>,
+    #[serde(default)]
+    decls: Map<String, Value>,
+}
+
+fn cel_check(root: &Root, a: CelArgs) -> Step<Outcome> {
+    let pack = match &a.pack {
+        Some(p) => Some(open(root, p)?),
+        None => None,
+    };
+    let decls: Vec<(&str, &str)> = a
+        .decls
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or("")))
+        .collect();
+    let checked = troupe::cel_check(&a.expr, pack.as_ref(), a.scenario.as_deref(), &decls)
+        .map_err(|e| failure(&e))?;
+    let text = match &checked.scenario {
+        Some(s) => format!("{} (checked against scenario `{s}`)\n", checked.result_type),
+        None => format!("{}\n", checked.result_type),
+    };
+    Ok(Outcome::ok(to_json(&checked), text))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunArgs {
+    pack: String,
+    lines: Vec<String>,
+    #[serde(default)]
+    seed: u64,
+    difficulty: Option<String>,
+    scenario: Option<String>,
+    opening: Option<String>,
+    player_name: Option<String>,
+    runtime: Option<String>,
+}
+
+fn run(root: &Root, a: RunArgs) -> Step<Outcome> {
+    let pack = open(root, &a.pack)?;
+    let options = troupe::SessionOptions {
+        scenario: a.scenario,
+        seed: a.seed,
+        difficulty: a.difficulty,
+        opening: a.opening,
+        player_name: a.player_name,
+        runtime: match a.runtime.as_deref() {
+            Some("fake") => troupe::RuntimeChoice::Fake,
+            _ => troupe::RuntimeChoice::Rules,
+        },
+        ..Default::default()
+    };
+    let doc = troupe::transcript(&pack, &a.lines, options).map_err(|e| failure(&e))?;
+    let turns = doc["turns"].as_array().map_or(&[][..], Vec::as_slice);
+    let mut text = format!(
+        "{} turn(s) played, {} line(s) unplayed\n",
+        turns.len(),
+        doc["unplayed"]
+    );
+    for t in turns {
+        let reply = t["reply"].as_str().unwrap_or("(no reply)");
+        text.push_str(&format!("turn {}: {reply}\n", t["turn"]));
+    }
+    if let Some(last) = turns.last() {
+        if last["ended"] == true {
+            match last["outcome"].as_str() {
+                Some(o) => text.push_str(&format!("the story has ended: outcome {o}\n")),
+                None => text.push_str("the story has ended\n"),
+            }
+        }
+    }
+    if !doc["score"].is_null() {
+        text.push_str(&format!("score: {}\n", doc["score"]["total"]));
+    }
+    Ok(Outcome::ok(doc, text))
+}

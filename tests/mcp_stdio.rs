@@ -1,0 +1,135 @@
+//! `troupe mcp` over its stdio (docs/mcp.md): the binary answers
+//! `initialize` with the pinned protocol revision and `tools/list` with
+//! every tool, each with an input and an output schema; a tool's failure is
+//! a result with `isError`, a call that does not fit the schema a JSON-RPC
+//! error. (The stock-client tests are `tests/mcp/test_mcp.py`.)
+#![cfg(feature = "mcp")]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+/// Sends `requests` (one JSON-RPC message per line), closes stdin and
+/// returns every response line, in order.
+fn exchange(requests: &[Value]) -> Vec<Value> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(["mcp", "--root", env!("CARGO_MANIFEST_DIR")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("troupe mcp starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let expected = requests.iter().filter(|r| r.get("id").is_some()).count();
+    let mut lines = stdout.lines();
+    let mut out = Vec::new();
+    // One request at a time: each answer is read before the next is sent,
+    // so no response can be lost when stdin closes.
+    for r in requests {
+        writeln!(stdin, "{r}").unwrap();
+        stdin.flush().unwrap();
+        if r.get("id").is_some() {
+            let line = lines.next().expect("a response").unwrap();
+            out.push(serde_json::from_str(&line).expect("a JSON-RPC line"));
+        }
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "troupe mcp exits 0 when stdin closes");
+    assert_eq!(out.len(), expected);
+    out
+}
+
+fn initialize() -> Vec<Value> {
+    vec![
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "cargo-test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ]
+}
+
+#[test]
+fn initialize_and_tools_list_over_stdio() {
+    let mut requests = initialize();
+    requests.push(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let out = exchange(&requests);
+    let init = &out[0]["result"];
+    assert_eq!(init["protocolVersion"], "2025-06-18");
+    assert_eq!(init["serverInfo"]["name"], "troupe");
+    assert!(init["capabilities"]["tools"].is_object());
+    assert!(init["capabilities"]["resources"].is_object());
+    let tools = out[1]["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "check",
+            "test",
+            "compile",
+            "state",
+            "knows",
+            "ended",
+            "explain",
+            "render",
+            "cel_check",
+            "run"
+        ]
+    );
+    for t in tools {
+        assert_eq!(t["inputSchema"]["type"], "object", "{}", t["name"]);
+        assert_eq!(t["outputSchema"]["type"], "object", "{}", t["name"]);
+    }
+}
+
+#[test]
+fn a_newer_revision_asked_for_is_answered_with_the_pinned_one() {
+    let mut requests = initialize();
+    requests[0]["params"]["protocolVersion"] = json!("2025-11-25");
+    let out = exchange(&requests[..1]);
+    assert_eq!(out[0]["result"]["protocolVersion"], "2025-06-18");
+}
+
+#[test]
+fn tool_failures_are_results_and_misuse_is_a_jsonrpc_error() {
+    let mut requests = initialize();
+    requests.push(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "check", "arguments": {"paths": ["examples/broken/cel-syntax.bundle.json"]}}}),
+    );
+    requests.push(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "state", "arguments": {"pack": "../outside"}}}),
+    );
+    requests.push(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "state", "arguments": {"pack": 7}}}),
+    );
+    requests.push(
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "no_such_tool", "arguments": {}}}),
+    );
+    let out = exchange(&requests);
+    let check = &out[1]["result"];
+    assert_eq!(check["isError"], true);
+    assert_eq!(check["structuredContent"]["valid"], false);
+    assert_eq!(
+        check["structuredContent"]["diagnostics"][0]["code"],
+        "CEL_SYNTAX"
+    );
+    assert_eq!(
+        check["structuredContent"]["diagnostics"][0]["file"],
+        "examples/broken/cel-syntax.bundle.json"
+    );
+    let outside = &out[2]["result"];
+    assert_eq!(outside["isError"], true);
+    assert_eq!(outside["structuredContent"]["error"], "refused");
+    assert_eq!(
+        outside["structuredContent"]["diagnostics"][0]["code"],
+        "PATH_TRAVERSAL"
+    );
+    assert_eq!(out[3]["error"]["code"], -32602);
+    assert_eq!(out[4]["error"]["code"], -32602);
+}
