@@ -68,7 +68,7 @@ pub use diag::{Code, Diagnostic, Location, Severity};
 pub use runtime::safety::Status as SafetyStatus;
 pub use runtime::{
     Changes, FiringRecord, OpenOptions, OpeningResult, Proposal, Reply, Runtime, Score,
-    SessionControl, TurnContext, TurnResult,
+    SessionControl, SettingsResult, TurnContext, TurnResult,
 };
 
 /// The lore explanation's parts (Format 5.3), as [`Explanation`] holds them.

@@ -200,6 +200,7 @@ fn test_selects_by_fixture_id_file_name_or_stem_and_lists_names_otherwise() {
                 "golden_rules_fatigue (golden_rules_fatigue.yaml)".into(),
                 "golden_rules_safety (golden_rules_safety.yaml)".into(),
                 "golden_rules_walkout (golden_rules_walkout.yaml)".into(),
+                "golden_settings_change (golden_settings_change.yaml)".into(),
                 "golden_used_car_negotiation (golden_used_car_negotiation.yaml)".into(),
                 "smoke_used_car_negotiation (smoke_used_car_negotiation.yaml)".into(),
             ]
@@ -431,6 +432,13 @@ fn a_changed_event_threshold_fails_the_golden_fixtures() {
             "turn 5: reply expected to contain \"paperwork\", got \"Marco shrugs. 'So, what are you offering?'\"",
             // 4 rules, the opening and 3 emotion branches: 8 of 19 items.
             "coverage 42.1% is below the minimum 50%",
+            // golden_settings_change (Format 8.9): no warm-up, so the deal
+            // is 10 lower from turn 2 on (0, then 25 after the offer).
+            "turn 2: state.deal_progress expected 10, got 0",
+            "turn 2: fired expected 'dealer_warms_up' among the firings, got []",
+            "turn 3: state.deal_progress expected 10, got 0",
+            "turn 4: state.deal_progress expected 35, got 25",
+            "turn 5: state.deal_progress expected 35, got 25",
         ]
     );
     assert_eq!(r.exit_code, 1);

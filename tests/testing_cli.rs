@@ -39,7 +39,7 @@ fn usage_errors_exit_2_and_list_the_fixtures() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("golden_rules_walkout (golden_rules_walkout.yaml), golden_used_car_negotiation (golden_used_car_negotiation.yaml), smoke_used_car_negotiation (smoke_used_car_negotiation.yaml)"),
+        err.contains("golden_rules_walkout (golden_rules_walkout.yaml), golden_settings_change (golden_settings_change.yaml), golden_used_car_negotiation (golden_used_car_negotiation.yaml), smoke_used_car_negotiation (smoke_used_car_negotiation.yaml)"),
         "{err}"
     );
     assert!(o.stdout.is_empty(), "nothing runs");

@@ -190,6 +190,12 @@ impl From<crate::runtime::TurnError> for Error {
                 vec![d],
                 Sources::new(),
             ),
+            crate::runtime::TurnError::Settings(d) => Error::with_diagnostics(
+                ErrorKind::Refused,
+                "the settings do not fit the scenario's difficulty (Format 8.9)",
+                d,
+                Sources::new(),
+            ),
         }
     }
 }

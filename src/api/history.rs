@@ -56,6 +56,11 @@ pub struct StateView {
     pub outcome: Option<String>,
     /// The flattened state (Format 8.6), in state order.
     pub state: Map<String, Value>,
+    /// The settings there (`{"difficulty": preset, "knobs": {knob:
+    /// value}}`) when a message on the path changed them (Format 8.9);
+    /// `None` (left out of the JSON) otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settings: Option<Value>,
 }
 
 /// What ended the story (Format 9.3).
@@ -238,6 +243,10 @@ impl History {
             ended: ending.is_some(),
             outcome: ending.filter(|e| e.outcome).map(|e| e.id),
             state: self.engine.flatten(&state),
+            settings: state
+                .settings
+                .as_ref()
+                .and_then(|s| s.to_json(&self.engine.ir)),
         })
     }
 

@@ -8,7 +8,9 @@ use serde_json::{Map, Value};
 use super::error::Result;
 use super::history::History;
 use super::pack::Pack;
-use crate::runtime::{self, OpeningResult, Runtime, RuntimeKind, Score, TurnResult};
+use crate::runtime::{
+    self, OpeningResult, Runtime, RuntimeKind, Score, SettingsResult, TurnResult,
+};
 
 /// Which runtime proposes replies and changes (Format 18.7).
 ///
@@ -200,6 +202,41 @@ impl Session {
     /// `player` (the first player when `player` is not one).
     pub fn turn_as(&mut self, player: &str, text: &str) -> Result<TurnResult> {
         Ok(self.inner.turn_as(player, text)?)
+    }
+
+    /// The session's host changes the difficulty settings from now on
+    /// (Format 8.9). `settings` is `{"difficulty"?: preset id, "knobs"?:
+    /// {knob id: number}}`: the preset with all its knob values, then the
+    /// knob values given. A settings message by the narrator is written
+    /// after the current message and events and outcomes are evaluated at
+    /// it; conditions evaluated from then on (events, outcomes, rules,
+    /// derived variables, `emotion`, scores) read `difficulty.preset` and
+    /// `difficulty.<knob>` anew, while variables (one that started at a
+    /// knob included) and firings already recorded keep their values.
+    /// The change follows branches: [`Session::undo`] past it, or
+    /// [`Session::go_to`] a message before it, leaves it off the path.
+    ///
+    /// ```
+    /// use troupe::{Pack, SessionOptions};
+    /// let pack = Pack::open("examples/packs/everyday-negotiation")?;
+    /// let mut s = pack.start(SessionOptions::default())?;
+    /// let change = s.change_settings(&serde_json::json!({"difficulty": "hard"}))?;
+    /// assert_eq!(change.message.as_deref(), Some("m2"));
+    /// assert_eq!(s.state()["patience"], 60); // the variable keeps its value
+    /// # Ok::<(), troupe::Error>(())
+    /// ```
+    ///
+    /// Errors, with nothing written: [`ErrorKind::Refused`] with
+    /// SETTINGS_INVALID, SETTINGS_NOT_DECLARED or UNKNOWN_FIELD
+    /// diagnostics at `settings/…`; [`ErrorKind::Ended`] once the session
+    /// has ended; [`ErrorKind::Io`] when the session file cannot be
+    /// written. Under the fake runtime nothing is written.
+    ///
+    /// [`ErrorKind::Refused`]: super::ErrorKind::Refused
+    /// [`ErrorKind::Ended`]: super::ErrorKind::Ended
+    /// [`ErrorKind::Io`]: super::ErrorKind::Io
+    pub fn change_settings(&mut self, settings: &Value) -> Result<SettingsResult> {
+        Ok(self.inner.change_settings(settings)?)
     }
 
     /// Takes the last turn back (Format 18.4): the next input becomes a

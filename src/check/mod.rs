@@ -16,6 +16,7 @@ pub mod runtime;
 pub mod schema;
 mod schema_errors;
 pub mod session;
+pub mod settings;
 pub mod story;
 pub mod templates;
 pub mod values;

@@ -315,6 +315,14 @@ fn check_messages(story: &Story, messages: &[&Value], lines: &[u32], out: &mut V
             check_audience(story, aud, &at("/summary/audience"), out);
         }
         check_changes(story, array(m, "changes"), &at("/changes"), out);
+        if let Some(set) = m.get("settings") {
+            super::settings::check_settings(
+                story.scenario.difficulty.as_ref(),
+                set,
+                &at("/settings"),
+                out,
+            );
+        }
         // Path-dependent checks use a scratch copy when there is no path.
         let has_path = path.is_some();
         let mut facts_here = path.take().unwrap_or_default();

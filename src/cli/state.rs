@@ -48,6 +48,13 @@ pub fn run(args: Args) -> i32 {
             }
         }
     }
+    if let Some(set) = &view.settings {
+        // Settings a message on the path changed (Format 8.9).
+        println!(
+            "{}",
+            crate::diag::render::escape_controls(&format!("settings changed on the path: {set}"))
+        );
+    }
     for (k, v) in &view.state {
         println!(
             "  {}",

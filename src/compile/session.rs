@@ -32,6 +32,54 @@ pub struct SummaryIr {
     pub audience: Option<Vec<Who>>,
 }
 
+/// A message's settings change (Format 8.9), resolved against the story's
+/// difficulty.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingsIr {
+    /// The preset it switches to (by index in `DifficultyIr::presets`).
+    pub preset: Option<u16>,
+    /// The knob values it sets (knob index, value as a double), in written
+    /// order, after the preset's.
+    pub knobs: Vec<(u16, f64)>,
+}
+
+/// Lowers a checked `settings` value (Format 8.9): an error for a preset or
+/// knob the story's difficulty does not declare, or a value that is not a
+/// number.
+pub fn lower_settings(ir: &StoryIr, settings: &Value) -> Result<SettingsIr, String> {
+    let d = ir
+        .difficulty
+        .as_ref()
+        .ok_or("the scenario has no difficulty, so it declares no settings")?;
+    let preset = match settings.get("difficulty") {
+        Some(p) => {
+            let p = p.as_str().ok_or("`difficulty` is not a preset ID")?;
+            Some(
+                d.presets
+                    .iter()
+                    .position(|(x, _)| &**x == p)
+                    .ok_or_else(|| format!("no difficulty preset `{p}`"))? as u16,
+            )
+        }
+        None => None,
+    };
+    let mut knobs = Vec::new();
+    if let Some(k) = settings.get("knobs").and_then(Value::as_object) {
+        for (name, v) in k {
+            let i = d
+                .knobs
+                .iter()
+                .position(|x| **x == **name)
+                .ok_or_else(|| format!("no difficulty knob `{name}`"))?;
+            let x = super::value::json_decimal(v)
+                .and_then(|x| rust_decimal::prelude::ToPrimitive::to_f64(&x))
+                .ok_or_else(|| format!("knob `{name}` is not set to a number"))?;
+            knobs.push((i as u16, x));
+        }
+    }
+    Ok(SettingsIr { preset, knobs })
+}
+
 /// One message, resolved.
 #[derive(Debug, Clone)]
 pub struct MessageIr {
@@ -57,6 +105,8 @@ pub struct MessageIr {
     pub summary: Option<SummaryIr>,
     /// Its time.
     pub time: Option<Time>,
+    /// The settings it changes from itself on (Format 8.9).
+    pub settings: Option<SettingsIr>,
 }
 
 /// A compiled session: messages in file order.
@@ -263,6 +313,10 @@ fn lower_message(
         parts,
         summary,
         time: m.get("time").and_then(Value::as_str).and_then(parse_time),
+        settings: match m.get("settings") {
+            Some(x) => Some(lower_settings(ir, x).map_err(e)?),
+            None => None,
+        },
     })
 }
 

@@ -33,14 +33,19 @@ pub fn run_test(
             return Err(suite(format!("unknown `expect` field `{k}`")));
         }
     }
-    let inputs: Vec<String> = t
+    // Each input is a turn's text or a settings step (Format 8.9).
+    let inputs: Vec<Result<String, Value>> = t
         .get("inputs")
         .and_then(Value::as_array)
         .ok_or_else(|| suite("a run test needs `inputs`"))?
         .iter()
-        .map(|v| v.as_str().map(str::to_string))
+        .map(|v| match (v.as_str(), v.get("settings")) {
+            (Some(s), _) => Some(Ok(s.to_string())),
+            (None, Some(set)) => Some(Err(set.clone())),
+            _ => None,
+        })
         .collect::<Option<_>>()
-        .ok_or_else(|| suite("`inputs` holds strings"))?;
+        .ok_or_else(|| suite("`inputs` holds strings and settings steps"))?;
     let options = Options {
         scenario: Some(engine.ir.scenario.to_string()),
         difficulty: t
@@ -76,6 +81,16 @@ pub fn run_test(
     .map_err(|e| fail(e.to_string()))?;
     let mut results = Vec::new();
     for input in &inputs {
+        let input = match input {
+            Ok(text) => text,
+            Err(settings) => {
+                results.push(match session.change_settings(settings) {
+                    Ok(r) => serde_json::to_value(&r).unwrap_or(Value::Null),
+                    Err(e) => Value::String(format!("refused: {e}")),
+                });
+                continue;
+            }
+        };
         match session.turn(input) {
             Ok(r) => {
                 let mut v = serde_json::to_value(&r).unwrap_or(Value::Null);

@@ -101,6 +101,13 @@ codes! {
     FiringMismatch => "FIRING_MISMATCH", Error;
     /// A fixture's static assertion `path` or `check` that does not parse. Format 21.4.
     AssertionSyntax => "ASSERTION_SYNTAX", Error;
+    /// A mid-session settings change (a message's `settings`, a fixture's
+    /// settings step) that is not a settings object, or a knob value that is
+    /// not a number within the decimal limits. Format 8.9.
+    SettingsInvalid => "SETTINGS_INVALID", Error;
+    /// A mid-session settings change for a scenario without difficulty, or
+    /// naming a preset or knob its difficulty does not declare. Format 8.9.
+    SettingsNotDeclared => "SETTINGS_NOT_DECLARED", Error;
     /// Playtest choreography that can never proceed. Format 22.7.
     Deadlock => "DEADLOCK", Error;
     /// A roster larger than the declared player limit, and other advice. Format 17.2.

@@ -221,11 +221,18 @@ impl Point<'_> {
             }
             Source::Preset => {
                 let d = ir.difficulty.as_ref()?;
-                let p = self.session.and_then(|s| s.preset).unwrap_or(d.default);
+                let p = match &state.settings {
+                    Some(s) => s.preset,
+                    None => self.session.and_then(|s| s.preset).unwrap_or(d.default),
+                };
                 Value::String(d.presets.get(p as usize)?.0.clone())
             }
             Source::Knob(k) => {
                 let d = ir.difficulty.as_ref()?;
+                // Settings changed on the path come first (Format 8.9).
+                if let Some(s) = &state.settings {
+                    return Some(Value::Double(*s.knobs.get(*k as usize)?));
+                }
                 let p = self.session.and_then(|s| s.preset).unwrap_or(d.default);
                 Value::Double(*d.presets.get(p as usize)?.1.get(*k as usize)?)
             }

@@ -119,6 +119,9 @@ pub fn step_observed(
         message: &msg.id,
         calls: 0,
     };
+    if let Some(change) = &msg.settings {
+        st.change_settings(ir, session.preset, change);
+    }
     if let (None, Some(o)) = (msg.parent, msg.opening) {
         if let Some(op) = ir.openings.get(o as usize) {
             if let Some(ob) = obs.as_deref_mut() {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::compile::session::Fired;
+use crate::compile::session::{Fired, SettingsIr};
 use crate::compile::value::add;
 use crate::compile::{CastIx, ChangeIr, StoryIr, Val};
 use crate::model::VarType;
@@ -42,6 +42,41 @@ pub struct State {
     /// "fired on this path", kept by [`crate::engine::replay::step`] and the
     /// runtime's firing evaluation alike.
     pub fired: Vec<bool>,
+    /// The settings a message on the path changed (Format 8.9); `None`:
+    /// the session's preset, as at the start.
+    pub settings: Option<Arc<Settings>>,
+}
+
+/// The difficulty settings at a message after a change on its path
+/// (Format 8.9): what `difficulty.preset` and `difficulty.<knob>` read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// The preset, by index in `DifficultyIr::presets`.
+    pub preset: u16,
+    /// Every knob's value, in knob order.
+    pub knobs: Vec<f64>,
+}
+
+impl Settings {
+    /// `{"difficulty": preset id, "knobs": {knob: value}}`, knobs in
+    /// declaration order (the `settings` of `troupe state --json`, 20.1).
+    pub fn to_json(&self, ir: &StoryIr) -> Option<serde_json::Value> {
+        let d = ir.difficulty.as_ref()?;
+        let knobs: serde_json::Map<String, serde_json::Value> = d
+            .knobs
+            .iter()
+            .zip(&self.knobs)
+            .map(|(k, v)| {
+                let text = crate::model::json::plain_number(&v.to_string());
+                let n = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+                (k.to_string(), n)
+            })
+            .collect();
+        Some(serde_json::json!({
+            "difficulty": &*d.presets.get(self.preset as usize)?.0,
+            "knobs": knobs,
+        }))
+    }
 }
 
 impl State {
@@ -90,7 +125,37 @@ impl State {
             at: None,
             ending: None,
             fired: vec![false; ir.events.len()],
+            settings: None,
         }
+    }
+
+    /// Applies a message's settings change (Format 8.9) over the settings
+    /// so far (`start`: the session's preset when the path changed none):
+    /// the preset with all its knob values, then each knob value given.
+    /// Variables are left as they are.
+    pub fn change_settings(&mut self, ir: &StoryIr, start: Option<u16>, change: &SettingsIr) {
+        let Some(d) = &ir.difficulty else {
+            return;
+        };
+        let mut next = match (&self.settings, change.preset) {
+            (Some(s), None) => (**s).clone(),
+            (_, p) => {
+                let p = p.or(start).unwrap_or(d.default);
+                Settings {
+                    preset: p,
+                    knobs: d
+                        .presets
+                        .get(p as usize)
+                        .map_or_else(Vec::new, |x| x.1.clone()),
+                }
+            }
+        };
+        for (k, v) in &change.knobs {
+            if let Some(x) = next.knobs.get_mut(*k as usize) {
+                *x = *v;
+            }
+        }
+        self.settings = Some(Arc::new(next));
     }
 
     /// Applies one change (Format 8.5), normalizing as 8.3 says.

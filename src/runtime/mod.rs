@@ -32,6 +32,7 @@ pub mod rules;
 pub use crate::compile::safety;
 pub mod session;
 pub mod session_writer;
+pub mod settings;
 pub mod turn;
 
 use std::sync::Arc;
@@ -43,6 +44,7 @@ use crate::engine::{Engine, Point, State};
 
 pub use open::{open, open_with, OpenOptions, Opened};
 pub use session::{Options, RuntimeKind, Session, StartError, TurnError};
+pub use settings::SettingsResult;
 pub use turn::{FiringRecord, OpeningResult, Score, SessionControl, TurnResult};
 
 /// What a runtime is asked for at a turn (Format 18.5 step 3): the input,

@@ -104,7 +104,13 @@ pub fn replay_observed(engine: &Engine, mut obs: Option<&mut (dyn Observer + '_)
             && session
                 .messages
                 .get(mi + 1)
-                .is_some_and(|next| next.parent == Some(m) && !is_player(engine, next.author));
+                .is_some_and(|next| {
+                    // A settings message (Format 8.9) is the host's, not an
+                    // answer: the turn was evaluated at its input.
+                    next.parent == Some(m)
+                        && !is_player(engine, next.author)
+                        && next.settings.is_none()
+                });
         let mut st = match msg.parent {
             Some(p) => engine.state_at(p),
             None => engine.initial().clone(),

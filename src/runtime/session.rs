@@ -81,6 +81,11 @@ pub enum TurnError {
     /// nothing of the turn was written.
     #[error("{}: {}", .0.code, .0.message)]
     Runtime(Diagnostic),
+    /// A settings change that does not pass the checks of Format 8.9
+    /// (SETTINGS_INVALID, SETTINGS_NOT_DECLARED, UNKNOWN_FIELD): nothing
+    /// was written.
+    #[error("{}", .0.iter().map(|d| format!("{}: {}", d.code, d.message)).collect::<Vec<_>>().join("; "))]
+    Settings(Vec<Diagnostic>),
 }
 
 /// A running session: the compiled story, the messages written so far with
@@ -524,6 +529,11 @@ impl Session {
 
     /// The session line of message `m`, with the changes as written.
     pub(crate) fn line_of(&self, m: u32, changes: &[Value]) -> String {
+        self.line_with(m, changes, None)
+    }
+
+    /// [`Session::line_of`] with the settings a host gave (Format 8.9).
+    pub(crate) fn line_with(&self, m: u32, changes: &[Value], settings: Option<&Value>) -> String {
         let ms = &self.engine.session.messages;
         let msg = &ms[m as usize];
         let ir = &self.engine.ir;
@@ -553,6 +563,7 @@ impl Session {
                 msg.parts.iter().map(|p| &*p.text).collect()
             },
             changes,
+            settings,
             firings,
         }
         .to_json()
@@ -572,6 +583,7 @@ impl Session {
             parts: op.parts.clone(),
             summary: None,
             time: None,
+            settings: None,
         };
         let m = self.push(msg);
         self.fire(m);

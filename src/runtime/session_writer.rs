@@ -23,6 +23,8 @@ pub struct MessageLine<'a> {
     pub parts: Vec<&'a str>,
     /// The changes as written.
     pub changes: &'a [Value],
+    /// The settings a host changed (Format 8.9), as given.
+    pub settings: Option<&'a Value>,
     /// The firings: `("event" | "outcome", id)`.
     pub firings: Vec<(&'static str, &'a str)>,
 }
@@ -60,6 +62,9 @@ impl MessageLine<'_> {
         }
         if !self.changes.is_empty() {
             m.insert("changes".into(), Value::Array(self.changes.to_vec()));
+        }
+        if let Some(s) = self.settings {
+            m.insert("settings".into(), s.clone());
         }
         if !self.firings.is_empty() {
             let f = self

@@ -200,6 +200,7 @@ impl Session {
             }],
             summary: None,
             time: None,
+            settings: None,
         });
         // 2. The input verdict.
         let v_in = self.rt.safety.verdict(input, false);
@@ -409,6 +410,7 @@ impl Session {
                 .collect(),
             summary: None,
             time: None,
+            settings: None,
         });
         self.fire(r);
         r
@@ -596,7 +598,7 @@ impl Session {
     }
 
     /// The story's outcome at message `m` (Format 9.3), if it ended by one.
-    fn outcome_at(&self, m: u32) -> Option<String> {
+    pub(crate) fn outcome_at(&self, m: u32) -> Option<String> {
         match self.states.get(m as usize)?.ending {
             Some(Fired::Outcome(o)) => self
                 .engine

@@ -700,7 +700,11 @@ fn tests(out: &mut String, files: &PackFiles) {
                 s(v, "difficulty")
                     .map(|d| cell(&code(d)))
                     .unwrap_or_default(),
-                list(v, "turns").len().to_string(),
+                list(v, "turns")
+                    .iter()
+                    .filter(|t| t.get("settings").is_none())
+                    .count()
+                    .to_string(),
                 list(v, "static_assertions").len().to_string(),
                 description(v),
             ]

@@ -98,10 +98,15 @@ pub struct Turn {
     #[serde(default, deserialize_with = "crate::model::de_int")]
     pub turn: i64,
     /// The player's input.
+    #[serde(default)]
     pub player_input: String,
     /// What the turn result must show.
     #[serde(default)]
     pub expect: Option<Expect>,
+    /// A settings step instead of a turn (Format 8.9, 21.3): the host's
+    /// new settings, between the turns around it.
+    #[serde(default)]
+    pub settings: Option<Value>,
 }
 
 /// A turn's expectations (Format 21.3).
@@ -455,10 +460,23 @@ pub fn run_fixture(
     };
     let mut failures = Vec::new();
     let mut last_turn = 0;
+    let mut n = 0;
     for (i, t) in fixture.turns.iter().enumerate() {
-        let n = i as i64 + 1;
-        match runner.turn(&t.player_input) {
-            Ok(r) => {
+        // A settings step (the host changes the settings, Format 8.9) or a
+        // turn.
+        let (label, done) = match &t.settings {
+            Some(s) => (
+                format!("settings step {}", i + 1),
+                runner.change_settings(s).map(|()| None),
+            ),
+            None => {
+                n += 1;
+                (format!("turn {n}"), runner.turn(&t.player_input).map(Some))
+            }
+        };
+        match done {
+            Ok(None) => {}
+            Ok(Some(r)) => {
                 last_turn = n;
                 if let Some(e) = &t.expect {
                     let state = runner.state();
@@ -467,7 +485,7 @@ pub fn run_fixture(
             }
             Err(TurnError::Ended(_)) => {
                 failures.push(Failure {
-                    message: format!("turn {n}: the session ended at turn {last_turn}"),
+                    message: format!("{label}: the session ended at turn {last_turn}"),
                     pointer: Some(format!("/turns/{i}")),
                     ..Failure::default()
                 });
@@ -480,7 +498,7 @@ pub fn run_fixture(
                         Some(file.to_string()),
                         Status::Err,
                     )
-                    .because(format!("turn {n}: {reason}")),
+                    .because(format!("{label}: {reason}")),
                     hits,
                 );
             }

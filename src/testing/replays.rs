@@ -39,6 +39,11 @@ pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, Stri
     };
     for (i, m) in messages.iter().enumerate() {
         let id = m.get("id").and_then(Value::as_str).unwrap_or("");
+        if m.get("settings").is_some() {
+            return Err(format!(
+                "message {id} is a settings change by the host (Format 8.9), which re-playing the inputs does not repeat"
+            ));
+        }
         if let Some((k, _)) = m
             .as_object()
             .into_iter()
@@ -185,7 +190,10 @@ pub fn turns_text(engine: &Engine, messages: &[Value], players: &[String]) -> St
         n += 1;
         let answer = messages
             .get(i + 1)
-            .filter(|a| !is_player(a) && a.get("parent") == m.get("id"));
+            // A settings message (Format 8.9) is no reply.
+            .filter(|a| {
+                !is_player(a) && a.get("settings").is_none() && a.get("parent") == m.get("id")
+            });
         let last = if answer.is_some() { i + 1 } else { i };
         out.push_str(&format!(
             "turn {n}: {}\n",

@@ -28,6 +28,13 @@ pub trait TurnRunner {
     /// The flattened state (8.6) at the last message (the initial state
     /// before the first turn), in state order.
     fn state(&self) -> Map<String, Value>;
+    /// The host changes the settings between turns (Format 8.9, a
+    /// fixture's settings step). The default: this runtime cannot.
+    fn change_settings(&mut self, _settings: &Value) -> Result<(), TurnError> {
+        Err(TurnError::Other(
+            "this runtime cannot change settings mid-session".into(),
+        ))
+    }
     /// The engine holding the messages written so far, for coverage
     /// (Format 21.6); `None` when the runtime writes nothing (fake).
     fn engine(&self) -> Option<&Engine> {
@@ -224,6 +231,14 @@ impl TurnRunner for Running {
 
     fn state(&self) -> Map<String, Value> {
         self.session.flattened()
+    }
+
+    fn change_settings(&mut self, settings: &Value) -> Result<(), TurnError> {
+        match self.session.change_settings(settings) {
+            Ok(_) => Ok(()),
+            Err(crate::runtime::TurnError::Ended) => Err(TurnError::Ended(self.turns)),
+            Err(e) => Err(TurnError::Other(e.to_string())),
+        }
     }
 
     fn engine(&self) -> Option<&Engine> {

@@ -616,6 +616,29 @@ impl Session {
         self.with(py, |s| s.current_id().map(str::to_string))
     }
 
+    /// The host changes the difficulty settings from now on (Format 8.9):
+    /// `settings` is a dict `{"difficulty"?: preset, "knobs"?: {knob:
+    /// number}}`. Writes a settings message by the narrator; later
+    /// conditions read the new values, variables and recorded firings keep
+    /// theirs. Returns `{"message", "firings", "ended", "outcome"}`.
+    ///
+    /// Raises TroupeError: kind 'refused' with SETTINGS_INVALID,
+    /// SETTINGS_NOT_DECLARED or UNKNOWN_FIELD diagnostics (nothing is
+    /// written); kind 'ended' once the session has ended; kind 'invalid'
+    /// when `settings` is not JSON-like.
+    fn change_settings<'py>(
+        &self,
+        py: Python<'py>,
+        settings: &Bound<'_, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let settings =
+            to_json(settings, "settings", 0).map_err(|e| troupe_error(py, "invalid", &e, &[]))?;
+        let result = self
+            .with(py, |s| s.change_settings(&settings))?
+            .or_raise(py)?;
+        ser_to_py(py, &result)
+    }
+
     /// Takes the last turn back (Format 18.4); nothing written is lost.
     /// False when there is no turn to undo.
     fn undo(&self, py: Python<'_>) -> PyResult<bool> {

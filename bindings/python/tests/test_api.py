@@ -199,3 +199,22 @@ def test_cel_eval_errors():
     loop.append(loop)
     with pytest.raises(troupe.TroupeError):
         troupe.cel_eval("x", x=loop)
+
+
+def test_change_settings_mid_session(negotiation):
+    # Derived by hand (Format 8.9): on standard "Let me think about it." is
+    # small talk (60 - 3); after the host switches to adversarial it is
+    # stalling (57 - 10), and patience is not reset to the new knob.
+    session = negotiation.start()
+    assert session.turn("Let me think about it.")["rule"] == "small_talk"
+    change = session.change_settings({"difficulty": "adversarial"})
+    assert change == {"message": "m4", "firings": [], "ended": False, "outcome": None}
+    assert session.state["patience"] == 57
+    assert session.turn("Let me think about it.")["rule"] == "stalling"
+    assert session.state["patience"] == 47
+    before = session.jsonl()
+    with pytest.raises(troupe.TroupeError) as err:
+        session.change_settings({"knobs": {"speed": 1}})
+    assert err.value.kind == "refused"
+    assert err.value.diagnostics[0]["code"] == "SETTINGS_NOT_DECLARED"
+    assert session.jsonl() == before

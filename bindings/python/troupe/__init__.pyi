@@ -117,6 +117,11 @@ class Session:
     @property
     def current_id(self) -> Optional[str]:
         """The current message's ID."""
+    def change_settings(self, settings: Dict[str, JSON]) -> Dict[str, JSON]:
+        """The host changes the difficulty preset and/or knob values from now
+        on (Format 8.9): `{"difficulty": preset, "knobs": {knob: number}}`.
+        Returns `{"message", "firings", "ended", "outcome"}`; raises
+        TroupeError ('refused', with SETTINGS_* diagnostics; 'ended')."""
     def undo(self) -> bool:
         """Takes the last turn back; nothing written is lost."""
     def go_to(self, id: str) -> bool:

@@ -56,20 +56,24 @@ fn story_as_run(bundle: &Value, index: usize) -> Option<Story> {
     resolve(bundle, index, Some(&ctx), &mut Vec::new())
 }
 
-/// `turns[i].turn` is `i + 1` (ORDER at `/turns/<i>/turn`).
+/// The k-th turn of `turns` (settings steps not counted) is numbered k
+/// (ORDER at `/turns/<i>/turn`).
 fn check_turn_numbers(fixture: &Value, out: &mut Vec<Diagnostic>) {
+    let mut want = 0;
     for (i, t) in list(fixture, "turns").iter().enumerate() {
+        if t.get("settings").is_some() {
+            continue; // a settings step (Format 8.9)
+        }
+        want += 1;
         let Some(n) = t.get("turn").and_then(Value::as_i64) else {
             continue; // SCHEMA
         };
-        let want = i as i64 + 1;
         if n != want {
             out.push(
                 Diagnostic::error(
                     Code::Order,
                     format!(
-                        "turn {} of the list is numbered {n}: turns are numbered 1, 2, 3, … in list order, so this one is {want}",
-                        i + 1
+                        "turn {want} of the list is numbered {n}: turns are numbered 1, 2, 3, … in list order (settings steps not counted), so this one is {want}"
                     ),
                 )
                 .at(format!("/turns/{i}/turn")),
@@ -118,6 +122,15 @@ fn check_against(fixture: &Value, story: &Story, out: &mut Vec<Diagnostic>) {
     let rules = ids(sc, "rules");
     let firing_ids: Vec<&str> = events.iter().chain(&outcomes).copied().collect();
     for (i, t) in list(fixture, "turns").iter().enumerate() {
+        if let Some(s) = t.get("settings") {
+            crate::check::settings::check_settings(
+                sc.get("difficulty"),
+                s,
+                &format!("/turns/{i}/settings"),
+                out,
+            );
+            continue;
+        }
         let Some(e) = t.get("expect") else { continue };
         let at = format!("/turns/{i}/expect");
         for field in ["fired", "not_fired"] {
