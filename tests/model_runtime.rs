@@ -287,6 +287,12 @@ fn a_forbidden_change_gets_one_repair_request_then_the_proposal_is_dropped() {
     assert_eq!(turn["model"]["requests"], 2);
     let dropped = turn["model"]["dropped"].as_str().unwrap();
     assert!(dropped.contains("`deal_progress`"), "{dropped}");
+    // The turn result carries the diagnostic (Format 18.6, 24.4).
+    let diags = turn["diagnostics"].as_array().unwrap();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["code"], "MODEL_ANSWER");
+    assert_eq!(diags[0]["severity"], "warning");
+    assert_eq!(diags[0]["pointer"], "message:m3");
     assert_eq!(doc["model"]["requests"], 2);
     assert_eq!(doc["model"]["usage"]["total_tokens"], 240);
     let seen = s.seen.lock().unwrap();
