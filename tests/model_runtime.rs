@@ -878,4 +878,24 @@ turns:
     assert!(text(&o)
         .0
         .contains("not a file under the pack's cassettes/ folder"));
+    // A cassette under cassettes/ that is not there is a check error
+    // (Format 13.8): MISSING_FILE at the fixture's /cassette.
+    std::fs::write(
+        root.join("tests/model_cassette.yaml"),
+        fixture.replace("cassettes/haggle.json", "cassettes/hagle.json"),
+    )
+    .unwrap();
+    let o = common::troupe(&["check", root.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let doc: Value = serde_json::from_str(&text(&o).0).unwrap();
+    let d = &doc["diagnostics"][0];
+    assert_eq!(d["code"], "MISSING_FILE", "{doc}");
+    assert_eq!(d["pointer"], "/cassette");
+    assert!(d["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("tests/model_cassette.yaml"));
+    assert_eq!(d["line"], 5, "the line of `cassette:`");
+    let o = common::troupe(&["test", root.to_str().unwrap(), "--test", "model_cassette"]);
+    assert_eq!(o.status.code(), Some(1), "the check gates the run");
 }
