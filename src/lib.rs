@@ -67,8 +67,8 @@ pub fn run_cli() -> i32 {
 pub use diag::{Code, Diagnostic, Location, Severity};
 pub use runtime::safety::Status as SafetyStatus;
 pub use runtime::{
-    Changes, FiringRecord, OpenOptions, OpeningResult, Proposal, Reply, Runtime, Score,
-    SessionControl, SettingsResult, TurnContext, TurnResult,
+    Changes, ChatMessage, FiringRecord, OpenOptions, OpeningResult, Proposal, Reply, Runtime,
+    Score, SessionControl, SettingsResult, Structured, TurnContext, TurnResult,
 };
 
 /// The lore explanation's parts (Format 5.3), as [`Explanation`] holds them.

@@ -67,9 +67,11 @@ fn run_json_has_every_field_of_the_turn_result() {
             "npc_emotion",
             "ended",
             "outcome",
-            "score"
+            "score",
+            "diagnostics"
         ]
     );
+    assert_eq!(turns[0]["diagnostics"], serde_json::json!([]));
     assert_eq!(v["score"]["total"], 0.8186);
 }
 

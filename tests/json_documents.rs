@@ -196,7 +196,8 @@ fn run_document_holds_every_turn_result_field() {
             "npc_emotion",
             "ended",
             "outcome",
-            "score"
+            "score",
+            "diagnostics"
         ],
         "Format 18.6, in its order"
     );

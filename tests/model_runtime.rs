@@ -287,6 +287,12 @@ fn a_forbidden_change_gets_one_repair_request_then_the_proposal_is_dropped() {
     assert_eq!(turn["model"]["requests"], 2);
     let dropped = turn["model"]["dropped"].as_str().unwrap();
     assert!(dropped.contains("`deal_progress`"), "{dropped}");
+    // The turn result carries the diagnostic (Format 18.6, 24.4).
+    let diags = turn["diagnostics"].as_array().unwrap();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["code"], "MODEL_ANSWER");
+    assert_eq!(diags[0]["severity"], "warning");
+    assert_eq!(diags[0]["pointer"], "message:m3");
     assert_eq!(doc["model"]["requests"], 2);
     assert_eq!(doc["model"]["usage"]["total_tokens"], 240);
     let seen = s.seen.lock().unwrap();
@@ -872,6 +878,26 @@ turns:
     assert!(text(&o)
         .0
         .contains("not a file under the pack's cassettes/ folder"));
+    // A cassette under cassettes/ that is not there is a check error
+    // (Format 13.8): MISSING_FILE at the fixture's /cassette.
+    std::fs::write(
+        root.join("tests/model_cassette.yaml"),
+        fixture.replace("cassettes/haggle.json", "cassettes/hagle.json"),
+    )
+    .unwrap();
+    let o = common::troupe(&["check", root.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let doc: Value = serde_json::from_str(&text(&o).0).unwrap();
+    let d = &doc["diagnostics"][0];
+    assert_eq!(d["code"], "MISSING_FILE", "{doc}");
+    assert_eq!(d["pointer"], "/cassette");
+    assert!(d["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("tests/model_cassette.yaml"));
+    assert_eq!(d["line"], 5, "the line of `cassette:`");
+    let o = common::troupe(&["test", root.to_str().unwrap(), "--test", "model_cassette"]);
+    assert_eq!(o.status.code(), Some(1), "the check gates the run");
 }
 
 /// Credentials in the endpoint URL (user information, a query) never reach

@@ -50,6 +50,35 @@ fn usage_errors_exit_2_and_list_the_fixtures() {
 }
 
 #[test]
+fn a_package_is_not_a_pack_directory_exit_2() {
+    // Format 20, 21.1: `troupe test`, `playtest` and `docs` need a pack
+    // directory; a package (or a missing path) is a usage error: exit 2,
+    // nothing on standard output, also with --json.
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("neg.troupe");
+    let pkg = pkg.to_str().unwrap();
+    let o = troupe(&["compile", "examples/packs/everyday-negotiation", "-o", pkg]);
+    assert_eq!(o.status.code(), Some(0));
+    for args in [
+        vec!["test", pkg],
+        vec!["test", pkg, "--json"],
+        vec!["playtest", pkg, "--json"],
+        vec!["docs", pkg],
+        vec!["docs", pkg, "--check"],
+        vec!["test", "no/such/pack", "--json"],
+    ] {
+        let o = troupe(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("is not a pack directory"), "{args:?}: {err}");
+    }
+    // The same package is accepted where a package is (Format 20).
+    let o = troupe(&["check", pkg]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
 fn junit_is_written_and_a_failure_exits_1() {
     let dir = tempfile::tempdir().unwrap();
     let pack = dir.path().join("p");

@@ -181,8 +181,8 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
             }
         }
     }
-    super::conditions::check_conditions(story, out);
-    super::lints::lint_story(story, out);
+    let reads = super::conditions::check_conditions(story, out);
+    super::lints::lint_story(story, reads.as_ref(), out);
 }
 
 /// LIMIT at a scenario list with more items than the compiled form can

@@ -396,9 +396,14 @@ enum Want {
 /// Checks every CEL expression of a story (Format 11.2): event and outcome
 /// `when` (Threshold objects lowered, 9.5), derived variables, entry and
 /// rule `when` (with `hit()`), rubric `score`; and DERIVED_CYCLE (8.1).
-pub fn check_conditions(story: &Story, out: &mut Vec<Diagnostic>) {
+///
+/// Returns the environment slots those expressions read (`state.gold`,
+/// `difficulty.patience`; [`crate::cel::Program::reads`]), or `None` when
+/// one of them did not compile (what it reads is then unknown).
+pub fn check_conditions(story: &Story, out: &mut Vec<Diagnostic>) -> Option<BTreeSet<String>> {
     let start = out.len();
-    check_conditions_of(story, out);
+    let mut reads = Some(BTreeSet::new());
+    check_conditions_of(story, &mut reads, out);
     // A world's condition is checked once per scenario that uses it, and a
     // type depends on the scenario's declarations: say which one.
     for d in &mut out[start..] {
@@ -410,9 +415,13 @@ pub fn check_conditions(story: &Story, out: &mut Vec<Diagnostic>) {
             .into();
         }
     }
+    reads
 }
 
-fn check_conditions_of(story: &Story, out: &mut Vec<Diagnostic>) {
+/// What the checked expressions read: `None` once one did not compile.
+type Reads = Option<BTreeSet<String>>;
+
+fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnostic>) {
     let scenario = Owner::Scenario(story.scenario.id.clone());
     let base = &story.pointer;
     let plain = owner_env(story, &scenario, false);
@@ -422,7 +431,7 @@ fn check_conditions_of(story: &Story, out: &mut Vec<Diagnostic>) {
             let Some(when) = ev.get("when") else { continue };
             if let Some((src, written)) = condition_text(story, when) {
                 let at = format!("{base}/{field}/{i}/when");
-                check_one(&src, &plain, &Want::Bool, &at, written, out);
+                check_one(&src, &plain, &Want::Bool, &at, written, reads, out);
             }
         }
     }
@@ -430,7 +439,7 @@ fn check_conditions_of(story: &Story, out: &mut Vec<Diagnostic>) {
         for (i, e) in array(&story.raw, field).iter().enumerate() {
             if let Some(src) = e.get("when").and_then(Value::as_str) {
                 let at = format!("{base}/{field}/{i}/when");
-                check_one(src, &with_hit, &Want::Bool, &at, true, out);
+                check_one(src, &with_hit, &Want::Bool, &at, true, reads, out);
             }
         }
     }
@@ -439,7 +448,7 @@ fn check_conditions_of(story: &Story, out: &mut Vec<Diagnostic>) {
         for (i, e) in w.entries.iter().enumerate() {
             if let Some(src) = e.get("when").and_then(Value::as_str) {
                 let at = format!("/worlds/{wi}/entries/{i}/when");
-                check_one(src, &env, &Want::Bool, &at, true, out);
+                check_one(src, &env, &Want::Bool, &at, true, reads, out);
             }
         }
     }
@@ -447,7 +456,7 @@ fn check_conditions_of(story: &Story, out: &mut Vec<Diagnostic>) {
         for (i, c) in array(r, "criteria").iter().enumerate() {
             if let Some(src) = c.get("score").and_then(Value::as_str) {
                 let at = format!("{base}/rubric/criteria/{i}/score");
-                check_one(src, &plain, &Want::Double, &at, true, out);
+                check_one(src, &plain, &Want::Double, &at, true, reads, out);
             }
         }
     }
@@ -460,7 +469,8 @@ fn check_conditions_of(story: &Story, out: &mut Vec<Diagnostic>) {
             .entry(decl.owner.id().to_string())
             .or_insert_with(|| owner_env(story, &decl.owner, false));
         let at = format!("{}/derived", decl.pointer);
-        check_one(src, env, &Want::Var(Box::new(decl.clone())), &at, true, out);
+        let want = Want::Var(Box::new(decl.clone()));
+        check_one(src, env, &want, &at, true, reads, out);
     }
     for name in derived_order(story).cyclic {
         if let Some(decl) = story.variables.get(&name) {
@@ -477,22 +487,28 @@ fn check_conditions_of(story: &Story, out: &mut Vec<Diagnostic>) {
 
 /// Compiles `src` in `env` and reports its errors and a wrong result type at
 /// `at`; `written` says whether the text is the author's (positions inside
-/// it are meaningful) or lowered from a Threshold.
+/// it are meaningful) or lowered from a Threshold. Adds what it reads to
+/// `reads` (`None` when it does not compile).
 fn check_one(
     src: &str,
     env: &Env,
     want: &Want,
     at: &str,
     written: bool,
+    reads: &mut Reads,
     out: &mut Vec<Diagnostic>,
 ) {
     match cel::compile(src, env) {
         Err(errors) => {
+            *reads = None;
             for e in errors {
                 out.push(cel_diag(&e, at, written));
             }
         }
         Ok(program) => {
+            if let Some(r) = reads {
+                r.extend(program.reads().iter().cloned());
+            }
             let ty = program.result_type();
             if let Some(expected) = mismatch(want, ty) {
                 out.push(

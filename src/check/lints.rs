@@ -1,15 +1,19 @@
 //! Lints (Format 17.4): logic a pack declares that can never take effect.
 //! Warnings (DEAD_LOGIC), so errors only under `troupe check --strict`:
-//! a rule that a fallback tried before it always hides, and a threshold an
-//! event or outcome can never cross because of its variable's bounds.
+//! a rule that a fallback tried before it always hides, a threshold an
+//! event or outcome can never cross because of its variable's bounds, and
+//! a difficulty knob that nothing reads.
+
+use std::collections::BTreeSet;
 
 use rust_decimal::Decimal;
 use serde_json::Value;
 
 use super::changes::{resolve_target, Target};
-use super::story::Story;
+use super::conditions::owner_env;
+use super::story::{Owner, Story};
 use super::values::exact_decimal;
-use crate::diag::{Code, Diagnostic, Severity};
+use crate::diag::{escape_token, Code, Diagnostic, Severity};
 use crate::model::Condition;
 
 fn lint(message: String, at: String) -> Diagnostic {
@@ -24,10 +28,75 @@ fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
         .map_or(&[], Vec::as_slice)
 }
 
-/// Runs the lints of one story.
-pub fn lint_story(story: &Story, out: &mut Vec<Diagnostic>) {
+/// Runs the lints of one story. `reads` is what the story's conditions
+/// read ([`super::conditions::check_conditions`]; `None` when one did not
+/// compile, and then knobs are not linted).
+///
+/// `out` holds the story's diagnostics so far: a difficulty with an error
+/// (Format 6.5) is not linted for knobs either.
+pub fn lint_story(story: &Story, reads: Option<&BTreeSet<String>>, out: &mut Vec<Diagnostic>) {
     shadowed_rules(story, out);
     unreachable_thresholds(story, out);
+    let difficulty = format!("{}/difficulty", story.pointer);
+    let broken = out.iter().any(|d| {
+        d.is_error()
+            && d.location.pointer.as_deref().is_some_and(|p| {
+                p.strip_prefix(&difficulty)
+                    .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+            })
+    });
+    if let (Some(reads), false) = (reads, broken) {
+        unread_knobs(story, reads, out);
+    }
+}
+
+/// A difficulty knob (Format 6.5) that no scenario variable starts at
+/// (8.1 `knob`) and no expression reads as `difficulty.<knob>` changes
+/// nothing whichever preset is chosen. `reads` holds what the conditions
+/// read; the `emotion` expression (18.6) is compiled here only when some
+/// knob is still unread.
+fn unread_knobs(story: &Story, reads: &BTreeSet<String>, out: &mut Vec<Diagnostic>) {
+    let Some((preset, knobs)) = story
+        .raw
+        .pointer("/difficulty/options")
+        .and_then(Value::as_object)
+        .and_then(|o| o.iter().next())
+        .and_then(|(p, k)| Some((p, k.as_object()?)))
+    else {
+        return;
+    };
+    let bound: BTreeSet<&str> = array(&story.raw, "variables")
+        .iter()
+        .filter_map(|v| v.get("knob").and_then(Value::as_str))
+        .collect();
+    let mut unread: Vec<&str> = knobs
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !bound.contains(k) && !reads.contains(&format!("difficulty.{k}")))
+        .collect();
+    if unread.is_empty() {
+        return;
+    }
+    if let Some(src) = story.raw.get("emotion").and_then(Value::as_str) {
+        let env = owner_env(story, &Owner::Scenario(story.scenario.id.clone()), false);
+        match crate::cel::compile(src, &env) {
+            Ok(p) => unread.retain(|k| !p.reads().contains(&format!("difficulty.{k}"))),
+            Err(_) => return, // reported by the runtime checks; reads unknown
+        }
+    }
+    let base = &story.pointer;
+    for k in unread {
+        out.push(lint(
+            format!(
+                "difficulty knob `{k}` is never read: no variable starts at it (`knob: {k}`) and no condition reads `difficulty.{k}`, so every preset plays the same for it"
+            ),
+            format!(
+                "{base}/difficulty/options/{}/{}",
+                escape_token(preset),
+                escape_token(k)
+            ),
+        ));
+    }
 }
 
 /// A rule with no `keywords`, `pattern` or `when` matches every input

@@ -264,7 +264,7 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
         locate_file(d);
     }
     out.extend(semantic);
-    let mut fixture_diags = super::pack::fixtures::check_fixtures(&values, &lowered.bundle);
+    let mut fixture_diags = super::pack::fixtures::check_fixtures(&values, &lowered.bundle, &exists);
     for d in &mut fixture_diags {
         locate_file(d);
     }

@@ -26,7 +26,8 @@ pub fn run(args: Args) -> i32 {
             "troupe docs: {} is not a pack directory",
             args.pack.display()
         );
-        return 3;
+        // A usage error, as for `troupe test` (Format 20).
+        return 2;
     }
     let readme = docs::readme_path(&args.pack);
     let result = if args.check {

@@ -44,6 +44,15 @@ impl Engine {
         Some(out.into_iter().collect())
     }
 
+    /// Whether `who` knows part `part` of message `m` (Format 7.4), given
+    /// the state at `m` (as [`Engine::walk_path`] yields it): what
+    /// [`Engine::knows_part`] says, without computing the state again.
+    pub fn knows_part_at(&self, m: u32, part: usize, state: &State, who: &str) -> bool {
+        let mut out = BTreeSet::new();
+        self.part_knowers(m, part, state, &mut out);
+        out.contains(who)
+    }
+
     /// The messages a summary on `m` covers (Format 12.5): those on its
     /// path after the nearest earlier message with a summary, up to `m`.
     pub fn covered(&self, m: u32) -> Vec<u32> {

@@ -195,9 +195,20 @@ impl Engine {
         Some(self.render_message_text(m, &text))
     }
 
+    /// [`Engine::render_part`] given the state at `m` (as
+    /// [`Engine::walk_path`] yields it), without computing it again.
+    pub fn render_part_at(&self, m: u32, i: usize, state: &State) -> Option<String> {
+        let msg = self.session.messages.get(m as usize)?;
+        let text = msg.parts.get(i)?.text.clone();
+        Some(self.render_message_text_at(m, &text, state))
+    }
+
     fn render_message_text(&self, m: u32, text: &str) -> String {
+        self.render_message_text_at(m, text, &self.state_at(m))
+    }
+
+    fn render_message_text_at(&self, m: u32, text: &str, state: &State) -> String {
         let msg = &self.session.messages[m as usize];
-        let state = self.state_at(m);
         let author = self.ir.who_id(msg.author).to_string();
         let narrator = author == "narrator";
         let who = RenderFor {
@@ -209,7 +220,7 @@ impl Engine {
             }),
             narrator,
         };
-        self.render(text, &state, who)
+        self.render(text, state, who)
     }
 }
 

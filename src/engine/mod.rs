@@ -249,6 +249,19 @@ impl Engine {
         st
     }
 
+    /// Visits each message of the path of `m`, root first, with the state
+    /// at it (8.6), stepping once along the path: linear in the path's
+    /// length, however many messages the visitor looks at (a prompt's
+    /// transcript, Format 24.3).
+    pub fn walk_path(&self, m: u32, mut visit: impl FnMut(u32, &State)) {
+        let mut st = self.initial.clone();
+        let mut scratch = Scratch::new(&self.ir);
+        for c in self.path(m) {
+            step(&self.ir, &self.session, &mut st, c, &mut scratch);
+            visit(c, &st);
+        }
+    }
+
     /// The path of `m`: its ancestors from the root down to `m` itself.
     pub fn path(&self, m: u32) -> Vec<u32> {
         let mut path = Vec::new();

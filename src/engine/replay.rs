@@ -74,6 +74,19 @@ pub fn step(
     step_observed(ir, session, st, m, scratch, None)
 }
 
+#[cfg(feature = "unstable-internals")]
+thread_local! {
+    static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many messages this thread has stepped (Format 8.6) so far: a measure
+/// of work for tests that bound it by comparing two input sizes, with no
+/// timing (only with the `unstable-internals` feature).
+#[cfg(feature = "unstable-internals")]
+pub fn steps_taken() -> u64 {
+    STEPS.with(std::cell::Cell::get)
+}
+
 /// [`step`], reporting to `obs` the opening a root names and the branches
 /// of the derived variables recomputed after each change step.
 pub fn step_observed(
@@ -84,6 +97,8 @@ pub fn step_observed(
     scratch: &mut Scratch,
     mut obs: Option<&mut (dyn Observer + '_)>,
 ) -> u64 {
+    #[cfg(feature = "unstable-internals")]
+    STEPS.with(|s| s.set(s.get() + 1));
     let Some(msg) = session.messages.get(m as usize) else {
         return 0;
     };

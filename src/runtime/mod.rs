@@ -44,6 +44,7 @@ use crate::engine::{Engine, Point, State};
 
 pub use open::{open, open_with, OpenOptions, Opened};
 pub use session::{Options, RuntimeKind, Session, StartError, TurnError};
+pub use chat::{ChatMessage, Structured};
 pub use settings::SettingsResult;
 pub use turn::{FiringRecord, OpeningResult, Score, SessionControl, TurnResult};
 
@@ -65,6 +66,9 @@ pub struct TurnContext<'a> {
     pub(crate) point: Point<'a>,
     /// The session's recorder, when it records (Format 21.6).
     pub(crate) observer: Option<&'a std::cell::RefCell<crate::engine::Recorder>>,
+    /// The bundle the session was started from (the prompt's character and
+    /// scenario texts, Format 24.3).
+    pub(crate) bundle: &'a crate::load::LazyBundle,
 }
 
 impl TurnContext<'_> {
@@ -72,6 +76,34 @@ impl TurnContext<'_> {
     /// order (18.6).
     pub fn state(&self) -> Map<String, Value> {
         self.engine.flatten(self.state)
+    }
+
+    /// The prompt the model runtime sends for this turn (Format 24.3): one
+    /// `system` message, then the transcript as the responder knows it
+    /// (7.4), shaped by the scenario's `model` block (24.2). With
+    /// [`Structured::JsonSchema`] the answer's schema is left out of the
+    /// system message (it goes in the request's `response_format`, see
+    /// [`TurnContext::response_format`]); otherwise it is written into it.
+    ///
+    /// The same messages `troupe run --runtime model` sends at this turn's
+    /// first request, so an adapter calling its own model client gets the
+    /// prompt Troupe specifies. Empty only if the input message is unknown
+    /// (never for a context the engine built).
+    pub fn prompt(&self, structured: Structured) -> Vec<ChatMessage> {
+        let Some(m) = self.engine.session.find(self.input_id) else {
+            return Vec::new();
+        };
+        let decl = chat::ModelDecl::of(&self.engine.story.raw);
+        chat::prompt::messages(self.bundle, self.engine, m, self.responder, &decl, structured)
+    }
+
+    /// The request's `response_format` member for `structured` (Format
+    /// 24.4): `{"type": "json_schema", "json_schema": {"name": "proposal",
+    /// "strict": true, "schema": S}}` with S generated from the scenario,
+    /// `{"type": "json_object"}`, or `None` for [`Structured::None`].
+    pub fn response_format(&self, structured: Structured) -> Option<Value> {
+        let decl = chat::ModelDecl::of(&self.engine.story.raw);
+        chat::response_format(structured, &chat::answer_schema(&self.engine.story, &decl))
     }
 }
 

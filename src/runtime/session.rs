@@ -109,6 +109,9 @@ pub struct Session {
     pub(crate) header: Value,
     /// What the session evaluated (Format 21.6), when it records.
     pub(crate) recorder: Option<std::cell::RefCell<Recorder>>,
+    /// The bundle the session was started from (parsed only when a runtime
+    /// asks for the prompt, Format 24.3).
+    pub(crate) bundle: crate::load::LazyBundle,
 }
 
 fn refuse(code: Code, at: &str, message: String) -> StartError {
@@ -278,6 +281,7 @@ impl Session {
             writer: writer.unwrap_or_default(),
             header,
             recorder: record.then(Default::default),
+            bundle: pack.bundle.clone(),
         };
         if s.kind == RuntimeKind::Fake {
             return Ok(s);

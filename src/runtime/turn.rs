@@ -117,8 +117,8 @@ pub struct TurnResult {
     /// The signals of the events fired (Format 9.1), in firing order.
     #[serde(skip)]
     pub signals: Vec<String>,
-    /// Diagnostics of an adapter's dropped changes (Format 18.7).
-    #[serde(skip)]
+    /// The turn's diagnostics (Format 18.6): an adapter's dropped changes
+    /// (18.7), a model answer dropped whole (24.4); `[]` when none.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -340,6 +340,7 @@ impl Session {
                 },
             },
             observer: self.recorder.as_ref(),
+            bundle: &self.bundle,
         };
         self.runtime.propose(&ctx)
     }

@@ -598,6 +598,10 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
         );
     }
 
+    if sc.get("model").is_some() {
+        model(out, sc);
+    }
+
     if let Some(d) = sc.get("difficulty") {
         let default = s(d, "default").unwrap_or("");
         let options = d.get("options").and_then(Value::as_object);
@@ -683,6 +687,58 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
             table(out, &["category", "action", "matches"], &rows);
         }
     }
+}
+
+/// What a language model may do under `--runtime model` (Format 24.2),
+/// read as the model runtime reads it: the names it may change with their
+/// step limits, the emotions, the instructions, lore budget and history.
+fn model(out: &mut String, sc: &Value) {
+    use crate::runtime::chat::ModelDecl;
+    let decl = ModelDecl::of(sc);
+    out.push_str("#### Model
+
+");
+    if decl.changes.is_empty() {
+        out.push_str("Under `--runtime model` a model may change nothing.
+
+");
+    } else {
+        out.push_str("Under `--runtime model` a model may change:
+
+");
+        let rows: Vec<Vec<String>> = decl
+            .changes
+            .iter()
+            .map(|(name, step)| {
+                vec![
+                    cell(&code(name)),
+                    step.map_or_else(|| "no limit".into(), |d| d.normalize().to_string()),
+                ]
+            })
+            .collect();
+        table(out, &["state name", "step per turn"], &rows);
+    }
+    let emotions = if decl.emotions.is_empty() {
+        "any".to_string()
+    } else {
+        decl.emotions
+            .iter()
+            .map(|e| code(e))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let instructions = if decl.prompt.is_some() {
+        "the scenario's own (`model.prompt`)"
+    } else {
+        "the default"
+    };
+    let _ = writeln!(
+        out,
+        "Emotions: {}. Instructions: {instructions}. Lore budget: {} characters. History: {} messages.\n",
+        cell(&emotions),
+        decl.lore_budget,
+        decl.history
+    );
 }
 
 fn tests(out: &mut String, files: &PackFiles) {

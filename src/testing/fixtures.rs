@@ -50,18 +50,12 @@ pub struct Fixture {
 /// The cassette file a fixture names: a relative path under the pack's
 /// `cassettes/` folder with no `..` (Format 13.9, 21.3).
 fn cassette_path(root: &std::path::Path, rel: &str) -> Result<std::path::PathBuf, String> {
-    use std::path::Component;
-    let p = std::path::Path::new(rel);
-    let mut parts = p.components();
-    let inside = matches!(parts.next(), Some(Component::Normal(f)) if f == "cassettes")
-        && parts.clone().next().is_some()
-        && parts.all(|c| matches!(c, Component::Normal(_)));
-    if !inside {
+    if !crate::check::pack::fixtures::in_cassettes(rel) {
         return Err(format!(
             "the cassette `{rel}` is not a file under the pack's cassettes/ folder"
         ));
     }
-    Ok(root.join(p))
+    Ok(root.join(rel))
 }
 
 /// `mocks: {model}`.

@@ -517,8 +517,8 @@ impl Session {
     /// One turn (Format 18.5): `text` said by the first player, or by the
     /// player whose character ID is `player`. Returns the turn document of
     /// `troupe run --json` (turn, messages, reply, changes, events, safety,
-    /// …) as a dict, plus `diagnostics` (a list of diagnostic dicts) when
-    /// a runtime callable's changes were dropped (Format 18.7).
+    /// …, diagnostics) as a dict; `diagnostics` lists a runtime callable's
+    /// dropped changes (Format 18.6, 18.7), `[]` when none.
     ///
     /// Raises TroupeError: kind 'ended' once the session has ended; kind
     /// 'hook' when a runtime callable raised or returned something that is
@@ -553,11 +553,8 @@ impl Session {
         }
         let turn = result.or_raise(py)?;
         let out = ser_to_py(py, &turn)?;
-        if !turn.diagnostics.is_empty() {
-            // An adapter's dropped changes (Format 18.7): not part of the
-            // `run --json` document, but returned with the turn result.
-            out.set_item("diagnostics", diagnostics_to_py(py, &turn.diagnostics)?)?;
-        }
+        // The diagnostics as every diagnostic dict (Format 18.6, 20.1).
+        out.set_item("diagnostics", diagnostics_to_py(py, &turn.diagnostics)?)?;
         Ok(out)
     }
 
@@ -698,6 +695,14 @@ impl PyRuntime {
         d.set_item("responder", ctx.responder)?;
         d.set_item("seed", ctx.seed)?;
         d.set_item("state", to_py(py, &Value::Object(ctx.state()))?)?;
+        // The prompt of the model runtime (Format 24.3, 24.4), as
+        // `troupe run --runtime model` sends it at this turn.
+        let structured = troupe::Structured::JsonSchema;
+        d.set_item("messages", ser_to_py(py, &ctx.prompt(structured))?)?;
+        d.set_item(
+            "response_format",
+            ser_to_py(py, &ctx.response_format(structured))?,
+        )?;
         let answer = self.callable.bind(py).call1((d,))?;
         let garbage =
             |why: &str| troupe_error(py, "hook", &format!("the runtime callable {why}"), &[]);

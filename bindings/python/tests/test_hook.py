@@ -30,6 +30,36 @@ def test_hook_sees_the_context_and_proposes(negotiation, tmp_path):
     assert cli_json("state", NEGOTIATION, path, "--at", session.current_id)["state"] == session.state
 
 
+def test_hook_gets_the_model_runtimes_prompt(negotiation, tmp_path):
+    """ctx["messages"] and ctx["response_format"] are what `troupe run
+    --runtime model` would send at the turn (Format 24.3, 24.4): the same as
+    `troupe prompt PACK SESSION --at INPUT --json` prints for the session."""
+    seen = []
+
+    def model(ctx):
+        seen.append(ctx)
+        return {"reply": f"Reply {len(seen)}."}
+
+    session = negotiation.start(runtime=model, seed=4)
+    session.turn("Hello Marco, I like the hatchback.")
+    session.turn("I can offer 7,000 cash today.")
+    path = tmp_path / "prompted.jsonl"
+    path.write_text(session.jsonl())
+    for ctx in seen:
+        body = cli_json("prompt", NEGOTIATION, path, "--at", ctx["input_id"])
+        assert ctx["messages"] == body["messages"]
+        assert ctx["response_format"] == body["response_format"]
+    first, second = (ctx["messages"] for ctx in seen)
+    assert first[0]["role"] == "system"
+    assert "## State" in first[0]["content"]
+    assert first[-1] == {"role": "user", "content": "Player: Hello Marco, I like the hatchback."}
+    # The reply of turn 1 is the responder's own line in turn 2's transcript.
+    assert {"role": "assistant", "content": "Reply 1."} in second
+    assert second[-1]["content"].endswith("I can offer 7,000 cash today.")
+    assert seen[0]["response_format"]["type"] == "json_schema"
+    assert seen[0]["response_format"]["json_schema"]["name"] == "proposal"
+
+
 def test_allowed_changes_are_clamped_forbidden_ones_dropped(negotiation):
     proposals = iter([
         {"reply": "Great!", "changes": [{"add": {"impression": 999}}]},
@@ -47,7 +77,7 @@ def test_allowed_changes_are_clamped_forbidden_ones_dropped(negotiation):
     codes = [d["code"] for d in refused["diagnostics"]]
     assert "UNKNOWN_VARIABLE" in codes, refused
     assert refused["diagnostics"][0]["pointer"].startswith("message:")
-    assert "diagnostics" not in session.turn("three")
+    assert session.turn("three")["diagnostics"] == []
     assert session.turn("four")["reply"] is None
     # The CLI reads the written session to the same state.
     assert session.history().state_at(session.current_id) == session.state

@@ -15,7 +15,9 @@ Diagnostic = Dict[str, Any]
 
 TurnContext = Dict[str, Any]
 """What a runtime callable receives: input, input_id, reply_id, responder,
-seed, state (the flattened state at the input message)."""
+seed, state (the flattened state at the input message), messages (the model
+runtime's prompt, Format 24.3: a list of {"role", "content"}) and
+response_format (the request's response_format, Format 24.4)."""
 
 ProposalDict = Dict[str, Any]
 """What a runtime callable returns: {"reply": str | None, "changes": list}."""
@@ -91,8 +93,8 @@ class Session:
     """A session being played; usable from threads (one turn at a time)."""
 
     def turn(self, text: str, player: Optional[str] = None) -> Dict[str, JSON]:
-        """One turn; the turn document of `troupe run --json`, plus `diagnostics`
-        when a runtime callable's changes were dropped (Format 18.7)."""
+        """One turn; the turn document of `troupe run --json`, whose `diagnostics`
+        lists a runtime callable's dropped changes (Format 18.6, 18.7)."""
     @property
     def state(self) -> Dict[str, JSON]:
         """The flattened state at the current message (Format 8.6)."""

@@ -15,7 +15,13 @@ use crate::diag::{escape_token, Code, Diagnostic};
 /// `bundle`. Diagnostics carry the fixture's file and a pointer into it.
 /// A fixture whose scenario is not in the bundle is left to the
 /// `scenario_id` check (Format 13.8), which runs with the pack checks.
-pub fn check_fixtures(files: &PackValues, bundle: &Value) -> Vec<Diagnostic> {
+/// `exists` says whether a pack-relative path is a file of the pack (a
+/// fixture's `cassette`).
+pub fn check_fixtures(
+    files: &PackValues,
+    bundle: &Value,
+    exists: &dyn Fn(&str) -> bool,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let scenarios = bundle
         .get("scenarios")
@@ -24,6 +30,17 @@ pub fn check_fixtures(files: &PackValues, bundle: &Value) -> Vec<Diagnostic> {
     for (path, fixture) in files.iter().filter(|(p, _)| p.starts_with("tests/")) {
         let mut found = Vec::new();
         check_turn_numbers(fixture, &mut found);
+        if let Some(rel) = fixture.get("cassette").and_then(Value::as_str) {
+            if in_cassettes(rel) && !exists(rel) {
+                found.push(
+                    Diagnostic::error(
+                        Code::MissingFile,
+                        format!("the cassette `{rel}` names no file in the pack (record it with `troupe run PACK --runtime model --cassette {rel} --record`)"),
+                    )
+                    .at("/cassette"),
+                );
+            }
+        }
         if let Some(m) = fixture.pointer("/coverage/minimum") {
             crate::check::bundle::number_field(m, "/coverage/minimum", &mut found);
         }
@@ -54,6 +71,17 @@ fn story_as_run(bundle: &Value, index: usize) -> Option<Story> {
     let header = serde_json::json!({"players": players, "characters": characters});
     let ctx = SessionContext::from_header(&header);
     resolve(bundle, index, Some(&ctx), &mut Vec::new())
+}
+
+/// Whether a fixture's `cassette` is a path under the pack's `cassettes/`
+/// folder: relative, first segment `cassettes`, then only plain segments
+/// (no `.` or `..`), at least one (Format 13.8, 21.3).
+pub fn in_cassettes(rel: &str) -> bool {
+    use std::path::Component;
+    let mut parts = std::path::Path::new(rel).components();
+    matches!(parts.next(), Some(Component::Normal(f)) if f == "cassettes")
+        && parts.clone().next().is_some()
+        && parts.all(|c| matches!(c, Component::Normal(_)))
 }
 
 /// The k-th turn of `turns` (settings steps not counted) is numbered k

@@ -221,19 +221,23 @@ pub fn request_body(
     }
     b.insert("max_tokens".into(), settings.max_tokens.into());
     b.insert("seed".into(), seed.into());
-    match settings.structured {
-        Structured::JsonSchema => {
-            b.insert(
-                "response_format".into(),
-                json!({"type": "json_schema", "json_schema": {"name": "proposal", "strict": true, "schema": schema}}),
-            );
-        }
-        Structured::JsonObject => {
-            b.insert("response_format".into(), json!({"type": "json_object"}));
-        }
-        Structured::None => {}
+    if let Some(f) = response_format(settings.structured, schema) {
+        b.insert("response_format".into(), f);
     }
     Value::Object(b)
+}
+
+/// The request's `response_format` (Format 24.4) for answers of JSON
+/// Schema `schema`: `json_schema` carries it, `json_object` asks for any
+/// object, `none` sends no member.
+pub fn response_format(structured: Structured, schema: &Value) -> Option<Value> {
+    match structured {
+        Structured::JsonSchema => Some(
+            json!({"type": "json_schema", "json_schema": {"name": "proposal", "strict": true, "schema": schema}}),
+        ),
+        Structured::JsonObject => Some(json!({"type": "json_object"})),
+        Structured::None => None,
+    }
 }
 
 /// Reads a Chat Completions answer leniently (Format 24.6): the first

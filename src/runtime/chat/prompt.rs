@@ -196,30 +196,45 @@ pub fn messages(
 /// The transcript as the responder knows it (Format 7.4, 24.3): the last
 /// `history` messages of the path to `m` that have a part it knows, each
 /// with only the parts it knows.
+///
+/// One walk along the path computes every message's state once, so the
+/// work is linear in the path's length (not history × depth); only the
+/// messages kept are rendered.
 pub fn transcript(engine: &Engine, m: u32, responder: &str, history: usize) -> Vec<ChatMessage> {
-    let path = engine.path(m);
-    let mut out = Vec::new();
-    for &x in path.iter().rev() {
-        if out.len() >= history {
-            break;
-        }
+    use crate::engine::State;
+    use std::collections::VecDeque;
+    // The last `history` messages with a known part: (message, parts, state).
+    let mut kept: VecDeque<(u32, Vec<usize>, State)> = VecDeque::new();
+    if history == 0 {
+        return Vec::new();
+    }
+    engine.walk_path(m, |x, state| {
         let msg = &engine.session.messages[x as usize];
         if msg.hidden {
-            continue;
+            return;
         }
-        let mut texts = Vec::new();
-        for i in 0..msg.parts.len() {
-            let knows = engine.ir.single_voice
-                || responder == "narrator"
-                || engine
-                    .knows_part(x, i)
-                    .is_some_and(|w| w.iter().any(|k| k == responder));
-            if knows {
-                if let Some(t) = engine.render_part(x, i) {
-                    texts.push(t);
-                }
-            }
+        let parts: Vec<usize> = (0..msg.parts.len())
+            .filter(|&i| {
+                engine.ir.single_voice
+                    || responder == "narrator"
+                    || engine.knows_part_at(x, i, state, responder)
+            })
+            .collect();
+        if parts.is_empty() {
+            return;
         }
+        if kept.len() == history {
+            kept.pop_front();
+        }
+        kept.push_back((x, parts, state.clone()));
+    });
+    let mut out = Vec::with_capacity(kept.len());
+    for (x, parts, state) in kept {
+        let msg = &engine.session.messages[x as usize];
+        let texts: Vec<String> = parts
+            .iter()
+            .filter_map(|&i| engine.render_part_at(x, i, &state))
+            .collect();
         if texts.is_empty() {
             continue;
         }
@@ -241,6 +256,5 @@ pub fn transcript(engine: &Engine, m: u32, responder: &str, history: usize) -> V
             }
         });
     }
-    out.reverse();
     out
 }
