@@ -13,6 +13,11 @@
 
 #![deny(missing_docs)]
 
+// The command line's code (src/cli) names the library as `troupe::`, as the
+// binary does, while it still compiles inside the library.
+#[cfg(feature = "cli")]
+extern crate self as troupe;
+
 mod api;
 pub use api::*;
 

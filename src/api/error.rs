@@ -13,7 +13,9 @@ pub enum ErrorKind {
     /// session has errors; [`Error::diagnostics`] says which.
     Invalid,
     /// The session settings do not fit the pack (an unknown scenario,
-    /// preset or opening; Format 18.4); see [`Error::diagnostics`].
+    /// preset or opening; Format 18.4); see [`Error::diagnostics`]. Also a
+    /// tool that refuses to overwrite what exists (`troupe init` into a
+    /// folder that is not empty).
     Refused,
     /// A turn was asked of a session that has ended (Format 18.5).
     Ended,

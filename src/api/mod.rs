@@ -12,19 +12,27 @@
 //!   as functions returning their `--json` documents.
 
 mod check;
+pub mod conditions;
 mod error;
+pub mod files;
 mod history;
 mod pack;
 mod reports;
 mod session;
 #[cfg(feature = "testing")]
+mod testrun;
+mod text;
+#[cfg(feature = "testing")]
 pub mod tools;
 
 pub use check::{check, CheckReport};
 pub use error::{Error, ErrorKind, Result};
-pub use history::{EndedView, Ending, Explanation, History, Knowable, RenderOptions, StateView};
+pub use history::{
+    check_template, EndedView, Ending, Explanation, History, Knowable, RenderOptions, StateView,
+};
 pub use pack::{Pack, ScenarioInfo};
 #[cfg(feature = "testing")]
 pub use reports::test_report;
 pub use reports::{cel_eval, check_report};
 pub use session::{RuntimeChoice, Session, SessionOptions};
+pub use text::{escape_controls, excerpt, render_diagnostics, schemas, suggest};

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::diag::render::{render_human, Sources};
 use crate::import::export::card_from_bundle;
 use crate::import::png::write_card_png;
 use crate::load::{read_bundle, text::read_bounded};
@@ -43,20 +42,20 @@ pub fn run(cmd: Command) -> i32 {
     } = cmd;
     let mut inputs = vec![bundle.as_path()];
     inputs.extend(image.as_deref());
-    if let Err(msg) = crate::output::refuse_inputs(&[&output], &inputs) {
+    if let Err(msg) = troupe::files::refuse_inputs(&[&output], &inputs) {
         eprintln!("troupe export: {msg}");
         return 2;
     }
     let loaded = read_bundle(&bundle);
     if loaded.has_errors() {
-        eprint!("{}", render_human(&loaded.diagnostics, &Sources::new()));
+        eprint!("{}", troupe::render_diagnostics(&loaded.diagnostics));
         return 1;
     }
     let Some(doc) = loaded.value else { return 1 };
     let card = match card_from_bundle(&doc.value, &character) {
         Ok(c) => c,
         Err(d) => {
-            eprint!("{}", render_human(&[d.in_file(&doc.file)], &Sources::new()));
+            eprint!("{}", troupe::render_diagnostics(&[d.in_file(&doc.file)]));
             return 1;
         }
     };
@@ -70,7 +69,7 @@ pub fn run(cmd: Command) -> i32 {
             .map(|p| read_bounded(&p.display().to_string(), p))
         {
             Some(Err(d)) => {
-                eprint!("{}", render_human(&[d], &Sources::new()));
+                eprint!("{}", troupe::render_diagnostics(&[d]));
                 return 1;
             }
             Some(Ok(b)) => Some(b),
@@ -80,7 +79,7 @@ pub fn run(cmd: Command) -> i32 {
         match write_card_png(picture.as_deref(), if v3 { "ccv3" } else { "chara" }, &json) {
             Ok(b) => b,
             Err(d) => {
-                eprint!("{}", render_human(&[d], &Sources::new()));
+                eprint!("{}", troupe::render_diagnostics(&[d]));
                 return 1;
             }
         }
@@ -89,7 +88,7 @@ pub fn run(cmd: Command) -> i32 {
             .unwrap_or_default()
             .into_bytes()
     };
-    match crate::output::write_atomic(&output, &bytes) {
+    match troupe::files::write_atomic(&output, &bytes) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("troupe export: {e}");

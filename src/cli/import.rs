@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::diag::render::{render_human, Sources};
 use crate::diag::Diagnostic;
 use crate::import::summary::Summary;
 use crate::import::{card, chat, lorebook, parse_object, read_card};
@@ -73,12 +72,12 @@ pub enum Command {
 }
 
 fn fail(diagnostics: &[Diagnostic]) -> i32 {
-    eprint!("{}", render_human(diagnostics, &Sources::new()));
+    eprint!("{}", troupe::render_diagnostics(diagnostics));
     1
 }
 
 fn write(path: &Path, text: &str) -> i32 {
-    match crate::output::write_atomic(path, text.as_bytes()) {
+    match troupe::files::write_atomic(path, text.as_bytes()) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("troupe import: {e}");
@@ -109,14 +108,14 @@ fn check_output(
         return Ok(());
     }
     diags.truncate(20);
-    eprint!("{}", render_human(&diags, &Sources::new()));
+    eprint!("{}", troupe::render_diagnostics(&diags));
     eprintln!("troupe import: the result does not conform (Format 17.1); nothing was written");
     Err(1)
 }
 
 /// Refuses outputs that are inputs (exit 2, before anything runs).
 fn refuse(outputs: &[&Path], inputs: &[&Path]) -> Result<(), i32> {
-    crate::output::refuse_inputs(outputs, inputs).map_err(|msg| {
+    troupe::files::refuse_inputs(outputs, inputs).map_err(|msg| {
         eprintln!("troupe import: {msg}");
         2
     })
@@ -167,7 +166,7 @@ fn report(kind: &str, file: &Path, summary: &Summary, args: ReportArgs) -> Optio
         print!("{}", summary.to_text());
     }
     if !warnings.is_empty() {
-        eprint!("{}", render_human(&warnings, &Sources::new()));
+        eprint!("{}", troupe::render_diagnostics(&warnings));
     }
     if refused {
         eprintln!("troupe import: --strict: something would be lost (warnings above); nothing was written");
@@ -313,7 +312,7 @@ fn write_pack(dir: &Path, imported: &card::CardImport) -> i32 {
         );
         return 3;
     }
-    let partial = crate::output::partial_path(dir);
+    let partial = troupe::files::partial_path(dir);
     let _ = std::fs::remove_dir_all(&partial);
     let code = write_pack_files(&partial, imported);
     if code != 0 {
@@ -329,7 +328,7 @@ fn write_pack(dir: &Path, imported: &card::CardImport) -> i32 {
         .collect();
     if !errors.is_empty() {
         let _ = std::fs::remove_dir_all(&partial);
-        eprint!("{}", render_human(&errors, &Sources::new()));
+        eprint!("{}", troupe::render_diagnostics(&errors));
         eprintln!("troupe import: the pack does not conform (Format 17.1); nothing was written");
         return 1;
     }

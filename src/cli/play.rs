@@ -70,7 +70,7 @@ pub fn run(args: Args) -> i32 {
     let _ = writeln!(
         out,
         "{}{HELP}",
-        crate::diag::render::escape_controls(&transcript_start(&session, args.debug))
+        troupe::escape_controls(&transcript_start(&session, args.debug))
     );
     let mut lines = stdin.lock().lines();
     loop {
@@ -168,19 +168,17 @@ pub fn run(args: Args) -> i32 {
                             });
                             text.push_str(&transcript_model(&r, rec.as_ref()));
                         }
-                        let _ = write!(out, "{}", crate::diag::render::escape_controls(&text));
+                        let _ = write!(out, "{}", troupe::escape_controls(&text));
                         let _ = writeln!(
                             out,
                             "  visible: {}",
-                            crate::diag::render::escape_controls(&state_line(
-                                &session.visible_state()
-                            ))
+                            troupe::escape_controls(&state_line(&session.visible_state()))
                         );
                         if r.score.is_some() {
                             let _ = write!(
                                 out,
                                 "{}",
-                                crate::diag::render::escape_controls(&transcript_score(&r.score))
+                                troupe::escape_controls(&transcript_score(&r.score))
                             );
                         }
                     }

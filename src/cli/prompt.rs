@@ -51,7 +51,7 @@ pub fn run(args: Args) -> i32 {
             eprintln!(
                 "scenario `{}` has no cast member `{c}`{}",
                 engine.ir.scenario,
-                crate::diag::suggest::one_of(c, engine.ir.cast.iter().map(|x| &*x.id))
+                troupe::suggest(c, engine.ir.cast.iter().map(|x| &*x.id))
             );
             return 1;
         }
@@ -104,6 +104,6 @@ pub fn run(args: Args) -> i32 {
         )),
         _ => out.push_str("--- response_format ---\n(none: the schema is in the system message)\n"),
     }
-    print!("{}", crate::diag::render::escape_controls(&out));
+    print!("{}", troupe::escape_controls(&out));
     0
 }

@@ -224,10 +224,7 @@ pub(crate) fn open_pack_with(path: &Path, options: OpenOptions) -> Result<Opened
     match open_with(path, options) {
         Ok(o) => {
             if !o.warnings.is_empty() {
-                eprint!(
-                    "{}",
-                    render_human(&o.warnings, &crate::diag::render::Sources::new())
-                );
+                eprint!("{}", troupe::render_diagnostics(&o.warnings));
             }
             Ok(o)
         }
@@ -246,17 +243,17 @@ pub(crate) fn open_pack_with(path: &Path, options: OpenOptions) -> Result<Opened
 pub(crate) fn prepare_out(
     args: &SessionArgs,
     inputs: &[&Path],
-) -> Result<Option<crate::output::OutputFile>, i32> {
+) -> Result<Option<troupe::files::OutputFile>, i32> {
     let Some(out) = &args.out else {
         return Ok(None);
     };
     let mut all = vec![args.pack.as_path()];
     all.extend_from_slice(inputs);
-    if let Err(msg) = crate::output::refuse_inputs(&[out], &all) {
+    if let Err(msg) = troupe::files::refuse_inputs(&[out], &all) {
         eprintln!("troupe: {msg}");
         return Err(2);
     }
-    crate::output::OutputFile::create(out)
+    troupe::files::OutputFile::create(out)
         .map(Some)
         .map_err(|e| {
             eprintln!("troupe: {e}");
@@ -271,7 +268,7 @@ pub(crate) fn prepare_out(
 pub(crate) fn commit_out(
     pack: &Opened,
     session: &Session,
-    out: Option<crate::output::OutputFile>,
+    out: Option<troupe::files::OutputFile>,
     code: i32,
 ) -> i32 {
     let Some(out) = out else { return code };
@@ -284,10 +281,7 @@ pub(crate) fn commit_out(
     if diags.iter().any(crate::diag::Diagnostic::is_error) {
         diags.retain(crate::diag::Diagnostic::is_error);
         diags.truncate(20);
-        eprint!(
-            "{}",
-            render_human(&diags, &crate::diag::render::Sources::new())
-        );
+        eprint!("{}", troupe::render_diagnostics(&diags));
         eprintln!("the session does not conform (Format 17.1); {name} was not written");
         return 1;
     }
@@ -307,7 +301,7 @@ pub(crate) fn start_with(
     pack: &Opened,
     args: &SessionArgs,
     kind: RuntimeKind,
-    out: Option<&crate::output::OutputFile>,
+    out: Option<&troupe::files::OutputFile>,
     runtime: Option<Box<dyn crate::runtime::Runtime>>,
 ) -> Result<Session, i32> {
     let options = Options {
@@ -326,7 +320,7 @@ pub(crate) fn start_with(
     };
     started.map_err(|e| match e {
         StartError::Refused(d) => {
-            eprint!("{}", render_human(&d, &crate::diag::render::Sources::new()));
+            eprint!("{}", troupe::render_diagnostics(&d));
             eprintln!("the session cannot start");
             1
         }
@@ -643,7 +637,7 @@ pub fn run(args: Args) -> i32 {
         let _ = write!(
             stdout,
             "{}",
-            crate::diag::render::escape_controls(&transcript_start(&session, true))
+            troupe::escape_controls(&transcript_start(&session, true))
         );
     }
     let mut results = Vec::new();
@@ -663,7 +657,7 @@ pub fn run(args: Args) -> i32 {
                     if log.is_some() || !r.diagnostics.is_empty() {
                         text.push_str(&transcript_model(&r, rec.as_ref()));
                     }
-                    let _ = write!(stdout, "{}", crate::diag::render::escape_controls(&text));
+                    let _ = write!(stdout, "{}", troupe::escape_controls(&text));
                     let _ = stdout.flush();
                 }
                 let mut v = serde_json::to_value(&r).unwrap_or(Value::Null);
@@ -727,7 +721,7 @@ pub fn run(args: Args) -> i32 {
         let _ = write!(
             stdout,
             "{}",
-            crate::diag::render::escape_controls(&transcript_score(&score))
+            troupe::escape_controls(&transcript_score(&score))
         );
         if let Some(t) = totals {
             let _ = writeln!(

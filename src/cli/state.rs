@@ -49,10 +49,7 @@ pub fn run(args: Args) -> i32 {
         }
     }
     for (k, v) in &view.state {
-        println!(
-            "  {}",
-            crate::diag::render::escape_controls(&format!("{k} = {v}"))
-        );
+        println!("  {}", troupe::escape_controls(&format!("{k} = {v}")));
     }
     0
 }
