@@ -32,6 +32,8 @@
 use std::path::Path;
 
 use super::error::{Error, ErrorKind, Result};
+use serde_json::Value;
+
 use crate::diag::Code;
 
 #[cfg(any(feature = "cli", feature = "testing"))]
@@ -61,4 +63,71 @@ pub fn read_input(path: impl AsRef<Path>) -> Result<Vec<u8>> {
         };
         Error::new(kind, d.message.to_string())
     })
+}
+
+/// Reads a script of player inputs (Format 20, `troupe run --script`):
+/// one input per line (`\r\n` accepted, empty lines skipped), or a YAML
+/// list of strings for a `.yaml`/`.yml` file; at most 64 MiB.
+///
+/// Errors: [`ErrorKind::Io`] when the file cannot be read, is too large,
+/// is not UTF-8 or (YAML) is not a list of strings; the message says
+/// which.
+///
+/// ```
+/// let inputs = troupe::files::read_script("examples/scripts/used-car-safety.txt")?;
+/// assert!(!inputs.is_empty());
+/// # Ok::<(), troupe::Error>(())
+/// ```
+pub fn read_script(path: impl AsRef<Path>) -> Result<Vec<String>> {
+    let path = path.as_ref();
+    read_script_text(path).map_err(|m| Error::new(ErrorKind::Io, m))
+}
+
+fn read_script_text(path: &Path) -> std::result::Result<Vec<String>, String> {
+    // A script is untrusted input: bounded like a session file (Format 16).
+    const MAX_SCRIPT_BYTES: u64 = 64 << 20;
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .len();
+    if len > MAX_SCRIPT_BYTES {
+        return Err(format!(
+            "{} is {len} bytes; a script may have at most {MAX_SCRIPT_BYTES}",
+            path.display()
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let yaml = matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml")
+    );
+    if yaml {
+        // The YAML reader takes mappings: read the list as the value of a key.
+        let text = String::from_utf8(bytes).map_err(|_| "the script is not UTF-8".to_string())?;
+        let mut wrapped = String::from("script:\n");
+        for line in text.lines() {
+            wrapped.push_str("  ");
+            wrapped.push_str(line);
+            wrapped.push('\n');
+        }
+        let l = crate::load::parse_yaml(&path.display().to_string(), wrapped.as_bytes());
+        let Some(doc) = l.value else {
+            return Err(l
+                .diagnostics
+                .first()
+                .map_or("the script is not YAML".into(), |d| d.message.to_string()));
+        };
+        return doc
+            .value
+            .get("script")
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
+            .ok_or_else(|| "a YAML script is a list of strings".to_string());
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "the script is not UTF-8".to_string())?;
+    Ok(text
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
 }

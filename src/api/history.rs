@@ -382,11 +382,16 @@ impl History {
             .map_err(super::conditions::eval_error)
     }
 
-    /// The compiled story and session, for the CLI's tools that are not
-    /// clients of the API yet (`troupe prompt`).
-    #[cfg(feature = "cli")]
-    pub(crate) fn engine_internal(&self) -> &Engine {
+    /// The compiled story and session, for the API's other areas (the
+    /// model runtime's prompt).
+    pub(crate) fn engine_ref(&self) -> &Engine {
         &self.engine
+    }
+
+    /// The index of message `id`; [`ErrorKind::NotFound`] (with the
+    /// closest IDs) when there is none.
+    pub(crate) fn index_of(&self, id: &str) -> Result<u32> {
+        self.index(id)
     }
 
     /// The compiled story and session (internals).

@@ -9,13 +9,19 @@
 //! - [`Runtime`] — what adapters implement to propose replies;
 //! - [`check`] — what `troupe check` reports, as a [`CheckReport`];
 //! - [`check_report`], [`test_report`], [`cel_eval`] — the CLI's tools
-//!   as functions returning their `--json` documents.
+//!   as functions returning their `--json` documents;
+//! - [`conditions`], [`transcript`], [`files`], [`model_runtime`],
+//!   `cards` (feature `import`) and `tools` (feature `testing`) — what
+//!   the `troupe` command is built from, for programs that do the same.
 
+#[cfg(feature = "import")]
+pub mod cards;
 mod check;
 pub mod conditions;
 mod error;
 pub mod files;
 mod history;
+pub mod model_runtime;
 mod pack;
 mod reports;
 mod session;
@@ -24,6 +30,7 @@ mod testrun;
 mod text;
 #[cfg(feature = "testing")]
 pub mod tools;
+pub mod transcript;
 
 pub use check::{check, CheckReport};
 pub use error::{Error, ErrorKind, Result};

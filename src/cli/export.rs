@@ -6,11 +6,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
-
-use crate::import::export::card_from_bundle;
-use crate::import::png::write_card_png;
-use crate::load::{read_bundle, text::read_bounded};
+use troupe::cards::{card_png, export_card};
 
 /// What to export.
 #[derive(Debug, clap::Subcommand)]
@@ -46,40 +42,21 @@ pub fn run(cmd: Command) -> i32 {
         eprintln!("troupe export: {msg}");
         return 2;
     }
-    let loaded = read_bundle(&bundle);
-    if loaded.has_errors() {
-        eprint!("{}", troupe::render_diagnostics(&loaded.diagnostics));
-        return 1;
-    }
-    let Some(doc) = loaded.value else { return 1 };
-    let card = match card_from_bundle(&doc.value, &character) {
+    let card = match export_card(&bundle, &character) {
         Ok(c) => c,
-        Err(d) => {
-            eprint!("{}", troupe::render_diagnostics(&[d.in_file(&doc.file)]));
+        Err(e) => {
+            eprint!("{}", troupe::render_diagnostics(e.diagnostics()));
             return 1;
         }
     };
-    let json = serde_json::to_string(&card).unwrap_or_default();
     let is_png = output
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("png"));
     let bytes = if is_png {
-        let picture = match image
-            .as_ref()
-            .map(|p| read_bounded(&p.display().to_string(), p))
-        {
-            Some(Err(d)) => {
-                eprint!("{}", troupe::render_diagnostics(&[d]));
-                return 1;
-            }
-            Some(Ok(b)) => Some(b),
-            None => None,
-        };
-        let v3 = card.get("spec").and_then(Value::as_str) == Some("chara_card_v3");
-        match write_card_png(picture.as_deref(), if v3 { "ccv3" } else { "chara" }, &json) {
+        match card_png(&card, image.as_deref()) {
             Ok(b) => b,
-            Err(d) => {
-                eprint!("{}", troupe::render_diagnostics(&[d]));
+            Err(e) => {
+                eprint!("{}", troupe::render_diagnostics(e.diagnostics()));
                 return 1;
             }
         }

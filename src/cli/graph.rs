@@ -1,6 +1,6 @@
 //! `troupe graph PACK [--scenario ID] [--format dot|mermaid] [-o FILE]`
 //! (Format 20.2): prints or writes the scenario's wiring as a graph. The
-//! library builds it ([`crate::testing::graph`]); this file only wires it.
+//! library builds it ([`troupe::tools::graph`]); this file only wires it.
 
 use std::path::{Path, PathBuf};
 

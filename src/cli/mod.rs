@@ -201,16 +201,6 @@ impl SessionAt {
     }
 }
 
-/// Resolves a message ID of the engine's session, printing an error that
-/// names the closest IDs.
-pub(crate) fn message_index(engine: &crate::engine::Engine, id: &str) -> Result<u32, i32> {
-    engine.session.find(id).ok_or_else(|| {
-        let hint = troupe::suggest(id, engine.session.messages.iter().map(|m| &*m.id));
-        eprintln!("the session has no message `{id}`{hint}");
-        1
-    })
-}
-
 /// [`run::open_pack_with`] through the embedding API: the same messages and
 /// exit codes, a [`troupe::Pack`] instead of the runtime's bundle.
 pub(crate) fn open_pack_api(

@@ -32,6 +32,7 @@ pub mod rules;
 pub use crate::compile::safety;
 pub mod session;
 pub mod session_writer;
+pub mod transcript;
 pub mod turn;
 
 use std::sync::Arc;
