@@ -24,7 +24,7 @@ fn root() -> PathBuf {
 }
 
 fn script(name: &str) -> Vec<String> {
-    troupe::cli::run::read_script(&root().join("examples/scripts").join(name)).expect("script")
+    troupe::files::read_script(root().join("examples/scripts").join(name)).expect("script")
 }
 
 /// A pack of `n` scenarios, each like the negotiation scenario: four

@@ -1,4 +1,10 @@
-//! The `troupe` command: a thin layer that wires library calls (see `src/cli/`).
+//! The `troupe` command: a thin layer that wires library calls.
+//!
+//! `src/cli/` is this binary's client code, not a stage of the library: it
+//! parses arguments (clap), calls the public API of the `troupe` library
+//! (`troupe::…`, docs/embedding.md) and prints.
+
+mod cli;
 
 fn main() {
     // Output piped into a reader that stops early (`troupe state … | head`)
@@ -10,5 +16,5 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    std::process::exit(troupe::run_cli());
+    std::process::exit(cli::run());
 }

@@ -127,7 +127,8 @@ fn real_lorebook_imports_and_checks() {
     let Some(dir) = real_dir() else { return };
     let path = dir.join("st_default_Eldoria_worldinfo.json");
     let doc = parse_object("wi", &std::fs::read(&path).unwrap()).unwrap();
-    let bundle = troupe::cli::import::lorebook_bundle(&doc, &path).unwrap();
+    let (bundle, _) =
+        troupe::import::lorebook::lorebook_document(&doc, "st_default_Eldoria_worldinfo").unwrap();
     check_bundle(&bundle);
     assert_eq!(bundle["worlds"][0]["entries"].as_array().unwrap().len(), 4);
     settings()

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use troupe::check::run::check_paths;
-use troupe::cli::run::read_script;
 use troupe::compile::package::{content_hash, write_package};
 use troupe::diag::{Code, Severity};
+use troupe::files::read_script;
 use troupe::runtime::safety::Status;
 use troupe::runtime::{open, open_with, OpenOptions, Options, Session};
 

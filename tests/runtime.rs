@@ -8,10 +8,13 @@
 use std::path::Path;
 
 use serde_json::Value;
-use troupe::cli::run::{read_script, transcript_score, transcript_start, transcript_turn};
 use troupe::diag::Code;
 use troupe::engine::Engine;
+use troupe::files::read_script;
 use troupe::runtime::safety::Status;
+use troupe::runtime::transcript::{
+    score as transcript_score, start as transcript_start, turn as transcript_turn,
+};
 use troupe::runtime::{open, Opened, Options, RuntimeKind, Session, SessionControl, TurnError};
 
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";
@@ -53,7 +56,7 @@ fn play(
 }
 
 fn script(name: &str) -> Vec<String> {
-    read_script(&Path::new("examples/scripts").join(name)).expect("script")
+    read_script(Path::new("examples/scripts").join(name)).expect("script")
 }
 
 fn snapshot(name: &str, text: &str) {

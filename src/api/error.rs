@@ -13,7 +13,9 @@ pub enum ErrorKind {
     /// session has errors; [`Error::diagnostics`] says which.
     Invalid,
     /// The session settings do not fit the pack (an unknown scenario,
-    /// preset or opening; Format 18.4); see [`Error::diagnostics`].
+    /// preset or opening; Format 18.4); see [`Error::diagnostics`]. Also a
+    /// tool that refuses to overwrite what exists (`troupe init` into a
+    /// folder that is not empty).
     Refused,
     /// A turn was asked of a session that has ended (Format 18.5).
     Ended,
@@ -166,7 +168,9 @@ impl From<crate::runtime::StartError> for Error {
                 d,
                 Sources::new(),
             ),
-            crate::runtime::StartError::Io(e) => e.into(),
+            crate::runtime::StartError::Io(e) => {
+                Error::new(ErrorKind::Io, format!("cannot write the session file: {e}"))
+            }
         }
     }
 }
@@ -177,7 +181,7 @@ impl From<crate::runtime::TurnError> for Error {
             crate::runtime::TurnError::Ended => {
                 Error::new(ErrorKind::Ended, "the session has ended; no more turns")
             }
-            crate::runtime::TurnError::Io(e) => e.into(),
+            e @ crate::runtime::TurnError::Io(_) => Error::new(ErrorKind::Io, e.to_string()),
             crate::runtime::TurnError::Limit(m) => Error::with_diagnostics(
                 ErrorKind::Limit,
                 "a bound of Format 16 was reached",

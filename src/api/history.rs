@@ -4,6 +4,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::conditions::CelValue;
 use super::error::{Error, ErrorKind, Result};
 use super::pack::Pack;
 use crate::diag::render::Sources;
@@ -322,12 +323,7 @@ impl History {
     /// # Ok::<(), troupe::Error>(())
     /// ```
     pub fn render(&self, text: &str, at: Option<&str>, who: &RenderOptions) -> Result<String> {
-        if let Err(e) = crate::template::parse(text) {
-            let mut d = Diagnostic::error(Code::TemplateSyntax, e.message.to_string());
-            d.location.line = Some(e.line);
-            d.location.column = Some(e.column);
-            return Err(Error::invalid(vec![d], Sources::new()));
-        }
+        check_template(text)?;
         let state = self.state_of(at)?;
         let who = RenderFor {
             char: who.char.as_deref(),
@@ -353,11 +349,58 @@ impl History {
         })
     }
 
-    /// The compiled story and session, for the CLI's tools that are not
-    /// clients of the API yet (`troupe prompt`).
-    #[cfg(feature = "cli")]
-    pub(crate) fn engine_internal(&self) -> &Engine {
+    /// Parses and type-checks CEL condition `expr` (Format 11) against the
+    /// scenario's declarations (`state.…`, `difficulty.…`, … as a
+    /// scenario-level condition, Format 11.2, 11.3); returns its result
+    /// type in CEL type syntax.
+    ///
+    /// Errors: [`ErrorKind::Invalid`] with CEL_SYNTAX / CEL_TYPE
+    /// diagnostics at their line and column in `expr`
+    /// ([`crate::conditions`]).
+    ///
+    /// ```
+    /// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+    /// let history = pack.recorded_history("inn.jsonl")?;
+    /// assert_eq!(history.check_condition("state.trust['ines'] > 40")?, "bool");
+    /// assert_eq!(history.eval_condition("state.trust['ines']", Some("m3"))?.to_string(), "50");
+    /// # Ok::<(), troupe::Error>(())
+    /// ```
+    pub fn check_condition(&self, expr: &str) -> Result<String> {
+        self.engine
+            .compile_condition(expr, None, false)
+            .map(|c| c.program.result_type().to_string())
+            .map_err(|errs| super::conditions::compile_error(&errs))
+    }
+
+    /// Evaluates CEL condition `expr` (checked as
+    /// [`History::check_condition`] does) on the state at message `at`
+    /// (`None`: the initial state).
+    ///
+    /// Errors: as [`History::check_condition`]; [`ErrorKind::NotFound`]
+    /// when there is no such message; [`ErrorKind::Evaluation`] when
+    /// evaluation fails (Format 11.6).
+    pub fn eval_condition(&self, expr: &str, at: Option<&str>) -> Result<CelValue> {
+        let cond = self
+            .engine
+            .compile_condition(expr, None, false)
+            .map_err(|errs| super::conditions::compile_error(&errs))?;
+        let state = self.state_of(at)?;
+        self.engine
+            .eval_condition(&cond, &state, "")
+            .map(CelValue)
+            .map_err(super::conditions::eval_error)
+    }
+
+    /// The compiled story and session, for the API's other areas (the
+    /// model runtime's prompt).
+    pub(crate) fn engine_ref(&self) -> &Engine {
         &self.engine
+    }
+
+    /// The index of message `id`; [`ErrorKind::NotFound`] (with the
+    /// closest IDs) when there is none.
+    pub(crate) fn index_of(&self, id: &str) -> Result<u32> {
+        self.index(id)
     }
 
     /// The compiled story and session (internals).
@@ -365,4 +408,24 @@ impl History {
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
+}
+
+/// Checks that `text` is a template (Format 10.1) without rendering it.
+///
+/// Errors: [`ErrorKind::Invalid`] with one TEMPLATE_SYNTAX diagnostic whose
+/// location has the 1-based `line` and `column` in `text` (no file).
+///
+/// ```
+/// assert!(troupe::check_template("Hello {{user}}").is_ok());
+/// let e = troupe::check_template("Hello {{user").unwrap_err();
+/// assert_eq!(e.diagnostics()[0].code, troupe::Code::TemplateSyntax);
+/// assert_eq!(e.diagnostics()[0].location.line, Some(1));
+/// ```
+pub fn check_template(text: &str) -> Result<()> {
+    crate::template::parse(text).map(drop).map_err(|e| {
+        let mut d = Diagnostic::error(Code::TemplateSyntax, e.message.to_string());
+        d.location.line = Some(e.line);
+        d.location.column = Some(e.column);
+        Error::invalid(vec![d], Sources::new())
+    })
 }

@@ -10,30 +10,43 @@
 //! - [`check`] — what `troupe check` reports, as a [`CheckReport`];
 //! - [`check_report`], [`test_report`], [`cel_eval`] — the CLI's tools
 //!   as functions returning their `--json` documents;
-//! - [`cel_check`], [`transcript`], [`schemas`], [`output_schemas`] — what
-//!   `troupe cel check` and `troupe run --json` answer, and the embedded
-//!   schemas, for clients such as `troupe mcp`.
+//! - [`cel_check`], [`transcript::document`], [`schemas`], [`output_schemas`]
+//!   — what `troupe cel check` and `troupe run --json` answer, and the
+//!   embedded schemas, for clients such as `troupe mcp`;
+//! - [`conditions`], [`transcript`], [`files`], [`model_runtime`],
+//!   `cards` (feature `import`) and `tools` (feature `testing`) — what
+//!   the `troupe` command is built from, for programs that do the same.
 
+#[cfg(feature = "import")]
+pub mod cards;
 mod cel_check;
 mod check;
+pub mod conditions;
 mod error;
+pub mod files;
 mod history;
+pub mod model_runtime;
 mod pack;
 mod reports;
 mod schemas;
 mod session;
 #[cfg(feature = "testing")]
+mod testrun;
+mod text;
+#[cfg(feature = "testing")]
 pub mod tools;
-mod transcript;
+pub mod transcript;
 
 pub use cel_check::{cel_check, CelCheck};
 pub use check::{check, CheckReport};
 pub use error::{Error, ErrorKind, Result};
-pub use history::{EndedView, Ending, Explanation, History, Knowable, RenderOptions, StateView};
+pub use history::{
+    check_template, EndedView, Ending, Explanation, History, Knowable, RenderOptions, StateView,
+};
 pub use pack::{Pack, ScenarioInfo};
 #[cfg(feature = "testing")]
 pub use reports::test_report;
 pub use reports::{cel_eval, check_report};
 pub use schemas::{output_schemas, schemas};
 pub use session::{RuntimeChoice, Session, SessionOptions};
-pub use transcript::transcript;
+pub use text::{escape_controls, excerpt, render_diagnostics, suggest};

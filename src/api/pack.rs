@@ -336,6 +336,30 @@ impl Pack {
         };
         History::parse(self, &format!("{}!sessions/{n}", self.name()), bytes)
     }
+    /// The diagnostics `troupe check` reports for session text `jsonl`
+    /// (Format 12, 17) against this pack, named `file` in them: empty when
+    /// it conforms. A program writing a session file checks it with this
+    /// before committing it (Format 16.5).
+    ///
+    /// ```
+    /// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+    /// let text = std::fs::read_to_string("examples/packs/harbor-lights/sessions/inn.jsonl").unwrap();
+    /// assert!(pack.check_session("inn.jsonl", &text).is_empty());
+    /// assert!(!pack.check_session("x.jsonl", "{").is_empty());
+    /// # Ok::<(), troupe::Error>(())
+    /// ```
+    pub fn check_session(&self, file: &str, jsonl: &str) -> Vec<Diagnostic> {
+        let loaded = crate::load::parse_session(file, jsonl.as_bytes());
+        let mut diags = loaded.diagnostics;
+        if let Some(doc) = &loaded.value {
+            diags.extend(crate::check::run::check_session_document(
+                &self.opened().bundle,
+                doc,
+            ));
+        }
+        diags
+    }
+
     /// A [`History`] with no messages: the initial state of scenario
     /// `scenario` (`None`: the first), for rendering templates or reading
     /// the state before any session (`troupe render` without `--session`).

@@ -3,20 +3,21 @@
 //! (`troupe test --json`) and [`cel_eval`] (`troupe cel eval`), for
 //! bindings and programs that want the answers without a process.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value as Json;
 
 use super::error::{Error, ErrorKind, Result};
 use crate::cel::{self, Activation, Env, NoHost, Value};
-use crate::diag::render::{Report, Sources};
+use crate::diag::render::Sources;
 use crate::diag::Diagnostic;
 
 /// The document `troupe check --json PATHS…` prints (Format 17,
 /// `schemas/output/check.schema.json`): `valid`, `errors`, `warnings` and
 /// every diagnostic in report order. With `strict`, warnings make it
 /// invalid. Never fails: what cannot be read is a diagnostic (MISSING_FILE,
-/// IO) in the document.
+/// IO) in the document. The thin form of [`crate::check`]:
+/// `check(paths).to_json(strict)`.
 ///
 /// ```
 /// let doc = troupe::check_report(&["examples/bundles/tiny.bundle.json"], false);
@@ -26,9 +27,7 @@ use crate::diag::Diagnostic;
 /// assert_eq!(doc["diagnostics"][0]["code"], "MISSING_FILE");
 /// ```
 pub fn check_report(paths: &[impl AsRef<Path>], strict: bool) -> Json {
-    let paths: Vec<PathBuf> = paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
-    let checked = crate::check::run::check_paths(&paths);
-    serde_json::to_value(Report::new(&checked.diagnostics, strict)).unwrap_or(Json::Null)
+    super::check::check(paths).to_json(strict)
 }
 
 /// The document `troupe test --json PACK [--test NAME]` prints (Format
@@ -46,19 +45,9 @@ pub fn check_report(paths: &[impl AsRef<Path>], strict: bool) -> Json {
 /// ```
 #[cfg(feature = "testing")]
 pub fn test_report(pack: impl AsRef<Path>, test: Option<&str>) -> Result<Json> {
-    use crate::testing::stages::{self, Options, Quiet, Snapshots};
-    let mut opts = Options {
-        test: test.map(str::to_string),
-        snapshots: Snapshots::Check,
-    };
-    let run = stages::run(
-        pack.as_ref(),
-        &mut opts,
-        &crate::testing::runner::Installed,
-        &mut Quiet,
-    )
-    .map_err(|e| Error::new(ErrorKind::NotFound, e.to_string()))?;
-    serde_json::from_str(&crate::testing::report::to_json(&run))
+    use super::testrun::{run_tests, Quiet, Snapshots};
+    let run = run_tests(pack, test, Snapshots::Check, &mut Quiet)?;
+    serde_json::from_str(&run.to_json())
         .map_err(|e| Error::new(ErrorKind::Io, format!("the test report is not JSON: {e}")))
 }
 

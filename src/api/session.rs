@@ -150,7 +150,7 @@ impl SessionOptions {
 /// # Ok::<(), troupe::Error>(())
 /// ```
 pub struct Session {
-    inner: runtime::Session,
+    pub(super) inner: runtime::Session,
 }
 
 impl fmt::Debug for Session {

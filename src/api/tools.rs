@@ -1,6 +1,7 @@
 //! Tool entry points behind the `testing` feature: what `troupe
 //! conformance` and `troupe graph` compute, for programs (an editor, an
-//! MCP server) and for the CLI, which only wires them.
+//! MCP server) and for the CLI, which only wires them; also `troupe test`,
+//! `playtest`, `docs` and `init`.
 
 use std::path::Path;
 
@@ -9,6 +10,12 @@ use serde_json::Value;
 use super::error::{Error, ErrorKind, Result};
 use super::pack::Pack;
 use crate::diag::render::Sources;
+
+pub use super::testrun::{
+    run_playtests, run_tests, ChangeKind, Decision, Failure, GoalResult, PlaytestReport, Progress,
+    Quiet, SignalRecord, SnapshotChange, Snapshots, StageName, StepNotTaken, TestResult, TestRun,
+    TestStatus, Verdict,
+};
 
 /// The results of a conformance run (Format 20): how many tests passed
 /// and failed, and the report text `troupe conformance` prints.
@@ -116,4 +123,91 @@ pub fn graph(pack: &Pack, scenario: Option<&str>, format: GraphFormat) -> Result
         scenario: g.scenario.to_string(),
         text,
     })
+}
+
+/// Whether a pack's `README.md` holds the current generated reference
+/// section (Format 20.3), as [`docs_check`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocsStatus {
+    /// The README holds the current section.
+    Current,
+    /// The README lacks the section or holds a stale one: the unified diff
+    /// from the README as it is to the README [`docs_write`] would write.
+    Stale(String),
+}
+
+/// The README a pack directory's generated docs go to (`PACK/README.md`).
+pub fn docs_readme(pack: impl AsRef<Path>) -> std::path::PathBuf {
+    crate::testing::docs::readme_path(pack.as_ref())
+}
+
+fn docs_error(e: crate::testing::docs::DocsError) -> Error {
+    use crate::testing::docs::DocsError;
+    match e {
+        DocsError::Invalid(diagnostics, sources) => Error::invalid(diagnostics, sources),
+        e @ DocsError::Markers(..) => Error::new(ErrorKind::Invalid, e.to_string()),
+        e => Error::new(ErrorKind::Io, e.to_string()),
+    }
+}
+
+/// Compares the generated reference section of pack directory `pack`'s
+/// README with what [`docs_write`] would write (`troupe docs --check`);
+/// never writes.
+///
+/// Errors: [`ErrorKind::Invalid`] with the diagnostics when the pack does
+/// not check, or without any when the README's markers are malformed (the
+/// message says how); [`ErrorKind::Io`] when reading fails.
+///
+/// ```
+/// use troupe::tools::{docs_check, DocsStatus};
+/// assert_eq!(docs_check("examples/packs/everyday-negotiation")?, DocsStatus::Current);
+/// # Ok::<(), troupe::Error>(())
+/// ```
+pub fn docs_check(pack: impl AsRef<Path>) -> Result<DocsStatus> {
+    use crate::testing::docs::Status;
+    match crate::testing::docs::check(pack.as_ref()).map_err(docs_error)? {
+        Status::Current => Ok(DocsStatus::Current),
+        Status::Stale(diff) => Ok(DocsStatus::Stale(diff)),
+    }
+}
+
+/// Writes the generated reference section into pack directory `pack`'s
+/// README (`troupe docs`), through a temporary file and a rename; `false`
+/// when it was current (nothing written). Errors as [`docs_check`], and
+/// [`ErrorKind::Io`] when writing fails.
+pub fn docs_write(pack: impl AsRef<Path>) -> Result<bool> {
+    crate::testing::docs::write(pack.as_ref()).map_err(docs_error)
+}
+
+/// Scaffolds a new pack in `dir` (`troupe init`, Format 21): a pack that
+/// passes `troupe check` and `troupe test`, with tests and a CI workflow.
+/// `dir` is created and must be new or empty; every file is written
+/// through a temporary file and never over an existing one. Returns the
+/// files written, as paths relative to `dir`, in writing order.
+///
+/// Errors: [`ErrorKind::Refused`] when `dir` is not empty or a file of the
+/// scaffold appeared meanwhile (nothing is overwritten);
+/// [`ErrorKind::Io`] when writing fails.
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let files = troupe::tools::init(dir.path().join("pack"))?;
+/// assert!(!files.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn init(dir: impl AsRef<Path>) -> Result<Vec<String>> {
+    use crate::testing::init::InitError;
+    crate::testing::init::init(dir.as_ref()).map_err(|e| match e {
+        e @ (InitError::NotEmpty(_) | InitError::Exists(_)) => {
+            Error::new(ErrorKind::Refused, e.to_string())
+        }
+        e => Error::new(ErrorKind::Io, e.to_string()),
+    })
+}
+
+/// Whether this build knows its own source (a git URL and a full commit,
+/// from `TROUPE_GIT_URL` and `TROUPE_GIT_REV` at build time): when not,
+/// the CI workflow [`init`] writes holds placeholders to replace.
+pub fn init_pins_source() -> bool {
+    crate::testing::init::pinned_source().2
 }

@@ -184,11 +184,6 @@ impl Env {
         self
     }
 
-    /// Sets `allow_roll`; returns `self`.
-    pub fn with_roll(mut self, allow: bool) -> Self {
-        self.allow_roll = allow;
-        self
-    }
 }
 
 /// What a story declares for CEL (Format 11.3), to build a Troupe

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::cel::{self, Activation, CelError, Env, NoHost, Type, Value};
+use troupe::conditions::{self, CelValue, Declarations};
+use troupe::ErrorKind;
 
 /// The `troupe cel` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -58,17 +59,15 @@ pub struct StoryArgs {
     pub at: Option<String>,
 }
 
-/// Opens the story `--pack` names; `Err` is the exit code.
-fn story_engine(a: &StoryArgs, pack: &std::path::Path) -> Result<crate::engine::Engine, i32> {
+/// Opens the story `--pack` names: a session's, else the initial state of
+/// `--scenario`; `Err` is the exit code.
+fn story(a: &StoryArgs, pack: &std::path::Path) -> Result<troupe::History, i32> {
     if let Some(s) = &a.session {
-        return super::open_engine(pack, Some(s));
+        return super::open_history(pack, Some(s));
     }
-    let opened = super::run::open_pack(pack)?;
-    crate::engine::load::compile_checked(&opened.bundle, None, a.scenario.as_deref()).map_err(|d| {
-        eprint!(
-            "{}",
-            crate::diag::render::render_human(&d, &crate::diag::render::Sources::new())
-        );
+    let opened = super::open_pack_api(pack, troupe::OpenOptions::default())?;
+    opened.initial(a.scenario.as_deref()).map_err(|e| {
+        eprint!("{}", e.render());
         1
     })
 }
@@ -76,36 +75,34 @@ fn story_engine(a: &StoryArgs, pack: &std::path::Path) -> Result<crate::engine::
 /// `check`/`eval` against a story: the scenario's environment, and for
 /// `eval` the state at `--at` (or the last message, or the initial state).
 fn run_in_story(expr: &str, a: &StoryArgs, pack: &std::path::Path, eval: bool) -> i32 {
-    let engine = match story_engine(a, pack) {
-        Ok(e) => e,
+    let history = match story(a, pack) {
+        Ok(h) => h,
         Err(c) => return c,
     };
-    let cond = match engine.compile_condition(expr, None, false) {
-        Ok(c) => c,
-        Err(errs) => {
-            eprintln!("(checked against scenario `{}`)", engine.ir.scenario);
-            return report(expr, &errs);
+    let ty = match history.check_condition(expr) {
+        Ok(ty) => ty,
+        Err(e) => {
+            eprintln!("(checked against scenario `{}`)", history.scenario());
+            return report(expr, &e);
         }
     };
     if !eval {
-        println!("{}", cond.program.result_type());
+        println!("{ty}");
         return 0;
     }
-    let state = match (&a.at, engine.last_message()) {
-        (Some(id), _) => match super::message_index(&engine, id) {
-            Ok(m) => engine.state_at(m),
-            Err(c) => return c,
-        },
-        (None, Some(m)) if a.session.is_some() => engine.state_at(m),
-        _ => engine.initial().clone(),
+    let at = match &a.at {
+        Some(id) => Some(id.as_str()),
+        None if a.session.is_some() => history.last_id(),
+        None => None,
     };
-    match engine.eval_condition(&cond, &state, "") {
+    match history.eval_condition(expr, at) {
         Ok(v) => {
             println!("{v}");
             0
         }
+        Err(e) if e.kind() == ErrorKind::Invalid => report(expr, &e),
         Err(e) => {
-            eprintln!("evaluation error: {e}");
+            eprintln!("{e}");
             1
         }
     }
@@ -123,23 +120,23 @@ pub fn run(cmd: Command) -> i32 {
             run_in_story(&expr, &story, &pack, true)
         }
         Command::Check { expr, decls, .. } => {
-            let env = match declare(&decls) {
-                Ok(env) => env,
+            let decls = match declare(&decls) {
+                Ok(d) => d,
                 Err(e) => return usage(&e),
             };
-            match cel::compile(&expr, &env) {
-                Ok(p) => {
-                    println!("{}", p.result_type());
+            match conditions::check(&expr, &decls) {
+                Ok(ty) => {
+                    println!("{ty}");
                     0
                 }
-                Err(errs) => report(&expr, &errs),
+                Err(e) => report(&expr, &e),
             }
         }
         Command::Eval {
             expr, vars, decls, ..
         } => {
-            let mut env = match declare(&decls) {
-                Ok(env) => env,
+            let decls = match declare(&decls) {
+                Ok(d) => d,
                 Err(e) => return usage(&e),
             };
             let mut values = Vec::new();
@@ -149,33 +146,24 @@ pub fn run(cmd: Command) -> i32 {
                 };
                 let value = match serde_json::from_str::<serde_json::Value>(json)
                     .map_err(|e| e.to_string())
-                    .and_then(|j| Value::from_json(&j))
+                    .and_then(|j| CelValue::from_json(&j).map_err(|e| e.to_string()))
                 {
                     Ok(value) => value,
                     Err(e) => return usage(&format!("--var `{name}`: {e}")),
                 };
-                if env.lookup(name).is_none() {
-                    env.declare(name, value.bound_type());
-                }
-                values.push((name.to_string(), value));
+                values.push((name, value));
             }
-            let program = match cel::compile(&expr, &env) {
-                Ok(p) => p,
-                Err(errs) => return report(&expr, &errs),
-            };
-            let mut act = Activation::new(&env);
-            for (name, value) in values {
-                if !act.set_by_name(&env, &name, value) {
-                    return usage(&format!("--var `{name}` names an object: bind its fields"));
-                }
-            }
-            match program.eval(&act, &mut NoHost) {
+            match conditions::eval(&expr, &decls, &values) {
                 Ok(v) => {
                     println!("{v}");
                     0
                 }
+                Err(e) if e.kind() == ErrorKind::Invalid && e.diagnostics().is_empty() => {
+                    usage(&format!("--var {e}"))
+                }
+                Err(e) if e.kind() == ErrorKind::Invalid => report(&expr, &e),
                 Err(e) => {
-                    eprintln!("evaluation error: {e}");
+                    eprintln!("{e}");
                     1
                 }
             }
@@ -184,23 +172,23 @@ pub fn run(cmd: Command) -> i32 {
             // The load stage's reader: a regular file only (never a FIFO or
             // device), at most 64 MiB.
             let name = file.display().to_string();
-            let text = match crate::load::text::read_bounded(&name, &file).map(String::from_utf8) {
+            let text = match troupe::files::read_input(&file).map(String::from_utf8) {
                 Ok(Ok(t)) => t,
                 Ok(Err(_)) => {
                     eprintln!("troupe cel run: {name} is not UTF-8 text");
                     return 3;
                 }
-                Err(d) => {
-                    eprintln!("troupe cel run: cannot read {name}: {}", d.message);
+                Err(e) => {
+                    eprintln!("troupe cel run: cannot read {name}: {e}");
                     return 3;
                 }
             };
-            let (passed, failed) = cel::suite::run_text(&text);
-            for (line, name, why) in &failed {
+            let result = conditions::run_suite(&text);
+            for (line, name, why) in &result.failed {
                 println!("{}:{line}: {name}: {why}", file.display());
             }
-            println!("{passed} passed, {} failed", failed.len());
-            i32::from(!failed.is_empty())
+            println!("{} passed, {} failed", result.passed, result.failed.len());
+            i32::from(!result.failed.is_empty())
         }
     }
 }
@@ -210,24 +198,26 @@ fn usage(msg: &str) -> i32 {
     2
 }
 
-fn declare(decls: &[String]) -> Result<Env, String> {
-    let mut env = Env::new();
+fn declare(decls: &[String]) -> Result<Declarations, String> {
+    let mut out = Declarations::new();
     for d in decls {
         let (name, ty) = d
             .split_once('=')
             .ok_or_else(|| format!("--decl `{d}` is not NAME=TYPE"))?;
-        let ty = Type::parse(ty).map_err(|e| e.to_string())?;
-        env.declare(name.trim(), ty);
+        out.declare(name.trim(), ty).map_err(|e| e.to_string())?;
     }
-    Ok(env)
+    Ok(out)
 }
 
-fn report(expr: &str, errs: &[CelError]) -> i32 {
-    for e in errs {
-        let message = crate::diag::render::escape_controls(&e.message);
-        eprintln!("{}: {}:{}: {message}", e.code(), e.line, e.column);
-        if let Some(line) = expr.lines().nth(e.line.saturating_sub(1) as usize) {
-            let (text, caret) = crate::diag::render::window(line, e.column);
+/// Prints the CEL errors of `e` (`CODE: line:column: message` and the
+/// quoted part of the line with a caret); returns exit code 1.
+fn report(expr: &str, e: &troupe::Error) -> i32 {
+    for d in e.diagnostics() {
+        let (line, column) = (d.location.line.unwrap_or(1), d.location.column.unwrap_or(1));
+        let message = troupe::escape_controls(&d.message);
+        eprintln!("{}: {line}:{column}: {message}", d.code);
+        if let Some(text) = expr.lines().nth(line.saturating_sub(1) as usize) {
+            let (text, caret) = troupe::excerpt(text, column);
             eprintln!("  | {text}");
             eprintln!("  | {}^", " ".repeat(caret));
         }

@@ -23,7 +23,7 @@ pub struct Args {
 
 /// Runs the check; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    let report = crate::check(&args.paths);
+    let report = troupe::check(&args.paths);
     let valid = report.is_valid(args.strict);
     let mut stdout = std::io::stdout().lock();
     let written = if args.json {

@@ -17,11 +17,11 @@ pub struct Args {
 
 /// Runs `troupe compile`; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    if let Err(msg) = crate::output::refuse_inputs(&[&args.out], &[&args.pack]) {
+    if let Err(msg) = troupe::files::refuse_inputs(&[&args.out], &[&args.pack]) {
         eprintln!("troupe compile: {msg}");
         return 2;
     }
-    let options = crate::OpenOptions {
+    let options = troupe::OpenOptions {
         use_ir: false,
         verify_ir: false,
     };
@@ -36,7 +36,7 @@ pub fn run(args: Args) -> i32 {
             return 3;
         }
     };
-    if let Err(e) = crate::output::write_atomic(&args.out, &bytes) {
+    if let Err(e) = troupe::files::write_atomic(&args.out, &bytes) {
         eprintln!("troupe compile: {e}");
         return 3;
     }

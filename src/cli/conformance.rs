@@ -22,7 +22,7 @@ pub fn run(args: Args) -> i32 {
         );
         return 3;
     }
-    let report = crate::tools::conformance(&args.dir);
+    let report = troupe::tools::conformance(&args.dir);
     print!("{}", report.to_text());
     if report.failed() > 0 {
         1

@@ -7,7 +7,8 @@
 
 use std::path::PathBuf;
 
-use crate::testing::docs::{self, DocsError, Status};
+use troupe::tools::{docs_check, docs_readme, docs_write, DocsStatus};
+use troupe::ErrorKind;
 
 /// Arguments of `troupe docs`.
 #[derive(Debug, clap::Args)]
@@ -29,14 +30,14 @@ pub fn run(args: Args) -> i32 {
         // A usage error, as for `troupe test` (Format 20).
         return 2;
     }
-    let readme = docs::readme_path(&args.pack);
+    let readme = docs_readme(&args.pack);
     let result = if args.check {
-        docs::check(&args.pack).map(|s| match s {
-            Status::Current => {
+        docs_check(&args.pack).map(|s| match s {
+            DocsStatus::Current => {
                 println!("{} is current", readme.display());
                 0
             }
-            Status::Stale(diff) => {
+            DocsStatus::Stale(diff) => {
                 print!("{diff}");
                 eprintln!(
                     "troupe docs: the generated section of {} is missing or stale; run `troupe docs {}`",
@@ -47,7 +48,7 @@ pub fn run(args: Args) -> i32 {
             }
         })
     } else {
-        docs::write(&args.pack).map(|written| {
+        docs_write(&args.pack).map(|written| {
             if written {
                 println!("wrote {}", readme.display());
             } else {
@@ -58,14 +59,14 @@ pub fn run(args: Args) -> i32 {
     };
     match result {
         Ok(code) => code,
-        Err(DocsError::Invalid(diags, sources)) => {
-            eprint!("{}", crate::diag::render::render_human(&diags, &sources));
+        Err(e) if e.kind() == ErrorKind::Invalid && !e.diagnostics().is_empty() => {
+            eprint!("{}", e.render());
             eprintln!(
                 "troupe docs: the pack does not conform (Format 17.1); no docs were generated"
             );
             1
         }
-        Err(e @ DocsError::Markers(..)) => {
+        Err(e) if e.kind() == ErrorKind::Invalid => {
             eprintln!("troupe docs: {e}");
             1
         }

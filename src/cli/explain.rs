@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::lore::{EntryActivation, KeyHit, When, Why};
-use crate::Explanation;
+use troupe::lore::{EntryActivation, KeyHit, When, Why};
+use troupe::Explanation;
 
 /// Arguments of `troupe explain`.
 pub type Args = super::SessionAt;
@@ -25,10 +25,7 @@ pub fn run(args: Args) -> i32 {
             serde_json::to_string_pretty(&explanation).unwrap_or_default()
         );
     } else {
-        print!(
-            "{}",
-            crate::diag::render::escape_controls(&human(&explanation))
-        );
+        print!("{}", troupe::escape_controls(&human(&explanation)));
     }
     0
 }

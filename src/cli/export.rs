@@ -6,12 +6,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
-
-use crate::diag::render::{render_human, Sources};
-use crate::import::export::card_from_bundle;
-use crate::import::png::write_card_png;
-use crate::load::{read_bundle, text::read_bounded};
+use troupe::cards::{card_png, export_card};
 
 /// What to export.
 #[derive(Debug, clap::Subcommand)]
@@ -43,44 +38,25 @@ pub fn run(cmd: Command) -> i32 {
     } = cmd;
     let mut inputs = vec![bundle.as_path()];
     inputs.extend(image.as_deref());
-    if let Err(msg) = crate::output::refuse_inputs(&[&output], &inputs) {
+    if let Err(msg) = troupe::files::refuse_inputs(&[&output], &inputs) {
         eprintln!("troupe export: {msg}");
         return 2;
     }
-    let loaded = read_bundle(&bundle);
-    if loaded.has_errors() {
-        eprint!("{}", render_human(&loaded.diagnostics, &Sources::new()));
-        return 1;
-    }
-    let Some(doc) = loaded.value else { return 1 };
-    let card = match card_from_bundle(&doc.value, &character) {
+    let card = match export_card(&bundle, &character) {
         Ok(c) => c,
-        Err(d) => {
-            eprint!("{}", render_human(&[d.in_file(&doc.file)], &Sources::new()));
+        Err(e) => {
+            eprint!("{}", troupe::render_diagnostics(e.diagnostics()));
             return 1;
         }
     };
-    let json = serde_json::to_string(&card).unwrap_or_default();
     let is_png = output
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("png"));
     let bytes = if is_png {
-        let picture = match image
-            .as_ref()
-            .map(|p| read_bounded(&p.display().to_string(), p))
-        {
-            Some(Err(d)) => {
-                eprint!("{}", render_human(&[d], &Sources::new()));
-                return 1;
-            }
-            Some(Ok(b)) => Some(b),
-            None => None,
-        };
-        let v3 = card.get("spec").and_then(Value::as_str) == Some("chara_card_v3");
-        match write_card_png(picture.as_deref(), if v3 { "ccv3" } else { "chara" }, &json) {
+        match card_png(&card, image.as_deref()) {
             Ok(b) => b,
-            Err(d) => {
-                eprint!("{}", render_human(&[d], &Sources::new()));
+            Err(e) => {
+                eprint!("{}", troupe::render_diagnostics(e.diagnostics()));
                 return 1;
             }
         }
@@ -89,7 +65,7 @@ pub fn run(cmd: Command) -> i32 {
             .unwrap_or_default()
             .into_bytes()
     };
-    match crate::output::write_atomic(&output, &bytes) {
+    match troupe::files::write_atomic(&output, &bytes) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("troupe export: {e}");

@@ -1,6 +1,6 @@
 //! `troupe graph PACK [--scenario ID] [--format dot|mermaid] [-o FILE]`
 //! (Format 20.2): prints or writes the scenario's wiring as a graph. The
-//! library builds it ([`crate::testing::graph`]); this file only wires it.
+//! library builds it ([`troupe::tools::graph`]); this file only wires it.
 
 use std::path::{Path, PathBuf};
 
@@ -34,20 +34,20 @@ pub fn run(args: Args) -> i32 {
     // Format 16.3: an output that is an input (the pack, or a file in its
     // folder) is a usage error before anything runs.
     if let Some(out) = &args.out {
-        if let Err(m) = crate::output::refuse_inputs(&[out.as_path()], &[args.pack.as_path()]) {
+        if let Err(m) = troupe::files::refuse_inputs(&[out.as_path()], &[args.pack.as_path()]) {
             eprintln!("troupe graph: refusing to write the graph: {m}");
             return 2;
         }
     }
-    let pack = match super::open_pack_api(&args.pack, crate::OpenOptions::default()) {
+    let pack = match super::open_pack_api(&args.pack, troupe::OpenOptions::default()) {
         Ok(p) => p,
         Err(c) => return c,
     };
     let format = match args.format {
-        Format::Dot => crate::tools::GraphFormat::Dot,
-        Format::Mermaid => crate::tools::GraphFormat::Mermaid,
+        Format::Dot => troupe::tools::GraphFormat::Dot,
+        Format::Mermaid => troupe::tools::GraphFormat::Mermaid,
     };
-    let g = match crate::tools::graph(&pack, args.scenario.as_deref(), format) {
+    let g = match troupe::tools::graph(&pack, args.scenario.as_deref(), format) {
         Ok(g) => g,
         Err(e) if e.diagnostics().is_empty() => {
             eprintln!("troupe graph: {e}");

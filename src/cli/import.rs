@@ -8,11 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::diag::render::{render_human, Sources};
-use crate::diag::Diagnostic;
-use crate::import::summary::Summary;
-use crate::import::{card, chat, lorebook, parse_object, read_card};
-use crate::load::text::read_bounded;
+use troupe::cards::{self, CardImport, Summary};
+use troupe::{Diagnostic, ErrorKind};
 
 /// How an import reports what it did (`docs/import.md` §11).
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
@@ -73,12 +70,12 @@ pub enum Command {
 }
 
 fn fail(diagnostics: &[Diagnostic]) -> i32 {
-    eprint!("{}", render_human(diagnostics, &Sources::new()));
+    eprint!("{}", troupe::render_diagnostics(diagnostics));
     1
 }
 
 fn write(path: &Path, text: &str) -> i32 {
-    match crate::output::write_atomic(path, text.as_bytes()) {
+    match troupe::files::write_atomic(path, text.as_bytes()) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("troupe import: {e}");
@@ -95,55 +92,26 @@ fn check_output(
     bundle_name: &str,
     session: Option<(&str, &str)>,
 ) -> Result<(), i32> {
-    let doc = crate::engine::load::bare_document(bundle_name, bundle);
-    let mut diags = crate::check::run::check_bundle_document(&doc);
-    if let Some((name, text)) = session {
-        let loaded = crate::load::parse_session(name, text.as_bytes());
-        diags.extend(loaded.diagnostics);
-        if let Some(s) = &loaded.value {
-            diags.extend(crate::check::run::check_session_document(bundle, s));
-        }
-    }
-    diags.retain(Diagnostic::is_error);
+    let mut diags = cards::check_import(bundle, bundle_name, session);
     if diags.is_empty() {
         return Ok(());
     }
     diags.truncate(20);
-    eprint!("{}", render_human(&diags, &Sources::new()));
+    eprint!("{}", troupe::render_diagnostics(&diags));
     eprintln!("troupe import: the result does not conform (Format 17.1); nothing was written");
     Err(1)
 }
 
 /// Refuses outputs that are inputs (exit 2, before anything runs).
 fn refuse(outputs: &[&Path], inputs: &[&Path]) -> Result<(), i32> {
-    crate::output::refuse_inputs(outputs, inputs).map_err(|msg| {
+    troupe::files::refuse_inputs(outputs, inputs).map_err(|msg| {
         eprintln!("troupe import: {msg}");
         2
     })
 }
 
-fn read(path: &Path) -> Result<(String, Vec<u8>), Vec<Diagnostic>> {
-    let file = path.display().to_string();
-    read_bounded(&file, path)
-        .map(|b| (file, b))
-        .map_err(|d| vec![d])
-}
-
 fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
-}
-
-fn import_card(path: &Path) -> Result<card::CardImport, Vec<Diagnostic>> {
-    let (file, bytes) = read(path)?;
-    let raw = read_card(&file, &bytes)?;
-    let mut imported = card::card_to_bundle(&raw)
-        .map_err(|ds| ds.into_iter().map(|d| d.in_file(&file)).collect::<Vec<_>>())?;
-    if bytes.starts_with(crate::import::UTF8_BOM) {
-        imported
-            .summary
-            .converted("", "a byte order mark was dropped");
-    }
-    Ok(imported)
 }
 
 /// Prints the summary (text or `--json`) and its warnings; `Some(1)` when
@@ -167,7 +135,7 @@ fn report(kind: &str, file: &Path, summary: &Summary, args: ReportArgs) -> Optio
         print!("{}", summary.to_text());
     }
     if !warnings.is_empty() {
-        eprint!("{}", render_human(&warnings, &Sources::new()));
+        eprint!("{}", troupe::render_diagnostics(&warnings));
     }
     if refused {
         eprintln!("troupe import: --strict: something would be lost (warnings above); nothing was written");
@@ -189,7 +157,7 @@ pub fn run(cmd: Command) -> i32 {
             if let Err(c) = refuse(&[&output], &[&file]) {
                 return c;
             }
-            match import_card(&file) {
+            match cards::import_card(&file) {
                 Ok(imported) => {
                     if let Some(code) = report("card", &file, &imported.summary, args) {
                         return code;
@@ -204,7 +172,7 @@ pub fn run(cmd: Command) -> i32 {
                         }
                     }
                 }
-                Err(ds) => fail(&ds),
+                Err(e) => fail(e.diagnostics()),
             }
         }
         Command::Lorebook {
@@ -215,15 +183,7 @@ pub fn run(cmd: Command) -> i32 {
             if let Err(c) = refuse(&[&output], &[&file]) {
                 return c;
             }
-            let result = read(&file).and_then(|(name, bytes)| {
-                let doc = parse_object(&name, &bytes)?;
-                let (bundle, mut summary) = lorebook::lorebook_document(&doc, &stem(&file))
-                    .map_err(|d| vec![d.in_file(&name)])?;
-                if bytes.starts_with(crate::import::UTF8_BOM) {
-                    summary.converted("", "a byte order mark was dropped");
-                }
-                Ok((bundle, summary))
-            });
+            let result = cards::import_lorebook(&file);
             match result {
                 Ok((bundle, summary)) => {
                     if let Some(code) = report("lorebook", &file, &summary, args) {
@@ -234,7 +194,7 @@ pub fn run(cmd: Command) -> i32 {
                         Err(c) => c,
                     }
                 }
-                Err(ds) => fail(&ds),
+                Err(e) => fail(e.diagnostics()),
             }
         }
         Command::Chat {
@@ -251,34 +211,14 @@ pub fn run(cmd: Command) -> i32 {
             if let Err(c) = refuse(&outputs, &inputs) {
                 return c;
             }
-            let result = read(&file).and_then(|(name, bytes)| {
-                let imported = match &card_path {
-                    Some(p) => import_card(p)?,
-                    None => stub_card(&name, &bytes)?,
-                };
-                let target = chat::ChatTarget {
-                    bundle: &imported.bundle,
-                    character: &imported.character,
-                    scenario: &imported.scenario,
-                };
-                let (lines, mut summary) = chat::chat_import(&name, &bytes, &target)?;
-                // The card's own summary matters only when it was given.
-                if card_path.is_some() {
-                    let mut all = imported.summary.clone();
-                    all.extend(summary);
-                    summary = all;
-                }
-                Ok((imported.bundle.clone(), lines, summary))
-            });
+            let result = cards::import_chat(&file, card_path.as_deref());
             match result {
-                Ok((b, lines, summary)) => {
-                    if let Some(code) = report("chat", &file, &summary, args) {
+                Ok(imported) => {
+                    if let Some(code) = report("chat", &file, &imported.summary, args) {
                         return code;
                     }
-                    let text: String = lines
-                        .iter()
-                        .map(|l| serde_json::to_string(l).unwrap_or_default() + "\n")
-                        .collect();
+                    let text = imported.jsonl();
+                    let b = imported.bundle;
                     let bundle_name = bundle
                         .as_ref()
                         .map_or("(the card's bundle)".to_string(), |p| {
@@ -294,101 +234,29 @@ pub fn run(cmd: Command) -> i32 {
                         (c, _) => c,
                     }
                 }
-                Err(ds) => fail(&ds),
+                Err(e) => fail(e.diagnostics()),
             }
         }
     }
 }
 
-/// Writes an imported card as a pack directory; refuses a directory that
-/// exists and is not empty (exit 3), so nothing is overwritten. The pack
-/// is written to a partial folder beside it and checked (Format 16.5): one
-/// that does not conform is exit 1 and nothing is left; else the partial
-/// folder is renamed into place.
-fn write_pack(dir: &Path, imported: &card::CardImport) -> i32 {
-    if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
-        eprintln!(
-            "troupe import: {} exists and is not empty; give a new or empty directory",
-            dir.display()
-        );
-        return 3;
-    }
-    let partial = crate::output::partial_path(dir);
-    let _ = std::fs::remove_dir_all(&partial);
-    let code = write_pack_files(&partial, imported);
-    if code != 0 {
-        let _ = std::fs::remove_dir_all(&partial);
-        return code;
-    }
-    let checked = crate::check::run::check_paths(std::slice::from_ref(&partial));
-    let errors: Vec<Diagnostic> = checked
-        .diagnostics
-        .into_iter()
-        .filter(Diagnostic::is_error)
-        .take(20)
-        .collect();
-    if !errors.is_empty() {
-        let _ = std::fs::remove_dir_all(&partial);
-        eprint!("{}", render_human(&errors, &Sources::new()));
-        eprintln!("troupe import: the pack does not conform (Format 17.1); nothing was written");
-        return 1;
-    }
-    let _ = std::fs::remove_dir(dir);
-    match std::fs::rename(&partial, dir) {
+/// Writes an imported card as a pack directory ([`cards::write_card_pack`]):
+/// a directory that exists and is not empty is refused (exit 3), so
+/// nothing is overwritten; a pack that does not conform is exit 1 and
+/// nothing is left.
+fn write_pack(dir: &Path, imported: &CardImport) -> i32 {
+    match cards::write_card_pack(dir, imported) {
         Ok(()) => 0,
+        Err(e) if e.kind() == ErrorKind::Invalid => {
+            eprint!("{}", troupe::render_diagnostics(e.diagnostics()));
+            eprintln!(
+                "troupe import: the pack does not conform (Format 17.1); nothing was written"
+            );
+            1
+        }
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&partial);
-            eprintln!("troupe import: cannot write {}: {e}", dir.display());
+            eprintln!("troupe import: {e}");
             3
         }
     }
-}
-
-fn write_pack_files(dir: &Path, imported: &card::CardImport) -> i32 {
-    let files =
-        crate::import::pack::card_pack(&imported.bundle, &imported.character, &imported.scenario);
-    for f in files {
-        let path = dir.join(&f.path);
-        if let Some(parent) = path.parent() {
-            if let Err(e) = std::fs::create_dir_all(parent) {
-                eprintln!("troupe import: cannot create {}: {e}", parent.display());
-                return 3;
-            }
-        }
-        if let Err(e) = std::fs::write(&path, crate::import::pack::to_yaml(&f.value)) {
-            eprintln!("troupe import: cannot write {}: {e}", path.display());
-            return 3;
-        }
-    }
-    0
-}
-
-/// A lorebook document → a bundle with its world
-/// ([`lorebook::lorebook_document`], without the summary).
-pub fn lorebook_bundle(doc: &Value, path: &Path) -> Result<Value, Diagnostic> {
-    lorebook::lorebook_document(doc, &stem(path)).map(|(b, _)| b)
-}
-
-fn stem(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-/// The card a chat without `--card` is imported with: a V2 card holding
-/// only the chat header's `character_name`.
-fn stub_card(file: &str, bytes: &[u8]) -> Result<card::CardImport, Vec<Diagnostic>> {
-    let first = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
-    let header = parse_object(file, first.strip_suffix(b"\r").unwrap_or(first))?;
-    let name = header
-        .get("character_name")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .unwrap_or("Character");
-    let raw = crate::import::RawCard {
-        card: json!({"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": name}}),
-        container: crate::import::CardContainer::Json,
-        assets: Vec::new(),
-    };
-    card::card_to_bundle(&raw)
 }

@@ -6,7 +6,8 @@
 
 use std::path::PathBuf;
 
-use crate::testing::init::{init, InitError};
+use troupe::tools::{init, init_pins_source};
+use troupe::ErrorKind;
 
 /// Arguments of `troupe init`.
 #[derive(Debug, clap::Args)]
@@ -27,14 +28,14 @@ pub fn run(args: Args) -> i32 {
                 "next: troupe check {0} && troupe test {0}",
                 args.dir.display()
             );
-            if !crate::testing::init::pinned_source().2 {
+            if !init_pins_source() {
                 println!(
                     "note: this troupe was built without TROUPE_GIT_URL and TROUPE_GIT_REV, so the CI workflow's TROUPE_GIT and TROUPE_REV are placeholders: set them to Troupe's git URL and a full commit before the workflow can install Troupe"
                 );
             }
             0
         }
-        Err(e @ (InitError::NotEmpty(_) | InitError::Exists(_))) => {
+        Err(e) if e.kind() == ErrorKind::Refused => {
             eprintln!("troupe init: {e}");
             1
         }

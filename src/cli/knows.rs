@@ -31,8 +31,8 @@ pub fn run(args: Args) -> i32 {
         Err(code) => return code,
     };
     let what = match args.part {
-        Some(p) if !args.summary => crate::Knowable::Part(p),
-        _ => crate::Knowable::Summary,
+        Some(p) if !args.summary => troupe::Knowable::Part(p),
+        _ => troupe::Knowable::Summary,
     };
     let who = match history.knows(&args.message, what) {
         Ok(w) => w,
@@ -43,7 +43,7 @@ pub fn run(args: Args) -> i32 {
     } else if who.is_empty() {
         println!("nobody");
     } else {
-        println!("{}", crate::diag::render::escape_controls(&who.join(", ")));
+        println!("{}", troupe::escape_controls(&who.join(", ")));
     }
     0
 }

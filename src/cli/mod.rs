@@ -121,35 +121,17 @@ pub fn run() -> i32 {
     }
 }
 
-/// Opens a bundle (file or pack directory) and optional session for the
-/// engine commands; on failure prints the diagnostics and returns the exit
-/// code (1 for non-conforming input).
-pub(crate) fn open_engine(
-    bundle: &std::path::Path,
-    session: Option<&std::path::Path>,
-) -> Result<crate::engine::Engine, i32> {
-    if bundle.extension().and_then(|e| e.to_str()) == Some("troupe") {
-        return open_package_engine(bundle, session);
-    }
-    crate::engine::load::open(bundle, session).map_err(|diags| {
-        let sources = crate::diag::render::Sources::new();
-        eprint!("{}", crate::diag::render::render_human(&diags, &sources));
-        eprintln!("the input does not conform (Format 17.1); nothing was computed");
-        1
-    })
-}
-
 /// Opens a bundle, pack directory or package and a session of it through
-/// the embedding API ([`crate::History`]); on failure prints why and
+/// the embedding API ([`troupe::History`]); on failure prints why and
 /// returns the exit code (1 for non-conforming input, 3 for a package
 /// session that is neither a file nor an entry). `None` for `session`: the
 /// initial state of the first scenario.
 pub(crate) fn open_history(
     bundle: &std::path::Path,
     session: Option<&std::path::Path>,
-) -> Result<crate::History, i32> {
+) -> Result<troupe::History, i32> {
     let package = bundle.extension().and_then(|e| e.to_str()) == Some("troupe");
-    let refused = |e: &crate::Error, what: &str| {
+    let refused = |e: &troupe::Error, what: &str| {
         eprint!("{}", e.render());
         eprintln!("the input does not conform (Format 17.1); nothing was {what}");
         1
@@ -158,7 +140,7 @@ pub(crate) fn open_history(
         eprintln!("troupe: no such file or folder: {}", bundle.display());
         return Err(3);
     }
-    let pack = crate::Pack::open(bundle).map_err(|e| {
+    let pack = troupe::Pack::open(bundle).map_err(|e| {
         if package {
             refused(&e, "run")
         } else {
@@ -166,13 +148,7 @@ pub(crate) fn open_history(
         }
     })?;
     if package && !pack.warnings().is_empty() {
-        eprint!(
-            "{}",
-            crate::diag::render::render_human(
-                pack.warnings(),
-                &crate::diag::render::Sources::new()
-            )
-        );
+        eprint!("{}", troupe::render_diagnostics(pack.warnings()));
     }
     let Some(path) = session else {
         return pack.initial(None).map_err(|e| refused(&e, "computed"));
@@ -213,7 +189,7 @@ impl SessionAt {
     /// Opens the session and finds `--at` (the last message in file order
     /// when it is not given); on failure prints why and returns the exit
     /// code.
-    pub(crate) fn open(&self) -> Result<(crate::History, String), i32> {
+    pub(crate) fn open(&self) -> Result<(troupe::History, String), i32> {
         let history = open_history(&self.bundle, Some(&self.session))?;
         let at = match &self.at {
             Some(id) => id.clone(),
@@ -229,36 +205,20 @@ impl SessionAt {
     }
 }
 
-/// Resolves a message ID of the engine's session, printing an error that
-/// names the closest IDs.
-pub(crate) fn message_index(engine: &crate::engine::Engine, id: &str) -> Result<u32, i32> {
-    engine.session.find(id).ok_or_else(|| {
-        let hint = crate::diag::suggest::one_of(id, engine.session.messages.iter().map(|m| &*m.id));
-        eprintln!("the session has no message `{id}`{hint}");
-        1
-    })
-}
-
 /// [`run::open_pack_with`] through the embedding API: the same messages and
-/// exit codes, a [`crate::Pack`] instead of the runtime's bundle.
+/// exit codes, a [`troupe::Pack`] instead of the runtime's bundle.
 pub(crate) fn open_pack_api(
     path: &std::path::Path,
-    options: crate::OpenOptions,
-) -> Result<crate::Pack, i32> {
+    options: troupe::OpenOptions,
+) -> Result<troupe::Pack, i32> {
     if !path.exists() {
         eprintln!("troupe: no such file or folder: {}", path.display());
         return Err(3);
     }
-    match crate::Pack::open_with(path, options) {
+    match troupe::Pack::open_with(path, options) {
         Ok(p) => {
             if !p.warnings().is_empty() {
-                eprint!(
-                    "{}",
-                    crate::diag::render::render_human(
-                        p.warnings(),
-                        &crate::diag::render::Sources::new()
-                    )
-                );
+                eprint!("{}", troupe::render_diagnostics(p.warnings()));
             }
             Ok(p)
         }
@@ -272,64 +232,7 @@ pub(crate) fn open_pack_api(
 
 /// Prints an error of the embedding API about a message (an unknown ID, a
 /// missing part) and returns exit code 1.
-pub(crate) fn report(e: &crate::Error) -> i32 {
+pub(crate) fn report(e: &troupe::Error) -> i32 {
     eprintln!("{e}");
     1
-}
-
-/// [`open_engine`] for a package (Format 14.4): the bundle comes from the
-/// compiled form when it matches (no check of the bundle runs again); the
-/// session is a file, or a session entry of the package by name.
-fn open_package_engine(
-    bundle: &std::path::Path,
-    session: Option<&std::path::Path>,
-) -> Result<crate::engine::Engine, i32> {
-    let opened = run::open_pack(bundle)?;
-    let print = |diags: &[crate::diag::Diagnostic]| {
-        let sources = crate::diag::render::Sources::new();
-        eprint!("{}", crate::diag::render::render_human(diags, &sources));
-        eprintln!("the input does not conform (Format 17.1); nothing was computed");
-        1
-    };
-    let Some(path) = session else {
-        return crate::engine::load::compile_checked(&opened.bundle, None, None)
-            .map_err(|d| print(&d));
-    };
-    let (file, bytes) = if path.is_file() {
-        match std::fs::read(path) {
-            Ok(b) => (path.display().to_string(), b),
-            Err(e) => {
-                eprintln!("troupe: cannot read {}: {e}", path.display());
-                return Err(3);
-            }
-        }
-    } else {
-        let name = path.to_string_lossy();
-        let name = name.strip_prefix("sessions/").unwrap_or(&name).to_string();
-        match opened.sessions.iter().find(|(n, _)| *n == name) {
-            Some((n, b)) => (format!("{}!sessions/{n}", opened.name), b.clone()),
-            None => {
-                eprintln!("troupe: no session file or package session `{name}`");
-                return Err(3);
-            }
-        }
-    };
-    let loaded = crate::load::parse_session(&file, &bytes);
-    let mut diags = loaded.diagnostics;
-    let Some(doc) = loaded.value else {
-        return Err(print(&diags));
-    };
-    diags.extend(crate::check::run::check_session_document(
-        &opened.bundle,
-        &doc,
-    ));
-    if diags.iter().any(crate::diag::Diagnostic::is_error) {
-        return Err(print(&diags));
-    }
-    let Some(header) = doc.header.as_ref().map(|h| h.value.clone()) else {
-        return Err(print(&diags));
-    };
-    let messages = doc.messages.iter().map(|m| m.value.clone()).collect();
-    crate::engine::load::compile_checked(&opened.bundle, Some((header, messages)), None)
-        .map_err(|d| print(&d))
 }

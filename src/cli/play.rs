@@ -6,11 +6,9 @@
 
 use std::io::{BufRead, Write};
 
-use super::run::{
-    start_with, state_line, transcript_model, transcript_score, transcript_start, transcript_turn,
-    ModelArgs, RuntimeArg, SessionArgs,
-};
-use crate::runtime::RuntimeKind;
+use super::run::{start_with, ModelArgs, RuntimeArg, SessionArgs};
+use troupe::transcript::{self, state_line};
+use troupe::{ErrorKind, RuntimeChoice};
 
 /// Arguments of `troupe play`.
 #[derive(Debug, clap::Args)]
@@ -36,12 +34,12 @@ pub fn run(args: Args) -> i32 {
         Ok(o) => o,
         Err(c) => return c,
     };
-    let pack = match super::run::open_pack_with(&args.session.pack, args.session.open_options()) {
+    let pack = match super::open_pack_api(&args.session.pack, args.session.open_options()) {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let (runtime, log): (Option<Box<dyn crate::runtime::Runtime>>, _) = match args.runtime {
-        RuntimeArg::Rules => (None, None),
+    let (runtime, log) = match args.runtime {
+        RuntimeArg::Rules => (RuntimeChoice::Rules, None),
         RuntimeArg::Fake => {
             eprintln!("troupe play: the fake runtime is a test double and is not offered to people (Format 18.7)");
             return 2;
@@ -49,18 +47,12 @@ pub fn run(args: Args) -> i32 {
         RuntimeArg::Model => match args.model.runtime(&pack, "play") {
             Ok(r) => {
                 let log = r.log();
-                (Some(Box::new(r)), Some(log))
+                (r.adapter(), Some(log))
             }
             Err(c) => return c,
         },
     };
-    let mut session = match start_with(
-        &pack,
-        &args.session,
-        RuntimeKind::Rules,
-        file.as_ref(),
-        runtime,
-    ) {
+    let mut session = match start_with(&pack, &args.session, runtime, file.as_ref()) {
         Ok(s) => s,
         Err(c) => return c,
     };
@@ -70,11 +62,11 @@ pub fn run(args: Args) -> i32 {
     let _ = writeln!(
         out,
         "{}{HELP}",
-        crate::diag::render::escape_controls(&transcript_start(&session, args.debug))
+        troupe::escape_controls(&transcript::start(&session, args.debug))
     );
     let mut lines = stdin.lock().lines();
     loop {
-        if session.is_over() {
+        if session.ended() {
             let _ = writeln!(
                 out,
                 "The session is over. /undo to take back the last turn, /quit to leave."
@@ -108,7 +100,7 @@ pub fn run(args: Args) -> i32 {
             }
             "/state" => {
                 let st = if args.debug {
-                    session.flattened()
+                    session.state()
                 } else {
                     session.visible_state()
                 };
@@ -140,25 +132,25 @@ pub fn run(args: Args) -> i32 {
                     "unknown command `{cmd}`: the commands are /state, /undo, /quit and /help; to say a line that starts with `/`, begin it with `//`"
                 );
             }
-            _ if session.is_over() => {}
+            _ if session.ended() => {}
             _ => {
                 // `//…` says a line that starts with `/` (Format 20).
                 let line = line
                     .strip_prefix('/')
                     .filter(|l| l.starts_with('/'))
                     .unwrap_or(line);
-                let before = session.flattened();
+                let before = session.state();
                 match session.turn(line) {
                     Ok(mut r) => {
                         // Hidden variables (Format 8.1) are not shown to the
                         // player, nor the rule, unless --debug.
                         if !args.debug {
                             let visible = session.visible_state();
-                            let all = session.flattened();
+                            let all = session.state();
                             r.state_delta
                                 .retain(|k, _| visible.contains_key(k) || !all.contains_key(k));
                         }
-                        let mut text = transcript_turn(&session, line, &before, &r, args.debug);
+                        let mut text = transcript::turn(&session, line, &before, &r, args.debug);
                         if let Some(log) = &log {
                             let rec = log.lock().ok().and_then(|l| {
                                 l.iter()
@@ -166,32 +158,33 @@ pub fn run(args: Args) -> i32 {
                                     .find(|x| Some(&x.input) == r.messages.first())
                                     .cloned()
                             });
-                            text.push_str(&transcript_model(&r, rec.as_ref()));
+                            text.push_str(&transcript::model(&r, rec.as_ref()));
                         }
-                        let _ = write!(out, "{}", crate::diag::render::escape_controls(&text));
+                        let _ = write!(out, "{}", troupe::escape_controls(&text));
                         let _ = writeln!(
                             out,
                             "  visible: {}",
-                            crate::diag::render::escape_controls(&state_line(
-                                &session.visible_state()
-                            ))
+                            troupe::escape_controls(&state_line(&session.visible_state()))
                         );
                         if r.score.is_some() {
                             let _ = write!(
                                 out,
                                 "{}",
-                                crate::diag::render::escape_controls(&transcript_score(&r.score))
+                                troupe::escape_controls(&transcript::score(&r.score))
                             );
                         }
                     }
-                    Err(crate::runtime::TurnError::Ended) => {}
+                    Err(e) if e.kind() == ErrorKind::Ended => {}
                     // The turn was not taken (Format 16.2); the player may
                     // say something else.
-                    Err(crate::runtime::TurnError::Limit(m)) => eprintln!("error[LIMIT]: {m}"),
-                    Err(crate::runtime::TurnError::Runtime(d)) => {
+                    Err(e) if e.kind() == ErrorKind::Limit => {
+                        eprintln!("error[LIMIT]: {}", e.diagnostics()[0].message)
+                    }
+                    Err(e) if e.kind() == ErrorKind::Runtime => {
                         // Nothing of the failed turn was written (Format 24.6).
+                        let d = &e.diagnostics()[0];
                         eprintln!("troupe play: {}: {}", d.code, d.message);
-                        code = crate::runtime::chat::exit_code(d.code);
+                        code = troupe::model_runtime::exit_code(d.code);
                         break;
                     }
                     Err(e) => {

@@ -7,8 +7,8 @@
 
 use std::path::PathBuf;
 
-use crate::load::scan_pack;
-use crate::playtest::{run_pack, PackPlaytests, RunSettings, Verdict};
+use troupe::tools::{run_playtests, Verdict};
+use troupe::ErrorKind;
 
 /// Arguments of `troupe playtest`.
 #[derive(Debug, clap::Args)]
@@ -31,31 +31,24 @@ pub fn run(args: Args) -> i32 {
         eprintln!("troupe: {} is not a pack directory", args.pack.display());
         return 2;
     }
-    let opened = match super::run::open_pack(&args.pack) {
-        Ok(o) => o,
+    let pack = match super::open_pack_api(&args.pack, troupe::OpenOptions::default()) {
+        Ok(p) => p,
         Err(code) => return code,
     };
-    let Some(files) = scan_pack(&args.pack).value else {
-        eprintln!("troupe: cannot read the pack {}", args.pack.display());
-        return 3;
-    };
-    let pack = PackPlaytests::read(&files);
-    let settings = RunSettings {
-        difficulty: args.difficulty.clone(),
-    };
-    let reports = match run_pack(&opened, &pack, args.name.as_deref(), &settings) {
+    let reports = match run_playtests(
+        &pack,
+        &args.pack,
+        args.name.as_deref(),
+        args.difficulty.as_deref(),
+    ) {
         Ok(r) => r,
-        Err(names) => {
-            eprintln!(
-                "troupe: the pack has no playtest `{}`; its playtests: {}",
-                args.name.unwrap_or_default(),
-                if names.is_empty() {
-                    "none".to_string()
-                } else {
-                    names.join(", ")
-                }
-            );
-            return 2;
+        Err(e) => {
+            eprintln!("troupe: {e}");
+            return if e.kind() == ErrorKind::NotFound {
+                2
+            } else {
+                3
+            };
         }
     };
     if args.json {
@@ -72,7 +65,7 @@ pub fn run(args: Args) -> i32 {
             println!("the pack has no playtest");
         }
         for r in &reports {
-            print!("{}", crate::diag::render::escape_controls(&r.to_text()));
+            print!("{}", troupe::escape_controls(&r.to_text()));
         }
     }
     if reports.iter().any(|r| r.status == Verdict::Fail) {

@@ -35,10 +35,13 @@ pub struct Args {
 pub fn run(args: Args) -> i32 {
     // The text is a template (Format 10.1): a malformed one is reported, not
     // rendered as written.
-    if let Err(e) = crate::template::parse(&args.text) {
+    if let Err(e) = troupe::check_template(&args.text) {
+        let d = &e.diagnostics()[0];
         eprintln!(
             "error[TEMPLATE_SYNTAX]: {} (line {}, column {} of --text)",
-            e.message, e.line, e.column
+            d.message,
+            d.location.line.unwrap_or(0),
+            d.location.column.unwrap_or(0)
         );
         return 1;
     }
@@ -46,7 +49,7 @@ pub fn run(args: Args) -> i32 {
         Ok(h) => h,
         Err(code) => return code,
     };
-    let who = crate::RenderOptions {
+    let who = troupe::RenderOptions {
         char: args.char_id.clone(),
         owner: args.owner.clone(),
         narrator: args.narrator,
@@ -58,7 +61,7 @@ pub fn run(args: Args) -> i32 {
     if args.json {
         println!("{}", serde_json::Value::String(out));
     } else {
-        println!("{}", crate::diag::render::escape_controls(&out));
+        println!("{}", troupe::escape_controls(&out));
     }
     0
 }

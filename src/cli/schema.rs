@@ -4,8 +4,6 @@
 //!
 //! Exit codes: 0 printed; 2 no schema has that name.
 
-use crate::check::schema::SOURCES;
-
 /// Arguments of `troupe schema`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -23,7 +21,7 @@ fn short(file: &str) -> &str {
 
 /// The embedded schema called `name` (short or file name): (file, text).
 pub fn find(name: &str) -> Option<(&'static str, &'static str)> {
-    SOURCES
+    troupe::schemas()
         .iter()
         .find(|(f, _)| short(f) == name || *f == name || f.rsplit('/').next() == Some(name))
         .copied()
@@ -32,7 +30,7 @@ pub fn find(name: &str) -> Option<(&'static str, &'static str)> {
 /// Prints the schema or the list; returns the exit code.
 pub fn run(args: Args) -> i32 {
     let Some(name) = &args.name else {
-        for (f, _) in SOURCES {
+        for (f, _) in troupe::schemas() {
             println!("{}", short(f));
         }
         return 0;
@@ -48,7 +46,7 @@ pub fn run(args: Args) -> i32 {
         None => {
             eprintln!(
                 "troupe schema: no schema `{name}`{}",
-                crate::diag::suggest::one_of(name, SOURCES.iter().map(|(f, _)| short(f)))
+                troupe::suggest(name, troupe::schemas().iter().map(|(f, _)| short(f)))
             );
             2
         }

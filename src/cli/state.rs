@@ -52,14 +52,11 @@ pub fn run(args: Args) -> i32 {
         // Settings a message on the path changed (Format 8.9).
         println!(
             "{}",
-            crate::diag::render::escape_controls(&format!("settings changed on the path: {set}"))
+            troupe::escape_controls(&format!("settings changed on the path: {set}"))
         );
     }
     for (k, v) in &view.state {
-        println!(
-            "  {}",
-            crate::diag::render::escape_controls(&format!("{k} = {v}"))
-        );
+        println!("  {}", troupe::escape_controls(&format!("{k} = {v}")));
     }
     0
 }

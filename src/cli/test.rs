@@ -8,11 +8,9 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
-use crate::testing::model::{StageName, TestResult};
-use crate::testing::report::{to_json, to_junit, to_text};
-use crate::testing::runner::Installed;
-use crate::testing::stages::{
-    self, ChangeKind, Decision, Options, Progress, Quiet, SnapshotChange, Snapshots,
+use troupe::tools::{
+    run_tests, ChangeKind, Decision, Progress, Quiet, SnapshotChange, Snapshots, StageName,
+    TestResult,
 };
 
 /// Arguments of `troupe test`.
@@ -61,10 +59,7 @@ impl Progress for Terminal {
 
 impl Terminal {
     fn show(&mut self, line: &str) {
-        let line: String = crate::diag::render::escape_controls(line)
-            .chars()
-            .take(70)
-            .collect();
+        let line: String = troupe::escape_controls(line).chars().take(70).collect();
         let mut out = std::io::stdout().lock();
         let _ = write!(out, "\r\x1b[2K{line}");
         let _ = out.flush();
@@ -89,7 +84,7 @@ fn review(change: &SnapshotChange) -> Decision {
     if change.kind == ChangeKind::Stale {
         println!("(no session has it; accepting deletes it)");
     } else {
-        print!("{}", crate::diag::render::escape_controls(&change.diff));
+        print!("{}", troupe::escape_controls(&change.diff));
     }
     loop {
         print!("[a]ccept, [r]eject, [s]kip? ");
@@ -111,7 +106,7 @@ fn review(change: &SnapshotChange) -> Decision {
 /// Runs the tests; returns the exit code.
 pub fn run(args: Args) -> i32 {
     if let Some(junit) = &args.junit {
-        if let Err(msg) = crate::output::refuse_inputs(&[junit], &[&args.pack]) {
+        if let Err(msg) = troupe::files::refuse_inputs(&[junit], &[&args.pack]) {
             eprintln!("troupe test: {msg}");
             return 2;
         }
@@ -129,10 +124,6 @@ pub fn run(args: Args) -> i32 {
     } else {
         Snapshots::Check
     };
-    let mut opts = Options {
-        test: args.test.clone(),
-        snapshots,
-    };
     let mut term = Terminal {
         done: 0,
         shown: false,
@@ -143,7 +134,7 @@ pub fn run(args: Args) -> i32 {
     } else {
         &mut quiet
     };
-    let result = stages::run(&args.pack, &mut opts, &Installed, progress);
+    let result = run_tests(&args.pack, args.test.as_deref(), snapshots, progress);
     term.clear();
     let run = match result {
         Ok(r) => r,
@@ -153,15 +144,15 @@ pub fn run(args: Args) -> i32 {
         }
     };
     if let Some(path) = &args.junit {
-        if let Err(e) = crate::output::write_atomic(path, to_junit(&run).as_bytes()) {
+        if let Err(e) = troupe::files::write_atomic(path, run.to_junit().as_bytes()) {
             eprintln!("troupe test: {e}");
             return 3;
         }
     }
     let text = if args.json {
-        to_json(&run)
+        run.to_json()
     } else {
-        crate::diag::render::escape_controls(&to_text(&run)).into_owned()
+        troupe::escape_controls(&run.to_text()).into_owned()
     };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()) {
@@ -169,6 +160,6 @@ pub fn run(args: Args) -> i32 {
             eprintln!("troupe test: cannot write the report: {e}");
             3
         }
-        _ => run.exit_code,
+        _ => run.exit_code(),
     }
 }

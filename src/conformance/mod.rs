@@ -80,15 +80,11 @@ impl Report {
 /// Largest case file (or input file a case names) the runner reads: 16 MiB.
 pub const MAX_CASE_BYTES: u64 = 16 * 1024 * 1024;
 
-/// Every case file under `dir` (`cases/` inside it when there is one):
-/// `*.json` files with a top-level `tests` member, in path order. Other
-/// JSON files are inputs cases refer to. `dir` may also be one case file,
-/// which is then the only case. Problems are left out; see [`scan_cases`].
-pub fn case_files(dir: &Path) -> Vec<PathBuf> {
-    scan_cases(dir).0
-}
-
-/// [`case_files`] and the files that could not be used, each with why: a
+/// Every case file under `dir` (`cases/` inside it when there is one:
+/// `*.json` files with a top-level `tests` member, in path order; other
+/// JSON files are inputs cases refer to; `dir` may also be one case file,
+/// which is then the only case) and the files that could not be used, each
+/// with why: a
 /// `.json` file that cannot be read, is over [`MAX_CASE_BYTES`] or is not
 /// JSON, and a symbolic link (never followed, so the run stays inside
 /// `dir`; a symlinked `cases/` is one too). Each problem is a failure of

@@ -33,6 +33,7 @@ pub use crate::compile::safety;
 pub mod session;
 pub mod session_writer;
 pub mod settings;
+pub mod transcript;
 pub mod turn;
 
 use std::sync::Arc;

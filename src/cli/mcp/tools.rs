@@ -837,7 +837,7 @@ fn run(root: &Root, a: RunArgs) -> Step<Outcome> {
         },
         ..Default::default()
     };
-    let doc = troupe::transcript(&pack, &a.lines, options).map_err(|e| failure(&e))?;
+    let doc = troupe::transcript::document(&pack, &a.lines, options).map_err(|e| failure(&e))?;
     let turns = doc["turns"].as_array().map_or(&[][..], Vec::as_slice);
     let mut text = format!(
         "{} turn(s) played, {} line(s) unplayed\n",

@@ -1,0 +1,324 @@
+//! Importing and exporting SillyTavern content (`docs/import.md`, feature
+//! `import`): Character Cards V1/V2/V3 (`.json`, `.png`, `.charx`),
+//! lorebooks and World Info, and chat logs become Troupe bundles, packs
+//! and sessions; a bundle's character becomes a card again. What `troupe
+//! import` and `troupe export` do, for programs.
+//!
+//! Every import returns its [`Summary`] (`docs/import.md` §11): what was
+//! created, converted and kept, and the warnings for what was lost.
+//! Refused input is [`ErrorKind::Invalid`] with its diagnostics, each in
+//! the file it came from.
+//!
+//! ```
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("mara.json");
+//! let text = r#"{"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": "Mara"}}"#;
+//! std::fs::write(&path, text)?;
+//! let card = troupe::cards::import_card(&path)?;
+//! assert!(troupe::cards::check_import(&card.bundle, "bundle", None).is_empty());
+//! let bundle = dir.path().join("bundle.json");
+//! std::fs::write(&bundle, serde_json::to_string(&card.bundle)?)?;
+//! let exported = troupe::cards::export_card(&bundle, &card.character)?;
+//! assert_eq!(exported["data"]["name"], "Mara");
+//! assert!(troupe::cards::card_png(&exported, None)?.starts_with(b"\x89PNG"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::error::{Error, ErrorKind, Result};
+use crate::diag::render::Sources;
+use crate::diag::Diagnostic;
+use crate::import::{card, chat, lorebook, parse_object, read_card};
+
+pub use crate::import::summary::{Created, Note, Summary};
+
+/// A card imported (`docs/import.md` §3–§5): its bundle and what its
+/// character and scenario are called there.
+#[derive(Debug, Clone)]
+pub struct CardImport {
+    /// The bundle (Format 13).
+    pub bundle: Value,
+    /// The character's ID.
+    pub character: String,
+    /// The scenario's ID.
+    pub scenario: String,
+    /// What the import did.
+    pub summary: Summary,
+}
+
+/// A chat log imported (`docs/import.md` §8): the session of the card's
+/// scenario, line by line, and the card's bundle it belongs to.
+#[derive(Debug, Clone)]
+pub struct ChatImport {
+    /// The card's bundle (the session is checked against it).
+    pub bundle: Value,
+    /// The session's lines (Format 12): the header, then the messages.
+    pub lines: Vec<Value>,
+    /// What the import did (the card's summary first when a card was
+    /// given).
+    pub summary: Summary,
+}
+
+impl ChatImport {
+    /// The session file's text: one JSON line per element of
+    /// [`ChatImport::lines`].
+    pub fn jsonl(&self) -> String {
+        self.lines
+            .iter()
+            .map(|l| serde_json::to_string(l).unwrap_or_default() + "\n")
+            .collect()
+    }
+}
+
+fn refused(diagnostics: Vec<Diagnostic>) -> Error {
+    Error::invalid(diagnostics, Sources::new())
+}
+
+/// The bytes of input `path`, read as the load stage reads (bounded, a
+/// regular file), with its name for diagnostics.
+fn read(path: &Path) -> std::result::Result<(String, Vec<u8>), Vec<Diagnostic>> {
+    let file = path.display().to_string();
+    crate::load::text::read_bounded(&file, path)
+        .map(|b| (file, b))
+        .map_err(|d| vec![d])
+}
+
+fn card_import(i: card::CardImport) -> CardImport {
+    CardImport {
+        bundle: i.bundle,
+        character: i.character,
+        scenario: i.scenario,
+        summary: i.summary,
+    }
+}
+
+fn read_card_import(path: &Path) -> std::result::Result<CardImport, Vec<Diagnostic>> {
+    let (file, bytes) = read(path)?;
+    let raw = read_card(&file, &bytes)?;
+    let mut imported = card::card_to_bundle(&raw)
+        .map_err(|ds| ds.into_iter().map(|d| d.in_file(&file)).collect::<Vec<_>>())?;
+    if bytes.starts_with(crate::import::UTF8_BOM) {
+        imported
+            .summary
+            .converted("", "a byte order mark was dropped");
+    }
+    Ok(card_import(imported))
+}
+
+/// Imports the Character Card at `path` (V1, V2 or V3; JSON, PNG or
+/// CHARX) as a bundle with one character and one scenario.
+///
+/// Errors: [`ErrorKind::Invalid`] with the diagnostics when the file
+/// cannot be read or is not a card.
+pub fn import_card(path: impl AsRef<Path>) -> Result<CardImport> {
+    read_card_import(path.as_ref()).map_err(refused)
+}
+
+/// Imports the V3 lorebook or SillyTavern World Info at `path` as a bundle
+/// with one world (named after the file's stem); returns the bundle and
+/// the summary.
+///
+/// Errors: [`ErrorKind::Invalid`] with the diagnostics when the file
+/// cannot be read or is not a lorebook.
+pub fn import_lorebook(path: impl AsRef<Path>) -> Result<(Value, Summary)> {
+    let path = path.as_ref();
+    let (name, bytes) = read(path).map_err(refused)?;
+    let doc = parse_object(&name, &bytes).map_err(refused)?;
+    let (bundle, mut summary) = lorebook::lorebook_document(&doc, &stem(path))
+        .map_err(|d| refused(vec![d.in_file(&name)]))?;
+    if bytes.starts_with(crate::import::UTF8_BOM) {
+        summary.converted("", "a byte order mark was dropped");
+    }
+    Ok((bundle, summary))
+}
+
+/// Imports the SillyTavern chat log at `path` (JSON Lines) as a session of
+/// the scenario of the card at `card` (`None`: a card with only the chat's
+/// `character_name`).
+///
+/// Errors: [`ErrorKind::Invalid`] with the diagnostics when a file cannot
+/// be read or is not what it should be.
+pub fn import_chat(path: impl AsRef<Path>, card: Option<&Path>) -> Result<ChatImport> {
+    let (name, bytes) = read(path.as_ref()).map_err(refused)?;
+    let imported = match card {
+        Some(p) => read_card_import(p),
+        None => stub_card(&name, &bytes),
+    }
+    .map_err(refused)?;
+    let target = chat::ChatTarget {
+        bundle: &imported.bundle,
+        character: &imported.character,
+        scenario: &imported.scenario,
+    };
+    let (lines, mut summary) = chat::chat_import(&name, &bytes, &target).map_err(refused)?;
+    // The card's own summary matters only when it was given.
+    if card.is_some() {
+        let mut all = imported.summary.clone();
+        all.extend(summary);
+        summary = all;
+    }
+    Ok(ChatImport {
+        bundle: imported.bundle,
+        lines,
+        summary,
+    })
+}
+
+/// The card a chat without a card is imported with: a V2 card holding
+/// only the chat header's `character_name`.
+fn stub_card(file: &str, bytes: &[u8]) -> std::result::Result<CardImport, Vec<Diagnostic>> {
+    let first = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
+    let header = parse_object(file, first.strip_suffix(b"\r").unwrap_or(first))?;
+    let name = header
+        .get("character_name")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("Character");
+    let raw = crate::import::RawCard {
+        card: json!({"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": name}}),
+        container: crate::import::CardContainer::Json,
+        assets: Vec::new(),
+    };
+    card::card_to_bundle(&raw).map(card_import)
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The errors `troupe check` would report for what an import is about to
+/// write (Format 16.5): `bundle` (named `bundle_name` in diagnostics) and,
+/// when given, a session `(name, JSONL text)` against it. Empty when both
+/// conform; warnings are left out.
+pub fn check_import(
+    bundle: &Value,
+    bundle_name: &str,
+    session: Option<(&str, &str)>,
+) -> Vec<Diagnostic> {
+    let doc = crate::engine::load::bare_document(bundle_name, bundle);
+    let mut diags = crate::check::run::check_bundle_document(&doc);
+    if let Some((name, text)) = session {
+        let loaded = crate::load::parse_session(name, text.as_bytes());
+        diags.extend(loaded.diagnostics);
+        if let Some(s) = &loaded.value {
+            diags.extend(crate::check::run::check_session_document(bundle, s));
+        }
+    }
+    diags.retain(Diagnostic::is_error);
+    diags
+}
+
+/// Writes an imported card as the pack directory `dir` (Format 13): the
+/// pack goes to a partial folder beside `dir`, is checked, and only then
+/// renamed into place, so nothing is left when it fails.
+///
+/// Errors: [`ErrorKind::Refused`] when `dir` exists and is not empty
+/// (nothing is overwritten); [`ErrorKind::Invalid`] with the first 20
+/// errors when the pack does not conform; [`ErrorKind::Io`] when writing
+/// fails (the message names the file).
+pub fn write_card_pack(dir: impl AsRef<Path>, imported: &CardImport) -> Result<()> {
+    let dir = dir.as_ref();
+    if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(Error::new(
+            ErrorKind::Refused,
+            format!(
+                "{} exists and is not empty; give a new or empty directory",
+                dir.display()
+            ),
+        ));
+    }
+    let partial = crate::output::partial_path(dir);
+    let _ = std::fs::remove_dir_all(&partial);
+    let written = write_pack_files(&partial, imported).and_then(|()| {
+        let checked = crate::check::run::check_paths(std::slice::from_ref(&partial));
+        let errors: Vec<Diagnostic> = checked
+            .diagnostics
+            .into_iter()
+            .filter(Diagnostic::is_error)
+            .take(20)
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(refused(errors))
+        }
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_dir_all(&partial);
+        return Err(e);
+    }
+    let _ = std::fs::remove_dir(dir);
+    std::fs::rename(&partial, dir).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&partial);
+        Error::new(
+            ErrorKind::Io,
+            format!("cannot write {}: {e}", dir.display()),
+        )
+    })
+}
+
+fn write_pack_files(dir: &Path, imported: &CardImport) -> Result<()> {
+    let files =
+        crate::import::pack::card_pack(&imported.bundle, &imported.character, &imported.scenario);
+    for f in files {
+        let path = dir.join(&f.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                Error::new(
+                    ErrorKind::Io,
+                    format!("cannot create {}: {e}", parent.display()),
+                )
+            })?;
+        }
+        std::fs::write(&path, crate::import::pack::to_yaml(&f.value)).map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot write {}: {e}", path.display()),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Character `character` of the bundle file at `bundle` as a Character
+/// Card (`docs/import.md` §6): the card it was imported from, or a V2 card
+/// made from it.
+///
+/// Errors: [`ErrorKind::Invalid`] with the diagnostics when the bundle
+/// does not read or has no such character.
+pub fn export_card(bundle: impl AsRef<Path>, character: &str) -> Result<Value> {
+    let loaded = crate::load::read_bundle(bundle.as_ref());
+    if loaded.has_errors() {
+        return Err(refused(loaded.diagnostics));
+    }
+    let Some(doc) = loaded.value else {
+        return Err(refused(Vec::new()));
+    };
+    crate::import::export::card_from_bundle(&doc.value, character)
+        .map_err(|d| refused(vec![d.in_file(&doc.file)]))
+}
+
+/// `card` (from [`export_card`]) inside a PNG (the `ccv3` text chunk for
+/// a V3 card, else `chara`): in the picture at `picture`, or in one
+/// transparent pixel.
+///
+/// Errors: [`ErrorKind::Invalid`] with the diagnostic when the picture
+/// cannot be read or is not a PNG.
+pub fn card_png(card: &Value, picture: Option<&Path>) -> Result<Vec<u8>> {
+    let picture = match picture {
+        Some(p) => Some(
+            crate::load::text::read_bounded(&p.display().to_string(), p)
+                .map_err(|d| refused(vec![d]))?,
+        ),
+        None => None,
+    };
+    let json = serde_json::to_string(card).unwrap_or_default();
+    let v3 = card.get("spec").and_then(Value::as_str) == Some("chara_card_v3");
+    crate::import::png::write_card_png(picture.as_deref(), if v3 { "ccv3" } else { "chara" }, &json)
+        .map_err(|d| refused(vec![d]))
+}

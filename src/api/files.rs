@@ -1,0 +1,133 @@
+//! Writing output files so that none is ever lost (Format 16.5), for
+//! programs that write what Troupe produces (session files, packages,
+//! reports) as the `troupe` command does.
+//!
+//! - [`write_atomic`] writes a whole file through a partial file beside it
+//!   and a rename: the target is either as it was or complete.
+//! - [`OutputFile`] is the same for a file that grows (a session being
+//!   played): bytes go to a locked partial file (`.<name>.troupe-partial`)
+//!   until [`OutputFile::commit`]; dropping it uncommitted removes the
+//!   partial file and leaves the target untouched.
+//! - [`refuse_inputs`] refuses, before anything runs, an output that is one
+//!   of the inputs (the same path, a link to it, a file inside an input
+//!   folder).
+//!
+//! - [`read_input`] reads an input file as the load stage does: a regular
+//!   file only (never a FIFO or a device), bounded in size.
+//!
+//! The writing half needs the `cli` or `testing` feature. Its errors are
+//! [`OutputError`]s (a locked partial file, an unwritable
+//! target, a system error); their `Display` is one sentence naming the
+//! file.
+//!
+//! ```
+//! let dir = tempfile::tempdir()?;
+//! let out = dir.path().join("a.txt");
+//! troupe::files::write_atomic(&out, b"hello\n")?;
+//! assert_eq!(std::fs::read(&out)?, b"hello\n");
+//! assert!(troupe::files::refuse_inputs(&[&out], &[dir.path()]).is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::path::Path;
+
+use super::error::{Error, ErrorKind, Result};
+use serde_json::Value;
+
+use crate::diag::Code;
+
+#[cfg(any(feature = "cli", feature = "testing"))]
+pub use crate::output::{partial_path, refuse_inputs, write_atomic, OutputError, OutputFile};
+
+/// The bytes of the regular file at `path`, read as every input is
+/// (Format 16): at most 64 MiB, and never from a FIFO, a device or a
+/// folder, so reading cannot block or grow without bound.
+///
+/// Errors: [`ErrorKind::Limit`] for a larger file, [`ErrorKind::Io`]
+/// otherwise (missing, not a regular file, unreadable); the message is
+/// one sentence without the path.
+///
+/// ```
+/// let bytes = troupe::files::read_input("examples/bundles/tiny.bundle.json")?;
+/// assert!(bytes.starts_with(b"{"));
+/// assert!(troupe::files::read_input("examples/no-such-file").is_err());
+/// # Ok::<(), troupe::Error>(())
+/// ```
+pub fn read_input(path: impl AsRef<Path>) -> Result<Vec<u8>> {
+    let path = path.as_ref();
+    crate::load::text::read_bounded(&path.display().to_string(), path).map_err(|d| {
+        let kind = if d.code == Code::Limit {
+            ErrorKind::Limit
+        } else {
+            ErrorKind::Io
+        };
+        Error::new(kind, d.message.to_string())
+    })
+}
+
+/// Reads a script of player inputs (Format 20, `troupe run --script`):
+/// one input per line (`\r\n` accepted, empty lines skipped), or a YAML
+/// list of strings for a `.yaml`/`.yml` file; at most 64 MiB.
+///
+/// Errors: [`ErrorKind::Io`] when the file cannot be read, is too large,
+/// is not UTF-8 or (YAML) is not a list of strings; the message says
+/// which.
+///
+/// ```
+/// let inputs = troupe::files::read_script("examples/scripts/used-car-safety.txt")?;
+/// assert!(!inputs.is_empty());
+/// # Ok::<(), troupe::Error>(())
+/// ```
+pub fn read_script(path: impl AsRef<Path>) -> Result<Vec<String>> {
+    let path = path.as_ref();
+    read_script_text(path).map_err(|m| Error::new(ErrorKind::Io, m))
+}
+
+fn read_script_text(path: &Path) -> std::result::Result<Vec<String>, String> {
+    // A script is untrusted input: bounded like a session file (Format 16).
+    const MAX_SCRIPT_BYTES: u64 = 64 << 20;
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .len();
+    if len > MAX_SCRIPT_BYTES {
+        return Err(format!(
+            "{} is {len} bytes; a script may have at most {MAX_SCRIPT_BYTES}",
+            path.display()
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let yaml = matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml")
+    );
+    if yaml {
+        // The YAML reader takes mappings: read the list as the value of a key.
+        let text = String::from_utf8(bytes).map_err(|_| "the script is not UTF-8".to_string())?;
+        let mut wrapped = String::from("script:\n");
+        for line in text.lines() {
+            wrapped.push_str("  ");
+            wrapped.push_str(line);
+            wrapped.push('\n');
+        }
+        let l = crate::load::parse_yaml(&path.display().to_string(), wrapped.as_bytes());
+        let Some(doc) = l.value else {
+            return Err(l
+                .diagnostics
+                .first()
+                .map_or("the script is not YAML".into(), |d| d.message.to_string()));
+        };
+        return doc
+            .value
+            .get("script")
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
+            .ok_or_else(|| "a YAML script is a list of strings".to_string());
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "the script is not UTF-8".to_string())?;
+    Ok(text
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
+}

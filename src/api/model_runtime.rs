@@ -1,0 +1,190 @@
+//! The model runtime (Format 24): a language model behind an
+//! OpenAI-compatible Chat Completions endpoint proposes each reply and its
+//! changes, checked as any runtime's proposal is. `troupe run|play
+//! --runtime model` and `troupe prompt` are built on this module.
+//!
+//! A [`Backend`] says where answers come from: a live endpoint
+//! ([`Backend::http`], [`Backend::record`]; feature `model`, the HTTP
+//! client) or a recorded cassette ([`Backend::replay`], always available).
+//! A [`ModelRuntime`] for a [`Pack`] is handed to
+//! [`crate::SessionOptions::runtime`] as [`ModelRuntime::adapter`]; its
+//! [`Log`] holds one [`TurnRecord`] per turn (requests, tokens, clamped
+//! values; Format 24.7). [`History::prompt`] shows what would be sent.
+//!
+//! ```
+//! use troupe::model_runtime::Settings;
+//! let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
+//! let history = pack.recorded_history("inn.jsonl")?;
+//! let prompt = history.prompt(&pack, Some("m3"), None, &Settings::default())?;
+//! assert_eq!(prompt.responder, "mara");
+//! assert_eq!(prompt.messages[0].role, "system");
+//! assert_eq!(prompt.body["model"], "local");
+//! # Ok::<(), troupe::Error>(())
+//! ```
+
+use std::path::Path;
+#[cfg(feature = "model")]
+use std::path::PathBuf;
+#[cfg(feature = "model")]
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::error::{Error, ErrorKind, Result};
+use super::history::History;
+use super::pack::Pack;
+use super::session::RuntimeChoice;
+use crate::runtime::chat;
+
+pub use crate::runtime::chat::{
+    exit_code, ChatMessage, Log, Settings, Structured, TurnRecord, Usage, DEFAULT_MAX_TOKENS,
+    DEFAULT_TIMEOUT_SECS,
+};
+
+/// Where the model runtime's answers come from.
+pub struct Backend(chat::Backend);
+
+impl Backend {
+    /// Replays the cassette file at `path` (recorded with
+    /// [`Backend::record`]): no model is needed; a request the cassette
+    /// does not hold fails the turn with UNMOCKED_MODEL_CALL.
+    ///
+    /// Errors: [`ErrorKind::Io`] when the cassette cannot be read or is
+    /// not one (the message says why; the code to show is
+    /// MODEL_CASSETTE).
+    pub fn replay(path: impl AsRef<Path>) -> Result<Backend> {
+        chat::Cassette::read(path.as_ref())
+            .map(|c| Backend(chat::Backend::Replay(c)))
+            .map_err(|e| Error::new(ErrorKind::Io, e))
+    }
+
+    /// A live endpoint: `endpoint` is the base URL
+    /// (`http://127.0.0.1:8080/v1`), `api_key` is sent as a bearer token
+    /// and never written anywhere, `timeout` bounds each request.
+    #[cfg(feature = "model")]
+    pub fn http(endpoint: &str, api_key: Option<String>, timeout: Duration) -> Backend {
+        Backend(chat::Backend::http(endpoint, api_key, timeout))
+    }
+
+    /// [`Backend::http`], every interaction recorded to the new cassette
+    /// file `cassette` (written after each one).
+    #[cfg(feature = "model")]
+    pub fn record(
+        endpoint: &str,
+        api_key: Option<String>,
+        timeout: Duration,
+        cassette: PathBuf,
+    ) -> Backend {
+        Backend(chat::Backend::record(endpoint, api_key, timeout, cassette))
+    }
+}
+
+/// The model runtime for sessions of one pack (Format 24).
+pub struct ModelRuntime {
+    inner: chat::ModelRuntime,
+}
+
+impl ModelRuntime {
+    /// A runtime for sessions started from `pack`, sending requests with
+    /// `settings` to `backend`.
+    pub fn new(pack: &Pack, settings: Settings, backend: Backend) -> ModelRuntime {
+        ModelRuntime {
+            inner: chat::ModelRuntime::new(pack.opened().bundle.clone(), settings, backend.0),
+        }
+    }
+
+    /// The turn records, shared: read them after each turn.
+    pub fn log(&self) -> Log {
+        self.inner.log()
+    }
+
+    /// The runtime as a session's [`RuntimeChoice`].
+    pub fn adapter(self) -> RuntimeChoice {
+        RuntimeChoice::Adapter(Box::new(self.inner))
+    }
+}
+
+/// What the model runtime would send when a character answers a message
+/// (Format 24.3): the chat messages and the whole request body.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prompt {
+    /// Who answers: a cast member's ID or `narrator`.
+    pub responder: String,
+    /// The request's messages, in order.
+    pub messages: Vec<ChatMessage>,
+    /// The request body (Format 24.5's canonical form).
+    pub body: Value,
+}
+
+impl History {
+    /// What the model runtime would send when `character` answers message
+    /// `at` (Format 24.3) of this history of `pack`, with `settings`:
+    /// `character` `None` is the responder of Format 18.4 at that message
+    /// (the first present character no player plays, else the narrator);
+    /// `at` `None` is the last message in file order.
+    ///
+    /// Errors: [`ErrorKind::NotFound`] when there is no such message (or no
+    /// message at all), or `character` is neither `narrator` nor a cast
+    /// member (the message suggests one).
+    pub fn prompt(
+        &self,
+        pack: &Pack,
+        at: Option<&str>,
+        character: Option<&str>,
+        settings: &Settings,
+    ) -> Result<Prompt> {
+        use crate::compile::Who;
+        let engine = self.engine_ref();
+        let at = match at.or_else(|| self.last_id()) {
+            Some(id) => id.to_string(),
+            None => {
+                return Err(Error::new(
+                    ErrorKind::NotFound,
+                    "the session has no message to ask about",
+                ))
+            }
+        };
+        let m = self.index_of(&at)?;
+        let responder = match character {
+            Some(c) if c == "narrator" || engine.ir.cast_index(c).is_some() => c.to_string(),
+            Some(c) => {
+                return Err(Error::new(
+                    ErrorKind::NotFound,
+                    format!(
+                        "scenario `{}` has no cast member `{c}`{}",
+                        engine.ir.scenario,
+                        crate::diag::suggest::one_of(c, engine.ir.cast.iter().map(|x| &*x.id))
+                    ),
+                ))
+            }
+            None => {
+                let st = engine.state_at(m);
+                let who = engine
+                    .ir
+                    .cast
+                    .iter()
+                    .enumerate()
+                    .find(|(i, c)| !c.player && st.present.get(*i).copied().unwrap_or(false))
+                    .map_or(Who::Narrator, |(i, _)| Who::Cast(i as u16));
+                engine.ir.who_id(who).to_string()
+            }
+        };
+        let decl = chat::ModelDecl::of(&engine.story.raw);
+        let messages = chat::prompt::messages(
+            pack.bundle(),
+            engine,
+            m,
+            &responder,
+            &decl,
+            settings.structured,
+        );
+        let schema = chat::answer_schema(&engine.story, &decl);
+        let body = chat::request_body(settings, &messages, &schema, engine.session.seed);
+        Ok(Prompt {
+            responder,
+            messages,
+            body,
+        })
+    }
+}

@@ -1,0 +1,136 @@
+//! Running a pack's tests (Format 21) and playtests (Format 22) from a
+//! program, as `troupe test` and `troupe playtest` do; re-exported from
+//! [`crate::tools`] (feature `testing`).
+
+use std::path::Path;
+
+use super::error::{Error, ErrorKind, Result};
+use super::pack::Pack;
+
+pub use crate::playtest::report::{
+    GoalResult, PlaytestReport, SignalRecord, StepNotTaken, Verdict,
+};
+pub use crate::testing::model::{Failure, StageName, Status as TestStatus, TestResult};
+pub use crate::testing::stages::{
+    ChangeKind, Decision, Progress, Quiet, SnapshotChange, Snapshots,
+};
+
+/// The result of [`run_tests`]: the five stages, coverage and the exit
+/// code (Format 21.1, 21.2), in the report formats of `troupe test`.
+#[derive(Debug, Clone)]
+pub struct TestRun {
+    run: crate::testing::stages::Run,
+}
+
+impl TestRun {
+    /// 0 (every stage PASS or SKIP), 1 (a failure) or 3 (a stage ERR), as
+    /// `troupe test` exits (Format 21.1).
+    pub fn exit_code(&self) -> i32 {
+        self.run.exit_code
+    }
+
+    /// The text report `troupe test` prints (Format 21.2); text from the
+    /// pack is not escaped here ([`crate::escape_controls`] before printing
+    /// it to a terminal).
+    pub fn to_text(&self) -> String {
+        crate::testing::report::to_text(&self.run)
+    }
+
+    /// The JSON document `troupe test --json` prints (Format 21.2,
+    /// `schemas/output/test.schema.json`), as text ending with a newline.
+    pub fn to_json(&self) -> String {
+        crate::testing::report::to_json(&self.run)
+    }
+
+    /// The JUnit XML report `troupe test --junit FILE` writes.
+    pub fn to_junit(&self) -> String {
+        crate::testing::report::to_junit(&self.run)
+    }
+}
+
+/// Runs the tests of pack directory `pack` (Format 21): check, static
+/// assertions, fixtures, sessions and playtests; `test` selects one
+/// fixture by `fixture_id`, file name or file stem. `snapshots` says how
+/// snapshot changes are decided (only [`Snapshots::AcceptAll`] and an
+/// accepting [`Snapshots::Review`] write into the pack); `progress` is told
+/// of each stage and test as the run goes ([`Quiet`]: nothing).
+///
+/// Errors: [`ErrorKind::NotFound`] when `pack` is not a pack directory or
+/// `test` names no fixture (the message lists the fixtures); what fails
+/// inside the run is in the report, not an error.
+///
+/// ```
+/// use troupe::tools::{run_tests, Quiet, Snapshots};
+/// let run = run_tests("examples/packs/everyday-negotiation", None, Snapshots::Check, &mut Quiet)?;
+/// assert_eq!(run.exit_code(), 0);
+/// assert!(run.to_text().contains("PASS"));
+/// # Ok::<(), troupe::Error>(())
+/// ```
+pub fn run_tests(
+    pack: impl AsRef<Path>,
+    test: Option<&str>,
+    snapshots: Snapshots<'_>,
+    progress: &mut dyn Progress,
+) -> Result<TestRun> {
+    let mut opts = crate::testing::stages::Options {
+        test: test.map(str::to_string),
+        snapshots,
+    };
+    crate::testing::stages::run(
+        pack.as_ref(),
+        &mut opts,
+        &crate::testing::runner::Installed,
+        progress,
+    )
+    .map(|run| TestRun { run })
+    .map_err(|e| Error::new(ErrorKind::NotFound, e.to_string()))
+}
+
+/// Runs the playtests of `pack`, opened from the pack directory `dir`
+/// (Format 22): all of them in file order, or the one `name` names (by
+/// name, file name or file stem), at difficulty preset `difficulty`
+/// (`None`: the scenario's default). Each report serializes to its part
+/// of `troupe playtest --json` and has [`PlaytestReport::to_text`].
+///
+/// Errors: [`ErrorKind::NotFound`] when `name` names no playtest (the
+/// message lists the pack's); [`ErrorKind::Io`] when `dir` cannot be read.
+///
+/// ```
+/// let dir = "examples/packs/everyday-negotiation";
+/// let pack = troupe::Pack::open(dir)?;
+/// let reports = troupe::tools::run_playtests(&pack, dir, None, None)?;
+/// assert!(reports.iter().all(|r| r.status == troupe::tools::Verdict::Pass));
+/// # Ok::<(), troupe::Error>(())
+/// ```
+pub fn run_playtests(
+    pack: &Pack,
+    dir: impl AsRef<Path>,
+    name: Option<&str>,
+    difficulty: Option<&str>,
+) -> Result<Vec<PlaytestReport>> {
+    let dir = dir.as_ref();
+    let Some(files) = crate::load::scan_pack(dir).value else {
+        return Err(Error::new(
+            ErrorKind::Io,
+            format!("cannot read the pack {}", dir.display()),
+        ));
+    };
+    let playtests = crate::playtest::PackPlaytests::read(&files);
+    let settings = crate::playtest::RunSettings {
+        difficulty: difficulty.map(str::to_string),
+    };
+    crate::playtest::run_pack(pack.opened(), &playtests, name, &settings).map_err(|names| {
+        Error::new(
+            ErrorKind::NotFound,
+            format!(
+                "the pack has no playtest `{}`; its playtests: {}",
+                name.unwrap_or_default(),
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ),
+        )
+    })
+}

@@ -1,0 +1,213 @@
+//! The transcript `troupe run` and `troupe play` print (Format 18.6,
+//! 20): the session start, each turn, the score and what the model
+//! runtime did, as text for people. Text from the pack is not escaped here
+//! (the caller escapes controls before printing, Format 17.5).
+
+use serde_json::{json, Map, Value};
+
+use super::chat::TurnRecord;
+use super::safety::Status;
+use super::{FiringRecord, Score, Session, TurnResult};
+
+fn display_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(display_value).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Null => "(absent)".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The lines of the firings of one message (`  event: id (at m3) · signal s`).
+fn firing_lines(firings: &[FiringRecord]) -> String {
+    let mut out = String::new();
+    for f in firings {
+        match (&f.event, &f.outcome) {
+            (Some(e), _) => {
+                out.push_str(&format!("  event: {e} (at {})", f.message));
+                if let Some(s) = &f.signal {
+                    out.push_str(&format!(" · signal {s}"));
+                }
+                out.push('\n');
+            }
+            (_, Some(o)) => out.push_str(&format!("  outcome: {o} (at {})\n", f.message)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The transcript lines of the session start: settings, the root and what
+/// fired at it (Format 18.4), and the state. `all` shows hidden variables
+/// too (the author's `run`; `play` shows the player only visible ones).
+pub fn start(session: &Session, all: bool) -> String {
+    let h = session.header();
+    let mut out = format!(
+        "Scenario {} · seed {}",
+        h.get("scenario").and_then(Value::as_str).unwrap_or(""),
+        h.get("seed")
+            .and_then(crate::model::integer_u64)
+            .unwrap_or(0)
+    );
+    if let Some(d) = h.get("difficulty").and_then(Value::as_str) {
+        out.push_str(&format!(" · difficulty {d}"));
+    }
+    out.push('\n');
+    if let Some((id, who, text)) = session.root_text() {
+        out.push_str(&format!("[{id}] {who}: {text}\n"));
+    }
+    if let Some(o) = session.opening_result() {
+        out.push_str(&firing_lines(&o.firings));
+        if o.ended {
+            match &o.outcome {
+                Some(x) => out.push_str(&format!(
+                    "  The story has ended at the opening: outcome {x}.\n"
+                )),
+                None => out.push_str("  The story has ended at the opening.\n"),
+            }
+        }
+    }
+    out.push_str("State: ");
+    out.push_str(&state_line(&if all {
+        session.flattened()
+    } else {
+        session.visible_state()
+    }));
+    out.push('\n');
+    out
+}
+
+/// `name = value, …` of a state map.
+pub fn state_line(state: &Map<String, Value>) -> String {
+    state
+        .iter()
+        .filter(|(k, _)| !k.starts_with("scene."))
+        .map(|(k, v)| format!("{k} = {}", display_value(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The transcript of one turn. `debug` shows the turn's rule (the
+/// author's view; a player of `troupe play` sees it only with `--debug`).
+pub fn turn(
+    session: &Session,
+    input: &str,
+    before: &Map<String, Value>,
+    r: &TurnResult,
+    debug: bool,
+) -> String {
+    let mut out = String::new();
+    let player = session.player_name();
+    let m_in = r.messages.first().map_or("-", String::as_str);
+    out.push_str(&format!(
+        "\nTurn {}\n  [{m_in}] {player}: {input}\n",
+        r.turn
+    ));
+    match (&r.reply, r.messages.get(1)) {
+        (Some(text), Some(id)) => {
+            out.push_str(&format!("  [{id}] {}: {text}\n", session.author_name(id)))
+        }
+        (None, Some(id)) => out.push_str(&format!(
+            "  [{id}] {} (no words)\n",
+            session.author_name(id)
+        )),
+        _ => out.push_str("  (no reply)\n"),
+    }
+    if let Some(rule) = r.rule.as_ref().filter(|_| debug) {
+        out.push_str(&format!("  rule: {rule}\n"));
+    }
+    if !r.state_delta.is_empty() {
+        let changes: Vec<String> = r
+            .state_delta
+            .iter()
+            .map(|(k, v)| match before.get(k) {
+                Some(old) => format!("{k} {} → {}", display_value(old), display_value(v)),
+                None => format!("{k} → {}", display_value(v)),
+            })
+            .collect();
+        out.push_str(&format!("  state: {}\n", changes.join(", ")));
+    }
+    out.push_str(&firing_lines(&r.firings));
+    out.push_str(&format!("  safety: {}", r.safety_status.as_str()));
+    if let Some(e) = &r.npc_emotion {
+        out.push_str(&format!(" · emotion: {e}"));
+    }
+    out.push('\n');
+    if r.ended {
+        match &r.outcome {
+            Some(o) => out.push_str(&format!("  The story has ended: outcome {o}.\n")),
+            None => out.push_str("  The story has ended.\n"),
+        }
+    } else if r.safety_status == Status::Stop {
+        out.push_str("  The session was stopped by the safety policy.\n");
+    }
+    out
+}
+
+/// The score lines at the end of a run.
+pub fn score(score: &Option<Score>) -> String {
+    match score {
+        None => "\nScore: no rubric\n".into(),
+        Some(s) => {
+            let parts: Vec<String> = s
+                .criteria
+                .iter()
+                .map(|(k, v)| match v {
+                    Some(x) => format!("{k} {x}"),
+                    None => format!("{k} (ungraded)"),
+                })
+                .collect();
+            let total = s.total.map_or("none".into(), |t| t.to_string());
+            format!("\nScore: {total} ({})\n", parts.join(", "))
+        }
+    }
+}
+
+/// The transcript lines of what the model runtime did at a turn
+/// (Format 24.7): requests and tokens, clamped values, a dropped proposal.
+pub fn model(r: &TurnResult, rec: Option<&TurnRecord>) -> String {
+    let mut out = String::new();
+    for d in &r.diagnostics {
+        out.push_str(&format!("  refused: {} {}\n", d.code, d.message));
+    }
+    if let Some(rec) = rec {
+        if !rec.clamped.is_empty() {
+            out.push_str(&format!(
+                "  clamped to the step limit: {}\n",
+                rec.clamped.join(", ")
+            ));
+        }
+        if let Some(r) = &rec.repaired {
+            out.push_str(&format!("  repaired after one repair request: {r}\n"));
+        }
+        if let Some(e) = &rec.emotion {
+            out.push_str(&format!("  model emotion: {e}\n"));
+        }
+        out.push_str(&format!(
+            "  model: {} request{} · {} tokens ({} prompt, {} completion)\n",
+            rec.requests,
+            if rec.requests == 1 { "" } else { "s" },
+            rec.usage.total_tokens,
+            rec.usage.prompt_tokens,
+            rec.usage.completion_tokens
+        ));
+    }
+    out
+}
+
+/// The totals of a model-backed run (Format 24.7): requests and tokens.
+pub fn model_totals(log: &[TurnRecord]) -> Value {
+    let mut requests = 0u64;
+    let (mut p, mut c, mut t) = (0u64, 0u64, 0u64);
+    for r in log {
+        requests += u64::from(r.requests);
+        p += r.usage.prompt_tokens;
+        c += r.usage.completion_tokens;
+        t += r.usage.total_tokens;
+    }
+    json!({"requests": requests, "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": t}})
+}
+
