@@ -68,31 +68,78 @@ pub fn check_session_lines(
 pub fn check_plain_header(bundle: &Value, header: &Value) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if let Some(story) = resolve_story(bundle, header, &mut out) {
-        check_header(bundle, &story, header, &mut out);
-        // A seat whose ID is a scenario variable's makes `<id>.x` ambiguous
-        // (Format 8.7, 18.4): the one story-level check a plain character
-        // can change.
-        let scenario = story::Owner::Scenario(story.scenario.id.clone());
-        for (i, c) in crate::model::read_items::<crate::model::Character>(header, "characters") {
-            let clash = story
-                .variables
-                .values()
-                .any(|v| v.owner == scenario && v.decl.id == c.id);
-            if clash {
-                out.push(
-                    Diagnostic::error(
-                        Code::NameClash,
-                        format!(
-                            "header character `{}` has the ID of a scenario variable, so `{}.x` would be ambiguous",
-                            c.id, c.id
-                        ),
-                    )
-                    .at(format!("header/characters/{i}/id")),
-                );
-            }
-        }
+        check_plain_story_header(&Namespace::of(bundle), &story, header, &mut out);
     }
     out
+}
+
+/// The IDs of a bundle's worlds and scenarios: the namespace header
+/// characters share (Format 3.3, 12.2). Built once for a bundle, it keeps
+/// checking the headers of all its scenarios linear in the bundle.
+#[derive(Debug)]
+pub struct Namespace<'b>(HashSet<&'b str>);
+
+impl<'b> Namespace<'b> {
+    /// The worlds' and scenarios' IDs of `bundle`.
+    pub fn of(bundle: &'b Value) -> Namespace<'b> {
+        Namespace(
+            ["worlds", "scenarios"]
+                .iter()
+                .flat_map(|f| array(bundle, f))
+                .filter_map(|x| x.get("id").and_then(Value::as_str))
+                .collect(),
+        )
+    }
+}
+
+/// [`check_plain_header`] for the default header of scenario `index`
+/// (Format 18.4), with the bundle's namespace built once by the caller:
+/// the header's diagnostics, and the story it resolves (the caller goes on
+/// to compile it; it is resolved once).
+pub fn check_plain_header_at(
+    bundle: &Value,
+    namespace: &Namespace<'_>,
+    index: usize,
+    header: &Value,
+) -> (Vec<Diagnostic>, Option<Story>) {
+    let mut out = Vec::new();
+    let ctx = SessionContext::from_header(header);
+    let story = story::resolve(bundle, index, Some(&ctx), &mut out);
+    if let Some(story) = &story {
+        check_plain_story_header(namespace, story, header, &mut out);
+    }
+    (out, story)
+}
+
+fn check_plain_story_header(
+    namespace: &Namespace<'_>,
+    story: &Story,
+    header: &Value,
+    out: &mut Vec<Diagnostic>,
+) {
+    check_header_in(namespace, story, header, out);
+    // A seat whose ID is a scenario variable's makes `<id>.x` ambiguous
+    // (Format 8.7, 18.4): the one story-level check a plain character
+    // can change.
+    let scenario = story::Owner::Scenario(story.scenario.id.clone());
+    for (i, c) in crate::model::read_items::<crate::model::Character>(header, "characters") {
+        let clash = story
+            .variables
+            .values()
+            .any(|v| v.owner == scenario && v.decl.id == c.id);
+        if clash {
+            out.push(
+                Diagnostic::error(
+                    Code::NameClash,
+                    format!(
+                        "header character `{}` has the ID of a scenario variable, so `{}.x` would be ambiguous",
+                        c.id, c.id
+                    ),
+                )
+                .at(format!("header/characters/{i}/id")),
+            );
+        }
+    }
 }
 
 /// Resolves the story a session header names, reporting UNKNOWN_REF at
@@ -132,13 +179,18 @@ pub fn resolve_story(bundle: &Value, header: &Value, out: &mut Vec<Diagnostic>) 
 }
 
 fn check_header(bundle: &Value, story: &Story, header: &Value, out: &mut Vec<Diagnostic>) {
+    check_header_in(&Namespace::of(bundle), story, header, out);
+}
+
+fn check_header_in(
+    namespace: &Namespace<'_>,
+    story: &Story,
+    header: &Value,
+    out: &mut Vec<Diagnostic>,
+) {
     // Header characters share the bundle namespace with worlds and scenarios
     // (Format 3.3, 12.2); a bundle character's ID is a replacement.
-    let mut seen: HashSet<&str> = ["worlds", "scenarios"]
-        .iter()
-        .flat_map(|f| array(bundle, f))
-        .filter_map(|x| x.get("id").and_then(Value::as_str))
-        .collect();
+    let mut seen: HashSet<&str> = HashSet::new();
     for (i, c) in header
         .get("characters")
         .and_then(Value::as_array)
@@ -148,7 +200,7 @@ fn check_header(bundle: &Value, story: &Story, header: &Value, out: &mut Vec<Dia
     {
         super::bundle::check_text_fields(c, &format!("header/characters/{i}"), out);
         if let Some(id) = c.get("id").and_then(Value::as_str) {
-            if !seen.insert(id) {
+            if namespace.0.contains(id) || !seen.insert(id) {
                 out.push(
                     Diagnostic::error(Code::DuplicateId, format!("`{id}` is declared twice"))
                         .at(format!("header/characters/{i}/id")),

@@ -7,6 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use indexmap::IndexMap;
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::diag::{Code, Diagnostic};
@@ -184,7 +185,7 @@ pub fn resolve(
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Story> {
     let raw = bundle.get("scenarios")?.get(index)?.clone();
-    let scenario: Scenario = serde_json::from_value(raw.clone()).ok()?;
+    let scenario = Scenario::deserialize(&raw).ok()?;
     let pointer = format!("/scenarios/{index}");
 
     let mut characters: IndexMap<String, Character> = read_items(bundle, "characters")
@@ -204,7 +205,7 @@ pub fn resolve(
     let seats: Vec<String> = scenario
         .cast
         .iter()
-        .filter_map(|c| serde_json::from_value::<CastEntry>(c.clone()).ok())
+        .filter_map(|c| CastEntry::deserialize(c).ok())
         .filter_map(|c| c.seat)
         .collect();
     let seats: HashSet<String> = seats.into_iter().collect();
@@ -255,7 +256,7 @@ pub fn resolve(
     let mut cast: Vec<CastMember> = Vec::new();
     let mut in_cast: HashMap<String, usize> = HashMap::new();
     for (ci, entry) in scenario.cast.iter().enumerate() {
-        let Ok(entry) = serde_json::from_value::<CastEntry>(entry.clone()) else {
+        let Ok(entry) = CastEntry::deserialize(entry) else {
             continue;
         };
         let entry_ptr = format!("{pointer}/cast/{ci}");
@@ -338,7 +339,7 @@ pub fn resolve(
     let mut variables = IndexMap::new();
     let mut add_vars = |list: &[Value], owner: Owner, base: &str| {
         for (vi, v) in list.iter().enumerate() {
-            let Ok(decl) = serde_json::from_value::<Variable>(v.clone()) else {
+            let Ok(decl) = Variable::deserialize(v) else {
                 continue;
             };
             let name = match &owner {

@@ -82,31 +82,45 @@ fn default_header(sc: &Value) -> (Vec<Value>, Vec<Value>, Value) {
 
 /// Compiles every scenario of a checked `bundle` for default seating.
 pub fn compile_package_ir(bundle: &Value) -> PackageIr {
+    compile_package_ir_hashed(bundle, content_hash(&bundle_bytes(bundle)))
+}
+
+/// [`compile_package_ir`] when the caller has already hashed the bundle's
+/// `bundle.json` bytes (`bundle_hash`, [`content_hash`]).
+fn compile_package_ir_hashed(bundle: &Value, bundle_hash: String) -> PackageIr {
     let mut scenarios = Vec::new();
     let list = bundle
         .get("scenarios")
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice);
+    // Built once: each scenario's header is checked against it.
+    let namespace = crate::check::session::Namespace::of(bundle);
     for (index, sc) in list.iter().enumerate() {
-        if let Some(s) = compile_scenario(bundle, index, sc) {
+        if let Some(s) = compile_scenario(bundle, &namespace, index, sc) {
             scenarios.push(s);
         }
     }
     PackageIr {
         ir_version: IR_VERSION.to_string(),
         troupe_version: env!("CARGO_PKG_VERSION").to_string(),
-        bundle_hash: content_hash(&bundle_bytes(bundle)),
+        bundle_hash,
         scenarios,
     }
 }
 
-fn compile_scenario(bundle: &Value, index: usize, sc: &Value) -> Option<ScenarioIr> {
+fn compile_scenario(
+    bundle: &Value,
+    namespace: &crate::check::session::Namespace<'_>,
+    index: usize,
+    sc: &Value,
+) -> Option<ScenarioIr> {
     let (players, characters, header) = default_header(sc);
-    let diags = crate::check::session::check_plain_header(bundle, &header);
+    let (diags, story) =
+        crate::check::session::check_plain_header_at(bundle, namespace, index, &header);
     if diags.iter().any(crate::diag::Diagnostic::is_error) {
         return None;
     }
-    let story = crate::check::session::resolve_story(bundle, &header, &mut Vec::new())?;
+    let story = story?;
     let ir = super::compile_story(&story).ok()?;
     if ir.players.is_empty() {
         return None;
@@ -134,8 +148,11 @@ pub fn bundle_bytes(bundle: &Value) -> Vec<u8> {
 /// The bytes of `ir.json` for a checked `bundle`: [`compile_package_ir`]
 /// as compact JSON and `\n`. The same bundle gives the same bytes.
 pub fn ir_bytes(bundle: &Value) -> Vec<u8> {
-    let ir = compile_package_ir(bundle);
-    let mut out = serde_json::to_vec(&ir).unwrap_or_default();
+    to_ir_json(&compile_package_ir(bundle))
+}
+
+fn to_ir_json(ir: &PackageIr) -> Vec<u8> {
+    let mut out = serde_json::to_vec(ir).unwrap_or_default();
     out.push(b'\n');
     out
 }
@@ -470,8 +487,9 @@ pub fn write_package(bundle: &Value, sessions: &[(String, Vec<u8>)]) -> std::io:
     manifest.insert("troupe".into(), "0.1".into());
     manifest.insert("kind".into(), "package".into());
     manifest.insert("ir_version".into(), IR_VERSION.into());
-    manifest.insert("content_hash".into(), content_hash(&bundle_json).into());
-    let ir_json = ir_bytes(bundle);
+    let bundle_hash = content_hash(&bundle_json);
+    manifest.insert("content_hash".into(), bundle_hash.clone().into());
+    let ir_json = to_ir_json(&compile_package_ir_hashed(bundle, bundle_hash));
     manifest.insert("ir_hash".into(), content_hash(&ir_json).into());
     let mut manifest_json = Value::Object(manifest).to_string();
     manifest_json.push('\n');

@@ -95,9 +95,15 @@ impl RuntimeIr {
                 .get("keywords")
                 .and_then(Value::as_array)
                 .map(|k| KeySet::new(k.iter().filter_map(Value::as_str), KeyOptions::RUNTIME));
+            // Compiled on first use (the checks compiled it with the same
+            // function, `keys::compile_pattern`); only its syntax is
+            // checked here, which costs a fraction of building it.
             let pattern = match r.get("pattern").and_then(Value::as_str) {
                 Some(p) => {
-                    Some(LazyPattern::compiled(p).map_err(|e| err(format!("rule `{id}`: {e}")))?)
+                    let p = LazyPattern::new(p);
+                    p.validate_syntax()
+                        .map_err(|e| err(format!("rule `{id}`: {e}")))?;
+                    Some(p)
                 }
                 None => None,
             };

@@ -11,7 +11,7 @@ use super::ir::*;
 use super::value::{json_decimal, Norm, Val};
 use super::CompileError;
 use crate::cel::{self, Value as CelValue};
-use crate::check::conditions::{condition_text, derived_order, owner_env, slot_reads};
+use crate::check::conditions::{condition_text, derived_order, owner_env};
 use crate::check::story::{Owner, Story};
 use crate::model::{Keys, Opening, ScalarType, VarType};
 use crate::template;
@@ -219,19 +219,15 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         let env = &envs[env_ix].env;
         let program = cel::compile(src, env)
             .map_err(|e| err(format!("derived `{name}`: {}", first_error(&e))))?;
-        let ast = cel::parse::parse(src).map_err(|_| err(format!("derived `{name}`")))?;
-        let (texpr, _) =
-            cel::checker::check(&ast, src, env).map_err(|_| err(format!("derived `{name}`")))?;
-        let mut slots = Vec::new();
-        slot_reads(&texpr, &mut slots);
-        slots.sort_unstable();
-        slots.dedup();
+        // The slots it reads, ascending, each once (the program's own list:
+        // the source is parsed and checked once).
+        let reads = program.slots().to_vec();
         vars[vi as usize].derived = Some(derived.len() as u32);
         derived.push(DerivedIr {
             var: vi,
             program,
             env: env_ix as u16,
-            reads: slots.into_iter().map(|s| s as u32).collect(),
+            reads,
         });
     }
     // A derived variable left out of the order is in a cycle: not conforming.

@@ -73,7 +73,7 @@ pub fn read_items<T: DeserializeOwned>(value: &Value, field: &str) -> Vec<(usize
         Some(Value::Array(items)) => items
             .iter()
             .enumerate()
-            .filter_map(|(i, v)| serde_json::from_value(v.clone()).ok().map(|t| (i, t)))
+            .filter_map(|(i, v)| T::deserialize(v).ok().map(|t| (i, t)))
             .collect(),
         _ => Vec::new(),
     }
