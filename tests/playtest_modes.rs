@@ -192,3 +192,67 @@ fn cli_json_and_unknown_names() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("scripted_close, two_buyers"), "{err}");
 }
+
+/// A copy of everyday-negotiation with the model-driven persona `model_buyer`
+/// (Format 22.3) answering `answers` and the party playtest `model_charm`.
+fn model_pack(answers: Option<&str>) -> (tempfile::TempDir, PathBuf) {
+    let (dir, root) = pack("everyday-negotiation");
+    let answers = answers.map_or(String::new(), |a| format!("\n  answers: {a}"));
+    std::fs::write(
+        root.join("personas/model_buyer.yaml"),
+        format!(
+            "schema_version: \"0.1\"\npersona_id: model_buyer\nname: Mo\nmodel:\n  instructions: \"You are a buyer talking to {{{{char}}}}.\"{answers}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("playtests/model_charm.yaml"),
+        "schema_version: \"0.1\"\nname: model_charm\nmode: party\nscenario_id: used_car_negotiation\nseed: 7\nrounds: 5\nroster:\n  - id: mo\n    role: model_buyer\n    target: player\n    goals:\n      - {id: charm, do: \"Win Marco over\", verify: \"state.impression >= 70\"}\n",
+    )
+    .unwrap();
+    (dir, root)
+}
+
+#[test]
+fn a_model_driven_persona_reaches_its_goal_with_evidence_and_usage() {
+    // Answers in call order (24.8), one call per round: round 1 is not JSON
+    // and round 3 has a member besides `say` (both refused: the agent
+    // passes); rounds 2 and 4 are compliments (impression 50 -> 62 -> 74,
+    // as in scripted_close), so the second compliment's reply m5 (turn 2)
+    // meets `charm` in round 4. Round 5 finds no answer left:
+    // UNMOCKED_MODEL_CALL, refused, the agent passes.
+    let (_dir, root) = model_pack(Some(
+        r#"["not json", {say: "What a lovely car."}, {say: "Nice.", mood: "x"}, "```json\n{\"say\": \"You have a beautiful lot here.\"}\n```"]"#,
+    ));
+    let check = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(["check", root.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+    let r = run(&root, "model_charm");
+    assert_eq!(r.status, Verdict::Pass, "{}", r.to_text());
+    assert_eq!(
+        goal(&r, Some("mo"), "charm").evidence,
+        json!({"message": "m5", "round": 4, "turn": 2})
+    );
+    assert_eq!(r.model.len(), 1);
+    let m = &r.model[0];
+    assert_eq!((m.agent.as_str(), m.requests), ("mo", 5));
+    assert_eq!(m.usage.total_tokens, 0);
+    assert_eq!(m.refused.len(), 3, "{:?}", m.refused);
+    assert!(m.refused[0].starts_with("round 1: the answer is not JSON"));
+    assert!(m.refused[1].starts_with("round 3: "));
+    assert!(m.refused[2].contains("round 5"), "{:?}", m.refused);
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["model"][0]["usage"]["total_tokens"], 0);
+    assert!(r.to_text().contains("model mo: 5 requests · 0 tokens"));
+    // Without answers there is no model backend: the playtest does not run.
+    let (_dir, root) = model_pack(None);
+    let r = run(&root, "model_charm");
+    assert_eq!(r.status, Verdict::Fail);
+    assert_eq!(
+        r.requirements,
+        ["persona model_buyer speaks through a model and has no model backend (model.answers)"]
+    );
+    assert!(r.sessions.is_empty() && r.model.is_empty());
+}

@@ -135,10 +135,22 @@ pub struct Persona {
     /// The display name of a seat it fills.
     pub name: Option<String>,
     /// Rules, tried in order.
+    #[serde(default)]
     pub rules: Vec<PersonaRule>,
     /// Lines when no rule holds.
     #[serde(default)]
     pub fallback: Vec<String>,
+    /// Lines from a model instead of the rules (Format 22.3).
+    pub model: Option<PersonaModel>,
+}
+
+/// A persona's model (Format 22.3 "Model-driven personas").
+#[derive(Debug, Clone, Deserialize)]
+pub struct PersonaModel {
+    /// The instructions template (the system message's first part).
+    pub instructions: String,
+    /// Inline answers in call order (24.8); `None`: no model backend.
+    pub answers: Option<Vec<Value>>,
 }
 
 /// A pack's playtests and personas, each with its file path.

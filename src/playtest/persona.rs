@@ -2,10 +2,17 @@
 //! whose `when` holds at the tip gives the lines (else `fallback`), one is
 //! chosen with the seeded generator (18.3) and rendered at the tip.
 
-use super::model::Persona;
+use std::collections::VecDeque;
+
+use serde_json::{json, Value};
+
+use super::model::{Goal, Persona};
 use super::verify::{compile, BoardView, PlayCondition};
 use crate::engine::macros::RenderFor;
 use crate::engine::Engine;
+use crate::runtime::chat::prompt::transcript;
+use crate::runtime::chat::proposal::unfence;
+use crate::runtime::chat::{call_backend, Backend, Usage};
 use crate::runtime::generator::choose;
 use crate::runtime::Session;
 
@@ -14,12 +21,104 @@ use crate::runtime::Session;
 pub struct AgentPolicy {
     rules: Vec<(Option<PlayCondition>, bool, Vec<String>)>,
     fallback: Vec<String>,
+    /// Lines from a model (Format 22.3 "Model-driven personas").
+    pub voice: Option<ModelVoice>,
+}
+
+/// A model-driven persona's backend and what its calls cost.
+pub struct ModelVoice {
+    instructions: String,
+    goals: Vec<String>,
+    backend: Backend,
+    failed: bool,
+    /// Calls made.
+    pub requests: u32,
+    /// Usage summed over the calls (24.7).
+    pub usage: Usage,
+    /// `round <r>: <why>` per invalid answer or failed call.
+    pub refused: Vec<String>,
+}
+
+impl std::fmt::Debug for ModelVoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelVoice")
+            .field("requests", &self.requests)
+            .field("usage", &self.usage)
+            .field("refused", &self.refused)
+            .finish()
+    }
+}
+
+impl ModelVoice {
+    /// The agent's line at the tip of `session`, or `None` when it passes
+    /// (Format 22.3): one call, the answer read as `{"say": string}`.
+    fn line(&mut self, session: &Session, seed: u64, character: &str, round: u64) -> Option<String> {
+        if self.failed {
+            return None;
+        }
+        let mut system = render_at_tip(session, &self.instructions, character);
+        system.push_str("\n## Your goals\n");
+        for g in &self.goals {
+            system.push_str(&format!("- {g}\n"));
+        }
+        system.push_str(
+            "## Answer\nAnswer with one JSON object {\"say\": string}: what you say next (an empty string to say nothing).\n",
+        );
+        let mut messages = vec![json!({"role": "system", "content": system})];
+        if let Some(m) = session.current_index() {
+            for c in transcript(session.engine(), m, character, usize::MAX) {
+                messages.push(json!({"role": c.role, "content": c.content}));
+            }
+        }
+        let body = json!({"model": "local", "messages": messages, "max_tokens": 512, "seed": seed});
+        let turn = format!("round {round} (input {})", session.next_message_id());
+        self.requests += 1;
+        let content = match call_backend(&mut self.backend, &body, &turn) {
+            Ok((content, usage)) => {
+                self.usage.prompt_tokens += usage.prompt_tokens;
+                self.usage.completion_tokens += usage.completion_tokens;
+                self.usage.total_tokens += usage.total_tokens;
+                content
+            }
+            Err(f) => {
+                self.failed = true;
+                self.refused.push(format!("round {round}: {}", f.message));
+                return None;
+            }
+        };
+        match read_say(&content) {
+            Ok(say) => say,
+            Err(why) => {
+                self.refused.push(format!("round {round}: {why}"));
+                None
+            }
+        }
+    }
+}
+
+/// Reads a persona model's answer (Format 22.3): `Ok(None)` for a blank
+/// `say`, `Err` saying why it is invalid.
+fn read_say(content: &str) -> Result<Option<String>, String> {
+    let value: Value = serde_json::from_str(unfence(content)).map_err(|e| format!("the answer is not JSON ({e})"))?;
+    let obj = value
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .ok_or("the answer is not a JSON object whose only member is `say`")?;
+    match obj.get("say") {
+        Some(Value::String(s)) => Ok((!s.trim().is_empty()).then(|| s.clone())),
+        _ => Err("the answer's only member must be `say`, a string".into()),
+    }
 }
 
 impl AgentPolicy {
     /// Compiles `persona`'s conditions for the agent playing `character`.
     /// A condition that does not compile never holds (an error is false).
-    pub fn new(engine: &Engine, persona: &Persona, character: &str) -> AgentPolicy {
+    pub fn new(
+        engine: &Engine,
+        persona: &Persona,
+        character: &str,
+        goals: &[Goal],
+    ) -> AgentPolicy {
         let rules = persona
             .rules
             .iter()
@@ -31,9 +130,19 @@ impl AgentPolicy {
                 },
             })
             .collect();
+        let voice = persona.model.as_ref().map(|m| ModelVoice {
+            instructions: m.instructions.clone(),
+            goals: goals.iter().map(|g| g.does.clone()).collect(),
+            backend: Backend::Mocks(m.answers.clone().unwrap_or_default().into_iter().collect::<VecDeque<_>>()),
+            failed: false,
+            requests: 0,
+            usage: Usage::default(),
+            refused: Vec::new(),
+        });
         AgentPolicy {
             rules,
             fallback: persona.fallback.clone(),
+            voice,
         }
     }
 
@@ -56,13 +165,17 @@ impl AgentPolicy {
     /// The agent's utterance at the tip of `session` (Format 22.3), or
     /// `None` when it passes.
     pub fn utterance(
-        &self,
+        &mut self,
         session: &Session,
         seed: u64,
         agent: &str,
         character: &str,
         board: &BoardView,
+        round: u64,
     ) -> Option<String> {
+        if let Some(v) = &mut self.voice {
+            return v.line(session, seed, character, round);
+        }
         let lines = self.lines(session, character, board);
         if lines.is_empty() {
             return None;

@@ -3,6 +3,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::runtime::chat::Usage;
+
 /// PASS or FAIL (Format 22.6 "Result").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Verdict {
@@ -54,6 +56,19 @@ pub struct StepNotTaken {
     pub reason: String,
 }
 
+/// A model-driven agent's calls (Format 22.3 "Model-driven personas").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PersonaUsage {
+    /// The roster ID.
+    pub agent: String,
+    /// Model calls made.
+    pub requests: u32,
+    /// Token usage summed over them (24.7).
+    pub usage: Usage,
+    /// `round <r>: <why>` per invalid answer or failed call.
+    pub refused: Vec<String>,
+}
+
 /// The report of one playtest (Format 22.6).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlaytestReport {
@@ -72,6 +87,10 @@ pub struct PlaytestReport {
     pub signals: Vec<SignalRecord>,
     /// Steps not taken.
     pub steps_not_taken: Vec<StepNotTaken>,
+    /// What each model-driven persona's calls cost (Format 22.3), in roster
+    /// order; left out of `--json` when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub model: Vec<PersonaUsage>,
     /// The session files written (file name, bytes; Format 22.5).
     #[serde(skip)]
     pub sessions: Vec<(String, String)>,
@@ -108,6 +127,21 @@ impl PlaytestReport {
         }
         for s in &self.steps_not_taken {
             out.push_str(&format!("  step {} not taken: {}\n", s.step, s.reason));
+        }
+        for m in &self.model {
+            let u = &m.usage;
+            out.push_str(&format!(
+                "  model {}: {} request{} · {} tokens ({} prompt, {} completion)\n",
+                m.agent,
+                m.requests,
+                if m.requests == 1 { "" } else { "s" },
+                u.total_tokens,
+                u.prompt_tokens,
+                u.completion_tokens
+            ));
+            for r in &m.refused {
+                out.push_str(&format!("    refused: {r}\n"));
+            }
         }
         out
     }

@@ -7,7 +7,9 @@ use serde_json::{json, Map, Value};
 
 use super::model::{Mode, PackPlaytests, Playtest};
 use super::persona::{render_at_tip, AgentPolicy};
-use super::report::{GoalResult, PlaytestReport, SignalRecord, StepNotTaken, Verdict};
+use super::report::{
+    GoalResult, PersonaUsage, PlaytestReport, SignalRecord, StepNotTaken, Verdict,
+};
 use super::verify::{compile, BoardView, PlayCondition};
 use crate::compile::session::Fired;
 use crate::runtime::{Opened, Options, Session};
@@ -203,6 +205,7 @@ pub fn run_playtest(
         goals: Vec::new(),
         signals: Vec::new(),
         steps_not_taken: Vec::new(),
+        model: Vec::new(),
         sessions: Vec::new(),
     };
     let scenario = opened
@@ -265,6 +268,18 @@ pub fn run_playtest(
             }
         }
     }
+    for agent in &pt.roster {
+        let persona = pack.persona(&agent.role);
+        if persona
+            .and_then(|p| p.model.as_ref())
+            .is_some_and(|m| m.answers.is_none())
+        {
+            report.requirements.push(format!(
+                "persona {} speaks through a model and has no model backend (model.answers)",
+                agent.role
+            ));
+        }
+    }
     if !report.requirements.is_empty() {
         return not_run(report, pt);
     }
@@ -309,8 +324,9 @@ pub fn run_playtest(
             .iter()
             .map(|&a| {
                 let agent = &pt.roster[a];
-                pack.persona(&agent.role)
-                    .map(|p| AgentPolicy::new(engine, p, character(&agent.target)))
+                pack.persona(&agent.role).map(|p| {
+                    AgentPolicy::new(engine, p, character(&agent.target), &agent.goals)
+                })
             })
             .collect();
         plays.push(Play {
@@ -424,9 +440,9 @@ fn run_rounds(run: &mut Run<'_>, taken: &mut [bool]) {
                 }
                 None => {
                     let board = run.board();
-                    let play = &run.plays[p];
-                    play.policies[k].as_ref().and_then(|pol| {
-                        pol.utterance(&play.session, pt.seed, &agent.id, ch, &board)
+                    let play = &mut run.plays[p];
+                    play.policies[k].as_mut().and_then(|pol| {
+                        pol.utterance(&play.session, pt.seed, &agent.id, ch, &board, r)
                     })
                 }
             };
@@ -543,6 +559,20 @@ fn finish(run: Run<'_>, mut report: PlaytestReport) -> PlaytestReport {
         });
     }
     report.signals = run.signals;
+    for (ai, agent) in pt.roster.iter().enumerate() {
+        let voice = run.plays.iter().find_map(|p| {
+            let k = p.agents.iter().position(|&a| a == ai)?;
+            p.policies[k].as_ref()?.voice.as_ref()
+        });
+        if let Some(v) = voice {
+            report.model.push(PersonaUsage {
+                agent: agent.id.clone(),
+                requests: v.requests,
+                usage: v.usage,
+                refused: v.refused.clone(),
+            });
+        }
+    }
     for p in &run.plays {
         let file = match &p.name {
             Some(a) => format!("{}.{a}.jsonl", pt.name),

@@ -316,6 +316,12 @@ impl Session {
             .map(|m| &*m.id)
     }
 
+    /// The current message's index in the session (`None` before the
+    /// first message).
+    pub fn current_index(&self) -> Option<u32> {
+        self.current
+    }
+
     /// The state at the current message (the initial state before any).
     pub fn state(&self) -> &State {
         match self.current {

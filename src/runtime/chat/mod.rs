@@ -289,7 +289,19 @@ impl ModelRuntime {
     /// One model call: the answer's content and usage.
     /// `turn` names the turn in messages (`turn 2 (input m4)`).
     fn call(&mut self, body: &Value, turn: &str) -> Result<(String, Usage), Failure> {
-        let text = match &mut self.backend {
+        call_backend(&mut self.backend, body, turn)
+    }
+}
+
+/// One model call through `backend` (Format 24.5, 24.6, 24.8): the answer's
+/// content and usage. `turn` names the turn in messages (`turn 2 (input m4)`).
+pub fn call_backend(
+    backend: &mut Backend,
+    body: &Value,
+    turn: &str,
+) -> Result<(String, Usage), Failure> {
+    {
+        let text = match backend {
             #[cfg(feature = "model")]
             Backend::Http(c) => c.post(&body.to_string())?,
             #[cfg(feature = "model")]

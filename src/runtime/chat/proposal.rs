@@ -165,6 +165,18 @@ fn number_value(d: Decimal, int: bool) -> Value {
     serde_json::from_str(&d.normalize().to_string()).unwrap_or(Value::Null)
 }
 
+/// An answer's text without surrounding white space and one Markdown code
+/// fence around it (Format 24.4): some servers wrap JSON in one even when
+/// asked not to.
+pub fn unfence(text: &str) -> &str {
+    let trimmed = text.trim();
+    trimmed
+        .strip_prefix("```json")
+        .or_else(|| trimmed.strip_prefix("```"))
+        .and_then(|t| t.strip_suffix("```"))
+        .map_or(trimmed, str::trim)
+}
+
 /// Validates an answer's text (Format 24.4) against the story, the
 /// `model` block and the flattened state at the input message. `Err` holds
 /// every problem found, one sentence each, in the answer's order.
@@ -174,14 +186,7 @@ pub fn validate(
     decl: &ModelDecl,
     state: &Map<String, Value>,
 ) -> Result<Validated, Vec<String>> {
-    let trimmed = text.trim();
-    // Some servers wrap JSON in a Markdown code fence even when asked not to.
-    let unfenced = trimmed
-        .strip_prefix("```json")
-        .or_else(|| trimmed.strip_prefix("```"))
-        .and_then(|t| t.strip_suffix("```"))
-        .map_or(trimmed, str::trim);
-    let value: Value = match serde_json::from_str(unfenced) {
+    let value: Value = match serde_json::from_str(unfence(text)) {
         Ok(v) => v,
         Err(e) => return Err(vec![format!("the answer is not JSON ({e})")]),
     };
