@@ -31,6 +31,43 @@ pub fn default_players(scenario: &Value, name: &str) -> (Vec<Value>, Vec<Value>)
     seated_players(scenario, |_| Some(name.to_string()))
 }
 
+/// A player place of a scenario's cast (Format 6.1): a seat, or a
+/// `player: true` character entry.
+enum Slot<'a> {
+    Seat(&'a str),
+    Character(&'a str),
+}
+
+/// The scenario's player places, in cast order.
+fn player_slots(scenario: &Value) -> impl Iterator<Item = Slot<'_>> {
+    scenario
+        .get("cast")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| {
+            if let Some(seat) = entry.get("seat").and_then(Value::as_str) {
+                Some(Slot::Seat(seat))
+            } else if entry.get("player").and_then(Value::as_bool) == Some(true) {
+                entry
+                    .get("character")
+                    .and_then(Value::as_str)
+                    .map(Slot::Character)
+            } else {
+                None
+            }
+        })
+}
+
+/// 18.4's default filling of `seat`: the player `{"seat", "character"}`
+/// and its header character named `name`.
+fn default_seat(seat: &str, name: &str) -> (Value, Value) {
+    (
+        serde_json::json!({"seat": seat, "character": seat}),
+        serde_json::json!({"id": seat, "name": name, "fictional": true, "age_band": "adult"}),
+    )
+}
+
 /// The players and header characters of 18.4 for the cast entries `name_of`
 /// keeps: for each seat and each `player: true` character, in cast order,
 /// `name_of(id)` is `None` to leave it out, or the name a seat's header
@@ -42,21 +79,16 @@ pub fn seated_players(
 ) -> (Vec<Value>, Vec<Value>) {
     let mut players = Vec::new();
     let mut characters = Vec::new();
-    for entry in scenario
-        .get("cast")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(seat) = entry.get("seat").and_then(Value::as_str) {
-            if let Some(name) = name_of(seat) {
-                players.push(serde_json::json!({"seat": seat, "character": seat}));
-                characters.push(
-                    serde_json::json!({"id": seat, "name": name, "fictional": true, "age_band": "adult"}),
-                );
+    for slot in player_slots(scenario) {
+        match slot {
+            Slot::Seat(seat) => {
+                if let Some(name) = name_of(seat) {
+                    let (p, c) = default_seat(seat, &name);
+                    players.push(p);
+                    characters.push(c);
+                }
             }
-        } else if entry.get("player").and_then(Value::as_bool) == Some(true) {
-            if let Some(c) = entry.get("character").and_then(Value::as_str) {
+            Slot::Character(c) => {
                 if name_of(c).is_some() {
                     players.push(serde_json::json!({"character": c}));
                 }
@@ -85,26 +117,19 @@ pub fn fill_players(scenario: &Value, given: Vec<Value>, name: &str) -> (Vec<Val
     };
     let mut players = Vec::new();
     let mut characters = Vec::new();
-    for entry in scenario
-        .get("cast")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(seat) = text(entry, "seat") {
-            match take(&|p| text(p, "seat").as_deref() == Some(seat.as_str())) {
+    for slot in player_slots(scenario) {
+        match slot {
+            Slot::Seat(seat) => match take(&|p| text(p, "seat").as_deref() == Some(seat)) {
                 Some(p) => players.push(p),
                 None => {
-                    players.push(serde_json::json!({"seat": seat, "character": seat}));
-                    characters.push(serde_json::json!(
-                        {"id": seat, "name": name, "fictional": true, "age_band": "adult"}
-                    ));
+                    let (p, c) = default_seat(seat, name);
+                    players.push(p);
+                    characters.push(c);
                 }
-            }
-        } else if entry.get("player").and_then(Value::as_bool) == Some(true) {
-            if let Some(c) = text(entry, "character") {
+            },
+            Slot::Character(c) => {
                 let own = take(&|p| {
-                    p.get("seat").is_none() && text(p, "character").as_deref() == Some(c.as_str())
+                    p.get("seat").is_none() && text(p, "character").as_deref() == Some(c)
                 });
                 players.push(own.unwrap_or_else(|| serde_json::json!({"character": c})));
             }
