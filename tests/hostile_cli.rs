@@ -682,3 +682,54 @@ fn regex_keywords_match_in_linear_time() {
     let ratio = cpu[1] / cpu[0].max(0.05);
     assert!(ratio < 3.0, "time ratio {ratio:.1} at 2× input");
 }
+
+/// A session of `n` messages in a chain, each adding a new key to a `"*"`
+/// keyed variable.
+fn new_key_per_message(n: usize) -> String {
+    let mut s = String::from(
+        "{\"troupe\":\"0.1\",\"kind\":\"session\",\"scenario\":\"tea_time\",\"seed\":1}\n\
+         {\"id\":\"m0\",\"opening\":\"hello\",\"author\":\"pip\"}\n",
+    );
+    for i in 1..=n {
+        s.push_str(&format!(
+            "{{\"id\":\"m{i}\",\"parent\":\"m{}\",\"author\":\"pip\",\"parts\":[{{\"type\":\"text\",\"text\":\"x\"}}],\"changes\":[{{\"set\":{{\"seen.k{i}\":{i}}}}}]}}\n",
+            i - 1
+        ));
+    }
+    s
+}
+
+#[test]
+fn keyed_maps_along_a_long_path_stay_linear() {
+    // Format 16.2: states along a path share their `"*"` keys (persistent
+    // maps), so checkpoints every 64 messages do not each copy the map.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut bundle: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tiny_bundle()).unwrap()).unwrap();
+    bundle["scenarios"][0]["variables"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"id": "seen", "type": "int", "keys": "*"}));
+    std::fs::write(d.join("b.json"), bundle.to_string()).unwrap();
+    let mut runs = Vec::new();
+    for n in [10_000, 40_000] {
+        let session = new_key_per_message(n);
+        std::fs::write(d.join("s.jsonl"), &session).unwrap();
+        let at = format!("m{n}");
+        let r = troupe(d, &["state", "b.json", "s.jsonl", "--at", &at, "--json"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.contains(&format!("\"seen.k{n}\"")), "last key");
+        runs.push(r);
+    }
+    // 4× the input: linear is about 4×, quadratic 16×.
+    let (small, large) = (&runs[0], &runs[1]);
+    let ratio = large.cpu / small.cpu.max(0.05);
+    assert!(ratio < 9.0, "time ratio {ratio:.1} at 4× input");
+    // Memory linear in the input: from 1× to 4× the peak grows by at most
+    // about 3× the small run's own use (quadratic: 15×); before, 80,000
+    // such messages took 4 GB.
+    let growth = (large.max_rss_kib - small.max_rss_kib) as f64
+        / (small.max_rss_kib - 16 * 1024).max(4 * 1024) as f64;
+    assert!(growth < 6.0, "memory growth {growth:.1} at 4× input");
+}

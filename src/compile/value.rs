@@ -2,7 +2,6 @@
 //! is read into one exactly, how values are normalized, and how they are
 //! written back as JSON.
 
-use std::collections::BTreeMap;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -29,8 +28,15 @@ pub enum Val {
     List(Arc<[Val]>),
     /// `map(string, T)`, and the present keys of a `"*"` keyed variable; keys
     /// in code point order.
-    Map(Arc<BTreeMap<Arc<str>, Val>>),
+    Map(ValMap),
 }
+
+/// The map of a [`Val::Map`]: keys in code point order, persistent (a
+/// red-black tree whose nodes are shared), so cloning a state is O(1) and a
+/// change copies O(log n) nodes. States along a path, checkpoints and
+/// branches share the keys they have in common, which keeps a session whose
+/// messages each add a key to a `"*"` variable linear in memory (Format 16.2).
+pub type ValMap = rpds::RedBlackTreeMapSync<Arc<str>, Val>;
 
 /// Bounds and rounding of a numeric variable (Format 8.3).
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -69,11 +75,11 @@ impl Val {
             },
             VarType::Map(s) => match v {
                 Json::Object(m) => {
-                    let mut out = BTreeMap::new();
+                    let mut out = ValMap::new_sync();
                     for (k, i) in m {
-                        out.insert(Arc::from(k.as_str()), scalar_from_json(s, i)?);
+                        out.insert_mut(Arc::from(k.as_str()), scalar_from_json(s, i)?);
                     }
-                    Some(Val::Map(Arc::new(out)))
+                    Some(Val::Map(out))
                 }
                 _ => None,
             },
@@ -194,11 +200,11 @@ impl Norm {
                     .collect::<Vec<_>>()
                     .into(),
             ),
-            (VarType::Map(s), Val::Map(m)) if self.applies(s) => Val::Map(Arc::new(
+            (VarType::Map(s), Val::Map(m)) if self.applies(s) => Val::Map(
                 m.iter()
                     .map(|(k, i)| (k.clone(), self.scalar(s, i.clone())))
                     .collect(),
-            )),
+            ),
             (_, v) => v,
         }
     }

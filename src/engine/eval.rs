@@ -64,7 +64,7 @@ pub fn to_cel(v: &Val) -> Option<Value> {
         Val::Str(s) => Value::String(s.clone()),
         Val::List(l) => Value::List(Arc::new(l.iter().filter_map(to_cel).collect())),
         Val::Map(m) => {
-            let mut out = MapValue::with_capacity(m.len());
+            let mut out = MapValue::with_capacity(m.size());
             for (k, v) in m.iter() {
                 if let Some(v) = to_cel(v) {
                     out.insert(Key::String(k.clone()), v);
@@ -127,12 +127,12 @@ pub fn to_val(ty: VarType, v: &Value) -> Option<Val> {
         },
         VarType::Map(s) => match v {
             Value::Map(m) => {
-                let mut out = std::collections::BTreeMap::new();
+                let mut out = crate::compile::value::ValMap::new_sync();
                 for (k, i) in m.iter() {
                     let Key::String(k) = k else { return None };
-                    out.insert(k.clone(), scalar_to_val(s, i)?);
+                    out.insert_mut(k.clone(), scalar_to_val(s, i)?);
                 }
-                Some(Val::Map(Arc::new(out)))
+                Some(Val::Map(out))
             }
             _ => None,
         },

@@ -2,7 +2,6 @@
 //! scene, turns and rounds, and what the path has seen; and applying a
 //! change to it (Format 8.3, 8.5).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::compile::session::{Fired, SettingsIr};
@@ -107,7 +106,7 @@ impl State {
                     }
                 }
                 crate::compile::Layout::Open(s) => {
-                    slots[*s as usize] = Val::Map(Arc::new(BTreeMap::new()));
+                    slots[*s as usize] = Val::Map(Default::default());
                 }
             }
         }
@@ -180,7 +179,7 @@ impl State {
                 slot, key, value, ..
             } => {
                 if let Some(Val::Map(m)) = self.slots.get_mut(*slot as usize) {
-                    Arc::make_mut(m).insert(key.clone(), value.clone());
+                    m.insert_mut(key.clone(), value.clone());
                 }
             }
             ChangeIr::AddOpen {
@@ -198,7 +197,7 @@ impl State {
                     let cur = m.get(key).unwrap_or(&v.default);
                     if let Some(sum) = add(cur, amount) {
                         let sum = v.norm.scalar(t, sum);
-                        Arc::make_mut(m).insert(key.clone(), sum);
+                        m.insert_mut(key.clone(), sum);
                     }
                 }
             }
