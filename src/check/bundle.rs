@@ -118,6 +118,10 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
             );
         }
     }
+    // The model runtime's instructions (Format 24.2) are a template too.
+    if let Some(t) = sc.pointer("/model/prompt").and_then(Value::as_str) {
+        check_template(t, &format!("{base}/model/prompt"), out);
+    }
     super::runtime::check_runtime(story, out);
     // Openings (Format 6.3).
     for (oi, o) in array(sc, "openings").iter().enumerate() {

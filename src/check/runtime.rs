@@ -185,6 +185,21 @@ pub fn check_model(story: &Story, base: &str, out: &mut Vec<crate::diag::Diagnos
                             .at(format!("{at}/step")),
                         )
                     }
+                    Some(ScalarType::Int)
+                        if step.is_some_and(|v| {
+                            v.as_i64().is_none()
+                                && super::values::exact_decimal(v)
+                                    .is_none_or(|d| !d.fract().is_zero())
+                        }) =>
+                    {
+                        out.push(
+                            Diagnostic::error(
+                                Code::TypeMismatch,
+                                format!("`step` on int `{name}` must be a whole number (Format 24.2)"),
+                            )
+                            .at(format!("{at}/step")),
+                        )
+                    }
                     _ => {}
                 }
             }

@@ -199,20 +199,39 @@ pub fn resolve(
     }
     let bundle_worlds: Vec<(usize, World)> = read_items(bundle, "worlds");
 
-    // Seats filled by the players (Format 12.3).
+    // Seats filled by the players (Format 12.3). An entry with an error
+    // fills no seat and makes no player, so each entry is judged against
+    // the cast as written and the entries before it that were kept.
     let mut seat_fill: IndexMap<String, (usize, String)> = IndexMap::new();
-    let mut plays: Vec<(usize, String)> = Vec::new();
-    let seats: Vec<String> = scenario
+    let mut seats: HashSet<String> = HashSet::new();
+    let mut plain_cast: HashSet<String> = HashSet::new();
+    let mut player_cast: HashSet<String> = HashSet::new();
+    for c in scenario
         .cast
         .iter()
         .filter_map(|c| CastEntry::deserialize(c).ok())
-        .filter_map(|c| c.seat)
-        .collect();
-    let seats: HashSet<String> = seats.into_iter().collect();
+    {
+        match (c.seat, c.character) {
+            (Some(seat), _) => {
+                seats.insert(seat);
+            }
+            (None, Some(ch)) => {
+                if c.player == Some(true) {
+                    player_cast.insert(ch.clone());
+                }
+                plain_cast.insert(ch);
+            }
+            (None, None) => {}
+        }
+    }
     if let Some(ctx) = ctx {
+        let mut listed: HashSet<String> = HashSet::new();
         for (i, p) in &ctx.players {
             let Some(ch) = p.character.clone() else {
                 continue;
+            };
+            let seat_error = |m: String, field: &str| {
+                Diagnostic::error(Code::Seat, m).at(format!("header/players/{i}/{field}"))
             };
             if !characters.contains_key(&ch) {
                 diags.push(
@@ -224,29 +243,44 @@ pub fn resolve(
                 );
                 continue;
             }
+            if listed.contains(&ch) {
+                diags.push(seat_error(
+                    format!("`{ch}` is already named by an earlier player entry"),
+                    "character",
+                ));
+                continue;
+            }
             match &p.seat {
                 Some(seat) => {
                     if !seats.contains(seat) {
-                        diags.push(
-                            Diagnostic::error(
-                                Code::Seat,
-                                format!("the scenario has no seat `{seat}`"),
-                            )
-                            .at(format!("header/players/{i}/seat")),
-                        );
+                        diags.push(seat_error(
+                            format!("the scenario has no seat `{seat}`"),
+                            "seat",
+                        ));
+                    } else if plain_cast.contains(&ch) {
+                        diags.push(seat_error(
+                            format!(
+                                "`{ch}` is already in the cast and cannot also fill seat `{seat}`"
+                            ),
+                            "character",
+                        ));
                     } else if seat_fill.contains_key(seat) {
-                        diags.push(
-                            Diagnostic::error(
-                                Code::Seat,
-                                format!("seat `{seat}` is already filled by an earlier player"),
-                            )
-                            .at(format!("header/players/{i}/seat")),
-                        );
+                        diags.push(seat_error(
+                            format!("seat `{seat}` is already filled by an earlier player"),
+                            "seat",
+                        ));
                     } else {
-                        seat_fill.insert(seat.clone(), (*i, ch));
+                        seat_fill.insert(seat.clone(), (*i, ch.clone()));
+                        listed.insert(ch);
                     }
                 }
-                None => plays.push((*i, ch)),
+                None if player_cast.contains(&ch) => {
+                    listed.insert(ch);
+                }
+                None => diags.push(seat_error(
+                    format!("`{ch}` is not a cast member marked `player: true`; name a seat to play another character"),
+                    "character",
+                )),
             }
         }
     }
@@ -272,18 +306,9 @@ pub fn resolve(
                 pointer: entry_ptr,
             });
         } else if let Some(seat) = entry.seat {
-            if let Some((pi, ch)) = seat_fill.get(&seat) {
+            if let Some((_, ch)) = seat_fill.get(&seat) {
                 if in_cast.contains_key(ch) {
-                    diags.push(
-                        Diagnostic::error(
-                            Code::Seat,
-                            format!(
-                                "`{ch}` is already in the cast and cannot also fill seat `{seat}`"
-                            ),
-                        )
-                        .at(format!("header/players/{pi}/character")),
-                    );
-                    continue;
+                    continue; // reported with the players above
                 }
                 *in_cast.entry(ch.clone()).or_default() += 1;
                 cast.push(CastMember {
@@ -295,36 +320,6 @@ pub fn resolve(
             }
         }
     }
-    // A filled seat's character listed later as a plain cast entry.
-    for (pi, ch) in seat_fill.values() {
-        let n = in_cast.get(ch).copied().unwrap_or(0);
-        if n > 1 {
-            diags.push(
-                Diagnostic::error(
-                    Code::Seat,
-                    format!("`{ch}` is already in the cast and cannot also fill a seat"),
-                )
-                .at(format!("header/players/{pi}/character")),
-            );
-        }
-    }
-    let playing: HashSet<&str> = cast
-        .iter()
-        .filter(|m| m.player)
-        .map(|m| m.character.as_str())
-        .collect();
-    for (pi, ch) in &plays {
-        if !playing.contains(ch.as_str()) {
-            diags.push(
-                Diagnostic::error(
-                    Code::Seat,
-                    format!("`{ch}` is not a cast member marked `player: true`; name a seat to play another character"),
-                )
-                .at(format!("header/players/{pi}/character")),
-            );
-        }
-    }
-
     let mut world_by_id: HashMap<&str, (usize, &World)> = HashMap::new();
     for (i, w) in &bundle_worlds {
         world_by_id.entry(w.id.as_str()).or_insert((*i, w));
@@ -375,13 +370,25 @@ pub fn resolve(
             }
         }
     }
+    // A header character replaces the bundle's of its ID (Format 12.2), so
+    // its declarations are located in the header.
+    let header_char_index: HashMap<&str, usize> = ctx
+        .map(|ctx| {
+            ctx.characters
+                .iter()
+                .map(|(i, c)| (c.id.as_str(), *i))
+                .collect()
+        })
+        .unwrap_or_default();
     for m in &cast {
         if let Some(c) = characters.get(&m.character) {
-            // Point at the bundle's declaration when the character is the bundle's.
-            let base = bundle_char_index
-                .get(m.character.as_str())
-                .map(|i| format!("/characters/{i}"))
-                .unwrap_or_else(|| "header/characters".to_string());
+            let base = match header_char_index.get(m.character.as_str()) {
+                Some(i) => format!("header/characters/{i}"),
+                None => bundle_char_index
+                    .get(m.character.as_str())
+                    .map(|i| format!("/characters/{i}"))
+                    .unwrap_or_else(|| "header/characters".to_string()),
+            };
             add_vars(&c.variables, Owner::Character(c.id.clone()), &base);
         }
     }

@@ -13,7 +13,7 @@ use super::CompileError;
 use crate::cel::{self, Value as CelValue};
 use crate::check::conditions::{condition_text, derived_order, owner_env};
 use crate::check::story::{Owner, Story};
-use crate::model::{Keys, Opening, ScalarType, VarType};
+use crate::model::{Keys, Opening, ScalarType, VarType, Variable};
 use crate::template;
 
 /// Lowers a checked story. Errors mean the story was not conforming.
@@ -97,25 +97,9 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
             .ty
             .ok_or_else(|| err(format!("variable `{name}` has an unknown type")))?;
         let d = &decl.decl;
-        let norm = Norm {
-            min: d.min.as_ref().and_then(json_decimal),
-            max: d.max.as_ref().and_then(json_decimal),
-            places: d.places.unwrap_or(2).min(28),
-        };
-        let zero = match ty {
-            VarType::Scalar(ScalarType::Int) => Val::Int(0),
-            VarType::Scalar(ScalarType::Number) => Val::Num(Default::default()),
-            VarType::Scalar(ScalarType::Bool) => Val::Bool(false),
-            VarType::Scalar(ScalarType::String) => Val::Str(Arc::from("")),
-            VarType::List(_) => Val::List(Arc::from(Vec::new())),
-            VarType::Map(_) => Val::Map(Default::default()),
-        };
-        let default = match &d.default {
-            Some(v) => Val::from_json(ty, v)
-                .ok_or_else(|| err(format!("default of `{name}` has the wrong type")))?,
-            None => zero,
-        };
-        let default = norm.value(ty, default);
+        let norm = Norm::of(d);
+        let default = declared_default(ty, d, &norm)
+            .ok_or_else(|| err(format!("default of `{name}` has the wrong type")))?;
         let start = match &d.knob {
             Some(knob) => knob_starts(story, knob, ty, &norm)
                 .ok_or_else(|| err(format!("variable `{name}` names knob `{knob}`, which not every preset has as a value of its type")))?,
@@ -526,4 +510,22 @@ fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
     v.get(field)
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
+}
+
+/// A variable's initial value (Format 8.1): its `default`, or its type's
+/// zero, normalized by `norm` (8.3); `None` when the default is not of its
+/// type. An absent key of a `"*"` variable starts from it too (8.4).
+pub fn declared_default(ty: VarType, d: &Variable, norm: &Norm) -> Option<Val> {
+    let v = match &d.default {
+        Some(v) => Val::from_json(ty, v)?,
+        None => match ty {
+            VarType::Scalar(ScalarType::Int) => Val::Int(0),
+            VarType::Scalar(ScalarType::Number) => Val::Num(Default::default()),
+            VarType::Scalar(ScalarType::Bool) => Val::Bool(false),
+            VarType::Scalar(ScalarType::String) => Val::Str(Arc::from("")),
+            VarType::List(_) => Val::List(Arc::from(Vec::new())),
+            VarType::Map(_) => Val::Map(Default::default()),
+        },
+    };
+    Some(norm.value(ty, v))
 }

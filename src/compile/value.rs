@@ -153,6 +153,16 @@ pub fn format_decimal(d: Decimal) -> String {
 }
 
 impl Norm {
+    /// The bounds and places a declaration states (Format 8.3; `places`
+    /// defaults to 2 and is at most 28).
+    pub fn of(d: &crate::model::Variable) -> Norm {
+        Norm {
+            min: d.min.as_ref().and_then(json_decimal),
+            max: d.max.as_ref().and_then(json_decimal),
+            places: d.places.unwrap_or(2).min(28),
+        }
+    }
+
     /// Rounds (numbers: half away from zero to `places`) then clamps (Format
     /// 8.3) a scalar, list item or map item of type `ty`.
     pub fn scalar(&self, ty: ScalarType, v: Val) -> Val {

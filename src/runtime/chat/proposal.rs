@@ -177,6 +177,19 @@ pub fn unfence(text: &str) -> &str {
         .map_or(trimmed, str::trim)
 }
 
+/// The value an absent key of a `"*"` variable starts from (Format 8.4):
+/// its default, normalized (8.3); `None` when `name` is no such key.
+fn absent_key_default(story: &Story, name: &str) -> Option<Value> {
+    let crate::check::changes::Target::Key(var, _) =
+        crate::check::changes::resolve_target(story, name).ok()?
+    else {
+        return None;
+    };
+    let decl = story.variables.get(var)?;
+    let norm = crate::compile::value::Norm::of(&decl.decl);
+    crate::compile::story::declared_default(decl.ty?, &decl.decl, &norm).map(|v| v.to_json())
+}
+
 /// Validates an answer's text (Format 24.4) against the story, the
 /// `model` block and the flattened state at the input message. `Err` holds
 /// every problem found, one sentence each, in the answer's order.
@@ -193,6 +206,14 @@ pub fn validate(
     let Some(obj) = value.as_object() else {
         return Err(vec!["the answer is not a JSON object".into()]);
     };
+    // Member names are unique in an answer as in every input (Format 2.2,
+    // 24.4); serde_json alone would keep the last of two.
+    if let Some(d) = crate::load::json::parse_json("answer", unfence(text).as_bytes())
+        .diagnostics
+        .first()
+    {
+        return Err(vec![format!("the answer is not valid JSON: {}", d.message)]);
+    }
     let mut errors = Vec::new();
     for k in obj.keys() {
         if !matches!(k.as_str(), "reply" | "changes" | "emotion") {
@@ -257,8 +278,14 @@ pub fn validate(
                     continue;
                 }
                 let mut value = v.clone();
+                // The value at the input message; an absent `"*"` key is
+                // measured from its default (Format 24.2, 8.4).
+                let base = state
+                    .get(name)
+                    .cloned()
+                    .or_else(|| absent_key_default(story, name));
                 if let (Some(step), Some(new), Some(old)) =
-                    (step, decimal(v), state.get(name).and_then(decimal))
+                    (step, decimal(v), base.as_ref().and_then(decimal))
                 {
                     let int = scalar_of(story, name) == Some(ScalarType::Int);
                     if new > old + *step {
