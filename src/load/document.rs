@@ -20,18 +20,27 @@ pub type ValueSpan = (LineCol, Option<LineCol>);
 /// of the value it names in the source text. For an object member the
 /// position is that of the member's key when `key` is asked for.
 ///
-/// Built lazily for JSON (bundles, session lines): the index keeps only the
-/// source text and builds its table on the first lookup, so a document no
-/// diagnostic points into costs no table (a session of 1.4M lines would
-/// otherwise hold 1.4M tables). YAML documents get their table while they
-/// are parsed (aliases copy positions), so theirs is ready at once.
+/// Built lazily (Format 16.2): the index keeps only the source text and
+/// builds its table on the first lookup, by parsing the text again, so a
+/// document no diagnostic points into costs no table (a session of 1.4M
+/// lines would otherwise hold 1.4M tables, and a YAML file of tiny values
+/// a pointer string per value).
 #[derive(Debug, Clone, Default)]
 pub struct SpanIndex {
-    /// The JSON text and its first line, when the table is built lazily.
-    source: Option<(Arc<str>, u32)>,
+    /// The source text, when the table is built lazily.
+    source: Option<Source>,
     /// The table: pointer → span (boxed: a lazy index that is never used
     /// costs one pointer, not an empty table).
     table: OnceLock<Box<IndexMap<String, ValueSpan>>>,
+}
+
+/// The text a lazy [`SpanIndex`] builds its table from.
+#[derive(Debug, Clone)]
+enum Source {
+    /// JSON text and its first line in its file.
+    Json(Arc<str>, u32),
+    /// A YAML file's text.
+    Yaml(Arc<str>),
 }
 
 impl SpanIndex {
@@ -47,7 +56,16 @@ impl SpanIndex {
     /// (the caller has checked it parses and has no duplicate keys).
     pub fn lazy_json(text: Arc<str>, first_line: u32) -> Self {
         Self {
-            source: Some((text, first_line)),
+            source: Some(Source::Json(text, first_line)),
+            table: OnceLock::new(),
+        }
+    }
+
+    /// A lazy index over YAML `text` that [`super::yaml::parse_yaml`]
+    /// accepted.
+    pub fn lazy_yaml(text: Arc<str>) -> Self {
+        Self {
+            source: Some(Source::Yaml(text)),
             table: OnceLock::new(),
         }
     }
@@ -56,14 +74,14 @@ impl SpanIndex {
     pub fn entries(&self) -> &IndexMap<String, ValueSpan> {
         self.table.get_or_init(|| {
             Box::new(match &self.source {
-                Some((text, first_line)) => super::json::span_table(text, *first_line),
+                Some(Source::Json(text, first_line)) => super::json::span_table(text, *first_line),
+                Some(Source::Yaml(text)) => super::yaml::span_table(text),
                 None => IndexMap::new(),
             })
         })
     }
 
-    /// True once the table exists (always for YAML; for JSON after the
-    /// first lookup). Lets tests and benchmarks see that loading alone
+    /// True once the table exists (after the first lookup). Lets tests and benchmarks see that loading alone
     /// builds nothing.
     pub fn is_built(&self) -> bool {
         self.table.get().is_some()

@@ -57,7 +57,9 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
     }
     let mut b = Builder {
         file,
+        record: false,
         spans: IndexMap::new(),
+        span_count: 0,
         stack: Vec::new(),
         anchors: HashMap::new(),
         root: None,
@@ -76,12 +78,13 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
             Err(e) => return Err(scan_error(file, &e)),
         }
     }
+    let text_arc: Arc<str> = Arc::from(text);
     match b.root {
         Some((Value::Object(map), _)) => Ok(Document {
             file: file.to_string(),
-            text: Arc::from(text),
+            text: text_arc.clone(),
             value: Value::Object(map),
-            spans: SpanIndex::from_entries(b.spans),
+            spans: SpanIndex::lazy_yaml(text_arc),
             first_line: 1,
         }),
         Some((_, at)) => Err(parse_error(
@@ -96,6 +99,36 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
             "the file holds no YAML document; expected a mapping",
         )),
     }
+}
+
+/// The span table of YAML `text` that [`parse_yaml`] accepted: every
+/// value's pointer and position, aliases copying the positions of what they
+/// expand. Built only when a diagnostic needs a position (Format 16.2: a
+/// valid document holds no table), by parsing the text again.
+pub(crate) fn span_table(text: &str) -> IndexMap<String, ValueSpan> {
+    let mut b = Builder {
+        file: "",
+        record: true,
+        spans: IndexMap::new(),
+        span_count: 0,
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        root: None,
+        documents: 0,
+        aliases: 0,
+        expanded: 0,
+        expanded_bytes: 0,
+        alias_budget: usize::MAX,
+        values: 0,
+        values_budget: usize::MAX,
+    };
+    let mut parser = Parser::new_from_str(text);
+    while let Some(Ok((event, span))) = parser.next_event() {
+        if b.event(event, span).is_err() {
+            break;
+        }
+    }
+    b.spans
 }
 
 fn lc(span: &Span) -> LineCol {
@@ -137,7 +170,7 @@ struct Frame {
     pointer: String,
     at: LineCol,
     anchor: usize,
-    /// `spans.entries.len()`, `aliases` and `expanded` when the node began
+    /// `span_count`, `aliases` and `expanded` when the node began
     /// (what an anchor on it must remember).
     mark: (usize, usize, usize),
     /// The greatest height among the children so far (see [`Anchored`]).
@@ -154,7 +187,10 @@ enum Node {
 /// relative to itself, and the alias expansions and nodes it holds.
 struct Anchored {
     value: Value,
+    /// Its spans relative to itself (only while recording spans).
     spans: Vec<(String, (LineCol, Option<LineCol>))>,
+    /// How many spans it has (itself and every value inside it).
+    span_count: usize,
     aliases: usize,
     nodes: usize,
     /// Levels of nesting the node adds where an alias expands it: 0 for a
@@ -167,7 +203,13 @@ struct Anchored {
 
 struct Builder<'f> {
     file: &'f str,
+    /// Whether positions are kept ([`span_table`]); the first parse keeps
+    /// none, only their count.
+    record: bool,
     spans: IndexMap<String, ValueSpan>,
+    /// The values given a position so far (recorded or not): what the
+    /// alias node counts are made of.
+    span_count: usize,
     stack: Vec<Frame>,
     anchors: HashMap<usize, Anchored>,
     root: Option<(Value, LineCol)>,
@@ -245,9 +287,9 @@ impl Builder<'_> {
                     .at_line_col(at.line, at.column));
                 }
                 self.count(1, at)?;
-                let mark = (self.spans.len(), self.aliases, self.expanded);
+                let mark = (self.span_count, self.aliases, self.expanded);
                 let (pointer, key) = self.slot();
-                self.spans.insert(pointer.clone(), (at, key));
+                self.span(|| pointer.clone(), (at, key));
                 let node = if is_map {
                     Node::Map(Map::new(), None)
                 } else {
@@ -299,6 +341,7 @@ impl Builder<'_> {
                             Anchored {
                                 value: Value::String(key.clone()),
                                 spans: Vec::new(),
+                                span_count: 0,
                                 aliases: 0,
                                 nodes: 1,
                                 height: 0,
@@ -315,9 +358,14 @@ impl Builder<'_> {
                     }
                     _ => Value::String(text.into_owned()),
                 };
-                let mark = (self.spans.len(), self.aliases, self.expanded);
-                let (pointer, key) = self.slot();
-                self.spans.insert(pointer.clone(), (at, key));
+                let mark = (self.span_count, self.aliases, self.expanded);
+                // A scalar's pointer is only needed for its span or anchor.
+                let (pointer, key) = if self.record || anchor != 0 {
+                    self.slot()
+                } else {
+                    (String::new(), None)
+                };
+                self.span(|| pointer.clone(), (at, key));
                 if anchor != 0 {
                     self.remember(anchor, &value, &pointer, mark, 0);
                 }
@@ -361,6 +409,14 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// Counts the span of one value, and keeps it when recording.
+    fn span(&mut self, pointer: impl FnOnce() -> String, span: ValueSpan) {
+        self.span_count += 1;
+        if self.record {
+            self.spans.insert(pointer(), span);
+        }
+    }
+
     /// The pointer (and key position) of the next value.
     fn slot(&self) -> (String, Option<LineCol>) {
         match self.stack.last() {
@@ -398,18 +454,23 @@ impl Builder<'_> {
         mark: (usize, usize, usize),
         height: usize,
     ) {
-        let spans = self
-            .spans
-            .iter()
-            .skip(mark.0)
-            .filter_map(|(p, s)| p.strip_prefix(pointer).map(|rel| (rel.to_string(), *s)))
-            .collect::<Vec<_>>();
-        let nodes = spans.len().max(1) + (self.expanded - mark.2);
+        let spans = if self.record {
+            self.spans
+                .iter()
+                .skip(mark.0)
+                .filter_map(|(p, s)| p.strip_prefix(pointer).map(|rel| (rel.to_string(), *s)))
+                .collect::<Vec<_>>()
+        } else {
+            Vec::new()
+        };
+        let span_count = self.span_count - mark.0;
+        let nodes = span_count.max(1) + (self.expanded - mark.2);
         self.anchors.insert(
             anchor,
             Anchored {
                 value: value.clone(),
                 spans,
+                span_count,
                 aliases: self.aliases - mark.1,
                 nodes,
                 height,
@@ -484,18 +545,25 @@ impl Builder<'_> {
         }
         let value = a.value.clone();
         let height = a.height;
-        let inner: Vec<_> = a
-            .spans
-            .iter()
-            .filter(|(rel, _)| !rel.is_empty())
-            .cloned()
-            .collect();
+        let inner_count = a.span_count.saturating_sub(1);
+        let inner: Vec<_> = if self.record {
+            a.spans
+                .iter()
+                .filter(|(rel, _)| !rel.is_empty())
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
         self.count(nodes, at)?;
-        let (pointer, key) = self.slot();
-        self.spans.insert(pointer.clone(), (at, key));
-        for (rel, s) in inner {
-            self.spans.insert(format!("{pointer}{rel}"), s);
+        if self.record {
+            let (pointer, key) = self.slot();
+            self.spans.insert(pointer.clone(), (at, key));
+            for (rel, s) in inner {
+                self.spans.insert(format!("{pointer}{rel}"), s);
+            }
         }
+        self.span_count += 1 + inner_count;
         self.attach(value, at);
         self.grow(height);
         Ok(())
