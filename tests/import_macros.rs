@@ -279,3 +279,31 @@ fn the_cli_plays_a_macro_card_and_strict_refuses_a_kept_conditional() {
     assert_eq!(doc["written"], false);
     assert_eq!(doc["warnings"][0]["pointer"], "/data/description");
 }
+
+#[test]
+fn book_entries_read_the_cards_variables_and_warn_where_they_cannot() {
+    let imp = import(&card_json(json!({
+        "name": "Ann",
+        "first_mes": "{{setvar::mood::happy}}Hi",
+        "character_book": {"entries": [
+            {"keys": ["ann"], "content": "Ann feels {{getvar::mood}}.", "enabled": true, "insertion_order": 0},
+            {"keys": ["bob"], "content": "{{if .mood}}glad{{/if}}", "enabled": true, "insertion_order": 1}
+        ]}
+    })));
+    let b = &imp.bundle;
+    assert_eq!(
+        b["scenarios"][0]["variables"],
+        json!([{"id": "mood", "type": "string"}])
+    );
+    let entries = b["worlds"][0]["entries"].as_array().unwrap();
+    assert_eq!(entries[0]["content"], "Ann feels {{mood}}.");
+    assert_eq!(entries[1]["content"], "\\{{if .mood}}glad\\{{/if}}");
+    let at: Vec<String> = imp
+        .summary
+        .warnings
+        .iter()
+        .map(|d| d.location.pointer.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(at, ["/data/character_book/entries/1/content"]);
+    assert_checks(b);
+}
