@@ -6,7 +6,7 @@
 //! case, `\,` inside arguments), SillyTavern's `::` forms, which nest
 //! (`{{random::a::{{random::b::c}}}}`), its variables (`{{setvar::x::v}}`,
 //! `{{getvar::x}}`, `{{.x}}`), its `{{if}}…{{else}}…{{/if}}` blocks and its
-//! brace escapes `\{` `\}`, and the legacy tags `<USER>`, `<BOT>` and
+//! brace escapes `\{\{` `\}\}`, and the legacy tags `<USER>`, `<BOT>` and
 //! `<CHAR>`. Troupe's template language (Format 10) has no nesting, no
 //! variables in text and no conditionals, so the importer evaluates what it
 //! can at import time, innermost first, and keeps the rest as written with a
@@ -196,7 +196,7 @@ pub fn to_troupe_noted(text: &str, at: &str, summary: &mut Summary) -> String {
 
 /// Converts one card text (`docs/import.md` §5), innermost macro first:
 ///
-/// - text: `\{` and `\}` are literal braces; `<USER>`, `<BOT>`, `<CHAR>`
+/// - text: `\{\{` and `\}\}` are literal double braces; `<USER>`, `<BOT>`, `<CHAR>`
 ///   are `{{user}}`, `{{char}}`; a `{{` or `}}` that pairs with nothing is
 ///   literal; literal text is written so that it renders as itself;
 /// - a macro Troupe parses as it is (`{{char}}`, `{{random: a, b}}`,
@@ -303,7 +303,7 @@ impl Val {
 }
 
 /// Parses card text into nodes: one pass finds `{{` and `}}` (outside the
-/// escapes `\{`, `\}`) and pairs each `}}` with the last open `{{`; unpaired
+/// escapes `\{\{`, `\}\}`) and pairs each `}}` with the last open `{{`; unpaired
 /// ones are text.
 fn parse_card(text: &str) -> Vec<CNode> {
     let b = text.as_bytes();
@@ -311,7 +311,7 @@ fn parse_card(text: &str) -> Vec<CNode> {
     let mut i = 0;
     while i < b.len() {
         match (b[i], b.get(i + 1)) {
-            (b'\\', Some(b'{' | b'}')) => i += 2,
+            (b'\\', _) if brace_escape(&text[i..]).is_some() => i += 4,
             (b'{', Some(b'{')) => {
                 toks.push((i, true));
                 i += 2;
@@ -388,19 +388,29 @@ fn build(
     push_card_text(&text[pos..to], out);
 }
 
-/// Pushes plain card text: `\{` → `{`, `\}` → `}`, legacy tags as tags.
+/// SillyTavern's escaped braces at the start of `s`: `\{\{` → `{{`,
+/// `\}\}` → `}}` (4 bytes). A lone `\{` is text, so LaTeX and the like stay
+/// as written.
+fn brace_escape(s: &str) -> Option<&'static str> {
+    if s.starts_with("\\{\\{") {
+        Some("{{")
+    } else if s.starts_with("\\}\\}") {
+        Some("}}")
+    } else {
+        None
+    }
+}
+
+/// Pushes plain card text: `\{\{` → `{{`, `\}\}` → `}}`, legacy tags as
+/// tags.
 fn push_card_text(s: &str, out: &mut Vec<CNode>) {
     let mut cur = String::new();
     let mut i = 0;
     while i < s.len() {
         let rest = &s[i..];
-        if let Some(c) = rest
-            .strip_prefix('\\')
-            .and_then(|r| r.chars().next())
-            .filter(|c| *c == '{' || *c == '}')
-        {
-            cur.push(c);
-            i += 2;
+        if let Some(braces) = brace_escape(rest) {
+            cur.push_str(braces);
+            i += 4;
         } else if let Some((len, name)) = legacy_tag(rest) {
             push_text_node(std::mem::take(&mut cur), out);
             out.push(CNode::Tag(if name == "{{user}}" { "user" } else { "char" }));
@@ -1161,9 +1171,10 @@ mod tests {
             assert_eq!(from_troupe(&to_troupe(s)), s, "{s}");
             assert_eq!(from_troupe(&literal(s)), s, "{s}");
         }
-        // `\{` is SillyTavern's escape of a brace: the way back is the
-        // record's `was` (docs/import.md §6), not `from_troupe`.
-        assert_eq!(from_troupe(&literal("\\{{")), "\\{{");
+        assert_eq!(from_troupe(&to_troupe("\\{{")), "\\{{");
+        // `\{\{` is SillyTavern's escape: the way back is the record's
+        // `was` (docs/import.md §6), not `from_troupe`.
+        assert_eq!(from_troupe(&to_troupe("\\{\\{")), "{{");
     }
 
     #[test]
@@ -1263,6 +1274,10 @@ mod tests {
     fn brace_escapes_and_tags() {
         let (c, _) = conv("\\{\\{user\\}\\} and {{user}}", false);
         assert_eq!(c.text, "\\{{user}} and {{user}}");
+        // A lone `\{` is text (LaTeX stays as written); `\{{` keeps its
+        // backslash before the macro.
+        let (c, _) = conv("\\{x\\} \\{{user}}", false);
+        assert_eq!(c.text, "\\{x\\} \\\\{{user}}");
         // A backslash before a macro stays a backslash.
         let (c, _) = conv("a\\<USER>", false);
         assert_eq!(c.text, "a\\\\{{user}}");
