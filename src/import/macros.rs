@@ -495,6 +495,32 @@ fn head(body: &[CNode]) -> Head {
     Head::Other
 }
 
+/// For each `{{if}}` of `nodes`, its `{{else}}` (the first at its level)
+/// and its `{{/if}}`, matched in one pass with a stack.
+fn blocks(nodes: &[CNode]) -> Vec<Option<(Option<usize>, usize)>> {
+    let mut m = vec![None; nodes.len()];
+    let mut stack: Vec<(usize, Option<usize>)> = Vec::new();
+    for (j, n) in nodes.iter().enumerate() {
+        if let CNode::Mac { body, .. } = n {
+            match head(body) {
+                Head::If(_) => stack.push((j, None)),
+                Head::Else => {
+                    if let Some(top) = stack.last_mut() {
+                        top.1.get_or_insert(j);
+                    }
+                }
+                Head::EndIf => {
+                    if let Some((i, e)) = stack.pop() {
+                        m[i] = Some((e, j));
+                    }
+                }
+                Head::Other => {}
+            }
+        }
+    }
+    m
+}
+
 struct Cx<'a, 's> {
     text: &'a str,
     field: Field<'a>,
@@ -541,6 +567,7 @@ impl Cx<'_, '_> {
 
     /// Converts a sequence of nodes at the top level (or in a branch).
     fn seq(&mut self, nodes: &[CNode], depth: usize) -> Vec<Piece> {
+        let blocks = blocks(nodes);
         let mut out = Vec::new();
         let mut k = 0;
         while k < nodes.len() {
@@ -549,7 +576,7 @@ impl Cx<'_, '_> {
                 CNode::Tag(name) => out.push(Piece::Tr(format!("{{{{{name}}}}}"))),
                 CNode::Mac { start, end, body } => match head(body) {
                     Head::If(cond) => {
-                        k = self.if_block(nodes, k, &cond, depth, &mut out);
+                        k = self.if_block(nodes, &blocks, k, &cond, depth, &mut out);
                         continue;
                     }
                     Head::Else | Head::EndIf => {
@@ -590,9 +617,11 @@ impl Cx<'_, '_> {
     }
 
     /// An `{{if}}` block starting at `nodes[k]`: returns the index after it.
+    #[allow(clippy::too_many_arguments)]
     fn if_block(
         &mut self,
         nodes: &[CNode],
+        blocks: &[Option<(Option<usize>, usize)>],
         k: usize,
         cond: &[CNode],
         depth: usize,
@@ -602,24 +631,10 @@ impl Cx<'_, '_> {
             return k + 1;
         };
         let (start, end) = (*start, *end);
-        // Find the matching else and /if at this level.
-        let mut level = 0;
-        let mut else_at = None;
-        let mut end_at = None;
-        for (j, n) in nodes.iter().enumerate().skip(k + 1) {
-            if let CNode::Mac { body, .. } = n {
-                match head(body) {
-                    Head::If(_) => level += 1,
-                    Head::Else if level == 0 && else_at.is_none() => else_at = Some(j),
-                    Head::EndIf if level == 0 => {
-                        end_at = Some(j);
-                        break;
-                    }
-                    Head::EndIf => level -= 1,
-                    _ => {}
-                }
-            }
-        }
+        let (else_at, end_at) = match blocks[k] {
+            Some((x, e)) => (x, Some(e)),
+            None => (None, None),
+        };
         let Some(e) = end_at else {
             self.warn(start, end, "no `{{/if}}` closes it");
             out.push(Piece::Lit(self.text[start..end].to_string()));
@@ -1309,5 +1324,11 @@ mod tests {
         let (c, s) = conv(&t, false);
         assert!(template::parse(&c.text).is_ok());
         assert!(!s.warnings.is_empty());
+        // Unclosed `{{if}}`s are matched in one pass (no rescan per `if`);
+        // the warnings stop at 20 and one more counts the rest.
+        let t = "{{if .x}}".repeat(100_000);
+        let (c, s) = conv(&t, true);
+        assert_eq!(c.text, "\\{{if .x}}".repeat(100_000));
+        assert_eq!(s.warnings.len(), MAX_WARNINGS + 1);
     }
 }
