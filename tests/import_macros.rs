@@ -307,3 +307,34 @@ fn book_entries_read_the_cards_variables_and_warn_where_they_cannot() {
     assert_eq!(at, ["/data/character_book/entries/1/content"]);
     assert_checks(b);
 }
+
+#[test]
+fn a_chat_opened_on_a_greeting_with_a_choice_names_its_opening() {
+    let imp = import(&card_json(json!({
+        "name": "Ann",
+        "first_mes": "{{random::Hello::Hi}} there, {{user}}.",
+        "alternate_greetings": ["You rolled {{roll::1d6}}. {{// note}}"]
+    })));
+    assert_eq!(
+        opening(&imp.bundle, "first")["text"],
+        "{{random: Hello, Hi}} there, {{user}}."
+    );
+    let chat = [
+        json!({"user_name": "Bo", "character_name": "Ann"}),
+        json!({"name": "Ann", "is_user": false, "mes": "Hi there, Bo.",
+               "swipes": ["Hi there, Bo.", "You rolled 4.", "Hey there, Bo."], "swipe_id": 0}),
+    ];
+    let text: String = chat.iter().map(|l| format!("{l}\n")).collect();
+    let t = ChatTarget {
+        bundle: &imp.bundle,
+        character: &imp.character,
+        scenario: &imp.scenario,
+    };
+    let (lines, _) = chat_import("c.jsonl", text.as_bytes(), &t).unwrap();
+    assert_eq!(lines[1]["opening"], "first");
+    assert_eq!(lines[2]["id"], "m1.1");
+    assert_eq!(lines[2]["opening"], "alt-1");
+    // `Hey` is no option of the greeting: a root without an opening.
+    assert_eq!(lines[3]["id"], "m1.2");
+    assert!(lines[3].get("opening").is_none(), "{}", lines[3]);
+}
