@@ -163,3 +163,49 @@ fn a_book_with_null_entries_imports_and_round_trips() {
     let back = export::card_from_bundle(&imported.bundle, &imported.character).unwrap();
     assert_eq!(back, card);
 }
+
+/// `troupe test` writes sessions too (`--accept` writes the re-played
+/// session over the recording, Format 21.5): on every real card's pack, a
+/// session `run` recorded is re-played and written by `test --accept`, and
+/// both the pack's `check` and a second `test` accept what was written.
+#[test]
+fn every_real_card_pack_replays_and_checks_what_test_writes() {
+    let cards = cards();
+    if cards.is_empty() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let script = tmp.path().join("script.txt");
+    std::fs::write(&script, "Hello.\nWhat is this place?\n").unwrap();
+    for (i, path) in cards.iter().enumerate() {
+        let pack = tmp.path().join(format!("p{i}"));
+        let (code, _, err) = troupe(&[
+            "import",
+            "card",
+            path.to_str().unwrap(),
+            "--pack",
+            "-o",
+            pack.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{}: {err}", path.display());
+        let recorded = tmp.path().join(format!("rec{i}.jsonl"));
+        let (code, _, err) = troupe(&[
+            "run",
+            pack.to_str().unwrap(),
+            "--script",
+            script.to_str().unwrap(),
+            "--out",
+            recorded.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "run {}: {err}", path.display());
+        std::fs::create_dir_all(pack.join("sessions")).unwrap();
+        std::fs::copy(&recorded, pack.join("sessions/rec.jsonl")).unwrap();
+        let (code, out, err) = troupe(&["test", pack.to_str().unwrap(), "--accept"]);
+        assert_eq!(code, 0, "test --accept {}: {out}{err}", path.display());
+        let (code, out, err) = troupe(&["check", pack.to_str().unwrap()]);
+        assert_eq!(code, 0, "check {}: {out}{err}", path.display());
+        assert!(!err.contains("error"), "{err}");
+        let (code, out, err) = troupe(&["test", pack.to_str().unwrap()]);
+        assert_eq!(code, 0, "test {}: {out}{err}", path.display());
+    }
+}

@@ -168,15 +168,37 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
     }
     character.insert("fictional".into(), json!(true));
     character.insert("age_band".into(), json!("adult"));
+    // Card macros (docs/import.md §5): converted with the character's
+    // display name known; greetings give their openings' changes; every
+    // variable named anywhere is declared on the scenario.
+    let char_name = str_of("nickname").unwrap_or(display);
+    let mut msum = Summary::default();
+    let mut variables = std::collections::BTreeSet::new();
+    let mut conv = |t: &str, at: String, greeting: bool| {
+        let c = macros::convert(
+            t,
+            macros::Field {
+                at: &at,
+                char_name: Some(char_name),
+                greeting,
+            },
+            &mut msum,
+        );
+        variables.extend(c.variables.iter().cloned());
+        c
+    };
     for k in ["description", "personality"] {
         if let Some(t) = str_of(k) {
-            character.insert(k.into(), json!(macros::to_troupe(t)));
+            character.insert(k.into(), json!(conv(t, format!("{base}/{k}"), false).text));
         }
     }
     let mut text = Map::new();
     for k in TEXT_FIELDS {
         if let Some(t) = str_of(k) {
-            text.insert((*k).to_string(), json!(macros::to_troupe(t)));
+            text.insert(
+                (*k).to_string(),
+                json!(conv(t, format!("{base}/{k}"), false).text),
+            );
         }
     }
     if !text.is_empty() {
@@ -186,32 +208,80 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
     // The openings (Format 6.3): greetings in card order.
     let mut openings = Vec::new();
     let mut greetings = Vec::new();
+    let mut opening = |id: String, t: &str, at: String, group_only: bool| {
+        let c = conv(t, at, true);
+        let mut o = Map::new();
+        o.insert("id".into(), json!(id));
+        o.insert(
+            "text".into(),
+            json!(if c.text.is_empty() {
+                EMPTY_CONTENT.to_string()
+            } else {
+                c.text
+            }),
+        );
+        if group_only {
+            o.insert("group_only".into(), json!(true));
+        }
+        if !c.sets.is_empty() {
+            o.insert(
+                "changes".into(),
+                Value::Array(
+                    c.sets
+                        .into_iter()
+                        .map(|(v, x)| json!({"set": {v: x}}))
+                        .collect(),
+                ),
+            );
+        }
+        Value::Object(o)
+    };
     match str_of("first_mes") {
         Some(t) => {
-            openings.push(json!({"id": "first", "text": macros::to_troupe(t)}));
+            openings.push(opening("first".into(), t, format!("{base}/first_mes"), false));
             greetings.push(Some("first".to_string()));
         }
         None => greetings.push(None),
     }
-    let opening_text = |t: &str| {
-        let t = macros::to_troupe(t);
-        if t.is_empty() {
-            EMPTY_CONTENT.to_string()
-        } else {
-            t
-        }
-    };
     for (k, t) in list_of("alternate_greetings")?.iter().enumerate() {
         let id = format!("alt-{}", k + 1);
-        openings.push(json!({"id": id, "text": opening_text(t)}));
+        openings.push(opening(
+            id.clone(),
+            t,
+            format!("{base}/alternate_greetings/{k}"),
+            false,
+        ));
         greetings.push(Some(id));
     }
     for (k, t) in list_of("group_only_greetings")?.iter().enumerate() {
-        openings.push(
-            json!({"id": format!("group-{}", k + 1), "text": opening_text(t), "group_only": true}),
-        );
+        openings.push(opening(
+            format!("group-{}", k + 1),
+            t,
+            format!("{base}/group_only_greetings/{k}"),
+            true,
+        ));
+    }
+    // Variables read by the book's entries (converted in `lorebook`).
+    if let Some(Value::Array(es)) = data.get("character_book").and_then(|b| b.get("entries")) {
+        for (i, e) in es.iter().enumerate() {
+            if let Some(t) = e.get("content").and_then(Value::as_str) {
+                let mut scratch = Summary::default();
+                let at = format!("{base}/character_book/entries/{i}/content");
+                let c = macros::convert(
+                    t,
+                    macros::Field {
+                        at: &at,
+                        char_name: Some(char_name),
+                        greeting: false,
+                    },
+                    &mut scratch,
+                );
+                variables.extend(c.variables);
+            }
+        }
     }
 
+    let mut summary_vars: Vec<String> = Vec::new();
     // The world of the character book (Format 5).
     let scenario_id = unique(&format!("{char_id}-chat"), &mut taken);
     let seat_id = unique(USER_SEAT, &mut taken);
@@ -234,6 +304,20 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
     scenario.insert("name".into(), json!(format!("Chat with {display}")));
     if let Some(w) = &world {
         scenario.insert("worlds".into(), json!([w["id"]]));
+    }
+    if !variables.is_empty() {
+        scenario.insert(
+            "variables".into(),
+            Value::Array(
+                variables
+                    .iter()
+                    .map(|v| json!({"id": v, "type": "string"}))
+                    .collect(),
+            ),
+        );
+        for v in &variables {
+            summary_vars.push(v.clone());
+        }
     }
     scenario.insert(
         "cast".into(),
@@ -280,6 +364,9 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
             summary.created("opening", id, None);
         }
     }
+    for v in &summary_vars {
+        summary.created("variable", v, None);
+    }
     if format == "v1" {
         summary.converted("", "a V1 card (no `spec`): read as V2");
     }
@@ -299,6 +386,7 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
             );
         }
     }
+    summary.extend(msum);
     summary.extend(ctx.summary);
 
     let mut bundle = Map::new();

@@ -151,19 +151,21 @@ pub fn chat_import(
         .flatten()
         .find_map(|c| c.get("seat").and_then(Value::as_str))
         .unwrap_or(USER_SEAT);
-    let openings: Vec<(String, String)> = scenario
+    let openings: Vec<(String, String, Option<regex::Regex>)> = scenario
         .and_then(|s| s.get("openings"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(|o| {
             let id = o.get("id")?.as_str()?.to_string();
-            let text = macros::from_troupe(o.get("text")?.as_str()?);
+            let template = o.get("text")?.as_str()?;
+            let text = macros::from_troupe(template);
             Some((
                 id,
                 macros::fill_names(&text, char_display, user_name)
                     .trim()
                     .to_string(),
+                greeting_pattern(template, char_display, user_name),
             ))
         })
         .collect();
@@ -178,10 +180,16 @@ pub fn chat_import(
         );
     }
     let opening_of = |text: &str| {
+        let text = text.trim();
         openings
             .iter()
-            .find(|(_, t)| t == text.trim())
-            .map(|(id, _)| id.clone())
+            .find(|(_, t, _)| t == text)
+            .or_else(|| {
+                openings
+                    .iter()
+                    .find(|(_, _, re)| re.as_ref().is_some_and(|r| r.is_match(text)))
+            })
+            .map(|(id, _, _)| id.clone())
     };
 
     let mut header_out = Map::new();
@@ -327,6 +335,63 @@ pub fn chat_import(
         parent = Some(id);
     }
     Ok((out, summary))
+}
+
+/// A pattern for the texts a greeting shows once rendered, for greetings
+/// with choices (`docs/import.md` §7): names filled in, each `random` or
+/// `pick` any one of its options, a `roll` any number, comments and
+/// `hidden_key` nothing, other macros as written; the whole trimmed text.
+/// `None` for a greeting without choices or rolls (the exact comparison
+/// decides) or one too large for a pattern.
+fn greeting_pattern(template: &str, char: &str, user: &str) -> Option<regex::Regex> {
+    use crate::template::{Macro, Node};
+    let t = crate::template::parse(template).ok()?;
+    let mut any = false;
+    let mut re = String::from("^");
+    // The first and last nodes that render something: their outer white
+    // space is trimmed, as the message is.
+    let shows = |n: &Node| match n {
+        Node::Macro(Macro::Comment, _) => false,
+        Node::Macro(Macro::Call { name, .. }, _) => name != "comment" && name != "hidden_key",
+        _ => true,
+    };
+    let first = t.nodes.iter().position(shows).unwrap_or(0);
+    let last = t.nodes.iter().rposition(shows).unwrap_or(0);
+    for (i, n) in t.nodes.iter().enumerate() {
+        match n {
+            Node::Text(s) => {
+                // Compared with the trimmed message: the ends are trimmed.
+                let s = if i == first { s.trim_start() } else { s };
+                let s = if i == last { s.trim_end() } else { s };
+                re.push_str(&regex::escape(s));
+            }
+            Node::Macro(Macro::User, _) => re.push_str(&regex::escape(user)),
+            Node::Macro(Macro::Char, _) => re.push_str(&regex::escape(char)),
+            Node::Macro(Macro::Comment, _) => {}
+            Node::Macro(Macro::Call { name, args }, src) => match name.as_str() {
+                "random" | "pick" => {
+                    any = true;
+                    let alts: Vec<String> = args.iter().map(|a| regex::escape(a)).collect();
+                    re.push_str(&format!("(?:{})", alts.join("|")));
+                }
+                "roll" => {
+                    any = true;
+                    re.push_str(r"-?\d+");
+                }
+                "comment" | "hidden_key" => {}
+                _ => re.push_str(&regex::escape(&template[src.clone()])),
+            },
+            Node::Macro(_, src) => re.push_str(&regex::escape(&template[src.clone()])),
+        }
+    }
+    if !any {
+        return None;
+    }
+    re.push('$');
+    regex::RegexBuilder::new(&re)
+        .size_limit(1 << 20)
+        .build()
+        .ok()
 }
 
 /// The swipe SillyTavern shows for message `m`, and its text when `m` has

@@ -91,7 +91,14 @@ pub fn book_to_world(
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
     {
-        world.insert("description".into(), json!(macros::to_troupe(d)));
+        world.insert(
+            "description".into(),
+            json!(macros::to_troupe_noted(
+                d,
+                &format!("{pointer}/description"),
+                &mut ctx.summary
+            )),
+        );
     }
     let mut out_entries = Vec::new();
     for (i, e) in entries.iter().enumerate() {
@@ -160,7 +167,7 @@ fn card_entry(
 
     let mut t = Map::new();
     t.insert("id".into(), json!(format!("entry-{}", i + 1)));
-    let body_t = macros::to_troupe(body);
+    let body_t = macros::to_troupe_noted(body, &format!("{at}/content"), &mut ctx.summary);
     t.insert(
         "content".into(),
         json!(if body_t.is_empty() {
@@ -909,7 +916,11 @@ fn world_info_entry(uid: &str, e: &Map<String, Value>, at: &str, summary: &mut S
     let n = |k: &str| e.get(k).and_then(Value::as_i64);
     let mut t = Map::new();
     t.insert("id".into(), json!(slug(&format!("entry-{uid}"), "entry")));
-    let content = macros::to_troupe(e.get("content").and_then(Value::as_str).unwrap_or(""));
+    let content = macros::to_troupe_noted(
+        e.get("content").and_then(Value::as_str).unwrap_or(""),
+        &format!("{at}/content"),
+        summary,
+    );
     t.insert(
         "content".into(),
         json!(if content.is_empty() {

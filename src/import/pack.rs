@@ -179,6 +179,19 @@ pub fn card_pack(bundle: &Value, character: &str, scenario: &str) -> Vec<PackFil
     if !openings.is_empty() {
         s.insert("openings".into(), Value::Array(openings));
     }
+    // Variables (the card's macro variables, docs/import.md §5) as
+    // `state.variables`, keyed by ID (Format 13.2).
+    let vars: Map<String, Value> = items(&sc, "variables")
+        .iter()
+        .filter_map(|v| {
+            let mut body = v.as_object()?.clone();
+            let id = body.remove("id")?.as_str()?.to_string();
+            Some((id, Value::Object(body)))
+        })
+        .collect();
+    if !vars.is_empty() {
+        s.insert("state".into(), json!({ "variables": vars }));
+    }
     for f in [
         "narrator",
         "voice",

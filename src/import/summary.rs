@@ -10,8 +10,9 @@ use crate::diag::{Code, Diagnostic};
 /// One thing an import created.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Created {
-    /// `character`, `scenario`, `seat`, `world`, `opening`, `entry`,
-    /// `player` (a session's header character) or `message`.
+    /// `character`, `scenario`, `seat`, `world`, `opening`, `variable` (a
+    /// scenario variable for a card's macro variables), `entry`, `player`
+    /// (a session's header character) or `message`.
     pub kind: &'static str,
     /// Its Troupe ID.
     pub id: String,
