@@ -220,9 +220,13 @@ mod tests {
         ]);
         let sent = json!({"model": "m", "messages": [{"role": "system", "content": "A"}, {"role": "user", "content": "Hello"}]});
         assert_eq!(c.nearest(&sent), Some((1, "/messages/1/content".into())));
-        // An item only one has; a member only the recorded one has.
+        // An item only the recorded one has: interaction 1 shares `model`
+        // and the whole first message (3 scalars) before `/messages/1`;
+        // interaction 0 still differs at once at `/model`.
         let short = json!({"model": "m", "messages": [{"role": "system", "content": "A"}]});
-        assert_eq!(c.nearest(&short), Some((0, "/model".into())));
+        assert_eq!(c.nearest(&short), Some((1, "/messages/1".into())));
+        // A member only the recorded one has, and an item only the sent one
+        // has.
         let c = cassette(&[json!({"model": "m", "messages": [], "seed": 1})]);
         assert_eq!(
             c.nearest(&json!({"model": "m", "messages": [{"role": "user"}]})),
