@@ -62,6 +62,19 @@ fn run_lib(root: &Path, settings: Settings, backend: Backend) -> PlaytestReport 
         .remove(0)
 }
 
+/// Validates a `troupe playtest --json` document against
+/// schemas/output/playtest.schema.json (Format 22.6).
+fn conforms(doc: &Value) {
+    let path = format!(
+        "{}/schemas/output/playtest.schema.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
 fn assert_no_key(texts: &[&str]) {
     for t in texts {
         assert!(!t.contains(KEY), "the key leaked: {t}");
@@ -178,6 +191,7 @@ fn the_committed_example_replays_its_cassette_offline() {
     assert!(out.contains(" tokens ("), "{out}");
     let o = troupe(&["playtest", root.to_str().unwrap(), "model_charm", "--json"]);
     let doc: Value = serde_json::from_str(&text(&o).0).unwrap();
+    conforms(&doc);
     let m = &doc["playtests"][0]["model"][0];
     assert_eq!(m["agent"], "mo");
     assert_eq!(m["requests"], 3);
@@ -216,6 +230,7 @@ fn a_persona_without_a_backend_is_not_run() {
     assert_eq!(out, format!("NOT RUN model_charm\n  reason: {reason}\n"));
     let o = troupe(&["playtest", r, "model_charm", "--json"]);
     let doc: Value = serde_json::from_str(&text(&o).0).unwrap();
+    conforms(&doc);
     assert_eq!(doc["playtests"][0]["status"], "NOT RUN");
     assert_eq!(doc["playtests"][0]["reason"], reason);
     // With the other playtests: none FAILs, so still 6.
@@ -327,6 +342,7 @@ fn a_request_the_cassette_does_not_hold_names_the_turn_and_the_difference() {
     let (out, _) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
     let doc: Value = serde_json::from_str(&out).unwrap();
+    conforms(&doc);
     let p = &doc["playtests"][0];
     assert_eq!(p["status"], "FAIL");
     assert_eq!(
