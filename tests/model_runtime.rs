@@ -6,102 +6,15 @@
 //! machine.
 
 mod common;
+use common::loopback::{ok, serve, status, Answer};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 const KEY: &str = "sk-test-SECRET-4242-do-not-leak";
-
-/// One canned answer of the test server.
-#[derive(Clone)]
-struct Answer {
-    status: u16,
-    body: String,
-    headers: Vec<(String, String)>,
-    delay: Duration,
-}
-
-fn ok(content: Value) -> Answer {
-    Answer {
-        status: 200,
-        body: json!({
-            "choices": [{"message": {"role": "assistant", "content": content.to_string()}, "finish_reason": ""}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-        })
-        .to_string(),
-        headers: Vec::new(),
-        delay: Duration::ZERO,
-    }
-}
-
-fn status(code: u16, body: &str) -> Answer {
-    Answer {
-        status: code,
-        body: body.into(),
-        headers: Vec::new(),
-        delay: Duration::ZERO,
-    }
-}
-
-/// What the server received: the Authorization header and the body.
-type Seen = Arc<Mutex<Vec<(Option<String>, Value)>>>;
-
-struct Server {
-    url: String,
-    seen: Seen,
-    server: Arc<tiny_http::Server>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// Serves `answers` in order (the last one again when they run out).
-fn serve(answers: Vec<Answer>) -> Server {
-    let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
-    let port = server.server_addr().to_ip().unwrap().port();
-    let seen: Seen = Arc::default();
-    let (s, log) = (server.clone(), seen.clone());
-    let thread = std::thread::spawn(move || {
-        for (i, mut req) in s.incoming_requests().enumerate() {
-            let mut body = String::new();
-            let _ = req.as_reader().read_to_string(&mut body);
-            let auth = req
-                .headers()
-                .iter()
-                .find(|h| h.field.equiv("Authorization"))
-                .map(|h| h.value.to_string());
-            log.lock()
-                .unwrap()
-                .push((auth, serde_json::from_str(&body).unwrap_or(Value::Null)));
-            let a = answers[i.min(answers.len() - 1)].clone();
-            std::thread::sleep(a.delay);
-            let mut resp = tiny_http::Response::from_string(a.body).with_status_code(a.status);
-            for (k, v) in &a.headers {
-                resp = resp.with_header(
-                    tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()).unwrap(),
-                );
-            }
-            let _ = req.respond(resp);
-        }
-    });
-    Server {
-        url: format!("http://127.0.0.1:{port}/v1"),
-        seen,
-        server,
-        thread: Some(thread),
-    }
-}
 
 fn pack() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/packs/everyday-negotiation")
@@ -811,7 +724,7 @@ fn play_takes_the_model_runtime_too() {
 #[test]
 fn a_fixture_replays_a_cassette_recorded_by_run() {
     let (_dir, root) = common::pack("everyday-negotiation");
-    std::fs::create_dir(root.join("cassettes")).unwrap();
+    std::fs::create_dir_all(root.join("cassettes")).unwrap();
     let cassette = root.join("cassettes/haggle.json");
     let sc = script(
         root.parent().unwrap(),
@@ -931,4 +844,60 @@ fn credentials_in_the_endpoint_url_are_not_shown() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn temperature_and_max_tokens_are_sent_and_model_changes_fire_events_and_outcomes() {
+    // Derived from everyday-negotiation's rules: patience starts at 60 and a
+    // model may move it by at most 15 a turn (Format 24.2), so answers
+    // asking for 0 give 45, 30, 15, 0. `patience_warning` (below 25) fires
+    // at turn 3 (15); the outcome `failure` (below 10) holds at turn 4 (0)
+    // and ends the story (9.3, 18.5).
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(vec![ok(
+        json!({"reply": "No.", "changes": {"patience": 0}}),
+    )]);
+    let sc = script(dir.path(), &["a", "b", "c", "d"]);
+    let o = run(&[
+        "--endpoint",
+        &s.url,
+        "--temperature",
+        "0.25",
+        "--max-tokens",
+        "64",
+        "--script",
+        sc.to_str().unwrap(),
+        "--json",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let turns = doc["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 4);
+    let patience: Vec<&Value> = turns
+        .iter()
+        .map(|t| &t["state_delta"]["patience"])
+        .collect();
+    assert_eq!(patience, [&json!(45), &json!(30), &json!(15), &json!(0)]);
+    let fired = |t: &Value, what: &str, id: &str| {
+        t["firings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f[what] == id)
+    };
+    assert!(!fired(&turns[1], "event", "patience_warning"));
+    assert!(
+        fired(&turns[2], "event", "patience_warning"),
+        "{}",
+        turns[2]
+    );
+    assert!(fired(&turns[3], "outcome", "failure"), "{}", turns[3]);
+    assert_eq!(turns[3]["outcome"], "failure");
+    assert_eq!(turns[3]["session_control"], "end_session");
+    let seen = s.seen.lock().unwrap();
+    assert_eq!(seen.len(), 4);
+    assert!(seen
+        .iter()
+        .all(|(_, b)| b["temperature"] == json!(0.25) && b["max_tokens"] == json!(64)));
 }

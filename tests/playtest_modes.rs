@@ -182,15 +182,20 @@ fn cli_json_and_unknown_names() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["scripted_close", "two_buyers"]);
+    // model_charm replays its cassette (Format 22.1, 22.3).
+    assert_eq!(names, ["model_charm", "scripted_close", "two_buyers"]);
     assert_eq!(v["playtests"][0]["status"], "PASS");
+    assert_eq!(v["playtests"][1]["status"], "PASS");
     let out = Command::new(bin)
         .args(["playtest", pack.to_str().unwrap(), "nope"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("scripted_close, two_buyers"), "{err}");
+    assert!(
+        err.contains("model_charm, scripted_close, two_buyers"),
+        "{err}"
+    );
 }
 
 /// A copy of everyday-negotiation with the model-driven persona `model_buyer`
@@ -246,13 +251,14 @@ fn a_model_driven_persona_reaches_its_goal_with_evidence_and_usage() {
     let v = serde_json::to_value(&r).unwrap();
     assert_eq!(v["model"][0]["usage"]["total_tokens"], 0);
     assert!(r.to_text().contains("model mo: 5 requests · 0 tokens"));
-    // Without answers there is no model backend: the playtest does not run.
+    // Without answers there is no model backend: the playtest is NOT RUN.
     let (_dir, root) = model_pack(None);
     let r = run(&root, "model_charm");
-    assert_eq!(r.status, Verdict::Fail);
+    assert_eq!(r.status, Verdict::NotRun);
     assert_eq!(
-        r.requirements,
-        ["persona model_buyer speaks through a model and has no model backend (model.answers)"]
+        r.reason.as_deref(),
+        Some("persona model_buyer speaks through a model and has no model backend (no answers, no cassette, no --runtime model)")
     );
+    assert!(r.requirements.is_empty());
     assert!(r.sessions.is_empty() && r.model.is_empty());
 }

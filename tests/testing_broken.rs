@@ -169,6 +169,7 @@ fn test_selects_by_fixture_id_file_name_or_stem_and_lists_names_otherwise() {
         let mut o = Options {
             test: Some(name.into()),
             snapshots: Snapshots::Check,
+            model: None,
         };
         let r = run(&root, &mut o, &Installed, &mut Quiet).unwrap();
         let fixtures = stage(&r, StageName::Fixtures);
@@ -189,6 +190,7 @@ fn test_selects_by_fixture_id_file_name_or_stem_and_lists_names_otherwise() {
     let mut o = Options {
         test: Some("nope".into()),
         snapshots: Snapshots::Check,
+        model: None,
     };
     let e = run(&root, &mut o, &Installed, &mut Quiet).unwrap_err();
     assert_eq!(
@@ -249,6 +251,7 @@ fn a_snapshot_changed_by_a_rule_change_fails_with_a_diff() {
     let mut o = Options {
         test: None,
         snapshots: Snapshots::AcceptAll,
+        model: None,
     };
     let r = run(&root, &mut o, &Installed, &mut Quiet).unwrap();
     let t = walkthrough(stage(&r, StageName::Sessions));
@@ -294,6 +297,7 @@ fn review_decides_each_change_and_stale_snapshots_are_listed_and_deleted_on_acce
     let mut o = Options {
         test: None,
         snapshots: Snapshots::Review(&mut reviewer),
+        model: None,
     };
     let r = run(&root, &mut o, &Installed, &mut Quiet).unwrap();
     assert_eq!(

@@ -139,11 +139,12 @@ fn everyday_negotiation_reports() {
     check_junit_shape(&xml);
     pin("everyday-negotiation.junit.xml", &xml);
     let text = to_text(&r);
-    // Stage 5 runs the two example playtests (both PASS), the fixtures of
-    // the warm and hard presets' knobs are two more, and the settings
-    // golden test (Format 8.9) one more: 27 + 2 + 2 + 1 tests.
+    // Stage 5 runs the three example playtests (all PASS; model_charm
+    // replays its cassette, Format 22.3), the fixtures of the warm and hard
+    // presets' knobs are two more, and the settings golden test (Format
+    // 8.9) one more: 27 + 3 + 2 + 1 tests.
     assert!(
-        text.ends_with("troupe test: 4 stages PASS, 1 SKIP; 32 tests, 32 PASS\n"),
+        text.ends_with("troupe test: 4 stages PASS, 1 SKIP; 33 tests, 33 PASS\n"),
         "{text}"
     );
     assert!(

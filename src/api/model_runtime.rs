@@ -45,7 +45,77 @@ pub use crate::runtime::chat::{
 /// Where the model runtime's answers come from.
 pub struct Backend(chat::Backend);
 
+/// What `--runtime model`'s flags say about reaching a model (Format 24.1),
+/// for [`Backend::connect`]: the one place `troupe run`, `play`,
+/// `playtest` and `test` turn their flags into a backend.
+#[derive(Clone)]
+pub struct Connection {
+    /// `--endpoint URL`.
+    pub endpoint: Option<String>,
+    /// The API key (read from `--api-key-env`'s variable by the caller);
+    /// sent as a bearer token, never written anywhere.
+    pub api_key: Option<String>,
+    /// `--timeout`, in seconds (at least 1 is used).
+    pub timeout_secs: u64,
+    /// `--cassette FILE`.
+    pub cassette: Option<std::path::PathBuf>,
+    /// `--record`.
+    pub record: bool,
+}
+
 impl Backend {
+    /// The backend `connection` describes (Format 24.1, 24.5): a cassette
+    /// without `record` is replayed (no endpoint needed); otherwise the
+    /// endpoint is called, and recorded to the cassette with `record`.
+    ///
+    /// Errors: [`ErrorKind::Io`] when a cassette to replay cannot be read
+    /// (MODEL_CASSETTE); [`ErrorKind::Invalid`] when an endpoint is needed
+    /// and not given, or `record` has no cassette; [`ErrorKind::Unsupported`]
+    /// when an endpoint is needed and this build has no HTTP client
+    /// (feature `model`).
+    pub fn connect(connection: &Connection) -> Result<Backend> {
+        match (&connection.cassette, connection.record) {
+            (Some(c), false) => return Backend::replay(c),
+            (None, true) => {
+                return Err(Error::new(
+                    ErrorKind::Invalid,
+                    "--record needs --cassette FILE to record to",
+                ))
+            }
+            _ => {}
+        }
+        let Some(endpoint) = &connection.endpoint else {
+            return Err(Error::new(
+                ErrorKind::Invalid,
+                "--runtime model needs --endpoint URL (or --cassette FILE to replay a recording)",
+            ));
+        };
+        Backend::live(endpoint, connection)
+    }
+
+    #[cfg(feature = "model")]
+    fn live(endpoint: &str, c: &Connection) -> Result<Backend> {
+        let timeout = Duration::from_secs(c.timeout_secs.max(1));
+        Ok(match &c.cassette {
+            Some(path) => Backend::record(endpoint, c.api_key.clone(), timeout, path.clone()),
+            None => Backend::http(endpoint, c.api_key.clone(), timeout),
+        })
+    }
+
+    #[cfg(not(feature = "model"))]
+    fn live(_endpoint: &str, _c: &Connection) -> Result<Backend> {
+        Err(Error::new(
+            ErrorKind::Unsupported,
+            "this build has no HTTP client (cargo feature `model`); only --cassette replay works",
+        ))
+    }
+
+    /// The runtime's backend.
+    #[cfg(feature = "testing")]
+    pub(crate) fn into_inner(self) -> chat::Backend {
+        self.0
+    }
+
     /// Replays the cassette file at `path` (recorded with
     /// [`Backend::record`]): no model is needed; a request the cassette
     /// does not hold fails the turn with UNMOCKED_MODEL_CALL.

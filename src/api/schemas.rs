@@ -55,4 +55,8 @@ const OUTPUT: &[(&str, &str)] = &[
         "explain",
         include_str!("../../schemas/output/explain.schema.json"),
     ),
+    (
+        "playtest",
+        include_str!("../../schemas/output/playtest.schema.json"),
+    ),
 ];

@@ -72,9 +72,26 @@ pub fn run_tests(
     snapshots: Snapshots<'_>,
     progress: &mut dyn Progress,
 ) -> Result<TestRun> {
+    run_tests_with(pack, test, snapshots, progress, None)
+}
+
+/// [`run_tests`] with the settings and backend of `--runtime model` for
+/// stage 5's model-driven personas (Format 21.1 "Model flags", 22.3),
+/// shared by every playtest; `None` is [`run_tests`].
+pub fn run_tests_with(
+    pack: impl AsRef<Path>,
+    test: Option<&str>,
+    snapshots: Snapshots<'_>,
+    progress: &mut dyn Progress,
+    model: Option<(
+        crate::model_runtime::Settings,
+        crate::model_runtime::Backend,
+    )>,
+) -> Result<TestRun> {
     let mut opts = crate::testing::stages::Options {
         test: test.map(str::to_string),
         snapshots,
+        model: model.map(|(s, b)| crate::playtest::persona::ModelSource::new(s, b.into_inner())),
     };
     crate::testing::stages::run(
         pack.as_ref(),
@@ -108,6 +125,54 @@ pub fn run_playtests(
     name: Option<&str>,
     difficulty: Option<&str>,
 ) -> Result<Vec<PlaytestReport>> {
+    run_playtests_with(
+        pack,
+        dir,
+        name,
+        PlaytestOptions {
+            difficulty: difficulty.map(str::to_string),
+            model: None,
+        },
+    )
+}
+
+/// How [`run_playtests_with`] runs (Format 22.5).
+#[derive(Default)]
+pub struct PlaytestOptions {
+    /// The difficulty preset (`None`: the scenario's default).
+    pub difficulty: Option<String>,
+    /// The settings and backend of `--runtime model` (Format 22.3 "The
+    /// backend" 2), called by every model-driven persona without `answers`
+    /// of every playtest run, in call order; `None`: each playtest's
+    /// `cassette`, else it is NOT RUN.
+    pub model: Option<(
+        crate::model_runtime::Settings,
+        crate::model_runtime::Backend,
+    )>,
+}
+
+/// [`run_playtests`] with a model backend for model-driven personas
+/// (Format 22.3): `options.model`'s backend is shared by the whole run, so
+/// one cassette recorded with [`crate::model_runtime::Backend::record`]
+/// replays the same run. Errors as [`run_playtests`].
+///
+/// ```
+/// use troupe::model_runtime::{Backend, Settings};
+/// use troupe::tools::{run_playtests_with, PlaytestOptions, Verdict};
+/// let dir = "examples/packs/everyday-negotiation";
+/// let pack = troupe::Pack::open(dir)?;
+/// let backend = Backend::replay(format!("{dir}/cassettes/model_buyer.json"))?;
+/// let options = PlaytestOptions { model: Some((Settings::default(), backend)), ..PlaytestOptions::default() };
+/// let reports = run_playtests_with(&pack, dir, Some("model_charm"), options)?;
+/// assert_eq!(reports[0].status, Verdict::Pass);
+/// # Ok::<(), troupe::Error>(())
+/// ```
+pub fn run_playtests_with(
+    pack: &Pack,
+    dir: impl AsRef<Path>,
+    name: Option<&str>,
+    options: PlaytestOptions,
+) -> Result<Vec<PlaytestReport>> {
     let dir = dir.as_ref();
     let Some(files) = crate::load::scan_pack(dir).value else {
         return Err(Error::new(
@@ -117,7 +182,10 @@ pub fn run_playtests(
     };
     let playtests = crate::playtest::PackPlaytests::read(&files);
     let settings = crate::playtest::RunSettings {
-        difficulty: difficulty.map(str::to_string),
+        difficulty: options.difficulty,
+        model: options
+            .model
+            .map(|(s, b)| crate::playtest::persona::ModelSource::new(s, b.into_inner())),
     };
     crate::playtest::run_pack(pack.opened(), &playtests, name, &settings).map_err(|names| {
         Error::new(

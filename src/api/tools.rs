@@ -12,9 +12,9 @@ use super::pack::Pack;
 use crate::diag::render::Sources;
 
 pub use super::testrun::{
-    run_playtests, run_tests, ChangeKind, Decision, Failure, GoalResult, PlaytestReport, Progress,
-    Quiet, SignalRecord, SnapshotChange, Snapshots, StageName, StepNotTaken, TestResult, TestRun,
-    TestStatus, Verdict,
+    run_playtests, run_playtests_with, run_tests, run_tests_with, ChangeKind, Decision, Failure,
+    GoalResult, PlaytestOptions, PlaytestReport, Progress, Quiet, SignalRecord, SnapshotChange,
+    Snapshots, StageName, StepNotTaken, TestResult, TestRun, TestStatus, Verdict,
 };
 
 /// The results of a conformance run (Format 20): how many tests passed

@@ -42,11 +42,13 @@ fn err(code: Code, file: &str, at: String, message: String) -> Diagnostic {
 
 /// Checks the playtests and personas among `files` (pack path → value, in
 /// path order) against the pack's lowered `bundle`; `players_max` is the
-/// manifest's `players.max`.
+/// manifest's `players.max`; `exists` says whether a pack-relative path is a
+/// file of the pack (a playtest's `cassette`).
 pub fn check_playtests(
     files: &[(&str, &Value, bool)],
     bundle: &Value,
     players_max: Option<u64>,
+    exists: &dyn Fn(&str) -> bool,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let personas: Vec<(&str, &Value)> = files
@@ -101,6 +103,7 @@ pub fn check_playtests(
                 ));
             }
         }
+        check_cassette(file, pt, exists, &mut out);
         check_one(file, pt, &personas, bundle, players_max, &mut out);
     }
     // A diagnostic is reported once per location (Format 11.2).
@@ -114,6 +117,28 @@ pub fn check_playtests(
         ))
     });
     out
+}
+
+/// A playtest's `cassette` (Format 22.7): a path as 13.0 says
+/// (PATH_TRAVERSAL) naming a file of the pack (MISSING_FILE), at
+/// `/cassette`.
+fn check_cassette(file: &str, pt: &Value, exists: &dyn Fn(&str) -> bool, out: &mut Vec<Diagnostic>) {
+    let Some(rel) = s(pt, "cassette") else {
+        return;
+    };
+    match crate::load::refs::normalize_ref(rel) {
+        Err(e) => out.push(err(e.code, file, "/cassette".into(), e.message)),
+        Ok(path) if !exists(&path) => out.push(err(
+            Code::MissingFile,
+            file,
+            "/cassette".into(),
+            format!(
+                "the cassette `{rel}` names no file in the pack (record it with `troupe playtest PACK {} --runtime model --endpoint URL --cassette PACK/{path} --record` before the playtest names it)",
+                s(pt, "name").unwrap_or("NAME")
+            ),
+        )),
+        Ok(_) => {}
+    }
 }
 
 fn dup_ids(file: &str, items: &[Value], prefix: &str, out: &mut Vec<Diagnostic>) {

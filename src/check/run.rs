@@ -286,7 +286,7 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
         .as_ref()
         .and_then(|m| m.value.pointer("/players/max"))
         .and_then(crate::model::integer_u64);
-    let mut playtest_diags = super::playtest::check_playtests(&pt_files, &lowered.bundle, max);
+    let mut playtest_diags = super::playtest::check_playtests(&pt_files, &lowered.bundle, max, &exists);
     for d in &mut playtest_diags {
         locate_file(d);
     }

@@ -1,14 +1,68 @@
-//! `troupe playtest PACK [NAME] [--json] [--difficulty PRESET]` (Format
-//! 22.6): runs a pack's playtests and reports each goal met or not met with
-//! its evidence.
+//! `troupe playtest PACK [NAME] [--json] [--difficulty PRESET] [--runtime
+//! model …]` (Format 22.6): runs a pack's playtests and reports each goal
+//! met or not met with its evidence.
 //!
 //! Exit codes: 0 every playtest PASS; 1 one FAILs (or the pack does not
-//! conform); 2 an unknown NAME; 3 a system error.
+//! conform); 6 none FAILs and one is NOT RUN (a model-driven persona with
+//! no model backend, Format 22.3); 2 an unknown NAME or a usage error; 3 a
+//! system error (or a cassette that cannot be read).
 
 use std::path::PathBuf;
 
-use troupe::tools::{run_playtests, Verdict};
+use troupe::tools::{run_playtests_with, PlaytestOptions, Verdict};
 use troupe::ErrorKind;
+
+use super::run::ModelArgs;
+
+/// The exit code of a run with a NOT RUN playtest and no FAIL (Format 22.6).
+pub const NOT_RUN_EXIT: i32 = 6;
+
+/// Who gives model-driven personas their lines (Format 22.5).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum PersonaRuntime {
+    /// Each persona's `answers`, else the playtest's `cassette` (the default).
+    Rules,
+    /// The backend of the model flags (Format 24.1).
+    Model,
+}
+
+/// The model flags of `troupe playtest` and `troupe test` (Format 22.5).
+#[derive(Debug, clap::Args)]
+pub struct PersonaModelArgs {
+    /// `model`: model-driven personas call the backend the model flags
+    /// describe; the characters are still played by the rules runtime.
+    #[arg(long, value_enum, default_value = "rules")]
+    pub runtime: PersonaRuntime,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+impl PersonaModelArgs {
+    /// The settings and backend for the run, `None` without `--runtime
+    /// model`; `Err` is the exit code (2: model flags without `--runtime
+    /// model`, or a usage error; 3: an unreadable cassette).
+    pub(crate) fn source(
+        &self,
+        command: &str,
+    ) -> Result<
+        Option<(
+            troupe::model_runtime::Settings,
+            troupe::model_runtime::Backend,
+        )>,
+        i32,
+    > {
+        match self.runtime {
+            PersonaRuntime::Rules if self.model.any_given() => {
+                eprintln!("troupe {command}: --endpoint, --api-key-env, --cassette and --record need --runtime model");
+                Err(2)
+            }
+            PersonaRuntime::Rules => Ok(None),
+            PersonaRuntime::Model => {
+                Ok(Some((self.model.settings(), self.model.backend(command)?)))
+            }
+        }
+    }
+}
 
 /// Arguments of `troupe playtest`.
 #[derive(Debug, clap::Args)]
@@ -23,6 +77,8 @@ pub struct Args {
     /// The difficulty preset (default: the scenario's default).
     #[arg(long, value_name = "PRESET")]
     pub difficulty: Option<String>,
+    #[command(flatten)]
+    pub persona: PersonaModelArgs,
 }
 
 /// Runs `troupe playtest`; returns the exit code.
@@ -35,12 +91,15 @@ pub fn run(args: Args) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let reports = match run_playtests(
-        &pack,
-        &args.pack,
-        args.name.as_deref(),
-        args.difficulty.as_deref(),
-    ) {
+    let model = match args.persona.source("playtest") {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let options = PlaytestOptions {
+        difficulty: args.difficulty.clone(),
+        model,
+    };
+    let reports = match run_playtests_with(&pack, &args.pack, args.name.as_deref(), options) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("troupe: {e}");
@@ -70,6 +129,8 @@ pub fn run(args: Args) -> i32 {
     }
     if reports.iter().any(|r| r.status == Verdict::Fail) {
         1
+    } else if reports.iter().any(|r| r.status == Verdict::NotRun) {
+        NOT_RUN_EXIT
     } else {
         0
     }

@@ -119,59 +119,58 @@ impl ModelArgs {
         }
     }
 
-    /// The model runtime these settings describe; `Err` is the exit code
-    /// (2: usage, 3: a cassette that cannot be read), with the reason
-    /// printed.
-    pub(crate) fn runtime(&self, pack: &Pack, command: &str) -> Result<ModelRuntime, i32> {
-        let backend = match (&self.cassette, self.record) {
-            (Some(c), false) => Backend::replay(c).map_err(|e| {
+    /// The backend these flags describe (Format 24.1, 24.5), built by the
+    /// library's [`Backend::connect`]; `Err` is the exit code (2: usage, 3:
+    /// a cassette that cannot be read), with the reason printed. Shared by
+    /// `run`, `play`, `playtest` and `test`.
+    pub(crate) fn backend(&self, command: &str) -> Result<Backend, i32> {
+        let api_key = match &self.api_key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(k) if !k.is_empty() => Some(k),
+                _ => {
+                    eprintln!(
+                        "troupe {command}: the variable {var} named by --api-key-env is not set"
+                    );
+                    return Err(2);
+                }
+            },
+        };
+        let connection = model_runtime::Connection {
+            endpoint: self.endpoint.clone(),
+            api_key,
+            timeout_secs: self.timeout,
+            cassette: self.cassette.clone(),
+            record: self.record,
+        };
+        Backend::connect(&connection).map_err(|e| {
+            if e.kind() == ErrorKind::Io {
                 eprintln!("troupe {command}: MODEL_CASSETTE: {e}");
                 3
-            })?,
-            _ => {
-                let Some(endpoint) = &self.endpoint else {
-                    eprintln!("troupe {command}: --runtime model needs --endpoint URL (or --cassette FILE to replay a recording)");
-                    return Err(2);
-                };
-                let key = match &self.api_key_env {
-                    None => None,
-                    Some(var) => match std::env::var(var) {
-                        Ok(k) if !k.is_empty() => Some(k),
-                        _ => {
-                            eprintln!("troupe {command}: the variable {var} named by --api-key-env is not set");
-                            return Err(2);
-                        }
-                    },
-                };
-                self.http_backend(endpoint, key, command)?
+            } else {
+                eprintln!("troupe {command}: {e}");
+                2
             }
-        };
-        Ok(ModelRuntime::new(pack, self.settings(), backend))
-    }
-
-    #[cfg(feature = "model")]
-    fn http_backend(
-        &self,
-        endpoint: &str,
-        key: Option<String>,
-        _command: &str,
-    ) -> Result<Backend, i32> {
-        let timeout = std::time::Duration::from_secs(self.timeout.max(1));
-        Ok(match (&self.cassette, self.record) {
-            (Some(c), true) => Backend::record(endpoint, key, timeout, c.clone()),
-            _ => Backend::http(endpoint, key, timeout),
         })
     }
 
-    #[cfg(not(feature = "model"))]
-    fn http_backend(
-        &self,
-        _endpoint: &str,
-        _key: Option<String>,
-        command: &str,
-    ) -> Result<Backend, i32> {
-        eprintln!("troupe {command}: this build has no HTTP client (cargo feature `model`); only --cassette replay works");
-        Err(2)
+    /// The model runtime these flags describe; `Err` is the exit code, as
+    /// [`ModelArgs::backend`].
+    pub(crate) fn runtime(&self, pack: &Pack, command: &str) -> Result<ModelRuntime, i32> {
+        Ok(ModelRuntime::new(
+            pack,
+            self.settings(),
+            self.backend(command)?,
+        ))
+    }
+
+    /// Whether a flag that only `--runtime model` uses was given
+    /// (`--endpoint`, `--api-key-env`, `--cassette`, `--record`).
+    pub(crate) fn any_given(&self) -> bool {
+        self.endpoint.is_some()
+            || self.api_key_env.is_some()
+            || self.cassette.is_some()
+            || self.record
     }
 }
 

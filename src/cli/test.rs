@@ -1,6 +1,9 @@
 //! `troupe test PACK [--test NAME] [--json] [--junit FILE] [--review |
 //! --accept]` (alias `test-pack`): the test pyramid (Format 21).
 //!
+//! `--runtime model` and the model flags give stage 5's model-driven
+//! personas their backend (Format 21.1).
+//!
 //! Exit codes: 0 every stage PASS or SKIP; 1 a failure; 2 a usage error
 //! (an unknown `--test`, `--review` without a terminal); 3 any stage ERR or
 //! a system error.
@@ -9,7 +12,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
 use troupe::tools::{
-    run_tests, ChangeKind, Decision, Progress, Quiet, SnapshotChange, Snapshots, StageName,
+    run_tests_with, ChangeKind, Decision, Progress, Quiet, SnapshotChange, Snapshots, StageName,
     TestResult,
 };
 
@@ -33,6 +36,9 @@ pub struct Args {
     /// Accept every new or changed snapshot and delete stale ones.
     #[arg(long)]
     pub accept: bool,
+    /// Stage 5's model-driven personas (Format 21.1 "Model flags").
+    #[command(flatten)]
+    pub persona: super::playtest::PersonaModelArgs,
 }
 
 /// A one-line progress display on a terminal, cleared before the report.
@@ -111,6 +117,10 @@ pub fn run(args: Args) -> i32 {
             return 2;
         }
     }
+    let model = match args.persona.source("test") {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
     let terminal = std::io::stdout().is_terminal();
     if args.review && !(terminal && std::io::stdin().is_terminal()) {
         eprintln!("troupe test: --review needs a terminal (use --accept to accept every change)");
@@ -134,7 +144,7 @@ pub fn run(args: Args) -> i32 {
     } else {
         &mut quiet
     };
-    let result = run_tests(&args.pack, args.test.as_deref(), snapshots, progress);
+    let result = run_tests_with(&args.pack, args.test.as_deref(), snapshots, progress, model);
     term.clear();
     let run = match result {
         Ok(r) => r,

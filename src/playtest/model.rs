@@ -108,6 +108,9 @@ pub struct Playtest {
     /// Preconditions.
     #[serde(default)]
     pub requires: Requires,
+    /// A cassette its model-driven personas replay (Format 22.1, 22.3): a
+    /// pack-relative path.
+    pub cassette: Option<String>,
     /// The agents.
     pub roster: Vec<Agent>,
     /// Goals of the whole roster.
@@ -166,12 +169,17 @@ pub struct PackPlaytests {
     pub content_rating: Option<String>,
     /// The manifest's `players.max`.
     pub players_max: Option<u64>,
+    /// The pack directory (a playtest's `cassette` is read from it).
+    pub root: std::path::PathBuf,
 }
 
 impl PackPlaytests {
     /// Reads the playtests and personas of a scanned pack.
     pub fn read(pack: &PackFiles) -> PackPlaytests {
-        let mut out = PackPlaytests::default();
+        let mut out = PackPlaytests {
+            root: pack.root.clone(),
+            ..PackPlaytests::default()
+        };
         for (path, (kind, doc)) in &pack.files {
             match kind {
                 PackFileKind::Playtest => match Playtest::deserialize(&doc.value) {

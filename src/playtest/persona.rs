@@ -3,6 +3,7 @@
 //! chosen with the seeded generator (18.3) and rendered at the tip.
 
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
@@ -12,7 +13,7 @@ use crate::engine::macros::RenderFor;
 use crate::engine::Engine;
 use crate::runtime::chat::prompt::transcript;
 use crate::runtime::chat::proposal::unfence;
-use crate::runtime::chat::{call_backend, Backend, Usage};
+use crate::runtime::chat::{call_backend, request_body, Backend, ChatMessage, Settings, Usage};
 use crate::runtime::generator::choose;
 use crate::runtime::Session;
 
@@ -25,11 +26,48 @@ pub struct AgentPolicy {
     pub voice: Option<ModelVoice>,
 }
 
+/// A backend shared by the model-driven agents that call it, in call
+/// order (Format 22.3 "The backend").
+pub type SharedBackend = Arc<Mutex<Backend>>;
+
+/// Where model-driven personas' answers come from (Format 22.3 "The
+/// backend" 2 and 3): the request settings (24.1) and a shared backend.
+#[derive(Clone)]
+pub struct ModelSource {
+    /// `model`, `temperature`, `max_tokens`, `--structured`.
+    pub settings: Settings,
+    /// The backend, shared.
+    pub backend: SharedBackend,
+}
+
+impl ModelSource {
+    /// A source with `settings` calling `backend`.
+    pub fn new(settings: Settings, backend: Backend) -> ModelSource {
+        ModelSource {
+            settings,
+            backend: Arc::new(Mutex::new(backend)),
+        }
+    }
+}
+
+impl std::fmt::Debug for ModelSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelSource")
+            .field("model", &self.settings.model)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The JSON Schema of a persona's answer (Format 22.3).
+pub fn say_schema() -> Value {
+    json!({"type": "object", "properties": {"say": {"type": "string"}}, "required": ["say"], "additionalProperties": false})
+}
+
 /// A model-driven persona's backend and what its calls cost.
 pub struct ModelVoice {
     instructions: String,
     goals: Vec<String>,
-    backend: Backend,
+    source: ModelSource,
     failed: bool,
     /// Calls made.
     pub requests: u32,
@@ -52,7 +90,14 @@ impl std::fmt::Debug for ModelVoice {
 impl ModelVoice {
     /// The agent's line at the tip of `session`, or `None` when it passes
     /// (Format 22.3): one call, the answer read as `{"say": string}`.
-    fn line(&mut self, session: &Session, seed: u64, character: &str, round: u64) -> Option<String> {
+    fn line(
+        &mut self,
+        session: &Session,
+        seed: u64,
+        agent: &str,
+        character: &str,
+        round: u64,
+    ) -> Option<String> {
         if self.failed {
             return None;
         }
@@ -64,16 +109,28 @@ impl ModelVoice {
         system.push_str(
             "## Answer\nAnswer with one JSON object {\"say\": string}: what you say next (an empty string to say nothing).\n",
         );
-        let mut messages = vec![json!({"role": "system", "content": system})];
+        let mut messages = vec![ChatMessage {
+            role: "system",
+            content: system,
+        }];
         if let Some(m) = session.current_index() {
-            for c in transcript(session.engine(), m, character, usize::MAX) {
-                messages.push(json!({"role": c.role, "content": c.content}));
-            }
+            messages.extend(transcript(session.engine(), m, character, usize::MAX));
         }
-        let body = json!({"model": "local", "messages": messages, "max_tokens": 512, "seed": seed});
-        let turn = format!("round {round} (input {})", session.next_message_id());
+        let body = request_body(&self.source.settings, &messages, &say_schema(), seed);
+        let turn = format!(
+            "round {round}, agent {agent} (input {})",
+            session.next_message_id()
+        );
         self.requests += 1;
-        let content = match call_backend(&mut self.backend, &body, &turn) {
+        let answer = {
+            let mut backend = self
+                .source
+                .backend
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            call_backend(&mut backend, &body, &turn)
+        };
+        let content = match answer {
             Ok((content, usage)) => {
                 self.usage.prompt_tokens += usage.prompt_tokens;
                 self.usage.completion_tokens += usage.completion_tokens;
@@ -82,7 +139,8 @@ impl ModelVoice {
             }
             Err(f) => {
                 self.failed = true;
-                self.refused.push(format!("round {round}: {}", f.message));
+                self.refused
+                    .push(format!("round {round}: {}: {}", f.code, f.message));
                 return None;
             }
         };
@@ -113,11 +171,14 @@ fn read_say(content: &str) -> Result<Option<String>, String> {
 impl AgentPolicy {
     /// Compiles `persona`'s conditions for the agent playing `character`.
     /// A condition that does not compile never holds (an error is false).
+    /// A model-driven persona without `answers` calls `source` (Format
+    /// 22.3 "The backend"); with neither it says nothing.
     pub fn new(
         engine: &Engine,
         persona: &Persona,
         character: &str,
         goals: &[Goal],
+        source: Option<&ModelSource>,
     ) -> AgentPolicy {
         let rules = persona
             .rules
@@ -133,7 +194,19 @@ impl AgentPolicy {
         let voice = persona.model.as_ref().map(|m| ModelVoice {
             instructions: m.instructions.clone(),
             goals: goals.iter().map(|g| g.does.clone()).collect(),
-            backend: Backend::Mocks(m.answers.clone().unwrap_or_default().into_iter().collect::<VecDeque<_>>()),
+            source: match (&m.answers, source) {
+                (None, Some(s)) => s.clone(),
+                (answers, _) => ModelSource::new(
+                    Settings::default(),
+                    Backend::Mocks(
+                        answers
+                            .clone()
+                            .unwrap_or_default()
+                            .into_iter()
+                            .collect::<VecDeque<_>>(),
+                    ),
+                ),
+            },
             failed: false,
             requests: 0,
             usage: Usage::default(),
@@ -174,7 +247,7 @@ impl AgentPolicy {
         round: u64,
     ) -> Option<String> {
         if let Some(v) = &mut self.voice {
-            return v.line(session, seed, character, round);
+            return v.line(session, seed, agent, character, round);
         }
         let lines = self.lines(session, character, board);
         if lines.is_empty() {

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::runtime::chat::Usage;
 
-/// PASS or FAIL (Format 22.6 "Result").
+/// PASS, FAIL or NOT RUN (Format 22.6 "Result").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Verdict {
     /// Every required goal met and the requirements hold.
@@ -14,6 +14,21 @@ pub enum Verdict {
     /// Otherwise.
     #[serde(rename = "FAIL")]
     Fail,
+    /// A model-driven persona has no model backend (Format 22.3): nothing
+    /// ran; neither passed nor failed.
+    #[serde(rename = "NOT RUN")]
+    NotRun,
+}
+
+impl Verdict {
+    /// `PASS`, `FAIL` or `NOT RUN`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::NotRun => "NOT RUN",
+        }
+    }
 }
 
 /// One goal's result.
@@ -77,8 +92,11 @@ pub struct PlaytestReport {
     /// The file it came from.
     #[serde(skip)]
     pub file: String,
-    /// PASS / FAIL.
+    /// PASS / FAIL / NOT RUN.
     pub status: Verdict,
+    /// Why it is NOT RUN; left out of `--json` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// Requirements that did not hold (Format 22.5).
     pub requirements: Vec<String>,
     /// Each goal: agent goals in roster and goal order, then group goals.
@@ -100,15 +118,19 @@ impl PlaytestReport {
     /// The text report: one line for the playtest, one per goal, the
     /// signals and the steps not taken.
     pub fn to_text(&self) -> String {
-        let status = match self.status {
-            Verdict::Pass => "PASS",
-            Verdict::Fail => "FAIL",
-        };
-        let mut out = format!("{status} {}\n", self.name);
+        let mut out = format!("{} {}\n", self.status.as_str(), self.name);
+        if let Some(r) = &self.reason {
+            out.push_str(&format!("  reason: {r}\n"));
+        }
         for r in &self.requirements {
             out.push_str(&format!("  requirement: {r}\n"));
         }
-        for g in &self.goals {
+        let goals = if self.status == Verdict::NotRun {
+            &[][..]
+        } else {
+            &self.goals[..]
+        };
+        for g in goals {
             let who = g.agent.as_deref().unwrap_or("group");
             let met = if g.met { "met" } else { "NOT MET" };
             let req = if g.required { "" } else { " (not required)" };

@@ -6,7 +6,7 @@ use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
 use super::model::{Mode, PackPlaytests, Playtest};
-use super::persona::{render_at_tip, AgentPolicy};
+use super::persona::{render_at_tip, AgentPolicy, ModelSource};
 use super::report::{
     GoalResult, PersonaUsage, PlaytestReport, SignalRecord, StepNotTaken, Verdict,
 };
@@ -19,6 +19,10 @@ use crate::runtime::{Opened, Options, Session};
 pub struct RunSettings {
     /// `--difficulty`; `None`: the scenario's default.
     pub difficulty: Option<String>,
+    /// The backend of `--runtime model` for model-driven personas without
+    /// answers (Format 22.3 "The backend" 2); `None`: the playtest's
+    /// `cassette`, else NOT RUN.
+    pub model: Option<ModelSource>,
 }
 
 /// One session of a run and who plays in it.
@@ -201,6 +205,7 @@ pub fn run_playtest(
         name: pt.name.clone(),
         file: file.to_string(),
         status: Verdict::Fail,
+        reason: None,
         requirements: Vec::new(),
         goals: Vec::new(),
         signals: Vec::new(),
@@ -268,21 +273,38 @@ pub fn run_playtest(
             }
         }
     }
-    for agent in &pt.roster {
-        let persona = pack.persona(&agent.role);
-        if persona
-            .and_then(|p| p.model.as_ref())
-            .is_some_and(|m| m.answers.is_none())
-        {
-            report.requirements.push(format!(
-                "persona {} speaks through a model and has no model backend (model.answers)",
-                agent.role
-            ));
-        }
-    }
     if !report.requirements.is_empty() {
         return not_run(report, pt);
     }
+    // The model-driven personas' backend (Format 22.3 "The backend").
+    let voiceless = pt.roster.iter().find(|a| {
+        pack.persona(&a.role)
+            .and_then(|p| p.model.as_ref())
+            .is_some_and(|m| m.answers.is_none())
+    });
+    let source = match (voiceless, &settings.model, &pt.cassette) {
+        (None, _, _) => None,
+        (Some(_), Some(s), _) => Some(s.clone()),
+        (Some(_), None, Some(rel)) => match read_cassette(&pack.root, rel) {
+            Ok(c) => Some(ModelSource::new(
+                crate::runtime::chat::Settings::default(),
+                crate::runtime::chat::Backend::Replay(c),
+            )),
+            Err(why) => {
+                report.requirements.push(format!("MODEL_CASSETTE: {why}"));
+                return not_run(report, pt);
+            }
+        },
+        (Some(a), None, None) => {
+            report.reason = Some(format!(
+                "persona {} speaks through a model and has no model backend (no answers, no cassette, no --runtime model)",
+                a.role
+            ));
+            let mut r = not_run(report, pt);
+            r.status = Verdict::NotRun;
+            return r;
+        }
+    };
     // Start the sessions.
     let mut plays = Vec::new();
     for (g, (players, chars, _)) in groups.iter().zip(headers) {
@@ -325,7 +347,13 @@ pub fn run_playtest(
             .map(|&a| {
                 let agent = &pt.roster[a];
                 pack.persona(&agent.role).map(|p| {
-                    AgentPolicy::new(engine, p, character(&agent.target), &agent.goals)
+                    AgentPolicy::new(
+                        engine,
+                        p,
+                        character(&agent.target),
+                        &agent.goals,
+                        source.as_ref(),
+                    )
                 })
             })
             .collect();
@@ -587,8 +615,18 @@ fn finish(run: Run<'_>, mut report: PlaytestReport) -> PlaytestReport {
     report
 }
 
-/// A report for a playtest that did not run: every goal not met, no
-/// evidence.
+/// A playtest's `cassette` (Format 22.1), resolved inside `root` (13.0)
+/// and read (24.5); `Err` says why it cannot be used.
+fn read_cassette(
+    root: &std::path::Path,
+    rel: &str,
+) -> Result<crate::runtime::chat::Cassette, String> {
+    let path = crate::load::refs::resolve_ref(root, rel).map_err(|e| e.message)?;
+    crate::runtime::chat::Cassette::read(&root.join(path))
+}
+
+/// A report for a playtest that did not run (FAIL): every goal not met,
+/// no evidence.
 fn not_run(mut report: PlaytestReport, pt: &Playtest) -> PlaytestReport {
     for a in &pt.roster {
         for g in &a.goals {

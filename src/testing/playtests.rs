@@ -1,16 +1,19 @@
 //! Stage 5 of `troupe test` (Format 21.1, 22.6): one test per playtest,
 //! PASS when the playtest passes; each unmet required goal and each
-//! requirement that does not hold is a failure, with its evidence.
+//! requirement that does not hold is a failure, with its evidence; a
+//! NOT RUN playtest (a model-driven persona with no backend) is SKIP.
 
 use serde_json::Value;
 
 use super::model::{Failure, StageName, StageResult, Status, TestResult};
 use crate::load::PackFiles;
-use crate::playtest::{run_playtest, PackPlaytests, PlaytestReport, RunSettings};
+use crate::playtest::persona::ModelSource;
+use crate::playtest::{run_playtest, PackPlaytests, PlaytestReport, RunSettings, Verdict};
 use crate::runtime::Opened;
 
-/// Runs every playtest of `pack` against its lowered `bundle`.
-pub fn playtest_stage(pack: &PackFiles, bundle: &Value) -> StageResult {
+/// Runs every playtest of `pack` against its lowered `bundle`; `model` is
+/// the backend of `--runtime model` (Format 22.3).
+pub fn playtest_stage(pack: &PackFiles, bundle: &Value, model: Option<&ModelSource>) -> StageResult {
     let files = PackPlaytests::read(pack);
     if files.playtests.is_empty() {
         return StageResult::whole(
@@ -29,13 +32,24 @@ pub fn playtest_stage(pack: &PackFiles, bundle: &Value) -> StageResult {
         })
         .collect();
     for (file, pt) in &files.playtests {
-        let report = run_playtest(&opened, &files, file, pt, &RunSettings::default());
+        let settings = RunSettings {
+            difficulty: None,
+            model: model.cloned(),
+        };
+        let report = run_playtest(&opened, &files, file, pt, &settings);
         tests.push(test_of(&report, pt, file));
     }
     StageResult::from_tests(StageName::Playtests, tests)
 }
 
 fn test_of(report: &PlaytestReport, pt: &crate::playtest::Playtest, file: &str) -> TestResult {
+    if report.status == Verdict::NotRun {
+        return TestResult::new(report.name.clone(), Some(file.to_string()), Status::Skip)
+            .because(format!(
+                "NOT RUN: {}",
+                report.reason.as_deref().unwrap_or_default()
+            ));
+    }
     let mut failures: Vec<Failure> = report
         .requirements
         .iter()

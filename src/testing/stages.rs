@@ -84,6 +84,9 @@ pub struct Options<'a> {
     pub test: Option<String>,
     /// `--accept` / `--review`.
     pub snapshots: Snapshots<'a>,
+    /// The backend of `--runtime model` for stage 5's model-driven
+    /// personas (Format 21.1 "Model flags", 22.3).
+    pub model: Option<crate::playtest::persona::ModelSource>,
 }
 
 impl Default for Options<'_> {
@@ -91,6 +94,7 @@ impl Default for Options<'_> {
         Options {
             test: None,
             snapshots: Snapshots::Check,
+            model: None,
         }
     }
 }
@@ -279,7 +283,7 @@ pub fn run(
             pack, &bundle, &model, runtimes, opts, &mut hits, progress,
         ));
         progress.stage(StageName::Playtests);
-        let playtests = super::playtests::playtest_stage(pack, &bundle);
+        let playtests = super::playtests::playtest_stage(pack, &bundle, opts.model.as_ref());
         for t in &playtests.tests {
             progress.test(StageName::Playtests, t);
         }

@@ -2,6 +2,8 @@
 //! copies of the example packs to break in a temporary folder.
 #![allow(dead_code)]
 
+pub mod loopback;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 

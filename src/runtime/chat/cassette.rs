@@ -77,6 +77,32 @@ impl Cassette {
         })
     }
 
+    /// Where `request` first differs from the nearest recorded request
+    /// (Format 24.5): `(interaction index, JSON Pointer)`, or `None` when
+    /// the cassette holds no interaction. The nearest is the unused
+    /// interaction (any, when all are used) with the most scalar values
+    /// equal before its first difference, the earliest among equals.
+    /// Linear in the cassette's size.
+    pub fn nearest(&self, request: &Value) -> Option<(usize, String)> {
+        let any_unused = self.used.iter().any(|u| !u);
+        let mut best: Option<(usize, usize, String)> = None;
+        for (i, ((q, _), used)) in self.interactions.iter().zip(&self.used).enumerate() {
+            if any_unused && *used {
+                continue;
+            }
+            let mut equal = 0;
+            let mut pointer = String::new();
+            if !first_difference(request, q, &mut pointer, &mut equal) {
+                pointer.clear();
+            }
+            let at = pointer;
+            if best.as_ref().is_none_or(|(_, e, _)| equal > *e) {
+                best = Some((i, equal, at));
+            }
+        }
+        best.map(|(i, _, p)| (i, p))
+    }
+
     /// How many interactions it holds, and how many are unused.
     pub fn counts(&self) -> (usize, usize) {
         (
@@ -114,5 +140,106 @@ impl Cassette {
         let tmp: PathBuf = path.with_file_name(format!(".{name}.troupe-partial"));
         std::fs::write(&tmp, self.to_text())?;
         std::fs::rename(&tmp, path)
+    }
+}
+
+/// Walks `sent` and `recorded` together depth first (Format 24.5): an
+/// object's members in `sent`'s order, then those only `recorded` has; an
+/// array's items in order. Returns `true` at the first difference, with
+/// `pointer` pointing at it; `equal` counts the scalar values equal before.
+fn first_difference(sent: &Value, recorded: &Value, pointer: &mut String, equal: &mut usize) -> bool {
+    let len = pointer.len();
+    let push = |pointer: &mut String, key: &str| {
+        pointer.push('/');
+        pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+    };
+    match (sent, recorded) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                push(pointer, k);
+                match b.get(k) {
+                    Some(w) => {
+                        if first_difference(v, w, pointer, equal) {
+                            return true;
+                        }
+                    }
+                    None => return true,
+                }
+                pointer.truncate(len);
+            }
+            if let Some(k) = b.keys().find(|k| !a.contains_key(*k)) {
+                push(pointer, k);
+                return true;
+            }
+            false
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for i in 0..a.len().max(b.len()) {
+                push(pointer, &i.to_string());
+                match (a.get(i), b.get(i)) {
+                    (Some(v), Some(w)) => {
+                        if first_difference(v, w, pointer, equal) {
+                            return true;
+                        }
+                    }
+                    _ => return true,
+                }
+                pointer.truncate(len);
+            }
+            false
+        }
+        (a, b) if a == b => {
+            *equal += 1;
+            false
+        }
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cassette(requests: &[Value]) -> Cassette {
+        let mut c = Cassette::default();
+        for q in requests {
+            c.push(q.clone(), "{}");
+        }
+        c.used = vec![false; requests.len()];
+        c
+    }
+
+    #[test]
+    fn the_pointer_names_the_first_difference_from_the_nearest_request() {
+        // Derived by hand from Format 24.5: interaction 1 shares the model
+        // and the first message (2 scalars) before `/messages/1/content`;
+        // interaction 0 differs at once at `/model` (0 scalars).
+        let c = cassette(&[
+            json!({"model": "x", "messages": [{"role": "system", "content": "A"}]}),
+            json!({"model": "m", "messages": [{"role": "system", "content": "A"}, {"role": "user", "content": "Hi"}]}),
+        ]);
+        let sent = json!({"model": "m", "messages": [{"role": "system", "content": "A"}, {"role": "user", "content": "Hello"}]});
+        assert_eq!(c.nearest(&sent), Some((1, "/messages/1/content".into())));
+        // An item only the recorded one has: interaction 1 shares `model`
+        // and the whole first message (3 scalars) before `/messages/1`;
+        // interaction 0 still differs at once at `/model`.
+        let short = json!({"model": "m", "messages": [{"role": "system", "content": "A"}]});
+        assert_eq!(c.nearest(&short), Some((1, "/messages/1".into())));
+        // A member only the recorded one has, and an item only the sent one
+        // has.
+        let c = cassette(&[json!({"model": "m", "messages": [], "seed": 1})]);
+        assert_eq!(
+            c.nearest(&json!({"model": "m", "messages": [{"role": "user"}]})),
+            Some((0, "/messages/0".into()))
+        );
+        assert_eq!(
+            c.nearest(&json!({"model": "m", "messages": []})),
+            Some((0, "/seed".into()))
+        );
+        assert_eq!(
+            cassette(&[json!({"a/b~": 1})]).nearest(&json!({"a/b~": 2})),
+            Some((0, "/a~1b~0".into()))
+        );
+        assert_eq!(Cassette::default().nearest(&json!({})), None);
     }
 }

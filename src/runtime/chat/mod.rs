@@ -320,10 +320,14 @@ pub fn call_backend(
                 Some(t) => t,
                 None => {
                     let (all, unused) = cas.counts();
+                    let nearest = cas.nearest(body).map_or(String::new(), |(i, at)| {
+                        let at = if at.is_empty() { "its root".to_string() } else { at };
+                        format!("; the nearest recorded request (interaction {i}, from 0) differs at {at}")
+                    });
                     return Err(Failure::new(
                         Code::UnmockedModelCall,
                         format!(
-                            "{turn}: the cassette holds no answer for this request ({all} recorded, {unused} unused); record it again with --record"
+                            "{turn}: the cassette holds no answer for this request ({all} recorded, {unused} unused){nearest}; record it again with --record"
                         ),
                     ));
                 }
