@@ -1,0 +1,212 @@
+//! SillyTavern World Info behaviours as Troupe computes them (Format
+//! 5.6–5.8): timed effects along the message path, so swipes and branches
+//! reset them exactly; recursion with its flags; inclusion groups letting
+//! one member through, reproducibly from the seed. Every expectation is
+//! derived by hand from the spec.
+
+use serde_json::{json, Value};
+use troupe::engine::{Engine, EntryActivation, Why};
+
+fn engine(bundle: &Value, seed: u64, messages: &[Value]) -> Engine {
+    let header = json!({"troupe": "0.1", "kind": "session", "scenario": "s", "seed": seed});
+    Engine::load(bundle, Some((&header, messages)), None).expect("the story loads")
+}
+
+fn bundle(entries: Value, recursion: Value) -> Value {
+    json!({
+      "troupe": "0.1", "kind": "bundle",
+      "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult"}],
+      "worlds": [{"id": "w", "name": "W", "recursion": recursion, "entries": entries}],
+      "scenarios": [{"id": "s", "name": "S", "worlds": ["w"], "cast": [{"character": "kai"}]}]
+    })
+}
+
+fn msg(id: &str, parent: Option<&str>, text: &str) -> Value {
+    let mut m = json!({"id": id, "author": "kai", "parts": [{"type": "text", "text": text}]});
+    if let Some(p) = parent {
+        m["parent"] = json!(p);
+    }
+    m
+}
+
+fn active(e: &Engine, at: &str) -> Vec<String> {
+    e.active_entries(at)
+        .into_iter()
+        .filter(|a| a.active)
+        .map(|a| a.id)
+        .collect()
+}
+
+fn by_id(all: &[EntryActivation], id: &str) -> EntryActivation {
+    all.iter().find(|a| a.id == id).expect(id).clone()
+}
+
+/// SillyTavern keeps a sticky entry active after the message that triggered
+/// it is swiped away; in Troupe a swipe is a sibling, and a sibling's path
+/// has no start of the entry (5.6).
+#[test]
+fn a_swipe_does_not_inherit_a_sticky_start() {
+    let b = bundle(
+        json!([{"id": "fox", "content": "A fox.", "keys": ["fox"], "sticky": 3}]),
+        json!(false),
+    );
+    let e = engine(
+        &b,
+        0,
+        &[
+            msg("m1", None, "hello"),
+            msg("m2", Some("m1"), "a fox"),
+            msg("m2b", Some("m1"), "hello again"),
+            msg("m3", Some("m2"), "hello"),
+            msg("m3b", Some("m2b"), "hello"),
+        ],
+    );
+    assert!(active(&e, "m1").is_empty());
+    // m2 (position 2) starts it; held at positions 3, 4, 5 of its path.
+    assert_eq!(active(&e, "m2"), ["fox"]);
+    let m3 = by_id(&e.active_entries("m3"), "fox");
+    assert_eq!((m3.active, m3.why), (true, Why::Sticky));
+    // The swipe m2b and its child see only m1: nothing started.
+    assert!(active(&e, "m2b").is_empty());
+    assert!(active(&e, "m3b").is_empty());
+}
+
+/// A cooldown started on one branch does not block another branch (5.6).
+#[test]
+fn a_cooldown_is_per_path() {
+    let b = bundle(
+        json!([{"id": "fox", "content": "A fox.", "keys": ["fox"], "cooldown": 2}]),
+        json!(false),
+    );
+    let e = engine(
+        &b,
+        0,
+        &[
+            msg("m1", None, "fox"),
+            msg("m2", Some("m1"), "fox"),
+            msg("m3", Some("m2"), "fox"),
+            msg("m4", Some("m3"), "fox"),
+            msg("r2", None, "x"),
+            msg("r2b", Some("r2"), "fox"),
+        ],
+    );
+    // Starts at p1; cooling at p2, p3 (<= 1 + 0 + 2); starts again at p4.
+    assert_eq!(active(&e, "m1"), ["fox"]);
+    let m2 = by_id(&e.active_entries("m2"), "fox");
+    assert_eq!((m2.active, m2.why), (false, Why::Cooldown));
+    assert!(active(&e, "m3").is_empty());
+    assert_eq!(active(&e, "m4"), ["fox"]);
+    // Another root: r2b is at position 2 with no start before it.
+    assert_eq!(active(&e, "r2b"), ["fox"]);
+    // Asking again (cached path) gives the same.
+    assert_eq!(active(&e, "m3"), Vec::<String>::new());
+    assert_eq!(active(&e, "m4"), ["fox"]);
+}
+
+/// Delay counts every message of the path, hidden ones included (5.6).
+#[test]
+fn delay_counts_positions() {
+    let b = bundle(
+        json!([{"id": "late", "content": "Late.", "constant": true, "delay": 3}]),
+        json!(false),
+    );
+    let mut hidden = msg("m2", Some("m1"), "shh");
+    hidden["hidden"] = json!(true);
+    let e = engine(
+        &b,
+        0,
+        &[msg("m1", None, "a"), hidden, msg("m3", Some("m2"), "b")],
+    );
+    let m1 = by_id(&e.active_entries("m1"), "late");
+    assert_eq!((m1.active, m1.why), (false, Why::Delayed));
+    assert!(active(&e, "m2").is_empty());
+    assert_eq!(active(&e, "m3"), ["late"]);
+}
+
+/// The example of 5.7: steps, flags and where a recursion hit was found.
+#[test]
+fn recursion_flags_and_steps() {
+    let entries = json!([
+        {"id": "a", "content": "The dragon guards the crown.", "keys": ["dragon"]},
+        {"id": "b", "content": "The crown is cursed.", "keys": ["crown"], "prevent_recursion": true},
+        {"id": "c", "content": "A curse.", "keys": ["cursed"]},
+        {"id": "d", "content": "Crowns.", "keys": ["crown"], "exclude_recursion": true},
+        {"id": "e", "content": "Scales.", "keys": ["dragon"], "delay_until_recursion": true}
+    ]);
+    let msgs = [msg("m1", None, "A dragon!")];
+    let e = engine(&bundle(entries.clone(), json!(true)), 0, &msgs);
+    let all = e.active_entries("m1");
+    assert_eq!(active(&e, "m1"), ["a", "b", "e"]);
+    assert_eq!(by_id(&all, "a").step, Some(0));
+    assert_eq!(by_id(&all, "b").step, Some(1));
+    assert_eq!(by_id(&all, "e").step, Some(1));
+    // b's key was found in a's content: characters 22..27 of
+    // "The dragon guards the crown.".
+    let hit = &by_id(&all, "b").hits[0];
+    assert_eq!(hit.entry.as_deref(), Some("a"));
+    assert_eq!((hit.message.as_str(), hit.start, hit.end), ("", 22, 27));
+    assert_eq!(hit.text, "crown");
+    // d was looked at only at step 0.
+    assert_eq!(by_id(&all, "d").why, Why::NoKeyHit);
+    assert_eq!(by_id(&all, "c").why, Why::NoKeyHit);
+
+    // Off: only step 0; e never reaches its level.
+    let off = engine(&bundle(entries.clone(), json!(false)), 0, &msgs);
+    assert_eq!(active(&off, "m1"), ["a"]);
+    assert_eq!(
+        by_id(&off.active_entries("m1"), "e").why,
+        Why::DelayedUntilRecursion
+    );
+    // recursion: 1 is enough for this example.
+    let one = engine(&bundle(entries, json!(1)), 0, &msgs);
+    assert_eq!(active(&one, "m1"), ["a", "b", "e"]);
+}
+
+fn weather(seed: u64) -> Engine {
+    let entries = json!([
+        {"id": "rain", "content": "Rain.", "keys": ["weather"], "group": ["weather"]},
+        {"id": "sun", "content": "Sun.", "keys": ["weather"], "group": ["weather"], "group_weight": 300}
+    ]);
+    engine(
+        &bundle(entries, json!(false)),
+        seed,
+        &[msg("m1", None, "What weather!")],
+    )
+}
+
+/// SillyTavern lets one member of an inclusion group through; Troupe too,
+/// chosen by choose(W, "group:<seed>:<message>:<step>:<group>") (5.8).
+#[test]
+fn a_group_lets_one_through_reproducibly() {
+    // Seed 0: r = 286 of 400 -> sun; seed 7: r = 46 -> rain (5.8 example).
+    assert_eq!(active(&weather(0), "m1"), ["sun"]);
+    assert_eq!(active(&weather(7), "m1"), ["rain"]);
+    let lost = by_id(&weather(0).active_entries("m1"), "rain");
+    assert_eq!(lost.why, Why::Group);
+    assert_eq!(lost.group.as_deref(), Some("weather"));
+    // The same seed chooses the same every time, in a new engine too.
+    let e = weather(0);
+    for _ in 0..3 {
+        assert_eq!(active(&e, "m1"), ["sun"]);
+    }
+    assert_eq!(active(&weather(0), "m1"), ["sun"]);
+}
+
+/// A group that already has a member active from an earlier recursion
+/// step admits no other (5.8 rule 1).
+#[test]
+fn a_group_admits_no_second_member_in_recursion() {
+    let entries = json!([
+        {"id": "a", "content": "The tower.", "keys": ["dragon"], "group": ["place"]},
+        {"id": "b", "content": "A tower room.", "keys": ["tower"], "group": ["place"]},
+        {"id": "c", "content": "x", "keys": ["tower"]}
+    ]);
+    let e = engine(
+        &bundle(entries, json!(true)),
+        0,
+        &[msg("m1", None, "A dragon!")],
+    );
+    assert_eq!(active(&e, "m1"), ["a", "c"]);
+    let b = by_id(&e.active_entries("m1"), "b");
+    assert_eq!((b.why, b.group.as_deref()), (Why::Group, Some("place")));
+}
