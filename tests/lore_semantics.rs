@@ -210,3 +210,124 @@ fn a_group_admits_no_second_member_in_recursion() {
     let b = by_id(&e.active_entries("m1"), "b");
     assert_eq!((b.why, b.group.as_deref()), (Why::Group, Some("place")));
 }
+
+fn card_with_book(entry_ext: Value) -> Value {
+    json!({
+      "spec": "chara_card_v2", "spec_version": "2.0",
+      "data": {
+        "name": "Mira", "description": "d", "personality": "", "scenario": "",
+        "first_mes": "Hello.", "mes_example": "",
+        "character_book": {
+          "name": "Mira lore", "recursive_scanning": true,
+          "entries": [{
+            "keys": ["fox"], "content": "A fox.", "enabled": true, "insertion_order": 100,
+            "extensions": entry_ext
+          }]
+        }
+      }
+    })
+}
+
+fn import_card(card: &Value) -> troupe::import::card::CardImport {
+    let bytes = serde_json::to_vec(card).unwrap();
+    let raw = troupe::import::read_card("card.json", &bytes).unwrap();
+    troupe::import::card::card_to_bundle(&raw).unwrap()
+}
+
+/// A card book's SillyTavern fields become Troupe's (docs/import.md §3) and
+/// export writes them back unchanged; an edited Troupe field is written.
+#[test]
+fn card_book_fields_import_and_export_back() {
+    let ext = json!({
+        "sticky": 2, "cooldown": 3, "delay": 4,
+        "exclude_recursion": true, "prevent_recursion": false, "delay_until_recursion": 2,
+        "group": "weather, mood", "group_weight": 250, "group_override": true,
+        "use_group_scoring": true, "depth": 4, "fav": "x"
+    });
+    let card = card_with_book(ext.clone());
+    let imported = import_card(&card);
+    let world = &imported.bundle["worlds"][0];
+    assert_eq!(world["recursion"], true);
+    let e = &world["entries"][0];
+    assert_eq!(e["sticky"], 2);
+    assert_eq!(e["cooldown"], 3);
+    assert_eq!(e["delay"], 4);
+    assert_eq!(e["exclude_recursion"], true);
+    assert!(e.get("prevent_recursion").is_none(), "false is the default");
+    assert_eq!(e["delay_until_recursion"], 2);
+    assert_eq!(e["group"], json!(["weather", "mood"]));
+    assert_eq!(e["group_weight"], 250);
+    assert_eq!(e["group_override"], true);
+    assert_eq!(e["group_scoring"], true);
+    // Each set field is a `converted` note, none is kept as data.
+    let converted: Vec<&str> = imported
+        .summary
+        .converted
+        .iter()
+        .map(|n| n.at.as_str())
+        .collect();
+    assert!(converted.contains(&"/data/character_book/entries/0/extensions/sticky"));
+    assert!(converted.contains(&"/data/character_book/recursive_scanning"));
+    assert!(!imported
+        .summary
+        .kept
+        .iter()
+        .any(|n| n.at.ends_with("/sticky") || n.at.ends_with("/group")));
+
+    // Unedited: the original extensions come back exactly.
+    let back =
+        troupe::import::export::card_from_bundle(&imported.bundle, &imported.character).unwrap();
+    let book = &back["data"]["character_book"];
+    assert_eq!(book["entries"][0]["extensions"], ext);
+    assert_eq!(book["recursive_scanning"], true);
+
+    // Edited in Troupe: the new values are written under the card names.
+    let mut edited = imported.bundle.clone();
+    let te = &mut edited["worlds"][0]["entries"][0];
+    te["sticky"] = json!(5);
+    te.as_object_mut().unwrap().remove("group_override");
+    te["group"] = json!(["weather"]);
+    let back = troupe::import::export::card_from_bundle(&edited, &imported.character).unwrap();
+    let x = &back["data"]["character_book"]["entries"][0]["extensions"];
+    assert_eq!(x["sticky"], 5);
+    assert_eq!(x["group_override"], false);
+    assert_eq!(x["group"], "weather");
+    assert_eq!(x["cooldown"], 3);
+    assert_eq!(x["fav"], "x");
+}
+
+/// World Info files map the camelCase fields; a group string that does not
+/// come back from its names is kept as written.
+#[test]
+fn world_info_fields_map_onto_troupe() {
+    let doc = json!({"entries": {"0": {
+        "uid": 0, "key": ["fox"], "content": "A fox.", "sticky": 1, "cooldown": null,
+        "delay": 0, "excludeRecursion": false, "preventRecursion": true,
+        "delayUntilRecursion": true, "group": "a, b", "groupWeight": 100,
+        "groupOverride": false, "useGroupScoring": null
+    }}});
+    let mut summary = troupe::import::summary::Summary::default();
+    let w = troupe::import::lorebook::world_info_import(
+        &doc,
+        "W",
+        &mut std::collections::HashSet::new(),
+        &mut summary,
+    )
+    .unwrap();
+    assert_eq!(w["recursion"], true);
+    let e = &w["entries"][0];
+    assert_eq!(e["sticky"], 1);
+    assert!(e.get("cooldown").is_none() && e.get("delay").is_none());
+    assert_eq!(e["prevent_recursion"], true);
+    assert!(e.get("exclude_recursion").is_none());
+    assert_eq!(e["delay_until_recursion"], true);
+    assert_eq!(e["group"], json!(["a", "b"]));
+    assert!(e.get("group_weight").is_none() && e.get("group_scoring").is_none());
+    let st = &e["extensions"]["sillytavern"];
+    assert_eq!(st["group"], "a, b", "`a,b` would not give `a, b` back");
+    assert!(st.get("sticky").is_none() && st.get("groupWeight").is_none());
+    assert!(summary
+        .converted
+        .iter()
+        .any(|n| n.at == "/entries/0/sticky"));
+}
