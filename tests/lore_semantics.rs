@@ -331,3 +331,28 @@ fn world_info_fields_map_onto_troupe() {
         .iter()
         .any(|n| n.at == "/entries/0/sticky"));
 }
+
+/// Keys match the rendered text (5.3): a key `user` no longer hits every
+/// `{{user}}`, and a key on the player's name hits what messages render.
+#[test]
+fn keys_match_rendered_text() {
+    let b = json!({
+      "troupe": "0.1", "kind": "bundle",
+      "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult"}],
+      "worlds": [{"id": "w", "name": "W", "entries": [
+        {"id": "u", "content": "U.", "keys": ["user"]},
+        {"id": "name", "content": "N.", "keys": ["Sam"]}
+      ]}],
+      "scenarios": [{"id": "s", "name": "S", "worlds": ["w"],
+        "cast": [{"character": "kai"}, {"seat": "guest", "player": true}]}]
+    });
+    let header = json!({"troupe": "0.1", "kind": "session", "scenario": "s",
+        "characters": [{"id": "sam", "name": "Sam", "fictional": true, "age_band": "adult"}],
+        "players": [{"seat": "guest", "character": "sam"}]});
+    let msgs = [msg("m1", None, "Welcome, {{user}}.")];
+    let e = Engine::load(&b, Some((&header, &msgs[..])), None).unwrap();
+    assert_eq!(active(&e, "m1"), ["name"]);
+    let hit = &by_id(&e.active_entries("m1"), "name").hits[0];
+    // "Welcome, Sam.": Sam at 9..12 of the rendered text.
+    assert_eq!((hit.start, hit.end, hit.text.as_str()), (9, 12, "Sam"));
+}

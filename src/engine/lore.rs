@@ -174,20 +174,13 @@ struct Scan {
 }
 
 impl Scan {
-    /// The texts of `msgs` (oldest first), then the contents of the
-    /// buffer's entries, joined with `"\n"` (Format 5.3, 5.7).
-    fn new(session: &SessionIr, msgs: &[u32], buffer: &[usize], entries: &[EntryIr]) -> Scan {
+    /// The rendered texts of messages (oldest first), then the rendered
+    /// contents of the buffer's entries, joined with `"\n"` (Format 5.3,
+    /// 5.7).
+    fn new<'t>(pieces: impl Iterator<Item = (Src, &'t str)>) -> Scan {
         let mut text = String::new();
-        let mut starts = Vec::with_capacity(msgs.len() + buffer.len());
+        let mut starts = Vec::new();
         let mut chars = 0usize;
-        let pieces = msgs
-            .iter()
-            .map(|&m| (Src::Message(m), session.text(m)))
-            .chain(
-                buffer
-                    .iter()
-                    .map(|&i| (Src::Entry(i), entries[i].content.to_string())),
-            );
         for (i, (src, t)) in pieces.enumerate() {
             if i > 0 {
                 text.push('\n');
@@ -195,7 +188,7 @@ impl Scan {
             }
             starts.push((src, chars));
             chars += t.chars().count();
-            text.push_str(&t);
+            text.push_str(t);
         }
         let mut lower_s = String::with_capacity(text.len());
         let mut lower_chars = Vec::with_capacity(text.len() + 1);
@@ -468,6 +461,8 @@ impl Engine {
             }
             cur = x.parent;
         }
+        // Each scanned message's text as rendered (5.3), newest first.
+        let texts: Vec<String> = recent.iter().map(|&c| self.scan_text(c)).collect();
         let mut cache = HashMap::new();
         let point = Point {
             ir: &self.ir,
@@ -526,8 +521,11 @@ impl Engine {
             acts.push(a);
         }
         let mut step: u64 = 0;
-        // The entries whose content is in the recursion buffer (5.7).
-        let mut buffer: Vec<usize> = Vec::new();
+        // The entries whose content is in the recursion buffer, with the
+        // content rendered at m (5.7).
+        let mut buffer: Vec<(usize, String)> = Vec::new();
+        let author = self.ir.who_id(msg.author).to_string();
+        let narrator = author == "narrator";
         loop {
             let mut scans: Vec<Option<Scan>> = Vec::new();
             scans.resize_with(recent.len() + 1, || None);
@@ -549,9 +547,11 @@ impl Engine {
                 }
                 let depth = (e.scan_depth as usize).min(recent.len());
                 let scan = scans[depth].get_or_insert_with(|| {
-                    let mut msgs: Vec<u32> = recent[..depth].to_vec();
-                    msgs.reverse();
-                    Scan::new(&self.session, &msgs, &buffer, entries)
+                    let msgs = (0..depth)
+                        .rev()
+                        .map(|k| (Src::Message(recent[k]), texts[k].as_str()));
+                    let buf = buffer.iter().map(|(j, t)| (Src::Entry(*j), t.as_str()));
+                    Scan::new(msgs.chain(buf))
                 });
                 let a = &mut acts[i];
                 a.hits.clear();
@@ -608,8 +608,15 @@ impl Engine {
                 status[i] = St::Active;
                 acts[i].active = true;
                 acts[i].step = Some(step);
-                if !entries[i].prevent_recursion {
-                    buffer.push(i);
+                if !entries[i].prevent_recursion && self.ir.recursion > 0 {
+                    let owner = self.ir.owner_id(entries[i].owner).to_string();
+                    let who = super::macros::RenderFor {
+                        char: (!narrator).then_some(author.as_str()),
+                        owner: Some(owner.as_str()),
+                        narrator,
+                    };
+                    let text = self.render_for_scan(&entries[i].content, &state, who);
+                    buffer.push((i, text));
                 }
                 if let Some(o) = obs.as_deref_mut() {
                     o.entry(&acts[i].owner, &acts[i].id);

@@ -25,6 +25,11 @@ pub trait Scope {
     /// The session seed and the message ID the text renders at (`""` for
     /// none), for `random`, `pick` and `roll`.
     fn seed(&self) -> (u64, &str);
+    /// True when the text renders for lore scanning (Format 5.3): then
+    /// `hidden_key` renders its arguments joined with `,` (10.6).
+    fn scanning(&self) -> bool {
+        false
+    }
 }
 
 /// The most bytes one template renders to (Format 16.2): a message part, a
@@ -185,7 +190,11 @@ fn call(name: &str, args: &[String], k: u64, scope: &dyn Scope) -> Option<String
             Some(total.to_string())
         }
         "reverse" => Some(args.join(",").chars().rev().collect()),
-        "hidden_key" => Some(String::new()),
+        "hidden_key" => Some(if scope.scanning() {
+            args.join(",")
+        } else {
+            String::new()
+        }),
         _ => None,
     }
 }
