@@ -356,3 +356,35 @@ fn keys_match_rendered_text() {
     // "Welcome, Sam.": Sam at 9..12 of the rendered text.
     assert_eq!((hit.start, hit.end, hit.text.as_str()), (9, 12, "Sam"));
 }
+
+/// `pick` outside message parts is stable per session (10.6): seeded by
+/// "<seed>:pick:<k>:<template>", not by the message.
+#[test]
+fn pick_in_card_and_lore_text_is_stable_per_session() {
+    use troupe::engine::macros::RenderFor;
+    let b = bundle(
+        json!([{"id": "x", "content": "x", "constant": true}]),
+        json!(false),
+    );
+    let msgs: Vec<Value> = (1..=5)
+        .map(|i| {
+            let parent = format!("m{}", i - 1);
+            msg(&format!("m{i}"), (i > 1).then_some(parent.as_str()), "x")
+        })
+        .collect();
+    let e = engine(&b, 0, &msgs);
+    let t = "{{pick: red, green, blue}}";
+    let who = RenderFor {
+        char: Some("kai"),
+        owner: Some("w"),
+        narrator: false,
+    };
+    for i in 1..=5 {
+        let st = e.state_at(e.session.find(&format!("m{i}")).unwrap());
+        // 0:pick:0:{{pick: red, green, blue}} -> index 1 (10.6 example).
+        assert_eq!(e.render_stable(t, &st, who), "green");
+    }
+    // Seeded by the message (a message part), m3 gives 0:m3:pick:0 -> 2.
+    let st = e.state_at(e.session.find("m3").unwrap());
+    assert_eq!(e.render(t, &st, who), "blue");
+}

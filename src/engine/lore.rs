@@ -615,7 +615,7 @@ impl Engine {
                         owner: Some(owner.as_str()),
                         narrator,
                     };
-                    let text = self.render_for_scan(&entries[i].content, &state, who);
+                    let text = self.render_stable_for_scan(&entries[i].content, &state, who);
                     buffer.push((i, text));
                 }
                 if let Some(o) = obs.as_deref_mut() {

@@ -28,6 +28,8 @@ struct MacroScope<'a> {
     /// Rendering for lore scanning (Format 5.3): `hidden_key` shows its
     /// arguments.
     scanning: bool,
+    /// The template's source when `pick` is stable per session (10.6).
+    stable: Option<&'a str>,
 }
 
 impl Engine {
@@ -120,13 +122,29 @@ impl Engine {
         who: RenderFor<'_>,
         limit: usize,
     ) -> Result<String, template::render::TooLong> {
-        self.render_inner(text, state, who, limit, false)
+        self.render_inner(text, state, who, limit, false, false)
+    }
+
+    /// [`Engine::render`] for a template outside message parts (Format
+    /// 10.6: entry content, descriptions, a character's texts, a model's
+    /// instructions): `pick` is stable per session, seeded by
+    /// `"<seed>:pick:<k>:<template>"`.
+    pub fn render_stable(&self, text: &str, state: &State, who: RenderFor<'_>) -> String {
+        self.render_inner(text, state, who, template::render::RENDER_LIMIT, false, true)
+            .unwrap_or_else(|e| e.partial)
     }
 
     /// [`Engine::render`] for lore scanning (Format 5.3): the same text,
     /// except that `hidden_key` renders its arguments joined with `,`.
     pub fn render_for_scan(&self, text: &str, state: &State, who: RenderFor<'_>) -> String {
-        self.render_inner(text, state, who, template::render::RENDER_LIMIT, true)
+        self.render_inner(text, state, who, template::render::RENDER_LIMIT, true, false)
+            .unwrap_or_else(|e| e.partial)
+    }
+
+    /// [`Engine::render_for_scan`] with `pick` stable per session (10.6):
+    /// an entry's content in the recursion buffer (5.7).
+    pub fn render_stable_for_scan(&self, text: &str, state: &State, who: RenderFor<'_>) -> String {
+        self.render_inner(text, state, who, template::render::RENDER_LIMIT, true, true)
             .unwrap_or_else(|e| e.partial)
     }
 
@@ -170,6 +188,7 @@ impl Engine {
         who: RenderFor<'_>,
         limit: usize,
         scanning: bool,
+        stable: bool,
     ) -> Result<String, template::render::TooLong> {
         let owner = who.owner.map(|o| {
             if o == &*self.ir.scenario {
@@ -191,6 +210,7 @@ impl Engine {
             user: self.user_name(state),
             message,
             scanning,
+            stable: stable.then_some(text),
         };
         let too_long = || template::render::TooLong {
             limit,
@@ -306,5 +326,9 @@ impl Scope for MacroScope<'_> {
     }
     fn scanning(&self) -> bool {
         self.scanning
+    }
+    fn pick_seed(&self, k: u64) -> Option<String> {
+        self.stable
+            .map(|src| format!("{}:pick:{k}:{src}", self.engine.session.seed))
     }
 }

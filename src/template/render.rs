@@ -30,6 +30,13 @@ pub trait Scope {
     fn scanning(&self) -> bool {
         false
     }
+    /// The seed string of the `k`-th macro when it is a `pick` that is
+    /// stable per session (Format 10.6: templates outside message parts);
+    /// `None` for the message-seeded one.
+    fn pick_seed(&self, k: u64) -> Option<String> {
+        let _ = k;
+        None
+    }
 }
 
 /// The most bytes one template renders to (Format 16.2): a message part, a
@@ -168,7 +175,8 @@ fn call(name: &str, args: &[String], k: u64, scope: &dyn Scope) -> Option<String
             if args.is_empty() {
                 return None;
             }
-            let mut g = generator(&format!("{seed}:{message}:{name}:{k}"));
+            let stable = (name == "pick").then(|| scope.pick_seed(k)).flatten();
+            let mut g = generator(&stable.unwrap_or_else(|| format!("{seed}:{message}:{name}:{k}")));
             let i = ((u128::from(g.next_u64()) * args.len() as u128) >> 64) as usize;
             args.get(i).cloned()
         }
