@@ -388,3 +388,49 @@ fn pick_in_card_and_lore_text_is_stable_per_session() {
     let st = e.state_at(e.session.find("m3").unwrap());
     assert_eq!(e.render(t, &st, who), "blue");
 }
+
+/// A running session (rules runtime) computes timed effects as a fresh
+/// engine over its session file does, turn after turn: the per-message
+/// memo filled between turns stays right as the session grows (5.6).
+#[test]
+fn a_running_session_agrees_with_its_session_file() {
+    let b = json!({
+      "troupe": "0.1", "kind": "bundle",
+      "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult"}],
+      "worlds": [{"id": "w", "name": "W", "entries": [
+        {"id": "fox", "content": "A fox.", "keys": ["fox"], "sticky": 1, "cooldown": 1},
+        {"id": "calm", "content": "Calm.", "constant": true, "when": "state.x == 1", "sticky": 2}
+      ]}],
+      "scenarios": [{"id": "s", "name": "S", "worlds": ["w"],
+        "cast": [{"character": "kai"}, {"seat": "guest", "player": true}],
+        "openings": [{"id": "o", "text": "Hello."}],
+        "variables": [{"id": "x", "type": "int", "default": 0}],
+        "events": [{"id": "e1", "when": "turn == 2", "changes": [{"set": {"x": 1}}]}]}]
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("b.json");
+    std::fs::write(&path, b.to_string()).unwrap();
+    let opened = troupe::runtime::open(&path).unwrap_or_else(|e| panic!("{:?}", e.diagnostics));
+    let mut s = troupe::runtime::Session::start(&opened, &troupe::runtime::Options::default())
+        .expect("starts");
+    for input in ["a fox", "x", "x", "fox", "x", "x"] {
+        s.turn(input).expect("turn");
+        let lines: Vec<Value> = s
+            .session_text()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let fresh = Engine::load(&b, Some((&lines[0], &lines[1..])), None).unwrap();
+        for m in &lines[1..] {
+            let id = m["id"].as_str().unwrap();
+            let running: Vec<String> = s
+                .engine()
+                .active_entries(id)
+                .into_iter()
+                .filter(|a| a.active)
+                .map(|a| a.id)
+                .collect();
+            assert_eq!(running, active(&fresh, id), "at {id} after {input:?}");
+        }
+    }
+}

@@ -369,6 +369,15 @@ impl Engine {
         active
     }
 
+    /// Forgets the timed-effect memo (Format 5.6) of messages `m` and after
+    /// (by index): a runtime calls it when it records firings on message
+    /// `m` or removes it, since activation there may change.
+    pub fn forget_lore_from(&self, m: u32) {
+        if let Ok(mut cache) = self.lore_timed.lock() {
+            let _ = cache.split_off(&m);
+        }
+    }
+
     /// Whether any entry has `sticky` or `cooldown` (Format 5.6): only then
     /// does activation at a message depend on earlier messages' activation.
     fn has_timed(&self) -> bool {

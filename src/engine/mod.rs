@@ -120,7 +120,7 @@ pub struct Engine {
     /// Each entry's last start position as of after a message (Format 5.6),
     /// by message index, computed once per message (only for stories with
     /// a `sticky` or `cooldown` entry).
-    lore_timed: std::sync::Mutex<std::collections::HashMap<u32, lore::Timed>>,
+    lore_timed: std::sync::Mutex<std::collections::BTreeMap<u32, lore::Timed>>,
 }
 
 /// How a story ended (Format 9.3).
