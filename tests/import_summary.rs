@@ -65,9 +65,14 @@ fn world_info_keys_that_cannot_be_kept_warn_and_keep_their_text() {
     assert_eq!(e[1]["extensions"]["sillytavern"]["key"], "dragon, wyrm");
     // A key that came across is not repeated in the extensions.
     assert!(e[3]["extensions"]["sillytavern"].get("key").is_none());
-    // `sticky` is kept only as data, and the summary says so.
-    assert_eq!(summary.kept.len(), 1);
-    assert_eq!(summary.kept[0].at, "/entries/3/sticky");
+    // `sticky` is converted to the entry's `sticky` (Format 5.6), no longer
+    // kept as data; the file's missing recursion setting becomes
+    // SillyTavern's default (docs/import.md §3), noted at the root.
+    assert!(summary.kept.is_empty());
+    assert_eq!(e[3]["sticky"], 2);
+    let converted: Vec<&str> = summary.converted.iter().map(|n| n.at.as_str()).collect();
+    assert!(converted.contains(&"/entries/3/sticky"), "{converted:?}");
+    assert!(converted.contains(&""), "{converted:?}");
 }
 
 #[test]
@@ -116,7 +121,12 @@ fn the_cli_prints_a_summary_json_gives_a_document_strict_refuses_loss() {
     assert_eq!(doc["created"][0], json!({"kind": "world", "id": "wi"}));
     assert_eq!(doc["warnings"].as_array().unwrap().len(), 4);
     assert_eq!(doc["warnings"][0]["code"], "ADVISORY");
-    assert_eq!(doc["kept"][0]["at"], "/entries/3/sticky");
+    assert_eq!(doc["kept"], json!([]));
+    assert!(doc["converted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["at"] == "/entries/3/sticky"));
 
     std::fs::remove_file(&out).unwrap();
     let (code, stdout, stderr) = troupe(&["import", "lorebook", w, "-o", o, "--strict", "--json"]);

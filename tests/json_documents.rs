@@ -160,7 +160,8 @@ fn knows_render_and_explain_documents() {
             "hits",
             "missed",
             "secondary",
-            "when"
+            "when",
+            "step"
         ]
     );
     assert!(keys(&entry["when"]).contains(&"result"));

@@ -179,12 +179,15 @@ fn roll_and_openings_at_the_root() {
     assert!(r.active, "{r:?}");
     assert_eq!(all.first().map(|a| a.id.as_str()), Some("w_roll"));
     // The root names the opening: its text "Welcome in, {{user}}! Tea?" is
-    // scanned as written; "Tea" at 22..25.
+    // scanned as rendered (Format 5.3): user is the first player, rowan,
+    // whose display name is "Rowan" (10.2, 11.3), so the scanned text is
+    // "Welcome in, Rowan! Tea?" and "Tea" is at 12 + 5 + 2 = 19..22.
     let s = by_id(&all, "s_first");
     assert_eq!(
         (s.hits[0].message.as_str(), s.hits[0].start, s.hits[0].end),
-        ("m1", 22, 25)
+        ("m1", 19, 22)
     );
+    assert_eq!(s.hits[0].text, "Tea");
     // turn is 0 before the first player message.
     assert_eq!(by_id(&all, "w_const").why, Why::WhenFalse);
     // A hidden message is never scanned but is a place to ask at.

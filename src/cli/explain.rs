@@ -68,9 +68,13 @@ pub fn human(x: &Explanation) -> String {
 }
 
 fn hit(h: &KeyHit) -> String {
+    let place = match &h.entry {
+        Some(e) => format!("the content of entry {e} (recursion buffer)"),
+        None => h.message.clone(),
+    };
     format!(
         "`{}` matched {:?} in {} at characters {}..{}",
-        h.key, h.text, h.message, h.start, h.end
+        h.key, h.text, place, h.start, h.end
     )
 }
 
@@ -85,6 +89,12 @@ fn why(e: &EntryActivation) -> String {
     let mut parts: Vec<String> = Vec::new();
     match e.why {
         Why::Disabled => return "disabled (`enabled: false`)".into(),
+        Why::Sticky => return "held by `sticky` (Format 5.6)".into(),
+        Why::Delayed => return "delayed: the path is shorter than `delay` (5.6)".into(),
+        Why::Cooldown => return "cooling down after its last start (5.6)".into(),
+        Why::DelayedUntilRecursion => {
+            return "waits for a recursion step (`delay_until_recursion`, 5.7)".into()
+        }
         Why::NoKeys => return "never active: neither `constant` nor `keys`".into(),
         Why::Constant => parts.push("constant".into()),
         Why::NoKeyHit => parts.push(format!(
@@ -117,6 +127,12 @@ fn why(e: &EntryActivation) -> String {
         When::Held => parts.push("`when` held".into()),
         When::False => parts.push("`when` was false".into()),
         When::Error(m) => parts.push(format!("`when` failed (counts as false): {m}")),
+    }
+    if let Some(step) = e.step.filter(|s| *s > 0) {
+        parts.push(format!("at recursion step {step} (5.7)"));
+    }
+    if let Some(g) = &e.group {
+        parts.push(format!("removed by inclusion group `{g}` (5.8)"));
     }
     parts.join("; ")
 }

@@ -326,6 +326,8 @@ pub struct StoryIr {
     pub var_index: HashMap<String, u32>,
     /// Lore entries in declaration order (Format 5.5).
     pub entries: Vec<super::lore::EntryIr>,
+    /// The recursion step limit (Format 5.7): 0 off, `u64::MAX` unlimited.
+    pub recursion: u64,
 }
 
 /// Difficulty presets (Format 6.5).

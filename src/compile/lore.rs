@@ -105,6 +105,47 @@ pub struct EntryIr {
     /// The environment `when` is filled from (its owner's; the slots are
     /// the same with `hit()` declared).
     pub env: u16,
+    /// `content` as written (the recursion buffer, 5.7).
+    pub content: Arc<str>,
+    /// `sticky`, 0 when absent (Format 5.6).
+    pub sticky: u64,
+    /// `cooldown`, 0 when absent (5.6).
+    pub cooldown: u64,
+    /// `delay`, 0 when absent (5.6).
+    pub delay: u64,
+    /// `exclude_recursion` (5.7).
+    pub exclude_recursion: bool,
+    /// `prevent_recursion` (5.7).
+    pub prevent_recursion: bool,
+    /// The `delay_until_recursion` level: `true` 1, `false` 0 (5.7).
+    pub recursion_level: u64,
+    /// `group` (5.8).
+    pub group: Vec<Arc<str>>,
+    /// `group_weight` (5.8).
+    pub group_weight: u64,
+    /// `group_override` (5.8).
+    pub group_override: bool,
+    /// `group_scoring` (5.8).
+    pub group_scoring: bool,
+}
+
+/// The step limit of a story's recursive activation (Format 5.7) from its
+/// worlds' `recursion` (5.1): 0 when off, [`u64::MAX`] when unlimited
+/// (one world says `true`), else the largest int.
+pub fn recursion_limit(story: &Story) -> u64 {
+    let mut limit = 0u64;
+    for (w, _) in &story.worlds {
+        match &w.recursion {
+            Some(Value::Bool(true)) => return u64::MAX,
+            Some(v) => {
+                if let Some(n) = crate::model::integer_u64(v) {
+                    limit = limit.max(n);
+                }
+            }
+            None => {}
+        }
+    }
+    limit
 }
 
 /// Compiles every entry of the story in declaration order. `env_of` gives
@@ -190,6 +231,21 @@ fn entry_ir(
         enabled: e.enabled,
         when,
         env: env_ix,
+        content: Arc::from(e.content.as_str()),
+        sticky: e.sticky.unwrap_or(0),
+        cooldown: e.cooldown.unwrap_or(0),
+        delay: e.delay.unwrap_or(0),
+        exclude_recursion: e.exclude_recursion,
+        prevent_recursion: e.prevent_recursion,
+        recursion_level: match &e.delay_until_recursion {
+            Some(Value::Bool(true)) => 1,
+            Some(v) => crate::model::integer_u64(v).unwrap_or(0),
+            None => 0,
+        },
+        group: e.group.iter().map(|g| Arc::from(g.as_str())).collect(),
+        group_weight: e.group_weight,
+        group_override: e.group_override,
+        group_scoring: e.group_scoring,
     })
 }
 

@@ -326,6 +326,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         names,
         var_index: by_name,
         entries,
+        recursion: super::lore::recursion_limit(story),
     })
 }
 

@@ -31,6 +31,7 @@ const FIELDS: &[(&str, &[&str])] = &[
     ("cel", &["expr", "kind", "at", "char", "self"]),
     ("check", &[]),
     ("knows", &["message", "part", "summary"]),
+    ("lore", &["at"]),
     ("parse", &["kind", "text", "base64"]),
     ("run", &["inputs", "seed", "difficulty", "opening", "model"]),
     ("safety", &["text", "reply"]),
@@ -278,11 +279,11 @@ fn run_test(t: &Value, ty: &str, inputs: &Inputs, conforming: bool) -> Outcome {
     };
     let engine_test = matches!(
         ty,
-        "state" | "ended" | "macro" | "cel" | "knows" | "run" | "safety"
+        "state" | "ended" | "macro" | "cel" | "knows" | "lore" | "run" | "safety"
     );
     if engine_test && !conforming {
         return Outcome::SuiteError(
-            "a case with state, ended, macro, cel or knows tests needs a check test expecting no error codes (README 2)".into(),
+            "a case with state, ended, macro, cel, knows or lore tests needs a check test expecting no error codes (README 2)".into(),
         );
     }
     let r = match ty {
@@ -635,6 +636,21 @@ fn engine_test_run(
                     .ok_or_else(|| format!("the message has no part {i}"))?
             };
             let got = Value::from(got);
+            if json_eq(&got, expect) {
+                Ok(())
+            } else {
+                Err(format!("expected {expect}, got {got}"))
+            }
+        }
+        "lore" => {
+            let m = inputs.message(e, at.unwrap_or(""))?;
+            let got: Vec<Value> = e
+                .entries_at(m)
+                .into_iter()
+                .filter(|a| a.active)
+                .map(|a| Value::from(a.id))
+                .collect();
+            let got = Value::Array(got);
             if json_eq(&got, expect) {
                 Ok(())
             } else {

@@ -1,7 +1,10 @@
-//! Lore activation at a message (Format 5.3–5.5, 11.4), with the reasons:
-//! which key matched where, which secondary logic held, what `when` gave.
+//! Lore activation at a message (Format 5.3–5.8, 11.4), with the reasons:
+//! which key matched where, which secondary logic held, what `when` gave,
+//! timed effects along the path (5.6), recursion steps (5.7) and inclusion
+//! groups (5.8).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -29,6 +32,11 @@ pub struct KeyHit {
     pub end: usize,
     /// The occurrence as written in the scanned text.
     pub text: String,
+    /// When the occurrence starts in the recursion buffer (Format 5.7): the
+    /// ID of the entry whose content it is in (`message` is then `""` and
+    /// the range is inside that content).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
 }
 
 /// How the secondary keys went (Format 5.4).
@@ -80,6 +88,16 @@ pub enum Why {
     WhenFalse,
     /// Not active: `when` failed to evaluate.
     WhenError,
+    /// Active: held by `sticky` (Format 5.6).
+    Sticky,
+    /// Not active: delayed by `delay` (5.6).
+    Delayed,
+    /// Not active: cooling after a start (5.6).
+    Cooldown,
+    /// Not active: removed by an inclusion group (5.8).
+    Group,
+    /// Not active: its `delay_until_recursion` level was never reached (5.7).
+    DelayedUntilRecursion,
 }
 
 /// One entry at a message: whether it is active and why (Format 5.3).
@@ -114,6 +132,33 @@ pub struct EntryActivation {
     pub secondary: Option<Secondary>,
     /// What `when` gave.
     pub when: When,
+    /// The step it became active at (Format 5.3, 5.7); `None` when not active.
+    pub step: Option<u64>,
+    /// The inclusion group that removed it (Format 5.8), when `why` is `group`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+/// Each entry's last start position on a path (Format 5.6), by entry index.
+pub type Timed = Arc<Vec<Option<u64>>>;
+
+/// Where a piece of scanned text comes from: a message, or an entry's
+/// content in the recursion buffer (Format 5.7).
+#[derive(Debug, Clone, Copy)]
+enum Src {
+    Message(u32),
+    Entry(usize),
+}
+
+/// How far an entry is decided at a message (Format 5.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum St {
+    /// May still become active at a step.
+    Open,
+    /// Active.
+    Active,
+    /// Never active at this message (disabled, delayed, cooling).
+    Out,
 }
 
 /// The scanned text of one depth: the joined texts, their lower-cased form
@@ -124,24 +169,26 @@ struct Scan {
     /// For each byte offset of `lower` (and one past the end), the
     /// character index in `text`.
     lower_chars: Vec<usize>,
-    /// (message index, first character index in `text`), oldest first.
-    starts: Vec<(u32, usize)>,
+    /// (source, first character index in `text`), oldest first.
+    starts: Vec<(Src, usize)>,
 }
 
 impl Scan {
-    fn new(session: &SessionIr, msgs: &[u32]) -> Scan {
+    /// The rendered texts of messages (oldest first), then the rendered
+    /// contents of the buffer's entries, joined with `"\n"` (Format 5.3,
+    /// 5.7).
+    fn new<'t>(pieces: impl Iterator<Item = (Src, &'t str)>) -> Scan {
         let mut text = String::new();
-        let mut starts = Vec::with_capacity(msgs.len());
+        let mut starts = Vec::new();
         let mut chars = 0usize;
-        for (i, &m) in msgs.iter().enumerate() {
+        for (i, (src, t)) in pieces.enumerate() {
             if i > 0 {
                 text.push('\n');
                 chars += 1;
             }
-            starts.push((m, chars));
-            let t = session.text(m);
+            starts.push((src, chars));
             chars += t.chars().count();
-            text.push_str(&t);
+            text.push_str(t);
         }
         let mut lower_s = String::with_capacity(text.len());
         let mut lower_chars = Vec::with_capacity(text.len() + 1);
@@ -181,6 +228,7 @@ impl Scan {
     fn hits<'k>(
         &self,
         session: &SessionIr,
+        entries: &[EntryIr],
         set: &'k KeySet,
     ) -> impl Iterator<Item = (&'k str, Option<KeyHit>)> + 'k {
         let cs = set.options().case_sensitive;
@@ -189,26 +237,42 @@ impl Scan {
             .keys()
             .iter()
             .zip(found)
-            .map(|(k, f)| f.map(|(s, e)| self.key_hit(session, k, cs, s, e)))
+            .map(|(k, f)| f.map(|(s, e)| self.key_hit(session, entries, k, cs, s, e)))
             .collect();
         set.keys().iter().map(|k| &**k).zip(hits)
     }
 
-    fn key_hit(&self, session: &SessionIr, key: &str, cs: bool, s: usize, end: usize) -> KeyHit {
+    fn key_hit(
+        &self,
+        session: &SessionIr,
+        entries: &[EntryIr],
+        key: &str,
+        cs: bool,
+        s: usize,
+        end: usize,
+    ) -> KeyHit {
         let (cs_, ce) = (self.char_at(cs, s), self.char_at(cs, end));
-        let (m, first) = self
+        let (src, first) = self
             .starts
             .iter()
             .rev()
             .find(|(_, f)| *f <= cs_)
             .copied()
-            .unwrap_or((0, 0));
+            .unwrap_or((Src::Message(0), 0));
+        let (message, entry) = match src {
+            Src::Message(m) => (
+                session
+                    .messages
+                    .get(m as usize)
+                    .map_or(String::new(), |x| x.id.to_string()),
+                None,
+            ),
+            Src::Entry(i) => (String::new(), Some(entries[i].id.to_string())),
+        };
         KeyHit {
             key: key.to_string(),
-            message: session
-                .messages
-                .get(m as usize)
-                .map_or(String::new(), |x| x.id.to_string()),
+            message,
+            entry,
             start: cs_ - first,
             end: ce.max(cs_) - first,
             text: self
@@ -268,10 +332,12 @@ impl Engine {
     }
 
     /// [`Engine::active_entries`] by message index. `when` is evaluated, in
-    /// declaration order, only for entries that are enabled and constant or
-    /// whose keys match; its `roll()` calls are numbered after those the
-    /// derived variables made at the message (Format 11.5; events and
-    /// outcomes are not re-evaluated here, 9.3).
+    /// declaration order within each step, only for entries that are
+    /// enabled and constant or whose keys match; its `roll()` calls are
+    /// numbered after those the derived variables made at the message
+    /// (Format 11.5; events and outcomes are not re-evaluated here, 9.3).
+    /// Timed effects (5.6) are computed along the message's path, each
+    /// earlier message once.
     pub fn entries_at(&self, m: u32) -> Vec<EntryActivation> {
         self.entries_at_observed(m, None)
     }
@@ -281,113 +347,13 @@ impl Engine {
     pub fn entries_at_observed(
         &self,
         m: u32,
-        mut obs: Option<&mut (dyn super::observe::Observer + '_)>,
+        obs: Option<&mut (dyn super::observe::Observer + '_)>,
     ) -> Vec<EntryActivation> {
-        let Some(msg) = self.session.messages.get(m as usize) else {
+        if self.session.messages.get(m as usize).is_none() {
             return Vec::new();
-        };
-        let (state, mut calls) = self.state_with_calls(m);
-        // The non-hidden messages on the path, newest first, as many as the
-        // deepest entry scans.
-        let deepest = self
-            .ir
-            .entries
-            .iter()
-            .map(|e| e.scan_depth)
-            .max()
-            .unwrap_or(0);
-        let mut recent: Vec<u32> = Vec::new();
-        let mut cur = Some(m);
-        while let Some(c) = cur {
-            if recent.len() >= deepest as usize {
-                break;
-            }
-            let Some(x) = self.session.messages.get(c as usize) else {
-                break;
-            };
-            if !x.hidden {
-                recent.push(c);
-            }
-            cur = x.parent;
         }
-        let mut scans: Vec<Option<Scan>> = Vec::new();
-        scans.resize_with(recent.len() + 1, || None);
-        let mut cache = HashMap::new();
-        let point = Point {
-            ir: &self.ir,
-            session: Some(&self.session),
-            char: char_of(msg.author),
-        };
-        let mut out = Vec::with_capacity(self.ir.entries.len());
-        for (i, e) in self.ir.entries.iter().enumerate() {
-            let depth = (e.scan_depth as usize).min(recent.len());
-            let scan = scans[depth].get_or_insert_with(|| {
-                let mut msgs: Vec<u32> = recent[..depth].to_vec();
-                msgs.reverse();
-                Scan::new(&self.session, &msgs)
-            });
-            let mut a = EntryActivation {
-                index: i,
-                id: e.id.to_string(),
-                owner: self.ir.owner_id(e.owner).to_string(),
-                pointer: e.pointer.clone(),
-                order: e.order,
-                position: e.position,
-                constant: e.constant,
-                active: false,
-                why: Why::Disabled,
-                scanned: scan
-                    .starts
-                    .iter()
-                    .map(|(x, _)| self.session.messages[*x as usize].id.to_string())
-                    .collect(),
-                hits: Vec::new(),
-                missed: Vec::new(),
-                secondary: None,
-                when: if e.when.is_some() {
-                    When::NotEvaluated
-                } else {
-                    When::Absent
-                },
-            };
-            self.decide(e, scan, &mut a);
-            let passed = matches!(a.why, Why::Constant | Why::Keys);
-            if passed {
-                if let Some(program) = &e.when {
-                    let mut host = LoreHost {
-                        scan,
-                        case_sensitive: e.case_sensitive,
-                        whole_words: e.whole_words,
-                        seed: self.session.seed,
-                        message: &msg.id,
-                        calls: &mut calls,
-                        cache: &mut cache,
-                    };
-                    let site = super::observe::Site::Entry(&a.owner, &a.id);
-                    a.when = self.eval_when(
-                        &point,
-                        &state,
-                        e,
-                        program,
-                        &mut host,
-                        site,
-                        obs.as_deref_mut(),
-                    );
-                    match &a.when {
-                        When::False => a.why = Why::WhenFalse,
-                        When::Error(_) => a.why = Why::WhenError,
-                        _ => {}
-                    }
-                }
-            }
-            a.active = matches!(a.why, Why::Constant | Why::Keys);
-            if a.active {
-                if let Some(o) = obs.as_deref_mut() {
-                    o.entry(&a.owner, &a.id);
-                }
-            }
-            out.push(a);
-        }
+        let timed = self.timed_before(m);
+        let (out, _) = self.decide_at(m, &timed, obs);
         let mut active: Vec<EntryActivation> = Vec::new();
         let mut inactive = Vec::new();
         for a in out {
@@ -403,13 +369,405 @@ impl Engine {
         active
     }
 
+    /// Forgets the timed-effect memo (Format 5.6) of messages `m` and after
+    /// (by index): a runtime calls it when it records firings on message
+    /// `m` or removes it, since activation there may change.
+    pub fn forget_lore_from(&self, m: u32) {
+        if let Ok(mut cache) = self.lore_timed.lock() {
+            let _ = cache.split_off(&m);
+        }
+    }
+
+    /// Whether any entry has `sticky` or `cooldown` (Format 5.6): only then
+    /// does activation at a message depend on earlier messages' activation.
+    fn has_timed(&self) -> bool {
+        self.ir
+            .entries
+            .iter()
+            .any(|e| e.sticky > 0 || e.cooldown > 0)
+    }
+
+    /// Each entry's last start position on the path before `m` (Format
+    /// 5.6): as of after `m`'s parent.
+    fn timed_before(&self, m: u32) -> Timed {
+        let n = self.ir.entries.len();
+        if !self.has_timed() {
+            return Arc::new(vec![None; n]);
+        }
+        match self.session.messages.get(m as usize).and_then(|x| x.parent) {
+            Some(p) => self.timed_after(p),
+            None => Arc::new(vec![None; n]),
+        }
+    }
+
+    /// The last start positions as of after message `p` (its own starts
+    /// included), computing each message of the path not yet computed once,
+    /// root first, without recursion (paths may be long).
+    fn timed_after(&self, p: u32) -> Timed {
+        let n = self.ir.entries.len();
+        let cached = |c: u32| self.lore_timed.lock().ok().and_then(|t| t.get(&c).cloned());
+        let mut chain = Vec::new();
+        let mut base: Option<Timed> = None;
+        let mut cur = Some(p);
+        while let Some(c) = cur {
+            if let Some(t) = cached(c) {
+                base = Some(t);
+                break;
+            }
+            chain.push(c);
+            cur = self.session.messages.get(c as usize).and_then(|x| x.parent);
+        }
+        let mut t = base.unwrap_or_else(|| Arc::new(vec![None; n]));
+        for &c in chain.iter().rev() {
+            let (_, started) = self.decide_at(c, &t, None);
+            let pos = u64::from(self.session.messages[c as usize].depth) + 1;
+            if started.iter().any(|s| *s) {
+                let mut next = (*t).clone();
+                for (i, s) in started.iter().enumerate() {
+                    if *s {
+                        next[i] = Some(pos);
+                    }
+                }
+                t = Arc::new(next);
+            }
+            if let Ok(mut cache) = self.lore_timed.lock() {
+                cache.insert(c, t.clone());
+            }
+        }
+        t
+    }
+
+    /// Every entry at `m` in declaration order, given the last start
+    /// positions before it (Format 5.3, 5.6–5.8), and which entries start
+    /// at `m`.
+    fn decide_at(
+        &self,
+        m: u32,
+        timed: &[Option<u64>],
+        mut obs: Option<&mut (dyn super::observe::Observer + '_)>,
+    ) -> (Vec<EntryActivation>, Vec<bool>) {
+        let entries = &self.ir.entries;
+        let n = entries.len();
+        let Some(msg) = self.session.messages.get(m as usize) else {
+            return (Vec::new(), Vec::new());
+        };
+        let pos = u64::from(msg.depth) + 1;
+        let (state, mut calls) = self.state_with_calls(m);
+        // The non-hidden messages on the path, newest first, as many as the
+        // deepest entry scans.
+        let deepest = entries.iter().map(|e| e.scan_depth).max().unwrap_or(0);
+        let mut recent: Vec<u32> = Vec::new();
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            if recent.len() >= deepest as usize {
+                break;
+            }
+            let Some(x) = self.session.messages.get(c as usize) else {
+                break;
+            };
+            if !x.hidden {
+                recent.push(c);
+            }
+            cur = x.parent;
+        }
+        // Each scanned message's text as rendered (5.3), newest first.
+        let texts: Vec<String> = recent.iter().map(|&c| self.scan_text(c)).collect();
+        let mut cache = HashMap::new();
+        let point = Point {
+            ir: &self.ir,
+            session: Some(&self.session),
+            char: char_of(msg.author),
+        };
+        let mut acts: Vec<EntryActivation> = Vec::with_capacity(n);
+        let mut status = vec![St::Open; n];
+        let mut held = vec![false; n];
+        for (i, e) in entries.iter().enumerate() {
+            let depth = (e.scan_depth as usize).min(recent.len());
+            let mut a = EntryActivation {
+                index: i,
+                id: e.id.to_string(),
+                owner: self.ir.owner_id(e.owner).to_string(),
+                pointer: e.pointer.clone(),
+                order: e.order,
+                position: e.position,
+                constant: e.constant,
+                active: false,
+                why: Why::NoKeys,
+                scanned: recent[..depth]
+                    .iter()
+                    .rev()
+                    .map(|x| self.session.messages[*x as usize].id.to_string())
+                    .collect(),
+                hits: Vec::new(),
+                missed: Vec::new(),
+                secondary: None,
+                when: if e.when.is_some() {
+                    When::NotEvaluated
+                } else {
+                    When::Absent
+                },
+                step: None,
+                group: None,
+            };
+            let last = timed.get(i).copied().flatten();
+            if !e.enabled {
+                a.why = Why::Disabled;
+                status[i] = St::Out;
+            } else if e.delay > 0 && pos < e.delay {
+                a.why = Why::Delayed;
+                status[i] = St::Out;
+            } else if last.is_some_and(|s| e.sticky > 0 && pos <= s.saturating_add(e.sticky)) {
+                a.why = Why::Sticky;
+                held[i] = true;
+            } else if last.is_some_and(|s| {
+                e.cooldown > 0 && pos <= s.saturating_add(e.sticky).saturating_add(e.cooldown)
+            }) {
+                a.why = Why::Cooldown;
+                status[i] = St::Out;
+            } else if e.recursion_level > 0 {
+                a.why = Why::DelayedUntilRecursion;
+            }
+            acts.push(a);
+        }
+        let mut step: u64 = 0;
+        // The entries whose content is in the recursion buffer, with the
+        // content rendered at m (5.7).
+        let mut buffer: Vec<(usize, String)> = Vec::new();
+        let author = self.ir.who_id(msg.author).to_string();
+        let narrator = author == "narrator";
+        loop {
+            let mut scans: Vec<Option<Scan>> = Vec::new();
+            scans.resize_with(recent.len() + 1, || None);
+            let mut newly: Vec<usize> = Vec::new();
+            for (i, e) in entries.iter().enumerate() {
+                if status[i] != St::Open {
+                    continue;
+                }
+                if step == 0 {
+                    if held[i] {
+                        newly.push(i);
+                        continue;
+                    }
+                    if e.recursion_level > 0 {
+                        continue;
+                    }
+                } else if e.exclude_recursion || e.recursion_level > step {
+                    continue;
+                }
+                let depth = (e.scan_depth as usize).min(recent.len());
+                let scan = scans[depth].get_or_insert_with(|| {
+                    let msgs = (0..depth)
+                        .rev()
+                        .map(|k| (Src::Message(recent[k]), texts[k].as_str()));
+                    let buf = buffer.iter().map(|(j, t)| (Src::Entry(*j), t.as_str()));
+                    Scan::new(msgs.chain(buf))
+                });
+                let a = &mut acts[i];
+                a.hits.clear();
+                a.missed.clear();
+                a.secondary = None;
+                a.group = None;
+                a.when = if e.when.is_some() {
+                    When::NotEvaluated
+                } else {
+                    When::Absent
+                };
+                self.decide(e, scan, a);
+                if matches!(a.why, Why::Constant | Why::Keys) {
+                    if let Some(program) = &e.when {
+                        let mut host = LoreHost {
+                            scan,
+                            case_sensitive: e.case_sensitive,
+                            whole_words: e.whole_words,
+                            seed: self.session.seed,
+                            message: &msg.id,
+                            calls: &mut calls,
+                            cache: &mut cache,
+                        };
+                        let site = super::observe::Site::Entry(&a.owner, &a.id);
+                        a.when = self.eval_when(
+                            &point,
+                            &state,
+                            e,
+                            program,
+                            &mut host,
+                            site,
+                            obs.as_deref_mut(),
+                        );
+                        match &a.when {
+                            When::False => a.why = Why::WhenFalse,
+                            When::Error(_) => a.why = Why::WhenError,
+                            _ => {}
+                        }
+                    }
+                }
+                if matches!(a.why, Why::Constant | Why::Keys) {
+                    newly.push(i);
+                }
+            }
+            let removed = self.group_filter(&msg.id, step, &newly, &held, &acts, &status);
+            let mut activated = 0usize;
+            for &i in &newly {
+                if let Some(g) = removed.get(&i) {
+                    acts[i].why = Why::Group;
+                    acts[i].group = Some(g.to_string());
+                    continue;
+                }
+                activated += 1;
+                status[i] = St::Active;
+                acts[i].active = true;
+                acts[i].step = Some(step);
+                if !entries[i].prevent_recursion && self.ir.recursion > 0 {
+                    let owner = self.ir.owner_id(entries[i].owner).to_string();
+                    let who = super::macros::RenderFor {
+                        char: (!narrator).then_some(author.as_str()),
+                        owner: Some(owner.as_str()),
+                        narrator,
+                    };
+                    let text = self.render_stable_for_scan(&entries[i].content, &state, who);
+                    buffer.push((i, text));
+                }
+                if let Some(o) = obs.as_deref_mut() {
+                    o.entry(&acts[i].owner, &acts[i].id);
+                }
+            }
+            if self.ir.recursion == 0 {
+                break;
+            }
+            let next = if activated > 0 {
+                step + 1
+            } else {
+                match entries
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, e)| {
+                        status[*i] == St::Open && !e.exclude_recursion && e.recursion_level > step
+                    })
+                    .map(|(_, e)| e.recursion_level)
+                    .min()
+                {
+                    Some(l) => l,
+                    None => break,
+                }
+            };
+            if next > self.ir.recursion {
+                break;
+            }
+            step = next;
+        }
+        let started = (0..n)
+            .map(|i| status[i] == St::Active && !held[i])
+            .collect();
+        (acts, started)
+    }
+
+    /// Inclusion groups at step `step` (Format 5.8): of the entries `newly`
+    /// made active, those a group removes, with the group.
+    fn group_filter(
+        &self,
+        message: &str,
+        step: u64,
+        newly: &[usize],
+        held: &[bool],
+        acts: &[EntryActivation],
+        status: &[St],
+    ) -> HashMap<usize, Arc<str>> {
+        let entries = &self.ir.entries;
+        let mut removed: HashMap<usize, Arc<str>> = HashMap::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut names: Vec<&Arc<str>> = Vec::new();
+        for &i in newly {
+            for g in &entries[i].group {
+                if seen.insert(g) {
+                    names.push(g);
+                }
+            }
+        }
+        for g in names {
+            let members: Vec<usize> = newly
+                .iter()
+                .copied()
+                .filter(|i| !removed.contains_key(i) && entries[*i].group.contains(g))
+                .collect();
+            if members.is_empty() {
+                continue;
+            }
+            let remove = |keep: &[usize], removed: &mut HashMap<usize, Arc<str>>| {
+                for &i in &members {
+                    if !keep.contains(&i) {
+                        removed.insert(i, g.clone());
+                    }
+                }
+            };
+            // 1. A group with an entry active from an earlier step.
+            let earlier = entries
+                .iter()
+                .enumerate()
+                .any(|(j, e)| status[j] == St::Active && e.group.contains(g));
+            if earlier {
+                remove(&[], &mut removed);
+                continue;
+            }
+            // 2. Held members win.
+            let held_m: Vec<usize> = members.iter().copied().filter(|i| held[*i]).collect();
+            if !held_m.is_empty() {
+                remove(&held_m, &mut removed);
+                continue;
+            }
+            let mut rest = members.clone();
+            // 3.1 Scoring.
+            if rest.len() > 1 && rest.iter().any(|i| entries[*i].group_scoring) {
+                let score = |i: usize| {
+                    acts[i].hits.len() + acts[i].secondary.as_ref().map_or(0, |s| s.hits.len())
+                };
+                let max = rest.iter().map(|i| score(*i)).max().unwrap_or(0);
+                rest.retain(|i| !(entries[*i].group_scoring && score(*i) < max));
+            }
+            if rest.len() > 1 {
+                let winner = if rest.iter().any(|i| entries[*i].group_override) {
+                    // 3.2 Prioritize: the largest `order`, the first on ties.
+                    let mut best: Option<usize> = None;
+                    for &i in rest.iter().filter(|i| entries[**i].group_override) {
+                        if best.is_none_or(|b| entries[i].order > entries[b].order) {
+                            best = Some(i);
+                        }
+                    }
+                    best
+                } else {
+                    // 3.3 Weighted choice with choose(W, label) (18.3).
+                    let total: u64 = rest
+                        .iter()
+                        .map(|i| entries[*i].group_weight)
+                        .fold(0u64, u64::saturating_add);
+                    let label = format!("group:{}:{message}:{step}:{g}", self.session.seed);
+                    let mut gen =
+                        crate::cel::dice::SplitMix64(crate::cel::dice::fnv1a64(label.as_bytes()));
+                    let r = ((u128::from(gen.next_u64()) * u128::from(total)) >> 64) as u64;
+                    let mut acc = 0u64;
+                    let mut pick = None;
+                    for &i in &rest {
+                        acc = acc.saturating_add(entries[i].group_weight);
+                        if r < acc {
+                            pick = Some(i);
+                            break;
+                        }
+                    }
+                    pick
+                };
+                rest = winner.into_iter().collect();
+            }
+            remove(&rest, &mut removed);
+        }
+        removed
+    }
+
     /// Steps 1 and 2 of Format 5.3, with the key matches.
     fn decide(&self, e: &EntryIr, scan: &Scan, a: &mut EntryActivation) {
         if !e.enabled {
             a.why = Why::Disabled;
             return;
         }
-        for (k, h) in scan.hits(&self.session, &e.keys) {
+        for (k, h) in scan.hits(&self.session, &self.ir.entries, &e.keys) {
             match h {
                 Some(h) => a.hits.push(h),
                 None => a.missed.push(k.to_string()),
@@ -424,7 +782,7 @@ impl Engine {
                     missed: Vec::new(),
                     held: false,
                 };
-                for (k, h) in scan.hits(&self.session, sec) {
+                for (k, h) in scan.hits(&self.session, &self.ir.entries, sec) {
                     match h {
                         Some(h) => s.hits.push(h),
                         None => s.missed.push(k.to_string()),

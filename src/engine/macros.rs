@@ -25,6 +25,11 @@ struct MacroScope<'a> {
     narrator: bool,
     user: Option<String>,
     message: &'a str,
+    /// Rendering for lore scanning (Format 5.3): `hidden_key` shows its
+    /// arguments.
+    scanning: bool,
+    /// The template's source when `pick` is stable per session (10.6).
+    stable: Option<&'a str>,
 }
 
 impl Engine {
@@ -117,6 +122,74 @@ impl Engine {
         who: RenderFor<'_>,
         limit: usize,
     ) -> Result<String, template::render::TooLong> {
+        self.render_inner(text, state, who, limit, false, false)
+    }
+
+    /// [`Engine::render`] for a template outside message parts (Format
+    /// 10.6: entry content, descriptions, a character's texts, a model's
+    /// instructions): `pick` is stable per session, seeded by
+    /// `"<seed>:pick:<k>:<template>"`.
+    pub fn render_stable(&self, text: &str, state: &State, who: RenderFor<'_>) -> String {
+        self.render_inner(text, state, who, template::render::RENDER_LIMIT, false, true)
+            .unwrap_or_else(|e| e.partial)
+    }
+
+    /// [`Engine::render`] for lore scanning (Format 5.3): the same text,
+    /// except that `hidden_key` renders its arguments joined with `,`.
+    pub fn render_for_scan(&self, text: &str, state: &State, who: RenderFor<'_>) -> String {
+        self.render_inner(text, state, who, template::render::RENDER_LIMIT, true, false)
+            .unwrap_or_else(|e| e.partial)
+    }
+
+    /// [`Engine::render_for_scan`] with `pick` stable per session (10.6):
+    /// an entry's content in the recursion buffer (5.7).
+    pub fn render_stable_for_scan(&self, text: &str, state: &State, who: RenderFor<'_>) -> String {
+        self.render_inner(text, state, who, template::render::RENDER_LIMIT, true, true)
+            .unwrap_or_else(|e| e.partial)
+    }
+
+    /// The text of message `m` as lore scanning reads it (Format 5.3): each
+    /// part rendered as 10.5 says, `hidden_key` showing its arguments,
+    /// joined with `"\n"`.
+    pub fn scan_text(&self, m: u32) -> String {
+        let Some(msg) = self.session.messages.get(m as usize) else {
+            return String::new();
+        };
+        if msg
+            .parts
+            .iter()
+            .all(|p| template::render::is_plain_text(&p.text))
+        {
+            return self.session.text(m);
+        }
+        let state = self.state_at(m);
+        let author = self.ir.who_id(msg.author).to_string();
+        let narrator = author == "narrator";
+        let who = RenderFor {
+            char: (!narrator).then_some(author.as_str()),
+            owner: Some(if narrator {
+                &self.ir.scenario
+            } else {
+                author.as_str()
+            }),
+            narrator,
+        };
+        msg.parts
+            .iter()
+            .map(|p| self.render_for_scan(&p.text, &state, who))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn render_inner(
+        &self,
+        text: &str,
+        state: &State,
+        who: RenderFor<'_>,
+        limit: usize,
+        scanning: bool,
+        stable: bool,
+    ) -> Result<String, template::render::TooLong> {
         let owner = who.owner.map(|o| {
             if o == &*self.ir.scenario {
                 None
@@ -136,6 +209,8 @@ impl Engine {
             narrator: who.narrator,
             user: self.user_name(state),
             message,
+            scanning,
+            stable: stable.then_some(text),
         };
         let too_long = || template::render::TooLong {
             limit,
@@ -248,5 +323,12 @@ impl Scope for MacroScope<'_> {
     }
     fn seed(&self) -> (u64, &str) {
         (self.engine.session.seed, self.message)
+    }
+    fn scanning(&self) -> bool {
+        self.scanning
+    }
+    fn pick_seed(&self, k: u64) -> Option<String> {
+        self.stable
+            .map(|src| format!("{}:pick:{k}:{src}", self.engine.session.seed))
     }
 }

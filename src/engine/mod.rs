@@ -117,6 +117,10 @@ pub struct Engine {
     /// Templates parsed by [`Engine::render`], by text.
     templates:
         std::sync::Mutex<std::collections::HashMap<Box<str>, Arc<crate::template::Template>>>,
+    /// Each entry's last start position as of after a message (Format 5.6),
+    /// by message index, computed once per message (only for stories with
+    /// a `sticky` or `cooldown` entry).
+    lore_timed: std::sync::Mutex<std::collections::BTreeMap<u32, lore::Timed>>,
 }
 
 /// How a story ended (Format 9.3).
@@ -190,6 +194,7 @@ impl Engine {
             checkpoints,
             stride,
             templates: Default::default(),
+            lore_timed: Default::default(),
         }
     }
 

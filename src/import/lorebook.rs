@@ -29,7 +29,7 @@ const ENTRY_MAPPED: &[&str] = &[
 ];
 
 /// The card fields of a book that the world holds.
-const BOOK_MAPPED: &[&str] = &["name", "description", "entries"];
+const BOOK_MAPPED: &[&str] = &["name", "description", "entries", "recursive_scanning"];
 
 /// Content for an entry whose card content is empty: a comment macro that
 /// renders nothing (Troupe needs a non-empty `content`, Format 5.2).
@@ -100,6 +100,13 @@ pub fn book_to_world(
             )),
         );
     }
+    if obj.get("recursive_scanning") == Some(&json!(true)) {
+        world.insert("recursion".into(), json!(true));
+        ctx.summary.converted(
+            &format!("{pointer}/recursive_scanning"),
+            "`recursive_scanning` = true → the world's `recursion: true` (Format 5.7: no step limit)",
+        );
+    }
     let mut out_entries = Vec::new();
     for (i, e) in entries.iter().enumerate() {
         let at = format!("{pointer}/entries/{i}");
@@ -123,7 +130,8 @@ pub fn book_to_world(
 
 /// The Troupe form of a book's own mapped fields (what its record hashes).
 pub fn book_view(world: &Map<String, Value>) -> Value {
-    json!({"name": world.get("name"), "description": world.get("description")})
+    json!({"name": world.get("name"), "description": world.get("description"),
+           "recursion": world.get("recursion")})
 }
 
 /// The card value of a book's mapped field `k` from the world. `entries`
@@ -138,6 +146,9 @@ pub fn book_inverse(k: &str, world: &Map<String, Value>, entries: &[Value]) -> O
             .map(macros::from_troupe)
             .unwrap_or_default())),
         "entries" => Some(Value::Array(entries.to_vec())),
+        "recursive_scanning" => Some(json!(world
+            .get("recursion")
+            .is_some_and(|r| *r != json!(false)))),
         _ => None,
     }
 }
@@ -247,6 +258,8 @@ fn card_entry(
     }
     if let Some(x) = ext {
         note_sillytavern_fields(x, &format!("{at}/extensions"), &mut ctx.summary);
+        // The card's `extensions` are kept whole in the record.
+        map_st_lore_fields(x, false, &mut t, &format!("{at}/extensions"), &mut ctx.summary);
     }
     never_active_warning(obj.get("keys"), &t, "keys", at, &mut ctx.summary);
     // A decorator may have given a depth or made the entry constant.
@@ -368,9 +381,17 @@ pub fn entry_to_card(t: &Value) -> Value {
     match t.pointer("/extensions/card") {
         Some(rec) => {
             let prefix = rec.get("decorators").and_then(Value::as_str).unwrap_or("");
-            Value::Object(record::restore(rec, &view, |k| {
-                entry_inverse(k, obj, prefix)
-            }))
+            let mut out = record::restore(rec, &view, |k| entry_inverse(k, obj, prefix));
+            let mut ext = out
+                .get("extensions")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            st_lore_to_card(obj, &mut ext);
+            if !ext.is_empty() || out.contains_key("extensions") {
+                out.insert("extensions".into(), Value::Object(ext));
+            }
+            Value::Object(out)
         }
         None => {
             let mut out = Map::new();
@@ -380,7 +401,13 @@ pub fn entry_to_card(t: &Value) -> Value {
                 }
             }
             out.insert("use_regex".into(), json!(false));
-            out.insert("extensions".into(), json!({}));
+            let mut ext = Map::new();
+            for (troupe, _, card) in ST_LORE_FIELDS {
+                if let Some(x) = obj.get(*troupe) {
+                    ext.insert((*card).to_string(), st_lore_to_source(troupe, x, false));
+                }
+            }
+            out.insert("extensions".into(), Value::Object(ext));
             Value::Object(out)
         }
     }
@@ -516,68 +543,9 @@ fn never_active_warning(
 
 /// SillyTavern entry fields whose behaviour Troupe does not reproduce at
 /// import (`docs/import.md` §3): kept as data, each noted in the summary
-/// when set (not null, false, 0 or empty).
+/// when set (not null, false, 0 or empty). Timed effects, recursion flags
+/// and inclusion groups are converted instead ([`ST_LORE_FIELDS`]).
 pub const ST_KEPT_ONLY: &[(&str, &str)] = &[
-    (
-        "sticky",
-        "timed effect counted in messages; not computed by Troupe yet",
-    ),
-    (
-        "cooldown",
-        "timed effect counted in messages; not computed by Troupe yet",
-    ),
-    (
-        "delay",
-        "timed effect counted in messages; not computed by Troupe yet",
-    ),
-    (
-        "group",
-        "inclusion groups are not computed by Troupe yet: every member can activate",
-    ),
-    (
-        "groupOverride",
-        "inclusion groups are not computed by Troupe yet",
-    ),
-    (
-        "group_override",
-        "inclusion groups are not computed by Troupe yet",
-    ),
-    (
-        "groupWeight",
-        "inclusion groups are not computed by Troupe yet",
-    ),
-    (
-        "group_weight",
-        "inclusion groups are not computed by Troupe yet",
-    ),
-    (
-        "useGroupScoring",
-        "inclusion groups are not computed by Troupe yet",
-    ),
-    (
-        "excludeRecursion",
-        "recursive activation is not computed by Troupe yet",
-    ),
-    (
-        "exclude_recursion",
-        "recursive activation is not computed by Troupe yet",
-    ),
-    (
-        "preventRecursion",
-        "recursive activation is not computed by Troupe yet",
-    ),
-    (
-        "prevent_recursion",
-        "recursive activation is not computed by Troupe yet",
-    ),
-    (
-        "delayUntilRecursion",
-        "recursive activation is not computed by Troupe yet",
-    ),
-    (
-        "delay_until_recursion",
-        "recursive activation is not computed by Troupe yet",
-    ),
     (
         "depth",
         "insertion depth is a prompt-building matter Troupe leaves to the runtime",
@@ -599,9 +567,8 @@ pub const ST_KEPT_ONLY: &[(&str, &str)] = &[
 
 fn note_sillytavern_fields(fields: &Map<String, Value>, at: &str, summary: &mut Summary) {
     for (k, why) in ST_KEPT_ONLY {
-        // SillyTavern's defaults say nothing: weight 100, depth 4.
+        // SillyTavern's defaults say nothing: depth 4.
         let default = match *k {
-            "groupWeight" | "group_weight" => Some(100.0),
             "depth" => Some(4.0),
             _ => None,
         };
@@ -617,6 +584,156 @@ fn note_sillytavern_fields(fields: &Map<String, Value>, at: &str, summary: &mut 
             summary.kept(
                 &format!("{at}/{}", crate::diag::escape_token(k)),
                 format!("`{k}` = {}: {why}", fields[*k]),
+            );
+        }
+    }
+}
+
+/// SillyTavern's World Info fields of timed effects, recursion and
+/// inclusion groups (`docs/import.md` §3) and the Troupe entry fields they
+/// become (Format 5.6–5.8): (Troupe field, World Info name, card
+/// `extensions` name).
+pub const ST_LORE_FIELDS: &[(&str, &str, &str)] = &[
+    ("sticky", "sticky", "sticky"),
+    ("cooldown", "cooldown", "cooldown"),
+    ("delay", "delay", "delay"),
+    ("exclude_recursion", "excludeRecursion", "exclude_recursion"),
+    ("prevent_recursion", "preventRecursion", "prevent_recursion"),
+    (
+        "delay_until_recursion",
+        "delayUntilRecursion",
+        "delay_until_recursion",
+    ),
+    ("group", "group", "group"),
+    ("group_weight", "groupWeight", "group_weight"),
+    ("group_override", "groupOverride", "group_override"),
+    ("group_scoring", "useGroupScoring", "use_group_scoring"),
+];
+
+/// The Troupe value of one SillyTavern lore field (`ST_LORE_FIELDS`), or
+/// `None` when it leaves the Troupe field absent (SillyTavern's "off":
+/// null, false, 0, an empty group, weight 100). `Err` for a value Troupe
+/// cannot hold (kept as data).
+fn st_lore_value(field: &str, v: &Value) -> Result<Option<Value>, ()> {
+    let int = || crate::model::integer(v);
+    match (field, v) {
+        (_, Value::Null) | (_, Value::Bool(false)) => Ok(None),
+        ("sticky" | "cooldown" | "delay", _) => match int() {
+            Some(n) if n >= 1 => Ok(Some(json!(n))),
+            Some(_) => Ok(None),
+            None => Err(()),
+        },
+        ("delay_until_recursion", Value::Bool(true)) => Ok(Some(json!(true))),
+        ("delay_until_recursion", _) => match int() {
+            Some(n) if n >= 1 => Ok(Some(json!(n))),
+            Some(0) => Ok(None),
+            _ => Err(()),
+        },
+        ("group", Value::String(g)) => {
+            let names: Vec<&str> = g.split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
+            Ok((!names.is_empty()).then(|| json!(names)))
+        }
+        ("group_weight", _) => match int() {
+            Some(100) => Ok(None),
+            Some(n) if n >= 1 => Ok(Some(json!(n))),
+            _ => Err(()),
+        },
+        (_, Value::Bool(true)) => Ok(Some(json!(true))),
+        _ => Err(()),
+    }
+}
+
+/// Maps SillyTavern's timed-effect, recursion and group fields of `fields`
+/// (World Info names when `world_info`, else a card entry's `extensions`
+/// names) onto the Troupe entry `t` (Format 5.6–5.8), noting each set one
+/// as converted and each one Troupe cannot hold as kept, at `at/<name>`.
+/// Returns the names of the fields whose original the Troupe form does not
+/// give back exactly (kept by the caller).
+fn map_st_lore_fields(
+    fields: &Map<String, Value>,
+    world_info: bool,
+    t: &mut Map<String, Value>,
+    at: &str,
+    summary: &mut Summary,
+) -> Vec<&'static str> {
+    let mut lossy = Vec::new();
+    for (troupe, wi, card) in ST_LORE_FIELDS {
+        let name = if world_info { *wi } else { *card };
+        let Some(v) = fields.get(name) else {
+            continue;
+        };
+        let here = format!("{at}/{}", crate::diag::escape_token(name));
+        match st_lore_value(troupe, v) {
+            Ok(Some(x)) => {
+                summary.converted(&here, format!("`{name}` = {v} → `{troupe}: {x}`"));
+                if *troupe == "group" && st_lore_to_source(troupe, &x, world_info) != *v {
+                    lossy.push(name);
+                }
+                t.insert((*troupe).to_string(), x);
+            }
+            Ok(None) => {}
+            Err(()) => {
+                lossy.push(name);
+                summary.kept(
+                    &here,
+                    format!("`{name}` = {v}: not a value Troupe's `{troupe}` can hold (Format 5.2)"),
+                );
+            }
+        }
+    }
+    lossy
+}
+
+/// The SillyTavern value of a Troupe lore field (the way back of
+/// [`st_lore_value`]): `x` the Troupe value, `Value::Null` when absent.
+fn st_lore_to_source(troupe: &str, x: &Value, world_info: bool) -> Value {
+    match troupe {
+        "sticky" | "cooldown" | "delay" => match x {
+            Value::Null => {
+                if world_info {
+                    Value::Null
+                } else {
+                    json!(0)
+                }
+            }
+            v => v.clone(),
+        },
+        "delay_until_recursion" => match x {
+            Value::Null => json!(false),
+            v => v.clone(),
+        },
+        "group" => json!(x
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(",")),
+        "group_weight" => match x {
+            Value::Null => json!(100),
+            v => v.clone(),
+        },
+        _ => json!(x.as_bool().unwrap_or(false)),
+    }
+}
+
+/// Writes the Troupe entry `t`'s timed-effect, recursion and group fields
+/// into a card entry's `extensions` (`docs/import.md` §6): a value is
+/// rewritten only when reading the one there back would not give the
+/// Troupe field, so an unedited import exports its original values.
+fn st_lore_to_card(t: &Map<String, Value>, ext: &mut Map<String, Value>) {
+    for (troupe, _, card) in ST_LORE_FIELDS {
+        let now = t.get(*troupe).cloned();
+        let was = ext.get(*card).map(|v| st_lore_value(troupe, v));
+        let same = match (&was, &now) {
+            (Some(Ok(a)), b) => a == b,
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            ext.insert(
+                (*card).to_string(),
+                st_lore_to_source(troupe, now.as_ref().unwrap_or(&Value::Null), false),
             );
         }
     }
@@ -887,6 +1004,13 @@ pub fn world_info_import(
         "name".into(),
         json!(if name.is_empty() { "World" } else { name }),
     );
+    // A World Info file holds no recursion setting; SillyTavern's "Recursive
+    // scan" is on by default with no step limit (Format 5.7).
+    world.insert("recursion".into(), json!(true));
+    summary.converted(
+        "",
+        "World Info has no recursion setting: SillyTavern's default (recursive scan on, no step limit) → the world's `recursion: true` (Format 5.7)",
+    );
     if !out.is_empty() {
         world.insert("entries".into(), Value::Array(out));
     }
@@ -909,6 +1033,16 @@ const WI_MAPPED: &[&str] = &[
     "caseSensitive",
     "matchWholeWords",
     "scanDepth",
+    "sticky",
+    "cooldown",
+    "delay",
+    "excludeRecursion",
+    "preventRecursion",
+    "delayUntilRecursion",
+    "group",
+    "groupWeight",
+    "groupOverride",
+    "useGroupScoring",
 ];
 
 fn world_info_entry(uid: &str, e: &Map<String, Value>, at: &str, summary: &mut Summary) -> Value {
@@ -981,6 +1115,7 @@ fn world_info_entry(uid: &str, e: &Map<String, Value>, at: &str, summary: &mut S
             t.insert("when".into(), json!(format!("roll(\"1d100\") <= {p}")));
         }
     }
+    let lore_lossy = map_st_lore_fields(e, true, &mut t, at, summary);
     // Keys that did not all come across keep their original text.
     let lossy = |k: &str, mapped: &[String]| {
         e.get(k)
@@ -997,6 +1132,7 @@ fn world_info_entry(uid: &str, e: &Map<String, Value>, at: &str, summary: &mut S
                 || (k.as_str() == "key" && key_lossy)
                 || (k.as_str() == "keysecondary" && secondary_lossy)
                 || (k.as_str() == "scanDepth" && no_scan_kept)
+                || lore_lossy.contains(&k.as_str())
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
@@ -1125,7 +1261,10 @@ mod tests {
         assert_eq!(e["position"], "after");
         assert_eq!(e["enabled"], false);
         assert_eq!(e["when"], "roll(\"1d100\") <= 40");
-        assert_eq!(e["extensions"]["sillytavern"]["sticky"], 2);
+        // `sticky` is converted (Format 5.6), no longer kept as data.
+        assert_eq!(e["sticky"], 2);
+        assert!(e["extensions"]["sillytavern"].get("sticky").is_none());
+        assert_eq!(w["recursion"], true);
         assert_eq!(w["id"], "eldoria");
     }
 

@@ -44,6 +44,10 @@ pub struct World {
     /// Lore entries.
     #[serde(default)]
     pub entries: Vec<Value>,
+    /// Recursive activation (Format 5.1, 5.7): `true`, an int ≥ 1 (the
+    /// most steps), or `false`.
+    #[serde(default)]
+    pub recursion: Option<Value>,
 }
 
 /// A lore entry (Format 5).
@@ -87,6 +91,36 @@ pub struct Entry {
     /// An extra CEL condition, with `hit()` available (Format 11.4).
     #[serde(default)]
     pub when: Option<String>,
+    /// Messages the entry stays active after it starts (Format 5.6).
+    #[serde(default, deserialize_with = "super::de_opt_int")]
+    pub sticky: Option<u64>,
+    /// Messages it cannot be active after its start and sticky ones (5.6).
+    #[serde(default, deserialize_with = "super::de_opt_int")]
+    pub cooldown: Option<u64>,
+    /// The position a path must reach before it can be active (5.6).
+    #[serde(default, deserialize_with = "super::de_opt_int")]
+    pub delay: Option<u64>,
+    /// Never activated by a recursion step (Format 5.7).
+    #[serde(default)]
+    pub exclude_recursion: bool,
+    /// Its content is not put in the recursion buffer (5.7).
+    #[serde(default)]
+    pub prevent_recursion: bool,
+    /// `true` (level 1), an int ≥ 1, or `false` (level 0) (5.7).
+    #[serde(default)]
+    pub delay_until_recursion: Option<Value>,
+    /// The inclusion groups it belongs to (Format 5.8).
+    #[serde(default)]
+    pub group: Vec<String>,
+    /// Its weight in a group's weighted choice (default 100, 5.8).
+    #[serde(default = "hundred_u", deserialize_with = "super::de_int")]
+    pub group_weight: u64,
+    /// Prioritize inclusion (5.8).
+    #[serde(default)]
+    pub group_override: bool,
+    /// Group scoring (5.8).
+    #[serde(default)]
+    pub group_scoring: bool,
 }
 
 fn yes() -> bool {
@@ -96,6 +130,9 @@ fn one() -> u32 {
     1
 }
 fn hundred() -> i64 {
+    100
+}
+fn hundred_u() -> u64 {
     100
 }
 

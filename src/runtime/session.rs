@@ -525,6 +525,8 @@ impl Session {
         }
         self.states[mi] = st;
         self.engine.session.messages[mi].firings = firings.clone();
+        // Lore activation at m may read the state its firings changed.
+        self.engine.forget_lore_from(m);
         firings
     }
 
@@ -533,6 +535,9 @@ impl Session {
         if let Some(m) = self.engine.session.messages.pop() {
             self.engine.session.index.remove(&m.id);
         }
+        // Its index may be reused by the next message.
+        self.engine
+            .forget_lore_from(self.engine.session.messages.len() as u32);
         self.states.pop();
         self.rolls.pop();
     }

@@ -25,6 +25,18 @@ pub trait Scope {
     /// The session seed and the message ID the text renders at (`""` for
     /// none), for `random`, `pick` and `roll`.
     fn seed(&self) -> (u64, &str);
+    /// True when the text renders for lore scanning (Format 5.3): then
+    /// `hidden_key` renders its arguments joined with `,` (10.6).
+    fn scanning(&self) -> bool {
+        false
+    }
+    /// The seed string of the `k`-th macro when it is a `pick` that is
+    /// stable per session (Format 10.6: templates outside message parts);
+    /// `None` for the message-seeded one.
+    fn pick_seed(&self, k: u64) -> Option<String> {
+        let _ = k;
+        None
+    }
 }
 
 /// The most bytes one template renders to (Format 16.2): a message part, a
@@ -163,7 +175,8 @@ fn call(name: &str, args: &[String], k: u64, scope: &dyn Scope) -> Option<String
             if args.is_empty() {
                 return None;
             }
-            let mut g = generator(&format!("{seed}:{message}:{name}:{k}"));
+            let stable = (name == "pick").then(|| scope.pick_seed(k)).flatten();
+            let mut g = generator(&stable.unwrap_or_else(|| format!("{seed}:{message}:{name}:{k}")));
             let i = ((u128::from(g.next_u64()) * args.len() as u128) >> 64) as usize;
             args.get(i).cloned()
         }
@@ -185,7 +198,11 @@ fn call(name: &str, args: &[String], k: u64, scope: &dyn Scope) -> Option<String
             Some(total.to_string())
         }
         "reverse" => Some(args.join(",").chars().rev().collect()),
-        "hidden_key" => Some(String::new()),
+        "hidden_key" => Some(if scope.scanning() {
+            args.join(",")
+        } else {
+            String::new()
+        }),
         _ => None,
     }
 }

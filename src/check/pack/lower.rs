@@ -460,6 +460,7 @@ pub fn lower(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Lowered {
             ("name", "name"),
             ("description", "description"),
             ("entries", "entries"),
+            ("recursion", "recursion"),
             ("extensions", "extensions"),
         ],
     );

@@ -76,7 +76,8 @@ pub fn messages(
         }),
         narrator,
     };
-    let render = |t: &str| engine.render(t, &state, who);
+    // Card, lore and instruction texts: `pick` stable per session (10.6).
+    let render = |t: &str| engine.render_stable(t, &state, who);
     let sc = scenario(bundle, engine);
     let mut sys = String::new();
     // 1. Instructions.
