@@ -32,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
     env.declare("m", Type::map(Type::String, Type::Dyn));
     let Ok(program) = cel::compile(src, &env) else { return };
     let mut act = Activation::new(&env);
-    for (i, slot) in env.slots().iter().enumerate() {
+    for (i, slot) in env.slots().enumerate() {
         let v = match &slot.ty {
             Type::Int => Value::Int(i as i64 - 3),
             Type::Double => Value::Double(0.5 * i as f64),
