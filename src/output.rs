@@ -49,7 +49,7 @@ pub fn partial_path(target: &Path) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    target.with_file_name(format!(".{name}.troupe-partial"))
+    target.with_file_name(crate::load::pack::partial_file_name(&name))
 }
 
 /// The path to write for `path`: a symlink is written through (its target

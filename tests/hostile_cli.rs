@@ -733,3 +733,46 @@ fn keyed_maps_along_a_long_path_stay_linear() {
         / (small.max_rss_kib - 16 * 1024).max(4 * 1024) as f64;
     assert!(growth < 6.0, "memory growth {growth:.1} at 4× input");
 }
+
+#[test]
+fn a_session_written_into_its_own_pack_is_checked_without_its_partial_file() {
+    // Format 13 / 16.3: `run PACK --out PACK/sessions/s.jsonl` checks what it
+    // wrote with the pack, while its partial file is in `sessions/`; that
+    // file (and one a killed writer left) is not part of the pack.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_dir(
+        &repo("examples/packs/everyday-negotiation"),
+        &d.join("pack"),
+    );
+    std::fs::create_dir_all(d.join("pack/sessions")).unwrap();
+    std::fs::write(d.join("script.txt"), "Hello\nHow much?\n").unwrap();
+    let r = troupe(
+        d,
+        &[
+            "run",
+            "pack",
+            "--script",
+            "script.txt",
+            "--out",
+            "pack/sessions/s.jsonl",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("ADVISORY") && !r.stdout.contains("ADVISORY"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(d.join("pack/sessions/s.jsonl").is_file());
+    assert!(!d.join("pack/sessions/.s.jsonl.troupe-partial").exists());
+    // A partial file left behind is skipped by check; another hidden file is not.
+    std::fs::write(d.join("pack/sessions/.t.jsonl.troupe-partial"), "{\"half").unwrap();
+    let r = troupe(d, &["check", "pack"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(!r.stdout.contains("ADVISORY"), "{}", r.stdout);
+    std::fs::write(d.join("pack/sessions/.notes.troupe-partial.txt"), "x").unwrap();
+    let r = troupe(d, &["check", "pack"]);
+    assert!(r.stdout.contains("ADVISORY"), "{}", r.stdout);
+}

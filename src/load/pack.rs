@@ -181,6 +181,10 @@ pub fn scan_pack(root: &Path) -> Loaded<PackFiles> {
         }
     }
     for rel in &found.files {
+        // A file being written (Format 13, 16.3) is not part of the pack.
+        if is_partial_file(rel.rsplit('/').next().unwrap_or(rel)) {
+            continue;
+        }
         let (top, rest) = match rel.split_once('/') {
             Some((t, r)) => (t, Some(r)),
             None => (rel.as_str(), None),
@@ -415,3 +419,21 @@ fn rel_name(p: &Path) -> String {
         .collect::<Vec<_>>()
         .join("/")
 }
+
+/// The name of the partial file an output `name` is written to before it is
+/// renamed into place (Format 16.3): `.<name>.troupe-partial`, in the same
+/// folder.
+pub fn partial_file_name(name: &str) -> String {
+    format!(".{name}{PARTIAL_SUFFIX}")
+}
+
+/// Whether a file name is a partial file of [`partial_file_name`]'s form: a
+/// file being written (or left by a killed writer), which a pack scan skips
+/// without a diagnostic (Format 13).
+pub fn is_partial_file(file_name: &str) -> bool {
+    file_name.len() > 1 + PARTIAL_SUFFIX.len()
+        && file_name.starts_with('.')
+        && file_name.ends_with(PARTIAL_SUFFIX)
+}
+
+const PARTIAL_SUFFIX: &str = ".troupe-partial";

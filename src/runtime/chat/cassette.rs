@@ -137,7 +137,7 @@ impl Cassette {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "cassette".into());
-        let tmp: PathBuf = path.with_file_name(format!(".{name}.troupe-partial"));
+        let tmp: PathBuf = path.with_file_name(crate::load::pack::partial_file_name(&name));
         std::fs::write(&tmp, self.to_text())?;
         std::fs::rename(&tmp, path)
     }
