@@ -17,6 +17,20 @@ pub struct RenderFor<'a> {
     pub narrator: bool,
 }
 
+impl<'a> RenderFor<'a> {
+    /// What a message part by `author` renders for (Format 10.5): char = the
+    /// author and owner = the author, except for the narrator (`"narrator"`),
+    /// whose text has no char and whose owner is the scenario `scenario`.
+    pub fn message_part(author: &'a str, scenario: &'a str) -> Self {
+        let narrator = author == "narrator";
+        RenderFor {
+            char: (!narrator).then_some(author),
+            owner: Some(if narrator { scenario } else { author }),
+            narrator,
+        }
+    }
+}
+
 struct MacroScope<'a> {
     engine: &'a Engine,
     state: &'a State,
@@ -164,16 +178,7 @@ impl Engine {
         }
         let state = self.state_at(m);
         let author = self.ir.who_id(msg.author).to_string();
-        let narrator = author == "narrator";
-        let who = RenderFor {
-            char: (!narrator).then_some(author.as_str()),
-            owner: Some(if narrator {
-                &self.ir.scenario
-            } else {
-                author.as_str()
-            }),
-            narrator,
-        };
+        let who = RenderFor::message_part(&author, &self.ir.scenario);
         msg.parts
             .iter()
             .map(|p| self.render_for_scan(&p.text, &state, who))
@@ -285,16 +290,7 @@ impl Engine {
     fn render_message_text_at(&self, m: u32, text: &str, state: &State) -> String {
         let msg = &self.session.messages[m as usize];
         let author = self.ir.who_id(msg.author).to_string();
-        let narrator = author == "narrator";
-        let who = RenderFor {
-            char: (!narrator).then_some(author.as_str()),
-            owner: Some(if narrator {
-                &self.ir.scenario
-            } else {
-                author.as_str()
-            }),
-            narrator,
-        };
+        let who = RenderFor::message_part(&author, &self.ir.scenario);
         self.render(text, state, who)
     }
 }

@@ -439,16 +439,7 @@ impl Session {
             return Ok(None);
         }
         let author = self.engine.ir.who_id(msg.author).to_string();
-        let narrator = author == "narrator";
-        let who = RenderFor {
-            char: (!narrator).then_some(author.as_str()),
-            owner: Some(if narrator {
-                &self.engine.ir.scenario
-            } else {
-                author.as_str()
-            }),
-            narrator,
-        };
+        let who = RenderFor::message_part(&author, &self.engine.ir.scenario);
         let st = &self.states[m as usize];
         // One budget for the message: each part renders within what the
         // parts before it (and their `\n` separators) left.
