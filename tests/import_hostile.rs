@@ -137,3 +137,19 @@ fn charx_reads_card_json_and_refuses_traversal() {
     assert_eq!(codes(&charx(&[("other.json", card)])), vec![Code::Parse]);
     assert_eq!(codes(b"PK\x03\x04 not a zip"), vec![Code::Parse]);
 }
+
+#[test]
+fn a_lorebook_given_as_a_card_points_at_import_lorebook() {
+    // A World Info file has `entries` and neither `spec` nor `name`.
+    let raw = read_card(
+        "book.json",
+        br#"{"entries": {"0": {"key": ["x"], "content": "y"}}}"#,
+    );
+    let ds = match raw {
+        Ok(raw) => card::card_to_bundle(&raw).expect_err("not a card"),
+        Err(ds) => ds,
+    };
+    assert_eq!(ds[0].code, Code::Schema);
+    let help = ds[0].help.as_deref().unwrap_or_default();
+    assert!(help.contains("troupe import lorebook"), "{help}");
+}

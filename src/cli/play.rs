@@ -19,7 +19,8 @@ pub struct Args {
     /// variables (Format 8.1 `visibility`).
     #[arg(long)]
     pub debug: bool,
-    /// The runtime: `rules` (the default) or `model` (Format 24).
+    /// The runtime: `rules` (the default) or `model` (Format 24); `fake`, a
+    /// test double, is refused.
     #[arg(long, value_enum, default_value = "rules")]
     pub runtime: RuntimeArg,
     #[command(flatten)]

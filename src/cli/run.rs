@@ -425,8 +425,9 @@ pub fn run(args: Args) -> i32 {
         if let Some(t) = totals {
             let _ = writeln!(
                 stdout,
-                "Model: {} requests · {} tokens ({} prompt, {} completion)",
+                "Model: {} request{} · {} tokens ({} prompt, {} completion)",
                 t["requests"],
+                if t["requests"] == 1 { "" } else { "s" },
                 t["usage"]["total_tokens"],
                 t["usage"]["prompt_tokens"],
                 t["usage"]["completion_tokens"]

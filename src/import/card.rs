@@ -84,11 +84,19 @@ pub struct CardImport {
 fn format_of(card: &Map<String, Value>) -> Result<&'static str, Diagnostic> {
     match card.get("spec") {
         None if card.get("name").is_some_and(Value::is_string) => Ok("v1"),
-        None => Err(Diagnostic::error(
-            Code::Schema,
-            "not a character card: no `spec` and no `name`",
-        )
-        .at("")),
+        None => {
+            let d = Diagnostic::error(
+                Code::Schema,
+                "not a character card: no `spec` and no `name`",
+            )
+            .at("");
+            // A World Info file or a lorebook has `entries` and no name.
+            Err(if card.contains_key("entries") {
+                d.with_help("this looks like a lorebook (it has `entries`): use `troupe import lorebook`")
+            } else {
+                d
+            })
+        }
         Some(Value::String(s)) if s == "chara_card_v2" => Ok("v2"),
         Some(Value::String(s)) if s == "chara_card_v3" => Ok("v3"),
         Some(other) => Err(Diagnostic::error(
