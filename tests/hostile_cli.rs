@@ -776,3 +776,24 @@ fn a_session_written_into_its_own_pack_is_checked_without_its_partial_file() {
     let r = troupe(d, &["check", "pack"]);
     assert!(r.stdout.contains("ADVISORY"), "{}", r.stdout);
 }
+
+#[test]
+fn a_script_that_is_not_one_is_bad_input_and_an_unreadable_one_a_system_error() {
+    // Format 20: exit 1 for input that does not conform, 3 for a system error.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("map.yaml"), "a: 1\n").unwrap();
+    std::fs::write(d.join("bytes.txt"), b"\xff\xfe\n").unwrap();
+    let pack = repo("examples/packs/everyday-negotiation");
+    let pack = pack.to_str().unwrap();
+    for (script, code, says) in [
+        ("map.yaml", 1, "a YAML script is a list of strings"),
+        ("bytes.txt", 1, "the script is not UTF-8"),
+        ("missing.txt", 3, "cannot read missing.txt"),
+    ] {
+        let r = troupe(d, &["run", pack, "--script", script]);
+        assert_eq!(r.code, code, "{script}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{script}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{script}: {}", r.stdout);
+    }
+}

@@ -69,9 +69,9 @@ pub fn read_input(path: impl AsRef<Path>) -> Result<Vec<u8>> {
 /// one input per line (`\r\n` accepted, empty lines skipped), or a YAML
 /// list of strings for a `.yaml`/`.yml` file; at most 64 MiB.
 ///
-/// Errors: [`ErrorKind::Io`] when the file cannot be read, is too large,
-/// is not UTF-8 or (YAML) is not a list of strings; the message says
-/// which.
+/// Errors: [`ErrorKind::Io`] when the file cannot be read;
+/// [`ErrorKind::Limit`] when it is over 64 MiB; [`ErrorKind::Invalid`] when
+/// it is not UTF-8 or (YAML) not a list of strings. The message says which.
 ///
 /// ```
 /// let inputs = troupe::files::read_script("examples/scripts/used-car-safety.txt")?;
@@ -80,29 +80,37 @@ pub fn read_input(path: impl AsRef<Path>) -> Result<Vec<u8>> {
 /// ```
 pub fn read_script(path: impl AsRef<Path>) -> Result<Vec<String>> {
     let path = path.as_ref();
-    read_script_text(path).map_err(|m| Error::new(ErrorKind::Io, m))
+    read_script_text(path).map_err(|(kind, m)| Error::new(kind, m))
 }
 
-fn read_script_text(path: &Path) -> std::result::Result<Vec<String>, String> {
+fn read_script_text(path: &Path) -> std::result::Result<Vec<String>, (ErrorKind, String)> {
+    let io = |e: std::io::Error| {
+        (
+            ErrorKind::Io,
+            format!("cannot read {}: {e}", path.display()),
+        )
+    };
+    let invalid = |m: &str| (ErrorKind::Invalid, format!("{}: {m}", path.display()));
     // A script is untrusted input: bounded like a session file (Format 16).
     const MAX_SCRIPT_BYTES: u64 = 64 << 20;
-    let len = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
-        .len();
+    let len = std::fs::metadata(path).map_err(io)?.len();
     if len > MAX_SCRIPT_BYTES {
-        return Err(format!(
-            "{} is {len} bytes; a script may have at most {MAX_SCRIPT_BYTES}",
-            path.display()
+        return Err((
+            ErrorKind::Limit,
+            format!(
+                "{} is {len} bytes; a script may have at most {MAX_SCRIPT_BYTES}",
+                path.display()
+            ),
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(io)?;
     let yaml = matches!(
         path.extension().and_then(|e| e.to_str()),
         Some("yaml" | "yml")
     );
     if yaml {
         // The YAML reader takes mappings: read the list as the value of a key.
-        let text = String::from_utf8(bytes).map_err(|_| "the script is not UTF-8".to_string())?;
+        let text = String::from_utf8(bytes).map_err(|_| invalid("the script is not UTF-8"))?;
         let mut wrapped = String::from("script:\n");
         for line in text.lines() {
             wrapped.push_str("  ");
@@ -111,19 +119,20 @@ fn read_script_text(path: &Path) -> std::result::Result<Vec<String>, String> {
         }
         let l = crate::load::parse_yaml(&path.display().to_string(), wrapped.as_bytes());
         let Some(doc) = l.value else {
-            return Err(l
-                .diagnostics
-                .first()
-                .map_or("the script is not YAML".into(), |d| d.message.to_string()));
+            return Err(invalid(
+                l.diagnostics
+                    .first()
+                    .map_or("the script is not YAML", |d| &d.message),
+            ));
         };
         return doc
             .value
             .get("script")
             .and_then(Value::as_array)
             .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
-            .ok_or_else(|| "a YAML script is a list of strings".to_string());
+            .ok_or_else(|| invalid("a YAML script is a list of strings"));
     }
-    let text = String::from_utf8(bytes).map_err(|_| "the script is not UTF-8".to_string())?;
+    let text = String::from_utf8(bytes).map_err(|_| invalid("the script is not UTF-8"))?;
     Ok(text
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))

@@ -301,7 +301,13 @@ pub fn run(args: Args) -> i32 {
         Ok(s) => s,
         Err(e) => {
             eprintln!("troupe run: {e}");
-            return 3;
+            // Format 20: an unreadable file is a system error, a script
+            // that is not one is input that does not conform.
+            return if e.kind() == troupe::ErrorKind::Io {
+                3
+            } else {
+                1
+            };
         }
     };
     let pack = match super::open_pack_api(&args.session.pack, args.session.open_options()) {
