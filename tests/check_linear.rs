@@ -39,25 +39,31 @@ fn bundle(n: usize) -> String {
     .to_string()
 }
 
-/// The fastest of a few checks of `path`, which must conform.
-fn best(path: &PathBuf) -> Duration {
-    (0..3)
-        .map(|_| {
-            let t = Instant::now();
-            let checked = check_paths(std::slice::from_ref(path));
-            let d = t.elapsed();
-            let errors: Vec<_> = checked
-                .diagnostics
-                .iter()
-                .filter(|d| d.severity == troupe::diag::Severity::Error)
-                .map(|d| format!("{:?} {:?} {}", d.code, d.location, d.message))
-                .take(3)
-                .collect();
-            assert!(errors.is_empty(), "{errors:?}");
-            d
-        })
-        .min()
-        .unwrap()
+/// One check of `path`, which must conform, timed.
+fn timed(path: &PathBuf) -> Duration {
+    let t = Instant::now();
+    let checked = check_paths(std::slice::from_ref(path));
+    let d = t.elapsed();
+    let errors: Vec<_> = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == troupe::diag::Severity::Error)
+        .map(|d| format!("{:?} {:?} {}", d.code, d.location, d.message))
+        .take(3)
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    d
+}
+
+/// The fastest of five checks of `small` and of `large`, taken in turns so
+/// that a burst of load on a shared machine slows both alike.
+fn best(small: &PathBuf, large: &PathBuf) -> (Duration, Duration) {
+    let (mut s, mut l) = (Duration::MAX, Duration::MAX);
+    for _ in 0..5 {
+        s = s.min(timed(small));
+        l = l.min(timed(large));
+    }
+    (s, l)
 }
 
 #[test]
@@ -67,7 +73,7 @@ fn checking_is_linear_in_cast_and_worlds() {
     let large = dir.path().join("large.bundle.json");
     std::fs::write(&small, bundle(1_000)).unwrap();
     std::fs::write(&large, bundle(4_000)).unwrap();
-    let (t1, t2) = (best(&small), best(&large));
+    let (t1, t2) = best(&small, &large);
     let ratio = t2.as_secs_f64() / t1.as_secs_f64().max(1e-9);
     assert!(
         ratio < 8.0,

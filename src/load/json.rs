@@ -107,6 +107,34 @@ pub(crate) fn parse_json_at(
     })
 }
 
+/// Reallocates every array, object and string inside `value` at its exact
+/// size (Format 16.2). serde_json grows them as it parses: an object of five
+/// members has room for seven, each slot a key and a `Value`. Documents held
+/// by the thousand — the lines of a session — pay that slack once per line;
+/// compacted, a small message costs about half. Depth is bounded by
+/// [`MAX_DEPTH`] (checked before parsing), so the recursion is too.
+pub(crate) fn compact(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Array(items) => {
+            items.iter_mut().for_each(compact);
+            items.shrink_to_fit();
+        }
+        Value::Object(map) => {
+            let old = std::mem::take(map);
+            let mut exact = serde_json::Map::with_capacity(old.len());
+            for (mut k, mut v) in old {
+                k.shrink_to_fit();
+                compact(&mut v);
+                exact.insert(k, v);
+            }
+            *map = exact;
+        }
+        Value::String(s) => s.shrink_to_fit(),
+        _ => {}
+    }
+}
+
 /// The byte offset of the first value past the document's value budget
 /// ([`max_values`]), if any. Counts every value start (a `[`, `{`, a string
 /// that is not a key, a bare number or literal) in one pass over any text,

@@ -85,7 +85,11 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
         };
         match result {
             Ok(doc) if n == 1 => session.header = Some(doc),
-            Ok(doc) => session.messages.push(doc),
+            Ok(mut doc) => {
+                // Held by the thousand: each line at its exact size (16.2).
+                super::json::compact(&mut doc.value);
+                session.messages.push(doc);
+            }
             Err(mut d) => {
                 let inner = d.location.pointer.take().unwrap_or_default();
                 d.location.pointer = Some(format!("line:{n}{inner}"));
