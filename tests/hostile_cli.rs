@@ -797,3 +797,18 @@ fn a_script_that_is_not_one_is_bad_input_and_an_unreadable_one_a_system_error() 
         assert!(r.stdout.is_empty(), "{script}: {}", r.stdout);
     }
 }
+
+#[test]
+fn knows_without_part_or_summary_names_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = repo("examples/bundles/tiny.bundle.json");
+    let session = repo("examples/bundles/tiny.session.jsonl");
+    let (b, s) = (bundle.to_str().unwrap(), session.to_str().unwrap());
+    let r = troupe(dir.path(), &["knows", b, s, "--message", "m1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("<--part <PART>|--summary>"),
+        "{}",
+        r.stderr
+    );
+}

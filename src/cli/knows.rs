@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 /// Arguments of `troupe knows`.
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["part", "summary"])))]
 pub struct Args {
     /// A bundle file or a pack directory.
     pub bundle: PathBuf,
@@ -14,7 +15,7 @@ pub struct Args {
     #[arg(long)]
     pub message: String,
     /// The index of one of its parts.
-    #[arg(long, conflicts_with = "summary", required_unless_present = "summary")]
+    #[arg(long)]
     pub part: Option<usize>,
     /// The message's summary instead of a part.
     #[arg(long)]
