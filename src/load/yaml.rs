@@ -55,22 +55,7 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
             "a NUL character is not allowed in YAML text",
         ));
     }
-    let mut b = Builder {
-        file,
-        record: false,
-        spans: IndexMap::new(),
-        span_count: 0,
-        stack: Vec::new(),
-        anchors: HashMap::new(),
-        root: None,
-        documents: 0,
-        aliases: 0,
-        expanded: 0,
-        expanded_bytes: 0,
-        alias_budget: yaml_alias_bytes(text.len()),
-        values: 0,
-        values_budget: max_values(text.len()),
-    };
+    let mut b = Builder::new(file, text, false);
     let mut parser = Parser::new_from_str(text);
     while let Some(next) = parser.next_event() {
         match next {
@@ -106,22 +91,8 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
 /// expand. Built only when a diagnostic needs a position (Format 16.2: a
 /// valid document holds no table), by parsing the text again.
 pub(crate) fn span_table(text: &str) -> IndexMap<String, ValueSpan> {
-    let mut b = Builder {
-        file: "",
-        record: true,
-        spans: IndexMap::new(),
-        span_count: 0,
-        stack: Vec::new(),
-        anchors: HashMap::new(),
-        root: None,
-        documents: 0,
-        aliases: 0,
-        expanded: 0,
-        expanded_bytes: 0,
-        alias_budget: usize::MAX,
-        values: 0,
-        values_budget: usize::MAX,
-    };
+    // The text was accepted, so its budgets hold on this second parse.
+    let mut b = Builder::new("", text, true);
     let mut parser = Parser::new_from_str(text);
     while let Some(Ok((event, span))) = parser.next_event() {
         if b.event(event, span).is_err() {
@@ -234,6 +205,29 @@ fn value_bytes(v: &Value) -> usize {
         Value::Array(a) => a.iter().map(value_bytes).sum(),
         Value::Object(m) => m.iter().map(|(k, x)| k.len() + value_bytes(x)).sum(),
         Value::Null | Value::Bool(_) => 0,
+    }
+}
+
+impl<'f> Builder<'f> {
+    /// A builder for `text` of `file` with the budgets of Format 16.1
+    /// (alias bytes, values), keeping positions when `record`.
+    fn new(file: &'f str, text: &str, record: bool) -> Self {
+        Builder {
+            file,
+            record,
+            spans: IndexMap::new(),
+            span_count: 0,
+            stack: Vec::new(),
+            anchors: HashMap::new(),
+            root: None,
+            documents: 0,
+            aliases: 0,
+            expanded: 0,
+            expanded_bytes: 0,
+            alias_budget: yaml_alias_bytes(text.len()),
+            values: 0,
+            values_budget: max_values(text.len()),
+        }
     }
 }
 
