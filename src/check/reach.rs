@@ -731,38 +731,38 @@ fn op_text(op: CmpOp) -> &'static str {
 fn narrow(x: &Interval, op: CmpOp, b: &Interval) -> Interval {
     let mut out = x.clone();
     let one = Decimal::ONE;
-    let margin = |d: Decimal| d.abs().max(one) * Decimal::new(1, 12);
-    let raise = |lo: &mut Option<Decimal>, v: Decimal| {
-        *lo = Some(lo.map_or(v, |l| l.max(v)));
+    // Each bound computed with checked arithmetic: one that overflows
+    // narrows nothing.
+    let margin = |d: Decimal| d.abs().max(one).checked_mul(Decimal::new(1, 12));
+    let down = |v: Decimal| margin(v).and_then(|m| v.checked_sub(m));
+    let up = |v: Decimal| margin(v).and_then(|m| v.checked_add(m));
+    let raise = |lo: &mut Option<Decimal>, v: Option<Decimal>| {
+        if let Some(v) = v {
+            *lo = Some(lo.map_or(v, |l| l.max(v)));
+        }
     };
-    let lower = |hi: &mut Option<Decimal>, v: Decimal| {
-        *hi = Some(hi.map_or(v, |h| h.min(v)));
+    let lower = |hi: &mut Option<Decimal>, v: Option<Decimal>| {
+        if let Some(v) = v {
+            *hi = Some(hi.map_or(v, |h| h.min(v)));
+        }
     };
     match op {
         CmpOp::Gt | CmpOp::Ge => {
             if let Some(v) = b.lo {
-                let v = if x.int {
-                    if op == CmpOp::Gt {
-                        v.floor() + one
-                    } else {
-                        v.ceil()
-                    }
-                } else {
-                    v - margin(v)
+                let v = match (x.int, op) {
+                    (true, CmpOp::Gt) => v.floor().checked_add(one),
+                    (true, _) => Some(v.ceil()),
+                    (false, _) => down(v),
                 };
                 raise(&mut out.lo, v);
             }
         }
         CmpOp::Lt | CmpOp::Le => {
             if let Some(v) = b.hi {
-                let v = if x.int {
-                    if op == CmpOp::Lt {
-                        v.ceil() - one
-                    } else {
-                        v.floor()
-                    }
-                } else {
-                    v + margin(v)
+                let v = match (x.int, op) {
+                    (true, CmpOp::Lt) => v.ceil().checked_sub(one),
+                    (true, _) => Some(v.floor()),
+                    (false, _) => up(v),
                 };
                 lower(&mut out.hi, v);
             }
@@ -770,10 +770,10 @@ fn narrow(x: &Interval, op: CmpOp, b: &Interval) -> Interval {
         CmpOp::Eq => {
             if x.int == b.int {
                 if let Some(v) = b.lo {
-                    raise(&mut out.lo, if x.int { v } else { v - margin(v) });
+                    raise(&mut out.lo, if x.int { Some(v) } else { down(v) });
                 }
                 if let Some(v) = b.hi {
-                    lower(&mut out.hi, if x.int { v } else { v + margin(v) });
+                    lower(&mut out.hi, if x.int { Some(v) } else { up(v) });
                 }
             }
         }
@@ -813,7 +813,7 @@ fn end_why(why: &EndWhy, high: bool) -> String {
             show(Some(s.abs()))
         ),
         EndWhy::Derived => "its derived expression".to_string(),
-        EndWhy::Env => "the values it can have".to_string(),
+        EndWhy::Env => "as the environment defines it".to_string(),
     }
 }
 
@@ -1223,6 +1223,14 @@ impl Judge<'_> {
                 }
                 return;
             }
+            // A key chosen at run time (`state.trust[char]`): the whole range.
+            if let Node::Index(a, _) = n {
+                if let Node::Slot(s) = &**a {
+                    if j.is_keyed(*s) && !out.contains(&(*s as usize, None)) {
+                        out.push((*s as usize, None));
+                    }
+                }
+            }
             match n {
                 Node::CmpSlotInt(_, s, _) => walk(j, &Node::Slot(*s), out),
                 Node::Not(a) | Node::Neg(a) => walk(j, a, out),
@@ -1371,5 +1379,72 @@ impl Judge<'_> {
             }
             _ => "…".to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The DEAD_LOGIC pointers and messages of one scenario.
+    fn lint(vars: Value, rules: Value, events: Value) -> Vec<(String, String)> {
+        let bundle = json!({"troupe": "0.1", "kind": "bundle",
+            "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult"}],
+            "scenarios": [{"id": "s", "name": "S", "cast": [{"character": "kai"}],
+                           "variables": vars, "rules": rules, "events": events}]});
+        let story = crate::check::story::resolve(&bundle, 0, None, &mut Vec::new()).unwrap();
+        let mut out = Vec::new();
+        unreachable_conditions(&story, &mut out);
+        out.into_iter()
+            .map(|d| (d.location.pointer.unwrap_or_default(), d.message.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn numbers_compare_as_doubles_at_their_bounds() {
+        let found = lint(
+            json!([{"id": "imp", "type": "number", "default": 50, "min": 0, "max": 100}]),
+            json!([{"id": "r", "keywords": ["x"], "changes": [{"add": {"imp": 0.5}}]}]),
+            json!([{"id": "over", "when": "state.imp > 100.0"},
+                   {"id": "at", "when": "state.imp >= 100.0"},
+                   {"id": "mixed", "when": "state.imp > 99"},
+                   {"id": "low", "when": "state.imp < 50.0"}]),
+        );
+        let at: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            at,
+            ["/scenarios/0/events/0/when", "/scenarios/0/events/3/when"]
+        );
+        assert!(found[1].1.contains("nothing takes from it"), "{found:?}");
+    }
+
+    #[test]
+    fn once_only_number_adds_round_up_to_places() {
+        // 0 + 0.01 rounded up to 1 place is 0.1: `> 0.1` never holds, `>= 0.1` may.
+        let found = lint(
+            json!([{"id": "p", "type": "number", "places": 1}]),
+            json!([]),
+            json!([{"id": "bump", "when": "turn > 0", "changes": [{"add": {"p": 0.01}}]},
+                   {"id": "over", "when": "state.p > 0.1"},
+                   {"id": "at", "when": "state.p >= 0.1"}]),
+        );
+        let at: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(at, ["/scenarios/0/events/1/when"]);
+    }
+
+    #[test]
+    fn undecidable_parts_keep_it_silent() {
+        let found = lint(
+            json!([{"id": "g", "type": "int", "max": 10},
+                   {"id": "tags", "type": "list(string)"}]),
+            json!([{"id": "r", "keywords": ["x"], "changes": [{"add": {"g": 1}},
+                                                             {"set": {"tags": ["a"]}}]}]),
+            json!([{"id": "a", "when": "size(state.tags) > 100"},
+                   {"id": "b", "when": "state.g / 2 > 100"},
+                   {"id": "c", "when": "'a' in state.tags && state.g > 5"},
+                   {"id": "d", "when": "!(state.g > 100) && state.g != 3"}]),
+        );
+        assert!(found.is_empty(), "{found:?}");
     }
 }
