@@ -1,8 +1,9 @@
 //! Lints (Format 17.4): logic a pack declares that can never take effect.
 //! Warnings (DEAD_LOGIC), so errors only under `troupe check --strict`:
 //! a rule that a fallback tried before it always hides, a threshold an
-//! event or outcome can never cross because of its variable's bounds, and
-//! a difficulty knob that nothing reads.
+//! event or outcome can never cross because of its variable's bounds, a
+//! difficulty knob that nothing reads, and (17.6, [`super::reach`]) an
+//! event or outcome condition that can never hold.
 
 use std::collections::BTreeSet;
 
@@ -37,6 +38,7 @@ fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
 pub fn lint_story(story: &Story, reads: Option<&BTreeSet<String>>, out: &mut Vec<Diagnostic>) {
     shadowed_rules(story, out);
     unreachable_thresholds(story, out);
+    super::reach::unreachable_conditions(story, out);
     let difficulty = format!("{}/difficulty", story.pointer);
     let broken = out.iter().any(|d| {
         d.is_error()

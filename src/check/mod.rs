@@ -11,6 +11,7 @@ pub mod lints;
 pub mod locate;
 pub mod pack;
 pub mod playtest;
+pub mod reach;
 pub mod run;
 pub mod runtime;
 pub mod schema;
