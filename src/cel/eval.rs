@@ -150,8 +150,10 @@ fn charge<O: ?Sized>(st: &mut State<'_, O>, cost: u64) -> Result<(), EvalError> 
     Ok(())
 }
 
-/// Evaluates `n`, borrowing when it is a constant or a variable.
-#[inline]
+/// Evaluates `n`, borrowing when it is a constant or a variable. Inlined
+/// for those cases (a returned `Cow` goes through memory, and reading it
+/// back right after the callee wrote it stalls); the rest is out of line.
+#[inline(always)]
 fn operand<'a, O: Observer + ?Sized>(
     n: &'a Node,
     sc: Scope<'a>,
@@ -160,7 +162,28 @@ fn operand<'a, O: Observer + ?Sized>(
     match n {
         Node::Const(v) => Ok(Cow::Borrowed(v)),
         Node::Slot(s) => sc.act.read(*s as usize).map(Cow::Borrowed),
+        _ => operand_nested(n, sc, st),
+    }
+}
+
+/// [`operand`] for nodes other than constants and slots.
+fn operand_nested<'a, O: Observer + ?Sized>(
+    n: &'a Node,
+    sc: Scope<'a>,
+    st: &mut State<'_, O>,
+) -> Result<Cow<'a, Value>, EvalError> {
+    match n {
         Node::Local(i) => sc.local(*i).map(Cow::Borrowed),
+        // `state.trust[char]`: an element of a borrowed list or map is
+        // borrowed too (no clone of the element, no owned result moved).
+        Node::Index(a, b) => {
+            let x = operand(a, sc, st)?;
+            let y = operand(b, sc, st)?;
+            match x {
+                Cow::Borrowed(x) => index_ref(x, &y).map(Cow::Borrowed),
+                Cow::Owned(x) => index_ref(&x, &y).cloned().map(Cow::Owned),
+            }
+        }
         _ => eval(n, sc, st).map(Cow::Owned),
     }
 }
@@ -176,20 +199,9 @@ fn eval<O: Observer + ?Sized>(
         Node::SlotBound(s) => Ok(Value::Bool(sc.act.get(*s as usize).is_some())),
         Node::Local(i) => sc.local(*i).cloned(),
         Node::CmpSlotInt(op, s, k) => {
-            let v = sc.act.read(*s as usize)?;
-            let ord = match v {
-                Value::Int(i) => Some(i.cmp(k)),
-                Value::Double(d) => cmp_double_int(*d, *k),
-                _ => return Err(NO_OVERLOAD),
-            };
-            Ok(Value::Bool(ord_result(*op, ord, || {
-                v.cel_eq(&Value::Int(*k))
-            })))
+            cmp_slot_int(*op, sc.act.read(*s as usize)?, *k).map(Value::Bool)
         }
-        Node::Not(a) => match operand(a, sc, st)?.as_ref() {
-            Value::Bool(b) => Ok(Value::Bool(!b)),
-            _ => Err(NO_OVERLOAD),
-        },
+        Node::Not(a) => truth(a, sc, st).map(|b| Value::Bool(!b)),
         Node::Neg(a) => match operand(a, sc, st)?.as_ref() {
             Value::Int(i) => i
                 .checked_neg()
@@ -210,12 +222,12 @@ fn eval<O: Observer + ?Sized>(
             compare(*op, &x, &y).map(Value::Bool)
         }
         Node::And(a, b, id) => {
-            let x = bool_of(eval(a, sc, st));
+            let x = truth(a, sc, st);
             st.obs.branch(*id, x.as_ref().ok().copied());
             if let Ok(false) = x {
                 return Ok(Value::Bool(false));
             }
-            let y = bool_of(eval(b, sc, st));
+            let y = truth(b, sc, st);
             st.obs.branch(*id + 1, y.as_ref().ok().copied());
             match (x, y) {
                 (_, Ok(false)) => Ok(Value::Bool(false)),
@@ -224,12 +236,12 @@ fn eval<O: Observer + ?Sized>(
             }
         }
         Node::Or(a, b, id) => {
-            let x = bool_of(eval(a, sc, st));
+            let x = truth(a, sc, st);
             st.obs.branch(*id, x.as_ref().ok().copied());
             if let Ok(true) = x {
                 return Ok(Value::Bool(true));
             }
-            let y = bool_of(eval(b, sc, st));
+            let y = truth(b, sc, st);
             st.obs.branch(*id + 1, y.as_ref().ok().copied());
             match (x, y) {
                 (_, Ok(true)) => Ok(Value::Bool(true)),
@@ -237,17 +249,15 @@ fn eval<O: Observer + ?Sized>(
                 _ => Ok(Value::Bool(false)),
             }
         }
-        Node::Cond(c, a, b, id) => match operand(c, sc, st)?.as_ref() {
-            Value::Bool(true) => {
+        Node::Cond(c, a, b, id) => {
+            if truth(c, sc, st)? {
                 st.obs.branch(*id, Some(true));
                 eval(a, sc, st)
-            }
-            Value::Bool(false) => {
+            } else {
                 st.obs.branch(*id + 1, Some(true));
                 eval(b, sc, st)
             }
-            _ => Err(NO_OVERLOAD),
-        },
+        }
         Node::Index(a, b) => {
             let x = operand(a, sc, st)?;
             let y = operand(b, sc, st)?;
@@ -307,7 +317,7 @@ fn eval<O: Observer + ?Sized>(
             Ok(Value::List(Arc::new(out)))
         }
         Node::Map(entries) => {
-            let mut m = MapValue::with_capacity(entries.len());
+            let mut m = MapValue::with_capacity_and_hasher(entries.len(), Default::default());
             for (k, v) in entries.iter() {
                 let kv = eval(k, sc, st)?;
                 let key = kv.to_key().ok_or_else(|| {
@@ -349,12 +359,46 @@ fn eval<O: Observer + ?Sized>(
     }
 }
 
-fn bool_of(r: Result<Value, EvalError>) -> Result<bool, EvalError> {
-    match r {
-        Ok(Value::Bool(b)) => Ok(b),
-        Ok(_) => Err(NO_OVERLOAD),
-        Err(e) => Err(e),
+/// Evaluates `n` where a bool is required (a condition, an operand of
+/// `&&`/`||`, the test of `?:`, a comprehension's predicate): the same
+/// semantics as [`eval`] followed by "must be a bool", without building a
+/// [`Value`] for the comparisons and constants that conditions are made of.
+#[inline]
+fn truth<O: Observer + ?Sized>(
+    n: &Node,
+    sc: Scope<'_>,
+    st: &mut State<'_, O>,
+) -> Result<bool, EvalError> {
+    match n {
+        Node::Const(Value::Bool(b)) => Ok(*b),
+        Node::Slot(s) => match sc.act.read(*s as usize)? {
+            Value::Bool(b) => Ok(*b),
+            _ => Err(NO_OVERLOAD),
+        },
+        Node::CmpSlotInt(op, s, k) => cmp_slot_int(*op, sc.act.read(*s as usize)?, *k),
+        Node::Cmp(op, a, b) => {
+            let x = operand(a, sc, st)?;
+            let y = operand(b, sc, st)?;
+            charge(st, work(&x) + work(&y))?;
+            compare(*op, &x, &y)
+        }
+        Node::Not(a) => truth(a, sc, st).map(|b| !b),
+        _ => match eval(n, sc, st)? {
+            Value::Bool(b) => Ok(b),
+            _ => Err(NO_OVERLOAD),
+        },
     }
+}
+
+/// `slot <op> int constant` (the node [`Node::CmpSlotInt`]).
+#[inline]
+fn cmp_slot_int(op: CmpOp, v: &Value, k: i64) -> Result<bool, EvalError> {
+    let ord = match v {
+        Value::Int(i) => Some(i.cmp(&k)),
+        Value::Double(d) => cmp_double_int(*d, k),
+        _ => return Err(NO_OVERLOAD),
+    };
+    Ok(ord_result(op, ord, || v.cel_eq(&Value::Int(k))))
 }
 
 fn comprehension<O: Observer + ?Sized>(
@@ -378,7 +422,7 @@ fn comprehension<O: Observer + ?Sized>(
             act: sc.act,
             locals: Some(&frame),
         };
-        let p = pred.as_ref().map(|p| bool_of(eval(p, inner, st)));
+        let p = pred.as_ref().map(|p| truth(p, inner, st));
         match kind {
             MacroKind::All => match p {
                 Some(Ok(false)) => return Ok(Value::Bool(false)),
@@ -542,6 +586,12 @@ fn compare(op: CmpOp, x: &Value, y: &Value) -> Result<bool, EvalError> {
 }
 
 fn index(x: &Value, y: &Value) -> Result<Value, EvalError> {
+    index_ref(x, y).cloned()
+}
+
+/// `x[y]` (Format 11): a list by an int (or an integral double), a map by
+/// a key; borrowed from `x`.
+fn index_ref<'v>(x: &'v Value, y: &Value) -> Result<&'v Value, EvalError> {
     match x {
         Value::List(l) => {
             let i = match y {
@@ -552,7 +602,6 @@ fn index(x: &Value, y: &Value) -> Result<Value, EvalError> {
             usize::try_from(i)
                 .ok()
                 .and_then(|i| l.get(i))
-                .cloned()
                 .ok_or_else(|| {
                     EvalError::new(
                         K::NoSuchKey,
@@ -565,7 +614,6 @@ fn index(x: &Value, y: &Value) -> Result<Value, EvalError> {
                 EvalError::new(K::InvalidKey, format!("a {} is not a map key", y.kind()))
             })?;
             m.get(&key)
-                .cloned()
                 .ok_or_else(|| EvalError::new(K::NoSuchKey, format!("no such key: {y}")))
         }
         _ => Err(NO_OVERLOAD),

@@ -101,7 +101,7 @@ impl Key {
 }
 
 /// The entries of a map value.
-pub type MapValue = IndexMap<Key, Value>;
+pub type MapValue = IndexMap<Key, Value, foldhash::fast::RandomState>;
 
 impl<'a> KeyRef<'a> {
     /// The key a value stands for in a lookup (`in`, `[]`, `has`); a double
@@ -220,7 +220,7 @@ impl Value {
                 a.iter().map(Value::from_json).collect::<Result<_, _>>()?,
             )),
             Json::Object(o) => {
-                let mut m = MapValue::with_capacity(o.len());
+                let mut m = MapValue::with_capacity_and_hasher(o.len(), Default::default());
                 for (k, v) in o {
                     m.insert(Key::String(Arc::from(k.as_str())), Value::from_json(v)?);
                 }
@@ -290,7 +290,7 @@ impl Value {
                     .collect::<Result<_, _>>()?,
             )),
             "map" => {
-                let mut m = MapValue::new();
+                let mut m = MapValue::default();
                 for e in v.as_array().ok_or_else(bad)? {
                     let pair = e.as_array().filter(|p| p.len() == 2).ok_or_else(bad)?;
                     let k = Value::from_tagged(&pair[0])?;

@@ -64,7 +64,7 @@ pub fn to_cel(v: &Val) -> Option<Value> {
         Val::Str(s) => Value::String(s.clone()),
         Val::List(l) => Value::List(Arc::new(l.iter().filter_map(to_cel).collect())),
         Val::Map(m) => {
-            let mut out = MapValue::with_capacity(m.size());
+            let mut out = MapValue::with_capacity_and_hasher(m.size(), Default::default());
             for (k, v) in m.iter() {
                 if let Some(v) = to_cel(v) {
                     out.insert(Key::String(k.clone()), v);
@@ -169,7 +169,7 @@ impl Point<'_> {
                 match &var.layout {
                     Layout::Single(s) | Layout::Open(s) => to_cel(state.slots.get(*s as usize)?)?,
                     Layout::Fixed { first, keys } => {
-                        let mut m = MapValue::with_capacity(keys.len());
+                        let mut m = MapValue::with_capacity_and_hasher(keys.len(), Default::default());
                         for (i, k) in keys.iter().enumerate() {
                             if let Some(v) = state.slots.get(*first as usize + i).and_then(to_cel) {
                                 m.insert(Key::String(k.clone()), v);

@@ -129,7 +129,7 @@ impl PlayCondition {
         act.set_by_name(&self.ext, "self", Value::string(&self.self_id));
         let signals = board.signals.iter().map(|s| Value::string(s)).collect();
         act.set_by_name(&self.ext, "signals", Value::List(Arc::new(signals)));
-        let mut progress = crate::cel::value::MapValue::new();
+        let mut progress = crate::cel::value::MapValue::default();
         for (agent, met) in &board.progress {
             let list = met.iter().map(|g| Value::string(g)).collect();
             progress.insert(
