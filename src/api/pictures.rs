@@ -254,12 +254,24 @@ pub fn plot(history: &History, opts: &PlotOptions) -> Result<String> {
         branches[0].1.iter().map(|(id, _)| clean(id)).collect()
     };
 
-    let width = (140 + 64 * width_n as u32).clamp(720, 2400);
+    let legend = |p: &Panel| p.lines.len() > 1 || p.lines.iter().any(|l| l.name != p.var);
+    // Legends go in a column right of the panels, never over the lines.
+    let legend_w = panels
+        .iter()
+        .filter(|p| legend(p))
+        .flat_map(|p| p.lines.iter().map(|l| l.name.chars().count()))
+        .max()
+        .map_or(0, |n| (n as u32 * 8 + 48).clamp(120, 420));
+    let panel_hs: Vec<u32> = panels
+        .iter()
+        .map(|p| (60 + 18 * p.lines.len() as u32).max(180))
+        .collect();
+    let width = (140 + 64 * width_n as u32).clamp(720, 2400) + legend_w;
     let title_h = 44u32;
     let note_h = if skipped.is_empty() { 0 } else { 20 };
     let strip_h = 130u32;
     let panel_h = 180u32;
-    let height = title_h + note_h + strip_h + panel_h * panels.len().max(1) as u32 + 30;
+    let height = title_h + note_h + strip_h + panel_hs.iter().sum::<u32>().max(panel_h) + 30;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
@@ -305,7 +317,7 @@ pub fn plot(history: &History, opts: &PlotOptions) -> Result<String> {
         {
             let chart = ChartBuilder::on(&strip)
                 .margin_left(10)
-                .margin_right(24)
+                .margin_right(24 + legend_w)
                 .y_label_area_size(y_area)
                 .build_cartesian_2d(-0.25f64..(x_max as f64 + 0.25), 0f64..1f64)
                 .map_err(draw_error)?;
@@ -336,11 +348,13 @@ pub fn plot(history: &History, opts: &PlotOptions) -> Result<String> {
                 }
             }
         }
-        let areas: Vec<DrawingArea<SVGBackend, Shift>> = if panels.is_empty() {
-            vec![rest.clone()]
-        } else {
-            rest.split_evenly((panels.len(), 1))
-        };
+        let mut areas: Vec<DrawingArea<SVGBackend, Shift>> = Vec::new();
+        let mut left = rest.clone();
+        for h in &panel_hs {
+            let (a, r) = left.split_vertically(*h);
+            areas.push(a);
+            left = r;
+        }
         if panels.is_empty() {
             rest.draw(&Text::new(
                 "no int, number or bool variable to draw",
@@ -367,7 +381,7 @@ pub fn plot(history: &History, opts: &PlotOptions) -> Result<String> {
             let pad = (hi - lo) * 0.08;
             let mut chart = ChartBuilder::on(area)
                 .margin_left(10)
-                .margin_right(24)
+                .margin_right(24 + legend_w)
                 .margin_top(8)
                 .caption(clean(&panel.var), (FONT, 15))
                 .x_label_area_size(30)
@@ -441,33 +455,37 @@ pub fn plot(history: &History, opts: &PlotOptions) -> Result<String> {
                         None => runs.push(Vec::new()),
                     }
                 }
-                let mut first = true;
                 for run in runs.into_iter().filter(|r| !r.is_empty()) {
                     let dots: Vec<Circle<(f64, f64), u32>> = run
                         .iter()
                         .map(|p| Circle::new(*p, 3, color.filled()))
                         .collect();
-                    let s = chart
+                    chart
                         .draw_series(LineSeries::new(run, color.stroke_width(2)))
                         .map_err(draw_error)?;
-                    if first {
-                        s.label(clean(&line.name)).legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                        });
-                        first = false;
-                    }
                     chart.draw_series(dots).map_err(draw_error)?;
                 }
             }
-            if panel.lines.len() > 1 || panel.lines.iter().any(|l| l.name != panel.var) {
-                chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::UpperLeft)
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(RGBColor(180, 180, 180))
-                    .label_font((FONT, 12))
-                    .draw()
+            if legend(panel) {
+                let x0 = (width - legend_w) as i32;
+                for (i, line) in panel.lines.iter().enumerate() {
+                    let color = COLORS[i % COLORS.len()];
+                    let y = 34 + 18 * i as i32;
+                    area.draw(&PathElement::new(
+                        vec![(x0, y), (x0 + 20, y)],
+                        color.stroke_width(3),
+                    ))
                     .map_err(draw_error)?;
+                    area.draw(&Text::new(
+                        clean(&line.name),
+                        (x0 + 26, y),
+                        (FONT, 12)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Left, VPos::Center)),
+                    ))
+                    .map_err(draw_error)?;
+                }
             }
         }
         root.present().map_err(draw_error)?;
