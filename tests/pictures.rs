@@ -212,6 +212,12 @@ fn plot_of_the_walkthrough_has_the_variables_and_the_ending() {
     assert!(tree.contains("to m6b"), "the m5b branch is drawn");
     render(&tree, "plot-harbor-walkthrough-tree");
 
+    // The other example session: an outcome ends it.
+    let offer = ok(&["plot", &example("job-interview"), "offer.jsonl"]);
+    assert!(offer.contains("END outcome offer"), "the ending is marked");
+    assert!(offer.contains("\nrapport\n"));
+    render(&offer, "plot-job-interview-offer");
+
     // Misuse.
     let o = troupe(&["plot", &harbor, "walkthrough.jsonl", "--vars", "trusst"]);
     assert_eq!(o.status.code(), Some(1));
