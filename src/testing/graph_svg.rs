@@ -642,9 +642,21 @@ pub fn to_svg(g: &Graph) -> String {
     // order.
     let mut edges = canvas.edges;
     edges.sort_by_key(|e| e.0);
+    // Edges between the same two nodes (a rule that reads and adds to one
+    // variable) get the same curve from the layout: each after the first
+    // is shifted down a little so both stay visible.
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
     for (i, d, start, end) in &edges {
         let Some(e) = g.edges.get(*i) else {
             continue;
+        };
+        let pair = (e.from.min(e.to), e.from.max(e.to));
+        let k = pairs.iter().filter(|p| **p == pair).count();
+        pairs.push(pair);
+        let shift = if k == 0 {
+            String::new()
+        } else {
+            format!(" transform=\"translate(0 {})\"", n(5.0 * k as f64))
         };
         let title = format!(
             "{} -{}-> {}",
@@ -661,7 +673,7 @@ pub fn to_svg(g: &Graph) -> String {
         }
         let _ = writeln!(
             out,
-            "<g class=\"edge {}\"><title>{}</title><path d=\"{d}\" {}{marks}/></g>",
+            "<g class=\"edge {}\"{shift}><title>{}</title><path d=\"{d}\" {}{marks}/></g>",
             e.kind.label(),
             xml_escape(&title),
             edge_attrs(e.kind)
