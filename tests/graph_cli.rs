@@ -287,7 +287,11 @@ fn out_file_and_refusals() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("`interview`"), "{err}");
 
-    // SVG is not offered (yet): a usage error.
-    let (code, _, _) = troupe(&["graph", &p, "--format", "svg"]);
+    // SVG is offered now (Format 20.2 "SVG"; tests/pictures.rs renders it);
+    // an unknown format is still a usage error.
+    let (code, out, _) = troupe(&["graph", &p, "--format", "svg"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("<?xml"), "{out}");
+    let (code, _, _) = troupe(&["graph", &p, "--format", "png"]);
     assert_eq!(code, 2);
 }

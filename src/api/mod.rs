@@ -27,6 +27,8 @@ pub mod files;
 mod history;
 pub mod model_runtime;
 mod pack;
+#[cfg(feature = "pictures")]
+pub mod pictures;
 mod reports;
 mod schemas;
 mod session;

@@ -46,6 +46,36 @@ impl TestRun {
     pub fn to_junit(&self) -> String {
         crate::testing::report::to_junit(&self.run)
     }
+
+    /// The run as one self-contained HTML page (`troupe test --html`,
+    /// Format 21.2; feature `pictures`): stages, coverage, each fixture's
+    /// transcript and the graph of each of the pack's scenarios as SVG.
+    #[cfg(feature = "pictures")]
+    pub fn to_html(&self) -> String {
+        use crate::testing::model::Status;
+        let checked = self
+            .run
+            .stages
+            .first()
+            .is_some_and(|s| !matches!(s.status, Status::Fail | Status::Err));
+        let graphs = if checked {
+            Pack::open(&self.run.pack)
+                .map_err(|e| format!("the pack could not be opened: {e}"))
+                .and_then(|pack| {
+                    pack.scenarios()
+                        .into_iter()
+                        .map(|sc| {
+                            super::tools::graph(&pack, Some(&sc.id), super::tools::GraphFormat::Svg)
+                                .map(|g| (sc.id.clone(), g.text))
+                                .map_err(|e| format!("no graph of scenario {}: {e}", sc.id))
+                        })
+                        .collect()
+                })
+        } else {
+            Err("the pack did not pass its check, so it has no graph".to_string())
+        };
+        crate::testing::report::html::to_html(&self.run, &graphs)
+    }
 }
 
 /// Runs the tests of pack directory `pack` (Format 21): check, static

@@ -63,14 +63,18 @@ pub enum GraphFormat {
     Dot,
     /// A Mermaid flowchart.
     Mermaid,
+    /// An SVG picture, laid out and drawn by Troupe (Format 20.2 "SVG";
+    /// feature `pictures`).
+    #[cfg(feature = "pictures")]
+    Svg,
 }
 
-/// A scenario's wiring drawn as text (Format 20.2).
+/// A scenario's wiring drawn as text: DOT, Mermaid or SVG (Format 20.2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Graph {
     /// The scenario drawn.
     pub scenario: String,
-    /// The DOT or Mermaid text.
+    /// The DOT, Mermaid or SVG text.
     pub text: String,
 }
 
@@ -118,6 +122,8 @@ pub fn graph(pack: &Pack, scenario: Option<&str>, format: GraphFormat) -> Result
     let text = match format {
         GraphFormat::Dot => g.to_dot(),
         GraphFormat::Mermaid => g.to_mermaid(),
+        #[cfg(feature = "pictures")]
+        GraphFormat::Svg => crate::testing::graph_svg::to_svg(&g),
     };
     Ok(Graph {
         scenario: g.scenario.to_string(),

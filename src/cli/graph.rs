@@ -1,16 +1,35 @@
-//! `troupe graph PACK [--scenario ID] [--format dot|mermaid] [-o FILE]`
+//! `troupe graph PACK [--scenario ID] [--format dot|mermaid|svg] [-o FILE]`
 //! (Format 20.2): prints or writes the scenario's wiring as a graph. The
-//! library builds it ([`troupe::tools::graph`]); this file only wires it.
+//! library builds and draws it ([`troupe::tools::graph`]); this file only
+//! wires it.
 
 use std::path::{Path, PathBuf};
 
-/// The text formats of `troupe graph`.
+/// The formats of `troupe graph`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// Graphviz DOT.
     Dot,
     /// A Mermaid flowchart.
     Mermaid,
+    /// An SVG picture, laid out and drawn by Troupe.
+    Svg,
+}
+
+impl Format {
+    /// The format `-o FILE` implies when `--format` is not given (Format
+    /// 20.2): `.svg` SVG, `.mmd`/`.mermaid` Mermaid, else DOT.
+    fn from_path(path: Option<&Path>) -> Format {
+        let ext = path
+            .and_then(|p| p.extension())
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("svg") => Format::Svg,
+            Some("mmd" | "mermaid") => Format::Mermaid,
+            _ => Format::Dot,
+        }
+    }
 }
 
 /// Arguments of `troupe graph`.
@@ -21,9 +40,10 @@ pub struct Args {
     /// The scenario (default: the first).
     #[arg(long)]
     pub scenario: Option<String>,
-    /// The output format: dot or mermaid (text only for now; no SVG).
-    #[arg(long, value_enum, default_value = "dot")]
-    pub format: Format,
+    /// The output format: dot, mermaid or svg (default: from the `-o` file's
+    /// extension, else dot).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
     /// Write the graph to FILE (temp file, then rename) instead of standard output.
     #[arg(short = 'o', long = "out")]
     pub out: Option<PathBuf>,
@@ -43,9 +63,13 @@ pub fn run(args: Args) -> i32 {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let format = match args.format {
+    let format = match args
+        .format
+        .unwrap_or_else(|| Format::from_path(args.out.as_deref()))
+    {
         Format::Dot => troupe::tools::GraphFormat::Dot,
         Format::Mermaid => troupe::tools::GraphFormat::Mermaid,
+        Format::Svg => troupe::tools::GraphFormat::Svg,
     };
     let g = match troupe::tools::graph(&pack, args.scenario.as_deref(), format) {
         Ok(g) => g,
@@ -79,7 +103,7 @@ pub fn run(args: Args) -> i32 {
 
 /// Writes `text` to a temporary file beside `path`, then renames it over
 /// `path`, so a failed write never leaves a half-written file.
-fn write_replacing(path: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn write_replacing(path: &Path, text: &str) -> std::io::Result<()> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

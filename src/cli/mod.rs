@@ -21,6 +21,7 @@ pub mod knows;
 pub mod mcp;
 pub mod play;
 pub mod playtest;
+pub mod plot;
 pub mod prompt;
 pub mod render;
 pub mod run;
@@ -77,8 +78,10 @@ enum Command {
     Init(init::Args),
     /// Which lore entries are active at a message, and why (Format 5.3).
     Explain(explain::Args),
-    /// Draw the scenario's wiring as a graph: DOT or Mermaid text (Format 20.2).
+    /// Draw the scenario's wiring as a graph: DOT, Mermaid or SVG (Format 20.2).
     Graph(graph::Args),
+    /// Plot a session's variables over its messages as SVG (Format 20.4).
+    Plot(plot::Args),
     /// Print a JSON Schema of the format (for editors, offline), or list them.
     Schema(schema::Args),
     /// Print what the model runtime would send when a character answers a message (Format 24.3).
@@ -115,6 +118,7 @@ pub fn run() -> i32 {
         Command::Ended(args) => ended::run(args),
         Command::Explain(args) => explain::run(args),
         Command::Graph(args) => graph::run(args),
+        Command::Plot(args) => plot::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Prompt(args) => prompt::run(args),
         Command::Mcp(args) => mcp::run(args),

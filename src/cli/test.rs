@@ -30,6 +30,9 @@ pub struct Args {
     /// Also write a JUnit XML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Also write one self-contained HTML page of the run to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Walk through new, changed and stale snapshots and accept or reject each.
     #[arg(long, conflicts_with = "accept")]
     pub review: bool,
@@ -111,8 +114,14 @@ fn review(change: &SnapshotChange) -> Decision {
 
 /// Runs the tests; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    if let Some(junit) = &args.junit {
-        if let Err(msg) = troupe::files::refuse_inputs(&[junit], &[&args.pack]) {
+    let outputs: Vec<&std::path::Path> = args
+        .junit
+        .iter()
+        .chain(args.html.iter())
+        .map(PathBuf::as_path)
+        .collect();
+    if !outputs.is_empty() {
+        if let Err(msg) = troupe::files::refuse_inputs(&outputs, &[&args.pack]) {
             eprintln!("troupe test: {msg}");
             return 2;
         }
@@ -155,6 +164,12 @@ pub fn run(args: Args) -> i32 {
     };
     if let Some(path) = &args.junit {
         if let Err(e) = troupe::files::write_atomic(path, run.to_junit().as_bytes()) {
+            eprintln!("troupe test: {e}");
+            return 3;
+        }
+    }
+    if let Some(path) = &args.html {
+        if let Err(e) = troupe::files::write_atomic(path, run.to_html().as_bytes()) {
             eprintln!("troupe test: {e}");
             return 3;
         }

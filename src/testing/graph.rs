@@ -349,7 +349,8 @@ fn mermaid_str(s: &str) -> String {
     out
 }
 
-fn label(n: &Node) -> String {
+/// A node's label (Format 20.2): `rule <id>`, a variable's state name, `END`.
+pub fn label(n: &Node) -> String {
     match n.kind {
         NodeKind::Variable | NodeKind::Input | NodeKind::End => n.name.clone(),
         k => format!("{} {}", k.word(), n.name),
@@ -370,7 +371,8 @@ fn dot_attrs(kind: NodeKind) -> &'static str {
     }
 }
 
-const LEGEND: [NodeKind; 9] = [
+/// The node kinds in legend order (Format 20.2).
+pub const LEGEND: [NodeKind; 9] = [
     NodeKind::Variable,
     NodeKind::Input,
     NodeKind::Opening,

@@ -7,6 +7,8 @@ pub mod coverage;
 pub mod docs;
 pub mod fixtures;
 pub mod graph;
+#[cfg(feature = "pictures")]
+pub mod graph_svg;
 pub mod init;
 pub mod model;
 pub mod playtests;

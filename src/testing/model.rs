@@ -119,6 +119,10 @@ pub struct TestResult {
     /// A readable diff to show under the test (snapshots), not in JSON.
     #[serde(skip)]
     pub diff: Option<String>,
+    /// What a fixture's run produced, turn by turn (the HTML report's
+    /// transcript, Format 21.2); empty for other tests; not in JSON.
+    #[serde(skip)]
+    pub transcript: Vec<String>,
 }
 
 impl TestResult {
@@ -131,6 +135,7 @@ impl TestResult {
             reason: None,
             failures: Vec::new(),
             diff: None,
+            transcript: Vec::new(),
         }
     }
 

@@ -1,6 +1,8 @@
 //! The reports of a run (Format 21.2): readable text, one JSON document,
-//! and JUnit XML for CI dashboards.
+//! JUnit XML for CI dashboards, and (feature `pictures`) one HTML page.
 
+#[cfg(feature = "pictures")]
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod text;
