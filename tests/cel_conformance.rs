@@ -46,7 +46,7 @@ fn default_value(v: &Json, cast: &[String]) -> Value {
             .collect(),
         Some(_) => vec![],
     };
-    let mut m = indexmap::IndexMap::new();
+    let mut m = cel::MapValue::default();
     for k in keys {
         m.insert(cel::Key::String(Arc::from(k.as_str())), single.clone());
     }

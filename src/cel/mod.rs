@@ -30,4 +30,4 @@ pub use error::{CelError, CelErrorKind, EvalError, EvalErrorKind};
 pub use eval::{Host, NoHost, NoObserver, Observer};
 pub use program::{compile, Branch, BranchKind, Program, DEFAULT_BUDGET};
 pub use types::{ObjectType, Type, TypeParseError};
-pub use value::{Key, Value};
+pub use value::{Key, MapValue, Value};

@@ -43,14 +43,6 @@ impl Interval {
         }
     }
 
-    fn any(int: bool) -> Self {
-        Interval {
-            lo: None,
-            hi: None,
-            int,
-        }
-    }
-
     fn clamp(&self, min: Option<Decimal>, max: Option<Decimal>) -> Self {
         let c = |v: Option<Decimal>, end_default: Option<Decimal>| -> Option<Decimal> {
             let v = v.or(end_default)?;
@@ -1076,6 +1068,44 @@ impl<'a> Judge<'a> {
     }
 }
 
+/// An interval end as an extended number (for `*`, Format 17.6).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ext {
+    NegInf,
+    Fin(Decimal),
+    PosInf,
+}
+
+/// `end` as an extended number: an absent end is -∞ (`high` false) or +∞.
+fn ext(end: Option<Decimal>, high: bool) -> Ext {
+    match (end, high) {
+        (Some(d), _) => Ext::Fin(d),
+        (None, false) => Ext::NegInf,
+        (None, true) => Ext::PosInf,
+    }
+}
+
+/// The product of two extended ends: 0 × ±∞ is 0; an overflow is the
+/// infinity of the product's sign.
+fn ext_mul(p: Ext, q: Ext) -> Ext {
+    let sign = |e: Ext| match e {
+        Ext::NegInf => -1,
+        Ext::PosInf => 1,
+        Ext::Fin(d) if d.is_zero() => 0,
+        Ext::Fin(d) if d.is_sign_negative() => -1,
+        Ext::Fin(_) => 1,
+    };
+    let s = sign(p) * sign(q);
+    if s == 0 {
+        return Ext::Fin(Decimal::ZERO);
+    }
+    let inf = if s > 0 { Ext::PosInf } else { Ext::NegInf };
+    match (p, q) {
+        (Ext::Fin(a), Ext::Fin(b)) => a.checked_mul(b).map_or(inf, Ext::Fin),
+        _ => inf,
+    }
+}
+
 /// `a op b` of two `int` intervals (Format 17.6); everything else is *any*.
 fn arith(op: ArithOp, a: Abs, b: Abs) -> Abs {
     let (x, y) = match (a, b) {
@@ -1097,20 +1127,30 @@ fn arith(op: ArithOp, a: Abs, b: Abs) -> Abs {
             int: true,
         },
         ArithOp::Mul => {
-            let (Some(a), Some(b), Some(c), Some(d)) = (x.lo, x.hi, y.lo, y.hi) else {
-                return Abs::Num(Interval::any(true));
-            };
-            let products: Option<Vec<Decimal>> = [(a, c), (a, d), (b, c), (b, d)]
-                .iter()
-                .map(|(p, q)| p.checked_mul(*q))
-                .collect();
-            match products {
-                Some(p) => Interval {
-                    lo: p.iter().min().copied(),
-                    hi: p.iter().max().copied(),
-                    int: true,
+            // Ends as extended numbers (an absent low end is -∞, an absent
+            // high end +∞); the product's ends are the least and greatest of
+            // the four end products, with 0 × ∞ = 0 (every value is finite,
+            // so a product with 0 is 0) and an overflowing product taken as
+            // the infinity of its sign (wider, so still sound).
+            let ends = [
+                (ext(x.lo, false), ext(y.lo, false)),
+                (ext(x.lo, false), ext(y.hi, true)),
+                (ext(x.hi, true), ext(y.lo, false)),
+                (ext(x.hi, true), ext(y.hi, true)),
+            ];
+            let products = ends.map(|(p, q)| ext_mul(p, q));
+            let lo = products.iter().copied().fold(Ext::PosInf, Ext::min);
+            let hi = products.iter().copied().fold(Ext::NegInf, Ext::max);
+            Interval {
+                lo: match lo {
+                    Ext::Fin(d) => Some(d),
+                    _ => None,
                 },
-                None => Interval::any(true),
+                hi: match hi {
+                    Ext::Fin(d) => Some(d),
+                    _ => None,
+                },
+                int: true,
             }
         }
         ArithOp::Div | ArithOp::Rem => return Abs::Any,
@@ -1148,7 +1188,7 @@ impl Judge<'_> {
                     "it needs `{}` and `{}` at once, which no value can meet{}",
                     self.text(a),
                     self.text(b),
-                    self.ranges_text(&reads, Some(None), " (", ")")
+                    self.ranges_text(&reads, None, " (", ")")
                 )
             }
             Node::Or(a, b, _) => {
@@ -1281,7 +1321,7 @@ impl Judge<'_> {
                         (false, true) => "always false",
                         _ => continue,
                     };
-                    parts.push(format!("{name} is {v}"));
+                    parts.push(format!("{name} is {v} (its start and every value it is set to)"));
                     continue;
                 }
                 Abs::Str(set) => {
@@ -1289,7 +1329,10 @@ impl Judge<'_> {
                         .iter()
                         .map(|s| serde_json::Value::String(s.to_string()).to_string())
                         .collect();
-                    parts.push(format!("{name} is one of {}", list.join(", ")));
+                    parts.push(format!(
+                        "{name} is one of {} (its start and every value it is set to)",
+                        list.join(", ")
+                    ));
                     continue;
                 }
                 _ => continue,
