@@ -313,6 +313,10 @@ fn witness_files_replay_and_are_not_written_into_the_pack() {
     let (code, _, err) = troupe(&["explore", &pack, "--witness", &inside]);
     assert_eq!(code, 2, "{err}");
     assert!(!Path::new(&inside).exists());
+    let dotted = format!("{pack}/../unreachable-deal/w2");
+    let (code, _, err) = troupe(&["explore", &pack, "--witness", &dotted]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!Path::new(&dotted).exists());
 }
 
 #[test]

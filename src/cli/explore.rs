@@ -50,7 +50,7 @@ pub fn run(args: Args) -> i32 {
             eprintln!("troupe explore: refusing to write witnesses: {m}");
             return 2;
         }
-        if dir.starts_with(&args.pack) && args.pack.is_dir() {
+        if args.pack.is_dir() && inside(dir, &args.pack) {
             eprintln!(
                 "troupe explore: refusing to write witnesses inside the pack {}",
                 args.pack.display()
@@ -119,4 +119,32 @@ pub fn run(args: Args) -> i32 {
         print!("{}", troupe::escape_controls(&e.to_text()));
     }
     0
+}
+
+/// Whether `dir` (which may not exist yet) is `pack` or inside it, after
+/// `..` and symbolic links of its nearest existing ancestor.
+fn inside(dir: &std::path::Path, pack: &std::path::Path) -> bool {
+    let Ok(pack) = pack.canonicalize() else {
+        return false;
+    };
+    let mut rest = Vec::new();
+    let mut at = dir.to_path_buf();
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            let mut full = real;
+            full.extend(rest.iter().rev());
+            return full.starts_with(&pack);
+        }
+        match (at.file_name().map(|n| n.to_os_string()), at.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                at = if parent.as_os_str().is_empty() {
+                    std::path::PathBuf::from(".")
+                } else {
+                    parent.to_path_buf()
+                };
+            }
+            _ => return false,
+        }
+    }
 }
