@@ -17,7 +17,8 @@ pub fn schemas() -> &'static [(&'static str, &'static str)] {
 
 /// The JSON Schemas of the `--json` documents of Format 20.1
 /// (`schemas/output/<command>.schema.json`): pairs of the command
-/// (`check`, `run`, `state`, `ended`, `knows`, `render`, `explain`) and
+/// (`check`, `run`, `state`, `ended`, `knows`, `render`, `explain`,
+/// `playtest`, `explore`) and
 /// the schema's text.
 ///
 /// ```
@@ -58,5 +59,9 @@ const OUTPUT: &[(&str, &str)] = &[
     (
         "playtest",
         include_str!("../../schemas/output/playtest.schema.json"),
+    ),
+    (
+        "explore",
+        include_str!("../../schemas/output/explore.schema.json"),
     ),
 ];

@@ -217,3 +217,105 @@ pub fn init(dir: impl AsRef<Path>) -> Result<Vec<String>> {
 pub fn init_pins_source() -> bool {
     crate::testing::init::pinned_source().2
 }
+
+pub use crate::testing::explore::{
+    Alphabet as ExploreAlphabet, Bound as ExploreBound, Counts as ExploreCounts, Exploration,
+    ItemResult as ExploreItem, ItemStatus as ExploreStatus, Line as ExploreLine,
+    Mode as ExploreMode, Root as ExploreRoot, SearchReport as ExploreSearch,
+    Settings as ExploreSettings, StoppedBy as ExploreStoppedBy, Witness as ExploreWitness,
+    DEFAULT_DEPTH as EXPLORE_DEFAULT_DEPTH, DEFAULT_STATES as EXPLORE_DEFAULT_STATES,
+    MAX_DEPTH as EXPLORE_MAX_DEPTH, MAX_RUNS as EXPLORE_MAX_RUNS, MAX_STATES as EXPLORE_MAX_STATES,
+};
+
+/// Explores a scenario of `pack` as `troupe explore` does (Format 20.5):
+/// a bounded breadth-first search with a checked witness per reached
+/// event, outcome and rule, or (`ExploreMode::Random`) seeded random
+/// playthroughs counted with the coverage items of `troupe test`.
+/// `dir` is the pack directory the pack was opened from, if it was one
+/// (coverage labels then name pack files, Format 21.6). `progress` is
+/// told the states visited (search) or runs played (random) so far.
+///
+/// Errors: [`ErrorKind::NotFound`] for an unknown scenario;
+/// [`ErrorKind::Refused`] for a bound out of range, a session that cannot
+/// start, or a witness that does not replay (its message starts
+/// `internal error`).
+///
+/// ```
+/// use troupe::tools::{explore, ExploreSettings, ExploreStatus};
+/// let pack = troupe::Pack::open("examples/packs/everyday-negotiation")?;
+/// let e = explore(&pack, None, &ExploreSettings::default(), &mut |_| {})?;
+/// let success = e.items.iter().find(|i| i.item == "outcome success").unwrap();
+/// assert_eq!(success.status, ExploreStatus::Reached);
+/// # Ok::<(), troupe::Error>(())
+/// ```
+pub fn explore(
+    pack: &Pack,
+    dir: Option<&Path>,
+    settings: &ExploreSettings,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Exploration> {
+    let opened = pack.opened();
+    if let Some(id) = &settings.scenario {
+        let ids: Vec<String> = pack.scenarios().into_iter().map(|s| s.id).collect();
+        if !ids.iter().any(|x| x == id) {
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                format!(
+                    "the pack has no scenario `{id}`{}",
+                    crate::diag::suggest::one_of(id, ids.iter().map(String::as_str))
+                ),
+            ));
+        }
+    }
+    let mut model = None;
+    if matches!(settings.mode, ExploreMode::Random { .. }) {
+        let origins = dir
+            .filter(|d| d.is_dir())
+            .and_then(|d| {
+                let mut checked = crate::check::run::Checked::default();
+                crate::check::run::check_scanned_pack(d, crate::load::scan_pack(d), &mut checked)
+            })
+            .map(|(_, lowered)| lowered.origins)
+            .unwrap_or_default();
+        model = Some(crate::testing::coverage::Model::new(
+            opened.bundle.value(),
+            &origins,
+        ));
+    }
+    let scenario_model = model.as_ref().and_then(|m| {
+        let id = settings
+            .scenario
+            .clone()
+            .or_else(|| pack.scenarios().first().map(|s| s.id.clone()))?;
+        m.scenarios.get(&id)
+    });
+    crate::testing::explore::explore(opened, scenario_model, settings, progress).map_err(|e| {
+        // A witness that does not replay is an internal error; the
+        // message says so ("internal error: …").
+        Error::new(ErrorKind::Refused, e)
+    })
+}
+
+/// Writes each witness of `exploration` into `dir` as a script
+/// (`DIR/<kind>-<id>.txt`, Format 20.5), each through a partial file and a
+/// rename (16.3), creating `dir` when missing, and records each file's
+/// path in its witness. The caller refuses a `dir` that is an input first
+/// ([`crate::files::refuse_inputs`]).
+///
+/// Errors: [`ErrorKind::Io`] when a file cannot be written.
+pub fn write_witnesses(exploration: &mut Exploration, dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            format!("cannot create {}: {e}", dir.display()),
+        )
+    })?;
+    for item in &mut exploration.items {
+        let Some(w) = &mut item.witness else { continue };
+        let path = dir.join(crate::testing::explore::script_name(&item.item));
+        crate::output::write_atomic(&path, crate::testing::explore::script_text(w).as_bytes())
+            .map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?;
+        w.script = Some(path.display().to_string());
+    }
+    Ok(())
+}

@@ -13,6 +13,7 @@ pub mod conformance;
 pub mod docs;
 pub mod ended;
 pub mod explain;
+pub mod explore;
 pub mod export;
 pub mod graph;
 pub mod import;
@@ -78,6 +79,8 @@ enum Command {
     Init(init::Args),
     /// Which lore entries are active at a message, and why (Format 5.3).
     Explain(explain::Args),
+    /// Search a scenario's states for a replayable witness of every event, outcome and rule, or play seeded random playthroughs (Format 20.5).
+    Explore(explore::Args),
     /// Draw the scenario's wiring as a graph: DOT, Mermaid or SVG (Format 20.2).
     Graph(graph::Args),
     /// Plot a session's variables over its messages as SVG (Format 20.4).
@@ -117,6 +120,7 @@ pub fn run() -> i32 {
         Command::Knows(args) => knows::run(args),
         Command::Ended(args) => ended::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Explore(args) => explore::run(args),
         Command::Graph(args) => graph::run(args),
         Command::Plot(args) => plot::run(args),
         Command::Schema(args) => schema::run(args),

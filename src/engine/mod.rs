@@ -70,6 +70,22 @@ impl LazyStory {
         }
     }
 
+    /// A copy for a forked engine ([`Engine::fork`]): a deferred story
+    /// stays deferred (its source is shared), a resolved one without a
+    /// source is copied.
+    pub fn fork(&self) -> LazyStory {
+        match &self.source {
+            Some((b, h)) => LazyStory::deferred(b.clone(), h.clone()),
+            None => match self.cell.get() {
+                Some(story) => LazyStory::ready(story.clone()),
+                None => LazyStory {
+                    cell: OnceLock::new(),
+                    source: None,
+                },
+            },
+        }
+    }
+
     /// Whether the story has been resolved.
     pub fn is_resolved(&self) -> bool {
         self.cell.get().is_some()
@@ -195,6 +211,35 @@ impl Engine {
             stride,
             templates: Default::default(),
             lore_timed: Default::default(),
+        }
+    }
+
+    /// A copy of this engine for a branch that goes on on its own (the
+    /// search of Format 20.5): the compiled story is shared, the session's
+    /// messages, tree and checkpoints are copied, and the checked story is
+    /// resolved again only if the copy needs it.
+    pub fn fork(&self) -> Engine {
+        Engine {
+            story: self.story.fork(),
+            ir: self.ir.clone(),
+            session: self.session.clone(),
+            has_session: self.has_session,
+            tree: self.tree.clone(),
+            initial: self.initial.clone(),
+            checkpoints: self.checkpoints.clone(),
+            stride: self.stride,
+            templates: std::sync::Mutex::new(
+                self.templates
+                    .lock()
+                    .map(|t| t.clone())
+                    .unwrap_or_default(),
+            ),
+            lore_timed: std::sync::Mutex::new(
+                self.lore_timed
+                    .lock()
+                    .map(|t| t.clone())
+                    .unwrap_or_default(),
+            ),
         }
     }
 

@@ -94,6 +94,8 @@ pub struct Session {
     pub(crate) engine: Engine,
     pub(crate) rt: Arc<RuntimeIr>,
     pub(crate) runtime: Box<dyn Runtime>,
+    /// Whether `runtime` is the rules runtime this session made itself.
+    pub(crate) rules: bool,
     pub(crate) kind: RuntimeKind,
     /// State at each message (index = message index).
     pub(crate) states: Vec<State>,
@@ -264,12 +266,14 @@ impl Session {
             None => from_bundle(pack, options)?,
         };
         let opening = choose_opening(&engine, options)?;
+        let rules = runtime.is_none();
         let runtime = runtime.unwrap_or_else(|| Box::new(RulesRuntime::new(rt.clone())));
         let scratch = Scratch::new(&engine.ir);
         let mut s = Session {
             engine,
             rt,
             runtime,
+            rules,
             kind: options.runtime,
             states: Vec::new(),
             rolls: Vec::new(),
@@ -291,6 +295,53 @@ impl Session {
             s.write_root(o)?;
         }
         Ok(s)
+    }
+
+    /// Starts a session that keeps no session text (the root of a search,
+    /// Format 20.5); otherwise [`Session::start`].
+    pub fn start_discarding(pack: &Opened, options: &Options) -> Result<Session, StartError> {
+        Session::start_inner(pack, options, None, Some(SessionWriter::discard()), false)
+    }
+
+    /// A copy of this session that goes on on its own: the next turn of
+    /// the copy is the next turn of a session that played the same inputs
+    /// (the same message IDs, states and firings), and nothing it does
+    /// touches this one. The compiled parts are shared; the messages and
+    /// their states are copied; the copy keeps no session text and records
+    /// nothing. `None` under an adapter or the fake runtime (only the rules
+    /// runtime is copied). The search of Format 20.5 branches with it.
+    pub fn fork(&self) -> Option<Session> {
+        if !self.rules || self.kind != RuntimeKind::Rules {
+            return None;
+        }
+        Some(Session {
+            engine: self.engine.fork(),
+            rt: self.rt.clone(),
+            runtime: Box::new(RulesRuntime::new(self.rt.clone())),
+            rules: true,
+            kind: self.kind,
+            states: self.states.clone(),
+            rolls: self.rolls.clone(),
+            current: self.current,
+            turns: self.turns.clone(),
+            stopped: self.stopped,
+            fake_turns: self.fake_turns,
+            scratch: Scratch::new(&self.engine.ir),
+            writer: SessionWriter::discard(),
+            header: self.header.clone(),
+            recorder: None,
+            bundle: self.bundle.clone(),
+        })
+    }
+
+    /// Whether the session has stopped on a safety `stop` (Format 19.4).
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// The number of messages written so far (their IDs are `m1` … `mN`).
+    pub fn message_count(&self) -> usize {
+        self.engine.session.messages.len()
     }
 
     /// The compiled story and its messages so far.

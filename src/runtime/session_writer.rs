@@ -87,6 +87,9 @@ impl MessageLine<'_> {
 pub struct SessionWriter {
     file: Option<File>,
     text: String,
+    /// Keeps nothing (a branch of a search, Format 20.5): lines are not
+    /// even built.
+    discard: bool,
 }
 
 impl SessionWriter {
@@ -95,16 +98,34 @@ impl SessionWriter {
         SessionWriter::default()
     }
 
+    /// A writer that keeps nothing: the session of a search branch
+    /// (Format 20.5), whose text nobody reads.
+    pub fn discard() -> SessionWriter {
+        SessionWriter {
+            discard: true,
+            ..SessionWriter::default()
+        }
+    }
+
+    /// Whether lines are kept or written at all.
+    pub fn keeps(&self) -> bool {
+        !self.discard
+    }
+
     /// A writer that also writes to `path` (created or truncated).
     pub fn create(path: &Path) -> std::io::Result<SessionWriter> {
         Ok(SessionWriter {
             file: Some(File::create(path)?),
             text: String::new(),
+            discard: false,
         })
     }
 
     /// Writes one line whole, with its `\n`, and flushes it.
     pub fn line(&mut self, line: &str) -> std::io::Result<()> {
+        if self.discard {
+            return Ok(());
+        }
         let mut bytes = String::with_capacity(line.len() + 1);
         bytes.push_str(line);
         bytes.push('\n');

@@ -295,12 +295,15 @@ impl Session {
                 )));
             }
         }
-        // 9. Written before the result is returned.
-        let line = self.line_of(m_in, &[]);
-        self.writer.line(&line)?;
-        if let Some((r, json)) = &m_r {
-            let line = self.line_of(*r, json);
+        // 9. Written before the result is returned (a search branch keeps
+        // no text, so its lines are not built).
+        if self.writer.keeps() {
+            let line = self.line_of(m_in, &[]);
             self.writer.line(&line)?;
+            if let Some((r, json)) = &m_r {
+                let line = self.line_of(*r, json);
+                self.writer.line(&line)?;
+            }
         }
         self.turns.push(m_in);
         self.current = Some(last);

@@ -5,6 +5,7 @@
 pub mod assertions;
 pub mod coverage;
 pub mod docs;
+pub mod explore;
 pub mod fixtures;
 pub mod graph;
 #[cfg(feature = "pictures")]

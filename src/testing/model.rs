@@ -48,16 +48,19 @@ pub enum StageName {
     Sessions,
     /// 5: one test per playtest.
     Playtests,
+    /// 6: one test per entry scenario: the search of Format 20.5.
+    Explore,
 }
 
 impl StageName {
     /// Every stage in order.
-    pub const ALL: [StageName; 5] = [
+    pub const ALL: [StageName; 6] = [
         StageName::Check,
         StageName::StaticAssertions,
         StageName::Fixtures,
         StageName::Sessions,
         StageName::Playtests,
+        StageName::Explore,
     ];
 
     /// The stage's name as reported (`static_assertions`).
@@ -68,6 +71,7 @@ impl StageName {
             StageName::Fixtures => "fixtures",
             StageName::Sessions => "sessions",
             StageName::Playtests => "playtests",
+            StageName::Explore => "explore",
         }
     }
 }

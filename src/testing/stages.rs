@@ -277,6 +277,11 @@ pub fn run(
             Status::Skip,
             "not selected (--test)",
         ));
+        stages.push(StageResult::whole(
+            StageName::Explore,
+            Status::Skip,
+            "not selected (--test)",
+        ));
     } else {
         progress.stage(StageName::Sessions);
         stages.push(session_stage(
@@ -288,6 +293,12 @@ pub fn run(
             progress.test(StageName::Playtests, t);
         }
         stages.push(playtests);
+        progress.stage(StageName::Explore);
+        let explore = super::explore::stage(pack, &bundle);
+        for t in &explore.tests {
+            progress.test(StageName::Explore, t);
+        }
+        stages.push(explore);
     }
     let mut coverage = coverage::report(&model, &hits, &scope);
     if opts.test.is_some() {

@@ -1,0 +1,1211 @@
+//! Exploration (Format 20.5): the input alphabet derived from a scenario,
+//! a breadth-first search over distinct engine states with a checked,
+//! shortest witness for every event, outcome and rule it reaches, and
+//! seeded random playthroughs counted with the coverage observer of
+//! `troupe test` (21.6).
+//!
+//! Every turn is a turn of the rules runtime's [`Session`] (18.5), as
+//! `troupe run` takes it; the search branches with [`Session::fork`], which
+//! copies the session's messages and states but never its text.
+
+use std::collections::{BTreeMap, HashSet};
+
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::coverage::ScenarioModel;
+use crate::compile::runtime::RuntimeIr;
+use crate::keys::lower;
+use crate::runtime::generator::choose;
+use crate::runtime::{Opened, Options, Session, SessionControl};
+
+/// The bounds of `--depth`, `--states` and `--runs` (Format 20.5).
+pub const MAX_DEPTH: u32 = 1000;
+/// The largest `--states`.
+pub const MAX_STATES: u64 = 1_000_000;
+/// The largest `--runs`.
+pub const MAX_RUNS: u64 = 1_000_000;
+/// The default `--depth`.
+pub const DEFAULT_DEPTH: u32 = 12;
+/// The default `--states`.
+pub const DEFAULT_STATES: u64 = 10_000;
+
+/// What to do (Format 20.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Breadth-first search bounded by depth and distinct states.
+    Search {
+        /// `--states`.
+        states: u64,
+    },
+    /// `--runs N` seeded random playthroughs.
+    Random {
+        /// `--runs`.
+        runs: u64,
+    },
+}
+
+/// The settings of an exploration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The scenario (`None`: the first).
+    pub scenario: Option<String>,
+    /// Search or random.
+    pub mode: Mode,
+    /// `--depth`: turns per path.
+    pub depth: u32,
+    /// `--seed`.
+    pub seed: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            scenario: None,
+            mode: Mode::Search {
+                states: DEFAULT_STATES,
+            },
+            depth: DEFAULT_DEPTH,
+            seed: 0,
+        }
+    }
+}
+
+/// A root choice: an opening and a difficulty preset (Format 20.5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Root {
+    /// The opening, or none.
+    pub opening: Option<String>,
+    /// The preset, or none.
+    pub difficulty: Option<String>,
+}
+
+/// One line of the alphabet and what it was derived for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Line {
+    /// The input.
+    pub text: String,
+    /// Its sources: `rule <id>`, `safety <id>`, `other`.
+    #[serde(rename = "for")]
+    pub sources: Vec<String>,
+}
+
+/// The choices of an exploration (Format 20.5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Alphabet {
+    /// The root choices, opening first.
+    pub roots: Vec<Root>,
+    /// The input lines, in order.
+    pub lines: Vec<Line>,
+    /// Rules and safety categories with no input derived.
+    pub underived: Vec<String>,
+}
+
+/// A witness: a root and the inputs that reach an item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Witness {
+    /// The root's opening.
+    pub opening: Option<String>,
+    /// The root's preset.
+    pub difficulty: Option<String>,
+    /// The inputs, one per turn.
+    pub inputs: Vec<String>,
+    /// The script file it was written to (`--witness`), if any.
+    pub script: Option<String>,
+}
+
+/// Reached, unreachable, or not reached within the bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    /// A witness reaches it.
+    Reached,
+    /// The search exhausted the space without reaching it.
+    Unreachable,
+    /// The search stopped at a bound first.
+    NotReached,
+}
+
+/// An event, outcome or rule and what the search found for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ItemResult {
+    /// `event <id>`, `outcome <id>`, `rule <id>`.
+    pub item: String,
+    /// Its status.
+    pub status: ItemStatus,
+    /// Its witness when reached.
+    pub witness: Option<Witness>,
+}
+
+/// Why the search stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoppedBy {
+    /// A node at depth D was left unexpanded.
+    Depth,
+    /// `--states` distinct states were visited.
+    States,
+}
+
+/// The search's numbers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SearchReport {
+    /// Distinct states visited (roots included).
+    pub states: u64,
+    /// The deepest level visited.
+    pub depth: u32,
+    /// True when no node was left to expand and no bound was hit.
+    pub exhausted: bool,
+    /// The bound that stopped it, if any.
+    pub stopped_by: Option<StoppedBy>,
+}
+
+/// The bounds as given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Bound {
+    /// `--depth`.
+    pub depth: u32,
+    /// `--states` (search).
+    pub states: Option<u64>,
+    /// `--runs` (random).
+    pub runs: Option<u64>,
+}
+
+/// The counts of random mode: per coverage kind, per item label, in how
+/// many runs it was reached.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// `--runs`.
+    pub runs: u64,
+    /// Kind → item label → runs.
+    pub kinds: IndexMap<&'static str, IndexMap<String, u64>>,
+}
+
+/// The result of `troupe explore` (Format 20.5), its `--json` document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Exploration {
+    /// The pack as given.
+    pub pack: String,
+    /// The scenario explored.
+    pub scenario: String,
+    /// `search` or `random`.
+    pub mode: &'static str,
+    /// `--seed`.
+    pub seed: u64,
+    /// The bounds.
+    pub bound: Bound,
+    /// The alphabet.
+    pub alphabet: Alphabet,
+    /// The search's numbers (search only).
+    pub search: Option<SearchReport>,
+    /// Each event, outcome and rule (search only).
+    pub items: Vec<ItemResult>,
+    /// The counts (random only).
+    pub counts: Option<Counts>,
+}
+
+// ---------------------------------------------------------------------
+// Deriving inputs.
+
+/// A string a regular expression matches, derived as Format 20.5 says;
+/// `None` when it does not parse.
+pub fn derive_from_regex(pattern: &str) -> Option<String> {
+    use regex_syntax::hir::{Class, Hir, HirKind};
+    fn class_char(c: &Class) -> Option<char> {
+        match c {
+            Class::Unicode(u) => {
+                let has = |x: char| u.ranges().iter().any(|r| r.start() <= x && x <= r.end());
+                ('0'..='9')
+                    .chain('A'..='Z')
+                    .chain('a'..='z')
+                    .find(|&x| has(x))
+                    .or_else(|| has(' ').then_some(' '))
+                    .or_else(|| u.ranges().first().map(|r| r.start()))
+            }
+            Class::Bytes(b) => {
+                let has = |x: u8| b.ranges().iter().any(|r| r.start() <= x && x <= r.end());
+                (b'0'..=b'9')
+                    .chain(b'A'..=b'Z')
+                    .chain(b'a'..=b'z')
+                    .find(|&x| has(x))
+                    .or_else(|| has(b' ').then_some(b' '))
+                    .or_else(|| b.ranges().first().map(|r| r.start()))
+                    .filter(u8::is_ascii)
+                    .map(char::from)
+            }
+        }
+    }
+    fn walk(h: &Hir, out: &mut String, budget: &mut usize) -> Option<()> {
+        if *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
+        match h.kind() {
+            HirKind::Empty | HirKind::Look(_) => {}
+            HirKind::Literal(l) => out.push_str(std::str::from_utf8(&l.0).ok()?),
+            HirKind::Class(c) => out.push(class_char(c)?),
+            HirKind::Repetition(r) => {
+                for _ in 0..r.min.min(64) {
+                    walk(&r.sub, out, budget)?;
+                }
+            }
+            HirKind::Capture(c) => walk(&c.sub, out, budget)?,
+            HirKind::Concat(v) => {
+                for x in v {
+                    walk(x, out, budget)?;
+                }
+            }
+            HirKind::Alternation(v) => walk(v.first()?, out, budget)?,
+        }
+        Some(())
+    }
+    let hir = regex_syntax::ParserBuilder::new()
+        .nest_limit(64)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let mut out = String::new();
+    let mut budget = 4096;
+    walk(&hir, &mut out, &mut budget)?;
+    (out.len() <= 4096).then_some(out)
+}
+
+/// The line derived from a key (Format 5.4): plain text as written, a
+/// `/pattern/flags` key through [`derive_from_regex`].
+fn derive_from_key(key: &str) -> Option<String> {
+    match key.strip_prefix('/').and_then(|r| r.rfind('/').map(|i| (r, i))) {
+        Some((rest, i)) => {
+            let flags = &rest[i + 1..];
+            let body = &rest[..i];
+            let body = if flags.contains('i') {
+                format!("(?i){body}")
+            } else {
+                body.to_string()
+            };
+            derive_from_regex(&body)
+        }
+        None => Some(key.to_string()),
+    }
+}
+
+fn is_regex_key(k: &str) -> bool {
+    k.len() >= 2 && k.starts_with('/') && k[1..].contains('/')
+}
+
+fn strings(v: Option<&Value>) -> Vec<&str> {
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+fn printable(s: &str) -> bool {
+    !s.is_empty() && !s.chars().any(|c| (c as u32) < 0x20)
+}
+
+/// Derives the alphabet's input lines (Format 20.5) of the scenario `sc`
+/// (its bundle JSON) with its compiled rules and safety.
+pub fn derive_lines(sc: &Value, rt: &RuntimeIr) -> (Vec<Line>, Vec<String>) {
+    let mut lines: Vec<Line> = Vec::new();
+    let mut underived = Vec::new();
+    let add = |lines: &mut Vec<Line>, text: String, source: String| {
+        match lines.iter_mut().find(|l| l.text == text) {
+            Some(l) => l.sources.push(source),
+            None => lines.push(Line {
+                text,
+                sources: vec![source],
+            }),
+        }
+    };
+    let raw_rules: Vec<&Value> = sc
+        .get("rules")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let raw_of = |id: &str| {
+        raw_rules
+            .iter()
+            .find(|r| r.get("id").and_then(Value::as_str) == Some(id))
+            .copied()
+    };
+    // Which lines no keyword or pattern rule matches.
+    let matched_by_some = |text: &str| {
+        let lowered = lower(text);
+        rt.rules.iter().any(|r| {
+            (r.keywords.is_some() || r.pattern.is_some())
+                && r.keywords.as_ref().is_none_or(|k| k.hits(&lowered))
+                && r.pattern.as_ref().is_none_or(|p| p.is_match(text))
+        })
+    };
+    let other = std::iter::once("hmm".to_string())
+        .chain((2..=9).map(|n| format!("hmm {n}")))
+        .find(|t| !matched_by_some(t));
+    let mut fallbacks = Vec::new();
+    for rule in &rt.rules {
+        let source = format!("rule {}", rule.id);
+        if rule.keywords.is_none() && rule.pattern.is_none() {
+            fallbacks.push(source);
+            continue;
+        }
+        let raw = raw_of(&rule.id);
+        let kw_line = rule.keywords.as_ref().map(|_| {
+            let keys = strings(raw.and_then(|r| r.get("keywords")));
+            keys.iter()
+                .find(|k| !is_regex_key(k))
+                .map(|k| (*k).to_string())
+                .or_else(|| keys.first().and_then(|k| derive_from_key(k)))
+        });
+        let pat_line = rule.pattern.as_ref().map(|_| {
+            raw.and_then(|r| r.get("pattern"))
+                .and_then(Value::as_str)
+                .and_then(derive_from_regex)
+        });
+        let text = match (kw_line, pat_line) {
+            (Some(Some(k)), Some(Some(p))) => Some(format!("{k} {p}")),
+            (Some(Some(k)), None) => Some(k),
+            (None, Some(Some(p))) => Some(p),
+            _ => None,
+        };
+        let ok = text.filter(|t| {
+            let lowered = lower(t);
+            printable(t)
+                && rule.keywords.as_ref().is_none_or(|k| k.hits(&lowered))
+                && rule.pattern.as_ref().is_none_or(|p| p.is_match(t))
+        });
+        match ok {
+            Some(t) => add(&mut lines, t, source),
+            None => underived.push(source),
+        }
+    }
+    // Safety probes.
+    for cat in sc
+        .pointer("/safety/categories")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+    {
+        let Some(id) = cat.get("id").and_then(Value::as_str) else {
+            continue;
+        };
+        let terms = strings(cat.get("terms"));
+        let patterns = strings(cat.get("patterns"));
+        let text = terms
+            .iter()
+            .find(|t| !is_regex_key(t))
+            .map(|t| (*t).to_string())
+            .or_else(|| terms.first().and_then(|t| derive_from_key(t)))
+            .or_else(|| patterns.first().and_then(|p| derive_from_regex(p)));
+        let source = format!("safety {id}");
+        let ok = text.filter(|t| {
+            printable(t) && rt.safety.verdict(t, false).matched.iter().any(|m| m == id)
+        });
+        match ok {
+            Some(t) => add(&mut lines, t, source),
+            None => underived.push(source),
+        }
+    }
+    if let Some(o) = other {
+        add(&mut lines, o.clone(), "other".into());
+        for f in fallbacks {
+            add(&mut lines, o.clone(), f);
+        }
+    } else {
+        underived.extend(fallbacks);
+    }
+    (lines, underived)
+}
+
+// ---------------------------------------------------------------------
+// Exploring.
+
+fn scenario_json<'a>(bundle: &'a Value, id: &str) -> Option<&'a Value> {
+    bundle
+        .get("scenarios")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|s| s.get("id").and_then(Value::as_str) == Some(id))
+}
+
+fn options(scenario: &str, root: &Root, seed: u64) -> Options {
+    Options {
+        scenario: Some(scenario.to_string()),
+        difficulty: root.difficulty.clone(),
+        seed,
+        opening: root.opening.clone(),
+        ..Options::default()
+    }
+}
+
+/// The key of a node (Format 20.5): what decides every later turn.
+fn key(s: &Session, root: usize) -> String {
+    format!(
+        "{root}|{}|{}|{:?}",
+        s.message_count(),
+        s.stopped(),
+        s.state()
+    )
+}
+
+/// The items of a scenario, in report order: events, outcomes, rules.
+fn item_labels(s: &Session) -> Vec<String> {
+    let ir = &s.engine().ir;
+    let mut out: Vec<String> = ir.events.iter().map(|e| format!("event {}", e.id)).collect();
+    out.extend(ir.outcomes.iter().map(|o| format!("outcome {}", o.id)));
+    // Rules in declaration order: the bundle order of the story.
+    out
+}
+
+/// What a turn (or a root) reached: the firings' items, then the rule.
+fn reached_by(result: &crate::runtime::TurnResult) -> Vec<String> {
+    let mut out: Vec<String> = result
+        .firings
+        .iter()
+        .map(|f| match (&f.event, &f.outcome) {
+            (Some(e), _) => format!("event {e}"),
+            (_, Some(o)) => format!("outcome {o}"),
+            _ => String::new(),
+        })
+        .collect();
+    if let Some(r) = &result.rule {
+        out.push(format!("rule {r}"));
+    }
+    out
+}
+
+/// What fired at the root of a freshly started session.
+fn root_items(s: &Session) -> Vec<String> {
+    let ir = &s.engine().ir;
+    let Some(m) = s.engine().session.messages.first() else {
+        return Vec::new();
+    };
+    m.firings
+        .iter()
+        .map(|f| match f {
+            crate::compile::session::Fired::Event(i) => {
+                format!("event {}", ir.events[*i as usize].id)
+            }
+            crate::compile::session::Fired::Outcome(i) => {
+                format!("outcome {}", ir.outcomes[*i as usize].id)
+            }
+        })
+        .collect()
+}
+
+/// The scenario chosen and its root sessions' settings.
+struct Prepared {
+    scenario: String,
+    alphabet: Alphabet,
+    items: Vec<String>,
+}
+
+fn prepare(opened: &Opened, settings: &Settings) -> Result<Prepared, String> {
+    let bundle = opened.bundle.value();
+    let ids: Vec<&str> = bundle
+        .get("scenarios")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.get("id").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    let scenario = match &settings.scenario {
+        Some(id) if ids.contains(&id.as_str()) => id.clone(),
+        Some(id) => {
+            return Err(format!(
+                "the pack has no scenario `{id}`{}",
+                crate::diag::suggest::one_of(id, ids.iter().copied())
+            ))
+        }
+        None => ids
+            .first()
+            .map(|s| s.to_string())
+            .ok_or("the pack has no scenario")?,
+    };
+    // A probe session: the compiled story and rules.
+    let probe = Session::start_discarding(
+        opened,
+        &Options {
+            scenario: Some(scenario.clone()),
+            ..Options::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let ir = &probe.engine().ir;
+    let group = ir.players.len() >= 2;
+    let openings: Vec<Option<String>> = {
+        let o: Vec<Option<String>> = ir
+            .openings
+            .iter()
+            .filter(|o| group || !o.group_only)
+            .map(|o| Some(o.id.to_string()))
+            .collect();
+        if o.is_empty() {
+            vec![None]
+        } else {
+            o
+        }
+    };
+    let presets: Vec<Option<String>> = match &ir.difficulty {
+        Some(d) if !d.presets.is_empty() => {
+            d.presets.iter().map(|(p, _)| Some(p.to_string())).collect()
+        }
+        _ => vec![None],
+    };
+    let mut roots = Vec::new();
+    for o in &openings {
+        for p in &presets {
+            roots.push(Root {
+                opening: o.clone(),
+                difficulty: p.clone(),
+            });
+        }
+    }
+    let sc = scenario_json(bundle, &scenario).cloned().unwrap_or(Value::Null);
+    let (lines, underived) = derive_lines(&sc, &probe.rt);
+    let mut items = item_labels(&probe);
+    for r in sc
+        .get("rules")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+    {
+        if let Some(id) = r.get("id").and_then(Value::as_str) {
+            items.push(format!("rule {id}"));
+        }
+    }
+    Ok(Prepared {
+        scenario,
+        alphabet: Alphabet {
+            roots,
+            lines,
+            underived,
+        },
+        items,
+    })
+}
+
+/// A visited node: its parent, the line that led to it, its root.
+struct Node {
+    parent: u32,
+    line: u32,
+    root: u32,
+    depth: u32,
+}
+
+/// Runs an exploration (Format 20.5) of `opened` (checked), reporting
+/// progress to `progress` (states visited or runs played so far). `model`
+/// is the scenario's coverage model (random mode counts its items).
+pub fn explore(
+    opened: &Opened,
+    model: Option<&ScenarioModel>,
+    settings: &Settings,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Exploration, String> {
+    if settings.depth == 0 || settings.depth > MAX_DEPTH {
+        return Err(format!("--depth must be 1 … {MAX_DEPTH}"));
+    }
+    let prep = prepare(opened, settings)?;
+    match settings.mode {
+        Mode::Search { states } => {
+            if states == 0 || states > MAX_STATES {
+                return Err(format!("--states must be 1 … {MAX_STATES}"));
+            }
+            search(opened, prep, settings, states, progress)
+        }
+        Mode::Random { runs } => {
+            if runs == 0 || runs > MAX_RUNS {
+                return Err(format!("--runs must be 1 … {MAX_RUNS}"));
+            }
+            random(opened, prep, model, settings, runs, progress)
+        }
+    }
+}
+
+fn search(
+    opened: &Opened,
+    prep: Prepared,
+    settings: &Settings,
+    max_states: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Exploration, String> {
+    let Prepared {
+        scenario,
+        alphabet,
+        items,
+    } = prep;
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut nodes: Vec<Node> = Vec::new();
+    // Item → the node that first reached it.
+    let mut first: BTreeMap<String, u32> = BTreeMap::new();
+    let mut frontier: Vec<(u32, Session)> = Vec::new();
+    let mut stopped_by = None;
+    let mut deepest = 0;
+    let note = |first: &mut BTreeMap<String, u32>, reached: Vec<String>, node: u32| {
+        for r in reached {
+            first.entry(r).or_insert(node);
+        }
+    };
+    'roots: for (ri, root) in alphabet.roots.iter().enumerate() {
+        let s = Session::start_discarding(opened, &options(&scenario, root, settings.seed))
+            .map_err(|e| e.to_string())?;
+        let k = key(&s, ri);
+        if seen.contains(&k) {
+            continue;
+        }
+        if seen.len() as u64 >= max_states {
+            stopped_by = Some(StoppedBy::States);
+            break 'roots;
+        }
+        seen.insert(k);
+        let ix = nodes.len() as u32;
+        nodes.push(Node {
+            parent: u32::MAX,
+            line: u32::MAX,
+            root: ri as u32,
+            depth: 0,
+        });
+        note(&mut first, root_items(&s), ix);
+        if !s.is_over() {
+            frontier.push((ix, s));
+        }
+        progress(seen.len() as u64);
+    }
+    let mut depth = 0u32;
+    while stopped_by.is_none() && !frontier.is_empty() {
+        if depth >= settings.depth {
+            stopped_by = Some(StoppedBy::Depth);
+            break;
+        }
+        depth += 1;
+        let mut next = Vec::new();
+        'level: for (parent, s) in frontier.drain(..) {
+            let root = nodes[parent as usize].root;
+            for (li, line) in alphabet.lines.iter().enumerate() {
+                let Some(mut child) = s.fork() else {
+                    return Err("the search needs the rules runtime".into());
+                };
+                let Ok(result) = child.turn(&line.text) else {
+                    // A refused turn (LIMIT) has no child.
+                    continue;
+                };
+                let reached = reached_by(&result);
+                let k = key(&child, root as usize);
+                if seen.contains(&k) {
+                    // A state seen before, reached by another way: kept
+                    // (never expanded) only as the witness of what its turn
+                    // reached first (a rule whose changes another rule's
+                    // equal).
+                    if reached.iter().any(|r| !first.contains_key(r)) {
+                        let ix = nodes.len() as u32;
+                        nodes.push(Node {
+                            parent,
+                            line: li as u32,
+                            root,
+                            depth,
+                        });
+                        note(&mut first, reached, ix);
+                    }
+                    continue;
+                }
+                if seen.len() as u64 >= max_states {
+                    stopped_by = Some(StoppedBy::States);
+                    break 'level;
+                }
+                seen.insert(k);
+                let ix = nodes.len() as u32;
+                nodes.push(Node {
+                    parent,
+                    line: li as u32,
+                    root,
+                    depth,
+                });
+                deepest = depth;
+                note(&mut first, reached, ix);
+                if result.session_control == SessionControl::ContinueSession {
+                    next.push((ix, child));
+                }
+                progress(seen.len() as u64);
+            }
+        }
+        frontier = next;
+    }
+    if stopped_by.is_none() && !frontier.is_empty() {
+        stopped_by = Some(StoppedBy::Depth);
+    }
+    drop(frontier);
+    let exhausted = stopped_by.is_none();
+    let mut results = Vec::new();
+    for item in &items {
+        let r = match first.get(item) {
+            Some(&n) => {
+                let w = witness(&nodes, n, &alphabet);
+                verify(opened, &scenario, settings.seed, &w, item)?;
+                ItemResult {
+                    item: item.clone(),
+                    status: ItemStatus::Reached,
+                    witness: Some(w),
+                }
+            }
+            None => ItemResult {
+                item: item.clone(),
+                status: if exhausted {
+                    ItemStatus::Unreachable
+                } else {
+                    ItemStatus::NotReached
+                },
+                witness: None,
+            },
+        };
+        results.push(r);
+    }
+    Ok(Exploration {
+        pack: opened.name.clone(),
+        scenario,
+        mode: "search",
+        seed: settings.seed,
+        bound: Bound {
+            depth: settings.depth,
+            states: Some(max_states),
+            runs: None,
+        },
+        alphabet,
+        search: Some(SearchReport {
+            states: seen.len() as u64,
+            depth: deepest,
+            exhausted,
+            stopped_by,
+        }),
+        items: results,
+        counts: None,
+    })
+}
+
+fn witness(nodes: &[Node], n: u32, alphabet: &Alphabet) -> Witness {
+    let mut inputs = Vec::new();
+    let mut at = n;
+    while nodes[at as usize].parent != u32::MAX {
+        inputs.push(alphabet.lines[nodes[at as usize].line as usize].text.clone());
+        at = nodes[at as usize].parent;
+    }
+    inputs.reverse();
+    debug_assert_eq!(inputs.len() as u32, nodes[n as usize].depth);
+    let root = &alphabet.roots[nodes[n as usize].root as usize];
+    Witness {
+        opening: root.opening.clone(),
+        difficulty: root.difficulty.clone(),
+        inputs,
+        script: None,
+    }
+}
+
+/// Replays a witness in a new session (Format 20.5): its last turn, or
+/// its root when it has no input, must reach `item`.
+pub fn verify(
+    opened: &Opened,
+    scenario: &str,
+    seed: u64,
+    w: &Witness,
+    item: &str,
+) -> Result<(), String> {
+    let root = Root {
+        opening: w.opening.clone(),
+        difficulty: w.difficulty.clone(),
+    };
+    let mut s = Session::start(opened, &options(scenario, &root, seed)).map_err(|e| e.to_string())?;
+    let mut last = root_items(&s);
+    for input in &w.inputs {
+        let r = s
+            .turn(input)
+            .map_err(|e| format!("the witness of {item} does not replay: {e}"))?;
+        last = reached_by(&r);
+    }
+    if last.iter().any(|x| x == item) {
+        Ok(())
+    } else {
+        Err(format!(
+            "internal error: the witness of {item} does not reach it when replayed"
+        ))
+    }
+}
+
+fn random(
+    opened: &Opened,
+    prep: Prepared,
+    model: Option<&ScenarioModel>,
+    settings: &Settings,
+    runs: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Exploration, String> {
+    let Prepared {
+        scenario,
+        alphabet,
+        items: _,
+    } = prep;
+    let none = ScenarioModel::default();
+    let model = model.unwrap_or(&none);
+    let mut counts: IndexMap<String, u64> = IndexMap::new();
+    let seed = settings.seed;
+    for i in 0..runs {
+        let ri = choose(alphabet.roots.len(), &format!("explore:{seed}:{i}:root"));
+        let root = &alphabet.roots[ri];
+        let mut s = Session::start_recorded(opened, &options(&scenario, root, seed))
+            .map_err(|e| e.to_string())?;
+        for k in 1..=settings.depth {
+            if s.is_over() || alphabet.lines.is_empty() {
+                break;
+            }
+            let li = choose(alphabet.lines.len(), &format!("explore:{seed}:{i}:{k}"));
+            if s.turn(&alphabet.lines[li].text).is_err() {
+                break;
+            }
+        }
+        if let Some(mut rec) = s.recorder() {
+            let engine = s.engine();
+            for m in 0..engine.session.messages.len() {
+                engine.entries_at_observed(m as u32, Some(&mut rec));
+            }
+            let reached: HashSet<String> = model.reached(&rec).into_iter().collect();
+            for key in reached {
+                *counts.entry(key).or_default() += 1;
+            }
+        }
+        progress(i + 1);
+    }
+    let mut kinds: IndexMap<&'static str, IndexMap<String, u64>> = IndexMap::new();
+    for k in super::coverage::KINDS {
+        kinds.insert(k, IndexMap::new());
+    }
+    for item in &model.items {
+        if let Some(k) = kinds.get_mut(item.kind) {
+            k.insert(
+                item.label.clone(),
+                counts.get(&item.key).copied().unwrap_or(0),
+            );
+        }
+    }
+    Ok(Exploration {
+        pack: opened.name.clone(),
+        scenario,
+        mode: "random",
+        seed,
+        bound: Bound {
+            depth: settings.depth,
+            states: None,
+            runs: Some(runs),
+        },
+        alphabet,
+        search: None,
+        items: Vec::new(),
+        counts: Some(Counts { runs, kinds }),
+    })
+}
+
+impl Exploration {
+    /// The `--json` document (Format 20.5), ending with a newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// The text report (Format 20.5).
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "explore {} scenario {} ({}, seed {})",
+            self.pack, self.scenario, self.mode, self.seed
+        );
+        let roots: Vec<String> = self
+            .alphabet
+            .roots
+            .iter()
+            .map(|r| root_name(r.opening.as_deref(), r.difficulty.as_deref()))
+            .collect();
+        let _ = writeln!(o, "roots: {}", roots.join(", "));
+        let _ = writeln!(o, "inputs:");
+        for l in &self.alphabet.lines {
+            let _ = writeln!(o, "  {:?}  ({})", l.text, l.sources.join(", "));
+        }
+        for u in &self.alphabet.underived {
+            let _ = writeln!(o, "  no input derived: {u}");
+        }
+        if let Some(sr) = &self.search {
+            let bound = format!(
+                "depth {} / {} states",
+                self.bound.depth,
+                self.bound.states.unwrap_or(0)
+            );
+            let how = if sr.exhausted {
+                "the search exhausted the space".to_string()
+            } else {
+                format!(
+                    "stopped by {}",
+                    match sr.stopped_by {
+                        Some(StoppedBy::States) => "states",
+                        _ => "depth",
+                    }
+                )
+            };
+            let _ = writeln!(
+                o,
+                "search: {} states, depth {} ({how})",
+                sr.states, sr.depth
+            );
+            for it in &self.items {
+                match (&it.status, &it.witness) {
+                    (ItemStatus::Reached, Some(w)) => {
+                        let _ = writeln!(
+                            o,
+                            "{}: reached in {} turn{} ({}): {}",
+                            it.item,
+                            w.inputs.len(),
+                            if w.inputs.len() == 1 { "" } else { "s" },
+                            root_name(w.opening.as_deref(), w.difficulty.as_deref()),
+                            if w.inputs.is_empty() {
+                                "(at the root)".to_string()
+                            } else {
+                                w.inputs.join(" / ")
+                            }
+                        );
+                        if let Some(p) = &w.script {
+                            let _ = writeln!(o, "  script: {p}");
+                        }
+                    }
+                    (ItemStatus::Unreachable, _) => {
+                        let _ = writeln!(
+                            o,
+                            "{}: unreachable (the search exhausted the space: {} states)",
+                            it.item, sr.states
+                        );
+                    }
+                    _ => {
+                        let _ = writeln!(o, "{}: not reached within {bound} ({how})", it.item);
+                    }
+                }
+            }
+        }
+        if let Some(c) = &self.counts {
+            let _ = writeln!(o, "{} runs of at most {} turns", c.runs, self.bound.depth);
+            for (kind, items) in &c.kinds {
+                if items.is_empty() {
+                    continue;
+                }
+                let _ = writeln!(o, "{kind}:");
+                for (label, n) in items {
+                    let _ = writeln!(o, "  {n:>7}  {label}");
+                }
+            }
+        }
+        o
+    }
+}
+
+fn root_name(opening: Option<&str>, difficulty: Option<&str>) -> String {
+    match (opening, difficulty) {
+        (Some(o), Some(d)) => format!("{o}, {d}"),
+        (Some(o), None) => o.to_string(),
+        (None, Some(d)) => d.to_string(),
+        (None, None) => "no opening".to_string(),
+    }
+}
+
+/// The file name of an item's witness script: `outcome-success.txt`.
+pub fn script_name(item: &str) -> String {
+    format!("{}.txt", item.replacen(' ', "-", 1))
+}
+
+/// A witness as script text (Format 20: one input per line).
+pub fn script_text(w: &Witness) -> String {
+    w.inputs.iter().map(|i| format!("{i}\n")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derives_strings_from_patterns() {
+        assert_eq!(derive_from_regex(r"\b[5-7],?[0-9]{3}\b").as_deref(), Some("5000"));
+        assert_eq!(derive_from_regex(r"\b8,?[0-9]{3}\b").as_deref(), Some("8000"));
+        assert_eq!(derive_from_regex(r"walk\s+away").as_deref(), Some("walk away"));
+        assert_eq!(derive_from_regex(r"(deal|sign)").as_deref(), Some("deal"));
+        assert_eq!(derive_from_regex(r"a.c").as_deref(), Some("a0c"));
+        assert_eq!(derive_from_key("/nice(ly)?/").as_deref(), Some("nice"));
+        assert_eq!(derive_from_key("hello").as_deref(), Some("hello"));
+        assert_eq!(derive_from_regex("(").as_deref(), None);
+    }
+}
+
+// ---------------------------------------------------------------------
+// The exploration stage of `troupe test` (Format 20.5, 21.1 stage 6).
+
+/// The manifest's `explore` settings (Format 20.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StageSettings {
+    /// `depth` (12).
+    pub depth: u32,
+    /// `states` (10000).
+    pub states: u64,
+    /// `seed` (0).
+    pub seed: u64,
+    /// `reachable` (`["outcomes"]`).
+    pub reachable: Vec<String>,
+    /// `unreachable`: items that must be reported unreachable.
+    pub unreachable: Vec<String>,
+}
+
+impl StageSettings {
+    /// From the manifest's `explore` value (checked by its schema).
+    pub fn from_value(v: &Value) -> StageSettings {
+        let list = |k: &str| -> Option<Vec<String>> {
+            v.get(k).and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+        };
+        StageSettings {
+            depth: v
+                .get("depth")
+                .and_then(Value::as_u64)
+                .map_or(DEFAULT_DEPTH, |d| d.min(u64::from(MAX_DEPTH)) as u32),
+            states: v
+                .get("states")
+                .and_then(Value::as_u64)
+                .map_or(DEFAULT_STATES, |s| s.min(MAX_STATES)),
+            seed: v.get("seed").and_then(Value::as_u64).unwrap_or(0),
+            reachable: list("reachable").unwrap_or_else(|| vec!["outcomes".into()]),
+            unreachable: list("unreachable").unwrap_or_default(),
+        }
+    }
+}
+
+/// Stage 6 of `troupe test` (Format 21.1): one test per entry scenario of
+/// a pack whose manifest has `explore`; SKIP otherwise.
+pub fn stage(pack: &crate::load::PackFiles, bundle: &Value) -> super::model::StageResult {
+    use super::model::{Failure, StageName, StageResult, Status, TestResult};
+    let Some(cfg) = pack
+        .manifest
+        .as_ref()
+        .and_then(|m| m.value.get("explore"))
+        .map(StageSettings::from_value)
+    else {
+        return StageResult::whole(
+            StageName::Explore,
+            Status::Skip,
+            "the manifest has no explore settings",
+        );
+    };
+    let entries: Vec<(String, String)> = pack
+        .manifest
+        .as_ref()
+        .and_then(|m| m.value.get("entry_scenarios"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .filter_map(|p| {
+                    let id = pack
+                        .files
+                        .get(p)?
+                        .1
+                        .value
+                        .get("scenario_id")?
+                        .as_str()?
+                        .to_string();
+                    Some((p.to_string(), id))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let opened = Opened::from_checked(pack.root.display().to_string(), bundle.clone());
+    let mut tests = Vec::new();
+    for (file, id) in entries {
+        let name = format!("explore {id}");
+        let settings = Settings {
+            scenario: Some(id.clone()),
+            mode: Mode::Search { states: cfg.states },
+            depth: cfg.depth,
+            seed: cfg.seed,
+        };
+        let e = match explore(&opened, None, &settings, &mut |_| {}) {
+            Ok(e) => e,
+            Err(err) => {
+                tests.push(TestResult::new(name, Some(file), Status::Err).because(err));
+                continue;
+            }
+        };
+        let bound = format!("depth {} and {} states", cfg.depth, cfg.states);
+        let mut failures = Vec::new();
+        for it in &e.items {
+            let kind = match it.item.split(' ').next() {
+                Some("event") => "events",
+                Some("outcome") => "outcomes",
+                _ => "rules",
+            };
+            let listed = cfg.unreachable.contains(&it.item);
+            if listed {
+                if it.status != ItemStatus::Unreachable {
+                    failures.push(Failure::new(match it.status {
+                        ItemStatus::Reached => format!(
+                            "{} is listed as unreachable but is reached in {} turns",
+                            it.item,
+                            it.witness.as_ref().map_or(0, |w| w.inputs.len())
+                        ),
+                        _ => format!(
+                            "{} is listed as unreachable but the search did not exhaust the space within {bound}",
+                            it.item
+                        ),
+                    }));
+                }
+                continue;
+            }
+            if cfg.reachable.iter().any(|k| k == kind) && it.status != ItemStatus::Reached {
+                failures.push(Failure::new(match it.status {
+                    ItemStatus::Unreachable => format!(
+                        "{} is unreachable (the search exhausted the space)",
+                        it.item
+                    ),
+                    _ => format!("{} is not reached within {bound}", it.item),
+                }));
+            }
+        }
+        for u in &cfg.unreachable {
+            if !e.items.iter().any(|it| &it.item == u) {
+                failures.push(Failure::new(format!(
+                    "`{u}` in explore.unreachable names no event, outcome or rule of scenario {id}"
+                )));
+            }
+        }
+        let sr = e.search.as_ref();
+        let reason = format!(
+            "{} states, depth {}{}",
+            sr.map_or(0, |s| s.states),
+            sr.map_or(0, |s| s.depth),
+            if sr.is_some_and(|s| s.exhausted) {
+                ", exhausted"
+            } else {
+                ""
+            }
+        );
+        let mut t = TestResult::from_failures(name, Some(file.clone()), failures);
+        if t.status == Status::Pass {
+            t = t.because(reason);
+        }
+        for f in &mut t.failures {
+            f.file = Some("manifest.yaml".into());
+            f.pointer = Some("/explore".into());
+        }
+        tests.push(t);
+    }
+    if tests.is_empty() {
+        return StageResult::whole(
+            StageName::Explore,
+            Status::Skip,
+            "the manifest names no entry scenario",
+        );
+    }
+    StageResult::from_tests(StageName::Explore, tests)
+}

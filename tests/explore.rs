@@ -1,0 +1,437 @@
+//! `troupe explore` (Format 20.5) on the example packs and the test pack
+//! `tests/packs/unreachable-deal`: witnesses that `troupe run --script`
+//! replays to their item, "unreachable" only when the space is exhausted,
+//! "not reached" under a small bound, deterministic bytes, random counts
+//! per seed, the exploration stage of `troupe test`, hostile flags.
+//!
+//! Expected values derived by hand from the packs:
+//! - everyday-negotiation, preset `standard` (patience 60): `walk away`
+//!   is `walk_away_threat` (volatility 30 < 50), −20 patience a turn, so
+//!   patience 0 < 10 after 3 turns; but on `hard` (volatility 55 ≥ 50) it
+//!   is `temper_flare`, −30 of 33 = 3 < 10: `failure` in 1 turn, and `hard`
+//!   is the first root in preset order where one turn suffices.
+//!   `8000` is `real_offer` (+25 deal_progress); after two, 50 ≥ 50 lets
+//!   `shake` be `close_deal` (+40): 90 > 80, `success` in 3 turns (no
+//!   line adds more than 25 before that, so 2 turns cannot), first on
+//!   `warm`, the first root.
+//! - unreachable-deal: `offer` +40 → `deal` (> 79) after 2 offers;
+//!   `closing_time` at turn 4; `impossible_deal` needs 150 > max 100.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn troupe(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn example(name: &str) -> String {
+    format!("{}/examples/packs/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn test_pack() -> String {
+    format!(
+        "{}/tests/packs/unreachable-deal",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+fn explore_json(args: &[&str]) -> Value {
+    let mut all = vec!["explore"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let (code, out, err) = troupe(&all);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "no progress bar when piped: {err}");
+    serde_json::from_str(&out).expect("one JSON document")
+}
+
+fn item<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["item"] == name)
+        .unwrap_or_else(|| panic!("no item {name}"))
+}
+
+/// Replays a witness with `troupe run --script` and returns the run's
+/// `--json` document.
+fn replay(pack: &str, doc: &Value, w: &Value, dir: &Path, name: &str) -> Value {
+    let script = dir.join(format!("{name}.txt"));
+    let text: String = w["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| format!("{}\n", i.as_str().unwrap()))
+        .collect();
+    std::fs::write(&script, text).unwrap();
+    let seed = doc["seed"].to_string();
+    let scenario = doc["scenario"].as_str().unwrap();
+    let mut args = vec![
+        "run",
+        pack,
+        "--scenario",
+        scenario,
+        "--seed",
+        &seed,
+        "--json",
+        "--script",
+    ];
+    let script_s = script.display().to_string();
+    args.push(&script_s);
+    let opening = w["opening"].as_str().map(str::to_string);
+    let difficulty = w["difficulty"].as_str().map(str::to_string);
+    if let Some(o) = &opening {
+        args.extend(["--opening", o]);
+    }
+    if let Some(d) = &difficulty {
+        args.extend(["--difficulty", d]);
+    }
+    let (code, out, err) = troupe(&args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn negotiation_witnesses_for_success_and_failure_replay() {
+    let pack = example("everyday-negotiation");
+    let doc = explore_json(&[&pack, "--states", "3000"]);
+    assert_eq!(doc["mode"], "search");
+    let dir = tempfile::tempdir().unwrap();
+    for (outcome, turns) in [("success", 3), ("failure", 1)] {
+        let it = item(&doc, &format!("outcome {outcome}"));
+        assert_eq!(it["status"], "reached", "{it}");
+        let w = &it["witness"];
+        assert_eq!(w["inputs"].as_array().unwrap().len(), turns, "{w}");
+        let run = replay(&pack, &doc, w, dir.path(), outcome);
+        let last = run["turns"].as_array().unwrap().last().unwrap();
+        assert_eq!(last["outcome"], outcome, "{run}");
+        assert_eq!(last["ended"], true);
+        assert_eq!(run["unplayed"], 0);
+    }
+    // Shortest: `failure` in one turn on `hard` (temper_flare, 33 − 30).
+    let w = &item(&doc, "outcome failure")["witness"];
+    assert_eq!(w["difficulty"], "hard");
+    assert_eq!(w["inputs"][0], "walk away");
+    let w = &item(&doc, "outcome success")["witness"];
+    assert_eq!(w["difficulty"], "warm");
+    assert_eq!(w["inputs"], serde_json::json!(["8000", "8000", "shake"]));
+    // The alphabet: a canonical line per rule, probes, the other line.
+    let lines: Vec<&str> = doc["alphabet"]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    for l in [
+        "walk away",
+        "shake",
+        "5000",
+        "8000",
+        "service",
+        "problems",
+        "lovely",
+    ] {
+        assert!(lines.contains(&l), "{lines:?}");
+    }
+    assert!(lines.contains(&"I will hurt you"));
+    assert!(lines.contains(&"hmm"));
+    assert_eq!(doc["alphabet"]["roots"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn every_reached_witness_replays_in_both_example_packs() {
+    for name in ["everyday-negotiation", "job-interview"] {
+        let pack = example(name);
+        let doc = explore_json(&[&pack, "--depth", "6", "--states", "3000"]);
+        let dir = tempfile::tempdir().unwrap();
+        for it in doc["items"].as_array().unwrap() {
+            if it["status"] != "reached" || it["witness"]["inputs"].as_array().unwrap().is_empty() {
+                continue;
+            }
+            let label = it["item"].as_str().unwrap();
+            let (kind, id) = label.split_once(' ').unwrap();
+            let run = replay(
+                &pack,
+                &doc,
+                &it["witness"],
+                dir.path(),
+                &label.replace(' ', "-"),
+            );
+            let last = run["turns"].as_array().unwrap().last().unwrap().clone();
+            let hit = match kind {
+                "rule" => last["rule"] == id,
+                _ => last["firings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|f| f[kind] == id),
+            };
+            assert!(hit, "{name}: {label} not reached by its witness: {last}");
+        }
+    }
+}
+
+#[test]
+fn an_impossible_outcome_is_unreachable_when_the_space_is_exhausted() {
+    let doc = explore_json(&[&test_pack()]);
+    assert_eq!(doc["search"]["exhausted"], true, "{}", doc["search"]);
+    assert_eq!(doc["search"]["stopped_by"], Value::Null);
+    assert_eq!(
+        item(&doc, "outcome impossible_deal")["status"],
+        "unreachable"
+    );
+    assert_eq!(item(&doc, "outcome deal")["status"], "reached");
+    assert_eq!(
+        item(&doc, "outcome deal")["witness"]["inputs"],
+        serde_json::json!(["offer", "offer"])
+    );
+    assert_eq!(item(&doc, "outcome closing_time")["status"], "reached");
+    assert_eq!(
+        item(&doc, "rule chat")["witness"]["inputs"],
+        serde_json::json!(["hmm"])
+    );
+    // The text report says so too.
+    let (code, out, _) = troupe(&["explore", &test_pack()]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("outcome impossible_deal: unreachable (the search exhausted the space"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_small_bound_reports_not_reached_with_the_bound() {
+    let doc = explore_json(&[&test_pack(), "--depth", "1"]);
+    assert_eq!(doc["search"]["exhausted"], false);
+    assert_eq!(doc["search"]["stopped_by"], "depth");
+    assert_eq!(item(&doc, "outcome deal")["status"], "not_reached");
+    assert_eq!(
+        item(&doc, "outcome impossible_deal")["status"],
+        "not_reached"
+    );
+    let doc = explore_json(&[&test_pack(), "--states", "2"]);
+    assert_eq!(doc["search"]["stopped_by"], "states");
+    assert_eq!(doc["search"]["states"], 2);
+    assert_eq!(
+        item(&doc, "outcome impossible_deal")["status"],
+        "not_reached"
+    );
+    let (_, out, _) = troupe(&["explore", &test_pack(), "--depth", "1"]);
+    assert!(
+        out.contains("outcome deal: not reached within depth 1 / 10000 states (stopped by depth)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_same_flags_give_the_same_bytes() {
+    let pack = example("everyday-negotiation");
+    let flags = ["--depth", "5", "--states", "1500"];
+    let a = troupe(&[&["explore", &pack, "--json"][..], &flags].concat());
+    let b = troupe(&[&["explore", &pack, "--json"][..], &flags].concat());
+    assert_eq!(a.0, 0);
+    assert_eq!(a.1, b.1);
+    let a = troupe(&[&["explore", &pack][..], &flags].concat());
+    let b = troupe(&[&["explore", &pack][..], &flags].concat());
+    assert_eq!(a.1, b.1);
+}
+
+#[test]
+fn random_counts_are_deterministic_per_seed() {
+    let pack = example("everyday-negotiation");
+    let a = explore_json(&[&pack, "--runs", "50", "--seed", "7"]);
+    let b = explore_json(&[&pack, "--runs", "50", "--seed", "7"]);
+    assert_eq!(a, b);
+    assert_eq!(a["mode"], "random");
+    assert_eq!(a["counts"]["runs"], 50);
+    let kinds = &a["counts"]["kinds"];
+    for k in [
+        "events", "outcomes", "rules", "entries", "openings", "branches",
+    ] {
+        assert!(kinds[k].is_object(), "{k}");
+    }
+    // Every run has the one opening.
+    let openings = kinds["openings"].as_object().unwrap();
+    assert!(openings.values().all(|n| n == 50), "{openings:?}");
+    // Some run ends each way, and no count exceeds the runs.
+    let outcomes = kinds["outcomes"].as_object().unwrap();
+    assert!(outcomes.values().any(|n| n.as_u64().unwrap() > 0));
+    for v in kinds.as_object().unwrap().values() {
+        for n in v.as_object().unwrap().values() {
+            assert!(n.as_u64().unwrap() <= 50);
+        }
+    }
+    // Branch labels name the pack file, as `troupe test` coverage does.
+    let branches = kinds["branches"].as_object().unwrap();
+    assert!(
+        branches
+            .keys()
+            .any(|k| k.starts_with("branch scenarios/used_car_negotiation.yaml ")),
+        "{branches:?}"
+    );
+    let c = explore_json(&[&pack, "--runs", "50", "--seed", "8"]);
+    assert_eq!(c["seed"], 8);
+}
+
+#[test]
+fn witness_files_replay_and_are_not_written_into_the_pack() {
+    let pack = test_pack();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w");
+    let out_s = out.display().to_string();
+    let doc = explore_json(&[&pack, "--witness", &out_s]);
+    let script = out.join("outcome-deal.txt");
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), "offer\noffer\n");
+    assert_eq!(
+        item(&doc, "outcome deal")["witness"]["script"],
+        script.display().to_string()
+    );
+    assert!(!out.join("outcome-impossible_deal.txt").exists());
+    let (code, run, err) = troupe(&[
+        "run",
+        &pack,
+        "--script",
+        &script.display().to_string(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let run: Value = serde_json::from_str(&run).unwrap();
+    assert_eq!(run["turns"][1]["outcome"], "deal");
+    // Inside the pack: a usage error, nothing written.
+    let inside = format!("{pack}/witnesses");
+    let (code, _, err) = troupe(&["explore", &pack, "--witness", &inside]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!Path::new(&inside).exists());
+    let dotted = format!("{pack}/../unreachable-deal/w2");
+    let (code, _, err) = troupe(&["explore", &pack, "--witness", &dotted]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!Path::new(&dotted).exists());
+}
+
+#[test]
+fn hostile_flags_are_refused_or_bounded() {
+    let pack = test_pack();
+    for args in [
+        vec!["--states", "0"],
+        vec!["--depth", "0"],
+        vec!["--depth", "100000000"],
+        vec!["--runs", "0"],
+        vec!["--states", "-1"],
+    ] {
+        let mut all = vec!["explore", pack.as_str()];
+        all.extend(args.iter().copied());
+        let (code, out, err) = troupe(&all);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty());
+        assert!(!err.is_empty());
+    }
+    // The largest depth is bounded work: the states bound stops it.
+    let doc = explore_json(&[
+        &example("everyday-negotiation"),
+        "--depth",
+        "1000",
+        "--states",
+        "500",
+    ]);
+    assert_eq!(doc["search"]["states"], 500);
+    assert_eq!(doc["search"]["stopped_by"], "states");
+    let (code, _, err) = troupe(&["explore", &pack, "--scenario", "stal"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("stall"), "{err}");
+}
+
+#[test]
+fn the_exploration_stage_of_troupe_test_passes_and_fails_as_configured() {
+    let (code, out, err) = troupe(&["test", &test_pack(), "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let stage = doc["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["stage"] == "explore")
+        .unwrap()
+        .clone();
+    assert_eq!(stage["status"], "PASS", "{stage}");
+    assert_eq!(stage["tests"][0]["name"], "explore stall");
+
+    // A copy whose manifest asks for every outcome, the impossible one too.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("pack");
+    copy_dir(Path::new(&test_pack()), &copy);
+    let manifest = copy.join("manifest.yaml");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .replace("  unreachable: [outcome impossible_deal]\n", "");
+    std::fs::write(&manifest, text).unwrap();
+    let (code, out, _) = troupe(&["test", &copy.display().to_string(), "--json"]);
+    assert_eq!(code, 1, "{out}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let stage = doc["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["stage"] == "explore")
+        .unwrap()
+        .clone();
+    assert_eq!(stage["status"], "FAIL");
+    let failure = &stage["tests"][0]["failures"][0]["message"];
+    assert_eq!(
+        failure,
+        "outcome impossible_deal is unreachable (the search exhausted the space)"
+    );
+
+    // A pack without `explore`: SKIP with the reason.
+    let (_, out, _) = troupe(&["test", &example("job-interview"), "--json"]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let stage = doc["stages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(stage["stage"], "explore");
+    assert_eq!(stage["status"], "SKIP");
+    assert_eq!(stage["reason"], "the manifest has no explore settings");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        let t = to.join(e.file_name());
+        if p.is_dir() {
+            copy_dir(&p, &t);
+        } else {
+            std::fs::copy(&p, &t).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_json_document_matches_its_schema() {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!(
+            "{}/schemas/output/explore.schema.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    for doc in [
+        explore_json(&[&test_pack()]),
+        explore_json(&[&test_pack(), "--runs", "5"]),
+        explore_json(&[&example("everyday-negotiation"), "--depth", "3"]),
+    ] {
+        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+}
