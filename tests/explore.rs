@@ -51,7 +51,13 @@ fn explore_json(args: &[&str]) -> Value {
     all.push("--json");
     let (code, out, err) = troupe(&all);
     assert_eq!(code, 0, "{err}");
-    assert!(err.is_empty(), "no progress bar when piped: {err}");
+    // Piped: no progress bar (no carriage return, no escape), only the
+    // check's warnings (the test pack's impossible outcome is DEAD_LOGIC).
+    assert!(
+        !err.contains('\r') && !err.contains('\u{1b}'),
+        "no progress bar when piped: {err}"
+    );
+    assert!(err.is_empty() || err.starts_with("warning["), "{err}");
     serde_json::from_str(&out).expect("one JSON document")
 }
 
@@ -184,6 +190,14 @@ fn every_reached_witness_replays_in_both_example_packs() {
 
 #[test]
 fn an_impossible_outcome_is_unreachable_when_the_space_is_exhausted() {
+    // `check` says so too, statically (Format 17.6).
+    let (code, out, err) = troupe(&["check", &test_pack()]);
+    assert_eq!(code, 0, "{err}");
+    let both = format!("{out}{err}");
+    assert!(
+        both.contains("DEAD_LOGIC") && both.contains("impossible_deal"),
+        "{both}"
+    );
     let doc = explore_json(&[&test_pack()]);
     assert_eq!(doc["search"]["exhausted"], true, "{}", doc["search"]);
     assert_eq!(doc["search"]["stopped_by"], Value::Null);
