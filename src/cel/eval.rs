@@ -198,10 +198,8 @@ fn eval<O: Observer + ?Sized>(
         Node::Slot(s) => sc.act.read(*s as usize).cloned(),
         Node::SlotBound(s) => Ok(Value::Bool(sc.act.get(*s as usize).is_some())),
         Node::Local(i) => sc.local(*i).cloned(),
-        Node::CmpSlotInt(op, s, k) => {
-            cmp_slot_int(*op, sc.act.read(*s as usize)?, *k).map(Value::Bool)
-        }
-        Node::Not(a) => truth(a, sc, st).map(|b| Value::Bool(!b)),
+        // Conditions: one implementation, in `truth`.
+        Node::CmpSlotInt(..) | Node::Cmp(..) | Node::Not(_) => truth(n, sc, st).map(Value::Bool),
         Node::Neg(a) => match operand(a, sc, st)?.as_ref() {
             Value::Int(i) => i
                 .checked_neg()
@@ -214,12 +212,6 @@ fn eval<O: Observer + ?Sized>(
             let x = operand(a, sc, st)?;
             let y = operand(b, sc, st)?;
             arith(*op, &x, &y, st)
-        }
-        Node::Cmp(op, a, b) => {
-            let x = operand(a, sc, st)?;
-            let y = operand(b, sc, st)?;
-            charge(st, work(&x) + work(&y))?;
-            compare(*op, &x, &y).map(Value::Bool)
         }
         Node::And(a, b, id) => {
             let x = truth(a, sc, st);
@@ -383,6 +375,7 @@ fn truth<O: Observer + ?Sized>(
             compare(*op, &x, &y)
         }
         Node::Not(a) => truth(a, sc, st).map(|b| !b),
+        // Never a node of the arms above (eval hands those back here).
         _ => match eval(n, sc, st)? {
             Value::Bool(b) => Ok(b),
             _ => Err(NO_OVERLOAD),
