@@ -284,14 +284,18 @@ fn html_report_has_stages_coverage_transcripts_and_the_graph() {
         "fixtures",
         "sessions",
         "playtests",
+        "explore",
     ] {
         assert!(page.contains(&format!("</span> {stage}</h3>")), "{stage}");
     }
     assert!(page.contains("<h2 id=\"coverage\">Coverage</h2>"));
     assert!(page.contains("used_car_negotiation · "));
-    // A transcript line of golden_rules_deal (its first turn).
-    assert!(page.contains("turn 1 · player: Good afternoon! It&apos;s a lovely car."));
-    assert!(page.contains("fired: event dealer_warms_up"));
+    // golden_rules_deal's transcript, as `troupe run` prints it: its first
+    // turn's input, and Marco warming up after the two compliments (the
+    // fixture's description).
+    assert!(page.contains("Turn 1\n"));
+    assert!(page.contains(": Good afternoon! It&apos;s a lovely car.\n"));
+    assert!(page.contains("  event: dealer_warms_up (at m"));
     // The graph, inline, and nothing from outside the page.
     assert!(page.contains("<svg xmlns=\"http://www.w3.org/2000/svg\""));
     assert!(page.contains("rule close_deal"));

@@ -453,7 +453,7 @@ pub fn run_fixture(
         }
     };
     let mut failures = Vec::new();
-    let mut transcript = Vec::new();
+    let mut transcript = String::new();
     let mut last_turn = 0;
     let mut n = 0;
     for (i, t) in fixture.turns.iter().enumerate() {
@@ -466,19 +466,24 @@ pub fn run_fixture(
             ),
             None => {
                 n += 1;
-                (format!("turn {n}"), runner.turn(&t.player_input).map(Some))
+                // The state before, for the transcript's `old → new`.
+                let before = runner.session().map(|_| runner.state());
+                let r = runner.turn(&t.player_input);
+                // The turn as `troupe run` prints it (Format 18.6).
+                if let (Ok(r), Some(s), Some(before)) = (&r, runner.session(), &before) {
+                    transcript.push_str(&crate::runtime::transcript::turn(
+                        s,
+                        &t.player_input,
+                        before,
+                        r,
+                        true,
+                    ));
+                }
+                (format!("turn {n}"), r.map(Some))
             }
         };
-        match &done {
-            Ok(None) => transcript.push(format!(
-                "{label}: settings {}",
-                t.settings
-                    .as_ref()
-                    .map(|s| s.to_string())
-                    .unwrap_or_default()
-            )),
-            Ok(Some(r)) => transcript.extend(transcript_lines(n, &t.player_input, r)),
-            Err(_) => {}
+        if let (Ok(None), Some(settings)) = (&done, &t.settings) {
+            transcript.push_str(&format!("\n{label}: settings {settings}\n"));
         }
         match done {
             Ok(None) => {}
@@ -531,54 +536,6 @@ pub fn run_fixture(
         TestResult::from_failures(fixture.fixture_id.clone(), Some(file.to_string()), failures);
     result.transcript = transcript;
     (result, hits)
-}
-
-/// The transcript lines of turn `n` (the HTML report, Format 21.2): the
-/// player's input, the rule, the reply, the state changes, the firings,
-/// the safety status and the ending.
-fn transcript_lines(n: i64, input: &str, r: &TurnResult) -> Vec<String> {
-    let mut out = vec![format!("turn {n} · player: {input}")];
-    if let Some(rule) = &r.rule {
-        out.push(format!("  rule: {rule}"));
-    }
-    match &r.reply {
-        Some(reply) => out.push(format!("  reply: {reply}")),
-        None => out.push("  reply: (none)".to_string()),
-    }
-    if !r.state_delta.is_empty() {
-        let changes: Vec<String> = r
-            .state_delta
-            .iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => format!("{k} = {s}"),
-                v => format!("{k} = {v}"),
-            })
-            .collect();
-        out.push(format!("  changes: {}", changes.join(", ")));
-    }
-    if !r.firings.is_empty() {
-        let fired: Vec<String> = r
-            .firings
-            .iter()
-            .map(|f| {
-                let kind = if f.outcome.is_some() { "outcome" } else { "event" };
-                format!("{kind} {}", f.id())
-            })
-            .collect();
-        out.push(format!("  fired: {}", fired.join(", ")));
-    }
-    let safety = serde_json::to_value(r.safety_status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
-    out.push(format!("  safety: {safety}"));
-    if r.ended {
-        match &r.outcome {
-            Some(o) => out.push(format!("  ended: outcome {o}")),
-            None => out.push("  ended".to_string()),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

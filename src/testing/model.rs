@@ -123,10 +123,11 @@ pub struct TestResult {
     /// A readable diff to show under the test (snapshots), not in JSON.
     #[serde(skip)]
     pub diff: Option<String>,
-    /// What a fixture's run produced, turn by turn (the HTML report's
-    /// transcript, Format 21.2); empty for other tests; not in JSON.
+    /// What a fixture's run produced, turn by turn, as `troupe run` prints
+    /// it (Format 18.6; the HTML report's transcript, 21.2); empty for
+    /// other tests and for runtimes without a session; not in JSON.
     #[serde(skip)]
-    pub transcript: Vec<String>,
+    pub transcript: String,
 }
 
 impl TestResult {
@@ -139,7 +140,7 @@ impl TestResult {
             reason: None,
             failures: Vec::new(),
             diff: None,
-            transcript: Vec::new(),
+            transcript: String::new(),
         }
     }
 

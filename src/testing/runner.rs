@@ -45,6 +45,11 @@ pub trait TurnRunner {
     fn recorder(&self) -> Option<Recorder> {
         None
     }
+    /// The session, for its transcript (Format 18.6); `None` when there is
+    /// none to show.
+    fn session(&self) -> Option<&Session> {
+        None
+    }
 }
 
 /// The settings a fixture starts its session with (Format 18.4, 21.3).
@@ -250,5 +255,9 @@ impl TurnRunner for Running {
             return None;
         }
         self.session.recorder()
+    }
+
+    fn session(&self) -> Option<&Session> {
+        Some(&self.session)
     }
 }

@@ -199,7 +199,7 @@ pub fn to_html(run: &Run, graphs: &Result<Vec<(String, String)>, String>) -> Str
         if t.transcript.is_empty() {
             h.push_str("<p class=\"note\">no turn was played</p>\n");
         } else {
-            let _ = writeln!(h, "<pre>{}</pre>", esc(&t.transcript.join("\n")));
+            let _ = writeln!(h, "<pre>{}</pre>", esc(t.transcript.trim_start_matches('\n')));
         }
     }
 
