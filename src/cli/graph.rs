@@ -88,30 +88,15 @@ pub fn run(args: Args) -> i32 {
             print!("{text}");
             0
         }
-        Some(out) => match write_replacing(out, &text) {
+        Some(out) => match troupe::files::write_atomic(out, text.as_bytes()) {
             Ok(()) => {
                 println!("graph of {} → {}", g.scenario, out.display());
                 0
             }
             Err(e) => {
-                eprintln!("troupe graph: cannot write {}: {e}", out.display());
+                eprintln!("troupe graph: {e}");
                 3
             }
         },
     }
-}
-
-/// Writes `text` to a temporary file beside `path`, then renames it over
-/// `path`, so a failed write never leaves a half-written file.
-pub(crate) fn write_replacing(path: &Path, text: &str) -> std::io::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "graph".into());
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
 }
