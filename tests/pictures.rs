@@ -186,7 +186,7 @@ fn plot_of_the_walkthrough_has_the_variables_and_the_ending() {
         "\nlight_on\n",
         "event tobias_opens_up",
         "event ledger_clue",
-        "END event lamp_relit",
+        "END lamp_relit",
     ] {
         assert!(svg.contains(l), "the plot lacks {l}");
     }
@@ -214,7 +214,7 @@ fn plot_of_the_walkthrough_has_the_variables_and_the_ending() {
 
     // The other example session: an outcome ends it.
     let offer = ok(&["plot", &example("job-interview"), "offer.jsonl"]);
-    assert!(offer.contains("END outcome offer"), "the ending is marked");
+    assert!(offer.contains("END offer"), "the ending is marked");
     assert!(offer.contains("\nrapport\n"));
     render(&offer, "plot-job-interview-offer");
 

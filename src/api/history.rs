@@ -201,27 +201,6 @@ impl History {
         self.engine.session.messages.get(m as usize).map(|x| &*x.id)
     }
 
-    /// The path of message `id` (Format 8.6): the IDs from its root down
-    /// to `id` itself.
-    ///
-    /// Errors: [`ErrorKind::NotFound`] when there is no such message.
-    ///
-    /// ```
-    /// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
-    /// let history = pack.recorded_history("inn.jsonl")?;
-    /// assert_eq!(history.path("m3")?.first().map(String::as_str), Some("m1"));
-    /// # Ok::<(), troupe::Error>(())
-    /// ```
-    pub fn path(&self, id: &str) -> Result<Vec<String>> {
-        let m = self.index(id)?;
-        Ok(self
-            .engine
-            .path(m)
-            .into_iter()
-            .map(|i| self.engine.session.messages[i as usize].id.to_string())
-            .collect())
-    }
-
     /// The flattened state (Format 8.6) at every message of the path of
     /// `id`, root first, stepping once along the path.
     ///
@@ -241,18 +220,13 @@ impl History {
     /// The leaves of the message tree (Format 12: messages no message
     /// names as its parent), in file order: one branch each.
     pub fn leaves(&self) -> Vec<&str> {
-        let msgs = &self.engine.session.messages;
-        let mut parent = vec![false; msgs.len()];
-        for m in msgs {
-            if let Some(p) = m.parent {
-                if let Some(x) = parent.get_mut(p as usize) {
-                    *x = true;
-                }
-            }
-        }
-        msgs.iter()
-            .zip(parent)
-            .filter(|(_, p)| !p)
+        let tree = self.engine.tree();
+        self.engine
+            .session
+            .messages
+            .iter()
+            .zip(&tree.first_child)
+            .filter(|(_, child)| **child == crate::engine::replay::NONE)
             .map(|(m, _)| &*m.id)
             .collect()
     }
@@ -263,20 +237,11 @@ impl History {
     /// Errors: [`ErrorKind::NotFound`] when there is no such message.
     pub fn firings(&self, id: &str) -> Result<Vec<(&'static str, String)>> {
         let m = self.index(id)?;
-        let ir = &self.engine.ir;
         Ok(self.engine.session.messages[m as usize]
             .firings
             .iter()
-            .filter_map(|f| match f {
-                crate::compile::Fired::Event(e) => ir
-                    .events
-                    .get(*e as usize)
-                    .map(|x| ("event", x.id.to_string())),
-                crate::compile::Fired::Outcome(o) => ir
-                    .outcomes
-                    .get(*o as usize)
-                    .map(|x| ("outcome", x.id.to_string())),
-            })
+            .filter_map(|f| self.engine.fired(f))
+            .map(|(kind, id)| (kind, id.to_string()))
             .collect())
     }
 

@@ -235,7 +235,7 @@ pub fn plot(history: &History, opts: &PlotOptions) -> Result<String> {
                     .as_ref()
                     .is_some_and(|e| e.message == *id && e.id == f && e.kind == kind);
                 let text = if ends {
-                    format!("END {kind} {f}")
+                    format!("END {f}")
                 } else {
                     format!("{kind} {f}")
                 };

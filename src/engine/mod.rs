@@ -338,13 +338,20 @@ impl Engine {
         }
     }
 
+    /// What a recorded firing names (Format 7.3): `("event", id)` or
+    /// `("outcome", id)`; `None` for an index the IR does not have.
+    pub fn fired(&self, f: &Fired) -> Option<(&'static str, &str)> {
+        match *f {
+            Fired::Event(e) => Some(("event", &*self.ir.events.get(e as usize)?.id)),
+            Fired::Outcome(o) => Some(("outcome", &*self.ir.outcomes.get(o as usize)?.id)),
+        }
+    }
+
     /// How the story has ended at `state` (Format 9.3), if it has.
     pub fn ending(&self, state: &State) -> Option<Ending> {
         let f = state.ending?;
-        let (id, outcome) = match f {
-            Fired::Event(e) => (self.ir.events.get(e as usize)?.id.to_string(), false),
-            Fired::Outcome(o) => (self.ir.outcomes.get(o as usize)?.id.to_string(), true),
-        };
+        let (kind, id) = self.fired(&f)?;
+        let (id, outcome) = (id.to_string(), kind == "outcome");
         // The message that recorded it: the first on the path with it.
         let message = state
             .at

@@ -37,24 +37,13 @@ pub struct Replay {
     pub messages: Vec<ReplayedMessage>,
 }
 
+/// `(id, kind)` of a recorded firing ([`Engine::fired`]); an index the IR
+/// does not have is an empty ID.
 fn name(engine: &Engine, f: &Fired) -> (String, &'static str) {
-    match f {
-        Fired::Event(i) => (
-            engine
-                .ir
-                .events
-                .get(*i as usize)
-                .map_or(String::new(), |e| e.id.to_string()),
-            "event",
-        ),
-        Fired::Outcome(i) => (
-            engine
-                .ir
-                .outcomes
-                .get(*i as usize)
-                .map_or(String::new(), |e| e.id.to_string()),
-            "outcome",
-        ),
+    match engine.fired(f) {
+        Some((kind, id)) => (id.to_string(), kind),
+        None if matches!(f, Fired::Event(_)) => (String::new(), "event"),
+        None => (String::new(), "outcome"),
     }
 }
 
