@@ -17,19 +17,18 @@
 //! - unreachable-deal: `offer` +40 → `deal` (> 79) after 2 offers;
 //!   `closing_time` at turn 4; `impossible_deal` needs 150 > max 100.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
+/// `troupe ARGS`: exit code, standard output, standard error.
 fn troupe(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .args(args)
-        .output()
-        .expect("runs");
+    let out = common::troupe(args);
     (
         out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
+        common::stdout(&out),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
@@ -249,6 +248,31 @@ fn a_small_bound_reports_not_reached_with_the_bound() {
 }
 
 #[test]
+fn a_state_bound_equal_to_the_space_is_not_exhaustion() {
+    // Format 20.5: the search stops when `--states` keys were visited, and
+    // the space counts as exhausted only with fewer keys than that. The
+    // test pack's space has N keys (the unbounded search exhausts it):
+    // `--states N` stops by states, `--states N+1` exhausts it.
+    let doc = explore_json(&[&test_pack()]);
+    assert_eq!(doc["search"]["exhausted"], true);
+    let n = doc["search"]["states"].as_u64().unwrap();
+    let at = explore_json(&[&test_pack(), "--states", &n.to_string()]);
+    assert_eq!(at["search"]["states"], n);
+    assert_eq!(at["search"]["exhausted"], false, "{}", at["search"]);
+    assert_eq!(at["search"]["stopped_by"], "states");
+    assert_eq!(
+        item(&at, "outcome impossible_deal")["status"],
+        "not_reached"
+    );
+    let above = explore_json(&[&test_pack(), "--states", &(n + 1).to_string()]);
+    assert_eq!(above["search"]["exhausted"], true);
+    assert_eq!(
+        item(&above, "outcome impossible_deal")["status"],
+        "unreachable"
+    );
+}
+
+#[test]
 fn the_same_flags_give_the_same_bytes() {
     let pack = example("everyday-negotiation");
     let flags = ["--depth", "5", "--states", "1500"];
@@ -278,9 +302,12 @@ fn random_counts_are_deterministic_per_seed() {
     // Every run has the one opening.
     let openings = kinds["openings"].as_object().unwrap();
     assert!(openings.values().all(|n| n == 50), "{openings:?}");
-    // Some run ends each way, and no count exceeds the runs.
+    // Some run ends each way (a `walk away` on `hard` fails in one turn;
+    // two `8000` and a `shake` succeed), and no count exceeds the runs.
     let outcomes = kinds["outcomes"].as_object().unwrap();
-    assert!(outcomes.values().any(|n| n.as_u64().unwrap() > 0));
+    for o in ["outcome success", "outcome failure"] {
+        assert!(outcomes[o].as_u64().unwrap() > 0, "{o}: {outcomes:?}");
+    }
     for v in kinds.as_object().unwrap().values() {
         for n in v.as_object().unwrap().values() {
             assert!(n.as_u64().unwrap() <= 50);
@@ -294,8 +321,10 @@ fn random_counts_are_deterministic_per_seed() {
             .any(|k| k.starts_with("branch scenarios/used_car_negotiation.yaml ")),
         "{branches:?}"
     );
+    // Another seed makes other choices (18.3): other counts.
     let c = explore_json(&[&pack, "--runs", "50", "--seed", "8"]);
     assert_eq!(c["seed"], 8);
+    assert_ne!(a["counts"], c["counts"]);
 }
 
 #[test]
@@ -365,25 +394,30 @@ fn hostile_flags_are_refused_or_bounded() {
     assert!(err.contains("stall"), "{err}");
 }
 
-#[test]
-fn the_exploration_stage_of_troupe_test_passes_and_fails_as_configured() {
-    let (code, out, err) = troupe(&["test", &test_pack(), "--json"]);
-    assert_eq!(code, 0, "{out}{err}");
-    let doc: Value = serde_json::from_str(&out).unwrap();
-    let stage = doc["stages"]
+/// The `explore` stage of a `troupe test --json` document.
+fn explore_stage(doc: &Value) -> Value {
+    doc["stages"]
         .as_array()
         .unwrap()
         .iter()
         .find(|s| s["stage"] == "explore")
         .unwrap()
-        .clone();
+        .clone()
+}
+
+#[test]
+fn the_exploration_stage_of_troupe_test_passes_and_fails_as_configured() {
+    let (code, out, err) = troupe(&["test", &test_pack(), "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let stage = explore_stage(&doc);
     assert_eq!(stage["status"], "PASS", "{stage}");
     assert_eq!(stage["tests"][0]["name"], "explore stall");
 
     // A copy whose manifest asks for every outcome, the impossible one too.
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("pack");
-    copy_dir(Path::new(&test_pack()), &copy);
+    common::copy_dir(Path::new(&test_pack()), &copy);
     let manifest = copy.join("manifest.yaml");
     let text = std::fs::read_to_string(&manifest)
         .unwrap()
@@ -392,13 +426,7 @@ fn the_exploration_stage_of_troupe_test_passes_and_fails_as_configured() {
     let (code, out, _) = troupe(&["test", &copy.display().to_string(), "--json"]);
     assert_eq!(code, 1, "{out}");
     let doc: Value = serde_json::from_str(&out).unwrap();
-    let stage = doc["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["stage"] == "explore")
-        .unwrap()
-        .clone();
+    let stage = explore_stage(&doc);
     assert_eq!(stage["status"], "FAIL");
     let failure = &stage["tests"][0]["failures"][0]["message"];
     assert_eq!(
@@ -413,20 +441,6 @@ fn the_exploration_stage_of_troupe_test_passes_and_fails_as_configured() {
     assert_eq!(stage["stage"], "explore");
     assert_eq!(stage["status"], "SKIP");
     assert_eq!(stage["reason"], "the manifest has no explore settings");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let p = e.path();
-        let t = to.join(e.file_name());
-        if p.is_dir() {
-            copy_dir(&p, &t);
-        } else {
-            std::fs::copy(&p, &t).unwrap();
-        }
-    }
 }
 
 #[test]

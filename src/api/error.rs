@@ -35,6 +35,10 @@ pub enum ErrorKind {
     /// A CEL expression compiled but failed to evaluate (Format 11.6:
     /// division by zero, a missing key, …).
     Evaluation,
+    /// Troupe broke a promise of its own (a search witness that does not
+    /// replay, Format 20.5): a bug to report, not the input's fault; the
+    /// command line exits 3.
+    Internal,
 }
 
 impl ErrorKind {
@@ -51,6 +55,7 @@ impl ErrorKind {
             ErrorKind::Limit => "limit",
             ErrorKind::Runtime => "runtime",
             ErrorKind::Evaluation => "evaluation",
+            ErrorKind::Internal => "internal",
         }
     }
 }

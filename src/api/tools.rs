@@ -236,9 +236,9 @@ pub use crate::testing::explore::{
 /// told the states visited (search) or runs played (random) so far.
 ///
 /// Errors: [`ErrorKind::NotFound`] for an unknown scenario;
-/// [`ErrorKind::Refused`] for a bound out of range, a session that cannot
-/// start, or a witness that does not replay (its message starts
-/// `internal error`).
+/// [`ErrorKind::Refused`] for a bound out of range or a session that cannot
+/// start; [`ErrorKind::Internal`] for a witness that does not replay (a
+/// bug of the search).
 ///
 /// ```
 /// use troupe::tools::{explore, ExploreSettings, ExploreStatus};
@@ -290,9 +290,11 @@ pub fn explore(
         m.scenarios.get(&id)
     });
     crate::testing::explore::explore(opened, scenario_model, settings, progress).map_err(|e| {
-        // A witness that does not replay is an internal error; the
-        // message says so ("internal error: …").
-        Error::new(ErrorKind::Refused, e)
+        let kind = match e {
+            crate::testing::explore::Failure::Refused(_) => ErrorKind::Refused,
+            crate::testing::explore::Failure::Internal(_) => ErrorKind::Internal,
+        };
+        Error::new(kind, e.to_string())
     })
 }
 

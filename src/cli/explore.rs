@@ -100,7 +100,7 @@ pub fn run(args: Args) -> i32 {
         Ok(e) => e,
         Err(e) => {
             eprintln!("troupe explore: {e}");
-            return if e.to_string().contains("internal error") {
+            return if e.kind() == troupe::ErrorKind::Internal {
                 3
             } else {
                 1

@@ -274,23 +274,18 @@ pub fn derive_from_regex(pattern: &str) -> Option<String> {
 /// The line derived from a key (Format 5.4): plain text as written, a
 /// `/pattern/flags` key through [`derive_from_regex`].
 fn derive_from_key(key: &str) -> Option<String> {
-    match key.strip_prefix('/').and_then(|r| r.rfind('/').map(|i| (r, i))) {
-        Some((rest, i)) => {
-            let flags = &rest[i + 1..];
-            let body = &rest[..i];
-            let body = if flags.contains('i') {
-                format!("(?i){body}")
-            } else {
-                body.to_string()
-            };
-            derive_from_regex(&body)
+    match crate::keys::key_form(key) {
+        crate::keys::KeyForm::Plain(text) => Some(text.to_string()),
+        crate::keys::KeyForm::Regex { pattern, flags } if flags.contains('i') => {
+            derive_from_regex(&format!("(?i){pattern}"))
         }
-        None => Some(key.to_string()),
+        crate::keys::KeyForm::Regex { pattern, .. } => derive_from_regex(pattern),
     }
 }
 
+/// Whether `k` is a `/pattern/flags` key ([`crate::keys::key_form`]).
 fn is_regex_key(k: &str) -> bool {
-    k.len() >= 2 && k.starts_with('/') && k[1..].contains('/')
+    matches!(crate::keys::key_form(k), crate::keys::KeyForm::Regex { .. })
 }
 
 fn strings(v: Option<&Value>) -> Vec<&str> {
@@ -599,21 +594,21 @@ pub fn explore(
     model: Option<&ScenarioModel>,
     settings: &Settings,
     progress: &mut dyn FnMut(u64),
-) -> Result<Exploration, String> {
+) -> Result<Exploration, Failure> {
     if settings.depth == 0 || settings.depth > MAX_DEPTH {
-        return Err(format!("--depth must be 1 … {MAX_DEPTH}"));
+        return Err(format!("--depth must be 1 … {MAX_DEPTH}").into());
     }
     let prep = prepare(opened, settings)?;
     match settings.mode {
         Mode::Search { states } => {
             if states == 0 || states > MAX_STATES {
-                return Err(format!("--states must be 1 … {MAX_STATES}"));
+                return Err(format!("--states must be 1 … {MAX_STATES}").into());
             }
             search(opened, prep, settings, states, progress)
         }
         Mode::Random { runs } => {
             if runs == 0 || runs > MAX_RUNS {
-                return Err(format!("--runs must be 1 … {MAX_RUNS}"));
+                return Err(format!("--runs must be 1 … {MAX_RUNS}").into());
             }
             random(opened, prep, model, settings, runs, progress)
         }
@@ -626,7 +621,7 @@ fn search(
     settings: &Settings,
     max_states: u64,
     progress: &mut dyn FnMut(u64),
-) -> Result<Exploration, String> {
+) -> Result<Exploration, Failure> {
     let Prepared {
         scenario,
         alphabet,
@@ -639,35 +634,26 @@ fn search(
     let mut frontier: Vec<(u32, Session)> = Vec::new();
     let mut stopped_by = None;
     let mut deepest = 0;
-    let note = |first: &mut BTreeMap<String, u32>, reached: Vec<String>, node: u32| {
-        for r in reached {
-            first.entry(r).or_insert(node);
-        }
-    };
     'roots: for (ri, root) in alphabet.roots.iter().enumerate() {
         let s = Session::start_discarding(opened, &options(&scenario, root, settings.seed))
             .map_err(|e| e.to_string())?;
-        let k = key(&s, ri);
-        if seen.contains(&k) {
-            continue;
-        }
-        if seen.len() as u64 >= max_states {
-            stopped_by = Some(StoppedBy::States);
-            break 'roots;
-        }
-        seen.insert(k);
-        let ix = nodes.len() as u32;
-        nodes.push(Node {
+        // A key holds its root's index: no two roots share one.
+        seen.insert(key(&s, ri));
+        let node = Node {
             parent: u32::MAX,
             line: u32::MAX,
             root: ri as u32,
             depth: 0,
-        });
-        note(&mut first, root_items(&s), ix);
+        };
+        let ix = push_node(&mut nodes, &mut first, node, root_items(&s));
         if !s.is_over() {
             frontier.push((ix, s));
         }
         progress(seen.len() as u64);
+        if seen.len() as u64 >= max_states {
+            stopped_by = Some(StoppedBy::States);
+            break 'roots;
+        }
     }
     let mut depth = 0u32;
     while stopped_by.is_none() && !frontier.is_empty() {
@@ -681,55 +667,42 @@ fn search(
             let root = nodes[parent as usize].root;
             for (li, line) in alphabet.lines.iter().enumerate() {
                 let Some(mut child) = s.fork() else {
-                    return Err("the search needs the rules runtime".into());
+                    return Err(Failure::Refused("the search needs the rules runtime".into()));
                 };
                 let Ok(result) = child.turn(&line.text) else {
                     // A refused turn (LIMIT) has no child.
                     continue;
                 };
                 let reached = reached_by(&result);
-                let k = key(&child, root as usize);
-                if seen.contains(&k) {
+                let node = Node {
+                    parent,
+                    line: li as u32,
+                    root,
+                    depth,
+                };
+                if !seen.insert(key(&child, root as usize)) {
                     // A state seen before, reached by another way: kept
                     // (never expanded) only as the witness of what its turn
                     // reached first (a rule whose changes another rule's
                     // equal).
                     if reached.iter().any(|r| !first.contains_key(r)) {
-                        let ix = nodes.len() as u32;
-                        nodes.push(Node {
-                            parent,
-                            line: li as u32,
-                            root,
-                            depth,
-                        });
-                        note(&mut first, reached, ix);
+                        push_node(&mut nodes, &mut first, node, reached);
                     }
                     continue;
                 }
-                if seen.len() as u64 >= max_states {
-                    stopped_by = Some(StoppedBy::States);
-                    break 'level;
-                }
-                seen.insert(k);
-                let ix = nodes.len() as u32;
-                nodes.push(Node {
-                    parent,
-                    line: li as u32,
-                    root,
-                    depth,
-                });
+                let ix = push_node(&mut nodes, &mut first, node, reached);
                 deepest = depth;
-                note(&mut first, reached, ix);
                 if result.session_control == SessionControl::ContinueSession {
                     next.push((ix, child));
                 }
                 progress(seen.len() as u64);
+                if seen.len() as u64 >= max_states {
+                    stopped_by = Some(StoppedBy::States);
+                    break 'level;
+                }
             }
         }
         frontier = next;
-    }
-    if stopped_by.is_none() && !frontier.is_empty() {
-        stopped_by = Some(StoppedBy::Depth);
     }
     drop(frontier);
     let exhausted = stopped_by.is_none();
@@ -797,6 +770,47 @@ fn witness(nodes: &[Node], n: u32, alphabet: &Alphabet) -> Witness {
     }
 }
 
+/// Appends `node` to `nodes` and makes it the first to reach each of
+/// `reached` not reached before; returns its index.
+fn push_node(
+    nodes: &mut Vec<Node>,
+    first: &mut BTreeMap<String, u32>,
+    node: Node,
+    reached: Vec<String>,
+) -> u32 {
+    let ix = nodes.len() as u32;
+    nodes.push(node);
+    for r in reached {
+        first.entry(r).or_insert(ix);
+    }
+    ix
+}
+
+/// Why an exploration gave no result (Format 20.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// A bound out of range, an unknown scenario, a session that cannot
+    /// start.
+    Refused(String),
+    /// A witness that does not replay to its item: a bug of the search.
+    Internal(String),
+}
+
+impl From<String> for Failure {
+    fn from(m: String) -> Failure {
+        Failure::Refused(m)
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Refused(m) => f.write_str(m),
+            Failure::Internal(m) => write!(f, "internal error: {m}"),
+        }
+    }
+}
+
 /// Replays a witness in a new session (Format 20.5): its last turn, or
 /// its root when it has no input, must reach `item`.
 pub fn verify(
@@ -805,7 +819,7 @@ pub fn verify(
     seed: u64,
     w: &Witness,
     item: &str,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let root = Root {
         opening: w.opening.clone(),
         difficulty: w.difficulty.clone(),
@@ -813,17 +827,17 @@ pub fn verify(
     let mut s = Session::start(opened, &options(scenario, &root, seed)).map_err(|e| e.to_string())?;
     let mut last = root_items(&s);
     for input in &w.inputs {
-        let r = s
-            .turn(input)
-            .map_err(|e| format!("the witness of {item} does not replay: {e}"))?;
+        let r = s.turn(input).map_err(|e| {
+            Failure::Internal(format!("the witness of {item} does not replay: {e}"))
+        })?;
         last = reached_by(&r);
     }
     if last.iter().any(|x| x == item) {
         Ok(())
     } else {
-        Err(format!(
-            "internal error: the witness of {item} does not reach it when replayed"
-        ))
+        Err(Failure::Internal(format!(
+            "the witness of {item} does not reach it when replayed"
+        )))
     }
 }
 
@@ -834,7 +848,7 @@ fn random(
     settings: &Settings,
     runs: u64,
     progress: &mut dyn FnMut(u64),
-) -> Result<Exploration, String> {
+) -> Result<Exploration, Failure> {
     let Prepared {
         scenario,
         alphabet,
@@ -920,7 +934,7 @@ impl Exploration {
             .alphabet
             .roots
             .iter()
-            .map(|r| root_name(r.opening.as_deref(), r.difficulty.as_deref()))
+            .map(|r| format!("({})", root_name(r.opening.as_deref(), r.difficulty.as_deref())))
             .collect();
         let _ = writeln!(o, "roots: {}", roots.join(", "));
         let _ = writeln!(o, "inputs:");
@@ -1133,7 +1147,7 @@ pub fn stage(pack: &crate::load::PackFiles, bundle: &Value) -> super::model::Sta
         let e = match explore(&opened, None, &settings, &mut |_| {}) {
             Ok(e) => e,
             Err(err) => {
-                tests.push(TestResult::new(name, Some(file), Status::Err).because(err));
+                tests.push(TestResult::new(name, Some(file), Status::Err).because(err.to_string()));
                 continue;
             }
         };

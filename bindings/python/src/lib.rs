@@ -29,7 +29,8 @@ pyo3::create_exception!(
     "The one error of Troupe.\n\n\
      Attributes:\n\
      - kind: 'invalid', 'refused', 'ended', 'not_found', 'io', 'unsupported',\n\
-       'evaluation' or 'hook' (the Python runtime callable raised or returned\n\
+       'limit', 'runtime', 'evaluation', 'internal' or 'hook' (the Python\n\
+       runtime callable raised or returned\n\
        something that is not a proposal);\n\
      - diagnostics: list of dicts with code, severity, file, pointer, line,\n\
        column, message (and help when there is advice), as `troupe check --json`\n\

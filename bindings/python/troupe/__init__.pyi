@@ -28,7 +28,8 @@ class TroupeError(Exception):
     """The one error of Troupe."""
 
     kind: Literal[
-        "invalid", "refused", "ended", "not_found", "io", "unsupported", "evaluation", "hook"
+        "invalid", "refused", "ended", "not_found", "io", "unsupported", "limit", "runtime",
+        "evaluation", "internal", "hook"
     ]
     """What failed: the input (invalid), the settings (refused), …"""
     diagnostics: List[Diagnostic]
