@@ -64,9 +64,17 @@ impl TestRun {
                 .and_then(|pack| {
                     pack.scenarios()
                         .into_iter()
-                        .map(|sc| {
-                            super::tools::graph(&pack, Some(&sc.id), super::tools::GraphFormat::Svg)
-                                .map(|g| (sc.id.clone(), g.text))
+                        .enumerate()
+                        .map(|(n, sc)| {
+                            // IDs prefixed per graph: one page, no ID twice.
+                            super::tools::graph_model(&pack, Some(&sc.id))
+                                .map(|g| {
+                                    let svg = crate::testing::graph_svg::to_svg_with_ids(
+                                        &g,
+                                        &format!("g{n}-"),
+                                    );
+                                    (sc.id.clone(), svg)
+                                })
                                 .map_err(|e| format!("no graph of scenario {}: {e}", sc.id))
                         })
                         .collect()

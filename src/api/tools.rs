@@ -93,6 +93,25 @@ pub struct Graph {
 /// # Ok::<(), troupe::Error>(())
 /// ```
 pub fn graph(pack: &Pack, scenario: Option<&str>, format: GraphFormat) -> Result<Graph> {
+    let g = graph_model(pack, scenario)?;
+    let text = match format {
+        GraphFormat::Dot => g.to_dot(),
+        GraphFormat::Mermaid => g.to_mermaid(),
+        #[cfg(feature = "pictures")]
+        GraphFormat::Svg => crate::testing::graph_svg::to_svg(&g),
+    };
+    Ok(Graph {
+        scenario: g.scenario,
+        text,
+    })
+}
+
+/// The nodes and edges of Format 20.2 of scenario `scenario` (`None`: the
+/// first) of `pack`; errors as [`graph`].
+pub(crate) fn graph_model(
+    pack: &Pack,
+    scenario: Option<&str>,
+) -> Result<crate::testing::graph::Graph> {
     let ids: Vec<String> = pack.scenarios().into_iter().map(|s| s.id).collect();
     match scenario {
         Some(id) if !ids.iter().any(|x| x == id) => {
@@ -118,17 +137,7 @@ pub fn graph(pack: &Pack, scenario: Option<&str>, format: GraphFormat) -> Result
             format!("cannot compile the rules: {}", e.0),
         )
     })?;
-    let g = crate::testing::graph::build(&ir, &rt);
-    let text = match format {
-        GraphFormat::Dot => g.to_dot(),
-        GraphFormat::Mermaid => g.to_mermaid(),
-        #[cfg(feature = "pictures")]
-        GraphFormat::Svg => crate::testing::graph_svg::to_svg(&g),
-    };
-    Ok(Graph {
-        scenario: g.scenario.to_string(),
-        text,
-    })
+    Ok(crate::testing::graph::build(&ir, &rt))
 }
 
 /// Whether a pack's `README.md` holds the current generated reference

@@ -510,6 +510,13 @@ fn plain(g: &Graph) -> Canvas {
 
 /// The graph as one SVG document (Format 20.2 "SVG").
 pub fn to_svg(g: &Graph) -> String {
+    to_svg_with_ids(g, "")
+}
+
+/// [`to_svg`] with every `id` (and each `url(#…)` to one) starting with
+/// `prefix`, so several graphs can sit in one HTML page (Format 21.2)
+/// without two elements sharing an ID.
+pub fn to_svg_with_ids(g: &Graph, prefix: &str) -> String {
     let canvas = lay_out(g).unwrap_or_else(|| plain(g));
     let (gw, gh) = if canvas.any {
         (canvas.max.0 - canvas.min.0, canvas.max.1 - canvas.min.1)
@@ -552,7 +559,7 @@ pub fn to_svg(g: &Graph) -> String {
         }
         let _ = writeln!(
             legend,
-            "<g class=\"legend-edge\"><path d=\"M{} {} H{}\" {} marker-end=\"url(#ah-{})\"/><text x=\"{}\" y=\"{}\" dominant-baseline=\"central\">{}</text></g>",
+            "<g class=\"legend-edge\"><path d=\"M{} {} H{}\" {} marker-end=\"url(#{prefix}ah-{})\"/><text x=\"{}\" y=\"{}\" dominant-baseline=\"central\">{}</text></g>",
             n(x),
             n(y),
             n(x + 56.0),
@@ -595,13 +602,13 @@ pub fn to_svg(g: &Graph) -> String {
     for e in EDGES {
         let _ = writeln!(
             out,
-            "<marker id=\"ah-{}\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" markerUnits=\"userSpaceOnUse\" orient=\"auto\"><path d=\"M0 0 L10 5 L0 10 Z\" fill=\"{}\"/></marker>",
+            "<marker id=\"{prefix}ah-{}\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" markerUnits=\"userSpaceOnUse\" orient=\"auto\"><path d=\"M0 0 L10 5 L0 10 Z\" fill=\"{}\"/></marker>",
             e.label(),
             edge_color(e)
         );
         let _ = writeln!(
             out,
-            "<marker id=\"at-{}\" viewBox=\"0 0 10 10\" refX=\"1\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" markerUnits=\"userSpaceOnUse\" orient=\"auto\"><path d=\"M10 0 L0 5 L10 10 Z\" fill=\"{}\"/></marker>",
+            "<marker id=\"{prefix}at-{}\" viewBox=\"0 0 10 10\" refX=\"1\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" markerUnits=\"userSpaceOnUse\" orient=\"auto\"><path d=\"M10 0 L0 5 L10 10 Z\" fill=\"{}\"/></marker>",
             e.label(),
             edge_color(e)
         );
@@ -666,10 +673,10 @@ pub fn to_svg(g: &Graph) -> String {
         );
         let mut marks = String::new();
         if *end {
-            let _ = write!(marks, " marker-end=\"url(#ah-{})\"", e.kind.label());
+            let _ = write!(marks, " marker-end=\"url(#{prefix}ah-{})\"", e.kind.label());
         }
         if *start {
-            let _ = write!(marks, " marker-start=\"url(#at-{})\"", e.kind.label());
+            let _ = write!(marks, " marker-start=\"url(#{prefix}at-{})\"", e.kind.label());
         }
         let _ = writeln!(
             out,
@@ -687,7 +694,7 @@ pub fn to_svg(g: &Graph) -> String {
         let text = label(node);
         let _ = writeln!(
             out,
-            "<g class=\"node\" id=\"{}\"><title>{}</title>",
+            "<g class=\"node\" id=\"{prefix}{}\"><title>{}</title>",
             xml_escape(&node.id),
             xml_escape(&text)
         );
@@ -732,5 +739,13 @@ mod tests {
         assert_eq!(svg, to_svg(&g));
         let empty = Graph::default();
         assert!(to_svg(&empty).contains("nothing to draw"));
+        // Prefixed: every ID and every reference to one carries the prefix.
+        let page = to_svg_with_ids(&g, "g1-");
+        let ids: Vec<&str> = page.split("id=\"").skip(1).collect();
+        assert!(!ids.is_empty());
+        assert!(ids.iter().all(|x| x.starts_with("g1-")), "{page}");
+        let refs: Vec<&str> = page.split("url(#").skip(1).collect();
+        assert!(!refs.is_empty());
+        assert!(refs.iter().all(|x| x.starts_with("g1-")), "{page}");
     }
 }
