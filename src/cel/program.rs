@@ -274,7 +274,7 @@ impl Lowerer {
                 match (&a, &b) {
                     (Node::Slot(s), Node::Const(Value::Int(i))) => Node::CmpSlotInt(op, *s, *i),
                     (Node::Const(Value::Int(i)), Node::Slot(s)) => {
-                        Node::CmpSlotInt(flip(op), *s, *i)
+                        Node::CmpSlotInt(op.flipped(), *s, *i)
                     }
                     _ => Node::Cmp(op, Box::new(a), Box::new(b)),
                 }
@@ -342,16 +342,6 @@ impl Lowerer {
             },
         };
         fold(node)
-    }
-}
-
-fn flip(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Lt => CmpOp::Gt,
-        CmpOp::Le => CmpOp::Ge,
-        CmpOp::Gt => CmpOp::Lt,
-        CmpOp::Ge => CmpOp::Le,
-        other => other,
     }
 }
 

@@ -44,12 +44,20 @@ pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
         .map(|x| x.1)
         .collect();
     let world_ids: HashSet<String> = ids_of(bundle, "worlds").into_iter().map(|x| x.1).collect();
+    let mut stories = Vec::new();
     for (si, sc) in array(bundle, "scenarios").iter().enumerate() {
         check_scenario_refs(sc, si, &char_ids, &world_ids, &mut out);
         if let Some(story) = story::resolve(bundle, si, None, &mut out) {
             check_story(&story, &mut out);
+            stories.push(story);
         }
     }
+    // Format 17.6 is judged once every story was checked: an error in a
+    // world or character that only a later scenario uses silences it too.
+    for story in &stories {
+        super::reach::unreachable_conditions(story, &mut out);
+    }
+    drop(stories);
     super::conditions::check_unused(bundle, &mut out);
     super::conditions::dedup_cel(&mut out);
     out

@@ -38,7 +38,6 @@ fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
 pub fn lint_story(story: &Story, reads: Option<&BTreeSet<String>>, out: &mut Vec<Diagnostic>) {
     shadowed_rules(story, out);
     unreachable_thresholds(story, out);
-    super::reach::unreachable_conditions(story, out);
     let difficulty = format!("{}/difficulty", story.pointer);
     let broken = out.iter().any(|d| {
         d.is_error()

@@ -621,8 +621,9 @@ fn dec_of_f64(f: f64) -> Option<Decimal> {
     if !f.is_finite() {
         return None;
     }
-    // The shortest text that reads back as `f`.
-    format!("{f}").parse::<Decimal>().ok()
+    // The shortest text that reads back as `f`, read exactly: a double
+    // a Decimal cannot hold (1e-30) is none (*any*), never rounded.
+    crate::check::values::decimal_from_text(&format!("{f}"))
 }
 
 fn to_f64(d: Decimal) -> f64 {
@@ -685,38 +686,6 @@ fn compare(op: CmpOp, a: &Interval, b: &Interval) -> Option<(bool, bool)> {
         CmpOp::Eq => (overlap, !point_eq),
         CmpOp::Ne => (!point_eq, overlap),
     })
-}
-
-fn negate(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Lt => CmpOp::Ge,
-        CmpOp::Le => CmpOp::Gt,
-        CmpOp::Gt => CmpOp::Le,
-        CmpOp::Ge => CmpOp::Lt,
-        CmpOp::Eq => CmpOp::Ne,
-        CmpOp::Ne => CmpOp::Eq,
-    }
-}
-
-fn flip(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Lt => CmpOp::Gt,
-        CmpOp::Le => CmpOp::Ge,
-        CmpOp::Gt => CmpOp::Lt,
-        CmpOp::Ge => CmpOp::Le,
-        other => other,
-    }
-}
-
-fn op_text(op: CmpOp) -> &'static str {
-    match op {
-        CmpOp::Eq => "==",
-        CmpOp::Ne => "!=",
-        CmpOp::Lt => "<",
-        CmpOp::Le => "<=",
-        CmpOp::Gt => ">",
-        CmpOp::Ge => ">=",
-    }
 }
 
 /// `x op b` narrowed: the values of `x` that can make it true.
@@ -934,10 +903,10 @@ impl<'a> Judge<'a> {
                 self.rollback(mark);
                 // `!(x op c)` true means `x op c` was false.
                 if let Node::Cmp(op, x, y) = &**a {
-                    self.narrow_cmp(negate(*op), x, y);
+                    self.narrow_cmp(op.negated(), x, y);
                 } else if let Node::CmpSlotInt(op, s, i) = &**a {
                     self.narrow_cmp(
-                        negate(*op),
+                        op.negated(),
                         &Node::Slot(*s),
                         &Node::Const(CelValue::Int(*i)),
                     );
@@ -1043,7 +1012,7 @@ impl<'a> Judge<'a> {
     fn narrow_cmp(&mut self, op: CmpOp, a: &Node, b: &Node) {
         let (key, other, op) = match (self.read_key(a), self.read_key(b)) {
             (Some(k), _) => (k, b, op),
-            (None, Some(k)) => (k, a, flip(op)),
+            (None, Some(k)) => (k, a, op.flipped()),
             _ => return,
         };
         let mark = self.undo.len();
@@ -1397,9 +1366,9 @@ impl Judge<'_> {
             Node::Select(a, f, false) => format!("{}.{f}", self.text(a)),
             Node::Index(a, k) => format!("{}[{}]", self.text(a), self.text(k)),
             Node::CmpSlotInt(op, s, i) => {
-                format!("{} {} {i}", self.text(&Node::Slot(*s)), op_text(*op))
+                format!("{} {} {i}", self.text(&Node::Slot(*s)), op.symbol())
             }
-            Node::Cmp(op, a, b) => format!("{} {} {}", wrap(self, a), op_text(*op), wrap(self, b)),
+            Node::Cmp(op, a, b) => format!("{} {} {}", wrap(self, a), op.symbol(), wrap(self, b)),
             Node::And(a, b, _) => format!("{} && {}", wrap(self, a), wrap(self, b)),
             Node::Or(a, b, _) => format!("{} || {}", wrap(self, a), wrap(self, b)),
             Node::Not(a) => match &**a {
@@ -1486,8 +1455,37 @@ mod tests {
             json!([{"id": "a", "when": "size(state.tags) > 100"},
                    {"id": "b", "when": "state.g / 2 > 100"},
                    {"id": "c", "when": "'a' in state.tags && state.g > 5"},
-                   {"id": "d", "when": "!(state.g > 100) && state.g != 3"}]),
+                   {"id": "d", "when": "!(state.g > 100) && state.g != 3"},
+                   // 4 and 5 meet both sides: `!` must not over-narrow.
+                   {"id": "e", "when": "!(state.g > 5) && state.g > 3"}]),
         );
         assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn a_double_no_decimal_holds_is_any_never_rounded() {
+        // m ranges over 0…0, and 0.0 < 1e-30 holds at run time: a double
+        // rounded to a Decimal (1e-30 → 0) would wrongly make it dead.
+        let found = lint(
+            json!([{"id": "m", "type": "number"}]),
+            json!([{"id": "r", "keywords": ["x"], "changes": [{"set": {"m": 0}}]}]),
+            json!([{"id": "tiny", "when": "state.m < 1e-30"}]),
+        );
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn once_only_number_takes_round_down_to_places() {
+        // 0 - 0.01 rounded down to 1 place is -0.1 (rule 2): `< -0.1` never
+        // holds, `<= -0.1` may.
+        let found = lint(
+            json!([{"id": "p", "type": "number", "places": 1, "min": -10}]),
+            json!([]),
+            json!([{"id": "dip", "when": "turn > 0", "changes": [{"add": {"p": -0.01}}]},
+                   {"id": "under", "when": "state.p < -0.1"},
+                   {"id": "at", "when": "state.p <= -0.1"}]),
+        );
+        let at: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(at, ["/scenarios/0/events/1/when"]);
     }
 }
