@@ -61,12 +61,11 @@ fn number(v: &Value) -> Option<(f64, bool)> {
     }
 }
 
-/// Text safe in an SVG text node: control characters as spaces (plotters
-/// escapes the markup characters itself).
+/// Text safe in an SVG text node: control characters as spaces
+/// ([`crate::testing::report::xml_chars`]; plotters escapes the markup
+/// characters itself).
 fn clean(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    crate::testing::report::xml_chars(s, &[]).into_owned()
 }
 
 /// The variable a flattened state name belongs to: the longest declared

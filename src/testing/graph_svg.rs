@@ -39,20 +39,7 @@ const MARGIN: f64 = 16.0;
 /// `&quot;`, `&apos;`); control characters other than tab become spaces
 /// (XML 1.0 cannot hold them).
 pub fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\t' => out.push(' '),
-            '\u{7f}' | '\u{fffe}' | '\u{ffff}' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::testing::report::xml_escape(s, &['\t'])
 }
 
 /// A number as SVG writes it here: one decimal, no `-0.0`.

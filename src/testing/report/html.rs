@@ -8,7 +8,6 @@
 
 use std::fmt::Write as _;
 
-use crate::testing::graph_svg::xml_escape;
 use crate::testing::model::{StageName, Status};
 use crate::testing::stages::Run;
 
@@ -16,14 +15,7 @@ use crate::testing::stages::Run;
 /// `&`, `<`, `>`, `"` and `'` as entities, control characters (but tab and
 /// line feed) as spaces.
 pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\n' => out.push('\n'),
-            c => out.push_str(&xml_escape(c.encode_utf8(&mut [0; 4]))),
-        }
-    }
-    out
+    super::xml_escape(s, &['\t', '\n'])
 }
 
 const STYLE: &str = "body{font-family:DejaVu Sans,Verdana,Helvetica,Arial,sans-serif;margin:2em;color:#111827;max-width:80em}

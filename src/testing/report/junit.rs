@@ -59,7 +59,7 @@ fn cases(stage: &StageResult) -> Vec<TestResult> {
 /// turn a literal newline in an attribute into a space, so `\n`, `\r` and
 /// `\t` are written as character references.
 fn push_text_attr(e: &mut BytesStart<'_>, key: &str, value: &str) {
-    let escaped = quick_xml::escape::escape(value)
+    let escaped = super::xml_escape(value, &['\n', '\r', '\t'])
         .replace('\n', "&#10;")
         .replace('\r', "&#13;")
         .replace('\t', "&#9;");
@@ -118,7 +118,7 @@ pub fn to_junit(run: &Run) -> String {
                     push_text_attr(&mut el, "message", &message);
                     if tag == "failure" {
                         ok &= w.write_event(Event::Start(el)).is_ok();
-                        ok &= w.write_event(Event::Text(BytesText::new(&message))).is_ok();
+                        ok &= w.write_event(Event::Text(BytesText::new(&super::xml_chars(&message, &['\n', '\r', '\t'])))).is_ok();
                         ok &= w.write_event(Event::End(BytesEnd::new(tag))).is_ok();
                     } else {
                         ok &= w.write_event(Event::Empty(el)).is_ok();
