@@ -36,6 +36,16 @@ pub struct RuleIr {
     pub replies: Vec<Arc<str>>,
 }
 
+impl RuleIr {
+    /// Steps 1–2 of Format 18.2: whether the rule's `keywords` hit `input`
+    /// (`lowered` is [`crate::keys::lower`] of it) and its `pattern`
+    /// matches it; a rule without either matches every input here.
+    pub fn matches_input(&self, input: &str, lowered: &str) -> bool {
+        self.keywords.as_ref().is_none_or(|k| k.hits(lowered))
+            && self.pattern.as_ref().is_none_or(|p| p.is_match(input))
+    }
+}
+
 /// A rubric criterion (Format 6.6).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct CriterionIr {

@@ -62,15 +62,8 @@ impl Host for RuleHost<'_> {
 /// Whether `rule` matches (Format 18.2); evaluation stops at the first
 /// condition that fails, and a `when` that errors is false.
 fn matches(rule: &RuleIr, ctx: &TurnContext<'_>, lowered: &str, host: &mut RuleHost<'_>) -> bool {
-    if let Some(keys) = &rule.keywords {
-        if !keys.hits(lowered) {
-            return false;
-        }
-    }
-    if let Some(p) = &rule.pattern {
-        if !p.is_match(ctx.input) {
-            return false;
-        }
+    if !rule.matches_input(ctx.input, lowered) {
+        return false;
     }
     match &rule.when {
         None => true,

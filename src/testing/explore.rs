@@ -312,24 +312,11 @@ pub fn derive_lines(sc: &Value, rt: &RuntimeIr) -> (Vec<Line>, Vec<String>) {
             }),
         }
     };
-    let raw_rules: Vec<&Value> = sc
-        .get("rules")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().collect())
-        .unwrap_or_default();
-    let raw_of = |id: &str| {
-        raw_rules
-            .iter()
-            .find(|r| r.get("id").and_then(Value::as_str) == Some(id))
-            .copied()
-    };
     // Which lines no keyword or pattern rule matches.
     let matched_by_some = |text: &str| {
         let lowered = lower(text);
         rt.rules.iter().any(|r| {
-            (r.keywords.is_some() || r.pattern.is_some())
-                && r.keywords.as_ref().is_none_or(|k| k.hits(&lowered))
-                && r.pattern.as_ref().is_none_or(|p| p.is_match(text))
+            (r.keywords.is_some() || r.pattern.is_some()) && r.matches_input(text, &lowered)
         })
     };
     let other = std::iter::once("hmm".to_string())
@@ -342,31 +329,25 @@ pub fn derive_lines(sc: &Value, rt: &RuntimeIr) -> (Vec<Line>, Vec<String>) {
             fallbacks.push(source);
             continue;
         }
-        let raw = raw_of(&rule.id);
-        let kw_line = rule.keywords.as_ref().map(|_| {
-            let keys = strings(raw.and_then(|r| r.get("keywords")));
+        // From the compiled rule's keys and pattern as written.
+        let kw_line = rule.keywords.as_ref().map(|set| {
+            let keys = set.keys();
             keys.iter()
                 .find(|k| !is_regex_key(k))
-                .map(|k| (*k).to_string())
+                .map(|k| k.to_string())
                 .or_else(|| keys.first().and_then(|k| derive_from_key(k)))
         });
-        let pat_line = rule.pattern.as_ref().map(|_| {
-            raw.and_then(|r| r.get("pattern"))
-                .and_then(Value::as_str)
-                .and_then(derive_from_regex)
-        });
+        let pat_line = rule
+            .pattern
+            .as_ref()
+            .map(|p| derive_from_regex(p.source()));
         let text = match (kw_line, pat_line) {
             (Some(Some(k)), Some(Some(p))) => Some(format!("{k} {p}")),
             (Some(Some(k)), None) => Some(k),
             (None, Some(Some(p))) => Some(p),
             _ => None,
         };
-        let ok = text.filter(|t| {
-            let lowered = lower(t);
-            printable(t)
-                && rule.keywords.as_ref().is_none_or(|k| k.hits(&lowered))
-                && rule.pattern.as_ref().is_none_or(|p| p.is_match(t))
-        });
+        let ok = text.filter(|t| printable(t) && rule.matches_input(t, &lower(t)));
         match ok {
             Some(t) => add(&mut lines, t, source),
             None => underived.push(source),
