@@ -114,6 +114,15 @@ fn graph_svg_of_the_negotiation_pack_has_every_label_and_renders() {
     let dot = ok(&["graph", &example("everyday-negotiation")]);
     let edges = dot.lines().filter(|l| l.contains(" -> ")).count();
     assert_eq!(svg.matches("<g class=\"edge ").count(), edges);
+    // The edges of Format 20.2's example, each drawn with its kind.
+    for e in [
+        "deal_progress -reads-&gt; rule close_deal",
+        "rule close_deal -add-&gt; deal_progress",
+        "deal_progress -reads-&gt; outcome success",
+        "outcome success -ends-&gt; END",
+    ] {
+        assert!(svg.contains(&format!("<title>{e}</title>")), "no edge {e}");
+    }
     assert!(!svg.contains("<script") && !svg.contains("href=\"http"));
     assert!(render(&svg, "graph-everyday-negotiation") > 5_000);
     // Same bytes twice.
