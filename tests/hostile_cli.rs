@@ -505,6 +505,40 @@ fn duplicate_ids_are_located_in_linear_time() {
     );
 }
 
+/// A one-line bundle (minified, as generators write them) with `n` events
+/// that can never happen (DEAD_LOGIC warnings, Format 17.4) after a
+/// description of `pad` characters, all on line 1.
+fn warnings_on_one_line(n: usize, pad: usize) -> String {
+    let text = std::fs::read_to_string(repo("examples/bundles/tiny.bundle.json")).unwrap();
+    let mut bundle: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let s = &mut bundle["scenarios"][0];
+    s["description"] = serde_json::Value::String("x".repeat(pad));
+    let events = s["events"].as_array_mut().unwrap();
+    for i in 0..n {
+        events.push(serde_json::json!({"id": format!("e{i}"), "when": "state.cups >= 100"}));
+    }
+    serde_json::to_string(&bundle).unwrap()
+}
+
+#[test]
+fn many_diagnostics_on_one_long_line_are_quoted_in_linear_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut runs = Vec::new();
+    // 4× the input: 4× the warnings on a line 4× as long. Quoting each by
+    // walking its line from the start is 16×.
+    for (n, pad) in [(100, 250_000), (400, 1_000_000)] {
+        std::fs::write(d.join("b.json"), warnings_on_one_line(n, pad)).unwrap();
+        let r = troupe(d, &["check", "b.json"]);
+        assert_eq!(r.code, 0, "{}", &r.stdout[..2000.min(r.stdout.len())]);
+        assert_eq!(r.stdout.matches("warning[DEAD_LOGIC]").count(), n);
+        assert!(r.stdout.contains("1 │ …"), "{}", &r.stdout[..2000]);
+        runs.push(r);
+    }
+    let ratio = runs[1].cpu / runs[0].cpu.max(0.05);
+    assert!(ratio < 9.0, "time ratio {ratio:.1} at 4× input");
+}
+
 #[test]
 fn yaml_aliases_are_bounded_in_bytes() {
     let dir = tempfile::tempdir().unwrap();

@@ -107,20 +107,63 @@ impl LineStarts {
     }
 }
 
+/// Every [`CharMarks::STRIDE`]-th character's byte offset in one line, so
+/// a column (in characters) is found without walking the line from its
+/// start: built once per quoted long line, it keeps quoting many
+/// diagnostics on one long line linear (issue 12).
+struct CharMarks(Vec<usize>);
+
+impl CharMarks {
+    const STRIDE: usize = 256;
+    /// Lines up to this many bytes are walked directly.
+    const LONG: usize = 4 * Self::STRIDE;
+
+    fn new(line: &str) -> Self {
+        CharMarks(
+            line.char_indices()
+                .step_by(Self::STRIDE)
+                .map(|(i, _)| i)
+                .collect(),
+        )
+    }
+
+    /// The byte offset of 0-based character `k` (the line's length past its end).
+    fn byte_of(&self, line: &str, k: usize) -> usize {
+        let Some(&start) = self.0.get(k / Self::STRIDE) else {
+            return line.len();
+        };
+        let rest = line.get(start..).unwrap_or("");
+        rest.char_indices()
+            .nth(k % Self::STRIDE)
+            .map_or(line.len(), |(i, _)| start + i)
+    }
+}
+
 /// The quoted part of `line` around 1-based `column`: at most
 /// [`SNIPPET_WINDOW`] characters (escaped, tabs as spaces, clipped ends
 /// shown as `…`) and the caret's 0-based column in that text.
 pub fn window(line: &str, column: u32) -> (String, usize) {
+    let from = first_shown(column);
+    let start = line.char_indices().nth(from).map_or(line.len(), |(i, _)| i);
+    window_from(line, start, from, column)
+}
+
+/// The 0-based character the window around 1-based `column` starts at.
+fn first_shown(column: u32) -> usize {
+    (column.saturating_sub(1) as usize).saturating_sub(SNIPPET_WINDOW / 2)
+}
+
+/// [`window`] given the byte offset `start` of character `from`
+/// ([`first_shown`]): walks only the quoted characters.
+fn window_from(line: &str, start: usize, from: usize, column: u32) -> (String, usize) {
     let col = column.saturating_sub(1) as usize;
-    let half = SNIPPET_WINDOW / 2;
-    let from = col.saturating_sub(half);
     let mut out = String::new();
     let mut caret = 0usize;
     if from > 0 {
         out.push('…');
         caret += 1;
     }
-    for (k, c) in line.chars().skip(from).enumerate() {
+    for (k, c) in line.get(start..).unwrap_or("").chars().enumerate() {
         if k >= SNIPPET_WINDOW {
             out.push('…');
             break;
@@ -146,6 +189,7 @@ pub fn window(line: &str, column: u32) -> (String, usize) {
 /// the number of diagnostics plus the size of the files quoted.
 pub fn render_human(diagnostics: &[Diagnostic], sources: &Sources) -> String {
     let mut index: HashMap<&str, LineStarts> = HashMap::new();
+    let mut marks: HashMap<(&str, u32), CharMarks> = HashMap::new();
     let mut out = String::new();
     for d in diagnostics {
         let sev = match d.severity {
@@ -173,7 +217,18 @@ pub fn render_human(diagnostics: &[Diagnostic], sources: &Sources) -> String {
                 let starts = index
                     .entry(name.as_str())
                     .or_insert_with(|| LineStarts::new(text));
-                starts.line(text, line).map(|l| (line, window(l, col)))
+                starts.line(text, line).map(|l| {
+                    let from = first_shown(col);
+                    let start = if l.len() > CharMarks::LONG {
+                        marks
+                            .entry((name.as_str(), line))
+                            .or_insert_with(|| CharMarks::new(l))
+                            .byte_of(l, from)
+                    } else {
+                        l.char_indices().nth(from).map_or(l.len(), |(i, _)| i)
+                    };
+                    (line, window_from(l, start, from, col))
+                })
             }
             _ => None,
         };
@@ -258,6 +313,25 @@ mod tests {
         assert!(text.contains("a.json:2:3"), "{text}");
         assert!(text.contains("\"x\": 1"), "{text}");
         assert!(text.contains("at /x"), "{text}");
+    }
+
+    #[test]
+    fn long_lines_are_quoted_through_char_marks_as_when_walked() {
+        // Multi-byte characters, so byte and character offsets differ.
+        let line: String = (0..3_000).map(|i| ['a', 'é', '漢', '🦀'][i % 4]).collect();
+        let marks = CharMarks::new(&line);
+        for column in [1u32, 2, 41, 42, 257, 600, 2_999, 3_000, 3_001, 9_000] {
+            let from = first_shown(column);
+            let start = marks.byte_of(&line, from);
+            assert_eq!(window_from(&line, start, from, column), window(&line, column));
+        }
+        let mut sources = Sources::new();
+        sources.add("l.json", Arc::from(line.as_str()));
+        let d = Diagnostic::error(Code::Parse, "p")
+            .in_file("l.json")
+            .at_line_col(1, 2_000);
+        let (quoted, _) = window(&line, 2_000);
+        assert!(render_human(&[d], &sources).contains(&quoted));
     }
 
     #[test]
