@@ -235,6 +235,8 @@ impl Session {
         // The reply's rendered text, when the safety verdict rendered it
         // (a reply is rendered once per turn).
         let mut rendered: Option<String> = None;
+        // Set when that rendering ran past the budget of Format 16.2.
+        let mut over_budget: Option<usize> = None;
         match proposal {
             None => {
                 self.fire(m_in);
@@ -257,7 +259,13 @@ impl Session {
                     // A reply without parts has text "" (Format 7.2), which
                     // is scanned too (18.5 step 6).
                     if text.is_some() {
-                        let text = self.render(r).unwrap_or_default();
+                        let text = match self.render_checked(r) {
+                            Ok(t) => t.unwrap_or_default(),
+                            Err(e) => {
+                                over_budget = Some(e.limit);
+                                e.partial
+                            }
+                        };
                         verdict = self.rt.safety.verdict(&text, true);
                         rendered = Some(text);
                     } else {
@@ -268,6 +276,7 @@ impl Session {
                     Status::Ok => m_r = Some((r, built.changes_json)),
                     Status::Redirect => {
                         rendered = None;
+                        over_budget = None;
                         self.pop();
                         let redirect =
                             Arc::from(verdict.redirect_text.unwrap_or_default().as_str());
@@ -285,13 +294,18 @@ impl Session {
         let last = m_r.as_ref().map_or(m_in, |(r, _)| *r);
         // A reply whose rendered text is over the budget is refused whole
         // (Format 16.2): nothing of the turn is kept or written.
+        // The reply rendered for the safety verdict is not rendered again.
         if let Some((r, _)) = &m_r {
-            if let Err(e) = self.render_checked(*r) {
+            let over = match (&rendered, over_budget) {
+                (_, Some(limit)) => Some(limit),
+                (Some(_), None) => None,
+                (None, None) => self.render_checked(*r).err().map(|e| e.limit),
+            };
+            if let Some(limit) = over {
                 self.pop();
                 self.pop();
                 return Err(TurnError::Limit(format!(
-                    "the reply renders to more than {} bytes (Format 16.2); the turn is not taken",
-                    e.limit
+                    "the reply renders to more than {limit} bytes (Format 16.2); the turn is not taken"
                 )));
             }
         }
