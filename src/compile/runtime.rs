@@ -74,6 +74,10 @@ pub struct RuntimeIr {
     /// compilation.
     #[serde(skip)]
     pub hit_keys: std::sync::Mutex<std::collections::HashMap<Vec<String>, Arc<KeySet>>>,
+    /// The templates the story's sessions render, parsed once for all of
+    /// them (their engines share this cache).
+    #[serde(skip)]
+    pub templates: Arc<crate::template::TemplateCache>,
 }
 
 fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
@@ -190,6 +194,7 @@ impl RuntimeIr {
                 None => Arc::new(Safety::compile(raw.get("safety")).map_err(err)?),
             },
             hit_keys: Default::default(),
+            templates: Default::default(),
         })
     }
 }

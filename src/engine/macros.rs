@@ -236,23 +236,10 @@ impl Engine {
     }
 
     /// `text` parsed, from the engine's cache of the templates it has
-    /// rendered (rule replies are rendered turn after turn); `None` when it
-    /// does not parse (it then renders as written, Format 10.1).
+    /// rendered (shared with the other sessions of its story); `None` when
+    /// it does not parse (it then renders as written, Format 10.1).
     fn parsed_template(&self, text: &str) -> Option<std::sync::Arc<template::Template>> {
-        /// Templates kept at most (a model's replies are each new).
-        const MAX_CACHED: usize = 1024;
-        if let Ok(cache) = self.templates.lock() {
-            if let Some(t) = cache.get(text) {
-                return Some(t.clone());
-            }
-        }
-        let t = std::sync::Arc::new(template::parse(text).ok()?);
-        if let Ok(mut cache) = self.templates.lock() {
-            if cache.len() < MAX_CACHED {
-                cache.insert(text.into(), t.clone());
-            }
-        }
-        Some(t)
+        self.templates.get(text)
     }
 
     /// Renders part `i` of message `m` at its own state (Format 10.5).

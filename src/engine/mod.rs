@@ -130,9 +130,9 @@ pub struct Engine {
     initial: State,
     checkpoints: Vec<Option<Box<State>>>,
     stride: u32,
-    /// Templates parsed by [`Engine::render`], by text.
-    templates:
-        std::sync::Mutex<std::collections::HashMap<Box<str>, Arc<crate::template::Template>>>,
+    /// Templates parsed by [`Engine::render`], by text (shared with the
+    /// other sessions of the story, [`Engine::share_templates`]).
+    templates: Arc<crate::template::TemplateCache>,
     /// Each entry's last start position as of after a message (Format 5.6),
     /// by message index, computed once per message (only for stories with
     /// a `sticky` or `cooldown` entry).
@@ -228,12 +228,7 @@ impl Engine {
             initial: self.initial.clone(),
             checkpoints: self.checkpoints.clone(),
             stride: self.stride,
-            templates: std::sync::Mutex::new(
-                self.templates
-                    .lock()
-                    .map(|t| t.clone())
-                    .unwrap_or_default(),
-            ),
+            templates: self.templates.clone(),
             lore_timed: std::sync::Mutex::new(
                 self.lore_timed
                     .lock()
@@ -241,6 +236,13 @@ impl Engine {
                     .unwrap_or_default(),
             ),
         }
+    }
+
+    /// Parses templates through `cache` from now on (a cache shared by the
+    /// sessions of one story, so that a reply parses once, not once per
+    /// session).
+    pub fn share_templates(&mut self, cache: Arc<crate::template::TemplateCache>) {
+        self.templates = cache;
     }
 
     /// The checkpoint stride.

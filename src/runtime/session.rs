@@ -261,10 +261,11 @@ impl Session {
         writer: Option<SessionWriter>,
         record: bool,
     ) -> Result<Session, StartError> {
-        let (engine, rt, header) = match from_ir(pack, options) {
+        let (mut engine, rt, header) = match from_ir(pack, options) {
             Some(started) => started,
             None => from_bundle(pack, options)?,
         };
+        engine.share_templates(rt.templates.clone());
         let opening = choose_opening(&engine, options)?;
         let rules = runtime.is_none();
         let runtime = runtime.unwrap_or_else(|| Box::new(RulesRuntime::new(rt.clone())));
@@ -552,7 +553,7 @@ impl Session {
     /// Evaluates 9.2 at message `m` and records its firings.
     pub(crate) fn fire(&mut self, m: u32) -> Vec<Fired> {
         let mi = m as usize;
-        let mut st = self.states[mi].clone();
+        let st = &mut self.states[mi];
         let mut obs = self
             .recorder
             .as_mut()
@@ -560,7 +561,7 @@ impl Session {
         let firings = evaluate_observed(
             &self.engine.ir,
             &self.engine.session,
-            &mut st,
+            st,
             m,
             self.rolls.get(mi).copied().unwrap_or(0),
             &mut self.scratch,
@@ -574,7 +575,6 @@ impl Session {
                 }
             }
         }
-        self.states[mi] = st;
         self.engine.session.messages[mi].firings = firings.clone();
         // Lore activation at m may read the state its firings changed.
         self.engine.forget_lore_from(m);
