@@ -17,38 +17,62 @@ const MAX_PLAIN_EXPONENT: i64 = 400;
 
 /// `v` as Troupe JSON (no trailing `\n`).
 pub fn troupe_json(v: &Value) -> String {
-    let mut out = String::new();
-    write(v, &mut out);
-    out
+    let mut out = Vec::new();
+    write_value(v, &mut out);
+    into_string(out)
 }
 
-fn write(v: &Value, out: &mut String) {
+/// The bytes written by [`write_value`] and [`write_string`] as a string
+/// (they are UTF-8: serde_json writes strings as they are, and the rest is
+/// ASCII).
+pub fn into_string(out: Vec<u8>) -> String {
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Appends `v` as Troupe JSON to `out`.
+pub fn write_value(v: &Value, out: &mut Vec<u8>) {
     match v {
-        Value::Number(n) => out.push_str(&plain_number(&n.to_string())),
+        Value::Number(n) => {
+            if n.is_i64() || n.is_u64() {
+                // An integer's decimal is already plain.
+                let _ = serde_json::to_writer(&mut *out, n);
+            } else {
+                out.extend_from_slice(plain_number(&n.to_string()).as_bytes());
+            }
+        }
+        Value::String(s) => write_string(s, out),
         Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, x) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                write(x, out);
+                write_value(x, out);
             }
-            out.push(']');
+            out.push(b']');
         }
         Value::Object(m) => {
-            out.push('{');
+            out.push(b'{');
             for (i, (k, x)) in m.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write(x, out);
+                write_string(k, out);
+                out.push(b':');
+                write_value(x, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
-        other => out.push_str(&other.to_string()),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Null => out.extend_from_slice(b"null"),
     }
+}
+
+/// Appends `s` as a JSON string, escaped by serde_json's compact form.
+pub fn write_string(s: &str, out: &mut Vec<u8>) {
+    // Writing to a `Vec` cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
 }
 
 /// A JSON number's text in plain decimal notation (Format 10.4):

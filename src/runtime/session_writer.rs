@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// One message line's fields, in the order Format 18.8 writes them.
 #[derive(Debug, Clone, Default)]
@@ -36,49 +36,66 @@ pub fn troupe_json(v: &Value) -> String {
 }
 
 impl MessageLine<'_> {
-    /// The line, without its `\n`.
+    /// The line, without its `\n`: the members in the order above, each
+    /// written only when present (the bytes of
+    /// [`troupe_json`] of the same object).
     pub fn to_json(&self) -> String {
-        let mut m = Map::new();
-        m.insert("id".into(), self.id.into());
+        use crate::model::json::{write_string, write_value};
+        let mut out = Vec::with_capacity(
+            64 + self.parts.iter().map(|p| p.len() + 32).sum::<usize>(),
+        );
+        let member = |out: &mut Vec<u8>, key: &str| {
+            out.push(if out.is_empty() { b'{' } else { b',' });
+            write_string(key, out);
+            out.push(b':');
+        };
+        member(&mut out, "id");
+        write_string(self.id, &mut out);
         if let Some(p) = self.parent {
-            m.insert("parent".into(), p.into());
+            member(&mut out, "parent");
+            write_string(p, &mut out);
         }
         if let Some(o) = self.opening {
-            m.insert("opening".into(), o.into());
+            member(&mut out, "opening");
+            write_string(o, &mut out);
         }
-        m.insert("author".into(), self.author.into());
+        member(&mut out, "author");
+        write_string(self.author, &mut out);
         if !self.parts.is_empty() {
-            let parts = self
-                .parts
-                .iter()
-                .map(|t| {
-                    let mut p = Map::new();
-                    p.insert("type".into(), "text".into());
-                    p.insert("text".into(), (*t).into());
-                    Value::Object(p)
-                })
-                .collect();
-            m.insert("parts".into(), Value::Array(parts));
+            member(&mut out, "parts");
+            for (i, t) in self.parts.iter().enumerate() {
+                out.extend_from_slice(if i == 0 { b"[" } else { b"," });
+                out.extend_from_slice(br#"{"type":"text","text":"#);
+                write_string(t, &mut out);
+                out.push(b'}');
+            }
+            out.push(b']');
         }
         if !self.changes.is_empty() {
-            m.insert("changes".into(), Value::Array(self.changes.to_vec()));
+            member(&mut out, "changes");
+            for (i, c) in self.changes.iter().enumerate() {
+                out.push(if i == 0 { b'[' } else { b',' });
+                write_value(c, &mut out);
+            }
+            out.push(b']');
         }
         if let Some(s) = self.settings {
-            m.insert("settings".into(), s.clone());
+            member(&mut out, "settings");
+            write_value(s, &mut out);
         }
         if !self.firings.is_empty() {
-            let f = self
-                .firings
-                .iter()
-                .map(|(k, id)| {
-                    let mut o = Map::new();
-                    o.insert((*k).into(), (*id).into());
-                    Value::Object(o)
-                })
-                .collect();
-            m.insert("firings".into(), Value::Array(f));
+            member(&mut out, "firings");
+            for (i, (k, id)) in self.firings.iter().enumerate() {
+                out.extend_from_slice(if i == 0 { b"[{" } else { b",{" });
+                write_string(k, &mut out);
+                out.push(b':');
+                write_string(id, &mut out);
+                out.push(b'}');
+            }
+            out.push(b']');
         }
-        troupe_json(&Value::Object(m))
+        out.push(b'}');
+        crate::model::json::into_string(out)
     }
 }
 
@@ -126,14 +143,17 @@ impl SessionWriter {
         if self.discard {
             return Ok(());
         }
-        let mut bytes = String::with_capacity(line.len() + 1);
-        bytes.push_str(line);
-        bytes.push('\n');
+        let start = self.text.len();
+        self.text.push_str(line);
+        self.text.push('\n');
         if let Some(f) = &mut self.file {
-            f.write_all(bytes.as_bytes())?;
-            f.flush()?;
+            // One write per line: a killed process leaves complete lines.
+            if let Err(e) = f.write_all(&self.text.as_bytes()[start..]).and_then(|()| f.flush()) {
+                // A line that did not reach the file is not kept either.
+                self.text.truncate(start);
+                return Err(e);
+            }
         }
-        self.text.push_str(&bytes);
         Ok(())
     }
 
@@ -163,6 +183,34 @@ mod tests {
         assert_eq!(
             line.to_json(),
             r#"{"id":"m2","parent":"m1","author":"player","parts":[{"type":"text","text":"Is this cheap?"}]}"#
+        );
+    }
+
+    #[test]
+    fn every_member_in_order_with_numbers_normalized() {
+        // Format 18.8: members in the order id, parent, opening, author,
+        // parts, changes, settings, firings; decimals plain (10.4).
+        let changes = [serde_json::json!({"op": "add", "path": "state.trust", "value": 5.50})];
+        let settings = serde_json::json!({"difficulty": "hard", "n": 1e2});
+        let line = MessageLine {
+            id: "m\u{1}",
+            parent: Some("m0"),
+            opening: Some("o"),
+            author: "npc.bob",
+            parts: vec!["a", "b\n\""],
+            changes: &changes,
+            settings: Some(&settings),
+            firings: vec![("event", "e1"), ("outcome", "deal")],
+        };
+        assert_eq!(
+            line.to_json(),
+            concat!(
+                r#"{"id":"m\u0001","parent":"m0","opening":"o","author":"npc.bob","#,
+                r#""parts":[{"type":"text","text":"a"},{"type":"text","text":"b\n\""}],"#,
+                r#""changes":[{"op":"add","path":"state.trust","value":5.5}],"#,
+                r#""settings":{"difficulty":"hard","n":100},"#,
+                r#""firings":[{"event":"e1"},{"outcome":"deal"}]}"#
+            )
         );
     }
 }
