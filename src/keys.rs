@@ -81,7 +81,20 @@ pub fn key_form(key: &str) -> KeyForm<'_> {
 /// Lower-cases `text` character by character (Unicode `to_lowercase`), as
 /// Format 5.4 compares keys and texts that are not case-sensitive.
 pub fn lower(text: &str) -> String {
-    text.chars().flat_map(char::to_lowercase).collect()
+    // ASCII lower-cases to ASCII, byte for byte: the common case needs no
+    // character decoding.
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
 }
 
 /// A word character of the whole-word rule (Format 5.4): Unicode
@@ -523,6 +536,17 @@ mod tests {
     fn hits(key: &str, text: &str) -> bool {
         let set = KeySet::new([key], KeyOptions::RUNTIME);
         set.hits(&set.prepare(text))
+    }
+
+    #[test]
+    fn lower_is_per_character_with_an_ascii_fast_path() {
+        // Format 5.4: each character lower-cased on its own (`Σ` at a word
+        // end stays `σ`, not the final form; `İ` becomes two characters).
+        for t in ["Dragons? No, a DRAGON.", "ÀB ΟΔΟΣ İx", ""] {
+            let by_char: String = t.chars().flat_map(char::to_lowercase).collect();
+            assert_eq!(lower(t), by_char);
+        }
+        assert_eq!(lower("ΟΔΟΣ"), "οδοσ");
     }
 
     #[test]

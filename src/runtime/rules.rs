@@ -31,7 +31,8 @@ struct RuleHost<'a> {
     keys: &'a std::sync::Mutex<std::collections::HashMap<Vec<String>, Arc<KeySet>>>,
     lowered: &'a str,
     seed: u64,
-    label: String,
+    /// The input message's ID (the label is built only when a rule rolls).
+    input_id: &'a str,
     calls: u64,
 }
 
@@ -55,7 +56,8 @@ impl Host for RuleHost<'_> {
     fn roll(&mut self, notation: &str) -> Result<i64, EvalError> {
         let k = self.calls;
         self.calls += 1;
-        crate::cel::dice::roll(notation, self.seed, &self.label, k)
+        let label = format!("{}:rules", self.input_id);
+        crate::cel::dice::roll(notation, self.seed, &label, k)
     }
 }
 
@@ -89,7 +91,7 @@ pub fn turn_rule<'r>(ir: &'r RuntimeIr, ctx: &TurnContext<'_>) -> Option<&'r Rul
         keys: &ir.hit_keys,
         lowered: &lowered,
         seed: ctx.seed,
-        label: format!("{}:rules", ctx.input_id),
+        input_id: ctx.input_id,
         calls: 0,
     };
     ir.rules

@@ -181,7 +181,8 @@ impl Session {
         if self.is_over() {
             return Err(TurnError::Ended);
         }
-        let before = self.state().clone();
+        // The state before the turn stays in place: the turn only adds
+        // messages after `parent`.
         let parent = self.current;
         let depth = parent.map_or(0, |p| self.engine.session.messages[p as usize].depth + 1);
         // 1. The input message.
@@ -325,15 +326,12 @@ impl Session {
             self.stopped = true;
         }
         let has_reply = m_r.is_some();
-        Ok(self.result(
-            m_in,
-            last,
-            has_reply.then(|| rendered.or_else(|| self.render(last))),
-            rule,
-            status,
-            &before,
-            diagnostics,
-        ))
+        let reply = has_reply.then(|| rendered.or_else(|| self.render(last)));
+        let before = match parent {
+            Some(p) => &self.states[p as usize],
+            None => self.engine.initial(),
+        };
+        Ok(self.result(m_in, last, reply, rule, status, before, diagnostics))
     }
 
     fn propose(&mut self, input: &str, m_in: u32, responder: Who) -> Option<Proposal> {
