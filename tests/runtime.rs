@@ -574,3 +574,47 @@ fn sessions_are_send_and_opened_packs_are_send_and_sync() {
     send_sync::<Opened>();
     send::<Box<dyn troupe::runtime::Runtime>>();
 }
+
+/// A turn's `state_delta` (Format 18.6) is the difference of the flattened
+/// states before and after it, in the order of the state after, then the
+/// names gone as `null` — the engine computes it from the changed slots
+/// only, which must give exactly this, keyed (`"*"`) maps included.
+#[test]
+fn state_delta_is_the_difference_of_the_flattened_states() {
+    let cases = [
+        (NEGOTIATION, "used-car-good-deal.txt", None),
+        (NEGOTIATION, "used-car-fatigue.yaml", Some("hard")),
+        (NEGOTIATION, "used-car-walkout.txt", None),
+        (HARBOR, "harbor-adrift.txt", None),
+        (HARBOR, "harbor-relight.txt", None),
+        (HARBOR, "harbor-truth.txt", None),
+    ];
+    let mut keyed = 0;
+    for (p, name, difficulty) in cases {
+        let p = pack(p);
+        let mut s = Session::start(&p, &options(difficulty, 7)).expect("starts");
+        for input in script(name) {
+            if s.is_over() {
+                break;
+            }
+            let before = s.flattened();
+            let r = s.turn(&input).expect("turn");
+            let after = s.flattened();
+            let mut want: Vec<(String, Value)> = after
+                .iter()
+                .filter(|(k, v)| before.get(*k) != Some(*v))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            want.extend(
+                before
+                    .keys()
+                    .filter(|k| !after.contains_key(*k))
+                    .map(|k| (k.clone(), Value::Null)),
+            );
+            let got: Vec<(String, Value)> = r.state_delta.into_iter().collect();
+            keyed += got.iter().filter(|(k, _)| k.starts_with("rumors.")).count();
+            assert_eq!(got, want, "{name}: {input}");
+        }
+    }
+    assert!(keyed > 0, "no turn changed the keyed map `rumors`");
+}

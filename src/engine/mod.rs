@@ -422,19 +422,74 @@ impl Engine {
             b.insert("scene.present".into(), ids(before));
             a.insert("scene.present".into(), ids(after));
         }
+        // Entries present before but not after come last, as `null`
+        // (the order `delta` gives).
+        let mut gone: Vec<String> = Vec::new();
         for v in &self.ir.vars {
-            let range = match &v.layout {
-                Layout::Single(s) | Layout::Open(s) => *s as usize..*s as usize + 1,
-                Layout::Fixed { first, keys } => *first as usize..*first as usize + keys.len(),
-            };
-            let same = before
-                .slots
-                .get(range.clone())
-                .zip(after.slots.get(range))
-                .is_some_and(|(x, y)| x.iter().zip(y).all(|(x, y)| same_value(x, y)));
-            if !same {
-                flatten_var(v, before, &mut b);
-                flatten_var(v, after, &mut a);
+            match &v.layout {
+                Layout::Single(i) => {
+                    let i = *i as usize;
+                    let (Some(x), Some(y)) = (before.slots.get(i), after.slots.get(i)) else {
+                        continue;
+                    };
+                    if same_value(x, y) {
+                        continue;
+                    }
+                    // An absent value has no entry (Format 8.6).
+                    match (x.is_absent(), y.is_absent()) {
+                        (_, false) => {
+                            let yj = y.to_json();
+                            if x.is_absent() || x.to_json() != yj {
+                                a.insert(v.name.to_string(), yj);
+                            }
+                        }
+                        (false, true) => gone.push(v.name.to_string()),
+                        (true, true) => {}
+                    }
+                }
+                Layout::Fixed { first, keys } => {
+                    for (k, key) in keys.iter().enumerate() {
+                        let i = *first as usize + k;
+                        let (Some(x), Some(y)) = (before.slots.get(i), after.slots.get(i)) else {
+                            continue;
+                        };
+                        if same_value(x, y) {
+                            continue;
+                        }
+                        let yj = y.to_json();
+                        if x.to_json() != yj {
+                            a.insert(format!("{}.{key}", v.name), yj);
+                        }
+                    }
+                }
+                Layout::Open(i) => {
+                    let i = *i as usize;
+                    let map = |st: &'_ State| match st.slots.get(i) {
+                        Some(Val::Map(m)) => Some(m.clone()),
+                        _ => None,
+                    };
+                    // A slot without a map flattens to no entries.
+                    let (x, y) = (map(before).unwrap_or_default(), map(after).unwrap_or_default());
+                    if x.ptr_eq(&y) {
+                        // The same shared tree: nothing changed.
+                        continue;
+                    }
+                    for (k, val) in y.iter() {
+                        let changed = match x.get(k) {
+                            Some(old) if same_value(old, val) => false,
+                            Some(old) => old.to_json() != val.to_json(),
+                            None => true,
+                        };
+                        if changed {
+                            a.insert(format!("{}.{k}", v.name), val.to_json());
+                        }
+                    }
+                    for (k, _) in x.iter() {
+                        if y.get(k).is_none() {
+                            gone.push(format!("{}.{k}", v.name));
+                        }
+                    }
+                }
             }
         }
         let mut out = Map::new();
@@ -443,10 +498,8 @@ impl Engine {
                 out.insert(k.clone(), v.clone());
             }
         }
-        for k in b.keys() {
-            if !a.contains_key(k) {
-                out.insert(k.clone(), Value::Null);
-            }
+        for k in gone {
+            out.insert(k, Value::Null);
         }
         out
     }
