@@ -276,6 +276,18 @@ impl Activation {
         }
     }
 
+    /// Makes this the activation [`Activation::new`] gives for `env`,
+    /// keeping its allocation (an activation reused across evaluations).
+    pub fn reset(&mut self, env: &Env) {
+        self.values.clear();
+        self.values.resize(env.slot_count(), None);
+    }
+
+    /// Drops every value and slot, keeping the allocation.
+    pub fn clear_all(&mut self) {
+        self.values.clear();
+    }
+
     /// Binds slot `index` (ignored when out of range).
     pub fn set(&mut self, index: usize, value: Value) {
         if let Some(s) = self.values.get_mut(index) {

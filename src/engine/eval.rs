@@ -323,11 +323,32 @@ impl Point<'_> {
         let Some(e) = self.ir.envs.get(env as usize) else {
             return Ok(Value::Bool(false));
         };
-        let mut act = Activation::new(&e.env);
+        // A turn evaluates dozens of conditions: each takes a spare
+        // activation of this thread instead of allocating one.
+        let mut act = SPARE
+            .with(|s| s.borrow_mut().pop())
+            .unwrap_or_default();
+        act.reset(&e.env);
         // Only the slots the program reads need a value.
         self.fill(state, env, Some(program.slots()), &mut act);
-        super::observe::eval(program, &act, host, site, obs)
+        let out = super::observe::eval(program, &act, host, site, obs);
+        act.clear_all();
+        SPARE.with(|s| {
+            let mut s = s.borrow_mut();
+            if s.len() < MAX_SPARE {
+                s.push(act);
+            }
+        });
+        out
     }
+}
+
+/// Activations kept for reuse per thread (evaluations nest only as deep
+/// as derived variables do).
+const MAX_SPARE: usize = 8;
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Vec<Activation>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The char of a message: its author when that is a character (11.3).
