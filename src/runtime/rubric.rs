@@ -14,6 +14,10 @@ use crate::engine::{Observer, Point, Site, State};
 /// Rounds to 4 decimal places, half away from zero, from the double's
 /// exact value.
 pub fn round4(x: f64) -> f64 {
+    // A whole number (the common score) is its own rounding.
+    if x != 0.0 && x.fract() == 0.0 && x.abs() <= 9_007_199_254_740_992.0 {
+        return x;
+    }
     match Decimal::from_f64_retain(x) {
         Some(d) => d
             .round_dp_with_strategy(4, RoundingStrategy::MidpointAwayFromZero)

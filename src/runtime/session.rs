@@ -254,6 +254,10 @@ impl Session {
         Session::start_inner(pack, options, Some(runtime), writer, false)
     }
 
+    /// How many messages a started session has room for before its
+    /// vectors first grow (the opening and seven turns).
+    const START_MESSAGES: usize = 16;
+
     fn start_inner(
         pack: &Opened,
         options: &Options,
@@ -270,14 +274,18 @@ impl Session {
         let rules = runtime.is_none();
         let runtime = runtime.unwrap_or_else(|| Box::new(RulesRuntime::new(rt.clone())));
         let scratch = Scratch::new(&engine.ir);
+        // Room for the first turns: a session's vectors then do not
+        // reallocate (and copy every state) while it is short.
+        engine.session.messages.reserve(Self::START_MESSAGES);
+        engine.session.index.reserve(Self::START_MESSAGES);
         let mut s = Session {
             engine,
             rt,
             runtime,
             rules,
             kind: options.runtime,
-            states: Vec::new(),
-            rolls: Vec::new(),
+            states: Vec::with_capacity(Self::START_MESSAGES),
+            rolls: Vec::with_capacity(Self::START_MESSAGES),
             current: None,
             turns: Vec::new(),
             stopped: false,

@@ -143,6 +143,10 @@ impl SessionWriter {
         if self.discard {
             return Ok(());
         }
+        if self.text.capacity() == 0 {
+            // Room for a short session's lines in one allocation.
+            self.text.reserve(4096.max(line.len() + 1));
+        }
         let start = self.text.len();
         self.text.push_str(line);
         self.text.push('\n');
