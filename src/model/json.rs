@@ -7,6 +7,8 @@
 //! no exponent, no trailing fractional zeros, `-0` as `0`), so the same
 //! value always has the same bytes however it was spelled (`50.50`, `5.05e1`).
 
+use std::io::Write as _;
+
 use serde_json::Value;
 
 /// The largest exponent written out in plain digits. A number beyond it is
@@ -33,9 +35,12 @@ pub fn into_string(out: Vec<u8>) -> String {
 pub fn write_value(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::Number(n) => {
-            if n.is_i64() || n.is_u64() {
-                // An integer's decimal is already plain.
-                let _ = serde_json::to_writer(&mut *out, n);
+            // An integer is written from its value, not its text (with
+            // `arbitrary_precision` the text is kept as read: `-0`).
+            if let Some(i) = n.as_i64() {
+                let _ = write!(out, "{i}");
+            } else if let Some(u) = n.as_u64() {
+                let _ = write!(out, "{u}");
             } else {
                 out.extend_from_slice(plain_number(&n.to_string()).as_bytes());
             }
@@ -138,7 +143,21 @@ pub fn plain_number(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::plain_number;
+    use super::{plain_number, troupe_json};
+
+    #[test]
+    fn values_are_written_compact_with_numbers_normalized() {
+        // Format 18.8: compact, members in order, `-0` as `0`, decimals
+        // plain (10.4), big unsigned ints in full.
+        let v: serde_json::Value = serde_json::from_str(
+            r#"{"b": [-0, 1.50, 5.05e1, 18446744073709551615, -3], "a": {"s": "x\"y"}, "t": true, "n": null}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            troupe_json(&v),
+            r#"{"b":[0,1.5,50.5,18446744073709551615,-3],"a":{"s":"x\"y"},"t":true,"n":null}"#
+        );
+    }
 
     #[test]
     fn numbers_are_plain_and_normalized() {
