@@ -399,28 +399,20 @@ impl Engine {
     /// computed from the scene fields and variables whose slots changed
     /// (the others flatten to equal entries, which the delta leaves out).
     pub fn state_delta(&self, before: &State, after: &State) -> Map<String, Value> {
-        let mut b = Map::new();
+        // Only what differs is written, so each entry goes straight in.
         let mut a = Map::new();
         if before.location != after.location {
-            b.insert(
-                "scene.location".into(),
-                Value::String(before.location.to_string()),
-            );
             a.insert(
                 "scene.location".into(),
                 Value::String(after.location.to_string()),
             );
         }
         if before.present != after.present {
-            let ids = |st: &State| {
-                Value::Array(
-                    st.present_members()
-                        .map(|c| Value::String(self.ir.cast[c as usize].id.to_string()))
-                        .collect(),
-                )
-            };
-            b.insert("scene.present".into(), ids(before));
-            a.insert("scene.present".into(), ids(after));
+            let ids = after
+                .present_members()
+                .map(|c| Value::String(self.ir.cast[c as usize].id.to_string()))
+                .collect();
+            a.insert("scene.present".into(), Value::Array(ids));
         }
         // Entries present before but not after come last, as `null`
         // (the order `delta` gives).
@@ -492,16 +484,10 @@ impl Engine {
                 }
             }
         }
-        let mut out = Map::new();
-        for (k, v) in &a {
-            if b.get(k) != Some(v) {
-                out.insert(k.clone(), v.clone());
-            }
-        }
         for k in gone {
-            out.insert(k, Value::Null);
+            a.insert(k, Value::Null);
         }
-        out
+        a
     }
 
     /// `turn` and `round` at a state (Format 8.8).

@@ -233,11 +233,9 @@ impl Session {
         let mut status = v_in.status;
         let mut diagnostics = runtime_diagnostics;
         let mut m_r = None;
-        // The reply's rendered text, when the safety verdict rendered it
-        // (a reply is rendered once per turn).
-        let mut rendered: Option<String> = None;
-        // Set when that rendering ran past the budget of Format 16.2.
-        let mut over_budget: Option<usize> = None;
+        // The reply's rendering (Err past the budget of Format 16.2), once
+        // rendered: a reply is rendered once per turn.
+        let mut rendered: Option<Result<Option<String>, crate::template::render::TooLong>> = None;
         match proposal {
             None => {
                 self.fire(m_in);
@@ -260,15 +258,13 @@ impl Session {
                     // A reply without parts has text "" (Format 7.2), which
                     // is scanned too (18.5 step 6).
                     if text.is_some() {
-                        let text = match self.render_checked(r) {
-                            Ok(t) => t.unwrap_or_default(),
-                            Err(e) => {
-                                over_budget = Some(e.limit);
-                                e.partial
-                            }
+                        let r = self.render_checked(r);
+                        let scanned = match &r {
+                            Ok(t) => t.as_deref().unwrap_or_default(),
+                            Err(e) => &e.partial,
                         };
-                        verdict = self.rt.safety.verdict(&text, true);
-                        rendered = Some(text);
+                        verdict = self.rt.safety.verdict(scanned, true);
+                        rendered = Some(r);
                     } else {
                         verdict = self.rt.safety.verdict("", true);
                     }
@@ -277,7 +273,6 @@ impl Session {
                     Status::Ok => m_r = Some((r, built.changes_json)),
                     Status::Redirect => {
                         rendered = None;
-                        over_budget = None;
                         self.pop();
                         let redirect =
                             Arc::from(verdict.redirect_text.unwrap_or_default().as_str());
@@ -296,20 +291,20 @@ impl Session {
         // A reply whose rendered text is over the budget is refused whole
         // (Format 16.2): nothing of the turn is kept or written.
         // The reply rendered for the safety verdict is not rendered again.
-        if let Some((r, _)) = &m_r {
-            let over = match (&rendered, over_budget) {
-                (_, Some(limit)) => Some(limit),
-                (Some(_), None) => None,
-                (None, None) => self.render_checked(*r).err().map(|e| e.limit),
-            };
-            if let Some(limit) = over {
-                self.pop();
-                self.pop();
-                return Err(TurnError::Limit(format!(
-                    "the reply renders to more than {limit} bytes (Format 16.2); the turn is not taken"
-                )));
-            }
-        }
+        let reply = match &m_r {
+            Some((r, _)) => match rendered.unwrap_or_else(|| self.render_checked(*r)) {
+                Ok(text) => Some(text),
+                Err(e) => {
+                    self.pop();
+                    self.pop();
+                    return Err(TurnError::Limit(format!(
+                        "the reply renders to more than {} bytes (Format 16.2); the turn is not taken",
+                        e.limit
+                    )));
+                }
+            },
+            None => None,
+        };
         // 9. Written before the result is returned (a search branch keeps
         // no text, so its lines are not built).
         if self.writer.keeps() {
@@ -325,8 +320,6 @@ impl Session {
         if status == Status::Stop {
             self.stopped = true;
         }
-        let has_reply = m_r.is_some();
-        let reply = has_reply.then(|| rendered.or_else(|| self.render(last)));
         let before = match parent {
             Some(p) => &self.states[p as usize],
             None => self.engine.initial(),
