@@ -23,7 +23,7 @@
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 
@@ -310,15 +310,13 @@ impl<'de> Deserialize<'de> for LazyPattern {
     }
 }
 
-/// The compiled matcher of a [`KeySet`].
-#[derive(Debug)]
-struct Built {
-    /// Every non-empty plain key (as compared), with the key index of each
-    /// automaton pattern.
-    plain: Option<(AhoCorasick, Vec<usize>)>,
-    /// Every regular-expression key, with its key index.
-    regexes: Vec<(usize, Regex)>,
-}
+/// The plain keys of a [`KeySet`] in one automaton, with the key index of
+/// each automaton pattern; `None` without a non-empty plain key.
+type Plain = Option<(AhoCorasick, Vec<usize>)>;
+
+/// The regular-expression keys of a [`KeySet`], compiled, with their key
+/// indices.
+type Regexes = [(usize, Regex)];
 
 /// The keys of one list (lore `keys` or `secondary_keys`, a rule's
 /// `keywords`, a safety category's `terms`, a `hit()` call's arguments)
@@ -330,17 +328,19 @@ struct Built {
 pub struct KeySet {
     keys: Vec<Arc<str>>,
     options: KeyOptions,
+    /// Every regular-expression key, compiled, with its key index; an
+    /// error names the first key that does not compile.
     #[serde(skip)]
-    built: OnceLock<Result<Built, String>>,
+    regexes: OnceLock<Result<Vec<(usize, Regex)>, String>>,
+    /// The plain keys (built apart from the regexes: a set matched through
+    /// a [`KeyIndex`] never builds its own automaton).
+    #[serde(skip)]
+    plain: OnceLock<Result<Plain, String>>,
 }
 
 impl Clone for KeySet {
     fn clone(&self) -> Self {
-        KeySet {
-            keys: self.keys.clone(),
-            options: self.options,
-            built: OnceLock::new(),
-        }
+        KeySet::new(self.keys.iter().cloned(), self.options)
     }
 }
 
@@ -365,7 +365,8 @@ impl KeySet {
         KeySet {
             keys: keys.into_iter().map(Into::into).collect(),
             options,
-            built: OnceLock::new(),
+            regexes: OnceLock::new(),
+            plain: OnceLock::new(),
         }
     }
 
@@ -414,44 +415,66 @@ impl KeySet {
         Ok(())
     }
 
-    fn built(&self) -> Result<&Built, String> {
-        self.built
-            .get_or_init(|| self.compile())
+    /// The compiled set: its plain keys and its regular expressions.
+    fn built(&self) -> Result<(&Plain, &Regexes), String> {
+        let regexes = self.regexes()?;
+        let plain = self
+            .plain
+            .get_or_init(|| self.compile_plain())
             .as_ref()
+            .map_err(Clone::clone)?;
+        Ok((plain, regexes))
+    }
+
+    fn regexes(&self) -> Result<&Regexes, String> {
+        self.regexes
+            .get_or_init(|| {
+                let mut out = Vec::new();
+                for (i, k) in self.keys.iter().enumerate() {
+                    if let KeyForm::Regex { pattern, flags } = key_form(k) {
+                        out.push((i, compile_regex_key(k, pattern, flags, self.options)?));
+                    }
+                }
+                Ok(out)
+            })
+            .as_ref()
+            .map(Vec::as_slice)
             .map_err(Clone::clone)
     }
 
-    fn compile(&self) -> Result<Built, String> {
-        let mut plain_keys: Vec<Cow<'_, str>> = Vec::new();
-        let mut plain_ix = Vec::new();
-        let mut regexes = Vec::new();
-        for (i, k) in self.keys.iter().enumerate() {
-            match key_form(k) {
-                // An empty key has no occurrence.
-                KeyForm::Plain("") => {}
-                KeyForm::Plain(p) => {
-                    plain_keys.push(if self.options.case_sensitive {
-                        Cow::Borrowed(p)
-                    } else {
-                        Cow::Owned(lower(p))
-                    });
-                    plain_ix.push(i);
-                }
-                KeyForm::Regex { pattern, flags } => {
-                    regexes.push((i, compile_regex_key(k, pattern, flags, self.options)?));
-                }
-            }
+    /// The plain keys as compared (lower-cased unless case-sensitive), with
+    /// their key indices; an empty key has no occurrence and is left out.
+    fn plain_keys(&self) -> impl Iterator<Item = (usize, Cow<'_, str>)> {
+        self.keys
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, k)| match key_form(k) {
+                KeyForm::Plain("") | KeyForm::Regex { .. } => None,
+                KeyForm::Plain(p) if self.options.case_sensitive => Some((i, Cow::Borrowed(p))),
+                KeyForm::Plain(p) => Some((i, Cow::Owned(lower(p)))),
+            })
+    }
+
+    fn compile_plain(&self) -> Result<Plain, String> {
+        let (plain_ix, plain_keys): (Vec<usize>, Vec<Cow<'_, str>>) = self.plain_keys().unzip();
+        if plain_keys.is_empty() {
+            return Ok(None);
         }
-        let plain = if plain_keys.is_empty() {
-            None
-        } else {
-            let ac = AhoCorasick::builder()
-                .match_kind(MatchKind::Standard)
-                .build(plain_keys.iter().map(|k| k.as_bytes()))
-                .map_err(|e| format!("the keys cannot be compiled: {e}"))?;
-            Some((ac, plain_ix))
+        let ac = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(plain_keys.iter().map(|k| k.as_bytes()))
+            .map_err(|e| format!("the keys cannot be compiled: {e}"))?;
+        Ok(Some((ac, plain_ix)))
+    }
+
+    /// Whether a regular-expression key hits `text` (prepared), given
+    /// whether a plain key does (`plain`, found by a [`KeyIndex`]); false
+    /// when a key does not compile, as [`KeySet::hits`].
+    fn hits_beside_plain(&self, plain: bool, text: &str) -> bool {
+        let Ok(regexes) = self.regexes() else {
+            return false;
         };
-        Ok(Built { plain, regexes })
+        plain || regex_hits(regexes, self.options.whole_words, text)
     }
 
     /// The text as the set compares it: lower-cased ([`lower`]) unless the
@@ -468,11 +491,11 @@ impl KeySet {
     /// occurrence). `text` is already prepared ([`KeySet::prepare`]). A set
     /// that does not compile hits nothing (the checks refuse such keys).
     pub fn hits(&self, text: &str) -> bool {
-        let Ok(b) = self.built() else {
+        let Ok((plain, regexes)) = self.built() else {
             return false;
         };
         let ww = self.options.whole_words;
-        if let Some((ac, _)) = &b.plain {
+        if let Some((ac, _)) = plain {
             let found = ac
                 .find_overlapping_iter(text)
                 .any(|m| !ww || bounded(text, m.start(), m.end()));
@@ -480,21 +503,18 @@ impl KeySet {
                 return true;
             }
         }
-        b.regexes.iter().any(|(_, re)| {
-            re.find_iter(text)
-                .any(|m| !ww || bounded(text, m.start(), m.end()))
-        })
+        regex_hits(regexes, ww, text)
     }
 
     /// For each key, in list order, the byte range in `text` (already
     /// prepared) of its first counted occurrence (Format 5.4), if any.
     pub fn first_hits(&self, text: &str) -> Vec<Option<(usize, usize)>> {
         let mut out = vec![None; self.keys.len()];
-        let Ok(b) = self.built() else {
+        let Ok((plain, regexes)) = self.built() else {
             return out;
         };
         let ww = self.options.whole_words;
-        if let Some((ac, ix)) = &b.plain {
+        if let Some((ac, ix)) = plain {
             let mut left = ix.len();
             // Occurrences of one key come in order of their starts.
             for m in ac.find_overlapping_iter(text) {
@@ -508,13 +528,179 @@ impl KeySet {
                 }
             }
         }
-        for (k, re) in &b.regexes {
+        for (k, re) in regexes {
             out[*k] = re
                 .find_iter(text)
                 .find(|m| !ww || bounded(text, m.start(), m.end()))
                 .map(|m| (m.start(), m.end()));
         }
         out
+    }
+}
+
+/// Whether one of `regexes` has a counted occurrence in `text`: with
+/// `whole_words`, a match is kept when [`bounded`] (successive
+/// leftmost-first matches, one pass per expression).
+fn regex_hits(regexes: &Regexes, whole_words: bool, text: &str) -> bool {
+    regexes.iter().any(|(_, re)| {
+        re.find_iter(text)
+            .any(|m| !whole_words || bounded(text, m.start(), m.end()))
+    })
+}
+
+/// The plain keys of many [`KeySet`]s in one Aho–Corasick automaton (a
+/// scenario's rule keywords, Format 18.2): one pass over a text finds every
+/// set with a plain key hit, instead of one pass (and one automaton) per
+/// set. Sets matched with other options than the index's are left out and
+/// match on their own; a set's regular-expression keys are matched on their
+/// own, only when [`KeyScan::hits`] asks about it.
+///
+/// ```
+/// use troupe::keys::{KeyIndex, KeyOptions, KeySet};
+/// let sets = [
+///     KeySet::new(["price", "cost"], KeyOptions::RUNTIME),
+///     KeySet::new(["/\\d+ dollars/"], KeyOptions::RUNTIME),
+///     KeySet::new(["cost"], KeyOptions::RUNTIME),
+/// ];
+/// let index = KeyIndex::new(sets.iter().map(Some), KeyOptions::RUNTIME);
+/// let scan = index.scan("What does it COST? 300 dollars?");
+/// assert!(scan.hits(0, &sets[0]));
+/// assert!(scan.hits(1, &sets[1]));
+/// assert!(scan.hits(2, &sets[2]));
+/// ```
+#[derive(Debug)]
+pub struct KeyIndex {
+    options: KeyOptions,
+    /// Every distinct plain key (as compared) of the indexed sets.
+    ac: Option<AhoCorasick>,
+    /// The sets holding automaton pattern `p` are
+    /// `members[starts[p]..starts[p + 1]]`.
+    starts: Vec<u32>,
+    members: Vec<u32>,
+    /// Per set: whether its plain keys are in the automaton.
+    indexed: Vec<bool>,
+}
+
+impl KeyIndex {
+    /// The index of `sets` (`None`: a place with no set, which never hits)
+    /// matched with `options`. A set with other options, or when the
+    /// combined automaton cannot be built, matches on its own.
+    pub fn new<'a>(sets: impl IntoIterator<Item = Option<&'a KeySet>>, options: KeyOptions) -> Self {
+        let mut patterns: std::collections::HashMap<Cow<'a, str>, usize> = Default::default();
+        let mut holders: Vec<Vec<u32>> = Vec::new();
+        let mut indexed = Vec::new();
+        for (i, set) in sets.into_iter().enumerate() {
+            let fits = set.is_some_and(|s| s.options == options);
+            indexed.push(fits);
+            let Some(set) = set.filter(|_| fits) else {
+                continue;
+            };
+            for (_, key) in set.plain_keys() {
+                let next = holders.len();
+                let p = *patterns.entry(key).or_insert(next);
+                if p == next {
+                    holders.push(Vec::new());
+                }
+                if holders[p].last() != Some(&(i as u32)) {
+                    holders[p].push(i as u32);
+                }
+            }
+        }
+        let mut keys: Vec<(Cow<'a, str>, usize)> = patterns.into_iter().collect();
+        keys.sort_unstable_by_key(|(_, p)| *p);
+        let ac = if keys.is_empty() {
+            None
+        } else {
+            // A noncontiguous NFA builds several times faster than the
+            // DFA or contiguous NFA the builder would pick, and a turn's
+            // input is short: the index is built per opened pack.
+            match AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+                .build(keys.iter().map(|(k, _)| k.as_bytes()))
+            {
+                Ok(ac) => Some(ac),
+                Err(_) => {
+                    indexed.iter_mut().for_each(|x| *x = false);
+                    None
+                }
+            }
+        };
+        let mut starts = Vec::with_capacity(holders.len() + 1);
+        let mut members = Vec::new();
+        starts.push(0);
+        for h in &holders {
+            members.extend_from_slice(h);
+            starts.push(members.len() as u32);
+        }
+        KeyIndex {
+            options,
+            ac,
+            starts,
+            members,
+            indexed,
+        }
+    }
+
+    /// The sets with a plain key hit in `input`, found in one pass over it
+    /// (prepared as a set of the index's options prepares it,
+    /// [`KeySet::prepare`]).
+    pub fn scan<'t>(&self, input: &'t str) -> KeyScan<'_, 't> {
+        let text = if self.options.case_sensitive {
+            Cow::Borrowed(input)
+        } else {
+            Cow::Owned(lower(input))
+        };
+        let mut hit = vec![0u64; self.indexed.len().div_ceil(64)];
+        let set = |hit: &[u64], s: u32| hit[s as usize / 64] >> (s % 64) & 1 == 1;
+        if let Some(ac) = &self.ac {
+            for m in ac.find_overlapping_iter(text.as_ref()) {
+                let p = m.pattern().as_usize();
+                let holders = &self.members[self.starts[p] as usize..self.starts[p + 1] as usize];
+                if holders.iter().all(|&s| set(&hit, s)) {
+                    continue;
+                }
+                if !self.options.whole_words || bounded(&text, m.start(), m.end()) {
+                    for &s in holders {
+                        hit[s as usize / 64] |= 1 << (s % 64);
+                    }
+                }
+            }
+        }
+        KeyScan {
+            index: self,
+            input,
+            text,
+            hit,
+        }
+    }
+}
+
+/// What [`KeyIndex::scan`] found in one input.
+#[derive(Debug)]
+pub struct KeyScan<'i, 't> {
+    index: &'i KeyIndex,
+    input: &'t str,
+    text: Cow<'t, str>,
+    hit: Vec<u64>,
+}
+
+impl KeyScan<'_, '_> {
+    /// The input as the index compared it ([`KeySet::prepare`] with the
+    /// index's options).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether `set`, the `i`-th set the index was built from, hits the
+    /// scanned input: exactly [`KeySet::hits`] of the input prepared for
+    /// it.
+    pub fn hits(&self, i: usize, set: &KeySet) -> bool {
+        if !self.index.indexed.get(i).copied().unwrap_or(false) {
+            return set.hits(&set.prepare(self.input));
+        }
+        let plain = self.hit[i / 64] >> (i % 64) & 1 == 1;
+        set.hits_beside_plain(plain, &self.text)
     }
 }
 
@@ -675,5 +861,52 @@ mod tests {
         );
         assert!(set.hits(&t));
         assert!(!KeySet::new([""], KeyOptions::RUNTIME).hits("anything"));
+    }
+
+    #[test]
+    fn an_index_scan_answers_as_each_set_would() {
+        let cs = KeyOptions {
+            case_sensitive: true,
+            whole_words: false,
+        };
+        let sets = [
+            Some(KeySet::new(["price", "cost"], KeyOptions::RUNTIME)),
+            None,
+            Some(KeySet::new(["cost", "cost"], KeyOptions::RUNTIME)),
+            Some(KeySet::new(["/\\d+ dollars/", ""], KeyOptions::RUNTIME)),
+            Some(KeySet::new(["co"], KeyOptions::RUNTIME)),
+            Some(KeySet::new(["/(/", "cost"], KeyOptions::RUNTIME)),
+            Some(KeySet::new(["COST"], cs)),
+            Some(KeySet::new([""], KeyOptions::RUNTIME)),
+            Some(KeySet::new(["ΣΑΣ", "a"], KeyOptions::RUNTIME)),
+        ];
+        let index = KeyIndex::new(sets.iter().map(Option::as_ref), KeyOptions::RUNTIME);
+        for input in [
+            "What does it COST? 300 dollars?",
+            "costly price",
+            "co-op",
+            "σας a",
+            "",
+            "cost",
+        ] {
+            let scan = index.scan(input);
+            for (i, set) in sets.iter().enumerate() {
+                if let Some(set) = set {
+                    assert_eq!(
+                        scan.hits(i, set),
+                        set.hits(&set.prepare(input)),
+                        "set {i} on {input:?}"
+                    );
+                }
+            }
+        }
+        // Spot checks of the expected answers, not only agreement.
+        let scan = index.scan("What does it COST? 300 dollars?");
+        assert!(scan.hits(0, sets[0].as_ref().unwrap()));
+        assert!(scan.hits(3, sets[3].as_ref().unwrap()));
+        assert!(!scan.hits(4, sets[4].as_ref().unwrap()));
+        assert!(scan.hits(6, sets[6].as_ref().unwrap()));
+        // A set with a key that does not compile hits nothing.
+        assert!(!scan.hits(5, sets[5].as_ref().unwrap()));
     }
 }

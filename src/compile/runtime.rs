@@ -13,7 +13,7 @@ use crate::check::conditions::owner_env;
 use crate::check::story::{Owner, Story};
 use crate::compile::changes::{lower_changes, ChangeScope};
 use crate::compile::{ChangeIr, CompileError, StoryIr};
-use crate::keys::{KeyOptions, KeySet, LazyPattern};
+use crate::keys::{KeyIndex, KeyOptions, KeySet, LazyPattern};
 
 /// A rule (Format 18.1), compiled.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -41,8 +41,13 @@ impl RuleIr {
     /// (`lowered` is [`crate::keys::lower`] of it) and its `pattern`
     /// matches it; a rule without either matches every input here.
     pub fn matches_input(&self, input: &str, lowered: &str) -> bool {
-        self.keywords.as_ref().is_none_or(|k| k.hits(lowered))
-            && self.pattern.as_ref().is_none_or(|p| p.is_match(input))
+        self.keywords.as_ref().is_none_or(|k| k.hits(lowered)) && self.matches_pattern(input)
+    }
+
+    /// Step 2 of Format 18.2: whether the rule's `pattern`, if any,
+    /// matches `input`.
+    pub fn matches_pattern(&self, input: &str) -> bool {
+        self.pattern.as_ref().is_none_or(|p| p.is_match(input))
     }
 }
 
@@ -78,6 +83,10 @@ pub struct RuntimeIr {
     /// them (their engines share this cache).
     #[serde(skip)]
     pub templates: Arc<crate::template::TemplateCache>,
+    /// Every rule's plain keywords in one automaton, built the first time
+    /// a turn tries the rules ([`RuntimeIr::keywords`]).
+    #[serde(skip)]
+    keyword_index: std::sync::OnceLock<KeyIndex>,
 }
 
 fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
@@ -195,6 +204,19 @@ impl RuntimeIr {
             },
             hit_keys: Default::default(),
             templates: Default::default(),
+            keyword_index: Default::default(),
+        })
+    }
+
+    /// Every rule's `keywords` in one [`KeyIndex`] (set `i` is rule `i`'s),
+    /// built on first use and shared by the sessions of the story: a turn
+    /// finds every rule whose plain keywords hit its input in one pass.
+    pub fn keywords(&self) -> &KeyIndex {
+        self.keyword_index.get_or_init(|| {
+            KeyIndex::new(
+                self.rules.iter().map(|r| r.keywords.as_ref()),
+                KeyOptions::RUNTIME,
+            )
         })
     }
 }

@@ -8,7 +8,7 @@ use super::compiled::{RuleIr, RuntimeIr};
 use super::generator::{choose, reply_label};
 use super::{Changes, Proposal, Reply, Runtime, TurnContext};
 use crate::cel::{EvalError, Host, Value};
-use crate::keys::{lower, KeyOptions, KeySet};
+use crate::keys::{KeyOptions, KeyScan, KeySet};
 
 /// The default runtime.
 #[derive(Debug, Clone)]
@@ -61,10 +61,17 @@ impl Host for RuleHost<'_> {
     }
 }
 
-/// Whether `rule` matches (Format 18.2); evaluation stops at the first
-/// condition that fails, and a `when` that errors is false.
-fn matches(rule: &RuleIr, ctx: &TurnContext<'_>, lowered: &str, host: &mut RuleHost<'_>) -> bool {
-    if !rule.matches_input(ctx.input, lowered) {
+/// Whether `rule`, the `i`-th in trial order, matches (Format 18.2; its
+/// keywords are looked up in the turn's `scan`); evaluation stops at the
+/// first condition that fails, and a `when` that errors is false.
+fn matches(
+    (i, rule): (usize, &RuleIr),
+    ctx: &TurnContext<'_>,
+    scan: &KeyScan<'_, '_>,
+    host: &mut RuleHost<'_>,
+) -> bool {
+    let keywords = rule.keywords.as_ref().is_none_or(|k| scan.hits(i, k));
+    if !keywords || !rule.matches_pattern(ctx.input) {
         return false;
     }
     match &rule.when {
@@ -86,17 +93,21 @@ fn matches(rule: &RuleIr, ctx: &TurnContext<'_>, lowered: &str, host: &mut RuleH
 
 /// The turn's rule (Format 18.2), if any.
 pub fn turn_rule<'r>(ir: &'r RuntimeIr, ctx: &TurnContext<'_>) -> Option<&'r RuleIr> {
-    let lowered = lower(ctx.input);
+    // Rule keywords and `hit()` are both matched with KeyOptions::RUNTIME:
+    // the scan's text is the lower-cased input.
+    let scan = ir.keywords().scan(ctx.input);
     let mut host = RuleHost {
         keys: &ir.hit_keys,
-        lowered: &lowered,
+        lowered: scan.text(),
         seed: ctx.seed,
         input_id: ctx.input_id,
         calls: 0,
     };
     ir.rules
         .iter()
-        .find(|r| matches(r, ctx, &lowered, &mut host))
+        .enumerate()
+        .find(|&r| matches(r, ctx, &scan, &mut host))
+        .map(|(_, r)| r)
 }
 
 impl Runtime for RulesRuntime {
