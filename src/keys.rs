@@ -310,6 +310,14 @@ impl<'de> Deserialize<'de> for LazyPattern {
     }
 }
 
+fn runtime_options() -> KeyOptions {
+    KeyOptions::RUNTIME
+}
+
+fn is_runtime(o: &KeyOptions) -> bool {
+    *o == KeyOptions::RUNTIME
+}
+
 /// The plain keys of a [`KeySet`] in one automaton, with the key index of
 /// each automaton pattern; `None` without a non-empty plain key.
 type Plain = Option<(AhoCorasick, Vec<usize>)>;
@@ -327,6 +335,8 @@ type Regexes = [(usize, Regex)];
 #[derive(Serialize, Deserialize)]
 pub struct KeySet {
     keys: Vec<Arc<str>>,
+    /// Written only when not [`KeyOptions::RUNTIME`].
+    #[serde(default = "runtime_options", skip_serializing_if = "is_runtime")]
     options: KeyOptions,
     /// Every regular-expression key, compiled, with its key index; an
     /// error names the first key that does not compile.

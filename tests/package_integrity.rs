@@ -296,6 +296,39 @@ fn a_structurally_broken_ir_is_refused_by_the_validator_and_bundle_json_runs() {
 }
 
 #[test]
+fn owner_environments_must_fit_the_one_base_written_for_them() {
+    // The shared declarations are written once (`story/base_env`) and each
+    // owner's environment is linked to them when read (Format 14.4).
+    let (w, used, p, _dir) = open_edited_story(|s| {
+        assert!(s["base_env"].is_object());
+        s["base_env"] = Value::Null;
+    });
+    assert!(!used, "an environment without its base is not used");
+    let file = format!("{}!ir.json", p.display());
+    assert_eq!(w, [(file, "/scenarios/0/story/envs/0/env".to_string())]);
+    // A base with another number of slots than the owner was compiled
+    // against: one slot dropped from the base.
+    let (w, used, p, _dir) = open_edited_story(|s| {
+        s["base_env"]["slots"].as_array_mut().unwrap().pop();
+    });
+    assert!(!used);
+    let file = format!("{}!ir.json", p.display());
+    assert_eq!(w, [(file, "/scenarios/0/story/envs/0/env".to_string())]);
+    // The unedited package runs from its IR, with every owner's slots.
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "ok.troupe", &compiled());
+    let o = open(&p).unwrap();
+    assert!(o.from_ir && o.warnings.is_empty());
+    let ir = o.ir.as_ref().unwrap();
+    let story = &ir.scenarios[0].story;
+    for e in &story.envs {
+        assert!(e.env.is_linked());
+        assert_eq!(e.env.slot_count(), e.sources.len());
+        assert!(e.env.slot("state.deal_progress").is_some());
+    }
+}
+
+#[test]
 fn a_derived_order_with_a_cycle_is_refused() {
     // Swap the two derived programs (and the variables' indices of them):
     // `ready` now comes first and reads `avg_trust`, computed after it —

@@ -29,7 +29,14 @@ pub struct Slot {
 /// own after them. Per-owner environments of one story share one base, so
 /// building them costs the owner's declarations, not the story's (Format
 /// 16.2: time linear in the input).
+///
+/// Serialized as its own level only — `base_slots`, `vars`, `slots`,
+/// `allow_hit`, `allow_roll` — without the base (a compiled story writes
+/// the shared base once, Format 14.4) and without the slot index, which is
+/// rebuilt from `slots` when read. A level read with `base_slots > 0` has
+/// no base until [`Env::link_base`] gives it one.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(into = "EnvLevel", from = "EnvLevel")]
 pub struct Env {
     base: Option<Arc<Env>>,
     /// Slots of `base` (and its bases), the offset of this level's slots.
@@ -178,12 +185,85 @@ impl Env {
             .or_else(|| self.base.as_ref().and_then(|b| b.slot(name)))
     }
 
+    /// The shared environment this one extends, if any.
+    pub fn base(&self) -> Option<&Arc<Env>> {
+        self.base.as_ref()
+    }
+
+    /// Gives a level read without its base ([`Env`]'s serialized form) the
+    /// base it was compiled against. Errors: the level already has a base,
+    /// extends nothing (`base_slots` 0), or `base` has another number of
+    /// slots than the level was compiled against.
+    pub fn link_base(&mut self, base: Arc<Env>) -> Result<(), String> {
+        if self.base.is_some() || self.base_slots == 0 {
+            return Err("the environment extends no base".into());
+        }
+        if base.slot_count() != self.base_slots {
+            return Err(format!(
+                "the environment extends a base of {} slots, not {}",
+                self.base_slots,
+                base.slot_count()
+            ));
+        }
+        self.base = Some(base);
+        Ok(())
+    }
+
+    /// True when the environment has every slot it counts: it extends
+    /// nothing, or its base is linked ([`Env::link_base`]).
+    pub fn is_linked(&self) -> bool {
+        self.base_slots == 0 || self.base.is_some()
+    }
+
     /// Sets `allow_hit`; returns `self`.
     pub fn with_hit(mut self, allow: bool) -> Self {
         self.allow_hit = allow;
         self
     }
 
+}
+
+/// The serialized form of one [`Env`] level (its base and slot index are
+/// not written).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct EnvLevel {
+    base_slots: usize,
+    vars: IndexMap<String, Type>,
+    slots: Vec<Slot>,
+    allow_hit: bool,
+    allow_roll: bool,
+}
+
+impl From<Env> for EnvLevel {
+    fn from(e: Env) -> EnvLevel {
+        EnvLevel {
+            base_slots: e.base_slots,
+            vars: e.vars,
+            slots: e.slots,
+            allow_hit: e.allow_hit,
+            allow_roll: e.allow_roll,
+        }
+    }
+}
+
+impl From<EnvLevel> for Env {
+    fn from(l: EnvLevel) -> Env {
+        let slot_index = l
+            .slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), l.base_slots + i))
+            .collect();
+        Env {
+            base: None,
+            base_slots: l.base_slots,
+            vars: l.vars,
+            slots: l.slots,
+            slot_index,
+            allow_hit: l.allow_hit,
+            allow_roll: l.allow_roll,
+        }
+    }
 }
 
 /// What a story declares for CEL (Format 11.3), to build a Troupe

@@ -86,15 +86,17 @@ pub struct Branch {
 pub struct Program {
     pub(crate) root: Node,
     result_type: Type,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     branches: Vec<Branch>,
     source: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     reads: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     operands: Vec<Range<usize>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     seen: Vec<Option<super::operands::Seen>>,
     /// The environment slots the expression reads, ascending, each once.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     slots: Vec<u32>,
 }
 

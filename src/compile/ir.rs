@@ -305,6 +305,11 @@ pub struct StoryIr {
     pub present: Vec<bool>,
     /// Derived variables in dependency order.
     pub derived: Vec<DerivedIr>,
+    /// The declarations every owner's environment extends (Format 11.3),
+    /// written once: each of `envs` is written without it
+    /// ([`crate::cel::Env`]'s serialized form) and linked to it when read
+    /// ([`StoryIr::link_envs`]).
+    pub base_env: Option<Arc<Env>>,
     /// CEL environments: `[0]` the scenario's, then one per other owner.
     pub envs: Vec<EnvIr>,
     /// Events, in declaration order.
@@ -342,6 +347,35 @@ pub struct DifficultyIr {
 }
 
 impl StoryIr {
+    /// Links every environment read from `ir.json` to `base_env` (Format
+    /// 14.4: the base is written once). Errors, for the loader's
+    /// IR_MISMATCH: the JSON pointer (below the scenario) and the reason,
+    /// when an environment extends a base the story lacks or does not fit.
+    pub fn link_envs(&mut self) -> Result<(), (String, String)> {
+        if let Some(b) = &self.base_env {
+            if !b.is_linked() || b.base().is_some() {
+                return Err((
+                    "story/base_env".into(),
+                    "the base environment extends another".into(),
+                ));
+            }
+        }
+        for (i, e) in self.envs.iter_mut().enumerate() {
+            if e.env.is_linked() {
+                continue;
+            }
+            let at = || format!("story/envs/{i}/env");
+            let Some(base) = &self.base_env else {
+                return Err((
+                    at(),
+                    "the environment extends a base the story does not have".into(),
+                ));
+            };
+            e.env.link_base(base.clone()).map_err(|m| (at(), m))?;
+        }
+        Ok(())
+    }
+
     /// The initial value of variable `v` (Format 8.6): the value of its
     /// knob under `preset` (the default preset when `None`) for a variable
     /// that names a knob (8.1), else its normalized default.

@@ -209,7 +209,19 @@ pub fn read_ir(ir: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
             "ir.json was not compiled from this bundle.json (its bundle_hash differs); the IR is not used and bundle.json is compiled afresh",
         ));
     }
-    for (i, s) in p.scenarios.iter().enumerate() {
+    let mut p = p;
+    for (i, s) in p.scenarios.iter_mut().enumerate() {
+        // Just read: the story has no other owner yet.
+        let linked = match std::sync::Arc::get_mut(&mut s.story) {
+            Some(story) => story.link_envs(),
+            None => Err(("story".into(), "the story is shared".into())),
+        };
+        linked.map_err(|(at, m)| {
+            fault(
+                format!("/scenarios/{i}/{at}"),
+                format!("ir.json is not a sound IR ({m}); it is not used and bundle.json is compiled afresh"),
+            )
+        })?;
         validate_story(&s.story, &s.runtime).map_err(|(at, m)| {
             fault(
                 format!("/scenarios/{i}/{at}"),

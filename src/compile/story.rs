@@ -186,6 +186,14 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         });
     }
 
+    // Every owner's environment extends the story's one base (written once
+    // in the IR).
+    let base_env = envs.first().and_then(|e| e.env.base().cloned());
+    debug_assert!(envs.iter().all(|e| match (e.env.base(), &base_env) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (a, _) => a.is_none(),
+    }));
+
     // Derived variables in dependency order (Format 8.1).
     let mut derived = Vec::new();
     for name in derived_order(story).order {
@@ -318,6 +326,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         location,
         present,
         derived,
+        base_env,
         envs,
         events,
         outcomes,
