@@ -581,8 +581,10 @@ fn regex_hits(regexes: &Regexes, whole_words: bool, text: &str) -> bool {
 #[derive(Debug)]
 pub struct KeyIndex {
     options: KeyOptions,
-    /// Every distinct plain key (as compared) of the indexed sets.
-    ac: Option<AhoCorasick>,
+    /// Every distinct plain key (as compared) of the indexed sets, in
+    /// automata of at most [`KeyIndex::CHUNK`] patterns each, with the
+    /// number of the first pattern of each.
+    automata: Vec<(usize, AhoCorasick)>,
     /// The sets holding automaton pattern `p` are
     /// `members[starts[p]..starts[p + 1]]`.
     starts: Vec<u32>,
@@ -592,6 +594,14 @@ pub struct KeyIndex {
 }
 
 impl KeyIndex {
+    /// The most patterns one automaton holds. `aho-corasick` (1.1) moves
+    /// match states to the front of its automaton with pairwise swaps whose
+    /// bookkeeping is quadratic in the states when nearly every state
+    /// matches (prefix-closed keys such as `word1`, `word14`, `word149`);
+    /// automata of bounded size keep the build linear in the keys, at one
+    /// pass over the input per automaton.
+    pub const CHUNK: usize = 256;
+
     /// The index of `sets` (`None`: a place with no set, which never hits)
     /// matched with `options`. A set with other options, or when the
     /// combined automaton cannot be built, matches on its own.
@@ -618,24 +628,24 @@ impl KeyIndex {
         }
         let mut keys: Vec<(Cow<'a, str>, usize)> = patterns.into_iter().collect();
         keys.sort_unstable_by_key(|(_, p)| *p);
-        let ac = if keys.is_empty() {
-            None
-        } else {
-            // A noncontiguous NFA builds several times faster than the
-            // DFA or contiguous NFA the builder would pick, and a turn's
-            // input is short: the index is built per opened pack.
+        // A noncontiguous NFA builds several times faster than the DFA or
+        // contiguous NFA the builder would pick, and a turn's input is
+        // short: the index is built per opened story.
+        let mut automata = Vec::new();
+        for (n, chunk) in keys.chunks(Self::CHUNK).enumerate() {
             match AhoCorasick::builder()
                 .match_kind(MatchKind::Standard)
                 .kind(Some(AhoCorasickKind::NoncontiguousNFA))
-                .build(keys.iter().map(|(k, _)| k.as_bytes()))
+                .build(chunk.iter().map(|(k, _)| k.as_bytes()))
             {
-                Ok(ac) => Some(ac),
+                Ok(ac) => automata.push((n * Self::CHUNK, ac)),
                 Err(_) => {
                     indexed.iter_mut().for_each(|x| *x = false);
-                    None
+                    automata.clear();
+                    break;
                 }
             }
-        };
+        }
         let mut starts = Vec::with_capacity(holders.len() + 1);
         let mut members = Vec::new();
         starts.push(0);
@@ -645,7 +655,7 @@ impl KeyIndex {
         }
         KeyIndex {
             options,
-            ac,
+            automata,
             starts,
             members,
             indexed,
@@ -663,9 +673,9 @@ impl KeyIndex {
         };
         let mut hit = vec![0u64; self.indexed.len().div_ceil(64)];
         let set = |hit: &[u64], s: u32| hit[s as usize / 64] >> (s % 64) & 1 == 1;
-        if let Some(ac) = &self.ac {
+        for (first, ac) in &self.automata {
             for m in ac.find_overlapping_iter(text.as_ref()) {
-                let p = m.pattern().as_usize();
+                let p = first + m.pattern().as_usize();
                 let holders = &self.members[self.starts[p] as usize..self.starts[p + 1] as usize];
                 if holders.iter().all(|&s| set(&hit, s)) {
                     continue;
