@@ -3,7 +3,7 @@
 //! and comparisons of a slot with a constant specialized.
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
 
@@ -72,14 +72,38 @@ pub enum BranchKind {
 }
 
 /// One branch of a program, for coverage: its kind and the byte span of the
-/// operator it belongs to.
+/// operator it belongs to. Serialized as `[kind, start, end]`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "BranchWire", from = "BranchWire")]
 pub struct Branch {
     /// What the branch is.
     pub kind: BranchKind,
     /// Byte span of the operator (`&&`, `||`, `?`) in the source.
     pub span: Range<usize>,
 }
+
+/// The serialized form of a [`Branch`]: kind, span start, span end.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct BranchWire(BranchKind, usize, usize);
+
+impl From<Branch> for BranchWire {
+    fn from(b: Branch) -> BranchWire {
+        BranchWire(b.kind, b.span.start, b.span.end)
+    }
+}
+
+impl From<BranchWire> for Branch {
+    fn from(BranchWire(kind, start, end): BranchWire) -> Branch {
+        Branch {
+            kind,
+            span: start..end,
+        }
+    }
+}
+
+/// The operands of a program as byte ranges of its source, and, by branch
+/// id, what a report of that branch says about them.
+type OperandTable = (Vec<Range<usize>>, Vec<Option<super::operands::Seen>>);
 
 /// A compiled expression: checked once, evaluated many times.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -91,10 +115,12 @@ pub struct Program {
     source: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     reads: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    operands: Vec<Range<usize>>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    seen: Vec<Option<super::operands::Seen>>,
+    /// The operands and what each branch report says of them, derived
+    /// from the tree, the branches and the source when first asked for
+    /// (coverage and explanations ask; running does not), so they are not
+    /// written in the IR.
+    #[serde(skip)]
+    operand_table: OnceLock<OperandTable>,
     /// The environment slots the expression reads, ascending, each once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     slots: Vec<u32>,
@@ -119,16 +145,14 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
         branches: Vec::new(),
     };
     let root = l.lower(texpr);
-    let (operands, seen) = super::operands::operands(&root, &l.branches, source);
     Ok(Program {
         root,
         result_type: ty,
         branches: l.branches,
         source: source.to_string(),
         reads,
-        operands,
-        seen,
         slots: slot_list,
+        operand_table: OnceLock::new(),
     })
 }
 
@@ -166,12 +190,17 @@ impl Program {
     /// from the root through `&&`, `||` and `?:` only, as byte ranges of the
     /// source (trimmed, parentheses as written), in source order.
     pub fn operands(&self) -> &[Range<usize>] {
-        &self.operands
+        &self.operand_table().0
+    }
+
+    fn operand_table(&self) -> &OperandTable {
+        self.operand_table
+            .get_or_init(|| super::operands::operands(&self.root, &self.branches, &self.source))
     }
 
     /// The text of operand `n` (see [`Program::operands`]).
     pub fn operand_text(&self, n: usize) -> &str {
-        self.operands
+        self.operands()
             .get(n)
             .and_then(|r| self.source.get(r.clone()))
             .unwrap_or("")
@@ -183,7 +212,7 @@ impl Program {
     /// (Format 21.6: an operand that errors is seen neither true nor false).
     pub fn operand_seen(&self, id: u32, value: Option<bool>) -> Option<(usize, bool)> {
         use super::operands::Seen;
-        match (*self.seen.get(id as usize)?)? {
+        match (*self.operand_table().1.get(id as usize)?)? {
             Seen::Value(n) => value.map(|b| (n as usize, b)),
             Seen::True(n) => (value == Some(true)).then_some((n as usize, true)),
             Seen::False(n) => (value == Some(true)).then_some((n as usize, false)),

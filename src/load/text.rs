@@ -109,7 +109,9 @@ pub fn read_at_most(file: &str, path: &Path, max: u64) -> Result<Vec<u8>, Diagno
     if !meta.is_file() {
         return Err(not_regular(file, &meta.file_type()));
     }
-    let mut bytes = Vec::new();
+    // Room for the whole file as its metadata gives it (it may still grow
+    // or shrink while read; the limit is checked on what was read).
+    let mut bytes = Vec::with_capacity(meta.len().min(max).saturating_add(1) as usize);
     f.take(max.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(failed)?;
