@@ -106,8 +106,9 @@ impl Walk<'_> {
     /// source there is `op`.
     fn op_at(&self, id: u32, r: &Range<usize>, op: &str) -> Option<usize> {
         let p = self.branches.get(id as usize)?.span.start;
-        (p >= r.start && p + op.len() <= r.end && self.src.get(p..p + op.len()) == Some(op))
-            .then_some(p)
+        // Spans come from the IR, which may be untrusted (Format 14.4).
+        let end = p.checked_add(op.len())?;
+        (p >= r.start && end <= r.end && self.src.get(p..end) == Some(op)).then_some(p)
     }
 
     fn analyze(&mut self, n: &Node, r: Range<usize>) {
@@ -276,5 +277,25 @@ mod tests {
         assert_eq!(p.operand_seen(3, Some(true)), Some((2, false)));
         assert_eq!(p.operand_seen(2, Some(true)), Some((2, true)));
         assert_eq!(p.operand_seen(1, None), None);
+    }
+
+    #[test]
+    fn operands_of_an_untrusted_program_never_panic() {
+        // Operands are derived when first asked for, from what the IR
+        // holds: spans at the end of the address space, or past the source,
+        // give no operand instead of an overflow.
+        let mut env = Env::new();
+        env.declare("a", Type::Bool);
+        env.declare("b", Type::Bool);
+        let p = compile("a && b", &env).unwrap();
+        for start in [u64::MAX, u64::MAX - 1, 1000, 2] {
+            let mut v = serde_json::to_value(&p).unwrap();
+            v["branches"][0][1] = start.into();
+            v["branches"][1][1] = start.into();
+            let q: crate::cel::Program = serde_json::from_value(v).unwrap();
+            let n = q.operands().len();
+            assert!(n <= 2, "{start}: {n}");
+            assert_eq!(q.operand_seen(0, Some(true)).is_some(), start == 2);
+        }
     }
 }
