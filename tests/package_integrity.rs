@@ -329,6 +329,31 @@ fn owner_environments_must_fit_the_one_base_written_for_them() {
 }
 
 #[test]
+fn a_rules_written_changes_must_be_a_list() {
+    // A rule's changes as written are kept as JSON text in the IR and read
+    // back when the rule is chosen; the loader checks they are an array.
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = compiled();
+    let mut ir: Value = serde_json::from_slice(get(&e, "ir.json")).unwrap();
+    let rule = &mut ir["scenarios"][0]["runtime"]["rules"][0];
+    assert!(rule["changes_json"].is_array());
+    rule["changes_json"] = serde_json::json!({"add": {"patience": 1}});
+    set(&mut e, "ir.json", format!("{ir}\n").into_bytes());
+    fix_ir_hash(&mut e);
+    let p = write(dir.path(), "c.troupe", &e);
+    let o = open(&p).unwrap();
+    assert!(!o.from_ir);
+    let file = format!("{}!ir.json", p.display());
+    assert_eq!(
+        ir_mismatch(&o.warnings, Severity::Warning),
+        [(
+            file,
+            "/scenarios/0/runtime/rules/0/changes_json".to_string()
+        )]
+    );
+}
+
+#[test]
 fn a_derived_order_with_a_cycle_is_refused() {
     // Swap the two derived programs (and the variables' indices of them):
     // `ready` now comes first and reads `avg_trust`, computed after it —

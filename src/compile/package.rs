@@ -472,6 +472,11 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
                 .map_err(|m| (format!("runtime/rules/{i}/keywords"), m))?;
         }
         changes(&r.changes, format!("runtime/rules/{i}/changes"))?;
+        check(
+            serde_json::from_str::<Vec<serde::de::IgnoredAny>>(r.changes_json.get()).is_ok(),
+            || format!("runtime/rules/{i}/changes_json"),
+            || "the changes as written are not a JSON array".into(),
+        )?;
     }
     check(
         rt.rules.windows(2).all(|w| w[0].priority >= w[1].priority),

@@ -28,8 +28,10 @@ pub struct RuleIr {
     pub pattern: Option<LazyPattern>,
     /// `when`, compiled with `hit()` declared.
     pub when: Option<Program>,
-    /// The changes as written (for the session file).
-    pub changes_json: Arc<[Value]>,
+    /// The changes as written (for the session file), kept as their JSON
+    /// text: only the chosen rule's are read back ([`RuleIr::written_changes`]),
+    /// so reading `ir.json` builds no JSON value per rule.
+    pub changes_json: Arc<serde_json::value::RawValue>,
     /// The changes, lowered.
     pub changes: Arc<[ChangeIr]>,
     /// The reply templates, as written.
@@ -42,6 +44,12 @@ impl RuleIr {
     /// matches it; a rule without either matches every input here.
     pub fn matches_input(&self, input: &str, lowered: &str) -> bool {
         self.keywords.as_ref().is_none_or(|k| k.hits(lowered)) && self.matches_pattern(input)
+    }
+
+    /// The changes as written (a JSON array; the loader checks it is one,
+    /// Format 14.4).
+    pub fn written_changes(&self) -> Vec<Value> {
+        serde_json::from_str(self.changes_json.get()).unwrap_or_default()
     }
 
     /// Step 2 of Format 18.2: whether the rule's `pattern`, if any,
@@ -139,9 +147,12 @@ impl RuntimeIr {
                 })?),
                 None => None,
             };
-            let changes_json: Arc<[Value]> = array(r, "changes").to_vec().into();
-            let changes = lower_changes(&scope, &changes_json)
+            let written = array(r, "changes");
+            let changes = lower_changes(&scope, written)
                 .map_err(|e| err(format!("rule `{id}`: {e}")))?;
+            let changes_json = serde_json::value::to_raw_value(written)
+                .map_err(|e| err(format!("rule `{id}`: {e}")))?
+                .into();
             rules.push(RuleIr {
                 id: Arc::from(id),
                 priority: r

@@ -125,7 +125,7 @@ impl Runtime for RulesRuntime {
             rule: Some(rule.id.clone()),
             reply,
             changes: Changes::Compiled {
-                json: rule.changes_json.clone(),
+                json: rule.written_changes(),
                 ir: rule.changes.clone(),
             },
         })
