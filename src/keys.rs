@@ -558,10 +558,11 @@ fn regex_hits(regexes: &Regexes, whole_words: bool, text: &str) -> bool {
     })
 }
 
-/// The plain keys of many [`KeySet`]s in one Aho–Corasick automaton (a
-/// scenario's rule keywords, Format 18.2): one pass over a text finds every
-/// set with a plain key hit, instead of one pass (and one automaton) per
-/// set. Sets matched with other options than the index's are left out and
+/// The plain keys of many [`KeySet`]s in shared Aho–Corasick automata (a
+/// scenario's rule keywords, Format 18.2; one automaton per
+/// [`KeyIndex::CHUNK`] distinct keys): one pass over a text per automaton
+/// finds every set with a plain key hit, instead of one pass (and one
+/// automaton) per set. Sets matched with other options than the index's are left out and
 /// match on their own; a set's regular-expression keys are matched on their
 /// own, only when [`KeyScan::hits`] asks about it.
 ///

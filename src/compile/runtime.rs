@@ -91,8 +91,8 @@ pub struct RuntimeIr {
     /// them (their engines share this cache).
     #[serde(skip)]
     pub templates: Arc<crate::template::TemplateCache>,
-    /// Every rule's plain keywords in one automaton, built the first time
-    /// a turn tries the rules ([`RuntimeIr::keywords`]).
+    /// Every rule's plain keywords in one index, built the first time a
+    /// turn tries the rules ([`RuntimeIr::keywords`]).
     #[serde(skip)]
     keyword_index: std::sync::OnceLock<KeyIndex>,
 }
