@@ -356,16 +356,26 @@ impl Activation {
         }
     }
 
-    /// Makes this the activation [`Activation::new`] gives for `env`,
-    /// keeping its allocation (an activation reused across evaluations).
-    pub fn reset(&mut self, env: &Env) {
-        self.values.clear();
-        self.values.resize(env.slot_count(), None);
+    /// Sizes an activation whose slots are all unbound for `env` (every
+    /// slot unbound, as [`Activation::new`] gives), keeping its allocation;
+    /// an activation of the same size is left as it is. Use with
+    /// [`Activation::unbind`]: a reused activation then costs what the
+    /// program reads, not the environment's size.
+    pub fn fit(&mut self, env: &Env) {
+        let n = env.slot_count();
+        if self.values.len() != n {
+            self.values.clear();
+            self.values.resize(n, None);
+        }
     }
 
-    /// Drops every value and slot, keeping the allocation.
-    pub fn clear_all(&mut self) {
-        self.values.clear();
+    /// Unbinds `slots` (those out of range are ignored): after an
+    /// evaluation that bound only them, the activation is all unbound
+    /// again.
+    pub fn unbind(&mut self, slots: &[u32]) {
+        for &s in slots {
+            self.clear(s as usize);
+        }
     }
 
     /// Binds slot `index` (ignored when out of range).

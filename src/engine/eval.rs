@@ -328,11 +328,12 @@ impl Point<'_> {
         let mut act = SPARE
             .with(|s| s.borrow_mut().pop())
             .unwrap_or_default();
-        act.reset(&e.env);
-        // Only the slots the program reads need a value.
+        // Spare activations are all unbound: only the slots the program
+        // reads are bound for it, and unbound again after it.
+        act.fit(&e.env);
         self.fill(state, env, Some(program.slots()), &mut act);
         let out = super::observe::eval(program, &act, host, site, obs);
-        act.clear_all();
+        act.unbind(program.slots());
         SPARE.with(|s| {
             let mut s = s.borrow_mut();
             if s.len() < MAX_SPARE {
