@@ -32,6 +32,9 @@ pub struct RuleIr {
     /// text: only the chosen rule's are read back ([`RuleIr::written_changes`]),
     /// so reading `ir.json` builds no JSON value per rule.
     pub changes_json: Arc<serde_json::value::RawValue>,
+    /// `changes_json` read back, the first time the rule is chosen.
+    #[serde(skip)]
+    written: std::sync::OnceLock<Arc<[Value]>>,
     /// The changes, lowered.
     pub changes: Arc<[ChangeIr]>,
     /// The reply templates, as written.
@@ -47,9 +50,15 @@ impl RuleIr {
     }
 
     /// The changes as written (a JSON array; the loader checks it is one,
-    /// Format 14.4).
-    pub fn written_changes(&self) -> Vec<Value> {
-        serde_json::from_str(self.changes_json.get()).unwrap_or_default()
+    /// Format 14.4), read from `changes_json` once.
+    pub fn written_changes(&self) -> Arc<[Value]> {
+        self.written
+            .get_or_init(|| {
+                serde_json::from_str::<Vec<Value>>(self.changes_json.get())
+                    .unwrap_or_default()
+                    .into()
+            })
+            .clone()
     }
 
     /// Step 2 of Format 18.2: whether the rule's `pattern`, if any,
@@ -163,6 +172,7 @@ impl RuntimeIr {
                 pattern,
                 when,
                 changes_json,
+                written: Default::default(),
                 changes: changes.into(),
                 replies: array(r, "replies")
                     .iter()

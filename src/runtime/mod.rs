@@ -127,7 +127,7 @@ pub enum Changes {
     /// A rule's changes, checked with the pack and lowered once.
     Compiled {
         /// As written.
-        json: Vec<Value>,
+        json: Arc<[Value]>,
         /// Lowered.
         ir: Arc<[ChangeIr]>,
     },

@@ -356,7 +356,7 @@ impl Session {
     fn build_changes(&self, changes: &Changes, reply_id: &str) -> Built {
         match changes {
             Changes::Compiled { json, ir } => Built {
-                changes_json: json.clone(),
+                changes_json: json.to_vec(),
                 changes: ir.clone(),
                 diagnostics: Vec::new(),
             },
