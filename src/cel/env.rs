@@ -160,7 +160,7 @@ impl Env {
     /// The number of slots: an [`Activation`] for this environment has
     /// this many.
     pub fn slot_count(&self) -> usize {
-        self.base_slots + self.slots.len()
+        self.base_slots.saturating_add(self.slots.len())
     }
 
     /// The slot at `index` (indices `0..slot_count()`, the base's first).
@@ -252,7 +252,9 @@ impl From<EnvLevel> for Env {
             .slots
             .iter()
             .enumerate()
-            .map(|(i, s)| (s.name.clone(), l.base_slots + i))
+            // `base_slots` comes from a possibly untrusted IR: linking
+            // refuses a level whose count does not fit its base.
+            .map(|(i, s)| (s.name.clone(), l.base_slots.saturating_add(i)))
             .collect();
         Env {
             base: None,
@@ -415,5 +417,40 @@ impl Activation {
             EvalErrorKind::Unbound,
             "a variable read has no value (absent key or derived variable)",
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_level_is_written_without_its_base_and_linked_back() {
+        let mut base = Env::new();
+        base.declare("turn", Type::Int);
+        let base = Arc::new(base);
+        let mut own = Env::extending(base.clone());
+        own.declare("mood", Type::Int);
+        let text = serde_json::to_string(&own).unwrap();
+        assert!(!text.contains("turn") && !text.contains("slot_index"), "{text}");
+        let mut read: Env = serde_json::from_str(&text).unwrap();
+        assert!(!read.is_linked());
+        assert_eq!(read.slot("mood"), Some(1));
+        read.link_base(base.clone()).unwrap();
+        assert_eq!((read.slot("turn"), read.slot_count()), (Some(0), 2));
+        assert!(read.link_base(base).is_err(), "linked twice");
+    }
+
+    #[test]
+    fn an_untrusted_level_cannot_overflow_or_link_to_the_wrong_base() {
+        let text = format!(
+            r#"{{"base_slots":{},"vars":{{}},"slots":[{{"name":"a","ty":"Int"}},{{"name":"b","ty":"Int"}}],"allow_hit":false,"allow_roll":false}}"#,
+            usize::MAX
+        );
+        let mut read: Env = serde_json::from_str(&text).unwrap();
+        assert_eq!(read.slot_count(), usize::MAX);
+        let mut base = Env::new();
+        base.declare("turn", Type::Int);
+        assert!(read.link_base(Arc::new(base)).is_err());
     }
 }
