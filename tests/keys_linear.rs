@@ -1,9 +1,10 @@
 //! Key matching is linear in the text (Format 5.4): a regular-expression
 //! keyword whose match does not count (`/\d+/` after a letter) is not
 //! searched again from every position inside it. Measured by comparing two
-//! input sizes (no absolute times): quadrupling the input must stay far from
-//! the 16× that retrying from every position takes; the bound (8×) leaves
-//! room for a loaded machine's noise.
+//! input sizes (no absolute times). For the key set alone the input grows
+//! 8×: linear time grows 8×, retrying from every position 64×, and the bound
+//! (22×, their geometric mean) leaves room for a loaded machine's noise; the
+//! turn's input quadruples (linear 4×, quadratic 16×, bound 8×).
 
 use std::time::{Duration, Instant};
 
@@ -35,14 +36,14 @@ fn best(mut small: impl FnMut(), mut large: impl FnMut()) -> (Duration, Duration
 #[test]
 fn a_regex_key_that_does_not_count_is_linear() {
     let set = KeySet::new([r"/\d+/"], KeyOptions::RUNTIME);
-    let (small, large) = (digits(100_000), digits(400_000));
+    let (small, large) = (digits(50_000), digits(400_000));
     assert!(!set.hits(&small) && !set.hits(&large));
     let (t1, t2) = best(
         || assert!(!set.hits(&set.prepare(&small))),
         || assert!(!set.hits(&set.prepare(&large))),
     );
     let ratio = t2.as_secs_f64() / t1.as_secs_f64().max(1e-9);
-    assert!(ratio < 8.0, "400k/100k digits took {ratio:.2}× as long");
+    assert!(ratio < 22.0, "400k/50k digits took {ratio:.2}× as long");
 }
 
 #[test]
