@@ -37,6 +37,16 @@ pub struct KeyOptions {
 }
 
 impl KeyOptions {
+    /// `text` as keys matched with these options compare it: lower-cased
+    /// ([`lower`]) unless case-sensitive.
+    pub fn prepare<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if self.case_sensitive {
+            Cow::Borrowed(text)
+        } else {
+            Cow::Owned(lower(text))
+        }
+    }
+
     /// Rule keywords, rule `hit()` and safety terms (Format 18.1, 18.2,
     /// 19.2): `case_sensitive` false, `whole_words` true.
     pub const RUNTIME: KeyOptions = KeyOptions {
@@ -460,8 +470,7 @@ impl KeySet {
             .enumerate()
             .filter_map(move |(i, k)| match key_form(k) {
                 KeyForm::Plain("") | KeyForm::Regex { .. } => None,
-                KeyForm::Plain(p) if self.options.case_sensitive => Some((i, Cow::Borrowed(p))),
-                KeyForm::Plain(p) => Some((i, Cow::Owned(lower(p)))),
+                KeyForm::Plain(p) => Some((i, self.options.prepare(p))),
             })
     }
 
@@ -490,11 +499,7 @@ impl KeySet {
     /// The text as the set compares it: lower-cased ([`lower`]) unless the
     /// set is case-sensitive.
     pub fn prepare<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        if self.options.case_sensitive {
-            Cow::Borrowed(text)
-        } else {
-            Cow::Owned(lower(text))
-        }
+        self.options.prepare(text)
     }
 
     /// Whether some key hits `text` (Format 5.4: it has a counted
@@ -667,18 +672,13 @@ impl KeyIndex {
     /// (prepared as a set of the index's options prepares it,
     /// [`KeySet::prepare`]).
     pub fn scan<'t>(&self, input: &'t str) -> KeyScan<'_, 't> {
-        let text = if self.options.case_sensitive {
-            Cow::Borrowed(input)
-        } else {
-            Cow::Owned(lower(input))
-        };
+        let text = self.options.prepare(input);
         let mut hit = vec![0u64; self.indexed.len().div_ceil(64)];
-        let set = |hit: &[u64], s: u32| hit[s as usize / 64] >> (s % 64) & 1 == 1;
         for (first, ac) in &self.automata {
             for m in ac.find_overlapping_iter(text.as_ref()) {
                 let p = first + m.pattern().as_usize();
                 let holders = &self.members[self.starts[p] as usize..self.starts[p + 1] as usize];
-                if holders.iter().all(|&s| set(&hit, s)) {
+                if holders.iter().all(|&s| bit(&hit, s as usize)) {
                     continue;
                 }
                 if !self.options.whole_words || bounded(&text, m.start(), m.end()) {
@@ -695,6 +695,11 @@ impl KeyIndex {
             hit,
         }
     }
+}
+
+/// Bit `i` of a set of bits held in words.
+fn bit(words: &[u64], i: usize) -> bool {
+    words[i / 64] >> (i % 64) & 1 == 1
 }
 
 /// What [`KeyIndex::scan`] found in one input.
@@ -720,7 +725,7 @@ impl KeyScan<'_, '_> {
         if !self.index.indexed.get(i).copied().unwrap_or(false) {
             return set.hits(&set.prepare(self.input));
         }
-        let plain = self.hit[i / 64] >> (i % 64) & 1 == 1;
+        let plain = bit(&self.hit, i);
         set.hits_beside_plain(plain, &self.text)
     }
 }

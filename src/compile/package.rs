@@ -191,7 +191,7 @@ fn fault(pointer: impl Into<String>, message: impl Into<String>) -> IrFault {
 /// `bundle_hash` equal to `bundle_hash`, and be structurally sound
 /// ([`validate_story`]).
 pub fn read_ir(ir: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
-    let p: PackageIr = serde_json::from_slice(ir).map_err(|e| {
+    let mut p: PackageIr = serde_json::from_slice(ir).map_err(|e| {
         fault(
             "",
             format!("ir.json cannot be read as this Troupe's IR ({e}); it is not used and bundle.json is compiled afresh"),
@@ -209,7 +209,6 @@ pub fn read_ir(ir: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
             "ir.json was not compiled from this bundle.json (its bundle_hash differs); the IR is not used and bundle.json is compiled afresh",
         ));
     }
-    let mut p = p;
     for (i, s) in p.scenarios.iter_mut().enumerate() {
         // Just read: the story has no other owner yet.
         let linked = match std::sync::Arc::get_mut(&mut s.story) {
