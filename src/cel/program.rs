@@ -113,8 +113,6 @@ pub struct Program {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     branches: Vec<Branch>,
     source: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    reads: Vec<String>,
     /// The operands and what each branch report says of them, derived
     /// from the tree, the branches and the source when first asked for
     /// (coverage and explanations ask; running does not), so they are not
@@ -132,15 +130,9 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
     let (texpr, ty) = super::checker::check(&ast, source, env)?;
     let mut slots = Vec::new();
     super::checker::slot_reads(&texpr, &mut slots);
-    let mut reads: Vec<String> = slots
-        .iter()
-        .filter_map(|s| env.slot_at(*s).map(|x| x.name.clone()))
-        .collect();
     let mut slot_list: Vec<u32> = slots.iter().map(|s| *s as u32).collect();
     slot_list.sort_unstable();
     slot_list.dedup();
-    reads.sort();
-    reads.dedup();
     let mut l = Lowerer {
         branches: Vec::new(),
     };
@@ -150,7 +142,6 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
         result_type: ty,
         branches: l.branches,
         source: source.to_string(),
-        reads,
         slots: slot_list,
         operand_table: OnceLock::new(),
     })
@@ -168,9 +159,19 @@ impl Program {
     }
 
     /// The flattened names of the environment slots the expression reads
-    /// (`state.gold`, `own.mood`, `turn`), sorted, each once.
-    pub fn reads(&self) -> &[String] {
-        &self.reads
+    /// (`state.gold`, `own.mood`, `turn`), sorted, each once; `env` is the
+    /// environment it was compiled against (or one with the same slots,
+    /// such as the same owner's with `hit()` declared). Derived from
+    /// [`Program::slots`], so `ir.json` does not carry the names.
+    pub fn reads(&self, env: &Env) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .slots
+            .iter()
+            .filter_map(|&s| env.slot_at(s as usize).map(|x| x.name.clone()))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
     }
 
     /// The environment slots the expression reads, ascending, each once

@@ -507,7 +507,7 @@ fn check_one(
         }
         Ok(program) => {
             if let Some(r) = reads {
-                r.extend(program.reads().iter().cloned());
+                r.extend(program.reads(env));
             }
             let ty = program.result_type();
             if let Some(expected) = mismatch(want, ty) {

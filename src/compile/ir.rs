@@ -98,8 +98,9 @@ pub struct VarIr {
 }
 
 /// A state change, resolved (Format 8.5). `Set` values are normalized here,
-/// once.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// once. In `ir.json` a change is written with its fields as a list
+/// (`{"Add":[var,slot,amount]}`, see the `Serialize` impl).
+#[derive(Debug, Clone, Deserialize)]
 pub enum ChangeIr {
     /// Sets a slot of variable `var`.
     Set {
@@ -149,6 +150,56 @@ pub enum ChangeIr {
     Enter(Vec<CastIx>),
     /// `leave`.
     Leave(Vec<CastIx>),
+}
+
+/// Written as tuple variants, fields in declaration order
+/// (`{"Add":[1,1,{"Int":2}]}`): field names would be most of a change's
+/// bytes in `ir.json`, and an IR holds one change per event and rule. The
+/// derived `Deserialize` reads a struct variant from the list of its fields
+/// in order (serde_json reads a struct from a list), so only this side is
+/// written by hand.
+impl Serialize for ChangeIr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTupleVariant;
+        fn fields<S: serde::Serializer>(
+            s: S,
+            index: u32,
+            name: &'static str,
+            var: u32,
+            slot: u32,
+            key: Option<&str>,
+            value: &Val,
+        ) -> Result<S::Ok, S::Error> {
+            let mut t = s.serialize_tuple_variant("ChangeIr", index, name, 3 + usize::from(key.is_some()))?;
+            t.serialize_field(&var)?;
+            t.serialize_field(&slot)?;
+            if let Some(k) = key {
+                t.serialize_field(k)?;
+            }
+            t.serialize_field(value)?;
+            t.end()
+        }
+        match self {
+            ChangeIr::Set { var, slot, value } => fields(s, 0, "Set", *var, *slot, None, value),
+            ChangeIr::SetOpen {
+                var,
+                slot,
+                key,
+                value,
+            } => fields(s, 1, "SetOpen", *var, *slot, Some(key), value),
+            ChangeIr::Add { var, slot, amount } => fields(s, 2, "Add", *var, *slot, None, amount),
+            ChangeIr::AddOpen {
+                var,
+                slot,
+                key,
+                amount,
+            } => fields(s, 3, "AddOpen", *var, *slot, Some(key), amount),
+            ChangeIr::Location(l) => s.serialize_newtype_variant("ChangeIr", 4, "Location", l),
+            ChangeIr::Present(c) => s.serialize_newtype_variant("ChangeIr", 5, "Present", c),
+            ChangeIr::Enter(c) => s.serialize_newtype_variant("ChangeIr", 6, "Enter", c),
+            ChangeIr::Leave(c) => s.serialize_newtype_variant("ChangeIr", 7, "Leave", c),
+        }
+    }
 }
 
 /// A derived variable's program (Format 8.1).
@@ -220,16 +271,25 @@ pub struct EnvIr {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct FiringIr {
     /// Its ID.
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub id: Arc<str>,
     /// The condition (CEL written or lowered from a Threshold), for runtimes.
     pub when: Option<Program>,
-    /// `repeat` (events only).
+    /// `repeat` (events only; written only when true).
+    #[serde(default, skip_serializing_if = "is_false")]
     pub repeat: bool,
-    /// Whether a firing ends the story (every outcome; events with `end`).
+    /// Whether a firing ends the story (every outcome; events with `end`;
+    /// written only when true).
+    #[serde(default, skip_serializing_if = "is_false")]
     pub end: bool,
     /// Its changes.
     pub changes: Vec<ChangeIr>,
-    /// The signal (events only).
+    /// The signal (events only; written only when there is one).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::wire::shared_str_opt"
+    )]
     pub signal: Option<Arc<str>>,
 }
 
@@ -237,6 +297,7 @@ pub struct FiringIr {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PartIr {
     /// The text as written.
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub text: Arc<str>,
     /// The audience, when given.
     pub audience: Option<Vec<Who>>,
@@ -429,4 +490,41 @@ fn sorted<V: Serialize, S: serde::Serializer>(
 ) -> Result<S::Ok, S::Error> {
     let ordered: std::collections::BTreeMap<&String, &V> = m.iter().collect();
     ordered.serialize(s)
+}
+
+/// Whether a flag is false (a flag left out of `ir.json` is false).
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+#[cfg(test)]
+mod change_wire_tests {
+    use super::*;
+
+    #[test]
+    fn a_change_is_written_as_a_list_and_read_back() {
+        let changes = vec![
+            ChangeIr::Add {
+                var: 1,
+                slot: 2,
+                amount: Val::Int(3),
+            },
+            ChangeIr::SetOpen {
+                var: 4,
+                slot: 5,
+                key: "kai".into(),
+                value: Val::Bool(true),
+            },
+            ChangeIr::Enter(vec![0, 2]),
+        ];
+        let text = serde_json::to_string(&changes).unwrap();
+        assert_eq!(
+            text,
+            r#"[{"Add":[1,2,{"Int":3}]},{"SetOpen":[4,5,"kai",{"Bool":true}]},{"Enter":[0,2]}]"#
+        );
+        let back: Vec<ChangeIr> = serde_json::from_str(&text).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        // A list of the wrong length is refused, not padded.
+        assert!(serde_json::from_str::<ChangeIr>(r#"{"Add":[1,2]}"#).is_err());
+    }
 }

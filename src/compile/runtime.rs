@@ -19,15 +19,19 @@ use crate::keys::{KeyIndex, KeyOptions, KeySet, LazyPattern};
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct RuleIr {
     /// Its ID.
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub id: Arc<str>,
     /// `priority` (default 0).
     pub priority: i64,
-    /// `keywords`; `None` when not given.
+    /// `keywords`; `None` when not given (not written then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keywords: Option<KeySet>,
     /// `pattern` (stored as its source in the IR, compiled on first use).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<LazyPattern>,
     /// `when`, compiled with `hit()` declared.
-    pub when: Option<Program>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<Box<Program>>,
     /// The changes as written (for the session file), kept as their JSON
     /// text: only the chosen rule's are read back ([`RuleIr::written_changes`]),
     /// so reading `ir.json` builds no JSON value per rule.
@@ -38,6 +42,7 @@ pub struct RuleIr {
     /// The changes, lowered.
     pub changes: Arc<[ChangeIr]>,
     /// The reply templates, as written.
+    #[serde(deserialize_with = "crate::wire::shared_strs")]
     pub replies: Vec<Arc<str>>,
 }
 
@@ -170,7 +175,7 @@ impl RuntimeIr {
                     .unwrap_or(0),
                 keywords,
                 pattern,
-                when,
+                when: when.map(Box::new),
                 changes_json,
                 written: Default::default(),
                 changes: changes.into(),

@@ -240,12 +240,14 @@ impl Builder {
         }
     }
 
-    fn reads(&mut self, ir: &StoryIr, owner: OwnerRef, to: usize, program: Option<&Program>) {
-        let Some(p) = program else {
+    /// Edges from what `program`, run in environment `env` of the story,
+    /// reads to node `to`.
+    fn reads(&mut self, ir: &StoryIr, env: usize, to: usize, program: Option<&Program>) {
+        let (Some(p), Some(e)) = (program, ir.envs.get(env)) else {
             return;
         };
-        for slot in p.reads() {
-            if let Some((kind, name)) = slot_var(ir, owner, slot) {
+        for slot in p.reads(&e.env) {
+            if let Some((kind, name)) = slot_var(ir, e.owner, &slot) {
                 let v = self.node(kind, &name);
                 self.edge(v, to, EdgeKind::Reads);
             }
@@ -269,8 +271,7 @@ pub fn build(ir: &StoryIr, rt: &RuntimeIr) -> Graph {
     for d in &ir.derived {
         if let Some(v) = ir.vars.get(d.var as usize) {
             let to = b.node(NodeKind::Variable, &v.name);
-            let owner = ir.envs.get(d.env as usize).map_or(v.owner, |e| e.owner);
-            b.reads(ir, owner, to, Some(&d.program));
+            b.reads(ir, d.env as usize, to, Some(&d.program));
         }
     }
     for o in &ir.openings {
@@ -287,7 +288,9 @@ pub fn build(ir: &StoryIr, rt: &RuntimeIr) -> Graph {
     }
     for r in &rt.rules {
         let n = b.node(NodeKind::Rule, &r.id);
-        b.reads(ir, OwnerRef::Scenario, n, r.when.as_ref());
+        // Rules, events and outcomes run in the scenario's environment
+        // (with `hit()` declared for rules: the same slots).
+        b.reads(ir, 0, n, r.when.as_deref());
         b.changes(ir, n, &r.changes);
     }
     let mut end = None;
@@ -299,7 +302,7 @@ pub fn build(ir: &StoryIr, rt: &RuntimeIr) -> Graph {
                 (false, false) => NodeKind::Event,
             };
             let n = b.node(kind, &f.id);
-            b.reads(ir, OwnerRef::Scenario, n, f.when.as_ref());
+            b.reads(ir, 0, n, f.when.as_ref());
             b.changes(ir, n, &f.changes);
             if let Some(s) = &f.signal {
                 let s = b.node(NodeKind::Signal, s);
