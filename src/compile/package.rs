@@ -338,10 +338,12 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
         }
     }
     let env_slots = |e: u16| s.envs.get(e as usize).map(|x| x.env.slot_count());
-    let program = |p: &Program, env: u16, at: String| -> Result<(), Fault> {
+    // Pointers are only formatted for a fault: a sound IR (every load of
+    // a package) formats none.
+    let program = |p: &Program, env: u16, at: &dyn Fn() -> String| -> Result<(), Fault> {
         match env_slots(env) {
-            Some(n) => p.validate(n).map_err(|m| (at, m)),
-            None => Err((at, format!("environment {env} is out of range"))),
+            Some(n) => p.validate(n).map_err(|m| (at(), m)),
+            None => Err((at(), format!("environment {env} is out of range"))),
         }
     };
     // Derived variables: each reads only derived variables computed before it.
@@ -352,7 +354,7 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
             at,
             || "a derived program's variable does not name it".into(),
         )?;
-        program(&d.program, d.env, format!("story/derived/{i}/program"))?;
+        program(&d.program, d.env, &|| format!("story/derived/{i}/program"))?;
         let sources = &s.envs[d.env as usize].sources;
         for r in &d.reads {
             let Some(src) = sources.get(*r as usize) else {
@@ -370,7 +372,7 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
             }
         }
     }
-    let changes = |cs: &[ChangeIr], at: String| -> Result<(), Fault> {
+    let changes = |cs: &[ChangeIr], at: &dyn Fn() -> String| -> Result<(), Fault> {
         for (k, c) in cs.iter().enumerate() {
             let ok = match c {
                 ChangeIr::Set { var, slot, .. } | ChangeIr::Add { var, slot, .. } => {
@@ -393,7 +395,7 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
             };
             check(
                 ok,
-                || format!("{at}/{k}"),
+                || format!("{}/{k}", at()),
                 || "a change names a variable, slot or cast member out of range".into(),
             )?;
         }
@@ -406,9 +408,9 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
     for (field, list) in [("events", &s.events), ("outcomes", &s.outcomes)] {
         for (i, f) in list.iter().enumerate() {
             if let Some(p) = &f.when {
-                program(p, 0, format!("story/{field}/{i}/when"))?;
+                program(p, 0, &|| format!("story/{field}/{i}/when"))?;
             }
-            changes(&f.changes, format!("story/{field}/{i}/changes"))?;
+            changes(&f.changes, &|| format!("story/{field}/{i}/changes"))?;
         }
     }
     for (i, o) in s.openings.iter().enumerate() {
@@ -426,7 +428,7 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
             || format!("story/openings/{i}"),
             || "an opening names a cast member out of range or lacks a template".into(),
         )?;
-        changes(&o.changes, format!("story/openings/{i}/changes"))?;
+        changes(&o.changes, &|| format!("story/openings/{i}/changes"))?;
     }
     for (name, r) in &s.names {
         let ok = match r {
@@ -449,7 +451,7 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
     }
     for (i, e) in s.entries.iter().enumerate() {
         if let Some(p) = &e.when {
-            program(p, e.env, format!("story/entries/{i}/when"))?;
+            program(p, e.env, &|| format!("story/entries/{i}/when"))?;
         } else {
             check(
                 env_slots(e.env).is_some(),
@@ -464,15 +466,17 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
     }
     for (i, r) in rt.rules.iter().enumerate() {
         if let Some(p) = &r.when {
-            program(p, 0, format!("runtime/rules/{i}/when"))?;
+            program(p, 0, &|| format!("runtime/rules/{i}/when"))?;
         }
         if let Some(k) = &r.keywords {
             k.validate_syntax()
                 .map_err(|m| (format!("runtime/rules/{i}/keywords"), m))?;
         }
-        changes(&r.changes, format!("runtime/rules/{i}/changes"))?;
+        changes(&r.changes, &|| format!("runtime/rules/{i}/changes"))?;
+        // A raw value is one JSON value as read: it is an array when it
+        // starts with `[`.
         check(
-            serde_json::from_str::<Vec<serde::de::IgnoredAny>>(r.changes_json.get()).is_ok(),
+            r.changes_json.get().trim_start().starts_with('['),
             || format!("runtime/rules/{i}/changes_json"),
             || "the changes as written are not a JSON array".into(),
         )?;
@@ -483,11 +487,11 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
         || "rules are not in trial order (priority highest first)".into(),
     )?;
     if let Some(p) = &rt.emotion {
-        program(p, 0, "runtime/emotion".into())?;
+        program(p, 0, &|| "runtime/emotion".into())?;
     }
     for (i, c) in rt.rubric.iter().flatten().enumerate() {
         if let Some(p) = &c.score {
-            program(p, 0, format!("runtime/rubric/{i}/score"))?;
+            program(p, 0, &|| format!("runtime/rubric/{i}/score"))?;
         }
     }
     Ok(())

@@ -234,7 +234,7 @@ impl serde::Serialize for Safety {
 impl<'de> serde::Deserialize<'de> for Safety {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Safety, D::Error> {
         let policy = Option::<Value>::deserialize(d)?;
-        Safety::compile_with(policy.as_ref(), false).map_err(serde::de::Error::custom)
+        Safety::build(policy, false).map_err(serde::de::Error::custom)
     }
 }
 
@@ -266,6 +266,12 @@ impl Safety {
     /// checked for syntax now and compiled on first use (a package's IR,
     /// Format 14.4).
     pub fn compile_with(policy: Option<&Value>, eager: bool) -> Result<Safety, String> {
+        Safety::build(policy.cloned(), eager)
+    }
+
+    /// [`Safety::compile_with`] of a policy it keeps (no copy of it).
+    fn build(kept: Option<Value>, eager: bool) -> Result<Safety, String> {
+        let policy = kept.as_ref();
         let lists = global_lists();
         let mut minor = SafetyRule {
             id: "minor_safety".into(),
@@ -348,7 +354,7 @@ impl Safety {
         }
         Ok(Safety {
             rules,
-            policy: policy.cloned(),
+            policy: kept,
         })
     }
 

@@ -79,12 +79,12 @@ pub fn read_bounded(file: &str, path: &Path) -> Result<Vec<u8>, Diagnostic> {
 /// Only a regular file is read: a path (after following symlinks, so a
 /// symlink given on the command line is read when its target is a regular
 /// file) that is a folder, FIFO, device or socket is FORBIDDEN_FILE and is
-/// never read (a FIFO would block, `/dev/zero` never ends). The size is
-/// checked from the metadata first (LIMIT, so a huge file is never read),
-/// and the read itself always stops one byte past `max` whatever the
-/// metadata said. The file is opened without blocking and checked again
-/// through the open handle, so a path swapped for a FIFO meanwhile is
-/// refused too. A path that does not exist is MISSING_FILE; any other
+/// never read (a FIFO would block, `/dev/zero` never ends). The file is
+/// opened without blocking and checked through the open handle (so a path
+/// swapped for a FIFO between a check and the open cannot be read); the
+/// size is checked from that metadata before reading (LIMIT, so a huge
+/// file is never read), and the read itself always stops one byte past
+/// `max` whatever the metadata said. A path that does not exist is MISSING_FILE; any other
 /// system error (permission denied, a symlink loop) is IO.
 pub fn read_at_most(file: &str, path: &Path, max: u64) -> Result<Vec<u8>, Diagnostic> {
     let over = |len: u64| {
@@ -97,17 +97,22 @@ pub fn read_at_most(file: &str, path: &Path, max: u64) -> Result<Vec<u8>, Diagno
         })
     };
     let failed = |e: std::io::Error| io_diagnostic(file, &e);
-    let meta = std::fs::metadata(path).map_err(failed)?;
-    if !meta.is_file() {
-        return Err(not_regular(file, &meta.file_type()));
-    }
-    if let Some(d) = over(meta.len()) {
-        return Err(d);
+    // Elsewhere than on Unix a folder cannot be opened at all: look first,
+    // so that it is FORBIDDEN_FILE there too.
+    #[cfg(not(unix))]
+    {
+        let meta = std::fs::metadata(path).map_err(failed)?;
+        if !meta.is_file() {
+            return Err(not_regular(file, &meta.file_type()));
+        }
     }
     let f = open_regular(path).map_err(failed)?;
     let meta = f.metadata().map_err(failed)?;
     if !meta.is_file() {
         return Err(not_regular(file, &meta.file_type()));
+    }
+    if let Some(d) = over(meta.len()) {
+        return Err(d);
     }
     // Room for the whole file as its metadata gives it (it may still grow
     // or shrink while read; the limit is checked on what was read).
