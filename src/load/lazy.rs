@@ -18,7 +18,7 @@ pub struct LazyBundle(Arc<Inner>);
 
 #[derive(Default)]
 struct Inner {
-    bytes: Option<Box<[u8]>>,
+    bytes: Option<Vec<u8>>,
     value: OnceLock<Value>,
 }
 
@@ -33,10 +33,11 @@ impl LazyBundle {
         }))
     }
 
-    /// The bytes of `bundle.json`, parsed when first needed.
-    pub fn from_bytes(bytes: impl Into<Box<[u8]>>) -> LazyBundle {
+    /// The bytes of `bundle.json`, parsed when first needed (kept as
+    /// given, not copied).
+    pub fn from_bytes(bytes: Vec<u8>) -> LazyBundle {
         LazyBundle(Arc::new(Inner {
-            bytes: Some(bytes.into()),
+            bytes: Some(bytes),
             value: OnceLock::new(),
         }))
     }

@@ -127,7 +127,7 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
                     .at(""),
             );
         };
-        let (name, is_dir) = {
+        let (name, is_dir, declared) = {
             let entry = match zip.by_index_raw(i) {
                 Ok(e) => e,
                 Err(e) => {
@@ -213,13 +213,17 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
                 err(Code::ForbiddenFile, &name, msg);
                 continue;
             }
-            (name, entry.is_dir())
+            (name, entry.is_dir(), entry.size())
         };
         if is_dir {
             continue;
         }
-        // Inflate, counting what actually comes out: headers can lie.
-        let mut data = Vec::new();
+        // Inflate, counting what actually comes out: headers can lie. Room
+        // for the declared size is made first (no regrowing copies of a
+        // large entry), but never more than the archive's own size: a
+        // header that lies about a small entry reserves no more than the
+        // input is.
+        let mut data = Vec::with_capacity(declared.min(bytes.len() as u64) as usize);
         let read = zip.by_index(i).and_then(|entry| {
             entry
                 .take(MAX_ZIP_ENTRY_BYTES + 1)
@@ -269,6 +273,9 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
             continue;
         }
         if is_kept(&name) {
+            // A lying header's room is not kept (many small entries must
+            // not each hold the archive's size).
+            data.shrink_to_fit();
             kept.push((name, data));
         } else {
             other.push(name);

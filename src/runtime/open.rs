@@ -179,7 +179,7 @@ fn open_ir(
     warnings: &mut Vec<Diagnostic>,
 ) -> Result<Option<Opened>, OpenError> {
     let screened = crate::load::screen_package(name, bytes);
-    let Some(s) = screened.value else {
+    let Some(mut s) = screened.value else {
         return Err(OpenError {
             diagnostics: screened.diagnostics,
             sources: Sources::new(),
@@ -206,9 +206,17 @@ fn open_ir(
         }
         Ok(Some(hash)) => match read_ir(entry("ir.json"), &hash) {
             Ok(ir) => {
+                // The screened entry's bytes move into the bundle (a copy
+                // of a large bundle.json cost a fresh mapping's page faults).
+                let bundle = s
+                    .kept
+                    .iter_mut()
+                    .find(|(k, _)| k == "bundle.json")
+                    .map(|(_, b)| std::mem::take(b))
+                    .unwrap_or_default();
                 return Ok(Some(Opened {
                     name: name.to_string(),
-                    bundle: LazyBundle::from_bytes(entry("bundle.json")),
+                    bundle: LazyBundle::from_bytes(bundle),
                     warnings: std::mem::take(warnings),
                     from_ir: true,
                     ir: Some(Arc::new(ir)),
