@@ -39,6 +39,49 @@ pub fn var_cel(decl: &VarDecl) -> Option<Type> {
     })
 }
 
+/// What an expression compiled to: its program, or the errors.
+pub(crate) type CompileResult = std::sync::Arc<Result<cel::Program, Vec<CelError>>>;
+
+/// The expressions of one story compiled by its checks, by owner, whether
+/// `hit()` is declared, and source text: the condition checks (17.2) and
+/// static reachability (17.6) read the same conditions, and compiling one
+/// (parse, type check, lowering) costs far more than looking it up. Bounded
+/// by the story's expressions. A clone starts empty (it is a cache).
+#[derive(Default)]
+pub(crate) struct Compiled(std::sync::Mutex<HashMap<(Owner, bool, String), CompileResult>>);
+
+impl Clone for Compiled {
+    fn clone(&self) -> Self {
+        Compiled::default()
+    }
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Compiled")
+    }
+}
+
+/// `src` compiled in `env`, which must be `owner_env(story, owner, hit)`;
+/// each (owner, `hit`, text) is compiled once per story.
+pub(crate) fn compile_once(
+    story: &Story,
+    owner: &Owner,
+    hit: bool,
+    src: &str,
+    env: &Env,
+) -> CompileResult {
+    let key = (owner.clone(), hit, src.to_string());
+    if let Some(r) = story.programs.0.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return r;
+    }
+    let r = std::sync::Arc::new(cel::compile(src, env));
+    if let Ok(mut m) = story.programs.0.lock() {
+        m.insert(key, r.clone());
+    }
+    r
+}
+
 /// The CEL declarations of one story (Format 11.3), built once: the
 /// environment every owner shares (`state`, `scene`, `difficulty`, …) and
 /// each owner's variables (the type of `own`). Building it is one pass over
@@ -424,8 +467,19 @@ type Reads = Option<BTreeSet<String>>;
 fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnostic>) {
     let scenario = Owner::Scenario(story.scenario.id.clone());
     let base = &story.pointer;
-    let plain = owner_env(story, &scenario, false);
-    let with_hit = owner_env(story, &scenario, true);
+    let plain_env = owner_env(story, &scenario, false);
+    let plain = In {
+        story,
+        owner: &scenario,
+        hit: false,
+        env: &plain_env,
+    };
+    let hit_env = owner_env(story, &scenario, true);
+    let with_hit = In {
+        hit: true,
+        env: &hit_env,
+        ..plain
+    };
     for field in ["events", "outcomes"] {
         for (i, ev) in array(&story.raw, field).iter().enumerate() {
             let Some(when) = ev.get("when") else { continue };
@@ -444,11 +498,18 @@ fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnosti
         }
     }
     for (w, wi) in &story.worlds {
-        let env = owner_env(story, &Owner::World(w.id.clone()), true);
+        let owner = Owner::World(w.id.clone());
+        let env = owner_env(story, &owner, true);
+        let world = In {
+            story,
+            owner: &owner,
+            hit: true,
+            env: &env,
+        };
         for (i, e) in w.entries.iter().enumerate() {
             if let Some(src) = e.get("when").and_then(Value::as_str) {
                 let at = format!("/worlds/{wi}/entries/{i}/when");
-                check_one(src, &env, &Want::Bool, &at, true, reads, out);
+                check_one(src, &world, &Want::Bool, &at, true, reads, out);
             }
         }
     }
@@ -470,7 +531,13 @@ fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnosti
             .or_insert_with(|| owner_env(story, &decl.owner, false));
         let at = format!("{}/derived", decl.pointer);
         let want = Want::Var(Box::new(decl.clone()));
-        check_one(src, env, &want, &at, true, reads, out);
+        let owned = In {
+            story,
+            owner: &decl.owner,
+            hit: false,
+            env,
+        };
+        check_one(src, &owned, &want, &at, true, reads, out);
     }
     for name in derived_order(story).cyclic {
         if let Some(decl) = story.variables.get(&name) {
@@ -491,23 +558,24 @@ fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnosti
 /// `reads` (`None` when it does not compile).
 fn check_one(
     src: &str,
-    env: &Env,
+    place: &In<'_>,
     want: &Want,
     at: &str,
     written: bool,
     reads: &mut Reads,
     out: &mut Vec<Diagnostic>,
 ) {
-    match cel::compile(src, env) {
+    let compiled = compile_once(place.story, place.owner, place.hit, src, place.env);
+    match &*compiled {
         Err(errors) => {
             *reads = None;
             for e in errors {
-                out.push(cel_diag(&e, at, written));
+                out.push(cel_diag(e, at, written));
             }
         }
         Ok(program) => {
             if let Some(r) = reads {
-                r.extend(program.reads(env));
+                r.extend(program.reads(place.env));
             }
             let ty = program.result_type();
             if let Some(expected) = mismatch(want, ty) {
@@ -521,6 +589,16 @@ fn check_one(
             }
         }
     }
+}
+
+/// Where an expression is compiled: the story, the owner whose
+/// environment `env` is, and whether `hit()` is declared in it.
+#[derive(Clone, Copy)]
+struct In<'a> {
+    story: &'a Story,
+    owner: &'a Owner,
+    hit: bool,
+    env: &'a Env,
 }
 
 fn cel_diag(e: &CelError, at: &str, written: bool) -> Diagnostic {
@@ -642,6 +720,36 @@ mod tests {
             "scenarios": [{"id": "s", "name": "S", "cast": [{"character": "kai"}],
                            "variables": vars}]});
         crate::check::story::resolve(&bundle, 0, None, &mut Vec::new()).unwrap()
+    }
+
+    #[test]
+    fn an_expression_is_compiled_once_per_owner_and_environment() {
+        let s = story(json!([{"id": "gold", "type": "int"}]));
+        let scenario = Owner::Scenario("s".into());
+        let plain = owner_env(&s, &scenario, false);
+        let a = compile_once(&s, &scenario, false, "state.gold > 1", &plain);
+        let b = compile_once(&s, &scenario, false, "state.gold > 1", &plain);
+        assert!(std::sync::Arc::ptr_eq(&a, &b), "the second ask reuses the first compile");
+        assert!(a.is_ok());
+        // Another environment (with `hit()`), another owner or another text
+        // is its own compile; so is an error, kept as the errors.
+        let with_hit = owner_env(&s, &scenario, true);
+        let c = compile_once(&s, &scenario, true, "state.gold > 1", &with_hit);
+        assert!(!std::sync::Arc::ptr_eq(&a, &c));
+        let kai = Owner::Character("kai".into());
+        let own = owner_env(&s, &kai, false);
+        let d = compile_once(&s, &kai, false, "state.gold > 1", &own);
+        assert!(!std::sync::Arc::ptr_eq(&a, &d));
+        let e = compile_once(&s, &scenario, false, "state.gold >", &plain);
+        assert!(e.is_err());
+        assert!(std::sync::Arc::ptr_eq(
+            &e,
+            &compile_once(&s, &scenario, false, "state.gold >", &plain)
+        ));
+        // A clone of the story starts with an empty cache.
+        let copy = s.clone();
+        let f = compile_once(&copy, &scenario, false, "state.gold > 1", &plain);
+        assert!(!std::sync::Arc::ptr_eq(&a, &f));
     }
 
     #[test]

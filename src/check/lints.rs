@@ -79,8 +79,9 @@ fn unread_knobs(story: &Story, reads: &BTreeSet<String>, out: &mut Vec<Diagnosti
         return;
     }
     if let Some(src) = story.raw.get("emotion").and_then(Value::as_str) {
-        let env = owner_env(story, &Owner::Scenario(story.scenario.id.clone()), false);
-        match crate::cel::compile(src, &env) {
+        let scenario = Owner::Scenario(story.scenario.id.clone());
+        let env = owner_env(story, &scenario, false);
+        match &*crate::check::conditions::compile_once(story, &scenario, false, src, &env) {
             Ok(p) => unread.retain(|k| !p.reads(&env).contains(&format!("difficulty.{k}"))),
             Err(_) => return, // reported by the runtime checks; reads unknown
         }

@@ -16,7 +16,7 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use serde_json::Value;
 
 use super::changes::{resolve_target, Target};
-use super::conditions::{condition_text, derived_order, owner_env};
+use super::conditions::{compile_once, condition_text, derived_order, owner_env};
 use super::story::{Owner, Story, VarDecl};
 use super::values::exact_decimal;
 use crate::cel::checker::{ArithOp, CmpOp};
@@ -198,7 +198,8 @@ pub fn unreachable_conditions(story: &Story, out: &mut Vec<Diagnostic>) {
             if linted.contains(at.as_str()) {
                 continue;
             }
-            let Ok(program) = crate::cel::compile(&src, &env) else {
+            let compiled = compile_once(story, &scenario, false, &src, &env);
+            let Ok(program) = &*compiled else {
                 continue;
             };
             // A condition that reads nothing (`"false"`) says what it means.
@@ -585,7 +586,8 @@ fn derived_range(
         return whole;
     };
     let env = owner_env(story, &decl.owner, false);
-    let Ok(program) = crate::cel::compile(src, &env) else {
+    let compiled = compile_once(story, &decl.owner, false, src, &env);
+    let Ok(program) = &*compiled else {
         return whole;
     };
     let mut own = Ranges {

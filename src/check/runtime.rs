@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use super::changes::check_changes;
 use super::changes::{resolve_target, Target};
-use super::conditions::owner_env;
+use super::conditions::{compile_once, owner_env};
 use super::story::{Owner, Story};
-use crate::cel::{self, Type};
+use crate::cel::Type;
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::keys::{self, KeyOptions};
 use crate::model::{ScalarType, VarType};
@@ -54,9 +54,10 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
         check_changes(story, array(r, "changes"), &format!("{at}/changes"), out);
     }
     if let Some(src) = sc.get("emotion").and_then(Value::as_str) {
-        let env = owner_env(story, &Owner::Scenario(story.scenario.id.clone()), false);
+        let scenario = Owner::Scenario(story.scenario.id.clone());
+        let env = owner_env(story, &scenario, false);
         let at = format!("{base}/emotion");
-        match cel::compile(src, &env) {
+        match &*compile_once(story, &scenario, false, src, &env) {
             Err(errors) => {
                 for e in errors {
                     out.push(

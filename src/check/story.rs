@@ -118,6 +118,9 @@ pub struct Story {
     /// The story's CEL declarations, built once on first use
     /// ([`crate::check::conditions::owner_env`]).
     pub(crate) cel: std::sync::OnceLock<std::sync::Arc<crate::check::conditions::StoryEnv>>,
+    /// The story's expressions compiled by the checks, each once
+    /// ([`crate::check::conditions::compile_once`]).
+    pub(crate) programs: crate::check::conditions::Compiled,
 }
 
 impl Story {
@@ -411,5 +414,6 @@ pub fn resolve(
         variables,
         session: ctx.is_some(),
         cel: std::sync::OnceLock::new(),
+        programs: Default::default(),
     })
 }
