@@ -351,13 +351,14 @@ pub struct DerivedOrder {
 /// Orders the derived variables of `story` (Format 8.1).
 pub fn derived_order(story: &Story) -> DerivedOrder {
     let mut deps: HashMap<String, BTreeSet<String>> = HashMap::new();
-    let mut envs: HashMap<String, Env> = HashMap::new();
+    // By owner, not by ID: a character and a world may share an ID.
+    let mut envs: HashMap<Owner, Env> = HashMap::new();
     for (name, decl) in &story.variables {
         let Some(src) = &decl.decl.derived else {
             continue;
         };
         let env = envs
-            .entry(decl.owner.id().to_string())
+            .entry(decl.owner.clone())
             .or_insert_with(|| owner_env(story, &decl.owner, false));
         let Ok(ast) = cel::parse::parse(src) else {
             continue;
@@ -521,13 +522,14 @@ fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnosti
             }
         }
     }
-    let mut envs: HashMap<String, Env> = HashMap::new();
+    // By owner, not by ID: a character and a world may share an ID.
+    let mut envs: HashMap<Owner, Env> = HashMap::new();
     for decl in story.variables.values() {
         let Some(src) = &decl.decl.derived else {
             continue;
         };
         let env = envs
-            .entry(decl.owner.id().to_string())
+            .entry(decl.owner.clone())
             .or_insert_with(|| owner_env(story, &decl.owner, false));
         let at = format!("{}/derived", decl.pointer);
         let want = Want::Var(Box::new(decl.clone()));
@@ -750,6 +752,27 @@ mod tests {
         let copy = s.clone();
         let f = compile_once(&copy, &scenario, false, "state.gold > 1", &plain);
         assert!(!std::sync::Arc::ptr_eq(&a, &f));
+    }
+
+    #[test]
+    fn a_derived_variable_is_checked_in_its_own_owners_environment() {
+        // A character and a world with one ID (DUPLICATE_ID, reported
+        // elsewhere) each check their derived variable against their own
+        // `own`, not the first one seen with that ID.
+        let bundle = json!({"troupe": "0.1", "kind": "bundle",
+            "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult",
+                "variables": [{"id": "mood", "type": "int"},
+                              {"id": "calm", "type": "int", "derived": "own.mood + 1"}]}],
+            "worlds": [{"id": "kai", "name": "Kai Island",
+                "variables": [{"id": "tide", "type": "int"},
+                              {"id": "high", "type": "bool", "derived": "own.tide > 3"}]}],
+            "scenarios": [{"id": "s", "name": "S", "cast": [{"character": "kai"}],
+                           "worlds": ["kai"]}]});
+        let s = crate::check::story::resolve(&bundle, 0, None, &mut Vec::new()).unwrap();
+        let mut out = Vec::new();
+        check_conditions(&s, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(derived_order(&s).order.len(), 2);
     }
 
     #[test]
