@@ -111,5 +111,5 @@ fn a_truncated_last_line_is_parse_and_earlier_lines_are_read() {
     assert!(d.iter().any(|d| d.code.as_str() == "PARSE"), "{d:#?}");
     let text = format!("{HEADER}\n{}\n{}", lines[0], lines[1]);
     let l = troupe::load::parse_session("s.jsonl", text.as_bytes());
-    assert_eq!(l.value.unwrap().messages.len(), 1);
+    assert_eq!(l.value.unwrap().len(), 1);
 }

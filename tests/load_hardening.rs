@@ -166,8 +166,9 @@ fn session_spans_are_lazy_and_exact() {
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
     let s = l.value.unwrap();
     assert!(!s.header.as_ref().unwrap().spans.is_built());
-    assert!(s.messages.iter().all(|m| !m.spans.is_built()));
-    let m = &s.messages[1];
+    let messages: Vec<_> = s.messages().collect();
+    assert!(messages.iter().all(|m| !m.spans.is_built()));
+    let m = &messages[1];
     let at = |line, column| troupe::load::LineCol { line, column };
     // `{"id":"b", "x": [1, {"k": 2}]}` on line 3: `"x"` at column 12, its
     // value `[` at 17, `{` at 21, `"k"` at 22 and `2` at 27.
@@ -177,7 +178,7 @@ fn session_spans_are_lazy_and_exact() {
     assert_eq!(m.spans.locate("/x/1"), Some(at(3, 21)));
     assert_eq!(m.spans.locate_key("/x/1/k"), Some(at(3, 22)));
     assert_eq!(m.spans.locate("/x/1/k/missing"), Some(at(3, 27)));
-    assert!(!s.messages[0].spans.is_built());
+    assert!(!messages[0].spans.is_built());
 }
 
 /// A duplicate key is still found at load time, with its pointer, although

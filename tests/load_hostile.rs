@@ -156,7 +156,7 @@ fn pack_reads_known_folders_and_lists_others() {
     let files: Vec<_> = pack.files.keys().map(String::as_str).collect();
     assert_eq!(files, ["npcs/a.yml", "npcs/b.yaml"]);
     assert_eq!(pack.files["npcs/a.yml"].1.file, "npcs/a.yml");
-    assert_eq!(pack.sessions["sessions/s.jsonl"].messages.len(), 1);
+    assert_eq!(pack.sessions["sessions/s.jsonl"].len(), 1);
     assert_eq!(pack.other, ["README.md", "lore/", "npcs/notes.txt"]);
 }
 
@@ -339,15 +339,18 @@ fn truncated_last_jsonl_line_is_parse_at_its_line() {
     assert_eq!(d.location.line, Some(3));
     let s = l.value.unwrap();
     assert!(s.header.is_some());
-    assert_eq!(s.messages.len(), 1);
-    assert_eq!(s.messages[0].value["id"], "m1");
+    assert_eq!(s.len(), 1);
+    assert_eq!(s.messages().next().unwrap().value["id"], "m1");
 }
 
 #[test]
 fn crlf_jsonl_is_accepted() {
     let l = parse_session("s.jsonl", b"{\"troupe\":\"0.1\"}\r\n{\"id\":\"m1\"}\r\n");
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
-    assert_eq!(l.value.unwrap().messages[0].value["id"], "m1");
+    assert_eq!(
+        l.value.unwrap().messages().next().unwrap().value["id"],
+        "m1"
+    );
 }
 
 #[test]

@@ -422,11 +422,7 @@ fn a_crash_leaves_a_partial_last_line_that_the_loader_reports() {
     let partial = &text.as_bytes()[..cut];
     let l = troupe::load::parse_session("s.jsonl", partial);
     let doc = l.value.expect("earlier lines are kept");
-    assert_eq!(
-        doc.messages.len(),
-        lines - 2,
-        "header + all but the last message"
-    );
+    assert_eq!(doc.len(), lines - 2, "header + all but the last message");
     assert_eq!(l.diagnostics.len(), 1);
     assert_eq!(l.diagnostics[0].code, Code::Parse);
     assert_eq!(

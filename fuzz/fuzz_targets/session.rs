@@ -14,11 +14,8 @@ fuzz_target!(|data: &[u8]| {
     if let Some(doc) = &loaded.value {
         diags.extend(troupe::check::run::check_session_document(&bundle, doc));
         if !diags.iter().any(|d| d.is_error()) {
-            if let Some(h) = &doc.header {
-                let ms = doc.messages.iter().map(|m| m.value.clone()).collect();
-                if let Ok(engine) =
-                    troupe::engine::load::compile_checked(&bundle, Some((h.value.clone(), ms)), None)
-                {
+            if doc.header.is_some() {
+                if let Ok(engine) = troupe::engine::load::compile_checked_session(&bundle, doc) {
                     let n = engine.session.messages.len() as u32;
                     for m in 0..n.min(64) {
                         let s = engine.state_at(m);

@@ -172,14 +172,10 @@ impl History {
             return Err(Error::invalid(diags, sources));
         };
         diags.extend(crate::check::run::check_session_document(bundle, &doc));
-        let Some(header) = doc.header.as_ref().map(|h| h.value.clone()) else {
-            return Err(Error::invalid(diags, sources));
-        };
-        if diags.iter().any(Diagnostic::is_error) {
+        if doc.header.is_none() || diags.iter().any(Diagnostic::is_error) {
             return Err(Error::invalid(diags, sources));
         }
-        let messages = doc.messages.iter().map(|m| m.value.clone()).collect();
-        crate::engine::load::compile_checked(bundle, Some((header, messages)), None)
+        crate::engine::load::compile_checked_session(bundle, &doc)
             .map(History::from_engine)
             .map_err(|d| Error::invalid(d, sources))
     }

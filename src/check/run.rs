@@ -11,7 +11,7 @@ use super::bundle::check_bundle;
 use super::locate::{dedup, locate_in};
 use super::pack::{checks::check_pack_files, lower, origin::Origins};
 use super::schema::{SchemaKind, Schemas};
-use super::session::check_session_lines;
+use super::session::SessionChecker;
 use crate::diag::render::Sources;
 use crate::diag::{escape_token, Code, Diagnostic, Severity};
 use crate::load::{self, Document, PackFileKind, PackFiles, SessionDoc};
@@ -92,7 +92,13 @@ pub fn message_prefix(doc: &Document) -> String {
 }
 
 /// Checks a session's header and lines against `bundle` (Format 12, 7).
-/// The load diagnostics of the session are not included.
+/// The load diagnostics of the session are not included. The lines are
+/// read one at a time (each parsed, checked against its schema and its
+/// path, its diagnostics located in it, and dropped), so memory is the
+/// session's text and the facts of each message's path, never its JSON
+/// values (Format 16.2). Diagnostics come in the order schema diagnostics
+/// (header, then each line), then the story's and header's, then each
+/// line's semantic ones.
 pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagnostic> {
     let Some(header) = &session.header else {
         return Vec::new();
@@ -102,44 +108,31 @@ pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagn
     }
     let schemas = Schemas::get();
     let mut out = schemas.validate(SchemaKind::SessionHeader, header, "header");
-    for m in &session.messages {
-        out.extend(schemas.validate(SchemaKind::Message, m, &message_prefix(m)));
-    }
-    let values: Vec<&Value> = session.messages.iter().map(|m| &m.value).collect();
-    let lines: Vec<u32> = session.messages.iter().map(|m| m.first_line).collect();
-    let mut semantic = check_session_lines(bundle, &header.value, &values, &lines);
-    // The k-th DUPLICATE_ID of an ID is about its (k+1)-th line. The lines
-    // of each message prefix are indexed once, so locating every
-    // diagnostic is linear in the session, not a scan per diagnostic.
-    let mut lines_of: std::collections::HashMap<String, Vec<usize>> = Default::default();
-    for (i, m) in session.messages.iter().enumerate() {
-        lines_of.entry(message_prefix(m)).or_default().push(i);
-    }
-    let mut repeats: std::collections::HashMap<String, usize> = Default::default();
+    let mut semantic = Vec::new();
+    let mut checker = SessionChecker::begin(bundle, &header.value, &mut semantic);
     for d in &mut semantic {
-        let nth = match (&d.code, &d.location.pointer) {
-            (Code::DuplicateId, Some(p)) => {
-                let n = repeats.entry(p.clone()).or_insert(0);
-                *n += 1;
-                *n
+        locate_session(d, session, None);
+    }
+    for m in session.messages() {
+        out.extend(schemas.validate(SchemaKind::Message, &m, &message_prefix(&m)));
+        if let Some(checker) = &mut checker {
+            let from = semantic.len();
+            checker.message(&m.value, m.first_line, &mut semantic);
+            // Every diagnostic of a line is about that line (a repeated
+            // ID's included: it is located at its later line, this one).
+            for d in semantic.get_mut(from..).unwrap_or_default() {
+                locate_session(d, session, Some(&m));
             }
-            _ => 0,
-        };
-        locate_session(d, session, &lines_of, nth);
+        }
     }
     out.extend(semantic);
     dedup(&mut out);
     out
 }
 
-/// Locates a session diagnostic in the header or in the line of the message
-/// its pointer names (the `nth` line with that ID, 0 for the first).
-fn locate_session(
-    d: &mut Diagnostic,
-    session: &SessionDoc,
-    lines_of: &std::collections::HashMap<String, Vec<usize>>,
-    nth: usize,
-) {
+/// Locates a session diagnostic in the header or, for `message:<id>/…`, in
+/// `message`, the line it is about.
+fn locate_session(d: &mut Diagnostic, session: &SessionDoc, message: Option<&Document>) {
     let Some(p) = d.location.pointer.clone() else {
         d.location.file.get_or_insert_with(|| session.file.clone());
         return;
@@ -149,19 +142,9 @@ fn locate_session(
             locate_in(d, h, rest);
         }
     } else if let Some(rest) = p.strip_prefix("message:") {
-        let (id, inner) = rest.split_once('/').map_or((rest, ""), |(a, b)| (a, b));
-        let inner = if inner.is_empty() {
-            String::new()
-        } else {
-            format!("/{inner}")
-        };
-        let prefix = format!("message:{id}");
-        if let Some(m) = lines_of
-            .get(&prefix)
-            .and_then(|l| l.get(nth))
-            .and_then(|&i| session.messages.get(i))
-        {
-            locate_in(d, m, &inner);
+        let inner = rest.find('/').map_or("", |i| &rest[i..]);
+        if let Some(m) = message {
+            locate_in(d, m, inner);
         }
     }
     d.location.file.get_or_insert_with(|| session.file.clone());
@@ -512,28 +495,12 @@ fn sort_for_report(diagnostics: &mut Vec<Diagnostic>, owner: &[usize]) {
     *diagnostics = keyed.into_iter().map(|(_, d)| d).collect();
 }
 
+/// The human renderer quotes the whole file of a session read from text
+/// (one built in memory has no text to quote).
 fn add_session_sources(sources: &mut Sources, s: &SessionDoc) {
-    // Session lines each keep their own text; the human renderer quotes the
-    // whole file, so join them back in line order.
-    let mut lines: Vec<(u32, &str)> = s
-        .header
-        .iter()
-        .chain(s.messages.iter())
-        .map(|d| (d.first_line, d.text.as_ref()))
-        .collect();
-    lines.sort_by_key(|(n, _)| *n);
-    let mut text = String::new();
-    let mut at = 1;
-    for (n, line) in lines {
-        while at < n {
-            text.push('\n');
-            at += 1;
-        }
-        text.push_str(line.trim_end_matches(['\r', '\n']));
-        text.push('\n');
-        at += 1;
+    if let Some(text) = s.text() {
+        sources.add(s.file.clone(), text.clone());
     }
-    sources.add(s.file.clone(), text.into());
 }
 
 fn check_pack_path(path: &Path, checked: &mut Checked) {

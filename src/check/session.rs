@@ -17,50 +17,268 @@ use crate::model::Event;
 /// Checks a session (header and messages in file order) against `bundle`.
 /// Locations are `header/<pointer>` and `message:<id>/<pointer>`.
 pub fn check_session(bundle: &Value, header: &Value, messages: &[&Value]) -> Vec<Diagnostic> {
-    let lines: Vec<u32> = (0..messages.len())
-        .map(|i| u32::try_from(i + 2).unwrap_or(u32::MAX))
-        .collect();
-    check_session_lines(bundle, header, messages, &lines)
+    let mut out = Vec::new();
+    if let Some(mut checker) = SessionChecker::begin(bundle, header, &mut out) {
+        for (i, m) in messages.iter().enumerate() {
+            checker.message(m, u32::try_from(i + 2).unwrap_or(u32::MAX), &mut out);
+        }
+    }
+    out
 }
 
-/// [`check_session`] with the file line of each message (for the
-/// `line:<n>` locations of lines without a string ID, Format 17.2).
-pub fn check_session_lines(
-    bundle: &Value,
-    header: &Value,
-    messages: &[&Value],
-    lines: &[u32],
-) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let Some(story) = resolve_story(bundle, header, &mut out) else {
-        return out;
-    };
-    // The story as this session sees it (seats filled, header characters in
-    // place) can fail checks the bundle alone passes: a seat-filled
-    // character named in an opening's scene, variables of a header
-    // character. Report what the session adds (Format 11.2, 12.2).
-    if story.cast.iter().any(|m| m.seat.is_some()) || header.get("characters").is_some() {
-        let mut alone = Vec::new();
-        if let Some(bundle_story) = story::resolve(bundle, story.index, None, &mut alone) {
-            check_story(&bundle_story, &mut alone);
-            super::reach::unreachable_conditions(&bundle_story, &mut alone);
-        }
-        let mut seen: HashSet<(Code, Option<String>)> = alone
-            .into_iter()
-            .map(|d| (d.code, d.location.pointer))
-            .collect();
-        let mut story_diags = Vec::new();
-        check_story(&story, &mut story_diags);
-        super::reach::unreachable_conditions(&story, &mut story_diags);
-        out.extend(
-            story_diags
+/// The checks of a session's messages, one message at a time in file order
+/// (Format 12, 7, 9): what is kept between messages is, per message ID, the
+/// facts of its path (once-only events fired, ended), shared with its
+/// parent's where they are the same, so a session is checked without holding
+/// its messages.
+pub struct SessionChecker {
+    story: Story,
+    /// Event ID → (index, repeats, ends the story).
+    events: HashMap<String, (u32, bool, bool)>,
+    outcomes: HashSet<String>,
+    openings: indexmap::IndexSet<String>,
+    /// The facts of each message's path; `None` for a message with no path
+    /// (its parent is not an earlier line, or has no path itself: Format 12.1).
+    facts: HashMap<String, Option<PathFacts>>,
+}
+
+impl SessionChecker {
+    /// Resolves the story `header` names and runs the checks of the header
+    /// and of the story as the session sees it, into `out`; `None` when there
+    /// is no story to check messages against (UNKNOWN_REF or a seat error is
+    /// in `out`).
+    pub fn begin(bundle: &Value, header: &Value, out: &mut Vec<Diagnostic>) -> Option<Self> {
+        let story = resolve_story(bundle, header, out)?;
+        // The story as this session sees it (seats filled, header characters in
+        // place) can fail checks the bundle alone passes: a seat-filled
+        // character named in an opening's scene, variables of a header
+        // character. Report what the session adds (Format 11.2, 12.2).
+        if story.cast.iter().any(|m| m.seat.is_some()) || header.get("characters").is_some() {
+            let mut alone = Vec::new();
+            if let Some(bundle_story) = story::resolve(bundle, story.index, None, &mut alone) {
+                check_story(&bundle_story, &mut alone);
+                super::reach::unreachable_conditions(&bundle_story, &mut alone);
+            }
+            let mut seen: HashSet<(Code, Option<String>)> = alone
                 .into_iter()
-                .filter(|d| seen.insert((d.code, d.location.pointer.clone()))),
-        );
+                .map(|d| (d.code, d.location.pointer))
+                .collect();
+            let mut story_diags = Vec::new();
+            check_story(&story, &mut story_diags);
+            super::reach::unreachable_conditions(&story, &mut story_diags);
+            out.extend(
+                story_diags
+                    .into_iter()
+                    .filter(|d| seen.insert((d.code, d.location.pointer.clone()))),
+            );
+        }
+        check_header(bundle, &story, header, out);
+        let events = story
+            .scenario
+            .events
+            .iter()
+            .filter_map(|e| serde_json::from_value::<Event>(e.clone()).ok())
+            .enumerate()
+            .map(|(i, e)| (e.id, (u32::try_from(i).unwrap_or(u32::MAX), e.repeat, e.end)))
+            .collect();
+        let outcomes = story
+            .scenario
+            .outcomes
+            .iter()
+            .filter_map(|o| o.get("id").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        let openings = story
+            .scenario
+            .openings
+            .iter()
+            .filter_map(|o| o.get("id").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        Some(SessionChecker {
+            story,
+            events,
+            outcomes,
+            openings,
+            facts: HashMap::new(),
+        })
     }
-    check_header(bundle, &story, header, &mut out);
-    check_messages(&story, messages, lines, &mut out);
-    out
+
+    /// Checks the next message line, `m`, at file line `line` (for the
+    /// `line:<n>` location of a line without a string ID, Format 17.2), into
+    /// `out`. Every diagnostic is about `m`: `message:<id>/<pointer>` or
+    /// `line:<n>/<pointer>`.
+    pub fn message(&mut self, m: &Value, line: u32, out: &mut Vec<Diagnostic>) {
+        let story = &self.story;
+        // A line without a string ID is checked like every message, located
+        // at `line:<n>` (Format 17.2); no later line can name it.
+        let id = m.get("id").and_then(Value::as_str);
+        let prefix = match id {
+            Some(id) => format!("message:{}", escape_token(id)),
+            None => format!("line:{line}"),
+        };
+        let at = |p: &str| format!("{prefix}{p}");
+        if id.is_some_and(|id| self.facts.contains_key(id)) {
+            let id = id.unwrap_or_default();
+            out.push(
+                Diagnostic::error(
+                    Code::DuplicateId,
+                    format!("message ID `{id}` is used by an earlier line"),
+                )
+                .at(at("/id")),
+            );
+            return;
+        }
+        let parent = m.get("parent").and_then(Value::as_str);
+        let mut path = match parent {
+            Some(p) => match self.facts.get(p) {
+                Some(f) => f.clone(),
+                None => {
+                    out.push(
+                        Diagnostic::error(
+                            Code::Order,
+                            format!("parent `{p}` is not the ID of an earlier line"),
+                        )
+                        .at(at("/parent")),
+                    );
+                    None
+                }
+            },
+            None => Some(PathFacts::default()),
+        };
+        if path.as_ref().is_some_and(|f| f.ended) {
+            out.push(
+                Diagnostic::error(
+                    Code::AfterEnd,
+                    "this message continues a story that has already ended",
+                )
+                .at(at("")),
+            );
+        }
+        if let Some(o) = m.get("opening").and_then(Value::as_str) {
+            if parent.is_some() {
+                out.push(
+                    Diagnostic::error(
+                        Code::Order,
+                        "only a root (a message with no parent) may name an opening",
+                    )
+                    .at(at("/opening")),
+                );
+            } else if !self.openings.contains(o) {
+                out.push(
+                    Diagnostic::error(
+                        Code::UnknownRef,
+                        format!(
+                            "the scenario has no opening `{o}`{}",
+                            crate::diag::suggest::one_of(o, self.openings.iter().map(String::as_str))
+                        ),
+                    )
+                    .at(at("/opening")),
+                );
+            }
+        }
+        if let Some(a) = m.get("author").and_then(Value::as_str) {
+            if a != "narrator" && !story.in_cast(a) {
+                out.push(
+                    Diagnostic::error(
+                        Code::UnknownRef,
+                        format!("author `{a}` is not a member of the cast or `narrator`"),
+                    )
+                    .at(at("/author")),
+                );
+            }
+        }
+        for (pi, part) in array(m, "parts").iter().enumerate() {
+            if let Some(t) = part.get("text").and_then(Value::as_str) {
+                check_template(t, &at(&format!("/parts/{pi}/text")), out);
+            }
+            check_audience(
+                story,
+                array(part, "audience"),
+                &at(&format!("/parts/{pi}/audience")),
+                out,
+            );
+        }
+        if let Some(t) = m.pointer("/summary/text").and_then(Value::as_str) {
+            check_template(t, &at("/summary/text"), out);
+        }
+        // Summary audiences are references, as part audiences (Format 12.5).
+        if let Some(aud) = m.pointer("/summary/audience").and_then(Value::as_array) {
+            check_audience(story, aud, &at("/summary/audience"), out);
+        }
+        check_changes(story, array(m, "changes"), &at("/changes"), out);
+        if let Some(set) = m.get("settings") {
+            super::settings::check_settings(
+                story.scenario.difficulty.as_ref(),
+                set,
+                &at("/settings"),
+                out,
+            );
+        }
+        // Path-dependent checks use a scratch copy when there is no path.
+        let has_path = path.is_some();
+        let mut facts_here = path.take().unwrap_or_default();
+        let path = &mut facts_here;
+        let ended_before = path.ended;
+        for (fi, f) in array(m, "firings").iter().enumerate() {
+            if has_path && path.ended && !ended_before {
+                out.push(
+                    Diagnostic::error(
+                        Code::AfterEnd,
+                        "this firing is recorded after the firing that ended the story",
+                    )
+                    .at(at(&format!("/firings/{fi}"))),
+                );
+            }
+            if let Some(e) = f.get("event").and_then(Value::as_str) {
+                match self.events.get(e) {
+                    None => out.push(
+                        Diagnostic::error(
+                            Code::UnknownRef,
+                            format!("the scenario has no event `{e}`"),
+                        )
+                        .at(at(&format!("/firings/{fi}/event"))),
+                    ),
+                    Some(&(index, repeat, end)) => {
+                        if !repeat {
+                            if path.once.contains(&index) {
+                                if has_path {
+                                    out.push(
+                                        Diagnostic::error(
+                                            Code::RepeatedFiring,
+                                            format!("event `{e}` does not repeat but already fired on this path"),
+                                        )
+                                        .at(at(&format!("/firings/{fi}/event"))),
+                                    );
+                                }
+                            } else {
+                                path.once.insert_mut(index);
+                            }
+                        }
+                        if end {
+                            path.ended = true;
+                        }
+                    }
+                }
+            } else if let Some(o) = f.get("outcome").and_then(Value::as_str) {
+                if !self.outcomes.contains(o) {
+                    out.push(
+                        Diagnostic::error(
+                            Code::UnknownRef,
+                            format!("the scenario has no outcome `{o}`"),
+                        )
+                        .at(at(&format!("/firings/{fi}/outcome"))),
+                    );
+                } else {
+                    // A second outcome on a path is after the ending: AFTER_END,
+                    // not REPEATED_FIRING (Format 9.4).
+                    path.ended = true;
+                }
+            }
+        }
+        if let Some(id) = id {
+            self.facts
+                .insert(id.to_string(), has_path.then_some(facts_here));
+        }
+    }
 }
 
 /// The checks of a header alone (Format 12, 12.2, 12.3) for header
@@ -240,202 +458,15 @@ fn check_header_in(
 }
 
 /// What is known of each message's path while reading the lines in order.
+/// Cloning is O(1): the set is persistent, so a message shares its parent's
+/// (a path of once-only events copied per message would cost the session's
+/// length times the scenario's events).
 #[derive(Default, Clone)]
 struct PathFacts {
-    /// Once-only events fired on the path.
-    once: HashSet<String>,
+    /// Indices of the once-only events fired on the path.
+    once: rpds::HashTrieSet<u32>,
     /// Whether the story has ended on the path.
     ended: bool,
-}
-
-fn check_messages(story: &Story, messages: &[&Value], lines: &[u32], out: &mut Vec<Diagnostic>) {
-    let events: HashMap<String, Event> = story
-        .scenario
-        .events
-        .iter()
-        .filter_map(|e| serde_json::from_value::<Event>(e.clone()).ok())
-        .map(|e| (e.id.clone(), e))
-        .collect();
-    let outcomes: HashSet<String> = story
-        .scenario
-        .outcomes
-        .iter()
-        .filter_map(|o| o.get("id").and_then(Value::as_str).map(str::to_string))
-        .collect();
-    let openings: HashSet<&str> = story
-        .scenario
-        .openings
-        .iter()
-        .filter_map(|o| o.get("id").and_then(Value::as_str))
-        .collect();
-    // The facts of each message's path; `None` for a message with no path
-    // (its parent is not an earlier line, or has no path itself: Format 12.1).
-    let mut facts: HashMap<String, Option<PathFacts>> = HashMap::new();
-    for (index, &m) in messages.iter().enumerate() {
-        // A line without a string ID is checked like every message, located
-        // at `line:<n>` (Format 17.2); no later line can name it.
-        let id = m.get("id").and_then(Value::as_str);
-        let prefix = match id {
-            Some(id) => format!("message:{}", escape_token(id)),
-            None => format!("line:{}", lines.get(index).copied().unwrap_or(0)),
-        };
-        let at = |p: &str| format!("{prefix}{p}");
-        if id.is_some_and(|id| facts.contains_key(id)) {
-            let id = id.unwrap_or_default();
-            out.push(
-                Diagnostic::error(
-                    Code::DuplicateId,
-                    format!("message ID `{id}` is used by an earlier line"),
-                )
-                .at(at("/id")),
-            );
-            continue;
-        }
-        let parent = m.get("parent").and_then(Value::as_str);
-        let mut path = match parent {
-            Some(p) => match facts.get(p) {
-                Some(f) => f.clone(),
-                None => {
-                    out.push(
-                        Diagnostic::error(
-                            Code::Order,
-                            format!("parent `{p}` is not the ID of an earlier line"),
-                        )
-                        .at(at("/parent")),
-                    );
-                    None
-                }
-            },
-            None => Some(PathFacts::default()),
-        };
-        if path.as_ref().is_some_and(|f| f.ended) {
-            out.push(
-                Diagnostic::error(
-                    Code::AfterEnd,
-                    "this message continues a story that has already ended",
-                )
-                .at(at("")),
-            );
-        }
-        if let Some(o) = m.get("opening").and_then(Value::as_str) {
-            if parent.is_some() {
-                out.push(
-                    Diagnostic::error(
-                        Code::Order,
-                        "only a root (a message with no parent) may name an opening",
-                    )
-                    .at(at("/opening")),
-                );
-            } else if !openings.contains(o) {
-                out.push(
-                    Diagnostic::error(
-                        Code::UnknownRef,
-                        format!(
-                            "the scenario has no opening `{o}`{}",
-                            crate::diag::suggest::one_of(o, openings.iter().copied())
-                        ),
-                    )
-                    .at(at("/opening")),
-                );
-            }
-        }
-        if let Some(a) = m.get("author").and_then(Value::as_str) {
-            if a != "narrator" && !story.in_cast(a) {
-                out.push(
-                    Diagnostic::error(
-                        Code::UnknownRef,
-                        format!("author `{a}` is not a member of the cast or `narrator`"),
-                    )
-                    .at(at("/author")),
-                );
-            }
-        }
-        for (pi, part) in array(m, "parts").iter().enumerate() {
-            if let Some(t) = part.get("text").and_then(Value::as_str) {
-                check_template(t, &at(&format!("/parts/{pi}/text")), out);
-            }
-            check_audience(
-                story,
-                array(part, "audience"),
-                &at(&format!("/parts/{pi}/audience")),
-                out,
-            );
-        }
-        if let Some(t) = m.pointer("/summary/text").and_then(Value::as_str) {
-            check_template(t, &at("/summary/text"), out);
-        }
-        // Summary audiences are references, as part audiences (Format 12.5).
-        if let Some(aud) = m.pointer("/summary/audience").and_then(Value::as_array) {
-            check_audience(story, aud, &at("/summary/audience"), out);
-        }
-        check_changes(story, array(m, "changes"), &at("/changes"), out);
-        if let Some(set) = m.get("settings") {
-            super::settings::check_settings(
-                story.scenario.difficulty.as_ref(),
-                set,
-                &at("/settings"),
-                out,
-            );
-        }
-        // Path-dependent checks use a scratch copy when there is no path.
-        let has_path = path.is_some();
-        let mut facts_here = path.take().unwrap_or_default();
-        let path = &mut facts_here;
-        let ended_before = path.ended;
-        for (fi, f) in array(m, "firings").iter().enumerate() {
-            if has_path && path.ended && !ended_before {
-                out.push(
-                    Diagnostic::error(
-                        Code::AfterEnd,
-                        "this firing is recorded after the firing that ended the story",
-                    )
-                    .at(at(&format!("/firings/{fi}"))),
-                );
-            }
-            if let Some(e) = f.get("event").and_then(Value::as_str) {
-                match events.get(e) {
-                    None => out.push(
-                        Diagnostic::error(
-                            Code::UnknownRef,
-                            format!("the scenario has no event `{e}`"),
-                        )
-                        .at(at(&format!("/firings/{fi}/event"))),
-                    ),
-                    Some(ev) => {
-                        if !ev.repeat && !path.once.insert(e.to_string()) && has_path {
-                            out.push(
-                                Diagnostic::error(
-                                    Code::RepeatedFiring,
-                                    format!("event `{e}` does not repeat but already fired on this path"),
-                                )
-                                .at(at(&format!("/firings/{fi}/event"))),
-                            );
-                        }
-                        if ev.end {
-                            path.ended = true;
-                        }
-                    }
-                }
-            } else if let Some(o) = f.get("outcome").and_then(Value::as_str) {
-                if !outcomes.contains(o) {
-                    out.push(
-                        Diagnostic::error(
-                            Code::UnknownRef,
-                            format!("the scenario has no outcome `{o}`"),
-                        )
-                        .at(at(&format!("/firings/{fi}/outcome"))),
-                    );
-                } else {
-                    // A second outcome on a path is after the ending: AFTER_END,
-                    // not REPEATED_FIRING (Format 9.4).
-                    path.ended = true;
-                }
-            }
-        }
-        if let Some(id) = id {
-            facts.insert(id.to_string(), has_path.then_some(facts_here));
-        }
-    }
 }
 
 /// An audience's items (of a part, 7.2, or a summary, 12.5) are cast

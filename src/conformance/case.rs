@@ -15,7 +15,7 @@ use crate::diag::Diagnostic;
 use crate::engine::load::{bare_document, check_all};
 use crate::engine::macros::RenderFor;
 use crate::engine::Engine;
-use crate::load::{check_version, parse_json, parse_session, Document};
+use crate::load::{check_version, parse_json, parse_session, Document, SessionDoc};
 
 /// The spec version the runner sets as `troupe` (README 1).
 pub const SPEC_VERSION: &str = "0.1";
@@ -40,7 +40,7 @@ const FIELDS: &[(&str, &[&str])] = &[
 /// The inputs of a case, read once.
 struct Inputs {
     bundle: Document,
-    session: Option<(Document, Vec<Document>)>,
+    session: Option<SessionDoc>,
     /// Diagnostics of reading a `sessionFile`.
     read_diags: Vec<Diagnostic>,
     engine: OnceLock<Result<Engine, Vec<Diagnostic>>>,
@@ -108,7 +108,11 @@ fn read_inputs(case: &Value, dir: &Path) -> Result<Inputs, String> {
                         .collect::<Vec<_>>()
                 })
                 .unwrap_or_default();
-            Some((bare_document("session", &header), messages))
+            Some(SessionDoc::from_documents(
+                "session",
+                Some(bare_document("session", &header)),
+                messages,
+            ))
         }
         (None, Some(Value::String(f))) => {
             let bytes = read_input(dir, f).map_err(|e| format!("sessionFile {e}"))?;
@@ -117,10 +121,10 @@ fn read_inputs(case: &Value, dir: &Path) -> Result<Inputs, String> {
             let s = l
                 .value
                 .ok_or_else(|| format!("sessionFile `{f}` does not parse"))?;
-            let header = s
-                .header
-                .ok_or_else(|| format!("sessionFile `{f}` has no header"))?;
-            Some((header, s.messages))
+            if s.header.is_none() {
+                return Err(format!("sessionFile `{f}` has no header"));
+            }
+            Some(s)
         }
         _ => None,
     };
@@ -137,7 +141,7 @@ impl Inputs {
         let mut d = self.read_diags.clone();
         d.extend(check_all(
             &self.bundle,
-            self.session.as_ref().map(|(h, m)| (h, &m[..])),
+            self.session.as_ref(),
         ));
         d
     }
@@ -146,7 +150,7 @@ impl Inputs {
         let e = self.engine.get_or_init(|| {
             crate::engine::load::load_documents(
                 &self.bundle,
-                self.session.as_ref().map(|(h, m)| (h, &m[..])),
+                self.session.as_ref(),
                 None,
             )
         });
@@ -290,7 +294,7 @@ fn run_test(t: &Value, ty: &str, inputs: &Inputs, conforming: bool) -> Outcome {
         "check" => check_test(expect, inputs),
         "parse" => parse_test(t, expect),
         "run" => inputs.engine().map_err(Failure::Fail).and_then(|e| {
-            let header = inputs.session.as_ref().map(|(h, _)| &h.value);
+            let header = inputs.session.as_ref().and_then(|s| s.header.as_ref()).map(|h| &h.value);
             super::runtime::run_test(t, expect, &inputs.bundle.value, header, e).map_err(
                 |(suite, m)| {
                     if suite {
@@ -489,11 +493,11 @@ fn session_schema(s: &crate::load::SessionDoc) -> Vec<Diagnostic> {
         }
     }
     if let Ok(sc) = Schemas::try_get() {
-        for m in &s.messages {
+        for m in s.messages() {
             diags.extend(sc.validate(
                 SchemaKind::Message,
-                m,
-                &crate::check::run::message_prefix(m),
+                &m,
+                &crate::check::run::message_prefix(&m),
             ));
         }
     }

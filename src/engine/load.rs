@@ -9,9 +9,9 @@ use serde_json::Value;
 use super::{Engine, DEFAULT_STRIDE};
 use crate::check;
 use crate::check::story::Story;
-use crate::compile::{compile_session, compile_story, SessionIr, StoryIr};
+use crate::compile::{compile_session, compile_story, SessionCompiler, SessionIr, StoryIr};
 use crate::diag::{Code, Diagnostic};
-use crate::load::{Document, SpanIndex};
+use crate::load::{Document, SessionDoc, SpanIndex};
 
 /// A document with no source text (values built in memory).
 pub fn bare_document(file: &str, value: &Value) -> Document {
@@ -27,15 +27,10 @@ pub fn bare_document(file: &str, value: &Value) -> Document {
 /// Every check of a bundle and (optionally) a session, through the
 /// checker's entry points (version, schemas, semantic checks; Format 17.2,
 /// 17.3). Diagnostics in check order.
-pub fn check_all(bundle: &Document, session: Option<(&Document, &[Document])>) -> Vec<Diagnostic> {
+pub fn check_all(bundle: &Document, session: Option<&SessionDoc>) -> Vec<Diagnostic> {
     let mut out = check::run::check_bundle_document(bundle);
-    if let Some((header, messages)) = session {
-        let doc = crate::load::SessionDoc {
-            file: header.file.clone(),
-            header: Some(header.clone()),
-            messages: messages.to_vec(),
-        };
-        out.extend(check::run::check_session_document(&bundle.value, &doc));
+    if let Some(doc) = session {
+        out.extend(check::run::check_session_document(&bundle.value, doc));
     }
     out
 }
@@ -51,37 +46,30 @@ pub fn load(
     scenario: Option<&str>,
 ) -> Result<Engine, Vec<Diagnostic>> {
     let bdoc = bare_document("bundle", bundle);
-    let sdocs = session.map(|(h, ms)| {
-        (
-            bare_document("session", h),
-            ms.iter()
-                .map(|m| bare_document("session", m))
-                .collect::<Vec<_>>(),
+    let sdoc = session.map(|(h, ms)| {
+        SessionDoc::from_documents(
+            "session",
+            Some(bare_document("session", h)),
+            ms.iter().map(|m| bare_document("session", m)).collect(),
         )
     });
-    load_documents(&bdoc, sdocs.as_ref().map(|(h, m)| (h, &m[..])), scenario)
+    load_documents(&bdoc, sdoc.as_ref(), scenario)
 }
 
 /// Checks and compiles parsed documents (see [`Engine::load`]).
 pub fn load_documents(
     bundle: &Document,
-    session: Option<(&Document, &[Document])>,
+    session: Option<&SessionDoc>,
     scenario: Option<&str>,
 ) -> Result<Engine, Vec<Diagnostic>> {
     let diags = check_all(bundle, session);
     if diags.iter().any(Diagnostic::is_error) {
         return refuse(diags);
     }
-    compile_checked(
-        &bundle.value,
-        session.map(|(h, ms)| {
-            (
-                h.value.clone(),
-                ms.iter().map(|m| m.value.clone()).collect::<Vec<_>>(),
-            )
-        }),
-        scenario,
-    )
+    match session {
+        Some(doc) => compile_checked_session(&bundle.value, doc),
+        None => compile_checked(&bundle.value, None, scenario),
+    }
 }
 
 fn internal(m: String) -> Vec<Diagnostic> {
@@ -139,6 +127,24 @@ pub fn compile_checked(
     Ok(Engine::new(story, ir, sess, has, DEFAULT_STRIDE))
 }
 
+/// Compiles a session that has passed its checks (no check runs here),
+/// one line at a time: each message is parsed, lowered and dropped, so the
+/// session's JSON values are never all held (Format 16.2). A session with
+/// no header is refused (INTERNAL: its checks would have failed).
+pub fn compile_checked_session(bundle: &Value, doc: &SessionDoc) -> Result<Engine, Vec<Diagnostic>> {
+    let Some(header) = &doc.header else {
+        return Err(internal("the session has no header".into()));
+    };
+    let (story, ir) = compile_story_for(bundle, Some(&header.value), None)?;
+    let mut lower = SessionCompiler::new(&story, &ir, &header.value).map_err(|e| internal(e.0))?;
+    lower.reserve(doc.len());
+    for m in doc.messages() {
+        lower.push(&m.value).map_err(|e| internal(e.0))?;
+    }
+    let sess = lower.finish();
+    Ok(Engine::new(story, ir, sess, true, DEFAULT_STRIDE))
+}
+
 /// Reads a bundle file or a pack directory as a bundle value (a pack is
 /// lowered, Format 13.10), with the diagnostics of reading and lowering.
 pub fn read_bundle_or_pack(path: &Path) -> (Option<Document>, Vec<Diagnostic>) {
@@ -187,10 +193,10 @@ pub fn open(bundle: &Path, session: Option<&Path>) -> Result<Engine, Vec<Diagnos
     }
     match &sdoc {
         Some(s) => {
-            let Some(h) = &s.header else {
+            if s.header.is_none() {
                 return refuse(diags);
-            };
-            load_documents(&bdoc, Some((h, &s.messages)), None)
+            }
+            load_documents(&bdoc, Some(s), None)
         }
         None => load_documents(&bdoc, None, None),
     }

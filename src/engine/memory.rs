@@ -54,7 +54,10 @@ impl Engine {
                 .map(|m| message_bytes(m) - size_of::<MessageIr>())
                 .sum::<usize>()
             + s.index.capacity() * (size_of::<(std::sync::Arc<str>, u32)>() + 1);
-        let tree = (self.tree.first_child.capacity() + self.tree.next_sibling.capacity()) * 4;
+        let tree = (self.tree.first_child.capacity()
+            + self.tree.next_sibling.capacity()
+            + self.tree.heavy.capacity())
+            * 4;
         let cps: Vec<&State> = self.checkpoints.iter().flatten().map(|b| &**b).collect();
         MemoryEstimate {
             session,

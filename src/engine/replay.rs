@@ -19,6 +19,10 @@ pub struct Tree {
     pub next_sibling: Vec<u32>,
     /// The roots, in file order.
     pub roots: Vec<u32>,
+    /// The child of each message with the most descendants (the first of
+    /// equals), `u32::MAX` for a leaf: [`replay_all`] visits it last, so it
+    /// holds at most about log2(n) states at once.
+    pub heavy: Vec<u32>,
 }
 
 /// No message.
@@ -32,12 +36,23 @@ impl Tree {
             first_child: vec![NONE; n],
             next_sibling: vec![NONE; n],
             roots: Vec::new(),
+            heavy: vec![NONE; n],
         };
+        // A parent is an earlier line (Format 12.1), so walking the lines
+        // backwards sees every message's descendants before the message.
+        let mut size = vec![1u32; n];
         for (i, m) in session.messages.iter().enumerate().rev() {
             match m.parent {
                 Some(p) => {
-                    t.next_sibling[i] = t.first_child[p as usize];
-                    t.first_child[p as usize] = i as u32;
+                    let p = p as usize;
+                    t.next_sibling[i] = t.first_child[p];
+                    t.first_child[p] = i as u32;
+                    size[p] = size[p].saturating_add(size[i]);
+                    let h = t.heavy[p];
+                    // Siblings are met last first: `>=` keeps the first of equals.
+                    if h == NONE || size[i] >= size[h as usize] {
+                        t.heavy[p] = i as u32;
+                    }
                 }
                 None => t.roots.push(i as u32),
             }
@@ -209,23 +224,59 @@ pub fn replay_all(
     initial: &State,
     mut visit: impl FnMut(u32, &State),
 ) {
-    let mut scratch = Scratch::new(ir);
-    let mut stack: Vec<(u32, State)> = Vec::new();
-    for &r in tree.roots.iter().rev() {
-        stack.push((r, initial.clone()));
+    // Depth first. A message's state moves on to its heavy child (the one
+    // with the most descendants); each other child starts from a copy of it,
+    // made when that child is reached. A copy is kept only while a light
+    // child's subtree — at most half of its parent's — is replayed, so at
+    // most about log2(n) states are held, whatever the tree's shape (a
+    // copy per child made up front would hold one per sibling: n for a
+    // root with n replies).
+    struct Pending {
+        state: State,
+        /// The next child to consider, in file order.
+        next: u32,
+        heavy: u32,
     }
-    while let Some((m, mut st)) = stack.pop() {
-        step(ir, session, &mut st, m, &mut scratch);
-        visit(m, &st);
-        let first = tree.first_child.get(m as usize).copied().unwrap_or(NONE);
-        if first == NONE {
-            continue;
+    let mut scratch = Scratch::new(ir);
+    let mut pending: Vec<Pending> = Vec::new();
+    for &r in &tree.roots {
+        let mut cur = Some((r, initial.clone()));
+        loop {
+            if let Some((m, mut st)) = cur.take() {
+                step(ir, session, &mut st, m, &mut scratch);
+                visit(m, &st);
+                let heavy = tree.heavy.get(m as usize).copied().unwrap_or(NONE);
+                let first = tree.first_child.get(m as usize).copied().unwrap_or(NONE);
+                if heavy == NONE {
+                    // A leaf: go on with the pending work below.
+                } else if first == heavy
+                    && tree.next_sibling.get(heavy as usize).copied().unwrap_or(NONE) == NONE
+                {
+                    cur = Some((heavy, st));
+                    continue;
+                } else {
+                    pending.push(Pending {
+                        state: st,
+                        next: first,
+                        heavy,
+                    });
+                }
+            }
+            let Some(top) = pending.last_mut() else {
+                break;
+            };
+            let mut c = top.next;
+            if c == top.heavy {
+                c = tree.next_sibling.get(c as usize).copied().unwrap_or(NONE);
+            }
+            if c == NONE {
+                if let Some(p) = pending.pop() {
+                    cur = Some((p.heavy, p.state));
+                }
+            } else {
+                top.next = tree.next_sibling.get(c as usize).copied().unwrap_or(NONE);
+                cur = Some((c, top.state.clone()));
+            }
         }
-        let mut later: Vec<u32> = tree.children(m).skip(1).collect();
-        later.reverse();
-        for c in later {
-            stack.push((c, st.clone()));
-        }
-        stack.push((first, st));
     }
 }

@@ -41,6 +41,33 @@ pub(crate) fn parse_json_at(
     bytes: &[u8],
     first_line: u32,
 ) -> Result<Document, Diagnostic> {
+    let (text, value) = parse_text::<serde_json::Value>(file, bytes, first_line)?;
+    let text: Arc<str> = Arc::from(text);
+    Ok(Document {
+        file: file.to_string(),
+        spans: SpanIndex::lazy_json(text.clone(), first_line),
+        text,
+        value,
+        first_line,
+    })
+}
+
+/// Every check of [`parse_json_at`] without building the value: `Ok` exactly
+/// when [`parse_json_at`] would give a document. A session's lines are
+/// checked this way as the file is read and parsed again one at a time when
+/// they are used, so a session is never held as JSON values (Format 16.2).
+pub(crate) fn check_json_at(file: &str, bytes: &[u8], first_line: u32) -> Result<(), Diagnostic> {
+    parse_text::<serde::de::IgnoredAny>(file, bytes, first_line).map(|_| ())
+}
+
+/// The checks of one JSON document (size, encoding, value budget, depth,
+/// syntax, an object at the top level, duplicate keys), deserializing it as
+/// `T` on the way.
+fn parse_text<'a, T: serde::de::DeserializeOwned>(
+    file: &str,
+    bytes: &'a [u8],
+    first_line: u32,
+) -> Result<(&'a str, T), Diagnostic> {
     if let Some(d) = check_size(file, bytes.len() as u64) {
         return Err(d);
     }
@@ -72,8 +99,8 @@ pub(crate) fn parse_json_at(
     // would reject the 128 levels Format 16 allows.
     let mut de = serde_json::Deserializer::from_str(text);
     de.disable_recursion_limit();
-    let value = serde::Deserialize::deserialize(&mut de)
-        .and_then(|v: serde_json::Value| de.end().map(|()| v))
+    let value = T::deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
         .map_err(|e| {
             let at = serde_position(text, e.line(), e.column(), first_line);
             let msg = e.to_string();
@@ -82,7 +109,8 @@ pub(crate) fn parse_json_at(
                 .in_file(file)
                 .at_line_col(at.line, at.column)
         })?;
-    if !value.is_object() {
+    // Valid JSON whose first character is `{` is an object.
+    if !text.trim_start().starts_with('{') {
         let at = position_in(text, text.len() - text.trim_start().len(), first_line);
         return Err(Diagnostic::error(
             Code::Parse,
@@ -97,42 +125,7 @@ pub(crate) fn parse_json_at(
     if scan(file, text, first_line, false).is_err() {
         scan(file, text, first_line, true)?;
     }
-    let text: Arc<str> = Arc::from(text);
-    Ok(Document {
-        file: file.to_string(),
-        spans: SpanIndex::lazy_json(text.clone(), first_line),
-        text,
-        value,
-        first_line,
-    })
-}
-
-/// Reallocates every array, object and string inside `value` at its exact
-/// size (Format 16.2). serde_json grows them as it parses: an object of five
-/// members has room for seven, each slot a key and a `Value`. Documents held
-/// by the thousand — the lines of a session — pay that slack once per line;
-/// compacted, a small message costs about half. Depth is bounded by
-/// [`MAX_DEPTH`] (checked before parsing), so the recursion is too.
-pub(crate) fn compact(value: &mut serde_json::Value) {
-    use serde_json::Value;
-    match value {
-        Value::Array(items) => {
-            items.iter_mut().for_each(compact);
-            items.shrink_to_fit();
-        }
-        Value::Object(map) => {
-            let old = std::mem::take(map);
-            let mut exact = serde_json::Map::with_capacity(old.len());
-            for (mut k, mut v) in old {
-                k.shrink_to_fit();
-                compact(&mut v);
-                exact.insert(k, v);
-            }
-            *map = exact;
-        }
-        Value::String(s) => s.shrink_to_fit(),
-        _ => {}
-    }
+    Ok((text, value))
 }
 
 /// The byte offset of the first value past the document's value budget

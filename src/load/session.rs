@@ -1,26 +1,106 @@
 //! Session files (`.jsonl`) → a header and messages (Format 2.1, 12.1).
 
+use std::borrow::Cow;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::diag::{Code, Diagnostic};
 
 use super::document::Document;
-use super::json::parse_json_at;
+use super::json::{check_json_at, parse_json_at};
 use super::limits::MAX_JSONL_LINE_BYTES;
 use super::loaded::Loaded;
 use super::text::{check_size, read_bounded};
 
 /// A session file read line by line (Format 12.1).
+///
+/// The header is held parsed; the message lines are not. A session read
+/// from text keeps the file's text once and, for each message line that
+/// parsed, its line number and byte range (12 bytes a line): each message is
+/// parsed again when [`SessionDoc::messages`] reaches it and dropped after
+/// use, so checking or replaying a session never holds all its lines as
+/// JSON values (Format 16.2: a JSON value costs about 25 times the text of
+/// a small message).
 #[derive(Debug, Clone)]
 pub struct SessionDoc {
     /// The file name as shown in diagnostics.
     pub file: String,
     /// Line 1, when it parsed.
     pub header: Option<Document>,
-    /// The later lines that parsed, in file order. Each document's `text` is
+    messages: Messages,
+}
+
+#[derive(Debug, Clone)]
+enum Messages {
+    /// Message lines of `text` (the whole file) that parsed.
+    Lines { text: Arc<str>, lines: Vec<Line> },
+    /// Documents built in memory.
+    Documents(Vec<Document>),
+}
+
+/// A message line that parsed: its 1-based number and its bytes in the
+/// file (a session file is at most 64 MiB, so offsets fit in `u32`).
+#[derive(Debug, Clone, Copy)]
+struct Line {
+    number: u32,
+    start: u32,
+    end: u32,
+}
+
+impl SessionDoc {
+    /// A session of documents built in memory (values with no source text).
+    pub fn from_documents(
+        file: impl Into<String>,
+        header: Option<Document>,
+        messages: Vec<Document>,
+    ) -> SessionDoc {
+        SessionDoc {
+            file: file.into(),
+            header,
+            messages: Messages::Documents(messages),
+        }
+    }
+
+    /// The number of message lines that parsed.
+    pub fn len(&self) -> usize {
+        match &self.messages {
+            Messages::Lines { lines, .. } => lines.len(),
+            Messages::Documents(d) => d.len(),
+        }
+    }
+
+    /// True when no message line parsed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The messages that parsed, in file order. Each document's `text` is
     /// its own line, `first_line` is that line's 1-based number, and its
-    /// spans use lines of the file.
-    pub messages: Vec<Document>,
+    /// spans use lines of the file. A session read from text parses each
+    /// line again here (it parsed when the file was read, so it parses
+    /// now): iterate once and drop each document after use.
+    pub fn messages(&self) -> impl Iterator<Item = Cow<'_, Document>> + '_ {
+        let (text, lines, docs) = match &self.messages {
+            Messages::Lines { text, lines } => (Some(text), &lines[..], &[][..]),
+            Messages::Documents(d) => (None, &[][..], &d[..]),
+        };
+        let parsed = lines.iter().filter_map(move |l| {
+            let bytes = text?
+                .as_bytes()
+                .get(l.start as usize..l.end as usize)?;
+            parse_json_at(&self.file, bytes, l.number).ok().map(Cow::Owned)
+        });
+        parsed.chain(docs.iter().map(Cow::Borrowed))
+    }
+
+    /// The whole file's text, for a session read from text (for quoting
+    /// lines in human output).
+    pub fn text(&self) -> Option<&Arc<str>> {
+        match &self.messages {
+            Messages::Lines { text, .. } => Some(text),
+            Messages::Documents(_) => None,
+        }
+    }
 }
 
 /// Reads a session from bytes (Format 2.1, 12.1). The whole file is bounded
@@ -36,14 +116,11 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
     if let Some(d) = check_size(file, bytes.len() as u64) {
         return Loaded::fail(d);
     }
-    // One document per line: counting lines first avoids growing (and
+    // One entry per line: counting lines first avoids growing (and
     // copying, and over-allocating) the list of a session of a million lines.
-    let lines = memchr::memchr_iter(b'\n', bytes).count();
-    let mut session = SessionDoc {
-        file: file.to_string(),
-        header: None,
-        messages: Vec::with_capacity(lines),
-    };
+    let count = memchr::memchr_iter(b'\n', bytes).count();
+    let mut header = None;
+    let mut lines = Vec::with_capacity(count);
     let mut diagnostics = Vec::new();
     if bytes.is_empty() {
         diagnostics.push(
@@ -57,7 +134,10 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
         );
     }
     let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let mut start = 0usize;
     for (i, raw) in split_lines(body).enumerate() {
+        let from = start;
+        start += raw.len() + 1;
         if bytes.is_empty() {
             break;
         }
@@ -80,28 +160,40 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
             )
             .in_file(file)
             .at_line_col(n, 1))
+        } else if n == 1 {
+            parse_json_at(file, line, n).map(|doc| header = Some(doc))
         } else {
-            parse_json_at(file, line, n)
+            // Checked now, parsed again when used (see `SessionDoc`).
+            check_json_at(file, line, n).map(|()| {
+                lines.push(Line {
+                    number: n,
+                    start: u32::try_from(from).unwrap_or(u32::MAX),
+                    end: u32::try_from(from + line.len()).unwrap_or(u32::MAX),
+                });
+            })
         };
-        match result {
-            Ok(doc) if n == 1 => session.header = Some(doc),
-            Ok(mut doc) => {
-                // Held by the thousand: each line at its exact size (16.2).
-                super::json::compact(&mut doc.value);
-                session.messages.push(doc);
+        if let Err(mut d) = result {
+            let inner = d.location.pointer.take().unwrap_or_default();
+            d.location.pointer = Some(format!("line:{n}{inner}"));
+            if n == 1 {
+                d.message = format!("header line: {}", d.message).into();
             }
-            Err(mut d) => {
-                let inner = d.location.pointer.take().unwrap_or_default();
-                d.location.pointer = Some(format!("line:{n}{inner}"));
-                if n == 1 {
-                    d.message = format!("header line: {}", d.message).into();
-                }
-                diagnostics.push(d);
-            }
+            diagnostics.push(d);
         }
     }
+    // Every line decoded (else ENCODING stops the file below), so the file
+    // is UTF-8; the lossy conversion only ever copies.
+    let text: Arc<str> = if diagnostics.iter().any(|d| d.code == Code::Encoding) {
+        Arc::from("")
+    } else {
+        Arc::from(String::from_utf8_lossy(bytes))
+    };
     stop_rules(Loaded {
-        value: Some(session),
+        value: Some(SessionDoc {
+            file: file.to_string(),
+            header,
+            messages: Messages::Lines { text, lines },
+        }),
         diagnostics,
     })
 }
@@ -175,11 +267,13 @@ mod tests {
         );
         assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
         let s = l.value.unwrap();
-        assert_eq!(s.header.unwrap().value["troupe"], "0.1");
-        assert_eq!(s.messages.len(), 2);
-        assert_eq!(s.messages[1].first_line, 3);
-        assert_eq!(s.messages[1].spans.entries()["/id"].0.line, 3);
-        assert_eq!(&*s.messages[0].text, "{\"id\":\"m1\"}");
+        let messages: Vec<_> = s.messages().collect();
+        assert_eq!(s.header.as_ref().unwrap().value["troupe"], "0.1");
+        assert_eq!(messages.len(), 2);
+        assert_eq!(messages[1].first_line, 3);
+        assert_eq!(messages[1].spans.entries()["/id"].0.line, 3);
+        assert_eq!(&*messages[0].text, "{\"id\":\"m1\"}");
+        assert_eq!(messages[1].value["id"], "m2");
     }
 
     #[test]
@@ -187,8 +281,8 @@ mod tests {
         let src = b"{\"troupe\":\"0.1\"}\n{\"id\":1}\n\n{\"id\":2,\"id\":3}\n{\"id\":4}\n{\"id\":";
         let l = parse_session("s.jsonl", src);
         let s = l.value.unwrap();
-        assert_eq!(s.messages.len(), 2);
-        assert_eq!(s.messages[1].first_line, 5);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.messages().nth(1).unwrap().first_line, 5);
         let got: Vec<_> = l
             .diagnostics
             .iter()
@@ -232,6 +326,6 @@ mod tests {
     fn a_bad_message_line_does_not_stop_the_file() {
         let l = parse_session("s", b"{}\n{\"a\":1\n{\"b\":2}\n");
         assert_eq!(l.diagnostics.len(), 1);
-        assert_eq!(l.value.unwrap().messages.len(), 1);
+        assert_eq!(l.value.unwrap().len(), 1);
     }
 }

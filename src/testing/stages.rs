@@ -524,7 +524,8 @@ fn session_test(
     let Some(header) = &session.header else {
         return TestResult::new(name, file, Status::Err).because("the session has no header");
     };
-    let messages: Vec<Value> = session.messages.iter().map(|m| m.value.clone()).collect();
+    // Re-played inputs are compared message by message (step 3).
+    let messages: Vec<Value> = session.messages().map(|m| m.into_owned().value).collect();
     let mut engine =
         match crate::engine::Engine::load(bundle, Some((&header.value, &messages)), None) {
             Ok(e) => e,
