@@ -421,14 +421,15 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
                 }
             }
             checked.diagnostics.extend(loaded.diagnostics);
-            if let Some(doc) = loaded.value {
+            if let Some(mut doc) = loaded.value {
                 checked.sources.add(doc.file.clone(), doc.text.clone());
                 if !had_errors {
                     let diags = check_bundle_document(&doc);
                     let usable = !diags.iter().any(stops);
                     checked.diagnostics.extend(diags);
                     if usable {
-                        checked.bundles.push((name, doc.value.clone()));
+                        // Moved, not copied: the document is done with.
+                        checked.bundles.push((name, std::mem::take(&mut doc.value)));
                     }
                 }
             }
@@ -452,8 +453,7 @@ pub fn check_paths(paths: &[PathBuf]) -> Checked {
         });
         match (bundle, &checked.bundles.first()) {
             (Some((_, b)), _) | (None, Some((_, b))) => {
-                let b = b.clone();
-                checked.diagnostics.extend(check_session_document(&b, &session));
+                checked.diagnostics.extend(check_session_document(b, &session));
                 owner.resize(checked.diagnostics.len(), index);
             }
             (None, None) => checked.diagnostics.push(

@@ -8,7 +8,7 @@
 //! their `$id`s in one `jsonschema::Registry` and compiled once, offline: no
 //! `$ref` is ever fetched from the network.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use jsonschema::{Registry, Validator};
@@ -386,7 +386,7 @@ impl Schemas {
         if found.is_empty() {
             return Vec::new();
         }
-        let order = document_order(&doc.value);
+        let order = document_order(&doc.value, found.iter().map(|p| p.pointer.as_str()));
         found.sort_by_cached_key(|p| (position(&order, &p.pointer), p.pointer.clone(), p.code));
         found.dedup_by(|b, a| a.code == b.code && a.pointer == b.pointer);
         found
@@ -423,34 +423,59 @@ impl Schemas {
     }
 }
 
-/// The pre-order position of every value of a document, by JSON Pointer, so
-/// that diagnostics come out in the order their values are written.
-fn document_order(value: &Value) -> HashMap<String, usize> {
-    fn walk(v: &Value, pointer: &mut String, out: &mut HashMap<String, usize>) {
+/// The pre-order rank of each of `pointers` that exists in `value` and of
+/// their ancestors, so that diagnostics come out in the order their values
+/// are written. Only those values are ranked, and only their children are
+/// looked at: memory is the pointers' size, not the document's (a table of
+/// every value of a large document costs more than the document).
+fn document_order<'p>(
+    value: &Value,
+    pointers: impl Iterator<Item = &'p str>,
+) -> HashMap<String, usize> {
+    fn walk(
+        v: &Value,
+        pointer: &mut String,
+        needed: &HashSet<&str>,
+        out: &mut HashMap<String, usize>,
+    ) {
         out.insert(pointer.clone(), out.len());
         let len = pointer.len();
+        let mut child = |pointer: &mut String, x: &Value| {
+            if needed.contains(pointer.as_str()) {
+                walk(x, pointer, needed, out);
+            }
+            pointer.truncate(len);
+        };
         match v {
             Value::Object(m) => {
                 for (k, x) in m {
                     pointer.push('/');
                     pointer.push_str(&escape_token(k));
-                    walk(x, pointer, out);
-                    pointer.truncate(len);
+                    child(pointer, x);
                 }
             }
             Value::Array(a) => {
                 for (i, x) in a.iter().enumerate() {
                     pointer.push('/');
                     pointer.push_str(&i.to_string());
-                    walk(x, pointer, out);
-                    pointer.truncate(len);
+                    child(pointer, x);
                 }
             }
             _ => {}
         }
     }
+    let mut needed = HashSet::new();
+    for p in pointers {
+        let mut q = p;
+        while needed.insert(q) {
+            match q.rfind('/') {
+                Some(i) => q = &q[..i],
+                None => break,
+            }
+        }
+    }
     let mut out = HashMap::new();
-    walk(value, &mut String::new(), &mut out);
+    walk(value, &mut String::new(), &needed, &mut out);
     out
 }
 
@@ -503,11 +528,18 @@ mod tests {
 
     #[test]
     fn positions_fall_back_to_the_nearest_ancestor() {
-        let order = document_order(&serde_json::json!({"a": {"b": 1}, "c": [1, 2]}));
+        let v = serde_json::json!({"a": {"b": 1}, "c": [1, 2], "d~/": 0});
+        let all = ["", "/a", "/a/b", "/c", "/c/0", "/c/1", "/d~0~1"];
+        let order = document_order(&v, all.into_iter());
         assert_eq!(position(&order, ""), 0);
         assert_eq!(position(&order, "/a/b"), 2);
         assert_eq!(position(&order, "/c/1"), 5);
         assert_eq!(position(&order, "/a/missing"), 1);
+        assert_eq!(position(&order, "/d~0~1"), 6);
+        // Only what is asked for is ranked, in the same order.
+        let order = document_order(&v, ["/c/1", "/a/missing"].into_iter());
+        assert!(position(&order, "/a/missing") < position(&order, "/c/1"));
+        assert_eq!(order.len(), 4, "{order:?}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! A parsed document together with where each of its values came from.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use indexmap::IndexMap;
@@ -24,14 +25,36 @@ pub type ValueSpan = (LineCol, Option<LineCol>);
 /// builds its table on the first lookup, by parsing the text again, so a
 /// document no diagnostic points into costs no table (a session of 1.4M
 /// lines would otherwise hold 1.4M tables, and a YAML file of tiny values
-/// a pointer string per value).
-#[derive(Debug, Clone, Default)]
+/// a pointer string per value). Over JSON, the first
+/// [`PATH_LOOKUPS`] lookups do not build the table either: each is one pass
+/// over the text that keeps only the positions on the pointer's path, so a
+/// large document with a few diagnostics never holds a table of all its
+/// values (about 100 bytes a value, ten times the text of small values);
+/// time stays linear, since at most that many passes are made before the
+/// table is built.
+#[derive(Debug, Default)]
 pub struct SpanIndex {
     /// The source text, when the table is built lazily.
     source: Option<Source>,
     /// The table: pointer → span (boxed: a lazy index that is never used
     /// costs one pointer, not an empty table).
     table: OnceLock<Box<IndexMap<String, ValueSpan>>>,
+    /// Lookups answered by one pass each, without the table.
+    passes: AtomicU32,
+}
+
+/// How many lookups of a lazy JSON index are answered by a pass over the
+/// text each before its table is built.
+pub const PATH_LOOKUPS: u32 = 16;
+
+impl Clone for SpanIndex {
+    fn clone(&self) -> Self {
+        SpanIndex {
+            source: self.source.clone(),
+            table: self.table.clone(),
+            passes: AtomicU32::new(self.passes.load(Ordering::Relaxed)),
+        }
+    }
 }
 
 /// The text a lazy [`SpanIndex`] builds its table from.
@@ -49,6 +72,7 @@ impl SpanIndex {
         Self {
             source: None,
             table: OnceLock::from(Box::new(entries)),
+            passes: AtomicU32::new(0),
         }
     }
 
@@ -58,6 +82,7 @@ impl SpanIndex {
         Self {
             source: Some(Source::Json(text, first_line)),
             table: OnceLock::new(),
+            passes: AtomicU32::new(0),
         }
     }
 
@@ -67,6 +92,7 @@ impl SpanIndex {
         Self {
             source: Some(Source::Yaml(text)),
             table: OnceLock::new(),
+            passes: AtomicU32::new(0),
         }
     }
 
@@ -95,28 +121,49 @@ impl SpanIndex {
         }
     }
 
+    /// Answers a lookup of `pointer` from the table, or (the first
+    /// [`PATH_LOOKUPS`] lookups of a lazy JSON index) from the spans of
+    /// `pointer`'s path alone.
+    fn with_spans<R>(
+        &self,
+        pointer: &str,
+        answer: impl FnOnce(&IndexMap<String, ValueSpan>) -> R,
+    ) -> R {
+        if let (None, Some(Source::Json(text, first_line))) = (self.table.get(), &self.source) {
+            if self.passes.fetch_add(1, Ordering::Relaxed) < PATH_LOOKUPS {
+                return answer(&super::json::spans_on_path(text, *first_line, pointer));
+            }
+        }
+        answer(self.entries())
+    }
+
     /// The position of the value at `pointer`, or of the nearest ancestor that
     /// has one (a pointer to a missing member falls back to its object).
     pub fn locate(&self, pointer: &str) -> Option<LineCol> {
-        let entries = self.entries();
-        let mut p = pointer;
-        loop {
-            if let Some((at, _)) = entries.get(p) {
-                return Some(*at);
-            }
-            match p.rfind('/') {
-                Some(i) => p = &p[..i],
-                None => return None,
-            }
-        }
+        self.with_spans(pointer, |entries| nearest(entries, pointer))
     }
 
     /// The position of the key of the member at `pointer` (for diagnostics
     /// that point at a property itself, like UNKNOWN_FIELD), else of its value.
     pub fn locate_key(&self, pointer: &str) -> Option<LineCol> {
-        match self.entries().get(pointer) {
+        self.with_spans(pointer, |entries| match entries.get(pointer) {
             Some((_, Some(key))) => Some(*key),
-            _ => self.locate(pointer),
+            _ => nearest(entries, pointer),
+        })
+    }
+}
+
+/// The position of `pointer`'s value in `entries`, or of its nearest
+/// ancestor's.
+fn nearest(entries: &IndexMap<String, ValueSpan>, pointer: &str) -> Option<LineCol> {
+    let mut p = pointer;
+    loop {
+        if let Some((at, _)) = entries.get(p) {
+            return Some(*at);
+        }
+        match p.rfind('/') {
+            Some(i) => p = &p[..i],
+            None => return None,
         }
     }
 }

@@ -42,6 +42,7 @@ pub(crate) fn parse_json_at(
     first_line: u32,
 ) -> Result<Document, Diagnostic> {
     let (text, value) = parse_text::<serde_json::Value>(file, bytes, first_line)?;
+    let value = reject_duplicate_keys(file, text, first_line, Some(value))?.unwrap_or_default();
     let text: Arc<str> = Arc::from(text);
     Ok(Document {
         file: file.to_string(),
@@ -57,7 +58,8 @@ pub(crate) fn parse_json_at(
 /// checked this way as the file is read and parsed again one at a time when
 /// they are used, so a session is never held as JSON values (Format 16.2).
 pub(crate) fn check_json_at(file: &str, bytes: &[u8], first_line: u32) -> Result<(), Diagnostic> {
-    parse_text::<serde::de::IgnoredAny>(file, bytes, first_line).map(|_| ())
+    let (text, _) = parse_text::<serde::de::IgnoredAny>(file, bytes, first_line)?;
+    reject_duplicate_keys(file, text, first_line, None).map(|_| ())
 }
 
 /// The checks of one JSON document (size, encoding, value budget, depth,
@@ -120,12 +122,87 @@ fn parse_text<'a, T: serde::de::DeserializeOwned>(
         .at("")
         .at_line_col(at.line, at.column));
     }
-    // Duplicate keys are found now, without recording positions; the
-    // positions are recorded only if a diagnostic asks for one.
-    if scan(file, text, first_line, false).is_err() {
-        scan(file, text, first_line, true)?;
-    }
     Ok((text, value))
+}
+
+/// Rejects a duplicate key in one object of valid JSON `text` (PARSE at
+/// the second key, with its pointer). `parsed` is the value serde_json
+/// built from `text`, when there is one: serde_json keeps one member per
+/// key, so an object has a duplicate exactly when it has fewer members than
+/// the text has keys, which costs 4 bytes an object to see (a set of every
+/// object's keys costs several times their text). The pointer of the
+/// duplicate is found by a second pass, after `parsed` is dropped.
+fn reject_duplicate_keys(
+    file: &str,
+    text: &str,
+    first_line: u32,
+    parsed: Option<serde_json::Value>,
+) -> Result<Option<serde_json::Value>, Diagnostic> {
+    let clean = match &parsed {
+        Some(v) => {
+            let sizes = object_sizes(text);
+            let mut next = sizes.iter();
+            same_sizes(v, &mut next) && next.next().is_none()
+        }
+        None => scan(file, text, first_line, Record::Nothing).is_ok(),
+    };
+    if !clean {
+        drop(parsed);
+        scan(file, text, first_line, Record::Pointers)?;
+        // Unreachable for valid JSON: the pass finds the duplicate.
+        return Err(Diagnostic::error(Code::Parse, "duplicate key in one object").in_file(file));
+    }
+    Ok(parsed)
+}
+
+/// The number of keys of every object of valid JSON `text`, in the order
+/// the objects open (a key is followed by the only `:` outside strings).
+fn object_sizes(text: &str) -> Vec<u32> {
+    let bytes = text.as_bytes();
+    let mut sizes = Vec::new();
+    // Per open container: its index in `sizes`, `None` for an array.
+    let mut open: Vec<Option<usize>> = Vec::new();
+    let mut i = 0usize;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'"' => {
+                i = string_end(bytes, i);
+                continue;
+            }
+            b'{' => {
+                open.push(Some(sizes.len()));
+                sizes.push(0u32);
+            }
+            b'[' => open.push(None),
+            b']' | b'}' => {
+                open.pop();
+            }
+            b':' => {
+                if let Some(Some(o)) = open.last() {
+                    if let Some(n) = sizes.get_mut(*o) {
+                        *n = n.saturating_add(1);
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    sizes
+}
+
+/// Whether the objects of `v`, in pre-order, have the member counts `sizes`
+/// gives (it advances past those it compared).
+fn same_sizes(v: &serde_json::Value, sizes: &mut std::slice::Iter<'_, u32>) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => {
+            sizes.next().is_some_and(|&n| n as usize == m.len())
+                && m.values().all(|x| same_sizes(x, sizes))
+        }
+        Value::Array(a) => a.iter().all(|x| same_sizes(x, sizes)),
+        _ => true,
+    }
 }
 
 /// The byte offset of the first value past the document's value budget
@@ -305,6 +382,35 @@ impl Cursor<'_> {
     }
 }
 
+/// Which positions [`scan`] records.
+#[derive(Clone, Copy)]
+enum Record<'p> {
+    /// None (duplicate keys are still found).
+    Nothing,
+    /// None, but pointers are built (for a duplicate key's diagnostic).
+    Pointers,
+    /// Every value's and key's.
+    All,
+    /// Those of one pointer and of its ancestors.
+    Path(&'p str),
+}
+
+impl Record<'_> {
+    fn any(self) -> bool {
+        !matches!(self, Record::Nothing)
+    }
+
+    fn keeps(self, pointer: &str) -> bool {
+        match self {
+            Record::Nothing | Record::Pointers => false,
+            Record::All => true,
+            Record::Path(target) => target
+                .strip_prefix(pointer)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')),
+        }
+    }
+}
+
 /// The pointer (and key position) of the next value inside the innermost
 /// open container, or of the root. Without `record` no pointer is built
 /// (the key is only consumed).
@@ -331,7 +437,19 @@ fn slot(stack: &mut [Frame], record: bool) -> (String, Option<LineCol>) {
 /// The span table of valid JSON `text` with no duplicate keys (what a lazy
 /// [`SpanIndex`] builds on first use).
 pub(crate) fn span_table(text: &str, first_line: u32) -> IndexMap<String, ValueSpan> {
-    scan("", text, first_line, true).unwrap_or_default()
+    scan("", text, first_line, Record::All).unwrap_or_default()
+}
+
+/// The spans of `pointer` and of its ancestors only, from one pass over
+/// valid JSON `text` with no duplicate keys: what a lazy [`SpanIndex`]
+/// answers its first lookups with, so a large document that only a few
+/// diagnostics point into never holds a table of all its values.
+pub(crate) fn spans_on_path(
+    text: &str,
+    first_line: u32,
+    pointer: &str,
+) -> IndexMap<String, ValueSpan> {
+    scan("", text, first_line, Record::Path(pointer)).unwrap_or_default()
 }
 
 /// Walks valid JSON `text`: rejects a duplicate key in one object (PARSE
@@ -342,8 +460,9 @@ fn scan(
     file: &str,
     text: &str,
     first_line: u32,
-    record: bool,
+    recording: Record<'_>,
 ) -> Result<IndexMap<String, ValueSpan>, Diagnostic> {
+    let record = recording.any();
     let mut spans = IndexMap::new();
     let mut stack: Vec<Frame> = Vec::new();
     let mut c = Cursor {
@@ -359,7 +478,7 @@ fn scan(
         match b {
             b'{' | b'[' => {
                 let (pointer, key) = slot(&mut stack, record);
-                if record {
+                if recording.keeps(&pointer) {
                     spans.insert(pointer.clone(), (at, key));
                 }
                 stack.push(Frame {
@@ -400,7 +519,7 @@ fn scan(
                     }
                     _ => {
                         let (pointer, key) = slot(&mut stack, record);
-                        if record {
+                        if recording.keeps(&pointer) {
                             spans.insert(pointer, (at, key));
                         }
                     }
@@ -411,7 +530,7 @@ fn scan(
             }
             _ => {
                 let (pointer, key) = slot(&mut stack, record);
-                if record {
+                if recording.keeps(&pointer) {
                     spans.insert(pointer, (at, key));
                 }
                 while let Some(x) = c.peek() {

@@ -31,7 +31,7 @@ pub mod version;
 pub mod yaml;
 
 pub use bundle::read_bundle;
-pub use document::{Document, LineCol, SpanIndex, ValueSpan};
+pub use document::{Document, LineCol, SpanIndex, ValueSpan, PATH_LOOKUPS};
 pub use json::parse_json;
 pub use lazy::LazyBundle;
 pub use loaded::Loaded;
