@@ -25,9 +25,10 @@ pub type ValueSpan = (LineCol, Option<LineCol>);
 /// builds its table on the first lookup, by parsing the text again, so a
 /// document no diagnostic points into costs no table (a session of 1.4M
 /// lines would otherwise hold 1.4M tables, and a YAML file of tiny values
-/// a pointer string per value). Over JSON, the first
-/// [`PATH_LOOKUPS`] lookups do not build the table either: each is one pass
-/// over the text that keeps only the positions on the pointer's path, so a
+/// a pointer string per value). The first [`PATH_LOOKUPS`] lookups do not
+/// build the table either: each is one pass over the text that keeps only
+/// the positions on the pointer's path (for YAML, unless the file has an
+/// alias), so a
 /// large document with a few diagnostics never holds a table of all its
 /// values (about 100 bytes a value, ten times the text of small values);
 /// time stays linear, since at most that many passes are made before the
@@ -43,8 +44,8 @@ pub struct SpanIndex {
     passes: AtomicU32,
 }
 
-/// How many lookups of a lazy JSON index are answered by a pass over the
-/// text each before its table is built.
+/// How many lookups of a lazy index are answered by a pass over the text
+/// each before its table is built.
 pub const PATH_LOOKUPS: u32 = 16;
 
 impl Clone for SpanIndex {
@@ -122,16 +123,27 @@ impl SpanIndex {
     }
 
     /// Answers a lookup of `pointer` from the table, or (the first
-    /// [`PATH_LOOKUPS`] lookups of a lazy JSON index) from the spans of
+    /// [`PATH_LOOKUPS`] lookups of a lazy index) from the spans of
     /// `pointer`'s path alone.
     fn with_spans<R>(
         &self,
         pointer: &str,
         answer: impl FnOnce(&IndexMap<String, ValueSpan>) -> R,
     ) -> R {
-        if let (None, Some(Source::Json(text, first_line))) = (self.table.get(), &self.source) {
-            if self.passes.fetch_add(1, Ordering::Relaxed) < PATH_LOOKUPS {
-                return answer(&super::json::spans_on_path(text, *first_line, pointer));
+        if self.table.get().is_none()
+            && self.source.is_some()
+            && self.passes.fetch_add(1, Ordering::Relaxed) < PATH_LOOKUPS
+        {
+            match &self.source {
+                Some(Source::Json(text, first_line)) => {
+                    return answer(&super::json::spans_on_path(text, *first_line, pointer));
+                }
+                Some(Source::Yaml(text)) => match super::yaml::spans_on_path(text, pointer) {
+                    Some(path) => return answer(&path),
+                    // Aliases: only the whole table has their positions.
+                    None => self.passes.store(PATH_LOOKUPS, Ordering::Relaxed),
+                },
+                None => {}
             }
         }
         answer(self.entries())

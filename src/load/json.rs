@@ -547,6 +547,20 @@ fn scan(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_path_pass_gives_the_table_s_spans_of_the_path() {
+        let text = "{\"a\": [1, {\"k\": \"x\"}],\n \"b\": {\"c\": \"y\", \"d\": [2, 3]}}";
+        let table = span_table(text, 1);
+        assert!(table.len() > 8);
+        for (p, span) in &table {
+            let path = spans_on_path(text, 1, p);
+            assert_eq!(path.get(p), Some(span), "{p}");
+            // Only the pointer and its ancestors.
+            assert_eq!(path.len(), p.matches('/').count() + 1, "{p}: {path:?}");
+        }
+    }
+
     use super::*;
 
     fn lc(line: u32, column: u32) -> LineCol {

@@ -89,17 +89,32 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
 /// The span table of YAML `text` that [`parse_yaml`] accepted: every
 /// value's pointer and position, aliases copying the positions of what they
 /// expand. Built only when a diagnostic needs a position (Format 16.2: a
-/// valid document holds no table), by parsing the text again.
+/// valid document holds no table), by parsing the text again without
+/// building its values.
 pub(crate) fn span_table(text: &str) -> IndexMap<String, ValueSpan> {
+    spans_of(text, None).unwrap_or_default()
+}
+
+/// The spans of `pointer` and of its ancestors only, from one parse of YAML
+/// `text` that [`parse_yaml`] accepted (what a lazy [`SpanIndex`] answers
+/// its first lookups with); `None` when the text has an alias, whose
+/// positions only the whole table has.
+pub(crate) fn spans_on_path(text: &str, pointer: &str) -> Option<IndexMap<String, ValueSpan>> {
+    spans_of(text, Some(pointer))
+}
+
+fn spans_of(text: &str, want: Option<&str>) -> Option<IndexMap<String, ValueSpan>> {
     // The text was accepted, so its budgets hold on this second parse.
     let mut b = Builder::new("", text, true);
+    b.build = false;
+    b.want = want;
     let mut parser = Parser::new_from_str(text);
     while let Some(Ok((event, span))) = parser.next_event() {
         if b.event(event, span).is_err() {
             break;
         }
     }
-    b.spans
+    (!b.met_alias).then_some(b.spans)
 }
 
 fn lc(span: &Span) -> LineCol {
@@ -150,7 +165,8 @@ struct Frame {
 }
 
 enum Node {
-    Seq(Vec<Value>),
+    /// A sequence's items (when values are built) and how many there are.
+    Seq(Vec<Value>, usize),
     Map(Map<String, Value>, Option<(String, LineCol)>),
 }
 
@@ -177,6 +193,15 @@ struct Builder<'f> {
     /// Whether positions are kept ([`span_table`]); the first parse keeps
     /// none, only their count.
     record: bool,
+    /// Whether values are built: not when only positions are wanted (the
+    /// text was accepted, so nothing is checked that needs them), so the
+    /// second parse costs its positions only.
+    build: bool,
+    /// Keep only the positions of this pointer and of its ancestors
+    /// ([`spans_on_path`]); such a parse stops at the first alias.
+    want: Option<&'f str>,
+    /// The parse stopped at an alias while `want` was set.
+    met_alias: bool,
     spans: IndexMap<String, ValueSpan>,
     /// The values given a position so far (recorded or not): what the
     /// alias node counts are made of.
@@ -215,6 +240,9 @@ impl<'f> Builder<'f> {
         Builder {
             file,
             record,
+            build: true,
+            want: None,
+            met_alias: false,
             spans: IndexMap::new(),
             span_count: 0,
             stack: Vec::new(),
@@ -287,7 +315,7 @@ impl Builder<'_> {
                 let node = if is_map {
                     Node::Map(Map::new(), None)
                 } else {
-                    Node::Seq(Vec::new())
+                    Node::Seq(Vec::new(), 0)
                 };
                 self.stack.push(Frame {
                     pointer,
@@ -301,7 +329,7 @@ impl Builder<'_> {
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some(f) = self.stack.pop() {
                     let value = match f.node {
-                        Node::Seq(v) => Value::Array(v),
+                        Node::Seq(v, _) => Value::Array(v),
                         Node::Map(m, _) => Value::Object(m),
                     };
                     let height = f.child_height + 1;
@@ -407,7 +435,15 @@ impl Builder<'_> {
     fn span(&mut self, pointer: impl FnOnce() -> String, span: ValueSpan) {
         self.span_count += 1;
         if self.record {
-            self.spans.insert(pointer(), span);
+            let pointer = pointer();
+            let keep = self.want.is_none_or(|target| {
+                target
+                    .strip_prefix(pointer.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            });
+            if keep {
+                self.spans.insert(pointer, span);
+            }
         }
     }
 
@@ -416,7 +452,7 @@ impl Builder<'_> {
         match self.stack.last() {
             None => (String::new(), None),
             Some(f) => match &f.node {
-                Node::Seq(v) => (format!("{}/{}", f.pointer, v.len()), None),
+                Node::Seq(_, n) => (format!("{}/{}", f.pointer, n), None),
                 Node::Map(_, Some((k, at))) => {
                     (format!("{}/{}", f.pointer, escape_token(k)), Some(*at))
                 }
@@ -430,10 +466,17 @@ impl Builder<'_> {
         match self.stack.last_mut() {
             None => self.root = Some((value, at)),
             Some(f) => match &mut f.node {
-                Node::Seq(v) => v.push(value),
+                Node::Seq(v, n) => {
+                    *n += 1;
+                    if self.build {
+                        v.push(value);
+                    }
+                }
                 Node::Map(m, pending) => {
                     if let Some((k, _)) = pending.take() {
-                        m.insert(k, value);
+                        if self.build {
+                            m.insert(k, value);
+                        }
                     }
                 }
             },
@@ -485,6 +528,13 @@ impl Builder<'_> {
     /// and the depth it expands to: the open levels here plus the aliased
     /// node's height must stay within [`MAX_DEPTH`] (LIMIT at the alias).
     fn alias(&mut self, id: usize, at: LineCol) -> Result<(), Diagnostic> {
+        if self.want.is_some() {
+            // An alias copies the positions inside its anchor, which a
+            // parse that keeps one path has not kept: the caller builds
+            // the whole table instead.
+            self.met_alias = true;
+            return Err(parse_error(self.file, at, "an alias"));
+        }
         let Some(a) = self.anchors.get(&id) else {
             return Err(parse_error(self.file, at, "an alias to an unknown anchor"));
         };
@@ -655,6 +705,22 @@ fn json_number_text(s: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_path_pass_gives_the_table_s_spans_of_the_path() {
+        let text = "a: [1, {k: x}]\nb:\n  c: \"y\"\n  d: [2, 3]\n";
+        let table = span_table(text);
+        assert!(table.len() > 8);
+        for (p, span) in &table {
+            let path = spans_on_path(text, p).unwrap();
+            assert_eq!(path.get(p), Some(span), "{p}");
+            // Only the pointer and its ancestors.
+            assert_eq!(path.len(), p.matches('/').count() + 1, "{p}: {path:?}");
+        }
+        // A YAML alias copies positions only the whole table keeps.
+        assert!(spans_on_path("a: &x [1]\nb: *x\n", "/b/0").is_none());
+    }
+
     use super::*;
 
     fn parse(s: &str) -> Result<Document, Diagnostic> {
