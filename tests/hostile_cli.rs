@@ -618,6 +618,33 @@ fn large_documents_with_a_few_diagnostics_stay_within_the_memory_bound() {
     }
 }
 
+/// Many small collections at the value budget: each array and object is
+/// allocated at its counted size (JSON) or kept at its size once complete
+/// (YAML), not with the room doubling leaves (before: 34x for JSON).
+#[test]
+fn small_collections_are_allocated_at_their_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let json = format!(
+        "{{\"a\": [{}{{\"kk\":12345678}}]}}",
+        "{\"kk\":12345678},".repeat(250_000)
+    );
+    std::fs::write(d.join("b.json"), &json).unwrap();
+    let yaml = format!("a:\n{}", "- {kk: 12345678}\n".repeat(120_000));
+    std::fs::write(d.join("b.yaml"), &yaml).unwrap();
+    for (f, len) in [("b.json", json.len()), ("b.yaml", yaml.len())] {
+        let r = troupe(d, &["check", f]);
+        assert_eq!(r.code, 1, "{f}");
+        assert!(r.stdout.contains("UNKNOWN_FIELD"), "{f}: {}", r.stdout);
+        let bound = (16 * len as i64 + (64 << 20)) / 1024;
+        assert!(
+            r.max_rss_kib < bound,
+            "{f}: {} KiB, bound 16x + 64 MiB = {bound} KiB",
+            r.max_rss_kib
+        );
+    }
+}
+
 /// A bundle whose scenario has a string `s` of `len` bytes and one rule
 /// (keyword `hello`) whose reply is `{{s}}` written `copies` times.
 fn long_value_bundle(len: usize, copies: usize) -> String {

@@ -41,8 +41,24 @@ pub(crate) fn parse_json_at(
     bytes: &[u8],
     first_line: u32,
 ) -> Result<Document, Diagnostic> {
-    let (text, value) = parse_text::<serde_json::Value>(file, bytes, first_line)?;
-    let value = reject_duplicate_keys(file, text, first_line, Some(value))?.unwrap_or_default();
+    let (text, (value, sizes)) = parse_text(file, bytes, first_line, |text, de| {
+        // Every array and object is allocated at its size, counted from
+        // the text first (Format 16.2): grown by doubling, small maps and
+        // lists hold up to twice their members.
+        let sizes = container_sizes(text);
+        let next = std::cell::Cell::new(0);
+        let value = serde::de::DeserializeSeed::deserialize(
+            Sized {
+                sizes: &sizes,
+                next: &next,
+            },
+            de,
+        )?;
+        Ok((value, sizes))
+    })?;
+    let value = reject_duplicate_keys(file, text, first_line, Some((value, &sizes)))?
+        .unwrap_or_default();
+    drop(sizes);
     let text: Arc<str> = Arc::from(text);
     Ok(Document {
         file: file.to_string(),
@@ -58,17 +74,23 @@ pub(crate) fn parse_json_at(
 /// checked this way as the file is read and parsed again one at a time when
 /// they are used, so a session is never held as JSON values (Format 16.2).
 pub(crate) fn check_json_at(file: &str, bytes: &[u8], first_line: u32) -> Result<(), Diagnostic> {
-    let (text, _) = parse_text::<serde::de::IgnoredAny>(file, bytes, first_line)?;
+    let (text, _) = parse_text(file, bytes, first_line, |_, de| {
+        serde::Deserialize::deserialize(de).map(|serde::de::IgnoredAny| ())
+    })?;
     reject_duplicate_keys(file, text, first_line, None).map(|_| ())
 }
 
 /// The checks of one JSON document (size, encoding, value budget, depth,
-/// syntax, an object at the top level, duplicate keys), deserializing it as
-/// `T` on the way.
-fn parse_text<'a, T: serde::de::DeserializeOwned>(
+/// syntax, an object at the top level), deserializing it with `build` on
+/// the way (given the text, once the budgets have passed).
+fn parse_text<'a, T>(
     file: &str,
     bytes: &'a [u8],
     first_line: u32,
+    build: impl FnOnce(
+        &'a str,
+        &mut serde_json::Deserializer<serde_json::de::StrRead<'a>>,
+    ) -> Result<T, serde_json::Error>,
 ) -> Result<(&'a str, T), Diagnostic> {
     if let Some(d) = check_size(file, bytes.len() as u64) {
         return Err(d);
@@ -101,7 +123,7 @@ fn parse_text<'a, T: serde::de::DeserializeOwned>(
     // would reject the 128 levels Format 16 allows.
     let mut de = serde_json::Deserializer::from_str(text);
     de.disable_recursion_limit();
-    let value = T::deserialize(&mut de)
+    let value = build(text, &mut de)
         .and_then(|v| de.end().map(|()| v))
         .map_err(|e| {
             let at = serde_position(text, e.line(), e.column(), first_line);
@@ -128,71 +150,85 @@ fn parse_text<'a, T: serde::de::DeserializeOwned>(
 /// Rejects a duplicate key in one object of valid JSON `text` (PARSE at
 /// the second key, with its pointer). `parsed` is the value serde_json
 /// built from `text`, when there is one: serde_json keeps one member per
-/// key, so an object has a duplicate exactly when it has fewer members than
-/// the text has keys, which costs 4 bytes an object to see (a set of every
-/// object's keys costs several times their text). The pointer of the
-/// duplicate is found by a second pass, after `parsed` is dropped.
+/// key, so an object has a duplicate when it has fewer members than the
+/// text has keys, which costs 4 bytes an object to see (a set of every
+/// object's keys costs several times their text); only then does a pass
+/// with such sets confirm it, and another, after `parsed` is dropped, find
+/// its pointer.
 fn reject_duplicate_keys(
     file: &str,
     text: &str,
     first_line: u32,
-    parsed: Option<serde_json::Value>,
+    parsed: Option<(serde_json::Value, &[u32])>,
 ) -> Result<Option<serde_json::Value>, Diagnostic> {
     let clean = match &parsed {
-        Some(v) => {
-            let sizes = object_sizes(text);
+        Some((v, sizes)) => {
             let mut next = sizes.iter();
             same_sizes(v, &mut next) && next.next().is_none()
         }
         None => scan(file, text, first_line, Record::Nothing).is_ok(),
     };
-    if !clean {
+    let parsed = parsed.map(|(v, _)| v);
+    // Counts that differ without a duplicate: an object whose first key is
+    // serde_json's number token, which serde_json reads as a number.
+    if !clean && scan(file, text, first_line, Record::Nothing).is_err() {
         drop(parsed);
-        scan(file, text, first_line, Record::Pointers)?;
-        // Unreachable for valid JSON: the pass finds the duplicate.
-        return Err(Diagnostic::error(Code::Parse, "duplicate key in one object").in_file(file));
+        return scan(file, text, first_line, Record::Pointers).map(|_| None);
     }
     Ok(parsed)
 }
 
-/// The number of keys of every object of valid JSON `text`, in the order
-/// the objects open (a key is followed by the only `:` outside strings).
-fn object_sizes(text: &str) -> Vec<u32> {
+/// The number of items of every array and of keys of every object of valid
+/// JSON `text`, in the order they open (pre-order): the commas directly
+/// inside, plus one when it is not empty. 4 bytes a container.
+fn container_sizes(text: &str) -> Vec<u32> {
     let bytes = text.as_bytes();
-    let mut sizes = Vec::new();
-    // Per open container: its index in `sizes`, `None` for an array.
-    let mut open: Vec<Option<usize>> = Vec::new();
+    let mut sizes: Vec<u32> = Vec::new();
+    // Per open container: its index in `sizes` and whether it has an item.
+    let mut open: Vec<(usize, bool)> = Vec::new();
     let mut i = 0usize;
     while let Some(&b) = bytes.get(i) {
         match b {
-            b'"' => {
-                i = string_end(bytes, i);
-                continue;
-            }
-            b'{' => {
-                open.push(Some(sizes.len()));
-                sizes.push(0u32);
-            }
-            b'[' => open.push(None),
+            b' ' | b'\t' | b'\r' | b'\n' => {}
             b']' | b'}' => {
-                open.pop();
-            }
-            b':' => {
-                if let Some(Some(o)) = open.last() {
-                    if let Some(n) = sizes.get_mut(*o) {
+                if let Some((at, true)) = open.pop() {
+                    if let Some(n) = sizes.get_mut(at) {
                         *n = n.saturating_add(1);
                     }
                 }
             }
-            _ => {}
+            b',' => {
+                if let Some(&(at, _)) = open.last() {
+                    if let Some(n) = sizes.get_mut(at) {
+                        *n = n.saturating_add(1);
+                    }
+                }
+            }
+            _ => {
+                if let Some(top) = open.last_mut() {
+                    top.1 = true;
+                }
+                match b {
+                    b'"' => {
+                        i = string_end(bytes, i);
+                        continue;
+                    }
+                    b'[' | b'{' => {
+                        open.push((sizes.len(), false));
+                        sizes.push(0);
+                    }
+                    _ => {}
+                }
+            }
         }
         i += 1;
     }
     sizes
 }
 
-/// Whether the objects of `v`, in pre-order, have the member counts `sizes`
-/// gives (it advances past those it compared).
+/// Whether the containers of `v`, in pre-order, have the sizes `sizes`
+/// gives (it advances past those it compared): an object with fewer
+/// members than its text has keys had a duplicate key.
 fn same_sizes(v: &serde_json::Value, sizes: &mut std::slice::Iter<'_, u32>) -> bool {
     use serde_json::Value;
     match v {
@@ -200,8 +236,117 @@ fn same_sizes(v: &serde_json::Value, sizes: &mut std::slice::Iter<'_, u32>) -> b
             sizes.next().is_some_and(|&n| n as usize == m.len())
                 && m.values().all(|x| same_sizes(x, sizes))
         }
-        Value::Array(a) => a.iter().all(|x| same_sizes(x, sizes)),
+        Value::Array(a) => {
+            sizes.next().is_some_and(|&n| n as usize == a.len())
+                && a.iter().all(|x| same_sizes(x, sizes))
+        }
         _ => true,
+    }
+}
+
+/// Builds a `serde_json::Value` as `serde_json` does, allocating each array
+/// and object at the size [`container_sizes`] counted (the `next` one, in
+/// the order the deserializer opens them, which is the text's).
+struct Sized<'s> {
+    sizes: &'s [u32],
+    next: &'s std::cell::Cell<usize>,
+}
+
+impl Sized<'_> {
+    /// The counted size of the container being opened.
+    fn take(&self) -> usize {
+        let i = self.next.get();
+        self.next.set(i + 1);
+        self.sizes.get(i).map_or(0, |&n| n as usize)
+    }
+
+    fn again(&self) -> Self {
+        Sized {
+            sizes: self.sizes,
+            next: self.next,
+        }
+    }
+}
+
+/// The key `serde_json` (`arbitrary_precision`) gives a number as: a map of
+/// this one key whose value is the number's text, as its own `Value` reads
+/// it. `tests::sized_values_are_serde_json_s` compares the two builders.
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+impl<'de> serde::de::DeserializeSeed<'de> for Sized<'_> {
+    type Value = serde_json::Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Sized<'_> {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Bool(b))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
+        Ok(n.into())
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+        Ok(n.into())
+    }
+
+    fn visit_f64<E>(self, n: f64) -> Result<Self::Value, E> {
+        Ok(serde_json::Number::from_f64(n).map_or(serde_json::Value::Null, Into::into))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::String(s.to_string()))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::String(s))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::with_capacity(self.take());
+        while let Some(x) = seq.next_element_seed(self.again())? {
+            items.push(x);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let Some(first) = map.next_key::<String>()? else {
+            self.take();
+            return Ok(serde_json::Value::Object(serde_json::Map::new()));
+        };
+        if first == NUMBER_TOKEN {
+            let text: String = map.next_value()?;
+            return text
+                .parse::<serde_json::Number>()
+                .map(serde_json::Value::Number)
+                .map_err(serde::de::Error::custom);
+        }
+        let mut members = serde_json::Map::with_capacity(self.take());
+        members.insert(first, map.next_value_seed(self.again())?);
+        while let Some(k) = map.next_key::<String>()? {
+            let v = map.next_value_seed(self.again())?;
+            members.insert(k, v);
+        }
+        Ok(serde_json::Value::Object(members))
     }
 }
 
@@ -547,6 +692,54 @@ fn scan(
 
 #[cfg(test)]
 mod tests {
+
+    /// The sized builder gives serde_json's own values (numbers' exact
+    /// text included) for every JSON file of the repository's examples,
+    /// schemas and conformance cases, and for edge cases.
+    #[test]
+    fn sized_values_are_serde_json_s() {
+        let mut texts: Vec<String> = [
+            r#"{"a": [], "b": {}, "c": [[], [{}], {"x": [1, 2.50, -0, 1e400, 12345678901234567890123]}]}"#,
+            r#"{"s": "\u00e9\"]}[,", "n": null, "t": true, "f": false, "k": {"": [" ", ","]}}"#,
+            r#"{"$serde_json::private::Number": "12"}"#,
+        ]
+        .map(String::from)
+        .to_vec();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        for dir in ["examples", "schemas", "conformance"] {
+            for e in walkdir::WalkDir::new(root.join(dir)).into_iter().flatten() {
+                if e.path().extension().is_some_and(|x| x == "json") {
+                    texts.extend(std::fs::read_to_string(e.path()).ok());
+                }
+            }
+        }
+        assert!(texts.len() > 50, "{} files", texts.len());
+        let mut objects = 0;
+        for text in &texts {
+            let Ok(expected) = serde_json::from_str::<serde_json::Value>(text) else {
+                continue;
+            };
+            if !expected.is_object() {
+                continue;
+            }
+            objects += 1;
+            let doc = parse_json_at("f.json", text.as_bytes(), 1);
+            let got = doc.map(|d| d.value).map_err(|d| d.message.to_string());
+            assert_eq!(got.as_ref(), Ok(&expected), "{}", &text[..text.len().min(200)]);
+            assert_eq!(got.unwrap().to_string(), expected.to_string());
+        }
+        assert!(objects > 50);
+    }
+
+    #[test]
+    fn container_sizes_count_items_and_members_in_pre_order() {
+        let text = r#"{"a": [1, [], [2, 3], {"x": "]", "y": [ ]}], "b": {} , "c": ["[,"]}"#;
+        assert_eq!(container_sizes(text), [3, 4, 0, 2, 2, 0, 0, 1]);
+        let doc = parse_json_at("f.json", text.as_bytes(), 1).unwrap();
+        let sizes = container_sizes(text);
+        assert!(same_sizes(&doc.value, &mut sizes.iter()));
+    }
+
 
     #[test]
     fn a_path_pass_gives_the_table_s_spans_of_the_path() {

@@ -328,8 +328,23 @@ impl Builder<'_> {
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some(f) = self.stack.pop() {
+                    // A collection is kept at its size once it is complete
+                    // (Format 16.2): YAML gives no count before its items,
+                    // and grown by doubling, small lists and maps would hold
+                    // up to twice their members for the document's life. A
+                    // map is rebuilt at its size only when small: a large
+                    // one's spare room is mostly never touched (not
+                    // resident), and a copy would double it for a moment.
                     let value = match f.node {
-                        Node::Seq(v, _) => Value::Array(v),
+                        Node::Seq(mut v, _) => {
+                            v.shrink_to_fit();
+                            Value::Array(v)
+                        }
+                        Node::Map(m, _) if m.len() < 64 => {
+                            let mut exact = Map::with_capacity(m.len());
+                            exact.extend(m);
+                            Value::Object(exact)
+                        }
                         Node::Map(m, _) => Value::Object(m),
                     };
                     let height = f.child_height + 1;
