@@ -48,7 +48,7 @@ pub(crate) fn parse_json_at(
         let sizes = container_sizes(text);
         let next = std::cell::Cell::new(0);
         let value = serde::de::DeserializeSeed::deserialize(
-            Sized {
+            Presized {
                 sizes: &sizes,
                 next: &next,
             },
@@ -247,12 +247,12 @@ fn same_sizes(v: &serde_json::Value, sizes: &mut std::slice::Iter<'_, u32>) -> b
 /// Builds a `serde_json::Value` as `serde_json` does, allocating each array
 /// and object at the size [`container_sizes`] counted (the `next` one, in
 /// the order the deserializer opens them, which is the text's).
-struct Sized<'s> {
+struct Presized<'s> {
     sizes: &'s [u32],
     next: &'s std::cell::Cell<usize>,
 }
 
-impl Sized<'_> {
+impl Presized<'_> {
     /// The counted size of the container being opened.
     fn take(&self) -> usize {
         let i = self.next.get();
@@ -261,7 +261,7 @@ impl Sized<'_> {
     }
 
     fn again(&self) -> Self {
-        Sized {
+        Presized {
             sizes: self.sizes,
             next: self.next,
         }
@@ -273,7 +273,7 @@ impl Sized<'_> {
 /// it. `tests::sized_values_are_serde_json_s` compares the two builders.
 const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
-impl<'de> serde::de::DeserializeSeed<'de> for Sized<'_> {
+impl<'de> serde::de::DeserializeSeed<'de> for Presized<'_> {
     type Value = serde_json::Value;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
@@ -281,7 +281,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for Sized<'_> {
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for Sized<'_> {
+impl<'de> serde::de::Visitor<'de> for Presized<'_> {
     type Value = serde_json::Value;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
