@@ -83,6 +83,37 @@ fn troupe(dir: &Path, args: &[&str]) -> Run {
     troupe_in(dir, args, None)
 }
 
+/// Format 16.2's stated aim for peak memory, in KiB: 16× the input plus 64 MiB.
+fn memory_bound_kib(input_bytes: usize) -> i64 {
+    (16 * input_bytes as i64 + (64 << 20)) / 1024
+}
+
+/// Runs `troupe args` in `dir` and asserts its exit code and that its peak
+/// memory stays within [`memory_bound_kib`] of `input_bytes`.
+fn run_within_memory_bound(dir: &Path, args: &[&str], code: i32, input_bytes: usize) -> Run {
+    let r = troupe(dir, args);
+    assert_eq!(r.code, code, "{args:?}: {}", r.stderr);
+    let bound = memory_bound_kib(input_bytes);
+    assert!(
+        r.max_rss_kib < bound,
+        "{args:?}: {} KiB, bound 16x + 64 MiB = {bound} KiB",
+        r.max_rss_kib
+    );
+    r
+}
+
+/// The tiny example bundle with a `"*"`-keyed int variable `seen` in its
+/// scenario.
+fn keyed_bundle() -> String {
+    let mut bundle: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tiny_bundle()).unwrap()).unwrap();
+    bundle["scenarios"][0]["variables"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"id": "seen", "type": "int", "keys": "*"}));
+    bundle.to_string()
+}
+
 fn negotiation() -> String {
     repo("examples/packs/everyday-negotiation")
         .display()
@@ -583,7 +614,7 @@ fn documents_of_tiny_values_are_bounded_before_they_are_built() {
         );
         // Within the stated aim of Format 16.2: 16× the input + 64 MiB
         // (before: about 160×).
-        let bound = (16 * len as i64 + (64 << 20)) / 1024;
+        let bound = memory_bound_kib(len);
         assert!(
             r.max_rss_kib < bound,
             "{f}: {} KiB, bound {bound} KiB",
@@ -606,15 +637,8 @@ fn large_documents_with_a_few_diagnostics_stay_within_the_memory_bound() {
     let yaml = format!("a: [{}123456]\n", "123456, ".repeat(400_000));
     std::fs::write(d.join("b.yaml"), &yaml).unwrap();
     for (f, len) in [("b.json", json.len()), ("b.yaml", yaml.len())] {
-        let r = troupe(d, &["check", f]);
-        assert_eq!(r.code, 1, "{f}");
+        let r = run_within_memory_bound(d, &["check", f], 1, len);
         assert!(r.stdout.contains("UNKNOWN_FIELD"), "{f}: {}", r.stdout);
-        let bound = (16 * len as i64 + (64 << 20)) / 1024;
-        assert!(
-            r.max_rss_kib < bound,
-            "{f}: {} KiB, bound 16x + 64 MiB = {bound} KiB",
-            r.max_rss_kib
-        );
     }
 }
 
@@ -633,15 +657,8 @@ fn small_collections_are_allocated_at_their_size() {
     let yaml = format!("a:\n{}", "- {kk: 12345678}\n".repeat(120_000));
     std::fs::write(d.join("b.yaml"), &yaml).unwrap();
     for (f, len) in [("b.json", json.len()), ("b.yaml", yaml.len())] {
-        let r = troupe(d, &["check", f]);
-        assert_eq!(r.code, 1, "{f}");
+        let r = run_within_memory_bound(d, &["check", f], 1, len);
         assert!(r.stdout.contains("UNKNOWN_FIELD"), "{f}: {}", r.stdout);
-        let bound = (16 * len as i64 + (64 << 20)) / 1024;
-        assert!(
-            r.max_rss_kib < bound,
-            "{f}: {} KiB, bound 16x + 64 MiB = {bound} KiB",
-            r.max_rss_kib
-        );
     }
 }
 
@@ -792,13 +809,7 @@ fn keyed_maps_along_a_long_path_stay_linear() {
     // maps), so checkpoints every 64 messages do not each copy the map.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let mut bundle: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(tiny_bundle()).unwrap()).unwrap();
-    bundle["scenarios"][0]["variables"]
-        .as_array_mut()
-        .unwrap()
-        .push(serde_json::json!({"id": "seen", "type": "int", "keys": "*"}));
-    std::fs::write(d.join("b.json"), bundle.to_string()).unwrap();
+    std::fs::write(d.join("b.json"), keyed_bundle()).unwrap();
     let mut runs = Vec::new();
     for n in [10_000, 40_000] {
         let session = new_key_per_message(n);
@@ -829,27 +840,14 @@ fn keyed_maps_along_a_long_path_stay_linear() {
 fn sessions_of_small_messages_stay_within_the_memory_bound() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let mut bundle: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(tiny_bundle()).unwrap()).unwrap();
-    bundle["scenarios"][0]["variables"]
-        .as_array_mut()
-        .unwrap()
-        .push(serde_json::json!({"id": "seen", "type": "int", "keys": "*"}));
-    std::fs::write(d.join("b.json"), bundle.to_string()).unwrap();
+    std::fs::write(d.join("b.json"), keyed_bundle()).unwrap();
     let session = new_key_per_message(40_000);
     std::fs::write(d.join("s.jsonl"), &session).unwrap();
-    let bound = (16 * session.len() as i64 + (64 << 20)) / 1024;
     for args in [
         &["check", "b.json", "s.jsonl"][..],
         &["state", "b.json", "s.jsonl", "--at", "m40000", "--json"][..],
     ] {
-        let r = troupe(d, args);
-        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-        assert!(
-            r.max_rss_kib < bound,
-            "{args:?}: {} KiB, bound 16x + 64 MiB = {bound} KiB",
-            r.max_rss_kib
-        );
+        run_within_memory_bound(d, args, 0, session.len());
     }
 }
 
@@ -888,18 +886,11 @@ fn many_replies_to_one_message_share_its_path() {
         ));
     }
     std::fs::write(d.join("s.jsonl"), &session).unwrap();
-    let bound = (16 * (bundle.len() + session.len()) as i64 + (64 << 20)) / 1024;
     for args in [
         &["check", "b.json", "s.jsonl"][..],
         &["state", "b.json", "s.jsonl", "--at", "c19999", "--json"][..],
     ] {
-        let r = troupe(d, args);
-        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-        assert!(
-            r.max_rss_kib < bound,
-            "{args:?}: {} KiB, bound 16x + 64 MiB = {bound} KiB",
-            r.max_rss_kib
-        );
+        run_within_memory_bound(d, args, 0, bundle.len() + session.len());
     }
 }
 

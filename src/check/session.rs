@@ -238,20 +238,17 @@ impl SessionChecker {
                         .at(at(&format!("/firings/{fi}/event"))),
                     ),
                     Some(&(index, repeat, end)) => {
+                        if !repeat && path.once.contains(&index) && has_path {
+                            out.push(
+                                Diagnostic::error(
+                                    Code::RepeatedFiring,
+                                    format!("event `{e}` does not repeat but already fired on this path"),
+                                )
+                                .at(at(&format!("/firings/{fi}/event"))),
+                            );
+                        }
                         if !repeat {
-                            if path.once.contains(&index) {
-                                if has_path {
-                                    out.push(
-                                        Diagnostic::error(
-                                            Code::RepeatedFiring,
-                                            format!("event `{e}` does not repeat but already fired on this path"),
-                                        )
-                                        .at(at(&format!("/firings/{fi}/event"))),
-                                    );
-                                }
-                            } else {
-                                path.once.insert_mut(index);
-                            }
+                            path.once.insert_mut(index);
                         }
                         if end {
                             path.ended = true;
