@@ -2,21 +2,7 @@
 //! arbitrary bytes: no input may panic.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use troupe::import::{card, chat, CardContainer, RawCard};
+#[path = "../targets.rs"]
+mod targets;
 
-fuzz_target!(|data: &[u8]| {
-    let raw = RawCard {
-        card: serde_json::json!({"spec": "chara_card_v2", "spec_version": "2.0",
-            "data": {"name": "Aqua", "first_mes": "Hi {{user}}", "alternate_greetings": ["Yo"]}}),
-        container: CardContainer::Json,
-        assets: Vec::new(),
-    };
-    let Ok(imported) = card::card_to_bundle(&raw) else { return };
-    let target = chat::ChatTarget {
-        bundle: &imported.bundle,
-        character: &imported.character,
-        scenario: &imported.scenario,
-    };
-    let _ = chat::chat_to_session("c.jsonl", data, &target);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| targets::chat(data));

@@ -3,16 +3,7 @@
 //! renders for a terminal.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use troupe::diag::render::{render_human, Sources};
+#[path = "../targets.rs"]
+mod targets;
 
-fuzz_target!(|data: &[u8]| {
-    let loaded = troupe::load::parse_json("f.json", data);
-    let mut diags = loaded.diagnostics;
-    let mut sources = Sources::new();
-    if let Some(doc) = &loaded.value {
-        diags.extend(troupe::check::run::check_bundle_document(doc));
-        sources.add("f.json", doc.text.clone());
-    }
-    let _ = render_human(&diags, &sources);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| targets::load_json(data));

@@ -3,12 +3,7 @@
 //! unbounded inflation.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+#[path = "../targets.rs"]
+mod targets;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = troupe::load::screen_package("p.troupe", data);
-    let loaded = troupe::load::parse_package("p.troupe", data);
-    if let Some(pkg) = &loaded.value {
-        let _ = troupe::check::run::check_package(pkg);
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| targets::package(data));

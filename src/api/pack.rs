@@ -134,14 +134,16 @@ impl Pack {
         let Some(doc) = loaded.value else {
             return Err(Error::invalid(diagnostics, sources));
         };
+        let parsed = Arc::new(crate::cel::parse::ParseCache::default());
         if !diagnostics.iter().any(Diagnostic::is_error) {
-            diagnostics.extend(crate::check::run::check_bundle_document(&doc));
+            diagnostics.extend(parsed.scope(|| crate::check::run::check_bundle_document(&doc)));
         }
         if diagnostics.iter().any(Diagnostic::is_error) {
             return Err(Error::invalid(diagnostics, sources));
         }
         let mut opened = Opened::from_checked("bundle", doc.value);
         opened.warnings = diagnostics;
+        opened.parsed = parsed;
         Ok(Pack::new(opened, Origin::Bundle))
     }
 
@@ -239,10 +241,10 @@ impl Pack {
             }
             _ => &self.inner.opened,
         };
-        Ok(crate::compile::package::write_package(
-            &opened.bundle,
-            &opened.sessions,
-        )?)
+        // The check's parses are reused: no expression is parsed twice.
+        Ok(opened
+            .parsed
+            .scope(|| crate::compile::package::write_package(&opened.bundle, &opened.sessions))?)
     }
 
     /// Starts a session (Format 18.4) with `options`.
@@ -382,5 +384,31 @@ impl Pack {
         crate::engine::load::compile_checked(self.bundle(), None, scenario)
             .map(History::from_engine)
             .map_err(|d| Error::invalid(d, Sources::new()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Compiling an opened pack, or a bundle given as text, and starting a
+    /// session from it parse no expression the check did not (issue 11,
+    /// performance round 5): the check's cache holds every text.
+    #[test]
+    fn compile_and_start_reuse_the_checks_parses() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let pack = Pack::open(root.join("examples/packs/everyday-negotiation")).unwrap();
+        let from_text = Pack::from_bundle(
+            &std::fs::read_to_string(root.join("examples/bundles/tiny.bundle.json")).unwrap(),
+        )
+        .unwrap();
+        for pack in [pack, from_text] {
+            let parsed = &pack.opened().parsed;
+            let after_check = parsed.len();
+            assert!(after_check > 0, "the check parsed through the cache");
+            pack.compile().unwrap();
+            pack.start(SessionOptions::default()).unwrap();
+            assert_eq!(parsed.len(), after_check, "nothing new was parsed");
+        }
     }
 }

@@ -3,8 +3,10 @@
 //! `exists`, `exists_one`, `map`, `filter`) are recognized and kept as
 //! [`ExprKind::Comprehension`] nodes; `has()` becomes a presence test.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cel::common::ast::{
     operators, CallExpr, ComprehensionExpr, EntryExpr, Expr as CExpr, IdedExpr, LiteralValue,
@@ -97,6 +99,79 @@ pub enum ExprKind {
     /// A construct outside Troupe's subset (null, bytes, uint, messages);
     /// the type checker rejects it with this message.
     Unsupported(&'static str),
+}
+
+/// Parsed expressions by source text, shared by the passes over one bundle
+/// (its check, its compile and the sessions started from it): inside
+/// [`ParseCache::scope`], [`parse_shared`] parses each text once. Parsing is
+/// a pure function of the text, so a hit is exactly what parsing again would
+/// give. Holds only the texts parsed in its scopes: the bundle's own
+/// expressions, each at most [`MAX_SOURCE_LEN`] bytes (Format 16.2).
+#[derive(Default)]
+pub struct ParseCache {
+    parsed: Mutex<HashMap<Box<str>, Parsed>>,
+}
+
+/// One cached parse: the tree, or the parser's errors.
+type Parsed = Result<Arc<Expr>, Vec<CelError>>;
+
+impl std::fmt::Debug for ParseCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.parsed.lock().map_or(0, |m| m.len());
+        write!(f, "ParseCache({n} expressions)")
+    }
+}
+
+thread_local! {
+    /// The cache of the innermost [`ParseCache::scope`] on this thread.
+    static ACTIVE: RefCell<Option<Arc<ParseCache>>> = const { RefCell::new(None) };
+}
+
+impl ParseCache {
+    /// Runs `f` with this cache answering [`parse_shared`] on this thread;
+    /// the previous cache (if any) is restored afterwards, also on unwind.
+    pub fn scope<R>(self: &Arc<Self>, f: impl FnOnce() -> R) -> R {
+        struct Restore(Option<Arc<ParseCache>>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let previous = self.0.take();
+                ACTIVE.with(|a| *a.borrow_mut() = previous);
+            }
+        }
+        let _restore = Restore(ACTIVE.with(|a| a.replace(Some(self.clone()))));
+        f()
+    }
+
+    /// How many distinct texts were parsed through this cache.
+    pub fn len(&self) -> usize {
+        self.parsed.lock().map_or(0, |m| m.len())
+    }
+
+    /// Whether nothing was parsed through this cache.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn get_or_parse(&self, source: &str) -> Parsed {
+        if let Some(hit) = self.parsed.lock().ok().and_then(|m| m.get(source).cloned()) {
+            return hit;
+        }
+        let parsed = parse(source).map(Arc::new);
+        if let Ok(mut m) = self.parsed.lock() {
+            m.insert(source.into(), parsed.clone());
+        }
+        parsed
+    }
+}
+
+/// [`parse`], answered by the active [`ParseCache`] when a scope is open
+/// on this thread (then each text is parsed once), else parsed afresh.
+pub fn parse_shared(source: &str) -> Result<Arc<Expr>, Vec<CelError>> {
+    let active = ACTIVE.with(|a| a.borrow().clone());
+    match active {
+        Some(cache) => cache.get_or_parse(source),
+        None => parse(source).map(Arc::new),
+    }
 }
 
 /// Parses `source` into an [`Expr`].
@@ -373,6 +448,33 @@ impl Converter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scope_parses_each_text_once_and_is_restored_after() {
+        let outer = Arc::new(ParseCache::default());
+        let inner = Arc::new(ParseCache::default());
+        outer.scope(|| {
+            let a = parse_shared("x + 1").unwrap();
+            let b = parse_shared("x + 1").unwrap();
+            assert!(Arc::ptr_eq(&a, &b), "a hit is the same tree");
+            assert!(parse_shared("x +").is_err(), "errors are cached too");
+            assert!(parse_shared("x +").is_err());
+            inner.scope(|| parse_shared("y").unwrap());
+            // The inner scope ended: `outer` answers again.
+            parse_shared("z").unwrap();
+            // A panic inside a scope still restores the outer one.
+            let unwound = std::panic::catch_unwind(|| inner.scope(|| panic!("inside")));
+            assert!(unwound.is_err());
+            parse_shared("w").unwrap();
+        });
+        assert_eq!(outer.len(), 4, "x + 1, x +, z, w");
+        assert_eq!(inner.len(), 1, "y");
+        // Outside every scope nothing is cached.
+        let a = parse_shared("x + 1").unwrap();
+        let b = parse_shared("x + 1").unwrap();
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(outer.len(), 4);
+    }
 
     #[test]
     fn spans_are_byte_offsets() {

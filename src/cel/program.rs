@@ -124,9 +124,10 @@ pub struct Program {
     slots: Vec<u32>,
 }
 
-/// Parses, type-checks and lowers `source` against `env`.
+/// Parses, type-checks and lowers `source` against `env` (the parse is
+/// shared through an active [`parse::ParseCache`], if any).
 pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
-    let ast = parse::parse(source)?;
+    let ast = parse::parse_shared(source)?;
     let (texpr, ty) = super::checker::check(&ast, source, env)?;
     let mut slots = Vec::new();
     super::checker::slot_reads(&texpr, &mut slots);

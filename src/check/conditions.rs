@@ -360,7 +360,7 @@ pub fn derived_order(story: &Story) -> DerivedOrder {
         let env = envs
             .entry(decl.owner.clone())
             .or_insert_with(|| owner_env(story, &decl.owner, false));
-        let Ok(ast) = cel::parse::parse(src) else {
+        let Ok(ast) = cel::parse::parse_shared(src) else {
             continue;
         };
         let Ok((texpr, _)) = cel::checker::check(&ast, src, env) else {

@@ -34,6 +34,9 @@ pub struct Checked {
     /// The bundles that were read (a pack's lowered bundle), by name, for
     /// sessions given after them.
     pub bundles: Vec<(String, Value)>,
+    /// The expressions the check parsed, for compiling the bundles and
+    /// starting sessions from them without parsing again.
+    pub parsed: std::sync::Arc<crate::cel::parse::ParseCache>,
 }
 
 impl Checked {
@@ -371,6 +374,14 @@ fn named_like_a_file(path: &Path) -> bool {
 /// the first bundle or pack given before or after them that has the
 /// session's scenario), anything else as a bundle (`.json`, `.yaml`).
 pub fn check_paths(paths: &[PathBuf]) -> Checked {
+    let parsed = std::sync::Arc::new(crate::cel::parse::ParseCache::default());
+    let mut checked = parsed.scope(|| check_paths_parsing(paths));
+    checked.parsed = parsed;
+    checked
+}
+
+/// [`check_paths`] inside its parse scope.
+fn check_paths_parsing(paths: &[PathBuf]) -> Checked {
     let mut checked = Checked::default();
     let mut sessions: Vec<(usize, String, SessionDoc)> = Vec::new();
     // Which input each diagnostic belongs to, for the report order.

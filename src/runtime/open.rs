@@ -45,6 +45,9 @@ pub struct Opened {
     /// `players` and `characters`), shared by the sessions started from
     /// this bundle: their key sets are built once, on first use.
     pub runtime_cache: Arc<Mutex<HashMap<String, Arc<crate::compile::runtime::RuntimeIr>>>>,
+    /// The expressions the check of the bundle parsed: compiling it and
+    /// starting sessions from it parse none of them again.
+    pub parsed: Arc<crate::cel::parse::ParseCache>,
 }
 
 impl Opened {
@@ -144,6 +147,7 @@ pub fn open_with(path: &Path, options: OpenOptions) -> Result<Opened, OpenError>
             .into_iter()
             .filter(|d| d.severity == Severity::Warning),
     );
+    let parsed = checked.parsed;
     let Some((_, bundle)) = checked.bundles.into_iter().next() else {
         return Err(OpenError::default());
     };
@@ -164,6 +168,7 @@ pub fn open_with(path: &Path, options: OpenOptions) -> Result<Opened, OpenError>
         warnings,
         from_ir: false,
         sessions,
+        parsed,
         ..Opened::default()
     })
 }
@@ -255,7 +260,8 @@ pub fn open_package_bytes(
             sources: Sources::new(),
         });
     };
-    let (diags, bundle) = crate::check::run::check_package(&pkg);
+    let parsed = Arc::new(crate::cel::parse::ParseCache::default());
+    let (diags, bundle) = parsed.scope(|| crate::check::run::check_package(&pkg));
     diagnostics.extend(diags.into_iter().filter(|d| d.code != Code::IrMismatch));
     let mut sources = Sources::new();
     if let Some(b) = &pkg.bundle {
@@ -274,6 +280,7 @@ pub fn open_package_bytes(
                 warnings: diagnostics,
                 from_ir: false,
                 sessions,
+                parsed,
                 ..Opened::default()
             })
         }

@@ -267,7 +267,7 @@ impl Session {
     ) -> Result<Session, StartError> {
         let (mut engine, rt, header) = match from_ir(pack, options) {
             Some(started) => started,
-            None => from_bundle(pack, options)?,
+            None => pack.parsed.scope(|| from_bundle(pack, options))?,
         };
         engine.share_templates(rt.templates.clone());
         let opening = choose_opening(&engine, options)?;

@@ -1,0 +1,263 @@
+//! The runtime benchmarks' cases (docs/performance.md, "Runtime"), built
+//! twice: `benches/runtime.rs` with the system allocator (what an embedder
+//! gets by default) and `benches/binary.rs` with the `troupe` binary's
+//! allocator (mimalloc, src/main.rs). Each group is named after its binary.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use criterion::{criterion_group, BatchSize, Criterion, Throughput};
+use troupe::runtime::{open, Options, Session};
+
+fn scenarios() -> usize {
+    std::env::var("TROUPE_BENCH_SCENARIOS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000)
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn script(name: &str) -> Vec<String> {
+    troupe::files::read_script(root().join("examples/scripts").join(name)).expect("script")
+}
+
+/// A pack of `n` scenarios, each like the negotiation scenario: four
+/// variables, four threshold events, two outcomes, six rules. Each
+/// scenario's variables have names of their own (`deal_0007`), so no two
+/// scenarios share an expression's text, as in a real pack: what is parsed
+/// once per text is still parsed once per scenario.
+fn generate(dir: &Path, n: usize) {
+    std::fs::create_dir_all(dir.join("scenarios")).unwrap();
+    std::fs::create_dir_all(dir.join("npcs")).unwrap();
+    std::fs::write(
+        dir.join("manifest.yaml"),
+        "schema_version: \"0.1\"\npack_id: bench.generated\nname: Generated\nversion: \"0.1.0\"\ndescription: generated\nauthors: [bench]\nlicense: CC0-1.0\ncontent_rating: general\nentry_scenarios: [scenarios/s0000.yaml]\nsafety: {policy: safety/policy.yaml}\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("safety")).unwrap();
+    std::fs::write(
+        dir.join("safety/policy.yaml"),
+        "schema_version: \"0.1\"\npolicy_id: p\ncontent_rating_cap: general\ncategories:\n  - {id: threats, action: stop, terms: [I will hurt you]}\nglobal_rules: [minor_safety, crisis_support]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("npcs/vendor.yaml"),
+        "schema_version: \"0.1\"\nnpc_id: vendor\nname: Rosa\nfictional: true\nage_band: adult\n",
+    )
+    .unwrap();
+    for i in 0..n {
+        let text = format!(
+            r#"schema_version: "0.1"
+scenario_id: s{i:04}
+title: Scenario {i}
+npc: {{ref: npcs/vendor.yaml}}
+opening: {{npc_says: "Hello, {{{{user}}}}!"}}
+state:
+  variables:
+    deal_{i:04}: {{type: int, default: 0, min: 0, max: 100}}
+    mood_{i:04}: {{type: int, default: 50, min: 0, max: 100}}
+    patience_{i:04}: {{type: int, default: 60, min: 0, max: 100}}
+    count_{i:04}: {{type: int, default: 0}}
+events:
+  - {{id: warm, when: {{type: variable_above, variable: mood_{i:04}, threshold: 70}}, changes: [{{add: {{deal_{i:04}: 10}}}}]}}
+  - {{id: close, when: "state.deal_{i:04} > 40", changes: [{{add: {{count_{i:04}: 1}}}}]}}
+  - {{id: tired, when: "state.count_{i:04} > 2", repeat: true, changes: [{{add: {{patience_{i:04}: -5}}}}]}}
+  - {{id: warn, when: {{type: variable_below, variable: patience_{i:04}, threshold: 25}}}}
+ending_conditions:
+  won: {{type: variable_above, variable: deal_{i:04}, threshold: 80}}
+  lost: "state.patience_{i:04} < 10"
+emotion: "state.patience_{i:04} < 25 ? 'annoyed' : 'calm'"
+rules:
+  - {{id: rude, keywords: [ridiculous], priority: 9, changes: [{{add: {{patience_{i:04}: -20}}}}], replies: ["Really, {{{{user}}}}?"]}}
+  - {{id: offer, pattern: '\b8,?[0-9]{{3}}\b', priority: 4, changes: [{{add: {{deal_{i:04}: 25, count_{i:04}: 1}}}}], replies: ["Closer."]}}
+  - {{id: praise, keywords: [lovely, nice], priority: 2, changes: [{{add: {{mood_{i:04}: 12}}}}], replies: ["Thanks!", "Kind of you."]}}
+  - {{id: facts, keywords: [service, listed], changes: [{{add: {{deal_{i:04}: 15}}}}], replies: ["Fair point."]}}
+  - {{id: stall, keywords: [think], when: "state.patience_{i:04} > 30", replies: ["Take your time."]}}
+  - {{id: any, changes: [{{add: {{patience_{i:04}: -3}}}}], replies: ["So?"]}}
+"#
+        );
+        std::fs::write(dir.join(format!("scenarios/s{i:04}.yaml")), text).unwrap();
+    }
+}
+
+/// A pack of one heavy scenario (issue 11): ten variables, `events`
+/// condition events and `rules` keyword rules (every rule with its own
+/// keyword, so a turn tries them in order until one matches).
+fn generate_heavy(dir: &Path, rules: usize, events: usize) {
+    generate(dir, 0);
+    let mut text = String::from(
+        "schema_version: \"0.1\"\nscenario_id: heavy\ntitle: Heavy\nnpc: {ref: npcs/vendor.yaml}\nopening: {npc_says: \"Hello, {{user}}!\"}\nstate:\n  variables:\n",
+    );
+    for v in 0..10 {
+        text.push_str(&format!(
+            "    v{v}: {{type: int, default: 0, min: 0, max: 100000}}\n"
+        ));
+    }
+    text.push_str("events:\n");
+    for e in 0..events {
+        text.push_str(&format!(
+            "  - {{id: e{e}, when: \"state.v{} > {} && turn >= 1\", changes: [{{add: {{v{}: 1}}}}]}}\n",
+            e % 10,
+            e + 3,
+            (e + 1) % 10
+        ));
+    }
+    text.push_str("ending_conditions:\n  done: \"state.v0 > 99000\"\nrules:\n");
+    for r in 0..rules {
+        text.push_str(&format!(
+            "  - {{id: r{r}, keywords: [word{r}], priority: {}, changes: [{{add: {{v{}: 2}}}}], replies: [\"Reply {r}, {{{{user}}}}.\"]}}\n",
+            r % 7,
+            r % 10
+        ));
+    }
+    text.push_str("  - {id: any, replies: [\"So?\"]}\n");
+    std::fs::write(dir.join("scenarios/s0000.yaml"), text).unwrap();
+}
+
+/// What `troupe run PACK --script` does, minus printing: open, start a
+/// session with default settings, play every input.
+fn run_equivalent(path: &Path, inputs: &[String]) -> usize {
+    let o = open(path).expect("opens");
+    let mut s = Session::start(&o, &Options::default()).expect("starts");
+    for i in inputs {
+        if s.is_over() {
+            break;
+        }
+        black_box(s.turn(i).expect("turn"));
+    }
+    s.session_text().len()
+}
+
+fn heavy(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("heavy");
+    generate_heavy(&src, 1_500, 800);
+    let pkg = dir.path().join("heavy.troupe");
+    let opened = open(&src).expect("the heavy pack checks");
+    std::fs::write(
+        &pkg,
+        troupe::compile::package::write_package(&opened.bundle, &opened.sessions).unwrap(),
+    )
+    .unwrap();
+    assert!(open(&pkg).unwrap().from_ir);
+    let inputs: Vec<String> = (0..10)
+        .map(|i| format!("I say word{} and more", i * 149))
+        .collect();
+    assert_eq!(run_equivalent(&src, &inputs), run_equivalent(&pkg, &inputs));
+    let mut g = c.benchmark_group(format!("{}/heavy", crate::PREFIX));
+    g.sample_size(10);
+    g.bench_function("run source pack (1500 rules, 800 events)", |b| {
+        b.iter(|| run_equivalent(&src, &inputs))
+    });
+    g.bench_function("run compiled package (1500 rules, 800 events)", |b| {
+        b.iter(|| run_equivalent(&pkg, &inputs))
+    });
+    g.finish();
+}
+
+fn turns(c: &mut Criterion) {
+    let mut g = c.benchmark_group(format!("{}/turns", crate::PREFIX));
+    g.measurement_time(Duration::from_secs(5));
+    for (pack, name, difficulty) in [
+        (
+            "examples/packs/everyday-negotiation",
+            "used-car-fatigue.yaml",
+            Some("hard"),
+        ),
+        ("examples/packs/harbor-lights", "harbor-adrift.txt", None),
+    ] {
+        let p = open(&root().join(pack)).expect("opens");
+        let inputs = script(name);
+        let options = Options {
+            difficulty: difficulty.map(str::to_string),
+            ..Options::default()
+        };
+        // The turns a run plays: up to the end of the story (under `hard`
+        // the fatigue script ends at its third turn, Format 19.5).
+        let played = {
+            let mut s = Session::start(&p, &options).expect("starts");
+            inputs
+                .iter()
+                .take_while(|i| !s.is_over() && s.turn(i).is_ok())
+                .count()
+        };
+        let inputs = &inputs[..played];
+        g.throughput(Throughput::Elements(played as u64));
+        g.bench_function(format!("{name} ({played} turns)"), |b| {
+            b.iter_batched(
+                || Session::start(&p, &options).expect("starts"),
+                |mut s| {
+                    for i in inputs {
+                        black_box(s.turn(i).expect("turn"));
+                    }
+                    s
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+fn packs(c: &mut Criterion) {
+    let n = scenarios();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("pack");
+    generate(&src, n);
+    let pkg = dir.path().join("pack.troupe");
+    let opened = open(&src).expect("the generated pack checks");
+    let bytes = troupe::compile::package::write_package(&opened.bundle, &opened.sessions).unwrap();
+    std::fs::write(&pkg, bytes).unwrap();
+    assert!(open(&pkg).unwrap().from_ir);
+
+    let mut g = c.benchmark_group(format!("{}/packs", crate::PREFIX));
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(20));
+    // What `troupe compile` does: open (read and check) and compile.
+    g.bench_function(format!("check+compile {n} scenarios"), |b| {
+        b.iter(|| black_box(troupe::Pack::open(&src).expect("checks").compile().unwrap()))
+    });
+    g.bench_function(format!("open source pack {n}"), |b| {
+        b.iter(|| black_box(open(&src).expect("opens")))
+    });
+    g.bench_function(format!("open compiled package {n}"), |b| {
+        b.iter(|| black_box(open(&pkg).expect("opens")))
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group(format!("{}/example", crate::PREFIX));
+    g.sample_size(20);
+    let ex = root().join("examples/packs/everyday-negotiation");
+    let epkg = dir.path().join("ex.troupe");
+    let o = open(&ex).unwrap();
+    std::fs::write(
+        &epkg,
+        troupe::compile::package::write_package(&o.bundle, &o.sessions).unwrap(),
+    )
+    .unwrap();
+    g.bench_function("open source pack", |b| {
+        b.iter(|| black_box(open(&ex).unwrap()))
+    });
+    g.bench_function("open compiled package", |b| {
+        b.iter(|| black_box(open(&epkg).unwrap()))
+    });
+    g.bench_function("open source pack + start session", |b| {
+        b.iter(|| {
+            let o = open(&ex).unwrap();
+            black_box(Session::start(&o, &Options::default()).unwrap())
+        })
+    });
+    g.bench_function("open compiled package + start session", |b| {
+        b.iter(|| {
+            let o = open(&epkg).unwrap();
+            black_box(Session::start(&o, &Options::default()).unwrap())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, turns, packs, heavy);

@@ -1,0 +1,209 @@
+//! The body of every fuzz target, once: each `fuzz_targets/<name>.rs` calls
+//! one of these on libFuzzer's input, and `tests/fuzz_regressions.rs`
+//! replays the committed corpora (`fuzz/regressions/<name>/`) through the
+//! same functions on every `cargo test`. A function returns normally for
+//! any input; a panic, an overflowed stack or an unbounded run is a bug.
+#![allow(dead_code)]
+
+use troupe::cel::{self, Activation, EvalError, Host, ObjectType, StoryDecls, Type, Value};
+use troupe::diag::render::{render_human, Sources};
+use troupe::import::{card, chat, CardContainer, RawCard};
+use troupe::template::{parse, render, Scope};
+
+/// The bundle the session target checks sessions against.
+const BUNDLE: &str = include_str!("../examples/bundles/tiny.bundle.json");
+
+/// Every target by name, for the replay test.
+pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+    ("cel", cel),
+    ("load_json", load_json),
+    ("load_yaml", load_yaml),
+    ("session", session),
+    ("package", package),
+    ("template", template),
+    ("card", card),
+    ("chat", chat),
+];
+
+struct DiceHost(u64);
+
+impl Host for DiceHost {
+    fn hit(&mut self, keys: &[&str]) -> bool {
+        keys.iter().any(|k| k.len() % 2 == 0)
+    }
+    fn roll(&mut self, notation: &str) -> Result<i64, EvalError> {
+        self.0 += 1;
+        cel::dice::roll(notation, 7, "m1", self.0)
+    }
+}
+
+/// CEL (Format 11): parser, checker and evaluator on arbitrary text; the
+/// cost budget bounds loops.
+pub fn cel(data: &[u8]) {
+    let Ok(src) = std::str::from_utf8(data) else {
+        return;
+    };
+    let decls = StoryDecls {
+        state: ObjectType::new("state")
+            .field("trust", Type::map(Type::String, Type::Double))
+            .field("hp", Type::Int)
+            .field(
+                "kai",
+                ObjectType::new("kai")
+                    .field("mood", Type::String)
+                    .into_type(),
+            ),
+        own: ObjectType::new("own").field("hp", Type::Int),
+        difficulty_knobs: Some(vec!["damage".into()]),
+    };
+    let mut env = cel::troupe_env(&decls).with_hit(true);
+    env.declare("xs", Type::list(Type::Int));
+    env.declare("m", Type::map(Type::String, Type::Dyn));
+    let Ok(program) = cel::compile(src, &env) else {
+        return;
+    };
+    let mut act = Activation::new(&env);
+    for (i, slot) in env.slots().enumerate() {
+        let v = match &slot.ty {
+            Type::Int => Value::Int(i as i64 - 3),
+            Type::Double => Value::Double(0.5 * i as f64),
+            Type::String => Value::string("kai"),
+            Type::Bool => Value::Bool(i % 2 == 0),
+            Type::List(_) => Value::List(std::sync::Arc::new((0..100).map(Value::Int).collect())),
+            _ => Value::from_json(&serde_json::json!({"kai": 1.5, "a": "b"}))
+                .unwrap_or(Value::Bool(true)),
+        };
+        act.set(i, v);
+    }
+    let _ = program.eval(&act, &mut DiceHost(0));
+    let _ = program.result_type();
+}
+
+/// The JSON loader (Format 2.2, 16), the bundle checks after it, and the
+/// human renderer of what they report.
+pub fn load_json(data: &[u8]) {
+    let loaded = troupe::load::parse_json("f.json", data);
+    let mut diags = loaded.diagnostics;
+    let mut sources = Sources::new();
+    if let Some(doc) = &loaded.value {
+        diags.extend(troupe::check::run::check_bundle_document(doc));
+        sources.add("f.json", doc.text.clone());
+    }
+    let _ = render_human(&diags, &sources);
+}
+
+/// The YAML loader (Format 2.2, 16.2) and a span lookup in what it read.
+pub fn load_yaml(data: &[u8]) {
+    let loaded = troupe::load::parse_yaml("f.yaml", data);
+    let mut sources = Sources::new();
+    if let Some(doc) = &loaded.value {
+        sources.add("f.yaml", doc.text.clone());
+        let _ = doc.spans.locate("/a/0");
+    }
+    let _ = render_human(&loaded.diagnostics, &sources);
+}
+
+/// The session loader and checks (Format 12, 17.3) against
+/// `examples/bundles/tiny.bundle.json`, then the engine on what passes.
+pub fn session(data: &[u8]) {
+    let Ok(bundle) = serde_json::from_str::<serde_json::Value>(BUNDLE) else {
+        return;
+    };
+    let loaded = troupe::load::parse_session("s.jsonl", data);
+    let mut diags = loaded.diagnostics;
+    if let Some(doc) = &loaded.value {
+        diags.extend(troupe::check::run::check_session_document(&bundle, doc));
+        if !diags.iter().any(|d| d.is_error()) && doc.header.is_some() {
+            if let Ok(engine) = troupe::engine::load::compile_checked_session(&bundle, doc) {
+                let n = engine.session.messages.len() as u32;
+                for m in 0..n.min(64) {
+                    let s = engine.state_at(m);
+                    let _ = engine.flatten(&s);
+                    let _ = engine.ending(&s);
+                }
+            }
+        }
+    }
+    let mut sources = Sources::new();
+    if let Ok(t) = std::str::from_utf8(data) {
+        sources.add("s.jsonl", t.into());
+    }
+    let _ = render_human(&diags, &sources);
+}
+
+/// Package screening, loading and checking (Format 14).
+pub fn package(data: &[u8]) {
+    let _ = troupe::load::screen_package("p.troupe", data);
+    let loaded = troupe::load::parse_package("p.troupe", data);
+    if let Some(pkg) = &loaded.value {
+        let _ = troupe::check::run::check_package(pkg);
+    }
+}
+
+struct Fixed;
+
+impl Scope for Fixed {
+    fn user(&self) -> Option<&str> {
+        Some("Sam")
+    }
+    fn char_id(&self) -> Option<&str> {
+        Some("kai")
+    }
+    fn char_name(&self) -> Option<&str> {
+        Some("Kai")
+    }
+    fn narrator(&self) -> &str {
+        "Narrator"
+    }
+    fn narrator_text(&self) -> bool {
+        false
+    }
+    fn owner(&self) -> Option<Option<&str>> {
+        Some(Some("kai"))
+    }
+    fn value(&self, name: &str) -> Option<String> {
+        (name.len() % 3 == 0).then(|| "12.5".to_string())
+    }
+    fn seed(&self) -> (u64, &str) {
+        (7, "m1")
+    }
+}
+
+/// The macro parser and renderer (Format 10).
+pub fn template(data: &[u8]) {
+    let Ok(src) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(t) = parse(src) {
+        let _ = render(&t, src, &Fixed);
+    }
+}
+
+/// Character card import (JSON, PNG, CHARX; docs/import.md), then the
+/// bundle checks on what it made.
+pub fn card(data: &[u8]) {
+    if let Ok(raw) = troupe::import::read_card("c", data) {
+        if let Ok(imported) = card::card_to_bundle(&raw) {
+            let _ = troupe::check::bundle::check_bundle(&imported.bundle);
+        }
+    }
+}
+
+/// SillyTavern chat import (docs/import.md) into a session of a fixed card.
+pub fn chat(data: &[u8]) {
+    let raw = RawCard {
+        card: serde_json::json!({"spec": "chara_card_v2", "spec_version": "2.0",
+            "data": {"name": "Aqua", "first_mes": "Hi {{user}}", "alternate_greetings": ["Yo"]}}),
+        container: CardContainer::Json,
+        assets: Vec::new(),
+    };
+    let Ok(imported) = card::card_to_bundle(&raw) else {
+        return;
+    };
+    let target = chat::ChatTarget {
+        bundle: &imported.bundle,
+        character: &imported.character,
+        scenario: &imported.scenario,
+    };
+    let _ = chat::chat_to_session("c.jsonl", data, &target);
+}
