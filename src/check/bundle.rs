@@ -321,8 +321,11 @@ fn check_var_list(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
             ));
         }
         if let Some(d) = &v.default {
-            if let Err(e) = check_value(ty, d) {
-                out.push(mismatch("default", format!("default of `{}`: {e}", v.id)));
+            if let Err((item, e)) = check_value(ty, d) {
+                out.push(mismatch(
+                    &format!("default{item}"),
+                    format!("default of `{}`: {e}", v.id),
+                ));
             }
         }
         let numeric = ty.is_numeric();
@@ -336,7 +339,7 @@ fn check_var_list(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
                             v.id
                         ),
                     ));
-                } else if let Err(e) = check_value(ty, b) {
+                } else if let Err((_, e)) = check_value(ty, b) {
                     out.push(mismatch(field, format!("`{field}` of `{}`: {e}", v.id)));
                 }
             }

@@ -241,8 +241,11 @@ fn check_one(
                         "`{var}` is keyed: set it with an object of keys, or set one key"
                     ))),
                 }
-            } else if let Err(e) = check_value(ty, value) {
-                out.push(mismatch(e));
+            } else if let Err((item, e)) = check_value(ty, value) {
+                out.push(
+                    Diagnostic::error(Code::TypeMismatch, e)
+                        .at(format!("{ptr}{item}")),
+                );
             }
         }
     }

@@ -109,17 +109,30 @@ pub fn check_scalar(ty: ScalarType, v: &Value) -> Result<(), String> {
     }
 }
 
-/// Checks a value against a whole variable type.
-pub fn check_value(ty: VarType, v: &Value) -> Result<(), String> {
+/// Checks a value against a whole variable type. The error is the relative
+/// JSON Pointer of the value it is about (`""` for the value itself, `/1`
+/// for a list's second item, `/b` for a map's key `b`: Format 17.2, "a list
+/// item at its index") and the message.
+pub fn check_value(ty: VarType, v: &Value) -> Result<(), (String, String)> {
+    let whole = |e: String| (String::new(), e);
     match ty {
-        VarType::Scalar(s) => check_scalar(s, v),
+        VarType::Scalar(s) => check_scalar(s, v).map_err(whole),
         VarType::List(s) => match v {
-            Value::Array(items) => items.iter().try_for_each(|i| check_scalar(s, i)),
-            _ => Err(format!("expected {ty}, found {}", kind_of(v))),
+            Value::Array(items) => items.iter().enumerate().try_for_each(|(i, item)| {
+                check_scalar(s, item).map_err(|e| (format!("/{i}"), format!("item {i}: {e}")))
+            }),
+            _ => Err(whole(format!("expected {ty}, found {}", kind_of(v)))),
         },
         VarType::Map(s) => match v {
-            Value::Object(m) => m.values().try_for_each(|i| check_scalar(s, i)),
-            _ => Err(format!("expected {ty}, found {}", kind_of(v))),
+            Value::Object(m) => m.iter().try_for_each(|(k, item)| {
+                check_scalar(s, item).map_err(|e| {
+                    (
+                        format!("/{}", crate::diag::escape_token(k)),
+                        format!("key `{k}`: {e}"),
+                    )
+                })
+            }),
+            _ => Err(whole(format!("expected {ty}, found {}", kind_of(v)))),
         },
     }
 }
