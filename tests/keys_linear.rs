@@ -41,10 +41,7 @@ fn a_regex_key_that_does_not_count_is_linear() {
     let (small, large) = (digits(50_000), digits(400_000));
     assert!(!set.hits(&small) && !set.hits(&large));
     let (small, large) = (set.prepare(&small), set.prepare(&large));
-    let (t1, t2) = best(
-        || assert!(!set.hits(&small)),
-        || assert!(!set.hits(&large)),
-    );
+    let (t1, t2) = best(|| assert!(!set.hits(&small)), || assert!(!set.hits(&large)));
     // The same texts read once by a plain linear pass, timed alike: on a
     // loaded machine the larger text's runs are slowed more (the caches are
     // shared), and that slows both measurements alike.
