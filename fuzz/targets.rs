@@ -13,8 +13,11 @@ use troupe::template::{parse, render, Scope};
 /// The bundle the session target checks sessions against.
 const BUNDLE: &str = include_str!("../examples/bundles/tiny.bundle.json");
 
+/// A fuzz target's body: it runs one input and must not panic.
+pub type Body = fn(&[u8]);
+
 /// Every target by name, for the replay test.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Body)] = &[
     ("cel", cel),
     ("load_json", load_json),
     ("load_yaml", load_yaml),
@@ -162,7 +165,7 @@ impl Scope for Fixed {
         Some(Some("kai"))
     }
     fn value(&self, name: &str) -> Option<String> {
-        (name.len() % 3 == 0).then(|| "12.5".to_string())
+        name.len().is_multiple_of(3).then(|| "12.5".to_string())
     }
     fn seed(&self) -> (u64, &str) {
         (7, "m1")

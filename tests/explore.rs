@@ -334,13 +334,21 @@ fn witness_files_replay_and_are_not_written_into_the_pack() {
     let out = dir.path().join("w");
     let out_s = out.display().to_string();
     let doc = explore_json(&[&pack, "--witness", &out_s]);
-    let script = out.join("outcome-deal.txt");
-    assert_eq!(std::fs::read_to_string(&script).unwrap(), "offer\noffer\n");
+    let script = out.join("outcome-deal.yaml");
+    // Format 20.5: the root (scenario `stall`, seed 0, the opening that
+    // 13.10 makes of `opening.npc_says`, `opening`; no difficulty) and the
+    // inputs, strings as JSON strings.
+    assert_eq!(
+        std::fs::read_to_string(&script).unwrap(),
+        "# The witness of outcome deal (troupe explore, Format 20.5).\n\
+         # Replay: troupe run PACK --script THIS_FILE\n\
+         scenario: \"stall\"\nseed: 0\nopening: \"opening\"\ninputs:\n  - \"offer\"\n  - \"offer\"\n"
+    );
     assert_eq!(
         item(&doc, "outcome deal")["witness"]["script"],
         script.display().to_string()
     );
-    assert!(!out.join("outcome-impossible_deal.txt").exists());
+    assert!(!out.join("outcome-impossible_deal.yaml").exists());
     let (code, run, err) = troupe(&[
         "run",
         &pack,
@@ -351,6 +359,16 @@ fn witness_files_replay_and_are_not_written_into_the_pack() {
     assert_eq!(code, 0, "{err}");
     let run: Value = serde_json::from_str(&run).unwrap();
     assert_eq!(run["turns"][1]["outcome"], "deal");
+    // The text output prints the command that replays each written witness.
+    let (code, text, err) = troupe(&["explore", &pack, "--witness", &out_s]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains(&format!(
+            "outcome deal: reached in 2 turns (opening): offer / offer\n  replay: troupe run {pack} --script {}\n",
+            script.display()
+        )),
+        "{text}"
+    );
     // Inside the pack: a usage error, nothing written.
     let inside = format!("{pack}/witnesses");
     let (code, _, err) = troupe(&["explore", &pack, "--witness", &inside]);
@@ -360,6 +378,95 @@ fn witness_files_replay_and_are_not_written_into_the_pack() {
     let (code, _, err) = troupe(&["explore", &pack, "--witness", &dotted]);
     assert_eq!(code, 2, "{err}");
     assert!(!Path::new(&dotted).exists());
+}
+
+/// Issue 42: every witness file of both example packs replays to its item
+/// with `troupe run PACK --script FILE` and nothing else given (Format 20,
+/// 20.5: the script carries its root); `failure` of everyday-negotiation
+/// needs the preset `hard`, which only the script says.
+#[test]
+fn every_witness_file_replays_alone_in_both_example_packs() {
+    for name in ["everyday-negotiation", "job-interview"] {
+        let pack = example(name);
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().display().to_string();
+        let doc = explore_json(&[&pack, "--depth", "6", "--states", "3000", "--witness", &w]);
+        let mut replayed = 0;
+        for it in doc["items"].as_array().unwrap() {
+            if it["status"] != "reached" {
+                continue;
+            }
+            let label = it["item"].as_str().unwrap();
+            let (kind, id) = label.split_once(' ').unwrap();
+            let script = it["witness"]["script"].as_str().unwrap();
+            let (code, out, err) = troupe(&["run", &pack, "--script", script, "--json"]);
+            assert_eq!(code, 0, "{name} {label}: {err}");
+            let run: Value = serde_json::from_str(&out).unwrap();
+            let hit = match run["turns"].as_array().unwrap().last() {
+                None => run["opening"]["firings"]
+                    .as_array()
+                    .is_some_and(|f| f.iter().any(|f| f[kind] == id)),
+                Some(last) if kind == "rule" => last["rule"] == id,
+                Some(last) => last["firings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|f| f[kind] == id),
+            };
+            assert!(hit, "{name}: {label} not reached by {script}: {out}");
+            replayed += 1;
+        }
+        assert!(replayed >= 3, "{name}: {replayed} witnesses");
+    }
+    // The failure witness of everyday-negotiation is on `hard`: a flag that
+    // contradicts the script is a usage error that runs nothing.
+    let pack = example("everyday-negotiation");
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().display().to_string();
+    explore_json(&[&pack, "--depth", "2", "--witness", &w]);
+    let failure = dir.path().join("outcome-failure.yaml");
+    let text = std::fs::read_to_string(&failure).unwrap();
+    assert!(text.contains("difficulty: \"hard\"\n"), "{text}");
+    let f = failure.display().to_string();
+    let (code, out, err) = troupe(&["run", &pack, "--script", &f, "--difficulty", "warm"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("--difficulty warm contradicts the script's difficulty `hard`"),
+        "{err}"
+    );
+    let (code, _, err) = troupe(&["run", &pack, "--script", &f, "--difficulty", "hard"]);
+    assert_eq!(code, 0, "the same value is allowed: {err}");
+}
+
+/// Format 20: a YAML script with an unknown key, or a root value of the
+/// wrong shape, is not a script (exit 1), with a suggestion.
+#[test]
+fn a_script_with_a_bad_root_is_not_a_script() {
+    let pack = example("everyday-negotiation");
+    let dir = tempfile::tempdir().unwrap();
+    for (text, says) in [
+        (
+            "scenaro: used_car\ninputs: [hi]\n",
+            "did you mean `scenario`",
+        ),
+        (
+            "seed: -1\ninputs: [hi]\n",
+            "`seed` of a script is an integer",
+        ),
+        (
+            "difficulty: 3\ninputs: [hi]\n",
+            "`difficulty` of a script is an ID",
+        ),
+        ("seed: 1\n", "`inputs` of a script is a list of strings"),
+    ] {
+        let f = dir.path().join("s.yaml");
+        std::fs::write(&f, text).unwrap();
+        let (code, out, err) = troupe(&["run", &pack, "--script", &f.display().to_string()]);
+        assert_eq!(code, 1, "{text}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(err.contains(says), "{text}: {err}");
+    }
 }
 
 #[test]

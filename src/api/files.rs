@@ -67,11 +67,12 @@ pub fn read_input(path: impl AsRef<Path>) -> Result<Vec<u8>> {
 
 /// Reads a script of player inputs (Format 20, `troupe run --script`):
 /// one input per line (`\r\n` accepted, empty lines skipped), or a YAML
-/// list of strings for a `.yaml`/`.yml` file; at most 64 MiB.
+/// list of strings for a `.yaml`/`.yml` file; at most 64 MiB. A YAML script
+/// with its root (a mapping, [`read_script_with_root`]) gives its inputs.
 ///
 /// Errors: [`ErrorKind::Io`] when the file cannot be read;
 /// [`ErrorKind::Limit`] when it is over 64 MiB; [`ErrorKind::Invalid`] when
-/// it is not UTF-8 or (YAML) not a list of strings. The message says which.
+/// it is not UTF-8 or (YAML) not a script. The message says which.
 ///
 /// ```
 /// let inputs = troupe::files::read_script("examples/scripts/used-car-safety.txt")?;
@@ -79,11 +80,50 @@ pub fn read_input(path: impl AsRef<Path>) -> Result<Vec<u8>> {
 /// # Ok::<(), troupe::Error>(())
 /// ```
 pub fn read_script(path: impl AsRef<Path>) -> Result<Vec<String>> {
+    Ok(read_script_with_root(path)?.inputs)
+}
+
+/// A script (Format 20) with the root it was written for: what `troupe
+/// explore --witness` writes, so that `troupe run PACK --script FILE`
+/// replays a witness with no other flag (20.5).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Script {
+    /// The inputs, one per turn.
+    pub inputs: Vec<String>,
+    /// The scenario it plays, when the script says.
+    pub scenario: Option<String>,
+    /// The session seed (18.4), when the script says.
+    pub seed: Option<u64>,
+    /// The opening of the root, when the script says.
+    pub opening: Option<String>,
+    /// The difficulty preset of the root, when the script says.
+    pub difficulty: Option<String>,
+}
+
+/// Reads a script as [`read_script`] does, and a YAML script's root: a
+/// `.yaml`/`.yml` script that is a mapping `{inputs: [string], scenario?:
+/// id, seed?: int ≥ 0, opening?: id, difficulty?: id}` (Format 20) gives
+/// them; any other key is [`ErrorKind::Invalid`] naming it.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("w.yaml");
+/// std::fs::write(&path, "scenario: used_car\nseed: 3\ndifficulty: hard\ninputs:\n  - walk away\n").unwrap();
+/// let script = troupe::files::read_script_with_root(&path)?;
+/// assert_eq!(script.inputs, ["walk away"]);
+/// assert_eq!((script.seed, script.difficulty.as_deref()), (Some(3), Some("hard")));
+/// # Ok::<(), troupe::Error>(())
+/// ```
+pub fn read_script_with_root(path: impl AsRef<Path>) -> Result<Script> {
     let path = path.as_ref();
     read_script_text(path).map_err(|(kind, m)| Error::new(kind, m))
 }
 
-fn read_script_text(path: &Path) -> std::result::Result<Vec<String>, (ErrorKind, String)> {
+/// The keys of a YAML script with its root (Format 20).
+const SCRIPT_KEYS: [&str; 5] = ["inputs", "scenario", "seed", "opening", "difficulty"];
+
+fn read_script_text(path: &Path) -> std::result::Result<Script, (ErrorKind, String)> {
     let io = |e: std::io::Error| {
         (
             ErrorKind::Io,
@@ -109,7 +149,8 @@ fn read_script_text(path: &Path) -> std::result::Result<Vec<String>, (ErrorKind,
         Some("yaml" | "yml")
     );
     if yaml {
-        // The YAML reader takes mappings: read the list as the value of a key.
+        // The YAML reader takes mappings: read the script as the value of a
+        // key (a list, or a mapping with its root).
         let text = String::from_utf8(bytes).map_err(|_| invalid("the script is not UTF-8"))?;
         let mut wrapped = String::from("script:\n");
         for line in text.lines() {
@@ -125,18 +166,61 @@ fn read_script_text(path: &Path) -> std::result::Result<Vec<String>, (ErrorKind,
                     .map_or("the script is not YAML", |d| &d.message),
             ));
         };
-        return doc
-            .value
-            .get("script")
-            .and_then(Value::as_array)
-            .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
-            .ok_or_else(|| invalid("a YAML script is a list of strings"));
+        let strings = |v: Option<&Value>| -> Option<Vec<String>> {
+            v?.as_array()?
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect()
+        };
+        let shape = "a YAML script is a list of strings, or a mapping {inputs: [string], \
+                     scenario?, seed?, opening?, difficulty?}";
+        let script = doc.value.get("script");
+        if let Some(inputs) = strings(script) {
+            return Ok(Script {
+                inputs,
+                ..Script::default()
+            });
+        }
+        let Some(map) = script.and_then(Value::as_object) else {
+            return Err(invalid(shape));
+        };
+        if let Some(k) = map.keys().find(|k| !SCRIPT_KEYS.contains(&k.as_str())) {
+            return Err(invalid(&format!(
+                "`{k}` is not a key of a script{}",
+                crate::diag::suggest::one_of(k, SCRIPT_KEYS)
+            )));
+        }
+        let text_of = |key: &str| -> std::result::Result<Option<String>, (ErrorKind, String)> {
+            match map.get(key) {
+                None => Ok(None),
+                Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+                Some(_) => Err(invalid(&format!("`{key}` of a script is an ID (a string)"))),
+            }
+        };
+        let seed = match map.get("seed") {
+            None => None,
+            Some(v) => Some(
+                v.as_u64()
+                    .ok_or_else(|| invalid("`seed` of a script is an integer ≥ 0"))?,
+            ),
+        };
+        return Ok(Script {
+            inputs: strings(map.get("inputs"))
+                .ok_or_else(|| invalid("`inputs` of a script is a list of strings"))?,
+            scenario: text_of("scenario")?,
+            seed,
+            opening: text_of("opening")?,
+            difficulty: text_of("difficulty")?,
+        });
     }
     let text = String::from_utf8(bytes).map_err(|_| invalid("the script is not UTF-8"))?;
-    Ok(text
-        .split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
-        .collect())
+    Ok(Script {
+        inputs: text
+            .split('\n')
+            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect(),
+        ..Script::default()
+    })
 }

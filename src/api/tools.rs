@@ -307,10 +307,10 @@ pub fn explore(
     })
 }
 
-/// Writes each witness of `exploration` into `dir` as a script
-/// (`DIR/<kind>-<id>.txt`, Format 20.5), each through a partial file and a
-/// rename (16.3), creating `dir` when missing, and records each file's
-/// path in its witness. The caller refuses a `dir` that is an input first
+/// Writes each witness of `exploration` into `dir` as a script with its
+/// root (`DIR/<kind>-<id>.yaml`, Format 20, 20.5), each through a partial
+/// file and a rename (16.3), creating `dir` when missing, and records each
+/// file's path in its witness. The caller refuses a `dir` that is an input first
 /// ([`crate::files::refuse_inputs`]).
 ///
 /// Errors: [`ErrorKind::Io`] when a file cannot be written.
@@ -321,10 +321,12 @@ pub fn write_witnesses(exploration: &mut Exploration, dir: &Path) -> Result<()> 
             format!("cannot create {}: {e}", dir.display()),
         )
     })?;
+    let (scenario, seed) = (exploration.scenario.clone(), exploration.seed);
     for item in &mut exploration.items {
         let Some(w) = &mut item.witness else { continue };
         let path = dir.join(crate::testing::explore::script_name(&item.item));
-        crate::output::write_atomic(&path, crate::testing::explore::script_text(w).as_bytes())
+        let text = crate::testing::explore::script_text(&scenario, seed, &item.item, w);
+        crate::output::write_atomic(&path, text.as_bytes())
             .map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?;
         w.script = Some(path.display().to_string());
     }

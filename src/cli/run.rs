@@ -21,9 +21,9 @@ pub struct SessionArgs {
     /// The difficulty preset (default: the scenario's).
     #[arg(long)]
     pub difficulty: Option<String>,
-    /// The generator seed.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// The generator seed (default 0, or the script's).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// The opening (default: the first offered).
     #[arg(long)]
     pub opening: Option<String>,
@@ -192,7 +192,9 @@ pub struct Args {
     /// The runtime.
     #[arg(long, value_enum, default_value = "rules")]
     pub runtime: RuntimeArg,
-    /// One player input per line, or a YAML list (.yaml/.yml).
+    /// One player input per line, or a YAML list (.yaml/.yml), or a YAML
+    /// script with its root (scenario, seed, opening, difficulty: what
+    /// `troupe explore --witness` writes).
     #[arg(long)]
     pub script: PathBuf,
     /// Print one JSON document `{"turns": [...], "score": ...}`.
@@ -268,7 +270,7 @@ pub(crate) fn start_with(
     let options = SessionOptions {
         scenario: args.scenario.clone(),
         difficulty: args.difficulty.clone(),
-        seed: args.seed,
+        seed: args.seed.unwrap_or(0),
         opening: args.opening.clone(),
         player_name: args.player_name.clone(),
         runtime,
@@ -287,6 +289,45 @@ pub(crate) fn start_with(
     })
 }
 
+/// Takes the root a script gives (Format 20: a YAML script with its root)
+/// into the settings: a setting the command line leaves out is the
+/// script's; one it gives with another value is a usage error (`Err`, the
+/// message).
+fn take_root(
+    settings: &mut SessionArgs,
+    script: &troupe::files::Script,
+    path: &std::path::Path,
+) -> Result<(), String> {
+    fn take<T: PartialEq + Clone + std::fmt::Display>(
+        flag: &str,
+        given: &mut Option<T>,
+        written: &Option<T>,
+        path: &std::path::Path,
+    ) -> Result<(), String> {
+        match (given.as_ref(), written) {
+            (Some(g), Some(w)) if g != w => Err(format!(
+                "--{flag} {g} contradicts the script's {flag} `{w}` ({}); leave the flag out \
+                 to replay the script as written",
+                path.display()
+            )),
+            (None, Some(w)) => {
+                *given = Some(w.clone());
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+    take("scenario", &mut settings.scenario, &script.scenario, path)?;
+    take("seed", &mut settings.seed, &script.seed, path)?;
+    take("opening", &mut settings.opening, &script.opening, path)?;
+    take(
+        "difficulty",
+        &mut settings.difficulty,
+        &script.difficulty,
+        path,
+    )
+}
+
 /// Runs `troupe run`; returns the exit code.
 pub fn run(args: Args) -> i32 {
     if matches!(args.runtime, RuntimeArg::Fake) && args.session.out.is_some() {
@@ -297,7 +338,7 @@ pub fn run(args: Args) -> i32 {
         Ok(o) => o,
         Err(c) => return c,
     };
-    let script = match troupe::files::read_script(&args.script) {
+    let script = match troupe::files::read_script_with_root(&args.script) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("troupe run: {e}");
@@ -310,6 +351,12 @@ pub fn run(args: Args) -> i32 {
             };
         }
     };
+    let mut args = args;
+    if let Err(msg) = take_root(&mut args.session, &script, &args.script) {
+        eprintln!("troupe run: {msg}");
+        return 2;
+    }
+    let script = script.inputs;
     let pack = match super::open_pack_api(&args.session.pack, args.session.open_options()) {
         Ok(p) => p,
         Err(c) => return c,

@@ -964,7 +964,12 @@ impl Exploration {
                             }
                         );
                         if let Some(p) = &w.script {
-                            let _ = writeln!(o, "  script: {p}");
+                            let _ = writeln!(
+                                o,
+                                "  replay: troupe run {} --script {}",
+                                shell_word(&self.pack),
+                                shell_word(p)
+                            );
                         }
                     }
                     (ItemStatus::Unreachable, _) => {
@@ -1005,14 +1010,54 @@ fn root_name(opening: Option<&str>, difficulty: Option<&str>) -> String {
     }
 }
 
-/// The file name of an item's witness script: `outcome-success.txt`.
+/// The file name of an item's witness script: `outcome-success.yaml`
+/// (Format 20.5).
 pub fn script_name(item: &str) -> String {
-    format!("{}.txt", item.replacen(' ', "-", 1))
+    format!("{}.yaml", item.replacen(' ', "-", 1))
 }
 
-/// A witness as script text (Format 20: one input per line).
-pub fn script_text(w: &Witness) -> String {
-    w.inputs.iter().map(|i| format!("{i}\n")).collect()
+/// A witness as a YAML script with its root (Format 20, 20.5): the
+/// scenario, the seed, the root's opening and preset, and the inputs, so
+/// that `troupe run PACK --script FILE` replays it with no other flag.
+/// Strings are written as JSON strings (valid YAML 1.2 flow scalars), so
+/// no input can be read back as anything else.
+pub fn script_text(scenario: &str, seed: u64, item: &str, w: &Witness) -> String {
+    let q = |t: &str| serde_json::Value::from(t).to_string();
+    let mut o = format!(
+        "# The witness of {item} (troupe explore, Format 20.5).\n\
+         # Replay: troupe run PACK --script THIS_FILE\n\
+         scenario: {}\nseed: {seed}\n",
+        q(scenario)
+    );
+    if let Some(op) = &w.opening {
+        o.push_str(&format!("opening: {}\n", q(op)));
+    }
+    if let Some(d) = &w.difficulty {
+        o.push_str(&format!("difficulty: {}\n", q(d)));
+    }
+    if w.inputs.is_empty() {
+        o.push_str("inputs: []\n");
+    } else {
+        o.push_str("inputs:\n");
+        for i in &w.inputs {
+            o.push_str(&format!("  - {}\n", q(i)));
+        }
+    }
+    o
+}
+
+/// `text` as one shell word: as it is when it holds only characters no
+/// shell treats specially, else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_alphanumeric() || "-_./,:=+@%".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 #[cfg(test)]
