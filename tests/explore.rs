@@ -204,6 +204,8 @@ fn an_impossible_outcome_is_unreachable_when_the_space_is_exhausted() {
         item(&doc, "outcome impossible_deal")["status"],
         "unreachable"
     );
+    assert_eq!(item(&doc, "outcome odd_deal")["status"], "unreachable");
+    assert_eq!(item(&doc, "outcome odd_deal")["proof"], Value::Null);
     assert_eq!(item(&doc, "outcome deal")["status"], "reached");
     assert_eq!(
         item(&doc, "outcome deal")["witness"]["inputs"],
@@ -218,8 +220,54 @@ fn an_impossible_outcome_is_unreachable_when_the_space_is_exhausted() {
     let (code, out, _) = troupe(&["explore", &test_pack()]);
     assert_eq!(code, 0);
     assert!(
-        out.contains("outcome impossible_deal: unreachable (the search exhausted the space"),
+        out.contains("outcome odd_deal: unreachable (the search exhausted the space"),
         "{out}"
+    );
+    assert!(
+        out.contains(
+            "outcome impossible_deal: unreachable (proved by the check: outcome \
+             `impossible_deal` can never happen: it needs `state.deal_progress >= 150`"
+        ),
+        "{out}"
+    );
+}
+
+/// Issue 42: what the check proves can never happen (Format 17.4, 17.6)
+/// is reported unreachable with its proof whatever the bounds, without the
+/// search exhausting the space (20.5).
+#[test]
+fn a_proved_outcome_is_unreachable_whatever_the_bound() {
+    for bound in [["--depth", "1"], ["--states", "1"]] {
+        let doc = explore_json(&[&test_pack(), bound[0], bound[1]]);
+        assert_eq!(doc["search"]["exhausted"], false);
+        let it = item(&doc, "outcome impossible_deal");
+        assert_eq!(it["status"], "unreachable", "{bound:?}");
+        let proof = it["proof"].as_str().unwrap();
+        assert!(
+            proof.contains("deal_progress stays within 0…100 (its max)"),
+            "{proof}"
+        );
+        assert_eq!(item(&doc, "outcome odd_deal")["status"], "not_reached");
+    }
+    // A Threshold past its variable's bounds (the 17.4 lint) too.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("pack");
+    common::copy_dir(Path::new(&test_pack()), &copy);
+    let scenario = copy.join("scenarios/stall.yaml");
+    let text = std::fs::read_to_string(&scenario).unwrap().replace(
+        "  odd_deal: \"state.deal_progress == 50\"\n",
+        "  odd_deal: {type: variable_above, variable: deal_progress, threshold: 100}\n",
+    );
+    std::fs::write(&scenario, text).unwrap();
+    let doc = explore_json(&[&copy.display().to_string(), "--depth", "1"]);
+    let it = item(&doc, "outcome odd_deal");
+    assert_eq!(it["status"], "unreachable");
+    assert!(
+        it["proof"]
+            .as_str()
+            .unwrap()
+            .contains("never goes above 100: its max is 100"),
+        "{it}"
     );
 }
 
@@ -229,17 +277,11 @@ fn a_small_bound_reports_not_reached_with_the_bound() {
     assert_eq!(doc["search"]["exhausted"], false);
     assert_eq!(doc["search"]["stopped_by"], "depth");
     assert_eq!(item(&doc, "outcome deal")["status"], "not_reached");
-    assert_eq!(
-        item(&doc, "outcome impossible_deal")["status"],
-        "not_reached"
-    );
+    assert_eq!(item(&doc, "outcome odd_deal")["status"], "not_reached");
     let doc = explore_json(&[&test_pack(), "--states", "2"]);
     assert_eq!(doc["search"]["stopped_by"], "states");
     assert_eq!(doc["search"]["states"], 2);
-    assert_eq!(
-        item(&doc, "outcome impossible_deal")["status"],
-        "not_reached"
-    );
+    assert_eq!(item(&doc, "outcome odd_deal")["status"], "not_reached");
     let (_, out, _) = troupe(&["explore", &test_pack(), "--depth", "1"]);
     assert!(
         out.contains("outcome deal: not reached within depth 1 / 10000 states (stopped by depth)"),
@@ -260,16 +302,10 @@ fn a_state_bound_equal_to_the_space_is_not_exhaustion() {
     assert_eq!(at["search"]["states"], n);
     assert_eq!(at["search"]["exhausted"], false, "{}", at["search"]);
     assert_eq!(at["search"]["stopped_by"], "states");
-    assert_eq!(
-        item(&at, "outcome impossible_deal")["status"],
-        "not_reached"
-    );
+    assert_eq!(item(&at, "outcome odd_deal")["status"], "not_reached");
     let above = explore_json(&[&test_pack(), "--states", &(n + 1).to_string()]);
     assert_eq!(above["search"]["exhausted"], true);
-    assert_eq!(
-        item(&above, "outcome impossible_deal")["status"],
-        "unreachable"
-    );
+    assert_eq!(item(&above, "outcome odd_deal")["status"], "unreachable");
 }
 
 #[test]
@@ -526,19 +562,26 @@ fn the_exploration_stage_of_troupe_test_passes_and_fails_as_configured() {
     let copy = dir.path().join("pack");
     common::copy_dir(Path::new(&test_pack()), &copy);
     let manifest = copy.join("manifest.yaml");
-    let text = std::fs::read_to_string(&manifest)
-        .unwrap()
-        .replace("  unreachable: [outcome impossible_deal]\n", "");
+    let text = std::fs::read_to_string(&manifest).unwrap().replace(
+        "  unreachable: [outcome impossible_deal, outcome odd_deal]\n",
+        "",
+    );
     std::fs::write(&manifest, text).unwrap();
     let (code, out, _) = troupe(&["test", &copy.display().to_string(), "--json"]);
     assert_eq!(code, 1, "{out}");
     let doc: Value = serde_json::from_str(&out).unwrap();
     let stage = explore_stage(&doc);
     assert_eq!(stage["status"], "FAIL");
-    let failure = &stage["tests"][0]["failures"][0]["message"];
+    let failures = &stage["tests"][0]["failures"];
+    assert!(
+        failures[0]["message"].as_str().unwrap().starts_with(
+            "outcome impossible_deal is unreachable (proved by the check: outcome `impossible_deal` can never happen"
+        ),
+        "{failures}"
+    );
     assert_eq!(
-        failure,
-        "outcome impossible_deal is unreachable (the search exhausted the space)"
+        failures[1]["message"],
+        "outcome odd_deal is unreachable (the search exhausted the space)"
     );
 
     // A pack without `explore`: SKIP with the reason.

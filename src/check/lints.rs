@@ -135,7 +135,7 @@ fn shadowed_rules(story: &Story, out: &mut Vec<Diagnostic>) {
 
 /// A Threshold (Format 9.5) past its variable's bounds can never hold:
 /// `variable_above t` with `max ≤ t`, `variable_below t` with `min ≥ t`.
-fn unreachable_thresholds(story: &Story, out: &mut Vec<Diagnostic>) {
+pub(crate) fn unreachable_thresholds(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
     for (field, what) in [("events", "event"), ("outcomes", "ending")] {
         for (i, ev) in array(&story.raw, field).iter().enumerate() {

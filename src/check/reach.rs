@@ -153,6 +153,38 @@ fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
         .map_or(&[], Vec::as_slice)
 }
 
+/// The events and outcomes of scenario `index` of a conforming `bundle`
+/// that the check proves can never happen: a Threshold past its
+/// variable's bounds (17.4) or a condition 17.6 judges false in every
+/// reachable state. Each is `("event" | "outcome", id, the DEAD_LOGIC
+/// message)`, in declaration order, events first. `troupe explore` reports
+/// them unreachable with this proof, whatever its bounds (20.5).
+pub fn proved_impossible(bundle: &Value, index: usize) -> Vec<(&'static str, String, String)> {
+    let mut diags = Vec::new();
+    let Some(story) = super::story::resolve(bundle, index, None, &mut diags) else {
+        return Vec::new();
+    };
+    super::lints::unreachable_thresholds(&story, &mut diags);
+    unreachable_conditions(&story, &mut diags);
+    let mut found = Vec::new();
+    for (field, kind) in [("events", "event"), ("outcomes", "outcome")] {
+        for (i, ev) in array(&story.raw, field).iter().enumerate() {
+            let at = format!("{}/{field}/{i}/when", story.pointer);
+            let proof = diags.iter().find(|d| {
+                d.code == Code::DeadLogic
+                    && d.location
+                        .pointer
+                        .as_deref()
+                        .is_some_and(|p| p == at || p == format!("{at}/threshold"))
+            });
+            if let (Some(d), Some(id)) = (proof, ev.get("id").and_then(Value::as_str)) {
+                found.push((kind, id.to_string(), d.message.to_string()));
+            }
+        }
+    }
+    found
+}
+
 /// Runs the judgement of Format 17.6 over every event and outcome `when`
 /// of `story`, adding a DEAD_LOGIC warning to `out` for each that can
 /// never hold. Not run when `out` holds an error of the scenario, a

@@ -136,6 +136,10 @@ pub struct ItemResult {
     pub status: ItemStatus,
     /// Its witness when reached.
     pub witness: Option<Witness>,
+    /// Why it can never happen, when the check proves it (an event or
+    /// outcome whose condition never holds, Format 17.4, 17.6): then it is
+    /// unreachable whatever the bounds.
+    pub proof: Option<String>,
 }
 
 /// Why the search stopped.
@@ -687,6 +691,25 @@ fn search(
     }
     drop(frontier);
     let exhausted = stopped_by.is_none();
+    // What the check proves can never happen (17.4, 17.6) is unreachable
+    // whatever the bounds; the search is still the authority for what it
+    // reaches (a witness is replayed, a proof is not).
+    let bundle = opened.bundle.value();
+    let proofs = bundle
+        .get("scenarios")
+        .and_then(serde_json::Value::as_array)
+        .and_then(|a| {
+            a.iter()
+                .position(|s| s.get("id").and_then(serde_json::Value::as_str) == Some(&scenario))
+        })
+        .map(|i| crate::check::reach::proved_impossible(bundle, i))
+        .unwrap_or_default();
+    let proof_of = |item: &str| {
+        proofs
+            .iter()
+            .find(|(kind, id, _)| item.split_once(' ') == Some((kind, id.as_str())))
+            .map(|(_, _, why)| why.clone())
+    };
     let mut results = Vec::new();
     for item in &items {
         let r = match first.get(item) {
@@ -697,17 +720,22 @@ fn search(
                     item: item.clone(),
                     status: ItemStatus::Reached,
                     witness: Some(w),
+                    proof: None,
                 }
             }
-            None => ItemResult {
-                item: item.clone(),
-                status: if exhausted {
-                    ItemStatus::Unreachable
-                } else {
-                    ItemStatus::NotReached
-                },
-                witness: None,
-            },
+            None => {
+                let proof = proof_of(item);
+                ItemResult {
+                    item: item.clone(),
+                    status: if exhausted || proof.is_some() {
+                        ItemStatus::Unreachable
+                    } else {
+                        ItemStatus::NotReached
+                    },
+                    witness: None,
+                    proof,
+                }
+            }
         };
         results.push(r);
     }
@@ -973,11 +1001,16 @@ impl Exploration {
                         }
                     }
                     (ItemStatus::Unreachable, _) => {
-                        let _ = writeln!(
-                            o,
-                            "{}: unreachable (the search exhausted the space: {} states)",
-                            it.item, sr.states
-                        );
+                        let _ = match &it.proof {
+                            Some(why) => {
+                                writeln!(o, "{}: unreachable (proved by the check: {why})", it.item)
+                            }
+                            None => writeln!(
+                                o,
+                                "{}: unreachable (the search exhausted the space: {} states)",
+                                it.item, sr.states
+                            ),
+                        };
                     }
                     _ => {
                         let _ = writeln!(o, "{}: not reached within {bound} ({how})", it.item);
@@ -1204,10 +1237,13 @@ pub fn stage(pack: &crate::load::PackFiles, bundle: &Value) -> super::model::Sta
             }
             if cfg.reachable.iter().any(|k| k == kind) && it.status != ItemStatus::Reached {
                 failures.push(Failure::new(match it.status {
-                    ItemStatus::Unreachable => format!(
-                        "{} is unreachable (the search exhausted the space)",
-                        it.item
-                    ),
+                    ItemStatus::Unreachable => match &it.proof {
+                        Some(why) => format!("{} is unreachable (proved by the check: {why})", it.item),
+                        None => format!(
+                            "{} is unreachable (the search exhausted the space)",
+                            it.item
+                        ),
+                    },
                     _ => format!("{} is not reached within {bound}", it.item),
                 }));
             }
