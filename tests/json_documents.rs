@@ -99,7 +99,18 @@ fn check_state_and_ended_documents() {
         keys(&s),
         ["at", "turn", "round", "ended", "outcome", "state"]
     );
-    assert!(s["at"].is_null(), "no --at: the initial state");
+    // No --at: the session's last message in file order (issue 42: one
+    // default across state, ended, explain and plot); the walkthrough's
+    // last line is m13. --initial: the initial state, `at` null.
+    assert_eq!(s["at"], "m13", "no --at: the last message in file order");
+    let initial = json(&["state", BUNDLE, SESSION, "--initial", "--json"]);
+    assert!(initial["at"].is_null(), "--initial: the initial state");
+    assert_eq!(initial["turn"], 0);
+    let both = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(["state", BUNDLE, SESSION, "--initial", "--at", "m2"])
+        .output()
+        .unwrap();
+    assert_eq!(both.status.code(), Some(2), "--at and --initial together");
     let state = keys(&s["state"]);
     assert_eq!(
         state[..2],

@@ -27,7 +27,18 @@ pub struct Args {
     pub model: ModelArgs,
 }
 
-const HELP: &str = "Type what you say and press Enter. Commands: /state shows the state, /undo takes back your last turn (it stays in the session file as a branch), /quit ends.";
+/// The help line; `kept` says where an undone turn stays (Format 18.4: a
+/// branch of the session, in the session file only with `--out`).
+fn help(kept: bool) -> String {
+    format!(
+        "Type what you say and press Enter. Commands: /state shows the state, /undo takes back your last turn ({}), /quit ends.",
+        if kept {
+            "it stays in the session file as a branch"
+        } else {
+            "it stays in the session as a branch; add --out FILE to keep the session in a file"
+        }
+    )
+}
 
 /// Runs `troupe play`; returns the exit code.
 pub fn run(args: Args) -> i32 {
@@ -62,8 +73,9 @@ pub fn run(args: Args) -> i32 {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
-        "{}{HELP}",
-        troupe::escape_controls(&transcript::start(&session, args.debug))
+        "{}{}",
+        troupe::escape_controls(&transcript::start(&session, args.debug)),
+        help(file.is_some())
     );
     let mut lines = stdin.lock().lines();
     loop {
@@ -97,7 +109,7 @@ pub fn run(args: Args) -> i32 {
             "" => continue,
             "/quit" | "/exit" => break,
             "/help" => {
-                let _ = writeln!(out, "{HELP}");
+                let _ = writeln!(out, "{}", help(file.is_some()));
             }
             "/state" => {
                 let st = if args.debug {
@@ -111,8 +123,14 @@ pub fn run(args: Args) -> i32 {
                     session.current_id().unwrap_or("(start)"),
                     state_line(&st)
                 );
-                if let Some(l) = st.get("scene.location").and_then(|v| v.as_str()) {
-                    let _ = writeln!(out, "scene: {l}");
+                // The location, when the scene has one (an empty one says
+                // nothing).
+                if let Some(l) = st
+                    .get("scene.location")
+                    .and_then(|v| v.as_str())
+                    .filter(|l| !l.is_empty())
+                {
+                    let _ = writeln!(out, "{}", troupe::escape_controls(&format!("scene: {l}")));
                 }
             }
             "/undo" => {

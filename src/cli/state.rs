@@ -1,4 +1,6 @@
-//! `troupe state BUNDLE SESSION [--at ID] [--json]` (Format 8.6).
+//! `troupe state BUNDLE SESSION [--at ID | --initial] [--json]` (Format
+//! 8.6, 20.1): by default at the session's last message in file order, as
+//! `ended`, `explain` and `plot`.
 
 use std::path::PathBuf;
 
@@ -9,9 +11,12 @@ pub struct Args {
     pub bundle: PathBuf,
     /// A session file (for a pack, also looked for in its `sessions/`).
     pub session: PathBuf,
-    /// The message; the initial state when omitted.
-    #[arg(long)]
+    /// The message (default: the session's last message in file order).
+    #[arg(long, conflicts_with = "initial")]
     pub at: Option<String>,
+    /// The initial state, before any message (Format 8.6).
+    #[arg(long)]
+    pub initial: bool,
     /// Print JSON for programs.
     #[arg(long)]
     pub json: bool,
@@ -23,7 +28,14 @@ pub fn run(args: Args) -> i32 {
         Ok(h) => h,
         Err(code) => return code,
     };
-    let view = match history.state(args.at.as_deref()) {
+    // One default across state, ended, explain and plot: the last message
+    // in file order (the initial state for a session without messages).
+    let at = match (&args.at, args.initial) {
+        (Some(id), _) => Some(id.clone()),
+        (None, true) => None,
+        (None, false) => history.last_id().map(str::to_string),
+    };
+    let view = match history.state(at.as_deref()) {
         Ok(v) => v,
         Err(e) => return super::report(&e),
     };
@@ -34,14 +46,14 @@ pub fn run(args: Args) -> i32 {
         );
         return 0;
     }
-    match &args.at {
+    match &at {
         Some(id) => println!(
             "state at message {id}: turn {}, round {}",
             view.turn, view.round
         ),
         None => println!("initial state"),
     }
-    if let Some(id) = &args.at {
+    if let Some(id) = &at {
         if let Ok(ended) = history.ended_at(id) {
             if let Some(e) = &ended.ending {
                 println!("ended by {} `{}` at message {}", e.kind, e.id, e.message);

@@ -215,12 +215,13 @@ pub fn definitions() -> Vec<ToolDef> {
         ToolDef {
             name: "state",
             title: "State at a message",
-            description: "The flattened state at a message of a session, with turn, round and ending (Format 8.6), as `troupe state --json`; without a session or `at`, the initial state.",
+            description: "The flattened state at a message of a session, with turn, round and ending (Format 8.6), as `troupe state --json`: at `at`, by default the session's last message in file order; with `initial: true`, or without a session, the initial state.",
             input: object(
                 json!({
                     "pack": pack(),
                     "session": session(),
-                    "at": string("The message ID (default: the initial state)")
+                    "at": string("The message ID (default: the session's last message in file order)"),
+                    "initial": {"type": "boolean", "description": "The initial state, before any message (not with `at`)"}
                 }),
                 &["pack"],
             ),
@@ -642,12 +643,26 @@ struct StateArgs {
     pack: String,
     session: Option<String>,
     at: Option<String>,
+    #[serde(default)]
+    initial: bool,
 }
 
 fn state(root: &Root, a: StateArgs) -> Step<Outcome> {
+    if a.initial && a.at.is_some() {
+        return Err(plain_failure(
+            "refused",
+            "give `at` or `initial: true`, not both".into(),
+        ));
+    }
     let pack = open(root, &a.pack)?;
     let history = session_or_initial(root, &pack, a.session.as_deref(), a.at.as_deref())?;
-    let view = history.state(a.at.as_deref()).map_err(|e| failure(&e))?;
+    // As `troupe state`: by default the last message in file order.
+    let at = match (&a.at, a.initial) {
+        (Some(id), _) => Some(id.clone()),
+        (None, true) => None,
+        (None, false) => history.last_id().map(str::to_string),
+    };
+    let view = history.state(at.as_deref()).map_err(|e| failure(&e))?;
     let mut text = match &view.at {
         Some(id) => format!(
             "state at message {id}: turn {}, round {}",
