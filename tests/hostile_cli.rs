@@ -972,3 +972,112 @@ fn knows_without_part_or_summary_names_both() {
         r.stderr
     );
 }
+
+/// Issue 43, items 1 and 2: Format 16.3's output rules hold for a cassette
+/// written with `--record` (an output like `--out`, checked against the
+/// inputs by the same function) and for an existing file of another kind
+/// or a folder; every case is exit 2 before anything runs (the endpoint is
+/// never called: nothing listens on it), and no file changes.
+#[test]
+fn every_output_is_checked_by_16_3_cassettes_and_kinds_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_dir(
+        &repo("examples/packs/everyday-negotiation"),
+        &d.join("pack"),
+    );
+    std::fs::copy(script(), d.join("script.txt")).unwrap();
+    std::fs::write(d.join("notes.md"), "# my notes\n").unwrap();
+    std::fs::write(d.join("old.jsonl"), "").unwrap();
+    let before = snapshot(d);
+    let model = ["--runtime", "model", "--endpoint", "http://127.0.0.1:9/v1"];
+    let run = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut v = vec!["run", "pack", "--script", "script.txt"];
+        v.extend_from_slice(&model);
+        v.extend_from_slice(extra);
+        v
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        // The cassette over the script, a scenario file of the pack, and
+        // the session being written.
+        (
+            run(&["--cassette", "script.txt", "--record"]),
+            "is an input",
+        ),
+        (
+            run(&[
+                "--cassette",
+                "pack/scenarios/used_car_negotiation.yaml",
+                "--record",
+            ]),
+            "is an input",
+        ),
+        (
+            run(&["--out", "old.jsonl", "--cassette", "old.jsonl", "--record"]),
+            "two outputs",
+        ),
+        // A replayed cassette is an input.
+        (
+            run(&[
+                "--out",
+                "pack/cassettes/model_buyer.json",
+                "--cassette",
+                "pack/cassettes/model_buyer.json",
+            ]),
+            "is an input",
+        ),
+        (
+            vec![
+                "playtest",
+                "pack",
+                "--runtime",
+                "model",
+                "--endpoint",
+                "http://127.0.0.1:9/v1",
+                "--cassette",
+                "pack/manifest.yaml",
+                "--record",
+            ],
+            "is an input",
+        ),
+        (
+            vec![
+                "test",
+                "pack",
+                "--runtime",
+                "model",
+                "--endpoint",
+                "http://127.0.0.1:9/v1",
+                "--cassette",
+                "pack/manifest.yaml",
+                "--record",
+            ],
+            "is an input",
+        ),
+        // An existing file of another kind, a folder.
+        (
+            vec!["compile", "pack", "-o", "notes.md"],
+            "is not a package",
+        ),
+        (vec!["compile", "pack", "-o", "."], "is a folder"),
+        (
+            vec!["run", "pack", "--script", "script.txt", "--out", "notes.md"],
+            "is not a JSON document",
+        ),
+        (
+            run(&["--cassette", "notes.md", "--record"]),
+            "is not a JSON document",
+        ),
+    ];
+    for (args, why) in cases {
+        let r = troupe(d, &args);
+        assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(why), "{args:?}: {}", r.stderr);
+        assert_eq!(snapshot(d), before, "{args:?} changed a file");
+    }
+    // An empty file and a package are replaced by a package.
+    let r = troupe(d, &["compile", "pack", "-o", "old.jsonl"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = troupe(d, &["compile", "pack", "-o", "old.jsonl"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

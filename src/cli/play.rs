@@ -31,7 +31,7 @@ const HELP: &str = "Type what you say and press Enter. Commands: /state shows th
 
 /// Runs `troupe play`; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    let file = match super::run::prepare_out(&args.session, &[]) {
+    let file = match super::run::prepare_out(&args.session, &args.model, &[]) {
         Ok(o) => o,
         Err(c) => return c,
     };
