@@ -1081,3 +1081,45 @@ fn every_output_is_checked_by_16_3_cassettes_and_kinds_included() {
     let r = troupe(d, &["compile", "pack", "-o", "old.jsonl"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// Issue 43, item 11: `troupe conformance DIR` reads no case input outside
+/// DIR — a `bundleFile` through `..` or through a linked folder is a suite
+/// error naming PATH_TRAVERSAL (exit 1), and the same file inside DIR is
+/// read (the case passes).
+#[test]
+fn conformance_case_inputs_stay_inside_the_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("suite/cases/x")).unwrap();
+    std::fs::create_dir_all(d.join("secret")).unwrap();
+    let bundle = std::fs::read(tiny_bundle()).unwrap();
+    std::fs::write(d.join("secret/b.json"), &bundle).unwrap();
+    std::fs::write(d.join("suite/cases/b.json"), &bundle).unwrap();
+    // A linked folder beside `cases/` (the scan of `cases/` does not see it).
+    std::fs::create_dir_all(d.join("suite/data")).unwrap();
+    std::os::unix::fs::symlink(d.join("secret"), d.join("suite/data/linked")).unwrap();
+    let case = |file: &str| {
+        serde_json::json!({
+            "description": "reads its bundle from a file",
+            "bundleFile": file,
+            "tests": [{"type": "check", "expect": {"codes": []}}]
+        })
+        .to_string()
+    };
+    for bad in ["../../../secret/b.json", "../../data/linked/b.json"] {
+        std::fs::write(d.join("suite/cases/x/case.json"), case(bad)).unwrap();
+        let r = troupe(d, &["conformance", "suite"]);
+        assert_eq!(r.code, 1, "{bad}: {}{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("PATH_TRAVERSAL"), "{bad}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("0 passed, 1 failed"),
+            "{bad}: {}",
+            r.stdout
+        );
+    }
+    // Through `..` but inside the suite: read.
+    std::fs::write(d.join("suite/cases/x/case.json"), case("../b.json")).unwrap();
+    let r = troupe(d, &["conformance", "suite"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("1 passed, 0 failed"), "{}", r.stdout);
+}
