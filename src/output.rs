@@ -1,4 +1,4 @@
-//! Writing output files so that none is ever lost (Format 16.5).
+//! Writing output files so that none is ever lost (Format 16.3).
 //!
 //! Every file a command writes goes through [`OutputFile`]: the bytes go to
 //! a partial file beside the target (`.<name>.troupe-partial`, same folder,
@@ -11,9 +11,11 @@
 //! partial file of complete lines (session lines are written whole), which
 //! the next writer of that target reuses.
 //!
-//! [`refuse_inputs`] is the other half: an output that is one of the
+//! [`check_outputs`] is the other half: an output that is one of the
 //! command's inputs (the same path, a symlink to it, a hard link to it, or a
-//! file inside an input folder) is refused before anything runs.
+//! file inside an input folder), two outputs that are one file, and an
+//! existing file that is not of the output's kind are refused before
+//! anything runs.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -199,16 +201,80 @@ fn same_file(file: &File, path: &Path) -> bool {
     }
 }
 
-/// Refuses outputs that are inputs (Format 16.5): an output is refused when
-/// it names the same file as an input (compared through symlinks by
-/// canonical path, and through hard links by device and inode), when it is
-/// an existing file inside an input folder (a pack's files are its inputs;
-/// a new file there is fine), or when two outputs are the same file.
-/// Returns the message of the first clash; the caller exits 2 before
-/// anything runs.
+/// What an output file holds, for the kind rule of Format 16.3: an
+/// existing file at an output path is replaced only when it already holds
+/// this kind (or is empty).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputKind {
+    /// A package (Format 14): a ZIP archive, whose first bytes are
+    /// `50 4B 03 04` or `50 4B 05 06`.
+    Package,
+    /// A JSON document or a JSON Lines file whose first value is an object
+    /// (a session, a cassette, a bundle): its first byte after an optional
+    /// byte order mark and white space is `{`.
+    Json,
+    /// Anything else a command writes (a report, a picture, a folder of
+    /// pages): not checked by content.
+    Any,
+}
+
+impl OutputKind {
+    /// What the kind is called in a refusal.
+    fn name(self) -> &'static str {
+        match self {
+            OutputKind::Package => "a package (a ZIP archive)",
+            OutputKind::Json => "a JSON document or JSON Lines file",
+            OutputKind::Any => "an output",
+        }
+    }
+
+    /// Whether `head`, the first bytes of an existing file (at most 64),
+    /// are of this kind. An empty file is of every kind.
+    fn accepts(self, head: &[u8]) -> bool {
+        if head.is_empty() {
+            return true;
+        }
+        match self {
+            OutputKind::Package => head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06"),
+            OutputKind::Json => {
+                let rest = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+                match rest.iter().find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
+                    Some(b) => *b == b'{',
+                    // Only white space in the first bytes: not refused.
+                    None => true,
+                }
+            }
+            OutputKind::Any => true,
+        }
+    }
+}
+
+/// Refuses outputs that are inputs (Format 16.3): [`check_outputs`] with
+/// every output of [`OutputKind::Any`].
 pub fn refuse_inputs(outputs: &[&Path], inputs: &[&Path]) -> Result<(), String> {
+    let outputs: Vec<(&Path, OutputKind)> = outputs.iter().map(|o| (*o, OutputKind::Any)).collect();
+    check_outputs(&outputs, inputs)
+}
+
+/// The output rules of Format 16.3, the one place every client (the
+/// command's flags, `troupe mcp`'s arguments, a cassette recorded with
+/// `--record`) checks its outputs before anything runs. An output is
+/// refused when:
+///
+/// - it names the same file as an input (compared through symlinks by
+///   canonical path, and through hard links by device and inode), or it is
+///   an existing file inside an input folder (a pack's files are its
+///   inputs; a new file there is fine);
+/// - two outputs are the same file;
+/// - it is of a checked kind ([`OutputKind::Package`], [`OutputKind::Json`])
+///   and names an existing folder or something that is not a regular file,
+///   or an existing file that is not of its kind.
+///
+/// Returns the message of the first refusal; the caller exits 2 (`troupe
+/// mcp`: a result with `isError`) and writes nothing.
+pub fn check_outputs(outputs: &[(&Path, OutputKind)], inputs: &[&Path]) -> Result<(), String> {
     let mut seen: Vec<(PathBuf, Option<(u64, u64)>)> = Vec::new();
-    for out in outputs {
+    for (out, kind) in outputs {
         let canon = canonical(out);
         let id = std::fs::metadata(out).ok().as_ref().and_then(identity);
         if seen
@@ -239,8 +305,46 @@ pub fn refuse_inputs(outputs: &[&Path], inputs: &[&Path]) -> Result<(), String> 
                 ));
             }
         }
+        if *kind != OutputKind::Any {
+            of_kind(out, *kind)?;
+        }
     }
     Ok(())
+}
+
+/// The kind rule of [`check_outputs`] for one output: nothing there, or a
+/// regular file whose first bytes are of `kind`.
+fn of_kind(out: &Path, kind: OutputKind) -> Result<(), String> {
+    let Ok(meta) = std::fs::metadata(out) else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        return Err(format!(
+            "the output {} is a folder; give the path of a file to write",
+            out.display()
+        ));
+    }
+    if !meta.is_file() {
+        return Err(format!(
+            "the output {} is not a regular file; give the path of a file to write",
+            out.display()
+        ));
+    }
+    let mut head = Vec::with_capacity(64);
+    if let Ok(f) = File::open(out) {
+        use std::io::Read;
+        let _ = f.take(64).read_to_end(&mut head);
+    }
+    if kind.accepts(&head) {
+        Ok(())
+    } else {
+        Err(format!(
+            "the output {} exists and is not {}; it is not replaced: remove it or \
+             choose another output path",
+            out.display(),
+            kind.name()
+        ))
+    }
 }
 
 /// True when a regular file inside folder `dir` (not following symlinks,
@@ -329,5 +433,33 @@ mod tests {
         let outside = dir.path().join("linked.yaml");
         std::fs::hard_link(pack.join("manifest.yaml"), &outside).unwrap();
         assert!(refuse_inputs(&[&outside], &[&pack]).is_err());
+    }
+
+    #[test]
+    fn an_existing_file_of_another_kind_or_a_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |n: &str| dir.path().join(n);
+        std::fs::write(p("notes.md"), "# notes").unwrap();
+        std::fs::write(p("old.troupe"), b"PK\x03\x04rest").unwrap();
+        std::fs::write(p("old.jsonl"), "\u{feff}  {\"troupe\": \"0.1\"}\n").unwrap();
+        std::fs::write(p("empty"), "").unwrap();
+        let ok = |o: &str, k| check_outputs(&[(&p(o), k)], &[]).is_ok();
+        assert!(!ok("notes.md", OutputKind::Package));
+        assert!(!ok("notes.md", OutputKind::Json));
+        assert!(ok("notes.md", OutputKind::Any));
+        assert!(ok("old.troupe", OutputKind::Package));
+        assert!(!ok("old.troupe", OutputKind::Json));
+        assert!(ok("old.jsonl", OutputKind::Json));
+        assert!(!ok("old.jsonl", OutputKind::Package));
+        assert!(ok("empty", OutputKind::Package));
+        assert!(ok("new.troupe", OutputKind::Package));
+        let folder = check_outputs(&[(dir.path(), OutputKind::Package)], &[]).unwrap_err();
+        assert!(folder.contains("is a folder"), "{folder}");
+        // Two outputs of different kinds that are one file.
+        let two = check_outputs(
+            &[(&p("x.json"), OutputKind::Json), (&p("x.json"), OutputKind::Json)],
+            &[],
+        );
+        assert!(two.unwrap_err().contains("two outputs"));
     }
 }

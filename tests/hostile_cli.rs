@@ -972,3 +972,154 @@ fn knows_without_part_or_summary_names_both() {
         r.stderr
     );
 }
+
+/// Issue 43, items 1 and 2: Format 16.3's output rules hold for a cassette
+/// written with `--record` (an output like `--out`, checked against the
+/// inputs by the same function) and for an existing file of another kind
+/// or a folder; every case is exit 2 before anything runs (the endpoint is
+/// never called: nothing listens on it), and no file changes.
+#[test]
+fn every_output_is_checked_by_16_3_cassettes_and_kinds_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    copy_dir(
+        &repo("examples/packs/everyday-negotiation"),
+        &d.join("pack"),
+    );
+    std::fs::copy(script(), d.join("script.txt")).unwrap();
+    std::fs::write(d.join("notes.md"), "# my notes\n").unwrap();
+    std::fs::write(d.join("old.jsonl"), "").unwrap();
+    let before = snapshot(d);
+    let model = ["--runtime", "model", "--endpoint", "http://127.0.0.1:9/v1"];
+    let run = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut v = vec!["run", "pack", "--script", "script.txt"];
+        v.extend_from_slice(&model);
+        v.extend_from_slice(extra);
+        v
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        // The cassette over the script, a scenario file of the pack, and
+        // the session being written.
+        (
+            run(&["--cassette", "script.txt", "--record"]),
+            "is an input",
+        ),
+        (
+            run(&[
+                "--cassette",
+                "pack/scenarios/used_car_negotiation.yaml",
+                "--record",
+            ]),
+            "is an input",
+        ),
+        (
+            run(&["--out", "old.jsonl", "--cassette", "old.jsonl", "--record"]),
+            "two outputs",
+        ),
+        // A replayed cassette is an input.
+        (
+            run(&[
+                "--out",
+                "pack/cassettes/model_buyer.json",
+                "--cassette",
+                "pack/cassettes/model_buyer.json",
+            ]),
+            "is an input",
+        ),
+        (
+            vec![
+                "playtest",
+                "pack",
+                "--runtime",
+                "model",
+                "--endpoint",
+                "http://127.0.0.1:9/v1",
+                "--cassette",
+                "pack/manifest.yaml",
+                "--record",
+            ],
+            "is an input",
+        ),
+        (
+            vec![
+                "test",
+                "pack",
+                "--runtime",
+                "model",
+                "--endpoint",
+                "http://127.0.0.1:9/v1",
+                "--cassette",
+                "pack/manifest.yaml",
+                "--record",
+            ],
+            "is an input",
+        ),
+        // An existing file of another kind, a folder.
+        (
+            vec!["compile", "pack", "-o", "notes.md"],
+            "is not a package",
+        ),
+        (vec!["compile", "pack", "-o", "."], "is a folder"),
+        (
+            vec!["run", "pack", "--script", "script.txt", "--out", "notes.md"],
+            "is not a JSON document",
+        ),
+        (
+            run(&["--cassette", "notes.md", "--record"]),
+            "is not a JSON document",
+        ),
+    ];
+    for (args, why) in cases {
+        let r = troupe(d, &args);
+        assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(why), "{args:?}: {}", r.stderr);
+        assert_eq!(snapshot(d), before, "{args:?} changed a file");
+    }
+    // An empty file and a package are replaced by a package.
+    let r = troupe(d, &["compile", "pack", "-o", "old.jsonl"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = troupe(d, &["compile", "pack", "-o", "old.jsonl"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// Issue 43, item 11: `troupe conformance DIR` reads no case input outside
+/// DIR — a `bundleFile` through `..` or through a linked folder is a suite
+/// error naming PATH_TRAVERSAL (exit 1), and the same file inside DIR is
+/// read (the case passes).
+#[test]
+fn conformance_case_inputs_stay_inside_the_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("suite/cases/x")).unwrap();
+    std::fs::create_dir_all(d.join("secret")).unwrap();
+    let bundle = std::fs::read(tiny_bundle()).unwrap();
+    std::fs::write(d.join("secret/b.json"), &bundle).unwrap();
+    std::fs::write(d.join("suite/cases/b.json"), &bundle).unwrap();
+    // A linked folder beside `cases/` (the scan of `cases/` does not see it).
+    std::fs::create_dir_all(d.join("suite/data")).unwrap();
+    std::os::unix::fs::symlink(d.join("secret"), d.join("suite/data/linked")).unwrap();
+    let case = |file: &str| {
+        serde_json::json!({
+            "description": "reads its bundle from a file",
+            "bundleFile": file,
+            "tests": [{"type": "check", "expect": {"codes": []}}]
+        })
+        .to_string()
+    };
+    for bad in ["../../../secret/b.json", "../../data/linked/b.json"] {
+        std::fs::write(d.join("suite/cases/x/case.json"), case(bad)).unwrap();
+        let r = troupe(d, &["conformance", "suite"]);
+        assert_eq!(r.code, 1, "{bad}: {}{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("PATH_TRAVERSAL"), "{bad}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("0 passed, 1 failed"),
+            "{bad}: {}",
+            r.stdout
+        );
+    }
+    // Through `..` but inside the suite: read.
+    std::fs::write(d.join("suite/cases/x/case.json"), case("../b.json")).unwrap();
+    let r = troupe(d, &["conformance", "suite"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("1 passed, 0 failed"), "{}", r.stdout);
+}

@@ -13,8 +13,15 @@ use serde_json::{json, Value};
 /// Sends `requests` (one JSON-RPC message per line), closes stdin and
 /// returns every response line, in order.
 fn exchange(requests: &[Value]) -> Vec<Value> {
+    exchange_in(std::path::Path::new(env!("CARGO_MANIFEST_DIR")), requests)
+}
+
+/// [`exchange`] with the server's root at `root`.
+fn exchange_in(root: &std::path::Path, requests: &[Value]) -> Vec<Value> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .args(["mcp", "--root", env!("CARGO_MANIFEST_DIR")])
+        .arg("mcp")
+        .arg("--root")
+        .arg(root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -132,4 +139,64 @@ fn tool_failures_are_results_and_misuse_is_a_jsonrpc_error() {
     );
     assert_eq!(out[3]["error"]["code"], -32602);
     assert_eq!(out[4]["error"]["code"], -32602);
+}
+
+/// Issue 43, item 1: MCP `compile` applies Format 16.3's output rules
+/// through the same function as `troupe compile`: `out` inside the input
+/// pack, an existing file that is not a package, and the root itself are
+/// refused (`isError`, `error: refused`), and no file changes; a new file
+/// beside the pack is written.
+#[test]
+fn compile_refuses_outputs_as_the_cli_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let pack = root.join("pack");
+    std::fs::create_dir(&pack).unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/packs/everyday-negotiation");
+    for e in walkdir::WalkDir::new(&src) {
+        let e = e.unwrap();
+        let to = pack.join(e.path().strip_prefix(&src).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+    std::fs::write(root.join("README.md"), "# workspace\n").unwrap();
+    let manifest = std::fs::read(pack.join("manifest.yaml")).unwrap();
+    let compile = |id: u64, out: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "compile", "arguments": {"pack": "pack", "out": out}}})
+    };
+    let mut requests = initialize();
+    let refused = [
+        ("pack/manifest.yaml", "is an input"),
+        ("pack/scenarios/used_car_negotiation.yaml", "is an input"),
+        ("README.md", "is not a package"),
+        (".", "is a folder"),
+        ("pack", "is a folder"),
+    ];
+    for (i, (out, _)) in refused.iter().enumerate() {
+        requests.push(compile(10 + i as u64, out));
+    }
+    requests.push(compile(99, "game.troupe"));
+    let answers = exchange_in(root, &requests);
+    for (i, (out, why)) in refused.iter().enumerate() {
+        let r = &answers[1 + i]["result"];
+        assert_eq!(r["isError"], true, "{out}: {r}");
+        assert_eq!(r["structuredContent"]["error"], "refused", "{out}: {r}");
+        let message = r["structuredContent"]["message"].as_str().unwrap();
+        assert!(message.contains(why), "{out}: {message}");
+    }
+    assert_eq!(std::fs::read(pack.join("manifest.yaml")).unwrap(), manifest);
+    assert_eq!(
+        std::fs::read_to_string(root.join("README.md")).unwrap(),
+        "# workspace\n"
+    );
+    let ok = &answers[1 + refused.len()]["result"];
+    assert_eq!(ok["isError"], false, "{ok}");
+    assert!(std::fs::read(root.join("game.troupe"))
+        .unwrap()
+        .starts_with(b"PK"));
 }

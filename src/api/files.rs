@@ -1,4 +1,4 @@
-//! Writing output files so that none is ever lost (Format 16.5), for
+//! Writing output files so that none is ever lost (Format 16.3), for
 //! programs that write what Troupe produces (session files, packages,
 //! reports) as the `troupe` command does.
 //!
@@ -8,9 +8,11 @@
 //!   played): bytes go to a locked partial file (`.<name>.troupe-partial`)
 //!   until [`OutputFile::commit`]; dropping it uncommitted removes the
 //!   partial file and leaves the target untouched.
-//! - [`refuse_inputs`] refuses, before anything runs, an output that is one
-//!   of the inputs (the same path, a link to it, a file inside an input
-//!   folder).
+//! - [`check_outputs`] refuses, before anything runs, an output that is
+//!   one of the inputs (the same path, a link to it, a file inside an input
+//!   folder), two outputs that are one file, and an existing file that is
+//!   not of the output's kind ([`OutputKind`]); [`refuse_inputs`] is the
+//!   same for outputs of any kind.
 //!
 //! - [`read_input`] reads an input file as the load stage does: a regular
 //!   file only (never a FIFO or a device), bounded in size.
@@ -37,7 +39,9 @@ use serde_json::Value;
 use crate::diag::Code;
 
 #[cfg(any(feature = "cli", feature = "testing"))]
-pub use crate::output::{partial_path, refuse_inputs, write_atomic, OutputError, OutputFile};
+pub use crate::output::{
+    check_outputs, partial_path, refuse_inputs, write_atomic, OutputError, OutputFile, OutputKind,
+};
 
 /// The bytes of the regular file at `path`, read as every input is
 /// (Format 16): at most 64 MiB, and never from a FIFO, a device or a

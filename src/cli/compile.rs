@@ -17,7 +17,9 @@ pub struct Args {
 
 /// Runs `troupe compile`; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    if let Err(msg) = troupe::files::refuse_inputs(&[&args.out], &[&args.pack]) {
+    // Format 16.3: not an input, not an existing file other than a package.
+    let out = [(args.out.as_path(), troupe::files::OutputKind::Package)];
+    if let Err(msg) = troupe::files::check_outputs(&out, &[&args.pack]) {
         eprintln!("troupe compile: {msg}");
         return 2;
     }

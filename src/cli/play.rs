@@ -42,7 +42,7 @@ fn help(kept: bool) -> String {
 
 /// Runs `troupe play`; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    let file = match super::run::prepare_out(&args.session, &[]) {
+    let file = match super::run::prepare_out(&args.session, &args.model, &[]) {
         Ok(o) => o,
         Err(c) => return c,
     };

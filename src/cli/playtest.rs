@@ -87,6 +87,12 @@ pub fn run(args: Args) -> i32 {
         eprintln!("troupe: {} is not a pack directory", args.pack.display());
         return 2;
     }
+    // Format 16.3: a cassette recorded with `--record` is an output.
+    let (cassette_out, _) = args.persona.model.cassette_paths();
+    if let Err(msg) = troupe::files::check_outputs(&cassette_out, &[&args.pack]) {
+        eprintln!("troupe playtest: {msg}");
+        return 2;
+    }
     let pack = match super::open_pack_api(&args.pack, troupe::OpenOptions::default()) {
         Ok(p) => p,
         Err(code) => return code,

@@ -164,6 +164,16 @@ impl ModelArgs {
         ))
     }
 
+    /// The cassette as Format 16.3 sees it: `(outputs, inputs)` — written
+    /// with `--record` (an existing file there must be JSON), else read.
+    pub(crate) fn cassette_paths(&self) -> (Vec<(&Path, troupe::files::OutputKind)>, Vec<&Path>) {
+        match (&self.cassette, self.record) {
+            (Some(c), true) => (vec![(c.as_path(), troupe::files::OutputKind::Json)], vec![]),
+            (Some(c), false) => (vec![], vec![c.as_path()]),
+            (None, _) => (vec![], vec![]),
+        }
+    }
+
     /// Whether a flag that only `--runtime model` uses was given
     /// (`--endpoint`, `--api-key-env`, `--cassette`, `--record`).
     pub(crate) fn any_given(&self) -> bool {
@@ -204,23 +214,35 @@ pub struct Args {
     pub model: ModelArgs,
 }
 
-/// Prepares `--out` before anything runs (Format 16.5): an output that is
-/// an input is a usage error (exit 2); the target's partial file is
-/// created and locked (another writer of it: exit 3). `Ok(None)` without
-/// `--out`.
+/// Prepares the outputs before anything runs (Format 16.3): `--out` and a
+/// cassette recorded with `--record` are checked together against the
+/// inputs (PACK, `inputs`, a cassette replayed) by the shared
+/// [`troupe::files::check_outputs`] — an output that is an input, two
+/// outputs that are one file, or an existing file that is not JSON is a
+/// usage error (exit 2); then `--out`'s partial file is created and locked
+/// (another writer of it: exit 3). `Ok(None)` without `--out`.
 pub(crate) fn prepare_out(
     args: &SessionArgs,
+    model: &ModelArgs,
     inputs: &[&Path],
 ) -> Result<Option<troupe::files::OutputFile>, i32> {
-    let Some(out) = &args.out else {
-        return Ok(None);
-    };
+    use troupe::files::OutputKind;
     let mut all = vec![args.pack.as_path()];
     all.extend_from_slice(inputs);
-    if let Err(msg) = troupe::files::refuse_inputs(&[out], &all) {
+    let (cassette_out, cassette_in) = model.cassette_paths();
+    all.extend(cassette_in);
+    let mut outputs: Vec<(&Path, OutputKind)> = Vec::new();
+    if let Some(out) = &args.out {
+        outputs.push((out.as_path(), OutputKind::Json));
+    }
+    outputs.extend(cassette_out);
+    if let Err(msg) = troupe::files::check_outputs(&outputs, &all) {
         eprintln!("troupe: {msg}");
         return Err(2);
     }
+    let Some(out) = &args.out else {
+        return Ok(None);
+    };
     troupe::files::OutputFile::create(out)
         .map(Some)
         .map_err(|e| {
@@ -229,7 +251,7 @@ pub(crate) fn prepare_out(
         })
 }
 
-/// Commits the session file of a finished run (Format 16.5, 18.8): the
+/// Commits the session file of a finished run (Format 16.3, 18.8): the
 /// session written is checked against the pack as `troupe check` would;
 /// one that does not conform is exit 1 with its diagnostics and the target
 /// is left untouched. `code` is the run's exit code so far.
@@ -334,7 +356,7 @@ pub fn run(args: Args) -> i32 {
         eprintln!("troupe run: --runtime fake writes no session; --out cannot be used with it");
         return 2;
     }
-    let out = match prepare_out(&args.session, &[&args.script]) {
+    let out = match prepare_out(&args.session, &args.model, &[&args.script]) {
         Ok(o) => o,
         Err(c) => return c,
     };

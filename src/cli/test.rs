@@ -114,17 +114,20 @@ fn review(change: &SnapshotChange) -> Decision {
 
 /// Runs the tests; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    let outputs: Vec<&std::path::Path> = args
+    // Format 16.3: the reports and a cassette recorded with `--record`.
+    let (cassette_out, cassette_in) = args.persona.model.cassette_paths();
+    let mut outputs: Vec<(&std::path::Path, troupe::files::OutputKind)> = args
         .junit
         .iter()
         .chain(args.html.iter())
-        .map(PathBuf::as_path)
+        .map(|p| (p.as_path(), troupe::files::OutputKind::Any))
         .collect();
-    if !outputs.is_empty() {
-        if let Err(msg) = troupe::files::refuse_inputs(&outputs, &[&args.pack]) {
-            eprintln!("troupe test: {msg}");
-            return 2;
-        }
+    outputs.extend(cassette_out);
+    let mut inputs = vec![args.pack.as_path()];
+    inputs.extend(cassette_in);
+    if let Err(msg) = troupe::files::check_outputs(&outputs, &inputs) {
+        eprintln!("troupe test: {msg}");
+        return 2;
     }
     let model = match args.persona.source("test") {
         Ok(m) => m,

@@ -61,7 +61,12 @@ fn with_version(mut v: Value) -> Value {
 /// Reads an input file a case names: a path relative to the case's folder
 /// (never absolute), not a symbolic link, at most
 /// [`super::MAX_CASE_BYTES`].
-fn read_input(dir: &Path, f: &str) -> Result<Vec<u8>, String> {
+/// The bytes of a case's input file `f` (relative to the case's folder
+/// `dir`), confined to the suite's folder `suite` (Format 23): an absolute
+/// path, a symbolic link, and a path that leads outside `suite` — through
+/// `..` or a linked folder, after resolving both — are refused
+/// (PATH_TRAVERSAL), so a suite's results never depend on files outside it.
+fn read_input(dir: &Path, suite: &Path, f: &str) -> Result<Vec<u8>, String> {
     let rel = Path::new(f);
     if rel.is_absolute() {
         return Err(format!(
@@ -72,15 +77,35 @@ fn read_input(dir: &Path, f: &str) -> Result<Vec<u8>, String> {
     if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(format!("`{f}` is a symbolic link; links are not followed"));
     }
+    // Resolved as far as it exists (a missing file is reported by the read).
+    let resolved = std::fs::canonicalize(&path).or_else(|_| {
+        let parent = path.parent().unwrap_or(Path::new("."));
+        std::fs::canonicalize(parent).map(|p| p.join(path.file_name().unwrap_or_default()))
+    });
+    let suite = if suite.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        suite
+    };
+    let inside = match (resolved, std::fs::canonicalize(suite)) {
+        (Ok(r), Ok(s)) => r.starts_with(&s),
+        _ => false,
+    };
+    if !inside {
+        return Err(format!(
+            "`{f}`: PATH_TRAVERSAL: the file is outside the suite's folder {}; a case reads only files inside it",
+            suite.display()
+        ));
+    }
     crate::load::text::read_at_most(f, &path, super::MAX_CASE_BYTES)
         .map_err(|d| format!("`{f}`: {}", d.message))
 }
 
-fn read_inputs(case: &Value, dir: &Path) -> Result<Inputs, String> {
+fn read_inputs(case: &Value, dir: &Path, suite: &Path) -> Result<Inputs, String> {
     let bundle = match (case.get("bundle"), case.get("bundleFile")) {
         (Some(b), _) => bare_document("bundle", &with_version(b.clone())),
         (None, Some(Value::String(f))) => {
-            let bytes = read_input(dir, f).map_err(|e| format!("bundleFile {e}"))?;
+            let bytes = read_input(dir, suite, f).map_err(|e| format!("bundleFile {e}"))?;
             let l = parse_json(f, &bytes);
             l.value
                 .ok_or_else(|| format!("bundleFile `{f}` does not parse"))?
@@ -115,7 +140,7 @@ fn read_inputs(case: &Value, dir: &Path) -> Result<Inputs, String> {
             ))
         }
         (None, Some(Value::String(f))) => {
-            let bytes = read_input(dir, f).map_err(|e| format!("sessionFile {e}"))?;
+            let bytes = read_input(dir, suite, f).map_err(|e| format!("sessionFile {e}"))?;
             let l = parse_session(f, &bytes);
             read_diags = l.diagnostics;
             let s = l
@@ -177,8 +202,16 @@ impl Inputs {
     }
 }
 
-/// Runs every test of the case file at `path`.
+/// Runs every test of the case file at `path`; its input files must be
+/// inside its own folder ([`run_case_in`] with that folder as the suite).
 pub fn run_case(path: &Path, display: &str) -> Vec<TestResult> {
+    run_case_in(path, display, path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Runs every test of the case file at `path`, a case of the suite in the
+/// folder `suite`: its `bundleFile` and `sessionFile` are read only inside
+/// `suite` (Format 23).
+pub fn run_case_in(path: &Path, display: &str, suite: &Path) -> Vec<TestResult> {
     let result = |name: String, outcome: Outcome| TestResult {
         file: display.to_string(),
         test: name,
@@ -232,7 +265,7 @@ pub fn run_case(path: &Path, display: &str) -> Vec<TestResult> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let inputs = match read_inputs(&case, dir) {
+    let inputs = match read_inputs(&case, dir, suite) {
         Ok(i) => i,
         Err(e) => return vec![result("(case)".into(), Outcome::SuiteError(e))],
     };

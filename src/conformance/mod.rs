@@ -11,7 +11,7 @@ pub mod runtime;
 
 use std::path::{Path, PathBuf};
 
-pub use case::run_case;
+pub use case::{run_case, run_case_in};
 
 /// How one test went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,7 +187,7 @@ pub fn run_dir(dir: &Path) -> Report {
     }
     for f in cases {
         let shown = f.strip_prefix(base).unwrap_or(&f).display().to_string();
-        report.results.extend(run_case(&f, &shown));
+        report.results.extend(run_case_in(&f, &shown, base));
     }
     report
 }

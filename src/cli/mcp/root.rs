@@ -117,6 +117,13 @@ impl Root {
     /// folder joined with the file name).
     pub fn writable(&self, arg: &str) -> Result<PathBuf, PathError> {
         let joined = self.lexical(arg)?;
+        // The root itself (`.`), or a folder (not a link to one, refused
+        // below as a link): not a file to write.
+        if joined == self.dir || std::fs::symlink_metadata(&joined).is_ok_and(|m| m.is_dir()) {
+            return Err(PathError::Unusable(format!(
+                "`{arg}` is a folder, not a file"
+            )));
+        }
         let (Some(parent), Some(name)) = (joined.parent(), joined.file_name()) else {
             return Err(PathError::Unusable(format!("`{arg}` does not name a file")));
         };
@@ -172,6 +179,12 @@ mod tests {
         assert!(matches!(root.existing("nope"), Err(PathError::Missing(_))));
         assert!(outside(root.writable("../out.troupe")));
         assert!(matches!(root.writable("a"), Err(PathError::Unusable(_))));
+        for folder in [".", "a/..", ""] {
+            assert!(
+                matches!(root.writable(folder), Err(PathError::Unusable(_))),
+                "{folder}"
+            );
+        }
         #[cfg(unix)]
         {
             let link = tmp.join("up");

@@ -5,7 +5,7 @@
 //! failure is a result with `isError` and the diagnostics. Arguments that
 //! do not fit the input schema are the caller's protocol error.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -577,11 +577,16 @@ fn compile(root: &Root, a: CompileArgs) -> Step<Outcome> {
         Some(o) => Some(root.writable(o).map_err(|e| path_failure(&e))?),
         None => None,
     };
-    if out.as_deref() == Some(input.as_path()) {
-        return Err(plain_failure(
-            "refused",
-            format!("the output `{}` is the input; nothing was written", a.pack),
-        ));
+    // Format 16.3, as `troupe compile`: not the pack or a file in it, not
+    // an existing file other than a package.
+    if let Some(target) = &out {
+        let outputs = [(target.as_path(), troupe::files::OutputKind::Package)];
+        if let Err(msg) = troupe::files::check_outputs(&outputs, &[&input]) {
+            return Err(plain_failure(
+                "refused",
+                format!("{msg}; nothing was written"),
+            ));
+        }
     }
     let options = troupe::OpenOptions {
         use_ir: false,
@@ -590,8 +595,8 @@ fn compile(root: &Root, a: CompileArgs) -> Step<Outcome> {
     let pack = troupe::Pack::open_with(&input, options).map_err(|e| failure(&e))?;
     let bytes = pack.compile().map_err(|e| failure(&e))?;
     if let Some(target) = &out {
-        write_atomic(target, &bytes)
-            .map_err(|e| plain_failure("io", format!("cannot write {}: {e}", target.display())))?;
+        troupe::files::write_atomic(target, &bytes)
+            .map_err(|e| plain_failure("io", e.to_string()))?;
     }
     let sha: String = Sha256::digest(&bytes)
         .iter()
@@ -610,31 +615,6 @@ fn compile(root: &Root, a: CompileArgs) -> Step<Outcome> {
         json!({"pack": a.pack, "out": a.out, "bytes": bytes.len(), "sha256": sha, "warnings": warnings}),
         text,
     ))
-}
-
-/// Writes `bytes` to a temporary file beside `target`, then renames it
-/// over `target` (Format 16.3: no partial file is ever left at `target`).
-fn write_atomic(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = target.parent().unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.partial", std::process::id()));
-    let written = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, target)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
 }
 
 #[derive(Deserialize)]
