@@ -191,3 +191,43 @@ fn play_reports_unknown_commands_and_says_double_slash_lines() {
     assert!(!stdout.contains("Player: /foo"), "{stdout}");
     assert!(stdout.contains("Player: /shrug"), "{stdout}");
 }
+
+/// Issue 42 (Format 20): `compile -o X.json` writes the checked bundle (a
+/// pack lowered, 13.10), never a ZIP under a JSON name; a YAML name is a
+/// usage error with nothing written; and `export card` reads a pack
+/// directory, a package and that bundle alike, to the same card.
+#[test]
+fn compile_writes_a_bundle_by_extension_and_export_reads_every_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = "examples/packs/job-interview";
+    let bundle = dir.path().join("ji.bundle.json");
+    let b = bundle.display().to_string();
+    let (code, _, err) = troupe(&["compile", pack, "-o", &b]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&bundle).unwrap();
+    assert!(text.starts_with('{'), "a JSON bundle, not a ZIP");
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["kind"], "bundle");
+    let (code, _, err) = troupe(&["check", &b]);
+    assert_eq!(code, 0, "the bundle written conforms: {err}");
+    let yaml = dir.path().join("ji.yaml");
+    let (code, out, err) = troupe(&["compile", pack, "-o", &yaml.display().to_string()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("a bundle as JSON (.json)"), "{err}");
+    assert!(!yaml.exists());
+    let package = dir.path().join("ji.troupe").display().to_string();
+    assert_eq!(troupe(&["compile", pack, "-o", &package]).0, 0);
+    let mut cards = Vec::new();
+    for (i, from) in [pack, package.as_str(), b.as_str()].into_iter().enumerate() {
+        let card = dir.path().join(format!("card{i}.json"));
+        let c = card.display().to_string();
+        let (code, _, err) = troupe(&["export", "card", from, "--character", "dana", "-o", &c]);
+        assert_eq!(code, 0, "{from}: {err}");
+        cards.push(std::fs::read_to_string(&card).unwrap());
+    }
+    assert_eq!(cards[0], cards[1]);
+    assert_eq!(cards[0], cards[2]);
+    let (code, _, err) = troupe(&["export", "card", pack, "--character", "dna", "-o", "x.json"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("did you mean `dana`?"), "{err}");
+}

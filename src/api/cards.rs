@@ -285,14 +285,27 @@ fn write_pack_files(dir: &Path, imported: &CardImport) -> Result<()> {
     Ok(())
 }
 
-/// Character `character` of the bundle file at `bundle` as a Character
-/// Card (`docs/import.md` §6): the card it was imported from, or a V2 card
-/// made from it.
+/// Character `character` of the story at `bundle` as a Character Card
+/// (`docs/import.md` §6): the card it was imported from, or a V2 card made
+/// from it. `bundle` is a bundle file, or a pack directory or a package
+/// (`.troupe`), which are opened and checked as [`crate::Pack::open`]
+/// does and export from their bundle.
 ///
 /// Errors: [`ErrorKind::Invalid`] with the diagnostics when the bundle
-/// does not read or has no such character.
+/// does not read (a pack or package: does not conform) or has no such
+/// character.
 pub fn export_card(bundle: impl AsRef<Path>, character: &str) -> Result<Value> {
-    let loaded = crate::load::read_bundle(bundle.as_ref());
+    let path = bundle.as_ref();
+    let is_package = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("troupe"));
+    if path.is_dir() || is_package {
+        let pack = crate::Pack::open(path)?;
+        let file = path.display().to_string();
+        return crate::import::export::card_from_bundle(pack.bundle(), character)
+            .map_err(|d| refused(vec![d.in_file(&file)]));
+    }
+    let loaded = crate::load::read_bundle(path);
     if loaded.has_errors() {
         return Err(refused(loaded.diagnostics));
     }

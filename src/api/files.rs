@@ -190,7 +190,7 @@ fn read_script_text(path: &Path) -> std::result::Result<Script, (ErrorKind, Stri
         };
         if let Some(k) = map.keys().find(|k| !SCRIPT_KEYS.contains(&k.as_str())) {
             return Err(invalid(&format!(
-                "`{k}` is not a key of a script{}",
+                "`{k}` is not a key of a script{}: {shape}",
                 crate::diag::suggest::one_of(k, SCRIPT_KEYS)
             )));
         }

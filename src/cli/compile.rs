@@ -1,7 +1,8 @@
-//! `troupe compile PACK -o OUT.troupe` (Format 14.4): checks PACK and
-//! writes the compiled package. A package given as PACK is compiled from
-//! its checked `bundle.json`, never from its `ir.json`, so what is written
-//! always passes `troupe check`.
+//! `troupe compile PACK -o OUT.troupe` (Format 14.4, 20): checks PACK and
+//! writes the compiled package, or with `-o OUT.json` the checked bundle
+//! (13.10: a pack directory lowered). A package given as PACK is compiled
+//! from its checked `bundle.json`, never from its `ir.json`, so what is
+//! written always passes `troupe check`.
 
 use std::path::PathBuf;
 
@@ -10,17 +11,44 @@ use std::path::PathBuf;
 pub struct Args {
     /// A pack directory, a bundle or a package.
     pub pack: PathBuf,
-    /// The package to write.
+    /// The package to write (`.troupe`), or the bundle (`.json`).
     #[arg(short = 'o', long = "out")]
     pub out: PathBuf,
 }
 
+/// What `-o` asks for, by its extension (Format 20).
+enum Target {
+    Package,
+    Bundle,
+}
+
 /// Runs `troupe compile`; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    // Format 16.3: not an input, not an existing file other than a package.
-    let out = [(args.out.as_path(), troupe::files::OutputKind::Package)];
+    let extension = args
+        .out
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let yaml = matches!(extension.as_deref(), Some("yaml" | "yml"));
+    let target = match extension.as_deref() {
+        Some("json") => Target::Bundle,
+        _ => Target::Package,
+    };
+    let kind = match target {
+        Target::Package => troupe::files::OutputKind::Package,
+        Target::Bundle => troupe::files::OutputKind::Json,
+    };
+    // Format 16.3: not an input, not an existing file of another kind.
+    let out = [(args.out.as_path(), kind)];
     if let Err(msg) = troupe::files::check_outputs(&out, &[&args.pack]) {
         eprintln!("troupe compile: {msg}");
+        return 2;
+    }
+    if yaml {
+        eprintln!(
+            "troupe compile: {} names a YAML file; compile writes a package (.troupe) or a bundle as JSON (.json)",
+            args.out.display()
+        );
         return 2;
     }
     let options = troupe::OpenOptions {
@@ -31,12 +59,19 @@ pub fn run(args: Args) -> i32 {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let bytes = match pack.compile() {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("troupe compile: {e}");
-            return 3;
+    let bytes = match target {
+        Target::Bundle => {
+            let mut text = serde_json::to_string_pretty(pack.bundle()).unwrap_or_default();
+            text.push('\n');
+            text.into_bytes()
         }
+        Target::Package => match pack.compile() {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("troupe compile: {e}");
+                return 3;
+            }
+        },
     };
     if let Err(e) = troupe::files::write_atomic(&args.out, &bytes) {
         eprintln!("troupe compile: {e}");

@@ -1,5 +1,6 @@
-//! `troupe export card BUNDLE --character ID -o FILE(.json|.png)`: writes
-//! the character card a bundle's character came from (`docs/import.md` §6).
+//! `troupe export card PACK --character ID -o FILE(.json|.png)`: writes
+//! the character card a character came from (`docs/import.md` §6); PACK
+//! is a bundle, a pack directory or a package.
 //!
 //! Exit codes: 0 written, 1 the bundle or character was refused, 3 the
 //! output could not be written.
@@ -11,9 +12,10 @@ use troupe::cards::{card_png, export_card};
 /// What to export.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// A character of a bundle → a Character Card (JSON, or PNG by extension).
+    /// A character of a bundle, pack or package → a Character Card (JSON,
+    /// or PNG by extension).
     Card {
-        /// The bundle.
+        /// A bundle file, a pack directory or a package (.troupe).
         bundle: PathBuf,
         /// The character's ID.
         #[arg(long)]

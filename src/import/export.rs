@@ -116,7 +116,15 @@ pub fn card_from_bundle(bundle: &Value, character_id: &str) -> Result<Value, Dia
         .ok_or_else(|| {
             Diagnostic::error(
                 Code::UnknownRef,
-                format!("the bundle has no character `{character_id}`"),
+                format!(
+                    "the bundle has no character `{character_id}`{}",
+                    crate::diag::suggest::one_of(
+                        character_id,
+                        characters
+                            .iter()
+                            .filter_map(|c| c.get("id").and_then(Value::as_str))
+                    )
+                ),
             )
             .at("/characters")
         })?;
