@@ -526,7 +526,17 @@ impl Checker<'_> {
                     return (top, Ty::Error);
                 };
                 let Some(fty) = o.fields.get(field) else {
-                    self.error(e, format!("`{}` has no field `{field}`", o.name));
+                    self.error(
+                        e,
+                        format!(
+                            "`{}` has no field `{field}`{}",
+                            o.name,
+                            crate::diag::suggest::did_you_mean(
+                                field,
+                                o.fields.keys().map(String::as_str)
+                            )
+                        ),
+                    );
                     return (top, Ty::Error);
                 };
                 let name = format!("{prefix}.{field}");

@@ -101,6 +101,12 @@ fn unread_knobs(story: &Story, reads: &BTreeSet<String>, out: &mut Vec<Diagnosti
     }
 }
 
+/// The fields of a rule (Format 18.1; `$defs/rule` of
+/// `schemas/bundle.schema.json`, which a unit test compares with this).
+const RULE_FIELDS: [&str; 8] = [
+    "id", "when", "keywords", "pattern", "changes", "replies", "priority", "extensions",
+];
+
 /// A rule with no `keywords`, `pattern` or `when` matches every input
 /// (Format 18.2), so every rule tried after it (lower priority, or equal
 /// priority declared later) never applies.
@@ -111,9 +117,22 @@ fn shadowed_rules(story: &Story, out: &mut Vec<Diagnostic>) {
     let mut order: Vec<usize> = (0..rules.len()).collect();
     // Highest priority first; a stable sort keeps declaration order.
     order.sort_by_key(|&i| std::cmp::Reverse(priority(&rules[i])));
+    // A rule with a field the format does not define (a misspelt
+    // `keyword:` is UNKNOWN_FIELD, Format 15) is not judged: that error is
+    // the one diagnostic at the cause, not one warning per rule it would
+    // seem to hide.
+    let broken = |i: usize| {
+        rules[i].as_object().is_some_and(|o| {
+            o.keys()
+                .any(|k| !RULE_FIELDS.contains(&k.as_str()) && !k.starts_with("x-"))
+        })
+    };
     let fallback = order.iter().position(|&i| {
         let r = &rules[i];
-        r.get("keywords").is_none() && r.get("pattern").is_none() && r.get("when").is_none()
+        r.get("keywords").is_none()
+            && r.get("pattern").is_none()
+            && r.get("when").is_none()
+            && !broken(i)
     });
     let Some(f) = fallback else { return };
     let by = rules[order[f]]
@@ -176,5 +195,23 @@ pub(crate) fn unreachable_thresholds(story: &Story, out: &mut Vec<Diagnostic>) {
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod rule_field_tests {
+    /// The lint's list of rule fields is the schema's, so a field added to
+    /// the format is not taken for a typo.
+    #[test]
+    fn rule_fields_are_the_schemas() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../schemas/bundle.schema.json")).unwrap();
+        let props: Vec<&str> = schema["$defs"]["rule"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(props, super::RULE_FIELDS);
     }
 }

@@ -379,7 +379,20 @@ impl Lowerer<'_> {
                 format!("`{path}` is not a file of `{folder}`, which this reference must name")
             }
             (_, false) => {
-                format!("file not found: `{path}` (references are relative to the pack root)")
+                // A typo: the closest file of the folder the reference
+                // must name (13.0), among the pack's files.
+                let here = self
+                    .files
+                    .keys()
+                    .filter(|p| {
+                        p.strip_prefix(folder)
+                            .is_some_and(|rest| !rest.contains('/'))
+                    })
+                    .map(String::as_str);
+                format!(
+                    "file not found: `{path}` (references are relative to the pack root){}",
+                    crate::diag::suggest::did_you_mean(&path, here)
+                )
             }
         };
         self.out.diagnostics.push(
