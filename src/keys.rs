@@ -503,6 +503,17 @@ impl KeySet {
         self.options.prepare(text)
     }
 
+    /// True when every key is plain text without a line feed: its
+    /// occurrences in texts joined with `"\n"` are exactly its occurrences
+    /// in each text (the line feed is not a word character, 5.4), so such a
+    /// set can be matched one piece at a time (Format 5.7's recursion
+    /// buffer).
+    pub fn is_piecewise(&self) -> bool {
+        self.keys
+            .iter()
+            .all(|k| matches!(key_form(k), KeyForm::Plain(p) if !p.contains('\n')))
+    }
+
     /// Whether some key hits `text` (Format 5.4: it has a counted
     /// occurrence). `text` is already prepared ([`KeySet::prepare`]). A set
     /// that does not compile hits nothing (the checks refuse such keys).
@@ -720,6 +731,21 @@ impl KeyScan<'_, '_> {
     /// index's options).
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The positions of the indexed sets with a plain key hit in the
+    /// input, in order (a set's regular-expression keys are not looked at:
+    /// for a set of plain keys only, exactly the sets that hit).
+    pub fn plain_hits(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.index.indexed.len())
+            .step_by(64)
+            .zip(self.hit.iter())
+            .flat_map(|(base, &w)| {
+                (0..64usize)
+                    .filter(move |b| w >> b & 1 == 1)
+                    .map(move |b| base + b)
+            })
+            .filter(|&i| self.index.indexed[i])
     }
 
     /// Whether `set`, the `i`-th set the index was built from, hits the
