@@ -480,8 +480,15 @@ impl KeySet {
         if plain_keys.is_empty() {
             return Ok(None);
         }
+        // A noncontiguous NFA, never the DFA the builder would pick for a
+        // few keys: the DFA's build follows failure links for every state
+        // and byte class, quadratic in one long key (a 10,000-character
+        // safety term took seconds to compile, issue 43), while the NFA's
+        // build is linear in the keys' bytes and its search linear in the
+        // text (Format 16.2).
         let ac = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::NoncontiguousNFA))
             .build(plain_keys.iter().map(|k| k.as_bytes()))
             .map_err(|e| format!("the keys cannot be compiled: {e}"))?;
         Ok(Some((ac, plain_ix)))
