@@ -480,8 +480,15 @@ impl KeySet {
         if plain_keys.is_empty() {
             return Ok(None);
         }
+        // A noncontiguous NFA, never the DFA the builder would pick for a
+        // few keys: the DFA's build follows failure links for every state
+        // and byte class, quadratic in one long key (a 10,000-character
+        // safety term took seconds to compile, issue 43), while the NFA's
+        // build is linear in the keys' bytes and its search linear in the
+        // text (Format 16.2).
         let ac = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::NoncontiguousNFA))
             .build(plain_keys.iter().map(|k| k.as_bytes()))
             .map_err(|e| format!("the keys cannot be compiled: {e}"))?;
         Ok(Some((ac, plain_ix)))
@@ -501,6 +508,17 @@ impl KeySet {
     /// set is case-sensitive.
     pub fn prepare<'t>(&self, text: &'t str) -> Cow<'t, str> {
         self.options.prepare(text)
+    }
+
+    /// True when every key is plain text without a line feed: its
+    /// occurrences in texts joined with `"\n"` are exactly its occurrences
+    /// in each text (the line feed is not a word character, 5.4), so such a
+    /// set can be matched one piece at a time (Format 5.7's recursion
+    /// buffer).
+    pub fn is_piecewise(&self) -> bool {
+        self.keys
+            .iter()
+            .all(|k| matches!(key_form(k), KeyForm::Plain(p) if !p.contains('\n')))
     }
 
     /// Whether some key hits `text` (Format 5.4: it has a counted
@@ -720,6 +738,21 @@ impl KeyScan<'_, '_> {
     /// index's options).
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The positions of the indexed sets with a plain key hit in the
+    /// input, in order (a set's regular-expression keys are not looked at:
+    /// for a set of plain keys only, exactly the sets that hit).
+    pub fn plain_hits(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.index.indexed.len())
+            .step_by(64)
+            .zip(self.hit.iter())
+            .flat_map(|(base, &w)| {
+                (0..64usize)
+                    .filter(move |b| w >> b & 1 == 1)
+                    .map(move |b| base + b)
+            })
+            .filter(|&i| self.index.indexed[i])
     }
 
     /// Whether `set`, the `i`-th set the index was built from, hits the

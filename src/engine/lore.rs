@@ -285,6 +285,155 @@ impl Scan {
     }
 }
 
+/// The recursion buffer matched piece by piece (Format 5.7): for each
+/// entry whose `keys` and `secondary_keys` are all plain text without a
+/// line feed ([`KeySet::is_piecewise`]), each key's first counted
+/// occurrence is kept and only the texts added to the buffer since are
+/// searched — every such entry's keys together, in one pass of a shared
+/// automaton per added text. A plain key's occurrences in texts joined
+/// with `"\n"` are the occurrences in each text, so the hits are those of
+/// the whole scanned text; the work is linear in the buffer instead of a
+/// rescan of the growing buffer by every entry at every step. Entries with
+/// a regular-expression key are matched against the whole scanned text.
+struct Pieces {
+    /// Per entry: matched piece by piece.
+    piecewise: Vec<bool>,
+    /// Per entry: to be decided at the next step (first look, new hits,
+    /// or a decision that went past the keys).
+    dirty: Vec<bool>,
+    /// One index per key setting in use, over the sets `2i` (entry `i`'s
+    /// `keys`) and `2i + 1` (its `secondary_keys`) of piecewise entries.
+    indexes: Vec<crate::keys::KeyIndex>,
+    /// The buffer's pieces scanned so far, each as a scan of its own once
+    /// a set hits it.
+    scans: Vec<Option<Scan>>,
+    /// Per set: the pieces it hits, in buffer order.
+    hits_in: Vec<Vec<u32>>,
+    /// Per entry: its first hits so far (primary, secondary) and how many
+    /// of its sets' `hits_in` are merged; `None` until first looked at.
+    found: Vec<Option<Found>>,
+}
+
+/// One entry's first hits so far (see [`Pieces`]).
+struct Found {
+    primary: Vec<Option<KeyHit>>,
+    secondary: Vec<Option<KeyHit>>,
+    merged: [usize; 2],
+}
+
+impl Pieces {
+    fn new(entries: &[EntryIr]) -> Pieces {
+        let piecewise: Vec<bool> = entries
+            .iter()
+            .map(|e| e.keys.is_piecewise() && e.secondary.as_ref().is_none_or(KeySet::is_piecewise))
+            .collect();
+        let n = entries.len();
+        Pieces {
+            piecewise,
+            dirty: vec![true; n],
+            indexes: Vec::new(),
+            scans: Vec::new(),
+            hits_in: vec![Vec::new(); 2 * n],
+            found: (0..n).map(|_| None).collect(),
+        }
+    }
+
+    /// The set `s` (`2i` or `2i + 1`) of piecewise entries.
+    fn set<'e>(&self, entries: &'e [EntryIr], s: usize) -> Option<&'e KeySet> {
+        let e = entries.get(s / 2).filter(|_| self.piecewise[s / 2])?;
+        if s.is_multiple_of(2) {
+            Some(&e.keys)
+        } else {
+            e.secondary.as_ref()
+        }
+    }
+
+    /// Scans the pieces of `buffer` not scanned yet: one pass per key
+    /// setting in use, recording which sets each piece hits and marking
+    /// their entries to be decided again.
+    fn add(&mut self, entries: &[EntryIr], buffer: &[(usize, String)]) {
+        let from = self.scans.len();
+        if from >= buffer.len() {
+            return;
+        }
+        if self.indexes.is_empty() {
+            // Built at the first text added (most messages add none).
+            let sets = self.hits_in.len();
+            let mut settings: Vec<crate::keys::KeyOptions> = Vec::new();
+            for s in 0..sets {
+                if let Some(set) = self.set(entries, s) {
+                    if !settings.contains(&set.options()) {
+                        settings.push(set.options());
+                    }
+                }
+            }
+            let indexes = settings
+                .into_iter()
+                .map(|o| crate::keys::KeyIndex::new((0..sets).map(|s| self.set(entries, s)), o))
+                .collect();
+            self.indexes = indexes;
+        }
+        for (p, (_, text)) in buffer.iter().enumerate().skip(from) {
+            for index in &self.indexes {
+                for s in index.scan(text).plain_hits() {
+                    self.hits_in[s].push(p as u32);
+                    self.dirty[s / 2] = true;
+                }
+            }
+            self.scans.push(None);
+        }
+    }
+
+    /// The first hits of entry `i` (`e`) in its messages (`msg_scan`, once)
+    /// and in every piece that hits its sets, merged now.
+    #[allow(clippy::too_many_arguments)]
+    fn found(
+        &mut self,
+        i: usize,
+        e: &EntryIr,
+        msg_scan: &Scan,
+        buffer: &[(usize, String)],
+        session: &SessionIr,
+        entries: &[EntryIr],
+    ) -> (&[Option<KeyHit>], Option<&[Option<KeyHit>]>) {
+        let f = self.found[i].get_or_insert_with(|| Found {
+            primary: msg_scan.hits(session, entries, &e.keys).map(|(_, h)| h).collect(),
+            secondary: e
+                .secondary
+                .as_ref()
+                .map(|sec| msg_scan.hits(session, entries, sec).map(|(_, h)| h).collect())
+                .unwrap_or_default(),
+            merged: [0, 0],
+        });
+        for (side, set) in [(0, Some(&e.keys)), (1, e.secondary.as_ref())] {
+            let Some(set) = set else { continue };
+            let list = &self.hits_in[2 * i + side];
+            let slot = if side == 0 {
+                &mut f.primary
+            } else {
+                &mut f.secondary
+            };
+            for &p in &list[f.merged[side]..] {
+                if slot.iter().all(Option::is_some) {
+                    break;
+                }
+                let (j, text) = &buffer[p as usize];
+                let piece = self.scans[p as usize].get_or_insert_with(|| {
+                    Scan::new(std::iter::once((Src::Entry(*j), text.as_str())))
+                });
+                for (k, (_, h)) in piece.hits(session, entries, set).enumerate() {
+                    if slot[k].is_none() {
+                        slot[k] = h;
+                    }
+                }
+            }
+            f.merged[side] = list.len();
+        }
+        let secondary = e.secondary.as_ref().map(|_| f.secondary.as_slice());
+        (f.primary.as_slice(), secondary)
+    }
+}
+
 /// The host of an entry's `when`: `hit()` against the entry's scanned text
 /// with its settings (Format 11.4), `roll()` numbered across the message.
 struct LoreHost<'a> {
@@ -535,9 +684,17 @@ impl Engine {
         let mut buffer: Vec<(usize, String)> = Vec::new();
         let author = self.ir.who_id(msg.author).to_string();
         let narrator = author == "narrator";
+        // Keys found piece by piece (Format 5.7 stays linear in the
+        // buffer): an entry whose keys are all plain text keeps its first
+        // hits, and each text added to the buffer is scanned once for
+        // every such entry's keys together.
+        let mut pieces = Pieces::new(entries);
+        let mut msg_scans: Vec<Option<Scan>> = Vec::new();
+        msg_scans.resize_with(recent.len() + 1, || None);
         loop {
             let mut scans: Vec<Option<Scan>> = Vec::new();
             scans.resize_with(recent.len() + 1, || None);
+            pieces.add(entries, &buffer);
             let mut newly: Vec<usize> = Vec::new();
             for (i, e) in entries.iter().enumerate() {
                 if status[i] != St::Open {
@@ -555,26 +712,66 @@ impl Engine {
                     continue;
                 }
                 let depth = (e.scan_depth as usize).min(recent.len());
-                let scan = scans[depth].get_or_insert_with(|| {
-                    let msgs = (0..depth)
-                        .rev()
-                        .map(|k| (Src::Message(recent[k]), texts[k].as_str()));
-                    let buf = buffer.iter().map(|(j, t)| (Src::Entry(*j), t.as_str()));
-                    Scan::new(msgs.chain(buf))
-                });
-                let a = &mut acts[i];
-                a.hits.clear();
-                a.missed.clear();
-                a.secondary = None;
-                a.group = None;
-                a.when = if e.when.is_some() {
-                    When::NotEvaluated
-                } else {
-                    When::Absent
+                let full = |scans: &mut Vec<Option<Scan>>| {
+                    if scans[depth].is_none() {
+                        let msgs = (0..depth)
+                            .rev()
+                            .map(|k| (Src::Message(recent[k]), texts[k].as_str()));
+                        let buf = buffer.iter().map(|(j, t)| (Src::Entry(*j), t.as_str()));
+                        scans[depth] = Some(Scan::new(msgs.chain(buf)));
+                    }
                 };
-                self.decide(e, scan, a);
+                let a = &mut acts[i];
+                if pieces.piecewise[i] {
+                    // Unchanged keys and no `when` evaluated last time: the
+                    // same decision again (5.3 steps 1–2 depend only on
+                    // the hits).
+                    if !pieces.dirty[i] {
+                        continue;
+                    }
+                    let msg_scan = msg_scans[depth].get_or_insert_with(|| {
+                        Scan::new(
+                            (0..depth)
+                                .rev()
+                                .map(|k| (Src::Message(recent[k]), texts[k].as_str())),
+                        )
+                    });
+                    let (primary, secondary) =
+                        pieces.found(i, e, msg_scan, &buffer, &self.session, entries);
+                    a.hits.clear();
+                    a.missed.clear();
+                    a.secondary = None;
+                    a.group = None;
+                    a.when = if e.when.is_some() {
+                        When::NotEvaluated
+                    } else {
+                        When::Absent
+                    };
+                    self.decide_with(e, primary, secondary, a);
+                } else {
+                    full(&mut scans);
+                    let Some(scan) = scans[depth].as_ref() else {
+                        continue;
+                    };
+                    a.hits.clear();
+                    a.missed.clear();
+                    a.secondary = None;
+                    a.group = None;
+                    a.when = if e.when.is_some() {
+                        When::NotEvaluated
+                    } else {
+                        When::Absent
+                    };
+                    self.decide(e, scan, a);
+                }
+                // A decision by the keys alone stands until new hits.
+                pieces.dirty[i] = !matches!(a.why, Why::NoKeyHit | Why::Secondary | Why::NoKeys);
                 if matches!(a.why, Why::Constant | Why::Keys) {
                     if let Some(program) = &e.when {
+                        full(&mut scans);
+                        let Some(scan) = scans[depth].as_ref() else {
+                            continue;
+                        };
                         let mut host = LoreHost {
                             scan,
                             case_sensitive: e.case_sensitive,
@@ -761,30 +958,53 @@ impl Engine {
         removed
     }
 
-    /// Steps 1 and 2 of Format 5.3, with the key matches.
+    /// Steps 1 and 2 of Format 5.3, with the key matches found in `scan`.
     fn decide(&self, e: &EntryIr, scan: &Scan, a: &mut EntryActivation) {
+        let primary: Vec<Option<KeyHit>> = scan
+            .hits(&self.session, &self.ir.entries, &e.keys)
+            .map(|(_, h)| h)
+            .collect();
+        let secondary: Option<Vec<Option<KeyHit>>> = e.secondary.as_ref().map(|sec| {
+            scan.hits(&self.session, &self.ir.entries, sec)
+                .map(|(_, h)| h)
+                .collect()
+        });
+        self.decide_with(e, &primary, secondary.as_deref(), a);
+    }
+
+    /// Steps 1 and 2 of Format 5.3 given each key's first counted
+    /// occurrence in the scanned text (`primary` for `keys`, `secondary`
+    /// for `secondary_keys`, in list order). Secondary keys are reported
+    /// only when a primary key hit.
+    fn decide_with(
+        &self,
+        e: &EntryIr,
+        primary: &[Option<KeyHit>],
+        secondary: Option<&[Option<KeyHit>]>,
+        a: &mut EntryActivation,
+    ) {
         if !e.enabled {
             a.why = Why::Disabled;
             return;
         }
-        for (k, h) in scan.hits(&self.session, &self.ir.entries, &e.keys) {
+        for (k, h) in e.keys.keys().iter().zip(primary) {
             match h {
-                Some(h) => a.hits.push(h),
+                Some(h) => a.hits.push(h.clone()),
                 None => a.missed.push(k.to_string()),
             }
         }
         let mut matched = !a.hits.is_empty();
         if matched {
-            if let Some(sec) = &e.secondary {
+            if let (Some(sec), Some(found)) = (&e.secondary, secondary) {
                 let mut s = Secondary {
                     logic: e.logic,
                     hits: Vec::new(),
                     missed: Vec::new(),
                     held: false,
                 };
-                for (k, h) in scan.hits(&self.session, &self.ir.entries, sec) {
+                for (k, h) in sec.keys().iter().zip(found) {
                     match h {
-                        Some(h) => s.hits.push(h),
+                        Some(h) => s.hits.push(h.clone()),
                         None => s.missed.push(k.to_string()),
                     }
                 }
