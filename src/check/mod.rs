@@ -19,6 +19,7 @@ mod schema_errors;
 pub mod session;
 pub mod settings;
 pub mod story;
+mod summaries;
 pub mod templates;
 pub mod values;
 

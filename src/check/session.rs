@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::bundle::check_story;
 use super::changes::check_changes;
 use super::story::{self, SessionContext, Story};
+use super::summaries::{PathKnowledge, SceneRules};
 use super::templates::check_template;
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::model::Event;
@@ -40,6 +41,8 @@ pub struct SessionChecker {
     /// The facts of each message's path; `None` for a message with no path
     /// (its parent is not an earlier line, or has no path itself: Format 12.1).
     facts: HashMap<String, Option<PathFacts>>,
+    /// How `scene.present` moves, for who knows what (Format 7.4, 12.5).
+    scene: SceneRules,
 }
 
 impl SessionChecker {
@@ -94,6 +97,7 @@ impl SessionChecker {
             .filter_map(|o| o.get("id").and_then(Value::as_str).map(str::to_string))
             .collect();
         Some(SessionChecker {
+            scene: SceneRules::of(&story),
             story,
             events,
             outcomes,
@@ -142,7 +146,10 @@ impl SessionChecker {
                     None
                 }
             },
-            None => Some(PathFacts::default()),
+            None => Some(PathFacts {
+                knowledge: self.scene.root(),
+                ..PathFacts::default()
+            }),
         };
         if path.as_ref().is_some_and(|f| f.ended) {
             out.push(
@@ -270,6 +277,10 @@ impl SessionChecker {
                     path.ended = true;
                 }
             }
+        }
+        if let (Some(id), true) = (id, has_path) {
+            self.scene
+                .message(&mut path.knowledge, id, m, &prefix, out);
         }
         if let Some(id) = id {
             self.facts
@@ -464,6 +475,8 @@ struct PathFacts {
     once: rpds::HashTrieSet<u32>,
     /// Whether the story has ended on the path.
     ended: bool,
+    /// Who is present, and who knows the open summary window (Format 12.5).
+    knowledge: PathKnowledge,
 }
 
 /// An audience's items (of a part, 7.2, or a summary, 12.5) are cast

@@ -119,6 +119,9 @@ codes! {
     /// Logic that can never take effect: a rule hidden by a fallback tried
     /// before it, a threshold past its variable's bounds. A lint. Format 17.4.
     DeadLogic => "DEAD_LOGIC", Warning;
+    /// A summary whose explicit `audience` lists an ID that does not know
+    /// every part the summary covers: it reveals that part. Format 12.5.
+    SummaryReveals => "SUMMARY_REVEALS", Warning;
     /// A failure inside Troupe itself, never caused by input that passed its
     /// checks (a conforming story that does not compile): a bug to report.
     /// Format 17.2.

@@ -71,14 +71,17 @@ impl Engine {
     }
 
     /// Who knows the summary of message `m` (Format 12.5), in code point
-    /// order; `None` when `m` has no summary.
+    /// order; `None` when `m` has no summary. Without an audience it is
+    /// those who know every covered part (the parts of the covered
+    /// messages that are not hidden), so a whisper never reaches someone
+    /// through a summary.
     pub fn knows_summary(&self, m: u32) -> Option<Vec<String>> {
         let msg = self.session.messages.get(m as usize)?;
         let summary = msg.summary.as_ref()?;
-        let mut out = BTreeSet::new();
         if msg.hidden {
             return Some(Vec::new());
         }
+        let mut out = BTreeSet::new();
         match &summary.audience {
             Some(a) => {
                 out.insert("narrator".to_string());
@@ -87,16 +90,29 @@ impl Engine {
                 }
             }
             None => {
+                // The intersection of the covered parts' lists; `None` until
+                // the first covered part (no covered part: nobody).
+                let mut every: Option<BTreeSet<String>> = None;
                 for c in self.covered(m) {
                     let cm = &self.session.messages[c as usize];
+                    // A hidden message's parts are not covered parts.
                     if cm.hidden || cm.parts.is_empty() {
                         continue;
                     }
                     let state = self.state_at(c);
                     for i in 0..cm.parts.len() {
-                        self.part_knowers(c, i, &state, &mut out);
+                        let mut knowers = BTreeSet::new();
+                        self.part_knowers(c, i, &state, &mut knowers);
+                        every = Some(match every {
+                            None => knowers,
+                            Some(e) => e.intersection(&knowers).cloned().collect(),
+                        });
+                    }
+                    if every.as_ref().is_some_and(BTreeSet::is_empty) {
+                        break;
                     }
                 }
+                out = every.unwrap_or_default();
             }
         }
         Some(out.into_iter().collect())

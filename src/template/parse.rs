@@ -88,6 +88,14 @@ pub fn parse(source: &str) -> Result<Template, TemplateError> {
         // Point at the `{{` that opened the bad macro, which is what the
         // author must fix (Format 10.1).
         let open = first_bad_macro(source);
+        // A macro inside a call's argument: point at the inner `{{`.
+        if let Some(inner) = nested_open(&source[open..]).map(|n| open + n) {
+            let chars = source[..inner].chars().count();
+            let message = format!(
+                "nested macro at offset {chars}: macros do not nest, so a call's argument cannot hold `{{{{`; choose among plain arguments, or write `\\{{{{` for two literal braces"
+            );
+            return error_at(source, inner, &message);
+        }
         let chars = source[..open].chars().count();
         let message = if source[open..].contains("}}") {
             format!(
@@ -144,6 +152,14 @@ fn first_bad_macro(source: &str) -> usize {
         pos += rest.chars().next().map_or(1, char::len_utf8);
     }
     source.len()
+}
+
+/// When `rest` (starting at a `{{` that opens no well-formed macro) is a
+/// call whose arguments run into a `{{`, the byte offset of that inner
+/// `{{` in `rest` (Format 10.1: macros do not nest).
+fn nested_open(rest: &str) -> Option<usize> {
+    let mut pairs = TemplateParser::parse(Rule::nested_probe, rest).ok()?;
+    Some(pairs.next()?.as_str().len())
 }
 
 fn push_text(nodes: &mut Vec<Node>, text: &str) {
@@ -204,6 +220,13 @@ fn unescape_arg(raw: &str) -> String {
             if let Some(&n) = chars.peek() {
                 if n == ',' || n == '\\' {
                     out.push(n);
+                    chars.next();
+                    continue;
+                }
+                // `\{{` is two literal braces (Format 10.1).
+                if n == '{' && chars.clone().nth(1) == Some('{') {
+                    out.push_str("{{");
+                    chars.next();
                     chars.next();
                     continue;
                 }
@@ -290,6 +313,32 @@ mod tests {
             assert_eq!(e.offset, offset, "{src}: {e:?}");
             assert!(e.message.starts_with("malformed macro"), "{src}: {e:?}");
         }
+    }
+
+    #[test]
+    fn nested_macros_are_errors_at_the_inner_open() {
+        for (src, offset) in [
+            ("{{random: red, {{random: green, blue}}, yellow}}", 15),
+            ("ok {{pick:{{user}}}}", 10),
+            ("é {{random: a, b}} {{roll: {{x}}", 27),
+        ] {
+            let e = parse(src).unwrap_err();
+            let chars = src[..e.offset].chars().count();
+            assert_eq!(chars, offset, "{src}: {e:?}");
+            assert!(
+                e.message.starts_with(&format!("nested macro at offset {offset}:")),
+                "{src}: {e:?}"
+            );
+        }
+        // A comment may hold `{{`; an escaped `\{{` in an argument is two braces.
+        assert!(parse("{{// a {{ b}}").is_ok());
+        assert_eq!(
+            macros(r"{{random: a\{{b, c}}"),
+            vec![Macro::Call {
+                name: "random".into(),
+                args: vec!["a{{b".into(), "c".into()]
+            }]
+        );
     }
 
     #[test]
