@@ -103,29 +103,47 @@ fn unread_knobs(story: &Story, reads: &BTreeSet<String>, out: &mut Vec<Diagnosti
 
 /// A rule with no `keywords`, `pattern` or `when` matches every input
 /// (Format 18.2), so every rule tried after it (lower priority, or equal
-/// priority declared later) never applies.
+/// priority declared later) for the same replies never applies: the same
+/// `on`, and a `by` that is the later rule's or none (Format 18.9). A
+/// `reply_as` naming a character makes the earlier rule conditional.
 fn shadowed_rules(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
     let rules = array(&story.raw, "rules");
     let priority = |r: &Value| r.get("priority").and_then(Value::as_i64).unwrap_or(0);
+    let text = |r: &Value, f: &str| r.get(f).and_then(Value::as_str).map(str::to_string);
     let mut order: Vec<usize> = (0..rules.len()).collect();
     // Highest priority first; a stable sort keeps declaration order.
     order.sort_by_key(|&i| std::cmp::Reverse(priority(&rules[i])));
-    let fallback = order.iter().position(|&i| {
-        let r = &rules[i];
-        r.get("keywords").is_none() && r.get("pattern").is_none() && r.get("when").is_none()
-    });
-    let Some(f) = fallback else { return };
-    let by = rules[order[f]]
-        .get("id")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    for &i in &order[f + 1..] {
+    let unconditional = |r: &Value| {
+        r.get("keywords").is_none()
+            && r.get("pattern").is_none()
+            && r.get("when").is_none()
+            && text(r, "reply_as").is_none_or(|a| a == "narrator")
+    };
+    // The first unconditional rule tried for each (`on`, `by`): linear in
+    // the rules.
+    let mut first: std::collections::HashMap<(String, Option<String>), usize> =
+        std::collections::HashMap::new();
+    for &i in &order {
+        let later = &rules[i];
+        let on = text(later, "on").unwrap_or_else(|| "input".into());
+        let by = text(later, "by");
+        let shadow = first
+            .get(&(on.clone(), None))
+            .or_else(|| by.clone().and_then(|b| first.get(&(on.clone(), Some(b)))))
+            .copied();
+        if unconditional(later) {
+            first.entry((on, by)).or_insert(i);
+        }
+        let Some(f) = shadow else {
+            continue;
+        };
+        let by = rules[f].get("id").and_then(Value::as_str).unwrap_or("");
         let id = rules[i].get("id").and_then(Value::as_str).unwrap_or("");
         out.push(lint(
             format!(
                 "rule `{id}` can never apply: `{by}` matches every input (no keywords, pattern or when) and is tried first (priority {} ≥ {}); give `{by}` a lower priority",
-                priority(&rules[order[f]]),
+                priority(&rules[f]),
                 priority(&rules[i])
             ),
             format!("{base}/rules/{i}/id"),
