@@ -17,7 +17,7 @@ use super::values::exact_decimal;
 use crate::diag::{escape_token, Code, Diagnostic, Severity};
 use crate::model::Condition;
 
-fn lint(message: String, at: String) -> Diagnostic {
+pub(super) fn lint(message: String, at: String) -> Diagnostic {
     Diagnostic::error(Code::DeadLogic, message)
         .with_severity(Severity::Warning)
         .at(at)
@@ -38,6 +38,7 @@ fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
 pub fn lint_story(story: &Story, reads: Option<&BTreeSet<String>>, out: &mut Vec<Diagnostic>) {
     shadowed_rules(story, out);
     unreachable_thresholds(story, out);
+    super::ensemble::lint_ensemble(story, out);
     let difficulty = format!("{}/difficulty", story.pointer);
     let broken = out.iter().any(|d| {
         d.is_error()
