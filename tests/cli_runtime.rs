@@ -68,6 +68,7 @@ fn run_json_has_every_field_of_the_turn_result() {
             "ended",
             "outcome",
             "score",
+            "replies",
             "diagnostics"
         ]
     );

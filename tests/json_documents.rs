@@ -209,6 +209,7 @@ fn run_document_holds_every_turn_result_field() {
             "ended",
             "outcome",
             "score",
+            "replies",
             "diagnostics"
         ],
         "Format 18.6, in its order"

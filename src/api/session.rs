@@ -198,6 +198,17 @@ impl Session {
         Ok(self.inner.turn(text)?)
     }
 
+    /// One turn whose responder the host names (Format 18.9, the `manual`
+    /// turn order; any strategy takes it): `character` answers `text`, said
+    /// by the first player.
+    ///
+    /// Errors: [`ErrorKind::Refused`] when `character` is not a speaker at
+    /// the input message (not present, muted, a player or not in the cast;
+    /// nothing is written); otherwise as [`Session::turn`].
+    pub fn turn_to(&mut self, character: &str, text: &str) -> Result<TurnResult> {
+        Ok(self.inner.turn_to(character, text)?)
+    }
+
     /// One turn with `text` said by the player whose character ID is
     /// `player` (the first player when `player` is not one).
     pub fn turn_as(&mut self, player: &str, text: &str) -> Result<TurnResult> {

@@ -17,7 +17,7 @@ use super::values::exact_decimal;
 use crate::diag::{escape_token, Code, Diagnostic, Severity};
 use crate::model::Condition;
 
-fn lint(message: String, at: String) -> Diagnostic {
+pub(super) fn lint(message: String, at: String) -> Diagnostic {
     Diagnostic::error(Code::DeadLogic, message)
         .with_severity(Severity::Warning)
         .at(at)
@@ -38,6 +38,7 @@ fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
 pub fn lint_story(story: &Story, reads: Option<&BTreeSet<String>>, out: &mut Vec<Diagnostic>) {
     shadowed_rules(story, out);
     unreachable_thresholds(story, out);
+    super::ensemble::lint_ensemble(story, out);
     let difficulty = format!("{}/difficulty", story.pointer);
     let broken = out.iter().any(|d| {
         d.is_error()
@@ -103,17 +104,21 @@ fn unread_knobs(story: &Story, reads: &BTreeSet<String>, out: &mut Vec<Diagnosti
 
 /// The fields of a rule (Format 18.1; `$defs/rule` of
 /// `schemas/bundle.schema.json`, which a unit test compares with this).
-const RULE_FIELDS: [&str; 8] = [
-    "id", "when", "keywords", "pattern", "changes", "replies", "priority", "extensions",
+const RULE_FIELDS: [&str; 11] = [
+    "id", "when", "keywords", "pattern", "changes", "replies", "priority", "by", "reply_as", "on",
+    "extensions",
 ];
 
 /// A rule with no `keywords`, `pattern` or `when` matches every input
 /// (Format 18.2), so every rule tried after it (lower priority, or equal
-/// priority declared later) never applies.
+/// priority declared later) for the same replies never applies: the same
+/// `on`, and a `by` that is the later rule's or none (Format 18.9). A
+/// `reply_as` naming a character makes the earlier rule conditional.
 fn shadowed_rules(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
     let rules = array(&story.raw, "rules");
     let priority = |r: &Value| r.get("priority").and_then(Value::as_i64).unwrap_or(0);
+    let text = |r: &Value, f: &str| r.get(f).and_then(Value::as_str).map(str::to_string);
     let mut order: Vec<usize> = (0..rules.len()).collect();
     // Highest priority first; a stable sort keeps declaration order.
     order.sort_by_key(|&i| std::cmp::Reverse(priority(&rules[i])));
@@ -121,30 +126,43 @@ fn shadowed_rules(story: &Story, out: &mut Vec<Diagnostic>) {
     // `keyword:` is UNKNOWN_FIELD, Format 15) is not judged: that error is
     // the one diagnostic at the cause, not one warning per rule it would
     // seem to hide.
-    let broken = |i: usize| {
-        rules[i].as_object().is_some_and(|o| {
+    let broken = |r: &Value| {
+        r.as_object().is_some_and(|o| {
             o.keys()
                 .any(|k| !RULE_FIELDS.contains(&k.as_str()) && !k.starts_with("x-"))
         })
     };
-    let fallback = order.iter().position(|&i| {
-        let r = &rules[i];
+    let unconditional = |r: &Value| {
         r.get("keywords").is_none()
             && r.get("pattern").is_none()
             && r.get("when").is_none()
-            && !broken(i)
-    });
-    let Some(f) = fallback else { return };
-    let by = rules[order[f]]
-        .get("id")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    for &i in &order[f + 1..] {
+            && text(r, "reply_as").is_none_or(|a| a == "narrator")
+            && !broken(r)
+    };
+    // The first unconditional rule tried for each (`on`, `by`): linear in
+    // the rules.
+    let mut first: std::collections::HashMap<(String, Option<String>), usize> =
+        std::collections::HashMap::new();
+    for &i in &order {
+        let later = &rules[i];
+        let on = text(later, "on").unwrap_or_else(|| "input".into());
+        let by = text(later, "by");
+        let shadow = first
+            .get(&(on.clone(), None))
+            .or_else(|| by.clone().and_then(|b| first.get(&(on.clone(), Some(b)))))
+            .copied();
+        if unconditional(later) {
+            first.entry((on, by)).or_insert(i);
+        }
+        let Some(f) = shadow else {
+            continue;
+        };
+        let by = rules[f].get("id").and_then(Value::as_str).unwrap_or("");
         let id = rules[i].get("id").and_then(Value::as_str).unwrap_or("");
         out.push(lint(
             format!(
                 "rule `{id}` can never apply: `{by}` matches every input (no keywords, pattern or when) and is tried first (priority {} ≥ {}); give `{by}` a lower priority",
-                priority(&rules[order[f]]),
+                priority(&rules[f]),
                 priority(&rules[i])
             ),
             format!("{base}/rules/{i}/id"),

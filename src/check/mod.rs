@@ -8,6 +8,7 @@ pub mod changes;
 pub mod conditions;
 pub mod ids;
 pub mod lints;
+pub mod ensemble;
 pub mod locate;
 pub mod pack;
 pub mod playtest;

@@ -36,6 +36,36 @@ fn pattern(p: &str, at: String, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// A rule's `by` and `reply_as` (Format 18.1) name a character of a
+/// `character` entry of the cast (`reply_as` may also be `narrator`):
+/// UNKNOWN_REF at the field otherwise.
+fn check_speaker_refs(sc: &Value, rule: &Value, at: &str, out: &mut Vec<Diagnostic>) {
+    let in_cast = |id: &str| {
+        array(sc, "cast")
+            .iter()
+            .any(|e| e.get("character").and_then(Value::as_str) == Some(id))
+    };
+    for (field, narrator_ok) in [("by", false), ("reply_as", true)] {
+        let Some(id) = rule.get(field).and_then(Value::as_str) else {
+            continue;
+        };
+        if (narrator_ok && id == "narrator") || in_cast(id) {
+            continue;
+        }
+        out.push(
+            Diagnostic::error(
+                Code::UnknownRef,
+                format!(
+                    "`{field}` names `{}`, which is not a character entry of the scenario's cast (Format 18.1)",
+                    escape_token(id)
+                ),
+            )
+            .at(format!("{at}/{field}"))
+            .with_help("name a character listed in the scenario's `cast`"),
+        );
+    }
+}
+
 /// Checks the runtime parts of a story's scenario.
 pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
@@ -52,6 +82,7 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
             pattern(p, format!("{at}/pattern"), out);
         }
         check_changes(story, array(r, "changes"), &format!("{at}/changes"), out);
+        check_speaker_refs(sc, r, &at, out);
     }
     if let Some(src) = sc.get("emotion").and_then(Value::as_str) {
         let scenario = Owner::Scenario(story.scenario.id.clone());

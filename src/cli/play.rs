@@ -31,7 +31,7 @@ pub struct Args {
 /// branch of the session, in the session file only with `--out`).
 fn help(kept: bool) -> String {
     format!(
-        "Type what you say and press Enter. Commands: /state shows the state, /undo takes back your last turn ({}), /quit ends.",
+        "Type what you say and press Enter. Commands: /to ID TEXT says TEXT to character ID, who answers (Format 18.9), /state shows the state, /undo takes back your last turn ({}), /quit ends.",
         if kept {
             "it stays in the session file as a branch"
         } else {
@@ -145,21 +145,34 @@ pub fn run(args: Args) -> i32 {
                     let _ = writeln!(out, "Nothing to undo.");
                 }
             }
-            cmd if cmd.starts_with('/') && !cmd.starts_with("//") => {
+            cmd if cmd.starts_with('/') && !cmd.starts_with("//") && !cmd.starts_with("/to ") => {
                 let _ = writeln!(
                     out,
-                    "unknown command `{cmd}`: the commands are /state, /undo, /quit and /help; to say a line that starts with `/`, begin it with `//`"
+                    "unknown command `{cmd}`: the commands are /to, /state, /undo, /quit and /help; to say a line that starts with `/`, begin it with `//`"
                 );
             }
             _ if session.ended() => {}
             _ => {
+                // `/to ID TEXT`: the host names the responder (Format 18.9).
+                let (to, line) = match line.trim_start().strip_prefix("/to ") {
+                    Some(rest) => {
+                        let rest = rest.trim_start();
+                        let (id, text) = rest.split_once(' ').unwrap_or((rest, ""));
+                        (Some(id.to_string()), text.trim_start())
+                    }
+                    None => (None, line),
+                };
                 // `//…` says a line that starts with `/` (Format 20).
                 let line = line
                     .strip_prefix('/')
                     .filter(|l| l.starts_with('/'))
                     .unwrap_or(line);
                 let before = session.state();
-                match session.turn(line) {
+                let turn = match &to {
+                    Some(c) => session.turn_to(c, line),
+                    None => session.turn(line),
+                };
+                match turn {
                     Ok(mut r) => {
                         // Hidden variables (Format 8.1) are not shown to the
                         // player, nor the rule, unless --debug.
@@ -194,6 +207,11 @@ pub fn run(args: Args) -> i32 {
                         }
                     }
                     Err(e) if e.kind() == ErrorKind::Ended => {}
+                    // `/to` a character who cannot answer now (Format
+                    // 18.9): nothing was written; say something else.
+                    Err(e) if e.kind() == ErrorKind::Refused => {
+                        let _ = writeln!(out, "{e}");
+                    }
                     // The turn was not taken (Format 16.2); the player may
                     // say something else.
                     Err(e) if e.kind() == ErrorKind::Limit => {

@@ -207,6 +207,11 @@ pub struct Args {
     /// `troupe explore --witness` writes).
     #[arg(long)]
     pub script: PathBuf,
+    /// The host names this character as the responder of every turn
+    /// (Format 18.9, the `manual` turn order); a turn it cannot answer
+    /// (absent, muted) is refused.
+    #[arg(long, value_name = "ID")]
+    pub to: Option<String>,
     /// Print one JSON document `{"turns": [...], "score": ...}`.
     #[arg(long)]
     pub json: bool,
@@ -421,7 +426,11 @@ pub fn run(args: Args) -> i32 {
             break;
         }
         let before = session.state();
-        match session.turn(input) {
+        let turn = match &args.to {
+            Some(c) => session.turn_to(c, input),
+            None => session.turn(input),
+        };
+        match turn {
             Ok(r) => {
                 played += 1;
                 let rec = r.messages.first().and_then(|m| record_of(&log, m));

@@ -16,6 +16,7 @@ const CHARACTER: &[&str] = &[
     "id",
     "name",
     "nickname",
+    "aliases",
     "fictional",
     "age_band",
     "description",
@@ -52,6 +53,7 @@ const SCENARIO: &[&str] = &[
     "safety",
     "emotion",
     "model",
+    "turn_order",
     "extensions",
 ];
 const VARIABLE: &[&str] = &[
@@ -110,6 +112,9 @@ const RULE: &[&str] = &[
     "priority",
     "changes",
     "replies",
+    "by",
+    "reply_as",
+    "on",
     "extensions",
 ];
 const POLICY: &[&str] = &[

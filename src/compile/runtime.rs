@@ -44,6 +44,169 @@ pub struct RuleIr {
     /// The reply templates, as written.
     #[serde(deserialize_with = "crate::wire::shared_strs")]
     pub replies: Vec<Arc<str>>,
+    /// `by`: the rule's owner (Format 18.1), tried only for its replies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<Arc<str>>,
+    /// `reply_as`: who says the rule's reply (Format 18.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_as: Option<Arc<str>>,
+    /// `on: "reply"`: a reaction rule (Format 18.1, 18.9).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub on_reply: bool,
+}
+
+/// A turn-order strategy (Format 18.9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// The first speaker in cast order (the default).
+    #[default]
+    FirstPresent,
+    /// A character named in the input, else the fallback.
+    Addressed,
+    /// The next speaker after the last one, in cast order.
+    RoundRobin,
+    /// Addressed first, else drawn by `talkativeness`.
+    Natural,
+    /// The host names the responder, else the fallback.
+    Manual,
+    /// Every speaker replies once.
+    All,
+}
+
+impl Strategy {
+    fn parse(s: &str) -> Option<Strategy> {
+        Some(match s {
+            "first_present" => Strategy::FirstPresent,
+            "addressed" => Strategy::Addressed,
+            "round_robin" => Strategy::RoundRobin,
+            "natural" => Strategy::Natural,
+            "manual" => Strategy::Manual,
+            "all" => Strategy::All,
+            _ => return None,
+        })
+    }
+}
+
+/// A character entry of the cast as the turn order reads it (Format 6.1,
+/// 18.9): its draw weight, whether it is muted, and its names.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct MemberIr {
+    /// The character's ID.
+    pub id: Arc<str>,
+    /// `talkativeness` (default 50).
+    pub talkativeness: u32,
+    /// `muted`.
+    pub muted: bool,
+    /// Its names as declared (Format 18.9): name, nickname, aliases, ID,
+    /// without case-insensitive repeats.
+    pub names: Vec<Arc<str>>,
+    /// The names as plain keys (a name of the `/…/` form escaped).
+    pub keys: KeySet,
+    /// `@` + each name, as plain keys.
+    pub at_keys: KeySet,
+}
+
+/// The scenario's `turn_order` (Format 18.9), with its defaults applied.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct TurnOrderIr {
+    /// `strategy`.
+    pub strategy: Strategy,
+    /// `fallback` (for `addressed` and `manual`).
+    pub fallback: Strategy,
+    /// `allow_self_responses`.
+    pub allow_self_responses: bool,
+    /// `max_replies_per_turn` as given (0: the default).
+    pub max_replies: u8,
+    /// The cast's character entries, in cast order.
+    pub members: Vec<MemberIr>,
+    /// Whether some entry is `muted` (the default turn order then skips
+    /// no lookup).
+    pub any_muted: bool,
+}
+
+/// The hard limit of replies in one turn (Format 18.9).
+pub const MAX_REPLIES: usize = 8;
+
+impl TurnOrderIr {
+    /// The replies a turn may have: `max_replies_per_turn`, default 1 (8
+    /// under `all`), at most [`MAX_REPLIES`].
+    pub fn max_replies(&self) -> usize {
+        match self.max_replies {
+            0 if self.strategy == Strategy::All => MAX_REPLIES,
+            0 => 1,
+            n => usize::from(n).min(MAX_REPLIES),
+        }
+    }
+
+    /// The entry of character `id`, if it is a character entry.
+    pub fn member(&self, id: &str) -> Option<&MemberIr> {
+        self.members.iter().find(|m| &*m.id == id)
+    }
+
+    fn compile(story: &Story) -> TurnOrderIr {
+        let raw = &story.raw;
+        let t = raw.get("turn_order");
+        let strategy = |f: &str| {
+            t.and_then(|t| t.get(f))
+                .and_then(Value::as_str)
+                .and_then(Strategy::parse)
+                .unwrap_or_default()
+        };
+        let plain = |name: &str| -> Arc<str> {
+            match crate::keys::key_form(name) {
+                crate::keys::KeyForm::Plain(_) => Arc::from(name),
+                _ => Arc::from(format!("/{}/", regex::escape(name)).as_str()),
+            }
+        };
+        let mut members = Vec::new();
+        for e in array(raw, "cast") {
+            let Some(id) = e.get("character").and_then(Value::as_str) else {
+                continue;
+            };
+            // Format 18.9: name, nickname, aliases, ID, in this order.
+            let mut names: Vec<Arc<str>> = Vec::new();
+            if let Some(c) = story.characters.get(id) {
+                names.push(Arc::from(c.name.as_str()));
+                names.extend(c.nickname.as_deref().map(Arc::from));
+                names.extend(c.aliases.iter().map(|a| Arc::from(a.as_str())));
+            }
+            names.push(Arc::from(id));
+            names.retain(|n| !n.is_empty());
+            let mut seen = std::collections::HashSet::new();
+            names.retain(|n| seen.insert(crate::keys::lower(n)));
+            let keys = KeySet::new(names.iter().map(|n| plain(n)), KeyOptions::RUNTIME);
+            let at_keys = KeySet::new(
+                names.iter().map(|n| plain(&format!("@{n}"))),
+                KeyOptions::RUNTIME,
+            );
+            members.push(MemberIr {
+                id: Arc::from(id),
+                talkativeness: e
+                    .get("talkativeness")
+                    .and_then(Value::as_u64)
+                    .map_or(50, |w| w.min(100) as u32),
+                muted: e.get("muted").and_then(Value::as_bool).unwrap_or(false),
+                names,
+                keys,
+                at_keys,
+            });
+        }
+        TurnOrderIr {
+            strategy: strategy("strategy"),
+            fallback: strategy("fallback"),
+            allow_self_responses: t
+                .and_then(|t| t.get("allow_self_responses"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            max_replies: t
+                .and_then(|t| t.get("max_replies_per_turn"))
+                .and_then(Value::as_u64)
+                .map_or(0, |n| n.min(MAX_REPLIES as u64) as u8),
+            any_muted: members.iter().any(|m| m.muted),
+            members,
+        }
+    }
 }
 
 impl RuleIr {
@@ -96,6 +259,9 @@ pub struct RuntimeIr {
     pub rubric: Option<Vec<CriterionIr>>,
     /// The safety rules (Format 19).
     pub safety: Arc<Safety>,
+    /// The turn order (Format 18.9).
+    #[serde(default)]
+    pub turn_order: TurnOrderIr,
     /// The key lists of `hit()` calls in rule conditions, compiled the
     /// first time a turn uses them so that later turns do no regex
     /// compilation.
@@ -184,6 +350,9 @@ impl RuntimeIr {
                     .filter_map(Value::as_str)
                     .map(Arc::from)
                     .collect(),
+                by: r.get("by").and_then(Value::as_str).map(Arc::from),
+                reply_as: r.get("reply_as").and_then(Value::as_str).map(Arc::from),
+                on_reply: r.get("on").and_then(Value::as_str) == Some("reply"),
             });
         }
         // Stable: equal priorities keep declaration order.
@@ -228,6 +397,7 @@ impl RuntimeIr {
                 Some(s) => s,
                 None => Arc::new(Safety::compile(raw.get("safety")).map_err(err)?),
             },
+            turn_order: TurnOrderIr::compile(story),
             hit_keys: Default::default(),
             templates: Default::default(),
             keyword_index: Default::default(),

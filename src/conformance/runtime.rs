@@ -33,19 +33,26 @@ pub fn run_test(
             return Err(suite(format!("unknown `expect` field `{k}`")));
         }
     }
-    // Each input is a turn's text or a settings step (Format 8.9).
-    let inputs: Vec<Result<String, Value>> = t
+    // Each input is a turn's text (with the host's responder, Format
+    // 18.9) or a settings step (Format 8.9).
+    let inputs: Vec<Result<(Option<String>, String), Value>> = t
         .get("inputs")
         .and_then(Value::as_array)
         .ok_or_else(|| suite("a run test needs `inputs`"))?
         .iter()
         .map(|v| match (v.as_str(), v.get("settings")) {
-            (Some(s), _) => Some(Ok(s.to_string())),
+            (Some(s), _) => Some(Ok((None, s.to_string()))),
             (None, Some(set)) => Some(Err(set.clone())),
-            _ => None,
+            _ => match (
+                v.get("to").and_then(Value::as_str),
+                v.get("text").and_then(Value::as_str),
+            ) {
+                (Some(to), Some(text)) => Some(Ok((Some(to.to_string()), text.to_string()))),
+                _ => None,
+            },
         })
         .collect::<Option<_>>()
-        .ok_or_else(|| suite("`inputs` holds strings and settings steps"))?;
+        .ok_or_else(|| suite("`inputs` holds strings, `to` turns and settings steps"))?;
     let options = Options {
         scenario: Some(engine.ir.scenario.to_string()),
         difficulty: t
@@ -81,8 +88,8 @@ pub fn run_test(
     .map_err(|e| fail(e.to_string()))?;
     let mut results = Vec::new();
     for input in &inputs {
-        let input = match input {
-            Ok(text) => text,
+        let (to, input) = match input {
+            Ok((to, text)) => (to, text),
             Err(settings) => {
                 results.push(match session.change_settings(settings) {
                     Ok(r) => serde_json::to_value(&r).unwrap_or(Value::Null),
@@ -91,7 +98,11 @@ pub fn run_test(
                 continue;
             }
         };
-        match session.turn(input) {
+        let turn = match to {
+            Some(c) => session.turn_to(c, input),
+            None => session.turn(input),
+        };
+        match turn {
             Ok(r) => {
                 let mut v = serde_json::to_value(&r).unwrap_or(Value::Null);
                 let rec = log.as_ref().and_then(|l| {
@@ -120,8 +131,15 @@ pub fn run_test(
             return Err(suite("`expect.turns` has one object per input"));
         }
         for (i, (want, got)) in turns.iter().zip(&results).enumerate() {
+            // `"refused"`: the turn must be refused, for any reason.
+            if want.as_str() == Some("refused") {
+                if !got.as_str().is_some_and(|g| g.starts_with("refused")) {
+                    return Err(fail(format!("turn {}: expected a refusal, got {got}", i + 1)));
+                }
+                continue;
+            }
             let Some(want) = want.as_object() else {
-                return Err(suite("each `expect.turns` item is an object"));
+                return Err(suite("each `expect.turns` item is an object or \"refused\""));
             };
             for (k, v) in want {
                 if got.get(k).is_none() {

@@ -18,6 +18,9 @@ pub struct Character {
     /// What `{{char}}` renders when present (Format 10).
     #[serde(default)]
     pub nickname: Option<String>,
+    /// Further names that address the character (Format 4, 18.9).
+    #[serde(default)]
+    pub aliases: Vec<String>,
     /// The character's own variables, state names `<id>.<variable>` (Format 8.7).
     #[serde(default)]
     pub variables: Vec<Value>,

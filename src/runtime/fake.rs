@@ -29,6 +29,7 @@ pub fn result(session: &Session, n: i64) -> TurnResult {
         ended: false,
         outcome: None,
         score: None,
+        replies: Vec::new(),
         signals: Vec::new(),
         diagnostics: Vec::new(),
     }

@@ -35,6 +35,7 @@ pub mod session_writer;
 pub mod settings;
 pub mod transcript;
 pub mod turn;
+pub mod turn_order;
 
 use std::sync::Arc;
 
@@ -47,12 +48,14 @@ pub use open::{open, open_with, OpenOptions, Opened};
 pub use session::{Options, RuntimeKind, Session, StartError, TurnError};
 pub use chat::{ChatMessage, Structured};
 pub use settings::SettingsResult;
-pub use turn::{FiringRecord, OpeningResult, Score, SessionControl, TurnResult};
+pub use turn::{FiringRecord, OpeningResult, ReplyRecord, Score, SessionControl, TurnResult};
+pub use turn_order::{Chosen, Why};
 
 /// What a runtime is asked for at a turn (Format 18.5 step 3): the input,
 /// the state at the input message, and the ID the reply message will get.
 pub struct TurnContext<'a> {
-    /// The player's input, as given (not escaped).
+    /// The player's input, as given (not escaped); for a reaction (Format
+    /// 18.9), the rendered text of the reply it answers.
     pub input: &'a str,
     /// The ID of the input message.
     pub input_id: &'a str,
@@ -60,8 +63,14 @@ pub struct TurnContext<'a> {
     pub reply_id: &'a str,
     /// The session seed.
     pub seed: u64,
-    /// The responder's ID (`"narrator"` for the narrator).
+    /// The responder's ID (`"narrator"` for the narrator): the speaker of
+    /// this reply (Format 18.9).
     pub responder: &'a str,
+    /// Whether the reply is a reaction (`on: "reply"` rules, Format 18.9).
+    pub reaction: bool,
+    /// Whether a character ID is a speaker at the message answered
+    /// (Format 18.9; a rule's `reply_as`).
+    pub(crate) is_speaker: &'a dyn Fn(&str) -> bool,
     pub(crate) engine: &'a Engine,
     pub(crate) state: &'a State,
     pub(crate) point: Point<'a>,
@@ -142,6 +151,9 @@ pub struct Proposal {
     pub reply: Option<Reply>,
     /// The changes.
     pub changes: Changes,
+    /// Who says the reply when not the speaker it was asked for: a rule's
+    /// `reply_as` (Format 18.1).
+    pub author: Option<Arc<str>>,
 }
 
 impl Proposal {
@@ -151,6 +163,7 @@ impl Proposal {
             rule: None,
             reply: reply.map(Reply::Literal),
             changes: Changes::Json(changes),
+            author: None,
         }
     }
 }

@@ -91,6 +91,18 @@ fn matches(
     }
 }
 
+/// Whether `rule` is tried for the reply of `ctx` (Format 18.9 "Rules
+/// for a reply"): its `on` fits, its `by` is the speaker, its `reply_as`
+/// is the narrator or a speaker.
+fn for_speaker(rule: &RuleIr, ctx: &TurnContext<'_>) -> bool {
+    rule.on_reply == ctx.reaction
+        && rule.by.as_deref().is_none_or(|by| by == ctx.responder)
+        && rule
+            .reply_as
+            .as_deref()
+            .is_none_or(|r| r == "narrator" || (ctx.is_speaker)(r))
+}
+
 /// The turn's rule (Format 18.2), if any.
 pub fn turn_rule<'r>(ir: &'r RuntimeIr, ctx: &TurnContext<'_>) -> Option<&'r RuleIr> {
     // Rule keywords and `hit()` are both matched with KeyOptions::RUNTIME:
@@ -106,6 +118,7 @@ pub fn turn_rule<'r>(ir: &'r RuntimeIr, ctx: &TurnContext<'_>) -> Option<&'r Rul
     ir.rules
         .iter()
         .enumerate()
+        .filter(|(_, r)| for_speaker(r, ctx))
         .find(|&r| matches(r, ctx, &scan, &mut host))
         .map(|(_, r)| r)
 }
@@ -128,6 +141,7 @@ impl Runtime for RulesRuntime {
                 json: rule.written_changes(),
                 ir: rule.changes.clone(),
             },
+            author: rule.reply_as.clone(),
         })
     }
 }

@@ -77,6 +77,10 @@ pub enum TurnError {
     /// The turn would exceed a bound of Format 16 (LIMIT): it is not taken.
     #[error("LIMIT: {0}")]
     Limit(String),
+    /// The host named a responder that is not a speaker at the input
+    /// message (Format 18.9): nothing was written.
+    #[error("`{0}` cannot reply now: not a present, unmuted character who is not a player (Format 18.9)")]
+    NotASpeaker(String),
     /// The runtime could not propose (a model that failed, Format 24.6):
     /// nothing of the turn was written.
     #[error("{}: {}", .0.code, .0.message)]
@@ -608,6 +612,26 @@ impl Session {
 
     /// [`Session::line_of`] with the settings a host gave (Format 8.9).
     pub(crate) fn line_with(&self, m: u32, changes: &[Value], settings: Option<&Value>) -> String {
+        self.line_full(m, changes, settings, None)
+    }
+
+    /// [`Session::line_of`] with why the author was chosen (Format 18.9).
+    pub(crate) fn line_chosen(
+        &self,
+        m: u32,
+        changes: &[Value],
+        chosen: Option<&super::turn_order::Chosen>,
+    ) -> String {
+        self.line_full(m, changes, None, chosen)
+    }
+
+    fn line_full(
+        &self,
+        m: u32,
+        changes: &[Value],
+        settings: Option<&Value>,
+        chosen: Option<&super::turn_order::Chosen>,
+    ) -> String {
         let ms = &self.engine.session.messages;
         let msg = &ms[m as usize];
         let ir = &self.engine.ir;
@@ -631,6 +655,7 @@ impl Session {
             parent: msg.parent.map(|p| &*ms[p as usize].id),
             opening: opening_id,
             author: ir.who_id(msg.author),
+            chosen: chosen.map(|c| (c.why.as_str(), c.name.as_deref(), c.draw)),
             parts: if opening_id.is_some() {
                 Vec::new()
             } else {
@@ -665,18 +690,6 @@ impl Session {
         let line = self.line_of(m, &[]);
         self.writer.line(&line)?;
         Ok(())
-    }
-
-    /// The responder at `st` (Format 18.4): the first cast member that is
-    /// not a player and is present; else the narrator.
-    pub(crate) fn responder(&self, st: &State) -> Who {
-        self.engine
-            .ir
-            .cast
-            .iter()
-            .enumerate()
-            .find(|(i, c)| !c.player && st.present.get(*i).copied().unwrap_or(false))
-            .map_or(Who::Narrator, |(i, _)| Who::Cast(i as u16))
     }
 }
 

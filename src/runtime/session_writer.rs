@@ -19,6 +19,8 @@ pub struct MessageLine<'a> {
     pub opening: Option<&'a str>,
     /// `author`.
     pub author: &'a str,
+    /// `chosen` (Format 18.9): `why`, `name`, `draw`.
+    pub chosen: Option<(&'a str, Option<&'a str>, Option<u64>)>,
     /// The text of each part (`{"type": "text", "text"}`).
     pub parts: Vec<&'a str>,
     /// The changes as written.
@@ -61,6 +63,19 @@ impl MessageLine<'_> {
         }
         member(&mut out, "author");
         write_string(self.author, &mut out);
+        if let Some((why, name, draw)) = self.chosen {
+            member(&mut out, "chosen");
+            out.extend_from_slice(br#"{"why":"#);
+            write_string(why, &mut out);
+            if let Some(n) = name {
+                out.extend_from_slice(br#","name":"#);
+                write_string(n, &mut out);
+            }
+            if let Some(d) = draw {
+                out.extend_from_slice(format!(r#","draw":{d}"#).as_bytes());
+            }
+            out.push(b'}');
+        }
         if !self.parts.is_empty() {
             member(&mut out, "parts");
             for (i, t) in self.parts.iter().enumerate() {
@@ -193,7 +208,7 @@ mod tests {
     #[test]
     fn every_member_in_order_with_numbers_normalized() {
         // Format 18.8: members in the order id, parent, opening, author,
-        // parts, changes, settings, firings; decimals plain (10.4).
+        // chosen, parts, changes, settings, firings; decimals plain (10.4).
         let changes = [serde_json::json!({"op": "add", "path": "state.trust", "value": 5.50})];
         let settings = serde_json::json!({"difficulty": "hard", "n": 1e2});
         let line = MessageLine {
@@ -205,11 +220,13 @@ mod tests {
             changes: &changes,
             settings: Some(&settings),
             firings: vec![("event", "e1"), ("outcome", "deal")],
+            chosen: Some(("drawn", Some("@Bo"), Some(7))),
         };
         assert_eq!(
             line.to_json(),
             concat!(
                 r#"{"id":"m\u0001","parent":"m0","opening":"o","author":"npc.bob","#,
+                r#""chosen":{"why":"drawn","name":"@Bo","draw":7},"#,
                 r#""parts":[{"type":"text","text":"a"},{"type":"text","text":"b\n\""}],"#,
                 r#""changes":[{"op":"add","path":"state.trust","value":5.5}],"#,
                 r#""settings":{"difficulty":"hard","n":100},"#,

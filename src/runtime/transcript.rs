@@ -119,6 +119,17 @@ pub fn turn(
     if let Some(rule) = r.rule.as_ref().filter(|_| debug) {
         out.push_str(&format!("  rule: {rule}\n"));
     }
+    // Further replies of the turn (Format 18.9: `all`, reactions).
+    for x in r.replies.iter().skip(1) {
+        let name = session.author_name(&x.message);
+        match &x.reply {
+            Some(text) => out.push_str(&format!("  [{}] {name}: {text}\n", x.message)),
+            None => out.push_str(&format!("  [{}] {name} (no words)\n", x.message)),
+        }
+        if let Some(rule) = x.rule.as_ref().filter(|_| debug) {
+            out.push_str(&format!("  rule: {rule}\n"));
+        }
+    }
     if !r.state_delta.is_empty() {
         let changes: Vec<String> = r
             .state_delta

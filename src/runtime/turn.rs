@@ -6,8 +6,10 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::safety::{Status, Verdict};
+use super::safety::Status;
 use super::session::{RuntimeKind, Session, TurnError};
+use super::compiled::Strategy;
+use super::turn_order::{Choice, Chosen, Why};
 use super::{Changes, Proposal, Reply, TurnContext};
 use crate::cel::NoHost;
 use crate::compile::changes::{lower_changes, ChangeScope};
@@ -114,6 +116,8 @@ pub struct TurnResult {
     pub outcome: Option<String>,
     /// The rubric score when the session ends.
     pub score: Option<Score>,
+    /// Every reply message of the turn, in order (Format 18.6, 18.9).
+    pub replies: Vec<ReplyRecord>,
     /// The signals of the events fired (Format 9.1), in firing order.
     #[serde(skip)]
     pub signals: Vec<String>,
@@ -146,6 +150,39 @@ pub fn delta(before: &Map<String, Value>, after: &Map<String, Value>) -> Map<Str
     out
 }
 
+/// One reply of a turn (Format 18.6 `replies`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplyRecord {
+    /// The reply message's ID.
+    pub message: Arc<str>,
+    /// Its author (`narrator` for the narrator).
+    pub author: Arc<str>,
+    /// Its rule, if a rule proposed it.
+    pub rule: Option<Arc<str>>,
+    /// Its rendered text; `None` when it has no parts.
+    pub reply: Option<String>,
+    /// Why its author was chosen (Format 18.9).
+    pub chosen: Chosen,
+}
+
+/// A reply built by a turn, before it is written.
+struct Made {
+    message: u32,
+    changes_json: Vec<Value>,
+    rule: Option<Arc<str>>,
+    rendered: Option<Result<Option<String>, crate::template::render::TooLong>>,
+    chosen: Chosen,
+}
+
+/// The replies of a turn whose input verdict is `ok`.
+struct MadeReplies {
+    replies: Vec<Made>,
+    /// The first reply's rule, kept when a `stop` drops the reply (18.6).
+    first_rule: Option<Arc<str>>,
+    status: Status,
+    diagnostics: Vec<Diagnostic>,
+}
+
 struct Built {
     changes_json: Vec<Value>,
     changes: Arc<[ChangeIr]>,
@@ -173,7 +210,29 @@ impl Session {
         self.turn_by(player, input)
     }
 
+    /// One turn (Format 18.5) whose responder the host names (Format 18.9:
+    /// `manual`, `troupe run --to`, `/to` in `troupe play`): `character`
+    /// answers `input`, said by the first player. Refused with
+    /// [`TurnError::NotASpeaker`] (nothing written) when `character` is not
+    /// a speaker at the input message.
+    pub fn turn_to(&mut self, character: &str, input: &str) -> Result<TurnResult, TurnError> {
+        let player = self.engine.ir.players.first().copied().unwrap_or(0);
+        let Some(c) = self.engine.ir.cast_index(character) else {
+            return Err(TurnError::NotASpeaker(character.to_string()));
+        };
+        self.turn_full(player, input, Some(c))
+    }
+
     fn turn_by(&mut self, player: u16, input: &str) -> Result<TurnResult, TurnError> {
+        self.turn_full(player, input, None)
+    }
+
+    fn turn_full(
+        &mut self,
+        player: u16,
+        input: &str,
+        host: Option<u16>,
+    ) -> Result<TurnResult, TurnError> {
         if self.kind == RuntimeKind::Fake {
             self.fake_turns += 1;
             return Ok(super::fake::result(self, self.fake_turns));
@@ -205,113 +264,96 @@ impl Session {
         });
         // 2. The input verdict.
         let v_in = self.rt.safety.verdict(input, false);
-        let responder = self.responder(&self.states[m_in as usize]);
-        // 3. The proposal.
-        let proposal = match v_in.status {
-            Status::Stop => None,
-            Status::Redirect => Some(Proposal {
-                rule: None,
-                reply: Some(Reply::Template(Arc::from(
-                    v_in.redirect_text.clone().unwrap_or_default().as_str(),
-                ))),
-                changes: Changes::Json(Vec::new()),
-            }),
-            Status::Ok => self.propose(input, m_in, responder),
+        // The responder is chosen before any rule is tried (Format 18.9).
+        let (responder, first_chosen) = match self.first_speaker(m_in, input, host) {
+            Ok(c) => c,
+            Err(e) => {
+                self.pop();
+                return Err(e);
+            }
         };
-        if let Some(failure) = self.runtime.take_failure() {
-            // Nothing of a failed turn remains (Format 24.6).
-            self.pop();
-            return Err(TurnError::Runtime(failure));
-        }
-        let runtime_diagnostics = self.runtime.take_diagnostics();
-        let rule = proposal
-            .as_ref()
-            .and_then(|p| p.rule.as_ref().map(|r| r.to_string()));
-        if let (Some(r), Some(rec)) = (&rule, self.recorder.as_mut()) {
-            crate::engine::Observer::rule(rec.get_mut(), r);
-        }
         let mut status = v_in.status;
-        let mut diagnostics = runtime_diagnostics;
-        let mut m_r = None;
-        // The reply's rendering (Err past the budget of Format 16.2), once
-        // rendered: a reply is rendered once per turn.
-        let mut rendered: Option<Result<Option<String>, crate::template::render::TooLong>> = None;
-        match proposal {
-            None => {
+        let mut diagnostics = Vec::new();
+        // The turn's replies: message, changes as written, rule, rendered
+        // text, why the author was chosen.
+        let mut replies: Vec<Made> = Vec::new();
+        let mut first_rule = None;
+        match v_in.status {
+            Status::Stop => {
                 self.fire(m_in);
             }
-            Some(p) => {
+            Status::Redirect => {
+                // A safety text is the narrator's (Format 19.4).
                 let reply_id = self.next_id();
-                let built = self.build_changes(&p.changes, &reply_id);
-                diagnostics.extend(built.diagnostics.iter().cloned());
-                let text = p.reply.map(|r| match r {
-                    Reply::Template(t) => t,
-                    Reply::Literal(s) => Arc::from(escape(&s).as_str()),
+                let built = self.build_changes(&Changes::Json(Vec::new()), &reply_id);
+                let text = Arc::from(v_in.redirect_text.clone().unwrap_or_default().as_str());
+                let r = self.push_reply(&reply_id, m_in, Who::Narrator, Some(text), &built);
+                replies.push(Made {
+                    message: r,
+                    changes_json: built.changes_json,
+                    rule: None,
+                    rendered: None,
+                    chosen: Chosen::because(Why::Safety),
                 });
-                let r = self.push_reply(&reply_id, m_in, responder, text.clone(), &built);
-                let mut verdict = Verdict {
-                    status: Status::Ok,
-                    redirect_text: None,
-                    matched: Vec::new(),
+            }
+            Status::Ok => {
+                let made = self.replies(input, m_in, (responder, first_chosen.clone()), host);
+                let made = match made {
+                    Ok(m) => m,
+                    Err((pushed, e)) => {
+                        for _ in 0..=pushed {
+                            self.pop();
+                        }
+                        return Err(e);
+                    }
                 };
-                if v_in.status == Status::Ok {
-                    // A reply without parts has text "" (Format 7.2), which
-                    // is scanned too (18.5 step 6).
-                    if text.is_some() {
-                        let r = self.render_checked(r);
-                        let scanned = match &r {
-                            Ok(t) => t.as_deref().unwrap_or_default(),
-                            Err(e) => &e.partial,
-                        };
-                        verdict = self.rt.safety.verdict(scanned, true);
-                        rendered = Some(r);
-                    } else {
-                        verdict = self.rt.safety.verdict("", true);
-                    }
+                diagnostics = made.diagnostics;
+                status = status.max(made.status);
+                replies = made.replies;
+                first_rule = made.first_rule;
+                if replies.is_empty() {
+                    self.fire(m_in);
                 }
-                match verdict.status {
-                    Status::Ok => m_r = Some((r, built.changes_json)),
-                    Status::Redirect => {
-                        rendered = None;
-                        self.pop();
-                        let redirect =
-                            Arc::from(verdict.redirect_text.unwrap_or_default().as_str());
-                        let r = self.push_reply(&reply_id, m_in, responder, Some(redirect), &built);
-                        m_r = Some((r, built.changes_json));
-                    }
-                    Status::Stop => {
-                        self.pop();
-                        self.fire(m_in);
-                    }
-                }
-                status = status.max(verdict.status);
             }
         }
-        let last = m_r.as_ref().map_or(m_in, |(r, _)| *r);
+        if let (Some(rec), Some(rule)) = (
+            self.recorder.as_mut(),
+            replies.first().and_then(|m| m.rule.as_ref()),
+        ) {
+            crate::engine::Observer::rule(rec.get_mut(), rule);
+        }
+        let last = replies.last().map_or(m_in, |m| m.message);
         // A reply whose rendered text is over the budget is refused whole
-        // (Format 16.2): nothing of the turn is kept or written.
-        // The reply rendered for the safety verdict is not rendered again.
-        let reply = match &m_r {
-            Some((r, _)) => match rendered.unwrap_or_else(|| self.render_checked(*r)) {
-                Ok(text) => Some(text),
+        // (Format 16.2): nothing of the turn is kept or written. A reply
+        // rendered for its safety verdict is not rendered again.
+        let n = replies.len();
+        let mut texts = Vec::with_capacity(n);
+        for m in &mut replies {
+            match m
+                .rendered
+                .take()
+                .unwrap_or_else(|| self.render_checked(m.message))
+            {
+                Ok(text) => texts.push(text),
                 Err(e) => {
-                    self.pop();
-                    self.pop();
+                    for _ in 0..=n {
+                        self.pop();
+                    }
                     return Err(TurnError::Limit(format!(
                         "the reply renders to more than {} bytes (Format 16.2); the turn is not taken",
                         e.limit
                     )));
                 }
-            },
-            None => None,
-        };
+            }
+        }
         // 9. Written before the result is returned (a search branch keeps
         // no text, so its lines are not built).
         if self.writer.keeps() {
             let line = self.line_of(m_in, &[]);
             self.writer.line(&line)?;
-            if let Some((r, json)) = &m_r {
-                let line = self.line_of(*r, json);
+            for m in &replies {
+                let chosen = m.chosen.why.is_written().then_some(&m.chosen);
+                let line = self.line_chosen(m.message, &m.changes_json, chosen);
                 self.writer.line(&line)?;
             }
         }
@@ -324,21 +366,207 @@ impl Session {
             Some(p) => &self.states[p as usize],
             None => self.engine.initial(),
         };
-        Ok(self.result(m_in, last, reply, rule, status, before, diagnostics))
+        let ms = &self.engine.session.messages;
+        let records: Vec<ReplyRecord> = replies
+            .iter()
+            .zip(texts)
+            .map(|(m, text)| ReplyRecord {
+                message: ms[m.message as usize].id.clone(),
+                author: match ms[m.message as usize].author {
+                    Who::Cast(c) => self.engine.ir.cast[c as usize].id.clone(),
+                    Who::Narrator => Arc::from("narrator"),
+                },
+                rule: m.rule.clone(),
+                reply: text,
+                chosen: m.chosen.clone(),
+            })
+            .collect();
+        // The emotion is the last reply's author's; none for a safety text.
+        let emotion_of = match replies.last() {
+            Some(m) if m.chosen.why == Why::Safety => None,
+            Some(m) => Some(ms[m.message as usize].author),
+            None => Some(responder),
+        };
+        Ok(self.result(
+            m_in,
+            last,
+            first_rule.map(|r| r.to_string()),
+            records,
+            status,
+            before,
+            diagnostics,
+            emotion_of,
+        ))
     }
 
-    fn propose(&mut self, input: &str, m_in: u32, responder: Who) -> Option<Proposal> {
+    /// Steps 3 to 6 of Format 18.5 for every reply of a turn whose input
+    /// verdict is `ok` (Format 18.9: the first reply, then `all`'s further
+    /// speakers or reactions, at most `max_replies_per_turn`). `Err` holds
+    /// how many replies were pushed when a runtime failed (the caller
+    /// takes the turn back).
+    fn replies(
+        &mut self,
+        input: &str,
+        m_in: u32,
+        first: Choice,
+        host: Option<u16>,
+    ) -> Result<MadeReplies, (usize, TurnError)> {
+        let order = &self.rt.turn_order;
+        let all = order.strategy == Strategy::All && host.is_none();
+        let max = order.max_replies();
+        let mut out = MadeReplies {
+            replies: Vec::new(),
+            first_rule: None,
+            status: Status::Ok,
+            diagnostics: Vec::new(),
+        };
+        let mut tried: Vec<u16> = Vec::new();
+        let mut answered = m_in;
+        let mut prev_text = String::new();
+        let mut prev_author = Who::Narrator;
+        while out.replies.len() < max {
+            let k = out.replies.len();
+            // The first reply of an ordinary turn has one candidate, the
+            // responder: no list is built for it.
+            let single;
+            let many;
+            let candidates: &[Choice] = if all {
+                many = self.further_candidates(answered, input, "", Who::Narrator, &tried);
+                if many.is_empty() && k == 0 {
+                    single = [first.clone()];
+                    &single
+                } else {
+                    &many
+                }
+            } else if k == 0 {
+                single = [first.clone()];
+                &single
+            } else {
+                many = self.further_candidates(answered, input, &prev_text, prev_author, &tried);
+                &many
+            };
+            let reaction = k > 0 && !all;
+            let mut found = None;
+            for (who, chosen) in candidates {
+                let (who, chosen) = (*who, chosen.clone());
+                if let (true, Who::Cast(c)) = (all, who) {
+                    tried.push(c);
+                }
+                let text = if reaction { prev_text.as_str() } else { input };
+                let p = self.propose(text, answered, who, reaction);
+                if let Some(failure) = self.runtime.take_failure() {
+                    return Err((k, TurnError::Runtime(failure)));
+                }
+                out.diagnostics.extend(self.runtime.take_diagnostics());
+                if let Some(p) = p {
+                    found = Some((who, chosen, p));
+                    break;
+                }
+            }
+            let Some((who, mut chosen, p)) = found else {
+                break;
+            };
+            if k == 0 {
+                out.first_rule.clone_from(&p.rule);
+            }
+            let reply_id = self.next_id();
+            let built = self.build_changes(&p.changes, &reply_id);
+            out.diagnostics.extend(built.diagnostics.iter().cloned());
+            let author = match p.author.as_deref().and_then(|a| self.engine.ir.who(a)) {
+                Some(a) if a != who => {
+                    chosen = Chosen::because(Why::ReplyAs);
+                    a
+                }
+                _ => who,
+            };
+            let text = p.reply.map(|r| match r {
+                Reply::Template(t) => t,
+                Reply::Literal(s) => Arc::from(escape(&s).as_str()),
+            });
+            let r = self.push_reply(&reply_id, answered, author, text.clone(), &built);
+            // A reply without parts has text "" (Format 7.2), which is
+            // scanned too (18.5 step 6).
+            let rendered = if text.is_some() {
+                Some(self.render_checked(r))
+            } else {
+                None
+            };
+            let scanned = match &rendered {
+                Some(Ok(t)) => t.as_deref().unwrap_or_default(),
+                Some(Err(e)) => &e.partial,
+                None => "",
+            };
+            let verdict = self.rt.safety.verdict(scanned, true);
+            // A reaction reads the text of the reply it answers.
+            let scanned = if !all && out.replies.len() + 1 < max {
+                scanned.to_string()
+            } else {
+                String::new()
+            };
+            out.status = out.status.max(verdict.status);
+            match verdict.status {
+                Status::Ok => {
+                    out.replies.push(Made {
+                        message: r,
+                        changes_json: built.changes_json,
+                        rule: p.rule,
+                        rendered,
+                        chosen,
+                    });
+                }
+                Status::Redirect => {
+                    // The safety text replaces the reply, said by the
+                    // narrator; its changes stay (Format 19.4).
+                    self.pop();
+                    let redirect = Arc::from(verdict.redirect_text.unwrap_or_default().as_str());
+                    let r =
+                        self.push_reply(&reply_id, answered, Who::Narrator, Some(redirect), &built);
+                    out.replies.push(Made {
+                        message: r,
+                        changes_json: built.changes_json,
+                        rule: p.rule,
+                        rendered: None,
+                        chosen: Chosen::because(Why::Safety),
+                    });
+                    break;
+                }
+                Status::Stop => {
+                    self.pop();
+                    break;
+                }
+            }
+            if self.states[r as usize].ending.is_some() {
+                break;
+            }
+            answered = r;
+            prev_text = scanned;
+            prev_author = author;
+        }
+        Ok(out)
+    }
+
+    fn propose(&mut self, input: &str, m_in: u32, responder: Who, reaction: bool) -> Option<Proposal> {
         let engine = &self.engine;
         let input_id = engine.session.messages[m_in as usize].id.clone();
         let reply_id = self.next_id();
+        let st = &self.states[m_in as usize];
+        let order = &self.rt.turn_order;
+        let is_speaker = |id: &str| {
+            engine
+                .ir
+                .cast_index(id)
+                .is_some_and(|c| super::turn_order::speaker_at(&engine.ir, order, st, c))
+        };
         let ctx = TurnContext {
             input,
             input_id: &input_id,
             reply_id: &reply_id,
             seed: engine.session.seed,
             responder: engine.ir.who_id(responder),
+            reaction,
+            is_speaker: &is_speaker,
             engine,
-            state: &self.states[m_in as usize],
+            state: st,
             point: Point {
                 ir: &engine.ir,
                 session: Some(&engine.session),
@@ -504,21 +732,34 @@ impl Session {
         &self,
         m_in: u32,
         last: u32,
-        reply: Option<Option<String>>,
         rule: Option<String>,
+        replies: Vec<ReplyRecord>,
         status: Status,
         before: &State,
         diagnostics: Vec<Diagnostic>,
+        emotion_of: Option<Who>,
     ) -> TurnResult {
-        let has_reply = reply.is_some();
         let ms = &self.engine.session.messages;
         let st = &self.states[last as usize];
         let mut messages = vec![ms[m_in as usize].id.to_string()];
-        if has_reply {
-            messages.push(ms[last as usize].id.to_string());
-        }
-        // Events are evaluated once per turn, at its last message (18.5).
-        let firings = self.firing_records(last);
+        messages.extend(replies.iter().map(|r| r.message.to_string()));
+        // Events are evaluated at each reply, or at the input message of a
+        // turn without one (18.5).
+        let firings = if replies.len() > 1 {
+            let mut all = Vec::new();
+            let mut at = last;
+            let mut chain = Vec::with_capacity(replies.len());
+            while at != m_in {
+                chain.push(at);
+                at = ms[at as usize].parent.unwrap_or(m_in);
+            }
+            for m in chain.into_iter().rev() {
+                all.extend(self.firing_records(m));
+            }
+            all
+        } else {
+            self.firing_records(last)
+        };
         let signals: Vec<String> = firings.iter().filter_map(|f| f.signal.clone()).collect();
         let ended = st.ending.is_some();
         let outcome = self.outcome_at(last);
@@ -527,17 +768,17 @@ impl Session {
         } else {
             SessionControl::ContinueSession
         };
-        let responder = self.responder(&self.states[m_in as usize]);
+        let reply = replies.first().and_then(|r| r.reply.clone());
         TurnResult {
             turn: self.states[m_in as usize].turn,
             messages,
             rule,
-            reply: reply.flatten(),
+            reply,
             state_delta: self.engine.state_delta(before, st),
             firings,
             session_control: control,
             safety_status: status,
-            npc_emotion: self.emotion(last, responder),
+            npc_emotion: emotion_of.and_then(|w| self.emotion(last, w)),
             ended,
             outcome,
             score: if control == SessionControl::EndSession {
@@ -545,6 +786,7 @@ impl Session {
             } else {
                 None
             },
+            replies,
             signals,
             diagnostics,
         }

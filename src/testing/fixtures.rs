@@ -565,6 +565,7 @@ mod tests {
             ended: false,
             outcome: None,
             score: None,
+            replies: Vec::new(),
             signals: Vec::new(),
             diagnostics: Vec::new(),
         }

@@ -117,6 +117,7 @@ impl Lowerer<'_> {
                 ("difficulty", "difficulty"),
                 ("emotion", "emotion"),
                 ("model", "model"),
+                ("turn_order", "turn_order"),
                 ("extensions", "extensions"),
             ],
         );
@@ -155,8 +156,10 @@ impl Lowerer<'_> {
                             .origins
                             .map(format!("{base}/cast/{k}/character"), path, ptr);
                         let mut e = json!({"character": cid});
-                        if let Some(p) = entry.get("player") {
-                            e["player"] = p.clone();
+                        for field in ["player", "talkativeness", "muted"] {
+                            if let Some(p) = entry.get(field) {
+                                e[field] = p.clone();
+                            }
                         }
                         cast.push(e);
                     }
@@ -458,6 +461,7 @@ pub fn lower(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Lowered {
         &[
             ("name", "name"),
             ("nickname", "nickname"),
+            ("aliases", "aliases"),
             ("fictional", "fictional"),
             ("age_band", "age_band"),
             ("description", "description"),

@@ -1,0 +1,335 @@
+//! Turn order (Format 18.9): who says each reply of a turn — speakers,
+//! addressing by name or `@name`, the strategies, reactions — and the
+//! record of why (`chosen`).
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::compiled::{Strategy, TurnOrderIr};
+use super::generator::choose;
+use super::session::{Session, TurnError};
+use crate::compile::{StoryIr, Who};
+use crate::engine::State;
+
+/// Why a reply's author was chosen (Format 18.9 "Recording").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Why {
+    /// No speaker: the narrator.
+    Narrator,
+    /// The host named the responder (`Session::turn_to`).
+    Host,
+    /// Named (or `@`-named) in the text answered.
+    Addressed,
+    /// The first speaker.
+    FirstPresent,
+    /// The `all` strategy's next speaker.
+    All,
+    /// The speaker after the last one.
+    RoundRobin,
+    /// Drawn by `talkativeness` (`natural`).
+    Drawn,
+    /// A reaction to the reply before.
+    Reaction,
+    /// A rule's `reply_as`.
+    ReplyAs,
+    /// A safety text (Format 19.4), the narrator's.
+    Safety,
+}
+
+impl Why {
+    /// The name as written (`first_present`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Why::Narrator => "narrator",
+            Why::Host => "host",
+            Why::Addressed => "addressed",
+            Why::FirstPresent => "first_present",
+            Why::All => "all",
+            Why::RoundRobin => "round_robin",
+            Why::Drawn => "drawn",
+            Why::Reaction => "reaction",
+            Why::ReplyAs => "reply_as",
+            Why::Safety => "safety",
+        }
+    }
+
+    /// Whether a runtime writes it on the message (Format 18.9: not for
+    /// what follows from the state and the texts alone).
+    pub fn is_written(self) -> bool {
+        !matches!(self, Why::FirstPresent | Why::Narrator | Why::Safety)
+    }
+}
+
+/// A Chosen (Format 18.9): why a reply's author was chosen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Chosen {
+    /// The reason.
+    pub why: Why,
+    /// The name that addressed the speaker, as declared (`@` + name for an
+    /// @-naming).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<Arc<str>>,
+    /// The draw `r` of `natural`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub draw: Option<u64>,
+}
+
+impl Chosen {
+    pub(crate) fn because(why: Why) -> Chosen {
+        Chosen {
+            why,
+            name: None,
+            draw: None,
+        }
+    }
+}
+
+/// Whether cast member `c` is a speaker at state `st` (Format 18.9).
+pub(crate) fn speaker_at(ir: &StoryIr, order: &TurnOrderIr, st: &State, c: u16) -> bool {
+    ir.cast.get(c as usize).is_some_and(|m| {
+        !m.player
+            && st.present.get(c as usize).copied().unwrap_or(false)
+            && !(order.any_muted && order.member(&m.id).is_some_and(|x| x.muted))
+    })
+}
+
+/// A candidate speaker with why it was chosen.
+pub(crate) type Choice = (Who, Chosen);
+
+impl Session {
+    /// Whether cast member `c` is a speaker at state `st` (Format 18.9):
+    /// not a player, present, not muted.
+    pub(crate) fn is_speaker(&self, st: &State, c: u16) -> bool {
+        speaker_at(&self.engine.ir, &self.rt.turn_order, st, c)
+    }
+
+    /// The speakers at `st`, in cast order.
+    pub(crate) fn speakers<'s>(&'s self, st: &'s State) -> impl Iterator<Item = u16> + 's {
+        (0..self.engine.ir.cast.len() as u16).filter(move |&c| self.is_speaker(st, c))
+    }
+
+    /// The speakers addressed in `text` (Format 18.9), by position (ties
+    /// in cast order), each with the name that addressed it; bare names
+    /// count when `bare`, `@`-names always.
+    pub(crate) fn addressed(&self, st: &State, text: &str, bare: bool) -> Vec<(u16, Arc<str>)> {
+        if !bare && !text.contains('@') {
+            return Vec::new();
+        }
+        let lowered = crate::keys::lower(text);
+        let mut found: Vec<(usize, u16, Arc<str>)> = Vec::new();
+        for c in self.speakers(st) {
+            let Some(m) = self
+                .rt
+                .turn_order
+                .member(&self.engine.ir.cast[c as usize].id)
+            else {
+                continue;
+            };
+            let mut best: Option<(usize, Arc<str>)> = None;
+            for (k, hit) in m.at_keys.first_hits(&lowered).into_iter().enumerate() {
+                if let Some((start, _)) = hit {
+                    if best.as_ref().is_none_or(|(b, _)| start < *b) {
+                        best = Some((start, Arc::from(format!("@{}", m.names[k]).as_str())));
+                    }
+                }
+            }
+            if bare {
+                for (k, hit) in m.keys.first_hits(&lowered).into_iter().enumerate() {
+                    if let Some((start, _)) = hit {
+                        if best.as_ref().is_none_or(|(b, _)| start < *b) {
+                            best = Some((start, m.names[k].clone()));
+                        }
+                    }
+                }
+            }
+            if let Some((pos, name)) = best {
+                found.push((pos, c, name));
+            }
+        }
+        // Stable: equal positions keep cast order.
+        found.sort_by_key(|(pos, _, _)| *pos);
+        found.into_iter().map(|(_, c, n)| (c, n)).collect()
+    }
+
+    /// The author of the latest message before `m` on its path that a
+    /// cast member who is not a player authored (`L` of Format 18.9).
+    fn last_speaker(&self, m: u32) -> Option<u16> {
+        let ms = &self.engine.session.messages;
+        let mut at = ms.get(m as usize)?.parent;
+        while let Some(p) = at {
+            let msg = &ms[p as usize];
+            if let Who::Cast(c) = msg.author {
+                if self.engine.ir.cast.get(c as usize).is_some_and(|x| !x.player) {
+                    return Some(c);
+                }
+            }
+            at = msg.parent;
+        }
+        None
+    }
+
+    /// The first reply's speaker, the responder (Format 18.9), at message
+    /// `m_in` whose text is `input`; `host` is the host's choice. A host's
+    /// choice that is not a speaker refuses the turn.
+    pub(crate) fn first_speaker(
+        &self,
+        m_in: u32,
+        input: &str,
+        host: Option<u16>,
+    ) -> Result<Choice, TurnError> {
+        let st = &self.states[m_in as usize];
+        let order = &self.rt.turn_order;
+        if let Some(h) = host {
+            if !self.is_speaker(st, h) {
+                return Err(TurnError::NotASpeaker(
+                    self.engine.ir.who_id(Who::Cast(h)).to_string(),
+                ));
+            }
+            return Ok((Who::Cast(h), Chosen::because(Why::Host)));
+        }
+        let Some(first) = self.speakers(st).next() else {
+            return Ok((Who::Narrator, Chosen::because(Why::Narrator)));
+        };
+        let bare = matches!(order.strategy, Strategy::Addressed | Strategy::Natural);
+        if let Some((c, name)) = self.addressed(st, input, bare).into_iter().next() {
+            return Ok((
+                Who::Cast(c),
+                Chosen {
+                    why: Why::Addressed,
+                    name: Some(name),
+                    draw: None,
+                },
+            ));
+        }
+        let strategy = match order.strategy {
+            Strategy::Addressed | Strategy::Manual => order.fallback,
+            s => s,
+        };
+        Ok(match strategy {
+            Strategy::FirstPresent | Strategy::Addressed | Strategy::Manual => {
+                (Who::Cast(first), Chosen::because(Why::FirstPresent))
+            }
+            Strategy::All => (Who::Cast(first), Chosen::because(Why::All)),
+            Strategy::RoundRobin => {
+                let next = self.last_speaker(m_in).and_then(|l| {
+                    let speakers: Vec<u16> = self.speakers(st).collect();
+                    speakers
+                        .iter()
+                        .find(|&&c| c > l)
+                        .or_else(|| speakers.first())
+                        .copied()
+                });
+                (
+                    Who::Cast(next.unwrap_or(first)),
+                    Chosen::because(Why::RoundRobin),
+                )
+            }
+            Strategy::Natural => self.natural(m_in, st),
+        })
+    }
+
+    /// The `natural` draw (Format 18.9) at message `m`.
+    fn natural(&self, m: u32, st: &State) -> Choice {
+        let order = &self.rt.turn_order;
+        let last = self.last_speaker(m);
+        let speakers: Vec<u16> = self.speakers(st).collect();
+        let alone = speakers.len() == 1 && Some(speakers[0]) == last;
+        let candidates: Vec<(u16, u64)> = speakers
+            .iter()
+            .filter(|&&c| order.allow_self_responses || alone || Some(c) != last)
+            .map(|&c| {
+                let w = order
+                    .member(&self.engine.ir.cast[c as usize].id)
+                    .map_or(50, |x| x.talkativeness);
+                (c, u64::from(w))
+            })
+            .collect();
+        let total: u64 = candidates.iter().map(|(_, w)| w).sum();
+        let Some(&(first, _)) = candidates.first() else {
+            return (Who::Narrator, Chosen::because(Why::Narrator));
+        };
+        if total == 0 {
+            return (Who::Cast(first), Chosen::because(Why::FirstPresent));
+        }
+        let id = &self.engine.session.messages[m as usize].id;
+        let label = format!("speaker:{}:{id}", self.engine.session.seed);
+        let r = choose(total as usize, &label) as u64;
+        let mut acc = 0;
+        for (c, w) in &candidates {
+            acc += w;
+            if r < acc {
+                return (
+                    Who::Cast(*c),
+                    Chosen {
+                        why: Why::Drawn,
+                        name: None,
+                        draw: Some(r),
+                    },
+                );
+            }
+        }
+        (Who::Cast(first), Chosen::because(Why::FirstPresent))
+    }
+
+    /// The candidates for a further reply answering message `answered`
+    /// (Format 18.9): under `all`, the characters @-named in the input,
+    /// then every speaker, less those `tried`; otherwise the reactions to
+    /// the reply `answered` (said by `prev`, rendered `text`).
+    pub(crate) fn further_candidates(
+        &self,
+        answered: u32,
+        input: &str,
+        text: &str,
+        prev: Who,
+        tried: &[u16],
+    ) -> Vec<Choice> {
+        let st = &self.states[answered as usize];
+        let order = &self.rt.turn_order;
+        let mut out: Vec<Choice> = Vec::new();
+        let push = |out: &mut Vec<Choice>, c: u16, chosen: Chosen| {
+            if !out.iter().any(|(w, _)| *w == Who::Cast(c)) {
+                out.push((Who::Cast(c), chosen));
+            }
+        };
+        if order.strategy == Strategy::All {
+            for (c, name) in self.addressed(st, input, false) {
+                if !tried.contains(&c) {
+                    let chosen = Chosen {
+                        why: Why::Addressed,
+                        name: Some(name),
+                        draw: None,
+                    };
+                    push(&mut out, c, chosen);
+                }
+            }
+            for c in self.speakers(st) {
+                if !tried.contains(&c) {
+                    push(&mut out, c, Chosen::because(Why::All));
+                }
+            }
+            return out;
+        }
+        let Who::Cast(x) = prev else {
+            return out;
+        };
+        let allowed = |c: u16| c != x || order.allow_self_responses;
+        for (c, name) in self.addressed(st, text, true) {
+            if allowed(c) {
+                let chosen = Chosen {
+                    why: Why::Reaction,
+                    name: Some(name),
+                    draw: None,
+                };
+                push(&mut out, c, chosen);
+            }
+        }
+        for c in self.speakers(st) {
+            if allowed(c) {
+                push(&mut out, c, Chosen::because(Why::Reaction));
+            }
+        }
+        out
+    }
+}
