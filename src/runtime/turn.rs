@@ -331,14 +331,13 @@ impl Session {
         // (Format 16.2): nothing of the turn is kept or written. A reply
         // rendered for its safety verdict is not rendered again.
         let n = replies.len();
-        let mut texts = Vec::with_capacity(n);
         for m in &mut replies {
-            match m
+            let rendered = m
                 .rendered
                 .take()
-                .unwrap_or_else(|| self.render_checked(m.message))
-            {
-                Ok(text) => texts.push(text),
+                .unwrap_or_else(|| self.render_checked(m.message));
+            match rendered {
+                Ok(text) => m.rendered = Some(Ok(text)),
                 Err(e) => {
                     for _ in 0..=n {
                         self.pop();
@@ -372,16 +371,15 @@ impl Session {
         };
         let ms = &self.engine.session.messages;
         let records: Vec<ReplyRecord> = replies
-            .iter()
-            .zip(texts)
-            .map(|(m, text)| ReplyRecord {
+            .iter_mut()
+            .map(|m| ReplyRecord {
                 message: ms[m.message as usize].id.clone(),
                 author: match ms[m.message as usize].author {
                     Who::Cast(c) => self.engine.ir.cast[c as usize].id.clone(),
                     Who::Narrator => Arc::from("narrator"),
                 },
                 rule: m.rule.clone(),
-                reply: text,
+                reply: m.rendered.take().and_then(Result::ok).flatten(),
                 chosen: m.chosen.clone(),
             })
             .collect();
