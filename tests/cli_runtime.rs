@@ -231,4 +231,37 @@ fn compile_writes_a_bundle_by_extension_and_export_reads_every_form() {
     let (code, _, err) = troupe(&["export", "card", pack, "--character", "dna", "-o", "x.json"]);
     assert_eq!(code, 1);
     assert!(err.contains("did you mean `dana`?"), "{err}");
+
+/// `--to ID` (Format 18.9, 20): the host names the responder of every turn;
+/// a character who cannot answer (absent) refuses the turn, exit 1, and
+/// nothing of it is written.
+#[test]
+fn run_to_names_the_responder() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.txt");
+    std::fs::write(&script, "Hello there\n").unwrap();
+    let bundle = "examples/bundles/harbor-lights.bundle.json";
+    let script = script.to_str().unwrap();
+    let (code, stdout, _) = troupe(&["run", bundle, "--script", script, "--to", "ines", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let reply = &v["turns"][0]["replies"][0];
+    assert_eq!(reply["author"], "ines");
+    assert_eq!(reply["chosen"], serde_json::json!({"why": "host"}));
+    // Tobias is not in the opening scene: refused, nothing written.
+    let out = dir.path().join("s.jsonl");
+    let (code, _, stderr) = troupe(&[
+        "run",
+        bundle,
+        "--script",
+        script,
+        "--to",
+        "tobias",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("`tobias` cannot reply now"), "{stderr}");
+    let written = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(!written.contains(r#""author":"investigator""#), "{written}");
 }

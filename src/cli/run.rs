@@ -470,6 +470,12 @@ pub fn run(args: Args) -> i32 {
                 code = model_runtime::exit_code(d.code);
                 break;
             }
+            // `--to` a character who cannot answer this turn (Format
+            // 18.9): nothing of it was written; the run stops, exit 1.
+            Err(e) if e.kind() == ErrorKind::Refused => {
+                eprintln!("troupe run: {e}");
+                return 1;
+            }
             Err(e) => {
                 eprintln!("troupe run: {e}");
                 return 3;

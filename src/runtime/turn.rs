@@ -300,7 +300,8 @@ impl Session {
                 let made = self.replies(input, m_in, (responder, first_chosen.clone()), host);
                 let made = match made {
                     Ok(m) => m,
-                    Err((pushed, e)) => {
+                    Err(failed) => {
+                        let (pushed, e) = *failed;
                         for _ in 0..=pushed {
                             self.pop();
                         }
@@ -316,25 +317,27 @@ impl Session {
                 }
             }
         }
-        if let (Some(rec), Some(rule)) = (
-            self.recorder.as_mut(),
-            replies.first().and_then(|m| m.rule.as_ref()),
-        ) {
-            crate::engine::Observer::rule(rec.get_mut(), rule);
+        // Coverage (Format 21.6) counts the rule of every reply, and of a
+        // first reply a `stop` dropped.
+        if let Some(rec) = self.recorder.as_mut() {
+            let dropped = first_rule.as_ref().filter(|_| replies.is_empty());
+            let rules = replies.iter().filter_map(|m| m.rule.as_ref());
+            for rule in dropped.into_iter().chain(rules) {
+                crate::engine::Observer::rule(rec.get_mut(), rule);
+            }
         }
         let last = replies.last().map_or(m_in, |m| m.message);
         // A reply whose rendered text is over the budget is refused whole
         // (Format 16.2): nothing of the turn is kept or written. A reply
         // rendered for its safety verdict is not rendered again.
         let n = replies.len();
-        let mut texts = Vec::with_capacity(n);
         for m in &mut replies {
-            match m
+            let rendered = m
                 .rendered
                 .take()
-                .unwrap_or_else(|| self.render_checked(m.message))
-            {
-                Ok(text) => texts.push(text),
+                .unwrap_or_else(|| self.render_checked(m.message));
+            match rendered {
+                Ok(text) => m.rendered = Some(Ok(text)),
                 Err(e) => {
                     for _ in 0..=n {
                         self.pop();
@@ -368,16 +371,15 @@ impl Session {
         };
         let ms = &self.engine.session.messages;
         let records: Vec<ReplyRecord> = replies
-            .iter()
-            .zip(texts)
-            .map(|(m, text)| ReplyRecord {
+            .iter_mut()
+            .map(|m| ReplyRecord {
                 message: ms[m.message as usize].id.clone(),
                 author: match ms[m.message as usize].author {
                     Who::Cast(c) => self.engine.ir.cast[c as usize].id.clone(),
                     Who::Narrator => Arc::from("narrator"),
                 },
                 rule: m.rule.clone(),
-                reply: text,
+                reply: m.rendered.take().and_then(Result::ok).flatten(),
                 chosen: m.chosen.clone(),
             })
             .collect();
@@ -410,7 +412,7 @@ impl Session {
         m_in: u32,
         first: Choice,
         host: Option<u16>,
-    ) -> Result<MadeReplies, (usize, TurnError)> {
+    ) -> Result<MadeReplies, Box<(usize, TurnError)>> {
         let order = &self.rt.turn_order;
         let all = order.strategy == Strategy::All && host.is_none();
         let max = order.max_replies();
@@ -455,7 +457,7 @@ impl Session {
                 let text = if reaction { prev_text.as_str() } else { input };
                 let p = self.propose(text, answered, who, reaction);
                 if let Some(failure) = self.runtime.take_failure() {
-                    return Err((k, TurnError::Runtime(failure)));
+                    return Err(Box::new((k, TurnError::Runtime(failure))));
                 }
                 out.diagnostics.extend(self.runtime.take_diagnostics());
                 if let Some(p) = p {

@@ -105,6 +105,24 @@ pub fn messages(
             }
         }
     }
+    // 2b. Who else is present (Format 24.3, 18.9): the other characters
+    // who are not players, by display name, in cast order.
+    let others: Vec<&str> = engine
+        .ir
+        .cast
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| {
+            !c.player && &*c.id != responder && state.present.get(*i).copied().unwrap_or(false)
+        })
+        .map(|(_, c)| &*c.display)
+        .collect();
+    if !others.is_empty() {
+        sys.push_str("\n## Also present\n");
+        for o in others {
+            sys.push_str(&format!("- {o}\n"));
+        }
+    }
     // 3. The scenario.
     if let Some(sc) = sc {
         sys.push_str(&format!(
