@@ -107,7 +107,9 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
     for (ri, rule) in array(sc, "rules").iter().enumerate() {
         for (k, reply) in array(rule, "replies").iter().enumerate() {
             if let Some(t) = reply.as_str() {
-                check_template(t, &format!("{base}/rules/{ri}/replies/{k}"), out);
+                let at = format!("{base}/rules/{ri}/replies/{k}");
+                check_template(t, &at, out);
+                super::templates::unknown_macros(story, t, &at, out);
             }
         }
     }
@@ -141,6 +143,7 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
         }
         if let Some(t) = o.get("text").and_then(Value::as_str) {
             check_template(t, &format!("{at}/text"), out);
+            super::templates::unknown_macros(story, t, &format!("{at}/text"), out);
         }
         check_parts(story, o, &at, out);
         if let Some(present) = o.pointer("/scene/present").and_then(Value::as_array) {

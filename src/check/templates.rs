@@ -2,7 +2,10 @@
 //! must parse.
 
 use crate::diag::{Code, Diagnostic};
-use crate::template;
+use crate::template::{self, Macro, Node};
+
+use super::changes::resolve_target;
+use super::story::Story;
 
 /// Parses `text` (found at `pointer`) and reports TEMPLATE_SYNTAX with the
 /// position inside the text.
@@ -14,4 +17,78 @@ pub fn check_template(text: &str, pointer: &str, out: &mut Vec<Diagnostic>) {
                 .inside(e.line, e.column),
         );
     }
+}
+
+/// UNKNOWN_MACRO (Format 10.3, 17.4): each state-path macro of `text`, a
+/// reply or opening text of the story's scenario (found at `pointer`),
+/// that can never render because the path names no state of the story for
+/// any author the text may have (10.5: char and owner are the author, the
+/// owner is the scenario when the author is the narrator), so the macro is
+/// always shown as written. A text that does not parse is TEMPLATE_SYNTAX
+/// instead.
+pub fn unknown_macros(story: &Story, text: &str, pointer: &str, out: &mut Vec<Diagnostic>) {
+    if !text.contains("{{") {
+        return;
+    }
+    let Ok(parsed) = template::parse(text) else {
+        return;
+    };
+    for node in &parsed.nodes {
+        let Node::Macro(Macro::Path(segments), range) = node else {
+            continue;
+        };
+        if renders_somewhere(story, segments) {
+            continue;
+        }
+        let name = segments.join(".");
+        let hint = crate::diag::suggest::did_you_mean(
+            &name,
+            story
+                .variables
+                .keys()
+                .map(String::as_str)
+                .chain(["scene.location", "scene.present"]),
+        );
+        let before = &text[..range.start];
+        let line = before.matches('\n').count() as u32 + 1;
+        let column = before
+            .rsplit('\n')
+            .next()
+            .map_or(0, |l| l.chars().count()) as u32
+            + 1;
+        out.push(
+            Diagnostic::error(
+                Code::UnknownMacro,
+                format!(
+                    "`{}` names no state of this story, so it is shown as written{hint}",
+                    &text[range.clone()]
+                ),
+            )
+            .at(pointer)
+            .inside(line, column),
+        );
+    }
+}
+
+/// Whether a state path can render for some author of a reply or opening
+/// (Format 10.3, 10.5): a cast member (`char` and `own` both that member),
+/// or the narrator (no char, `own` the scenario: a path with `char` is then
+/// left as written by design).
+fn renders_somewhere(story: &Story, segments: &[String]) -> bool {
+    let resolves = |author: Option<&str>| {
+        let mut name: Vec<&str> = Vec::with_capacity(segments.len());
+        for (i, s) in segments.iter().enumerate() {
+            match (s.as_str(), author) {
+                ("char", Some(a)) => name.push(a),
+                ("char", None) => return false,
+                ("own", Some(a)) if i == 0 => name.push(a),
+                ("own", None) if i == 0 => {}
+                (s, _) => name.push(s),
+            }
+        }
+        // `{{own}}` alone (the owner's bare ID) is no state name; it is
+        // left to 10.3 step 3 and not judged here.
+        name.is_empty() || resolve_target(story, &name.join(".")).is_ok()
+    };
+    resolves(None) || story.cast.iter().any(|m| resolves(Some(&m.character)))
 }

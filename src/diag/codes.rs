@@ -119,6 +119,10 @@ codes! {
     /// Logic that can never take effect: a rule hidden by a fallback tried
     /// before it, a threshold past its variable's bounds. A lint. Format 17.4.
     DeadLogic => "DEAD_LOGIC", Warning;
+    /// A state-path macro that names no state of the story, so it is always
+    /// shown as written (a typo such as `{{evidense}}`). A lint. Format 10.3,
+    /// 17.4.
+    UnknownMacro => "UNKNOWN_MACRO", Warning;
     /// A summary whose explicit `audience` lists an ID that does not know
     /// every part the summary covers: it reveals that part. Format 12.5.
     SummaryReveals => "SUMMARY_REVEALS", Warning;
