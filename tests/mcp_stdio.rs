@@ -243,3 +243,24 @@ fn every_request_read_is_answered_before_exit() {
     );
     assert_eq!(ids, expected);
 }
+
+/// Issue 43, item 8: a path given many times in one `check` (also through
+/// `./` and `..`) is checked once: the report is that of one copy.
+#[test]
+fn duplicate_paths_in_one_check_are_checked_once() {
+    let one = "examples/broken/cel-syntax.bundle.json";
+    let mut many: Vec<String> = vec![one.to_string(); 500];
+    many.push(format!("./{one}"));
+    many.push(format!("examples/../{one}"));
+    let mut requests = initialize();
+    for (id, paths) in [(2, vec![one.to_string()]), (3, many)] {
+        requests.push(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "check", "arguments": {"paths": paths}}}),
+        );
+    }
+    let out = exchange(&requests);
+    let (single, repeated) = (&out[1]["result"], &out[2]["result"]);
+    assert_eq!(single["isError"], true);
+    assert_eq!(single["structuredContent"], repeated["structuredContent"]);
+}
