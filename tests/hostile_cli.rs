@@ -143,7 +143,7 @@ fn a_refused_run_leaves_out_untouched() {
         ["--difficulty", "nope"],
         ["--opening", "nope"],
     ] {
-        std::fs::write(&out, "keep me\n").unwrap();
+        std::fs::write(&out, "{\"keep\": \"me\"}\n").unwrap();
         let r = troupe(
             dir.path(),
             &[
@@ -160,7 +160,7 @@ fn a_refused_run_leaves_out_untouched() {
         assert_eq!(r.code, 1, "{bad:?}: {}", r.stderr);
         assert_eq!(
             std::fs::read_to_string(&out).unwrap(),
-            "keep me\n",
+            "{\"keep\": \"me\"}\n",
             "{bad:?}"
         );
         assert!(!dir.path().join(".s.jsonl.troupe-partial").exists());
@@ -259,7 +259,7 @@ fn an_output_that_is_an_input_is_a_usage_error() {
 fn a_second_writer_of_a_session_gets_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::write(d.join("s.jsonl"), "keep\n").unwrap();
+    std::fs::write(d.join("s.jsonl"), "{\"keep\": 1}\n").unwrap();
     // Another writer holds the lock on the partial file.
     let held = std::fs::OpenOptions::new()
         .create(true)
@@ -287,7 +287,7 @@ fn a_second_writer_of_a_session_gets_a_clear_error() {
     );
     assert_eq!(
         std::fs::read_to_string(d.join("s.jsonl")).unwrap(),
-        "keep\n"
+        "{\"keep\": 1}\n"
     );
     drop(held);
     // A stale partial file (a killed writer) is taken over.
@@ -314,7 +314,7 @@ fn run_does_not_commit_a_session_check_rejects() {
     let mut line = "a".repeat(17 * 1024 * 1024);
     line.push('\n');
     std::fs::write(d.join("long.txt"), line).unwrap();
-    std::fs::write(d.join("s.jsonl"), "keep\n").unwrap();
+    std::fs::write(d.join("s.jsonl"), "{\"keep\": 1}\n").unwrap();
     let r = troupe(
         d,
         &[
@@ -331,7 +331,7 @@ fn run_does_not_commit_a_session_check_rejects() {
     assert!(r.stderr.contains("was not written"), "{}", r.stderr);
     assert_eq!(
         std::fs::read_to_string(d.join("s.jsonl")).unwrap(),
-        "keep\n"
+        "{\"keep\": 1}\n"
     );
 }
 
