@@ -744,13 +744,22 @@ impl KeyScan<'_, '_> {
     /// input, in order (a set's regular-expression keys are not looked at:
     /// for a set of plain keys only, exactly the sets that hit).
     pub fn plain_hits(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.index.indexed.len())
-            .step_by(64)
-            .zip(self.hit.iter())
-            .flat_map(|(base, &w)| {
-                (0..64usize)
-                    .filter(move |b| w >> b & 1 == 1)
-                    .map(move |b| base + b)
+        // Word by word, skipping empty words: the work is the words plus
+        // the sets hit, not 64 bit tests per word.
+        self.hit
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w != 0)
+            .flat_map(|(k, &w)| {
+                let mut rest = w;
+                std::iter::from_fn(move || {
+                    if rest == 0 {
+                        return None;
+                    }
+                    let b = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    Some(k * 64 + b)
+                })
             })
             .filter(|&i| self.index.indexed[i])
     }

@@ -200,3 +200,67 @@ fn compile_refuses_outputs_as_the_cli_does() {
         .unwrap()
         .starts_with(b"PK"));
 }
+
+/// Issue 43, item 8: requests read from a file (the end of input arrives
+/// at once): every request read is answered before the server exits. 3,000
+/// `state` calls take longer than the SDK's few seconds of grace at the end
+/// of input; with the SDK's plain stdio transport this gave between 57 and
+/// 3,001 answers across runs.
+#[test]
+fn every_request_read_is_answered_before_exit() {
+    let n = 3000;
+    let mut input = String::new();
+    for r in initialize() {
+        input.push_str(&format!("{r}\n"));
+    }
+    for i in 0..n {
+        let r = json!({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": {
+            "name": "state", "arguments": {"pack": "examples/bundles/tiny.bundle.json"}}});
+        input.push_str(&format!("{r}\n"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("requests.jsonl");
+    std::fs::write(&file, input).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args(["mcp", "--root", env!("CARGO_MANIFEST_DIR")])
+        .stdin(std::fs::File::open(&file).unwrap())
+        .stderr(Stdio::null())
+        .output()
+        .expect("troupe mcp runs");
+    assert!(out.status.success());
+    let mut ids = Vec::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert!(v.get("error").is_none(), "{v}");
+        ids.push(v["id"].as_u64().unwrap());
+    }
+    ids.sort_unstable();
+    let expected: Vec<u64> = std::iter::once(1).chain(10..10 + n).collect();
+    assert_eq!(
+        ids.len(),
+        expected.len(),
+        "answers lost at the end of input"
+    );
+    assert_eq!(ids, expected);
+}
+
+/// Issue 43, item 8: a path given many times in one `check` (also through
+/// `./` and `..`) is checked once: the report is that of one copy.
+#[test]
+fn duplicate_paths_in_one_check_are_checked_once() {
+    let one = "examples/broken/cel-syntax.bundle.json";
+    let mut many: Vec<String> = vec![one.to_string(); 500];
+    many.push(format!("./{one}"));
+    many.push(format!("examples/../{one}"));
+    let mut requests = initialize();
+    for (id, paths) in [(2, vec![one.to_string()]), (3, many)] {
+        requests.push(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "check", "arguments": {"paths": paths}}}),
+        );
+    }
+    let out = exchange(&requests);
+    let (single, repeated) = (&out[1]["result"], &out[2]["result"]);
+    assert_eq!(single["isError"], true);
+    assert_eq!(single["structuredContent"], repeated["structuredContent"]);
+}

@@ -901,3 +901,90 @@ fn temperature_and_max_tokens_are_sent_and_model_changes_fire_events_and_outcome
         .iter()
         .all(|(_, b)| b["temperature"] == json!(0.25) && b["max_tokens"] == json!(64)));
 }
+
+/// Issue 43, item 12: a server that sends its headers at once and then
+/// trickles the body one byte at a time never gives a whole answer within
+/// `--timeout`: MODEL_TIMEOUT (exit 4, Format 24.6), not
+/// MODEL_BAD_RESPONSE, and nothing of the turn is written.
+#[test]
+fn a_trickling_body_is_model_timeout() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let Ok((stream, _)) = listener.accept() else {
+            return;
+        };
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                break;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; length];
+        let _ = reader.read_exact(&mut body);
+        let mut stream = stream;
+        let answer = ok(json!({"reply": "late"})).body;
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            answer.len()
+        );
+        for b in answer.bytes().take(12) {
+            if stream.write_all(&[b]).is_err() {
+                return;
+            }
+            let _ = stream.flush();
+            std::thread::sleep(Duration::from_millis(400));
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.jsonl");
+    let sc = script(dir.path(), &["Hi"]);
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let o = run(&[
+        "--endpoint",
+        &url,
+        "--script",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--timeout",
+        "2",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "{stdout}{stderr}");
+    assert!(stderr.contains("MODEL_TIMEOUT"), "{stderr}");
+    assert!(!stderr.contains("MODEL_BAD_RESPONSE"), "{stderr}");
+    // Header and root only.
+    assert_eq!(session_lines(&out).len(), 2);
+    let _ = server.join();
+}
+
+/// Issue 43, item 12: a model's reply holding a line feed cannot print a
+/// line that looks like another message in human output — its second line
+/// is indented and marked (`    | [m99] Player: …`), never `  [m99] …`.
+#[test]
+fn a_reply_with_a_line_feed_cannot_forge_a_message_line() {
+    let s = serve(vec![ok(
+        json!({"reply": "Sure.\n  [m99] Player: I accept every term."}),
+    )]);
+    let dir = tempfile::tempdir().unwrap();
+    let sc = script(dir.path(), &["Hi"]);
+    let o = run(&["--endpoint", &s.url, "--script", sc.to_str().unwrap()]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        !stdout.lines().any(|l| l.trim_start().starts_with("[m99]")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\n    |   [m99] Player: I accept every term."),
+        "{stdout}"
+    );
+}

@@ -391,3 +391,62 @@ fn a_session_from_the_ir_starts_without_parsing_the_bundle() {
     );
     assert!(!s.engine().story.is_resolved());
 }
+
+/// Issue 43, item 9: `troupe mcp`'s `run` tool opens a package the way
+/// `troupe run --verify-ir` does. The edited IR (safety categories removed)
+/// with its hash fixed up does not run: the result's text names
+/// IR_MISMATCH, and `bundle.json` runs, so the threat on the second line
+/// is stopped as the checked story says (not a small-talk reply).
+#[cfg(feature = "mcp")]
+#[test]
+fn mcp_run_verifies_a_package_as_verify_ir_does() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = compiled();
+    let ir = edited_ir(&e);
+    set(&mut e, "ir.json", ir);
+    fix_ir_hash(&mut e);
+    write(dir.path(), "b.troupe", &e);
+    let lines = read_script(Path::new("examples/scripts/used-car-safety.txt")).unwrap();
+    let requests = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "cargo-test", "version": "0"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "run", "arguments": {"pack": "b.troupe", "lines": lines}}}),
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .arg("mcp")
+        .arg("--root")
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = Vec::new();
+    for r in &requests {
+        writeln!(stdin, "{r}").unwrap();
+        stdin.flush().unwrap();
+        if r.get("id").is_some() {
+            let line = out.next().unwrap().unwrap();
+            answers.push(serde_json::from_str::<Value>(&line).unwrap());
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let result = &answers[1]["result"];
+    assert_ne!(result["isError"], true, "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("warning[IR_MISMATCH]"), "{text}");
+    let turns = result["structuredContent"]["turns"].as_array().unwrap();
+    let safety: Vec<&str> = turns
+        .iter()
+        .map(|t| t["safety_status"].as_str().unwrap())
+        .collect();
+    assert_eq!(safety, ["redirect", "stop"], "{result}");
+}

@@ -132,9 +132,7 @@ impl ModelVoice {
         };
         let content = match answer {
             Ok((content, usage)) => {
-                self.usage.prompt_tokens += usage.prompt_tokens;
-                self.usage.completion_tokens += usage.completion_tokens;
-                self.usage.total_tokens += usage.total_tokens;
+                self.usage.add(usage);
                 content
             }
             Err(f) => {

@@ -57,7 +57,7 @@ pub fn start(session: &Session, all: bool) -> String {
     }
     out.push('\n');
     if let Some((id, who, text)) = session.root_text() {
-        out.push_str(&format!("[{id}] {who}: {text}\n"));
+        out.push_str(&format!("[{id}] {who}: {}\n", continued(&text)));
     }
     if let Some(o) = session.opening_result() {
         out.push_str(&firing_lines(&o.firings));
@@ -78,6 +78,18 @@ pub fn start(session: &Session, all: bool) -> String {
     }));
     out.push('\n');
     out
+}
+
+/// A message's text as one transcript entry: each line after the first
+/// (a reply or opening of several lines, or a model's reply holding a line
+/// feed) is indented and marked `    | `, so no line of a message's text
+/// can pass for another message's `[id] Name:` line.
+pub fn continued(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\n') {
+        std::borrow::Cow::Owned(text.replace('\n', "\n    | "))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 /// `name = value, …` of a state map.
@@ -103,12 +115,17 @@ pub fn turn(
     let player = session.player_name();
     let m_in = r.messages.first().map_or("-", String::as_str);
     out.push_str(&format!(
-        "\nTurn {}\n  [{m_in}] {player}: {input}\n",
-        r.turn
+        "\nTurn {}\n  [{m_in}] {player}: {}\n",
+        r.turn,
+        continued(input)
     ));
     match (&r.reply, r.messages.get(1)) {
         (Some(text), Some(id)) => {
-            out.push_str(&format!("  [{id}] {}: {text}\n", session.author_name(id)))
+            out.push_str(&format!(
+                "  [{id}] {}: {}\n",
+                session.author_name(id),
+                continued(text)
+            ))
         }
         (None, Some(id)) => out.push_str(&format!(
             "  [{id}] {} (no words)\n",
@@ -182,7 +199,7 @@ pub fn score(score: &Option<Score>) -> String {
 pub fn model(r: &TurnResult, rec: Option<&TurnRecord>) -> String {
     let mut out = String::new();
     for d in &r.diagnostics {
-        out.push_str(&format!("  refused: {} {}\n", d.code, d.message));
+        out.push_str(&format!("  refused: {} {}\n", d.code, continued(&d.message)));
     }
     if let Some(rec) = rec {
         if !rec.clamped.is_empty() {
@@ -212,13 +229,11 @@ pub fn model(r: &TurnResult, rec: Option<&TurnRecord>) -> String {
 /// The totals of a model-backed run (Format 24.7): requests and tokens.
 pub fn model_totals(log: &[TurnRecord]) -> Value {
     let mut requests = 0u64;
-    let (mut p, mut c, mut t) = (0u64, 0u64, 0u64);
+    let mut usage = crate::runtime::chat::Usage::default();
     for r in log {
-        requests += u64::from(r.requests);
-        p += r.usage.prompt_tokens;
-        c += r.usage.completion_tokens;
-        t += r.usage.total_tokens;
+        requests = requests.saturating_add(u64::from(r.requests));
+        usage.add(r.usage);
     }
-    json!({"requests": requests, "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": t}})
+    json!({"requests": requests, "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens, "total_tokens": usage.total_tokens}})
 }
 

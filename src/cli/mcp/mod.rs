@@ -7,6 +7,7 @@
 //! A client of the library's public API only: every library path is
 //! `troupe::…`.
 
+mod drain;
 mod resources;
 mod root;
 mod tools;
@@ -264,7 +265,7 @@ pub fn run(args: Args) -> i32 {
         }
     };
     runtime.block_on(async move {
-        let service = match server.serve(rmcp::transport::stdio()).await {
+        let service = match server.serve(drain::stdio()).await {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("troupe mcp: {e}");

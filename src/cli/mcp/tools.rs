@@ -319,7 +319,7 @@ pub fn definitions() -> Vec<ToolDef> {
         ToolDef {
             name: "run",
             title: "Play lines through a pack",
-            description: "Plays the player's lines one turn each (Format 18.5) until they run out or the session ends, as `troupe run --json`: the transcript document (opening, turns, unplayed, score). Writes nothing; runs the rules or fake runtime only.",
+            description: "Plays the player's lines one turn each (Format 18.5) until they run out or the session ends, as `troupe run --verify-ir --json` (a package runs its ir.json only when it is what its bundle.json compiles to; else IR_MISMATCH in the text and bundle.json runs): the transcript document (opening, turns, unplayed, score). Writes nothing; runs the rules or fake runtime only.",
             input: object(
                 json!({
                     "pack": pack(),
@@ -410,9 +410,30 @@ fn existing(root: &Root, arg: &str) -> Step<PathBuf> {
     root.existing(arg).map_err(|e| path_failure(&e))
 }
 
+/// Opens a pack the way `troupe run --verify-ir` does (Format 14.4): a
+/// package's `ir.json` is used only when it is byte for byte what its
+/// `bundle.json` compiles to, else IR_MISMATCH (a warning, kept in the
+/// pack's warnings) and `bundle.json` runs. A server's packs come from an
+/// agent, so an IR whose hashes were fixed up after an edit never runs.
 fn open(root: &Root, arg: &str) -> Step<troupe::Pack> {
     let path = existing(root, arg)?;
-    troupe::Pack::open(&path).map_err(|e| failure(&e))
+    let options = troupe::OpenOptions {
+        use_ir: true,
+        verify_ir: true,
+    };
+    troupe::Pack::open_with(&path, options).map_err(|e| failure(&e))
+}
+
+/// The pack's warnings as lines of a tool's text (IR_MISMATCH from
+/// [`open`]); empty without any.
+fn warning_lines(pack: &troupe::Pack) -> String {
+    pack.warnings()
+        .iter()
+        .map(|d| {
+            let at = d.location.file.as_deref().unwrap_or("");
+            format!("warning[{}] {at}: {}\n", d.code, d.message)
+        })
+        .collect()
 }
 
 /// A session inside the root, else a recorded session of the pack.
@@ -498,6 +519,14 @@ fn check(root: &Root, a: CheckArgs) -> Step<Outcome> {
             })
         })
         .collect::<Step<Vec<PathBuf>>>()?;
+    // A path given again (as written or another way to the same file) is
+    // checked once: `paths` is resolved inside the root, so equal paths
+    // are the same file (issue 43: 100,000 copies of one path took 7 s).
+    let mut seen = std::collections::HashSet::new();
+    let paths: Vec<PathBuf> = paths
+        .into_iter()
+        .filter(|p| seen.insert(p.clone()))
+        .collect();
     let report = troupe::check(&paths);
     let doc = report.to_json(a.strict);
     let valid = report.is_valid(a.strict);
@@ -834,11 +863,12 @@ fn run(root: &Root, a: RunArgs) -> Step<Outcome> {
     };
     let doc = troupe::transcript::document(&pack, &a.lines, options).map_err(|e| failure(&e))?;
     let turns = doc["turns"].as_array().map_or(&[][..], Vec::as_slice);
-    let mut text = format!(
+    let mut text = warning_lines(&pack);
+    text.push_str(&format!(
         "{} turn(s) played, {} line(s) unplayed\n",
         turns.len(),
         doc["unplayed"]
-    );
+    ));
     for t in turns {
         let reply = t["reply"].as_str().unwrap_or("(no reply)");
         text.push_str(&format!("turn {}: {reply}\n", t["turn"]));

@@ -81,14 +81,7 @@ impl HttpClient {
                 .limit(16 << 20)
                 .read_to_string();
             match status {
-                200..=299 => {
-                    return text.map_err(|e| {
-                        Failure::new(
-                            Code::ModelBadResponse,
-                            format!("the answer from {} could not be read: {e}", self.shown),
-                        )
-                    })
-                }
+                200..=299 => return text.map_err(|e| unread_body(&self.shown, e)),
                 401 | 403 => {
                     return Err(Failure::new(
                         Code::ModelAuth,
@@ -163,6 +156,29 @@ pub fn call_url(endpoint: &str) -> (String, String) {
         shown.push_str("?***");
     }
     (url, shown)
+}
+
+/// A 2xx answer whose body could not be read whole (Format 24.6): a body
+/// still arriving when `--timeout` runs out (a server trickling it) is
+/// MODEL_TIMEOUT, since no whole answer came in time; anything else
+/// (broken off, too long, not UTF-8) is MODEL_BAD_RESPONSE.
+fn unread_body(url: &str, e: ureq::Error) -> Failure {
+    let timed_out = match &e {
+        ureq::Error::Timeout(_) => true,
+        ureq::Error::Io(io) => io.kind() == std::io::ErrorKind::TimedOut,
+        _ => false,
+    };
+    if timed_out {
+        Failure::new(
+            Code::ModelTimeout,
+            format!("{url} did not send its whole answer within the timeout (--timeout)"),
+        )
+    } else {
+        Failure::new(
+            Code::ModelBadResponse,
+            format!("the answer from {url} could not be read: {e}"),
+        )
+    }
 }
 
 fn transport(raw: &str, url: &str, e: ureq::Error) -> Failure {

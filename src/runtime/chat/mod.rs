@@ -141,10 +141,12 @@ pub struct Usage {
 }
 
 impl Usage {
-    fn add(&mut self, o: Usage) {
-        self.prompt_tokens += o.prompt_tokens;
-        self.completion_tokens += o.completion_tokens;
-        self.total_tokens += o.total_tokens;
+    /// Adds `o` number by number (Format 24.7), saturating at
+    /// `u64::MAX`: a server's numbers are untrusted and never wrap.
+    pub fn add(&mut self, o: Usage) {
+        self.prompt_tokens = self.prompt_tokens.saturating_add(o.prompt_tokens);
+        self.completion_tokens = self.completion_tokens.saturating_add(o.completion_tokens);
+        self.total_tokens = self.total_tokens.saturating_add(o.total_tokens);
     }
 }
 
@@ -280,7 +282,7 @@ pub fn read_answer(body: &str) -> Result<(String, Usage), Failure> {
     let usage = Usage {
         prompt_tokens,
         completion_tokens,
-        total_tokens: n("total_tokens").unwrap_or(prompt_tokens + completion_tokens),
+        total_tokens: n("total_tokens").unwrap_or(prompt_tokens.saturating_add(completion_tokens)),
     };
     Ok((content.to_string(), usage))
 }
@@ -448,5 +450,28 @@ impl Runtime for ModelRuntime {
 
     fn take_diagnostics(&mut self) -> Vec<Diagnostic> {
         std::mem::take(&mut self.diagnostics)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 43, item 12: usage near 2^64 saturates (Format 24.7) instead
+    /// of wrapping, in an answer's missing total and in sums.
+    #[test]
+    fn usage_saturates() {
+        let body = serde_json::json!({
+            "choices": [{"message": {"content": "{}"}}],
+            "usage": {"prompt_tokens": u64::MAX - 1, "completion_tokens": 5}
+        })
+        .to_string();
+        let (_, usage) = read_answer(&body).unwrap();
+        assert_eq!(usage.total_tokens, u64::MAX);
+        let mut sum = usage;
+        sum.add(usage);
+        assert_eq!(sum.prompt_tokens, u64::MAX);
+        assert_eq!(sum.completion_tokens, 10);
+        assert_eq!(sum.total_tokens, u64::MAX);
     }
 }
