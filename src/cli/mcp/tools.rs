@@ -773,6 +773,7 @@ fn render(root: &Root, a: RenderArgs) -> Step<Outcome> {
         char: a.char_id,
         owner: a.owner,
         narrator: a.narrator,
+        per_chat: false,
     };
     let out = history
         .render(&a.text, a.at.as_deref(), &who)
