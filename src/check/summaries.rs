@@ -22,13 +22,17 @@ pub(super) struct SceneRules {
     cast: Vec<String>,
     /// The initial `scene.present` (6.4), as cast indices.
     initial: rpds::HashTrieSet<u32>,
-    /// Opening ID → (its `scene.present`, its changes, its parts).
-    openings: HashMap<String, (Option<Value>, Vec<Value>, Vec<Value>)>,
+    /// Opening ID → what an opening brings to a root.
+    openings: HashMap<String, OpeningScene>,
     /// Event ID → its changes.
     events: HashMap<String, Vec<Value>>,
     /// Outcome ID → its changes.
     outcomes: HashMap<String, Vec<Value>>,
 }
+
+/// What an opening brings to a root that names it (Format 6.3): its
+/// `scene.present`, its changes and its parts.
+type OpeningScene = (Option<Value>, Vec<Value>, Vec<Value>);
 
 /// The knowledge facts of one path (see the module documentation).
 #[derive(Default, Clone)]

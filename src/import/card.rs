@@ -352,7 +352,7 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
         for (v, d) in &defaults {
             if plain_reads.contains(v) {
                 msum.warn(
-                    &base,
+                    base,
                     format!("variable `{v}` is read with the default `{d}` (`{{{{.{v} ?? {d}}}}}`) and without one elsewhere; Troupe declares one default, so those other reads show `{d}` before the variable is set, where SillyTavern shows nothing"),
                 );
             }
