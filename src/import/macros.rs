@@ -722,7 +722,18 @@ impl Cx<'_, '_> {
             _ => None,
         };
         let value = match plain.as_deref() {
-            Some(p) if p.starts_with('.') => self.getvar(&p[1..])?,
+            // `.x ?? d` (Macros 2.0): the variable, or `d` while it has none.
+            Some(p) if p.starts_with('.') => match p[1..].split_once("??") {
+                Some((name, d)) if !d.starts_with('=') => {
+                    let got = self.getvar(name.trim())?;
+                    if got.is_empty() {
+                        d.trim().to_string()
+                    } else {
+                        got
+                    }
+                }
+                _ => self.getvar(&p[1..])?,
+            },
             Some(p) if p.eq_ignore_ascii_case("char") => self
                 .field
                 .char_name
@@ -1434,6 +1445,11 @@ mod tests {
         // In a greeting the default is the value when nothing set it.
         let (c, _) = conv("{{.n ?? 3}}{{setvar::n::7}}{{.n ?? 3}}", true);
         assert_eq!(c.text, "37");
+        // In a greeting's condition too.
+        let (c, _) = conv("{{if .n ?? 1}}yes{{else}}no{{/if}}", true);
+        assert_eq!(c.text, "yes");
+        let (c, _) = conv("{{setvar::n::0}}{{if .n ?? 1}}yes{{else}}no{{/if}}", true);
+        assert_eq!(c.text, "no");
         // Other operators change the variable each use: kept, with a warning.
         let (c, s) = conv("{{.n += 1}}", false);
         assert_eq!(c.text, "\\{{.n += 1}}");
