@@ -80,3 +80,66 @@ fn checking_is_linear_in_cast_and_worlds() {
         "4,000 cast members and worlds took {ratio:.2}× as long as 1,000"
     );
 }
+
+/// A bundle with `n` cast members, all present, and a session of 40
+/// messages, each with a public part and a part whispered to one member,
+/// and every tenth with a summary whose audience lists the whole cast:
+/// the knowledge the session checker keeps for SUMMARY_REVEALS (Format
+/// 12.5) is bounded by the cast, and each part costs O(cast).
+fn summarized(n: usize) -> (serde_json::Value, serde_json::Value, Vec<serde_json::Value>) {
+    let characters: Vec<_> = (0..n)
+        .map(
+            |i| json!({"id": format!("c{i}"), "name": "C", "fictional": true, "age_band": "adult"}),
+        )
+        .collect();
+    let cast: Vec<_> = (0..n)
+        .map(|i| json!({"character": format!("c{i}")}))
+        .collect();
+    let everyone: Vec<_> = (0..n).map(|i| format!("c{i}")).collect();
+    let bundle = json!({"troupe": "0.1", "kind": "bundle", "characters": characters,
+        "scenarios": [{"id": "s", "name": "S", "cast": cast}]});
+    let header = json!({"troupe": "0.1", "kind": "session", "scenario": "s"});
+    let messages = (0..40)
+        .map(|k| {
+            let mut m = json!({"id": format!("m{k}"), "author": format!("c{}", k % n),
+                "parts": [{"type": "text", "text": "hi"},
+                          {"type": "text", "text": "psst", "audience": [format!("c{}", (k + 1) % n)]}]});
+            if k > 0 {
+                m["parent"] = json!(format!("m{}", k - 1));
+            }
+            if k % 10 == 9 {
+                m["summary"] = json!({"text": "s", "audience": everyone});
+            }
+            m
+        })
+        .collect();
+    (bundle, header, messages)
+}
+
+#[test]
+fn checking_summaries_is_linear_in_the_cast() {
+    let time = |n: usize| {
+        let (b, h, ms) = summarized(n);
+        let refs: Vec<&serde_json::Value> = ms.iter().collect();
+        let t = Instant::now();
+        let ds = troupe::check::session::check_session(&b, &h, &refs);
+        let d = t.elapsed();
+        // Every summary reveals a whisper to all but its three knowers.
+        let reveals = ds
+            .iter()
+            .filter(|d| d.code == troupe::diag::Code::SummaryReveals)
+            .count();
+        assert!(reveals >= 4 * (n - 3), "{reveals}");
+        d
+    };
+    let (mut t1, mut t2) = (Duration::MAX, Duration::MAX);
+    for _ in 0..3 {
+        t1 = t1.min(time(500));
+        t2 = t2.min(time(2_000));
+    }
+    let ratio = t2.as_secs_f64() / t1.as_secs_f64().max(1e-9);
+    assert!(
+        ratio < 8.0,
+        "2,000 cast members took {ratio:.2}× as long as 500"
+    );
+}

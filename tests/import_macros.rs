@@ -138,11 +138,12 @@ fn conditionals_are_chosen_at_import_or_kept_with_a_warning() {
     let b = &imp.bundle;
     assert_eq!(opening(b, "first")["text"], "Welcome back, {{user}}.");
     assert_eq!(opening(b, "alt-1")["text"], "Who are you.");
-    // Outside a greeting the condition is only known in a chat: kept as
-    // written, both branches, with a warning at the field and offset 0.
+    // Outside a greeting the condition is only known in a chat: the block
+    // is left out (neither branch reaches the prompt; issue 44), a comment
+    // in its place, with a warning at the field and offset 0.
     assert_eq!(
         b["characters"][0]["personality"],
-        "\\{{if .met}}old friend\\{{else}}stranger\\{{/if}}"
+        "{{// if-block left out at import}}"
     );
     let w: Vec<_> = imp
         .summary
@@ -158,7 +159,10 @@ fn conditionals_are_chosen_at_import_or_kept_with_a_warning() {
     assert_eq!(w.len(), 1, "{w:?}");
     assert_eq!(w[0].0, "/data/personality");
     assert!(w[0].1.contains("at offset 0"), "{w:?}");
-    assert!(w[0].1.contains("both branches"), "{w:?}");
+    assert!(
+        w[0].1.contains("neither branch reaches the prompt"),
+        "{w:?}"
+    );
     assert_checks(b);
 }
 
@@ -297,7 +301,7 @@ fn book_entries_read_the_cards_variables_and_warn_where_they_cannot() {
     );
     let entries = b["worlds"][0]["entries"].as_array().unwrap();
     assert_eq!(entries[0]["content"], "Ann feels {{mood}}.");
-    assert_eq!(entries[1]["content"], "\\{{if .mood}}glad\\{{/if}}");
+    assert_eq!(entries[1]["content"], "{{// if-block left out at import}}");
     let at: Vec<String> = imp
         .summary
         .warnings

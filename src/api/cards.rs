@@ -316,9 +316,9 @@ pub fn export_card(bundle: impl AsRef<Path>, character: &str) -> Result<Value> {
         .map_err(|d| refused(vec![d.in_file(&doc.file)]))
 }
 
-/// `card` (from [`export_card`]) inside a PNG (the `ccv3` text chunk for
-/// a V3 card, else `chara`): in the picture at `picture`, or in one
-/// transparent pixel.
+/// `card` (from [`export_card`]) inside a PNG (a V3 card in both a
+/// `chara` text chunk, as V2, and a `ccv3` one; any other in `chara`): in
+/// the picture at `picture`, or in one transparent pixel.
 ///
 /// Errors: [`ErrorKind::Invalid`] with the diagnostic when the picture
 /// cannot be read or is not a PNG.
@@ -332,6 +332,20 @@ pub fn card_png(card: &Value, picture: Option<&Path>) -> Result<Vec<u8>> {
     };
     let json = serde_json::to_string(card).unwrap_or_default();
     let v3 = card.get("spec").and_then(Value::as_str) == Some("chara_card_v3");
-    crate::import::png::write_card_png(picture.as_deref(), if v3 { "ccv3" } else { "chara" }, &json)
-        .map_err(|d| refused(vec![d]))
+    let png = if v3 {
+        // Readers that know only V2 read `chara`: the same card with V2's
+        // `spec` and `spec_version` (its V3-only fields are unknown fields
+        // to them), as SillyTavern writes it.
+        let mut v2 = card.clone();
+        v2["spec"] = Value::from("chara_card_v2");
+        v2["spec_version"] = Value::from("2.0");
+        let v2 = serde_json::to_string(&v2).unwrap_or_default();
+        crate::import::png::write_card_png_chunks(
+            picture.as_deref(),
+            &[("chara", &v2), ("ccv3", &json)],
+        )
+    } else {
+        crate::import::png::write_card_png(picture.as_deref(), "chara", &json)
+    };
+    png.map_err(|d| refused(vec![d]))
 }

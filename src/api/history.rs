@@ -145,6 +145,11 @@ pub struct RenderOptions {
     pub owner: Option<String>,
     /// The text is for a narrator message.
     pub narrator: bool,
+    /// The text is a template outside message parts (a description, an
+    /// entry's content, a character's `text`): `pick` is stable per
+    /// session, as a prompt renders it (Format 10.6). False: the text
+    /// renders as a message part at `at`.
+    pub per_chat: bool,
 }
 
 impl History {
@@ -365,6 +370,7 @@ impl History {
     pub fn render(&self, text: &str, at: Option<&str>, who: &RenderOptions) -> Result<String> {
         check_template(text)?;
         let state = self.state_of(at)?;
+        let per_chat = who.per_chat;
         let who = RenderFor {
             char: who.char.as_deref(),
             owner: who.owner.as_deref(),
@@ -372,7 +378,12 @@ impl History {
         };
         // Format 16.2: a rendering is bounded; past the budget nothing is
         // returned.
-        self.engine.render_checked(text, &state, who).map_err(|e| {
+        let rendered = if per_chat {
+            self.engine.render_stable_checked(text, &state, who)
+        } else {
+            self.engine.render_checked(text, &state, who)
+        };
+        rendered.map_err(|e| {
             let d = Diagnostic::error(
                 Code::Limit,
                 format!(

@@ -423,6 +423,25 @@ fn check_entries(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
         if let Some(t) = e.get("content").and_then(Value::as_str) {
             check_template(t, &format!("{base}/entries/{i}/content"), out);
         }
+        // Format 5.3, 17.4: an enabled entry with neither `constant: true`
+        // nor `keys` never passes: DEAD_LOGIC (a lint, a warning).
+        let flag = |k: &str| e.get(k).and_then(Value::as_bool);
+        if e.is_object()
+            && flag("enabled") != Some(false)
+            && flag("constant") != Some(true)
+            && e.get("keys").is_none()
+        {
+            let id = e.get("id").and_then(Value::as_str).unwrap_or("");
+            out.push(
+                Diagnostic::error(
+                    Code::DeadLogic,
+                    format!("entry `{id}` never activates: it has no `keys` and is not `constant` (Format 5.3)"),
+                )
+                .with_severity(crate::diag::Severity::Warning)
+                .at(format!("{base}/entries/{i}"))
+                .with_help("give it `keys`, make it `constant: true`, or set `enabled: false` if it is kept on purpose"),
+            );
+        }
     }
 }
 

@@ -1,24 +1,7 @@
 //! The ID grammar (Format 3.1): `^[a-z][a-z0-9_-]{0,63}$`.
 
 /// IDs that are never a character, world, scenario or variable ID (Format 3.2).
-pub const RESERVED_IDS: &[&str] = &[
-    "narrator",
-    "scene",
-    "state",
-    "char",
-    "user",
-    "own",
-    "self",
-    "turn",
-    "round",
-    "opening",
-    "last",
-    "elapsed",
-    "hour",
-    "weekday",
-    "players",
-    "difficulty",
-];
+pub use crate::model::RESERVED_IDS;
 
 /// True when `s` is an ID: a lower-case ASCII letter, then up to 63 lower-case
 /// letters, digits, `_` or `-`.

@@ -7,7 +7,7 @@
 //! knows every covered part so far. It is persistent, so a message shares
 //! its parent's in O(1), and its size is bounded by the cast.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -20,15 +20,22 @@ use crate::diag::{Code, Diagnostic};
 pub(super) struct SceneRules {
     /// Cast member IDs, in cast order.
     cast: Vec<String>,
+    /// Cast member ID → its index in `cast` (so that each look-up is O(1)
+    /// and a part costs O(cast), not O(cast²)).
+    index: HashMap<String, u32>,
     /// The initial `scene.present` (6.4), as cast indices.
     initial: rpds::HashTrieSet<u32>,
-    /// Opening ID → (its `scene.present`, its changes, its parts).
-    openings: HashMap<String, (Option<Value>, Vec<Value>, Vec<Value>)>,
+    /// Opening ID → what an opening brings to a root.
+    openings: HashMap<String, OpeningScene>,
     /// Event ID → its changes.
     events: HashMap<String, Vec<Value>>,
     /// Outcome ID → its changes.
     outcomes: HashMap<String, Vec<Value>>,
 }
+
+/// What an opening brings to a root that names it (Format 6.3): its
+/// `scene.present`, its changes and its parts.
+type OpeningScene = (Option<Value>, Vec<Value>, Vec<Value>);
 
 /// The knowledge facts of one path (see the module documentation).
 #[derive(Default, Clone)]
@@ -90,6 +97,11 @@ impl SceneRules {
                 .collect(),
             events: changes_by_id(&story.scenario.events),
             outcomes: changes_by_id(&story.scenario.outcomes),
+            index: cast
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| Some((c.clone(), u32::try_from(i).ok()?)))
+                .collect(),
             cast,
         };
         rules.initial = match story.scenario.scene.as_ref().and_then(|s| s.present.as_ref()) {
@@ -102,10 +114,7 @@ impl SceneRules {
     }
 
     fn index(&self, id: &str) -> Option<u32> {
-        self.cast
-            .iter()
-            .position(|c| c == id)
-            .and_then(|i| u32::try_from(i).ok())
+        self.index.get(id).copied()
     }
 
     fn members<'a>(&self, ids: impl Iterator<Item = &'a str>) -> rpds::HashTrieSet<u32> {
@@ -194,13 +203,15 @@ impl SceneRules {
             _ => list(m, "parts"),
         };
         for (i, part) in parts.iter().enumerate() {
-            let audience = part.get("audience").map(|a| Self::ids(a).collect::<Vec<_>>());
+            let audience = part
+                .get("audience")
+                .map(|a| Self::ids(a).collect::<HashSet<&str>>());
             let knows = |x: &str| -> bool {
                 if x == author || x == "narrator" {
                     return true;
                 }
                 match &audience {
-                    Some(a) => a.contains(&x),
+                    Some(a) => a.contains(x),
                     None => self.index(x).is_some_and(|i| k.present.contains(&i)),
                 }
             };

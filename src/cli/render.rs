@@ -1,5 +1,5 @@
 //! `troupe render BUNDLE --text T [--session S --at ID] [--char C]
-//! [--owner O] [--narrator] [--json]` (Format 10).
+//! [--owner O] [--narrator] [--per-chat] [--json]` (Format 10, 10.6).
 
 use std::path::PathBuf;
 
@@ -26,6 +26,11 @@ pub struct Args {
     /// The text is for a narrator message.
     #[arg(long)]
     pub narrator: bool,
+    /// Render the text as a template outside message parts (a description,
+    /// an entry's content), as the prompt does: `{{pick}}` is stable per
+    /// chat (Format 10.6) instead of drawn per message.
+    #[arg(long)]
+    pub per_chat: bool,
     /// Print JSON (a string) for programs.
     #[arg(long)]
     pub json: bool,
@@ -53,6 +58,7 @@ pub fn run(args: Args) -> i32 {
         char: args.char_id.clone(),
         owner: args.owner.clone(),
         narrator: args.narrator,
+        per_chat: args.per_chat,
     };
     let out = match history.render(&args.text, args.at.as_deref(), &who) {
         Ok(t) => t,

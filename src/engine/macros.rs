@@ -148,6 +148,17 @@ impl Engine {
             .unwrap_or_else(|e| e.partial)
     }
 
+    /// [`Engine::render_stable`] with the budget of
+    /// [`Engine::render_checked`]: what `troupe render --per-chat` prints.
+    pub fn render_stable_checked(
+        &self,
+        text: &str,
+        state: &State,
+        who: RenderFor<'_>,
+    ) -> Result<String, template::render::TooLong> {
+        self.render_inner(text, state, who, template::render::RENDER_LIMIT, false, true)
+    }
+
     /// [`Engine::render`] for lore scanning (Format 5.3): the same text,
     /// except that `hidden_key` renders its arguments joined with `,`.
     pub fn render_for_scan(&self, text: &str, state: &State, who: RenderFor<'_>) -> String {

@@ -182,6 +182,25 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
     let char_name = str_of("nickname").unwrap_or(display);
     let mut msum = Summary::default();
     let mut variables = std::collections::BTreeSet::new();
+    // Macros 2.0 defaults (`{{.x ?? 0}}`): variable ID → default; and the
+    // variables read without one (docs/import.md §5).
+    let mut defaults: std::collections::BTreeMap<String, String> = Default::default();
+    let mut plain_reads = std::collections::BTreeSet::new();
+    let mut note_defaults = |c: &macros::Converted, at: &str, msum: &mut Summary| {
+        for (id, d) in &c.defaults {
+            match defaults.get(id) {
+                None => {
+                    defaults.insert(id.clone(), d.clone());
+                }
+                Some(first) if first != d => msum.warn(
+                    at,
+                    format!("variable `{id}` is read with the default `{d}` here and `{first}` elsewhere; Troupe declares one default, `{first}`, so this read shows `{first}` until the variable is set"),
+                ),
+                Some(_) => {}
+            }
+        }
+        plain_reads.extend(c.plain_reads.iter().cloned());
+    };
     let mut conv = |t: &str, at: String, greeting: bool| {
         let c = macros::convert(
             t,
@@ -193,6 +212,7 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
             &mut msum,
         );
         variables.extend(c.variables.iter().cloned());
+        note_defaults(&c, &at, &mut msum);
         c
     };
     for k in ["description", "personality"] {
@@ -284,7 +304,8 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
                     },
                     &mut scratch,
                 );
-                variables.extend(c.variables);
+                variables.extend(c.variables.iter().cloned());
+                note_defaults(&c, &at, &mut msum);
             }
         }
     }
@@ -319,10 +340,23 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
             Value::Array(
                 variables
                     .iter()
-                    .map(|v| json!({"id": v, "type": "string"}))
+                    .map(|v| match defaults.get(v) {
+                        Some(d) if !d.is_empty() => {
+                            json!({"id": v, "type": "string", "default": d})
+                        }
+                        _ => json!({"id": v, "type": "string"}),
+                    })
                     .collect(),
             ),
         );
+        for (v, d) in &defaults {
+            if plain_reads.contains(v) {
+                msum.warn(
+                    base,
+                    format!("variable `{v}` is read with the default `{d}` (`{{{{.{v} ?? {d}}}}}`) and without one elsewhere; Troupe declares one default, so those other reads show `{d}` before the variable is set, where SillyTavern shows nothing"),
+                );
+            }
+        }
         for v in &variables {
             summary_vars.push(v.clone());
         }

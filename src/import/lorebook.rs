@@ -403,9 +403,20 @@ pub fn entry_to_card(t: &Value) -> Value {
             out.insert("use_regex".into(), json!(false));
             let mut ext = Map::new();
             for (troupe, _, card) in ST_LORE_FIELDS {
+                if matches!(*troupe, "sticky" | "cooldown") {
+                    continue;
+                }
                 if let Some(x) = obj.get(*troupe) {
                     ext.insert((*card).to_string(), st_lore_to_source(troupe, x, false));
                 }
+            }
+            let int = |k: &str| obj.get(k).and_then(Value::as_i64).unwrap_or(0);
+            let (s, c) = troupe_timed_to_st(int("sticky"), int("cooldown"));
+            if s >= 1 {
+                ext.insert("sticky".into(), json!(s));
+            }
+            if c >= 1 {
+                ext.insert("cooldown".into(), json!(c));
             }
             out.insert("extensions".into(), Value::Object(ext));
             Value::Object(out)
@@ -665,7 +676,9 @@ fn map_st_lore_fields(
         let here = format!("{at}/{}", crate::diag::escape_token(name));
         match st_lore_value(troupe, v) {
             Ok(Some(x)) => {
-                summary.converted(&here, format!("`{name}` = {v} → `{troupe}: {x}`"));
+                if !matches!(*troupe, "sticky" | "cooldown") {
+                    summary.converted(&here, format!("`{name}` = {v} → `{troupe}: {x}`"));
+                }
                 if *troupe == "group" && st_lore_to_source(troupe, &x, world_info) != *v {
                     lossy.push(name);
                 }
@@ -681,7 +694,80 @@ fn map_st_lore_fields(
             }
         }
     }
+    // SillyTavern's sticky and cooldown count differently from Troupe's
+    // (`docs/import.md` §3): convert the pair so the same messages are held
+    // and cooling.
+    let int_of = |t: &Map<String, Value>, k: &str| t.get(k).and_then(Value::as_i64).unwrap_or(0);
+    let st = (int_of(t, "sticky"), int_of(t, "cooldown"));
+    if st != (0, 0) {
+        let troupe = st_timed_to_troupe(st.0, st.1);
+        for (k, v) in [("sticky", troupe.0), ("cooldown", troupe.1)] {
+            if v >= 1 {
+                t.insert(k.to_string(), json!(v));
+            } else {
+                t.remove(k);
+            }
+        }
+        // The two fields have the same names in World Info and in a card's
+        // `extensions`.
+        let (sticky_name, cooldown_name) = ("sticky", "cooldown");
+        let shown = |n: i64| {
+            if n >= 1 {
+                n.to_string()
+            } else {
+                "absent".to_string()
+            }
+        };
+        summary.converted(
+            &format!("{at}/{}", if st.0 >= 1 { sticky_name } else { cooldown_name }),
+            format!(
+                "SillyTavern `sticky` {} and `cooldown` {} → Troupe `sticky` {} and `cooldown` {}: the same messages held and cooling (SillyTavern counts the message an entry starts at, Troupe the messages after it; Format 5.6)",
+                st.0,
+                st.1,
+                shown(troupe.0),
+                shown(troupe.1)
+            ),
+        );
+        // Both SillyTavern forms of one behaviour (sticky 1 and sticky 0
+        // with one more cooldown) read the same: keep the original when the
+        // way back would give the other.
+        if troupe_timed_to_st(troupe.0, troupe.1) != st {
+            for name in [sticky_name, cooldown_name] {
+                if fields.contains_key(name) {
+                    lossy.push(name);
+                }
+            }
+        }
+    }
     lossy
+}
+
+/// SillyTavern's `sticky` and `cooldown` of one entry → Troupe's (Format
+/// 5.6, `docs/import.md` §3). SillyTavern records an effect at the chat
+/// length L where the entry starts, ends it once the chat has L + N
+/// messages, and starts a sticky entry's cooldown when its sticky ends (a
+/// cooldown without sticky runs from L). So sticky N ≥ 1 holds the next
+/// N − 1 messages and the cooldown then blocks C; a cooldown C without
+/// sticky blocks the next C − 1. Troupe counts the messages after the
+/// start: sticky N − 1 and cooldown C, or cooldown C − 1.
+pub fn st_timed_to_troupe(sticky: i64, cooldown: i64) -> (i64, i64) {
+    if sticky >= 1 {
+        (sticky - 1, cooldown.max(0))
+    } else {
+        (0, (cooldown - 1).max(0))
+    }
+}
+
+/// Troupe's `sticky` and `cooldown` → SillyTavern's, the way back of
+/// [`st_timed_to_troupe`] (0 for absent).
+pub fn troupe_timed_to_st(sticky: i64, cooldown: i64) -> (i64, i64) {
+    if sticky >= 1 {
+        (sticky + 1, cooldown.max(0))
+    } else if cooldown >= 1 {
+        (0, cooldown + 1)
+    } else {
+        (0, 0)
+    }
 }
 
 /// The SillyTavern value of a Troupe lore field (the way back of
@@ -722,7 +808,26 @@ fn st_lore_to_source(troupe: &str, x: &Value, world_info: bool) -> Value {
 /// rewritten only when reading the one there back would not give the
 /// Troupe field, so an unedited import exports its original values.
 fn st_lore_to_card(t: &Map<String, Value>, ext: &mut Map<String, Value>) {
+    // Sticky and cooldown convert as a pair (`st_timed_to_troupe`).
+    let st_int = |k: &str| match ext.get(k).map(|v| st_lore_value(k, v)) {
+        Some(Ok(Some(v))) => v.as_i64().unwrap_or(0),
+        _ => 0,
+    };
+    let troupe_int = |k: &str| t.get(k).and_then(Value::as_i64).unwrap_or(0);
+    let now = (troupe_int("sticky"), troupe_int("cooldown"));
+    let read = st_timed_to_troupe(st_int("sticky"), st_int("cooldown"));
+    let unreadable = ["sticky", "cooldown"]
+        .iter()
+        .any(|k| matches!(ext.get(*k).map(|v| st_lore_value(k, v)), Some(Err(()))));
+    if read != now || (unreadable && now != (0, 0)) {
+        let (s, c) = troupe_timed_to_st(now.0, now.1);
+        ext.insert("sticky".into(), json!(s));
+        ext.insert("cooldown".into(), json!(c));
+    }
     for (troupe, _, card) in ST_LORE_FIELDS {
+        if matches!(*troupe, "sticky" | "cooldown") {
+            continue;
+        }
         let now = t.get(*troupe).cloned();
         let was = ext.get(*card).map(|v| st_lore_value(troupe, v));
         let same = match (&was, &now) {
@@ -1261,8 +1366,9 @@ mod tests {
         assert_eq!(e["position"], "after");
         assert_eq!(e["enabled"], false);
         assert_eq!(e["when"], "roll(\"1d100\") <= 40");
-        // `sticky` is converted (Format 5.6), no longer kept as data.
-        assert_eq!(e["sticky"], 2);
+        // `sticky` is converted (Format 5.6, docs/import.md §3: SillyTavern's
+        // sticky 2 holds one message after the start), not kept as data.
+        assert_eq!(e["sticky"], 1);
         assert!(e["extensions"]["sillytavern"].get("sticky").is_none());
         assert_eq!(w["recursion"], true);
         assert_eq!(w["id"], "eldoria");

@@ -136,6 +136,10 @@ pub const MAX_OPTIONS: usize = 256;
 /// written, with a warning.
 pub const MAX_NESTING: usize = 16;
 
+/// What an `{{if}}` block on chat-time state becomes (`docs/import.md`
+/// §5): a comment, which renders nothing.
+pub const IF_LEFT_OUT: &str = "{{// if-block left out at import}}";
+
 /// The most warnings one text gives; the rest are counted in one more.
 const MAX_WARNINGS: usize = 20;
 
@@ -167,6 +171,14 @@ pub struct Converted {
     /// The IDs of every card variable the text names (set or read), for the
     /// scenario to declare (`string`, Format 8.1).
     pub variables: BTreeSet<String>,
+    /// Variables read with a Macros 2.0 default (`{{.x ?? 0}}`): (variable
+    /// ID, default text), in text order, for the scenario to declare with
+    /// that default (`docs/import.md` §5).
+    pub defaults: Vec<(String, String)>,
+    /// Variables read without a default outside a greeting (`{{.x}}`,
+    /// `{{getvar::x}}`), to warn when the same variable has a default
+    /// elsewhere.
+    pub plain_reads: BTreeSet<String>,
 }
 
 /// The Troupe variable ID of a SillyTavern variable name: its slug
@@ -220,6 +232,8 @@ pub fn convert(text: &str, field: Field<'_>, summary: &mut Summary) -> Converted
         summary,
         sets: Vec::new(),
         variables: BTreeSet::new(),
+        defaults: Vec::new(),
+        plain_reads: BTreeSet::new(),
         warnings: 0,
         notes: 0,
         last: (0, 0),
@@ -238,6 +252,8 @@ pub fn convert(text: &str, field: Field<'_>, summary: &mut Summary) -> Converted
         text: join(&pieces),
         sets: cx.sets,
         variables: cx.variables,
+        defaults: cx.defaults,
+        plain_reads: cx.plain_reads,
     }
 }
 
@@ -527,6 +543,8 @@ struct Cx<'a, 's> {
     summary: &'s mut Summary,
     sets: Vec<(String, String)>,
     variables: BTreeSet<String>,
+    defaults: Vec<(String, String)>,
+    plain_reads: BTreeSet<String>,
     warnings: usize,
     notes: usize,
     /// The last offset computed (byte, characters), so that offsets asked
@@ -664,12 +682,23 @@ impl Cx<'_, '_> {
                 out.push(Piece::Lit(self.text[start..block_end].to_string()));
             }
             Err(why) => {
-                self.warn(
-                    start,
-                    block_end,
-                    &format!("Troupe templates have no conditionals and {why}, so both branches stay visible"),
-                );
-                out.push(Piece::Lit(self.text[start..block_end].to_string()));
+                // Neither branch may reach the prompt: the block is left
+                // out, loudly (`docs/import.md` §5).
+                self.warnings += 1;
+                if self.warnings <= MAX_WARNINGS {
+                    let src: String = self.text[start..end].chars().take(40).collect();
+                    let n = self.offset(start);
+                    let len = self.text[start..block_end].chars().count();
+                    self.summary.warn(
+                        self.field.at,
+                        format!(
+                            "`{src}` block at offset {n} ({len} characters): Troupe templates have no conditionals and {why}, so the whole block is left out and neither branch reaches the prompt; the card's text stays in the record for export, and a lore entry with a `when` condition (Format 5.3) can bring each branch back"
+                        ),
+                    );
+                }
+                // A comment marks the place (it renders nothing) and keeps
+                // a text that was only the block from becoming empty.
+                out.push(Piece::Tr(IF_LEFT_OUT.to_string()));
             }
         }
         e + 1
@@ -693,7 +722,18 @@ impl Cx<'_, '_> {
             _ => None,
         };
         let value = match plain.as_deref() {
-            Some(p) if p.starts_with('.') => self.getvar(&p[1..])?,
+            // `.x ?? d` (Macros 2.0): the variable, or `d` while it has none.
+            Some(p) if p.starts_with('.') => match p[1..].split_once("??") {
+                Some((name, d)) if !d.starts_with('=') => {
+                    let got = self.getvar(name.trim())?;
+                    if got.is_empty() {
+                        d.trim().to_string()
+                    } else {
+                        got
+                    }
+                }
+                _ => self.getvar(&p[1..])?,
+            },
             Some(p) if p.eq_ignore_ascii_case("char") => self
                 .field
                 .char_name
@@ -826,7 +866,7 @@ impl Cx<'_, '_> {
         if !nested {
             let t = first.trim();
             if let Some(v) = t.strip_prefix('.') {
-                return self.getvar_val(v);
+                return self.shorthand(v, start);
             }
             if t.starts_with('$') {
                 return Err(
@@ -884,12 +924,80 @@ impl Cx<'_, '_> {
         Err("a macro Troupe does not know holds a nested macro".into())
     }
 
+    /// SillyTavern's variable shorthand `{{.name}}` with an optional
+    /// Macros 2.0 operator (`v` is what follows the `.`): `{{.x}}` reads
+    /// `x`; `{{.x ?? d}}` reads `x` with the default `d` (declared as the
+    /// variable's default outside a greeting; in a greeting, `d` when
+    /// nothing set `x` before). Any other operator changes or tests the
+    /// variable each time the text is used: an error (kept as written).
+    fn shorthand(&mut self, v: &str, start: usize) -> Result<Val, String> {
+        let v = v.trim_start();
+        let bytes = v.as_bytes();
+        let mut end = 0;
+        while end < bytes.len() {
+            let c = bytes[end];
+            let ok = c.is_ascii_alphanumeric()
+                || c == b'_'
+                || (c == b'-' && !matches!(bytes.get(end + 1), Some(b'-' | b'=')))
+                || !c.is_ascii();
+            if !ok {
+                break;
+            }
+            end += 1;
+        }
+        while !v.is_char_boundary(end) {
+            end -= 1;
+        }
+        let (name, rest) = v.split_at(end);
+        let rest = rest.trim();
+        if rest.is_empty() {
+            return self.getvar_val(name);
+        }
+        if name.is_empty() {
+            return Err("a variable needs a name".into());
+        }
+        let Some(default) = rest.strip_prefix("??").filter(|d| !d.starts_with('=')) else {
+            let op: String = rest
+                .chars()
+                .take_while(|c| !c.is_alphanumeric() && !c.is_whitespace())
+                .collect();
+            return Err(format!(
+                "SillyTavern's variable operator `{op}` (Macros 2.0) changes or tests `{name}` each time the text is used; Troupe templates only read variables"
+            ));
+        };
+        let default = default.trim().to_string();
+        let id = self.var(name)?;
+        if self.field.greeting {
+            let set = self.sets.iter().find(|(k, _)| *k == id).map(|(_, x)| x.clone());
+            return Ok(Val::lit(set.unwrap_or(default)));
+        }
+        // Every distinct default is kept: the caller declares the first and
+        // warns about the others.
+        let pair = (id.clone(), default.clone());
+        if !self.defaults.contains(&pair) {
+            self.defaults.push(pair);
+        }
+        let n = self.offset(start);
+        self.notes += 1;
+        if self.notes <= MAX_WARNINGS {
+            self.summary.converted(
+                self.field.at,
+                format!("macro at offset {n}: `{{{{.{name} ?? {default}}}}}` reads variable `{id}`, declared with default `{default}`"),
+            );
+        }
+        Ok(Val::Fixed {
+            out: vec![Piece::Tr(format!("{{{{{id}}}}}"))],
+            text: None,
+        })
+    }
+
     fn getvar_val(&mut self, name: &str) -> Result<Val, String> {
         let id = self.var(name)?;
         if self.field.greeting {
             let v = self.getvar(name)?;
             return Ok(Val::lit(v));
         }
+        self.plain_reads.insert(id.clone());
         Ok(Val::Fixed {
             out: vec![Piece::Tr(format!("{{{{{id}}}}}"))],
             text: None,
@@ -1309,13 +1417,43 @@ mod tests {
         assert_eq!(c.text, "no");
         let (c, _) = conv("{{#if char}}A{{/if}}{{if !char}}B{{/if}}", false);
         assert_eq!(c.text, "A");
-        let (c, s) = conv("{{if .m}}yes{{else}}no{{/if}}", false);
-        assert_eq!(c.text, "\\{{if .m}}yes\\{{else}}no\\{{/if}}");
+        // On chat-time state neither branch reaches the prompt, loudly.
+        let (c, s) = conv("a {{if .m}}yes{{else}}no{{/if}} b", false);
+        assert_eq!(c.text, format!("a {IF_LEFT_OUT} b"));
         assert_eq!(s.warnings.len(), 1);
-        assert!(s.warnings[0].message.contains("both branches"));
+        assert!(
+            s.warnings[0].message.contains("neither branch reaches the prompt"),
+            "{:?}",
+            s.warnings[0]
+        );
         let (c, s) = conv("a{{else}}b", false);
         assert_eq!(c.text, "a\\{{else}}b");
         assert_eq!(s.warnings.len(), 1);
+    }
+
+    #[test]
+    fn macros_2_defaults_read_the_variable() {
+        let (c, s) = conv("Rage: {{.gokuRage ?? 0}} / {{ .gokuRage??5 }}", false);
+        assert_eq!(c.text, "Rage: {{gokurage}} / {{gokurage}}");
+        // Both defaults are reported; the card declares the first and warns.
+        let pair = |d: &str| ("gokurage".to_string(), d.to_string());
+        assert_eq!(c.defaults, vec![pair("0"), pair("5")]);
+        assert!(c.variables.contains("gokurage"));
+        assert!(c.plain_reads.is_empty());
+        assert!(s.warnings.is_empty());
+        assert!(s.converted[0].what.contains("default `0`"), "{:?}", s.converted);
+        // In a greeting the default is the value when nothing set it.
+        let (c, _) = conv("{{.n ?? 3}}{{setvar::n::7}}{{.n ?? 3}}", true);
+        assert_eq!(c.text, "37");
+        // In a greeting's condition too.
+        let (c, _) = conv("{{if .n ?? 1}}yes{{else}}no{{/if}}", true);
+        assert_eq!(c.text, "yes");
+        let (c, _) = conv("{{setvar::n::0}}{{if .n ?? 1}}yes{{else}}no{{/if}}", true);
+        assert_eq!(c.text, "no");
+        // Other operators change the variable each use: kept, with a warning.
+        let (c, s) = conv("{{.n += 1}}", false);
+        assert_eq!(c.text, "\\{{.n += 1}}");
+        assert!(s.warnings[0].message.contains("`+=`"), "{:?}", s.warnings);
     }
 
     #[test]
@@ -1327,6 +1465,7 @@ mod tests {
         // Unclosed `{{if}}`s are matched in one pass (no rescan per `if`);
         // the warnings stop at 20 and one more counts the rest.
         let t = "{{if .x}}".repeat(100_000);
+        // (unclosed: kept as written, each with a warning)
         let (c, s) = conv(&t, true);
         assert_eq!(c.text, "\\{{if .x}}".repeat(100_000));
         assert_eq!(s.warnings.len(), MAX_WARNINGS + 1);

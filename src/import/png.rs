@@ -132,6 +132,19 @@ pub fn write_card_png(
     keyword: &str,
     card_json: &str,
 ) -> Result<Vec<u8>, Diagnostic> {
+    write_card_png_chunks(image, &[(keyword, card_json)])
+}
+
+/// [`write_card_png`] with several card chunks, each `(keyword, card
+/// JSON)`, written in the order given: a V3 card is written as `chara`
+/// (its V2 form, for readers that know only V2) and `ccv3`, as
+/// SillyTavern writes it (`docs/import.md` §9).
+///
+/// Errors: PARSE when `image` is not a readable PNG.
+pub fn write_card_png_chunks(
+    image: Option<&[u8]>,
+    chunks: &[(&str, &str)],
+) -> Result<Vec<u8>, Diagnostic> {
     let (width, height, color, depth, pixels) = match image {
         Some(bytes) => {
             let mut decoder = png::Decoder::new(Cursor::new(bytes));
@@ -166,7 +179,6 @@ pub fn write_card_png(
             vec![0, 0, 0, 0],
         ),
     };
-    let encoded = base64::engine::general_purpose::STANDARD.encode(card_json.as_bytes());
     let mut out = Vec::new();
     let io = |e: png::EncodingError| {
         Diagnostic::error(Code::Parse, format!("cannot write the PNG: {e}"))
@@ -175,9 +187,12 @@ pub fn write_card_png(
         let mut encoder = png::Encoder::new(&mut out, width, height);
         encoder.set_color(color);
         encoder.set_depth(depth);
-        encoder
-            .add_text_chunk(keyword.to_string(), encoded)
-            .map_err(io)?;
+        for (keyword, card_json) in chunks {
+            let encoded = base64::engine::general_purpose::STANDARD.encode(card_json.as_bytes());
+            encoder
+                .add_text_chunk((*keyword).to_string(), encoded)
+                .map_err(io)?;
+        }
         let mut writer = encoder.write_header().map_err(io)?;
         writer.write_image_data(&pixels).map_err(io)?;
         writer.finish().map_err(io)?;
@@ -193,6 +208,22 @@ mod tests {
     fn written_card_reads_back() {
         let png = write_card_png(None, "chara", "{\"name\":\"Ann\"}").unwrap();
         assert_eq!(card_text("t.png", &png).unwrap(), b"{\"name\":\"Ann\"}");
+    }
+
+    #[test]
+    fn both_chunks_are_written_and_ccv3_is_preferred() {
+        let png = write_card_png_chunks(None, &[("chara", "{\"v\":2}"), ("ccv3", "{\"v\":3}")])
+            .unwrap();
+        assert_eq!(card_text("t.png", &png).unwrap(), b"{\"v\":3}");
+        let decoder = png::Decoder::new(Cursor::new(&png));
+        let reader = decoder.read_info().unwrap();
+        let names: Vec<&str> = reader
+            .info()
+            .uncompressed_latin1_text
+            .iter()
+            .map(|t| t.keyword.as_str())
+            .collect();
+        assert_eq!(names, ["chara", "ccv3"]);
     }
 
     #[test]

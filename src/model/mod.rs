@@ -17,6 +17,27 @@ pub use bundle::*;
 pub use session::*;
 pub use types::{ScalarType, VarType};
 
+/// IDs that are never a character, world, scenario or variable ID (Format 3.2).
+pub const RESERVED_IDS: &[&str] = &[
+    "narrator",
+    "scene",
+    "state",
+    "char",
+    "user",
+    "own",
+    "self",
+    "turn",
+    "round",
+    "opening",
+    "last",
+    "elapsed",
+    "hour",
+    "weekday",
+    "players",
+    "difficulty",
+];
+
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;

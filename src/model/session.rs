@@ -60,12 +60,25 @@ fn player_slots(scenario: &Value) -> impl Iterator<Item = Slot<'_>> {
 }
 
 /// 18.4's default filling of `seat`: the player `{"seat", "character"}`
-/// and its header character named `name`.
+/// and its header character named `name`, whose ID is
+/// [`default_seat_character`].
 fn default_seat(seat: &str, name: &str) -> (Value, Value) {
+    let id = default_seat_character(seat);
     (
-        serde_json::json!({"seat": seat, "character": seat}),
-        serde_json::json!({"id": seat, "name": name, "fictional": true, "age_band": "adult"}),
+        serde_json::json!({"seat": seat, "character": id}),
+        serde_json::json!({"id": id, "name": name, "fictional": true, "age_band": "adult"}),
     )
+}
+
+/// The ID of the header character that fills `seat` by default (Format
+/// 18.4): the seat's ID, or, when that is a reserved ID (3.2: a seat may be
+/// named `user`, a character may not), the seat's ID followed by `-1`.
+pub fn default_seat_character(seat: &str) -> String {
+    if super::RESERVED_IDS.contains(&seat) {
+        format!("{seat}-1")
+    } else {
+        seat.to_string()
+    }
 }
 
 /// The players and header characters of 18.4 for the cast entries `name_of`

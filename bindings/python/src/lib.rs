@@ -875,6 +875,7 @@ impl History {
             char,
             owner,
             narrator,
+            per_chat: false,
         };
         py.detach(|| self.inner.render(&text, at.as_deref(), &who))
             .or_raise(py)

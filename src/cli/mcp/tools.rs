@@ -287,7 +287,8 @@ pub fn definitions() -> Vec<ToolDef> {
                     "at": string("The message whose state the macros read (default: the initial state)"),
                     "char": string("The character {{char}} means"),
                     "owner": string("The owner `own` means (a character, a world or the scenario)"),
-                    "narrator": {"type": "boolean", "description": "The text is for a narrator message"}
+                    "narrator": {"type": "boolean", "description": "The text is for a narrator message"},
+                    "per_chat": {"type": "boolean", "description": "Render the text as a description or entry content, as the prompt does: {{pick}} stable per chat (Format 10.6)"}
                 }),
                 &["pack", "text"],
             ),
@@ -788,6 +789,8 @@ struct RenderArgs {
     owner: Option<String>,
     #[serde(default)]
     narrator: bool,
+    #[serde(default)]
+    per_chat: bool,
 }
 
 fn render(root: &Root, a: RenderArgs) -> Step<Outcome> {
@@ -797,6 +800,7 @@ fn render(root: &Root, a: RenderArgs) -> Step<Outcome> {
         char: a.char_id,
         owner: a.owner,
         narrator: a.narrator,
+        per_chat: a.per_chat,
     };
     let out = history
         .render(&a.text, a.at.as_deref(), &who)
