@@ -146,9 +146,33 @@ fn scan_error(file: &str, e: &ScanError) -> Diagnostic {
         .in_file(file)
         .at_line_col(line, column);
     }
-    Diagnostic::error(Code::Parse, format!("invalid YAML: {}", e.info()))
+    let info = e.info();
+    let message = match plain_yaml_error(info) {
+        Some(plain) => format!("invalid YAML: {plain} (the parser says: {info})"),
+        None => format!("invalid YAML: {info}"),
+    };
+    Diagnostic::error(Code::Parse, message)
         .in_file(file)
         .at_line_col(line, column)
+}
+
+/// A plain sentence for the YAML parser's messages that most often mean a
+/// line indented wrong, so an author sees what to fix (Format 2.4, 17.5).
+fn plain_yaml_error(info: &str) -> Option<&'static str> {
+    if info.contains("did not find expected '-' indicator")
+        || info.contains("did not find expected key")
+    {
+        Some("this line is not indented like the lines of the list or mapping it belongs to")
+    } else if info.contains("mapping values are not allowed in this context") {
+        Some(
+            "a `key: value` where none can start: this line is indented deeper than the \
+             key before it, or a value holds `: ` and needs quotes",
+        )
+    } else if info.contains("tabs disallowed") {
+        Some("YAML is indented with spaces, not tabs")
+    } else {
+        None
+    }
 }
 
 /// A sequence or mapping being built.
@@ -744,6 +768,28 @@ mod tests {
 
     fn at(d: &Diagnostic) -> (Option<u32>, Option<u32>) {
         (d.location.line, d.location.column)
+    }
+
+    /// Issue 42: the indentation mistakes authors make get a plain
+    /// sentence first, at the line that is indented wrong, and keep the
+    /// parser's wording after it.
+    #[test]
+    fn indentation_errors_say_so_plainly_at_the_line() {
+        let cases = [
+            // A key indented less than its siblings in a list item.
+            ("rules:\n  - id: a\n   keywords: [x]\n", 3, "not indented like"),
+            // A key indented deeper than the one before it.
+            ("a:\n  b: 1\n    c: 2\n", 3, "indented deeper than the key before it"),
+            // A tab.
+            ("a:\n\t- b\n", 2, "spaces, not tabs"),
+        ];
+        for (text, line, says) in cases {
+            let d = parse(text).unwrap_err();
+            assert_eq!(d.code, Code::Parse, "{text:?}");
+            assert_eq!(d.location.line, Some(line), "{text:?}: {}", d.message);
+            assert!(d.message.contains(says), "{text:?}: {}", d.message);
+            assert!(d.message.contains("the parser says"), "{}", d.message);
+        }
     }
 
     #[test]
