@@ -231,6 +231,7 @@ fn compile_writes_a_bundle_by_extension_and_export_reads_every_form() {
     let (code, _, err) = troupe(&["export", "card", pack, "--character", "dna", "-o", "x.json"]);
     assert_eq!(code, 1);
     assert!(err.contains("did you mean `dana`?"), "{err}");
+}
 
 /// `--to ID` (Format 18.9, 20): the host names the responder of every turn;
 /// a character who cannot answer (absent) refuses the turn, exit 1, and
