@@ -266,3 +266,128 @@ fn run_to_names_the_responder() {
     let written = std::fs::read_to_string(&out).unwrap_or_default();
     assert!(!written.contains(r#""author":"investigator""#), "{written}");
 }
+
+/// `--resume SESSION [--at ID]` (Format 18.10, 20): a run cut after two
+/// inputs and resumed with the rest writes the bytes of the whole run; an
+/// unknown `--at` is exit 1, a setting given with `--resume` exit 2, the
+/// session itself as `--out` exit 2; `play --resume --at` goes on from
+/// there as a branch.
+#[test]
+fn run_and_play_resume_a_saved_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let pack = "examples/packs/everyday-negotiation";
+    let lines: Vec<&str> = include_str!("../examples/scripts/used-car-good-deal.txt")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    std::fs::write(p("all.txt"), lines.join("\n")).unwrap();
+    std::fs::write(p("a.txt"), lines[..2].join("\n")).unwrap();
+    std::fs::write(p("b.txt"), lines[2..].join("\n")).unwrap();
+    let run = |args: &[&str]| troupe(args);
+    let (code, _, err) = run(&[
+        "run",
+        pack,
+        "--seed",
+        "4",
+        "--script",
+        &p("all.txt"),
+        "--out",
+        &p("whole.jsonl"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&[
+        "run",
+        pack,
+        "--seed",
+        "4",
+        "--script",
+        &p("a.txt"),
+        "--out",
+        &p("a.jsonl"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&[
+        "run",
+        pack,
+        "--resume",
+        &p("a.jsonl"),
+        "--script",
+        &p("b.txt"),
+        "--out",
+        &p("b.jsonl"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Resumed at [m5] Marco:"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(p("b.jsonl")).unwrap(),
+        std::fs::read_to_string(p("whole.jsonl")).unwrap()
+    );
+    let (code, _, err) = run(&[
+        "run",
+        pack,
+        "--resume",
+        &p("a.jsonl"),
+        "--at",
+        "m9",
+        "--script",
+        &p("b.txt"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("UNKNOWN_REF") && err.contains("`m9`"), "{err}");
+    let (code, _, _) = run(&[
+        "run",
+        pack,
+        "--resume",
+        &p("a.jsonl"),
+        "--seed",
+        "3",
+        "--script",
+        &p("b.txt"),
+    ]);
+    assert_eq!(code, 2);
+    let (code, _, _) = run(&[
+        "run",
+        pack,
+        "--resume",
+        &p("a.jsonl"),
+        "--script",
+        &p("b.txt"),
+        "--out",
+        &p("a.jsonl"),
+    ]);
+    assert_eq!(code, 2);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args([
+            "play",
+            pack,
+            "--resume",
+            &p("a.jsonl"),
+            "--at",
+            "m3",
+            "--out",
+            &p("c.jsonl"),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"Hello\n/quit\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Resumed at [m3] Marco:"), "{stdout}");
+    assert!(stdout.contains("[m6] Player: Hello"), "{stdout}");
+    let c = std::fs::read_to_string(p("c.jsonl")).unwrap();
+    let a = std::fs::read_to_string(p("a.jsonl")).unwrap();
+    assert!(c.starts_with(&a));
+    assert!(
+        c[a.len()..].starts_with(r#"{"id":"m6","parent":"m3""#),
+        "{c}"
+    );
+}

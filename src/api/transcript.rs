@@ -36,6 +36,13 @@ pub fn start(session: &Session, all: bool) -> String {
     text::start(&session.inner, all)
 }
 
+/// The lines that begin a resumed session (Format 18.10): the settings,
+/// `Resumed at [ID] Author: text` and the state there (`all`: hidden
+/// variables too).
+pub fn resumed(session: &Session, all: bool) -> String {
+    text::resumed(&session.inner, all)
+}
+
 /// `name = value, …` of a flattened state (scene variables left out;
 /// strings unquoted, an absent value as `(absent)`).
 pub fn state_line(state: &Map<String, Value>) -> String {
