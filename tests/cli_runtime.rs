@@ -391,3 +391,67 @@ fn run_and_play_resume_a_saved_session() {
         "{c}"
     );
 }
+
+/// `troupe transcript` (Format 20): the path of `--at`, each part rendered
+/// at its message (the opening's `{{user}}` is the player's name, Player),
+/// in the three forms; an unknown `--at` is exit 1. Expected texts are the
+/// recorded session's lines with the macros resolved by hand.
+#[test]
+fn transcript_renders_every_message_of_the_path() {
+    let pack = "examples/packs/harbor-lights";
+    let session = "examples/packs/harbor-lights/sessions/inn.jsonl";
+    let (code, out, err) = troupe(&["transcript", pack, session, "--at", "m2"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "[m1] Inés: You'll be the mapmaker. Sit down, Player, the stew's hot, and the harbor has been strange all week.\n[m2] Player: Thank you. Is the stew as good as they say?\n"
+    );
+    let (code, out, _) = troupe(&[
+        "transcript",
+        pack,
+        session,
+        "--at",
+        "m2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["at"], "m2");
+    assert_eq!(v["messages"][1]["author"], "investigator");
+    assert_eq!(v["messages"][1]["name"], "Player");
+    assert!(v["messages"][1].get("hidden").is_none());
+    assert!(v["messages"][1]["parts"][0].get("audience").is_none());
+    let (code, out, _) = troupe(&[
+        "transcript",
+        pack,
+        session,
+        "--at",
+        "m2",
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("**Inés:** You'll be"), "{out}");
+    assert!(
+        out.ends_with("\n\n**Player:** Thank you. Is the stew as good as they say?\n"),
+        "{out}"
+    );
+    // A whisper (7.2 `audience`) and a hidden message, from walkthrough.jsonl's
+    // m7 (two parts, the second to ada) and m8 (hidden, by the narrator).
+    let walk = "examples/packs/harbor-lights/sessions/walkthrough.jsonl";
+    let (code, out, _) = troupe(&["transcript", pack, walk, "--at", "m8"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("  (to ada) Come to the net sheds after dark. Not here.\n[m8] Narrator (hidden): Mara saw"), "{out}");
+    let (_, out, _) = troupe(&["transcript", pack, walk, "--at", "m8", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let m = v["messages"].as_array().unwrap();
+    assert_eq!(
+        m[m.len() - 2]["parts"][1]["audience"],
+        serde_json::json!(["ada"])
+    );
+    assert_eq!(m[m.len() - 1]["hidden"], true);
+    let (code, _, err) = troupe(&["transcript", pack, session, "--at", "m99"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("`m99`"), "{err}");
+}
