@@ -20,10 +20,6 @@ enum Step {
     Settings(Value),
 }
 
-fn turns(lines: &[&str]) -> Vec<Step> {
-    lines.iter().map(|l| Step::Turn(l.to_string())).collect()
-}
-
 fn script(name: &str) -> Vec<Step> {
     let text = std::fs::read_to_string(format!("examples/scripts/{name}")).unwrap();
     text.lines()
