@@ -132,6 +132,29 @@ fn a_stopped_session_stays_stopped() {
     assert!(answers[4]["reply"].is_string());
 }
 
+/// A turn no rule answers writes the input alone (Format 18.5: no
+/// proposal, no reply); that is not a stop (its verdict is ok), so the
+/// resumed session goes on as the uninterrupted one does.
+#[test]
+fn an_unanswered_input_is_not_a_stop() {
+    let bundle = json!({"troupe": "0.1", "kind": "bundle",
+      "characters": [ch("greaves", "Greaves")],
+      "scenarios": [{"id": "flat", "name": "The flat",
+        "cast": [{"character": "greaves"}, {"seat": "player", "player": true}],
+        "rules": [{"id": "damp", "keywords": ["damp"], "replies": ["The damp is fine."]}]}]});
+    let pack = Pack::from_bundle(&bundle.to_string()).unwrap();
+    let steps = vec![
+        Step::Turn("hello".into()),
+        Step::Turn("the damp?".into()),
+        Step::Turn("nothing".into()),
+        Step::Turn("damp again".into()),
+    ];
+    let answers = same_bytes_at_every_cut(&pack, SessionOptions::default, &steps);
+    assert!(answers[0]["reply"].is_null(), "{}", answers[0]);
+    assert_eq!(answers[1]["reply"], "The damp is fine.");
+    assert!(answers[3]["reply"].is_string());
+}
+
 /// Branches (undo, go-to) and a settings change (Format 8.9) in the middle:
 /// the branch point, the settings and the turn order come from the file.
 #[test]

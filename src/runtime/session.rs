@@ -426,11 +426,16 @@ impl Session {
         if let Some(m) = point {
             let id = s.engine.session.messages[m as usize].id.clone();
             s.go_to(&id);
-            // A safety stop leaves a player's input without a reply (19.4).
+            // A safety stop at the input leaves it without a reply (19.4);
+            // so does a turn no rule answers, which is not a stop: the
+            // input's own verdict tells them apart.
             let ms = &s.engine.session.messages;
             let player = matches!(ms[m as usize].author, Who::Cast(c) if s.engine.ir.players.contains(&c));
             let answered = ms.iter().any(|x| x.parent == Some(m));
-            s.stopped = player && !answered;
+            if player && !answered {
+                let text = s.render(m).unwrap_or_default();
+                s.stopped = s.rt.safety.verdict(&text, false).status == super::safety::Status::Stop;
+            }
         }
         Ok(s)
     }
