@@ -5,7 +5,10 @@
 //! results as the session that was never interrupted.
 
 use serde_json::{json, Value};
-use troupe::{Code, ErrorKind, Pack, ResumeOptions, RuntimeChoice, SessionOptions};
+use troupe::{
+    Code, ErrorKind, Pack, Proposal, ResumeOptions, Runtime, RuntimeChoice, SessionOptions,
+    TurnContext,
+};
 
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";
 const HARBOR: &str = "examples/packs/harbor-lights";
@@ -341,4 +344,51 @@ fn resume_writes_the_file_first_when_asked() {
     r.turn("What's your best price?").unwrap();
     assert_eq!(std::fs::read_to_string(&out).unwrap(), r.jsonl());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An adapter (Format 18.7): its proposals carry a change, so the state
+/// the resumed session starts from must be the recorded one.
+struct Echo;
+
+impl Runtime for Echo {
+    fn name(&self) -> &str {
+        "echo"
+    }
+    fn propose(&mut self, ctx: &TurnContext<'_>) -> Option<Proposal> {
+        Some(Proposal::adapter(
+            Some(format!("You said: {}", ctx.input)),
+            vec![json!({"add": {"patience": -1}})],
+        ))
+    }
+}
+
+/// Resume under an adapter (Format 18.10: the file is trusted, not
+/// replayed): a session played by the adapter, cut after each turn and
+/// resumed with the adapter, writes the uninterrupted session's bytes.
+#[test]
+fn an_adapter_session_resumes() {
+    let pack = Pack::open(NEGOTIATION).unwrap();
+    let inputs = ["Hello", "{{user}} here", "Let me think about it.", "Bye"];
+    let mut whole = pack.start(SessionOptions::default().adapter(Echo)).unwrap();
+    for i in inputs {
+        whole.turn(i).unwrap();
+    }
+    assert_eq!(whole.state()["patience"], json!(56));
+    for k in 0..=inputs.len() {
+        let mut cut = pack.start(SessionOptions::default().adapter(Echo)).unwrap();
+        for i in &inputs[..k] {
+            cut.turn(i).unwrap();
+        }
+        let mut resumed = pack
+            .resume_with(
+                cut.jsonl(),
+                ResumeOptions::default().runtime(RuntimeChoice::Adapter(Box::new(Echo))),
+            )
+            .unwrap();
+        for i in &inputs[k..] {
+            resumed.turn(i).unwrap();
+        }
+        assert_eq!(resumed.jsonl(), whole.jsonl(), "cut {k}");
+        assert_eq!(resumed.state(), whole.state(), "cut {k}");
+    }
 }
