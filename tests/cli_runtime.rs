@@ -266,3 +266,192 @@ fn run_to_names_the_responder() {
     let written = std::fs::read_to_string(&out).unwrap_or_default();
     assert!(!written.contains(r#""author":"investigator""#), "{written}");
 }
+
+/// `--resume SESSION [--at ID]` (Format 18.10, 20): a run cut after two
+/// inputs and resumed with the rest writes the bytes of the whole run; an
+/// unknown `--at` is exit 1, a setting given with `--resume` exit 2, the
+/// session itself as `--out` exit 2; `play --resume --at` goes on from
+/// there as a branch.
+#[test]
+fn run_and_play_resume_a_saved_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let pack = "examples/packs/everyday-negotiation";
+    let lines: Vec<&str> = include_str!("../examples/scripts/used-car-good-deal.txt")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    std::fs::write(p("all.txt"), lines.join("\n")).unwrap();
+    std::fs::write(p("a.txt"), lines[..2].join("\n")).unwrap();
+    std::fs::write(p("b.txt"), lines[2..].join("\n")).unwrap();
+    let run = |args: &[&str]| troupe(args);
+    let (code, _, err) = run(&[
+        "run",
+        pack,
+        "--seed",
+        "4",
+        "--script",
+        &p("all.txt"),
+        "--out",
+        &p("whole.jsonl"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&[
+        "run",
+        pack,
+        "--seed",
+        "4",
+        "--script",
+        &p("a.txt"),
+        "--out",
+        &p("a.jsonl"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&[
+        "run",
+        pack,
+        "--resume",
+        &p("a.jsonl"),
+        "--script",
+        &p("b.txt"),
+        "--out",
+        &p("b.jsonl"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Resumed at [m5] Marco:"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(p("b.jsonl")).unwrap(),
+        std::fs::read_to_string(p("whole.jsonl")).unwrap()
+    );
+    let (code, _, err) = run(&[
+        "run",
+        pack,
+        "--resume",
+        &p("a.jsonl"),
+        "--at",
+        "m9",
+        "--script",
+        &p("b.txt"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("UNKNOWN_REF") && err.contains("`m9`"), "{err}");
+    let (code, _, _) = run(&[
+        "run",
+        pack,
+        "--resume",
+        &p("a.jsonl"),
+        "--seed",
+        "3",
+        "--script",
+        &p("b.txt"),
+    ]);
+    assert_eq!(code, 2);
+    let (code, _, _) = run(&[
+        "run",
+        pack,
+        "--resume",
+        &p("a.jsonl"),
+        "--script",
+        &p("b.txt"),
+        "--out",
+        &p("a.jsonl"),
+    ]);
+    assert_eq!(code, 2);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_troupe"))
+        .args([
+            "play",
+            pack,
+            "--resume",
+            &p("a.jsonl"),
+            "--at",
+            "m3",
+            "--out",
+            &p("c.jsonl"),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"Hello\n/quit\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Resumed at [m3] Marco:"), "{stdout}");
+    assert!(stdout.contains("[m6] Player: Hello"), "{stdout}");
+    let c = std::fs::read_to_string(p("c.jsonl")).unwrap();
+    let a = std::fs::read_to_string(p("a.jsonl")).unwrap();
+    assert!(c.starts_with(&a));
+    assert!(
+        c[a.len()..].starts_with(r#"{"id":"m6","parent":"m3""#),
+        "{c}"
+    );
+}
+
+/// `troupe transcript` (Format 20): the path of `--at`, each part rendered
+/// at its message (the opening's `{{user}}` is the player's name, Player),
+/// in the three forms; an unknown `--at` is exit 1. Expected texts are the
+/// recorded session's lines with the macros resolved by hand.
+#[test]
+fn transcript_renders_every_message_of_the_path() {
+    let pack = "examples/packs/harbor-lights";
+    let session = "examples/packs/harbor-lights/sessions/inn.jsonl";
+    let (code, out, err) = troupe(&["transcript", pack, session, "--at", "m2"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "[m1] Inés: You'll be the mapmaker. Sit down, Player, the stew's hot, and the harbor has been strange all week.\n[m2] Player: Thank you. Is the stew as good as they say?\n"
+    );
+    let (code, out, _) = troupe(&[
+        "transcript",
+        pack,
+        session,
+        "--at",
+        "m2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["at"], "m2");
+    assert_eq!(v["messages"][1]["author"], "investigator");
+    assert_eq!(v["messages"][1]["name"], "Player");
+    assert!(v["messages"][1].get("hidden").is_none());
+    assert!(v["messages"][1]["parts"][0].get("audience").is_none());
+    let (code, out, _) = troupe(&[
+        "transcript",
+        pack,
+        session,
+        "--at",
+        "m2",
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("**Inés:** You'll be"), "{out}");
+    assert!(
+        out.ends_with("\n\n**Player:** Thank you. Is the stew as good as they say?\n"),
+        "{out}"
+    );
+    // A whisper (7.2 `audience`) and a hidden message, from walkthrough.jsonl's
+    // m7 (two parts, the second to ada) and m8 (hidden, by the narrator).
+    let walk = "examples/packs/harbor-lights/sessions/walkthrough.jsonl";
+    let (code, out, _) = troupe(&["transcript", pack, walk, "--at", "m8"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("  (to ada) Come to the net sheds after dark. Not here.\n[m8] Narrator (hidden): Mara saw"), "{out}");
+    let (_, out, _) = troupe(&["transcript", pack, walk, "--at", "m8", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let m = v["messages"].as_array().unwrap();
+    assert_eq!(
+        m[m.len() - 2]["parts"][1]["audience"],
+        serde_json::json!(["ada"])
+    );
+    assert_eq!(m[m.len() - 1]["hidden"], true);
+    let (code, _, err) = troupe(&["transcript", pack, session, "--at", "m99"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("`m99`"), "{err}");
+}

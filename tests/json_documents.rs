@@ -152,6 +152,11 @@ fn knows_render_and_explain_documents() {
     assert!(r.is_string(), "render prints one JSON string");
     conforms("render", &r);
 
+    let t = json(&["transcript", BUNDLE, SESSION, "--format", "json"]);
+    assert_eq!(keys(&t), ["scenario", "at", "messages"]);
+    assert_eq!(keys(&t["messages"][0]), ["id", "author", "name", "parts"]);
+    conforms("transcript", &t);
+
     let x = json(&["explain", BUNDLE, SESSION, "--at", "m2", "--json"]);
     assert_eq!(keys(&x), ["at", "scenario", "active", "entries"]);
     let entry = &x["entries"][0];

@@ -157,6 +157,11 @@ impl History {
         History { engine }
     }
 
+    /// The compiled story and session, taken (a session resumed from it).
+    pub(crate) fn into_engine(self) -> Engine {
+        self.engine
+    }
+
     /// Parses and checks session `bytes` against `pack`; `file` names it in
     /// diagnostics.
     pub(crate) fn parse(pack: &Pack, file: &str, bytes: &[u8]) -> Result<History> {

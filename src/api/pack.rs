@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::error::{Error, ErrorKind, Result};
 use super::history::History;
-use super::session::{Session, SessionOptions};
+use super::session::{ResumeOptions, Session, SessionOptions};
 use crate::diag::render::Sources;
 use crate::diag::{Code, Diagnostic};
 use crate::runtime::open::OpenError;
@@ -264,6 +264,42 @@ impl Pack {
     /// ```
     pub fn start(&self, options: SessionOptions) -> Result<Session> {
         Session::start(self, options)
+    }
+
+    /// Resumes the saved session `jsonl` (the text of its file, Format
+    /// 18.8) at its last message in file order, under the rules runtime
+    /// (Format 18.10): the settings, state, turn order and draws come from
+    /// the file alone, and the session goes on as if it had never stopped.
+    ///
+    /// ```
+    /// use troupe::{Pack, SessionOptions};
+    /// let pack = Pack::open("examples/packs/everyday-negotiation")?;
+    /// let mut whole = pack.start(SessionOptions::default().seed(7))?;
+    /// whole.turn("Hello Marco!")?;
+    /// let mut resumed = pack.resume(whole.jsonl())?;
+    /// whole.turn("What's your best price?")?;
+    /// resumed.turn("What's your best price?")?;
+    /// assert_eq!(resumed.jsonl(), whole.jsonl());
+    /// # Ok::<(), troupe::Error>(())
+    /// ```
+    ///
+    /// Errors: [`ErrorKind::Invalid`] with the diagnostics of `troupe
+    /// check` when the session does not conform to the pack;
+    /// [`ErrorKind::Refused`] (ORDER) when its message IDs are not `m1`,
+    /// `m2`, … in file order.
+    pub fn resume(&self, jsonl: &str) -> Result<Session> {
+        Session::resume(self, jsonl, ResumeOptions::default())
+    }
+
+    /// [`Pack::resume`] at a message, under a runtime, or writing to a file
+    /// ([`ResumeOptions`]). Resuming at an earlier message starts a branch
+    /// there, as [`Session::go_to`] does.
+    ///
+    /// Errors: as [`Pack::resume`]; [`ErrorKind::Refused`] (UNKNOWN_REF at
+    /// `at`) when `at` is not a message of the session, or under the fake
+    /// runtime; [`ErrorKind::Io`] when `out` cannot be written.
+    pub fn resume_with(&self, jsonl: &str, options: ResumeOptions) -> Result<Session> {
+        Session::resume(self, jsonl, options)
     }
 
     /// A recorded session given as the text of its JSONL file (Format 12,

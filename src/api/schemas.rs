@@ -18,7 +18,7 @@ pub fn schemas() -> &'static [(&'static str, &'static str)] {
 /// The JSON Schemas of the `--json` documents of Format 20.1
 /// (`schemas/output/<command>.schema.json`): pairs of the command
 /// (`check`, `run`, `state`, `ended`, `knows`, `render`, `explain`,
-/// `playtest`, `explore`) and
+/// `transcript`, `playtest`, `explore`) and
 /// the schema's text.
 ///
 /// ```
@@ -55,6 +55,10 @@ const OUTPUT: &[(&str, &str)] = &[
     (
         "explain",
         include_str!("../../schemas/output/explain.schema.json"),
+    ),
+    (
+        "transcript",
+        include_str!("../../schemas/output/transcript.schema.json"),
     ),
     (
         "playtest",

@@ -130,6 +130,46 @@ impl SessionOptions {
     }
 }
 
+/// How a saved session is resumed (Format 18.10): where, under which
+/// runtime, and where its file goes on. `ResumeOptions::default()` resumes
+/// at the last message in file order under the rules runtime, in memory.
+///
+/// ```
+/// use troupe::ResumeOptions;
+/// let options = ResumeOptions::default().at("m3");
+/// assert_eq!(options.at.as_deref(), Some("m3"));
+/// ```
+#[derive(Debug, Default)]
+pub struct ResumeOptions {
+    /// The resume point: the next input is its child (an earlier message
+    /// starts a branch); `None`: the last message in file order.
+    pub at: Option<String>,
+    /// Which runtime proposes from now on ([`RuntimeChoice::Fake`] is
+    /// refused: it writes nothing).
+    pub runtime: RuntimeChoice,
+    /// Also write the session file here (created or truncated): the
+    /// resumed file's lines first, then each new line as it is written.
+    pub out: Option<PathBuf>,
+}
+
+impl ResumeOptions {
+    /// Sets [`ResumeOptions::at`].
+    pub fn at(mut self, id: impl Into<String>) -> Self {
+        self.at = Some(id.into());
+        self
+    }
+    /// Sets [`ResumeOptions::runtime`].
+    pub fn runtime(mut self, runtime: RuntimeChoice) -> Self {
+        self.runtime = runtime;
+        self
+    }
+    /// Sets [`ResumeOptions::out`].
+    pub fn out(mut self, path: impl Into<PathBuf>) -> Self {
+        self.out = Some(path.into());
+        self
+    }
+}
+
 /// A session being played (Format 18): each [`Session::turn`] steps the
 /// story once, and the session file grows line by line ([`Session::jsonl`]).
 ///
@@ -185,6 +225,36 @@ impl Session {
             (None, Some(out)) => runtime::Session::start_to_file(opened, &opts, out)?,
             (Some(r), out) => runtime::Session::start_with(opened, &opts, r, out.as_deref())?,
         };
+        Ok(Session { inner })
+    }
+
+    pub(crate) fn resume(pack: &Pack, jsonl: &str, options: ResumeOptions) -> Result<Session> {
+        let runtime = match options.runtime {
+            RuntimeChoice::Rules => None,
+            RuntimeChoice::Fake => {
+                return Err(super::Error::new(
+                    super::ErrorKind::Refused,
+                    "the fake runtime writes nothing, so it cannot go on with a session file (Format 18.7, 18.10)",
+                ))
+            }
+            RuntimeChoice::Adapter(r) => Some(r),
+        };
+        let engine = pack.history(jsonl)?.into_engine();
+        // The header is line 1 (Format 12.2); the check above read it.
+        let header = jsonl
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .and_then(|l| serde_json::from_str::<Value>(l).ok())
+            .unwrap_or_default();
+        let inner = runtime::Session::resume(
+            pack.opened(),
+            engine,
+            header,
+            jsonl.to_string(),
+            options.at.as_deref(),
+            runtime,
+            options.out.as_deref(),
+        )?;
         Ok(Session { inner })
     }
 

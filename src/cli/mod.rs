@@ -29,6 +29,7 @@ pub mod run;
 pub mod schema;
 pub mod state;
 pub mod test;
+pub mod transcript;
 
 /// Troupe: check, compile, step and test scenario packs.
 #[derive(Debug, Parser)]
@@ -66,6 +67,8 @@ enum Command {
     State(state::Args),
     /// Render a template (Format 10).
     Render(render::Args),
+    /// Every message of a session's path with its text rendered (Format 20).
+    Transcript(transcript::Args),
     /// Who knows a part or a summary (Format 7.4, 12.5).
     Knows(knows::Args),
     /// Whether the story has ended at a message (Format 9.3).
@@ -117,6 +120,7 @@ pub fn run() -> i32 {
         Command::Conformance(args) => conformance::run(args),
         Command::State(args) => state::run(args),
         Command::Render(args) => render::run(args),
+        Command::Transcript(args) => transcript::run(args),
         Command::Knows(args) => knows::run(args),
         Command::Ended(args) => ended::run(args),
         Command::Explain(args) => explain::run(args),

@@ -1,4 +1,5 @@
-//! `troupe play PACK [settings]` (Format 20): the interactive form of
+//! `troupe play PACK [settings | --resume SESSION [--at ID]]` (Format 20,
+//! 18.10): the interactive form of
 //! `run`. Each line read is an input, except the commands `/state` (the
 //! visible state), `/undo` (the next input becomes a sibling of the last
 //! one; nothing written is lost), `/help` and `/quit`. Reads standard
@@ -74,7 +75,11 @@ pub fn run(args: Args) -> i32 {
     let _ = writeln!(
         out,
         "{}{}",
-        troupe::escape_controls(&transcript::start(&session, args.debug)),
+        troupe::escape_controls(&if args.session.resume.is_some() {
+            transcript::resumed(&session, args.debug)
+        } else {
+            transcript::start(&session, args.debug)
+        }),
         help(file.is_some())
     );
     let mut lines = stdin.lock().lines();

@@ -38,6 +38,15 @@ pub struct SessionArgs {
     /// bundle.json afresh.
     #[arg(long)]
     pub verify_ir: bool,
+    /// Go on with this saved session instead of starting one (Format
+    /// 18.10): its header gives the scenario, difficulty, seed and players,
+    /// its messages the state; new lines follow its lines (in `--out`).
+    #[arg(long, value_name = "SESSION.jsonl", conflicts_with_all = ["scenario", "difficulty", "seed", "opening", "player_name"])]
+    pub resume: Option<PathBuf>,
+    /// With `--resume`: the message to go on from (default: the last in
+    /// file order); an earlier one starts a branch there.
+    #[arg(long, value_name = "ID", requires = "resume")]
+    pub at: Option<String>,
 }
 
 impl SessionArgs {
@@ -234,6 +243,7 @@ pub(crate) fn prepare_out(
     use troupe::files::OutputKind;
     let mut all = vec![args.pack.as_path()];
     all.extend_from_slice(inputs);
+    all.extend(args.resume.as_deref());
     let (cassette_out, cassette_in) = model.cassette_paths();
     all.extend(cassette_in);
     let mut outputs: Vec<(&Path, OutputKind)> = Vec::new();
@@ -294,6 +304,9 @@ pub(crate) fn start_with(
     runtime: RuntimeChoice,
     out: Option<&troupe::files::OutputFile>,
 ) -> Result<Session, i32> {
+    if let Some(path) = &args.resume {
+        return resume_with(pack, args, path, runtime, out);
+    }
     let options = SessionOptions {
         scenario: args.scenario.clone(),
         difficulty: args.difficulty.clone(),
@@ -313,6 +326,61 @@ pub(crate) fn start_with(
             eprintln!("the session cannot start");
             1
         }
+    })
+}
+
+/// Resumes the saved session at `path` (`--resume`, Format 18.10) at
+/// `--at` or its last message; `Err` is the exit code: 2 when settings
+/// are given too (a script's root), 3 when the file cannot be read, 1 when
+/// it does not conform or cannot be resumed.
+fn resume_with(
+    pack: &Pack,
+    args: &SessionArgs,
+    path: &Path,
+    runtime: RuntimeChoice,
+    out: Option<&troupe::files::OutputFile>,
+) -> Result<Session, i32> {
+    if args.scenario.is_some()
+        || args.difficulty.is_some()
+        || args.seed.is_some()
+        || args.opening.is_some()
+        || args.player_name.is_some()
+    {
+        eprintln!("troupe: --resume takes the scenario, difficulty, seed, opening and players from the session's header; they cannot be given too (a script with its root included)");
+        return Err(2);
+    }
+    if matches!(runtime, RuntimeChoice::Fake) {
+        eprintln!(
+            "troupe: --runtime fake writes no session, so it cannot go on with one (--resume)"
+        );
+        return Err(2);
+    }
+    let name = path.display().to_string();
+    let bytes = troupe::files::read_input(path).map_err(|e| {
+        eprintln!("troupe: {name}: {e}");
+        3
+    })?;
+    let Ok(text) = String::from_utf8(bytes) else {
+        eprintln!("troupe: {name}: the session is not UTF-8 (Format 12.1)");
+        return Err(1);
+    };
+    let options = troupe::ResumeOptions {
+        at: args.at.clone(),
+        runtime,
+        out: out.map(|o| o.partial().to_path_buf()),
+    };
+    pack.resume_with(&text, options).map_err(|e| {
+        if e.kind() == ErrorKind::Io {
+            eprintln!("troupe: {e}");
+            return 3;
+        }
+        if e.diagnostics().is_empty() {
+            eprintln!("troupe: {e}");
+        } else {
+            eprint!("{}", troupe::render_diagnostics(e.diagnostics()));
+        }
+        eprintln!("{name} cannot be resumed (Format 18.10)");
+        1
     })
 }
 
@@ -415,7 +483,11 @@ pub fn run(args: Args) -> i32 {
         let _ = write!(
             stdout,
             "{}",
-            troupe::escape_controls(&transcript::start(&session, true))
+            troupe::escape_controls(&if args.session.resume.is_some() {
+                transcript::resumed(&session, true)
+            } else {
+                transcript::start(&session, true)
+            })
         );
     }
     let mut results = Vec::new();

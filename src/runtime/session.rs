@@ -310,6 +310,136 @@ impl Session {
         Ok(s)
     }
 
+    /// Resumes a recorded session (Format 18.10). `engine` is the session
+    /// compiled from its file, already checked against `pack` (17.1);
+    /// `header` is the file's header and `text` the file's text, kept byte
+    /// for byte (and written to `out` first when given). The recorded
+    /// messages are trusted, not proposed again: the state at each is 8.6's
+    /// (its recorded firings applied). The resume point is `at`, else the
+    /// last message in file order; the next input is its child.
+    ///
+    /// Refused, with nothing written: a message whose ID is `m<k>` with k
+    /// greater than the number of messages, an ID the session would write
+    /// later (ORDER at `message:<id>`); an `at` that is not a message
+    /// (UNKNOWN_REF at `at`).
+    pub fn resume(
+        pack: &Opened,
+        mut engine: Engine,
+        header: Value,
+        text: String,
+        at: Option<&str>,
+        runtime: Option<Box<dyn Runtime>>,
+        out: Option<&Path>,
+    ) -> Result<Session, StartError> {
+        // The IDs this session will write, m<N+1>, m<N+2>, …, must be new.
+        let n = engine.session.messages.len();
+        let taken = engine.session.messages.iter().find(|m| {
+            m.id.strip_prefix('m')
+                .filter(|d| !d.starts_with('0'))
+                .and_then(|d| d.parse::<usize>().ok())
+                .is_some_and(|k| k > n)
+        });
+        if let Some(m) = taken {
+            return Err(refuse(
+                Code::Order,
+                &format!("message:{}", m.id),
+                format!(
+                    "the session has {n} messages, so the next one it writes is `m{}`, yet `{}` is already taken; a session can be resumed only when no ID is `m<k>` with k greater than its number of messages (Format 18.4, 18.10)",
+                    n + 1,
+                    m.id
+                ),
+            ));
+        }
+        let point = match at {
+            Some(id) => Some(engine.session.find(id).ok_or_else(|| {
+                refuse(
+                    Code::UnknownRef,
+                    "at",
+                    format!(
+                        "the session has no message `{id}`{}",
+                        crate::diag::suggest::one_of(
+                            id,
+                            engine.session.messages.iter().map(|m| &*m.id)
+                        )
+                    ),
+                )
+            })?),
+            None => engine.last_message(),
+        };
+        let rt = runtime_ir(pack, &engine, &header)?;
+        engine.share_templates(rt.templates.clone());
+        // The state at every message, as a session that wrote them keeps
+        // it: the roll counter of its own step (11.5) and the state with its
+        // recorded firings applied.
+        let mut scratch = Scratch::new(&engine.ir);
+        let mut states: Vec<State> = Vec::with_capacity(n.max(Self::START_MESSAGES));
+        let mut rolls = Vec::with_capacity(n.max(Self::START_MESSAGES));
+        for m in 0..n {
+            let base = match engine.session.messages[m].parent {
+                Some(p) => states[p as usize].clone(),
+                None => engine.initial().clone(),
+            };
+            let firings = std::mem::take(&mut engine.session.messages[m].firings);
+            let mut bare = base.clone();
+            let r = step_observed(
+                &engine.ir,
+                &engine.session,
+                &mut bare,
+                m as u32,
+                &mut scratch,
+                None,
+            );
+            engine.session.messages[m].firings = firings;
+            let mut st = base;
+            step_observed(
+                &engine.ir,
+                &engine.session,
+                &mut st,
+                m as u32,
+                &mut scratch,
+                None,
+            );
+            rolls.push(r);
+            states.push(st);
+        }
+        let writer = SessionWriter::resumed(text, out)?;
+        let rules = runtime.is_none();
+        let runtime = runtime.unwrap_or_else(|| Box::new(RulesRuntime::new(rt.clone())));
+        let mut s = Session {
+            scratch: Scratch::new(&engine.ir),
+            engine,
+            rt,
+            runtime,
+            rules,
+            kind: RuntimeKind::Rules,
+            states,
+            rolls,
+            current: None,
+            turns: Vec::new(),
+            stopped: false,
+            fake_turns: 0,
+            writer,
+            header,
+            recorder: None,
+            bundle: pack.bundle.clone(),
+        };
+        if let Some(m) = point {
+            let id = s.engine.session.messages[m as usize].id.clone();
+            s.go_to(&id);
+            // A safety stop at the input leaves it without a reply (19.4);
+            // so does a turn no rule answers, which is not a stop: the
+            // input's own verdict tells them apart.
+            let ms = &s.engine.session.messages;
+            let player = matches!(ms[m as usize].author, Who::Cast(c) if s.engine.ir.players.contains(&c));
+            let answered = ms.iter().any(|x| x.parent == Some(m));
+            if player && !answered {
+                let text = s.render(m).unwrap_or_default();
+                s.stopped = s.rt.safety.verdict(&text, false).status == super::safety::Status::Stop;
+            }
+        }
+        Ok(s)
+    }
+
     /// Starts a session that keeps no session text (the root of a search,
     /// Format 20.5); otherwise [`Session::start`].
     pub fn start_discarding(pack: &Opened, options: &Options) -> Result<Session, StartError> {
@@ -783,6 +913,14 @@ fn from_bundle(
             ),
         ));
     }
+    let rt = runtime_ir(pack, &engine, &header)?;
+    Ok((engine, rt, header))
+}
+
+/// The runtime part of `engine` (its rules, safety and emotion compiled,
+/// Format 18), shared by the sessions of `pack` with the same scenario and
+/// seating.
+fn runtime_ir(pack: &Opened, engine: &Engine, header: &Value) -> Result<Arc<RuntimeIr>, StartError> {
     // The runtime part depends on the scenario and its seating only.
     let key = format!(
         "{}\u{0}{}\u{0}{}",
@@ -815,7 +953,7 @@ fn from_bundle(
             rt
         }
     };
-    Ok((engine, rt, header))
+    Ok(rt)
 }
 
 fn choose_opening(engine: &Engine, options: &Options) -> Result<Option<u16>, StartError> {

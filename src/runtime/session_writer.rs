@@ -153,6 +153,29 @@ impl SessionWriter {
         })
     }
 
+    /// A writer that goes on after `text`, the lines of a session being
+    /// resumed (Format 18.10), kept byte for byte (a last line without its
+    /// `\n` gets one). With `path`, the file there is created or truncated
+    /// and `text` written to it first.
+    pub fn resumed(mut text: String, path: Option<&Path>) -> std::io::Result<SessionWriter> {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        let file = match path {
+            Some(p) => {
+                let mut f = File::create(p)?;
+                f.write_all(text.as_bytes()).and_then(|()| f.flush())?;
+                Some(f)
+            }
+            None => None,
+        };
+        Ok(SessionWriter {
+            file,
+            text,
+            discard: false,
+        })
+    }
+
     /// Writes one line whole, with its `\n`, and flushes it.
     pub fn line(&mut self, line: &str) -> std::io::Result<()> {
         if self.discard {

@@ -92,6 +92,38 @@ pub fn continued(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The lines that begin a resumed session (Format 18.10): the settings
+/// line of [`start`], the message it goes on from with its text, then the
+/// state there (`all`: hidden variables too).
+pub fn resumed(session: &Session, all: bool) -> String {
+    let mut out = start(session, all);
+    // Keep the settings line; the root belongs to the file, not to now.
+    let settings_end = out.find('\n').map_or(out.len(), |i| i + 1);
+    out.truncate(settings_end);
+    match session.current_id() {
+        Some(id) => {
+            let text = session.message_text(id).unwrap_or_default();
+            out.push_str(&format!(
+                "Resumed at [{id}] {}: {}\n",
+                session.author_name(id),
+                continued(&text)
+            ));
+            if session.is_over() {
+                out.push_str("  The session has ended there; /undo goes back a turn.\n");
+            }
+        }
+        None => out.push_str("Resumed before the first message.\n"),
+    }
+    out.push_str("State: ");
+    out.push_str(&state_line(&if all {
+        session.flattened()
+    } else {
+        session.visible_state()
+    }));
+    out.push('\n');
+    out
+}
+
 /// `name = value, …` of a state map.
 pub fn state_line(state: &Map<String, Value>) -> String {
     state
