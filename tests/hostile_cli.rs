@@ -729,6 +729,65 @@ fn rendered_text_is_bounded() {
     );
 }
 
+/// The tiny example bundle with an int `n` and `rules` one-keyword rules,
+/// rule i (keyword `wordi`) adding i + 1 to `n`: every line of the
+/// alphabet (Format 20.5) leads to a new state.
+fn one_keyword_rules_bundle(rules: usize) -> String {
+    let mut bundle: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tiny_bundle()).unwrap()).unwrap();
+    let sc = &mut bundle["scenarios"][0];
+    sc["variables"].as_array_mut().unwrap().push(
+        serde_json::json!({"id": "n", "type": "int", "default": 0, "min": 0, "max": 1_000_000_000}),
+    );
+    sc["rules"] = (0..rules)
+        .map(|i| {
+            serde_json::json!({"id": format!("r{i}"), "keywords": [format!("word{i}")],
+                "changes": [{"add": {"n": i + 1}}], "replies": ["ok"]})
+        })
+        .collect();
+    bundle.to_string()
+}
+
+/// Issue 43, item 3: the search of `troupe explore` keeps a session per
+/// node to expand, and each fork of a session copied the whole checked
+/// story, so memory grew with the alphabet (the rules), not with
+/// `--states` × `--depth` (Format 20.5). Before: 50 rules aborted at a
+/// 4 GB cap under the default bounds; here 50 and 200 rules at
+/// `--states 500 --depth 3` took 105 and 410 MiB. Forks now share the
+/// story: the same bound gives the same peak whatever the alphabet.
+#[test]
+fn explore_memory_does_not_grow_with_the_alphabet() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut runs = Vec::new();
+    for rules in [50, 200] {
+        let bundle = one_keyword_rules_bundle(rules);
+        let f = format!("b{rules}.json");
+        std::fs::write(d.join(&f), &bundle).unwrap();
+        let r = run_within_memory_bound(
+            d,
+            &["explore", &f, "--states", "500", "--depth", "3", "--json"],
+            0,
+            bundle.len(),
+        );
+        let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(doc["search"]["states"], 500, "{}", r.stdout);
+        assert_eq!(
+            doc["alphabet"]["lines"].as_array().unwrap().len(),
+            rules + 1
+        );
+        runs.push(r);
+    }
+    // 4× the alphabet at the same bound: the peak stays where it was (the
+    // story is shared, not copied per state); before, it grew by about
+    // 300 MiB.
+    let growth = runs[1].max_rss_kib - runs[0].max_rss_kib;
+    assert!(
+        growth < 16 * 1024,
+        "peak grew by {growth} KiB from 50 to 200 rules at --states 500"
+    );
+}
+
 // ---- helpers -----------------------------------------------------------
 
 fn copy_dir(from: &Path, to: &Path) {

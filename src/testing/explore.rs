@@ -678,6 +678,7 @@ fn search(
                 let ix = push_node(&mut nodes, &mut first, node, reached);
                 deepest = depth;
                 if result.session_control == SessionControl::ContinueSession {
+                    child.release_scratch();
                     next.push((ix, child));
                 }
                 progress(seen.len() as u64);
