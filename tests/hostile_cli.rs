@@ -788,6 +788,33 @@ fn explore_memory_does_not_grow_with_the_alphabet() {
     );
 }
 
+/// Issue 43, item 3: a search whose states are large (2,000 variables)
+/// under the default bounds would hold gigabytes of sessions; it counts
+/// what it holds and stops with LIMIT (exit 1) before 256 MiB of them
+/// (Format 20.5), within 512 MiB in all, instead of being killed.
+#[test]
+fn an_explore_search_over_its_memory_budget_stops_with_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut bundle: serde_json::Value =
+        serde_json::from_str(&one_keyword_rules_bundle(10)).unwrap();
+    let vars = bundle["scenarios"][0]["variables"].as_array_mut().unwrap();
+    for j in 0..2000 {
+        vars.push(serde_json::json!({"id": format!("v{j}"), "type": "int", "default": 0}));
+    }
+    std::fs::write(d.join("b.json"), bundle.to_string()).unwrap();
+    let r = troupe(d, &["explore", "b.json", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("LIMIT: the search would hold more than 256 MiB"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty(), "no report: {}", r.stdout);
+    assert!(r.max_rss_kib < 512 * 1024, "{} KiB", r.max_rss_kib);
+}
+
 // ---- helpers -----------------------------------------------------------
 
 fn copy_dir(from: &Path, to: &Path) {
