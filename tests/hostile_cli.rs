@@ -729,6 +729,123 @@ fn rendered_text_is_bounded() {
     );
 }
 
+/// The tiny example bundle with an int `n` and `rules` one-keyword rules,
+/// rule i (keyword `wordi`) adding i + 1 to `n`: every line of the
+/// alphabet (Format 20.5) leads to a new state.
+fn one_keyword_rules_bundle(rules: usize) -> String {
+    let mut bundle: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tiny_bundle()).unwrap()).unwrap();
+    let sc = &mut bundle["scenarios"][0];
+    sc["variables"].as_array_mut().unwrap().push(
+        serde_json::json!({"id": "n", "type": "int", "default": 0, "min": 0, "max": 1_000_000_000}),
+    );
+    sc["rules"] = (0..rules)
+        .map(|i| {
+            serde_json::json!({"id": format!("r{i}"), "keywords": [format!("word{i}")],
+                "changes": [{"add": {"n": i + 1}}], "replies": ["ok"]})
+        })
+        .collect();
+    bundle.to_string()
+}
+
+/// Issue 43, item 3: the search of `troupe explore` keeps a session per
+/// node to expand, and each fork of a session copied the whole checked
+/// story, so memory grew with the alphabet (the rules), not with
+/// `--states` × `--depth` (Format 20.5). Before: 50 rules aborted at a
+/// 4 GB cap under the default bounds; here 50 and 200 rules at
+/// `--states 500 --depth 3` took 105 and 410 MiB. Forks now share the
+/// story: the same bound gives the same peak whatever the alphabet.
+#[test]
+fn explore_memory_does_not_grow_with_the_alphabet() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut runs = Vec::new();
+    for rules in [50, 200] {
+        let bundle = one_keyword_rules_bundle(rules);
+        let f = format!("b{rules}.json");
+        std::fs::write(d.join(&f), &bundle).unwrap();
+        let r = run_within_memory_bound(
+            d,
+            &["explore", &f, "--states", "500", "--depth", "3", "--json"],
+            0,
+            bundle.len(),
+        );
+        let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(doc["search"]["states"], 500, "{}", r.stdout);
+        assert_eq!(
+            doc["alphabet"]["lines"].as_array().unwrap().len(),
+            rules + 1
+        );
+        runs.push(r);
+    }
+    // 4× the alphabet at the same bound: the peak stays where it was (the
+    // story is shared, not copied per state); before, it grew by about
+    // 300 MiB.
+    let growth = runs[1].max_rss_kib - runs[0].max_rss_kib;
+    assert!(
+        growth < 16 * 1024,
+        "peak grew by {growth} KiB from 50 to 200 rules at --states 500"
+    );
+}
+
+/// Issue 43, item 3: a search whose states are large (2,000 variables)
+/// under the default bounds would hold gigabytes of sessions; it counts
+/// what it holds and stops with LIMIT (exit 1) before 256 MiB of them
+/// (Format 20.5), within 512 MiB in all, instead of being killed.
+#[test]
+fn an_explore_search_over_its_memory_budget_stops_with_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut bundle: serde_json::Value =
+        serde_json::from_str(&one_keyword_rules_bundle(10)).unwrap();
+    let vars = bundle["scenarios"][0]["variables"].as_array_mut().unwrap();
+    for j in 0..2000 {
+        vars.push(serde_json::json!({"id": format!("v{j}"), "type": "int", "default": 0}));
+    }
+    std::fs::write(d.join("b.json"), bundle.to_string()).unwrap();
+    let r = troupe(d, &["explore", "b.json", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("LIMIT: the search would hold more than 256 MiB"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty(), "no report: {}", r.stdout);
+    assert!(r.max_rss_kib < 512 * 1024, "{} KiB", r.max_rss_kib);
+}
+
+/// Issue 43, item 10: `troupe run` kept every turn's JSON (about 2 KB a
+/// turn) for a document only `--json` prints, so a long script took about
+/// 30 times the session it wrote. Without `--json` a printed turn is
+/// dropped: from 5,000 to 10,000 turns the peak grows by less than 16
+/// times the session written in the extra turns (Format 16.2's aim; before,
+/// 29 times).
+#[test]
+fn a_long_run_keeps_little_beyond_its_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("b.json"), one_keyword_rules_bundle(50)).unwrap();
+    let mut peaks = Vec::new();
+    let mut sessions = Vec::new();
+    for turns in [5_000, 10_000] {
+        let script: String = (0..turns).map(|i| format!("word{} hi\n", i % 50)).collect();
+        let f = format!("s{turns}.txt");
+        std::fs::write(d.join(&f), script).unwrap();
+        let out = format!("o{turns}.jsonl");
+        let r = troupe(d, &["run", "b.json", "--script", &f, "--out", &out]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        peaks.push(r.max_rss_kib);
+        sessions.push(std::fs::metadata(d.join(&out)).unwrap().len() as i64);
+    }
+    let growth = peaks[1] - peaks[0];
+    let session_kib = (sessions[1] - sessions[0]) / 1024;
+    assert!(
+        growth < 16 * session_kib,
+        "peak grew by {growth} KiB for {session_kib} KiB more session"
+    );
+}
+
 // ---- helpers -----------------------------------------------------------
 
 fn copy_dir(from: &Path, to: &Path) {

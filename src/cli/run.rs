@@ -513,6 +513,10 @@ pub fn run(args: Args) -> i32 {
                     }
                     let _ = write!(stdout, "{}", troupe::escape_controls(&text));
                     let _ = stdout.flush();
+                    // The turn was printed: nothing of it is kept (issue
+                    // 43, item 10: every turn's JSON was kept, about 2 KB
+                    // a turn, for a document only `--json` prints).
+                    continue;
                 }
                 let mut v = serde_json::to_value(&r).unwrap_or(Value::Null);
                 if let (Some(obj), Some(rec)) = (v.as_object_mut(), &rec) {

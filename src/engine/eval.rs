@@ -14,18 +14,37 @@ use crate::cel::{Activation, EvalError, Host, Key, Program, Value};
 use crate::compile::{CastIx, Layout, SessionIr, Source, StoryIr, Val, Who};
 use crate::model::{ScalarType, VarType};
 
-/// Reusable activations, one per environment of the story.
-#[derive(Debug)]
+/// Reusable activations of the environments derived variables run in,
+/// each made on its first use: a scratch costs what the story's derived
+/// variables read, never one activation per rule, event or entry (a
+/// session kept by the search of Format 20.5 holds none, see
+/// [`Scratch::release`]).
+#[derive(Debug, Default)]
 pub struct Scratch {
-    acts: Vec<Activation>,
+    /// By environment index; empty until a derived variable is computed.
+    acts: Vec<Option<Activation>>,
 }
 
 impl Scratch {
-    /// Activations for every environment of `ir`.
-    pub fn new(ir: &StoryIr) -> Scratch {
-        Scratch {
-            acts: ir.envs.iter().map(|e| Activation::new(&e.env)).collect(),
+    /// An empty scratch for `ir` (activations are made when first used).
+    pub fn new(_ir: &StoryIr) -> Scratch {
+        Scratch::default()
+    }
+
+    /// Frees every activation (the next use makes them again).
+    pub fn release(&mut self) {
+        self.acts = Vec::new();
+    }
+
+    /// The activation of environment `env` of `ir`, made on first use;
+    /// `None` for an environment `ir` does not have.
+    fn act(&mut self, ir: &StoryIr, env: u16) -> Option<&mut Activation> {
+        let e = ir.envs.get(env as usize)?;
+        if self.acts.len() != ir.envs.len() {
+            self.acts.clear();
+            self.acts.resize_with(ir.envs.len(), || None);
         }
+        Some(self.acts[env as usize].get_or_insert_with(|| Activation::new(&e.env)))
     }
 }
 
@@ -271,7 +290,7 @@ impl Point<'_> {
         mut obs: Option<&mut (dyn super::observe::Observer + '_)>,
     ) {
         for d in &self.ir.derived {
-            let Some(act) = scratch.acts.get_mut(d.env as usize) else {
+            let Some(act) = scratch.act(self.ir, d.env) else {
                 continue;
             };
             self.fill(state, d.env, Some(&d.reads), act);

@@ -48,7 +48,10 @@ pub const DEFAULT_STRIDE: u32 = 64;
 /// engine started from a package's IR never needs it for a rules-runtime
 /// session, Format 14.4).
 pub struct LazyStory {
-    cell: OnceLock<Story>,
+    /// Shared by the engines [`Engine::fork`] copies: a fork never copies
+    /// the story (before, each search node held a copy of the whole checked
+    /// story, so the search's memory grew with the story's rules, issue 43).
+    cell: OnceLock<Arc<Story>>,
     source: Option<(crate::load::LazyBundle, Value)>,
 }
 
@@ -56,7 +59,7 @@ impl LazyStory {
     /// A story already resolved.
     pub fn ready(story: Story) -> LazyStory {
         let cell = OnceLock::new();
-        let _ = cell.set(story);
+        let _ = cell.set(Arc::new(story));
         LazyStory { cell, source: None }
     }
 
@@ -70,19 +73,17 @@ impl LazyStory {
         }
     }
 
-    /// A copy for a forked engine ([`Engine::fork`]): a deferred story
-    /// stays deferred (its source is shared), a resolved one without a
-    /// source is copied.
+    /// A copy for a forked engine ([`Engine::fork`]): a resolved story is
+    /// shared (never copied), a deferred one stays deferred (its source is
+    /// shared).
     pub fn fork(&self) -> LazyStory {
-        match &self.source {
-            Some((b, h)) => LazyStory::deferred(b.clone(), h.clone()),
-            None => match self.cell.get() {
-                Some(story) => LazyStory::ready(story.clone()),
-                None => LazyStory {
-                    cell: OnceLock::new(),
-                    source: None,
-                },
-            },
+        let cell = OnceLock::new();
+        if let Some(story) = self.cell.get() {
+            let _ = cell.set(story.clone());
+        }
+        LazyStory {
+            cell,
+            source: self.source.clone(),
         }
     }
 
@@ -97,10 +98,14 @@ impl std::ops::Deref for LazyStory {
 
     fn deref(&self) -> &Story {
         self.cell.get_or_init(|| {
-            self.source
-                .as_ref()
-                .and_then(|(b, h)| crate::check::session::resolve_story(b, h, &mut Vec::new()))
-                .unwrap_or_default()
+            Arc::new(
+                self.source
+                    .as_ref()
+                    .and_then(|(b, h)| {
+                        crate::check::session::resolve_story(b, h, &mut Vec::new())
+                    })
+                    .unwrap_or_default(),
+            )
         })
     }
 }

@@ -477,6 +477,52 @@ impl Session {
         })
     }
 
+    /// Frees what the session keeps only to take its next turn faster (the
+    /// activations of its derived variables, made again on the next turn):
+    /// a session waiting in the search of Format 20.5 then holds its
+    /// messages and states and nothing that grows with the story's rules.
+    pub fn release_scratch(&mut self) {
+        self.scratch.release();
+    }
+
+    /// About how many bytes this session holds of its own beyond what its
+    /// forks share (the compiled story): its messages and the state at
+    /// each. The search of Format 20.5 counts it for every session it
+    /// keeps, to stop with LIMIT before its memory bound is exceeded.
+    pub fn held_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let states: usize = self
+            .states
+            .iter()
+            .map(|s| {
+                size_of::<State>()
+                    + s.slots.len() * size_of::<crate::compile::Val>()
+                    + s.present.len()
+                    + s.in_round.len()
+                    + s.fired.len()
+            })
+            .sum();
+        let messages: usize = self
+            .engine
+            .session
+            .messages
+            .iter()
+            .map(|m| {
+                // The message, its ID, its index entry and tree link.
+                size_of::<MessageIr>()
+                    + 2 * m.id.len()
+                    + 64
+                    + m.changes.len() * size_of::<crate::compile::ir::ChangeIr>()
+                    + m.firings.len() * size_of::<Fired>()
+                    + m.parts.len() * size_of::<crate::compile::ir::PartIr>()
+            })
+            .sum();
+        size_of::<Session>()
+            + states
+            + messages
+            + (self.rolls.len() + self.turns.len()) * size_of::<u64>()
+    }
+
     /// Whether the session has stopped on a safety `stop` (Format 19.4).
     pub fn stopped(&self) -> bool {
         self.stopped

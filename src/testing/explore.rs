@@ -30,6 +30,11 @@ pub const MAX_RUNS: u64 = 1_000_000;
 pub const DEFAULT_DEPTH: u32 = 12;
 /// The default `--states`.
 pub const DEFAULT_STATES: u64 = 10_000;
+/// What the search may hold (Format 20.5): the sessions it keeps to
+/// expand, the keys of the states it visited and its nodes, counted as it
+/// goes; before a node would take it past this, the search stops with
+/// LIMIT.
+pub const MEMORY_BUDGET: usize = 256 << 20;
 
 /// What to do (Format 20.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -563,6 +568,10 @@ fn prepare(opened: &Opened, settings: &Settings) -> Result<Prepared, String> {
     })
 }
 
+/// What a visited state's key costs beyond its text (its entry in the set
+/// of seen keys).
+const KEY_OVERHEAD: usize = 48;
+
 /// A visited node: its parent, the line that led to it, its root.
 struct Node {
     parent: u32,
@@ -616,14 +625,31 @@ fn search(
     let mut nodes: Vec<Node> = Vec::new();
     // Item → the node that first reached it.
     let mut first: BTreeMap<String, u32> = BTreeMap::new();
-    let mut frontier: Vec<(u32, Session)> = Vec::new();
+    // Each session kept to expand, with the bytes it holds.
+    let mut frontier: Vec<(u32, Session, usize)> = Vec::new();
     let mut stopped_by = None;
     let mut deepest = 0;
+    // What the search holds (Format 20.5's memory bound): kept sessions,
+    // keys, nodes.
+    let mut held: usize = 0;
+    let over = |held: usize, states: usize, depth: u32| -> Failure {
+        Failure::Refused(format!(
+            "LIMIT: the search would hold more than {} MiB (sessions to expand and state keys) \
+             after {states} states at depth {depth} (Format 20.5); lower --states or --depth",
+            held.max(MEMORY_BUDGET) >> 20
+        ))
+    };
     'roots: for (ri, root) in alphabet.roots.iter().enumerate() {
         let s = Session::start_discarding(opened, &options(&scenario, root, settings.seed))
             .map_err(|e| e.to_string())?;
         // A key holds its root's index: no two roots share one.
-        seen.insert(key(&s, ri));
+        let k = key(&s, ri);
+        let bytes = s.held_bytes();
+        held += k.len() + KEY_OVERHEAD + bytes + std::mem::size_of::<Node>();
+        if held > MEMORY_BUDGET {
+            return Err(over(held, seen.len(), 0));
+        }
+        seen.insert(k);
         let node = Node {
             parent: u32::MAX,
             line: u32::MAX,
@@ -632,7 +658,9 @@ fn search(
         };
         let ix = push_node(&mut nodes, &mut first, node, root_items(&s));
         if !s.is_over() {
-            frontier.push((ix, s));
+            frontier.push((ix, s, bytes));
+        } else {
+            held -= bytes;
         }
         progress(seen.len() as u64);
         if seen.len() as u64 >= max_states {
@@ -648,7 +676,7 @@ fn search(
         }
         depth += 1;
         let mut next = Vec::new();
-        'level: for (parent, s) in frontier.drain(..) {
+        'level: for (parent, s, parent_bytes) in std::mem::take(&mut frontier) {
             let root = nodes[parent as usize].root;
             for (li, line) in alphabet.lines.iter().enumerate() {
                 let Some(mut child) = s.fork() else {
@@ -665,7 +693,8 @@ fn search(
                     root,
                     depth,
                 };
-                if !seen.insert(key(&child, root as usize)) {
+                let k = key(&child, root as usize);
+                if seen.contains(&k) {
                     // A state seen before, reached by another way: kept
                     // (never expanded) only as the witness of what its turn
                     // reached first (a rule whose changes another rule's
@@ -675,10 +704,19 @@ fn search(
                     }
                     continue;
                 }
+                let going_on = result.session_control == SessionControl::ContinueSession;
+                let bytes = if going_on { child.held_bytes() } else { 0 };
+                let add = k.len() + KEY_OVERHEAD + bytes + std::mem::size_of::<Node>();
+                if held + add > MEMORY_BUDGET {
+                    return Err(over(held + add, seen.len(), depth));
+                }
+                held += add;
+                seen.insert(k);
                 let ix = push_node(&mut nodes, &mut first, node, reached);
                 deepest = depth;
-                if result.session_control == SessionControl::ContinueSession {
-                    next.push((ix, child));
+                if going_on {
+                    child.release_scratch();
+                    next.push((ix, child, bytes));
                 }
                 progress(seen.len() as u64);
                 if seen.len() as u64 >= max_states {
@@ -686,6 +724,8 @@ fn search(
                     break 'level;
                 }
             }
+            // The parent is dropped here: what it held is free again.
+            held -= parent_bytes;
         }
         frontier = next;
     }
