@@ -938,6 +938,7 @@ impl History {
     /// a prompt renders it, Format 10.6). Raises TroupeError ('invalid',
     /// TEMPLATE_SYNTAX) when `text` is not a template.
     #[pyo3(signature = (text, at=None, char=None, owner=None, narrator=false, per_chat=false))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments, as start()
     fn render(
         &self,
         py: Python<'_>,
