@@ -353,35 +353,7 @@ impl Pack {
             .transpose()
             .map_err(bad)?;
         let hook_error = Arc::new(Mutex::new(None));
-        let choice = match runtime {
-            None => troupe::RuntimeChoice::Rules,
-            Some(r) if r.is_none() => troupe::RuntimeChoice::Rules,
-            Some(r) if r.cast::<PyString>().is_ok() => match r.extract::<String>()?.as_str() {
-                "rules" => troupe::RuntimeChoice::Rules,
-                "fake" => troupe::RuntimeChoice::Fake,
-                other => {
-                    return Err(troupe_error(
-                        py,
-                        "refused",
-                        &format!("runtime `{other}` is not one of: rules, fake, or a callable"),
-                        &[],
-                    ))
-                }
-            },
-            Some(r) if r.is_callable() => troupe::RuntimeChoice::Adapter(Box::new(PyRuntime {
-                callable: r.clone().unbind(),
-                error: hook_error.clone(),
-            })),
-            Some(r) => {
-                let ty = r.get_type().name()?.to_string();
-                return Err(troupe_error(
-                    py,
-                    "refused",
-                    &format!("runtime must be 'rules', 'fake' or a callable, not a {ty}"),
-                    &[],
-                ));
-            }
-        };
+        let choice = runtime_choice(py, runtime, &hook_error)?;
         let mut options = troupe::SessionOptions {
             scenario,
             seed,
@@ -398,6 +370,44 @@ impl Pack {
         }
         let session = py
             .detach(|| self.inner.start(options))
+            .map_err(|e| hook_error_or(py, &hook_error, e))?;
+        Ok(Session {
+            pack: self.inner.clone(),
+            inner: Mutex::new(session),
+            hook_error,
+        })
+    }
+
+    /// Resumes a saved session given as the text of its JSONL file
+    /// (Format 18.10): settings, state, turn order and draws come from the
+    /// file alone, and the session goes on with the same bytes as the
+    /// uninterrupted one. `at`: the resume point (None: the last message in
+    /// file order; an earlier message starts a branch there); `runtime`:
+    /// as in start() ('fake' is refused); `out`: also write the session
+    /// file at this path, the resumed lines first.
+    ///
+    /// Raises TroupeError: kind 'invalid' with the diagnostics when the
+    /// session does not conform to the pack; 'refused' when its message IDs
+    /// are not m1, m2, … in file order, when `at` is not one of its
+    /// messages, or under the fake runtime; 'io' when `out` cannot be
+    /// written.
+    #[pyo3(signature = (jsonl, at=None, runtime=None, out=None))]
+    fn resume(
+        &self,
+        py: Python<'_>,
+        jsonl: String,
+        at: Option<String>,
+        runtime: Option<&Bound<'_, PyAny>>,
+        out: Option<PathBuf>,
+    ) -> PyResult<Session> {
+        let hook_error = Arc::new(Mutex::new(None));
+        let options = troupe::ResumeOptions {
+            at,
+            runtime: runtime_choice(py, runtime, &hook_error)?,
+            out,
+        };
+        let session = py
+            .detach(|| self.inner.resume_with(&jsonl, options))
             .map_err(|e| hook_error_or(py, &hook_error, e))?;
         Ok(Session {
             pack: self.inner.clone(),
@@ -451,6 +461,44 @@ impl Pack {
     fn __repr__(&self) -> String {
         format!("<troupe.Pack {:?}>", self.inner.name())
     }
+}
+
+/// The runtime a session proposes with (Format 18.7): None or 'rules',
+/// 'fake', or a callable model hook whose errors wait in `hook_error`.
+fn runtime_choice(
+    py: Python<'_>,
+    runtime: Option<&Bound<'_, PyAny>>,
+    hook_error: &Arc<Mutex<Option<PyErr>>>,
+) -> PyResult<troupe::RuntimeChoice> {
+    Ok(match runtime {
+        None => troupe::RuntimeChoice::Rules,
+        Some(r) if r.is_none() => troupe::RuntimeChoice::Rules,
+        Some(r) if r.cast::<PyString>().is_ok() => match r.extract::<String>()?.as_str() {
+            "rules" => troupe::RuntimeChoice::Rules,
+            "fake" => troupe::RuntimeChoice::Fake,
+            other => {
+                return Err(troupe_error(
+                    py,
+                    "refused",
+                    &format!("runtime `{other}` is not one of: rules, fake, or a callable"),
+                    &[],
+                ))
+            }
+        },
+        Some(r) if r.is_callable() => troupe::RuntimeChoice::Adapter(Box::new(PyRuntime {
+            callable: r.clone().unbind(),
+            error: hook_error.clone(),
+        })),
+        Some(r) => {
+            let ty = r.get_type().name()?.to_string();
+            return Err(troupe_error(
+                py,
+                "refused",
+                &format!("runtime must be 'rules', 'fake' or a callable, not a {ty}"),
+                &[],
+            ));
+        }
+    })
 }
 
 /// A hook's error, when one is waiting, else the API's error.
@@ -508,6 +556,38 @@ impl Session {
         Ok(py.detach(|| f(&mut self.lock())))
     }
 
+    /// One turn taken by `f` (Format 18.5): a runtime callable's error is
+    /// raised (the turn taken back, as by undo()), else the turn document.
+    fn step<'py>(
+        &self,
+        py: Python<'py>,
+        f: impl FnOnce(&mut troupe::Session) -> troupe::Result<troupe::TurnResult> + Send,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let key = self.key();
+        let result = self.with(py, |s| {
+            TURNING.with(|t| t.borrow_mut().push(key));
+            let r = f(s);
+            let failed = self
+                .hook_error
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_some();
+            if failed && r.is_ok() {
+                s.undo();
+            }
+            TURNING.with(|t| t.borrow_mut().retain(|k| *k != key));
+            r
+        })?;
+        if let Some(err) = take_hook_error(&self.hook_error) {
+            return Err(err);
+        }
+        let turn = result.or_raise(py)?;
+        let out = ser_to_py(py, &turn)?;
+        // The diagnostics as every diagnostic dict (Format 18.6, 20.1).
+        out.set_item("diagnostics", diagnostics_to_py(py, &turn.diagnostics)?)?;
+        Ok(out)
+    }
+
     fn lock(&self) -> MutexGuard<'_, troupe::Session> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -531,32 +611,26 @@ impl Session {
         text: String,
         player: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let key = self.key();
-        let result = self.with(py, |s| {
-            TURNING.with(|t| t.borrow_mut().push(key));
-            let r = match &player {
-                Some(p) => s.turn_as(p, &text),
-                None => s.turn(&text),
-            };
-            let failed = self
-                .hook_error
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .is_some();
-            if failed && r.is_ok() {
-                s.undo();
-            }
-            TURNING.with(|t| t.borrow_mut().retain(|k| *k != key));
-            r
-        })?;
-        if let Some(err) = take_hook_error(&self.hook_error) {
-            return Err(err);
-        }
-        let turn = result.or_raise(py)?;
-        let out = ser_to_py(py, &turn)?;
-        // The diagnostics as every diagnostic dict (Format 18.6, 20.1).
-        out.set_item("diagnostics", diagnostics_to_py(py, &turn.diagnostics)?)?;
-        Ok(out)
+        self.step(py, |s| match &player {
+            Some(p) => s.turn_as(p, &text),
+            None => s.turn(&text),
+        })
+    }
+
+    /// One turn whose responder the host names (Format 18.9, the `manual`
+    /// turn order; any strategy takes it): `character` answers `text`, said
+    /// by the first player. Returns the turn document, as turn() does.
+    ///
+    /// Raises TroupeError: kind 'refused' when `character` is not a speaker
+    /// at the input message (not present, muted, a player or not in the
+    /// cast; nothing is written); otherwise as turn().
+    fn turn_to<'py>(
+        &self,
+        py: Python<'py>,
+        character: String,
+        text: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.step(py, |s| s.turn_to(&character, &text))
     }
 
     /// The flattened state at the current message (Format 8.6), every
@@ -859,9 +933,12 @@ impl History {
 
     /// Renders template `text` (Format 10) at message `at` (None: the
     /// initial state) for character `char` (and owner `owner`; narrator:
-    /// the text is for a narrator message). Raises TroupeError ('invalid',
+    /// the text is for a narrator message; per_chat: the text is a
+    /// template outside message parts, so `pick` is stable per session as
+    /// a prompt renders it, Format 10.6). Raises TroupeError ('invalid',
     /// TEMPLATE_SYNTAX) when `text` is not a template.
-    #[pyo3(signature = (text, at=None, char=None, owner=None, narrator=false))]
+    #[pyo3(signature = (text, at=None, char=None, owner=None, narrator=false, per_chat=false))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments, as start()
     fn render(
         &self,
         py: Python<'_>,
@@ -870,15 +947,51 @@ impl History {
         char: Option<String>,
         owner: Option<String>,
         narrator: bool,
+        per_chat: bool,
     ) -> PyResult<String> {
         let who = troupe::RenderOptions {
             char,
             owner,
             narrator,
-            per_chat: false,
+            per_chat,
         };
         py.detach(|| self.inner.render(&text, at.as_deref(), &who))
             .or_raise(py)
+    }
+
+    /// The transcript of the path of message `at` (None: the last message
+    /// in file order), root first, every part rendered at its message's
+    /// state (Format 20, 20.1; `troupe transcript`). format 'json' (the
+    /// default): the `troupe transcript --format json` document as a dict
+    /// (scenario, at, messages with id, author, name, hidden, parts);
+    /// 'text' or 'markdown': that form as a str (not escaped for a
+    /// terminal).
+    ///
+    /// Raises TroupeError: 'not_found' when there is no message `at`;
+    /// 'refused' when `format` is none of json, text, markdown.
+    #[pyo3(signature = (at=None, format="json"))]
+    fn transcript<'py>(
+        &self,
+        py: Python<'py>,
+        at: Option<String>,
+        format: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if !matches!(format, "json" | "text" | "markdown") {
+            return Err(troupe_error(
+                py,
+                "refused",
+                &format!("format `{format}` is not one of: json, text, markdown"),
+                &[],
+            ));
+        }
+        let t = py
+            .detach(|| self.inner.transcript(at.as_deref()))
+            .or_raise(py)?;
+        match format {
+            "text" => Ok(PyString::new(py, &t.to_text()).into_any()),
+            "markdown" => Ok(PyString::new(py, &t.to_markdown()).into_any()),
+            _ => ser_to_py(py, &t),
+        }
     }
 
     fn __repr__(&self) -> String {

@@ -1,7 +1,7 @@
 """Typing stubs of the `troupe` package (docs/python.md)."""
 
 from os import PathLike
-from typing import Any, Callable, Dict, List, Literal, Optional, Union
+from typing import Any, Callable, Dict, List, Literal, Optional, Union, overload
 
 __version__: str
 
@@ -80,6 +80,17 @@ class Pack:
         out: Optional[StrPath] = None,
     ) -> "Session":
         """Starts a session (Format 18.4)."""
+    def resume(
+        self,
+        jsonl: str,
+        at: Optional[str] = None,
+        runtime: Union[None, Literal["rules"], RuntimeHook] = None,
+        out: Optional[StrPath] = None,
+    ) -> "Session":
+        """Resumes a saved session from its JSONL text (Format 18.10): the
+        same bytes as the uninterrupted session; `at` an earlier message
+        branches there; raises TroupeError ('invalid', 'refused' for an
+        unknown `at` or runtime='fake', 'io')."""
     def history(self, jsonl: str) -> "History":
         """A recorded session given as the text of its JSONL file."""
     def history_file(self, path: StrPath) -> "History":
@@ -96,6 +107,9 @@ class Session:
     def turn(self, text: str, player: Optional[str] = None) -> Dict[str, JSON]:
         """One turn; the turn document of `troupe run --json`, whose `diagnostics`
         lists a runtime callable's dropped changes (Format 18.6, 18.7)."""
+    def turn_to(self, character: str, text: str) -> Dict[str, JSON]:
+        """One turn whose responder the host names (Format 18.9); raises
+        TroupeError ('refused') when `character` is not a speaker."""
     @property
     def state(self) -> Dict[str, JSON]:
         """The flattened state at the current message (Format 8.6)."""
@@ -163,8 +177,21 @@ class History:
         char: Optional[str] = None,
         owner: Optional[str] = None,
         narrator: bool = False,
+        per_chat: bool = False,
     ) -> str:
-        """Renders a template (Format 10) at a message."""
+        """Renders a template (Format 10) at a message; per_chat: as a
+        template outside message parts (`pick` stable per session, 10.6)."""
+    @overload
+    def transcript(
+        self, at: Optional[str] = None, format: Literal["json"] = "json"
+    ) -> Dict[str, JSON]:
+        """The path of `at` (None: the last message) as its audience reads
+        it (Format 20, 20.1): the `troupe transcript --format json` document,
+        or with format='text'/'markdown' that form as a str."""
+    @overload
+    def transcript(self, at: Optional[str], format: Literal["text", "markdown"]) -> str: ...
+    @overload
+    def transcript(self, *, format: Literal["text", "markdown"]) -> str: ...
 
 def check(*paths: StrPath, strict: bool = False) -> Dict[str, JSON]:
     """The `troupe check --json` document."""
