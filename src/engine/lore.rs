@@ -139,6 +139,23 @@ pub struct EntryActivation {
     pub group: Option<String>,
 }
 
+impl EntryActivation {
+    /// Forgets what a step decided, before an entry is decided again at a
+    /// later recursion step (Format 5.7): no hits, no missed keys, no
+    /// secondary result or group, and `when` not evaluated (or absent).
+    fn undecided(&mut self, has_when: bool) {
+        self.hits.clear();
+        self.missed.clear();
+        self.secondary = None;
+        self.group = None;
+        self.when = if has_when {
+            When::NotEvaluated
+        } else {
+            When::Absent
+        };
+    }
+}
+
 /// Each entry's last start position on a path (Format 5.6), by entry index.
 pub type Timed = Arc<Vec<Option<u64>>>;
 
@@ -738,30 +755,14 @@ impl Engine {
                     });
                     let (primary, secondary) =
                         pieces.found(i, e, msg_scan, &buffer, &self.session, entries);
-                    a.hits.clear();
-                    a.missed.clear();
-                    a.secondary = None;
-                    a.group = None;
-                    a.when = if e.when.is_some() {
-                        When::NotEvaluated
-                    } else {
-                        When::Absent
-                    };
+                    a.undecided(e.when.is_some());
                     self.decide_with(e, primary, secondary, a);
                 } else {
                     full(&mut scans);
                     let Some(scan) = scans[depth].as_ref() else {
                         continue;
                     };
-                    a.hits.clear();
-                    a.missed.clear();
-                    a.secondary = None;
-                    a.group = None;
-                    a.when = if e.when.is_some() {
-                        When::NotEvaluated
-                    } else {
-                        When::Absent
-                    };
+                    a.undecided(e.when.is_some());
                     self.decide(e, scan, a);
                 }
                 // A decision by the keys alone stands until new hits.

@@ -70,13 +70,7 @@ pub fn start(session: &Session, all: bool) -> String {
             }
         }
     }
-    out.push_str("State: ");
-    out.push_str(&state_line(&if all {
-        session.flattened()
-    } else {
-        session.visible_state()
-    }));
-    out.push('\n');
+    out.push_str(&state_at(session, all));
     out
 }
 
@@ -114,14 +108,19 @@ pub fn resumed(session: &Session, all: bool) -> String {
         }
         None => out.push_str("Resumed before the first message.\n"),
     }
-    out.push_str("State: ");
-    out.push_str(&state_line(&if all {
+    out.push_str(&state_at(session, all));
+    out
+}
+
+/// The `State: …` line of a session's current message (`all`: hidden
+/// variables too), as [`start`] and [`resumed`] end.
+fn state_at(session: &Session, all: bool) -> String {
+    let state = if all {
         session.flattened()
     } else {
         session.visible_state()
-    }));
-    out.push('\n');
-    out
+    };
+    format!("State: {}\n", state_line(&state))
 }
 
 /// `name = value, …` of a state map.
