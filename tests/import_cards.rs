@@ -4,24 +4,13 @@
 //! docs/import.md §1, §2, §6 and Format 3.2, 18.4.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{json, Value};
 use troupe::import::{card, export, read_card};
 
 mod common;
 
-fn troupe(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run as troupe;
 
 fn import_bytes(bytes: &[u8]) -> card::CardImport {
     let raw = read_card("card.json", bytes).unwrap();

@@ -4,25 +4,15 @@
 //! expectation is derived by hand from docs/import.md §5 (and §7 for the
 //! chat whose greetings set variables); no value is copied from output.
 
-use std::process::Command;
-
 use serde_json::{json, Value};
 use troupe::check::run::check_bundle_document;
 use troupe::import::chat::{chat_import, ChatTarget};
 use troupe::import::{card, export, read_card};
 use troupe::load::parse_json;
 
-fn troupe(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+
+use common::run as troupe;
 
 fn card_json(data: Value) -> Value {
     json!({"spec": "chara_card_v2", "spec_version": "2.0", "data": data})

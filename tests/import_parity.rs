@@ -5,7 +5,6 @@
 //! seats); no value is copied from program output.
 
 use std::path::Path;
-use std::process::Command;
 
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -13,17 +12,9 @@ use troupe::check::run::check_bundle_document;
 use troupe::import::{card, read_card};
 use troupe::load::parse_json;
 
-fn troupe(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+
+use common::run as troupe;
 
 fn import(card: &Value) -> card::CardImport {
     let bytes = serde_json::to_vec(card).unwrap();

@@ -3,23 +3,13 @@
 //! exit 1 on any loss). Issue 18; expectations derived by hand from
 //! docs/import.md §3 and §11.
 
-use std::process::Command;
-
 use serde_json::{json, Value};
 use troupe::import::lorebook::lorebook_document;
 use troupe::import::{card, export, read_card};
 
-fn troupe(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_troupe"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+
+use common::run as troupe;
 
 fn warnings_at(s: &troupe::import::summary::Summary) -> Vec<String> {
     s.warnings

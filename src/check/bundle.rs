@@ -108,8 +108,9 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
         for (k, reply) in array(rule, "replies").iter().enumerate() {
             if let Some(t) = reply.as_str() {
                 let at = format!("{base}/rules/{ri}/replies/{k}");
-                check_template(t, &at, out);
-                super::templates::unknown_macros(story, t, &at, out);
+                if let Some(parsed) = check_template(t, &at, out) {
+                    super::templates::unknown_macros(story, t, &parsed, &at, out);
+                }
             }
         }
     }
@@ -142,8 +143,10 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
             }
         }
         if let Some(t) = o.get("text").and_then(Value::as_str) {
-            check_template(t, &format!("{at}/text"), out);
-            super::templates::unknown_macros(story, t, &format!("{at}/text"), out);
+            let text_at = format!("{at}/text");
+            if let Some(parsed) = check_template(t, &text_at, out) {
+                super::templates::unknown_macros(story, t, &parsed, &text_at, out);
+            }
         }
         check_parts(story, o, &at, out);
         if let Some(present) = o.pointer("/scene/present").and_then(Value::as_array) {

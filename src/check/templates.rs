@@ -8,14 +8,23 @@ use super::changes::resolve_target;
 use super::story::Story;
 
 /// Parses `text` (found at `pointer`) and reports TEMPLATE_SYNTAX with the
-/// position inside the text.
-pub fn check_template(text: &str, pointer: &str, out: &mut Vec<Diagnostic>) {
-    if let Err(e) = template::parse(text) {
-        out.push(
-            Diagnostic::error(Code::TemplateSyntax, e.message)
-                .at(pointer)
-                .inside(e.line, e.column),
-        );
+/// position inside the text; gives back the parsed template for the lints
+/// that read it ([`unknown_macros`]), so it is parsed once.
+pub fn check_template(
+    text: &str,
+    pointer: &str,
+    out: &mut Vec<Diagnostic>,
+) -> Option<template::Template> {
+    match template::parse(text) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            out.push(
+                Diagnostic::error(Code::TemplateSyntax, e.message)
+                    .at(pointer)
+                    .inside(e.line, e.column),
+            );
+            None
+        }
     }
 }
 
@@ -24,15 +33,15 @@ pub fn check_template(text: &str, pointer: &str, out: &mut Vec<Diagnostic>) {
 /// that can never render because the path names no state of the story for
 /// any author the text may have (10.5: char and owner are the author, the
 /// owner is the scenario when the author is the narrator), so the macro is
-/// always shown as written. A text that does not parse is TEMPLATE_SYNTAX
-/// instead.
-pub fn unknown_macros(story: &Story, text: &str, pointer: &str, out: &mut Vec<Diagnostic>) {
-    if !text.contains("{{") {
-        return;
-    }
-    let Ok(parsed) = template::parse(text) else {
-        return;
-    };
+/// always shown as written. `parsed` is `text` as [`check_template`]
+/// parsed it.
+pub fn unknown_macros(
+    story: &Story,
+    text: &str,
+    parsed: &template::Template,
+    pointer: &str,
+    out: &mut Vec<Diagnostic>,
+) {
     for node in &parsed.nodes {
         let Node::Macro(Macro::Path(segments), range) = node else {
             continue;

@@ -17,6 +17,17 @@ pub fn troupe(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Runs the `troupe` binary as [`troupe`] does: its exit code (-1 when a
+/// signal ended it), standard output and standard error as text.
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    let out = troupe(args);
+    (
+        out.status.code().unwrap_or(-1),
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// A command's standard output as text.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
