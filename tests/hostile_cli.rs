@@ -2,8 +2,9 @@
 //! are never lost (Format 16.5), output is safe for a terminal (17.4),
 //! codes and messages are the documented ones, and time and peak memory
 //! stay bounded. Inputs are generated in a tempdir; time and memory are
-//! measured from outside the process (`wait4`'s resource usage of the
-//! child) and compared between two input sizes, never against a clock.
+//! measured from outside the process (GNU time's report of the child's
+//! resource usage) and compared between two input sizes, never against a
+//! clock.
 
 #![cfg(unix)]
 
@@ -28,20 +29,34 @@ struct Run {
     cpu: f64,
 }
 
-/// Runs `troupe args…` (in `dir`, with `stdin`) and measures it with
-/// `wait4`.
-// The child is reaped by `wait4` (which also gives its resource usage),
-// not by `Child::wait`.
-#[allow(clippy::zombie_processes)]
+/// GNU time, the measuring parent of every run (see [`troupe_in`]).
+const TIME: &str = "/usr/bin/time";
+
+/// Runs `troupe args…` (in `dir`, with `stdin`) and measures it.
+///
+/// The child is started by GNU time, not by this process: a child that this
+/// (large, multi-threaded) test process spawned directly would report this
+/// process's own peak as its `ru_maxrss`, because Linux carries the peak of
+/// the address space a process leaves at `exec` into its maximum (and
+/// `posix_spawn` leaves the parent's). GNU time is small and forks, so the
+/// figure it records is the binary's own peak.
 fn troupe_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
-    let mut child = Command::new(BIN)
+    assert!(
+        Path::new(TIME).exists(),
+        "{TIME} is missing: install the Debian package `time` (.ci/run does)"
+    );
+    let measured = tempfile::NamedTempFile::new().unwrap();
+    let mut child = Command::new(TIME)
+        .arg("-o")
+        .arg(measured.path())
+        .args(["-f", "%x %M %U %S", "--", BIN])
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn troupe");
+        .expect("spawn troupe under GNU time");
     let input = stdin.map(<[u8]>::to_vec).unwrap_or_default();
     let mut pipe = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
@@ -58,24 +73,25 @@ fn troupe_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
     let _ = std::io::Read::read_to_end(&mut err, &mut e);
     let o = reader.join().unwrap();
     writer.join().unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our child, not yet reaped; the pointers are valid.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid, "wait4");
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    child.wait().expect("wait for GNU time");
+    // One line `%x %M %U %S`, after a line "Command terminated by signal N"
+    // when the binary was killed (then %x is not its exit status).
+    let report = std::fs::read_to_string(measured.path()).unwrap();
+    let signalled = report.contains("terminated by signal");
+    let fields: Vec<&str> = report
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(fields.len(), 4, "GNU time's report: {report:?}");
+    let number = |i: usize| -> f64 { fields[i].parse().expect("a number from GNU time") };
     Run {
-        code: if libc::WIFEXITED(status) {
-            libc::WEXITSTATUS(status)
-        } else {
-            -1
-        },
+        code: if signalled { -1 } else { number(0) as i32 },
         stdout: String::from_utf8_lossy(&o).into_owned(),
         stderr: String::from_utf8_lossy(&e).into_owned(),
-        max_rss_kib: usage.ru_maxrss,
-        cpu: secs(usage.ru_utime) + secs(usage.ru_stime),
+        max_rss_kib: number(1) as i64,
+        cpu: number(2) + number(3),
     }
 }
 
