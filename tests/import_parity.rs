@@ -314,3 +314,108 @@ fn a_seat_named_user_can_be_run() {
     let (code, stdout, err) = troupe(&["check", &b, session.to_str().unwrap()]);
     assert_eq!(code, 0, "{stdout}{err}");
 }
+
+/// The entries of a ZIP archive, by name.
+fn zip_entries(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    (0..zip.len())
+        .map(|i| {
+            let mut e = zip.by_index(i).unwrap();
+            let mut data = Vec::new();
+            std::io::Read::read_to_end(&mut e, &mut data).unwrap();
+            (e.name().unwrap().to_string(), data)
+        })
+        .collect()
+}
+
+/// Issue 42 item 5: a card imported from a CHARX archive, exported as
+/// CHARX and imported again gives the same bundle (docs/import.md §6).
+#[test]
+fn a_charx_card_round_trips_through_export() {
+    let card = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
+        "name": "Vee", "description": "d", "personality": "", "scenario": "s",
+        "first_mes": "Hi {{user}}.", "mes_example": "", "creator_notes": "",
+        "system_prompt": "", "post_history_instructions": "",
+        "alternate_greetings": ["Yo."], "tags": ["t"], "creator": "c",
+        "character_version": "1", "extensions": {"x": 1}, "nickname": "V",
+        "group_only_greetings": [], "zz_unknown": [1, 2]
+    }});
+    let dir = tempfile::tempdir().unwrap();
+    let mut original = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    original
+        .start_file("card.json", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    std::io::Write::write_all(&mut original, card.to_string().as_bytes()).unwrap();
+    let src = dir.path().join("vee.charx");
+    std::fs::write(&src, original.finish().unwrap().into_inner()).unwrap();
+    let first = dir.path().join("first.json");
+    let (code, _, err) = troupe(&[
+        "import",
+        "card",
+        src.to_str().unwrap(),
+        "-o",
+        first.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let exported = dir.path().join("back.charx");
+    let (code, _, err) = troupe(&[
+        "export",
+        "card",
+        first.to_str().unwrap(),
+        "--character",
+        "vee",
+        "-o",
+        exported.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let entries = zip_entries(&std::fs::read(&exported).unwrap());
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].0, "card.json");
+    let back: Value = serde_json::from_slice(&entries[0].1).unwrap();
+    assert_eq!(back, card);
+    let second = dir.path().join("second.json");
+    let (code, _, err) = troupe(&[
+        "import",
+        "card",
+        exported.to_str().unwrap(),
+        "-o",
+        second.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&first).unwrap(),
+        std::fs::read_to_string(&second).unwrap()
+    );
+}
+
+/// A V2 card exported as CHARX is written as V3, which is all CHARX holds:
+/// the same `data` plus an empty `group_only_greetings`.
+#[test]
+fn a_v2_card_exports_to_charx_as_v3() {
+    let data = json!({"name": "Bo", "description": "d", "personality": "",
+        "scenario": "", "first_mes": "Hi.", "mes_example": "", "creator_notes": "",
+        "system_prompt": "", "post_history_instructions": "", "alternate_greetings": [],
+        "tags": [], "creator": "", "character_version": "", "extensions": {}});
+    let card = json!({"spec": "chara_card_v2", "spec_version": "2.0", "data": data});
+    let dir = tempfile::tempdir().unwrap();
+    let b = write(dir.path(), "b.json", &import(&card).bundle);
+    let out = dir.path().join("bo.charx");
+    let (code, _, err) = troupe(&[
+        "export",
+        "card",
+        &b,
+        "--character",
+        "bo",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let entries = zip_entries(&std::fs::read(&out).unwrap());
+    let v3: Value = serde_json::from_slice(&entries[0].1).unwrap();
+    let mut want = data.clone();
+    want["group_only_greetings"] = json!([]);
+    assert_eq!(
+        v3,
+        json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": want})
+    );
+}

@@ -316,6 +316,13 @@ pub fn export_card(bundle: impl AsRef<Path>, character: &str) -> Result<Value> {
         .map_err(|d| refused(vec![d.in_file(&doc.file)]))
 }
 
+/// `card` (from [`export_card`]) as a CHARX archive: a ZIP with the card
+/// as `card.json` at its root, upgraded to V3 when it is V1 or V2, as CHARX
+/// holds V3 cards (`docs/import.md` §6). The card's assets are not carried.
+pub fn card_charx(card: &Value) -> Vec<u8> {
+    crate::import::charx::write_charx(card)
+}
+
 /// `card` (from [`export_card`]) inside a PNG (a V3 card in both a
 /// `chara` text chunk, as V2, and a `ccv3` one; any other in `chara`): in
 /// the picture at `picture`, or in one transparent pixel.

@@ -1,4 +1,4 @@
-//! `troupe export card PACK --character ID -o FILE(.json|.png)`: writes
+//! `troupe export card PACK --character ID -o FILE(.json|.png|.charx)`: writes
 //! the character card a character came from (`docs/import.md` §6); PACK
 //! is a bundle, a pack directory or a package.
 //!
@@ -7,20 +7,21 @@
 
 use std::path::PathBuf;
 
-use troupe::cards::{card_png, export_card};
+use troupe::cards::{card_charx, card_png, export_card};
 
 /// What to export.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// A character of a bundle, pack or package → a Character Card (JSON,
-    /// or PNG by extension).
+    /// or PNG or CHARX by extension).
     Card {
         /// A bundle file, a pack directory or a package (.troupe).
         bundle: PathBuf,
         /// The character's ID.
         #[arg(long)]
         character: String,
-        /// The card file to write: `.png` writes a PNG, anything else JSON.
+        /// The card file to write: `.png` writes a PNG, `.charx` a CHARX
+        /// archive (a V3 card), anything else JSON.
         #[arg(short, long)]
         output: PathBuf,
         /// For PNG output: the picture to put the card in (else one
@@ -51,10 +52,14 @@ pub fn run(cmd: Command) -> i32 {
             return 1;
         }
     };
-    let is_png = output
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
-    let bytes = if is_png {
+    let is = |ext: &str| {
+        output
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case(ext))
+    };
+    let bytes = if is("charx") {
+        card_charx(&card)
+    } else if is("png") {
         match card_png(&card, image.as_deref()) {
             Ok(b) => b,
             Err(e) => {

@@ -4,10 +4,13 @@
 //! `..`, absolute names, NUL, backslash), methods are stored/deflate only,
 //! entry counts and sizes are bounded by declared size and by the bytes
 //! actually inflated. Only `card.json` is read; assets are listed by name.
+//! Export writes an archive of `card.json` alone ([`write_charx`]).
 
-use std::io::{Cursor, Read};
+use std::io::{Cursor, Read, Write};
 
-use zip::{CompressionMethod, ZipArchive};
+use serde_json::Value;
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, DateTime, ZipArchive, ZipWriter};
 
 use crate::diag::{Code, Diagnostic};
 use crate::load::limits::MAX_ZIP_ENTRIES;
@@ -145,4 +148,78 @@ pub fn card_json(file: &str, bytes: &[u8]) -> Result<(Vec<u8>, Vec<String>), Vec
         )]);
     }
     Ok((data, assets))
+}
+
+/// A CHARX archive holding `card` as its `card.json` (`docs/import.md` §6):
+/// a V3 card as it is; a V2 card as V3 (the same `data`, with `spec`
+/// `chara_card_v3`, `spec_version` `3.0` and an empty
+/// `group_only_greetings` when it has none), as CHARX holds only V3 cards;
+/// a V1 card (fields at the root) first as V2 with V2's other fields
+/// empty. Deflated, with a fixed time stamp, so the same card gives the
+/// same bytes.
+pub fn write_charx(card: &Value) -> Vec<u8> {
+    let v3 = as_v3(card);
+    let json = serde_json::to_string_pretty(&v3).unwrap_or_default();
+    let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
+    let options = SimpleFileOptions::default()
+        .compression_method(CompressionMethod::Deflated)
+        .last_modified_time(DateTime::default())
+        .unix_permissions(0o644);
+    // Writing to memory fails only on a ZIP over 4 GiB, which a card
+    // bounded by MAX_CARD_JSON_BYTES cannot reach.
+    let written = zip
+        .start_file("card.json", options)
+        .and_then(|()| zip.write_all(json.as_bytes()).map_err(Into::into));
+    debug_assert!(written.is_ok());
+    zip.finish()
+        .map(Cursor::into_inner)
+        .unwrap_or_default()
+}
+
+/// `card` as a V3 card (see [`write_charx`]).
+fn as_v3(card: &Value) -> Value {
+    match card.get("spec").and_then(Value::as_str) {
+        Some("chara_card_v3") => card.clone(),
+        Some(_) => {
+            let mut v3 = card.clone();
+            v3["spec"] = Value::from("chara_card_v3");
+            v3["spec_version"] = Value::from("3.0");
+            if let Some(data) = v3.get_mut("data").and_then(Value::as_object_mut) {
+                data.entry("group_only_greetings")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+            }
+            v3
+        }
+        None => {
+            // V1: the six fields at the root become V2's `data`.
+            let mut data = serde_json::Map::new();
+            for k in [
+                "name",
+                "description",
+                "personality",
+                "scenario",
+                "first_mes",
+                "mes_example",
+            ] {
+                let v = card.get(k).cloned().unwrap_or_else(|| Value::from(""));
+                data.insert(k.into(), v);
+            }
+            for k in [
+                "creator_notes",
+                "system_prompt",
+                "post_history_instructions",
+                "creator",
+                "character_version",
+            ] {
+                data.insert(k.into(), Value::from(""));
+            }
+            for k in ["alternate_greetings", "tags"] {
+                data.insert(k.into(), Value::Array(Vec::new()));
+            }
+            data.insert("extensions".into(), Value::Object(Default::default()));
+            as_v3(&serde_json::json!({
+                "spec": "chara_card_v2", "spec_version": "2.0", "data": data
+            }))
+        }
+    }
 }
