@@ -519,3 +519,60 @@ fn an_edited_rule_fails_the_session_test_until_accepted() {
         Status::Pass
     );
 }
+
+/// A recorded session holding a host's settings change (Format 8.9) is
+/// re-played with that change in its place (21.5): it passes as recorded
+/// (without the change, the second turn would re-play as small talk and
+/// differ), and a pack edit that makes the later turn read the new
+/// settings differently fails it. Derived
+/// from the negotiation pack (tests/settings.rs): under adversarial (time
+/// pressure 75) "Let me think about it." is `stalling`, -10 patience; at
+/// time pressure 45 it is small talk, -3.
+#[test]
+fn a_hosts_settings_change_is_re_played() {
+    let (_d, root) = pack("everyday-negotiation");
+    let opened = troupe::Pack::open(&root).unwrap();
+    let mut s = opened.start(troupe::SessionOptions::default()).unwrap();
+    s.turn("Let me think about it.").unwrap();
+    s.change_settings(&serde_json::json!({"difficulty": "adversarial"}))
+        .unwrap();
+    let t = s.turn("Let me think about it.").unwrap();
+    assert_eq!(t.rule.as_deref(), Some("stalling"));
+    std::fs::create_dir_all(root.join("sessions")).unwrap();
+    std::fs::write(root.join("sessions/think.jsonl"), s.jsonl()).unwrap();
+    let mut opts = Options {
+        snapshots: Snapshots::AcceptAll,
+        ..Options::default()
+    };
+    let r = run(&root, &mut opts, &Installed, &mut Quiet).unwrap();
+    let t = stage(&r, StageName::Sessions)
+        .tests
+        .iter()
+        .find(|t| t.name == "think.jsonl")
+        .unwrap()
+        .clone();
+    assert_eq!(t.status, Status::Pass, "{t:?}");
+    assert!(!format!("{t:?}").contains("not re-played"), "{t:?}");
+    assert_eq!(
+        stage(&test(&root), StageName::Sessions).status,
+        Status::Pass
+    );
+    edit(
+        &root,
+        "scenarios/used_car_negotiation.yaml",
+        "      time_pressure: 75",
+        "      time_pressure: 45",
+    );
+    let r = test(&root);
+    let t = stage(&r, StageName::Sessions)
+        .tests
+        .iter()
+        .find(|t| t.name == "think.jsonl")
+        .unwrap();
+    assert_eq!(t.status, Status::Fail);
+    let diff = t.diff.as_deref().unwrap();
+    assert!(
+        diff.contains("-  changes: [{\"add\":{\"patience\":-10}}]"),
+        "{diff}"
+    );
+}

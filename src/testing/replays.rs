@@ -12,24 +12,38 @@ const RUNTIME_FIELDS: &[&str] = &[
     "id", "parent", "opening", "author", "parts", "changes", "firings",
 ];
 
-/// One recorded input: the text the player typed and the ID of the
-/// message it answers (its parent), if any.
+/// What a recorded step did: the player typed a line, or the host changed
+/// the settings (Format 8.9).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Act {
+    /// The input as typed (the part's text with 18.5's escape undone).
+    Say(String),
+    /// The settings message's `settings`, as written.
+    Settings(Value),
+}
+
+/// One recorded step: an input (or a host's settings change) and the ID
+/// of the message it follows (its parent), if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Input {
-    /// The input as typed (the part's text with 18.5's escape undone).
-    pub text: String,
+    /// What the step did.
+    pub act: Act,
     /// The recorded parent's ID.
     pub parent: Option<String>,
-    /// The recorded input message's ID.
+    /// The recorded input (or settings) message's ID.
     pub id: String,
     /// The recorded reply's ID, when the next line answers the input.
     pub answer: Option<String>,
 }
 
+/// The fields a runtime writes on a settings message (Format 8.9).
+const SETTINGS_FIELDS: &[&str] = &["id", "parent", "author", "settings", "firings"];
+
 /// The inputs of a session written the way a runtime writes one (Format
-/// 18.4, 18.5, 18.8), in file order, or why it was not (a hand-written
-/// session: fields a runtime never writes, a player message with changes,
-/// a second root, …). Players are the header's `players`.
+/// 18.4, 18.5, 18.8, and the host's settings messages of 8.9), in file
+/// order, or why it was not (a hand-written session: fields a runtime
+/// never writes, a player message with changes, a second root, …).
+/// Players are the header's `players`.
 pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, String> {
     let mut out = Vec::new();
     let is_player = |m: &Value| {
@@ -39,10 +53,33 @@ pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, Stri
     };
     for (i, m) in messages.iter().enumerate() {
         let id = m.get("id").and_then(Value::as_str).unwrap_or("");
-        if m.get("settings").is_some() {
-            return Err(format!(
-                "message {id} is a settings change by the host (Format 8.9), which re-playing the inputs does not repeat"
-            ));
+        let parent = m.get("parent").and_then(Value::as_str);
+        if let Some(settings) = m.get("settings") {
+            if let Some((k, _)) = m
+                .as_object()
+                .into_iter()
+                .flatten()
+                .find(|(k, _)| !SETTINGS_FIELDS.contains(&k.as_str()))
+            {
+                return Err(format!(
+                    "settings message {id} has `{k}`, which a runtime never writes there"
+                ));
+            }
+            if m.get("author").and_then(Value::as_str) != Some("narrator") {
+                return Err(format!(
+                    "settings message {id} is not by the narrator, as a runtime writes it"
+                ));
+            }
+            if parent.is_none() && i > 0 {
+                return Err(format!("message {id} is a second root"));
+            }
+            out.push(Input {
+                act: Act::Settings(settings.clone()),
+                parent: parent.map(str::to_string),
+                id: id.to_string(),
+                answer: None,
+            });
+            continue;
         }
         if let Some((k, _)) = m
             .as_object()
@@ -54,7 +91,6 @@ pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, Stri
                 "message {id} has `{k}`, which a runtime never writes"
             ));
         }
-        let parent = m.get("parent").and_then(Value::as_str);
         if parent.is_none() && i > 0 {
             return Err(format!("message {id} is a second root"));
         }
@@ -86,7 +122,7 @@ pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, Stri
                 ));
             };
             out.push(Input {
-                text: unescape(text),
+                act: Act::Say(unescape(text)),
                 parent: parent.map(str::to_string),
                 id: id.to_string(),
                 answer: None,
@@ -108,7 +144,7 @@ pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, Stri
             }
         }
     }
-    if out.is_empty() {
+    if !out.iter().any(|i| matches!(i.act, Act::Say(_))) {
         return Err("the session has no player input".into());
     }
     Ok(out)
@@ -165,7 +201,8 @@ fn state_text(engine: &Engine, m: u32) -> String {
 /// message less does not make every later line differ): the opening's
 /// firings, then for each input its text, the reply (rendered), the
 /// reply's changes as written, the turn's firings and the flattened state
-/// at the turn's last message.
+/// at the turn's last message; a host's settings change (Format 8.9) is a
+/// block of its settings as written, its firings and the state there.
 pub fn turns_text(engine: &Engine, messages: &[Value], players: &[String]) -> String {
     let mut out = String::new();
     let is_player = |m: &Value| {
@@ -181,6 +218,15 @@ pub fn turns_text(engine: &Engine, messages: &[Value], players: &[String]) -> St
                 m.get("opening").and_then(Value::as_str).unwrap_or(""),
                 firing_ids(m),
                 state_text(engine, 0)
+            ));
+            continue;
+        }
+        if let Some(settings) = m.get("settings") {
+            out.push_str(&format!(
+                "settings {}\n  firings: {}\n  state: {}\n",
+                crate::runtime::session_writer::troupe_json(settings),
+                firing_ids(m),
+                state_text(engine, i as u32)
             ));
             continue;
         }
@@ -245,6 +291,7 @@ mod tests {
         ];
         let got = inputs(&ok, &players).unwrap();
         assert_eq!(got.len(), 2);
+        assert_eq!(got[0].act, Act::Say("hi".into()));
         assert_eq!(got[1].parent.as_deref(), Some("m1"));
         let mut hand = ok.to_vec();
         hand[1]["changes"] = json!([{"add": {"x": 1}}]);
@@ -252,5 +299,29 @@ mod tests {
         let mut timed = ok.to_vec();
         timed[2]["time"] = json!("2026-01-01T00:00:00Z");
         assert!(inputs(&timed, &players).unwrap_err().contains("`time`"));
+    }
+
+    #[test]
+    fn a_hosts_settings_message_is_a_step() {
+        let players = vec!["player".to_string()];
+        let mut with = vec![
+            json!({"id": "m1", "opening": "o", "author": "kai"}),
+            json!({"id": "m2", "parent": "m1", "author": "narrator", "settings": {"difficulty": "hard"}}),
+            json!({"id": "m3", "parent": "m2", "author": "player", "parts": [{"type": "text", "text": "hi"}]}),
+        ];
+        let got = inputs(&with, &players).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].act, Act::Settings(json!({"difficulty": "hard"})));
+        assert_eq!(
+            (got[0].parent.as_deref(), got[1].parent.as_deref()),
+            (Some("m1"), Some("m2"))
+        );
+        with[1]["author"] = json!("kai");
+        assert!(inputs(&with, &players).unwrap_err().contains("narrator"));
+        with[1]["author"] = json!("narrator");
+        with[1]["parts"] = json!([]);
+        assert!(inputs(&with, &players).unwrap_err().contains("`parts`"));
+        // Settings alone are no input to re-play.
+        assert!(inputs(&with[..1], &players).is_err());
     }
 }

@@ -90,8 +90,9 @@ pub trait Runtimes {
 
     /// Re-plays a recorded session's player inputs under the rules runtime
     /// (Format 21.5 step 3) with the recorded header's settings and root
-    /// (`(root ID, opening ID)`), each input a child of the re-played counterpart of its
-    /// recorded parent; returns the new session file's text, `Err` why it
+    /// (`(root ID, opening ID)`), each input (or host's settings change,
+    /// Format 8.9) a child of the re-played counterpart of its recorded
+    /// parent; returns the new session file's text, `Err` why it
     /// could not start, or `None` when no rules runtime exists.
     fn replay_inputs(
         &self,
@@ -199,7 +200,22 @@ impl Runtimes for Installed {
                     None => break, // its parent's turn was not re-played
                 }
             }
-            match session.turn(&input.text) {
+            let text = match &input.act {
+                super::replays::Act::Say(text) => text,
+                super::replays::Act::Settings(settings) => {
+                    match session.change_settings(settings) {
+                        Ok(r) => {
+                            if let Some(m) = r.message {
+                                now.insert(input.id.clone(), m);
+                            }
+                        }
+                        Err(crate::runtime::TurnError::Ended) => {}
+                        Err(e) => return Some(Err(e.to_string())),
+                    }
+                    continue;
+                }
+            };
+            match session.turn(text) {
                 Ok(r) => {
                     if let Some(last) = r.messages.last() {
                         now.insert(input.id.clone(), last.clone());
