@@ -113,3 +113,52 @@ fn explain_on_an_imported_chat() {
     // An unknown message is an error.
     assert_eq!(troupe(&["explain", b, s, "--at", "nope"]).0, 1);
 }
+
+/// Issue 42: `explain` without `--at` is the last message, here the reply;
+/// lore the player's line triggered is active at the input, not at the
+/// reply (scan depth 1, Format 5.3), and the reply says it was written
+/// from it (`written_from`, 24.3: the prompt holds the entries active at
+/// the input). Derived by hand: m1 the opening, m2 "Tell me of the dragon.",
+/// m3 the rules reply; the one entry keyed `dragon` hits m2 only.
+#[test]
+fn a_reply_says_which_lore_it_was_written_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("b.json");
+    let mut b: Value =
+        serde_json::from_str(include_str!("../examples/bundles/tiny.bundle.json")).unwrap();
+    b["scenarios"][0]["entries"] = serde_json::json!([
+        {"id": "dragons", "keys": ["dragon"], "content": "Dragons sleep under the hill."}
+    ]);
+    b["scenarios"][0]["rules"] = serde_json::json!([{"id": "any", "replies": ["Hm."]}]);
+    std::fs::write(&bundle, b.to_string()).unwrap();
+    let script = dir.path().join("s.txt");
+    std::fs::write(&script, "Tell me of the dragon.\n").unwrap();
+    let session = dir.path().join("s.jsonl");
+    let (b, s) = (bundle.to_str().unwrap(), session.to_str().unwrap());
+    let (code, out) = troupe(&["run", b, "--script", script.to_str().unwrap(), "--out", s]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = troupe(&["explain", b, s, "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (&v["at"], &v["active"], &v["written_from"]),
+        (
+            &Value::from("m3"),
+            &Value::from(0),
+            &serde_json::json!({"at": "m2", "active": 1})
+        )
+    );
+    let (code, out) = troupe(&["explain", b, s, "--at", "m2", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["active"], 1);
+    assert!(v.get("written_from").is_none(), "{v}");
+    let (code, out) = troupe(&["explain", b, s]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(
+            "(message m3 is a reply, written from the lore active at the input m2: 1 of 1 entries; `--at m2` for why)"
+        ),
+        "{out}"
+    );
+}

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::conditions::CelValue;
 use super::error::{Error, ErrorKind, Result};
 use super::pack::Pack;
+use crate::compile::Who;
 use crate::diag::render::Sources;
 use crate::diag::{Code, Diagnostic};
 use crate::engine::macros::RenderFor;
@@ -125,6 +126,21 @@ pub struct Explanation {
     pub active: usize,
     /// Every entry: active ones by `order`, then the others.
     pub entries: Vec<EntryActivation>,
+    /// When the message is a reply to a player's input (not by a player,
+    /// its parent by one): the lore active at that input, which is the lore
+    /// of the prompt the reply was written from (Format 5.3, 24.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written_from: Option<WrittenFrom>,
+}
+
+/// The lore a reply was written from: what was active at its parent, the
+/// player's input (see [`Explanation::written_from`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct WrittenFrom {
+    /// The input's message ID.
+    pub at: String,
+    /// How many entries are active there.
+    pub active: usize,
 }
 
 /// What [`History::knows`] asks about (Format 7.4, 12.5).
@@ -349,12 +365,31 @@ impl History {
     /// Which lore entries are active at message `id` and why (Format 5.3):
     /// the `troupe explain --json` document.
     pub fn explain(&self, id: &str) -> Result<Explanation> {
-        let entries = self.engine.entries_at(self.index(id)?);
+        let m = self.index(id)?;
+        let entries = self.engine.entries_at(m);
+        let messages = &self.engine.session.messages;
+        let by_player = |i: u32| match messages[i as usize].author {
+            Who::Cast(c) => self.engine.ir.players.contains(&c),
+            Who::Narrator => false,
+        };
+        let written_from = messages[m as usize]
+            .parent
+            .filter(|&p| !by_player(m) && by_player(p))
+            .map(|p| WrittenFrom {
+                at: messages[p as usize].id.to_string(),
+                active: self
+                    .engine
+                    .entries_at(p)
+                    .iter()
+                    .filter(|e| e.active)
+                    .count(),
+            });
         Ok(Explanation {
             at: id.to_string(),
             scenario: self.engine.ir.scenario.to_string(),
             active: entries.iter().filter(|e| e.active).count(),
             entries,
+            written_from,
         })
     }
 

@@ -42,6 +42,17 @@ pub fn human(x: &Explanation) -> String {
         x.scenario,
         entries.len()
     );
+    if let Some(w) = &x.written_from {
+        let _ = writeln!(
+            out,
+            "(message {} is a reply, written from the lore active at the input {}: {} of {} entries; `--at {}` for why)",
+            x.at,
+            w.at,
+            w.active,
+            entries.len(),
+            w.at
+        );
+    }
     if entries.is_empty() {
         return out;
     }
