@@ -138,12 +138,34 @@ impl Story {
         self.cast.iter().any(|m| m.character == id)
     }
 
+    /// Whether `id` is a seat of the scenario's cast, filled or not (6.1).
+    pub fn is_seat(&self, id: &str) -> bool {
+        !self.in_cast(id)
+            && self
+                .scenario
+                .cast
+                .iter()
+                .any(|c| c.get("seat").and_then(Value::as_str) == Some(id))
+    }
+
+    /// The character a cast reference names (Format 6.4): a member by its
+    /// character ID, else the character filling the seat of that ID;
+    /// `None` for an unfilled seat or no member at all.
+    pub fn member(&self, id: &str) -> Option<&str> {
+        self.cast
+            .iter()
+            .find(|m| m.character == id)
+            .or_else(|| self.cast.iter().find(|m| m.seat.as_deref() == Some(id)))
+            .map(|m| m.character.as_str())
+    }
+
     /// Whether a reference to `id` as a cast member can be accepted (Format
-    /// 6.1, 6.4): a member of the cast; or, for a story resolved without a
+    /// 6.1, 6.4): a member of the cast, or a seat of the cast; or, for a story resolved without a
     /// session whose scenario has seats, any character of the bundle, since
     /// a session may seat it — such references are decided per session.
     pub fn cast_ref_ok(&self, id: &str) -> bool {
         self.in_cast(id)
+            || self.is_seat(id)
             || (!self.session
                 && self.characters.contains_key(id)
                 && self.scenario.cast.iter().any(|c| c.get("seat").is_some()))

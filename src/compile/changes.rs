@@ -35,16 +35,27 @@ impl<'a> ChangeScope<'a> {
         }
     }
 
-    fn cast_ix(&self, id: &str) -> Result<CastIx, String> {
-        cast_index(self.cast, id).ok_or_else(|| format!("`{id}` is not a member of the cast"))
-    }
-
     fn cast_list(&self, v: &Value) -> Result<Vec<CastIx>, String> {
-        v.as_array()
-            .ok_or("expected a list of character IDs")?
-            .iter()
-            .map(|i| self.cast_ix(i.as_str().unwrap_or("")))
-            .collect()
+        let ids = v.as_array().ok_or("expected a list of character IDs")?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            out.extend(cast_ref(self.story, self.cast, id.as_str().unwrap_or(""))?);
+        }
+        Ok(out)
+    }
+}
+
+/// The cast index a cast reference names (Format 6.4): a member by its
+/// character ID, or the member filling the seat of that ID; `None` for a
+/// seat this story leaves unfilled (the reference names no one).
+pub fn cast_ref(story: &Story, cast: &[CastIr], id: &str) -> Result<Option<CastIx>, String> {
+    if let Some(c) = cast_index(cast, id) {
+        return Ok(Some(c));
+    }
+    match story.member(id) {
+        Some(filler) if story.is_seat(id) => Ok(cast_index(cast, filler)),
+        _ if story.is_seat(id) => Ok(None),
+        _ => Err(format!("`{id}` is not a member of the cast")),
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rust_decimal::prelude::ToPrimitive;
 use serde_json::Value;
 
-use super::changes::{lower_changes, ChangeScope};
+use super::changes::{cast_ref, lower_changes, ChangeScope};
 use super::ir::*;
 use super::value::{json_decimal, Norm, Val};
 use super::CompileError;
@@ -275,7 +275,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
                 text: Arc::from(t.as_str()),
                 audience: None,
             }],
-            None => lower_parts(&o.parts, &cast).map_err(err)?,
+            None => lower_parts(story, &o.parts, &cast).map_err(err)?,
         };
         let templates = parts
             .iter()
@@ -289,7 +289,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
             templates,
             scene_location: scene.location.as_deref().map(Arc::from),
             scene_present: match &scene.present {
-                Some(p) => Some(present_list(p, &cast).map_err(err)?),
+                Some(p) => Some(present_list(story, p, &cast).map_err(err)?),
                 None => None,
             },
             changes: lower_changes(&scope, &o.changes).map_err(err)?,
@@ -302,7 +302,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
     let present = match &scene.present {
         Some(p) => {
             let mut v = vec![false; cast.len()];
-            for i in present_list(p, &cast).map_err(err)? {
+            for i in present_list(story, p, &cast).map_err(err)? {
                 v[i as usize] = true;
             }
             v
@@ -480,26 +480,26 @@ fn firing_ir(
 }
 
 /// Lowers message or opening parts (Format 7.2).
-pub fn lower_parts(parts: &[Value], cast: &[CastIr]) -> Result<Vec<PartIr>, String> {
+pub fn lower_parts(
+    story: &Story,
+    parts: &[Value],
+    cast: &[CastIr],
+) -> Result<Vec<PartIr>, String> {
     parts
         .iter()
         .map(|p| {
             let text = p.get("text").and_then(Value::as_str).unwrap_or("");
             let audience = match p.get("audience").and_then(Value::as_array) {
-                Some(a) => Some(
-                    a.iter()
-                        .map(|x| {
-                            let x = x.as_str().unwrap_or("");
-                            if x == "narrator" {
-                                Ok(Who::Narrator)
-                            } else {
-                                cast_index(cast, x)
-                                    .map(Who::Cast)
-                                    .ok_or_else(|| format!("`{x}` is not in the cast"))
-                            }
-                        })
-                        .collect::<Result<Vec<_>, String>>()?,
-                ),
+                Some(a) => {
+                    let mut who = Vec::with_capacity(a.len());
+                    for x in a {
+                        match x.as_str().unwrap_or("") {
+                            "narrator" => who.push(Who::Narrator),
+                            x => who.extend(cast_ref(story, cast, x)?.map(Who::Cast)),
+                        }
+                    }
+                    Some(who)
+                }
                 None => None,
             };
             Ok(PartIr {
@@ -510,10 +510,12 @@ pub fn lower_parts(parts: &[Value], cast: &[CastIr]) -> Result<Vec<PartIr>, Stri
         .collect()
 }
 
-fn present_list(p: &[String], cast: &[CastIr]) -> Result<Vec<CastIx>, String> {
-    p.iter()
-        .map(|x| cast_index(cast, x).ok_or_else(|| format!("`{x}` is not in the cast")))
-        .collect()
+fn present_list(story: &Story, p: &[String], cast: &[CastIr]) -> Result<Vec<CastIx>, String> {
+    let mut out = Vec::with_capacity(p.len());
+    for x in p {
+        out.extend(cast_ref(story, cast, x)?);
+    }
+    Ok(out)
 }
 
 fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
