@@ -329,3 +329,34 @@ fn each_typo_is_one_diagnostic_at_its_cause_with_a_suggestion() {
         "{d}"
     );
 }
+
+/// Issue 42, Format 13.0 "no cascade from a missing declaration": an NPC
+/// file that is missing (or does not parse) is the one diagnostic; the
+/// scenario, fixtures and sessions that use `mara` and `mara.resolve` add
+/// no UNKNOWN_REF or UNKNOWN_VARIABLE.
+#[test]
+fn a_missing_npc_file_is_one_diagnostic() {
+    let (_d, root) = common::pack("harbor-lights");
+    std::fs::remove_file(root.join("npcs/mara.yaml")).unwrap();
+    let (code, report) = json_report(&["check", root.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let errors: Vec<(String, bool, String)> = codes_at(&report)
+        .into_iter()
+        .map(|(c, file, p)| (c, file.ends_with("scenarios/harbor_lights.yaml"), p))
+        .collect();
+    assert_eq!(
+        errors,
+        [(
+            "MISSING_FILE".to_string(),
+            true,
+            "/cast/0/npc/ref".to_string()
+        )],
+        "{report}"
+    );
+    // A file that exists but does not parse: its own PARSE, no cascade.
+    std::fs::write(root.join("npcs/mara.yaml"), "npc_id: [unclosed\n").unwrap();
+    let (code, report) = json_report(&["check", root.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let codes: Vec<String> = codes_at(&report).into_iter().map(|(c, _, _)| c).collect();
+    assert_eq!(codes, ["PARSE"], "{report}");
+}

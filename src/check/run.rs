@@ -236,6 +236,8 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
         locate_file(d);
     }
     out.extend(pack_diags);
+    // What follows reads the lowered bundle.
+    let derived_from = out.len();
     let mut semantic = check_bundle(&lowered.bundle);
     if let Some(max) = pack
         .manifest
@@ -314,6 +316,14 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
             .in_file(other.as_str())
             .at(""),
         );
+    }
+    if lowered.declarations_missing {
+        // Format 13.0: no cascade from a missing declaration.
+        let mut i = 0;
+        out.retain(|d| {
+            i += 1;
+            i <= derived_from || !matches!(d.code, Code::UnknownRef | Code::UnknownVariable)
+        });
     }
     dedup(&mut out);
     (out, lowered)

@@ -25,6 +25,10 @@ pub struct Lowered {
     pub origins: Origins,
     /// MISSING_FILE / PATH_TRAVERSAL / DUPLICATE_ID found while lowering.
     pub diagnostics: Vec<Diagnostic>,
+    /// Whether a ref to an NPC or world file named none, or one that did
+    /// not parse: what that file declares is unknown (Format 13.0, no
+    /// cascade from a missing declaration).
+    pub declarations_missing: bool,
 }
 
 /// What scenario lowering looks up: NPC and world files by path, and the
@@ -375,9 +379,13 @@ impl Lowerer<'_> {
             .strip_prefix(folder)
             .is_some_and(|rest| !rest.contains('/'));
         let exists = self.files.contains_key(&path) || (self.exists)(&path);
+        let declares = matches!(folder, "npcs/" | "worlds/");
         let message = match (in_folder, exists) {
             (true, true) if self.files.contains_key(&path) => return Some(path),
-            (true, true) => return None,
+            (true, true) => {
+                self.out.declarations_missing |= declares;
+                return None;
+            }
             (false, true) => {
                 format!("`{path}` is not a file of `{folder}`, which this reference must name")
             }
@@ -398,11 +406,16 @@ impl Lowerer<'_> {
                 )
             }
         };
-        self.out.diagnostics.push(
-            Diagnostic::error(Code::MissingFile, message)
-                .in_file(file)
-                .at(pointer),
-        );
+        let mut d = Diagnostic::error(Code::MissingFile, message)
+            .in_file(file)
+            .at(pointer);
+        if declares {
+            self.out.declarations_missing = true;
+            d = d.with_help(
+                "until it is found, references to the IDs and variables it declares are not checked",
+            );
+        }
+        self.out.diagnostics.push(d);
         None
     }
 }
