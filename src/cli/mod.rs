@@ -190,7 +190,7 @@ pub struct SessionAt {
     /// A session file (for a pack, also looked for in its `sessions/`).
     pub session: std::path::PathBuf,
     /// The message (default: the session's last message in file order).
-    #[arg(long)]
+    #[arg(long, alias = "message")]
     pub at: Option<String>,
     /// Print JSON for programs.
     #[arg(long)]
