@@ -220,6 +220,46 @@ pub struct Safety {
     pub rules: Vec<SafetyRule>,
     /// The policy compiled (stored in the IR as written, Format 14.4).
     policy: Option<Value>,
+    /// Verdicts already given (a verdict depends on its text alone).
+    memo: VerdictMemo,
+}
+
+/// The verdicts a [`Safety`] gave, by text and kind, so that a text said
+/// again (an exploration's alphabet line, a stock reply) is not matched
+/// again. Bounded: texts of at most [`VerdictMemo::MAX_TEXT`] bytes, at most
+/// [`VerdictMemo::MAX_ENTRIES`] of each kind; a clone starts empty.
+#[derive(Debug, Default)]
+struct VerdictMemo(std::sync::Mutex<[std::collections::HashMap<Box<str>, Verdict>; 2]>);
+
+impl VerdictMemo {
+    const MAX_TEXT: usize = 1024;
+    const MAX_ENTRIES: usize = 4096;
+
+    fn get(&self, text: &str, reply: bool) -> Option<Verdict> {
+        if text.len() > Self::MAX_TEXT {
+            return None;
+        }
+        let memo = self.0.lock().ok()?;
+        memo[usize::from(reply)].get(text).cloned()
+    }
+
+    fn put(&self, text: &str, reply: bool, v: &Verdict) {
+        if text.len() > Self::MAX_TEXT {
+            return;
+        }
+        if let Ok(mut memo) = self.0.lock() {
+            let memo = &mut memo[usize::from(reply)];
+            if memo.len() < Self::MAX_ENTRIES {
+                memo.insert(Box::from(text), v.clone());
+            }
+        }
+    }
+}
+
+impl Clone for VerdictMemo {
+    fn clone(&self) -> Self {
+        VerdictMemo::default()
+    }
 }
 
 /// In the IR a safety matcher is stored as its policy and compiled when
@@ -355,11 +395,21 @@ impl Safety {
         Ok(Safety {
             rules,
             policy: kept,
+            memo: VerdictMemo::default(),
         })
     }
 
     /// The verdict on `text` (Format 19.4); `reply` skips `crisis_support`.
     pub fn verdict(&self, text: &str, reply: bool) -> Verdict {
+        if let Some(v) = self.memo.get(text, reply) {
+            return v;
+        }
+        let v = self.verdict_of(text, reply);
+        self.memo.put(text, reply, &v);
+        v
+    }
+
+    fn verdict_of(&self, text: &str, reply: bool) -> Verdict {
         let lowered = lower(text);
         let mut status = Status::Ok;
         let mut redirect_text = None;

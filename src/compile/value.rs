@@ -31,6 +31,50 @@ pub enum Val {
     Map(ValMap),
 }
 
+impl Val {
+    /// Feeds the value to `h` in a canonical form: the same value feeds the
+    /// same bytes (a number by its decimal with its scale, which rendering
+    /// shows), different values different bytes (each kind tagged, each
+    /// list and map with its length).
+    pub fn hash_canonical<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        match self {
+            Val::Absent => h.write_u8(0),
+            Val::Int(i) => {
+                h.write_u8(1);
+                h.write_i64(*i);
+            }
+            Val::Num(d) => {
+                h.write_u8(2);
+                d.serialize().hash(h);
+            }
+            Val::Bool(b) => {
+                h.write_u8(3);
+                h.write_u8(u8::from(*b));
+            }
+            Val::Str(s) => {
+                h.write_u8(4);
+                s.hash(h);
+            }
+            Val::List(items) => {
+                h.write_u8(5);
+                h.write_usize(items.len());
+                for v in items.iter() {
+                    v.hash_canonical(h);
+                }
+            }
+            Val::Map(m) => {
+                h.write_u8(6);
+                h.write_usize(m.size());
+                for (k, v) in m.iter() {
+                    k.hash(h);
+                    v.hash_canonical(h);
+                }
+            }
+        }
+    }
+}
+
 /// The map of a [`Val::Map`]: keys in code point order, persistent (a
 /// red-black tree whose nodes are shared), so cloning a state is O(1) and a
 /// change copies O(log n) nodes. States along a path, checkpoints and

@@ -79,6 +79,51 @@ impl Settings {
 }
 
 impl State {
+    /// Feeds every part of the state to `h` in a canonical form: two states
+    /// feed the same bytes exactly when they are equal (the search's key,
+    /// Format 20.5).
+    pub fn hash_canonical<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        h.write_usize(self.slots.len());
+        for v in &self.slots {
+            v.hash_canonical(h);
+        }
+        self.location.hash(h);
+        self.present.hash(h);
+        self.turn.hash(h);
+        self.round.hash(h);
+        self.in_round.hash(h);
+        self.user.hash(h);
+        self.last.hash(h);
+        self.opening.hash(h);
+        self.root.hash(h);
+        self.at.hash(h);
+        match self.ending {
+            None => h.write_u8(0),
+            Some(Fired::Event(i)) => {
+                h.write_u8(1);
+                h.write_u16(i);
+            }
+            Some(Fired::Outcome(i)) => {
+                h.write_u8(2);
+                h.write_u16(i);
+            }
+        }
+        self.fired.hash(h);
+        match &self.settings {
+            None => h.write_u8(0),
+            Some(s) => {
+                h.write_u8(1);
+                h.write_u16(s.preset);
+                h.write_usize(s.knobs.len());
+                for k in &s.knobs {
+                    // -0.0 and 0.0 are one knob value.
+                    h.write_u64(if *k == 0.0 { 0 } else { k.to_bits() });
+                }
+            }
+        }
+    }
+
     /// Marks a firing as fired on the path (events only; Format 9.2).
     pub fn mark_fired(&mut self, f: Fired) {
         if let Fired::Event(i) = f {

@@ -112,7 +112,8 @@ pub struct Session {
     pub(crate) fake_turns: i64,
     pub(crate) scratch: Scratch,
     pub(crate) writer: SessionWriter,
-    pub(crate) header: Value,
+    /// Shared by the session's forks (Format 20.5), never changed.
+    pub(crate) header: Arc<Value>,
     /// What the session evaluated (Format 21.6), when it records.
     pub(crate) recorder: Option<std::cell::RefCell<Recorder>>,
     /// The bundle the session was started from (parsed only when a runtime
@@ -296,7 +297,7 @@ impl Session {
             fake_turns: 0,
             scratch,
             writer: writer.unwrap_or_default(),
-            header,
+            header: Arc::new(header),
             recorder: record.then(Default::default),
             bundle: pack.bundle.clone(),
         };
@@ -419,7 +420,7 @@ impl Session {
             stopped: false,
             fake_turns: 0,
             writer,
-            header,
+            header: Arc::new(header),
             recorder: None,
             bundle: pack.bundle.clone(),
         };

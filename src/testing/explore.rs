@@ -420,14 +420,65 @@ fn options(scenario: &str, root: &Root, seed: u64) -> Options {
     }
 }
 
-/// The key of a node (Format 20.5): what decides every later turn.
-fn key(s: &Session, root: usize) -> String {
-    format!(
-        "{root}|{}|{}|{:?}",
-        s.message_count(),
-        s.stopped(),
-        s.state()
-    )
+/// The key of a node (Format 20.5): what decides every later turn — its
+/// root, how many messages it has written, whether a safety `stop`
+/// happened and its state — as a 128-bit SipHash of their canonical form
+/// ([`crate::engine::State::hash_canonical`]). In debug builds every key
+/// is also kept in full and a hash shared by two different keys panics.
+fn key(s: &Session, root: usize) -> Key {
+    use std::hash::Hasher;
+    let mut h = siphasher::sip128::SipHasher13::new();
+    h.write_usize(root);
+    h.write_usize(s.message_count());
+    h.write_u8(u8::from(s.stopped()));
+    s.state().hash_canonical(&mut h);
+    let hash = siphasher::sip128::Hasher128::finish128(&h).as_u128();
+    Key {
+        hash,
+        #[cfg(debug_assertions)]
+        full: format!(
+            "{root}|{}|{}|{:?}",
+            s.message_count(),
+            s.stopped(),
+            s.state()
+        ),
+    }
+}
+
+/// A node's key (see [`key`]).
+struct Key {
+    hash: u128,
+    #[cfg(debug_assertions)]
+    full: String,
+}
+
+/// The keys of the states visited.
+#[derive(Default)]
+struct Seen {
+    hashes: HashSet<u128>,
+    #[cfg(debug_assertions)]
+    full: std::collections::HashMap<u128, String>,
+}
+
+impl Seen {
+    fn contains(&self, k: &Key) -> bool {
+        let hit = self.hashes.contains(&k.hash);
+        #[cfg(debug_assertions)]
+        if let Some(full) = self.full.get(&k.hash) {
+            assert_eq!(full, &k.full, "two search keys share a 128-bit hash");
+        }
+        hit
+    }
+
+    fn insert(&mut self, k: Key) {
+        self.hashes.insert(k.hash);
+        #[cfg(debug_assertions)]
+        self.full.insert(k.hash, k.full);
+    }
+
+    fn len(&self) -> usize {
+        self.hashes.len()
+    }
 }
 
 /// The items of a scenario, in report order: events, outcomes, rules.
@@ -568,9 +619,9 @@ fn prepare(opened: &Opened, settings: &Settings) -> Result<Prepared, String> {
     })
 }
 
-/// What a visited state's key costs beyond its text (its entry in the set
-/// of seen keys).
-const KEY_OVERHEAD: usize = 48;
+/// What a visited state's key costs: its 128-bit hash in the set of seen
+/// keys, with the set's own overhead.
+const KEY_BYTES: usize = 32;
 
 /// A visited node: its parent, the line that led to it, its root.
 struct Node {
@@ -621,7 +672,7 @@ fn search(
         alphabet,
         items,
     } = prep;
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen = Seen::default();
     let mut nodes: Vec<Node> = Vec::new();
     // Item → the node that first reached it.
     let mut first: BTreeMap<String, u32> = BTreeMap::new();
@@ -645,7 +696,7 @@ fn search(
         // A key holds its root's index: no two roots share one.
         let k = key(&s, ri);
         let bytes = s.held_bytes();
-        held += k.len() + KEY_OVERHEAD + bytes + std::mem::size_of::<Node>();
+        held += KEY_BYTES + bytes + std::mem::size_of::<Node>();
         if held > MEMORY_BUDGET {
             return Err(over(held, seen.len(), 0));
         }
@@ -706,7 +757,7 @@ fn search(
                 }
                 let going_on = result.session_control == SessionControl::ContinueSession;
                 let bytes = if going_on { child.held_bytes() } else { 0 };
-                let add = k.len() + KEY_OVERHEAD + bytes + std::mem::size_of::<Node>();
+                let add = KEY_BYTES + bytes + std::mem::size_of::<Node>();
                 if held + add > MEMORY_BUDGET {
                     return Err(over(held + add, seen.len(), depth));
                 }
