@@ -100,7 +100,7 @@ pub struct VarIr {
 /// A state change, resolved (Format 8.5). `Set` values are normalized here,
 /// once. In `ir.json` a change is written with its fields as a list
 /// (`{"Add":[var,slot,amount]}`, see the `Serialize` impl).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub enum ChangeIr {
     /// Sets a slot of variable `var`.
     Set {

@@ -239,7 +239,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
     }
 
     let scope = ChangeScope {
-        story,
+        story: Some(story),
         vars: &vars,
         by_name: &by_name,
         cast: &cast,
