@@ -55,6 +55,8 @@ internal_modules!(import);
 internal_modules!(conformance, playtest, testing);
 #[cfg(any(feature = "cli", feature = "testing"))]
 internal_modules!(output);
+#[cfg(feature = "mcp")]
+pub mod mcp;
 
 pub use diag::{Code, Diagnostic, Location, Severity};
 pub use runtime::safety::Status as SafetyStatus;

@@ -8,91 +8,13 @@
 
 #![cfg(unix)]
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+mod common;
+use common::measured::{troupe_in, Run};
 
-const BIN: &str = env!("CARGO_BIN_EXE_troupe");
+use std::path::{Path, PathBuf};
 
 fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
-
-/// One finished run of the binary.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    /// Peak resident memory, KiB.
-    max_rss_kib: i64,
-    /// User + system CPU time, seconds.
-    cpu: f64,
-}
-
-/// GNU time, the measuring parent of every run (see [`troupe_in`]).
-const TIME: &str = "/usr/bin/time";
-
-/// Runs `troupe args…` (in `dir`, with `stdin`) and measures it.
-///
-/// The child is started by GNU time, not by this process: a child that this
-/// (large, multi-threaded) test process spawned directly would report this
-/// process's own peak as its `ru_maxrss`, because Linux carries the peak of
-/// the address space a process leaves at `exec` into its maximum (and
-/// `posix_spawn` leaves the parent's). GNU time is small and forks, so the
-/// figure it records is the binary's own peak.
-fn troupe_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
-    assert!(
-        Path::new(TIME).exists(),
-        "{TIME} is missing: install the Debian package `time` (.ci/run does)"
-    );
-    let measured = tempfile::NamedTempFile::new().unwrap();
-    let mut child = Command::new(TIME)
-        .arg("-o")
-        .arg(measured.path())
-        .args(["-f", "%x %M %U %S", "--", BIN])
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn troupe under GNU time");
-    let input = stdin.map(<[u8]>::to_vec).unwrap_or_default();
-    let mut pipe = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        let _ = pipe.write_all(&input);
-    });
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut out, &mut s);
-        s
-    });
-    let mut e = Vec::new();
-    let _ = std::io::Read::read_to_end(&mut err, &mut e);
-    let o = reader.join().unwrap();
-    writer.join().unwrap();
-    child.wait().expect("wait for GNU time");
-    // One line `%x %M %U %S`, after a line "Command terminated by signal N"
-    // when the binary was killed (then %x is not its exit status).
-    let report = std::fs::read_to_string(measured.path()).unwrap();
-    let signalled = report.contains("terminated by signal");
-    let fields: Vec<&str> = report
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect();
-    assert_eq!(fields.len(), 4, "GNU time's report: {report:?}");
-    let number = |i: usize| -> f64 { fields[i].parse().expect("a number from GNU time") };
-    Run {
-        code: if signalled { -1 } else { number(0) as i32 },
-        stdout: String::from_utf8_lossy(&o).into_owned(),
-        stderr: String::from_utf8_lossy(&e).into_owned(),
-        max_rss_kib: number(1) as i64,
-        cpu: number(2) + number(3),
-    }
 }
 
 fn troupe(dir: &Path, args: &[&str]) -> Run {
@@ -833,33 +755,49 @@ fn an_explore_search_over_its_memory_budget_stops_with_limit() {
 
 /// Issue 43, item 10: `troupe run` kept every turn's JSON (about 2 KB a
 /// turn) for a document only `--json` prints, so a long script took about
-/// 30 times the session it wrote. Without `--json` a printed turn is
-/// dropped: from 5,000 to 10,000 turns the peak grows by less than 16
-/// times the session written in the extra turns (Format 16.2's aim; before,
-/// 29 times).
+/// 30 times the session it wrote. A printed turn is dropped, and `--json`
+/// writes its document as the run goes: from 5,000 to 10,000 turns the
+/// peak grows by less than 16 times the session written in the extra
+/// turns (Format 16.2's aim; before, 29 times), with `--json` or without.
+/// The streamed document is byte for byte the whole document
+/// pretty-printed at once, as before.
 #[test]
 fn a_long_run_keeps_little_beyond_its_session() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("b.json"), one_keyword_rules_bundle(50)).unwrap();
-    let mut peaks = Vec::new();
-    let mut sessions = Vec::new();
-    for turns in [5_000, 10_000] {
-        let script: String = (0..turns).map(|i| format!("word{} hi\n", i % 50)).collect();
-        let f = format!("s{turns}.txt");
-        std::fs::write(d.join(&f), script).unwrap();
-        let out = format!("o{turns}.jsonl");
-        let r = troupe(d, &["run", "b.json", "--script", &f, "--out", &out]);
-        assert_eq!(r.code, 0, "{}", r.stderr);
-        peaks.push(r.max_rss_kib);
-        sessions.push(std::fs::metadata(d.join(&out)).unwrap().len() as i64);
+    for json in [false, true] {
+        let mut peaks = Vec::new();
+        let mut sessions = Vec::new();
+        for turns in [5_000, 10_000] {
+            let script: String = (0..turns).map(|i| format!("word{} hi\n", i % 50)).collect();
+            let f = format!("s{turns}.txt");
+            std::fs::write(d.join(&f), script).unwrap();
+            let out = format!("o{turns}.jsonl");
+            let mut args = vec!["run", "b.json", "--script", &f, "--out", &out];
+            if json {
+                args.push("--json");
+            }
+            let r = troupe(d, &args);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            if json {
+                let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+                assert_eq!(doc["turns"].as_array().unwrap().len(), turns);
+                assert_eq!(
+                    r.stdout,
+                    format!("{}\n", serde_json::to_string_pretty(&doc).unwrap())
+                );
+            }
+            peaks.push(r.max_rss_kib);
+            sessions.push(std::fs::metadata(d.join(&out)).unwrap().len() as i64);
+        }
+        let growth = peaks[1] - peaks[0];
+        let session_kib = (sessions[1] - sessions[0]) / 1024;
+        assert!(
+            growth < 16 * session_kib,
+            "--json {json}: peak grew by {growth} KiB for {session_kib} KiB more session"
+        );
     }
-    let growth = peaks[1] - peaks[0];
-    let session_kib = (sessions[1] - sessions[0]) / 1024;
-    assert!(
-        growth < 16 * session_kib,
-        "peak grew by {growth} KiB for {session_kib} KiB more session"
-    );
 }
 
 // ---- helpers -----------------------------------------------------------

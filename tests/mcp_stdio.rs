@@ -5,6 +5,8 @@
 //! error. (The stock-client tests are `tests/mcp/test_mcp.py`.)
 #![cfg(feature = "mcp")]
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
@@ -263,4 +265,115 @@ fn duplicate_paths_in_one_check_are_checked_once() {
     let (single, repeated) = (&out[1]["result"], &out[2]["result"]);
     assert_eq!(single["isError"], true);
     assert_eq!(single["structuredContent"], repeated["structuredContent"]);
+}
+
+/// `requests` written at once to `troupe mcp` (stdin then closed): the
+/// response lines in the order written, and the server's CPU time in
+/// seconds (`wait4`'s resource usage of the child).
+#[cfg(unix)]
+fn piped(requests: &[Value]) -> (Vec<Value>, f64) {
+    let mut input = String::new();
+    for r in requests {
+        input.push_str(&format!("{r}\n"));
+    }
+    let root = env!("CARGO_MANIFEST_DIR");
+    let r = common::measured::troupe_in(
+        std::path::Path::new(root),
+        &["mcp", "--root", root],
+        Some(input.as_bytes()),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (lines, r.cpu)
+}
+
+/// A `run` call of 10,000 lines that do not end the tiny story: long
+/// enough that a message sent after it arrives while it runs.
+fn long_run(id: u64) -> Value {
+    let lines = vec!["Hello there, how are you?"; 10_000];
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "run", "arguments": {"pack": "examples/bundles/tiny.bundle.json", "lines": lines}}})
+}
+
+fn position(out: &[Value], id: u64) -> usize {
+    out.iter()
+        .position(|v| v["id"] == id)
+        .unwrap_or_else(|| panic!("no answer to {id}"))
+}
+
+/// Issue 43, item 8: tool calls ran on the thread that answers the
+/// protocol, so a `ping` sent during a long call waited for it. Calls now
+/// run off that thread: `ping` and `tools/list` sent after a long `run`
+/// are answered before it.
+#[cfg(unix)]
+#[test]
+fn ping_and_tools_list_are_answered_during_a_long_call() {
+    let mut requests = initialize();
+    requests.push(long_run(2));
+    requests.push(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    requests.push(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}));
+    let (out, _) = piped(&requests);
+    assert_eq!(out.len(), 4);
+    let run = position(&out, 2);
+    assert!(position(&out, 3) < run, "ping waited for the call");
+    assert!(position(&out, 4) < run, "tools/list waited for the call");
+    let doc = &out[run]["result"]["structuredContent"];
+    assert_eq!(doc["turns"].as_array().unwrap().len(), 10_000);
+}
+
+/// Issue 43, item 8: `notifications/cancelled` changed nothing. A
+/// cancelled call gets no response (the protocol says none is sent, and
+/// the end of input does not wait for it), its work stops before its next
+/// turn, and the next call runs: the server's CPU time with the cancelled
+/// run is under half of that with the run finished (a ratio of two runs,
+/// not a clock).
+#[cfg(unix)]
+#[test]
+fn a_cancelled_call_gets_no_answer_and_its_work_stops() {
+    let state = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "state", "arguments": {"pack": "examples/bundles/tiny.bundle.json"}}});
+    let mut whole = initialize();
+    whole.push(long_run(2));
+    whole.push(state.clone());
+    let mut cancelled = initialize();
+    cancelled.push(long_run(2));
+    cancelled.push(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "test"}}),
+    );
+    cancelled.push(state);
+    let (out, full) = piped(&whole);
+    assert_eq!(out[position(&out, 2)]["result"]["isError"], false);
+    let (out, cut) = piped(&cancelled);
+    assert!(out.iter().all(|v| v["id"] != 2), "{out:?}");
+    assert_eq!(out[position(&out, 5)]["result"]["isError"], false);
+    assert!(
+        cut < full / 2.0,
+        "the cancelled run took {cut:.2} s of CPU, the whole one {full:.2} s"
+    );
+}
+
+/// Issue 43, item 10: MCP `run` of 1 M lines aborted the server (its answer
+/// holds every turn). `lines` holds at most 10,000 (docs/mcp.md): 10,001
+/// is a protocol error (-32602) before anything runs.
+#[test]
+fn run_takes_at_most_ten_thousand_lines() {
+    let mut too_long = long_run(2);
+    too_long["params"]["arguments"]["lines"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("one more"));
+    let mut requests = initialize();
+    requests.push(too_long);
+    let out = exchange(&requests);
+    assert_eq!(out[1]["error"]["code"], -32602, "{}", out[1]);
+    let message = out[1]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("/lines"), "{message}");
+    // The validator quotes the value; the error quotes at most 300
+    // characters of it, not the 10,001 lines.
+    assert!(message.len() < 2000, "{} bytes", message.len());
 }

@@ -353,6 +353,52 @@ fn a_rules_written_changes_must_be_a_list() {
     );
 }
 
+/// Issue 43, item 9: a rule holds its changes twice — as written (the
+/// session file records them) and lowered (applied to the state). An IR
+/// edited so the two differ, its hash fixed up, printed one change while
+/// the session recorded another; Format 14.4's soundness now ties them:
+/// IR_MISMATCH at the rule's `changes_json` and bundle.json runs.
+#[test]
+fn a_rules_written_and_lowered_changes_must_agree() {
+    let base = compiled();
+    let ir: Value = serde_json::from_slice(get(&base, "ir.json")).unwrap();
+    let rules = ir["scenarios"][0]["runtime"]["rules"].as_array().unwrap();
+    let i = rules
+        .iter()
+        .position(|r| r["changes_json"].as_array().is_some_and(|c| !c.is_empty()))
+        .expect("a rule with changes");
+    let edits: [fn(&mut Value); 2] = [
+        // The written changes emptied: the lowered ones still apply.
+        |r| r["changes_json"] = serde_json::json!([]),
+        // The lowered changes emptied: the written ones are still recorded.
+        |r| r["changes"] = serde_json::json!([]),
+    ];
+    for edit in edits {
+        let dir = tempfile::tempdir().unwrap();
+        let mut e = base.clone();
+        let mut ir = ir.clone();
+        edit(&mut ir["scenarios"][0]["runtime"]["rules"][i]);
+        set(&mut e, "ir.json", format!("{ir}\n").into_bytes());
+        fix_ir_hash(&mut e);
+        let p = write(dir.path(), "c.troupe", &e);
+        let o = open(&p).unwrap();
+        assert!(!o.from_ir);
+        let file = format!("{}!ir.json", p.display());
+        assert_eq!(
+            ir_mismatch(&o.warnings, Severity::Warning),
+            [(file, format!("/scenarios/0/runtime/rules/{i}/changes_json"))]
+        );
+    }
+    // Unedited packages of both examples (keyed variables, scene moves)
+    // pass the same check and run from their IR.
+    for e in [compiled(), compiled_harbor()] {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(dir.path(), "ok.troupe", &e);
+        let o = open(&p).unwrap();
+        assert!(o.from_ir && o.warnings.is_empty(), "{:?}", o.warnings);
+    }
+}
+
 #[test]
 fn a_derived_order_with_a_cycle_is_refused() {
     // Swap the two derived programs (and the variables' indices of them):

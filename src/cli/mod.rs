@@ -19,7 +19,6 @@ pub mod graph;
 pub mod import;
 pub mod init;
 pub mod knows;
-pub mod mcp;
 pub mod play;
 pub mod playtest;
 pub mod plot;
@@ -93,7 +92,18 @@ enum Command {
     /// Print what the model runtime would send when a character answers a message (Format 24.3).
     Prompt(prompt::Args),
     /// Serve the tools and the spec to an authoring agent: an MCP server over stdio (docs/mcp.md).
-    Mcp(mcp::Args),
+    Mcp(McpArgs),
+}
+
+/// Arguments of `troupe mcp` (docs/mcp.md; the server is the library's
+/// `troupe::mcp`).
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// The folder every path argument is resolved in; paths outside it
+    /// (also through `..` or symbolic links) are refused (default: the
+    /// working directory).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<std::path::PathBuf>,
 }
 
 /// Parses the process arguments, runs the subcommand and returns the exit code.
@@ -129,7 +139,7 @@ pub fn run() -> i32 {
         Command::Plot(args) => plot::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Prompt(args) => prompt::run(args),
-        Command::Mcp(args) => mcp::run(args),
+        Command::Mcp(args) => troupe::mcp::run(args.root),
     }
 }
 

@@ -490,8 +490,12 @@ pub fn run(args: Args) -> i32 {
             })
         );
     }
-    let mut results = Vec::new();
+    let mut doc = args
+        .json
+        .then(|| JsonStream::begin(&mut stdout, &session.opening()));
     let mut code = 0;
+    // A refusal that stops the run before its session is written.
+    let mut refused = None;
     let mut played = 0;
     for input in &script {
         if session.ended() {
@@ -526,7 +530,10 @@ pub fn run(args: Args) -> i32 {
                     }
                     obj.insert("model".into(), m);
                 }
-                results.push(v);
+                // Written as it is played, not kept (issue 43, item 10).
+                if let Some(doc) = doc.as_mut() {
+                    doc.turn(&mut stdout, &v);
+                }
             }
             Err(e) if e.kind() == ErrorKind::Ended => {
                 code = 1;
@@ -536,7 +543,8 @@ pub fn run(args: Args) -> i32 {
             // exit 1 with the diagnostic, nothing written.
             Err(e) if e.kind() == ErrorKind::Limit => {
                 eprintln!("error[LIMIT]: {}", e.diagnostics()[0].message);
-                return 1;
+                refused = Some(1);
+                break;
             }
             Err(e) if e.kind() == ErrorKind::Runtime => {
                 // The failed turn left nothing behind (Format 24.6): the
@@ -550,16 +558,18 @@ pub fn run(args: Args) -> i32 {
             // 18.9): nothing of it was written; the run stops, exit 1.
             Err(e) if e.kind() == ErrorKind::Refused => {
                 eprintln!("troupe run: {e}");
-                return 1;
+                refused = Some(1);
+                break;
             }
             Err(e) => {
                 eprintln!("troupe run: {e}");
-                return 3;
+                refused = Some(3);
+                break;
             }
         }
     }
     let unplayed = script.len() - played;
-    if unplayed > 0 && code == 0 && !args.json {
+    if unplayed > 0 && code == 0 && refused.is_none() && !args.json {
         let first = played + 1;
         let _ = write!(
             stdout,
@@ -572,17 +582,13 @@ pub fn run(args: Args) -> i32 {
     let totals = log
         .as_ref()
         .and_then(|l| l.lock().ok().map(|l| transcript::model_totals(&l)));
-    if args.json {
-        let mut doc = json!({"opening": session.opening(), "turns": results, "unplayed": unplayed, "score": score});
-        if let (Some(t), Some(obj)) = (totals, doc.as_object_mut()) {
-            obj.insert("model".into(), t);
+    if let Some(doc) = doc {
+        let mut rest = vec![("unplayed", json!(unplayed)), ("score", json!(score))];
+        if let Some(t) = totals {
+            rest.push(("model", t));
         }
-        let _ = writeln!(
-            stdout,
-            "{}",
-            serde_json::to_string_pretty(&doc).unwrap_or_default()
-        );
-    } else {
+        doc.end(&mut stdout, &rest);
+    } else if refused.is_none() {
         let _ = write!(
             stdout,
             "{}",
@@ -600,5 +606,52 @@ pub fn run(args: Args) -> i32 {
             );
         }
     }
+    if let Some(c) = refused {
+        return c;
+    }
     commit_out(&pack, &session, out, code)
+}
+
+/// The `--json` document of `troupe run` (Format 20.1) written as the run
+/// goes: the opening first, each turn when it is played, the rest at the
+/// end — byte for byte what `serde_json::to_string_pretty` gives the
+/// whole document, with no turn kept (issue 43, item 10: a run's memory
+/// does not grow with its length beyond the session it writes, 16.2).
+struct JsonStream {
+    turns: usize,
+}
+
+/// `v` pretty-printed, every line after the first indented by `by` spaces
+/// (a JSON string holds no raw line feed, so lines are the printer's).
+fn pretty_at(v: &impl serde::Serialize, by: usize) -> String {
+    let text = serde_json::to_string_pretty(v).unwrap_or_default();
+    let pad = format!("\n{}", " ".repeat(by));
+    text.replace('\n', &pad)
+}
+
+impl JsonStream {
+    fn begin(out: &mut impl Write, opening: &impl serde::Serialize) -> JsonStream {
+        let _ = write!(
+            out,
+            "{{\n  \"opening\": {},\n  \"turns\": [",
+            pretty_at(opening, 2)
+        );
+        JsonStream { turns: 0 }
+    }
+
+    fn turn(&mut self, out: &mut impl Write, turn: &Value) {
+        let sep = if self.turns == 0 { "" } else { "," };
+        let _ = write!(out, "{sep}\n    {}", pretty_at(turn, 4));
+        let _ = out.flush();
+        self.turns += 1;
+    }
+
+    fn end(self, out: &mut impl Write, rest: &[(&str, Value)]) {
+        let _ = write!(out, "{}", if self.turns == 0 { "]" } else { "\n  ]" });
+        for (k, v) in rest {
+            let _ = write!(out, ",\n  {}: {}", Value::from(*k), pretty_at(v, 2));
+        }
+        let _ = writeln!(out, "\n}}");
+        let _ = out.flush();
+    }
 }

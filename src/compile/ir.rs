@@ -46,6 +46,10 @@ pub struct CastIr {
     pub display: Arc<str>,
     /// Whether a player plays it.
     pub player: bool,
+    /// The seat it fills (Format 6.1), which a cast reference may name
+    /// instead of its ID (6.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat: Option<Arc<str>>,
 }
 
 /// The cast index of character `id`, if it is a member (Format 6.1).
@@ -100,7 +104,7 @@ pub struct VarIr {
 /// A state change, resolved (Format 8.5). `Set` values are normalized here,
 /// once. In `ir.json` a change is written with its fields as a list
 /// (`{"Add":[var,slot,amount]}`, see the `Serialize` impl).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub enum ChangeIr {
     /// Sets a slot of variable `var`.
     Set {

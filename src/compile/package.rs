@@ -480,6 +480,20 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
             || format!("runtime/rules/{i}/changes_json"),
             || "the changes as written are not a JSON array".into(),
         )?;
+        // The changes as written go to the session file and the lowered
+        // ones are applied: they must be the same changes (Format 14.4).
+        // Read here and dropped (not kept in the rule: only a chosen
+        // rule's are kept, `RuleIr::written_changes`).
+        let scope = crate::compile::changes::ChangeScope::of_ir(s);
+        let written = serde_json::from_str::<Vec<serde_json::Value>>(r.changes_json.get());
+        check(
+            written
+                .ok()
+                .and_then(|w| crate::compile::changes::lower_changes(&scope, &w).ok())
+                .is_some_and(|lowered| *lowered == *r.changes),
+            || format!("runtime/rules/{i}/changes_json"),
+            || "the changes as written do not lower to the rule's `changes`".into(),
+        )?;
     }
     check(
         rt.rules.windows(2).all(|w| w[0].priority >= w[1].priority),

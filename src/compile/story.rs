@@ -65,6 +65,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
                 id: Arc::from(m.character.as_str()),
                 display: Arc::from(display.as_str()),
                 player: m.player,
+                seat: m.seat.as_deref().map(Arc::from),
             }
         })
         .collect();
@@ -239,7 +240,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
     }
 
     let scope = ChangeScope {
-        story,
+        story: Some(story),
         vars: &vars,
         by_name: &by_name,
         cast: &cast,
@@ -275,7 +276,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
                 text: Arc::from(t.as_str()),
                 audience: None,
             }],
-            None => lower_parts(story, &o.parts, &cast).map_err(err)?,
+            None => lower_parts(Some(story), &o.parts, &cast).map_err(err)?,
         };
         let templates = parts
             .iter()
@@ -481,7 +482,7 @@ fn firing_ir(
 
 /// Lowers message or opening parts (Format 7.2).
 pub fn lower_parts(
-    story: &Story,
+    story: Option<&Story>,
     parts: &[Value],
     cast: &[CastIr],
 ) -> Result<Vec<PartIr>, String> {
@@ -513,7 +514,7 @@ pub fn lower_parts(
 fn present_list(story: &Story, p: &[String], cast: &[CastIr]) -> Result<Vec<CastIx>, String> {
     let mut out = Vec::with_capacity(p.len());
     for x in p {
-        out.extend(cast_ref(story, cast, x)?);
+        out.extend(cast_ref(Some(story), cast, x)?);
     }
     Ok(out)
 }

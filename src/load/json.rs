@@ -350,6 +350,32 @@ impl<'de> serde::de::Visitor<'de> for Presized<'_> {
     }
 }
 
+/// Format 16's bounds on a JSON text that is not a document of a pack (a
+/// model's body, 24.6): the value budget and the nesting depth, checked in
+/// one pass each before any value is built. `Err` says which bound, and
+/// where, in plain words.
+pub fn check_bounds(text: &str) -> Result<(), String> {
+    if let Some(at) = too_many_values(text) {
+        let at = position_in(text, at, 1);
+        return Err(format!(
+            "more than {} values in {} bytes (at most one value per 8 bytes, plus {VALUES_FLOOR}; \
+             line {}, column {})",
+            max_values(text.len()),
+            text.len(),
+            at.line,
+            at.column
+        ));
+    }
+    if let Some(at) = too_deep(text) {
+        let at = position_in(text, at, 1);
+        return Err(format!(
+            "nesting deeper than {MAX_DEPTH} levels (line {}, column {})",
+            at.line, at.column
+        ));
+    }
+    Ok(())
+}
+
 /// The byte offset of the first value past the document's value budget
 /// ([`max_values`]), if any. Counts every value start (a `[`, `{`, a string
 /// that is not a key, a bare number or literal) in one pass over any text,

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod loopback;
+pub mod measured;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -30,24 +30,41 @@ impl Cassette {
         }
         let bytes = std::fs::read(path)
             .map_err(|e| format!("cannot read the cassette {}: {e}", path.display()))?;
-        let doc: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| format!("the cassette {} is not JSON: {e}", path.display()))?;
-        Cassette::from_value(&doc).map_err(|e| format!("the cassette {}: {e}", path.display()))
+        Cassette::parse(&path.display().to_string(), &bytes)
+    }
+
+    /// A cassette from the bytes of file `file` (named in messages), read
+    /// as every JSON document is (Format 16): the size, the value budget
+    /// and the nesting are checked before any value is built, and a member
+    /// name twice is refused (2.2). `Err` says why it cannot be used.
+    pub fn parse(file: &str, bytes: &[u8]) -> Result<Cassette, String> {
+        let doc = crate::load::json::parse_json_at(file, bytes, 1).map_err(|d| {
+            let at = d.location.line.map_or(String::new(), |l| {
+                format!(" (line {l}, column {})", d.location.column.unwrap_or(1))
+            });
+            format!("the cassette {file} cannot be read: {} {}{at}", d.code, d.message)
+        })?;
+        Cassette::from_value(doc.value).map_err(|e| format!("the cassette {file}: {e}"))
     }
 
     /// A cassette from its JSON document (Format 24.5).
-    pub fn from_value(doc: &Value) -> Result<Cassette, String> {
+    /// It takes the document, so its requests and answers are moved, not
+    /// copied.
+    pub fn from_value(mut doc: Value) -> Result<Cassette, String> {
         if doc.get("kind").and_then(Value::as_str) != Some("cassette") {
             return Err("not a cassette (`kind` is not \"cassette\")".into());
         }
-        let list = doc
-            .get("interactions")
-            .and_then(Value::as_array)
-            .ok_or("`interactions` is not a list")?;
-        let mut interactions = Vec::new();
-        for (i, x) in list.iter().enumerate() {
-            match (x.get("request"), x.get("response")) {
-                (Some(q), Some(r)) if q.is_object() => interactions.push((q.clone(), r.clone())),
+        let list = match doc.get_mut("interactions").map(Value::take) {
+            Some(Value::Array(list)) => list,
+            _ => return Err("`interactions` is not a list".into()),
+        };
+        drop(doc);
+        let mut interactions = Vec::with_capacity(list.len());
+        for (i, mut x) in list.into_iter().enumerate() {
+            let q = x.get_mut("request").map(Value::take);
+            let r = x.get_mut("response").map(Value::take);
+            match (q, r) {
+                (Some(q), Some(r)) if q.is_object() => interactions.push((q, r)),
                 _ => {
                     return Err(format!(
                         "interaction {i} has no `request` object or `response`"

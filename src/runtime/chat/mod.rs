@@ -246,7 +246,17 @@ pub fn response_format(structured: Structured, schema: &Value) -> Option<Value> 
 /// choice's `message.content`, and `usage`. A body that is not JSON or has
 /// no content is MODEL_BAD_RESPONSE; `finish_reason: "length"` is
 /// MODEL_TRUNCATED. Missing or empty optional fields are accepted.
+///
+/// The body is held to Format 16's value budget and nesting before any
+/// value is built (16.1): a body of many tiny values is MODEL_BAD_RESPONSE
+/// at a cost linear in its bytes, not a value tree many times its size.
 pub fn read_answer(body: &str) -> Result<(String, Usage), Failure> {
+    crate::load::json::check_bounds(body).map_err(|why| {
+        Failure::new(
+            Code::ModelBadResponse,
+            format!("the answer's body is over Format 16's bounds: {why}"),
+        )
+    })?;
     let v: Value = serde_json::from_str(body).map_err(|_| {
         Failure::new(
             Code::ModelBadResponse,
@@ -309,6 +319,9 @@ pub fn call_backend(
             #[cfg(feature = "model")]
             Backend::Record(c, cas, path) => {
                 let t = c.post(&body.to_string())?;
+                // A body over Format 16's bounds is refused before the
+                // cassette builds its value (16.1, 24.6).
+                read_answer(&t)?;
                 cas.push(body.clone(), &t);
                 cas.write(path).map_err(|e| {
                     Failure::new(

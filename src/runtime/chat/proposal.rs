@@ -190,46 +190,119 @@ fn absent_key_default(story: &Story, name: &str) -> Option<Value> {
     crate::compile::story::declared_default(decl.ty?, &decl.decl, &norm).map(|v| v.to_json())
 }
 
+/// The most problems a refused answer lists (Format 24.4); the rest are
+/// counted.
+pub const MAX_PROBLEMS: usize = 16;
+/// The most characters of an answer's name or text quoted in a problem
+/// (Format 24.4).
+pub const MAX_QUOTED_CHARS: usize = 64;
+/// The most characters of one problem (Format 24.4).
+pub const MAX_PROBLEM_CHARS: usize = 300;
+
+/// `s` cut to its first `max` characters followed by `…` when longer.
+fn cut(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]).into(),
+        None => s.into(),
+    }
+}
+
+/// A name or text of the answer as a problem quotes it (Format 24.4).
+fn quoted(s: &str) -> std::borrow::Cow<'_, str> {
+    cut(s, MAX_QUOTED_CHARS)
+}
+
+/// The problems of an answer, bounded (Format 24.4): the first
+/// [`MAX_PROBLEMS`] kept, the rest counted, so a hostile answer costs a
+/// refusal of a fixed size whatever its length.
+#[derive(Default)]
+struct Problems {
+    list: Vec<String>,
+    more: usize,
+}
+
+impl Problems {
+    /// Records one problem; its text is built only when it is kept.
+    fn push(&mut self, problem: impl FnOnce() -> String) {
+        if self.list.len() < MAX_PROBLEMS {
+            self.list.push(cut(&problem(), MAX_PROBLEM_CHARS).into_owned());
+        } else {
+            self.more += 1;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// The list as refused answers show it: the kept problems, then
+    /// `and <n> more problems` when some were left out.
+    fn finish(mut self) -> Vec<String> {
+        if self.more > 0 {
+            self.list.push(format!("and {} more problems", self.more));
+        }
+        self.list
+    }
+}
+
+/// Parses an answer's text (Format 24.4, 2.2) under Format 16's bounds on
+/// documents (size, nesting, the value budget, checked before any value is
+/// built) and with unique member names: the object, or the one problem
+/// that refuses it.
+fn parse_answer(text: &str) -> Result<Map<String, Value>, String> {
+    let text = unfence(text);
+    // The syntax first, building nothing: serde_json's own words say what
+    // is wrong with text that is not JSON.
+    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        return Err(format!("the answer is not JSON ({e})"));
+    }
+    if !text.starts_with('{') {
+        return Err("the answer is not a JSON object".into());
+    }
+    match crate::load::json::parse_json_at("answer", text.as_bytes(), 1) {
+        Ok(doc) => match doc.value {
+            Value::Object(m) => Ok(m),
+            _ => Err("the answer is not a JSON object".into()),
+        },
+        Err(d) if d.code == crate::diag::Code::Limit => {
+            Err(format!("the answer is over Format 16's bounds: {}", d.message))
+        }
+        // A member name twice (Format 2.2).
+        Err(d) => Err(format!("the answer is not valid JSON: {}", d.message)),
+    }
+}
+
 /// Validates an answer's text (Format 24.4) against the story, the
 /// `model` block and the flattened state at the input message. `Err` holds
-/// every problem found, one sentence each, in the answer's order.
+/// the problems found, one sentence each, in the answer's order: at most
+/// [`MAX_PROBLEMS`] of them, then `and <n> more problems`.
 pub fn validate(
     text: &str,
     story: &Story,
     decl: &ModelDecl,
     state: &Map<String, Value>,
 ) -> Result<Validated, Vec<String>> {
-    let value: Value = match serde_json::from_str(unfence(text)) {
-        Ok(v) => v,
-        Err(e) => return Err(vec![format!("the answer is not JSON ({e})")]),
-    };
-    let Some(obj) = value.as_object() else {
-        return Err(vec!["the answer is not a JSON object".into()]);
-    };
-    // Member names are unique in an answer as in every input (Format 2.2,
-    // 24.4); serde_json alone would keep the last of two.
-    if let Some(d) = crate::load::json::parse_json("answer", unfence(text).as_bytes())
-        .diagnostics
-        .first()
-    {
-        return Err(vec![format!("the answer is not valid JSON: {}", d.message)]);
-    }
-    let mut errors = Vec::new();
+    let obj = parse_answer(text).map_err(|e| vec![cut(&e, MAX_PROBLEM_CHARS).into_owned()])?;
+    let obj = &obj;
+    let mut errors = Problems::default();
     for k in obj.keys() {
         if !matches!(k.as_str(), "reply" | "changes" | "emotion") {
-            errors.push(format!(
-                "`{k}` is not a member of an answer (only `reply`, `changes`, `emotion`)"
-            ));
+            errors.push(|| {
+                format!(
+                    "`{}` is not a member of an answer (only `reply`, `changes`, `emotion`)",
+                    quoted(k)
+                )
+            });
         }
     }
     let reply = match obj.get("reply") {
         Some(Value::String(s)) => (!s.trim().is_empty()).then(|| s.clone()),
         Some(_) => {
-            errors.push("`reply` must be a string".into());
+            errors.push(|| "`reply` must be a string".into());
             None
         }
         None => {
-            errors.push("`reply` is missing".into());
+            errors.push(|| "`reply` is missing".into());
             None
         }
     };
@@ -237,15 +310,18 @@ pub fn validate(
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => {
             if !decl.emotions.is_empty() && !decl.emotions.contains(s) {
-                errors.push(format!(
-                    "`emotion` `{s}` is not one of {}",
-                    decl.emotions.join(", ")
-                ));
+                errors.push(|| {
+                    format!(
+                        "`emotion` `{}` is not one of {}",
+                        quoted(s),
+                        decl.emotions.join(", ")
+                    )
+                });
             }
             Some(s.clone())
         }
         Some(_) => {
-            errors.push("`emotion` must be a string".into());
+            errors.push(|| "`emotion` must be a string".into());
             None
         }
     };
@@ -256,13 +332,16 @@ pub fn validate(
         Some(Value::Object(c)) => {
             for (name, v) in c {
                 let Some(step) = decl.changes.get(name) else {
-                    errors.push(if decl.changes.is_empty() {
-                        format!("`{name}` may not be changed: this scenario lets the model change nothing")
-                    } else {
-                        format!(
-                            "`{name}` may not be changed (the model may change {})",
-                            decl.changes.keys().cloned().collect::<Vec<_>>().join(", ")
-                        )
+                    errors.push(|| {
+                        let name = quoted(name);
+                        if decl.changes.is_empty() {
+                            format!("`{name}` may not be changed: this scenario lets the model change nothing")
+                        } else {
+                            format!(
+                                "`{name}` may not be changed (the model may change {})",
+                                decl.changes.keys().cloned().collect::<Vec<_>>().join(", ")
+                            )
+                        }
                     });
                     continue;
                 };
@@ -274,7 +353,7 @@ pub fn validate(
                     &mut diags,
                 );
                 if let Some(d) = diags.iter().find(|d| d.is_error()) {
-                    errors.push(format!("`{name}`: {}", d.message));
+                    errors.push(|| format!("`{}`: {}", quoted(name), d.message));
                     continue;
                 }
                 let mut value = v.clone();
@@ -299,10 +378,10 @@ pub fn validate(
                 set.insert(name.clone(), value);
             }
         }
-        Some(_) => errors.push("`changes` must be an object of state names and values".into()),
+        Some(_) => errors.push(|| "`changes` must be an object of state names and values".into()),
     }
     if !errors.is_empty() {
-        return Err(errors);
+        return Err(errors.finish());
     }
     Ok(Validated {
         reply,
@@ -392,6 +471,44 @@ mod tests {
         assert!(errors[1].contains("`reply` must be a string"));
         assert!(errors[2].starts_with("`open`:"));
         assert!(errors[3].contains("`nope` may not be changed"));
+    }
+
+    /// Format 24.4's bound, by hand: 40 names none of which may change are
+    /// 40 problems; the first 16 are listed, then `and 24 more problems`.
+    /// A name of 100 `x` is quoted as its first 64 characters and `…`.
+    #[test]
+    fn problems_are_bounded() {
+        let e = story();
+        let decl = ModelDecl::of(&e.story.raw);
+        let long = "x".repeat(100);
+        let mut changes = Map::new();
+        changes.insert(long.clone(), json!(1));
+        for i in 1..40 {
+            changes.insert(format!("n{i}"), json!(1));
+        }
+        let answer = json!({"reply": "Hi", "changes": changes}).to_string();
+        let errors = validate(&answer, &e.story, &decl, &state()).unwrap_err();
+        assert_eq!(errors.len(), 17, "{errors:?}");
+        assert!(errors[0].starts_with(&format!("`{}…` may not be changed", &long[..64])));
+        assert!(errors[1].starts_with("`n1` may not be changed"));
+        assert_eq!(errors[16], "and 24 more problems");
+        assert!(errors.iter().all(|p| p.chars().count() <= MAX_PROBLEM_CHARS + 1));
+    }
+
+    /// An answer over Format 16's value budget is refused before it is
+    /// built (the same check as every document), as not valid JSON.
+    #[test]
+    fn an_answer_over_the_value_budget_is_refused() {
+        let e = story();
+        let decl = ModelDecl::of(&e.story.raw);
+        let zeros = vec!["0"; 200_000].join(",");
+        let answer = format!("{{\"reply\": \"Hi\", \"x\": [{zeros}]}}");
+        let errors = validate(&answer, &e.story, &decl, &state()).unwrap_err();
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0].starts_with("the answer is over Format 16's bounds: more than"),
+            "{errors:?}"
+        );
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! specification, the codes and the schemas as resources.
 //!
 //! A client of the library's public API only: every library path is
-//! `troupe::…`.
+//! `troupe::…`. It lives in the library (feature `mcp`) so that the fuzz
+//! target of its request handler ([`serve_bytes`]) reaches it; the
+//! command line only parses `--root` and calls [`run`].
 
 mod drain;
 mod resources;
@@ -13,6 +15,7 @@ mod root;
 mod tools;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -29,26 +32,60 @@ use serde_json::{Map, Value};
 /// with `outputSchema` and `structuredContent`.
 pub const PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_06_18;
 
-/// Arguments of `troupe mcp`.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// The folder every path argument is resolved in; paths outside it
-    /// (also through `..` or symbolic links) are refused (default: the
-    /// working directory).
-    #[arg(long, value_name = "DIR")]
-    pub root: Option<PathBuf>,
-}
-
 /// A tool with its compiled input validator.
 struct Entry {
     tool: Tool,
     validator: jsonschema::Validator,
 }
 
-/// The server: the root and the tools.
+/// The server: the root and the tools. Clones share the tools and the
+/// turn of tool calls.
+#[derive(Clone)]
 struct Server {
     root: root::Root,
     tools: Arc<Vec<Entry>>,
+    /// Held by the tool call running: calls run one at a time, in the
+    /// order they arrive, off the thread that answers the protocol, so
+    /// `ping`, `tools/list` and the resources are answered during a long
+    /// call (docs/mcp.md).
+    busy: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// The most characters of one schema problem quoted in an error.
+const MAX_PROBLEM_CHARS: usize = 300;
+
+/// The JSON-RPC error code of a request the client cancelled (the one
+/// LSP uses; MCP names none). The SDK writes no response to a cancelled
+/// request, as the protocol says; this error is what the handler returns.
+const CANCELLED: rmcp::model::ErrorCode = rmcp::model::ErrorCode(-32800);
+
+fn cancelled_error() -> ErrorData {
+    ErrorData::new(
+        CANCELLED,
+        "the request was cancelled (notifications/cancelled)",
+        None,
+    )
+}
+
+/// `work`'s output, or `None` when `cancelled` completes first.
+async fn unless_cancelled<F, C>(work: F, cancelled: C) -> Option<F::Output>
+where
+    F: std::future::Future,
+    C: std::future::Future<Output = ()>,
+{
+    use std::task::Poll;
+    let mut work = std::pin::pin!(work);
+    let mut cancelled = std::pin::pin!(cancelled);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(v) = work.as_mut().poll(cx) {
+            return Poll::Ready(Some(v));
+        }
+        if cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        Poll::Pending
+    })
+    .await
 }
 
 fn json_object(v: Value) -> Arc<Map<String, Value>> {
@@ -82,10 +119,15 @@ impl Server {
         Ok(Server {
             root,
             tools: Arc::new(entries),
+            busy: Arc::default(),
         })
     }
 
-    fn call(&self, request: CallToolRequestParams) -> Result<CallToolResult, ErrorData> {
+    fn call(
+        &self,
+        request: CallToolRequestParams,
+        cancelled: &AtomicBool,
+    ) -> Result<CallToolResult, ErrorData> {
         let Some(entry) = self.tools.iter().find(|e| e.tool.name == request.name) else {
             return Err(ErrorData::invalid_params(
                 format!("no tool `{}`", request.name),
@@ -99,8 +141,16 @@ impl Server {
             .take(5)
             .map(|e| {
                 let at = e.instance_path().to_string();
+                // The validator's sentence quotes the value, which may be
+                // the whole argument: cut, so an error is not as large as
+                // the request.
+                let e = e.to_string();
+                let e = match e.char_indices().nth(MAX_PROBLEM_CHARS) {
+                    Some((i, _)) => format!("{}…", &e[..i]),
+                    None => e,
+                };
                 if at.is_empty() {
-                    e.to_string()
+                    e
                 } else {
                     format!("{at}: {e}")
                 }
@@ -116,7 +166,7 @@ impl Server {
                 None,
             ));
         }
-        let outcome = tools::call(&self.root, &request.name, args)
+        let outcome = tools::call(&self.root, &request.name, args, cancelled)
             .map_err(|tools::BadCall(m)| ErrorData::invalid_params(m, None))?;
         let mut result = if outcome.is_error {
             CallToolResult::structured_error(outcome.structured)
@@ -169,12 +219,37 @@ impl ServerHandler for Server {
             .map(|e| e.tool.clone())
     }
 
+    /// A tool call waits for the one before it, then runs on a blocking
+    /// thread; after `notifications/cancelled` it returns at once (the SDK
+    /// sends no response), and the work stops where the tool can stop
+    /// (`run` before its next turn) before the next call starts.
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request).map(CallToolResponse::from)
+        let ct = context.ct.clone();
+        let Some(turn) = unless_cancelled(self.busy.clone().lock_owned(), ct.cancelled()).await
+        else {
+            return Err(cancelled_error());
+        };
+        let flag = Arc::new(AtomicBool::new(false));
+        let (server, stop) = (self.clone(), flag.clone());
+        let work = tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            server.call(request, &stop)
+        });
+        match unless_cancelled(work, ct.cancelled()).await {
+            Some(Ok(result)) => result.map(CallToolResponse::from),
+            Some(Err(e)) => Err(ErrorData::internal_error(
+                format!("the tool call stopped: {e}"),
+                None,
+            )),
+            None => {
+                flag.store(true, Ordering::Relaxed);
+                Err(cancelled_error())
+            }
+        }
     }
 
     async fn list_resources(
@@ -229,11 +304,12 @@ impl ServerHandler for Server {
     }
 }
 
-/// Runs the server until the client closes standard input; returns the
-/// exit code (0; 2 for a root that is not a folder; 3 when the transport
-/// fails).
-pub fn run(args: Args) -> i32 {
-    let dir = args.root.unwrap_or_else(|| PathBuf::from("."));
+/// Runs the server on standard input and output until the client closes
+/// standard input, with every path argument resolved in `root` (default:
+/// the working directory, which the server enters); returns the exit code
+/// (0; 2 for a root that is not a folder; 3 when the transport fails).
+pub fn run(root: Option<PathBuf>) -> i32 {
+    let dir = root.unwrap_or_else(|| PathBuf::from("."));
     let root = match root::Root::new(&dir) {
         Ok(r) => r,
         Err(e) => {
@@ -264,8 +340,78 @@ pub fn run(args: Args) -> i32 {
             return 3;
         }
     };
+    let (input, output) = drain::stdio();
+    serve_on(&runtime, server, input, output)
+}
+
+/// Serves the requests of `input` (JSON-RPC lines, as standard input
+/// would give them) with every path resolved in `root`, and returns what
+/// the server wrote (its standard output): the request handler whole, for
+/// the fuzz target and tests. As [`run`] does, it enters `root` (the
+/// process's working directory changes: the library is given paths
+/// relative to the root). `None` when `root` is not a folder.
+pub fn serve_bytes(root: &std::path::Path, input: &[u8]) -> Option<Vec<u8>> {
+    let root = root::Root::new(root).ok()?;
+    std::env::set_current_dir(root.dir()).ok()?;
+    let server = Server::new(root).ok()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    let out = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (input, output) = drain::wrap(
+        std::io::Cursor::new(input.to_vec()),
+        SharedBytes(out.clone()),
+    );
+    serve_on(&runtime, server, input, output);
+    let bytes = out.lock().map(|b| b.clone()).unwrap_or_default();
+    Some(bytes)
+}
+
+/// Bytes written by the server, shared with [`serve_bytes`].
+struct SharedBytes(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl tokio::io::AsyncWrite for SharedBytes {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        if let Ok(mut b) = self.0.lock() {
+            b.extend_from_slice(buf);
+        }
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// Runs `server` on `input` and `output` until the input ends; the exit
+/// code of [`run`].
+fn serve_on<R, W>(
+    runtime: &tokio::runtime::Runtime,
+    server: Server,
+    input: drain::HoldingReader<R>,
+    output: drain::CountingWriter<W>,
+) -> i32
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     runtime.block_on(async move {
-        let service = match server.serve(drain::stdio()).await {
+        let service = match server.serve((input, output)).await {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("troupe mcp: {e}");

@@ -4,9 +4,11 @@
 //! at a time, so 3,000 calls piped from a file lost most of their answers.
 //! Here standard input is wrapped so that its end is passed on only once
 //! every request read (a JSON-RPC message with `id` and `method`) has had
-//! its response written (a message with `id` and `result` or `error`) —
-//! or when no response has been written for [`STALL`], so a request the
-//! SDK never answers cannot keep the server alive forever.
+//! its response written (a message with `id` and `result` or `error`) or
+//! was cancelled (`notifications/cancelled`: the SDK writes no response to
+//! a cancelled request, as the protocol says) — or when no response has
+//! been written for [`STALL`], so a request the SDK never answers cannot
+//! keep the server alive forever.
 
 use std::future::Future;
 use std::io;
@@ -26,9 +28,11 @@ pub const STALL: Duration = Duration::from_secs(120);
 /// a longer one is not a message the SDK reads.
 const MAX_LINE: usize = 16 << 20;
 
+/// The requests read and not yet answered, by ID (their JSON text).
 #[derive(Default)]
 struct Counts {
-    requests: u64,
+    pending: std::collections::HashSet<String>,
+    /// Responses written: a change wakes the end of input.
     answered: u64,
     waker: Option<Waker>,
 }
@@ -38,10 +42,52 @@ type Shared = Arc<Mutex<Counts>>;
 /// What a JSON-RPC message holds, as far as counting goes.
 #[derive(serde::Deserialize)]
 struct Probe {
-    id: Option<IgnoredAny>,
-    method: Option<IgnoredAny>,
+    id: Option<Box<serde_json::value::RawValue>>,
+    method: Option<String>,
+    params: Option<Box<serde_json::value::RawValue>>,
     result: Option<IgnoredAny>,
     error: Option<IgnoredAny>,
+}
+
+/// The `params` of `notifications/cancelled`.
+#[derive(serde::Deserialize)]
+struct Cancelled {
+    #[serde(rename = "requestId")]
+    request_id: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// An ID as one text whatever its spelling (`2`, ` 2`).
+fn id_text(raw: &serde_json::value::RawValue) -> String {
+    serde_json::from_str::<serde_json::Value>(raw.get())
+        .map(|v| v.to_string())
+        .unwrap_or_else(|_| raw.get().to_string())
+}
+
+impl Probe {
+    /// The ID of a request (a message with `id` and `method`).
+    fn request(&self) -> Option<String> {
+        self.method.as_ref()?;
+        self.id.as_deref().map(id_text)
+    }
+
+    /// The ID a response answers (`id` with `result` or `error`).
+    fn response(&self) -> Option<String> {
+        if self.result.is_none() && self.error.is_none() {
+            return None;
+        }
+        self.id.as_deref().map(id_text)
+    }
+
+    /// The request a `notifications/cancelled` cancels: the SDK sends no
+    /// response for it (the protocol says none is sent), so it is no
+    /// longer waited for.
+    fn cancels(&self) -> Option<String> {
+        if self.method.as_deref() != Some("notifications/cancelled") || self.id.is_some() {
+            return None;
+        }
+        let c: Cancelled = serde_json::from_str(self.params.as_deref()?.get()).ok()?;
+        c.request_id.as_deref().map(id_text)
+    }
 }
 
 /// The messages of one line (a message, or a batch of them).
@@ -144,19 +190,22 @@ pub fn wrap<R, W>(reader: R, writer: W) -> (HoldingReader<R>, CountingWriter<W>)
 
 impl<R> HoldingReader<R> {
     fn count(&mut self, bytes: &[u8], last: bool) {
-        let mut n = 0u64;
+        let counts = self.counts.clone();
         let mut each = |line: &[u8]| {
-            n += probes(line)
-                .iter()
-                .filter(|p| p.id.is_some() && p.method.is_some())
-                .count() as u64;
+            let Ok(mut c) = counts.lock() else {
+                return;
+            };
+            for p in probes(line) {
+                if let Some(id) = p.request() {
+                    c.pending.insert(id);
+                } else if let Some(id) = p.cancels() {
+                    c.pending.remove(&id);
+                }
+            }
         };
         self.lines.feed(bytes, &mut each);
         if last {
             self.lines.finish(&mut each);
-        }
-        if let Ok(mut c) = self.counts.lock() {
-            c.requests += n;
         }
     }
 
@@ -167,7 +216,7 @@ impl<R> HoldingReader<R> {
             let Ok(mut c) = self.counts.lock() else {
                 return Poll::Ready(Ok(()));
             };
-            if c.answered >= c.requests {
+            if c.pending.is_empty() {
                 return Poll::Ready(Ok(()));
             }
             c.waker = Some(cx.waker().clone());
@@ -220,16 +269,16 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for CountingWriter<W> {
         let this = self.get_mut();
         let r = Pin::new(&mut this.inner).poll_write(cx, buf);
         if let Poll::Ready(Ok(n)) = r {
-            let mut answered = 0u64;
+            let mut answered = Vec::new();
             this.lines.feed(&buf[..n], &mut |line| {
-                answered += probes(line)
-                    .iter()
-                    .filter(|p| p.id.is_some() && (p.result.is_some() || p.error.is_some()))
-                    .count() as u64;
+                answered.extend(probes(line).iter().filter_map(Probe::response));
             });
-            if answered > 0 {
+            if !answered.is_empty() {
                 if let Ok(mut c) = this.counts.lock() {
-                    c.answered += answered;
+                    for id in &answered {
+                        c.pending.remove(id);
+                    }
+                    c.answered += answered.len() as u64;
                     if let Some(w) = c.waker.take() {
                         w.wake();
                     }
@@ -265,6 +314,13 @@ mod tests {
         );
         assert_eq!(seen, [1, 1, 1, 0]);
         let p = probes(b"{\"id\":1,\"method\":\"ping\",\"params\":{}}");
-        assert!(p[0].id.is_some() && p[0].method.is_some() && p[0].result.is_none());
+        assert_eq!(p[0].request().as_deref(), Some("1"));
+        assert_eq!(p[0].response(), None);
+        let p = probes(b"[{\"id\": 1, \"result\": {}}]");
+        assert_eq!(p[0].response().as_deref(), Some("1"));
+        let p =
+            probes(b"{\"method\":\"notifications/cancelled\",\"params\":{\"requestId\": \"a\"}}");
+        assert_eq!(p[0].cancels().as_deref(), Some("\"a\""));
+        assert_eq!(p[0].request(), None);
     }
 }

@@ -4,9 +4,9 @@
 //! installed `troupe` serves the text it implements.
 
 /// `docs/format.md`, the normative specification.
-const FORMAT: &str = include_str!("../../../docs/format.md");
+const FORMAT: &str = include_str!("../../docs/format.md");
 /// `docs/validation.md`, every diagnostic code.
-const VALIDATION: &str = include_str!("../../../docs/validation.md");
+const VALIDATION: &str = include_str!("../../docs/validation.md");
 
 /// One resource: its URI, a name, a description and its text.
 #[derive(Debug, Clone)]

@@ -6,8 +6,10 @@
 //! do not fit the input schema are the caller's protocol error.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Deserialize;
+
 use serde_json::{json, Map, Value};
 
 use super::root::{PathError, Root};
@@ -324,7 +326,7 @@ pub fn definitions() -> Vec<ToolDef> {
             input: object(
                 json!({
                     "pack": pack(),
-                    "lines": {"type": "array", "items": {"type": "string"}, "description": "The first player's inputs, one per turn"},
+                    "lines": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_RUN_LINES, "description": "The first player's inputs, one per turn (at most 10,000: a longer script is `troupe run --script`'s)"},
                     "seed": {"type": "integer", "minimum": 0, "maximum": 18446744073709551615_u64, "description": "The generator seed (default 0)"},
                     "difficulty": string("The difficulty preset (default: the scenario's)"),
                     "scenario": string("The scenario (default: the first)"),
@@ -345,9 +347,20 @@ pub fn definitions() -> Vec<ToolDef> {
 #[derive(Debug)]
 pub struct BadCall(pub String);
 
+/// The most lines one `run` call plays (docs/mcp.md): its answer holds
+/// every turn, so its size is bounded by the request's, not by a script
+/// of any length (issue 43, item 10).
+pub const MAX_RUN_LINES: usize = 10_000;
+
 /// Calls tool `name` with `args` (already checked against its input
-/// schema by the caller).
-pub fn call(root: &Root, name: &str, args: Value) -> Result<Outcome, BadCall> {
+/// schema by the caller). `cancelled` is set when the client cancels the
+/// call (`notifications/cancelled`): `run` stops before its next turn.
+pub fn call(
+    root: &Root,
+    name: &str,
+    args: Value,
+    cancelled: &AtomicBool,
+) -> Result<Outcome, BadCall> {
     fn parse<T: for<'de> Deserialize<'de>>(args: Value) -> Result<T, BadCall> {
         serde_json::from_value(args).map_err(|e| BadCall(format!("invalid arguments: {e}")))
     }
@@ -361,7 +374,7 @@ pub fn call(root: &Root, name: &str, args: Value) -> Result<Outcome, BadCall> {
         "explain" => ended_or_explain(root, parse(args)?, true),
         "render" => render(root, parse(args)?),
         "cel_check" => cel_check(root, parse(args)?),
-        "run" => run(root, parse(args)?),
+        "run" => run(root, parse(args)?, cancelled),
         other => return Err(BadCall(format!("no tool `{other}`"))),
     };
     Ok(outcome.unwrap_or_else(|failed| failed))
@@ -851,7 +864,7 @@ struct RunArgs {
     runtime: Option<String>,
 }
 
-fn run(root: &Root, a: RunArgs) -> Step<Outcome> {
+fn run(root: &Root, a: RunArgs, cancelled: &AtomicBool) -> Step<Outcome> {
     let pack = open(root, &a.pack)?;
     let options = troupe::SessionOptions {
         scenario: a.scenario,
@@ -865,7 +878,24 @@ fn run(root: &Root, a: RunArgs) -> Step<Outcome> {
         },
         ..Default::default()
     };
-    let doc = troupe::transcript::document(&pack, &a.lines, options).map_err(|e| failure(&e))?;
+    // The turns one at a time, so a cancelled call stops between two.
+    let mut session = pack.start(options).map_err(|e| failure(&e))?;
+    let mut played = Vec::with_capacity(a.lines.len().min(MAX_RUN_LINES));
+    for line in &a.lines {
+        if session.ended() || cancelled.load(Ordering::Relaxed) {
+            break;
+        }
+        let result = session.turn(line).map_err(|e| failure(&e))?;
+        played.push(serde_json::to_value(&result).unwrap_or(Value::Null));
+    }
+    let unplayed = a.lines.len() - played.len();
+    let doc = json!({
+        "opening": session.opening(),
+        "turns": played,
+        "unplayed": unplayed,
+        "score": session.score(),
+    });
+    drop(session);
     let turns = doc["turns"].as_array().map_or(&[][..], Vec::as_slice);
     let mut text = warning_lines(&pack);
     text.push_str(&format!(
