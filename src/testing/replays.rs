@@ -209,8 +209,7 @@ pub fn turns_text(engine: &Engine, messages: &[Value], players: &[String]) -> St
         if last == i {
             out.push_str("  (no reply)\n");
         }
-        for r in i + 1..=last {
-            let a = &messages[r];
+        for (r, a) in messages.iter().enumerate().take(last + 1).skip(i + 1) {
             if r > i + 1 || a.get("chosen").is_some() {
                 let chosen = a
                     .get("chosen")
