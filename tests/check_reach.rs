@@ -66,7 +66,12 @@ fn an_ending_past_the_max_is_reported_and_strict_fails() {
 
 #[test]
 fn the_example_packs_have_no_unreachable_condition() {
-    for name in ["everyday-negotiation", "harbor-lights", "job-interview"] {
+    for name in [
+        "everyday-negotiation",
+        "harbor-lights",
+        "job-interview",
+        "tenants-meeting",
+    ] {
         let (code, r) = report(&["check", &format!("examples/packs/{name}"), "--json"]);
         assert_eq!(code, 0, "{r}");
         assert!(dead_logic(&r).is_empty(), "{name}: {r}");

@@ -53,6 +53,7 @@ fn example_packs_are_valid_with_exit_0() {
         "examples/packs/everyday-negotiation",
         "examples/packs/harbor-lights",
         "examples/packs/job-interview",
+        "examples/packs/tenants-meeting",
     ]);
     assert_eq!(
         out.status.code(),

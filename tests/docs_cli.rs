@@ -9,10 +9,11 @@ use std::path::Path;
 
 use common::{copy_dir, stdout, troupe};
 
-const PACKS: [&str; 3] = [
+const PACKS: [&str; 4] = [
     "examples/packs/everyday-negotiation",
     "examples/packs/harbor-lights",
     "examples/packs/job-interview",
+    "examples/packs/tenants-meeting",
 ];
 
 #[test]

@@ -65,6 +65,17 @@ fn harbor_lights_walkthrough() {
     snapshot("harbor-lights-walkthrough", &walk(&e));
 }
 
+/// The ensemble example (issue 37 item 9): three characters, each saying
+/// its own lines, under `natural` order with reactions (Format 18.9).
+#[test]
+fn tenants_meeting_letter() {
+    let e = open(
+        "examples/packs/tenants-meeting",
+        "examples/packs/tenants-meeting/sessions/letter.jsonl",
+    );
+    snapshot("tenants-meeting-letter", &walk(&e));
+}
+
 #[test]
 fn tiny_session() {
     let e = open(

@@ -988,3 +988,36 @@ fn a_reply_with_a_line_feed_cannot_forge_a_message_line() {
         "{stdout}"
     );
 }
+
+/// Issue 37 item 4 (Format 24.3): without `--char`, `troupe prompt` asks
+/// the speaker the turn order would choose for a reply to the message.
+/// Derived by hand for `examples/packs/tenants-meeting` (natural order,
+/// seed 0): `m2` names nobody, the opening was Margit's, and
+/// choose(50, "speaker:0:m2") = 15 < 30 draws Dev; `m7` @-names Ruth by her
+/// alias; `m9` names Margit; `m12` names nobody, Dev spoke last, and
+/// choose(70, "speaker:0:m12") = 55 ≥ 50 draws Ruth. `--char` still wins.
+#[test]
+fn prompt_asks_whoever_the_turn_order_chooses() {
+    let pack = "examples/packs/tenants-meeting";
+    let who = |at: &str, char: Option<&str>| {
+        let mut args = vec!["prompt", pack, "letter.jsonl", "--at", at, "--json"];
+        args.extend(char.map(|c| ["--char", c]).into_iter().flatten());
+        let o = common::troupe(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", common::stdout(&o));
+        let body: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let system = body["messages"][0]["content"].as_str().unwrap().to_string();
+        system.lines().next().unwrap().to_string()
+    };
+    for (at, name) in [
+        ("m2", "Dev"),
+        ("m7", "Ruth"),
+        ("m9", "Margit"),
+        ("m12", "Ruth"),
+    ] {
+        assert!(
+            who(at, None).starts_with(&format!("You are {name}.")),
+            "{at}"
+        );
+    }
+    assert!(who("m2", Some("margit")).starts_with("You are Margit."));
+}

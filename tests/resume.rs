@@ -12,6 +12,7 @@ use troupe::{
 
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";
 const HARBOR: &str = "examples/packs/harbor-lights";
+const MEETING: &str = "examples/packs/tenants-meeting";
 
 /// What a host does to a session.
 #[derive(Debug, Clone)]
@@ -391,4 +392,65 @@ fn an_adapter_session_resumes() {
         assert_eq!(resumed.jsonl(), whole.jsonl(), "cut {k}");
         assert_eq!(resumed.state(), whole.state(), "cut {k}");
     }
+}
+
+/// Issue 37 item 9: the ensemble example's recorded session (natural order
+/// with a draw, addressing by name and by an @-alias, reactions, an event at
+/// a reaction, the narrator's `reply_as`, an outcome) is exactly what an
+/// uninterrupted run of its inputs writes. Cut after any turn and resumed,
+/// the rest of its inputs write the same bytes; resumed at any message
+/// (Format 18.10 `--at`), an input writes what the uninterrupted session
+/// sent back there (go-to) writes.
+#[test]
+fn the_ensemble_example_session_resumes_at_every_message() {
+    let pack = Pack::open(MEETING).unwrap();
+    let text = std::fs::read_to_string(format!("{MEETING}/sessions/letter.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let msgs: Vec<Value> = lines[1..]
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let is_input = |m: &Value| m["author"] == "tenant";
+    // (index in msgs, text) of every player input, in file order.
+    let inputs: Vec<(usize, String)> = msgs
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| is_input(m))
+        .map(|(i, m)| (i, m["parts"][0]["text"].as_str().unwrap().to_string()))
+        .collect();
+    let uninterrupted = || {
+        let mut s = pack.start(SessionOptions::default()).unwrap();
+        for (_, t) in &inputs {
+            s.turn(t).unwrap();
+        }
+        s
+    };
+    assert_eq!(uninterrupted().jsonl(), text, "the recording is the run");
+    let mut cuts = 0;
+    for (k, m) in msgs.iter().enumerate() {
+        let id = m["id"].as_str().unwrap();
+        // A turn ends at this message: the rest of the inputs give the file.
+        if msgs.get(k + 1).is_none_or(is_input) {
+            let prefix: String = lines[..k + 2].iter().map(|l| format!("{l}\n")).collect();
+            let mut s = pack.resume(&prefix).unwrap();
+            for (_, t) in inputs.iter().filter(|(i, _)| *i > k) {
+                s.turn(t).unwrap();
+            }
+            assert_eq!(s.jsonl(), text, "cut after {id}");
+            cuts += 1;
+        }
+        let mut at = pack
+            .resume_with(&text, ResumeOptions::default().at(id.to_string()))
+            .unwrap();
+        let mut whole = uninterrupted();
+        assert!(whole.go_to(id));
+        assert_eq!(at.state(), whole.state(), "at {id}");
+        for input in ["Good evening.", "Ruth, what's in the log?"] {
+            let a = apply(&mut at, &Step::Turn(input.into()));
+            let b = apply(&mut whole, &Step::Turn(input.into()));
+            assert_eq!(a, b, "at {id}");
+        }
+        assert_eq!(at.jsonl(), whole.jsonl(), "at {id}");
+    }
+    assert_eq!((msgs.len(), cuts), (13, 6), "m1 and the five turns");
 }

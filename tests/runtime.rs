@@ -614,3 +614,49 @@ fn state_delta_is_the_difference_of_the_flattened_states() {
     }
     assert!(keyed > 0, "no turn changed the keyed map `rumors`");
 }
+
+/// Format 18.7 "Who spoke" (issue 37 item 5): replay judges the recorded
+/// speaker of each turn's first reply that records `chosen`, against the
+/// turn order. In the ensemble example's session (derived by hand in its
+/// fixtures): `m3` is drawn to Dev (15 of 50), `m8` is Ruth @-named by
+/// `@caretaker`; reactions (`m6`) and replies without `chosen` are not
+/// judged, and a host's choice only has to be a speaker.
+#[test]
+fn replay_judges_the_recorded_speaker() {
+    let p = pack("examples/packs/tenants-meeting");
+    let text =
+        std::fs::read_to_string("examples/packs/tenants-meeting/sessions/letter.jsonl").unwrap();
+    let found = |t: &str| -> Vec<(Code, String)> {
+        troupe::runtime::replay::replay(&engine_of(&p.bundle, t))
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.location.pointer.clone().unwrap()))
+            .collect()
+    };
+    assert_eq!(found(&text), []);
+    let edit = |from: &str, to: &str| {
+        assert!(text.contains(from), "{from}");
+        text.replacen(from, to, 1)
+    };
+    let m3 = |d: &str| (Code::SpeakerMismatch, format!("message:{d}/chosen"));
+    // Another author for the draw, another draw, another name.
+    let ruth = edit(
+        r#""id":"m3","parent":"m2","author":"dev""#,
+        r#""id":"m3","parent":"m2","author":"ruth""#,
+    );
+    assert_eq!(found(&ruth), [m3("m3")]);
+    assert_eq!(found(&edit(r#""draw":15"#, r#""draw":16"#)), [m3("m3")]);
+    assert_eq!(
+        found(&edit(r#""name":"@caretaker""#, r#""name":"@Ruth""#)),
+        [m3("m8")]
+    );
+    // A host's choice of a speaker is not judged further; a reaction by
+    // someone else is not judged at all.
+    let host = edit(r#"{"why":"addressed","name":"Dev"}"#, r#"{"why":"host"}"#);
+    assert_eq!(found(&host), []);
+    let react = edit(
+        r#""id":"m6","parent":"m5","author":"ruth""#,
+        r#""id":"m6","parent":"m5","author":"margit""#,
+    );
+    assert_eq!(found(&react), []);
+}

@@ -12,6 +12,7 @@ fn the_example_packs_pass_and_the_alias_works() {
         "examples/packs/everyday-negotiation",
         "examples/packs/harbor-lights",
         "examples/packs/job-interview",
+        "examples/packs/tenants-meeting",
     ] {
         let o = troupe(&["test", pack]);
         assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));

@@ -44,8 +44,9 @@ fn rule_conditions_and_scores_are_seen_where_runs_evaluate_them() {
             "branch scenarios/used_car_negotiation.yaml /rules/2/when #2 'state.impression > 90' false",
         ]
     );
-    // 4 events + 2 outcomes + 11 rules + 1 opening + 7 branches of 28.
-    assert_eq!(s.percent, 89.3);
+    // 4 events + 2 outcomes + 11 rules + 1 speaker (Marco) + 1 opening
+    // + 7 branches of 29.
+    assert_eq!(s.percent, 89.7);
 }
 
 #[test]
@@ -60,13 +61,15 @@ fn with_test_coverage_counts_that_fixture_alone() {
     assert_eq!(r.coverage.scope, "golden_rules_walkout");
     // patience_warning; failure; small_talk, walk_away_threat and
     // lowball_offer; the opening; the emotion's first operand both ways
-    // and its second false (impression 50, 40): 9 of 22 (temper_flare is
-    // tried, but standard's volatility is below 50, so it is not reached).
+    // and its second false (impression 50, 40); Marco speaks: 10 of 23
+    // (temper_flare is tried, but standard's volatility is below 50, so it
+    // is not reached).
     assert_eq!(s.kinds["events"].reached, 1);
     assert_eq!(s.kinds["outcomes"].not_reached, vec!["outcome success"]);
     assert_eq!(s.kinds["rules"].reached, 3);
     assert_eq!(s.kinds["branches"].reached, 3);
-    assert_eq!(s.percent, 40.9);
+    assert_eq!(s.kinds["speakers"].reached, 1);
+    assert_eq!(s.percent, 43.5);
     let text = troupe::testing::report::to_text(&r);
     assert!(
         text.contains("coverage of golden_rules_walkout only:"),

@@ -176,6 +176,20 @@ fn job_interview_reports() {
     assert!(text.contains("interview 100.0%"), "{text}");
 }
 
+/// The ensemble example (issue 37 item 9): every stage that has tests
+/// passes, with every rule of the three characters reached.
+#[test]
+fn tenants_meeting_reports() {
+    let r = run_pack("examples/packs/tenants-meeting");
+    pin("tenants-meeting.json", &to_json(&r));
+    let text = to_text(&r);
+    assert!(
+        text.ends_with("troupe test: 5 stages PASS, 1 SKIP; 10 tests, 10 PASS\n"),
+        "{text}"
+    );
+    assert!(text.contains("tenants_meeting 100.0%"), "{text}");
+}
+
 #[test]
 fn a_failing_run_reports_failures_with_locations() {
     let dir = tempfile::tempdir().unwrap();

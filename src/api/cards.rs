@@ -137,23 +137,47 @@ pub fn import_lorebook(path: impl AsRef<Path>) -> Result<(Value, Summary)> {
 
 /// Imports the SillyTavern chat log at `path` (JSON Lines) as a session of
 /// the scenario of the card at `card` (`None`: a card with only the chat's
-/// `character_name`).
+/// `character_name`). A group chat (`docs/import.md` §7.1) keeps who spoke:
+/// each member becomes a character of the scenario (the card's own
+/// character when it has the card's name) and says its own lines.
 ///
 /// Errors: [`ErrorKind::Invalid`] with the diagnostics when a file cannot
 /// be read or is not what it should be.
 pub fn import_chat(path: impl AsRef<Path>, card: Option<&Path>) -> Result<ChatImport> {
     let (name, bytes) = read(path.as_ref()).map_err(refused)?;
-    let imported = match card {
-        Some(p) => read_card_import(p),
-        None => stub_card(&name, &bytes),
+    let group = chat::group_members(&name, &bytes);
+    let mut imported = match (card, &group) {
+        (Some(p), _) => read_card_import(p),
+        // A group chat without a card: its members are the cast (§7.1).
+        (None, Some(_)) => Ok(CardImport {
+            bundle: chat::group_bundle(),
+            character: String::new(),
+            scenario: "group-chat".to_string(),
+            summary: Summary::default(),
+        }),
+        (None, None) => stub_card(&name, &bytes),
     }
     .map_err(refused)?;
+    let mut added = Summary::default();
+    let members = match &group {
+        Some(g) => chat::add_members(
+            &mut imported.bundle,
+            &imported.scenario,
+            &imported.character,
+            g,
+            &mut added,
+        ),
+        None => Vec::new(),
+    };
     let target = chat::ChatTarget {
         bundle: &imported.bundle,
         character: &imported.character,
         scenario: &imported.scenario,
     };
-    let (lines, mut summary) = chat::chat_import(&name, &bytes, &target).map_err(refused)?;
+    let (lines, chat_summary) =
+        chat::chat_import_group(&name, &bytes, &target, &members).map_err(refused)?;
+    let mut summary = added;
+    summary.extend(chat_summary);
     // The card's own summary matters only when it was given.
     if card.is_some() {
         let mut all = imported.summary.clone();

@@ -190,9 +190,11 @@ pub struct Prompt {
 impl History {
     /// What the model runtime would send when `character` answers message
     /// `at` (Format 24.3) of this history of `pack`, with `settings`:
-    /// `character` `None` is the responder of Format 18.4 at that message
-    /// (the first present character no player plays, else the narrator);
-    /// `at` `None` is the last message in file order.
+    /// `character` `None` is the speaker the scenario's turn order chooses
+    /// for a first reply answering that message (Format 24.3, 18.9: the
+    /// narrator when no one is a speaker, else a character addressed in the
+    /// message's text, else the strategy's choice); `at` `None` is the last
+    /// message in file order.
     ///
     /// Errors: [`ErrorKind::NotFound`] when there is no such message (or no
     /// message at all), or `character` is neither `narrator` nor a cast
@@ -230,13 +232,18 @@ impl History {
             }
             None => {
                 let st = engine.state_at(m);
-                let who = engine
-                    .ir
-                    .cast
-                    .iter()
-                    .enumerate()
-                    .find(|(i, c)| !c.player && st.present.get(*i).copied().unwrap_or(false))
-                    .map_or(Who::Narrator, |(i, _)| Who::Cast(i as u16));
+                let order = crate::compile::runtime::TurnOrderIr::compile(&engine.story);
+                let floor = crate::runtime::turn_order::Floor {
+                    engine,
+                    order: &order,
+                };
+                let parts = engine.session.messages[m as usize].parts.len();
+                let text: Vec<String> = (0..parts)
+                    .filter_map(|i| engine.render_part(m, i))
+                    .collect();
+                let who = floor
+                    .first_speaker(m, &st, &text.join("\n"), None)
+                    .map_or(Who::Narrator, |(who, _)| who);
                 engine.ir.who_id(who).to_string()
             }
         };

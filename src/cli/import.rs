@@ -55,7 +55,8 @@ pub enum Command {
         /// The chat file.
         file: PathBuf,
         /// The character's card; without one, a card with only the chat's
-        /// `character_name` is used.
+        /// `character_name` is used. In a group chat every other member
+        /// becomes a character too (docs/import.md §7.1).
         #[arg(long)]
         card: Option<PathBuf>,
         /// Where to write the session (JSON Lines).

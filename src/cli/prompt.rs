@@ -12,7 +12,8 @@ use troupe::model_runtime::{self, Settings};
 pub struct Args {
     #[command(flatten)]
     pub at: super::SessionAt,
-    /// Who answers (default: the responder of Format 18.4 at the message).
+    /// Who answers (default: the speaker the scenario's turn order chooses
+    /// for a reply to the message, Format 18.9, 24.3).
     #[arg(long = "char", value_name = "C")]
     pub character: Option<String>,
     /// The request's `model`.

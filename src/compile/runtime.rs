@@ -144,7 +144,7 @@ impl TurnOrderIr {
         self.members.iter().find(|m| &*m.id == id)
     }
 
-    fn compile(story: &Story) -> TurnOrderIr {
+    pub(crate) fn compile(story: &Story) -> TurnOrderIr {
         let raw = &story.raw;
         let t = raw.get("turn_order");
         let strategy = |f: &str| {

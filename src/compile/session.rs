@@ -107,6 +107,21 @@ pub struct MessageIr {
     pub time: Option<Time>,
     /// The settings it changes from itself on (Format 8.9).
     pub settings: Option<SettingsIr>,
+    /// Why its author was chosen, as recorded (Format 18.9 `chosen`);
+    /// `None` when not recorded (and on the messages a running session
+    /// holds: its turn results carry the choice).
+    pub chosen: Option<ChosenIr>,
+}
+
+/// A recorded Chosen (Format 18.9): `why`, `name`, `draw` as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChosenIr {
+    /// The reason.
+    pub why: Arc<str>,
+    /// The name that addressed the author.
+    pub name: Option<Arc<str>>,
+    /// The `natural` draw.
+    pub draw: Option<u64>,
 }
 
 /// A compiled session: messages in file order.
@@ -317,6 +332,11 @@ fn lower_message(
             Some(x) => Some(lower_settings(ir, x).map_err(e)?),
             None => None,
         },
+        chosen: m.get("chosen").map(|c| ChosenIr {
+            why: Arc::from(c.get("why").and_then(Value::as_str).unwrap_or("")),
+            name: c.get("name").and_then(Value::as_str).map(Arc::from),
+            draw: c.get("draw").and_then(Value::as_u64),
+        }),
     })
 }
 

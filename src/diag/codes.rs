@@ -99,6 +99,9 @@ codes! {
     /// Replay: a recorded firing the rules do not produce, or a produced firing
     /// that is not recorded. Format 18.7.
     FiringMismatch => "FIRING_MISMATCH", Error;
+    /// Replay: a turn's first reply whose recorded author or `chosen` is not
+    /// what the turn order chooses there. Format 18.7, 18.9.
+    SpeakerMismatch => "SPEAKER_MISMATCH", Error;
     /// A fixture's static assertion `path` or `check` that does not parse. Format 21.4.
     AssertionSyntax => "ASSERTION_SYNTAX", Error;
     /// A mid-session settings change (a message's `settings`, a fixture's

@@ -70,6 +70,11 @@ pub trait Observer {
     fn opening(&mut self, id: &str) {
         let _ = id;
     }
+    /// Cast member `id`, not a player, authors a message (Format 21.6
+    /// `speakers`).
+    fn speaker(&mut self, id: &str) {
+        let _ = id;
+    }
 }
 
 /// One thing a [`Recorder`] kept.
@@ -95,6 +100,8 @@ pub enum Report {
     Outcome(String),
     /// An opening a root named.
     Opening(String),
+    /// A cast member who is not a player authored a message.
+    Speaker(String),
 }
 
 /// An observer that keeps each distinct report once, in the order first
@@ -130,6 +137,9 @@ impl Observer for Recorder {
     }
     fn opening(&mut self, id: &str) {
         self.reports.insert(Report::Opening(id.to_string()));
+    }
+    fn speaker(&mut self, id: &str) {
+        self.reports.insert(Report::Speaker(id.to_string()));
     }
 }
 

@@ -117,6 +117,11 @@ pub fn step_observed(
     let Some(msg) = session.messages.get(m as usize) else {
         return 0;
     };
+    if let (Some(o), Who::Cast(c)) = (obs.as_deref_mut(), msg.author) {
+        if let Some(x) = ir.cast.get(c as usize).filter(|x| !x.player) {
+            o.speaker(&x.id);
+        }
+    }
     st.at = Some(m);
     if msg.parent.is_none() {
         st.root = Some(m);

@@ -8,6 +8,12 @@
 //! swipe index) under the same parent. `is_system` messages are hidden. The
 //! first message names the opening whose greeting it is. Fields not mapped
 //! are kept in each message's `extensions.sillytavern`.
+//!
+//! A **group chat** (`docs/import.md` §7.1) has no single character: line 1
+//! is a message (SillyTavern writes group chats without a header) or a
+//! header without `character_name`. Each speaker's `name` is a member of
+//! the group ([`group_members`]); [`add_members`] makes them characters of
+//! the scenario and [`chat_import_group`] keeps who said each line.
 
 use std::collections::HashSet;
 
@@ -33,6 +39,200 @@ pub struct ChatTarget<'a> {
     pub scenario: &'a str,
 }
 
+/// A member of a group chat (`docs/import.md` §7.1): the `name` it speaks
+/// under, and the line it first speaks on (`line:N`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMember {
+    /// The `name` of its messages.
+    pub name: String,
+    /// The line of its first message, `line:N`.
+    pub line: String,
+}
+
+/// The lines of a chat, each a JSON object; PARSE or LIMIT per bad line.
+fn parse_lines(file: &str, bytes: &[u8]) -> Result<Vec<Value>, Vec<Diagnostic>> {
+    let mut lines = Vec::new();
+    let mut errors = Vec::new();
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    for (i, raw) in body.split(|b| *b == b'\n').enumerate() {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let at = format!("line:{}", i + 1);
+        if raw.len() > MAX_JSONL_LINE_BYTES {
+            errors.push(
+                Diagnostic::error(Code::Limit, "the line is over 16 MiB")
+                    .in_file(file)
+                    .at(at),
+            );
+            continue;
+        }
+        match super::parse_object(file, raw) {
+            Ok(v) => lines.push(v),
+            Err(ds) => errors.extend(ds.into_iter().map(|mut d| {
+                d.location.pointer = Some(at.clone());
+                d
+            })),
+        }
+    }
+    if errors.is_empty() {
+        Ok(lines)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Whether a chat line is a message (it has `mes`, `is_user` or `swipes`)
+/// rather than a header.
+fn is_message(v: &Value) -> bool {
+    ["mes", "is_user", "swipes"].iter().any(|k| v.get(k).is_some())
+}
+
+/// The header (`None` when line 1 is a message) and the messages.
+fn split_header(lines: &[Value]) -> (Option<&Value>, &[Value]) {
+    match lines.split_first() {
+        Some((h, rest)) if !is_message(h) => (Some(h), rest),
+        _ => (None, lines),
+    }
+}
+
+/// The member a group chat's message is said by (`docs/import.md` §7.1):
+/// its non-empty `name`, unless it is the user's (`is_user`) or one of
+/// SillyTavern's own messages, which carry an `extra.type` (its narrator,
+/// help and notices). A hidden message (`is_system`) is still its author's.
+fn member_name(m: &Value) -> Option<&str> {
+    let user = m.get("is_user").and_then(Value::as_bool) == Some(true);
+    let own = m.get("extra").and_then(|e| e.get("type")).is_some();
+    if user || own {
+        return None;
+    }
+    m.get("name").and_then(Value::as_str).filter(|n| !n.is_empty())
+}
+
+/// The members of a group chat (`docs/import.md` §7.1) in the order they
+/// first speak, or `None` for a one-character chat (line 1 is a header
+/// with a non-empty `character_name`) or a file that does not parse (the
+/// import reports it).
+pub fn group_members(file: &str, bytes: &[u8]) -> Option<Vec<GroupMember>> {
+    let lines = parse_lines(file, bytes).ok()?;
+    let (header, messages) = split_header(&lines);
+    let solo = header
+        .and_then(|h| h.get("character_name"))
+        .and_then(Value::as_str)
+        .is_some_and(|n| !n.is_empty());
+    if solo || lines.is_empty() {
+        return None;
+    }
+    let first = usize::from(header.is_some()) + 1;
+    let mut members: Vec<GroupMember> = Vec::new();
+    for (n, m) in messages.iter().enumerate() {
+        if let Some(name) = member_name(m) {
+            if !members.iter().any(|x| x.name == name) {
+                members.push(GroupMember {
+                    name: name.to_string(),
+                    line: format!("line:{}", n + first),
+                });
+            }
+        }
+    }
+    Some(members)
+}
+
+/// A bundle for a group chat imported without a card (`docs/import.md`
+/// §7.1): no character yet ([`add_members`] adds them) and the scenario
+/// `group-chat` with the seat `player`.
+pub fn group_bundle() -> Value {
+    json!({"troupe": "0.1", "kind": "bundle", "characters": [],
+        "scenarios": [{"id": "group-chat", "name": "Group chat",
+            "cast": [{"seat": USER_SEAT, "player": true}]}]})
+}
+
+/// Makes the group's members characters of `scenario` in `bundle`
+/// (`docs/import.md` §7.1) and returns each member's `(name, character
+/// ID)`. A member named as `character` is (its `name` or `nickname`) is
+/// that character; every other member becomes a character
+/// `{id, name, fictional: true, age_band: "adult"}` (ID from the name,
+/// clear of the bundle's IDs and seats) and a cast entry after the
+/// scenario's characters, before its seats. A scenario without
+/// `turn_order` gets `{"strategy": "natural"}`, SillyTavern's default
+/// activation strategy.
+pub fn add_members(
+    bundle: &mut Value,
+    scenario: &str,
+    character: &str,
+    members: &[GroupMember],
+    summary: &mut Summary,
+) -> Vec<(String, String)> {
+    let card_names: Vec<String> = bundle
+        .get("characters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|c| c.get("id").and_then(Value::as_str) == Some(character))
+        .flat_map(|c| ["name", "nickname"].map(|k| c.get(k).and_then(Value::as_str)))
+        .flatten()
+        .map(str::to_string)
+        .collect();
+    let mut taken: HashSet<String> = ["characters", "worlds", "scenarios"]
+        .iter()
+        .flat_map(|k| {
+            bundle
+                .get(*k)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|x| x.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    let Some(sc) = bundle
+        .get_mut("scenarios")
+        .and_then(Value::as_array_mut)
+        .and_then(|a| {
+            a.iter_mut()
+                .find(|s| s.get("id").and_then(Value::as_str) == Some(scenario))
+        })
+    else {
+        return Vec::new();
+    };
+    let cast: Vec<Value> = sc
+        .get("cast")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    taken.extend(
+        cast.iter()
+            .filter_map(|c| c.get("seat").and_then(Value::as_str).map(str::to_string)),
+    );
+    let mut map = Vec::new();
+    let mut added_chars = Vec::new();
+    let mut added_cast = Vec::new();
+    for m in members {
+        if card_names.contains(&m.name) {
+            map.push((m.name.clone(), character.to_string()));
+            continue;
+        }
+        let id = unique(&slug(&m.name, "character"), &mut taken);
+        summary.created("character", &id, Some(&format!("{}/name", m.line)));
+        added_chars.push(json!({"id": id, "name": m.name, "fictional": true, "age_band": "adult"}));
+        added_cast.push(json!({"character": id}));
+        map.push((m.name.clone(), id));
+    }
+    let seats = cast.iter().position(|c| c.get("seat").is_some()).unwrap_or(cast.len());
+    let mut new_cast = cast[..seats].to_vec();
+    new_cast.extend(added_cast);
+    new_cast.extend(cast[seats..].iter().cloned());
+    sc["cast"] = Value::Array(new_cast);
+    if sc.get("turn_order").is_none() {
+        sc["turn_order"] = json!({"strategy": "natural"});
+        summary.converted(
+            "turn_order",
+            "the scenario's turn order is `natural`, SillyTavern's default activation strategy; the group's own settings are not in the chat (docs/import.md §7.1)",
+        );
+    }
+    if let Some(chars) = bundle.get_mut("characters").and_then(Value::as_array_mut) {
+        chars.extend(added_chars);
+    }
+    map
+}
+
 /// Converts a chat log into session lines (Format 12): the header first,
 /// then one JSON object per message, each as compact JSON.
 ///
@@ -56,40 +256,41 @@ pub fn chat_import(
     bytes: &[u8],
     target: &ChatTarget<'_>,
 ) -> Result<(Vec<Value>, Summary), Vec<Diagnostic>> {
+    chat_import_group(file, bytes, target, &[])
+}
+
+/// [`chat_import`] of a group chat (`docs/import.md` §7.1): a message whose
+/// `name` is a member's in `members` (`(name, character ID)`, from
+/// [`add_members`]) is that character's. Line 1 may be a message (no
+/// header); the user's name is then the first user message's `name`.
+pub fn chat_import_group(
+    file: &str,
+    bytes: &[u8],
+    target: &ChatTarget<'_>,
+    members: &[(String, String)],
+) -> Result<(Vec<Value>, Summary), Vec<Diagnostic>> {
     let mut summary = Summary::default();
-    let mut lines = Vec::new();
-    let mut errors = Vec::new();
-    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    for (i, raw) in body.split(|b| *b == b'\n').enumerate() {
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let at = format!("line:{}", i + 1);
-        if raw.len() > MAX_JSONL_LINE_BYTES {
-            errors.push(
-                Diagnostic::error(Code::Limit, "the line is over 16 MiB")
-                    .in_file(file)
-                    .at(at),
-            );
-            continue;
-        }
-        match super::parse_object(file, raw) {
-            Ok(v) => lines.push(v),
-            Err(ds) => errors.extend(ds.into_iter().map(|mut d| {
-                d.location.pointer = Some(at.clone());
-                d
-            })),
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let Some((header, messages)) = lines.split_first() else {
+    let lines = parse_lines(file, bytes)?;
+    if lines.is_empty() {
         return Err(vec![
             Diagnostic::error(Code::Parse, "the chat is empty").in_file(file)
         ]);
-    };
+    }
+    let (header, messages) = split_header(&lines);
+    // Messages are on lines `first`, `first + 1`, … .
+    let first = usize::from(header.is_some()) + 1;
+    let empty = Value::Object(Map::new());
+    let header = header.unwrap_or(&empty);
     let user_name = header
         .get("user_name")
         .and_then(Value::as_str)
+        .or_else(|| {
+            messages
+                .iter()
+                .find(|m| m.get("is_user").and_then(Value::as_bool) == Some(true))
+                .and_then(|m| m.get("name"))
+                .and_then(Value::as_str)
+        })
         .filter(|s| !s.is_empty())
         .unwrap_or("User");
     let char_name = header
@@ -169,7 +370,7 @@ pub fn chat_import(
             ))
         })
         .collect();
-    let card_names: Vec<&str> = char_names[1..].to_vec();
+    let card_names: Vec<&str> = char_names.get(1..).unwrap_or_default().to_vec();
     if !char_name.is_empty() && !card_names.is_empty() && !card_names.contains(&char_name) {
         summary.warn(
             "line:1/character_name",
@@ -207,7 +408,9 @@ pub fn chat_import(
     if let Some(t) = header.get("create_date").and_then(timestamp) {
         header_out.insert("created".into(), json!(t));
     }
-    header_out.insert("extensions".into(), json!({ "sillytavern": header }));
+    if header.as_object().is_some_and(|h| !h.is_empty()) {
+        header_out.insert("extensions".into(), json!({ "sillytavern": header }));
+    }
     let mut out = vec![Value::Object(header_out)];
     for (k, why) in [
         (
@@ -227,15 +430,22 @@ pub fn chat_import(
         }
     }
     summary.created("scenario", target.scenario, None);
-    summary.created("player", &user_id, Some("line:1/user_name"));
+    let user_at = header.get("user_name").map(|_| "line:1/user_name");
+    summary.created("player", &user_id, user_at);
 
     let mut parent: Option<String> = None;
     for (n, m) in messages.iter().enumerate() {
         let id = format!("m{}", n + 1);
         let is_user = m.get("is_user").and_then(Value::as_bool) == Some(true);
         let name = m.get("name").and_then(Value::as_str).unwrap_or("");
+        let member = members
+            .iter()
+            .find(|(n, _)| member_name(m) == Some(n.as_str()))
+            .map(|(_, id)| id.clone());
         let author = if is_user {
             user_id.clone()
+        } else if let Some(id) = member {
+            id
         } else if char_names.contains(&name) {
             target.character.to_string()
         } else {
@@ -284,7 +494,7 @@ pub fn chat_import(
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        let at = format!("line:{}", n + 2);
+        let at = format!("line:{}", n + first);
         let (chosen, shown) = shown_swipe(m, &swipes);
         if m.get("mes").is_none() && shown.is_some() {
             summary.converted(&at, format!("no `mes`: swipe {chosen} is the message"));

@@ -51,6 +51,84 @@ fn is_player(engine: &Engine, w: Who) -> bool {
     matches!(w, Who::Cast(c) if engine.ir.cast.get(c as usize).is_some_and(|x| x.player))
 }
 
+/// SPEAKER_MISMATCH (Format 18.7, 18.9) for message `mi` when it is a
+/// turn's first reply (its parent a player's message) that records
+/// `chosen`: a host's choice must be a speaker at the parent; `reply_as`,
+/// `safety` and `all` depend on the rules and the texts and are not
+/// judged; any other reason must be what the first-reply choice of 18.9
+/// gives at the parent, with the parent's rendered text as the input —
+/// the same author and the same `chosen`.
+fn speaker_mismatch(
+    engine: &Engine,
+    order: &crate::compile::runtime::TurnOrderIr,
+    mi: usize,
+) -> Option<Diagnostic> {
+    use super::turn_order::{Floor, Why};
+    let session = &engine.session;
+    let msg = &session.messages[mi];
+    let rec = msg.chosen.as_ref()?;
+    let p = msg.parent?;
+    if !is_player(engine, session.messages[p as usize].author) || is_player(engine, msg.author) {
+        return None;
+    }
+    let floor = Floor { engine, order };
+    let st = engine.state_at(p);
+    let at = format!("message:{}/chosen", msg.id);
+    let who = |w: Who| engine.ir.who_id(w).to_string();
+    match &*rec.why {
+        "reply_as" | "safety" | "all" => return None,
+        "host" => {
+            let ok = matches!(msg.author, Who::Cast(c) if floor.is_speaker(&st, c));
+            return (!ok).then(|| {
+                Diagnostic::error(
+                    Code::SpeakerMismatch,
+                    format!(
+                        "`{}` is recorded as the host's choice, but is not a speaker here (absent, muted or a player)",
+                        who(msg.author)
+                    ),
+                )
+                .at(at)
+            });
+        }
+        _ => {}
+    }
+    let text: Vec<String> = (0..session.messages[p as usize].parts.len())
+        .filter_map(|i| engine.render_part(p, i))
+        .collect();
+    let (w, chosen) = floor.first_speaker(p, &st, &text.join("\n"), None).ok()?;
+    if chosen.why == Why::All {
+        return None;
+    }
+    let same = w == msg.author
+        && chosen.why.is_written()
+        && chosen.why.as_str() == &*rec.why
+        && chosen.name.as_deref() == rec.name.as_deref()
+        && chosen.draw == rec.draw;
+    let show = |why: &str, name: Option<&str>, draw: Option<u64>| {
+        let mut s = why.to_string();
+        if let Some(n) = name {
+            s.push_str(&format!(" by `{n}`"));
+        }
+        if let Some(d) = draw {
+            s.push_str(&format!(", draw {d}"));
+        }
+        s
+    };
+    (!same).then(|| {
+        Diagnostic::error(
+            Code::SpeakerMismatch,
+            format!(
+                "the turn order chooses `{}` here ({}), but `{}` is recorded ({})",
+                who(w),
+                show(chosen.why.as_str(), chosen.name.as_deref(), chosen.draw),
+                who(msg.author),
+                show(&rec.why, rec.name.as_deref(), rec.draw)
+            ),
+        )
+        .at(at)
+    })
+}
+
 /// Replays `engine`'s session (Format 18.7).
 pub fn replay(engine: &Engine) -> Replay {
     replay_observed(engine, None)
@@ -86,6 +164,7 @@ pub fn replay_observed(engine: &Engine, mut obs: Option<&mut (dyn Observer + '_)
     };
     let mut scratch = Scratch::new(&engine.ir);
     let mut out = Replay::default();
+    let floor_order = crate::compile::runtime::TurnOrderIr::compile(&engine.story);
     for (mi, msg) in session.messages.iter().enumerate() {
         let m = mi as u32;
         let answered = is_player(engine, msg.author)
@@ -186,6 +265,9 @@ pub fn replay_observed(engine: &Engine, mut obs: Option<&mut (dyn Observer + '_)
                 )
                 .at(at("/firings")),
             );
+        }
+        if let Some(d) = speaker_mismatch(engine, &floor_order, mi) {
+            out.diagnostics.push(d);
         }
         let names = |l: &[Fired]| {
             l.iter()

@@ -860,6 +860,7 @@ impl Session {
             summary: None,
             time: None,
             settings: None,
+            chosen: None,
         };
         let m = self.push(msg);
         self.fire(m);

@@ -84,6 +84,7 @@ impl Session {
             summary: None,
             time: None,
             settings: Some(change),
+            chosen: None,
         });
         self.fire(m);
         self.current = Some(m);

@@ -261,6 +261,7 @@ impl Session {
             summary: None,
             time: None,
             settings: None,
+            chosen: None,
         });
         // 2. The input verdict.
         let v_in = self.rt.safety.verdict(input, false);
@@ -650,6 +651,7 @@ impl Session {
             summary: None,
             time: None,
             settings: None,
+            chosen: None,
         });
         self.fire(r);
         r

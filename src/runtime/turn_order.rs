@@ -10,7 +10,7 @@ use super::compiled::{Strategy, TurnOrderIr};
 use super::generator::choose;
 use super::session::{Session, TurnError};
 use crate::compile::{StoryIr, Who};
-use crate::engine::State;
+use crate::engine::{Engine, State};
 
 /// Why a reply's author was chosen (Format 18.9 "Recording").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -98,11 +98,21 @@ pub(crate) fn speaker_at(ir: &StoryIr, order: &TurnOrderIr, st: &State, c: u16) 
 /// A candidate speaker with why it was chosen.
 pub(crate) type Choice = (Who, Chosen);
 
-impl Session {
+/// What choosing a speaker reads (Format 18.9): the story, with its
+/// session and states, and its turn order. A running session and a
+/// prompt (`troupe prompt`, 24.3) choose with the same code.
+pub(crate) struct Floor<'a> {
+    /// The story and its session.
+    pub engine: &'a Engine,
+    /// The scenario's turn order.
+    pub order: &'a TurnOrderIr,
+}
+
+impl Floor<'_> {
     /// Whether cast member `c` is a speaker at state `st` (Format 18.9):
     /// not a player, present, not muted.
     pub(crate) fn is_speaker(&self, st: &State, c: u16) -> bool {
-        speaker_at(&self.engine.ir, &self.rt.turn_order, st, c)
+        speaker_at(&self.engine.ir, self.order, st, c)
     }
 
     /// The speakers at `st`, in cast order.
@@ -120,10 +130,7 @@ impl Session {
         let lowered = crate::keys::lower(text);
         let mut found: Vec<(usize, u16, Arc<str>)> = Vec::new();
         for c in self.speakers(st) {
-            let Some(m) = self
-                .rt
-                .turn_order
-                .member(&self.engine.ir.cast[c as usize].id)
+            let Some(m) = self.order.member(&self.engine.ir.cast[c as usize].id)
             else {
                 continue;
             };
@@ -171,16 +178,16 @@ impl Session {
     }
 
     /// The first reply's speaker, the responder (Format 18.9), at message
-    /// `m_in` whose text is `input`; `host` is the host's choice. A host's
-    /// choice that is not a speaker refuses the turn.
+    /// `m_in` (state `st`) whose text is `input`; `host` is the host's
+    /// choice. A host's choice that is not a speaker refuses the turn.
     pub(crate) fn first_speaker(
         &self,
         m_in: u32,
+        st: &State,
         input: &str,
         host: Option<u16>,
     ) -> Result<Choice, TurnError> {
-        let st = &self.states[m_in as usize];
-        let order = &self.rt.turn_order;
+        let order = self.order;
         if let Some(h) = host {
             if !self.is_speaker(st, h) {
                 return Err(TurnError::NotASpeaker(
@@ -232,7 +239,7 @@ impl Session {
 
     /// The `natural` draw (Format 18.9) at message `m`.
     fn natural(&self, m: u32, st: &State) -> Choice {
-        let order = &self.rt.turn_order;
+        let order = self.order;
         let last = self.last_speaker(m);
         let speakers: Vec<u16> = self.speakers(st).collect();
         let alone = speakers.len() == 1 && Some(speakers[0]) == last;
@@ -271,6 +278,44 @@ impl Session {
             }
         }
         (Who::Cast(first), Chosen::because(Why::FirstPresent))
+    }
+
+}
+
+impl Session {
+    /// The turn order's reading of this session.
+    pub(crate) fn floor(&self) -> Floor<'_> {
+        Floor {
+            engine: &self.engine,
+            order: &self.rt.turn_order,
+        }
+    }
+
+    /// Whether cast member `c` is a speaker at state `st` (Format 18.9).
+    pub(crate) fn is_speaker(&self, st: &State, c: u16) -> bool {
+        self.floor().is_speaker(st, c)
+    }
+
+    /// The speakers at `st`, in cast order.
+    pub(crate) fn speakers<'s>(&'s self, st: &'s State) -> impl Iterator<Item = u16> + 's {
+        (0..self.engine.ir.cast.len() as u16).filter(move |&c| self.is_speaker(st, c))
+    }
+
+    /// The speakers addressed in `text` (Format 18.9), see [`Floor::addressed`].
+    pub(crate) fn addressed(&self, st: &State, text: &str, bare: bool) -> Vec<(u16, Arc<str>)> {
+        self.floor().addressed(st, text, bare)
+    }
+
+    /// The first reply's speaker at message `m_in` (Format 18.9), see
+    /// [`Floor::first_speaker`].
+    pub(crate) fn first_speaker(
+        &self,
+        m_in: u32,
+        input: &str,
+        host: Option<u16>,
+    ) -> Result<Choice, TurnError> {
+        self.floor()
+            .first_speaker(m_in, &self.states[m_in as usize], input, host)
     }
 
     /// The candidates for a further reply answering message `answered`

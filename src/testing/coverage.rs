@@ -1,5 +1,5 @@
 //! Coverage (Format 21.6): the items of each scenario (events, outcomes,
-//! rules, entries, openings, condition branches), what the runs reached,
+//! rules, speakers, entries, openings, condition branches), what the runs reached,
 //! and the report (`reached/total` per kind, the percent, the not-reached
 //! list, the scenarios without tests).
 
@@ -14,8 +14,8 @@ use crate::engine::observe::Report as Observed;
 use crate::engine::Recorder;
 
 /// The kinds of items, in report order.
-pub const KINDS: [&str; 6] = [
-    "events", "outcomes", "rules", "entries", "openings", "branches",
+pub const KINDS: [&str; 7] = [
+    "events", "outcomes", "rules", "speakers", "entries", "openings", "branches",
 ];
 
 /// One coverage item: its kind, its key (what runs record) and its label in
@@ -103,6 +103,7 @@ impl ScenarioModel {
                 Observed::Event(id) => Some(format!("event {id}")),
                 Observed::Outcome(id) => Some(format!("outcome {id}")),
                 Observed::Opening(id) => Some(format!("opening {id}")),
+                Observed::Speaker(id) => Some(format!("speaker {id}")),
             })
             .collect()
     }
@@ -180,6 +181,17 @@ impl Model {
                             format!("{singular} {x}"),
                         ));
                     }
+                }
+            }
+            // Speakers: each character entry no player plays, in cast order.
+            for c in s.get("cast").and_then(Value::as_array).unwrap_or(&empty) {
+                let player = c.get("player").and_then(Value::as_bool) == Some(true);
+                if let (Some(cid), false) = (c.get("character").and_then(Value::as_str), player) {
+                    m.items.push(Item {
+                        kind: "speakers",
+                        key: format!("speaker {cid}"),
+                        label: format!("speaker {cid}"),
+                    });
                 }
             }
             // Entries: the scenario's, then its worlds', in `worlds` order.

@@ -9,7 +9,7 @@ use crate::engine::Engine;
 
 /// The fields a runtime writes on a message line (Format 18.8).
 const RUNTIME_FIELDS: &[&str] = &[
-    "id", "parent", "opening", "author", "parts", "changes", "firings",
+    "id", "parent", "opening", "author", "chosen", "parts", "changes", "firings",
 ];
 
 /// What a recorded step did: the player typed a line, or the host changed
@@ -32,7 +32,8 @@ pub struct Input {
     pub parent: Option<String>,
     /// The recorded input (or settings) message's ID.
     pub id: String,
-    /// The recorded reply's ID, when the next line answers the input.
+    /// The ID of the turn's last recorded reply (Format 18.9: a turn may
+    /// have several), when the next line answers the input.
     pub answer: Option<String>,
 }
 
@@ -128,15 +129,20 @@ pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, Stri
                 answer: None,
             });
         } else {
+            // The reply to the input on the line before it, or a further
+            // reply (Format 18.9) to the reply on the line before it.
             let prev = i
                 .checked_sub(1)
                 .and_then(|p| messages.get(p))
-                .filter(|p| is_player(p))
                 .and_then(|p| p.get("id"))
                 .and_then(Value::as_str);
-            if prev.is_none() || prev != parent {
+            let turn_end = out
+                .last()
+                .filter(|l| matches!(l.act, Act::Say(_)))
+                .map(|l| l.answer.as_deref().unwrap_or(&l.id));
+            if prev.is_none() || prev != parent || prev != turn_end {
                 return Err(format!(
-                    "message {id} is not the reply to the input on the line before it"
+                    "message {id} is not a reply to the line before it (its turn's input or reply)"
                 ));
             }
             if let Some(last) = out.last_mut() {
@@ -199,10 +205,12 @@ fn state_text(engine: &Engine, m: u32) -> String {
 /// A session's turns as a reviewer reads them, one block per turn in file
 /// order (message IDs left out, so that a turn that now writes one
 /// message less does not make every later line differ): the opening's
-/// firings, then for each input its text, the reply (rendered), the
-/// reply's changes as written, the turn's firings and the flattened state
-/// at the turn's last message; a host's settings change (Format 8.9) is a
-/// block of its settings as written, its firings and the state there.
+/// firings, then for each input its text, each reply (rendered) with its
+/// changes as written — and who said it (author and `chosen`, Format 18.9)
+/// when it records `chosen` or is not the turn's first —, the turn's
+/// firings and the flattened state at the turn's last message; a host's
+/// settings change (Format 8.9) is a block of its settings as written, its
+/// firings and the state there.
 pub fn turns_text(engine: &Engine, messages: &[Value], players: &[String]) -> String {
     let mut out = String::new();
     let is_player = |m: &Value| {
@@ -234,32 +242,45 @@ pub fn turns_text(engine: &Engine, messages: &[Value], players: &[String]) -> St
             continue;
         }
         n += 1;
-        let answer = messages
-            .get(i + 1)
+        // The turn's replies: the lines that answer the line before them.
+        let mut last = i;
+        while messages.get(last + 1).is_some_and(|a| {
             // A settings message (Format 8.9) is no reply.
-            .filter(|a| {
-                !is_player(a) && a.get("settings").is_none() && a.get("parent") == m.get("id")
-            });
-        let last = if answer.is_some() { i + 1 } else { i };
+            !is_player(a)
+                && a.get("settings").is_none()
+                && a.get("parent") == messages[last].get("id")
+        }) {
+            last += 1;
+        }
         out.push_str(&format!(
             "turn {n}: {}\n",
             engine.render_part(i as u32, 0).unwrap_or_default()
         ));
-        match answer {
-            Some(a) => {
-                let reply = if a.get("parts").is_some() {
-                    engine.render_part(last as u32, 0).unwrap_or_default()
-                } else {
-                    "(no words)".into()
-                };
-                out.push_str(&format!("  reply: {reply}\n"));
-                let changes = a
-                    .get("changes")
+        if last == i {
+            out.push_str("  (no reply)\n");
+        }
+        for (r, a) in messages.iter().enumerate().take(last + 1).skip(i + 1) {
+            if r > i + 1 || a.get("chosen").is_some() {
+                let chosen = a
+                    .get("chosen")
                     .map(crate::runtime::session_writer::troupe_json)
-                    .unwrap_or_else(|| "[]".into());
-                out.push_str(&format!("  changes: {changes}\n"));
+                    .unwrap_or_default();
+                out.push_str(&format!(
+                    "  by: {} {chosen}\n",
+                    a.get("author").and_then(Value::as_str).unwrap_or("")
+                ));
             }
-            None => out.push_str("  (no reply)\n"),
+            let reply = if a.get("parts").is_some() {
+                engine.render_part(r as u32, 0).unwrap_or_default()
+            } else {
+                "(no words)".into()
+            };
+            out.push_str(&format!("  reply: {reply}\n"));
+            let changes = a
+                .get("changes")
+                .map(crate::runtime::session_writer::troupe_json)
+                .unwrap_or_else(|| "[]".into());
+            out.push_str(&format!("  changes: {changes}\n"));
         }
         let last_line = messages.get(last).unwrap_or(m);
         out.push_str(&format!("  firings: {}\n", firing_ids(last_line)));
@@ -296,6 +317,21 @@ mod tests {
         let mut hand = ok.to_vec();
         hand[1]["changes"] = json!([{"add": {"x": 1}}]);
         assert!(inputs(&hand, &players).unwrap_err().contains("has changes"));
+        // Several replies to a turn (Format 18.9): each answers the line
+        // before it; `chosen` is written by a runtime.
+        let ensemble = [
+            json!({"id": "m1", "opening": "o", "author": "kai"}),
+            json!({"id": "m2", "parent": "m1", "author": "player", "parts": [{"type": "text", "text": "hi"}]}),
+            json!({"id": "m3", "parent": "m2", "author": "kai", "chosen": {"why": "drawn", "draw": 3}}),
+            json!({"id": "m4", "parent": "m3", "author": "ana", "chosen": {"why": "reaction"}}),
+            json!({"id": "m5", "parent": "m4", "author": "player", "parts": [{"type": "text", "text": "so"}]}),
+        ];
+        let got = inputs(&ensemble, &players).unwrap();
+        assert_eq!(got[0].answer.as_deref(), Some("m4"));
+        assert_eq!(got[1].parent.as_deref(), Some("m4"));
+        let mut sibling = ensemble.to_vec();
+        sibling[3]["parent"] = json!("m2");
+        assert!(inputs(&sibling, &players).unwrap_err().contains("not a reply"));
         let mut timed = ok.to_vec();
         timed[2]["time"] = json!("2026-01-01T00:00:00Z");
         assert!(inputs(&timed, &players).unwrap_err().contains("`time`"));

@@ -546,7 +546,10 @@ fn session_test(
     let mut notes = Vec::new();
     match runtimes.replay(&engine) {
         Some(diags) => {
-            for d in diags.iter().filter(|d| d.code == Code::FiringMismatch) {
+            for d in diags
+                .iter()
+                .filter(|d| matches!(d.code, Code::FiringMismatch | Code::SpeakerMismatch))
+            {
                 failures.push(Failure {
                     message: format!("{}: {}", d.code.as_str(), d.message),
                     file: file.clone(),
