@@ -27,6 +27,8 @@ pub mod prompt;
 pub mod render;
 pub mod run;
 pub mod schema;
+#[cfg(feature = "server")]
+pub mod serve;
 pub mod state;
 pub mod test;
 pub mod transcript;
@@ -94,6 +96,9 @@ enum Command {
     Prompt(prompt::Args),
     /// Serve the tools and the spec to an authoring agent: an MCP server over stdio (docs/mcp.md).
     Mcp(mcp::Args),
+    /// Serve sessions over HTTP/JSON on SQLite or PostgreSQL (docs/server.md).
+    #[cfg(feature = "server")]
+    Serve(serve::Args),
 }
 
 /// Parses the process arguments, runs the subcommand and returns the exit code.
@@ -130,6 +135,8 @@ pub fn run() -> i32 {
         Command::Schema(args) => schema::run(args),
         Command::Prompt(args) => prompt::run(args),
         Command::Mcp(args) => mcp::run(args),
+        #[cfg(feature = "server")]
+        Command::Serve(args) => serve::run(args),
     }
 }
 
