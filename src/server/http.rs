@@ -32,7 +32,8 @@ pub struct Problem {
     status: StatusCode,
     code: String,
     detail: String,
-    extra: Map<String, Value>,
+    /// Boxed: a problem travels in every `Result` of the handlers.
+    extra: Box<Map<String, Value>>,
 }
 
 impl Problem {
@@ -41,7 +42,7 @@ impl Problem {
             status,
             code: code.to_string(),
             detail: detail.into(),
-            extra: Map::new(),
+            extra: Box::default(),
         }
     }
     fn with(mut self, key: &str, value: Value) -> Problem {
@@ -121,7 +122,7 @@ impl IntoResponse for Problem {
         doc.insert("status".into(), json!(self.status.as_u16()));
         doc.insert("detail".into(), json!(self.detail));
         doc.insert("code".into(), json!(self.code));
-        doc.extend(self.extra);
+        doc.extend(*self.extra);
         let body = serde_json::to_vec_pretty(&Value::Object(doc)).unwrap_or_default();
         (
             self.status,
@@ -672,17 +673,19 @@ async fn put_pack(State(app): State<App>, Path(ws): Path<String>, body: Bytes) -
     };
     let hash = sha256_hex(&body);
     let raw = body.to_vec();
+    // The pack, or the check report of a refused one.
     let opened = tokio::task::spawn_blocking(move || match open_pack(kind, &raw) {
-        Ok(p) => Ok(p),
-        Err(p) if p.status == StatusCode::UNPROCESSABLE_ENTITY => Err(check_report_of(kind, &raw)
-            .map(|r| json_response(StatusCode::UNPROCESSABLE_ENTITY, &r))),
-        Err(p) => Err(Err(p)),
+        Ok(p) => Ok(Ok(p)),
+        Err(p) if p.status == StatusCode::UNPROCESSABLE_ENTITY => {
+            check_report_of(kind, &raw).map(Err)
+        }
+        Err(p) => Err(p),
     })
     .await
-    .map_err(|_| Problem::internal("checking a pack"))?;
+    .map_err(|_| Problem::internal("checking a pack"))??;
     let pack = match opened {
         Ok(p) => p,
-        Err(r) => return r,
+        Err(report) => return Ok(json_response(StatusCode::UNPROCESSABLE_ENTITY, &report)),
     };
     let scenarios = serde_json::to_string(&pack.scenarios()).unwrap_or_default();
     app.0
