@@ -719,3 +719,198 @@ fn test_server_prints_the_local_report() {
         assert_eq!(ws.get("/packs").json()["packs"], json!([]));
     }
 }
+
+#[test]
+fn two_instances_sharing_one_database_never_both_apply_a_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    for db in backends(tmp.path(), "two_instances") {
+        let one = Server::start(&db);
+        let two = Server::start(&db);
+        let (a, name) = workspace(&one, &db, "two");
+        let b = Ws {
+            base: format!("{}/api/v1/workspaces/{name}", two.base),
+            token: a.token.clone(),
+        };
+        let pack = upload(&a);
+        let (id, doc) = create(&a, &pack, 11);
+        let mut current = doc["current"].clone();
+        for round in 0..4 {
+            let handles: Vec<_> = [&a, &b]
+                .iter()
+                .map(|ws| {
+                    let url = ws.url(&format!("/sessions/{id}/turns"));
+                    let token = ws.token.clone();
+                    let body =
+                        json!({"text": format!("Round {round}"), "expected": current}).to_string();
+                    std::thread::spawn(move || {
+                        call("POST", &url, Some(&token), Some(body.as_bytes()), None)
+                    })
+                })
+                .collect();
+            let answers: Vec<Answer> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            let mut statuses: Vec<u16> = answers.iter().map(|a| a.status).collect();
+            statuses.sort();
+            assert_eq!(statuses, [200, 409], "{db:?} round {round}: {answers:?}");
+            let won = answers.iter().find(|a| a.status == 200).unwrap().json();
+            current = won["messages"].as_array().unwrap().last().unwrap().clone();
+            let lost = answers.iter().find(|a| a.status == 409).unwrap().json();
+            assert_eq!(lost["code"], "CONFLICT");
+            assert_eq!(
+                lost["current"], current,
+                "the 409 names the winner's message"
+            );
+        }
+        let from_a = a.get(&format!("/sessions/{id}.jsonl")).body;
+        let from_b = b.get(&format!("/sessions/{id}.jsonl")).body;
+        assert_eq!(from_a, from_b);
+        assert_eq!(
+            from_a.lines().count(),
+            2 + 4 * 2,
+            "four turns, no more: {from_a}"
+        );
+        // Each instance goes on from the other's turn (rebuilt from the database).
+        let t = b.post(
+            &format!("/sessions/{id}/turns"),
+            &json!({"text": "On b", "expected": current}),
+        );
+        assert_eq!(t.status, 200, "{t:?}");
+        let next = t.json()["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        let t = a.post(
+            &format!("/sessions/{id}/turns"),
+            &json!({"text": "On a", "expected": next}),
+        );
+        assert_eq!(t.status, 200, "{t:?}");
+    }
+}
+
+#[test]
+fn sigterm_stops_the_server_gracefully_and_big_bodies_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = Backend::Sqlite(tmp.path().join("t.db"));
+    let config = tmp.path().join("config.json");
+    std::fs::write(&config, r#"{"body_limit": 1000}"#).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .arg("--database")
+        .arg(db.arg())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let name = unique("limit");
+    let token = token(&db, &name);
+    let big = vec![b'x'; 5000];
+    let a = call(
+        "PUT",
+        &format!("{base}/api/v1/workspaces/{name}/packs"),
+        Some(&token),
+        Some(&big),
+        None,
+    );
+    assert_eq!(a.status, 413, "{a:?}");
+    assert_eq!(a.content_type, "application/problem+json");
+    assert_eq!(a.json()["code"], "BODY_TOO_LARGE");
+    let none = call("GET", &format!("{base}/nowhere"), None, None, None);
+    assert_eq!(
+        (none.status, none.json()["code"].clone()),
+        (404, json!("NOT_FOUND"))
+    );
+    // SAFETY: sending a signal to the child this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "a graceful shutdown exits 0");
+}
+
+/// A small bounded load: 16 clients, two per session, 50 turns each; no
+/// answer but 200 and the expected 409s, and every acknowledged turn is in
+/// the exported session.
+#[test]
+fn sixteen_clients_fifty_turns_each_only_200s_and_409s() {
+    let tmp = tempfile::tempdir().unwrap();
+    for db in backends(tmp.path(), "load") {
+        let server = Server::start(&db);
+        let (ws, _) = workspace(&server, &db, "load");
+        let pack = upload(&ws);
+        let sessions: Vec<(String, Value)> = (0..8).map(|n| create(&ws, &pack, n)).collect();
+        let ws = std::sync::Arc::new(ws);
+        let handles: Vec<_> = (0..16)
+            .map(|c| {
+                let ws = ws.clone();
+                let pack = pack.clone();
+                let (mut id, doc) = sessions[c / 2].clone();
+                let mut current = doc["current"].clone();
+                std::thread::spawn(move || {
+                    let mut played = std::collections::HashMap::<String, usize>::new();
+                    for t in 0..50 {
+                        let a = ws.post(
+                            &format!("/sessions/{id}/turns"),
+                            &json!({"text": format!("client {c} turn {t}"), "expected": current}),
+                        );
+                        match a.status {
+                            200 => {
+                                *played.entry(id.clone()).or_default() += 1;
+                                current = a.json()["messages"]
+                                    .as_array()
+                                    .unwrap()
+                                    .last()
+                                    .unwrap()
+                                    .clone();
+                            }
+                            409 if a.json()["code"] == "CONFLICT" => {
+                                current = a.json()["current"].clone()
+                            }
+                            409 => {
+                                // The session ended: go on in a new one.
+                                let (nid, doc) = create(&ws, &pack, 100 + c as u64 * 100 + t);
+                                id = nid;
+                                current = doc["current"].clone();
+                            }
+                            _ => panic!("client {c}: {a:?}"),
+                        }
+                    }
+                    played
+                })
+            })
+            .collect();
+        let mut played = std::collections::HashMap::<String, usize>::new();
+        for h in handles {
+            for (id, n) in h.join().unwrap() {
+                *played.entry(id).or_default() += n;
+            }
+        }
+        let total: usize = played.values().sum();
+        println!(
+            "load: {db:?}: {total} turns acknowledged in {} sessions",
+            played.len()
+        );
+        assert!(total >= 50, "{played:?}");
+        for (id, n) in &played {
+            let text = ws.get(&format!("/sessions/{id}.jsonl")).body;
+            let inputs = text
+                .lines()
+                .filter(|l| l.contains(r#""author":"player""#))
+                .count();
+            assert_eq!(
+                inputs, *n,
+                "{db:?}: session {id} holds every acknowledged turn, once"
+            );
+        }
+    }
+}
