@@ -914,3 +914,105 @@ fn sixteen_clients_fifty_turns_each_only_200s_and_409s() {
         }
     }
 }
+
+/// Every operation the server answers is in `/api/v1/openapi.json` (OpenAPI
+/// 3.1), and every operation there is served (not the router's 404).
+#[test]
+fn the_openapi_document_lists_every_route() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = Backend::Sqlite(tmp.path().join("o.db"));
+    let server = Server::start(&db);
+    let (ws, name) = workspace(&server, &db, "openapi");
+    let doc = call(
+        "GET",
+        &format!("{}/api/v1/openapi.json", server.base),
+        None,
+        None,
+        None,
+    )
+    .json();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let mut listed: Vec<String> = Vec::new();
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        for method in ops.as_object().unwrap().keys() {
+            listed.push(format!("{} {path}", method.to_uppercase()));
+        }
+    }
+    listed.sort();
+    let w = "/api/v1/workspaces/{ws}";
+    let mut expected: Vec<String> = [
+        "GET /healthz".to_string(),
+        "GET /readyz".to_string(),
+        "GET /metrics".to_string(),
+        "GET /api/v1/openapi.json".to_string(),
+        format!("PUT {w}/packs"),
+        format!("GET {w}/packs"),
+        format!("GET {w}/packs/{{hash}}"),
+        format!("DELETE {w}/packs/{{hash}}"),
+        format!("POST {w}/packs:test"),
+        format!("POST {w}/sessions"),
+        format!("POST {w}/sessions:resume"),
+        format!("GET {w}/sessions/{{id}}"),
+        format!("POST {w}/sessions/{{id}}/turns"),
+        format!("POST {w}/sessions/{{id}}/undo"),
+        format!("POST {w}/sessions/{{id}}/goto"),
+        format!("POST {w}/sessions/{{id}}/settings"),
+        format!("GET {w}/sessions/{{id}}/state"),
+        format!("GET {w}/sessions/{{id}}/ended"),
+        format!("GET {w}/sessions/{{id}}/explain"),
+        format!("GET {w}/sessions/{{id}}/score"),
+    ]
+    .to_vec();
+    expected.sort();
+    assert_eq!(listed, expected);
+    // Each listed operation is routed: whatever it answers, it is not the
+    // fallback's "no such route".
+    for op in &listed {
+        let (method, path) = op.split_once(' ').unwrap();
+        let url = format!(
+            "{}{}",
+            server.base,
+            path.replace("{ws}", &name)
+                .replace("{hash}", "nohash")
+                .replace("{id}", "noid")
+        );
+        let body: Option<&[u8]> = if method == "GET" || method == "DELETE" {
+            None
+        } else {
+            Some(b"{}")
+        };
+        let a = call(method, &url, Some(&ws.token), body, None);
+        assert!(
+            !(a.status == 404 && a.body.contains("no such route")) && a.status != 405,
+            "{op}: {a:?}"
+        );
+    }
+    // The views of a played session.
+    let pack = upload(&ws);
+    let (id, _) = create(&ws, &pack, 2);
+    assert_eq!(
+        ws.post(&format!("/sessions/{id}/turns"), &json!({"text": "Hello"}))
+            .status,
+        200
+    );
+    let s = ws.post(
+        &format!("/sessions/{id}/settings"),
+        &json!({"difficulty": "hard"}),
+    );
+    assert_eq!(s.status, 200, "{s:?}");
+    assert!(s.json()["message"].is_string(), "{}", s.body);
+    let bad = ws.post(
+        &format!("/sessions/{id}/settings"),
+        &json!({"difficulty": "nope"}),
+    );
+    assert_eq!(bad.status, 422, "{bad:?}");
+    assert_eq!(bad.content_type, "application/problem+json");
+    let e = ws.get(&format!("/sessions/{id}/ended?at=m3"));
+    assert_eq!(
+        (e.status, e.json()["at"].clone()),
+        (200, json!("m3")),
+        "{e:?}"
+    );
+    assert_eq!(ws.get(&format!("/sessions/{id}/explain")).status, 200);
+    assert_eq!(ws.get(&format!("/sessions/{id}/score")).status, 200);
+}

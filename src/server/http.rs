@@ -12,7 +12,7 @@ use axum::extract::{DefaultBodyLimit, Path, Query, RawPathParams, Request, State
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put, MethodRouter};
 use axum::Router;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -310,25 +310,132 @@ fn open_pack(kind: &str, body: &[u8]) -> Result<Pack, Problem> {
 
 // ------------------------------------------------------------------ router
 
+/// A route of `/api/v1/workspaces/{ws}`. The router and the OpenAPI
+/// document are both built from [`workspace_routes`], so every route served
+/// is in the document.
+struct Route {
+    method: &'static str,
+    path: &'static str,
+    summary: &'static str,
+    /// The request body's media type, if it takes one.
+    body: Option<&'static str>,
+    /// The success status and its media type.
+    ok: (u16, &'static str),
+    handler: MethodRouter<App>,
+}
+
+fn workspace_routes() -> Vec<Route> {
+    let r = |method, path, summary, body, ok, handler| Route {
+        method,
+        path,
+        summary,
+        body,
+        ok,
+        handler,
+    };
+    const JSON: &str = "application/json";
+    vec![
+        r("put", "/packs", "Upload a package (zip) or a bundle, checked; identified by its content hash. 422: the `troupe check --json` report.", Some("application/octet-stream"), (201, JSON), put(put_pack)),
+        r("get", "/packs", "The workspace's packs.", None, (200, JSON), get(list_packs)),
+        r("get", "/packs/{hash}", "A pack.", None, (200, JSON), get(get_pack)),
+        r("delete", "/packs/{hash}", "Hide a pack from new sessions; its sessions keep reading it.", None, (204, JSON), delete(delete_pack)),
+        r("post", "/packs:test", "Run `troupe test` on a zipped pack directory; nothing is stored. `format`: json (the `troupe test --json` report), text, junit, all.", Some("application/zip"), (200, JSON), post(test_pack)),
+        r("post", "/sessions", "Start a session: {pack, scenario?, seed?, difficulty?, opening?, player_name?, runtime?}.", Some(JSON), (201, JSON), post(create_session)),
+        r("post", "/sessions:resume", "Go on with an uploaded session file (`?pack=HASH[&at=ID]`, Format 18.10).", Some("application/jsonl"), (201, JSON), post(resume_session)),
+        r("get", "/sessions/{id}", "A session's summary; `{id}.jsonl`: its session file, byte-identical to `troupe run --out`.", None, (200, JSON), get(get_session)),
+        r("post", "/sessions/{id}/turns", "One turn {text, as?, to?, expected?}: the turn document of `troupe run --json`; 409 when `expected` is not the current message.", Some(JSON), (200, JSON), post(turn)),
+        r("post", "/sessions/{id}/undo", "Take the last turn back {expected?}; nothing is lost.", Some(JSON), (200, JSON), post(undo)),
+        r("post", "/sessions/{id}/goto", "Make a message current {message, expected?}: the next input starts a branch there.", Some(JSON), (200, JSON), post(goto)),
+        r("post", "/sessions/{id}/settings", "Change the difficulty settings from now on {difficulty?, knobs?, expected?} (Format 8.9).", Some(JSON), (200, JSON), post(settings)),
+        r("get", "/sessions/{id}/state", "What `troupe state --json` prints, at `?at=ID` or the last message.", None, (200, JSON), get(state)),
+        r("get", "/sessions/{id}/ended", "What `troupe ended --json` prints, at `?at=ID` or the last message (Format 9.3).", None, (200, JSON), get(ended)),
+        r("get", "/sessions/{id}/explain", "What `troupe explain --json` prints, at `?at=ID` or the last message (Format 5.3).", None, (200, JSON), get(explain)),
+        r("get", "/sessions/{id}/score", "The session's rubric score at its current message (Format 19.6), or null.", None, (200, JSON), get(score)),
+    ]
+}
+
+/// The OpenAPI 3.1 document of the API (`GET /api/v1/openapi.json`),
+/// built from the same table as the router.
+fn openapi() -> Value {
+    let problem = json!({"description": "An RFC 9457 problem (docs/server.md \"Problems\")", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}});
+    let mut paths = Map::new();
+    let mut add = |path: String, method: &str, op: Value| {
+        let entry = paths.entry(path).or_insert_with(|| json!({}));
+        entry[method] = op;
+    };
+    for r in workspace_routes() {
+        let mut params = vec![
+            json!({"name": "ws", "in": "path", "required": true, "schema": {"type": "string"}}),
+        ];
+        for seg in r.path.split('/') {
+            if let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                params.push(json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}));
+            }
+        }
+        let mut op = json!({
+            "summary": r.summary,
+            "operationId": format!("{} {}", r.method, r.path),
+            "parameters": params,
+            "responses": {
+                r.ok.0.to_string(): {"description": "success", "content": {r.ok.1: {}}},
+                "default": problem,
+            },
+        });
+        if let Some(media) = r.body {
+            op["requestBody"] = json!({"required": true, "content": {media: {}}});
+        }
+        add(format!("/api/v1/workspaces/{{ws}}{}", r.path), r.method, op);
+    }
+    for (path, summary) in [
+        ("/healthz", "`ok` while the process runs."),
+        ("/readyz", "`ready` when the database answers, else 503."),
+        ("/metrics", "Prometheus text."),
+        ("/api/v1/openapi.json", "This document."),
+    ] {
+        add(
+            path.to_string(),
+            "get",
+            json!({"summary": summary, "operationId": format!("get {path}"), "security": [], "responses": {"200": {"description": "success"}}}),
+        );
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "troupe serve", "version": env!("CARGO_PKG_VERSION"), "description": "Sessions of Troupe packs over HTTP/JSON (docs/server.md)."},
+        "security": [{"bearer": []}],
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {"Problem": {"type": "object", "required": ["type", "title", "status", "detail", "code"], "properties": {
+                "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
+                "detail": {"type": "string"}, "code": {"type": "string"}, "current": {"type": "string"},
+                "diagnostics": {"type": "array"}}}},
+        },
+        "paths": paths,
+    })
+}
+
 /// The server's routes and layers.
 pub fn router(app: App, config: &Config) -> Router {
-    let ws = Router::new()
-        .route("/packs", put(put_pack).get(list_packs))
-        .route("/packs:test", post(test_pack))
-        .route("/packs/{hash}", get(get_pack).delete(delete_pack))
-        .route("/sessions", post(create_session))
-        .route("/sessions:resume", post(resume_session))
-        .route("/sessions/{id}", get(get_session))
-        .route("/sessions/{id}/turns", post(turn))
-        .route("/sessions/{id}/undo", post(undo))
-        .route("/sessions/{id}/goto", post(goto))
-        .route("/sessions/{id}/state", get(state))
+    let mut merged: Vec<(&'static str, MethodRouter<App>)> = Vec::new();
+    for r in workspace_routes() {
+        match merged.iter_mut().find(|(p, _)| *p == r.path) {
+            Some((_, m)) => *m = std::mem::take(m).merge(r.handler),
+            None => merged.push((r.path, r.handler)),
+        }
+    }
+    let ws = merged
+        .into_iter()
+        .fold(Router::new(), |router, (path, m)| router.route(path, m))
         .layer(middleware::from_fn_with_state(app.clone(), idempotency))
         .layer(middleware::from_fn_with_state(app.clone(), auth));
+    let doc = openapi();
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route(
+            "/api/v1/openapi.json",
+            get(move || async move { json_response(StatusCode::OK, &doc) }),
+        )
         .nest("/api/v1/workspaces/{ws}", ws)
         .fallback(|| async { Problem::not_found("route") })
         .layer(DefaultBodyLimit::max(config.body_limit))
@@ -1467,4 +1574,81 @@ async fn state(
     .await
     .map_err(|_| Problem::internal("reading a state"))??;
     Ok(json_response(StatusCode::OK, &view))
+}
+
+/// `POST /sessions/{id}/settings`: the host changes the difficulty
+/// settings from now on (Format 8.9); what `Session::change_settings`
+/// answers.
+async fn settings(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Answer {
+    let mut req: Map<String, Value> = parse_json(&body)?;
+    let expected = match req.remove("expected") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s),
+        Some(_) => return Err(Problem::bad_request("`expected` is a message ID")),
+    };
+    let settings = Value::Object(req);
+    let (result, _) = mutate(&app, &ws, &id, expected.as_deref(), move |s| {
+        s.change_settings(&settings).map_err(Problem::from)
+    })
+    .await?;
+    Ok(json_response(StatusCode::OK, &result))
+}
+
+/// The recorded session `id` (its file as stored) as a `History`, and the
+/// message `at` or its last message, for the read-only views.
+async fn history_at(
+    app: &App,
+    ws: &str,
+    id: &str,
+    at: Option<String>,
+) -> Result<(troupe::History, String), Problem> {
+    let (pack_hash, _, _) = session_row(app, ws, id).await?;
+    let pack = app.pack(ws, &pack_hash, false).await?;
+    let text = stored_text(app, ws, id).await?;
+    tokio::task::spawn_blocking(move || {
+        let history = pack.history(&text)?;
+        let at = at
+            .or_else(|| history.last_id().map(str::to_string))
+            .ok_or_else(|| Problem::not_found("message"))?;
+        Ok((history, at))
+    })
+    .await
+    .map_err(|_| Problem::internal("reading a session"))?
+}
+
+/// `GET /sessions/{id}/ended[?at=ID]`: what `troupe ended --json` prints.
+async fn ended(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    Query(q): Query<StateQuery>,
+) -> Answer {
+    let (history, at) = history_at(&app, &ws, &id, q.at).await?;
+    let view = history.ended_at(&at)?;
+    Ok(json_response(StatusCode::OK, &view))
+}
+
+/// `GET /sessions/{id}/explain[?at=ID]`: what `troupe explain --json`
+/// prints.
+async fn explain(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    Query(q): Query<StateQuery>,
+) -> Answer {
+    let (history, at) = history_at(&app, &ws, &id, q.at).await?;
+    let view = history.explain(&at)?;
+    Ok(json_response(StatusCode::OK, &view))
+}
+
+/// `GET /sessions/{id}/score`: the rubric score at the current message
+/// (Format 19.6), `null` without a rubric.
+async fn score(State(app): State<App>, Path((ws, id)): Path<(String, String)>) -> Answer {
+    let (guard, _) = locked(&app, &ws, &id).await?;
+    let live = guard
+        .as_ref()
+        .ok_or_else(|| Problem::internal("a session slot was empty"))?;
+    Ok(json_response(StatusCode::OK, &live.session.score()))
 }
