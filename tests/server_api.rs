@@ -658,12 +658,19 @@ fn a_database_holding_other_tables_or_a_newer_schema_is_refused() {
     let db = Backend::Sqlite(tmp.path().join("newer.db"));
     token(&db, "w");
     rt.block_on(async {
-        use sqlx::{ConnectOptions, Executor};
+        use sqlx::{ConnectOptions, Executor, Row};
         let mut c = sqlx::sqlite::SqliteConnectOptions::new()
             .filename(tmp.path().join("newer.db"))
             .connect()
             .await
             .unwrap();
+        // The file Troupe prepared is in WAL mode (docs/server.md "Durability").
+        let mode: String = sqlx::query("PRAGMA journal_mode")
+            .fetch_one(&mut c)
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(mode, "wal");
         c.execute("INSERT INTO troupe_schema (version, applied) VALUES (99, 0)")
             .await
             .unwrap();
@@ -688,28 +695,54 @@ fn test_server_prints_the_local_report() {
         let server = Server::start(&db);
         let (_, name) = workspace(&server, &db, "tests");
         let token = token(&db, &name);
-        for flags in [&["--json"][..], &[][..]] {
-            let pack = "examples/packs/everyday-negotiation";
-            let mut local = vec!["test", pack];
-            local.extend_from_slice(flags);
-            let (lcode, lout, _) = common::run(&local);
-            let mut remote = vec!["test", pack, "--server", &server.base, "--workspace", &name];
-            remote.extend_from_slice(flags);
-            let out = Command::new(BIN)
-                .args(&remote)
-                .current_dir(ROOT)
-                .env("TROUPE_TOKEN", &token)
-                .output()
-                .unwrap();
-            assert_eq!(
-                (
-                    out.status.code(),
-                    String::from_utf8_lossy(&out.stdout).into_owned()
-                ),
-                (Some(lcode), lout),
-                "{db:?} {flags:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+        // A passing pack, and a copy with a failing static assertion (exit 1).
+        let (_broken_dir, broken) = common::pack("everyday-negotiation");
+        common::edit(
+            &broken,
+            "tests/golden_used_car_negotiation.yaml",
+            "variable=impression AND threshold=70",
+            "variable=impression AND threshold=75",
+        );
+        let broken = broken.display().to_string();
+        for pack in ["examples/packs/everyday-negotiation", broken.as_str()] {
+            for flags in [&["--json"][..], &[][..]] {
+                let ljunit = tmp.path().join("local.xml");
+                let rjunit = tmp.path().join("remote.xml");
+                let mut local = vec!["test", pack, "--junit", ljunit.to_str().unwrap()];
+                local.extend_from_slice(flags);
+                let (lcode, lout, _) = common::run(&local);
+                let mut remote = vec![
+                    "test",
+                    pack,
+                    "--server",
+                    &server.base,
+                    "--workspace",
+                    &name,
+                    "--junit",
+                    rjunit.to_str().unwrap(),
+                ];
+                remote.extend_from_slice(flags);
+                let out = Command::new(BIN)
+                    .args(&remote)
+                    .current_dir(ROOT)
+                    .env("TROUPE_TOKEN", &token)
+                    .output()
+                    .unwrap();
+                assert_eq!(
+                    (
+                        out.status.code(),
+                        String::from_utf8_lossy(&out.stdout).into_owned()
+                    ),
+                    (Some(lcode), lout),
+                    "{db:?} {pack} {flags:?}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                assert_eq!(
+                    std::fs::read_to_string(&rjunit).unwrap(),
+                    std::fs::read_to_string(&ljunit).unwrap()
+                );
+                assert_eq!(lcode, if pack == broken { 1 } else { 0 });
+            }
         }
         // Nothing was stored.
         let ws = Ws {
