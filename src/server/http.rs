@@ -210,6 +210,9 @@ struct Inner {
     packs: Mutex<HashMap<String, Pack>>,
     sessions: Mutex<HashMap<(String, String), Slot>>,
     cache_sessions: usize,
+    /// Seconds after which an unfinished `Idempotency-Key` claim counts as
+    /// abandoned (twice the request time limit).
+    claim_secs: i64,
     metrics: Metrics,
     stopping: AtomicBool,
 }
@@ -225,6 +228,7 @@ impl App {
             packs: Mutex::default(),
             sessions: Mutex::default(),
             cache_sessions: config.cache_sessions.max(1),
+            claim_secs: 2 * config.request_timeout_secs.max(1) as i64,
             metrics: Metrics::default(),
             stopping: AtomicBool::new(false),
         }))
@@ -586,9 +590,12 @@ async fn idempotency(
     match claimed {
         Err(e) => return Problem::db(e).into_response(),
         Ok(r) if r.rows_affected() == 0 => {
-            return replay(db, &ws, &key, &fingerprint)
-                .await
-                .unwrap_or_else(IntoResponse::into_response)
+            match replay(db, &ws, &key, &fingerprint, app.0.claim_secs).await {
+                Ok(Some(r)) => return r,
+                Err(p) => return p.into_response(),
+                // An abandoned claim, taken over: this request runs.
+                Ok(None) => {}
+            }
         }
         Ok(_) => {}
     }
@@ -628,8 +635,17 @@ async fn idempotency(
     Response::from_parts(rparts, Body::from(rbytes))
 }
 
-async fn replay(db: &Db, ws: &str, key: &str, fingerprint: &str) -> Answer {
-    let row = sqlx::query("SELECT request, status, content_type, body FROM troupe_idempotency WHERE workspace = $1 AND key = $2")
+/// The stored answer of an `Idempotency-Key` already used; `Ok(None)` when
+/// its first request never finished (the server stopped while it ran: its
+/// claim is older than `claim_secs`) and this request took the claim over.
+async fn replay(
+    db: &Db,
+    ws: &str,
+    key: &str,
+    fingerprint: &str,
+    claim_secs: i64,
+) -> Result<Option<Response>, Problem> {
+    let row = sqlx::query("SELECT request, status, content_type, body, created FROM troupe_idempotency WHERE workspace = $1 AND key = $2")
         .bind(ws.to_string())
         .bind(key.to_string())
         .fetch_one(&db.pool)
@@ -645,6 +661,20 @@ async fn replay(db: &Db, ws: &str, key: &str, fingerprint: &str) -> Answer {
         ));
     }
     if status == 0 {
+        let created: i64 = row.try_get(4).map_err(Problem::db)?;
+        if created < now() - claim_secs {
+            let taken = sqlx::query("UPDATE troupe_idempotency SET created = $1 WHERE workspace = $2 AND key = $3 AND status = 0 AND created = $4")
+                .bind(now())
+                .bind(ws.to_string())
+                .bind(key.to_string())
+                .bind(created)
+                .execute(&db.pool)
+                .await
+                .map_err(Problem::db)?;
+            if taken.rows_affected() == 1 {
+                return Ok(None);
+            }
+        }
         return Err(Problem::new(
             StatusCode::CONFLICT,
             "IDEMPOTENCY_IN_PROGRESS",
@@ -660,7 +690,7 @@ async fn replay(db: &Db, ws: &str, key: &str, fingerprint: &str) -> Answer {
     }
     r.headers_mut()
         .insert("idempotency-replayed", HeaderValue::from_static("true"));
-    Ok(r)
+    Ok(Some(r))
 }
 
 // -------------------------------------------------------------- operations
