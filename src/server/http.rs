@@ -456,7 +456,16 @@ pub fn router(app: App, config: &Config) -> Router {
                 Problem::internal("a handler panicked").into_response()
             },
         ))
-        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .layer(
+            // One log line per answer: method, path, status, latency.
+            tower_http::trace::TraceLayer::new_for_http()
+                .make_span_with(
+                    tower_http::trace::DefaultMakeSpan::new().level(tracing::Level::INFO),
+                )
+                .on_response(
+                    tower_http::trace::DefaultOnResponse::new().level(tracing::Level::INFO),
+                ),
+        )
         .with_state(app)
 }
 
