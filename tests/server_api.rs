@@ -993,6 +993,7 @@ fn the_openapi_document_lists_every_route() {
         format!("GET {w}/sessions/{{id}}/state"),
         format!("GET {w}/sessions/{{id}}/ended"),
         format!("GET {w}/sessions/{{id}}/explain"),
+        format!("GET {w}/sessions/{{id}}/knows"),
         format!("GET {w}/sessions/{{id}}/score"),
     ]
     .to_vec();
@@ -1048,4 +1049,15 @@ fn the_openapi_document_lists_every_route() {
     );
     assert_eq!(ws.get(&format!("/sessions/{id}/explain")).status, 200);
     assert_eq!(ws.get(&format!("/sessions/{id}/score")).status, 200);
+    let k = ws.get(&format!("/sessions/{id}/knows?message=m3&part=0"));
+    assert_eq!(k.status, 200, "{k:?}");
+    assert!(
+        k.json().as_array().unwrap().contains(&json!("player")),
+        "{}",
+        k.body
+    );
+    assert_eq!(
+        ws.get(&format!("/sessions/{id}/knows?message=m3")).status,
+        400
+    );
 }

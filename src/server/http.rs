@@ -210,6 +210,8 @@ struct Inner {
     packs: Mutex<HashMap<String, Pack>>,
     sessions: Mutex<HashMap<(String, String), Slot>>,
     cache_sessions: usize,
+    /// The largest request body in bytes.
+    body_limit: usize,
     /// Seconds after which an unfinished `Idempotency-Key` claim counts as
     /// abandoned (twice the request time limit).
     claim_secs: i64,
@@ -228,6 +230,7 @@ impl App {
             packs: Mutex::default(),
             sessions: Mutex::default(),
             cache_sessions: config.cache_sessions.max(1),
+            body_limit: config.body_limit,
             claim_secs: 2 * config.request_timeout_secs.max(1) as i64,
             metrics: Metrics::default(),
             stopping: AtomicBool::new(false),
@@ -354,6 +357,7 @@ fn workspace_routes() -> Vec<Route> {
         r("get", "/sessions/{id}/state", "What `troupe state --json` prints, at `?at=ID` or the last message.", None, (200, JSON), get(state)),
         r("get", "/sessions/{id}/ended", "What `troupe ended --json` prints, at `?at=ID` or the last message (Format 9.3).", None, (200, JSON), get(ended)),
         r("get", "/sessions/{id}/explain", "What `troupe explain --json` prints, at `?at=ID` or the last message (Format 5.3).", None, (200, JSON), get(explain)),
+        r("get", "/sessions/{id}/knows", "What `troupe knows --json` prints: who knows `?message=ID` and `part=N` or `summary=true` (Format 7.4, 12.5).", None, (200, JSON), get(knows)),
         r("get", "/sessions/{id}/score", "The session's rubric score at its current message (Format 19.6), or null.", None, (200, JSON), get(score)),
     ]
 }
@@ -482,7 +486,23 @@ async fn outer(State(app): State<App>, req: Request, next: Next) -> Response {
         )
         .into_response()
     } else {
-        next.run(req).await
+        // The body is read whole (up to the limit) before any handler or
+        // extractor answers: an answer given before the body was read
+        // (a rejected query, say) would leave hyper closing the
+        // connection under a client about to reuse it.
+        let (parts, body) = req.into_parts();
+        match axum::body::to_bytes(body, app.0.body_limit).await {
+            Ok(bytes) => {
+                next.run(Request::from_parts(parts, Body::from(bytes)))
+                    .await
+            }
+            Err(_) => Problem::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "BODY_TOO_LARGE",
+                format!("the body is larger than {} bytes", app.0.body_limit),
+            )
+            .into_response(),
+        }
     };
     let status = response.status();
     let class = (status.as_u16() / 100) as usize;
@@ -1690,4 +1710,34 @@ async fn score(State(app): State<App>, Path((ws, id)): Path<(String, String)>) -
         .as_ref()
         .ok_or_else(|| Problem::internal("a session slot was empty"))?;
     Ok(json_response(StatusCode::OK, &live.session.score()))
+}
+
+#[derive(Debug, Deserialize)]
+struct KnowsQuery {
+    message: String,
+    #[serde(default)]
+    part: Option<usize>,
+    #[serde(default)]
+    summary: bool,
+}
+
+/// `GET /sessions/{id}/knows?message=ID&(part=N|summary=true)`: what
+/// `troupe knows --json` prints, the knowers in code point order.
+async fn knows(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    Query(q): Query<KnowsQuery>,
+) -> Answer {
+    let what = match (q.part, q.summary) {
+        (Some(p), false) => troupe::Knowable::Part(p),
+        (None, true) => troupe::Knowable::Summary,
+        _ => {
+            return Err(Problem::bad_request(
+                "give `part=N` or `summary=true`, one of them",
+            ))
+        }
+    };
+    let (history, _) = history_at(&app, &ws, &id, Some(q.message.clone())).await?;
+    let who = history.knows(&q.message, what)?;
+    Ok(json_response(StatusCode::OK, &who))
 }
