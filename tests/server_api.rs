@@ -192,6 +192,17 @@ fn call(
     body: Option<&[u8]>,
     key: Option<&str>,
 ) -> Answer {
+    try_call(method, url, token, body, key).unwrap_or_else(|e| panic!("{method} {url}: {e}"))
+}
+
+/// [`call`], with a transport failure (the server killed) as `Err`.
+fn try_call(
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+    body: Option<&[u8]>,
+    key: Option<&str>,
+) -> Result<Answer, ureq::Error> {
     let a = agent();
     let auth = token.map(|t| format!("Bearer {t}"));
     let result = match (method, body) {
@@ -220,7 +231,7 @@ fn call(
             r.send(b.unwrap_or_default())
         }
     };
-    let mut resp = result.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+    let mut resp = result?;
     let status = resp.status().as_u16();
     let content_type = resp
         .headers()
@@ -233,14 +244,13 @@ fn call(
         .body_mut()
         .with_config()
         .limit(64 << 20)
-        .read_to_string()
-        .unwrap();
-    Answer {
+        .read_to_string()?;
+    Ok(Answer {
         status,
         content_type,
         body,
         replayed,
-    }
+    })
 }
 
 /// A workspace on a server, with its token.
@@ -1060,4 +1070,98 @@ fn the_openapi_document_lists_every_route() {
         ws.get(&format!("/sessions/{id}/knows?message=m3")).status,
         400
     );
+}
+
+/// The server killed with SIGKILL in the middle of a load: after a restart
+/// every acknowledged turn is there, at most one more per session (a turn
+/// committed whose answer the kill lost), and every stored session passes
+/// `troupe check` — no half turn.
+#[test]
+fn sigkill_mid_load_loses_no_acknowledged_turn_and_leaves_no_half_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    for db in backends(tmp.path(), "kill_mid_load") {
+        let server = Server::start(&db);
+        let (ws, name) = workspace(&server, &db, "killload");
+        let pack = upload(&ws);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let base = ws.base.clone();
+        let handles: Vec<_> = (0..6u64)
+            .map(|c| {
+                let token = ws.token.clone();
+                let stop = stop.clone();
+                let base = base.clone();
+                let pack = pack.clone();
+                std::thread::spawn(move || {
+                    // (session, turns acknowledged) in the order played;
+                    // an ended session is followed by a new one.
+                    let mut played: Vec<(String, usize)> = Vec::new();
+                    let mut n = 0;
+                    'sessions: while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                        let start = json!({"pack": pack, "seed": c * 1000 + n}).to_string();
+                        let id = match try_call(
+                            "POST",
+                            &format!("{base}/sessions"),
+                            Some(&token),
+                            Some(start.as_bytes()),
+                            None,
+                        ) {
+                            Ok(a) if a.status == 201 => {
+                                a.json()["id"].as_str().unwrap().to_string()
+                            }
+                            Ok(a) => panic!("{a:?}"),
+                            Err(_) => break,
+                        };
+                        played.push((id.clone(), 0));
+                        let url = format!("{base}/sessions/{id}/turns");
+                        loop {
+                            n += 1;
+                            let body = json!({"text": format!("offer {n}")}).to_string();
+                            match try_call("POST", &url, Some(&token), Some(body.as_bytes()), None)
+                            {
+                                Ok(a) if a.status == 200 => played.last_mut().unwrap().1 += 1,
+                                Ok(a) if a.status == 409 => continue 'sessions, // ended
+                                Ok(a) => panic!("{a:?}"),
+                                Err(_) => break 'sessions, // the server is gone
+                            }
+                        }
+                    }
+                    played
+                })
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        server.kill(); // SIGKILL, turns in flight
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let played: Vec<(String, usize)> = handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        let server = Server::start(&db);
+        let ws = Ws {
+            base: format!("{}/api/v1/workspaces/{name}", server.base),
+            token: ws.token,
+        };
+        for (id, n) in &played {
+            let text = ws.get(&format!("/sessions/{id}.jsonl")).body;
+            let stored = text
+                .lines()
+                .filter(|l| l.contains(r#""author":"player""#))
+                .count();
+            assert!(
+                stored == *n || stored == n + 1,
+                "{db:?}: session {id}: {n} acknowledged, {stored} stored"
+            );
+            let file = tmp.path().join(format!("{id}.jsonl"));
+            std::fs::write(&file, &text).unwrap();
+            let (code, out, err) = common::run(&[
+                "check",
+                package().0.to_str().unwrap(),
+                file.to_str().unwrap(),
+            ]);
+            assert_eq!(code, 0, "{db:?}: {id}: {out}{err}");
+        }
+        let acked: usize = played.iter().map(|(_, n)| n).sum();
+        let acked = format!("{acked} turns in {} sessions", played.len());
+        println!("kill_mid_load: {db:?}: acknowledged before the kill: {acked:?}");
+    }
 }
