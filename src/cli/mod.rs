@@ -26,6 +26,8 @@ pub mod prompt;
 pub mod render;
 pub mod run;
 pub mod schema;
+#[cfg(feature = "server")]
+pub mod serve;
 pub mod state;
 pub mod test;
 pub mod transcript;
@@ -93,6 +95,9 @@ enum Command {
     Prompt(prompt::Args),
     /// Serve the tools and the spec to an authoring agent: an MCP server over stdio (docs/mcp.md).
     Mcp(McpArgs),
+    /// Serve sessions over HTTP/JSON on SQLite or PostgreSQL (docs/server.md).
+    #[cfg(feature = "server")]
+    Serve(serve::Args),
 }
 
 /// Arguments of `troupe mcp` (docs/mcp.md; the server is the library's
@@ -140,6 +145,8 @@ pub fn run() -> i32 {
         Command::Schema(args) => schema::run(args),
         Command::Prompt(args) => prompt::run(args),
         Command::Mcp(args) => troupe::mcp::run(args.root),
+        #[cfg(feature = "server")]
+        Command::Serve(args) => serve::run(args),
     }
 }
 

@@ -42,6 +42,64 @@ pub struct Args {
     /// Stage 5's model-driven personas (Format 21.1 "Model flags").
     #[command(flatten)]
     pub persona: super::playtest::PersonaModelArgs,
+    /// Run the tests on a `troupe serve` deployment instead (docs/server.md):
+    /// the pack is sent, nothing is stored, the same reports and exit code
+    /// come back. The bearer token is read from TROUPE_TOKEN.
+    #[arg(long, value_name = "URL", requires = "workspace", conflicts_with_all = ["review", "accept", "html"])]
+    pub server: Option<String>,
+    /// The deployment's workspace (with --server).
+    #[arg(long, value_name = "ID", requires = "server")]
+    pub workspace: Option<String>,
+}
+
+/// `--server URL --workspace ID`: the run on the deployment, printed as a
+/// local run prints (text or `--json`, `--junit FILE`), with its exit code.
+fn run_remote(args: &Args, server: &str, workspace: &str) -> i32 {
+    if args.persona.model.any_given()
+        || !matches!(args.persona.runtime, super::playtest::PersonaRuntime::Rules)
+    {
+        eprintln!("troupe test: --server runs the tests with the deployment's settings; the model flags are not sent");
+        return 2;
+    }
+    let token = match std::env::var("TROUPE_TOKEN") {
+        Ok(t) if !t.trim().is_empty() => t,
+        _ => {
+            eprintln!("troupe test: --server needs the workspace's bearer token in TROUPE_TOKEN (`troupe serve token create`)");
+            return 2;
+        }
+    };
+    let run = match crate::server::client::run_remote(
+        &args.pack,
+        server,
+        workspace,
+        token.trim(),
+        args.test.as_deref(),
+    ) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("troupe test: {}", troupe::escape_controls(&e));
+            return 3;
+        }
+    };
+    if let Some(path) = &args.junit {
+        if let Err(e) = troupe::files::write_atomic(path, run.junit.as_bytes()) {
+            eprintln!("troupe test: {e}");
+            return 3;
+        }
+    }
+    let text = if args.json {
+        run.json
+    } else {
+        troupe::escape_controls(&run.text).into_owned()
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("troupe test: cannot write the report: {e}");
+            3
+        }
+        _ => run.exit_code,
+    }
 }
 
 /// A one-line progress display on a terminal, cleared before the report.
@@ -114,6 +172,9 @@ fn review(change: &SnapshotChange) -> Decision {
 
 /// Runs the tests; returns the exit code.
 pub fn run(args: Args) -> i32 {
+    if let (Some(server), Some(workspace)) = (&args.server, &args.workspace) {
+        return run_remote(&args, server, workspace);
+    }
     // Format 16.3: the reports and a cassette recorded with `--record`.
     let (cassette_out, cassette_in) = args.persona.model.cassette_paths();
     let mut outputs: Vec<(&std::path::Path, troupe::files::OutputKind)> = args

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# scripts/with-postgres.sh CMD… — runs CMD with TROUPE_PG_URL set to a
+# throwaway PostgreSQL cluster (docs/server.md "Tests"): installs the
+# machine's Debian `postgresql` package with apt-get when no server binaries
+# are found, creates a cluster in a temporary folder (initdb, trust auth,
+# listening on a free loopback port only; as the `postgres` user when run
+# as root, since PostgreSQL refuses to run as root), runs CMD, then stops
+# the cluster and deletes the folder, whatever CMD did. Exits with CMD's
+# exit code (3 when PostgreSQL cannot be started).
+set -euo pipefail
+if [ $# -eq 0 ]; then
+  echo "usage: scripts/with-postgres.sh CMD [ARG…]" >&2
+  exit 2
+fi
+
+bindir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+bin=$(bindir)
+if [ -z "$bin" ]; then
+  echo "with-postgres: installing postgresql (apt-get)" >&2
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+  bin=$(bindir)
+fi
+if [ -z "$bin" ]; then
+  echo "with-postgres: no PostgreSQL server binaries in /usr/lib/postgresql/*/bin" >&2
+  exit 3
+fi
+
+# A free loopback port: one nothing answers on.
+port=""
+for _ in $(seq 1 50); do
+  p=$((20000 + RANDOM % 40000))
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+    port=$p
+    break
+  fi
+done
+[ -n "$port" ] || { echo "with-postgres: no free port found" >&2; exit 3; }
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/troupe-pg.XXXXXX")
+as=()
+if [ "$(id -u)" = 0 ]; then
+  id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
+  chown postgres "$dir"
+  as=(runuser -u postgres --)
+fi
+cleanup() {
+  "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+"${as[@]}" "$bin/initdb" -D "$dir/data" -U troupe --auth=trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 \
+  || { cat "$dir/initdb.log" >&2; exit 3; }
+"${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
+  -o "-h 127.0.0.1 -p $port -k $dir -c fsync=on -c synchronous_commit=on" start >/dev/null \
+  || { cat "$dir/server.log" >&2; exit 3; }
+
+export TROUPE_PG_URL="postgres://troupe@127.0.0.1:$port/postgres"
+echo "with-postgres: PostgreSQL on 127.0.0.1:$port (TROUPE_PG_URL=$TROUPE_PG_URL)" >&2
+set +e
+"$@"
+code=$?
+set -e
+exit $code

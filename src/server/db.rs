@@ -1,0 +1,266 @@
+//! Storage of `troupe serve` (docs/server.md "Storage"): one SQLite file or
+//! one PostgreSQL database, through sqlx's `Any` driver (no macros), with
+//! versioned migrations applied at start.
+//!
+//! A session is its header row (`troupe_sessions`) and one row per line of
+//! its session file (`troupe_lines`, the header line included, in file
+//! order); a turn is one transaction whose `UPDATE … WHERE current = …
+//! AND lines = …` applies only when nobody else moved the session first.
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, Connection, Executor, Row};
+use std::str::FromStr;
+
+/// The schema version this build writes and reads. A database whose
+/// `troupe_schema` holds a higher version is refused.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Every table Troupe creates; a database holding any other table is
+/// refused before anything is written.
+const TABLES: &[&str] = &[
+    "troupe_schema",
+    "troupe_tokens",
+    "troupe_packs",
+    "troupe_sessions",
+    "troupe_lines",
+    "troupe_idempotency",
+];
+
+/// Migration 1, in the dialect both databases accept (`BLOB` is written
+/// `BYTEA` for PostgreSQL).
+const MIGRATION_1: &[&str] = &[
+    "CREATE TABLE troupe_tokens (hash TEXT PRIMARY KEY, workspace TEXT NOT NULL, created BIGINT NOT NULL)",
+    "CREATE TABLE troupe_packs (workspace TEXT NOT NULL, hash TEXT NOT NULL, kind TEXT NOT NULL, body BLOB NOT NULL, size BIGINT NOT NULL, scenarios TEXT NOT NULL, deleted BIGINT NOT NULL DEFAULT 0, created BIGINT NOT NULL, PRIMARY KEY (workspace, hash))",
+    "CREATE TABLE troupe_sessions (workspace TEXT NOT NULL, id TEXT NOT NULL, pack TEXT NOT NULL, settings TEXT NOT NULL, current TEXT NOT NULL, lines BIGINT NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (workspace, id))",
+    "CREATE TABLE troupe_lines (workspace TEXT NOT NULL, session TEXT NOT NULL, seq BIGINT NOT NULL, line TEXT NOT NULL, PRIMARY KEY (workspace, session, seq))",
+    "CREATE TABLE troupe_idempotency (workspace TEXT NOT NULL, key TEXT NOT NULL, request TEXT NOT NULL, status BIGINT NOT NULL, content_type TEXT NOT NULL, body BLOB NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (workspace, key))",
+];
+
+/// The database of a server: its pool and which backend it is.
+#[derive(Debug, Clone)]
+pub struct Db {
+    pub pool: AnyPool,
+    /// SQLite (one writer at a time, serialized in the process by
+    /// [`Db::write_lock`]) rather than PostgreSQL.
+    pub sqlite: bool,
+    pub write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
+}
+
+/// `--database` as sqlx's URL: `postgres://…`/`postgresql://…` as given,
+/// anything else a SQLite file path (created when missing).
+fn url_of(database: &str) -> (String, bool) {
+    if database.starts_with("postgres://") || database.starts_with("postgresql://") {
+        (database.to_string(), false)
+    } else if let Some(rest) = database.strip_prefix("sqlite://") {
+        (format!("sqlite://{rest}"), true)
+    } else {
+        (format!("sqlite://{database}?mode=rwc"), true)
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+fn err(what: &str, e: impl std::fmt::Display) -> String {
+    format!("{what}: {e}")
+}
+
+/// The tables of the database, read without writing anything.
+async fn tables(conn: &mut sqlx::AnyConnection, sqlite: bool) -> Result<Vec<String>, String> {
+    let sql = if sqlite {
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    } else {
+        "SELECT CAST(tablename AS TEXT) FROM pg_tables WHERE schemaname = current_schema()"
+    };
+    let rows = sqlx::query(sql)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(|e| err("cannot list the database's tables", e))?;
+    rows.iter()
+        .map(|r| r.try_get::<String, _>(0).map_err(|e| err("table name", e)))
+        .collect()
+}
+
+/// Refuses a database holding a table Troupe did not create, or a schema
+/// newer than [`SCHEMA_VERSION`]; reads only. `Ok(version)`: the schema
+/// version found (0: an empty database).
+async fn inspect(conn: &mut sqlx::AnyConnection, sqlite: bool, shown: &str) -> Result<i64, String> {
+    let names = tables(conn, sqlite).await?;
+    let foreign: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !TABLES.contains(n))
+        .collect();
+    if !foreign.is_empty() {
+        return Err(format!(
+            "{shown} holds tables Troupe did not create ({}); `troupe serve` uses only an empty database or one it prepared itself — give it a database of its own",
+            foreign.join(", ")
+        ));
+    }
+    if !names.iter().any(|n| n == "troupe_schema") {
+        return Ok(0);
+    }
+    let version: Option<i64> = sqlx::query("SELECT MAX(version) FROM troupe_schema")
+        .fetch_one(&mut *conn)
+        .await
+        .and_then(|r| r.try_get::<Option<i64>, _>(0))
+        .map_err(|e| err("cannot read the schema version", e))?;
+    let version = version.unwrap_or(0);
+    if version > SCHEMA_VERSION {
+        return Err(format!(
+            "{shown} has schema version {version}, newer than this troupe knows ({SCHEMA_VERSION}); run the troupe that wrote it, or a newer one"
+        ));
+    }
+    Ok(version)
+}
+
+impl Db {
+    /// Opens `database` (module docs): checks it is Troupe's before any
+    /// write, then applies the migrations it lacks. SQLite runs in WAL
+    /// mode with `synchronous=FULL`: a commit is on disk before the
+    /// answer that acknowledges it.
+    pub async fn open(database: &str) -> Result<Db, String> {
+        sqlx::any::install_default_drivers();
+        let (url, sqlite) = url_of(database);
+        let shown = if sqlite {
+            format!("the database {database}")
+        } else {
+            "the PostgreSQL database".to_string()
+        };
+        // Inspect first, read-only: an existing SQLite file is opened with
+        // `mode=ro` so nothing (not even the WAL switch) touches it yet.
+        let inspect_url = if sqlite {
+            let path = url
+                .trim_start_matches("sqlite://")
+                .split('?')
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            std::path::Path::new(&path)
+                .exists()
+                .then(|| format!("sqlite://{path}?mode=ro"))
+        } else {
+            Some(url.clone())
+        };
+        if let Some(u) = inspect_url {
+            let opts = AnyConnectOptions::from_str(&u).map_err(|e| err("bad --database", e))?;
+            let mut conn = sqlx::AnyConnection::connect_with(&opts)
+                .await
+                .map_err(|e| err(&format!("cannot open {shown}"), e))?;
+            inspect(&mut conn, sqlite, &shown).await?;
+            let _ = conn.close().await;
+        }
+        let opts = AnyConnectOptions::from_str(&url).map_err(|e| err("bad --database", e))?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(if sqlite { 4 } else { 8 })
+            .acquire_timeout(std::time::Duration::from_secs(5))
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if sqlite {
+                        conn.execute("PRAGMA busy_timeout = 10000").await?;
+                        conn.execute("PRAGMA journal_mode = WAL").await?;
+                        conn.execute("PRAGMA synchronous = FULL").await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(opts)
+            .await
+            .map_err(|e| err(&format!("cannot open {shown}"), e))?;
+        let db = Db {
+            pool,
+            sqlite,
+            write_lock: Default::default(),
+        };
+        db.migrate(&shown).await?;
+        Ok(db)
+    }
+
+    /// Applies the migrations the database lacks, each in a transaction
+    /// with its version row. Instances starting together take turns: a
+    /// transaction-scoped advisory lock on PostgreSQL, SQLite's write lock
+    /// (the transaction's first statement writes), and the version is read
+    /// again inside.
+    async fn migrate(&self, shown: &str) -> Result<(), String> {
+        let mut conn = self.pool.acquire().await.map_err(|e| err("database", e))?;
+        let version = inspect(&mut conn, self.sqlite, shown).await?;
+        drop(conn);
+        if version >= SCHEMA_VERSION {
+            return Ok(());
+        }
+        let mut tx = self.pool.begin().await.map_err(|e| err("database", e))?;
+        if !self.sqlite {
+            sqlx::query("SELECT pg_advisory_xact_lock(3917390001)")
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| err("migration lock", e))?;
+        }
+        sqlx::query("CREATE TABLE IF NOT EXISTS troupe_schema (version BIGINT PRIMARY KEY, applied BIGINT NOT NULL)")
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| err("migration", e))?;
+        let version = inspect(&mut tx, self.sqlite, shown).await?;
+        if version < 1 {
+            for stmt in MIGRATION_1 {
+                let stmt = if self.sqlite {
+                    stmt.to_string()
+                } else {
+                    stmt.replace("BLOB", "BYTEA")
+                };
+                sqlx::query(&stmt)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|e| err("migration 1", e))?;
+            }
+            sqlx::query("INSERT INTO troupe_schema (version, applied) VALUES (1, $1)")
+                .bind(now())
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| err("migration 1", e))?;
+        }
+        tx.commit().await.map_err(|e| err("migration", e))
+    }
+
+    /// A new token for `workspace`: stored as its SHA-256, printed once.
+    pub async fn create_token(&self, workspace: &str) -> Result<String, String> {
+        let mut raw = [0u8; 24];
+        getrandom::fill(&mut raw).map_err(|e| err("no randomness", e))?;
+        let token = format!("trp_{}", hex(&raw));
+        sqlx::query("INSERT INTO troupe_tokens (hash, workspace, created) VALUES ($1, $2, $3)")
+            .bind(sha256_hex(token.as_bytes()))
+            .bind(workspace.to_string())
+            .bind(now())
+            .execute(&self.pool)
+            .await
+            .map_err(|e| err("cannot store the token", e))?;
+        Ok(token)
+    }
+
+    /// The workspace a bearer token opens, if any.
+    pub async fn token_workspace(&self, token: &str) -> Result<Option<String>, sqlx::Error> {
+        let row = sqlx::query("SELECT workspace FROM troupe_tokens WHERE hash = $1")
+            .bind(sha256_hex(token.as_bytes()))
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| r.try_get::<String, _>(0)).transpose()
+    }
+}
+
+/// Lower-case hexadecimal.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// SHA-256 as lower-case hexadecimal (pack hashes, token hashes).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex(&sha2::Sha256::digest(bytes))
+}

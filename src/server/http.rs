@@ -1,0 +1,1743 @@
+//! The routes of `troupe serve` (docs/server.md "API"): `/api/v1`, every
+//! body the JSON document the command line prints with `--json`, every
+//! error an RFC 9457 `application/problem+json` document.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Path, Query, RawPathParams, Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post, put, MethodRouter};
+use axum::Router;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use sqlx::Row;
+
+use super::db::{now, sha256_hex, Db};
+use super::Config;
+use troupe::{Error, ErrorKind, Pack, ResumeOptions, RuntimeChoice, Session, SessionOptions};
+
+// ---------------------------------------------------------------- problems
+
+/// An RFC 9457 problem: status, a stable code (a Troupe diagnostic code
+/// when the library refused, else one of docs/server.md "Problem codes"),
+/// a plain sentence, and members of its own.
+#[derive(Debug)]
+pub struct Problem {
+    status: StatusCode,
+    code: String,
+    detail: String,
+    /// Boxed: a problem travels in every `Result` of the handlers.
+    extra: Box<Map<String, Value>>,
+}
+
+impl Problem {
+    fn new(status: StatusCode, code: &str, detail: impl Into<String>) -> Problem {
+        Problem {
+            status,
+            code: code.to_string(),
+            detail: detail.into(),
+            extra: Box::default(),
+        }
+    }
+    fn with(mut self, key: &str, value: Value) -> Problem {
+        self.extra.insert(key.to_string(), value);
+        self
+    }
+    fn not_found(what: &str) -> Problem {
+        Problem::new(
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            format!("no such {what}"),
+        )
+    }
+    fn bad_request(detail: impl Into<String>) -> Problem {
+        Problem::new(StatusCode::BAD_REQUEST, "BAD_REQUEST", detail)
+    }
+    /// A database failure: logged here, told to the client as 503 without
+    /// the driver's text.
+    fn db(e: impl std::fmt::Display) -> Problem {
+        tracing::error!(error = %e, "database");
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "DATABASE",
+            "the database is unavailable; retry later",
+        )
+    }
+    fn internal(what: &str) -> Problem {
+        tracing::error!(what, "internal error");
+        Problem::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL",
+            "the server failed; the failure is logged",
+        )
+    }
+    fn conflict(current: &str) -> Problem {
+        Problem::new(
+            StatusCode::CONFLICT,
+            "CONFLICT",
+            format!("the session's current message is `{current}`, not the one expected"),
+        )
+        .with("current", json!(current))
+    }
+}
+
+/// The library's errors: the kind gives the status, the first diagnostic
+/// the code; every diagnostic is in `diagnostics`.
+impl From<Error> for Problem {
+    fn from(e: Error) -> Problem {
+        let status = match e.kind() {
+            ErrorKind::NotFound => StatusCode::NOT_FOUND,
+            ErrorKind::Ended => StatusCode::CONFLICT,
+            ErrorKind::Io | ErrorKind::Internal => return Problem::internal(&e.to_string()),
+            ErrorKind::Runtime => StatusCode::BAD_GATEWAY,
+            _ => StatusCode::UNPROCESSABLE_ENTITY,
+        };
+        let code = e.diagnostics().first().map_or_else(
+            || e.kind().as_str().to_ascii_uppercase(),
+            |d| d.code.to_string(),
+        );
+        let diags = serde_json::to_value(e.diagnostics()).unwrap_or(Value::Null);
+        Problem::new(status, &code, e.to_string()).with("diagnostics", diags)
+    }
+}
+
+fn title(status: StatusCode) -> &'static str {
+    status.canonical_reason().unwrap_or("Error")
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let mut doc = Map::new();
+        doc.insert(
+            "type".into(),
+            json!(format!("https://troupe.invalid/problems/{}", self.code)),
+        );
+        doc.insert("title".into(), json!(title(self.status)));
+        doc.insert("status".into(), json!(self.status.as_u16()));
+        doc.insert("detail".into(), json!(self.detail));
+        doc.insert("code".into(), json!(self.code));
+        doc.extend(*self.extra);
+        let body = serde_json::to_vec_pretty(&Value::Object(doc)).unwrap_or_default();
+        (
+            self.status,
+            [(header::CONTENT_TYPE, "application/problem+json")],
+            body,
+        )
+            .into_response()
+    }
+}
+
+type Answer = Result<Response, Problem>;
+
+fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response {
+    let mut body = serde_json::to_vec_pretty(value).unwrap_or_default();
+    body.push(b'\n');
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Problem> {
+    serde_json::from_slice(body).map_err(|e| Problem::bad_request(format!("the body: {e}")))
+}
+
+/// A workspace ID: 1–64 of `A-Za-z0-9_-`.
+pub fn valid_workspace(ws: &str) -> Result<(), String> {
+    if ws.is_empty()
+        || ws.len() > 64
+        || !ws
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(format!(
+            "workspace `{}` is not 1 to 64 letters, digits, `-` or `_`",
+            troupe::escape_controls(ws)
+        ));
+    }
+    Ok(())
+}
+
+// ----------------------------------------------------------------- metrics
+
+/// Upper bounds (seconds) of the turn latency histogram's buckets.
+const BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+];
+
+#[derive(Debug, Default)]
+struct Metrics {
+    /// Answers by status class 1xx…5xx.
+    requests: [AtomicU64; 6],
+    turn_buckets: [AtomicU64; 11],
+    turn_count: AtomicU64,
+    turn_micros: AtomicU64,
+}
+
+impl Metrics {
+    fn turn(&self, took: Duration) {
+        let secs = took.as_secs_f64();
+        for (i, b) in BUCKETS.iter().enumerate() {
+            if secs <= *b {
+                self.turn_buckets[i].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.turn_count.fetch_add(1, Ordering::Relaxed);
+        self.turn_micros
+            .fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+    }
+}
+
+// -------------------------------------------------------------- app state
+
+/// A session played in this process, with what of it the database holds.
+struct Live {
+    session: Session,
+    pack: Pack,
+    /// Rows stored (`troupe_lines`) and their bytes: the session file's
+    /// text up to `bytes` is in the database.
+    rows: i64,
+    bytes: usize,
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<Live>>>;
+
+struct Inner {
+    db: Db,
+    packs: Mutex<HashMap<String, Pack>>,
+    sessions: Mutex<HashMap<(String, String), Slot>>,
+    cache_sessions: usize,
+    /// The largest request body in bytes.
+    body_limit: usize,
+    /// Seconds after which an unfinished `Idempotency-Key` claim counts as
+    /// abandoned (twice the request time limit).
+    claim_secs: i64,
+    metrics: Metrics,
+    stopping: AtomicBool,
+}
+
+/// The shared state of the server's handlers.
+#[derive(Clone)]
+pub struct App(Arc<Inner>);
+
+impl App {
+    pub fn new(db: Db, config: &Config) -> App {
+        App(Arc::new(Inner {
+            db,
+            packs: Mutex::default(),
+            sessions: Mutex::default(),
+            cache_sessions: config.cache_sessions.max(1),
+            body_limit: config.body_limit,
+            claim_secs: 2 * config.request_timeout_secs.max(1) as i64,
+            metrics: Metrics::default(),
+            stopping: AtomicBool::new(false),
+        }))
+    }
+
+    /// From now on new requests are answered 503 (graceful shutdown).
+    pub fn begin_shutdown(&self) {
+        self.0.stopping.store(true, Ordering::SeqCst);
+    }
+
+    fn db(&self) -> &Db {
+        &self.0.db
+    }
+
+    fn slot(&self, ws: &str, id: &str) -> Slot {
+        let mut map = self.0.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let key = (ws.to_string(), id.to_string());
+        if let Some(s) = map.get(&key) {
+            return s.clone();
+        }
+        if map.len() >= self.0.cache_sessions {
+            // Drop an idle one; it is rebuilt from the database when asked for.
+            let idle = map
+                .iter()
+                .find(|(_, s)| Arc::strong_count(s) == 1)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = idle {
+                map.remove(&k);
+            }
+        }
+        map.entry(key).or_default().clone()
+    }
+
+    /// The pack `hash` of workspace `ws` (deleted ones included: sessions
+    /// keep reading theirs), opened once per process.
+    async fn pack(&self, ws: &str, hash: &str, live_only: bool) -> Result<Pack, Problem> {
+        let row = sqlx::query(
+            "SELECT kind, body, deleted FROM troupe_packs WHERE workspace = $1 AND hash = $2",
+        )
+        .bind(ws.to_string())
+        .bind(hash.to_string())
+        .fetch_optional(&self.db().pool)
+        .await
+        .map_err(Problem::db)?
+        .ok_or_else(|| Problem::not_found("pack"))?;
+        let deleted: i64 = row.try_get(2).map_err(Problem::db)?;
+        if live_only && deleted != 0 {
+            return Err(Problem::not_found("pack"));
+        }
+        if let Some(p) = self
+            .0
+            .packs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(hash)
+        {
+            return Ok(p.clone());
+        }
+        let kind: String = row.try_get(0).map_err(Problem::db)?;
+        let body: Vec<u8> = row.try_get(1).map_err(Problem::db)?;
+        let pack = tokio::task::spawn_blocking(move || open_pack(&kind, &body))
+            .await
+            .map_err(|_| Problem::internal("opening a stored pack"))??;
+        self.0
+            .packs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(hash.to_string(), pack.clone());
+        Ok(pack)
+    }
+}
+
+fn open_pack(kind: &str, body: &[u8]) -> Result<Pack, Problem> {
+    match kind {
+        "package" => Pack::from_package(body).map_err(Problem::from),
+        _ => {
+            let text = std::str::from_utf8(body)
+                .map_err(|_| Problem::bad_request("a bundle is UTF-8 text (Format 13)"))?;
+            Pack::from_bundle(text).map_err(Problem::from)
+        }
+    }
+}
+
+// ------------------------------------------------------------------ router
+
+/// A route of `/api/v1/workspaces/{ws}`. The router and the OpenAPI
+/// document are both built from [`workspace_routes`], so every route served
+/// is in the document.
+struct Route {
+    method: &'static str,
+    path: &'static str,
+    summary: &'static str,
+    /// The request body's media type, if it takes one.
+    body: Option<&'static str>,
+    /// The success status and its media type.
+    ok: (u16, &'static str),
+    handler: MethodRouter<App>,
+}
+
+fn workspace_routes() -> Vec<Route> {
+    let r = |method, path, summary, body, ok, handler| Route {
+        method,
+        path,
+        summary,
+        body,
+        ok,
+        handler,
+    };
+    const JSON: &str = "application/json";
+    vec![
+        r("put", "/packs", "Upload a package (zip) or a bundle, checked; identified by its content hash. 422: the `troupe check --json` report.", Some("application/octet-stream"), (201, JSON), put(put_pack)),
+        r("get", "/packs", "The workspace's packs.", None, (200, JSON), get(list_packs)),
+        r("get", "/packs/{hash}", "A pack.", None, (200, JSON), get(get_pack)),
+        r("delete", "/packs/{hash}", "Hide a pack from new sessions; its sessions keep reading it.", None, (204, JSON), delete(delete_pack)),
+        r("post", "/packs:test", "Run `troupe test` on a zipped pack directory; nothing is stored. `format`: json (the `troupe test --json` report), text, junit, all.", Some("application/zip"), (200, JSON), post(test_pack)),
+        r("post", "/sessions", "Start a session: {pack, scenario?, seed?, difficulty?, opening?, player_name?, runtime?}.", Some(JSON), (201, JSON), post(create_session)),
+        r("post", "/sessions:resume", "Go on with an uploaded session file (`?pack=HASH[&at=ID]`, Format 18.10).", Some("application/jsonl"), (201, JSON), post(resume_session)),
+        r("get", "/sessions/{id}", "A session's summary; `{id}.jsonl`: its session file, byte-identical to `troupe run --out`.", None, (200, JSON), get(get_session)),
+        r("post", "/sessions/{id}/turns", "One turn {text, as?, to?, expected?}: the turn document of `troupe run --json`; 409 when `expected` is not the current message.", Some(JSON), (200, JSON), post(turn)),
+        r("post", "/sessions/{id}/undo", "Take the last turn back {expected?}; nothing is lost.", Some(JSON), (200, JSON), post(undo)),
+        r("post", "/sessions/{id}/goto", "Make a message current {message, expected?}: the next input starts a branch there.", Some(JSON), (200, JSON), post(goto)),
+        r("post", "/sessions/{id}/settings", "Change the difficulty settings from now on {difficulty?, knobs?, expected?} (Format 8.9).", Some(JSON), (200, JSON), post(settings)),
+        r("get", "/sessions/{id}/state", "What `troupe state --json` prints, at `?at=ID` or the last message.", None, (200, JSON), get(state)),
+        r("get", "/sessions/{id}/ended", "What `troupe ended --json` prints, at `?at=ID` or the last message (Format 9.3).", None, (200, JSON), get(ended)),
+        r("get", "/sessions/{id}/explain", "What `troupe explain --json` prints, at `?at=ID` or the last message (Format 5.3).", None, (200, JSON), get(explain)),
+        r("get", "/sessions/{id}/knows", "What `troupe knows --json` prints: who knows `?message=ID` and `part=N` or `summary=true` (Format 7.4, 12.5).", None, (200, JSON), get(knows)),
+        r("get", "/sessions/{id}/score", "The session's rubric score at its current message (Format 19.6), or null.", None, (200, JSON), get(score)),
+    ]
+}
+
+/// The OpenAPI 3.1 document of the API (`GET /api/v1/openapi.json`),
+/// built from the same table as the router.
+fn openapi() -> Value {
+    let problem = json!({"description": "An RFC 9457 problem (docs/server.md \"Problems\")", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}});
+    let mut paths = Map::new();
+    let mut add = |path: String, method: &str, op: Value| {
+        let entry = paths.entry(path).or_insert_with(|| json!({}));
+        entry[method] = op;
+    };
+    for r in workspace_routes() {
+        let mut params = vec![
+            json!({"name": "ws", "in": "path", "required": true, "schema": {"type": "string"}}),
+        ];
+        for seg in r.path.split('/') {
+            if let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                params.push(json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}));
+            }
+        }
+        let mut op = json!({
+            "summary": r.summary,
+            "operationId": format!("{} {}", r.method, r.path),
+            "parameters": params,
+            "responses": {
+                r.ok.0.to_string(): {"description": "success", "content": {r.ok.1: {}}},
+                "default": problem,
+            },
+        });
+        if let Some(media) = r.body {
+            op["requestBody"] = json!({"required": true, "content": {media: {}}});
+        }
+        add(format!("/api/v1/workspaces/{{ws}}{}", r.path), r.method, op);
+    }
+    for (path, summary) in [
+        ("/healthz", "`ok` while the process runs."),
+        ("/readyz", "`ready` when the database answers, else 503."),
+        ("/metrics", "Prometheus text."),
+        ("/api/v1/openapi.json", "This document."),
+    ] {
+        add(
+            path.to_string(),
+            "get",
+            json!({"summary": summary, "operationId": format!("get {path}"), "security": [], "responses": {"200": {"description": "success"}}}),
+        );
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "troupe serve", "version": env!("CARGO_PKG_VERSION"), "description": "Sessions of Troupe packs over HTTP/JSON (docs/server.md)."},
+        "security": [{"bearer": []}],
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {"Problem": {"type": "object", "required": ["type", "title", "status", "detail", "code"], "properties": {
+                "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
+                "detail": {"type": "string"}, "code": {"type": "string"}, "current": {"type": "string"},
+                "diagnostics": {"type": "array"}}}},
+        },
+        "paths": paths,
+    })
+}
+
+/// The server's routes and layers.
+pub fn router(app: App, config: &Config) -> Router {
+    let mut merged: Vec<(&'static str, MethodRouter<App>)> = Vec::new();
+    for r in workspace_routes() {
+        match merged.iter_mut().find(|(p, _)| *p == r.path) {
+            Some((_, m)) => *m = std::mem::take(m).merge(r.handler),
+            None => merged.push((r.path, r.handler)),
+        }
+    }
+    let ws = merged
+        .into_iter()
+        .fold(Router::new(), |router, (path, m)| router.route(path, m))
+        .layer(middleware::from_fn_with_state(app.clone(), idempotency))
+        .layer(middleware::from_fn_with_state(app.clone(), auth));
+    let doc = openapi();
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .route(
+            "/api/v1/openapi.json",
+            get(move || async move { json_response(StatusCode::OK, &doc) }),
+        )
+        .nest("/api/v1/workspaces/{ws}", ws)
+        .fallback(|| async { Problem::not_found("route") })
+        .layer(DefaultBodyLimit::max(config.body_limit))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(
+            config.body_limit,
+        ))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Duration::from_secs(config.request_timeout_secs.max(1)),
+        ))
+        .layer(middleware::from_fn_with_state(app.clone(), outer))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            |_: Box<dyn std::any::Any + Send>| {
+                Problem::internal("a handler panicked").into_response()
+            },
+        ))
+        .layer(
+            // One log line per answer: method, path, status, latency.
+            tower_http::trace::TraceLayer::new_for_http()
+                .make_span_with(
+                    tower_http::trace::DefaultMakeSpan::new().level(tracing::Level::INFO),
+                )
+                .on_response(
+                    tower_http::trace::DefaultOnResponse::new().level(tracing::Level::INFO),
+                ),
+        )
+        .with_state(app)
+}
+
+/// Counts answers, refuses new requests once shutting down, and turns any
+/// error answer that is not ours (the router's 405, the body limit's 413,
+/// the timeout's 503, a rejected extractor's text) into a problem.
+async fn outer(State(app): State<App>, req: Request, next: Next) -> Response {
+    let stopping = app.0.stopping.load(Ordering::SeqCst);
+    let response = if stopping {
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "SHUTTING_DOWN",
+            "the server is shutting down",
+        )
+        .into_response()
+    } else {
+        // The body is read whole (up to the limit) before any handler or
+        // extractor answers: an answer given before the body was read
+        // (a rejected query, say) would leave hyper closing the
+        // connection under a client about to reuse it.
+        let (parts, body) = req.into_parts();
+        match axum::body::to_bytes(body, app.0.body_limit).await {
+            Ok(bytes) => {
+                next.run(Request::from_parts(parts, Body::from(bytes)))
+                    .await
+            }
+            Err(_) => Problem::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "BODY_TOO_LARGE",
+                format!("the body is larger than {} bytes", app.0.body_limit),
+            )
+            .into_response(),
+        }
+    };
+    let status = response.status();
+    let class = (status.as_u16() / 100) as usize;
+    app.0.metrics.requests[class.min(5)].fetch_add(1, Ordering::Relaxed);
+    // Ours: a problem, or a JSON report (`PUT /packs`' check report).
+    let ours = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| {
+            v.as_bytes() == b"application/problem+json" || v.as_bytes() == b"application/json"
+        });
+    if status.as_u16() >= 400 && !ours {
+        let code = match status {
+            StatusCode::PAYLOAD_TOO_LARGE => "BODY_TOO_LARGE",
+            StatusCode::SERVICE_UNAVAILABLE | StatusCode::REQUEST_TIMEOUT => "TIMEOUT",
+            StatusCode::METHOD_NOT_ALLOWED => "METHOD_NOT_ALLOWED",
+            StatusCode::NOT_FOUND => "NOT_FOUND",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "UNSUPPORTED_MEDIA_TYPE",
+            _ => "BAD_REQUEST",
+        };
+        return Problem::new(status, code, title(status).to_lowercase()).into_response();
+    }
+    response
+}
+
+/// The `{ws}` of a `/api/v1/workspaces/{ws}/…` route (the nested
+/// router's requests have the prefix stripped from their path).
+fn workspace_of(params: &RawPathParams) -> String {
+    params
+        .iter()
+        .find(|(k, _)| *k == "ws")
+        .map(|(_, v)| v.to_string())
+        .unwrap_or_default()
+}
+
+/// Bearer tokens (docs/server.md "Access"): none or an unknown one is 401;
+/// a token of another workspace is 404, as if nothing were there.
+async fn auth(State(app): State<App>, params: RawPathParams, req: Request, next: Next) -> Response {
+    let ws = workspace_of(&params);
+    let token = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(|t| t.trim().to_string());
+    let Some(token) = token else {
+        return unauthorized();
+    };
+    match app.db().token_workspace(&token).await {
+        Err(e) => Problem::db(e).into_response(),
+        Ok(None) => unauthorized(),
+        Ok(Some(w)) if w != ws => Problem::not_found("workspace").into_response(),
+        Ok(Some(_)) => next.run(req).await,
+    }
+}
+
+fn unauthorized() -> Response {
+    let mut r = Problem::new(
+        StatusCode::UNAUTHORIZED,
+        "UNAUTHORIZED",
+        "a bearer token of this workspace is needed (`troupe serve token create`)",
+    )
+    .into_response();
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    r
+}
+
+/// `Idempotency-Key` (docs/server.md): the first answer of a key is stored
+/// (bar a 5xx) and a retry with the same key and request gets it again
+/// without anything being done twice; the same key with another request
+/// is 422, while the first is still running 409.
+async fn idempotency(
+    State(app): State<App>,
+    params: RawPathParams,
+    req: Request,
+    next: Next,
+) -> Response {
+    let Some(key) = req
+        .headers()
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+    else {
+        return next.run(req).await;
+    };
+    if req.method() == Method::GET || key.is_empty() || key.len() > 200 {
+        return next.run(req).await;
+    }
+    let ws = workspace_of(&params);
+    let (parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return Problem::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "BODY_TOO_LARGE",
+            "the body is larger than the server takes",
+        )
+        .into_response();
+    };
+    let mut fingerprint = format!("{} {}\n", parts.method, parts.uri).into_bytes();
+    fingerprint.extend_from_slice(&bytes);
+    let fingerprint = sha256_hex(&fingerprint);
+    let db = app.db();
+    let claimed = sqlx::query(
+        "INSERT INTO troupe_idempotency (workspace, key, request, status, content_type, body, created) VALUES ($1, $2, $3, 0, '', $4, $5) ON CONFLICT DO NOTHING",
+    )
+    .bind(ws.clone())
+    .bind(key.clone())
+    .bind(fingerprint.clone())
+    .bind(Vec::<u8>::new())
+    .bind(now())
+    .execute(&db.pool)
+    .await;
+    match claimed {
+        Err(e) => return Problem::db(e).into_response(),
+        Ok(r) if r.rows_affected() == 0 => {
+            match replay(db, &ws, &key, &fingerprint, app.0.claim_secs).await {
+                Ok(Some(r)) => return r,
+                Err(p) => return p.into_response(),
+                // An abandoned claim, taken over: this request runs.
+                Ok(None) => {}
+            }
+        }
+        Ok(_) => {}
+    }
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    let status = response.status();
+    let (rparts, rbody) = response.into_parts();
+    let rbytes = axum::body::to_bytes(rbody, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let content_type = rparts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let stored = if status.is_server_error() {
+        sqlx::query("DELETE FROM troupe_idempotency WHERE workspace = $1 AND key = $2")
+            .bind(ws)
+            .bind(key)
+            .execute(&db.pool)
+            .await
+    } else {
+        sqlx::query("UPDATE troupe_idempotency SET status = $1, content_type = $2, body = $3 WHERE workspace = $4 AND key = $5")
+            .bind(status.as_u16() as i64)
+            .bind(content_type)
+            .bind(rbytes.to_vec())
+            .bind(ws)
+            .bind(key)
+            .execute(&db.pool)
+            .await
+    };
+    if let Err(e) = stored {
+        tracing::error!(error = %e, "storing an idempotent answer");
+    }
+    Response::from_parts(rparts, Body::from(rbytes))
+}
+
+/// The stored answer of an `Idempotency-Key` already used; `Ok(None)` when
+/// its first request never finished (the server stopped while it ran: its
+/// claim is older than `claim_secs`) and this request took the claim over.
+async fn replay(
+    db: &Db,
+    ws: &str,
+    key: &str,
+    fingerprint: &str,
+    claim_secs: i64,
+) -> Result<Option<Response>, Problem> {
+    let row = sqlx::query("SELECT request, status, content_type, body, created FROM troupe_idempotency WHERE workspace = $1 AND key = $2")
+        .bind(ws.to_string())
+        .bind(key.to_string())
+        .fetch_one(&db.pool)
+        .await
+        .map_err(Problem::db)?;
+    let request: String = row.try_get(0).map_err(Problem::db)?;
+    let status: i64 = row.try_get(1).map_err(Problem::db)?;
+    if request != fingerprint {
+        return Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "IDEMPOTENCY_MISMATCH",
+            "this Idempotency-Key was used for another request",
+        ));
+    }
+    if status == 0 {
+        let created: i64 = row.try_get(4).map_err(Problem::db)?;
+        if created < now() - claim_secs {
+            let taken = sqlx::query("UPDATE troupe_idempotency SET created = $1 WHERE workspace = $2 AND key = $3 AND status = 0 AND created = $4")
+                .bind(now())
+                .bind(ws.to_string())
+                .bind(key.to_string())
+                .bind(created)
+                .execute(&db.pool)
+                .await
+                .map_err(Problem::db)?;
+            if taken.rows_affected() == 1 {
+                return Ok(None);
+            }
+        }
+        return Err(Problem::new(
+            StatusCode::CONFLICT,
+            "IDEMPOTENCY_IN_PROGRESS",
+            "the first request with this Idempotency-Key is still running; retry later",
+        ));
+    }
+    let content_type: String = row.try_get(2).map_err(Problem::db)?;
+    let body: Vec<u8> = row.try_get(3).map_err(Problem::db)?;
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = StatusCode::from_u16(status as u16).unwrap_or(StatusCode::OK);
+    if let Ok(v) = HeaderValue::from_str(&content_type) {
+        r.headers_mut().insert(header::CONTENT_TYPE, v);
+    }
+    r.headers_mut()
+        .insert("idempotency-replayed", HeaderValue::from_static("true"));
+    Ok(Some(r))
+}
+
+// -------------------------------------------------------------- operations
+
+async fn readyz(State(app): State<App>) -> Answer {
+    sqlx::query("SELECT 1")
+        .execute(&app.db().pool)
+        .await
+        .map_err(Problem::db)?;
+    Ok("ready\n".into_response())
+}
+
+async fn metrics(State(app): State<App>) -> Response {
+    use std::fmt::Write;
+    let m = &app.0.metrics;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# HELP troupe_http_responses_total Answers by status class."
+    );
+    let _ = writeln!(s, "# TYPE troupe_http_responses_total counter");
+    for (i, c) in m.requests.iter().enumerate().skip(1) {
+        let _ = writeln!(
+            s,
+            "troupe_http_responses_total{{class=\"{i}xx\"}} {}",
+            c.load(Ordering::Relaxed)
+        );
+    }
+    let _ = writeln!(s, "# HELP troupe_turn_seconds Latency of applied turns.");
+    let _ = writeln!(s, "# TYPE troupe_turn_seconds histogram");
+    for (i, b) in BUCKETS.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "troupe_turn_seconds_bucket{{le=\"{b}\"}} {}",
+            m.turn_buckets[i].load(Ordering::Relaxed)
+        );
+    }
+    let count = m.turn_count.load(Ordering::Relaxed);
+    let _ = writeln!(s, "troupe_turn_seconds_bucket{{le=\"+Inf\"}} {count}");
+    let _ = writeln!(
+        s,
+        "troupe_turn_seconds_sum {}",
+        m.turn_micros.load(Ordering::Relaxed) as f64 / 1e6
+    );
+    let _ = writeln!(s, "troupe_turn_seconds_count {count}");
+    let open = app
+        .0
+        .sessions
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .len();
+    let _ = writeln!(
+        s,
+        "# HELP troupe_open_sessions Live sessions held in memory."
+    );
+    let _ = writeln!(s, "# TYPE troupe_open_sessions gauge");
+    let _ = writeln!(s, "troupe_open_sessions {open}");
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s).into_response()
+}
+
+// ------------------------------------------------------------------- packs
+
+fn pack_doc(hash: &str, kind: &str, size: i64, scenarios: &str, created: i64) -> Value {
+    json!({
+        "hash": hash,
+        "kind": kind,
+        "size": size,
+        "scenarios": serde_json::from_str::<Value>(scenarios).unwrap_or(Value::Null),
+        "created": created,
+    })
+}
+
+/// A temporary folder, removed when dropped.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new() -> Result<TempDir, Problem> {
+        let mut raw = [0u8; 12];
+        getrandom::fill(&mut raw).map_err(|_| Problem::internal("no randomness"))?;
+        let dir = std::env::temp_dir().join(format!("troupe-serve-{}", super::db::hex(&raw)));
+        std::fs::create_dir_all(&dir).map_err(|_| Problem::internal("no temporary folder"))?;
+        Ok(TempDir(dir))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The `troupe check --json` report of an upload that does not open, its
+/// file named `package.troupe` or `bundle.json`/`bundle.yaml` in it.
+fn check_report_of(kind: &str, body: &[u8]) -> Result<Value, Problem> {
+    let tmp = TempDir::new()?;
+    let name = match kind {
+        "package" => "package.troupe",
+        _ if body.trim_ascii_start().starts_with(b"{") => "bundle.json",
+        _ => "bundle.yaml",
+    };
+    let path = tmp.0.join(name);
+    std::fs::write(&path, body).map_err(|_| Problem::internal("writing a temporary file"))?;
+    let report = troupe::check_report(&[&path], false);
+    let text = serde_json::to_string(&report).unwrap_or_default();
+    let prefix = format!("{}{}", tmp.0.display(), std::path::MAIN_SEPARATOR);
+    Ok(serde_json::from_str(&text.replace(&prefix, "")).unwrap_or(report))
+}
+
+/// `PUT /packs`: a package (a zip) or a bundle (JSON or YAML text),
+/// checked; 201 (200 when already there) with the pack, or 422 with the
+/// `troupe check --json` report.
+async fn put_pack(State(app): State<App>, Path(ws): Path<String>, body: Bytes) -> Answer {
+    let kind = if body.starts_with(b"PK\x03\x04") {
+        "package"
+    } else {
+        "bundle"
+    };
+    let hash = sha256_hex(&body);
+    let raw = body.to_vec();
+    // The pack, or the check report of a refused one.
+    let opened = tokio::task::spawn_blocking(move || match open_pack(kind, &raw) {
+        Ok(p) => Ok(Ok(p)),
+        Err(p) if p.status == StatusCode::UNPROCESSABLE_ENTITY => {
+            check_report_of(kind, &raw).map(Err)
+        }
+        Err(p) => Err(p),
+    })
+    .await
+    .map_err(|_| Problem::internal("checking a pack"))??;
+    let pack = match opened {
+        Ok(p) => p,
+        Err(report) => return Ok(json_response(StatusCode::UNPROCESSABLE_ENTITY, &report)),
+    };
+    let scenarios = serde_json::to_string(&pack.scenarios()).unwrap_or_default();
+    app.0
+        .packs
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(hash.clone(), pack);
+    let created = now();
+    let _w = if app.db().sqlite {
+        Some(app.db().write_lock.lock().await)
+    } else {
+        None
+    };
+    let inserted = sqlx::query("INSERT INTO troupe_packs (workspace, hash, kind, body, size, scenarios, deleted, created) VALUES ($1, $2, $3, $4, $5, $6, 0, $7) ON CONFLICT DO NOTHING")
+        .bind(ws.clone())
+        .bind(hash.clone())
+        .bind(kind.to_string())
+        .bind(body.to_vec())
+        .bind(body.len() as i64)
+        .bind(scenarios.clone())
+        .bind(created)
+        .execute(&app.db().pool)
+        .await
+        .map_err(Problem::db)?;
+    let status = if inserted.rows_affected() == 1 {
+        StatusCode::CREATED
+    } else {
+        sqlx::query("UPDATE troupe_packs SET deleted = 0 WHERE workspace = $1 AND hash = $2")
+            .bind(ws)
+            .bind(hash.clone())
+            .execute(&app.db().pool)
+            .await
+            .map_err(Problem::db)?;
+        StatusCode::OK
+    };
+    Ok(json_response(
+        status,
+        &pack_doc(&hash, kind, body.len() as i64, &scenarios, created),
+    ))
+}
+
+async fn list_packs(State(app): State<App>, Path(ws): Path<String>) -> Answer {
+    let rows = sqlx::query("SELECT hash, kind, size, scenarios, created FROM troupe_packs WHERE workspace = $1 AND deleted = 0 ORDER BY hash")
+        .bind(ws)
+        .fetch_all(&app.db().pool)
+        .await
+        .map_err(Problem::db)?;
+    let mut packs = Vec::new();
+    for r in rows {
+        packs.push(pack_doc(
+            &r.try_get::<String, _>(0).map_err(Problem::db)?,
+            &r.try_get::<String, _>(1).map_err(Problem::db)?,
+            r.try_get(2).map_err(Problem::db)?,
+            &r.try_get::<String, _>(3).map_err(Problem::db)?,
+            r.try_get(4).map_err(Problem::db)?,
+        ));
+    }
+    Ok(json_response(StatusCode::OK, &json!({ "packs": packs })))
+}
+
+async fn get_pack(State(app): State<App>, Path((ws, hash)): Path<(String, String)>) -> Answer {
+    let r = sqlx::query("SELECT hash, kind, size, scenarios, created FROM troupe_packs WHERE workspace = $1 AND hash = $2 AND deleted = 0")
+        .bind(ws)
+        .bind(hash)
+        .fetch_optional(&app.db().pool)
+        .await
+        .map_err(Problem::db)?
+        .ok_or_else(|| Problem::not_found("pack"))?;
+    Ok(json_response(
+        StatusCode::OK,
+        &pack_doc(
+            &r.try_get::<String, _>(0).map_err(Problem::db)?,
+            &r.try_get::<String, _>(1).map_err(Problem::db)?,
+            r.try_get(2).map_err(Problem::db)?,
+            &r.try_get::<String, _>(3).map_err(Problem::db)?,
+            r.try_get(4).map_err(Problem::db)?,
+        ),
+    ))
+}
+
+/// `DELETE /packs/{hash}`: hidden from the list and from new sessions;
+/// sessions already started on it keep reading it.
+async fn delete_pack(State(app): State<App>, Path((ws, hash)): Path<(String, String)>) -> Answer {
+    let _w = if app.db().sqlite {
+        Some(app.db().write_lock.lock().await)
+    } else {
+        None
+    };
+    let r = sqlx::query(
+        "UPDATE troupe_packs SET deleted = 1 WHERE workspace = $1 AND hash = $2 AND deleted = 0",
+    )
+    .bind(ws)
+    .bind(hash)
+    .execute(&app.db().pool)
+    .await
+    .map_err(Problem::db)?;
+    if r.rows_affected() == 0 {
+        return Err(Problem::not_found("pack"));
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct TestQuery {
+    /// `json` (default: the report), `text`, `junit`, or `all` (one JSON
+    /// object with the three and the exit code).
+    #[serde(default)]
+    format: Option<String>,
+    /// The pack's name in the report (the path the client gave).
+    #[serde(default)]
+    name: Option<String>,
+    /// One fixture (`troupe test --test NAME`).
+    #[serde(default)]
+    test: Option<String>,
+}
+
+/// Most files and bytes a `packs:test` upload unpacks to.
+const TEST_MAX_FILES: usize = 10_000;
+const TEST_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+fn unzip_bounded(body: &[u8], dir: &std::path::Path) -> Result<(), Problem> {
+    let bad = |why: &str| {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "LIMIT",
+            format!("the pack archive {why}"),
+        )
+    };
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(body))
+        .map_err(|_| Problem::bad_request("the body is not a zip of a pack directory"))?;
+    if zip.len() > TEST_MAX_FILES {
+        return Err(bad("has too many files"));
+    }
+    let mut total = 0u64;
+    for i in 0..zip.len() {
+        let mut f = zip
+            .by_index(i)
+            .map_err(|_| Problem::bad_request("a file of the zip cannot be read"))?;
+        let Some(rel) = f.enclosed_name() else {
+            return Err(bad("names a file outside itself"));
+        };
+        let path = dir.join(rel);
+        if f.is_dir() {
+            std::fs::create_dir_all(&path).map_err(|_| Problem::internal("unpacking"))?;
+            continue;
+        }
+        if let Some(p) = path.parent() {
+            std::fs::create_dir_all(p).map_err(|_| Problem::internal("unpacking"))?;
+        }
+        let mut out = std::fs::File::create(&path).map_err(|_| Problem::internal("unpacking"))?;
+        let left = TEST_MAX_BYTES - total;
+        let n = std::io::copy(&mut std::io::Read::take(&mut f, left + 1), &mut out)
+            .map_err(|_| Problem::bad_request("a file of the zip cannot be read"))?;
+        total += n;
+        if total > TEST_MAX_BYTES {
+            return Err(bad("unpacks to too many bytes"));
+        }
+    }
+    Ok(())
+}
+
+/// `POST /packs:test`: a zip of a pack directory with its tests; runs
+/// `troupe test` on it (Format 21) and answers its report; stores nothing.
+async fn test_pack(Query(q): Query<TestQuery>, body: Bytes) -> Answer {
+    let name = q.name.unwrap_or_else(|| "pack".to_string());
+    let format = q.format.unwrap_or_else(|| "json".to_string());
+    if !matches!(format.as_str(), "json" | "text" | "junit" | "all") {
+        return Err(Problem::bad_request(
+            "format is one of json, text, junit, all",
+        ));
+    }
+    let result = tokio::task::spawn_blocking(move || -> Result<Value, Problem> {
+        let tmp = TempDir::new()?;
+        let dir = tmp.0.join("pack");
+        std::fs::create_dir_all(&dir).map_err(|_| Problem::internal("unpacking"))?;
+        unzip_bounded(&body, &dir)?;
+        let run = troupe::tools::run_tests_with(
+            &dir,
+            q.test.as_deref(),
+            troupe::tools::Snapshots::Check,
+            &mut troupe::tools::Quiet,
+            None,
+        )
+        .map_err(|e| Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "USAGE", e.to_string()))?;
+        let shown = dir.display().to_string();
+        let named = |s: String| s.replace(&shown, &name);
+        Ok(json!({
+            "exit_code": run.exit_code(),
+            "json": named(run.to_json()),
+            "text": named(run.to_text()),
+            "junit": named(run.to_junit()),
+        }))
+    })
+    .await
+    .map_err(|_| Problem::internal("running tests"))??;
+    let text = |k: &str| result[k].as_str().unwrap_or_default().to_string();
+    Ok(match format.as_str() {
+        "json" => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            text("json"),
+        )
+            .into_response(),
+        "text" => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            text("text"),
+        )
+            .into_response(),
+        "junit" => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/xml")],
+            text("junit"),
+        )
+            .into_response(),
+        _ => json_response(StatusCode::OK, &result),
+    })
+}
+
+// ---------------------------------------------------------------- sessions
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateSession {
+    pack: String,
+    #[serde(default)]
+    scenario: Option<String>,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    difficulty: Option<String>,
+    #[serde(default)]
+    opening: Option<String>,
+    #[serde(default)]
+    player_name: Option<String>,
+    #[serde(default)]
+    runtime: Option<String>,
+}
+
+fn new_id() -> Result<String, Problem> {
+    let mut raw = [0u8; 12];
+    getrandom::fill(&mut raw).map_err(|_| Problem::internal("no randomness"))?;
+    Ok(format!("s{}", super::db::hex(&raw)))
+}
+
+/// The summary of a session (`GET …/sessions/{id}`, and what create,
+/// resume, undo and goto answer).
+fn session_doc(id: &str, pack_hash: &str, live: &Live) -> Value {
+    json!({
+        "id": id,
+        "pack": pack_hash,
+        "current": live.session.current_id(),
+        "ended": live.session.ended(),
+        "outcome": live.session.outcome(),
+        "header": live.session.header(),
+        "opening": live.session.opening(),
+    })
+}
+
+/// Stores a new session (its row and every line) in one transaction.
+async fn insert_session(
+    app: &App,
+    ws: &str,
+    id: &str,
+    pack_hash: &str,
+    settings: &Value,
+    jsonl: String,
+    current: String,
+) -> Result<(i64, usize), Problem> {
+    let chunks: Vec<&str> = jsonl.split_inclusive('\n').collect();
+    let db = app.db();
+    let _w = if db.sqlite {
+        Some(db.write_lock.lock().await)
+    } else {
+        None
+    };
+    let mut tx = db.pool.begin().await.map_err(Problem::db)?;
+    sqlx::query("INSERT INTO troupe_sessions (workspace, id, pack, settings, current, lines, created) VALUES ($1, $2, $3, $4, $5, $6, $7)")
+        .bind(ws.to_string())
+        .bind(id.to_string())
+        .bind(pack_hash.to_string())
+        .bind(settings.to_string())
+        .bind(current)
+        .bind(chunks.len() as i64)
+        .bind(now())
+        .execute(&mut *tx)
+        .await
+        .map_err(Problem::db)?;
+    for (seq, line) in chunks.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(ws.to_string())
+        .bind(id.to_string())
+        .bind(seq as i64)
+        .bind(line.to_string())
+        .execute(&mut *tx)
+        .await
+        .map_err(Problem::db)?;
+    }
+    tx.commit().await.map_err(Problem::db)?;
+    Ok((chunks.len() as i64, jsonl.len()))
+}
+
+async fn create_session(State(app): State<App>, Path(ws): Path<String>, body: Bytes) -> Answer {
+    let req: CreateSession = parse_json(&body)?;
+    match req.runtime.as_deref() {
+        None | Some("rules") => {}
+        Some("fake") => {
+            return Err(Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "UNSUPPORTED",
+                "the fake runtime writes no session file (Format 18.7), so the server cannot store its sessions; use `rules`",
+            ))
+        }
+        Some(other) => {
+            return Err(Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "UNSUPPORTED",
+                format!(
+                    "runtime `{}` is not served (this server plays `rules`)",
+                    troupe::escape_controls(other)
+                ),
+            ))
+        }
+    }
+    let pack = app.pack(&ws, &req.pack, true).await?;
+    let settings: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let options = SessionOptions {
+        scenario: req.scenario,
+        seed: req.seed.unwrap_or(0),
+        difficulty: req.difficulty,
+        opening: req.opening,
+        player_name: req.player_name,
+        runtime: RuntimeChoice::Rules,
+        ..SessionOptions::default()
+    };
+    let p = pack.clone();
+    let session = tokio::task::spawn_blocking(move || p.start(options))
+        .await
+        .map_err(|_| Problem::internal("starting a session"))??;
+    let id = new_id()?;
+    let (rows, bytes) = insert_session(
+        &app,
+        &ws,
+        &id,
+        &req.pack,
+        &settings,
+        session.jsonl().to_string(),
+        session.current_id().unwrap_or("").to_string(),
+    )
+    .await?;
+    let live = Live {
+        session,
+        pack,
+        rows,
+        bytes,
+    };
+    let doc = session_doc(&id, &req.pack, &live);
+    *app.slot(&ws, &id).lock().await = Some(live);
+    let mut r = json_response(StatusCode::CREATED, &doc);
+    if let Ok(v) = HeaderValue::from_str(&format!("/api/v1/workspaces/{ws}/sessions/{id}")) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    Ok(r)
+}
+
+#[derive(Debug, Deserialize)]
+struct ResumeQuery {
+    pack: String,
+    #[serde(default)]
+    at: Option<String>,
+}
+
+/// `POST /sessions:resume?pack=HASH[&at=ID]`: the body is a session file
+/// (Format 18.8) that goes on as a live session (Format 18.10).
+async fn resume_session(
+    State(app): State<App>,
+    Path(ws): Path<String>,
+    Query(q): Query<ResumeQuery>,
+    body: Bytes,
+) -> Answer {
+    let text = String::from_utf8(body.to_vec())
+        .map_err(|_| Problem::bad_request("the session is not UTF-8 (Format 12.1)"))?;
+    let pack = app.pack(&ws, &q.pack, true).await?;
+    let p = pack.clone();
+    let at = q.at.clone();
+    let session = tokio::task::spawn_blocking(move || {
+        p.resume_with(
+            &text,
+            ResumeOptions {
+                at,
+                ..ResumeOptions::default()
+            },
+        )
+    })
+    .await
+    .map_err(|_| Problem::internal("resuming a session"))??;
+    let id = new_id()?;
+    let settings = json!({"pack": q.pack, "resumed": true});
+    let (rows, bytes) = insert_session(
+        &app,
+        &ws,
+        &id,
+        &q.pack,
+        &settings,
+        session.jsonl().to_string(),
+        session.current_id().unwrap_or("").to_string(),
+    )
+    .await?;
+    let live = Live {
+        session,
+        pack,
+        rows,
+        bytes,
+    };
+    let doc = session_doc(&id, &q.pack, &live);
+    *app.slot(&ws, &id).lock().await = Some(live);
+    Ok(json_response(StatusCode::CREATED, &doc))
+}
+
+/// The stored row of a session: `(pack, current, lines)`.
+async fn session_row(app: &App, ws: &str, id: &str) -> Result<(String, String, i64), Problem> {
+    let r = sqlx::query(
+        "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = $1 AND id = $2",
+    )
+    .bind(ws.to_string())
+    .bind(id.to_string())
+    .fetch_optional(&app.db().pool)
+    .await
+    .map_err(Problem::db)?
+    .ok_or_else(|| Problem::not_found("session"))?;
+    Ok((
+        r.try_get(0).map_err(Problem::db)?,
+        r.try_get(1).map_err(Problem::db)?,
+        r.try_get(2).map_err(Problem::db)?,
+    ))
+}
+
+async fn stored_text(app: &App, ws: &str, id: &str) -> Result<String, Problem> {
+    let rows = sqlx::query(
+        "SELECT line FROM troupe_lines WHERE workspace = $1 AND session = $2 ORDER BY seq",
+    )
+    .bind(ws.to_string())
+    .bind(id.to_string())
+    .fetch_all(&app.db().pool)
+    .await
+    .map_err(Problem::db)?;
+    let mut text = String::new();
+    for r in rows {
+        text.push_str(&r.try_get::<String, _>(0).map_err(Problem::db)?);
+    }
+    Ok(text)
+}
+
+/// The live session `id`, locked, up to date with the database: the one in
+/// memory when it matches the stored row, else rebuilt from the stored
+/// lines (another instance moved it, or this one never saw it).
+async fn locked(
+    app: &App,
+    ws: &str,
+    id: &str,
+) -> Result<(tokio::sync::OwnedMutexGuard<Option<Live>>, String), Problem> {
+    let (pack_hash, current, lines) = session_row(app, ws, id).await?;
+    let mut guard = app.slot(ws, id).lock_owned().await;
+    // Read again under the lock: a turn of this process may have finished
+    // while we waited.
+    let (_, current2, lines2) = session_row(app, ws, id).await?;
+    let (current, lines) = if (current2.as_str(), lines2) != (current.as_str(), lines) {
+        (current2, lines2)
+    } else {
+        (current, lines)
+    };
+    let fresh = guard
+        .as_ref()
+        .is_some_and(|l| l.rows == lines && l.session.current_id().unwrap_or("") == current);
+    if !fresh {
+        *guard = None;
+        let pack = app.pack(ws, &pack_hash, false).await?;
+        let text = stored_text(app, ws, id).await?;
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .and_then(|l| serde_json::from_str::<Value>(l).ok())
+            .and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_string));
+        let at = (!current.is_empty() && last.as_deref() != Some(current.as_str()))
+            .then(|| current.clone());
+        let p = pack.clone();
+        let bytes = text.len();
+        let session = tokio::task::spawn_blocking(move || {
+            p.resume_with(
+                &text,
+                ResumeOptions {
+                    at,
+                    ..ResumeOptions::default()
+                },
+            )
+        })
+        .await
+        .map_err(|_| Problem::internal("rebuilding a session"))??;
+        *guard = Some(Live {
+            session,
+            pack,
+            rows: lines,
+            bytes,
+        });
+    }
+    Ok((guard, pack_hash))
+}
+
+/// Writes what the session appended since `live.rows` and its new current
+/// message, in one transaction, only if the stored row is still what this
+/// process last saw (`old_current`, `live.rows`): `Ok(false)` otherwise.
+async fn commit(
+    app: &App,
+    ws: &str,
+    id: &str,
+    live: &mut Live,
+    old_current: &str,
+) -> Result<bool, Problem> {
+    let jsonl = live.session.jsonl();
+    let new_text = jsonl.get(live.bytes..).unwrap_or_default();
+    let chunks: Vec<&str> = new_text.split_inclusive('\n').collect();
+    let rows = live.rows + chunks.len() as i64;
+    let current = live.session.current_id().unwrap_or("").to_string();
+    let db = app.db();
+    let _w = if db.sqlite {
+        Some(db.write_lock.lock().await)
+    } else {
+        None
+    };
+    let mut tx = db.pool.begin().await.map_err(Problem::db)?;
+    let moved = sqlx::query("UPDATE troupe_sessions SET current = $1, lines = $2 WHERE workspace = $3 AND id = $4 AND current = $5 AND lines = $6")
+        .bind(current)
+        .bind(rows)
+        .bind(ws.to_string())
+        .bind(id.to_string())
+        .bind(old_current.to_string())
+        .bind(live.rows)
+        .execute(&mut *tx)
+        .await
+        .map_err(Problem::db)?;
+    if moved.rows_affected() != 1 {
+        let _ = tx.rollback().await;
+        return Ok(false);
+    }
+    for (i, line) in chunks.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(ws.to_string())
+        .bind(id.to_string())
+        .bind(live.rows + i as i64)
+        .bind(line.to_string())
+        .execute(&mut *tx)
+        .await
+        .map_err(Problem::db)?;
+    }
+    tx.commit().await.map_err(Problem::db)?;
+    live.rows = rows;
+    live.bytes = jsonl.len();
+    Ok(true)
+}
+
+/// Runs `op` on the live session under its lock, off the async threads,
+/// then commits what it wrote; a stale `expected` is 409 before anything
+/// runs, and losing the race to another instance is 409 after.
+async fn mutate<T: Send + 'static>(
+    app: &App,
+    ws: &str,
+    id: &str,
+    expected: Option<&str>,
+    op: impl FnOnce(&mut Session) -> Result<T, Problem> + Send + 'static,
+) -> Result<(T, Value), Problem> {
+    let (mut guard, pack_hash) = locked(app, ws, id).await?;
+    let current = guard
+        .as_ref()
+        .and_then(|l| l.session.current_id())
+        .unwrap_or("")
+        .to_string();
+    if let Some(e) = expected {
+        if e != current {
+            return Err(Problem::conflict(&current));
+        }
+    }
+    let (mut guard, out) = tokio::task::spawn_blocking(move || {
+        let out = match guard.as_mut() {
+            Some(live) => op(&mut live.session),
+            None => Err(Problem::internal("a session slot was empty")),
+        };
+        (guard, out)
+    })
+    .await
+    .map_err(|_| Problem::internal("a session operation"))?;
+    let out = match out {
+        Ok(o) => o,
+        Err(p) => {
+            // Nothing of a refused operation is written (the library's
+            // promise); keep the session only if it still matches.
+            if guard.as_ref().map(|l| l.session.jsonl().len()) != guard.as_ref().map(|l| l.bytes) {
+                *guard = None;
+            }
+            return Err(p);
+        }
+    };
+    let Some(live) = guard.as_mut() else {
+        return Err(Problem::internal("a session slot was empty"));
+    };
+    if !commit(app, ws, id, live, &current).await? {
+        *guard = None;
+        let (_, now_current, _) = session_row(app, ws, id).await?;
+        return Err(Problem::conflict(&now_current));
+    }
+    let doc = session_doc(id, &pack_hash, live);
+    Ok((out, doc))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnBody {
+    text: String,
+    #[serde(default, rename = "as")]
+    as_player: Option<String>,
+    #[serde(default)]
+    to: Option<String>,
+    #[serde(default)]
+    expected: Option<String>,
+}
+
+/// `POST /sessions/{id}/turns`: one turn (Format 18.5); the turn document
+/// of `troupe run --json` (Format 18.6).
+async fn turn(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Answer {
+    let req: TurnBody = parse_json(&body)?;
+    if req.as_player.is_some() && req.to.is_some() {
+        return Err(Problem::bad_request(
+            "give `as` (the player speaking) or `to` (the character answering), not both",
+        ));
+    }
+    let started = Instant::now();
+    let expected = req.expected.clone();
+    let (result, _) = mutate(&app, &ws, &id, expected.as_deref(), move |s| {
+        let r = match (&req.as_player, &req.to) {
+            (Some(p), _) => s.turn_as(p, &req.text),
+            (_, Some(c)) => s.turn_to(c, &req.text),
+            _ => s.turn(&req.text),
+        };
+        r.map_err(Problem::from)
+    })
+    .await?;
+    app.0.metrics.turn(started.elapsed());
+    let mut r = json_response(StatusCode::OK, &result);
+    if let Some(last) = result.messages.last() {
+        if let Ok(v) = HeaderValue::from_str(last) {
+            r.headers_mut().insert("troupe-current", v);
+        }
+    }
+    Ok(r)
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MoveBody {
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    expected: Option<String>,
+}
+
+/// `POST /sessions/{id}/undo`: the last turn taken back (Format 18.4); the
+/// next input is a sibling of its input; nothing is lost.
+async fn undo(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Answer {
+    let req: MoveBody = if body.is_empty() {
+        MoveBody::default()
+    } else {
+        parse_json(&body)?
+    };
+    let (_, doc) = mutate(&app, &ws, &id, req.expected.as_deref(), |s| {
+        if s.undo() {
+            Ok(())
+        } else {
+            Err(Problem::new(
+                StatusCode::CONFLICT,
+                "NOTHING_TO_UNDO",
+                "the session has no turn to undo",
+            ))
+        }
+    })
+    .await?;
+    Ok(json_response(StatusCode::OK, &doc))
+}
+
+/// `POST /sessions/{id}/goto`: `{"message": ID}` becomes the current
+/// message, so the next input is its child (a branch; nothing is lost).
+async fn goto(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Answer {
+    let req: MoveBody = parse_json(&body)?;
+    let Some(target) = req.message else {
+        return Err(Problem::bad_request("`message` names the message to go to"));
+    };
+    let (_, doc) = mutate(&app, &ws, &id, req.expected.as_deref(), move |s| {
+        if s.go_to(&target) {
+            Ok(())
+        } else {
+            Err(Problem::new(
+                StatusCode::NOT_FOUND,
+                "UNKNOWN_REF",
+                format!(
+                    "the session has no message `{}`",
+                    troupe::escape_controls(&target)
+                ),
+            ))
+        }
+    })
+    .await?;
+    Ok(json_response(StatusCode::OK, &doc))
+}
+
+/// `GET /sessions/{id}` (its summary) and `GET /sessions/{id}.jsonl` (its
+/// file, byte for byte what `troupe run --out` writes, Format 18.8).
+async fn get_session(State(app): State<App>, Path((ws, id)): Path<(String, String)>) -> Answer {
+    if let Some(id) = id.strip_suffix(".jsonl") {
+        session_row(&app, &ws, id).await?;
+        let text = stored_text(&app, &ws, id).await?;
+        return Ok((
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/jsonl")],
+            text,
+        )
+            .into_response());
+    }
+    let (guard, pack_hash) = locked(&app, &ws, &id).await?;
+    let live = guard
+        .as_ref()
+        .ok_or_else(|| Problem::internal("a session slot was empty"))?;
+    Ok(json_response(
+        StatusCode::OK,
+        &session_doc(&id, &pack_hash, live),
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+struct StateQuery {
+    #[serde(default)]
+    at: Option<String>,
+}
+
+/// `GET /sessions/{id}/state[?at=ID]`: what `troupe state --json` prints
+/// (Format 8.6), at `at` or the last message in file order.
+async fn state(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    Query(q): Query<StateQuery>,
+) -> Answer {
+    let (jsonl, pack) = {
+        let (guard, _) = locked(&app, &ws, &id).await?;
+        let live = guard
+            .as_ref()
+            .ok_or_else(|| Problem::internal("a session slot was empty"))?;
+        (live.session.jsonl().to_string(), live.pack.clone())
+    };
+    let view = tokio::task::spawn_blocking(move || -> Result<Value, Problem> {
+        let history = pack.history(&jsonl)?;
+        let at = q.at.or_else(|| history.last_id().map(str::to_string));
+        let view = history.state(at.as_deref())?;
+        Ok(serde_json::to_value(&view).unwrap_or(Value::Null))
+    })
+    .await
+    .map_err(|_| Problem::internal("reading a state"))??;
+    Ok(json_response(StatusCode::OK, &view))
+}
+
+/// `POST /sessions/{id}/settings`: the host changes the difficulty
+/// settings from now on (Format 8.9); what `Session::change_settings`
+/// answers.
+async fn settings(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Answer {
+    let mut req: Map<String, Value> = parse_json(&body)?;
+    let expected = match req.remove("expected") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s),
+        Some(_) => return Err(Problem::bad_request("`expected` is a message ID")),
+    };
+    let settings = Value::Object(req);
+    let (result, _) = mutate(&app, &ws, &id, expected.as_deref(), move |s| {
+        s.change_settings(&settings).map_err(Problem::from)
+    })
+    .await?;
+    Ok(json_response(StatusCode::OK, &result))
+}
+
+/// The recorded session `id` (its file as stored) as a `History`, and the
+/// message `at` or its last message, for the read-only views.
+async fn history_at(
+    app: &App,
+    ws: &str,
+    id: &str,
+    at: Option<String>,
+) -> Result<(troupe::History, String), Problem> {
+    let (pack_hash, _, _) = session_row(app, ws, id).await?;
+    let pack = app.pack(ws, &pack_hash, false).await?;
+    let text = stored_text(app, ws, id).await?;
+    tokio::task::spawn_blocking(move || {
+        let history = pack.history(&text)?;
+        let at = at
+            .or_else(|| history.last_id().map(str::to_string))
+            .ok_or_else(|| Problem::not_found("message"))?;
+        Ok((history, at))
+    })
+    .await
+    .map_err(|_| Problem::internal("reading a session"))?
+}
+
+/// `GET /sessions/{id}/ended[?at=ID]`: what `troupe ended --json` prints.
+async fn ended(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    Query(q): Query<StateQuery>,
+) -> Answer {
+    let (history, at) = history_at(&app, &ws, &id, q.at).await?;
+    let view = history.ended_at(&at)?;
+    Ok(json_response(StatusCode::OK, &view))
+}
+
+/// `GET /sessions/{id}/explain[?at=ID]`: what `troupe explain --json`
+/// prints.
+async fn explain(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    Query(q): Query<StateQuery>,
+) -> Answer {
+    let (history, at) = history_at(&app, &ws, &id, q.at).await?;
+    let view = history.explain(&at)?;
+    Ok(json_response(StatusCode::OK, &view))
+}
+
+/// `GET /sessions/{id}/score`: the rubric score at the current message
+/// (Format 19.6), `null` without a rubric.
+async fn score(State(app): State<App>, Path((ws, id)): Path<(String, String)>) -> Answer {
+    let (guard, _) = locked(&app, &ws, &id).await?;
+    let live = guard
+        .as_ref()
+        .ok_or_else(|| Problem::internal("a session slot was empty"))?;
+    Ok(json_response(StatusCode::OK, &live.session.score()))
+}
+
+#[derive(Debug, Deserialize)]
+struct KnowsQuery {
+    message: String,
+    #[serde(default)]
+    part: Option<usize>,
+    #[serde(default)]
+    summary: bool,
+}
+
+/// `GET /sessions/{id}/knows?message=ID&(part=N|summary=true)`: what
+/// `troupe knows --json` prints, the knowers in code point order.
+async fn knows(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    Query(q): Query<KnowsQuery>,
+) -> Answer {
+    let what = match (q.part, q.summary) {
+        (Some(p), false) => troupe::Knowable::Part(p),
+        (None, true) => troupe::Knowable::Summary,
+        _ => {
+            return Err(Problem::bad_request(
+                "give `part=N` or `summary=true`, one of them",
+            ))
+        }
+    };
+    let (history, _) = history_at(&app, &ws, &id, Some(q.message.clone())).await?;
+    let who = history.knows(&q.message, what)?;
+    Ok(json_response(StatusCode::OK, &who))
+}
