@@ -26,6 +26,9 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("template", template),
     ("card", card),
     ("chat", chat),
+    ("model_answer", model_answer),
+    ("cassette", cassette),
+    ("mcp", mcp),
 ];
 
 struct DiceHost(u64);
@@ -209,4 +212,94 @@ pub fn chat(data: &[u8]) {
         scenario: &imported.scenario,
     };
     let _ = chat::chat_to_session("c.jsonl", data, &target);
+}
+
+/// The bundle the model-answer target validates answers against: a
+/// `model` block with a step limit on a number, a bool, and a character's
+/// int (Format 24.2).
+const MODEL_BUNDLE: &str = r#"{"troupe": "0.1", "kind": "bundle",
+  "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult",
+    "variables": [{"id": "mood", "type": "int", "default": 5, "min": 0, "max": 10}]}],
+  "scenarios": [{"id": "s", "name": "S", "cast": [{"character": "kai"}, {"seat": "p", "player": true}],
+    "variables": [{"id": "price", "type": "number", "default": 10, "places": 2},
+      {"id": "open", "type": "bool", "default": false},
+      {"id": "seen", "type": "int", "keys": "*"}],
+    "model": {"changes": {"price": {"step": 1.5}, "open": {}, "kai.mood": {"step": 2}, "seen.x": {"step": 3}},
+      "emotions": ["calm", "angry"]}}]}"#;
+
+thread_local! {
+    static MODEL_ENGINE: Option<troupe::engine::Engine> = serde_json::from_str(MODEL_BUNDLE)
+        .ok()
+        .and_then(|b| troupe::engine::Engine::load(&b, None, None).ok());
+}
+
+/// The model runtime's answer parser (Format 24.4, 24.6): the text as a
+/// Chat Completions body and as an answer validated against a scenario's
+/// `model` block. Neither may panic, and a refusal is bounded whatever the
+/// answer's size (at most 16 problems of at most 300 characters, then a
+/// count).
+pub fn model_answer(data: &[u8]) {
+    use troupe::runtime::chat::{read_answer, repair_text, validate, ModelDecl};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = read_answer(text);
+    MODEL_ENGINE.with(|engine| {
+        let Some(engine) = engine else {
+            panic!("the model bundle loads");
+        };
+        let decl = ModelDecl::of(&engine.story.raw);
+        let state = engine.flatten(engine.initial());
+        if let Err(problems) = validate(text, &engine.story, &decl, &state) {
+            assert!(problems.len() <= 17, "{} problems", problems.len());
+            let repair = repair_text(&problems);
+            assert!(repair.len() <= 17 * 4 * 301 + 200, "{} bytes", repair.len());
+        }
+    });
+}
+
+/// The cassette reader (Format 24.5, 16): a cassette's bytes parsed, then
+/// a request answered from it and its nearest recorded request found.
+pub fn cassette(data: &[u8]) {
+    let Ok(mut c) = troupe::runtime::chat::Cassette::parse("c.json", data) else {
+        return;
+    };
+    let request = serde_json::json!({"model": "local", "messages": [
+        {"role": "system", "content": "A"}, {"role": "user", "content": "Hi"}],
+        "max_tokens": 512, "seed": 7});
+    let _ = c.nearest(&request);
+    let _ = c.answer(&request);
+    let _ = c.nearest(&request);
+    let _ = c.counts();
+    let _ = c.to_text();
+}
+
+thread_local! {
+    /// The MCP target's root: a fresh folder holding the tiny bundle as
+    /// `b.json` (tools may write inside it; nothing outside).
+    static MCP_ROOT: std::path::PathBuf = {
+        let dir = std::env::temp_dir().join(format!("troupe-fuzz-mcp-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(dir.join("b.json"), BUNDLE);
+        dir
+    };
+}
+
+/// The MCP server's request handler (docs/mcp.md) on arbitrary lines after
+/// a valid `initialize`: every tool, resource and protocol message through
+/// the SDK, the input schemas, the root rule and the drain of answers at
+/// the end of input. It must not panic, and it answers every request it
+/// reads (a request never answered would hold the end of input).
+pub fn mcp(data: &[u8]) {
+    let mut input = Vec::with_capacity(data.len() + 256);
+    input.extend_from_slice(
+        br#"{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "0"}}}
+{"jsonrpc": "2.0", "method": "notifications/initialized"}
+"#,
+    );
+    input.extend_from_slice(data);
+    input.push(b'\n');
+    MCP_ROOT.with(|root| {
+        let _ = troupe::mcp::serve_bytes(root, &input);
+    });
 }

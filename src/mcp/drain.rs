@@ -90,6 +90,24 @@ impl Probe {
     }
 }
 
+/// The ID of the request a line holds, when the SDK reads it as one: the
+/// line is read as the SDK's transport reads it (one client message; a
+/// batch, a known method with wrong `params`, an `id` that is not a string
+/// or an integer are answered "Invalid request" with no ID, so they are
+/// not waited for).
+fn request_id(line: &[u8]) -> Option<String> {
+    use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage};
+    // Cheap first: most lines the SDK reads as requests have `id` and
+    // `method`; only those are read as the SDK does.
+    if !probes(line).iter().any(|p| p.request().is_some()) {
+        return None;
+    }
+    match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+        Ok(JsonRpcMessage::Request(r)) => serde_json::to_string(&r.id).ok(),
+        _ => None,
+    }
+}
+
 /// The messages of one line (a message, or a batch of them).
 fn probes(line: &[u8]) -> Vec<Probe> {
     match line.iter().find(|b| !b.is_ascii_whitespace()) {
@@ -195,11 +213,13 @@ impl<R> HoldingReader<R> {
             let Ok(mut c) = counts.lock() else {
                 return;
             };
-            for p in probes(line) {
-                if let Some(id) = p.request() {
-                    c.pending.insert(id);
-                } else if let Some(id) = p.cancels() {
-                    c.pending.remove(&id);
+            if let Some(id) = request_id(line) {
+                c.pending.insert(id);
+            } else {
+                for p in probes(line) {
+                    if let Some(id) = p.cancels() {
+                        c.pending.remove(&id);
+                    }
                 }
             }
         };
@@ -322,5 +342,27 @@ mod tests {
             probes(b"{\"method\":\"notifications/cancelled\",\"params\":{\"requestId\": \"a\"}}");
         assert_eq!(p[0].cancels().as_deref(), Some("\"a\""));
         assert_eq!(p[0].request(), None);
+    }
+
+    /// Found by the `mcp` fuzz target: a line with `id` and `method` that
+    /// the SDK cannot read as a request (a batch, `params` that is not an
+    /// object, an `id` that is an object, no `jsonrpc`) is answered
+    /// "Invalid request" with no ID; counted as a request, it held the end
+    /// of input for two minutes. Only what the SDK reads as a request is
+    /// waited for.
+    #[test]
+    fn only_what_the_sdk_reads_as_a_request_is_waited_for() {
+        let ok = br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+        assert_eq!(request_id(ok).as_deref(), Some("7"));
+        let custom = br#"{"jsonrpc":"2.0","id":"x","method":"nope"}"#;
+        assert_eq!(request_id(custom).as_deref(), Some("\"x\""));
+        for bad in [
+            &br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#[..],
+            br#"{"jsonrpc":"2.0","id":3,"method":"ping","params":5}"#,
+            br#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+            br#"{"id":4,"method":"ping"}"#,
+        ] {
+            assert_eq!(request_id(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
     }
 }

@@ -32,6 +32,17 @@ const TIME: &str = "/usr/bin/time";
 /// `posix_spawn` leaves the parent's). GNU time is small and forks, so the
 /// figure it records is the binary's own peak.
 pub fn troupe_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    measure(dir, args, stdin, true)
+}
+
+/// [`troupe_in`] with no input, its standard output read and dropped as it
+/// comes (`stdout` is empty): for runs whose output is large and not
+/// needed, so the test process stays small.
+pub fn troupe_dropping_stdout(dir: &Path, args: &[&str]) -> Run {
+    measure(dir, args, None, false)
+}
+
+fn measure(dir: &Path, args: &[&str], stdin: Option<&[u8]>, keep_stdout: bool) -> Run {
     assert!(
         Path::new(TIME).exists(),
         "{TIME} is missing: install the Debian package `time` (.ci/run does)"
@@ -57,7 +68,11 @@ pub fn troupe_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
     let mut err = child.stderr.take().unwrap();
     let reader = std::thread::spawn(move || {
         let mut s = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut out, &mut s);
+        if keep_stdout {
+            let _ = std::io::Read::read_to_end(&mut out, &mut s);
+        } else {
+            let _ = std::io::copy(&mut out, &mut std::io::sink());
+        }
         s
     });
     let mut e = Vec::new();

@@ -245,11 +245,150 @@ impl Problems {
     }
 }
 
+/// An answer's members as parsed: every member as its value, but for
+/// `changes`, whose names the model may not change are kept (their value
+/// as `null`) only while they can still be listed among the first
+/// [`MAX_PROBLEMS`] problems; the rest are counted in `unlisted`, and
+/// their values never built. A hostile answer of a million such names
+/// costs a pass over its text, not a value tree many times its size.
+struct Parsed {
+    members: Map<String, Value>,
+    unlisted: usize,
+}
+
+/// The members of `changes` read as [`Parsed`] says.
+struct ChangesSeed<'a> {
+    decl: &'a ModelDecl,
+    unlisted: &'a std::cell::Cell<usize>,
+}
+
+/// serde_json's name for a number read as a map (its
+/// `arbitrary_precision` form): `changes` written as a number is not an
+/// object.
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+impl<'de> serde::de::DeserializeSeed<'de> for ChangesSeed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ChangesSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        use serde::de::IgnoredAny;
+        let mut out = Map::new();
+        let mut refused = 0usize;
+        while let Some(name) = map.next_key::<String>()? {
+            if name == NUMBER_TOKEN {
+                map.next_value::<IgnoredAny>()?;
+                return Ok(Value::Bool(false));
+            }
+            if self.decl.changes.contains_key(&name) {
+                out.insert(name, map.next_value::<Value>()?);
+            } else if refused < MAX_PROBLEMS {
+                map.next_value::<IgnoredAny>()?;
+                refused += 1;
+                out.insert(name, Value::Null);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+                self.unlisted.set(self.unlisted.get() + 1);
+            }
+        }
+        Ok(Value::Object(out))
+    }
+
+    // Any other value is not an object: which one does not matter.
+    fn visit_bool<E>(self, _: bool) -> Result<Value, E> {
+        Ok(Value::Bool(false))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Value, E> {
+        Ok(Value::Bool(false))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Value, E> {
+        Ok(Value::Bool(false))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Value, E> {
+        Ok(Value::Bool(false))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Value, E> {
+        Ok(Value::Bool(false))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Value::Bool(false))
+    }
+}
+
+/// The answer's top level read as [`Parsed`] says.
+struct AnswerSeed<'a> {
+    decl: &'a ModelDecl,
+    unlisted: &'a std::cell::Cell<usize>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for AnswerSeed<'_> {
+    type Value = Map<String, Value>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for AnswerSeed<'_> {
+    type Value = Map<String, Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = Map::new();
+        let mut unknown = 0usize;
+        while let Some(name) = map.next_key::<String>()? {
+            let value = match name.as_str() {
+                "changes" => map.next_value_seed(ChangesSeed {
+                    decl: self.decl,
+                    unlisted: self.unlisted,
+                })?,
+                "reply" | "emotion" => map.next_value::<Value>()?,
+                // A member that is not one of an answer's is a problem
+                // whatever its value: the value is not built, and past
+                // the listed problems neither is the member.
+                _ if unknown < MAX_PROBLEMS => {
+                    unknown += 1;
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    Value::Null
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    self.unlisted.set(self.unlisted.get() + 1);
+                    continue;
+                }
+            };
+            out.insert(name, value);
+        }
+        Ok(out)
+    }
+}
+
 /// Parses an answer's text (Format 24.4, 2.2) under Format 16's bounds on
-/// documents (size, nesting, the value budget, checked before any value is
-/// built) and with unique member names: the object, or the one problem
-/// that refuses it.
-fn parse_answer(text: &str) -> Result<Map<String, Value>, String> {
+/// documents (size, nesting, the value budget and duplicate member names,
+/// checked before anything is built), as [`Parsed`] says; `Err` is the one
+/// problem that refuses it.
+fn parse_answer(text: &str, decl: &ModelDecl) -> Result<Parsed, String> {
     let text = unfence(text);
     // The syntax first, building nothing: serde_json's own words say what
     // is wrong with text that is not JSON.
@@ -259,17 +398,30 @@ fn parse_answer(text: &str) -> Result<Map<String, Value>, String> {
     if !text.starts_with('{') {
         return Err("the answer is not a JSON object".into());
     }
-    match crate::load::json::parse_json_at("answer", text.as_bytes(), 1) {
-        Ok(doc) => match doc.value {
-            Value::Object(m) => Ok(m),
-            _ => Err("the answer is not a JSON object".into()),
-        },
+    match crate::load::json::check_json_at("answer", text.as_bytes(), 1) {
+        Ok(()) => {}
         Err(d) if d.code == crate::diag::Code::Limit => {
-            Err(format!("the answer is over Format 16's bounds: {}", d.message))
+            return Err(format!("the answer is over Format 16's bounds: {}", d.message))
         }
         // A member name twice (Format 2.2).
-        Err(d) => Err(format!("the answer is not valid JSON: {}", d.message)),
+        Err(d) => return Err(format!("the answer is not valid JSON: {}", d.message)),
     }
+    let unlisted = std::cell::Cell::new(0);
+    let mut de = serde_json::Deserializer::from_str(text);
+    // Nesting is bounded by the check above (Format 16: 128 levels).
+    de.disable_recursion_limit();
+    let members = serde::de::DeserializeSeed::deserialize(
+        AnswerSeed {
+            decl,
+            unlisted: &unlisted,
+        },
+        &mut de,
+    )
+    .map_err(|e| format!("the answer is not JSON ({e})"))?;
+    Ok(Parsed {
+        members,
+        unlisted: unlisted.get(),
+    })
 }
 
 /// Validates an answer's text (Format 24.4) against the story, the
@@ -282,8 +434,9 @@ pub fn validate(
     decl: &ModelDecl,
     state: &Map<String, Value>,
 ) -> Result<Validated, Vec<String>> {
-    let obj = parse_answer(text).map_err(|e| vec![cut(&e, MAX_PROBLEM_CHARS).into_owned()])?;
-    let obj = &obj;
+    let parsed =
+        parse_answer(text, decl).map_err(|e| vec![cut(&e, MAX_PROBLEM_CHARS).into_owned()])?;
+    let obj = &parsed.members;
     let mut errors = Problems::default();
     for k in obj.keys() {
         if !matches!(k.as_str(), "reply" | "changes" | "emotion") {
@@ -380,6 +533,8 @@ pub fn validate(
         }
         Some(_) => errors.push(|| "`changes` must be an object of state names and values".into()),
     }
+    // The members read but not kept, each a problem past the listed ones.
+    errors.more += parsed.unlisted;
     if !errors.is_empty() {
         return Err(errors.finish());
     }
@@ -493,6 +648,53 @@ mod tests {
         assert!(errors[1].starts_with("`n1` may not be changed"));
         assert_eq!(errors[16], "and 24 more problems");
         assert!(errors.iter().all(|p| p.chars().count() <= MAX_PROBLEM_CHARS + 1));
+    }
+
+    /// What the streaming read keeps or counts gives the same problems:
+    /// `changes` as a number, a string or a list is not an object; 20
+    /// members that are not an answer's are 16 listed and 4 counted; a
+    /// member name twice is refused (Format 2.2).
+    #[test]
+    fn the_streaming_read_gives_the_same_problems() {
+        let e = story();
+        let decl = ModelDecl::of(&e.story.raw);
+        for changes in ["5", "2.5", "\"x\"", "[1, {}]", "true"] {
+            let answer = format!("{{\"reply\": \"Hi\", \"changes\": {changes}}}");
+            let errors = validate(&answer, &e.story, &decl, &state()).unwrap_err();
+            assert_eq!(
+                errors,
+                ["`changes` must be an object of state names and values"],
+                "{changes}"
+            );
+        }
+        let mut m = Map::new();
+        m.insert("reply".into(), json!("Hi"));
+        for i in 0..20 {
+            m.insert(format!("x{i}"), json!({"a": [1, 2]}));
+        }
+        let errors = validate(&Value::Object(m).to_string(), &e.story, &decl, &state()).unwrap_err();
+        assert_eq!(errors.len(), 17);
+        assert!(errors[15].starts_with("`x15` is not a member"));
+        assert_eq!(errors[16], "and 4 more problems");
+        let errors = validate(
+            r#"{"reply": "a", "changes": {"open": true, "open": false}}"#,
+            &e.story,
+            &decl,
+            &state(),
+        )
+        .unwrap_err();
+        assert!(errors[0].starts_with("the answer is not valid JSON: duplicate key"), "{errors:?}");
+        // Allowed names keep their values and are checked as before.
+        let v = validate(
+            r#"{"nope": 1, "reply": "a", "changes": {"n1": 1, "open": true}}"#,
+            &e.story,
+            &decl,
+            &state(),
+        )
+        .unwrap_err();
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert!(v[0].starts_with("`nope` is not a member"));
+        assert!(v[1].starts_with("`n1` may not be changed"));
     }
 
     /// An answer over Format 16's value budget is refused before it is
