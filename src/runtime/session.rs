@@ -885,7 +885,8 @@ fn from_ir(pack: &Opened, options: &Options) -> Option<(Engine, Arc<RuntimeIr>, 
         return None;
     }
     // Compiled once per opened pack, whatever its form (issue 41).
-    let sc = pack.default_scenario(options.scenario.as_deref())?;
+    let ds = pack.default_scenario(options.scenario.as_deref())?;
+    let sc = &ds.ir;
     let ir = &sc.story;
     let preset = options
         .difficulty
@@ -921,7 +922,7 @@ fn from_ir(pack: &Opened, options: &Options) -> Option<(Engine, Arc<RuntimeIr>, 
         ..SessionIr::default()
     };
     let engine = Engine::from_ir(
-        LazyStory::deferred(pack.bundle.clone(), header.clone()),
+        LazyStory::deferred(ds.story.clone()),
         sc.story.clone(),
         session,
         true,
