@@ -257,7 +257,62 @@ fn packs(c: &mut Criterion) {
             black_box(Session::start(&o, &Options::default()).unwrap())
         })
     });
+    // A service opens a pack once and starts a session per player
+    // (issue 41 item 4): a start alone, from each form of the pack.
+    let opened_src = open(&ex).unwrap();
+    let opened_pkg = open(&epkg).unwrap();
+    g.bench_function("start session (opened source pack)", |b| {
+        b.iter(|| black_box(Session::start(&opened_src, &Options::default()).unwrap()))
+    });
+    g.bench_function("start session (opened compiled package)", |b| {
+        b.iter(|| black_box(Session::start(&opened_pkg, &Options::default()).unwrap()))
+    });
     g.finish();
 }
 
-criterion_group!(benches, turns, packs, heavy);
+/// The Python bench's loop in Rust alone (`bindings/python/bench.py`,
+/// `_bench_turns`): sessions of the source negotiation pack, each with its
+/// own seed, played on `used-car-good-deal.txt`, the start included; beside
+/// it the same turns with the start outside the timing.
+fn sessions(c: &mut Criterion) {
+    let pack = troupe::Pack::open(root().join("examples/packs/everyday-negotiation")).unwrap();
+    let inputs = script("used-car-good-deal.txt");
+    let start = |seed: u64| {
+        pack.start(troupe::SessionOptions::default().seed(seed))
+            .unwrap()
+    };
+    let play = |mut s: troupe::Session| {
+        let mut turns = 0u64;
+        for i in &inputs {
+            if s.ended() {
+                break;
+            }
+            black_box(s.turn(i).unwrap());
+            turns += 1;
+        }
+        (s, turns)
+    };
+    let turns = play(start(0)).1;
+    let mut g = c.benchmark_group(format!("{}/sessions", crate::PREFIX));
+    g.throughput(Throughput::Elements(turns));
+    let mut seed = 0u64;
+    g.bench_function("good-deal, start included", |b| {
+        b.iter(|| {
+            seed += 1;
+            play(start(seed))
+        })
+    });
+    g.bench_function("good-deal, turns only", |b| {
+        b.iter_batched(
+            || {
+                seed += 1;
+                start(seed)
+            },
+            play,
+            BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(benches, turns, packs, heavy, sessions);

@@ -447,4 +447,35 @@ mod tests {
             assert_eq!(parsed.len(), after_check, "nothing new was parsed");
         }
     }
+
+    /// A pack compiles each scenario's story once, whatever its form,
+    /// however many sessions start from it and with whatever seed or
+    /// preset (issue 41 item 4): a source pack on its first start, a
+    /// package never (its `ir.json` is the compilation). Starting a session
+    /// with header players of its own still compiles for that header.
+    #[test]
+    fn a_pack_compiles_its_story_once_for_every_start() {
+        let compiles = || crate::compile::STORY_COMPILES.with(std::cell::Cell::get);
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let source = Pack::open(root.join("examples/packs/everyday-negotiation")).unwrap();
+        let text = Pack::from_bundle(
+            &std::fs::read_to_string(root.join("examples/bundles/tiny.bundle.json")).unwrap(),
+        )
+        .unwrap();
+        let package = Pack::from_package(&source.compile().unwrap()).unwrap();
+        assert!(package.from_ir());
+        for (pack, expected) in [(&source, 1), (&text, 1), (&package, 0)] {
+            let before = compiles();
+            for seed in 0..100 {
+                let options = SessionOptions::default().seed(seed);
+                let options = if seed % 2 == 0 && pack.name() != "bundle" {
+                    options.difficulty("hard")
+                } else {
+                    options
+                };
+                pack.start(options).unwrap();
+            }
+            assert_eq!(compiles() - before, expected, "{}", pack.name());
+        }
+    }
 }

@@ -65,7 +65,8 @@ impl<F: FnMut(u32, Option<bool>)> Observer for F {
 }
 
 struct Frame<'a> {
-    value: Value,
+    /// A list's element is borrowed from the list; a map's key is built.
+    value: Cow<'a, Value>,
     parent: Option<&'a Frame<'a>>,
 }
 
@@ -116,7 +117,7 @@ impl<'a> Scope<'a> {
         let mut f = self.locals;
         while let Some(fr) = f {
             if i == 0 {
-                return Ok(&fr.value);
+                return Ok(fr.value.as_ref());
             }
             i -= 1;
             f = fr.parent;
@@ -162,6 +163,7 @@ fn operand<'a, O: Observer + ?Sized>(
     match n {
         Node::Const(v) => Ok(Cow::Borrowed(v)),
         Node::Slot(s) => sc.act.read(*s as usize).map(Cow::Borrowed),
+        Node::Local(i) => sc.local(*i).map(Cow::Borrowed),
         _ => operand_nested(n, sc, st),
     }
 }
@@ -173,7 +175,6 @@ fn operand_nested<'a, O: Observer + ?Sized>(
     st: &mut State<'_, O>,
 ) -> Result<Cow<'a, Value>, EvalError> {
     match n {
-        Node::Local(i) => sc.local(*i).map(Cow::Borrowed),
         // `state.trust[char]`: an element of a borrowed list or map is
         // borrowed too (no clone of the element, no owned result moved).
         Node::Index(a, b) => {
@@ -268,7 +269,7 @@ fn eval<O: Observer + ?Sized>(
             Ok(Value::Bool(match y.as_ref() {
                 Value::List(l) => l.iter().any(|e| e.cel_eq(&x)),
                 Value::Map(m) => match KeyRef::from_value(&x) {
-                    Some(k) => m.contains_key(&k),
+                    Some(k) => map_get(m, k).is_some(),
                     None => false,
                 },
                 _ => return Err(NO_OVERLOAD),
@@ -280,9 +281,9 @@ fn eval<O: Observer + ?Sized>(
                 Value::Map(m) => {
                     let k = KeyRef::Str(field);
                     if *test {
-                        Ok(Value::Bool(m.contains_key(&k)))
+                        Ok(Value::Bool(map_get(m, k).is_some()))
                     } else {
-                        m.get(&k).cloned().ok_or_else(|| {
+                        map_get(m, k).cloned().ok_or_else(|| {
                             EvalError::new(K::NoSuchKey, format!("no such key: {field}"))
                         })
                     }
@@ -336,10 +337,10 @@ fn eval<O: Observer + ?Sized>(
         } => {
             let r = operand(range, sc, st)?;
             match r.as_ref() {
-                Value::List(l) => comprehension(*kind, l.iter().cloned(), pred, transform, sc, st),
+                Value::List(l) => comprehension(*kind, l.iter().map(Cow::Borrowed), pred, transform, sc, st),
                 Value::Map(m) => comprehension(
                     *kind,
-                    m.keys().map(|k| k.to_value()),
+                    m.keys().map(|k| Cow::Owned(k.to_value())),
                     pred,
                     transform,
                     sc,
@@ -371,6 +372,18 @@ fn truth<O: Observer + ?Sized>(
         Node::Cmp(op, a, b) => {
             let x = operand(a, sc, st)?;
             let y = operand(b, sc, st)?;
+            // Two ints or two doubles (a comprehension's `x >= 0`, a keyed
+            // number against a constant): no work to charge, and the order
+            // is the whole comparison (as in `compare`).
+            match (x.as_ref(), y.as_ref()) {
+                (Value::Int(i), Value::Int(k)) => {
+                    return Ok(ord_result(*op, Some(i.cmp(k)), || i == k))
+                }
+                (Value::Double(i), Value::Double(k)) => {
+                    return Ok(ord_result(*op, i.partial_cmp(k), || i == k))
+                }
+                _ => {}
+            }
             charge(st, work(&x) + work(&y))?;
             compare(*op, &x, &y)
         }
@@ -394,9 +407,9 @@ fn cmp_slot_int(op: CmpOp, v: &Value, k: i64) -> Result<bool, EvalError> {
     Ok(ord_result(op, ord, || v.cel_eq(&Value::Int(k))))
 }
 
-fn comprehension<O: Observer + ?Sized>(
+fn comprehension<'v, O: Observer + ?Sized>(
     kind: MacroKind,
-    items: impl Iterator<Item = Value>,
+    items: impl Iterator<Item = Cow<'v, Value>>,
     pred: &Option<Box<Node>>,
     transform: &Option<Box<Node>>,
     sc: Scope<'_>,
@@ -437,7 +450,7 @@ fn comprehension<O: Observer + ?Sized>(
                 _ => {}
             },
             MacroKind::Filter => match p {
-                Some(Ok(true)) => out.push(frame.value.clone()),
+                Some(Ok(true)) => out.push(frame.value.into_owned()),
                 Some(Err(e)) => return Err(e),
                 _ => {}
             },
@@ -606,10 +619,24 @@ fn index_ref<'v>(x: &'v Value, y: &Value) -> Result<&'v Value, EvalError> {
             let key = KeyRef::from_value(y).ok_or_else(|| {
                 EvalError::new(K::InvalidKey, format!("a {} is not a map key", y.kind()))
             })?;
-            m.get(&key)
+            map_get(m, key)
                 .ok_or_else(|| EvalError::new(K::NoSuchKey, format!("no such key: {y}")))
         }
         _ => Err(NO_OVERLOAD),
+    }
+}
+
+/// The value of key `k` in `m`. A map of a few entries (a keyed
+/// variable's characters, a small literal) is searched in order, which
+/// costs less than hashing the key; a larger one is looked up by hash.
+/// Keys are unique, so both find the same entry.
+#[inline]
+fn map_get<'m>(m: &'m MapValue, k: KeyRef<'_>) -> Option<&'m Value> {
+    const SCAN: usize = 8;
+    if m.len() <= SCAN {
+        m.iter().find(|(key, _)| key.as_ref() == k).map(|(_, v)| v)
+    } else {
+        m.get(&k)
     }
 }
 

@@ -23,6 +23,8 @@ pub use ir::*;
 pub use lore::{EntryIr, Logic, Position};
 pub use session::{compile_session, Fired, MessageIr, SessionCompiler, SessionIr, SummaryIr};
 pub use story::compile_story;
+#[cfg(test)]
+pub(crate) use story::COMPILES as STORY_COMPILES;
 pub use value::{format_decimal, Norm, Val};
 
 /// A story or session that does not lower: it was not conforming.

@@ -37,7 +37,7 @@ pub struct PackageIr {
     /// The scenarios that run from the IR with default seating, in bundle
     /// order (a scenario without players, or whose default header does
     /// not check, is left out: a session of it compiles `bundle.json`).
-    pub scenarios: Vec<ScenarioIr>,
+    pub scenarios: Vec<Arc<ScenarioIr>>,
 }
 
 /// One scenario compiled for default seating (Format 18.4: each seat a
@@ -62,12 +62,14 @@ pub struct ScenarioIr {
 }
 
 impl PackageIr {
-    /// The compiled scenario `id` (the bundle's first scenario for `None`).
-    pub fn scenario(&self, id: Option<&str>) -> Option<&ScenarioIr> {
+    /// The compiled scenario `id` (the bundle's first scenario for `None`),
+    /// shared.
+    pub fn scenario(&self, id: Option<&str>) -> Option<Arc<ScenarioIr>> {
         match id {
             Some(id) => self.scenarios.iter().find(|s| &*s.id == id),
             None => self.scenarios.iter().find(|s| s.index == 0),
         }
+        .cloned()
     }
 }
 
@@ -96,8 +98,8 @@ fn compile_package_ir_hashed(bundle: &Value, bundle_hash: String) -> PackageIr {
     // Built once: each scenario's header is checked against it.
     let namespace = crate::check::session::Namespace::of(bundle);
     for (index, sc) in list.iter().enumerate() {
-        if let Some(s) = compile_scenario(bundle, &namespace, index, sc) {
-            scenarios.push(s);
+        if let Some(s) = compile_scenario_in(bundle, &namespace, index, sc) {
+            scenarios.push(Arc::new(s));
         }
     }
     PackageIr {
@@ -108,7 +110,18 @@ fn compile_package_ir_hashed(bundle: &Value, bundle_hash: String) -> PackageIr {
     }
 }
 
-fn compile_scenario(
+/// Scenario `index` of a checked `bundle` compiled for default seating
+/// (Format 18.4), as [`compile_package_ir`] compiles it; `None` when it
+/// does not run with default seating (no players, or its default header
+/// does not check). A pack opened from its sources compiles each scenario
+/// this way once ([`crate::runtime::Opened::default_scenario`]).
+pub fn compile_scenario(bundle: &Value, index: usize) -> Option<ScenarioIr> {
+    let sc = bundle.get("scenarios")?.get(index)?;
+    let namespace = crate::check::session::Namespace::of(bundle);
+    compile_scenario_in(bundle, &namespace, index, sc)
+}
+
+fn compile_scenario_in(
     bundle: &Value,
     namespace: &crate::check::session::Namespace<'_>,
     index: usize,
@@ -210,7 +223,13 @@ pub fn read_ir(ir: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
         ));
     }
     for (i, s) in p.scenarios.iter_mut().enumerate() {
-        // Just read: the story has no other owner yet.
+        // Just read: the scenario and its story have no other owner yet.
+        let Some(s) = Arc::get_mut(s) else {
+            return Err(fault(
+                format!("/scenarios/{i}"),
+                "ir.json is not a sound IR (the scenario is shared); it is not used and bundle.json is compiled afresh",
+            ));
+        };
         let linked = match std::sync::Arc::get_mut(&mut s.story) {
             Some(story) => story.link_envs(),
             None => Err(("story".into(), "the story is shared".into())),

@@ -16,8 +16,17 @@ use crate::check::story::{Owner, Story};
 use crate::model::{Keys, Opening, ScalarType, VarType, Variable};
 use crate::template;
 
+#[cfg(test)]
+thread_local! {
+    /// How many stories this thread has lowered: the tests that a pack
+    /// compiles each scenario once, however many sessions start from it.
+    pub(crate) static COMPILES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Lowers a checked story. Errors mean the story was not conforming.
 pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
+    #[cfg(test)]
+    COMPILES.with(|c| c.set(c.get() + 1));
     let err = |m: String| CompileError(m);
     // Counts the IR numbers with 16-bit indices never wrap (Format 16: the
     // checks report LIMIT first).

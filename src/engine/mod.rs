@@ -52,7 +52,46 @@ pub struct LazyStory {
     /// the story (before, each search node held a copy of the whole checked
     /// story, so the search's memory grew with the story's rules, issue 43).
     cell: OnceLock<Arc<Story>>,
-    source: Option<(crate::load::LazyBundle, Value)>,
+    source: Option<Arc<StorySource>>,
+}
+
+/// Where a deferred story comes from: a bundle and a session header (only
+/// its scenario, players and characters bear on the story), and the story
+/// once resolved. Shared by every engine deferred to it: the sessions a
+/// pack starts with default seating resolve their story once, together.
+#[derive(Debug)]
+pub struct StorySource {
+    bundle: crate::load::LazyBundle,
+    header: Value,
+    resolved: OnceLock<Arc<Story>>,
+}
+
+impl StorySource {
+    /// The story of `bundle` that session header `header` names.
+    pub fn new(bundle: crate::load::LazyBundle, header: Value) -> Arc<StorySource> {
+        Arc::new(StorySource {
+            bundle,
+            header,
+            resolved: OnceLock::new(),
+        })
+    }
+
+    /// The story, resolved on first use (an empty story if it does not
+    /// resolve, which cannot happen for the bundle an IR was compiled from).
+    fn story(&self) -> Arc<Story> {
+        self.resolved
+            .get_or_init(|| {
+                Arc::new(
+                    crate::check::session::resolve_story(
+                        &self.bundle,
+                        &self.header,
+                        &mut Vec::new(),
+                    )
+                    .unwrap_or_default(),
+                )
+            })
+            .clone()
+    }
 }
 
 impl LazyStory {
@@ -63,13 +102,12 @@ impl LazyStory {
         LazyStory { cell, source: None }
     }
 
-    /// The story of `bundle` that session header `header` names, resolved
-    /// on first use (an empty story if it does not resolve, which cannot
-    /// happen for the bundle an IR was compiled from).
-    pub fn deferred(bundle: crate::load::LazyBundle, header: Value) -> LazyStory {
+    /// The story of `source`, resolved on first use by any engine that
+    /// shares it.
+    pub fn deferred(source: Arc<StorySource>) -> LazyStory {
         LazyStory {
             cell: OnceLock::new(),
-            source: Some((bundle, header)),
+            source: Some(source),
         }
     }
 
@@ -97,15 +135,9 @@ impl std::ops::Deref for LazyStory {
     type Target = Story;
 
     fn deref(&self) -> &Story {
-        self.cell.get_or_init(|| {
-            Arc::new(
-                self.source
-                    .as_ref()
-                    .and_then(|(b, h)| {
-                        crate::check::session::resolve_story(b, h, &mut Vec::new())
-                    })
-                    .unwrap_or_default(),
-            )
+        self.cell.get_or_init(|| match &self.source {
+            Some(source) => source.story(),
+            None => Arc::default(),
         })
     }
 }

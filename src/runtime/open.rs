@@ -12,7 +12,9 @@ use super::safety::Safety;
 use serde_json::Value;
 
 use crate::check::run::check_paths;
-use crate::compile::package::{ir_is_compilation_of, read_ir, verify_ir, PackageIr};
+use crate::compile::package::{
+    compile_scenario, ir_is_compilation_of, read_ir, verify_ir, PackageIr, ScenarioIr,
+};
 use crate::diag::render::Sources;
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::load::compiled::ir_mismatch;
@@ -48,6 +50,25 @@ pub struct Opened {
     /// The expressions the check of the bundle parsed: compiling it and
     /// starting sessions from it parse none of them again.
     pub parsed: Arc<crate::cel::parse::ParseCache>,
+    /// The scenarios of a pack opened from its sources (or a package whose
+    /// compiled form was not used) compiled for default seating (Format
+    /// 18.4), by index in the bundle: each is compiled by the first session
+    /// that needs it and shared by every later one, as a package's
+    /// `ir.json` is (`None`: the scenario does not run from a compiled
+    /// form, and each session compiles it for its own header).
+    pub compiled: Arc<Mutex<HashMap<String, Option<Arc<DefaultScenario>>>>>,
+}
+
+/// A scenario compiled for default seating (Format 18.4) and the source
+/// of its checked story, shared by every session an opened pack starts
+/// with default seating ([`Opened::default_scenario`]).
+#[derive(Debug)]
+pub struct DefaultScenario {
+    /// The compiled scenario (a package's, or the pack's own compilation).
+    pub ir: Arc<ScenarioIr>,
+    /// The checked story, resolved once for all those sessions when one
+    /// needs it.
+    pub story: Arc<crate::engine::StorySource>,
 }
 
 impl Opened {
@@ -59,6 +80,53 @@ impl Opened {
             bundle: LazyBundle::from_value(bundle),
             ..Opened::default()
         }
+    }
+
+    /// Scenario `id` (the bundle's first for `None`) compiled for default
+    /// seating (Format 14.4, 18.4): from the package's `ir.json` when it was
+    /// used, else compiled from the checked bundle once per opened pack
+    /// (every session after the first shares it). `None` when the scenario
+    /// does not exist or cannot run with default seating: a session of it
+    /// is then checked and compiled for its own header.
+    pub fn default_scenario(&self, id: Option<&str>) -> Option<Arc<DefaultScenario>> {
+        // `None` (the first scenario) is kept under "", which no scenario
+        // ID is (Format 3.1).
+        let key = id.unwrap_or("");
+        let mut cache = self.compiled.lock().ok()?;
+        if let Some(done) = cache.get(key) {
+            return done.clone();
+        }
+        let ir = match &self.ir {
+            Some(ir) => ir.scenario(id),
+            None => self.compile_scenario(id).map(Arc::new),
+        };
+        let made = ir.map(|ir| {
+            // What the story depends on (Format 12.2): the scenario and
+            // the default seating.
+            let mut h = serde_json::Map::new();
+            h.insert("scenario".into(), Value::String(ir.id.to_string()));
+            h.insert("players".into(), Value::Array(ir.players.clone()));
+            h.insert("characters".into(), Value::Array(ir.characters.clone()));
+            let story = crate::engine::StorySource::new(self.bundle.clone(), Value::Object(h));
+            Arc::new(DefaultScenario { ir, story })
+        });
+        cache.insert(key.to_string(), made.clone());
+        made
+    }
+
+    /// Scenario `id` of the checked bundle compiled for default seating.
+    fn compile_scenario(&self, id: Option<&str>) -> Option<ScenarioIr> {
+        let bundle = &*self.bundle;
+        let list = bundle.get("scenarios").and_then(Value::as_array)?;
+        let index = match id {
+            Some(id) => list
+                .iter()
+                .position(|s| s.get("id").and_then(Value::as_str) == Some(id))?,
+            None if list.is_empty() => return None,
+            None => 0,
+        };
+        // The check's parses are reused: nothing is parsed again.
+        self.parsed.scope(|| compile_scenario(bundle, index))
     }
 
     /// The compiled safety rules of scenario `id` whose policy is `policy`;

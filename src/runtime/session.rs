@@ -871,11 +871,12 @@ impl Session {
     }
 }
 
-/// Starts from a package's IR (Format 14.4): default seating only, so
-/// nothing is parsed, checked or lowered. `None` when the IR does not
-/// cover these settings (no IR, header players, another player name, a
-/// scenario or preset it does not have): the caller compiles the bundle,
-/// which also reports what is wrong with the settings.
+/// Starts from the pack's compiled scenario (Format 14.4, 18.4: a
+/// package's IR, or the pack's own compilation, made once per opened pack):
+/// default seating only, so nothing is parsed, checked or lowered. `None`
+/// when no compiled scenario covers these settings (header players, another
+/// player name, a scenario or preset it does not have): the caller compiles
+/// the bundle, which also reports what is wrong with the settings.
 fn from_ir(pack: &Opened, options: &Options) -> Option<(Engine, Arc<RuntimeIr>, Value)> {
     if options.header_players.is_some()
         || options
@@ -885,7 +886,9 @@ fn from_ir(pack: &Opened, options: &Options) -> Option<(Engine, Arc<RuntimeIr>, 
     {
         return None;
     }
-    let sc = pack.ir.as_ref()?.scenario(options.scenario.as_deref())?;
+    // Compiled once per opened pack, whatever its form (issue 41).
+    let ds = pack.default_scenario(options.scenario.as_deref())?;
+    let sc = &ds.ir;
     let ir = &sc.story;
     let preset = options
         .difficulty
@@ -921,7 +924,7 @@ fn from_ir(pack: &Opened, options: &Options) -> Option<(Engine, Arc<RuntimeIr>, 
         ..SessionIr::default()
     };
     let engine = Engine::from_ir(
-        LazyStory::deferred(pack.bundle.clone(), header.clone()),
+        LazyStory::deferred(ds.story.clone()),
         sc.story.clone(),
         session,
         true,

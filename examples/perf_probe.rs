@@ -1,0 +1,138 @@
+//! Repeats one benchmarked operation N times, for instruction counts
+//! under callgrind (docs/performance.md, "Run J"): the count of a run with
+//! N = 1,001 minus that with N = 1, divided by 1,000, is the operation's
+//! cost without the setup, whatever the machine's load.
+//!
+//! ```text
+//! cargo build --release --example perf_probe
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!     target/release/examples/perf_probe cel:keyed_read_ternary 1001
+//! ```
+//!
+//! Operations: `cel:<case>` (the cases of `benches/cel.rs`, Troupe's
+//! evaluator), `celcrate:<case>` (the same with the `cel` crate),
+//! `start:source` and `start:package` (a session started from
+//! an already opened pack), `open+start:package` (open the compiled
+//! example package and start a session).
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use troupe::cel::{self as tcel, Activation, Env, NoHost, ObjectType, Type, Value};
+use troupe::runtime::{open, Options, Session};
+
+fn cel_case(name: &str) -> &'static str {
+    match name {
+        "simple_condition" => "trust > 60 && turn >= 3",
+        "keyed_read_ternary" => "state.trust[char] > 50.0 ? 'warm' : 'cold'",
+        "comprehension_100" => "xs.all(x, x >= 0)",
+        "matches" => "text.matches('^h[a-z]+o w')",
+        other => panic!("no CEL case `{other}`"),
+    }
+}
+
+/// The environment and values of `benches/cel.rs`.
+fn cel_env() -> (Env, Activation) {
+    let mut env = Env::new();
+    env.declare("trust", Type::Int).declare("turn", Type::Int);
+    env.declare(
+        "state",
+        ObjectType::new("state")
+            .field("trust", Type::map(Type::String, Type::Double))
+            .into_type(),
+    );
+    env.declare("char", Type::String);
+    env.declare("xs", Type::list(Type::Int));
+    env.declare("text", Type::String);
+    let mut act = Activation::new(&env);
+    let set = |act: &mut Activation, n: &str, v: Value| assert!(act.set_by_name(&env, n, v));
+    set(&mut act, "trust", Value::Int(61));
+    set(&mut act, "turn", Value::Int(3));
+    let trust = serde_json::json!({"kai": 55.5, "mia": 20.0, "zed": 70.0});
+    set(&mut act, "state.trust", Value::from_json(&trust).unwrap());
+    set(&mut act, "char", Value::string("kai"));
+    set(
+        &mut act,
+        "xs",
+        Value::List(Arc::new((0..100).map(Value::Int).collect())),
+    );
+    set(&mut act, "text", Value::string("hello world"));
+    (env, act)
+}
+
+/// The `cel` crate's context of `benches/cel.rs`.
+fn cel_crate_context() -> cel::Context<'static, 'static> {
+    let mut ctx = cel::Context::default();
+    ctx.add_variable("trust", 61i64).unwrap();
+    ctx.add_variable("turn", 3i64).unwrap();
+    let trust: std::collections::HashMap<String, f64> =
+        [("kai", 55.5), ("mia", 20.0), ("zed", 70.0)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+    let state: std::collections::HashMap<String, cel::Value> =
+        [("trust".to_string(), cel::Value::from(trust))]
+            .into_iter()
+            .collect();
+    ctx.add_variable("state", cel::Value::from(state)).unwrap();
+    ctx.add_variable("char", "kai").unwrap();
+    ctx.add_variable("xs", (0..100i64).collect::<Vec<i64>>())
+        .unwrap();
+    ctx.add_variable("text", "hello world").unwrap();
+    ctx
+}
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/packs/everyday-negotiation")
+}
+
+/// The example pack compiled into a package in a temporary folder.
+fn package(dir: &Path) -> PathBuf {
+    let o = open(&example()).expect("the example opens");
+    let path = dir.join("ex.troupe");
+    let bytes = troupe::compile::package::write_package(&o.bundle, &o.sessions).unwrap();
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let op = args.get(1).map_or("cel:keyed_read_ternary", String::as_str);
+    let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let dir = tempfile::tempdir().unwrap();
+    match op.split_once(':') {
+        Some(("cel", case)) => {
+            let (env, act) = cel_env();
+            let program = tcel::compile(cel_case(case), &env).expect("compiles");
+            for _ in 0..n {
+                black_box(program.eval(black_box(&act), &mut NoHost)).ok();
+            }
+        }
+        Some(("celcrate", case)) => {
+            let ctx = cel_crate_context();
+            let program = cel::Program::compile(cel_case(case)).expect("compiles");
+            for _ in 0..n {
+                black_box(program.execute(black_box(&ctx))).ok();
+            }
+        }
+        Some(("start", form)) => {
+            let opened = match form {
+                "source" => open(&example()).unwrap(),
+                "package" => open(&package(dir.path())).unwrap(),
+                other => panic!("no pack form `{other}`"),
+            };
+            for _ in 0..n {
+                black_box(Session::start(&opened, &Options::default()).unwrap());
+            }
+        }
+        Some(("open+start", "package")) => {
+            let path = package(dir.path());
+            for _ in 0..n {
+                let o = open(&path).unwrap();
+                black_box(Session::start(&o, &Options::default()).unwrap());
+            }
+        }
+        _ => panic!("unknown operation `{op}`"),
+    }
+}
