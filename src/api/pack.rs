@@ -478,4 +478,23 @@ mod tests {
             assert_eq!(compiles() - before, expected, "{}", pack.name());
         }
     }
+
+    /// What a pack keeps of its compiled scenarios is bounded by its
+    /// scenarios: a start that names no scenario of the pack is refused
+    /// and leaves nothing behind (a service passing players' choices on).
+    #[test]
+    fn unknown_scenarios_leave_nothing_behind() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let source = Pack::open(root.join("examples/packs/everyday-negotiation")).unwrap();
+        let package = Pack::from_package(&source.compile().unwrap()).unwrap();
+        for pack in [source, package] {
+            for i in 0..50 {
+                let options = SessionOptions::default().scenario(format!("nope_{i}"));
+                assert!(pack.start(options).is_err());
+            }
+            pack.start(SessionOptions::default()).unwrap();
+            let kept = pack.opened().compiled.lock().unwrap().len();
+            assert_eq!(kept, 1, "{}", pack.name());
+        }
+    }
 }

@@ -50,12 +50,14 @@ pub struct Opened {
     /// The expressions the check of the bundle parsed: compiling it and
     /// starting sessions from it parse none of them again.
     pub parsed: Arc<crate::cel::parse::ParseCache>,
-    /// The scenarios of a pack opened from its sources (or a package whose
-    /// compiled form was not used) compiled for default seating (Format
-    /// 18.4), by index in the bundle: each is compiled by the first session
-    /// that needs it and shared by every later one, as a package's
-    /// `ir.json` is (`None`: the scenario does not run from a compiled
-    /// form, and each session compiles it for its own header).
+    /// The scenarios compiled for default seating (Format 18.4), by the
+    /// scenario ID a start named (`""` for none: the first scenario): from
+    /// a package's `ir.json`, or, for a pack opened from its sources (or a
+    /// package whose compiled form was not used), compiled by the first
+    /// session that needs it and shared by every later one (`None`: the
+    /// scenario does not run from a compiled form, and each session
+    /// compiles it for its own header). Only IDs of the bundle's scenarios
+    /// are kept, so it holds at most one entry per scenario, plus `""`.
     pub compiled: Arc<Mutex<HashMap<String, Option<Arc<DefaultScenario>>>>>,
 }
 
@@ -96,26 +98,33 @@ impl Opened {
         if let Some(done) = cache.get(key) {
             return done.clone();
         }
-        let ir = match &self.ir {
-            Some(ir) => ir.scenario(id),
-            None => self.compile_scenario(id).map(Arc::new),
+        let made = match &self.ir {
+            // A scenario the IR lacks is found lacking again at no cost:
+            // it is not remembered.
+            Some(ir) => Some(self.share(ir.scenario(id)?)),
+            // An ID the bundle lacks is not remembered either.
+            None => self.compile_scenario(id)?.map(|ir| self.share(Arc::new(ir))),
         };
-        let made = ir.map(|ir| {
-            // What the story depends on (Format 12.2): the scenario and
-            // the default seating.
-            let mut h = serde_json::Map::new();
-            h.insert("scenario".into(), Value::String(ir.id.to_string()));
-            h.insert("players".into(), Value::Array(ir.players.clone()));
-            h.insert("characters".into(), Value::Array(ir.characters.clone()));
-            let story = crate::engine::StorySource::new(self.bundle.clone(), Value::Object(h));
-            Arc::new(DefaultScenario { ir, story })
-        });
         cache.insert(key.to_string(), made.clone());
         made
     }
 
-    /// Scenario `id` of the checked bundle compiled for default seating.
-    fn compile_scenario(&self, id: Option<&str>) -> Option<ScenarioIr> {
+    /// `ir` with the source of its checked story, for sharing.
+    fn share(&self, ir: Arc<ScenarioIr>) -> Arc<DefaultScenario> {
+        // What the story depends on (Format 12.2): the scenario and the
+        // default seating.
+        let mut h = serde_json::Map::new();
+        h.insert("scenario".into(), Value::String(ir.id.to_string()));
+        h.insert("players".into(), Value::Array(ir.players.clone()));
+        h.insert("characters".into(), Value::Array(ir.characters.clone()));
+        let story = crate::engine::StorySource::new(self.bundle.clone(), Value::Object(h));
+        Arc::new(DefaultScenario { ir, story })
+    }
+
+    /// Scenario `id` of the checked bundle compiled for default seating:
+    /// `None` when the bundle has no such scenario, `Some(None)` when it
+    /// does not run with default seating.
+    fn compile_scenario(&self, id: Option<&str>) -> Option<Option<ScenarioIr>> {
         let bundle = &*self.bundle;
         let list = bundle.get("scenarios").and_then(Value::as_array)?;
         let index = match id {
@@ -126,7 +135,7 @@ impl Opened {
             None => 0,
         };
         // The check's parses are reused: nothing is parsed again.
-        self.parsed.scope(|| compile_scenario(bundle, index))
+        Some(self.parsed.scope(|| compile_scenario(bundle, index)))
     }
 
     /// The compiled safety rules of scenario `id` whose policy is `policy`;
