@@ -191,16 +191,10 @@ fn as_v3(card: &Value) -> Value {
             v3
         }
         None => {
-            // V1: the six fields at the root become V2's `data`.
+            // V1: its fields at the root (the ones V2 mirrors there) become
+            // V2's `data`.
             let mut data = serde_json::Map::new();
-            for k in [
-                "name",
-                "description",
-                "personality",
-                "scenario",
-                "first_mes",
-                "mes_example",
-            ] {
+            for &k in super::card::ROOT_MIRRORS {
                 let v = card.get(k).cloned().unwrap_or_else(|| Value::from(""));
                 data.insert(k.into(), v);
             }
@@ -221,5 +215,28 @@ fn as_v3(card: &Value) -> Value {
                 "spec": "chara_card_v2", "spec_version": "2.0", "data": data
             }))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A V1 card goes into CHARX as V3: its root fields in `data`, V2's
+    /// other fields empty, `group_only_greetings` added (docs/import.md §6).
+    #[test]
+    fn a_v1_card_is_written_as_v3() {
+        let v1 = serde_json::json!({"name": "Bo", "description": "d", "first_mes": "Hi."});
+        let zip = write_charx(&v1);
+        let (json, assets) = card_json("bo.charx", &zip).unwrap();
+        assert!(assets.is_empty());
+        let card: Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(card["spec"], "chara_card_v3");
+        assert_eq!(card["spec_version"], "3.0");
+        let data = &card["data"];
+        assert_eq!((&data["name"], &data["first_mes"]), (&Value::from("Bo"), &Value::from("Hi.")));
+        assert_eq!(data["personality"], "");
+        assert_eq!(data["alternate_greetings"], serde_json::json!([]));
+        assert_eq!(data["group_only_greetings"], serde_json::json!([]));
     }
 }
