@@ -183,6 +183,16 @@ impl Answer {
     fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
+
+    /// The ID of a turn's last message (the `messages` of its answer).
+    fn last_message(&self) -> Value {
+        let doc = self.json();
+        doc["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .cloned()
+            .unwrap_or_else(|| panic!("no messages in {doc}"))
+    }
 }
 
 fn call(
@@ -343,12 +353,7 @@ fn a_session_played_over_http_exports_the_bytes_troupe_run_writes() {
                 &json!({"text": text, "expected": expected}),
             );
             assert_eq!(a.status, 200, "{a:?}");
-            let turn = a.json();
-            expected = turn["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .and_then(Value::as_str)
-                .map(str::to_string);
+            expected = a.last_message().as_str().map(str::to_string);
         }
         let exported = ws.get(&format!("/sessions/{id}.jsonl"));
         assert_eq!(exported.status, 200);
@@ -406,12 +411,7 @@ fn a_stale_expected_message_is_409_naming_the_current_one() {
             &json!({"text": "Hello", "expected": first}),
         );
         assert_eq!(a.status, 200, "{a:?}");
-        let now = a.json()["messages"]
-            .as_array()
-            .unwrap()
-            .last()
-            .unwrap()
-            .clone();
+        let now = a.last_message();
         let stale = ws.post(
             &format!("/sessions/{id}/turns"),
             &json!({"text": "Again", "expected": first}),
@@ -618,12 +618,7 @@ fn an_acknowledged_turn_survives_sigkill() {
         };
         assert_eq!(ws.get(&format!("/sessions/{id}.jsonl")).body, before);
         // A server that never saw the session rebuilds it from the database.
-        let last = a.json()["messages"]
-            .as_array()
-            .unwrap()
-            .last()
-            .unwrap()
-            .clone();
+        let last = a.last_message();
         let b = ws.post(
             &format!("/sessions/{id}/turns"),
             &json!({"text": INPUTS[1], "expected": last}),
@@ -794,8 +789,11 @@ fn two_instances_sharing_one_database_never_both_apply_a_turn() {
             let mut statuses: Vec<u16> = answers.iter().map(|a| a.status).collect();
             statuses.sort();
             assert_eq!(statuses, [200, 409], "{db:?} round {round}: {answers:?}");
-            let won = answers.iter().find(|a| a.status == 200).unwrap().json();
-            current = won["messages"].as_array().unwrap().last().unwrap().clone();
+            current = answers
+                .iter()
+                .find(|a| a.status == 200)
+                .unwrap()
+                .last_message();
             let lost = answers.iter().find(|a| a.status == 409).unwrap().json();
             assert_eq!(lost["code"], "CONFLICT");
             assert_eq!(
@@ -817,12 +815,7 @@ fn two_instances_sharing_one_database_never_both_apply_a_turn() {
             &json!({"text": "On b", "expected": current}),
         );
         assert_eq!(t.status, 200, "{t:?}");
-        let next = t.json()["messages"]
-            .as_array()
-            .unwrap()
-            .last()
-            .unwrap()
-            .clone();
+        let next = t.last_message();
         let t = a.post(
             &format!("/sessions/{id}/turns"),
             &json!({"text": "On a", "expected": next}),
@@ -909,12 +902,7 @@ fn sixteen_clients_fifty_turns_each_only_200s_and_409s() {
                         match a.status {
                             200 => {
                                 *played.entry(id.clone()).or_default() += 1;
-                                current = a.json()["messages"]
-                                    .as_array()
-                                    .unwrap()
-                                    .last()
-                                    .unwrap()
-                                    .clone();
+                                current = a.last_message();
                             }
                             409 if a.json()["code"] == "CONFLICT" => {
                                 current = a.json()["current"].clone()
