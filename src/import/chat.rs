@@ -171,17 +171,7 @@ pub fn add_members(
         .flatten()
         .map(str::to_string)
         .collect();
-    let mut taken: HashSet<String> = ["characters", "worlds", "scenarios"]
-        .iter()
-        .flat_map(|k| {
-            bundle
-                .get(*k)
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter_map(|x| x.get("id").and_then(Value::as_str).map(str::to_string))
-        .collect();
+    let mut taken = bundle_ids(bundle);
     let Some(sc) = bundle
         .get_mut("scenarios")
         .and_then(Value::as_array_mut)
@@ -298,18 +288,7 @@ pub fn chat_import_group(
         .and_then(Value::as_str)
         .unwrap_or("");
 
-    let mut taken: HashSet<String> = ["characters", "worlds", "scenarios"]
-        .iter()
-        .flat_map(|k| {
-            target
-                .bundle
-                .get(*k)
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter_map(|x| x.get("id").and_then(Value::as_str).map(str::to_string))
-        .collect();
+    let mut taken = bundle_ids(&target.bundle);
     let user_id = unique(&slug(user_name, "player"), &mut taken);
     if bytes.starts_with(super::UTF8_BOM) {
         summary.converted("line:1", "a byte order mark was dropped");
@@ -724,4 +703,15 @@ mod tests {
         assert_eq!(lines[6]["hidden"], true);
         assert_eq!(lines[6]["author"], "narrator");
     }
+}
+
+/// The IDs a bundle's characters, worlds and scenarios hold: an ID made for
+/// an imported object must be clear of them.
+fn bundle_ids(bundle: &Value) -> HashSet<String> {
+    ["characters", "worlds", "scenarios"]
+        .iter()
+        .filter_map(|k| bundle.get(*k).and_then(Value::as_array))
+        .flatten()
+        .filter_map(|x| x.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect()
 }
