@@ -288,7 +288,7 @@ pub fn chat_import_group(
         .and_then(Value::as_str)
         .unwrap_or("");
 
-    let mut taken = bundle_ids(&target.bundle);
+    let mut taken = bundle_ids(target.bundle);
     let user_id = unique(&slug(user_name, "player"), &mut taken);
     if bytes.starts_with(super::UTF8_BOM) {
         summary.converted("line:1", "a byte order mark was dropped");
