@@ -645,6 +645,17 @@ pub fn from_epoch_ms(ms: i64) -> String {
     )
 }
 
+/// The IDs a bundle's characters, worlds and scenarios hold: an ID made for
+/// an imported object must be clear of them.
+fn bundle_ids(bundle: &Value) -> HashSet<String> {
+    ["characters", "worlds", "scenarios"]
+        .iter()
+        .filter_map(|k| bundle.get(*k).and_then(Value::as_array))
+        .flatten()
+        .filter_map(|x| x.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -703,15 +714,4 @@ mod tests {
         assert_eq!(lines[6]["hidden"], true);
         assert_eq!(lines[6]["author"], "narrator");
     }
-}
-
-/// The IDs a bundle's characters, worlds and scenarios hold: an ID made for
-/// an imported object must be clear of them.
-fn bundle_ids(bundle: &Value) -> HashSet<String> {
-    ["characters", "worlds", "scenarios"]
-        .iter()
-        .filter_map(|k| bundle.get(*k).and_then(Value::as_array))
-        .flatten()
-        .filter_map(|x| x.get("id").and_then(Value::as_str).map(str::to_string))
-        .collect()
 }
