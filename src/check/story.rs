@@ -107,6 +107,13 @@ pub struct Story {
     pub characters: IndexMap<String, Character>,
     /// The cast, in order, seats filled; unfilled seats left out.
     pub cast: Vec<CastMember>,
+    /// Character ID → its position in `cast`, so that every cast look-up is
+    /// O(1) and checks stay linear in the cast (Format 16.2).
+    cast_index: HashMap<String, usize>,
+    /// Seat ID → the position in `cast` of the member filling it.
+    seat_index: HashMap<String, usize>,
+    /// Every seat of the scenario's cast, filled or not (6.1).
+    seats: HashSet<String>,
     /// Worlds the scenario uses, in order, with the worlds' bundle index.
     pub worlds: Vec<(World, usize)>,
     /// Every variable in use by state name, in declaration order: the
@@ -135,28 +142,22 @@ impl Story {
 
     /// True when `id` is a member of the cast.
     pub fn in_cast(&self, id: &str) -> bool {
-        self.cast.iter().any(|m| m.character == id)
+        self.cast_index.contains_key(id)
     }
 
     /// Whether `id` is a seat of the scenario's cast, filled or not (6.1).
     pub fn is_seat(&self, id: &str) -> bool {
-        !self.in_cast(id)
-            && self
-                .scenario
-                .cast
-                .iter()
-                .any(|c| c.get("seat").and_then(Value::as_str) == Some(id))
+        !self.in_cast(id) && self.seats.contains(id)
     }
 
     /// The character a cast reference names (Format 6.4): a member by its
     /// character ID, else the character filling the seat of that ID;
     /// `None` for an unfilled seat or no member at all.
     pub fn member(&self, id: &str) -> Option<&str> {
-        self.cast
-            .iter()
-            .find(|m| m.character == id)
-            .or_else(|| self.cast.iter().find(|m| m.seat.as_deref() == Some(id)))
-            .map(|m| m.character.as_str())
+        self.cast_index
+            .get(id)
+            .or_else(|| self.seat_index.get(id))
+            .map(|&i| self.cast[i].character.as_str())
     }
 
     /// Whether a reference to `id` as a cast member can be accepted (Format
@@ -425,6 +426,22 @@ pub fn resolve(
         );
     }
 
+    let cast_index = cast
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.character.clone(), i))
+        .collect();
+    let mut seat_index = HashMap::new();
+    for (i, m) in cast.iter().enumerate() {
+        if let Some(seat) = &m.seat {
+            seat_index.entry(seat.clone()).or_insert(i);
+        }
+    }
+    let seats = scenario
+        .cast
+        .iter()
+        .filter_map(|c| c.get("seat").and_then(Value::as_str).map(str::to_string))
+        .collect();
     Some(Story {
         index,
         pointer,
@@ -432,6 +449,9 @@ pub fn resolve(
         raw,
         characters,
         cast,
+        cast_index,
+        seat_index,
+        seats,
         worlds,
         variables,
         session: ctx.is_some(),
