@@ -321,6 +321,38 @@ fn the_same_flags_give_the_same_bytes() {
     assert_eq!(a.1, b.1);
 }
 
+/// Format 20.5: `--jobs` changes how fast, never what: the same states,
+/// witnesses and order whatever the number of threads — also where the
+/// search stops on its state bound in the middle of a level, and on the
+/// harbor-lights map-valued state (whose equal maps may differ in shape).
+#[test]
+fn the_result_does_not_depend_on_jobs() {
+    for (pack, states) in [
+        ("everyday-negotiation", "2500"),
+        ("harbor-lights", "3000"),
+        ("tenants-meeting", "1000"),
+    ] {
+        let pack = example(pack);
+        let run = |jobs: &str| {
+            troupe(&[
+                "explore", &pack, "--json", "--depth", "8", "--states", states, "--jobs", jobs,
+            ])
+        };
+        let one = run("1");
+        assert_eq!(one.0, 0, "{}", one.2);
+        for jobs in ["2", "3"] {
+            let many = run(jobs);
+            assert_eq!(many.0, 0, "{}", many.2);
+            assert!(
+                one.1 == many.1,
+                "{pack}: --jobs {jobs} differs from --jobs 1"
+            );
+        }
+    }
+    let (code, _, err) = troupe(&["explore", &example("everyday-negotiation"), "--jobs", "0"]);
+    assert_eq!(code, 2, "{err}");
+}
+
 #[test]
 fn random_counts_are_deterministic_per_seed() {
     let pack = example("everyday-negotiation");

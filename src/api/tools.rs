@@ -228,9 +228,9 @@ pub fn init_pins_source() -> bool {
 }
 
 pub use crate::testing::explore::{
-    Alphabet as ExploreAlphabet, Bound as ExploreBound, Counts as ExploreCounts, Exploration,
-    ItemResult as ExploreItem, ItemStatus as ExploreStatus, Line as ExploreLine,
-    Mode as ExploreMode, Root as ExploreRoot, SearchReport as ExploreSearch,
+    default_jobs as explore_default_jobs, Alphabet as ExploreAlphabet, Bound as ExploreBound,
+    Counts as ExploreCounts, Exploration, ItemResult as ExploreItem, ItemStatus as ExploreStatus,
+    Line as ExploreLine, Mode as ExploreMode, Root as ExploreRoot, SearchReport as ExploreSearch,
     Settings as ExploreSettings, StoppedBy as ExploreStoppedBy, Witness as ExploreWitness,
     DEFAULT_DEPTH as EXPLORE_DEFAULT_DEPTH, DEFAULT_STATES as EXPLORE_DEFAULT_STATES,
     MAX_DEPTH as EXPLORE_MAX_DEPTH, MAX_RUNS as EXPLORE_MAX_RUNS, MAX_STATES as EXPLORE_MAX_STATES,

@@ -1,5 +1,5 @@
 //! `troupe explore PACK [--scenario ID] [--runs N] [--depth D] [--states MAX]
-//! [--seed S] [--json] [--witness DIR]` (Format 20.5): searches a scenario's
+//! [--seed S] [--jobs N] [--json] [--witness DIR]` (Format 20.5): searches a scenario's
 //! states, or plays seeded random playthroughs. The library explores
 //! ([`troupe::tools::explore`]); this file only wires it and draws the
 //! progress bar.
@@ -34,6 +34,10 @@ pub struct Args {
     /// The session seed, and the seed of the random choices.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Expand states on N threads (search; default: the cores available).
+    /// The result is the same whatever N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub jobs: Option<u16>,
     /// Print one JSON document (Format 20.5).
     #[arg(long)]
     pub json: bool,
@@ -72,6 +76,9 @@ pub fn run(args: Args) -> i32 {
         },
         depth: args.depth,
         seed: args.seed,
+        jobs: args
+            .jobs
+            .map_or_else(troupe::tools::explore_default_jobs, usize::from),
     };
     let total = args.runs.unwrap_or(args.states);
     let bar = indicatif::ProgressBar::new(total);

@@ -62,6 +62,9 @@ pub struct Settings {
     pub depth: u32,
     /// `--seed`.
     pub seed: u64,
+    /// `--jobs`: how many threads expand a search's states (at least 1;
+    /// the result does not depend on it, Format 20.5).
+    pub jobs: usize,
 }
 
 impl Default for Settings {
@@ -73,8 +76,14 @@ impl Default for Settings {
             },
             depth: DEFAULT_DEPTH,
             seed: 0,
+            jobs: default_jobs(),
         }
     }
+}
+
+/// The default `--jobs`: the cores this process may use.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 /// A root choice: an opening and a difficulty preset (Format 20.5).
@@ -424,24 +433,40 @@ fn options(scenario: &str, root: &Root, seed: u64) -> Options {
 /// root, how many messages it has written, whether a safety `stop`
 /// happened and its state — as a 128-bit SipHash of their canonical form
 /// ([`crate::engine::State::hash_canonical`]). In debug builds every key
-/// is also kept in full and a hash shared by two different keys panics.
+/// is also kept in full — the canonical bytes the hash was computed over —
+/// and a hash shared by two different keys panics.
 fn key(s: &Session, root: usize) -> Key {
     use std::hash::Hasher;
-    let mut h = siphasher::sip128::SipHasher13::new();
+    let mut h = Canonical::default();
     h.write_usize(root);
     h.write_usize(s.message_count());
     h.write_u8(u8::from(s.stopped()));
     s.state().hash_canonical(&mut h);
-    let hash = siphasher::sip128::Hasher128::finish128(&h).as_u128();
     Key {
-        hash,
+        hash: siphasher::sip128::Hasher128::finish128(&h.sip).as_u128(),
         #[cfg(debug_assertions)]
-        full: format!(
-            "{root}|{}|{}|{:?}",
-            s.message_count(),
-            s.stopped(),
-            s.state()
-        ),
+        full: h.bytes,
+    }
+}
+
+/// The hasher of [`key`]: SipHash-1-3 (128 bits) over the canonical form,
+/// which debug builds also keep.
+#[derive(Default)]
+struct Canonical {
+    sip: siphasher::sip128::SipHasher13,
+    #[cfg(debug_assertions)]
+    bytes: Vec<u8>,
+}
+
+impl std::hash::Hasher for Canonical {
+    fn write(&mut self, bytes: &[u8]) {
+        self.sip.write(bytes);
+        #[cfg(debug_assertions)]
+        self.bytes.extend_from_slice(bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        self.sip.finish()
     }
 }
 
@@ -449,7 +474,7 @@ fn key(s: &Session, root: usize) -> Key {
 struct Key {
     hash: u128,
     #[cfg(debug_assertions)]
-    full: String,
+    full: Vec<u8>,
 }
 
 /// The keys of the states visited.
@@ -457,7 +482,7 @@ struct Key {
 struct Seen {
     hashes: HashSet<u128>,
     #[cfg(debug_assertions)]
-    full: std::collections::HashMap<u128, String>,
+    full: std::collections::HashMap<u128, Vec<u8>>,
 }
 
 impl Seen {
@@ -727,56 +752,67 @@ fn search(
         }
         depth += 1;
         let mut next = Vec::new();
-        'level: for (parent, s, parent_bytes) in std::mem::take(&mut frontier) {
-            let root = nodes[parent as usize].root;
-            for (li, line) in alphabet.lines.iter().enumerate() {
-                let Some(mut child) = s.fork() else {
-                    return Err(Failure::Refused("the search needs the rules runtime".into()));
-                };
-                let Ok(result) = child.turn(&line.text) else {
-                    // A refused turn (LIMIT) has no child.
-                    continue;
-                };
-                let reached = reached_by(&result);
-                let node = Node {
-                    parent,
-                    line: li as u32,
-                    root,
-                    depth,
-                };
-                let k = key(&child, root as usize);
-                if seen.contains(&k) {
-                    // A state seen before, reached by another way: kept
-                    // (never expanded) only as the witness of what its turn
-                    // reached first (a rule whose changes another rule's
-                    // equal).
-                    if reached.iter().any(|r| !first.contains_key(r)) {
-                        push_node(&mut nodes, &mut first, node, reached);
-                    }
-                    continue;
-                }
-                let going_on = result.session_control == SessionControl::ContinueSession;
-                let bytes = if going_on { child.held_bytes() } else { 0 };
-                let add = KEY_BYTES + bytes + std::mem::size_of::<Node>();
-                if held + add > MEMORY_BUDGET {
-                    return Err(over(held + add, seen.len(), depth));
-                }
-                held += add;
-                seen.insert(k);
-                let ix = push_node(&mut nodes, &mut first, node, reached);
-                deepest = depth;
-                if going_on {
-                    child.release_scratch();
-                    next.push((ix, child, bytes));
-                }
-                progress(seen.len() as u64);
-                if seen.len() as u64 >= max_states {
-                    stopped_by = Some(StoppedBy::States);
-                    break 'level;
-                }
+        let level = std::mem::take(&mut frontier);
+        let mut parents = level.into_iter().peekable();
+        'level: while parents.peek().is_some() {
+            // A chunk of parents is expanded on `jobs` threads; what their
+            // children bring is then taken in the order of a one-thread
+            // search, so the result never depends on `jobs`.
+            let mut chunk = Vec::new();
+            let mut ids = Vec::new();
+            // The children in flight (about a parent's size each) stay
+            // within IN_FLIGHT beside what the search counts as held.
+            let mut in_flight = 0usize;
+            while let Some((parent, s, parent_bytes)) = parents.next_if(|(_, _, b)| {
+                chunk.is_empty()
+                    || (chunk.len() < CHUNK
+                        && in_flight + b.saturating_mul(alphabet.lines.len()) <= IN_FLIGHT)
+            }) {
+                in_flight += parent_bytes.saturating_mul(alphabet.lines.len());
+                chunk.push((parent, s));
+                ids.push((parent, parent_bytes));
             }
-            // The parent is dropped here: what it held is free again.
-            held -= parent_bytes;
+            let expanded = expand_all(chunk, &nodes, &alphabet.lines, settings.jobs);
+            for ((parent, parent_bytes), steps) in ids.into_iter().zip(expanded) {
+                let root = nodes[parent as usize].root;
+                for step in steps? {
+                    let node = Node {
+                        parent,
+                        line: step.line,
+                        root,
+                        depth,
+                    };
+                    if seen.contains(&step.key) {
+                        // A state seen before, reached by another way: kept
+                        // (never expanded) only as the witness of what its
+                        // turn reached first (a rule whose changes another
+                        // rule's equal).
+                        if step.reached.iter().any(|r| !first.contains_key(r)) {
+                            push_node(&mut nodes, &mut first, node, step.reached);
+                        }
+                        continue;
+                    }
+                    let add = KEY_BYTES + step.bytes + std::mem::size_of::<Node>();
+                    if held + add > MEMORY_BUDGET {
+                        return Err(over(held + add, seen.len(), depth));
+                    }
+                    held += add;
+                    seen.insert(step.key);
+                    let ix = push_node(&mut nodes, &mut first, node, step.reached);
+                    deepest = depth;
+                    if let Some(child) = step.going_on {
+                        next.push((ix, child, step.bytes));
+                    }
+                    progress(seen.len() as u64);
+                    if seen.len() as u64 >= max_states {
+                        stopped_by = Some(StoppedBy::States);
+                        break 'level;
+                    }
+                }
+                // The parent was dropped once expanded: what it held is
+                // free again.
+                held -= parent_bytes;
+            }
         }
         frontier = next;
     }
@@ -850,6 +886,113 @@ fn search(
         items: results,
         counts: None,
     })
+}
+
+/// How many kept sessions a search expands at once: enough to keep every
+/// thread busy, few enough that the children in flight stay small beside
+/// the search's memory budget.
+const CHUNK: usize = 256;
+
+/// What the children of the parents expanded at once may hold, estimated
+/// as a parent's bytes per line (the search's memory bound, Format 20.5,
+/// counts kept sessions; these are dropped or kept within the chunk).
+const IN_FLIGHT: usize = 32 << 20;
+
+/// What one alphabet line does from one kept session.
+struct Step {
+    /// The line's index.
+    line: u32,
+    /// The key of the state it leads to.
+    key: Key,
+    /// The items its turn reached.
+    reached: Vec<String>,
+    /// The child, while the session goes on (its scratch released).
+    going_on: Option<Session>,
+    /// What the child holds (0 when the session ended).
+    bytes: usize,
+}
+
+/// Steps every line from `parent` (Format 20.5): one child per line whose
+/// turn is not refused, in line order.
+fn expand(parent: &Session, root: usize, lines: &[Line]) -> Result<Vec<Step>, Failure> {
+    let mut steps = Vec::with_capacity(lines.len());
+    for (li, line) in lines.iter().enumerate() {
+        let Some(mut child) = parent.fork() else {
+            return Err(Failure::Refused("the search needs the rules runtime".into()));
+        };
+        let Ok(result) = child.turn(&line.text) else {
+            // A refused turn (LIMIT) has no child.
+            continue;
+        };
+        let reached = reached_by(&result);
+        let key = key(&child, root);
+        let going_on = result.session_control == SessionControl::ContinueSession;
+        let bytes = if going_on { child.held_bytes() } else { 0 };
+        steps.push(Step {
+            line: li as u32,
+            key,
+            reached,
+            going_on: going_on.then(|| {
+                child.release_scratch();
+                child
+            }),
+            bytes,
+        });
+    }
+    Ok(steps)
+}
+
+/// Expands each parent of `chunk` (consumed: a parent is dropped once
+/// expanded) on up to `jobs` threads; the results are in the chunk's order.
+fn expand_all(
+    chunk: Vec<(u32, Session)>,
+    nodes: &[Node],
+    lines: &[Line],
+    jobs: usize,
+) -> Vec<Result<Vec<Step>, Failure>> {
+    let root = |parent: u32| nodes[parent as usize].root as usize;
+    let jobs = jobs.clamp(1, chunk.len().max(1));
+    if jobs == 1 {
+        return chunk
+            .into_iter()
+            .map(|(p, s)| expand(&s, root(p), lines))
+            .collect();
+    }
+    let n = chunk.len();
+    // Threads take the next parent as they finish one, so a slow parent
+    // does not hold the others back.
+    let queue = std::sync::Mutex::new(chunk.into_iter().enumerate());
+    let mut out: Vec<Option<Result<Vec<Step>, Failure>>> = Vec::new();
+    out.resize_with(n, || None);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..jobs)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let taken = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                        let Some((i, (p, s))) = taken else {
+                            return done;
+                        };
+                        done.push((i, expand(&s, root(p), lines)));
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            match w.join() {
+                Ok(done) => {
+                    for (i, r) in done {
+                        out[i] = Some(r);
+                    }
+                }
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    });
+    out.into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(Failure::Internal("a parent was not expanded".into()))))
+        .collect()
 }
 
 fn witness(nodes: &[Node], n: u32, alphabet: &Alphabet) -> Witness {
@@ -1293,6 +1436,7 @@ pub fn stage(pack: &crate::load::PackFiles, bundle: &Value) -> super::model::Sta
             mode: Mode::Search { states: cfg.states },
             depth: cfg.depth,
             seed: cfg.seed,
+            jobs: default_jobs(),
         };
         let e = match explore(&opened, None, &settings, &mut |_| {}) {
             Ok(e) => e,
