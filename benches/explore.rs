@@ -25,22 +25,31 @@ fn search(c: &mut Criterion) {
         ("examples/packs/harbor-lights", 12, 2_000),
     ] {
         let p = troupe::Pack::open(root().join(pack)).expect("opens");
-        let settings = ExploreSettings {
-            mode: ExploreMode::Search { states },
-            depth,
-            ..ExploreSettings::default()
-        };
-        let visited = explore(&p, None, &settings, &mut |_| {})
-            .expect("explores")
-            .search
-            .expect("a search")
-            .states;
-        let name = pack.rsplit('/').next().unwrap_or(pack);
-        g.throughput(Throughput::Elements(visited));
-        g.bench_function(
-            format!("{name} ({visited} states, depth ≤ {depth})"),
-            |b| b.iter(|| black_box(explore(&p, None, &settings, &mut |_| {}).expect("explores"))),
-        );
+        // One thread, then every core (`--jobs`, Format 20.5): the same
+        // states either way, side by side.
+        for jobs in [1, troupe::tools::explore_default_jobs()] {
+            let settings = ExploreSettings {
+                mode: ExploreMode::Search { states },
+                depth,
+                jobs,
+                ..ExploreSettings::default()
+            };
+            let visited = explore(&p, None, &settings, &mut |_| {})
+                .expect("explores")
+                .search
+                .expect("a search")
+                .states;
+            let name = pack.rsplit('/').next().unwrap_or(pack);
+            g.throughput(Throughput::Elements(visited));
+            g.bench_function(
+                format!("{name} ({visited} states, depth ≤ {depth}, jobs {jobs})"),
+                |b| {
+                    b.iter(|| {
+                        black_box(explore(&p, None, &settings, &mut |_| {}).expect("explores"))
+                    })
+                },
+            );
+        }
     }
     g.finish();
 }
