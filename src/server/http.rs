@@ -359,6 +359,8 @@ fn workspace_routes() -> Vec<Route> {
         r("get", "/sessions/{id}/explain", "What `troupe explain --json` prints, at `?at=ID` or the last message (Format 5.3).", None, (200, JSON), get(explain)),
         r("get", "/sessions/{id}/knows", "What `troupe knows --json` prints: who knows `?message=ID` and `part=N` or `summary=true` (Format 7.4, 12.5).", None, (200, JSON), get(knows)),
         r("get", "/sessions/{id}/score", "The session's rubric score at its current message (Format 19.6), or null.", None, (200, JSON), get(score)),
+        r("get", "/sessions/{id}/render", "What `troupe render --session FILE --json` prints: `?text=T` rendered at `at` (default: the initial state) for `char`, `owner`, `narrator`, `per_chat` (Format 10).", None, (200, JSON), get(render)),
+        r("get", "/sessions/{id}/prompt", "What `troupe prompt --json` prints: the model runtime's request when `char` answers `at` (default: the last message), with `model`, `structured`, `max_tokens`, `temperature` (Format 24.3); nothing is sent.", None, (200, JSON), get(prompt)),
     ]
 }
 
@@ -1657,26 +1659,31 @@ async fn settings(
     Ok(json_response(StatusCode::OK, &result))
 }
 
-/// The recorded session `id` (its file as stored) as a `History`, and the
-/// message `at` or its last message, for the read-only views.
+/// The recorded session `id` (its file as stored) as a `History`, with its
+/// pack, for the read-only views.
+async fn recorded(app: &App, ws: &str, id: &str) -> Result<(Pack, troupe::History), Problem> {
+    let (pack_hash, _, _) = session_row(app, ws, id).await?;
+    let pack = app.pack(ws, &pack_hash, false).await?;
+    let text = stored_text(app, ws, id).await?;
+    let p = pack.clone();
+    let history = tokio::task::spawn_blocking(move || p.history(&text))
+        .await
+        .map_err(|_| Problem::internal("reading a session"))??;
+    Ok((pack, history))
+}
+
+/// [`recorded`], and the message `at` or its last message.
 async fn history_at(
     app: &App,
     ws: &str,
     id: &str,
     at: Option<String>,
 ) -> Result<(troupe::History, String), Problem> {
-    let (pack_hash, _, _) = session_row(app, ws, id).await?;
-    let pack = app.pack(ws, &pack_hash, false).await?;
-    let text = stored_text(app, ws, id).await?;
-    tokio::task::spawn_blocking(move || {
-        let history = pack.history(&text)?;
-        let at = at
-            .or_else(|| history.last_id().map(str::to_string))
-            .ok_or_else(|| Problem::not_found("message"))?;
-        Ok((history, at))
-    })
-    .await
-    .map_err(|_| Problem::internal("reading a session"))?
+    let (_, history) = recorded(app, ws, id).await?;
+    let at = at
+        .or_else(|| history.last_id().map(str::to_string))
+        .ok_or_else(|| Problem::not_found("message"))?;
+    Ok((history, at))
 }
 
 /// `GET /sessions/{id}/ended[?at=ID]`: what `troupe ended --json` prints.
@@ -1740,4 +1747,89 @@ async fn knows(
     let (history, _) = history_at(&app, &ws, &id, Some(q.message.clone())).await?;
     let who = history.knows(&q.message, what)?;
     Ok(json_response(StatusCode::OK, &who))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RenderQuery {
+    text: String,
+    #[serde(default)]
+    at: Option<String>,
+    #[serde(default, rename = "char")]
+    char_id: Option<String>,
+    #[serde(default)]
+    owner: Option<String>,
+    #[serde(default)]
+    narrator: bool,
+    #[serde(default)]
+    per_chat: bool,
+}
+
+/// `GET /sessions/{id}/render?text=T[&at=ID][&char=C][&owner=O][&narrator=true][&per_chat=true]`:
+/// what `troupe render --session FILE --json` prints (Format 10, 10.6), a
+/// JSON string; without `at` the scenario's initial state, as the command
+/// renders without `--at`.
+async fn render(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    Query(q): Query<RenderQuery>,
+) -> Answer {
+    let (_, history) = recorded(&app, &ws, &id).await?;
+    let who = troupe::RenderOptions {
+        char: q.char_id,
+        owner: q.owner,
+        narrator: q.narrator,
+        per_chat: q.per_chat,
+    };
+    let out = history.render(&q.text, q.at.as_deref(), &who)?;
+    Ok(json_response(StatusCode::OK, &Value::String(out)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PromptQuery {
+    #[serde(default)]
+    at: Option<String>,
+    #[serde(default, rename = "char")]
+    character: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    structured: Option<String>,
+    #[serde(default)]
+    max_tokens: Option<u32>,
+    #[serde(default)]
+    temperature: Option<f64>,
+}
+
+/// `GET /sessions/{id}/prompt[?at=ID][&char=C][&model=NAME][&structured=json_schema|json_object|none][&max_tokens=N][&temperature=T]`:
+/// what `troupe prompt --json` prints (Format 24.3), the request the model
+/// runtime would send when C answers message `at` (default: the last
+/// message in file order). Nothing is sent anywhere: `model` is only the
+/// name written in the request.
+async fn prompt(
+    State(app): State<App>,
+    Path((ws, id)): Path<(String, String)>,
+    Query(q): Query<PromptQuery>,
+) -> Answer {
+    use troupe::model_runtime::{Settings, Structured, DEFAULT_MAX_TOKENS};
+    let structured = match q.structured.as_deref() {
+        None | Some("json_schema") => Structured::JsonSchema,
+        Some("json_object") => Structured::JsonObject,
+        Some("none") => Structured::None,
+        Some(_) => {
+            return Err(Problem::bad_request(
+                "structured is one of json_schema, json_object, none",
+            ))
+        }
+    };
+    let settings = Settings {
+        model: q.model.unwrap_or_else(|| "local".to_string()),
+        temperature: q.temperature,
+        max_tokens: q.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        structured,
+    };
+    let (pack, history) = recorded(&app, &ws, &id).await?;
+    let prompt = history.prompt(&pack, q.at.as_deref(), q.character.as_deref(), &settings)?;
+    Ok(json_response(StatusCode::OK, &prompt.body))
 }
