@@ -119,6 +119,17 @@ async fn inspect(conn: &mut sqlx::AnyConnection, sqlite: bool, shown: &str) -> R
 }
 
 impl Db {
+    /// The process's turn to write: SQLite takes one writer at a time, so
+    /// its writes queue here rather than on `busy_timeout`; PostgreSQL
+    /// needs no such guard (`None`).
+    pub async fn write_guard(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        if self.sqlite {
+            Some(self.write_lock.lock().await)
+        } else {
+            None
+        }
+    }
+
     /// Opens `database` (module docs): checks it is Troupe's before any
     /// write, then applies the migrations it lacks. SQLite runs in WAL
     /// mode with `synchronous=FULL`: a commit is on disk before the
