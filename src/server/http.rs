@@ -1530,11 +1530,24 @@ impl SessionRoute {
         let Some(live) = guard.as_mut() else {
             return Err(Problem::internal("a session slot was empty"));
         };
-        if !self.commit(live, &current).await? {
-            *guard = None;
-            let (_, now_current, _) = self.row().await?;
-            return Err(Problem::conflict(&now_current));
+        match self.commit(live, &current).await {
+            Ok(true) => {}
+            Ok(false) => {
+                *guard = None;
+                let (_, now_current, _) = self.row().await?;
+                return Err(Problem::conflict(&now_current));
+            }
+            Err(p) => {
+                // The database failed mid-turn: whether the commit landed is
+                // unknown here, so the copy in memory (turn applied) is
+                // dropped and the next request rebuilds from what is stored.
+                *guard = None;
+                return Err(p);
+            }
         }
+        let Some(live) = guard.as_mut() else {
+            return Err(Problem::internal("a session slot was empty"));
+        };
         let doc = session_doc(&self.id, &pack_hash, live);
         Ok((out, doc))
     }
