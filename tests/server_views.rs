@@ -160,3 +160,145 @@ fn render_and_prompt_answer_what_the_cli_prints() {
         assert_eq!(ws.get("/sessions/snone/render?text=x").status, 404);
     }
 }
+
+/// A validator of `schema` (a schema of the OpenAPI document `doc`): its
+/// `#/components/…` references resolve in `doc`, its output-schema `$id`s
+/// to the schemas the library embeds.
+fn validator(doc: &Value, schema: &Value) -> jsonschema::Validator {
+    let root = json!({"components": doc["components"], "allOf": [schema]});
+    let registry = jsonschema::Registry::new()
+        .extend(troupe::output_schemas().iter().map(|(_, text)| {
+            let v: Value = serde_json::from_str(text).unwrap();
+            (v["$id"].as_str().unwrap().to_string(), v)
+        }))
+        .and_then(|b| b.prepare())
+        .unwrap();
+    jsonschema::options()
+        .with_registry(&registry)
+        .offline()
+        .build(&root)
+        .unwrap_or_else(|e| panic!("{schema}: {e}"))
+}
+
+/// Every workspace operation that answers JSON names the schema of its
+/// answer, and every operation with a JSON body the schema of its
+/// request; the answers and requests of a played session match them.
+#[test]
+fn every_json_body_matches_its_openapi_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = Backend::Sqlite(tmp.path().join("schemas.db"));
+    let server = Server::start(&db);
+    let (ws, _) = workspace(&server, &db, "schemas");
+    let doc = call(
+        "GET",
+        &format!("{}/api/v1/openapi.json", server.base),
+        None,
+        None,
+        None,
+    )
+    .json();
+    let w = "/api/v1/workspaces/{ws}";
+    let op = |method: &str, path: &str| doc["paths"][format!("{w}{path}")][method].clone();
+    let answer = |method: &str, path: &str| {
+        let o = op(method, path);
+        let (_, r) = o["responses"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(k, _)| k.starts_with('2'))
+            .unwrap();
+        r["content"]["application/json"]["schema"].clone()
+    };
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        if !path.starts_with(w) {
+            continue;
+        }
+        for (method, o) in ops.as_object().unwrap() {
+            for (status, r) in o["responses"].as_object().unwrap() {
+                if let Some(media) = r["content"].get("application/json") {
+                    if status.starts_with('2') {
+                        assert!(
+                            media.get("schema").is_some(),
+                            "{method} {path}: no answer schema"
+                        );
+                    }
+                }
+            }
+            if let Some(media) = o["requestBody"]["content"].get("application/json") {
+                assert!(
+                    media.get("schema").is_some(),
+                    "{method} {path}: no request schema"
+                );
+            }
+        }
+    }
+    let check = |method: &str, path: &str, body: &Value| {
+        let v = validator(&doc, &answer(method, path));
+        let errors: Vec<String> = v.iter_errors(body).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{method} {path}: {errors:?}\n{body}");
+    };
+    let request = |path: &str, body: &Value| {
+        let schema =
+            op("post", path)["requestBody"]["content"]["application/json"]["schema"].clone();
+        assert!(validator(&doc, &schema).is_valid(body), "{path}: {body}");
+    };
+    let pack = upload(&ws);
+    check("get", "/packs", &ws.get("/packs").json());
+    check(
+        "get",
+        "/packs/{hash}",
+        &ws.get(&format!("/packs/{pack}")).json(),
+    );
+    let start = json!({"pack": pack, "seed": 3});
+    request("/sessions", &start);
+    let created = ws.post("/sessions", &start);
+    check("post", "/sessions", &created.json());
+    let id = created.json()["id"].as_str().unwrap().to_string();
+    let s = |rest: &str| format!("/sessions/{id}{rest}");
+    let t = json!({"text": "Hello Marco! What's your best price?", "expected": created.json()["current"]});
+    request("/sessions/{id}/turns", &t);
+    let turn = ws.post(&s("/turns"), &t);
+    assert_eq!(turn.status, 200, "{turn:?}");
+    check("post", "/sessions/{id}/turns", &turn.json());
+    let turn = ws.post(&s("/turns"), &json!({"text": "I can offer 7,000."}));
+    check("post", "/sessions/{id}/turns", &turn.json());
+    check("get", "/sessions/{id}", &ws.get(&s("")).json());
+    for (path, rest) in [
+        ("/sessions/{id}/state", "/state"),
+        ("/sessions/{id}/ended", "/ended"),
+        ("/sessions/{id}/explain", "/explain"),
+        ("/sessions/{id}/knows", "/knows?message=m3&part=0"),
+        ("/sessions/{id}/score", "/score"),
+        (
+            "/sessions/{id}/render",
+            "/render?text=Hi%20%7B%7Buser%7D%7D",
+        ),
+        ("/sessions/{id}/prompt", "/prompt"),
+    ] {
+        let a = ws.get(&s(rest));
+        assert_eq!(a.status, 200, "{path}: {a:?}");
+        check("get", path, &a.json());
+    }
+    let settings = json!({"difficulty": "hard"});
+    request("/sessions/{id}/settings", &settings);
+    let changed = ws.post(&s("/settings"), &settings);
+    assert_eq!(changed.status, 200, "{changed:?}");
+    check("post", "/sessions/{id}/settings", &changed.json());
+    request("/sessions/{id}/undo", &json!({}));
+    let undone = ws.post(&s("/undo"), &json!({}));
+    check("post", "/sessions/{id}/undo", &undone.json());
+    let goto = json!({"message": "m1"});
+    request("/sessions/{id}/goto", &goto);
+    check(
+        "post",
+        "/sessions/{id}/goto",
+        &ws.post(&s("/goto"), &goto).json(),
+    );
+    // And the schemas refuse what the server refuses.
+    let turn_schema = op("post", "/sessions/{id}/turns")["requestBody"]["content"]
+        ["application/json"]["schema"]
+        .clone();
+    assert!(!validator(&doc, &turn_schema).is_valid(&json!({"text": "x", "speed": 1})));
+    let turn_answer = answer("post", "/sessions/{id}/turns");
+    assert!(!validator(&doc, &turn_answer).is_valid(&json!({"turn": "one"})));
+}

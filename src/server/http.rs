@@ -503,17 +503,35 @@ fn openapi() -> Value {
                 params.push(json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}));
             }
         }
+        let bodies = super::schemas::operation(r.method, r.path);
+        for (name, schema, required) in bodies.query {
+            params
+                .push(json!({"name": name, "in": "query", "required": required, "schema": schema}));
+        }
+        let success = match (r.ok.0, bodies.response) {
+            (204, _) => json!({"description": "success, no content"}),
+            (_, Some(schema)) => {
+                json!({"description": "success", "content": {r.ok.1: {"schema": schema}}})
+            }
+            (_, None) => json!({"description": "success", "content": {r.ok.1: {}}}),
+        };
         let mut op = json!({
             "summary": r.summary,
             "operationId": format!("{} {}", r.method, r.path),
             "parameters": params,
             "responses": {
-                r.ok.0.to_string(): {"description": "success", "content": {r.ok.1: {}}},
+                r.ok.0.to_string(): success,
                 "default": problem,
             },
         });
         if let Some(media) = r.body {
-            op["requestBody"] = json!({"required": true, "content": {media: {}}});
+            let content = match bodies.request {
+                Some(schema) => json!({media: {"schema": schema}}),
+                None => json!({media: {}}),
+            };
+            // Undo takes an empty body as `{}`.
+            let required = r.path != "/sessions/{id}/undo";
+            op["requestBody"] = json!({"required": required, "content": content});
         }
         add(format!("/api/v1/workspaces/{{ws}}{}", r.path), r.method, op);
     }
@@ -535,10 +553,7 @@ fn openapi() -> Value {
         "security": [{"bearer": []}],
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"Problem": {"type": "object", "required": ["type", "title", "status", "detail", "code"], "properties": {
-                "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-                "detail": {"type": "string"}, "code": {"type": "string"}, "current": {"type": "string"},
-                "diagnostics": {"type": "array"}}}},
+            "schemas": super::schemas::components(),
         },
         "paths": paths,
     })
