@@ -1461,39 +1461,19 @@ impl SessionRoute {
     async fn commit(&self, live: &mut Live, old_current: &str) -> Result<bool, Problem> {
         let jsonl = live.session.jsonl();
         let new_text = jsonl.get(live.bytes..).unwrap_or_default();
-        let chunks: Vec<&str> = new_text.split_inclusive('\n').collect();
-        let rows = live.rows + chunks.len() as i64;
-        let current = live.session.current_id().unwrap_or("").to_string();
-        let db = self.app.db();
-        let _w = db.write_guard().await;
-        let mut tx = db.pool.begin().await.map_err(Problem::db)?;
-        let moved = sqlx::query("UPDATE troupe_sessions SET current = $1, lines = $2 WHERE workspace = $3 AND id = $4 AND current = $5 AND lines = $6")
-            .bind(current)
-            .bind(rows)
-            .bind(self.ws.clone())
-            .bind(self.id.clone())
-            .bind(old_current.to_string())
-            .bind(live.rows)
-            .execute(&mut *tx)
-            .await
-            .map_err(Problem::db)?;
-        if moved.rows_affected() != 1 {
-            let _ = tx.rollback().await;
+        let lines: Vec<String> = new_text.split_inclusive('\n').map(str::to_string).collect();
+        let rows = live.rows + lines.len() as i64;
+        let write = super::db::TurnWrite {
+            workspace: self.ws.clone(),
+            session: self.id.clone(),
+            old_current: old_current.to_string(),
+            old_rows: live.rows,
+            current: live.session.current_id().unwrap_or("").to_string(),
+            lines,
+        };
+        if !self.app.db().write_turn(write).await.map_err(Problem::db)? {
             return Ok(false);
         }
-        for (i, line) in chunks.iter().enumerate() {
-            sqlx::query(
-                "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ($1, $2, $3, $4)",
-            )
-            .bind(self.ws.clone())
-            .bind(self.id.clone())
-            .bind(live.rows + i as i64)
-            .bind(line.to_string())
-            .execute(&mut *tx)
-            .await
-            .map_err(Problem::db)?;
-        }
-        tx.commit().await.map_err(Problem::db)?;
         live.rows = rows;
         live.bytes = jsonl.len();
         Ok(true)
