@@ -212,6 +212,8 @@ struct Inner {
     db: Db,
     packs: Mutex<HashMap<String, Pack>>,
     sessions: Mutex<HashMap<(String, String), Slot>>,
+    /// Checked tokens: SHA-256 → (workspace, when read).
+    tokens: Mutex<HashMap<String, (String, Instant)>>,
     cache_sessions: usize,
     /// The largest request body in bytes.
     body_limit: usize,
@@ -232,6 +234,7 @@ impl App {
             db,
             packs: Mutex::default(),
             sessions: Mutex::default(),
+            tokens: Mutex::default(),
             cache_sessions: config.cache_sessions.max(1),
             body_limit: config.body_limit,
             claim_secs: 2 * config.request_timeout_secs.max(1) as i64,
@@ -247,6 +250,14 @@ impl App {
 
     fn db(&self) -> &Db {
         &self.0.db
+    }
+
+    fn has_slot(&self, ws: &str, id: &str) -> bool {
+        self.0
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(&(ws.to_string(), id.to_string()))
     }
 
     fn slot(&self, ws: &str, id: &str) -> Slot {
@@ -679,11 +690,44 @@ async fn auth(State(app): State<App>, params: RawPathParams, req: Request, next:
     let Some(token) = token else {
         return unauthorized();
     };
-    match app.db().token_workspace(&token).await {
+    match app.token_workspace(&token).await {
         Err(e) => Problem::db(e).into_response(),
         Ok(None) => unauthorized(),
         Ok(Some(w)) if w != ws => Problem::not_found("workspace").into_response(),
         Ok(Some(_)) => next.run(req).await,
+    }
+}
+
+/// How long a checked token is trusted without reading the database again.
+const TOKEN_TTL: Duration = Duration::from_secs(60);
+
+/// Most checked tokens remembered (all forgotten at once beyond).
+const TOKEN_CACHE: usize = 10_000;
+
+impl App {
+    /// The workspace a bearer token opens: remembered for [`TOKEN_TTL`]
+    /// once read from the database (a valid token, never a refused one),
+    /// so a request does not read its token row each time.
+    async fn token_workspace(&self, token: &str) -> Result<Option<String>, sqlx::Error> {
+        let key = sha256_hex(token.as_bytes());
+        let now = Instant::now();
+        {
+            let cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((ws, at)) = cache.get(&key) {
+                if now.duration_since(*at) < TOKEN_TTL {
+                    return Ok(Some(ws.clone()));
+                }
+            }
+        }
+        let found = self.db().token_workspace(token).await?;
+        if let Some(ws) = &found {
+            let mut cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.len() >= TOKEN_CACHE {
+                cache.clear();
+            }
+            cache.insert(key, (ws.clone(), now));
+        }
+        Ok(found)
     }
 }
 
@@ -1407,16 +1451,15 @@ impl SessionRoute {
     /// memory when it matches the stored row, else rebuilt from the stored
     /// lines (another instance moved it, or this one never saw it).
     async fn live(&self) -> Result<Locked, Problem> {
-        let (pack_hash, current, lines) = self.row().await?;
+        // A session this process holds is known to exist; any other is
+        // looked up before a slot is made for it (no slot for a made-up ID).
+        if !self.app.has_slot(&self.ws, &self.id) {
+            self.row().await?;
+        }
         let mut guard = self.app.slot(&self.ws, &self.id).lock_owned().await;
-        // Read again under the lock: a turn of this process may have finished
-        // while we waited.
-        let (_, current2, lines2) = self.row().await?;
-        let (current, lines) = if (current2.as_str(), lines2) != (current.as_str(), lines) {
-            (current2, lines2)
-        } else {
-            (current, lines)
-        };
+        // Read under the lock: a turn of this process (or another's) may
+        // have finished while we waited.
+        let (pack_hash, current, lines) = self.row().await?;
         let fresh = guard
             .as_ref()
             .is_some_and(|l| l.rows == lines && l.session.current_id().unwrap_or("") == current);
