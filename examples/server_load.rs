@@ -211,8 +211,10 @@ fn main() {
         "SQLite"
     };
     println!(
-        "troupe serve ({}) on {backend} ({database}), {} s per run",
-        o.bin, o.seconds
+        "troupe serve ({}, pid {}) on {backend} ({database}), {} s per run",
+        o.bin,
+        server.id(),
+        o.seconds
     );
     println!("| clients | turns | turns/s | p50 ms | p99 ms |");
     println!("|--:|--:|--:|--:|--:|");
