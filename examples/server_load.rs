@@ -244,6 +244,25 @@ fn main() {
             pct(&all, 0.99) * 1e3
         );
     }
+    // Memory: the server's resident set and the live sessions it holds.
+    let open = agent()
+        .get(&format!("{root}/metrics"))
+        .call()
+        .ok()
+        .and_then(|mut r| r.body_mut().read_to_string().ok())
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("troupe_open_sessions ").map(str::to_string))
+        })
+        .unwrap_or_default();
+    let rss = std::fs::read_to_string(format!("/proc/{}/status", server.id()))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:").map(|v| v.trim().to_string()))
+        })
+        .unwrap_or_default();
+    println!("server at the end: {open} live sessions, resident {rss}");
     let _ = server.kill();
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&tmp);
