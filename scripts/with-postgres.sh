@@ -6,7 +6,9 @@
 # listening on a free loopback port only; as the `postgres` user when run
 # as root, since PostgreSQL refuses to run as root), runs CMD, then stops
 # the cluster and deletes the folder, whatever CMD did. Exits with CMD's
-# exit code (3 when PostgreSQL cannot be started).
+# exit code (3 when PostgreSQL cannot be started). CMD also gets
+# TROUPE_PG_STOP and TROUPE_PG_START, scripts that stop and start this
+# throwaway cluster (and only it).
 set -euo pipefail
 if [ $# -eq 0 ]; then
   echo "usage: scripts/with-postgres.sh CMD [ARG…]" >&2
@@ -59,6 +61,13 @@ trap cleanup EXIT
   || { cat "$dir/server.log" >&2; exit 3; }
 
 export TROUPE_PG_URL="postgres://troupe@127.0.0.1:$port/postgres"
+# The cluster is this script's own, so tests may stop and start it (the
+# outage test of tests/server_load.rs): two scripts that do just that.
+printf '#!/bin/sh\nexec %s "%s/pg_ctl" -D "%s/data" -m fast -w stop\n' "${as[*]}" "$bin" "$dir" >"$dir/stop.sh"
+printf '#!/bin/sh\nexec %s "%s/pg_ctl" -D "%s/data" -l "%s/server.log" -w -o "-h 127.0.0.1 -p %s -k %s -c fsync=on -c synchronous_commit=on" start\n' \
+  "${as[*]}" "$bin" "$dir" "$dir" "$port" "$dir" >"$dir/start.sh"
+chmod +x "$dir/stop.sh" "$dir/start.sh"
+export TROUPE_PG_STOP="$dir/stop.sh" TROUPE_PG_START="$dir/start.sh"
 echo "with-postgres: PostgreSQL on 127.0.0.1:$port (TROUPE_PG_URL=$TROUPE_PG_URL)" >&2
 set +e
 "$@"

@@ -993,6 +993,8 @@ fn the_openapi_document_lists_every_route() {
         format!("GET {w}/sessions/{{id}}/explain"),
         format!("GET {w}/sessions/{{id}}/knows"),
         format!("GET {w}/sessions/{{id}}/score"),
+        format!("GET {w}/sessions/{{id}}/render"),
+        format!("GET {w}/sessions/{{id}}/prompt"),
     ]
     .to_vec();
     expected.sort();

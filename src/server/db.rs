@@ -44,6 +44,119 @@ pub struct Db {
     /// [`Db::write_lock`]) rather than PostgreSQL.
     pub sqlite: bool,
     pub write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
+    /// SQLite's group commit (docs/server.md "Storage and durability"):
+    /// the queue of [`Db::write_turn`]s one task commits together.
+    turns: Option<tokio::sync::mpsc::UnboundedSender<Queued>>,
+}
+
+/// What one operation on a live session writes: its row moves from
+/// `(old_current, old_rows)` to `(current, old_rows + lines.len())` and its
+/// new lines are added — only if the row is still at `(old_current,
+/// old_rows)`, i.e. nobody moved the session first.
+#[derive(Debug)]
+pub struct TurnWrite {
+    pub workspace: String,
+    pub session: String,
+    pub old_current: String,
+    pub old_rows: i64,
+    pub current: String,
+    pub lines: Vec<String>,
+}
+
+type Queued = (
+    TurnWrite,
+    tokio::sync::oneshot::Sender<Result<bool, String>>,
+);
+
+/// Most turns one group commit takes.
+const GROUP_MAX: usize = 256;
+
+/// Writes `w` in `tx`: `Ok(false)` (nothing written) when the row moved.
+async fn write_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    w: &TurnWrite,
+) -> Result<bool, sqlx::Error> {
+    let moved = sqlx::query("UPDATE troupe_sessions SET current = $1, lines = $2 WHERE workspace = $3 AND id = $4 AND current = $5 AND lines = $6")
+        .bind(w.current.clone())
+        .bind(w.old_rows + w.lines.len() as i64)
+        .bind(w.workspace.clone())
+        .bind(w.session.clone())
+        .bind(w.old_current.clone())
+        .bind(w.old_rows)
+        .execute(&mut **tx)
+        .await?;
+    if moved.rows_affected() != 1 {
+        return Ok(false);
+    }
+    // One statement for the turn's lines (a turn writes a few).
+    for (c, chunk) in w.lines.chunks(64).enumerate() {
+        let mut sql =
+            String::from("INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ");
+        for i in 0..chunk.len() {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            let b = 4 * i;
+            sql.push_str(&format!("(${}, ${}, ${}, ${})", b + 1, b + 2, b + 3, b + 4));
+        }
+        let first = w.old_rows + (c * 64) as i64;
+        let mut q = sqlx::query(&sql);
+        for (i, line) in chunk.iter().enumerate() {
+            q = q
+                .bind(w.workspace.clone())
+                .bind(w.session.clone())
+                .bind(first + i as i64)
+                .bind(line.clone());
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(true)
+}
+
+/// SQLite's group commit: takes the first queued turn and every turn
+/// queued behind it (up to [`GROUP_MAX`]), writes them in one transaction
+/// — one fsync for all — and answers each after the commit. A turn whose
+/// row moved is answered `false` and does not hold the others back; a
+/// failing statement or commit fails the whole group (nothing of it is
+/// stored) and each turn is answered with the error.
+async fn group_commit(
+    pool: AnyPool,
+    lock: std::sync::Arc<tokio::sync::Mutex<()>>,
+    mut queue: tokio::sync::mpsc::UnboundedReceiver<Queued>,
+) {
+    while let Some(first) = queue.recv().await {
+        let mut group = vec![first];
+        while group.len() < GROUP_MAX {
+            match queue.try_recv() {
+                Ok(q) => group.push(q),
+                Err(_) => break,
+            }
+        }
+        let _w = lock.lock().await;
+        let written: Result<Vec<bool>, sqlx::Error> = async {
+            let mut tx = pool.begin().await?;
+            let mut applied = Vec::with_capacity(group.len());
+            for (w, _) in &group {
+                applied.push(write_in(&mut tx, w).await?);
+            }
+            tx.commit().await?;
+            Ok(applied)
+        }
+        .await;
+        match written {
+            Ok(applied) => {
+                for ((_, answer), ok) in group.into_iter().zip(applied) {
+                    let _ = answer.send(Ok(ok));
+                }
+            }
+            Err(e) => {
+                let e = e.to_string();
+                for (_, answer) in group {
+                    let _ = answer.send(Err(e.clone()));
+                }
+            }
+        }
+    }
 }
 
 /// `--database` as sqlx's URL: `postgres://…`/`postgresql://…` as given,
@@ -119,6 +232,17 @@ async fn inspect(conn: &mut sqlx::AnyConnection, sqlite: bool, shown: &str) -> R
 }
 
 impl Db {
+    /// The process's turn to write: SQLite takes one writer at a time, so
+    /// its writes queue here rather than on `busy_timeout`; PostgreSQL
+    /// needs no such guard (`None`).
+    pub async fn write_guard(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        if self.sqlite {
+            Some(self.write_lock.lock().await)
+        } else {
+            None
+        }
+    }
+
     /// Opens `database` (module docs): checks it is Troupe's before any
     /// write, then applies the migrations it lacks. SQLite runs in WAL
     /// mode with `synchronous=FULL`: a commit is on disk before the
@@ -171,10 +295,17 @@ impl Db {
             .connect_with(opts)
             .await
             .map_err(|e| err(&format!("cannot open {shown}"), e))?;
+        let write_lock: std::sync::Arc<tokio::sync::Mutex<()>> = Default::default();
+        let turns = sqlite.then(|| {
+            let (send, receive) = tokio::sync::mpsc::unbounded_channel();
+            tokio::spawn(group_commit(pool.clone(), write_lock.clone(), receive));
+            send
+        });
         let db = Db {
             pool,
             sqlite,
-            write_lock: Default::default(),
+            write_lock,
+            turns,
         };
         db.migrate(&shown).await?;
         Ok(db)
@@ -223,6 +354,35 @@ impl Db {
                 .map_err(|e| err("migration 1", e))?;
         }
         tx.commit().await.map_err(|e| err("migration", e))
+    }
+
+    /// Writes one operation on a live session, durably (committed before
+    /// this returns): `Ok(false)` when the row moved first. On SQLite the
+    /// turns of concurrent requests share one transaction and one fsync
+    /// ([`group_commit`]); on PostgreSQL each is its own transaction (its
+    /// server groups the WAL flushes of concurrent commits itself).
+    pub async fn write_turn(&self, w: TurnWrite) -> Result<bool, String> {
+        if let Some(queue) = &self.turns {
+            let (answer, answered) = tokio::sync::oneshot::channel();
+            queue
+                .send((w, answer))
+                .map_err(|_| "the group commit stopped".to_string())?;
+            return answered
+                .await
+                .map_err(|_| "the group commit stopped".to_string())?;
+        }
+        let written: Result<bool, sqlx::Error> = async {
+            let mut tx = self.pool.begin().await?;
+            let ok = write_in(&mut tx, &w).await?;
+            if ok {
+                tx.commit().await?;
+            } else {
+                tx.rollback().await?;
+            }
+            Ok(ok)
+        }
+        .await;
+        written.map_err(|e| e.to_string())
     }
 
     /// A new token for `workspace`: stored as its SHA-256, printed once.

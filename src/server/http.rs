@@ -8,7 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, Path, Query, RawPathParams, Request, State};
+use axum::extract::{
+    DefaultBodyLimit, FromRequest, FromRequestParts, Query, RawPathParams, Request, State,
+};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -209,6 +212,8 @@ struct Inner {
     db: Db,
     packs: Mutex<HashMap<String, Pack>>,
     sessions: Mutex<HashMap<(String, String), Slot>>,
+    /// Checked tokens: SHA-256 → (workspace, when read).
+    tokens: Mutex<HashMap<String, (String, Instant)>>,
     cache_sessions: usize,
     /// The largest request body in bytes.
     body_limit: usize,
@@ -229,6 +234,7 @@ impl App {
             db,
             packs: Mutex::default(),
             sessions: Mutex::default(),
+            tokens: Mutex::default(),
             cache_sessions: config.cache_sessions.max(1),
             body_limit: config.body_limit,
             claim_secs: 2 * config.request_timeout_secs.max(1) as i64,
@@ -244,6 +250,14 @@ impl App {
 
     fn db(&self) -> &Db {
         &self.0.db
+    }
+
+    fn has_slot(&self, ws: &str, id: &str) -> bool {
+        self.0
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(&(ws.to_string(), id.to_string()))
     }
 
     fn slot(&self, ws: &str, id: &str) -> Slot {
@@ -292,9 +306,7 @@ impl App {
         }
         let kind: String = row.try_get(0).map_err(Problem::db)?;
         let body: Vec<u8> = row.try_get(1).map_err(Problem::db)?;
-        let pack = tokio::task::spawn_blocking(move || open_pack(&kind, &body))
-            .await
-            .map_err(|_| Problem::internal("opening a stored pack"))??;
+        let pack = blocking("opening a stored pack", move || open_pack(&kind, &body)).await?;
         self.0
             .packs
             .lock()
@@ -312,6 +324,126 @@ fn open_pack(kind: &str, body: &[u8]) -> Result<Pack, Problem> {
                 .map_err(|_| Problem::bad_request("a bundle is UTF-8 text (Format 13)"))?;
             Pack::from_bundle(text).map_err(Problem::from)
         }
+    }
+}
+
+// ------------------------------------------------------------- extractors
+
+/// Runs `work` off the async threads (the engine is synchronous); a
+/// panic or cancellation there is an internal error naming `what`.
+async fn blocking<T, E>(
+    what: &'static str,
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, Problem>
+where
+    T: Send + 'static,
+    E: Into<Problem> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(r) => r.map_err(Into::into),
+        Err(_) => Err(Problem::internal(what)),
+    }
+}
+
+/// A path parameter of the route (`ws`, `id`, `hash`), empty when absent.
+fn param(params: &RawPathParams, name: &str) -> String {
+    params
+        .iter()
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+        .unwrap_or_default()
+}
+
+async fn params_of(parts: &mut Parts, app: &App) -> Result<RawPathParams, Problem> {
+    RawPathParams::from_request_parts(parts, app)
+        .await
+        .map_err(|_| Problem::not_found("route"))
+}
+
+/// The workspace `{ws}` of a route (its token already checked by
+/// [`auth`]) and the server's state: what every workspace handler starts
+/// from.
+struct Workspace {
+    app: App,
+    ws: String,
+}
+
+impl FromRequestParts<App> for Workspace {
+    type Rejection = Problem;
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Workspace, Problem> {
+        let params = params_of(parts, app).await?;
+        Ok(Workspace {
+            app: app.clone(),
+            ws: param(&params, "ws"),
+        })
+    }
+}
+
+/// The session `{id}` of workspace `{ws}`: its live copy, its stored
+/// history and its changes go through here (module "sessions" below).
+struct SessionRoute {
+    app: App,
+    ws: String,
+    id: String,
+}
+
+impl FromRequestParts<App> for SessionRoute {
+    type Rejection = Problem;
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<SessionRoute, Problem> {
+        let params = params_of(parts, app).await?;
+        Ok(SessionRoute {
+            app: app.clone(),
+            ws: param(&params, "ws"),
+            id: param(&params, "id"),
+        })
+    }
+}
+
+/// The pack `{hash}` of workspace `{ws}`.
+struct PackRoute {
+    app: App,
+    ws: String,
+    hash: String,
+}
+
+impl FromRequestParts<App> for PackRoute {
+    type Rejection = Problem;
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<PackRoute, Problem> {
+        let params = params_of(parts, app).await?;
+        Ok(PackRoute {
+            app: app.clone(),
+            ws: param(&params, "ws"),
+            hash: param(&params, "hash"),
+        })
+    }
+}
+
+/// A JSON request body, refused as `BAD_REQUEST` with serde's reason.
+struct JsonBody<T>(T);
+
+impl<T: serde::de::DeserializeOwned> FromRequest<App> for JsonBody<T> {
+    type Rejection = Problem;
+    async fn from_request(req: Request, app: &App) -> Result<JsonBody<T>, Problem> {
+        let body = Bytes::from_request(req, app)
+            .await
+            .map_err(|_| Problem::bad_request("the body cannot be read"))?;
+        parse_json(&body).map(JsonBody)
+    }
+}
+
+/// [`JsonBody`], or `T::default()` when the body is empty.
+struct JsonOrEmpty<T>(T);
+
+impl<T: serde::de::DeserializeOwned + Default> FromRequest<App> for JsonOrEmpty<T> {
+    type Rejection = Problem;
+    async fn from_request(req: Request, app: &App) -> Result<JsonOrEmpty<T>, Problem> {
+        let body = Bytes::from_request(req, app)
+            .await
+            .map_err(|_| Problem::bad_request("the body cannot be read"))?;
+        if body.is_empty() {
+            return Ok(JsonOrEmpty(T::default()));
+        }
+        parse_json(&body).map(JsonOrEmpty)
     }
 }
 
@@ -359,6 +491,8 @@ fn workspace_routes() -> Vec<Route> {
         r("get", "/sessions/{id}/explain", "What `troupe explain --json` prints, at `?at=ID` or the last message (Format 5.3).", None, (200, JSON), get(explain)),
         r("get", "/sessions/{id}/knows", "What `troupe knows --json` prints: who knows `?message=ID` and `part=N` or `summary=true` (Format 7.4, 12.5).", None, (200, JSON), get(knows)),
         r("get", "/sessions/{id}/score", "The session's rubric score at its current message (Format 19.6), or null.", None, (200, JSON), get(score)),
+        r("get", "/sessions/{id}/render", "What `troupe render --session FILE --json` prints: `?text=T` rendered at `at` (default: the initial state) for `char`, `owner`, `narrator`, `per_chat` (Format 10).", None, (200, JSON), get(render)),
+        r("get", "/sessions/{id}/prompt", "What `troupe prompt --json` prints: the model runtime's request when `char` answers `at` (default: the last message), with `model`, `structured`, `max_tokens`, `temperature` (Format 24.3); nothing is sent.", None, (200, JSON), get(prompt)),
     ]
 }
 
@@ -380,17 +514,35 @@ fn openapi() -> Value {
                 params.push(json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}));
             }
         }
+        let bodies = super::schemas::operation(r.method, r.path);
+        for (name, schema, required) in bodies.query {
+            params
+                .push(json!({"name": name, "in": "query", "required": required, "schema": schema}));
+        }
+        let success = match (r.ok.0, bodies.response) {
+            (204, _) => json!({"description": "success, no content"}),
+            (_, Some(schema)) => {
+                json!({"description": "success", "content": {r.ok.1: {"schema": schema}}})
+            }
+            (_, None) => json!({"description": "success", "content": {r.ok.1: {}}}),
+        };
         let mut op = json!({
             "summary": r.summary,
             "operationId": format!("{} {}", r.method, r.path),
             "parameters": params,
             "responses": {
-                r.ok.0.to_string(): {"description": "success", "content": {r.ok.1: {}}},
+                r.ok.0.to_string(): success,
                 "default": problem,
             },
         });
         if let Some(media) = r.body {
-            op["requestBody"] = json!({"required": true, "content": {media: {}}});
+            let content = match bodies.request {
+                Some(schema) => json!({media: {"schema": schema}}),
+                None => json!({media: {}}),
+            };
+            // Undo takes an empty body as `{}`.
+            let required = r.path != "/sessions/{id}/undo";
+            op["requestBody"] = json!({"required": required, "content": content});
         }
         add(format!("/api/v1/workspaces/{{ws}}{}", r.path), r.method, op);
     }
@@ -412,10 +564,7 @@ fn openapi() -> Value {
         "security": [{"bearer": []}],
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"Problem": {"type": "object", "required": ["type", "title", "status", "detail", "code"], "properties": {
-                "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-                "detail": {"type": "string"}, "code": {"type": "string"}, "current": {"type": "string"},
-                "diagnostics": {"type": "array"}}}},
+            "schemas": super::schemas::components(),
         },
         "paths": paths,
     })
@@ -528,20 +677,10 @@ async fn outer(State(app): State<App>, req: Request, next: Next) -> Response {
     response
 }
 
-/// The `{ws}` of a `/api/v1/workspaces/{ws}/…` route (the nested
-/// router's requests have the prefix stripped from their path).
-fn workspace_of(params: &RawPathParams) -> String {
-    params
-        .iter()
-        .find(|(k, _)| *k == "ws")
-        .map(|(_, v)| v.to_string())
-        .unwrap_or_default()
-}
-
 /// Bearer tokens (docs/server.md "Access"): none or an unknown one is 401;
 /// a token of another workspace is 404, as if nothing were there.
 async fn auth(State(app): State<App>, params: RawPathParams, req: Request, next: Next) -> Response {
-    let ws = workspace_of(&params);
+    let ws = param(&params, "ws");
     let token = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -551,11 +690,44 @@ async fn auth(State(app): State<App>, params: RawPathParams, req: Request, next:
     let Some(token) = token else {
         return unauthorized();
     };
-    match app.db().token_workspace(&token).await {
+    match app.token_workspace(&token).await {
         Err(e) => Problem::db(e).into_response(),
         Ok(None) => unauthorized(),
         Ok(Some(w)) if w != ws => Problem::not_found("workspace").into_response(),
         Ok(Some(_)) => next.run(req).await,
+    }
+}
+
+/// How long a checked token is trusted without reading the database again.
+const TOKEN_TTL: Duration = Duration::from_secs(60);
+
+/// Most checked tokens remembered (all forgotten at once beyond).
+const TOKEN_CACHE: usize = 10_000;
+
+impl App {
+    /// The workspace a bearer token opens: remembered for [`TOKEN_TTL`]
+    /// once read from the database (a valid token, never a refused one),
+    /// so a request does not read its token row each time.
+    async fn token_workspace(&self, token: &str) -> Result<Option<String>, sqlx::Error> {
+        let key = sha256_hex(token.as_bytes());
+        let now = Instant::now();
+        {
+            let cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((ws, at)) = cache.get(&key) {
+                if now.duration_since(*at) < TOKEN_TTL {
+                    return Ok(Some(ws.clone()));
+                }
+            }
+        }
+        let found = self.db().token_workspace(token).await?;
+        if let Some(ws) = &found {
+            let mut cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.len() >= TOKEN_CACHE {
+                cache.clear();
+            }
+            cache.insert(key, (ws.clone(), now));
+        }
+        Ok(found)
     }
 }
 
@@ -592,7 +764,7 @@ async fn idempotency(
     if req.method() == Method::GET || key.is_empty() || key.len() > 200 {
         return next.run(req).await;
     }
-    let ws = workspace_of(&params);
+    let ws = param(&params, "ws");
     let (parts, body) = req.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
         return Problem::new(
@@ -831,7 +1003,7 @@ fn check_report_of(kind: &str, body: &[u8]) -> Result<Value, Problem> {
 /// `PUT /packs`: a package (a zip) or a bundle (JSON or YAML text),
 /// checked; 201 (200 when already there) with the pack, or 422 with the
 /// `troupe check --json` report.
-async fn put_pack(State(app): State<App>, Path(ws): Path<String>, body: Bytes) -> Answer {
+async fn put_pack(Workspace { app, ws }: Workspace, body: Bytes) -> Answer {
     let kind = if body.starts_with(b"PK\x03\x04") {
         "package"
     } else {
@@ -840,15 +1012,14 @@ async fn put_pack(State(app): State<App>, Path(ws): Path<String>, body: Bytes) -
     let hash = sha256_hex(&body);
     let raw = body.to_vec();
     // The pack, or the check report of a refused one.
-    let opened = tokio::task::spawn_blocking(move || match open_pack(kind, &raw) {
+    let opened = blocking("checking a pack", move || match open_pack(kind, &raw) {
         Ok(p) => Ok(Ok(p)),
         Err(p) if p.status == StatusCode::UNPROCESSABLE_ENTITY => {
             check_report_of(kind, &raw).map(Err)
         }
         Err(p) => Err(p),
     })
-    .await
-    .map_err(|_| Problem::internal("checking a pack"))??;
+    .await?;
     let pack = match opened {
         Ok(p) => p,
         Err(report) => return Ok(json_response(StatusCode::UNPROCESSABLE_ENTITY, &report)),
@@ -860,11 +1031,7 @@ async fn put_pack(State(app): State<App>, Path(ws): Path<String>, body: Bytes) -
         .unwrap_or_else(|p| p.into_inner())
         .insert(hash.clone(), pack);
     let created = now();
-    let _w = if app.db().sqlite {
-        Some(app.db().write_lock.lock().await)
-    } else {
-        None
-    };
+    let _w = app.db().write_guard().await;
     let inserted = sqlx::query("INSERT INTO troupe_packs (workspace, hash, kind, body, size, scenarios, deleted, created) VALUES ($1, $2, $3, $4, $5, $6, 0, $7) ON CONFLICT DO NOTHING")
         .bind(ws.clone())
         .bind(hash.clone())
@@ -893,26 +1060,31 @@ async fn put_pack(State(app): State<App>, Path(ws): Path<String>, body: Bytes) -
     ))
 }
 
-async fn list_packs(State(app): State<App>, Path(ws): Path<String>) -> Answer {
+/// [`pack_doc`] of a row `hash, kind, size, scenarios, created`.
+fn pack_doc_of(r: &sqlx::any::AnyRow) -> Result<Value, Problem> {
+    Ok(pack_doc(
+        &r.try_get::<String, _>(0).map_err(Problem::db)?,
+        &r.try_get::<String, _>(1).map_err(Problem::db)?,
+        r.try_get(2).map_err(Problem::db)?,
+        &r.try_get::<String, _>(3).map_err(Problem::db)?,
+        r.try_get(4).map_err(Problem::db)?,
+    ))
+}
+
+async fn list_packs(Workspace { app, ws }: Workspace) -> Answer {
     let rows = sqlx::query("SELECT hash, kind, size, scenarios, created FROM troupe_packs WHERE workspace = $1 AND deleted = 0 ORDER BY hash")
         .bind(ws)
         .fetch_all(&app.db().pool)
         .await
         .map_err(Problem::db)?;
-    let mut packs = Vec::new();
-    for r in rows {
-        packs.push(pack_doc(
-            &r.try_get::<String, _>(0).map_err(Problem::db)?,
-            &r.try_get::<String, _>(1).map_err(Problem::db)?,
-            r.try_get(2).map_err(Problem::db)?,
-            &r.try_get::<String, _>(3).map_err(Problem::db)?,
-            r.try_get(4).map_err(Problem::db)?,
-        ));
-    }
+    let packs = rows
+        .iter()
+        .map(pack_doc_of)
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(json_response(StatusCode::OK, &json!({ "packs": packs })))
 }
 
-async fn get_pack(State(app): State<App>, Path((ws, hash)): Path<(String, String)>) -> Answer {
+async fn get_pack(PackRoute { app, ws, hash }: PackRoute) -> Answer {
     let r = sqlx::query("SELECT hash, kind, size, scenarios, created FROM troupe_packs WHERE workspace = $1 AND hash = $2 AND deleted = 0")
         .bind(ws)
         .bind(hash)
@@ -920,26 +1092,13 @@ async fn get_pack(State(app): State<App>, Path((ws, hash)): Path<(String, String
         .await
         .map_err(Problem::db)?
         .ok_or_else(|| Problem::not_found("pack"))?;
-    Ok(json_response(
-        StatusCode::OK,
-        &pack_doc(
-            &r.try_get::<String, _>(0).map_err(Problem::db)?,
-            &r.try_get::<String, _>(1).map_err(Problem::db)?,
-            r.try_get(2).map_err(Problem::db)?,
-            &r.try_get::<String, _>(3).map_err(Problem::db)?,
-            r.try_get(4).map_err(Problem::db)?,
-        ),
-    ))
+    Ok(json_response(StatusCode::OK, &pack_doc_of(&r)?))
 }
 
 /// `DELETE /packs/{hash}`: hidden from the list and from new sessions;
 /// sessions already started on it keep reading it.
-async fn delete_pack(State(app): State<App>, Path((ws, hash)): Path<(String, String)>) -> Answer {
-    let _w = if app.db().sqlite {
-        Some(app.db().write_lock.lock().await)
-    } else {
-        None
-    };
+async fn delete_pack(PackRoute { app, ws, hash }: PackRoute) -> Answer {
+    let _w = app.db().write_guard().await;
     let r = sqlx::query(
         "UPDATE troupe_packs SET deleted = 1 WHERE workspace = $1 AND hash = $2 AND deleted = 0",
     )
@@ -1023,7 +1182,7 @@ async fn test_pack(Query(q): Query<TestQuery>, body: Bytes) -> Answer {
             "format is one of json, text, junit, all",
         ));
     }
-    let result = tokio::task::spawn_blocking(move || -> Result<Value, Problem> {
+    let result = blocking("running tests", move || -> Result<Value, Problem> {
         let tmp = TempDir::new()?;
         let dir = tmp.0.join("pack");
         std::fs::create_dir_all(&dir).map_err(|_| Problem::internal("unpacking"))?;
@@ -1045,8 +1204,7 @@ async fn test_pack(Query(q): Query<TestQuery>, body: Bytes) -> Answer {
             "junit": named(run.to_junit()),
         }))
     })
-    .await
-    .map_err(|_| Problem::internal("running tests"))??;
+    .await?;
     let text = |k: &str| result[k].as_str().unwrap_or_default().to_string();
     Ok(match format.as_str() {
         "json" => (
@@ -1111,52 +1269,77 @@ fn session_doc(id: &str, pack_hash: &str, live: &Live) -> Value {
     })
 }
 
-/// Stores a new session (its row and every line) in one transaction.
-async fn insert_session(
-    app: &App,
-    ws: &str,
-    id: &str,
-    pack_hash: &str,
-    settings: &Value,
-    jsonl: String,
-    current: String,
-) -> Result<(i64, usize), Problem> {
-    let chunks: Vec<&str> = jsonl.split_inclusive('\n').collect();
-    let db = app.db();
-    let _w = if db.sqlite {
-        Some(db.write_lock.lock().await)
-    } else {
-        None
-    };
-    let mut tx = db.pool.begin().await.map_err(Problem::db)?;
-    sqlx::query("INSERT INTO troupe_sessions (workspace, id, pack, settings, current, lines, created) VALUES ($1, $2, $3, $4, $5, $6, $7)")
-        .bind(ws.to_string())
-        .bind(id.to_string())
-        .bind(pack_hash.to_string())
-        .bind(settings.to_string())
-        .bind(current)
-        .bind(chunks.len() as i64)
-        .bind(now())
-        .execute(&mut *tx)
-        .await
-        .map_err(Problem::db)?;
-    for (seq, line) in chunks.iter().enumerate() {
-        sqlx::query(
-            "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(ws.to_string())
-        .bind(id.to_string())
-        .bind(seq as i64)
-        .bind(line.to_string())
-        .execute(&mut *tx)
-        .await
-        .map_err(Problem::db)?;
-    }
-    tx.commit().await.map_err(Problem::db)?;
-    Ok((chunks.len() as i64, jsonl.len()))
+/// The live session of a request, locked, with its pack's hash.
+struct Locked {
+    guard: tokio::sync::OwnedMutexGuard<Option<Live>>,
+    pack_hash: String,
 }
 
-async fn create_session(State(app): State<App>, Path(ws): Path<String>, body: Bytes) -> Answer {
+impl Locked {
+    fn live(&self) -> Result<&Live, Problem> {
+        self.guard
+            .as_ref()
+            .ok_or_else(|| Problem::internal("a session slot was empty"))
+    }
+}
+
+impl Workspace {
+    /// Stores a new session `session` of pack `pack_hash` (its row and
+    /// every line, in one transaction) and keeps it live: its ID and the
+    /// 201 answer with its summary.
+    async fn start_live(
+        &self,
+        pack: Pack,
+        pack_hash: &str,
+        settings: &Value,
+        session: Session,
+    ) -> Result<(String, Response), Problem> {
+        let id = new_id()?;
+        let jsonl = session.jsonl();
+        let chunks: Vec<&str> = jsonl.split_inclusive('\n').collect();
+        let db = self.app.db();
+        {
+            let _w = db.write_guard().await;
+            let mut tx = db.pool.begin().await.map_err(Problem::db)?;
+            sqlx::query("INSERT INTO troupe_sessions (workspace, id, pack, settings, current, lines, created) VALUES ($1, $2, $3, $4, $5, $6, $7)")
+                .bind(self.ws.clone())
+                .bind(id.clone())
+                .bind(pack_hash.to_string())
+                .bind(settings.to_string())
+                .bind(session.current_id().unwrap_or("").to_string())
+                .bind(chunks.len() as i64)
+                .bind(now())
+                .execute(&mut *tx)
+                .await
+                .map_err(Problem::db)?;
+            for (seq, line) in chunks.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ($1, $2, $3, $4)",
+                )
+                .bind(self.ws.clone())
+                .bind(id.clone())
+                .bind(seq as i64)
+                .bind(line.to_string())
+                .execute(&mut *tx)
+                .await
+                .map_err(Problem::db)?;
+            }
+            tx.commit().await.map_err(Problem::db)?;
+        }
+        let live = Live {
+            rows: chunks.len() as i64,
+            bytes: jsonl.len(),
+            session,
+            pack,
+        };
+        let doc = session_doc(&id, pack_hash, &live);
+        *self.app.slot(&self.ws, &id).lock().await = Some(live);
+        Ok((id, json_response(StatusCode::CREATED, &doc)))
+    }
+}
+
+/// `POST /sessions`: a new session of an uploaded pack (Format 18).
+async fn create_session(w: Workspace, body: Bytes) -> Answer {
     let req: CreateSession = parse_json(&body)?;
     match req.runtime.as_deref() {
         None | Some("rules") => {}
@@ -1178,7 +1361,7 @@ async fn create_session(State(app): State<App>, Path(ws): Path<String>, body: By
             ))
         }
     }
-    let pack = app.pack(&ws, &req.pack, true).await?;
+    let pack = w.app.pack(&w.ws, &req.pack, true).await?;
     let settings: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let options = SessionOptions {
         scenario: req.scenario,
@@ -1190,29 +1373,9 @@ async fn create_session(State(app): State<App>, Path(ws): Path<String>, body: By
         ..SessionOptions::default()
     };
     let p = pack.clone();
-    let session = tokio::task::spawn_blocking(move || p.start(options))
-        .await
-        .map_err(|_| Problem::internal("starting a session"))??;
-    let id = new_id()?;
-    let (rows, bytes) = insert_session(
-        &app,
-        &ws,
-        &id,
-        &req.pack,
-        &settings,
-        session.jsonl().to_string(),
-        session.current_id().unwrap_or("").to_string(),
-    )
-    .await?;
-    let live = Live {
-        session,
-        pack,
-        rows,
-        bytes,
-    };
-    let doc = session_doc(&id, &req.pack, &live);
-    *app.slot(&ws, &id).lock().await = Some(live);
-    let mut r = json_response(StatusCode::CREATED, &doc);
+    let session = blocking("starting a session", move || p.start(options)).await?;
+    let (id, mut r) = w.start_live(pack, &req.pack, &settings, session).await?;
+    let ws = &w.ws;
     if let Ok(v) = HeaderValue::from_str(&format!("/api/v1/workspaces/{ws}/sessions/{id}")) {
         r.headers_mut().insert(header::LOCATION, v);
     }
@@ -1228,18 +1391,13 @@ struct ResumeQuery {
 
 /// `POST /sessions:resume?pack=HASH[&at=ID]`: the body is a session file
 /// (Format 18.8) that goes on as a live session (Format 18.10).
-async fn resume_session(
-    State(app): State<App>,
-    Path(ws): Path<String>,
-    Query(q): Query<ResumeQuery>,
-    body: Bytes,
-) -> Answer {
+async fn resume_session(w: Workspace, Query(q): Query<ResumeQuery>, body: Bytes) -> Answer {
     let text = String::from_utf8(body.to_vec())
         .map_err(|_| Problem::bad_request("the session is not UTF-8 (Format 12.1)"))?;
-    let pack = app.pack(&ws, &q.pack, true).await?;
+    let pack = w.app.pack(&w.ws, &q.pack, true).await?;
     let p = pack.clone();
     let at = q.at.clone();
-    let session = tokio::task::spawn_blocking(move || {
+    let session = blocking("resuming a session", move || {
         p.resume_with(
             &text,
             ResumeOptions {
@@ -1248,226 +1406,210 @@ async fn resume_session(
             },
         )
     })
-    .await
-    .map_err(|_| Problem::internal("resuming a session"))??;
-    let id = new_id()?;
-    let settings = json!({"pack": q.pack, "resumed": true});
-    let (rows, bytes) = insert_session(
-        &app,
-        &ws,
-        &id,
-        &q.pack,
-        &settings,
-        session.jsonl().to_string(),
-        session.current_id().unwrap_or("").to_string(),
-    )
     .await?;
-    let live = Live {
-        session,
-        pack,
-        rows,
-        bytes,
-    };
-    let doc = session_doc(&id, &q.pack, &live);
-    *app.slot(&ws, &id).lock().await = Some(live);
-    Ok(json_response(StatusCode::CREATED, &doc))
+    let settings = json!({"pack": q.pack, "resumed": true});
+    Ok(w.start_live(pack, &q.pack, &settings, session).await?.1)
 }
 
-/// The stored row of a session: `(pack, current, lines)`.
-async fn session_row(app: &App, ws: &str, id: &str) -> Result<(String, String, i64), Problem> {
-    let r = sqlx::query(
-        "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = $1 AND id = $2",
-    )
-    .bind(ws.to_string())
-    .bind(id.to_string())
-    .fetch_optional(&app.db().pool)
-    .await
-    .map_err(Problem::db)?
-    .ok_or_else(|| Problem::not_found("session"))?;
-    Ok((
-        r.try_get(0).map_err(Problem::db)?,
-        r.try_get(1).map_err(Problem::db)?,
-        r.try_get(2).map_err(Problem::db)?,
-    ))
-}
-
-async fn stored_text(app: &App, ws: &str, id: &str) -> Result<String, Problem> {
-    let rows = sqlx::query(
-        "SELECT line FROM troupe_lines WHERE workspace = $1 AND session = $2 ORDER BY seq",
-    )
-    .bind(ws.to_string())
-    .bind(id.to_string())
-    .fetch_all(&app.db().pool)
-    .await
-    .map_err(Problem::db)?;
-    let mut text = String::new();
-    for r in rows {
-        text.push_str(&r.try_get::<String, _>(0).map_err(Problem::db)?);
+impl SessionRoute {
+    /// The stored row of the session: `(pack, current, lines)`.
+    async fn row(&self) -> Result<(String, String, i64), Problem> {
+        let r = sqlx::query(
+            "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = $1 AND id = $2",
+        )
+        .bind(self.ws.clone())
+        .bind(self.id.clone())
+        .fetch_optional(&self.app.db().pool)
+        .await
+        .map_err(Problem::db)?
+        .ok_or_else(|| Problem::not_found("session"))?;
+        Ok((
+            r.try_get(0).map_err(Problem::db)?,
+            r.try_get(1).map_err(Problem::db)?,
+            r.try_get(2).map_err(Problem::db)?,
+        ))
     }
-    Ok(text)
-}
 
-/// The live session `id`, locked, up to date with the database: the one in
-/// memory when it matches the stored row, else rebuilt from the stored
-/// lines (another instance moved it, or this one never saw it).
-async fn locked(
-    app: &App,
-    ws: &str,
-    id: &str,
-) -> Result<(tokio::sync::OwnedMutexGuard<Option<Live>>, String), Problem> {
-    let (pack_hash, current, lines) = session_row(app, ws, id).await?;
-    let mut guard = app.slot(ws, id).lock_owned().await;
-    // Read again under the lock: a turn of this process may have finished
-    // while we waited.
-    let (_, current2, lines2) = session_row(app, ws, id).await?;
-    let (current, lines) = if (current2.as_str(), lines2) != (current.as_str(), lines) {
-        (current2, lines2)
-    } else {
-        (current, lines)
-    };
-    let fresh = guard
-        .as_ref()
-        .is_some_and(|l| l.rows == lines && l.session.current_id().unwrap_or("") == current);
-    if !fresh {
-        *guard = None;
-        let pack = app.pack(ws, &pack_hash, false).await?;
-        let text = stored_text(app, ws, id).await?;
-        let last = text
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .and_then(|l| serde_json::from_str::<Value>(l).ok())
-            .and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_string));
-        let at = (!current.is_empty() && last.as_deref() != Some(current.as_str()))
-            .then(|| current.clone());
-        let p = pack.clone();
-        let bytes = text.len();
-        let session = tokio::task::spawn_blocking(move || {
-            p.resume_with(
-                &text,
-                ResumeOptions {
-                    at,
-                    ..ResumeOptions::default()
-                },
-            )
+    /// The session file as stored, every line in order.
+    async fn stored_text(&self) -> Result<String, Problem> {
+        let rows = sqlx::query(
+            "SELECT line FROM troupe_lines WHERE workspace = $1 AND session = $2 ORDER BY seq",
+        )
+        .bind(self.ws.clone())
+        .bind(self.id.clone())
+        .fetch_all(&self.app.db().pool)
+        .await
+        .map_err(Problem::db)?;
+        let mut text = String::new();
+        for r in rows {
+            text.push_str(&r.try_get::<String, _>(0).map_err(Problem::db)?);
+        }
+        Ok(text)
+    }
+
+    /// The live session, locked, up to date with the database: the one in
+    /// memory when it matches the stored row, else rebuilt from the stored
+    /// lines (another instance moved it, or this one never saw it).
+    async fn live(&self) -> Result<Locked, Problem> {
+        // A session this process holds is known to exist; any other is
+        // looked up before a slot is made for it (no slot for a made-up ID).
+        if !self.app.has_slot(&self.ws, &self.id) {
+            self.row().await?;
+        }
+        let mut guard = self.app.slot(&self.ws, &self.id).lock_owned().await;
+        // Read under the lock: a turn of this process (or another's) may
+        // have finished while we waited.
+        let (pack_hash, current, lines) = self.row().await?;
+        let fresh = guard
+            .as_ref()
+            .is_some_and(|l| l.rows == lines && l.session.current_id().unwrap_or("") == current);
+        if !fresh {
+            *guard = None;
+            let pack = self.app.pack(&self.ws, &pack_hash, false).await?;
+            let text = self.stored_text().await?;
+            let last = text
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                .and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_string));
+            let at = (!current.is_empty() && last.as_deref() != Some(current.as_str()))
+                .then(|| current.clone());
+            let p = pack.clone();
+            let bytes = text.len();
+            let session = blocking("rebuilding a session", move || {
+                p.resume_with(
+                    &text,
+                    ResumeOptions {
+                        at,
+                        ..ResumeOptions::default()
+                    },
+                )
+            })
+            .await?;
+            *guard = Some(Live {
+                session,
+                pack,
+                rows: lines,
+                bytes,
+            });
+        }
+        Ok(Locked { guard, pack_hash })
+    }
+
+    /// Writes what the session appended since `live.rows` and its new
+    /// current message, in one transaction, only if the stored row is still
+    /// what this process last saw (`old_current`, `live.rows`): `Ok(false)`
+    /// otherwise.
+    async fn commit(&self, live: &mut Live, old_current: &str) -> Result<bool, Problem> {
+        let jsonl = live.session.jsonl();
+        let new_text = jsonl.get(live.bytes..).unwrap_or_default();
+        let lines: Vec<String> = new_text.split_inclusive('\n').map(str::to_string).collect();
+        let rows = live.rows + lines.len() as i64;
+        let write = super::db::TurnWrite {
+            workspace: self.ws.clone(),
+            session: self.id.clone(),
+            old_current: old_current.to_string(),
+            old_rows: live.rows,
+            current: live.session.current_id().unwrap_or("").to_string(),
+            lines,
+        };
+        if !self.app.db().write_turn(write).await.map_err(Problem::db)? {
+            return Ok(false);
+        }
+        live.rows = rows;
+        live.bytes = jsonl.len();
+        Ok(true)
+    }
+
+    /// Runs `op` on the live session under its lock, off the async threads,
+    /// then commits what it wrote; a stale `expected` is 409 before anything
+    /// runs, and losing the race to another instance is 409 after. Answers
+    /// what `op` returned and the session's summary after it.
+    async fn mutate<T: Send + 'static>(
+        &self,
+        expected: Option<&str>,
+        op: impl FnOnce(&mut Session) -> Result<T, Problem> + Send + 'static,
+    ) -> Result<(T, Value), Problem> {
+        let Locked { guard, pack_hash } = self.live().await?;
+        let current = guard
+            .as_ref()
+            .and_then(|l| l.session.current_id())
+            .unwrap_or("")
+            .to_string();
+        if let Some(e) = expected {
+            if e != current {
+                return Err(Problem::conflict(&current));
+            }
+        }
+        let (mut guard, out) = tokio::task::spawn_blocking(move || {
+            let mut guard = guard;
+            let out = match guard.as_mut() {
+                Some(live) => op(&mut live.session),
+                None => Err(Problem::internal("a session slot was empty")),
+            };
+            (guard, out)
         })
         .await
-        .map_err(|_| Problem::internal("rebuilding a session"))??;
-        *guard = Some(Live {
-            session,
-            pack,
-            rows: lines,
-            bytes,
-        });
-    }
-    Ok((guard, pack_hash))
-}
-
-/// Writes what the session appended since `live.rows` and its new current
-/// message, in one transaction, only if the stored row is still what this
-/// process last saw (`old_current`, `live.rows`): `Ok(false)` otherwise.
-async fn commit(
-    app: &App,
-    ws: &str,
-    id: &str,
-    live: &mut Live,
-    old_current: &str,
-) -> Result<bool, Problem> {
-    let jsonl = live.session.jsonl();
-    let new_text = jsonl.get(live.bytes..).unwrap_or_default();
-    let chunks: Vec<&str> = new_text.split_inclusive('\n').collect();
-    let rows = live.rows + chunks.len() as i64;
-    let current = live.session.current_id().unwrap_or("").to_string();
-    let db = app.db();
-    let _w = if db.sqlite {
-        Some(db.write_lock.lock().await)
-    } else {
-        None
-    };
-    let mut tx = db.pool.begin().await.map_err(Problem::db)?;
-    let moved = sqlx::query("UPDATE troupe_sessions SET current = $1, lines = $2 WHERE workspace = $3 AND id = $4 AND current = $5 AND lines = $6")
-        .bind(current)
-        .bind(rows)
-        .bind(ws.to_string())
-        .bind(id.to_string())
-        .bind(old_current.to_string())
-        .bind(live.rows)
-        .execute(&mut *tx)
-        .await
-        .map_err(Problem::db)?;
-    if moved.rows_affected() != 1 {
-        let _ = tx.rollback().await;
-        return Ok(false);
-    }
-    for (i, line) in chunks.iter().enumerate() {
-        sqlx::query(
-            "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(ws.to_string())
-        .bind(id.to_string())
-        .bind(live.rows + i as i64)
-        .bind(line.to_string())
-        .execute(&mut *tx)
-        .await
-        .map_err(Problem::db)?;
-    }
-    tx.commit().await.map_err(Problem::db)?;
-    live.rows = rows;
-    live.bytes = jsonl.len();
-    Ok(true)
-}
-
-/// Runs `op` on the live session under its lock, off the async threads,
-/// then commits what it wrote; a stale `expected` is 409 before anything
-/// runs, and losing the race to another instance is 409 after.
-async fn mutate<T: Send + 'static>(
-    app: &App,
-    ws: &str,
-    id: &str,
-    expected: Option<&str>,
-    op: impl FnOnce(&mut Session) -> Result<T, Problem> + Send + 'static,
-) -> Result<(T, Value), Problem> {
-    let (mut guard, pack_hash) = locked(app, ws, id).await?;
-    let current = guard
-        .as_ref()
-        .and_then(|l| l.session.current_id())
-        .unwrap_or("")
-        .to_string();
-    if let Some(e) = expected {
-        if e != current {
-            return Err(Problem::conflict(&current));
-        }
-    }
-    let (mut guard, out) = tokio::task::spawn_blocking(move || {
-        let out = match guard.as_mut() {
-            Some(live) => op(&mut live.session),
-            None => Err(Problem::internal("a session slot was empty")),
-        };
-        (guard, out)
-    })
-    .await
-    .map_err(|_| Problem::internal("a session operation"))?;
-    let out = match out {
-        Ok(o) => o,
-        Err(p) => {
-            // Nothing of a refused operation is written (the library's
-            // promise); keep the session only if it still matches.
-            if guard.as_ref().map(|l| l.session.jsonl().len()) != guard.as_ref().map(|l| l.bytes) {
-                *guard = None;
+        .map_err(|_| Problem::internal("a session operation"))?;
+        let out = match out {
+            Ok(o) => o,
+            Err(p) => {
+                // Nothing of a refused operation is written (the library's
+                // promise); keep the session only if it still matches.
+                if guard.as_ref().map(|l| l.session.jsonl().len())
+                    != guard.as_ref().map(|l| l.bytes)
+                {
+                    *guard = None;
+                }
+                return Err(p);
             }
-            return Err(p);
+        };
+        let Some(live) = guard.as_mut() else {
+            return Err(Problem::internal("a session slot was empty"));
+        };
+        match self.commit(live, &current).await {
+            Ok(true) => {}
+            Ok(false) => {
+                *guard = None;
+                let (_, now_current, _) = self.row().await?;
+                return Err(Problem::conflict(&now_current));
+            }
+            Err(p) => {
+                // The database failed mid-turn: whether the commit landed is
+                // unknown here, so the copy in memory (turn applied) is
+                // dropped and the next request rebuilds from what is stored.
+                *guard = None;
+                return Err(p);
+            }
         }
-    };
-    let Some(live) = guard.as_mut() else {
-        return Err(Problem::internal("a session slot was empty"));
-    };
-    if !commit(app, ws, id, live, &current).await? {
-        *guard = None;
-        let (_, now_current, _) = session_row(app, ws, id).await?;
-        return Err(Problem::conflict(&now_current));
+        let Some(live) = guard.as_mut() else {
+            return Err(Problem::internal("a session slot was empty"));
+        };
+        let doc = session_doc(&self.id, &pack_hash, live);
+        Ok((out, doc))
     }
-    let doc = session_doc(id, &pack_hash, live);
-    Ok((out, doc))
+
+    /// The recorded session (its file as stored) as a `History`, with its
+    /// pack, for the read-only views.
+    async fn recorded(&self) -> Result<(Pack, troupe::History), Problem> {
+        let (pack_hash, _, _) = self.row().await?;
+        let pack = self.app.pack(&self.ws, &pack_hash, false).await?;
+        let text = self.stored_text().await?;
+        let p = pack.clone();
+        let history = blocking("reading a session", move || p.history(&text)).await?;
+        Ok((pack, history))
+    }
+
+    /// [`SessionRoute::recorded`], and the message `at` or its last
+    /// message.
+    async fn history_at(&self, at: Option<String>) -> Result<(troupe::History, String), Problem> {
+        let (_, history) = self.recorded().await?;
+        let at = at
+            .or_else(|| history.last_id().map(str::to_string))
+            .ok_or_else(|| Problem::not_found("message"))?;
+        Ok((history, at))
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -1484,12 +1626,7 @@ struct TurnBody {
 
 /// `POST /sessions/{id}/turns`: one turn (Format 18.5); the turn document
 /// of `troupe run --json` (Format 18.6).
-async fn turn(
-    State(app): State<App>,
-    Path((ws, id)): Path<(String, String)>,
-    body: Bytes,
-) -> Answer {
-    let req: TurnBody = parse_json(&body)?;
+async fn turn(s: SessionRoute, JsonBody(req): JsonBody<TurnBody>) -> Answer {
     if req.as_player.is_some() && req.to.is_some() {
         return Err(Problem::bad_request(
             "give `as` (the player speaking) or `to` (the character answering), not both",
@@ -1497,16 +1634,17 @@ async fn turn(
     }
     let started = Instant::now();
     let expected = req.expected.clone();
-    let (result, _) = mutate(&app, &ws, &id, expected.as_deref(), move |s| {
-        let r = match (&req.as_player, &req.to) {
-            (Some(p), _) => s.turn_as(p, &req.text),
-            (_, Some(c)) => s.turn_to(c, &req.text),
-            _ => s.turn(&req.text),
-        };
-        r.map_err(Problem::from)
-    })
-    .await?;
-    app.0.metrics.turn(started.elapsed());
+    let (result, _) = s
+        .mutate(expected.as_deref(), move |s| {
+            let r = match (&req.as_player, &req.to) {
+                (Some(p), _) => s.turn_as(p, &req.text),
+                (_, Some(c)) => s.turn_to(c, &req.text),
+                _ => s.turn(&req.text),
+            };
+            r.map_err(Problem::from)
+        })
+        .await?;
+    s.app.0.metrics.turn(started.elapsed());
     let mut r = json_response(StatusCode::OK, &result);
     if let Some(last) = result.messages.last() {
         if let Ok(v) = HeaderValue::from_str(last) {
@@ -1527,66 +1665,59 @@ struct MoveBody {
 
 /// `POST /sessions/{id}/undo`: the last turn taken back (Format 18.4); the
 /// next input is a sibling of its input; nothing is lost.
-async fn undo(
-    State(app): State<App>,
-    Path((ws, id)): Path<(String, String)>,
-    body: Bytes,
-) -> Answer {
-    let req: MoveBody = if body.is_empty() {
-        MoveBody::default()
-    } else {
-        parse_json(&body)?
-    };
-    let (_, doc) = mutate(&app, &ws, &id, req.expected.as_deref(), |s| {
-        if s.undo() {
-            Ok(())
-        } else {
-            Err(Problem::new(
-                StatusCode::CONFLICT,
-                "NOTHING_TO_UNDO",
-                "the session has no turn to undo",
-            ))
-        }
-    })
-    .await?;
+async fn undo(s: SessionRoute, JsonOrEmpty(req): JsonOrEmpty<MoveBody>) -> Answer {
+    let (_, doc) = s
+        .mutate(req.expected.as_deref(), |s| {
+            if s.undo() {
+                Ok(())
+            } else {
+                Err(Problem::new(
+                    StatusCode::CONFLICT,
+                    "NOTHING_TO_UNDO",
+                    "the session has no turn to undo",
+                ))
+            }
+        })
+        .await?;
     Ok(json_response(StatusCode::OK, &doc))
 }
 
 /// `POST /sessions/{id}/goto`: `{"message": ID}` becomes the current
 /// message, so the next input is its child (a branch; nothing is lost).
-async fn goto(
-    State(app): State<App>,
-    Path((ws, id)): Path<(String, String)>,
-    body: Bytes,
-) -> Answer {
-    let req: MoveBody = parse_json(&body)?;
+async fn goto(s: SessionRoute, JsonBody(req): JsonBody<MoveBody>) -> Answer {
     let Some(target) = req.message else {
         return Err(Problem::bad_request("`message` names the message to go to"));
     };
-    let (_, doc) = mutate(&app, &ws, &id, req.expected.as_deref(), move |s| {
-        if s.go_to(&target) {
-            Ok(())
-        } else {
-            Err(Problem::new(
-                StatusCode::NOT_FOUND,
-                "UNKNOWN_REF",
-                format!(
-                    "the session has no message `{}`",
-                    troupe::escape_controls(&target)
-                ),
-            ))
-        }
-    })
-    .await?;
+    let (_, doc) = s
+        .mutate(req.expected.as_deref(), move |s| {
+            if s.go_to(&target) {
+                Ok(())
+            } else {
+                Err(Problem::new(
+                    StatusCode::NOT_FOUND,
+                    "UNKNOWN_REF",
+                    format!(
+                        "the session has no message `{}`",
+                        troupe::escape_controls(&target)
+                    ),
+                ))
+            }
+        })
+        .await?;
     Ok(json_response(StatusCode::OK, &doc))
 }
 
 /// `GET /sessions/{id}` (its summary) and `GET /sessions/{id}.jsonl` (its
 /// file, byte for byte what `troupe run --out` writes, Format 18.8).
-async fn get_session(State(app): State<App>, Path((ws, id)): Path<(String, String)>) -> Answer {
-    if let Some(id) = id.strip_suffix(".jsonl") {
-        session_row(&app, &ws, id).await?;
-        let text = stored_text(&app, &ws, id).await?;
+async fn get_session(s: SessionRoute) -> Answer {
+    if let Some(id) = s.id.strip_suffix(".jsonl") {
+        let file = SessionRoute {
+            id: id.to_string(),
+            app: s.app.clone(),
+            ws: s.ws.clone(),
+        };
+        file.row().await?;
+        let text = file.stored_text().await?;
         return Ok((
             StatusCode::OK,
             [(header::CONTENT_TYPE, "application/jsonl")],
@@ -1594,13 +1725,10 @@ async fn get_session(State(app): State<App>, Path((ws, id)): Path<(String, Strin
         )
             .into_response());
     }
-    let (guard, pack_hash) = locked(&app, &ws, &id).await?;
-    let live = guard
-        .as_ref()
-        .ok_or_else(|| Problem::internal("a session slot was empty"))?;
+    let locked = s.live().await?;
     Ok(json_response(
         StatusCode::OK,
-        &session_doc(&id, &pack_hash, live),
+        &session_doc(&s.id, &locked.pack_hash, locked.live()?),
     ))
 }
 
@@ -1612,104 +1740,61 @@ struct StateQuery {
 
 /// `GET /sessions/{id}/state[?at=ID]`: what `troupe state --json` prints
 /// (Format 8.6), at `at` or the last message in file order.
-async fn state(
-    State(app): State<App>,
-    Path((ws, id)): Path<(String, String)>,
-    Query(q): Query<StateQuery>,
-) -> Answer {
+async fn state(s: SessionRoute, Query(q): Query<StateQuery>) -> Answer {
     let (jsonl, pack) = {
-        let (guard, _) = locked(&app, &ws, &id).await?;
-        let live = guard
-            .as_ref()
-            .ok_or_else(|| Problem::internal("a session slot was empty"))?;
+        let locked = s.live().await?;
+        let live = locked.live()?;
         (live.session.jsonl().to_string(), live.pack.clone())
     };
-    let view = tokio::task::spawn_blocking(move || -> Result<Value, Problem> {
+    let view = blocking("reading a state", move || -> Result<Value, Problem> {
         let history = pack.history(&jsonl)?;
         let at = q.at.or_else(|| history.last_id().map(str::to_string));
         let view = history.state(at.as_deref())?;
         Ok(serde_json::to_value(&view).unwrap_or(Value::Null))
     })
-    .await
-    .map_err(|_| Problem::internal("reading a state"))??;
+    .await?;
     Ok(json_response(StatusCode::OK, &view))
 }
 
 /// `POST /sessions/{id}/settings`: the host changes the difficulty
 /// settings from now on (Format 8.9); what `Session::change_settings`
 /// answers.
-async fn settings(
-    State(app): State<App>,
-    Path((ws, id)): Path<(String, String)>,
-    body: Bytes,
-) -> Answer {
-    let mut req: Map<String, Value> = parse_json(&body)?;
+async fn settings(s: SessionRoute, JsonBody(mut req): JsonBody<Map<String, Value>>) -> Answer {
     let expected = match req.remove("expected") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s),
         Some(_) => return Err(Problem::bad_request("`expected` is a message ID")),
     };
     let settings = Value::Object(req);
-    let (result, _) = mutate(&app, &ws, &id, expected.as_deref(), move |s| {
-        s.change_settings(&settings).map_err(Problem::from)
-    })
-    .await?;
+    let (result, _) = s
+        .mutate(expected.as_deref(), move |s| {
+            s.change_settings(&settings).map_err(Problem::from)
+        })
+        .await?;
     Ok(json_response(StatusCode::OK, &result))
 }
 
-/// The recorded session `id` (its file as stored) as a `History`, and the
-/// message `at` or its last message, for the read-only views.
-async fn history_at(
-    app: &App,
-    ws: &str,
-    id: &str,
-    at: Option<String>,
-) -> Result<(troupe::History, String), Problem> {
-    let (pack_hash, _, _) = session_row(app, ws, id).await?;
-    let pack = app.pack(ws, &pack_hash, false).await?;
-    let text = stored_text(app, ws, id).await?;
-    tokio::task::spawn_blocking(move || {
-        let history = pack.history(&text)?;
-        let at = at
-            .or_else(|| history.last_id().map(str::to_string))
-            .ok_or_else(|| Problem::not_found("message"))?;
-        Ok((history, at))
-    })
-    .await
-    .map_err(|_| Problem::internal("reading a session"))?
-}
-
 /// `GET /sessions/{id}/ended[?at=ID]`: what `troupe ended --json` prints.
-async fn ended(
-    State(app): State<App>,
-    Path((ws, id)): Path<(String, String)>,
-    Query(q): Query<StateQuery>,
-) -> Answer {
-    let (history, at) = history_at(&app, &ws, &id, q.at).await?;
-    let view = history.ended_at(&at)?;
-    Ok(json_response(StatusCode::OK, &view))
+async fn ended(s: SessionRoute, Query(q): Query<StateQuery>) -> Answer {
+    let (history, at) = s.history_at(q.at).await?;
+    Ok(json_response(StatusCode::OK, &history.ended_at(&at)?))
 }
 
 /// `GET /sessions/{id}/explain[?at=ID]`: what `troupe explain --json`
 /// prints.
-async fn explain(
-    State(app): State<App>,
-    Path((ws, id)): Path<(String, String)>,
-    Query(q): Query<StateQuery>,
-) -> Answer {
-    let (history, at) = history_at(&app, &ws, &id, q.at).await?;
-    let view = history.explain(&at)?;
-    Ok(json_response(StatusCode::OK, &view))
+async fn explain(s: SessionRoute, Query(q): Query<StateQuery>) -> Answer {
+    let (history, at) = s.history_at(q.at).await?;
+    Ok(json_response(StatusCode::OK, &history.explain(&at)?))
 }
 
 /// `GET /sessions/{id}/score`: the rubric score at the current message
 /// (Format 19.6), `null` without a rubric.
-async fn score(State(app): State<App>, Path((ws, id)): Path<(String, String)>) -> Answer {
-    let (guard, _) = locked(&app, &ws, &id).await?;
-    let live = guard
-        .as_ref()
-        .ok_or_else(|| Problem::internal("a session slot was empty"))?;
-    Ok(json_response(StatusCode::OK, &live.session.score()))
+async fn score(s: SessionRoute) -> Answer {
+    let locked = s.live().await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &locked.live()?.session.score(),
+    ))
 }
 
 #[derive(Debug, Deserialize)]
@@ -1723,11 +1808,7 @@ struct KnowsQuery {
 
 /// `GET /sessions/{id}/knows?message=ID&(part=N|summary=true)`: what
 /// `troupe knows --json` prints, the knowers in code point order.
-async fn knows(
-    State(app): State<App>,
-    Path((ws, id)): Path<(String, String)>,
-    Query(q): Query<KnowsQuery>,
-) -> Answer {
+async fn knows(s: SessionRoute, Query(q): Query<KnowsQuery>) -> Answer {
     let what = match (q.part, q.summary) {
         (Some(p), false) => troupe::Knowable::Part(p),
         (None, true) => troupe::Knowable::Summary,
@@ -1737,7 +1818,86 @@ async fn knows(
             ))
         }
     };
-    let (history, _) = history_at(&app, &ws, &id, Some(q.message.clone())).await?;
-    let who = history.knows(&q.message, what)?;
-    Ok(json_response(StatusCode::OK, &who))
+    let (history, _) = s.history_at(Some(q.message.clone())).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &history.knows(&q.message, what)?,
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RenderQuery {
+    text: String,
+    #[serde(default)]
+    at: Option<String>,
+    #[serde(default, rename = "char")]
+    char_id: Option<String>,
+    #[serde(default)]
+    owner: Option<String>,
+    #[serde(default)]
+    narrator: bool,
+    #[serde(default)]
+    per_chat: bool,
+}
+
+/// `GET /sessions/{id}/render?text=T[&at=ID][&char=C][&owner=O][&narrator=true][&per_chat=true]`:
+/// what `troupe render --session FILE --json` prints (Format 10, 10.6), a
+/// JSON string; without `at` the scenario's initial state, as the command
+/// renders without `--at`.
+async fn render(s: SessionRoute, Query(q): Query<RenderQuery>) -> Answer {
+    let (_, history) = s.recorded().await?;
+    let who = troupe::RenderOptions {
+        char: q.char_id,
+        owner: q.owner,
+        narrator: q.narrator,
+        per_chat: q.per_chat,
+    };
+    let out = history.render(&q.text, q.at.as_deref(), &who)?;
+    Ok(json_response(StatusCode::OK, &Value::String(out)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PromptQuery {
+    #[serde(default)]
+    at: Option<String>,
+    #[serde(default, rename = "char")]
+    character: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    structured: Option<String>,
+    #[serde(default)]
+    max_tokens: Option<u32>,
+    #[serde(default)]
+    temperature: Option<f64>,
+}
+
+/// `GET /sessions/{id}/prompt[?at=ID][&char=C][&model=NAME][&structured=json_schema|json_object|none][&max_tokens=N][&temperature=T]`:
+/// what `troupe prompt --json` prints (Format 24.3), the request the model
+/// runtime would send when C answers message `at` (default: the last
+/// message in file order). Nothing is sent anywhere: `model` is only the
+/// name written in the request.
+async fn prompt(s: SessionRoute, Query(q): Query<PromptQuery>) -> Answer {
+    use troupe::model_runtime::{Settings, Structured, DEFAULT_MAX_TOKENS};
+    let structured = match q.structured.as_deref() {
+        None | Some("json_schema") => Structured::JsonSchema,
+        Some("json_object") => Structured::JsonObject,
+        Some("none") => Structured::None,
+        Some(_) => {
+            return Err(Problem::bad_request(
+                "structured is one of json_schema, json_object, none",
+            ))
+        }
+    };
+    let settings = Settings {
+        model: q.model.unwrap_or_else(|| "local".to_string()),
+        temperature: q.temperature,
+        max_tokens: q.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        structured,
+    };
+    let (pack, history) = s.recorded().await?;
+    let prompt = history.prompt(&pack, q.at.as_deref(), q.character.as_deref(), &settings)?;
+    Ok(json_response(StatusCode::OK, &prompt.body))
 }

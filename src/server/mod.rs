@@ -10,6 +10,7 @@
 pub mod client;
 mod db;
 mod http;
+mod schemas;
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -1,0 +1,269 @@
+//! Throughput of `troupe serve` over loopback HTTP (docs/performance.md
+//! "Server", docs/server.md "Sizing"): starts the given `troupe` binary
+//! (build it with `cargo build --release`) on a free port against a fresh
+//! SQLite file or a PostgreSQL URL, uploads the everyday-negotiation pack,
+//! and drives it with 1, 8 and 64 clients, each playing its own sessions
+//! turn after turn (a new session when one ends). Prints acknowledged
+//! turns per second and the p50/p99 latency of a turn as the clients saw
+//! it.
+//!
+//! ```sh
+//! cargo build --release
+//! cargo run --example server_load -- --bin target/release/troupe --seconds 10
+//! scripts/with-postgres.sh sh -c 'cargo run --example server_load -- \
+//!     --bin target/release/troupe --database "$TROUPE_PG_URL"'
+//! ```
+//!
+//! Flags: `--bin PATH` (default `target/release/troupe`), `--database
+//! FILE|postgres://…` (default a new SQLite file in a temporary folder;
+//! a `/dev/shm/…` file measures without fsync), `--clients 1,8,64`,
+//! `--seconds N` (per client count, default 10).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+struct Opts {
+    bin: String,
+    database: Option<String>,
+    clients: Vec<usize>,
+    seconds: u64,
+}
+
+fn opts() -> Opts {
+    let mut o = Opts {
+        bin: "target/release/troupe".into(),
+        database: None,
+        clients: vec![1, 8, 64],
+        seconds: 10,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut v = || args.next().unwrap_or_else(|| panic!("{a} takes a value"));
+        match a.as_str() {
+            "--bin" => o.bin = v(),
+            "--database" => o.database = Some(v()),
+            "--clients" => {
+                o.clients = v()
+                    .split(',')
+                    .map(|n| n.parse().expect("--clients 1,8,64"))
+                    .collect()
+            }
+            "--seconds" => o.seconds = v().parse().expect("--seconds N"),
+            _ => panic!("unknown flag {a} (see the example's doc comment)"),
+        }
+    }
+    o
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(60)))
+        .build()
+        .into()
+}
+
+fn post(agent: &ureq::Agent, url: &str, token: &str, body: &[u8]) -> (u16, Value) {
+    let mut r = agent
+        .post(url)
+        .header("Authorization", &format!("Bearer {token}"))
+        .send(body)
+        .unwrap_or_else(|e| panic!("POST {url}: {e}"));
+    let status = r.status().as_u16();
+    let text = r.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn put(agent: &ureq::Agent, url: &str, token: &str, body: &[u8]) -> (u16, Value) {
+    let mut r = agent
+        .put(url)
+        .header("Authorization", &format!("Bearer {token}"))
+        .send(body)
+        .unwrap_or_else(|e| panic!("PUT {url}: {e}"));
+    let status = r.status().as_u16();
+    let text = r.body_mut().read_to_string().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+const LINES: &[&str] = &[
+    "Hello Marco! What's your best price?",
+    "That's too much. I can offer 7,000.",
+    "What about the service history?",
+    "Let's meet in the middle.",
+    "I need to think about it.",
+];
+
+/// One client: its own sessions, turn after turn until `stop`; the
+/// latency of every acknowledged turn.
+fn client(base: String, token: String, pack: String, c: usize, stop: Arc<AtomicBool>) -> Vec<f64> {
+    let agent = agent();
+    let mut took = Vec::new();
+    let mut n = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        let start = json!({"pack": pack, "seed": c as u64 * 1_000_000 + n}).to_string();
+        let (s, doc) = post(
+            &agent,
+            &format!("{base}/sessions"),
+            &token,
+            start.as_bytes(),
+        );
+        assert_eq!(s, 201, "create: {doc}");
+        let id = doc["id"].as_str().unwrap().to_string();
+        let mut current = doc["current"].clone();
+        let url = format!("{base}/sessions/{id}/turns");
+        while !stop.load(Ordering::Relaxed) {
+            n += 1;
+            let body =
+                json!({"text": LINES[n as usize % LINES.len()], "expected": current}).to_string();
+            let t = Instant::now();
+            let (s, doc) = post(&agent, &url, &token, body.as_bytes());
+            let dt = t.elapsed().as_secs_f64();
+            match s {
+                200 => {
+                    took.push(dt);
+                    current = doc["messages"]
+                        .as_array()
+                        .and_then(|m| m.last())
+                        .cloned()
+                        .unwrap();
+                }
+                409 => break, // the session ended: a new one
+                _ => panic!("turn: {s} {doc}"),
+            }
+        }
+    }
+    took
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1]
+}
+
+fn main() {
+    let o = opts();
+    let tmp = std::env::temp_dir().join(format!("troupe-server-load-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let database = o
+        .database
+        .clone()
+        .unwrap_or_else(|| tmp.join("load.db").display().to_string());
+    let ws = format!("load{}", std::process::id());
+    let out = Command::new(&o.bin)
+        .args([
+            "serve",
+            "token",
+            "create",
+            "--workspace",
+            &ws,
+            "--database",
+            &database,
+        ])
+        .output()
+        .expect("runs --bin");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let mut server = Command::new(&o.bin)
+        .args(["serve", "--listen", "127.0.0.1:0", "--database", &database])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let root = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("serve starts")
+        .to_string();
+    let base = format!("{root}/api/v1/workspaces/{ws}");
+    let pkg = tmp.join("negotiation.troupe");
+    let st = Command::new(&o.bin)
+        .args(["compile", "examples/packs/everyday-negotiation", "--out"])
+        .arg(&pkg)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let (s, doc) = put(
+        &agent(),
+        &format!("{base}/packs"),
+        &token,
+        &std::fs::read(&pkg).unwrap(),
+    );
+    assert!(s == 201 || s == 200, "{doc}");
+    let pack = doc["hash"].as_str().unwrap().to_string();
+    let backend = if database.starts_with("postgres") {
+        "PostgreSQL"
+    } else {
+        "SQLite"
+    };
+    println!(
+        "troupe serve ({}, pid {}) on {backend} ({database}), {} s per run",
+        o.bin,
+        server.id(),
+        o.seconds
+    );
+    println!("| clients | turns | turns/s | p50 ms | p99 ms |");
+    println!("|--:|--:|--:|--:|--:|");
+    for &n in &o.clients {
+        let stop = Arc::new(AtomicBool::new(false));
+        let started = Instant::now();
+        let handles: Vec<_> = (0..n)
+            .map(|c| {
+                let (base, token, pack, stop) =
+                    (base.clone(), token.clone(), pack.clone(), stop.clone());
+                std::thread::spawn(move || client(base, token, pack, c, stop))
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs(o.seconds));
+        stop.store(true, Ordering::Relaxed);
+        let mut all: Vec<f64> = handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        let secs = started.elapsed().as_secs_f64();
+        all.sort_by(f64::total_cmp);
+        println!(
+            "| {n} | {} | {:.0} | {:.2} | {:.2} |",
+            all.len(),
+            all.len() as f64 / secs,
+            pct(&all, 0.50) * 1e3,
+            pct(&all, 0.99) * 1e3
+        );
+    }
+    // Memory: the server's resident set and the live sessions it holds.
+    let open = agent()
+        .get(&format!("{root}/metrics"))
+        .call()
+        .ok()
+        .and_then(|mut r| r.body_mut().read_to_string().ok())
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("troupe_open_sessions ").map(str::to_string))
+        })
+        .unwrap_or_default();
+    let rss = std::fs::read_to_string(format!("/proc/{}/status", server.id()))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:").map(|v| v.trim().to_string()))
+        })
+        .unwrap_or_default();
+    println!("server at the end: {open} live sessions, resident {rss}");
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&tmp);
+}
