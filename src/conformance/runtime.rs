@@ -128,12 +128,9 @@ pub fn run_test(
             Ok(r) => {
                 let mut v = serde_json::to_value(&r).unwrap_or(Value::Null);
                 let rec = log.as_ref().and_then(|l| {
-                    l.lock().ok().and_then(|l| {
-                        l.iter()
-                            .rev()
-                            .find(|x| Some(&x.input) == r.messages.first())
-                            .cloned()
-                    })
+                    l.lock()
+                        .ok()
+                        .and_then(|l| crate::runtime::chat::turn_record(&l, &r.messages))
                 });
                 // A turn that called no model (a refused or redirected
                 // input) made 0 requests and dropped nothing (24.8).
