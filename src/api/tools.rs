@@ -238,7 +238,7 @@ pub use crate::testing::explore::{
 
 /// Explores a scenario of `pack` as `troupe explore` does (Format 20.5):
 /// a bounded breadth-first search with a checked witness per reached
-/// event, outcome and rule, or (`ExploreMode::Random`) seeded random
+/// event, outcome, rule and speaker, or (`ExploreMode::Random`) seeded random
 /// playthroughs counted with the coverage items of `troupe test`.
 /// `dir` is the pack directory the pack was opened from, if it was one
 /// (coverage labels then name pack files, Format 21.6). `progress` is

@@ -189,12 +189,10 @@ pub fn run(args: Args) -> i32 {
                         }
                         let mut text = transcript::turn(&session, line, &before, &r, args.debug);
                         if let Some(log) = &log {
-                            let rec = log.lock().ok().and_then(|l| {
-                                l.iter()
-                                    .rev()
-                                    .find(|x| Some(&x.input) == r.messages.first())
-                                    .cloned()
-                            });
+                            let rec = log
+                                .lock()
+                                .ok()
+                                .and_then(|l| troupe::model_runtime::turn_record(&l, &r.messages));
                             text.push_str(&transcript::model(&r, rec.as_ref()));
                         }
                         let _ = write!(out, "{}", troupe::escape_controls(&text));

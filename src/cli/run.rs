@@ -471,11 +471,12 @@ pub fn run(args: Args) -> i32 {
         Ok(s) => s,
         Err(c) => return c,
     };
-    let record_of = |log: &Option<model_runtime::Log>, input: &str| {
+    // A turn's record sums the calls of its replies (Format 24.7).
+    let record_of = |log: &Option<model_runtime::Log>, messages: &[String]| {
         log.as_ref().and_then(|l| {
             l.lock()
                 .ok()
-                .and_then(|l| l.iter().rev().find(|r| r.input == input).cloned())
+                .and_then(|l| model_runtime::turn_record(&l, messages))
         })
     };
     let mut stdout = std::io::stdout().lock();
@@ -509,7 +510,7 @@ pub fn run(args: Args) -> i32 {
         match turn {
             Ok(r) => {
                 played += 1;
-                let rec = r.messages.first().and_then(|m| record_of(&log, m));
+                let rec = record_of(&log, &r.messages);
                 if !args.json {
                     let mut text = transcript::turn(&session, input, &before, &r, true);
                     if log.is_some() || !r.diagnostics.is_empty() {

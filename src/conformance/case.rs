@@ -33,8 +33,12 @@ const FIELDS: &[(&str, &[&str])] = &[
     ("knows", &["message", "part", "summary"]),
     ("lore", &["at"]),
     ("parse", &["kind", "text", "base64"]),
-    ("run", &["inputs", "seed", "difficulty", "opening", "model"]),
+    (
+        "run",
+        &["inputs", "seed", "difficulty", "opening", "model", "resume"],
+    ),
     ("safety", &["text", "reply"]),
+    ("replay", &[]),
 ];
 
 /// The inputs of a case, read once.
@@ -43,6 +47,10 @@ struct Inputs {
     session: Option<SessionDoc>,
     /// Diagnostics of reading a `sessionFile`.
     read_diags: Vec<Diagnostic>,
+    /// The session's file text: a `sessionFile`'s bytes, or an inline
+    /// session's header and messages as Troupe JSON lines (Format 18.8,
+    /// members in the order written), which a `run` test's `resume` reads.
+    session_text: Option<String>,
     engine: OnceLock<Result<Engine, Vec<Diagnostic>>>,
 }
 
@@ -113,9 +121,17 @@ fn read_inputs(case: &Value, dir: &Path, suite: &Path) -> Result<Inputs, String>
         _ => bare_document("bundle", &json!({"troupe": SPEC_VERSION, "kind": "bundle"})),
     };
     let mut read_diags = Vec::new();
+    let mut session_text = None;
     let session = match (case.get("session"), case.get("sessionFile")) {
         (Some(s), _) => {
             let header = with_version(s.get("header").cloned().unwrap_or(json!({})));
+            let mut text = crate::runtime::session_writer::troupe_json(&header);
+            text.push('\n');
+            for m in s.get("messages").and_then(Value::as_array).into_iter().flatten() {
+                text.push_str(&crate::runtime::session_writer::troupe_json(m));
+                text.push('\n');
+            }
+            session_text = Some(text);
             let messages = s
                 .get("messages")
                 .and_then(Value::as_array)
@@ -141,6 +157,7 @@ fn read_inputs(case: &Value, dir: &Path, suite: &Path) -> Result<Inputs, String>
         }
         (None, Some(Value::String(f))) => {
             let bytes = read_input(dir, suite, f).map_err(|e| format!("sessionFile {e}"))?;
+            session_text = Some(String::from_utf8_lossy(&bytes).into_owned());
             let l = parse_session(f, &bytes);
             read_diags = l.diagnostics;
             let s = l
@@ -157,6 +174,7 @@ fn read_inputs(case: &Value, dir: &Path, suite: &Path) -> Result<Inputs, String>
         bundle,
         session,
         read_diags,
+        session_text,
         engine: OnceLock::new(),
     })
 }
@@ -316,11 +334,11 @@ fn run_test(t: &Value, ty: &str, inputs: &Inputs, conforming: bool) -> Outcome {
     };
     let engine_test = matches!(
         ty,
-        "state" | "ended" | "macro" | "cel" | "knows" | "lore" | "run" | "safety"
+        "state" | "ended" | "macro" | "cel" | "knows" | "lore" | "run" | "safety" | "replay"
     );
     if engine_test && !conforming {
         return Outcome::SuiteError(
-            "a case with state, ended, macro, cel, knows or lore tests needs a check test expecting no error codes (README 2)".into(),
+            "a case with state, ended, macro, cel, knows, lore, run, safety or replay tests needs a check test expecting no error codes (README 2)".into(),
         );
     }
     let r = match ty {
@@ -328,7 +346,10 @@ fn run_test(t: &Value, ty: &str, inputs: &Inputs, conforming: bool) -> Outcome {
         "parse" => parse_test(t, expect),
         "run" => inputs.engine().map_err(Failure::Fail).and_then(|e| {
             let header = inputs.session.as_ref().and_then(|s| s.header.as_ref()).map(|h| &h.value);
-            super::runtime::run_test(t, expect, &inputs.bundle.value, header, e).map_err(
+            let resume = t
+                .get("resume")
+                .map(|r| (r.as_str(), inputs.session_text.as_deref()));
+            super::runtime::run_test(t, expect, &inputs.bundle.value, header, resume, e).map_err(
                 |(suite, m)| {
                     if suite {
                         Failure::Suite(m)
@@ -346,6 +367,12 @@ fn run_test(t: &Value, ty: &str, inputs: &Inputs, conforming: bool) -> Outcome {
                     Failure::Fail(m)
                 }
             })
+        }),
+        // Format 23 `replay`: the replay runtime's diagnostics (18.7) on
+        // the case's session, compared as a check test's.
+        "replay" => inputs.engine().map_err(Failure::Fail).and_then(|e| {
+            expect_fields(expect, &["codes", "includes"])?;
+            compare_diags(expect, &crate::runtime::replay::replay(e).diagnostics)
         }),
         "cel" if expect.is_object() => expect_fields(expect, &["checkError"]).and_then(|()| {
             inputs
@@ -416,8 +443,13 @@ fn compare_codes(expect: &Value, diags: &[Diagnostic]) -> Result<(), Failure> {
 
 fn check_test(expect: &Value, inputs: &Inputs) -> Result<(), Failure> {
     expect_fields(expect, &["codes", "includes"])?;
-    let diags = inputs.diagnostics();
-    compare_codes(expect, &diags)?;
+    compare_diags(expect, &inputs.diagnostics())
+}
+
+/// `expect.codes` (exactly) and `expect.includes` of a check or replay
+/// test against `diags` (Format 23).
+fn compare_diags(expect: &Value, diags: &[Diagnostic]) -> Result<(), Failure> {
+    compare_codes(expect, diags)?;
     for inc in expect
         .get("includes")
         .and_then(Value::as_array)

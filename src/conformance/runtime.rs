@@ -20,12 +20,16 @@ fn fail(m: impl Into<String>) -> Error {
     (false, m.into())
 }
 
-/// Runs a `run` test.
+/// Runs a `run` test. `resume` is given when the test has `resume`: the
+/// resume point (`None` for `true`: the last message) and the case
+/// session's file text, which the session resumes (Format 18.10, 23)
+/// instead of starting anew.
 pub fn run_test(
     t: &Value,
     expect: &Value,
     bundle: &Value,
     header: Option<&Value>,
+    resume: Option<(Option<&str>, Option<&str>)>,
     engine: &Engine,
 ) -> Result<(), Error> {
     if let Some(o) = expect.as_object() {
@@ -71,9 +75,27 @@ pub fn run_test(
     let opened = Opened::from_checked("case", bundle.clone());
     // `model`: the model runtime's answers in call order (Format 23, 24.8).
     let mut log = None;
-    let mut session = match t.get("model") {
-        None => Session::start(&opened, &options),
-        Some(Value::Array(answers)) => {
+    let mut session = match (t.get("model"), resume) {
+        (Some(_), Some(_)) => return Err(suite("a run test has `model` or `resume`, not both")),
+        (None, Some((at, text))) => {
+            let (Some(text), Some(header)) = (text, header) else {
+                return Err(suite("`resume` needs the case's `session` or `sessionFile`"));
+            };
+            if t.get("resume").is_some_and(|r| r != &Value::Bool(true) && !r.is_string()) {
+                return Err(suite("`resume` is true or a message ID"));
+            }
+            Session::resume(
+                &opened,
+                engine.fork(),
+                header.clone(),
+                text.to_string(),
+                at,
+                None,
+                None,
+            )
+        }
+        (None, None) => Session::start(&opened, &options),
+        (Some(Value::Array(answers)), None) => {
             use crate::runtime::chat::{Backend, ModelRuntime, Settings};
             let rt = ModelRuntime::new(
                 opened.bundle.clone(),
@@ -83,7 +105,7 @@ pub fn run_test(
             log = Some(rt.log());
             Session::start_with(&opened, &options, Box::new(rt), None)
         }
-        Some(_) => return Err(suite("`model` is a list of answers")),
+        (Some(_), None) => return Err(suite("`model` is a list of answers")),
     }
     .map_err(|e| fail(e.to_string()))?;
     let mut results = Vec::new();
@@ -106,12 +128,9 @@ pub fn run_test(
             Ok(r) => {
                 let mut v = serde_json::to_value(&r).unwrap_or(Value::Null);
                 let rec = log.as_ref().and_then(|l| {
-                    l.lock().ok().and_then(|l| {
-                        l.iter()
-                            .rev()
-                            .find(|x| Some(&x.input) == r.messages.first())
-                            .cloned()
-                    })
+                    l.lock()
+                        .ok()
+                        .and_then(|l| crate::runtime::chat::turn_record(&l, &r.messages))
                 });
                 // A turn that called no model (a refused or redirected
                 // input) made 0 requests and dropped nothing (24.8).

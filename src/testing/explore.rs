@@ -1,6 +1,7 @@
 //! Exploration (Format 20.5): the input alphabet derived from a scenario,
 //! a breadth-first search over distinct engine states with a checked,
-//! shortest witness for every event, outcome and rule it reaches, and
+//! shortest witness for every event, outcome, rule and speaker it reaches,
+//! and
 //! seeded random playthroughs counted with the coverage observer of
 //! `troupe test` (21.6).
 //!
@@ -515,7 +516,9 @@ fn item_labels(s: &Session) -> Vec<String> {
     out
 }
 
-/// What a turn (or a root) reached: the firings' items, then the rule.
+/// What a turn (or a root) reached: the firings' items, then the rule,
+/// then the speaker of each reply ("X speaks", Format 20.5; the narrator
+/// is no item, so its `speaker narrator` matches none).
 fn reached_by(result: &crate::runtime::TurnResult) -> Vec<String> {
     let mut out: Vec<String> = result
         .firings
@@ -529,16 +532,19 @@ fn reached_by(result: &crate::runtime::TurnResult) -> Vec<String> {
     if let Some(r) = &result.rule {
         out.push(format!("rule {r}"));
     }
+    out.extend(result.replies.iter().map(|r| format!("speaker {}", r.author)));
     out
 }
 
-/// What fired at the root of a freshly started session.
+/// What fired at the root of a freshly started session, then its author
+/// (Format 20.5: a root's speaker).
 fn root_items(s: &Session) -> Vec<String> {
     let ir = &s.engine().ir;
     let Some(m) = s.engine().session.messages.first() else {
         return Vec::new();
     };
-    m.firings
+    let mut out: Vec<String> = m
+        .firings
         .iter()
         .map(|f| match f {
             crate::compile::session::Fired::Event(i) => {
@@ -548,7 +554,9 @@ fn root_items(s: &Session) -> Vec<String> {
                 format!("outcome {}", ir.outcomes[*i as usize].id)
             }
         })
-        .collect()
+        .collect();
+    out.push(format!("speaker {}", ir.who_id(m.author)));
+    out
 }
 
 /// The scenario chosen and its root sessions' settings.
@@ -633,6 +641,16 @@ fn prepare(opened: &Opened, settings: &Settings) -> Result<Prepared, String> {
             items.push(format!("rule {id}"));
         }
     }
+    // Speakers: each cast member no player plays, in cast order (21.6).
+    items.extend(
+        probe
+            .engine()
+            .ir
+            .cast
+            .iter()
+            .filter(|c| !c.player)
+            .map(|c| format!("speaker {}", c.id)),
+    );
     Ok(Prepared {
         scenario,
         alphabet: Alphabet {
@@ -1251,6 +1269,28 @@ impl Exploration {
                     }
                 }
             }
+            // "Does everyone speak?" (Format 20.5): one line over the
+            // speaker items, naming those not reached.
+            let speakers: Vec<&ItemResult> = self
+                .items
+                .iter()
+                .filter(|it| it.item.starts_with("speaker "))
+                .collect();
+            let silent: Vec<&str> = speakers
+                .iter()
+                .filter(|it| it.status != ItemStatus::Reached)
+                .map(|it| &it.item["speaker ".len()..])
+                .collect();
+            let _ = match (speakers.len(), silent.len()) {
+                (0, _) => Ok(()),
+                (n, 0) => writeln!(o, "speakers: all {n} reached"),
+                (n, k) => writeln!(
+                    o,
+                    "speakers: {} of {n} reached; not reached: {}",
+                    n - k,
+                    silent.join(", ")
+                ),
+            };
         }
         if let Some(c) = &self.counts {
             let _ = writeln!(o, "{} runs of at most {} turns", c.runs, self.bound.depth);
@@ -1451,6 +1491,7 @@ pub fn stage(pack: &crate::load::PackFiles, bundle: &Value) -> super::model::Sta
             let kind = match it.item.split(' ').next() {
                 Some("event") => "events",
                 Some("outcome") => "outcomes",
+                Some("speaker") => "speakers",
                 _ => "rules",
             };
             let listed = cfg.unreachable.contains(&it.item);
@@ -1486,7 +1527,7 @@ pub fn stage(pack: &crate::load::PackFiles, bundle: &Value) -> super::model::Sta
         for u in &cfg.unreachable {
             if !e.items.iter().any(|it| &it.item == u) {
                 failures.push(Failure::new(format!(
-                    "`{u}` in explore.unreachable names no event, outcome or rule of scenario {id}"
+                    "`{u}` in explore.unreachable names no event, outcome, rule or speaker of scenario {id}"
                 )));
             }
         }

@@ -173,6 +173,50 @@ pub struct TurnRecord {
 /// The turn records of a session, shared with whoever started it.
 pub type Log = Arc<Mutex<Vec<TurnRecord>>>;
 
+/// The record of the turn whose messages are `messages` (18.6), from the
+/// log: a turn of several replies (18.9: `all`, reactions) makes one call
+/// (or two, with a repair request) per reply it proposes for, each logged
+/// with the message it answers (the input, then each reply but the last),
+/// so the turn's record is the run of the log's last records whose
+/// `input` is one of the turn's messages, summed (Format 24.7): requests
+/// and usage added, `clamped` in call order, `repaired` and `dropped`
+/// joined with `; `, the emotion of the last call that named one, `input`
+/// the turn's input. `None` when the turn made no call.
+pub fn turn_record(log: &[TurnRecord], messages: &[String]) -> Option<TurnRecord> {
+    let first = messages.first()?;
+    let n = log
+        .iter()
+        .rev()
+        .take_while(|r| messages.contains(&r.input))
+        .count();
+    if n == 0 {
+        return None;
+    }
+    let mut out = TurnRecord {
+        input: first.clone(),
+        ..TurnRecord::default()
+    };
+    let join = |a: &mut Option<String>, b: &Option<String>| {
+        if let Some(b) = b {
+            *a = Some(match a.take() {
+                Some(x) => format!("{x}; {b}"),
+                None => b.clone(),
+            });
+        }
+    };
+    for r in &log[log.len() - n..] {
+        out.requests = out.requests.saturating_add(r.requests);
+        out.usage.add(r.usage);
+        if r.emotion.is_some() {
+            out.emotion.clone_from(&r.emotion);
+        }
+        out.clamped.extend(r.clamped.iter().cloned());
+        join(&mut out.repaired, &r.repaired);
+        join(&mut out.dropped, &r.dropped);
+    }
+    Some(out)
+}
+
 /// The model runtime (Format 24).
 pub struct ModelRuntime {
     bundle: crate::load::LazyBundle,
