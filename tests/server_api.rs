@@ -993,6 +993,11 @@ fn the_openapi_document_lists_every_route() {
         format!("GET {w}/sessions/{{id}}/explain"),
         format!("GET {w}/sessions/{{id}}/knows"),
         format!("GET {w}/sessions/{{id}}/score"),
+        // The web page's routes (docs/web.md "Routes of the page").
+        format!("GET {w}/packs/{{hash}}/scenarios"),
+        format!("GET {w}/sessions/{{id}}/transcript"),
+        format!("GET {w}/sessions/{{id}}/graph.svg"),
+        format!("GET {w}/sessions/{{id}}/plot.svg"),
     ]
     .to_vec();
     expected.sort();

@@ -49,14 +49,14 @@ impl Problem {
         self.extra.insert(key.to_string(), value);
         self
     }
-    fn not_found(what: &str) -> Problem {
+    pub(super) fn not_found(what: &str) -> Problem {
         Problem::new(
             StatusCode::NOT_FOUND,
             "NOT_FOUND",
             format!("no such {what}"),
         )
     }
-    fn bad_request(detail: impl Into<String>) -> Problem {
+    pub(super) fn bad_request(detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::BAD_REQUEST, "BAD_REQUEST", detail)
     }
     /// A database failure: logged here, told to the client as 503 without
@@ -69,7 +69,7 @@ impl Problem {
             "the database is unavailable; retry later",
         )
     }
-    fn internal(what: &str) -> Problem {
+    pub(super) fn internal(what: &str) -> Problem {
         tracing::error!(what, "internal error");
         Problem::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -133,9 +133,9 @@ impl IntoResponse for Problem {
     }
 }
 
-type Answer = Result<Response, Problem>;
+pub(super) type Answer = Result<Response, Problem>;
 
-fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response {
+pub(super) fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response {
     let mut body = serde_json::to_vec_pretty(value).unwrap_or_default();
     body.push(b'\n');
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
@@ -267,7 +267,12 @@ impl App {
 
     /// The pack `hash` of workspace `ws` (deleted ones included: sessions
     /// keep reading theirs), opened once per process.
-    async fn pack(&self, ws: &str, hash: &str, live_only: bool) -> Result<Pack, Problem> {
+    pub(super) async fn pack(
+        &self,
+        ws: &str,
+        hash: &str,
+        live_only: bool,
+    ) -> Result<Pack, Problem> {
         let row = sqlx::query(
             "SELECT kind, body, deleted FROM troupe_packs WHERE workspace = $1 AND hash = $2",
         )
@@ -320,15 +325,15 @@ fn open_pack(kind: &str, body: &[u8]) -> Result<Pack, Problem> {
 /// A route of `/api/v1/workspaces/{ws}`. The router and the OpenAPI
 /// document are both built from [`workspace_routes`], so every route served
 /// is in the document.
-struct Route {
-    method: &'static str,
-    path: &'static str,
-    summary: &'static str,
+pub(super) struct Route {
+    pub(super) method: &'static str,
+    pub(super) path: &'static str,
+    pub(super) summary: &'static str,
     /// The request body's media type, if it takes one.
-    body: Option<&'static str>,
+    pub(super) body: Option<&'static str>,
     /// The success status and its media type.
-    ok: (u16, &'static str),
-    handler: MethodRouter<App>,
+    pub(super) ok: (u16, &'static str),
+    pub(super) handler: MethodRouter<App>,
 }
 
 fn workspace_routes() -> Vec<Route> {
@@ -360,6 +365,9 @@ fn workspace_routes() -> Vec<Route> {
         r("get", "/sessions/{id}/knows", "What `troupe knows --json` prints: who knows `?message=ID` and `part=N` or `summary=true` (Format 7.4, 12.5).", None, (200, JSON), get(knows)),
         r("get", "/sessions/{id}/score", "The session's rubric score at its current message (Format 19.6), or null.", None, (200, JSON), get(score)),
     ]
+    .into_iter()
+    .chain(super::web::api_routes())
+    .collect()
 }
 
 /// The OpenAPI 3.1 document of the API (`GET /api/v1/openapi.json`),
@@ -445,6 +453,7 @@ pub fn router(app: App, config: &Config) -> Router {
             get(move || async move { json_response(StatusCode::OK, &doc) }),
         )
         .nest("/api/v1/workspaces/{ws}", ws)
+        .merge(super::web::page_routes())
         .fallback(|| async { Problem::not_found("route") })
         .layer(DefaultBodyLimit::max(config.body_limit))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(
@@ -1274,7 +1283,11 @@ async fn resume_session(
 }
 
 /// The stored row of a session: `(pack, current, lines)`.
-async fn session_row(app: &App, ws: &str, id: &str) -> Result<(String, String, i64), Problem> {
+pub(super) async fn session_row(
+    app: &App,
+    ws: &str,
+    id: &str,
+) -> Result<(String, String, i64), Problem> {
     let r = sqlx::query(
         "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = $1 AND id = $2",
     )
@@ -1659,7 +1672,7 @@ async fn settings(
 
 /// The recorded session `id` (its file as stored) as a `History`, and the
 /// message `at` or its last message, for the read-only views.
-async fn history_at(
+pub(super) async fn history_at(
     app: &App,
     ws: &str,
     id: &str,

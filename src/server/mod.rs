@@ -10,6 +10,7 @@
 pub mod client;
 mod db;
 mod http;
+pub mod web;
 
 use std::net::SocketAddr;
 use std::time::Duration;
