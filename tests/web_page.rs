@@ -312,20 +312,31 @@ fn the_page_plays_the_negotiation_to_its_ending() {
     runtime().block_on(async {
         let c = connect(&chromium, &driver, &tmp.path().join("profile"), &downloads).await;
         c.goto(&url).await.expect("the page loads");
-        // Time to first paint, from navigation start (Performance API).
-        let paint = until(
-            &c,
-            "a first paint",
-            "const p = performance.getEntriesByType('paint').find(e => e.name === 'first-contentful-paint'); return p ? p.startTime : null",
-        )
-        .await
-        .as_f64()
-        .expect("a time");
-        eprintln!("first contentful paint: {paint:.1} ms");
-        assert!(paint <= 300.0, "first paint after {paint} ms");
         // Logged in from the URL's fragment, which left the address bar.
-        until(&c, "the pack list", "return document.querySelectorAll('#pack option[value]').length > 0 && document.getElementById('scenario').value === 'used_car_negotiation'").await;
-        assert!(!c.current_url().await.expect("url").as_str().contains("token"));
+        let loaded = "return document.querySelectorAll('#pack option[value]').length > 0 && document.getElementById('scenario').value === 'used_car_negotiation'";
+        until(&c, "the pack list", loaded).await;
+        let page = c.current_url().await.expect("url").to_string();
+        assert!(!page.contains("token"), "{page}");
+        // Time to first paint of the play view, from navigation start
+        // (Performance API), once the browser is started: the median of
+        // three loads (the token now comes from sessionStorage).
+        let mut paints = Vec::new();
+        for _ in 0..3 {
+            c.goto(&page).await.expect("the page loads");
+            let paint = until(
+                &c,
+                "a first paint",
+                "const p = performance.getEntriesByType('paint').find(e => e.name === 'first-contentful-paint'); return p ? p.startTime : null",
+            )
+            .await
+            .as_f64()
+            .expect("a time");
+            paints.push(paint);
+            until(&c, "the pack list", loaded).await;
+        }
+        paints.sort_by(f64::total_cmp);
+        eprintln!("first contentful paint (ms): {paints:?}");
+        assert!(paints[1] <= 300.0, "first paint after {paints:?} ms");
         // The golden fixture's settings: seed 42, standard difficulty.
         let seed = c.find(Locator::Id("seed")).await.expect("#seed");
         seed.clear().await.expect("cleared");
@@ -399,6 +410,21 @@ fn the_page_plays_the_negotiation_to_its_ending() {
         let current_rule = c.execute("return [...document.querySelectorAll('#graph-box g.node.current title')].map(t => t.textContent)", vec![]).await.expect("script");
         assert_eq!(current_rule, json!(["rule close_deal"]));
         shot(&c, "graph.png").await;
+        c.execute(
+            "document.getElementById('plot-box').scrollIntoView()",
+            vec![],
+        )
+        .await
+        .expect("scrolled");
+        let lines = c
+            .execute(
+                "return document.querySelectorAll('#plot-box svg').length",
+                vec![],
+            )
+            .await
+            .expect("script");
+        assert_eq!(lines, json!(1), "the plot is shown");
+        shot(&c, "plot.png").await;
         // The download equals the API's export, byte for byte.
         c.find(Locator::Id("tab-play")).await.expect("tab").click().await.expect("tab");
         c.find(Locator::Id("download")).await.expect("#download").click().await.expect("Download");
@@ -415,6 +441,9 @@ fn the_page_plays_the_negotiation_to_its_ending() {
         assert_eq!(origins, json!([]));
         // Phone width.
         c.set_window_size(390, 844).await.expect("resize");
+        c.execute("window.scrollTo(0, 0)", vec![])
+            .await
+            .expect("scrolled");
         shot(&c, "phone.png").await;
         let wide = c.execute("return document.documentElement.scrollWidth", vec![]).await.expect("script");
         assert!(wide.as_f64().unwrap_or(9999.0) <= 400.0, "the page is {wide} px wide at 390");
@@ -546,6 +575,58 @@ fn hostile_strings_are_shown_as_text_and_run_nothing() {
             .await
             .expect("tab");
         shot(&c, "hostile.png").await;
+        let sid = c.session_id().await.expect("id").expect("a session");
+        let errors = console_errors(&driver, &sid);
+        assert!(errors.is_empty(), "console errors: {errors:#?}");
+        c.close().await.expect("closed");
+    });
+}
+
+/// An ensemble (tenants-meeting): who is present is listed by name, a
+/// click on a name addresses that character, who then answers (the turn's
+/// `to`, Format 18.9: `chosen.why` is `host`), and each character's lines
+/// are marked as theirs.
+#[test]
+fn a_click_on_a_name_addresses_that_character() {
+    let Some((chromium, driver_bin)) = browser() else {
+        return;
+    };
+    let pack = Path::new(ROOT).join("examples/packs/tenants-meeting");
+    let (_server, url) = play_web(&pack);
+    let (_driver, driver) = chromedriver(&driver_bin);
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    runtime().block_on(async {
+        let c = connect(&chromium, &driver, &tmp.path().join("profile"), tmp.path()).await;
+        c.goto(&url).await.expect("the page loads");
+        until(&c, "the pack list", "return document.getElementById('scenario').value === 'tenants_meeting'").await;
+        c.find(Locator::Id("start")).await.expect("#start").click().await.expect("Start");
+        let opening = settled(&c, None).await;
+        let names = c
+            .execute("return [...document.querySelectorAll('#present button.name')].map(b => b.textContent)", vec![])
+            .await
+            .expect("script");
+        assert_eq!(names, json!(["Margit", "Dev", "Ruth"]), "present, in the scene's order");
+        c.find(Locator::Css("#present button[aria-label='Address Ruth']"))
+            .await
+            .expect("Ruth's name")
+            .click()
+            .await
+            .expect("clicked");
+        let to = c.execute("return document.getElementById('to').value", vec![]).await.expect("script");
+        assert_eq!(to, json!("ruth"));
+        let reply = say(&c, "May I see the logbook?").await;
+        assert_ne!(reply, opening);
+        let v = c
+            .execute(
+                &format!("const li = document.querySelector('#transcript li[data-id={reply:?}]'); return {{author: li.dataset.author, class: li.className, chips: [...li.querySelectorAll('.chip')].map(c => c.textContent), opener: document.querySelector('#transcript li').className}}"),
+                vec![],
+            )
+            .await
+            .expect("script");
+        assert_eq!(v["author"], json!("ruth"), "{v:#}");
+        assert!(v["chips"].as_array().expect("chips").contains(&json!("Ruth spoke (host)")), "{v:#}");
+        assert_ne!(v["class"], v["opener"], "Ruth's lines and the opener's are marked apart: {v:#}");
+        shot(&c, "ensemble.png").await;
         let sid = c.session_id().await.expect("id").expect("a session");
         let errors = console_errors(&driver, &sid);
         assert!(errors.is_empty(), "console errors: {errors:#?}");

@@ -186,6 +186,9 @@ function turnDetails(doc, messageId) {
   if (messageId !== last) return null;
   const chips = [];
   if (doc.rule) chips.push(h("span", { class: "chip" }, `rule ${doc.rule}`));
+  for (const r of replies) {
+    if (r.chosen && r.chosen.why) chips.push(h("span", { class: "chip" }, `${nameOf(r.author)} spoke (${r.chosen.why})`));
+  }
   for (const [k, v] of Object.entries(doc.state_delta || {})) chips.push(h("span", { class: "chip changed" }, `${k} = ${valueText(v)}`));
   for (const f of doc.firings || []) chips.push(h("span", { class: "chip fired" }, `fired ${firingText(f)}`));
   chips.push(h("span", { class: `chip safety-${doc.safety_status}` }, `safety ${doc.safety_status}`));

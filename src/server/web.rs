@@ -139,7 +139,8 @@ fn keys(v: &Value) -> Vec<String> {
 
 /// `GET /packs/{hash}/scenarios`: each scenario of the pack (Format 6) with
 /// its difficulty presets (`default` and `options`, Format 8.8), its
-/// openings' IDs (Format 6.3) and its cast (ID and display name).
+/// openings' IDs (Format 6.3) and its cast (ID and display name: the
+/// nickname, else the name, as the transcript shows it).
 async fn scenarios(State(app): State<App>, Path((ws, hash)): Path<(String, String)>) -> Answer {
     let pack = app.pack(&ws, &hash, false).await?;
     let bundle = pack.bundle();
@@ -148,7 +149,7 @@ async fn scenarios(State(app): State<App>, Path((ws, hash)): Path<(String, Strin
         characters
             .iter()
             .find(|c| c["id"].as_str() == Some(id))
-            .and_then(|c| c["name"].as_str())
+            .and_then(|c| c["nickname"].as_str().or_else(|| c["name"].as_str()))
             .unwrap_or(id)
             .to_string()
     };
