@@ -633,3 +633,90 @@ fn a_click_on_a_name_addresses_that_character() {
         c.close().await.expect("closed");
     });
 }
+
+/// The files of directory `dir` as a zip, paths relative to it.
+fn zip_dir(dir: &Path) -> Vec<u8> {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let mut files = walk(dir);
+    files.sort();
+    for f in files {
+        let rel = f
+            .strip_prefix(dir)
+            .expect("inside")
+            .to_string_lossy()
+            .replace('\\', "/");
+        zip.start_file(rel, zip::write::SimpleFileOptions::default())
+            .expect("zip entry");
+        zip.write_all(&std::fs::read(&f).expect("read"))
+            .expect("zip write");
+    }
+    zip.finish().expect("zip").into_inner()
+}
+
+/// The Tests view runs a pack's tests on the server (`packs:test`) from a
+/// zip chosen in the page and shows the report: a copy of the negotiation
+/// pack whose static assertion expects threshold 75 where the event says
+/// 70 fails that one test, with the assertion's message (the same edit
+/// `tests/server_api.rs` makes for `test --server`).
+#[test]
+fn the_tests_view_shows_a_failing_report() {
+    let Some((chromium, driver_bin)) = browser() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let pack = Path::new(ROOT).join("examples/packs/everyday-negotiation");
+    let copy = tmp.path().join("negotiation");
+    for f in walk(&pack) {
+        let to = copy.join(f.strip_prefix(&pack).expect("inside"));
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(&f, &to).expect("copy");
+    }
+    let fixture = copy.join("tests/golden_used_car_negotiation.yaml");
+    let text = std::fs::read_to_string(&fixture).expect("fixture");
+    let from = "variable=impression AND threshold=70";
+    assert!(text.contains(from));
+    std::fs::write(
+        &fixture,
+        text.replace(from, "variable=impression AND threshold=75"),
+    )
+    .expect("edit");
+    let zip = tmp.path().join("negotiation.zip");
+    std::fs::write(&zip, zip_dir(&copy)).expect("zip");
+    let (_server, url) = play_web(&pack);
+    let (_driver, driver) = chromedriver(&driver_bin);
+    runtime().block_on(async {
+        let c = connect(&chromium, &driver, &tmp.path().join("profile"), tmp.path()).await;
+        c.goto(&url).await.expect("the page loads");
+        until(&c, "the pack list", "return document.getElementById('scenario').value === 'used_car_negotiation'").await;
+        c.find(Locator::Id("tab-tests")).await.expect("tab").click().await.expect("tab");
+        c.find(Locator::Id("test-zip"))
+            .await
+            .expect("#test-zip")
+            .send_keys(&zip.display().to_string())
+            .await
+            .expect("chosen");
+        c.find(Locator::Id("run-tests")).await.expect("button").click().await.expect("Run");
+        let status = until(&c, "the report", "return document.getElementById('tests').dataset.loaded").await;
+        assert_eq!(status, json!("FAIL"));
+        let failed = c
+            .execute("return [...document.querySelectorAll('li.test.fail')].map(li => [li.dataset.name, li.textContent])", vec![])
+            .await
+            .expect("script");
+        let failed = failed.as_array().expect("a list");
+        assert_eq!(failed.len(), 1, "{failed:#?}");
+        assert_eq!(failed[0][0], json!("Marco warms up once the buyer has made a good impression"));
+        let shown = failed[0][1].as_str().unwrap_or("");
+        assert!(
+            shown.contains("expected 75, found the number 70 (tests/golden_used_car_negotiation.yaml:59)"),
+            "{shown}"
+        );
+        let summary = c.find(Locator::Id("test-summary")).await.expect("summary").text().await.expect("text");
+        assert_eq!(summary, "negotiation: FAIL (exit code 1)");
+        shot(&c, "tests.png").await;
+        let sid = c.session_id().await.expect("id").expect("a session");
+        let errors = console_errors(&driver, &sid);
+        assert!(errors.is_empty(), "console errors: {errors:#?}");
+        c.close().await.expect("closed");
+    });
+}

@@ -69,4 +69,5 @@ async function call(method, path, body, type) {
 export const get = async (path) => (await call("GET", path)).json();
 export const text = async (path) => (await call("GET", path)).text();
 export const post = async (path, body) => (await call("POST", path, body || {})).json();
+export const postBytes = async (path, bytes, type) => (await call("POST", path, bytes, type)).json();
 export const put = async (path, bytes) => (await call("PUT", path, bytes, "application/octet-stream")).json();

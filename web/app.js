@@ -367,10 +367,39 @@ function showGraph(id, plot) {
   fill($("plot-box"), svgElement(plot) || h("p", { class: "problem" }, "The plot could not be read."));
 }
 
+// --------------------------------------------------------------- tests
+
+function failureText(x) {
+  if (!x || typeof x !== "object" || !x.message) return valueText(x);
+  const at = x.file ? ` (${x.file}${x.line ? `:${x.line}` : ""})` : "";
+  return `${x.message}${at}`;
+}
+
+/** `POST /packs:test?format=all` with the chosen zip; the report shown. */
+async function runTests() {
+  const f = $("test-zip").files[0];
+  if (!f) return;
+  $("tests").dataset.loaded = "";
+  const name = f.name.replace(/\.zip$/i, "") || "pack";
+  const all = await api.postBytes(`/packs:test?format=all&name=${encodeURIComponent(name)}`, new Uint8Array(await f.arrayBuffer()), "application/zip");
+  let report = {};
+  try { report = JSON.parse(all.json); } catch (_) { /* shown as text below */ }
+  $("test-summary").textContent = `${name}: ${report.status || "?"} (exit code ${all.exit_code})`;
+  $("test-summary").className = report.status === "PASS" ? "pass" : "fail";
+  fill($("test-stages"), (report.stages || []).map((st) => h("section", { class: "stage" },
+    h("h3", {}, `${st.stage}: ${st.status}`, st.reason ? ` — ${st.reason}` : ""),
+    h("ul", {}, (st.tests || []).map((t) => h("li", { class: `test ${t.status === "PASS" ? "pass" : "fail"}`, "data-name": t.name },
+      h("span", { class: "chip" }, t.status), " ", h("strong", {}, t.name), t.file ? h("span", { class: "mid" }, ` ${t.file}`) : null,
+      t.reason ? h("div", { class: "muted" }, t.reason) : null,
+      (t.failures || []).length ? h("ul", { class: "failures" }, t.failures.map((x) => h("li", {}, failureText(x)))) : null))))));
+  $("test-text").textContent = all.text || "";
+  $("tests").dataset.loaded = report.status || "done";
+}
+
 // --------------------------------------------------------------- views
 
 function view(name) {
-  for (const v of ["play", "inspect", "graph"]) {
+  for (const v of ["play", "inspect", "graph", "tests"]) {
     $(v).hidden = v !== name;
     $(`tab-${v}`).setAttribute("aria-selected", v === name ? "true" : "false");
   }
@@ -410,7 +439,11 @@ function wire() {
   $("dl-plot").addEventListener("click", () => act(async () => {
     download(`${S.session.id}-plot.svg`, await api.text(`/sessions/${S.session.id}/plot.svg?at=${encodeURIComponent(S.selected)}`), "image/svg+xml");
   }));
-  for (const v of ["play", "inspect", "graph"]) $(`tab-${v}`).addEventListener("click", () => view(v));
+  for (const v of ["play", "inspect", "graph", "tests"]) $(`tab-${v}`).addEventListener("click", () => view(v));
+  $("test-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    act(runTests);
+  });
 }
 
 function boot() {
