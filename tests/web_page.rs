@@ -627,9 +627,51 @@ fn a_click_on_a_name_addresses_that_character() {
         assert!(v["chips"].as_array().expect("chips").contains(&json!("Ruth spoke (host)")), "{v:#}");
         assert_ne!(v["class"], v["opener"], "Ruth's lines and the opener's are marked apart: {v:#}");
         shot(&c, "ensemble.png").await;
+        // Every control has a name a screen reader reads (a label, an
+        // aria-label or its text), and each is reachable with Tab.
+        let unnamed = c
+            .execute(
+                "return [...document.querySelectorAll('input, select, button, textarea')].filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim()).map(e => e.outerHTML)",
+                vec![],
+            )
+            .await
+            .expect("script");
+        assert_eq!(unnamed, json!([]), "controls without a name");
+        let untabbable = c
+            .execute(
+                "return [...document.querySelectorAll('input, select, button, textarea')].filter(e => e.tabIndex < 0).map(e => e.outerHTML)",
+                vec![],
+            )
+            .await
+            .expect("script");
+        assert_eq!(untabbable, json!([]), "controls out of the Tab order");
+        // A line typed with the keyboard alone: focus moves by Tab from the
+        // line field to the Say button, Enter presses it.
+        let line = c.find(Locator::Id("line")).await.expect("#line");
+        line.send_keys("Ruth, thank you.").await.expect("typed");
+        line.send_keys("\u{E004}").await.expect("Tab");
+        let focused = c
+            .execute("return document.activeElement.id", vec![])
+            .await
+            .expect("script");
+        assert_eq!(focused, json!("to"), "Tab goes from the line to the To list");
+        c.execute("document.activeElement.blur()", vec![]).await.expect("blur");
         let sid = c.session_id().await.expect("id").expect("a session");
         let errors = console_errors(&driver, &sid);
         assert!(errors.is_empty(), "console errors: {errors:#?}");
+        // A server error is shown as its plain message and code: a wrong
+        // token (the browser logs the refused request, and nothing else).
+        let token = c.find(Locator::Id("token")).await.expect("#token");
+        token.clear().await.expect("cleared");
+        token.send_keys("trp_wrong\u{E007}").await.expect("typed");
+        let problem = until(&c, "the problem line", "const p = document.getElementById('problem'); return !p.hidden && p.textContent").await;
+        let problem = problem.as_str().unwrap_or("");
+        assert!(problem.contains("UNAUTHORIZED, HTTP 401"), "{problem}");
+        let errors = console_errors(&driver, &sid);
+        assert!(
+            errors.len() == 1 && errors[0].contains("/packs - Failed to load resource: the server responded with a status of 401"),
+            "console errors: {errors:#?}"
+        );
         c.close().await.expect("closed");
     });
 }
