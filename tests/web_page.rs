@@ -24,11 +24,22 @@ use serde_json::{json, Value};
 const BIN: &str = env!("CARGO_BIN_EXE_troupe");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// A child process killed when dropped.
+/// A child process stopped when dropped: SIGTERM (so `troupe play --web`
+/// removes its temporary folder), SIGKILL after 5 s.
 struct Proc(Child);
 
 impl Drop for Proc {
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }

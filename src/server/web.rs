@@ -275,7 +275,8 @@ pub const PLAY_WORKSPACE: &str = "play";
 /// `package` (a compiled package, Format 14.4) into workspace `play`
 /// with a token made for it, prints the page's URL on its own line —
 /// `http://ADDR/#ws=play&token=…&pack=HASH`, what the page logs in with —
-/// and runs until SIGTERM or Ctrl-C; the folder is removed then. `open`
+/// and runs until SIGTERM or Ctrl-C (no grace period: requests in flight
+/// are cut); the folder is removed then. `open`
 /// starts the system browser on the URL (`xdg-open`) when there is one,
 /// else says so on stderr.
 pub fn play(package: Vec<u8>, listen: &str, open: bool) -> Result<(), String> {
@@ -314,11 +315,11 @@ pub fn play(package: Vec<u8>, listen: &str, open: bool) -> Result<(), String> {
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         let app = super::http::App::new(db, &config);
         let router = super::http::router(app.clone(), &config);
-        let server = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(super::shutdown(app))
-                .await
-        });
+        // No graceful wait: a browser's keep-alive connections would hold
+        // the process for the shutdown's grace period, and the folder is
+        // thrown away anyway.
+        drop(app);
+        let server = tokio::spawn(async move { axum::serve(listener, router).await });
         // The pack goes in through the API itself, as a client's would.
         let put = format!("http://{bound}/api/v1/workspaces/{PLAY_WORKSPACE}/packs");
         let auth = format!("Bearer {token}");
@@ -332,10 +333,34 @@ pub fn play(package: Vec<u8>, listen: &str, open: bool) -> Result<(), String> {
         if open {
             open_browser(&url);
         }
-        server
-            .await
-            .map_err(|_| "the server stopped".to_string())?
-            .map_err(|e| format!("server error: {e}"))
+        // Ctrl-C or SIGTERM stops the server task.
+        let stop = std::sync::Arc::new(tokio::sync::Notify::new());
+        let on_ctrl_c = stop.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_ctrl_c.notify_one();
+            }
+        });
+        #[cfg(unix)]
+        if let Ok(mut term) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            let on_term = stop.clone();
+            tokio::spawn(async move {
+                term.recv().await;
+                on_term.notify_one();
+            });
+        }
+        let abort = server.abort_handle();
+        tokio::spawn(async move {
+            stop.notified().await;
+            abort.abort();
+        });
+        match server.await {
+            Ok(done) => done.map_err(|e| format!("server error: {e}")),
+            Err(e) if e.is_cancelled() => Ok(()),
+            Err(_) => Err("the server stopped".to_string()),
+        }
     })
 }
 
