@@ -354,6 +354,40 @@ fn the_page_plays_the_negotiation_to_its_ending() {
         seed.send_keys("42").await.expect("typed");
         c.find(Locator::Id("start")).await.expect("#start").click().await.expect("Start");
         let mut at = settled(&c, Some("m1")).await;
+        // The lines offered are the alphabet `troupe explore --json` prints,
+        // in its order; a click puts one in the line field.
+        let offered = until(
+            &c,
+            "the explore lines",
+            "const b = [...document.querySelectorAll('#suggest button.line-pick')]; return b.length && b.map(x => x.textContent)",
+        )
+        .await;
+        let out = Command::new(BIN)
+            .arg("explore")
+            .arg(&pack)
+            .args(["--states", "1", "--depth", "1", "--json"])
+            .output()
+            .expect("troupe explore");
+        let explored: Value = serde_json::from_slice(&out.stdout).expect("explore JSON");
+        let alphabet: Vec<Value> = explored["alphabet"]["lines"]
+            .as_array()
+            .expect("lines")
+            .iter()
+            .map(|l| l["text"].clone())
+            .collect();
+        assert_eq!(offered, Value::Array(alphabet));
+        c.find(Locator::Css("#suggest button.line-pick"))
+            .await
+            .expect("a line")
+            .click()
+            .await
+            .expect("clicked");
+        let picked = c
+            .execute("return document.getElementById('line').value", vec![])
+            .await
+            .expect("script");
+        assert_eq!(picked, offered[0]);
+        c.find(Locator::Id("line")).await.expect("#line").clear().await.expect("cleared");
         let inputs = [
             "Good afternoon! It's a lovely car.",
             "You clearly have a good eye for stock, and the paintwork is beautiful.",

@@ -99,6 +99,12 @@ async function start() {
   S.players = new Set((doc.header.players || []).map((p) => p.character));
   if (doc.opening && doc.opening.message) S.turns.set(doc.opening.message, { opening: doc.opening });
   await refresh();
+  // The lines `troupe explore` would try: a click puts one in the line field.
+  const lines = await api.get(`/packs/${encodeURIComponent(doc.pack)}/lines?scenario=${encodeURIComponent(doc.header.scenario)}`);
+  fill($("suggest"), h("span", { class: "muted small" }, "Lines explore would try: "), lines.map((l) =>
+    h("button", { type: "button", class: "small line-pick", title: `for ${(l.for || []).join(", ")}`,
+      onclick: () => { $("line").value = l.text; $("line").focus(); } }, l.text)));
+  $("suggest").hidden = !lines.length;
 }
 
 async function say() {

@@ -6,7 +6,8 @@
 //!
 //! Also the few read-only routes the page needs that the JSON API did not
 //! have (docs/web.md "Routes of the page"): the scenarios of a pack with
-//! their difficulty presets and openings, the rendered transcript of a
+//! their difficulty presets and openings, the lines `troupe explore`
+//! would try, the rendered transcript of a
 //! path (`troupe transcript --json`), and the pictures `troupe graph
 //! --format svg` and `troupe plot` draw. They are workspace routes like
 //! the others (bearer token, OpenAPI document).
@@ -105,6 +106,14 @@ pub(super) fn api_routes() -> Vec<Route> {
         },
         Route {
             method: "get",
+            path: "/packs/{hash}/lines",
+            summary: "The input lines `troupe explore` would try in `?scenario=ID` (default the first): its alphabet's lines, each with what it was derived for (Format 20.5).",
+            body: None,
+            ok: (200, JSON),
+            handler: get(lines),
+        },
+        Route {
+            method: "get",
             path: "/sessions/{id}/transcript",
             summary: "What `troupe transcript --json` prints: the path of `?at=ID` (or the last message), each part rendered (Format 20).",
             body: None,
@@ -192,6 +201,36 @@ async fn scenarios(State(app): State<App>, Path((ws, hash)): Path<(String, Strin
         })
         .collect();
     Ok(json_response(StatusCode::OK, &list))
+}
+
+#[derive(Debug, Deserialize)]
+struct ScenarioQuery {
+    #[serde(default)]
+    scenario: Option<String>,
+}
+
+/// `GET /packs/{hash}/lines[?scenario=ID]`: the lines of the alphabet
+/// `troupe explore` derives (Format 20.5) — `{text, for}` each, in its
+/// order — from a search bounded to one state (the alphabet does not
+/// depend on the bound).
+async fn lines(
+    State(app): State<App>,
+    Path((ws, hash)): Path<(String, String)>,
+    Query(q): Query<ScenarioQuery>,
+) -> Answer {
+    let pack = app.pack(&ws, &hash, false).await?;
+    let alphabet = tokio::task::spawn_blocking(move || {
+        let settings = troupe::tools::ExploreSettings {
+            scenario: q.scenario,
+            mode: troupe::tools::ExploreMode::Search { states: 1 },
+            depth: 1,
+            seed: 0,
+        };
+        troupe::tools::explore(&pack, None, &settings, &mut |_| {}).map(|e| e.alphabet.lines)
+    })
+    .await
+    .map_err(|_| Problem::internal("deriving the lines"))??;
+    Ok(json_response(StatusCode::OK, &alphabet))
 }
 
 #[derive(Debug, Deserialize)]
