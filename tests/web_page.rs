@@ -430,6 +430,25 @@ fn the_page_plays_the_negotiation_to_its_ending() {
         // The ending and the score.
         let ending = c.find(Locator::Id("ending")).await.expect("#ending").text().await.expect("text");
         assert!(ending.contains("The story ended: success"), "{ending}");
+        // The rubric score as the API answers it (Format 19.6).
+        let sid = session_id(&c).await;
+        let score: Value =
+            serde_json::from_str(&http_get(&format!("{api}/sessions/{sid}/score"), &token))
+                .expect("score JSON");
+        let criteria: Vec<String> = score["criteria"]
+            .as_object()
+            .expect("criteria")
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let expected = format!("Score: total {} ({}).", score["total"], criteria.join(", "));
+        assert!(ending.contains(&expected), "{ending} lacks {expected}");
+        c.execute(
+            "document.getElementById('ending').scrollIntoView({block: 'center'})",
+            vec![],
+        )
+        .await
+        .expect("scrolled");
         shot(&c, "play.png").await;
         // The state the page shows at each message equals `troupe state
         // --json` of the session file there.

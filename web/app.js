@@ -205,7 +205,7 @@ function turnDetails(doc, messageId) {
 
 function firingText(f) {
   if (typeof f === "string") return f;
-  if (f && typeof f === "object") return Object.entries(f).map(([k, v]) => `${k} ${valueText(v)}`).join(", ");
+  if (f && typeof f === "object") return Object.entries(f).filter(([k]) => k !== "message").map(([k, v]) => `${k} ${valueText(v)}`).join(", ");
   return String(f);
 }
 
@@ -261,10 +261,9 @@ function renderPlay(tr, state, score) {
 }
 
 function scoreText(score) {
-  if (typeof score !== "object") return `Score: ${valueText(score)}`;
-  const parts = [];
-  for (const k of ["total", "score", "max", "percent", "grade", "passed"]) if (k in score) parts.push(`${k} ${valueText(score[k])}`);
-  return `Score: ${parts.length ? parts.join(", ") : JSON.stringify(score)}`;
+  if (!score || typeof score !== "object") return `Score: ${valueText(score)}`;
+  const criteria = Object.entries(score.criteria || {}).map(([k, v]) => `${k} ${valueText(v)}`);
+  return `Score: total ${valueText(score.total)}` + (criteria.length ? ` (${criteria.join(", ")})` : "") + ".";
 }
 
 // ---------------------------------------------------------------- tree
