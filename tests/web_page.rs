@@ -500,6 +500,25 @@ fn the_page_plays_the_negotiation_to_its_ending() {
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert_eq!(std::fs::read_to_string(&file).expect("download"), exported);
+        // The pictures download as the API draws them.
+        c.find(Locator::Id("tab-graph")).await.expect("tab").click().await.expect("tab");
+        let sid = session_id(&c).await;
+        for (button, name, route) in [
+            ("dl-graph", "used_car_negotiation-graph.svg".to_string(), "graph.svg".to_string()),
+            ("dl-plot", format!("{sid}-plot.svg"), format!("plot.svg?at={at}")),
+        ] {
+            c.find(Locator::Id(button)).await.expect("button").click().await.expect("clicked");
+            let file = downloads.join(&name);
+            let started = Instant::now();
+            while !file.is_file() {
+                assert!(started.elapsed() < Duration::from_secs(20), "no download at {}", file.display());
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let api_svg = http_get(&format!("{api}/sessions/{sid}/{route}"), &token);
+            assert_eq!(std::fs::read_to_string(&file).expect("download"), api_svg, "{name}");
+        }
+        c.find(Locator::Id("tab-play")).await.expect("tab").click().await.expect("tab");
         // Nothing but 127.0.0.1 was asked for.
         let origins = c.execute("return performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith('http://127.0.0.1:') && !n.startsWith('blob:'))", vec![]).await.expect("script");
         assert_eq!(origins, json!([]));
