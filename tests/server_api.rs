@@ -995,6 +995,12 @@ fn the_openapi_document_lists_every_route() {
         format!("GET {w}/sessions/{{id}}/score"),
         format!("GET {w}/sessions/{{id}}/render"),
         format!("GET {w}/sessions/{{id}}/prompt"),
+        // The web page's routes (docs/web.md "Routes of the page").
+        format!("GET {w}/packs/{{hash}}/scenarios"),
+        format!("GET {w}/packs/{{hash}}/lines"),
+        format!("GET {w}/sessions/{{id}}/transcript"),
+        format!("GET {w}/sessions/{{id}}/graph.svg"),
+        format!("GET {w}/sessions/{{id}}/plot.svg"),
     ]
     .to_vec();
     expected.sort();

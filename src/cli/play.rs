@@ -26,6 +26,21 @@ pub struct Args {
     pub runtime: RuntimeArg,
     #[command(flatten)]
     pub model: ModelArgs,
+    /// Play in the web page instead (docs/web.md): `troupe serve` on a
+    /// temporary SQLite database with the pack uploaded, its loopback URL
+    /// printed on its own line; the settings above are chosen in the page.
+    #[cfg(feature = "server")]
+    #[arg(long)]
+    pub web: bool,
+    /// With `--web`: the address to listen on (default 127.0.0.1:0, any
+    /// free port).
+    #[cfg(feature = "server")]
+    #[arg(long, value_name = "ADDR", requires = "web")]
+    pub listen: Option<String>,
+    /// With `--web`: start the system browser on the page (`xdg-open`).
+    #[cfg(feature = "server")]
+    #[arg(long, requires = "web")]
+    pub open: bool,
 }
 
 /// The help line; `kept` says where an undone turn stays (Format 18.4: a
@@ -43,6 +58,10 @@ fn help(kept: bool) -> String {
 
 /// Runs `troupe play`; returns the exit code.
 pub fn run(args: Args) -> i32 {
+    #[cfg(feature = "server")]
+    if args.web {
+        return web(&args);
+    }
     let file = match super::run::prepare_out(&args.session, &args.model, &[]) {
         Ok(o) => o,
         Err(c) => return c,
@@ -237,4 +256,31 @@ pub fn run(args: Args) -> i32 {
     }
     let _ = writeln!(out);
     super::run::commit_out(&pack, &session, file, code)
+}
+
+/// `troupe play PACK --web [--listen ADDR] [--open]` (docs/web.md): the
+/// pack compiled to a package and served with the page until Ctrl-C.
+/// Exit codes: 0 after Ctrl-C or SIGTERM, 3 when the pack cannot be read
+/// or the address cannot be bound.
+#[cfg(feature = "server")]
+fn web(args: &Args) -> i32 {
+    let pack = match super::open_pack_api(&args.session.pack, args.session.open_options()) {
+        Ok(p) => p,
+        Err(c) => return c,
+    };
+    let package = match pack.compile() {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("troupe play: cannot compile the pack: {e}");
+            return 3;
+        }
+    };
+    let listen = args.listen.as_deref().unwrap_or("127.0.0.1:0");
+    match crate::server::web::play(package, listen, args.open) {
+        Ok(()) => 0,
+        Err(m) => {
+            eprintln!("troupe play: {m}");
+            3
+        }
+    }
 }

@@ -52,14 +52,14 @@ impl Problem {
         self.extra.insert(key.to_string(), value);
         self
     }
-    fn not_found(what: &str) -> Problem {
+    pub(super) fn not_found(what: &str) -> Problem {
         Problem::new(
             StatusCode::NOT_FOUND,
             "NOT_FOUND",
             format!("no such {what}"),
         )
     }
-    fn bad_request(detail: impl Into<String>) -> Problem {
+    pub(super) fn bad_request(detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::BAD_REQUEST, "BAD_REQUEST", detail)
     }
     /// A database failure: logged here, told to the client as 503 without
@@ -72,7 +72,7 @@ impl Problem {
             "the database is unavailable; retry later",
         )
     }
-    fn internal(what: &str) -> Problem {
+    pub(super) fn internal(what: &str) -> Problem {
         tracing::error!(what, "internal error");
         Problem::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -136,9 +136,9 @@ impl IntoResponse for Problem {
     }
 }
 
-type Answer = Result<Response, Problem>;
+pub(super) type Answer = Result<Response, Problem>;
 
-fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response {
+pub(super) fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response {
     let mut body = serde_json::to_vec_pretty(value).unwrap_or_default();
     body.push(b'\n');
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
@@ -281,7 +281,12 @@ impl App {
 
     /// The pack `hash` of workspace `ws` (deleted ones included: sessions
     /// keep reading theirs), opened once per process.
-    async fn pack(&self, ws: &str, hash: &str, live_only: bool) -> Result<Pack, Problem> {
+    pub(super) async fn pack(
+        &self,
+        ws: &str,
+        hash: &str,
+        live_only: bool,
+    ) -> Result<Pack, Problem> {
         let row = sqlx::query(
             "SELECT kind, body, deleted FROM troupe_packs WHERE workspace = $1 AND hash = $2",
         )
@@ -381,7 +386,7 @@ impl FromRequestParts<App> for Workspace {
 
 /// The session `{id}` of workspace `{ws}`: its live copy, its stored
 /// history and its changes go through here (module "sessions" below).
-struct SessionRoute {
+pub(super) struct SessionRoute {
     app: App,
     ws: String,
     id: String,
@@ -400,10 +405,10 @@ impl FromRequestParts<App> for SessionRoute {
 }
 
 /// The pack `{hash}` of workspace `{ws}`.
-struct PackRoute {
-    app: App,
-    ws: String,
-    hash: String,
+pub(super) struct PackRoute {
+    pub(super) app: App,
+    pub(super) ws: String,
+    pub(super) hash: String,
 }
 
 impl FromRequestParts<App> for PackRoute {
@@ -452,15 +457,15 @@ impl<T: serde::de::DeserializeOwned + Default> FromRequest<App> for JsonOrEmpty<
 /// A route of `/api/v1/workspaces/{ws}`. The router and the OpenAPI
 /// document are both built from [`workspace_routes`], so every route served
 /// is in the document.
-struct Route {
-    method: &'static str,
-    path: &'static str,
-    summary: &'static str,
+pub(super) struct Route {
+    pub(super) method: &'static str,
+    pub(super) path: &'static str,
+    pub(super) summary: &'static str,
     /// The request body's media type, if it takes one.
-    body: Option<&'static str>,
+    pub(super) body: Option<&'static str>,
     /// The success status and its media type.
-    ok: (u16, &'static str),
-    handler: MethodRouter<App>,
+    pub(super) ok: (u16, &'static str),
+    pub(super) handler: MethodRouter<App>,
 }
 
 fn workspace_routes() -> Vec<Route> {
@@ -494,6 +499,9 @@ fn workspace_routes() -> Vec<Route> {
         r("get", "/sessions/{id}/render", "What `troupe render --session FILE --json` prints: `?text=T` rendered at `at` (default: the initial state) for `char`, `owner`, `narrator`, `per_chat` (Format 10).", None, (200, JSON), get(render)),
         r("get", "/sessions/{id}/prompt", "What `troupe prompt --json` prints: the model runtime's request when `char` answers `at` (default: the last message), with `model`, `structured`, `max_tokens`, `temperature` (Format 24.3); nothing is sent.", None, (200, JSON), get(prompt)),
     ]
+    .into_iter()
+    .chain(super::web::api_routes())
+    .collect()
 }
 
 /// The OpenAPI 3.1 document of the API (`GET /api/v1/openapi.json`),
@@ -594,6 +602,7 @@ pub fn router(app: App, config: &Config) -> Router {
             get(move || async move { json_response(StatusCode::OK, &doc) }),
         )
         .nest("/api/v1/workspaces/{ws}", ws)
+        .merge(super::web::page_routes())
         .fallback(|| async { Problem::not_found("route") })
         .layer(DefaultBodyLimit::max(config.body_limit))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(
@@ -1592,7 +1601,7 @@ impl SessionRoute {
 
     /// The recorded session (its file as stored) as a `History`, with its
     /// pack, for the read-only views.
-    async fn recorded(&self) -> Result<(Pack, troupe::History), Problem> {
+    pub(super) async fn recorded(&self) -> Result<(Pack, troupe::History), Problem> {
         let (pack_hash, _, _) = self.row().await?;
         let pack = self.app.pack(&self.ws, &pack_hash, false).await?;
         let text = self.stored_text().await?;
@@ -1603,7 +1612,10 @@ impl SessionRoute {
 
     /// [`SessionRoute::recorded`], and the message `at` or its last
     /// message.
-    async fn history_at(&self, at: Option<String>) -> Result<(troupe::History, String), Problem> {
+    pub(super) async fn history_at(
+        &self,
+        at: Option<String>,
+    ) -> Result<(troupe::History, String), Problem> {
         let (_, history) = self.recorded().await?;
         let at = at
             .or_else(|| history.last_id().map(str::to_string))

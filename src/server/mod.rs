@@ -11,6 +11,7 @@ pub mod client;
 mod db;
 mod http;
 mod schemas;
+pub mod web;
 
 use std::net::SocketAddr;
 use std::time::Duration;
