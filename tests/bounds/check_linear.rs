@@ -7,7 +7,9 @@
 //! (8×) leaves room for a loaded machine's noise.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::ThreadCpu;
 
 use serde_json::json;
 use troupe::check::run::check_paths;
@@ -41,7 +43,7 @@ fn bundle(n: usize) -> String {
 
 /// One check of `path`, which must conform, timed.
 fn timed(path: &PathBuf) -> Duration {
-    let t = Instant::now();
+    let t = ThreadCpu::now();
     let checked = check_paths(std::slice::from_ref(path));
     let d = t.elapsed();
     let errors: Vec<_> = checked
@@ -68,6 +70,7 @@ fn best(small: &PathBuf, large: &PathBuf) -> (Duration, Duration) {
 
 #[test]
 fn checking_is_linear_in_cast_and_worlds() {
+    let _serial = crate::serial();
     let dir = tempfile::tempdir().unwrap();
     let small = dir.path().join("small.bundle.json");
     let large = dir.path().join("large.bundle.json");
@@ -118,10 +121,11 @@ fn summarized(n: usize) -> (serde_json::Value, serde_json::Value, Vec<serde_json
 
 #[test]
 fn checking_summaries_is_linear_in_the_cast() {
+    let _serial = crate::serial();
     let time = |n: usize| {
         let (b, h, ms) = summarized(n);
         let refs: Vec<&serde_json::Value> = ms.iter().collect();
-        let t = Instant::now();
+        let t = ThreadCpu::now();
         let ds = troupe::check::session::check_session(&b, &h, &refs);
         let d = t.elapsed();
         // Every summary reveals a whisper to all but its three knowers.

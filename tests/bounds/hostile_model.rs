@@ -7,7 +7,7 @@
 
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 use common::loopback::{ok, serve, status};
 use common::measured::{troupe_in, Run};
 
@@ -42,6 +42,7 @@ fn hostile_answer(names: usize) -> Value {
 /// and sent back once; measured 11×).
 #[test]
 fn a_hostile_answer_is_not_amplified() {
+    let _serial = crate::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("script.txt"), "Deal?\n").unwrap();
@@ -125,6 +126,7 @@ fn a_hostile_answer_is_not_amplified() {
 /// before it is built: MODEL_BAD_RESPONSE, exit 4, nothing written.
 #[test]
 fn a_body_over_the_value_budget_is_refused_before_it_is_built() {
+    let _serial = crate::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("script.txt"), "Deal?\n").unwrap();
@@ -170,6 +172,7 @@ fn a_body_over_the_value_budget_is_refused_before_it_is_built() {
 /// cassette's size from 4 MiB to 16 MiB.
 #[test]
 fn a_cassette_over_the_value_budget_is_refused_before_it_is_built() {
+    let _serial = crate::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("script.txt"), "Deal?\n").unwrap();

@@ -8,7 +8,9 @@
 //! when the machine's load slows the larger text more; the
 //! turn's input quadruples (linear 4×, quadratic 16×, bound 8×).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::ThreadCpu;
 
 use troupe::keys::{KeyOptions, KeySet};
 use troupe::runtime::{open, Options, Session};
@@ -23,7 +25,7 @@ fn digits(n: usize) -> String {
 /// that a burst of load on a shared machine slows both alike.
 fn best(mut small: impl FnMut(), mut large: impl FnMut()) -> (Duration, Duration) {
     let time = |f: &mut dyn FnMut()| {
-        let t = Instant::now();
+        let t = ThreadCpu::now();
         f();
         t.elapsed()
     };
@@ -37,6 +39,7 @@ fn best(mut small: impl FnMut(), mut large: impl FnMut()) -> (Duration, Duration
 
 #[test]
 fn a_regex_key_that_does_not_count_is_linear() {
+    let _serial = crate::serial();
     let set = KeySet::new([r"/\d+/"], KeyOptions::RUNTIME);
     let (small, large) = (digits(50_000), digits(400_000));
     assert!(!set.hits(&small) && !set.hits(&large));
@@ -60,6 +63,7 @@ fn a_regex_key_that_does_not_count_is_linear() {
 
 #[test]
 fn a_turn_with_a_regex_keyword_is_linear() {
+    let _serial = crate::serial();
     let dir = tempfile::tempdir().unwrap();
     let bundle = dir.path().join("digits.bundle.json");
     std::fs::write(

@@ -9,7 +9,9 @@
 //! quadratic one 4×, the cubic rescan 8× (measured 5.36×: its linear parts
 //! weigh at this size); the bound (3.6×) sits between.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::ThreadCpu;
 
 use serde_json::{json, Value};
 
@@ -49,7 +51,7 @@ fn best(
     n: usize,
 ) -> (Duration, Duration) {
     let run = |(pack, session): &(troupe::Pack, String), want: usize| {
-        let t = Instant::now();
+        let t = ThreadCpu::now();
         let history = pack.history(session).unwrap();
         let explained = history.explain("m1").unwrap();
         let took = t.elapsed();
@@ -66,6 +68,7 @@ fn best(
 
 #[test]
 fn a_recursion_chain_is_linear_in_its_length() {
+    let _serial = crate::serial();
     let n = 400;
     let (small, large) = (chain(n), chain(2 * n));
     let (t1, t2) = best(&small, &large, n);
@@ -82,6 +85,7 @@ fn a_recursion_chain_is_linear_in_its_length() {
 /// entry i's content in the buffer, at step i + 1.
 #[test]
 fn a_chain_entry_hits_in_the_content_before_it() {
+    let _serial = crate::serial();
     let (pack, session) = chain(5);
     let history = pack.history(&session).unwrap();
     let explained = history.explain("m1").unwrap();

@@ -54,6 +54,7 @@ fn steps(turns: usize) -> u64 {
 
 #[test]
 fn a_prompt_is_linear_in_its_path() {
+    let _serial = crate::serial();
     let small = steps(100);
     let large = steps(400);
     assert!(

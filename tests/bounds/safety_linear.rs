@@ -8,7 +8,9 @@
 //! build), 4× when quadratic (the DFA: 1.6 s and 9.6 s, 5.9×); the bound
 //! (3×) sits between.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::ThreadCpu;
 
 use serde_json::json;
 
@@ -30,7 +32,7 @@ fn bundle(n: usize) -> String {
 /// Opens the story and takes one turn whose input holds the term (it is
 /// redirected), returning the time it took.
 fn one_turn(text: &str, term: usize) -> Duration {
-    let t = Instant::now();
+    let t = ThreadCpu::now();
     let pack = troupe::Pack::from_bundle(text).unwrap();
     let mut session = pack.start(troupe::SessionOptions::default()).unwrap();
     let input = format!("hello {}", "a".repeat(term));
@@ -42,6 +44,7 @@ fn one_turn(text: &str, term: usize) -> Duration {
 
 #[test]
 fn one_long_safety_term_is_linear() {
+    let _serial = crate::serial();
     let n = 20_000;
     let (small, large) = (bundle(n), bundle(2 * n));
     let (mut t1, mut t2) = (Duration::MAX, Duration::MAX);

@@ -1,7 +1,7 @@
 //! The embedding API at the crate root (docs/embedding.md): what it promises
 //! embedders, and that it gives the same answers as the CLI.
 
-mod common;
+use crate::common;
 
 use serde_json::{json, Value};
 use troupe::{

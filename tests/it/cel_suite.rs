@@ -2,7 +2,7 @@
 //! `cel-subset.jsonl` passes and every line of `cel-rejected.jsonl` fails to
 //! check. The files are read from `$TROUPE_SHARED_DIR` (else `../shared`).
 
-mod common;
+use crate::common;
 
 fn shared_file(name: &str) -> Option<String> {
     let path = common::shared(&format!("data/cel/{name}"), "cel suite")?;

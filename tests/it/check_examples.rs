@@ -62,7 +62,7 @@ fn every_broken_input_reports_its_expected_codes_and_locations() {
             .unwrap();
     let mut failures = Vec::new();
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots/check");
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/check"));
     settings.set_prepend_module_to_snapshot(false);
     for (name, want) in expected.as_object().unwrap() {
         let path = Path::new("examples/broken").join(name);

@@ -8,7 +8,7 @@ use std::path::Path;
 use troupe::check::run::check_paths;
 use troupe::diag::Code;
 
-mod common;
+use crate::common;
 use common::*;
 
 /// (code, file relative to the pack, pointer, message) of every error.

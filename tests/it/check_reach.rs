@@ -3,7 +3,7 @@
 //! `deal_progress >= 150` (its max is 100) is a DEAD_LOGIC warning, located
 //! in the scenario file, and `--strict` fails on it.
 
-mod common;
+use crate::common;
 
 use common::{edit, pack, troupe};
 use serde_json::Value;

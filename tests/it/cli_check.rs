@@ -2,7 +2,7 @@
 //! usage), the `--json` document, `--strict`, the `validate-pack` alias, and
 //! hostile inputs end to end (each with its code and location, no panic).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -277,7 +277,7 @@ fn run_and_play_resume_a_saved_session() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).display().to_string();
     let pack = "examples/packs/everyday-negotiation";
-    let lines: Vec<&str> = include_str!("../examples/scripts/used-car-good-deal.txt")
+    let lines: Vec<&str> = include_str!("../../examples/scripts/used-car-good-deal.txt")
         .lines()
         .filter(|l| !l.trim().is_empty())
         .collect();

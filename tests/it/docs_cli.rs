@@ -3,7 +3,7 @@
 //! the change until `troupe docs` is re-run, the author's text is kept,
 //! output is idempotent, and `troupe init` writes a current section.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! examples/embed.rs runs and prints what docs/embedding.md says it does,
 //! so the example cannot rot.
 
-#[path = "../examples/embed.rs"]
+#[path = "../../examples/embed.rs"]
 #[allow(dead_code)]
 mod embed;
 

@@ -2,7 +2,7 @@
 //! nearest checkpoint, from the root, or met during a full replay (Format
 //! 8.6): checkpoints change speed, never results.
 
-#[path = "../benches/common/mod.rs"]
+#[path = "../../benches/common/mod.rs"]
 mod common;
 
 #[test]

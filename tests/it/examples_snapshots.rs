@@ -50,7 +50,7 @@ fn walk(e: &Engine) -> Value {
 
 fn snapshot(name: &str, value: &Value) {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots");
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots"));
     settings.set_prepend_module_to_snapshot(false);
     let text = serde_json::to_string_pretty(value).unwrap_or_default();
     settings.bind(|| insta::assert_snapshot!(name, text));

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 fn card() -> Option<PathBuf> {
     common::shared("data/real/st_default_Seraphina.v3.ccv3.json", "explain_cli")
@@ -125,7 +125,7 @@ fn a_reply_says_which_lore_it_was_written_from() {
     let dir = tempfile::tempdir().unwrap();
     let bundle = dir.path().join("b.json");
     let mut b: Value =
-        serde_json::from_str(include_str!("../examples/bundles/tiny.bundle.json")).unwrap();
+        serde_json::from_str(include_str!("../../examples/bundles/tiny.bundle.json")).unwrap();
     b["scenarios"][0]["entries"] = serde_json::json!([
         {"id": "dragons", "keys": ["dragon"], "content": "Dragons sleep under the hill."}
     ]);

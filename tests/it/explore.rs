@@ -17,7 +17,7 @@
 //! - unreachable-deal: `offer` +40 → `deal` (> 79) after 2 offers;
 //!   `closing_time` at turn 4; `impossible_deal` needs 150 > max 100.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-#[path = "../fuzz/targets.rs"]
+#[path = "../../fuzz/targets.rs"]
 mod targets;
 
 fn corpus(target: &str) -> Vec<PathBuf> {
@@ -40,8 +40,36 @@ fn replay(target: &str, body: fn(&[u8])) -> Vec<String> {
     failed
 }
 
+/// Set in the child process that [`every_corpus_input_runs_without_a_panic`]
+/// replays the corpora in.
+const REPLAY_CHILD: &str = "TROUPE_FUZZ_REPLAY_CHILD";
+
 #[test]
 fn every_corpus_input_runs_without_a_panic() {
+    // The replay changes what is process-wide: the `mcp` target enters its
+    // root folder (the working directory every other test's relative paths
+    // start from) and the panic hook is silenced. The test binary holds
+    // every integration test, so the replay runs in a process of its own:
+    // this binary again, running this one test.
+    if std::env::var_os(REPLAY_CHILD).is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "fuzz_regressions::every_corpus_input_runs_without_a_panic",
+                "--test-threads=1",
+                "--nocapture",
+            ])
+            .env(REPLAY_CHILD, "1")
+            .output()
+            .expect("the test binary runs the replay");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "the replay failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
     // Quiet: a panicking input is named below, not printed 1,000 times.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));

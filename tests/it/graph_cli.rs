@@ -242,7 +242,7 @@ fn harbor_lights_wiring() {
 #[test]
 fn negotiation_snapshots() {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots/graph");
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/graph"));
     settings.set_prepend_module_to_snapshot(false);
     let dot = graph("everyday-negotiation", "dot");
     let mermaid = graph("everyday-negotiation", "mermaid");
@@ -287,7 +287,7 @@ fn out_file_and_refusals() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("`interview`"), "{err}");
 
-    // SVG is offered now (Format 20.2 "SVG"; tests/pictures.rs renders it);
+    // SVG is offered now (Format 20.2 "SVG"; tests/it/pictures.rs renders it);
     // an unknown format is still a usage error.
     let (code, out, _) = troupe(&["graph", &p, "--format", "svg"]);
     assert_eq!(code, 0);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use troupe::import::{card, export, read_card};
 
-mod common;
+use crate::common;
 
 use common::run as troupe;
 

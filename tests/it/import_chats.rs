@@ -130,7 +130,7 @@ fn a_chat_with_a_byte_order_mark_imports_and_notes_it() {
     assert_eq!(summary.kept[0].at, "line:1/chat_metadata");
 }
 
-mod common;
+use crate::common;
 
 /// `troupe import chat` of a group chat; the session and bundle it wrote.
 fn import_group(

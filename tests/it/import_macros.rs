@@ -10,7 +10,7 @@ use troupe::import::chat::{chat_import, ChatTarget};
 use troupe::import::{card, export, read_card};
 use troupe::load::parse_json;
 
-mod common;
+use crate::common;
 
 use common::run as troupe;
 

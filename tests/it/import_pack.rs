@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use troupe::check::run::check_pack;
 use troupe::load::pack::scan_pack;
 
-mod common;
+use crate::common;
 
 fn troupe(args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_troupe"))

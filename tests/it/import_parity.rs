@@ -12,7 +12,7 @@ use troupe::check::run::check_bundle_document;
 use troupe::import::{card, read_card};
 use troupe::load::parse_json;
 
-mod common;
+use crate::common;
 
 use common::run as troupe;
 

@@ -12,7 +12,7 @@ use troupe::import::chat::{chat_to_session, ChatTarget};
 use troupe::import::{card, export, parse_object, read_card, RawCard};
 use troupe::load::{parse_json, parse_session};
 
-mod common;
+use crate::common;
 
 fn real_dir() -> Option<PathBuf> {
     common::shared("data/real", "import_real")

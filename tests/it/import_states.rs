@@ -14,7 +14,7 @@ use troupe::engine::Engine;
 use troupe::import::chat::{chat_to_session, ChatTarget};
 use troupe::import::{card, parse_object, read_card, CardContainer, RawCard};
 
-mod common;
+use crate::common;
 
 fn real_dir() -> Option<PathBuf> {
     common::shared("data/real", "import_states")

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use troupe::import::lorebook::lorebook_document;
 use troupe::import::{card, export, read_card};
 
-mod common;
+use crate::common;
 
 use common::run as troupe;
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use troupe::load::{read_bundle, read_session};
 
-mod common;
+use crate::common;
 
 fn real_dir() -> Option<PathBuf> {
     common::shared("data/real", "load_real")

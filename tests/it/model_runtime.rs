@@ -5,7 +5,7 @@
 //! code, and the API key absent from every output. Nothing leaves the
 //! machine.
 
-mod common;
+use crate::common;
 use common::loopback::{ok, serve, status, Answer};
 
 use std::path::{Path, PathBuf};

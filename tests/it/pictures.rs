@@ -8,7 +8,7 @@
 //! With `TROUPE_PICTURES_PNG=DIR` set, each rendered picture is also
 //! written to DIR as PNG (to look at them).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@ use std::process::Command;
 use troupe::check::run::check_paths;
 use troupe::diag::{Code, Diagnostic, Severity};
 
-mod common;
+use crate::common;
 use common::*;
 
 fn write(root: &Path, rel: &str, text: &str) {

@@ -6,7 +6,7 @@
 //! 19.4), and the API key absent from every output. Expected values are
 //! derived by hand from the example pack's rules (see each test).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

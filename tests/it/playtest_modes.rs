@@ -11,7 +11,7 @@ use troupe::load::scan_pack;
 use troupe::playtest::{run_pack, PackPlaytests, PlaytestReport, RunSettings, Verdict};
 use troupe::runtime::open;
 
-mod common;
+use crate::common;
 use common::*;
 
 fn example(name: &str) -> PathBuf {

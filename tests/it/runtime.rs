@@ -61,7 +61,7 @@ fn script(name: &str) -> Vec<String> {
 
 fn snapshot(name: &str, text: &str) {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots/runtime");
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/runtime"));
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| insta::assert_snapshot!(name, text));
 }

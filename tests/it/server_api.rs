@@ -5,7 +5,7 @@
 //! Without it the PostgreSQL part says plainly that it did not run; with
 //! `TROUPE_REQUIRE_PG=1` (as `.ci/run` sets) it fails instead.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

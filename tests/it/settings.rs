@@ -3,7 +3,7 @@
 //! the new values and what keeps the old, branches, refusals, and that the
 //! written session reads back (check, state, replay) as the CLI reads it.
 
-mod common;
+use crate::common;
 
 use serde_json::{json, Value};
 use troupe::{Code, ErrorKind, Pack, RuntimeChoice, SessionOptions};

@@ -8,7 +8,7 @@ use troupe::testing::model::{StageName, Status};
 use troupe::testing::runner::Installed;
 use troupe::testing::stages::{run, Options, Quiet, Run, Snapshots, UsageError, GATE_REASON};
 
-mod common;
+use crate::common;
 use common::*;
 
 fn test(root: &Path) -> Run {
@@ -526,7 +526,7 @@ fn an_edited_rule_fails_the_session_test_until_accepted() {
 /// (without the change, the second turn would re-play as small talk and
 /// differ), and a pack edit that makes the later turn read the new
 /// settings differently fails it. Derived
-/// from the negotiation pack (tests/settings.rs): under adversarial (time
+/// from the negotiation pack (tests/it/settings.rs): under adversarial (time
 /// pressure 75) "Let me think about it." is `stalling`, -10 patience; at
 /// time pressure 45 it is small talk, -3.
 #[test]

@@ -2,7 +2,7 @@
 //! the alias, the JUnit file, no progress display when stdout is not a
 //! terminal, and a scaffold that passes `troupe check` and `troupe test`.
 
-mod common;
+use crate::common;
 
 use common::{stdout, troupe};
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use troupe::testing::runner::Installed;
 use troupe::testing::stages::{run, Options, Quiet};
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

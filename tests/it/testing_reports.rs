@@ -22,7 +22,7 @@ fn run_pack(path: &str) -> Run {
 
 fn pin(name: &str, text: &str) {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots/testing");
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/testing"));
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| insta::assert_snapshot!(name, text));
 }
