@@ -3,7 +3,7 @@
 # the examples and the shared real-world data. Run from the repository root
 # after `cargo build`; TROUPE_SHARED_DIR defaults to ../shared.
 # The minimized corpora that fuzzing grew from these are committed in
-# fuzz/regressions/ and replayed by tests/fuzz_regressions.rs.
+# fuzz/regressions/ and replayed by tests/it/fuzz_regressions.rs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared="${TROUPE_SHARED_DIR:-../shared}/data/real"

@@ -1,5 +1,5 @@
 //! The body of every fuzz target, once: each `fuzz_targets/<name>.rs` calls
-//! one of these on libFuzzer's input, and `tests/fuzz_regressions.rs`
+//! one of these on libFuzzer's input, and `tests/it/fuzz_regressions.rs`
 //! replays the committed corpora (`fuzz/regressions/<name>/`) through the
 //! same functions on every `cargo test`. A function returns normally for
 //! any input; a panic, an overflowed stack or an unbounded run is a bug.

@@ -2,7 +2,7 @@
 # scripts/with-chromium.sh CMD… — runs CMD with the machine's headless
 # Chromium and chromedriver on PATH (docs/web.md "Tests"): installs the
 # Debian packages `chromium` and `chromium-driver` with apt-get when either
-# binary is missing. The browser tests (tests/web_page.rs) start
+# binary is missing. The browser tests (tests/it/web_page.rs) start
 # chromedriver themselves on a loopback port with a fresh profile. Exits
 # with CMD's exit code (3 when Chromium cannot be installed).
 set -euo pipefail

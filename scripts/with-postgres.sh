@@ -62,7 +62,7 @@ trap cleanup EXIT
 
 export TROUPE_PG_URL="postgres://troupe@127.0.0.1:$port/postgres"
 # The cluster is this script's own, so tests may stop and start it (the
-# outage test of tests/server_load.rs): two scripts that do just that.
+# outage test of tests/it/server_load.rs): two scripts that do just that.
 printf '#!/bin/sh\nexec %s "%s/pg_ctl" -D "%s/data" -m fast -w stop\n' "${as[*]}" "$bin" "$dir" >"$dir/stop.sh"
 printf '#!/bin/sh\nexec %s "%s/pg_ctl" -D "%s/data" -l "%s/server.log" -w -o "-h 127.0.0.1 -p %s -k %s -c fsync=on -c synchronous_commit=on" start\n' \
   "${as[*]}" "$bin" "$dir" "$dir" "$port" "$dir" >"$dir/start.sh"

@@ -173,7 +173,7 @@ pub const SOURCES: &[(&str, &str)] = &[
 ];
 
 /// Why the embedded schemas could not be compiled. Only a broken build of
-/// Troupe itself can cause one; `tests/schemas.rs` builds them all.
+/// Troupe itself can cause one; `tests/it/schemas.rs` builds them all.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SchemaError {
     /// A schema file is not JSON.
@@ -351,7 +351,7 @@ impl Schemas {
     /// # Panics
     ///
     /// Only if the embedded schemas are broken, which no input can cause and
-    /// `tests/schemas.rs` rules out.
+    /// `tests/it/schemas.rs` rules out.
     pub fn get() -> &'static Schemas {
         match Schemas::try_get() {
             Ok(s) => s,
