@@ -244,6 +244,19 @@ async fn shown_state(c: &Client) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("state JSON: {e}: {text}"))
 }
 
+/// The JSON a `<pre>` of the page shows, parsed.
+async fn shown_json(c: &Client, id: &str) -> Value {
+    let text = c
+        .find(Locator::Id(id))
+        .await
+        .unwrap_or_else(|_| panic!("#{id}"))
+        .prop("textContent")
+        .await
+        .expect("text")
+        .unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("#{id} JSON: {e}: {text}"))
+}
+
 /// `troupe state PACK SESSION --at ID --json`.
 fn cli_state(pack: &Path, session: &Path, at: &str) -> Value {
     let out = Command::new(BIN)
@@ -465,6 +478,11 @@ fn the_page_plays_the_negotiation_to_its_ending() {
         c.find(Locator::Css(&format!("#tree [data-id={at:?}] button.pick"))).await.expect("pick").click().await.expect("pick");
         until(&c, "inspect", &format!("return document.getElementById('inspect').dataset.loaded === {at:?}")).await;
         c.find(Locator::Id("tab-inspect")).await.expect("tab").click().await.expect("tab");
+        // The prompt shown is the API's prompt route's answer there (`troupe
+        // prompt --json`, Format 24.3), the turn order's responder.
+        let sid = session_id(&c).await;
+        let api_prompt: Value = serde_json::from_str(&http_get(&format!("{api}/sessions/{sid}/prompt?at={at}"), &token)).expect("prompt JSON");
+        assert_eq!(shown_json(&c, "prompt-json").await, api_prompt, "the prompt at {at}");
         shot(&c, "inspect.png").await;
         // The graph marks what fired on the path: the events and outcome of
         // the golden fixture.
@@ -710,6 +728,26 @@ fn a_click_on_a_name_addresses_that_character() {
         assert!(v["chips"].as_array().expect("chips").contains(&json!("Ruth spoke (host)")), "{v:#}");
         assert_ne!(v["class"], v["opener"], "Ruth's lines and the opener's are marked apart: {v:#}");
         shot(&c, "ensemble.png").await;
+        // Inspect shows the prompt the model runtime would send to answer
+        // Ruth's line: by the turn order's choice, then by the character
+        // chosen in the list (Dev); each equals the API's prompt route.
+        let (api, token) = api_of(&url);
+        let sid = session_id(&c).await;
+        c.find(Locator::Css(&format!("#tree [data-id={reply:?}] button.pick"))).await.expect("pick").click().await.expect("pick");
+        until(&c, "inspect", &format!("return document.getElementById('inspect').dataset.loaded === {reply:?}")).await;
+        c.find(Locator::Id("tab-inspect")).await.expect("tab").click().await.expect("tab");
+        let default: Value = serde_json::from_str(&http_get(&format!("{api}/sessions/{sid}/prompt?at={reply}"), &token)).expect("prompt JSON");
+        assert_eq!(shown_json(&c, "prompt-json").await, default, "the turn order's prompt");
+        let choices = c.execute("return [...document.getElementById('prompt-char').options].map(o => o.value)", vec![]).await.expect("script");
+        assert_eq!(choices, json!(["", "margit", "dev", "ruth", "narrator"]));
+        c.execute("const s = document.getElementById('prompt-char'); s.value = 'dev'; s.dispatchEvent(new Event('change'));", vec![]).await.expect("choose Dev");
+        until(&c, "Dev's prompt", "return document.body.dataset.busy === '0' && document.getElementById('prompt-json').dataset.char === 'dev'").await;
+        let dev: Value = serde_json::from_str(&http_get(&format!("{api}/sessions/{sid}/prompt?at={reply}&char=dev"), &token)).expect("prompt JSON");
+        let system = dev["messages"][0]["content"].as_str().unwrap_or("");
+        assert!(system.starts_with("You are Dev."), "{system}");
+        assert_eq!(shown_json(&c, "prompt-json").await, dev, "Dev's prompt");
+        shot(&c, "prompt.png").await;
+        c.find(Locator::Id("tab-play")).await.expect("tab").click().await.expect("tab");
         // Every control has a name a screen reader reads (a label, an
         // aria-label or its text), and each is reachable with Tab.
         let unnamed = c

@@ -97,6 +97,11 @@ async function start() {
   for (const c of (scn && scn.cast) || []) S.names.set(c.id, c.name);
   for (const c of doc.header.characters || []) S.names.set(c.id, c.name || c.id);
   S.players = new Set((doc.header.players || []).map((p) => p.character));
+  // Who the prompt is for: the turn order's choice, a cast member who is
+  // not a player, or the narrator (Format 24.3).
+  fill($("prompt-char"), h("option", { value: "" }, "whoever the turn order chooses"),
+    ((scn && scn.cast) || []).filter((c) => !S.players.has(c.id)).map((c) => h("option", { value: c.id }, c.name)),
+    h("option", { value: "narrator" }, "the narrator"));
   if (doc.opening && doc.opening.message) S.turns.set(doc.opening.message, { opening: doc.opening });
   await refresh();
   // The lines `troupe explore` would try: a click puts one in the line field.
@@ -330,16 +335,20 @@ async function showSelected() {
   $("sel-text").textContent = r ? `${r.name}: ${r.text}` : "";
   const line = S.lines.get(id) || {};
   const parts = (line.parts || []).length;
-  const [state, explain, knows, plot] = await Promise.all([
+  const who = $("prompt-char").value;
+  const [state, explain, knows, plot, prompt] = await Promise.all([
     api.get(`/sessions/${sid}/state?${q}`),
     api.get(`/sessions/${sid}/explain?${q}`),
     Promise.all([...Array(parts).keys()].map((i) => api.get(`/sessions/${sid}/knows?message=${encodeURIComponent(id)}&part=${i}`))),
     api.text(`/sessions/${sid}/plot.svg?${q}`),
+    api.get(`/sessions/${sid}/prompt?${q}${who ? `&char=${encodeURIComponent(who)}` : ""}`),
   ]);
   if (S.graph === null) S.graph = await api.text(`/sessions/${sid}/graph.svg`);
   if (S.selected !== id) return; // another message was chosen meanwhile
   $("state-json").textContent = JSON.stringify(state, null, 2);
   $("explain-json").textContent = JSON.stringify(explain, null, 2);
+  $("prompt-json").textContent = JSON.stringify(prompt, null, 2);
+  $("prompt-json").dataset.char = who;
   fill($("knows"), parts ? knows.map((who, i) => h("li", {}, `part ${i}: `, who.map(nameOf).join(", ") || "no one")) : h("li", {}, "this message has no parts"));
   $("inspect").dataset.loaded = id;
   showGraph(id, plot);
@@ -420,6 +429,7 @@ function wire() {
   });
   $("pack").addEventListener("change", () => act(loadScenarios));
   $("scenario").addEventListener("change", scenarioChosen);
+  $("prompt-char").addEventListener("change", () => act(async () => { if (S.session && S.selected) await showSelected(); }));
   $("setup").addEventListener("submit", (e) => {
     e.preventDefault();
     act(start);
