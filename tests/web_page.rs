@@ -707,6 +707,35 @@ fn a_click_on_a_name_addresses_that_character() {
             .await
             .expect("script");
         assert_eq!(names, json!(["Margit", "Dev", "Ruth"]), "present, in the scene's order");
+        // Who speaks next under the turn order (Format 18.9), derived by
+        // hand from the pack: `natural`, talkativeness Margit 50, Dev 30,
+        // Ruth 20; the opening m1 is Margit's, so L = Margit and the
+        // candidates are Dev and Ruth (W = 50). The input would be m2,
+        // seed 0: r = choose(50, "speaker:0:m2") (18.3: FNV-1a 64 of the
+        // label 0x3b0a055fae994169, SplitMix64's first next()
+        // 0x509d2e77098d6b18, (v × 50) >> 64 = 15, computed with the
+        // construction checked on 18.3's worked example), and 0 ≤ 15 < 30
+        // gives Dev, `drawn` with draw 15.
+        let (api, token) = api_of(&url);
+        let sid = session_id(&c).await;
+        let before = http_get(&format!("{api}/sessions/{sid}.jsonl"), &token);
+        let next = |to: &str, text: &str| {
+            format!("const e = document.getElementById('next'); return document.body.dataset.busy === '0' && !e.hidden && e.dataset.loaded === {:?} && [e.dataset.speaker, e.textContent]", format!("{to}|{text}"))
+        };
+        let shown = until(&c, "who speaks next", &next("", "")).await;
+        assert_eq!(shown, json!(["dev", "Next to speak: Dev (drawn, draw 15)"]));
+        let asked: Value = serde_json::from_str(&http_get(&format!("{api}/sessions/{sid}/next?text="), &token)).expect("next JSON");
+        assert_eq!(asked, json!({"speaker": "dev", "input": "m2", "chosen": {"why": "drawn", "draw": 15}}));
+        // A line naming Ruth (her nickname, the first of her names found at
+        // that position) is hers: `addressed` by "Ruth".
+        let line = "Ruth, what does the log say?";
+        c.find(Locator::Id("line")).await.expect("#line").send_keys(line).await.expect("typed");
+        let shown = until(&c, "who answers the line", &next("", line)).await;
+        assert_eq!(shown, json!(["ruth", "Your line would be answered by Ruth (addressed, by “Ruth”)"]));
+        c.execute("const l = document.getElementById('line'); l.value = ''; l.dispatchEvent(new Event('input'));", vec![]).await.expect("cleared");
+        until(&c, "who speaks next again", &next("", "")).await;
+        // Asking took no turn: the session file is as it was.
+        assert_eq!(http_get(&format!("{api}/sessions/{sid}.jsonl"), &token), before, "asking wrote nothing");
         c.find(Locator::Css("#present button[aria-label='Address Ruth']"))
             .await
             .expect("Ruth's name")
@@ -715,6 +744,8 @@ fn a_click_on_a_name_addresses_that_character() {
             .expect("clicked");
         let to = c.execute("return document.getElementById('to').value", vec![]).await.expect("script");
         assert_eq!(to, json!("ruth"));
+        let shown = until(&c, "the host's choice", &next("ruth", "")).await;
+        assert_eq!(shown, json!(["ruth", "Next to speak: Ruth (host)"]));
         let reply = say(&c, "May I see the logbook?").await;
         assert_ne!(reply, opening);
         let v = c
@@ -728,11 +759,22 @@ fn a_click_on_a_name_addresses_that_character() {
         assert!(v["chips"].as_array().expect("chips").contains(&json!("Ruth spoke (host)")), "{v:#}");
         assert_ne!(v["class"], v["opener"], "Ruth's lines and the opener's are marked apart: {v:#}");
         shot(&c, "ensemble.png").await;
+        // The speaker foretold for a line naming no one is the one who
+        // answers it.
+        c.execute("const s = document.getElementById('to'); s.value = ''; s.dispatchEvent(new Event('change'));", vec![]).await.expect("to whoever");
+        let plain = "We need the heating back.";
+        c.find(Locator::Id("line")).await.expect("#line").send_keys(plain).await.expect("typed");
+        let foretold = until(&c, "who answers the plain line", &next("", plain)).await;
+        c.find(Locator::Id("line")).await.expect("#line").clear().await.expect("cleared");
+        let answer = say(&c, plain).await;
+        let first = c
+            .execute(&format!("const li = [...document.querySelectorAll('#transcript li')]; const i = li.findIndex(x => x.querySelector('.part') && x.querySelector('.part').textContent === {plain:?}); return li[i + 1].dataset.author"), vec![])
+            .await
+            .expect("script");
+        assert_eq!(first, foretold[0], "foretold {foretold}, answered by {first} (up to {answer})");
         // Inspect shows the prompt the model runtime would send to answer
         // Ruth's line: by the turn order's choice, then by the character
         // chosen in the list (Dev); each equals the API's prompt route.
-        let (api, token) = api_of(&url);
-        let sid = session_id(&c).await;
         c.find(Locator::Css(&format!("#tree [data-id={reply:?}] button.pick"))).await.expect("pick").click().await.expect("pick");
         until(&c, "inspect", &format!("return document.getElementById('inspect').dataset.loaded === {reply:?}")).await;
         c.find(Locator::Id("tab-inspect")).await.expect("tab").click().await.expect("tab");

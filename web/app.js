@@ -151,6 +151,7 @@ async function refresh() {
   if (!S.selected || !S.lines.has(S.selected)) S.selected = at;
   renderPlay(tr, state, score);
   renderTree();
+  await showNext();
   await showSelected();
 }
 
@@ -241,7 +242,7 @@ function renderPlay(tr, state, score) {
   const present = Array.isArray(state.state["scene.present"]) ? state.state["scene.present"] : [];
   const others = present.filter((c) => !S.players.has(c));
   fill($("present"), present.length ? "Present: " : "", others.map((c) =>
-    h("button", { type: "button", class: "name", "aria-label": `Address ${nameOf(c)}`, onclick: () => { $("to").value = c; $("line").focus(); } }, nameOf(c))),
+    h("button", { type: "button", class: "name", "aria-label": `Address ${nameOf(c)}`, onclick: () => { $("to").value = c; $("line").focus(); nextSoon(); } }, nameOf(c))),
   present.filter((c) => S.players.has(c)).map((c) => h("span", { class: "name-player" }, ` ${nameOf(c)} (you)`)));
   const to = $("to").value;
   fill($("to"), h("option", { value: "" }, "whoever answers"), others.map((c) => h("option", { value: c }, nameOf(c))));
@@ -263,6 +264,40 @@ function renderPlay(tr, state, score) {
   $("download").disabled = false;
   $("dl-graph").disabled = false;
   $("dl-plot").disabled = false;
+}
+
+// Who speaks next under the scene's turn order (Format 18.9) if the line
+// in the field were said now, to the one chosen in "To" if any: asked of
+// `GET /sessions/{id}/next` (no turn taken) when the line or "To" changes.
+let nextAsked = 0;
+let nextTimer = null;
+
+function nextSoon() {
+  clearTimeout(nextTimer);
+  nextTimer = setTimeout(() => act(showNext), 200);
+}
+
+async function showNext() {
+  const el = $("next");
+  if (!S.session || S.session.ended) {
+    el.hidden = true;
+    return;
+  }
+  const text = $("line").value;
+  const to = $("to").value;
+  const ask = ++nextAsked;
+  el.dataset.loaded = "";
+  const q = `text=${encodeURIComponent(text)}${to ? `&to=${encodeURIComponent(to)}` : ""}`;
+  const next = await api.get(`/sessions/${S.session.id}/next?${q}`);
+  if (ask !== nextAsked) return; // the line changed meanwhile
+  const c = next.chosen || {};
+  const why = [c.why, c.name ? `by “${c.name}”` : null, c.draw !== undefined ? `draw ${c.draw}` : null].filter(Boolean).join(", ");
+  fill(el, text.trim() ? "Your line would be answered by " : "Next to speak: ",
+    h("strong", { "data-speaker": next.speaker }, next.speaker === "narrator" ? "the narrator" : nameOf(next.speaker)),
+    ` (${why})`);
+  el.hidden = false;
+  el.dataset.speaker = next.speaker;
+  el.dataset.loaded = `${to}|${text}`;
 }
 
 function scoreText(score) {
@@ -445,6 +480,8 @@ function wire() {
     act(say);
   });
   $("undo").addEventListener("click", () => act(() => move("undo", {})));
+  $("line").addEventListener("input", nextSoon);
+  $("to").addEventListener("change", nextSoon);
   $("download").addEventListener("click", () => act(async () => {
     download(`${S.session.id}.jsonl`, await api.text(`/sessions/${S.session.id}.jsonl`), "application/jsonl");
   }));
