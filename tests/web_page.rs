@@ -604,6 +604,25 @@ fn hostile_pack(dir: &Path) -> PathBuf {
         "  npc_says: >-\n    Afternoon!",
         "  npc_says: >-\n    </svg><script>window.pwned=3</script> \"Afternoon\"!",
     );
+    // Lore (Format 5): a world whose entry's keys and content carry the
+    // hostile text; the entry's plain key `there` activates it from the
+    // typed line.
+    std::fs::create_dir_all(dst.join("worlds")).expect("worlds");
+    std::fs::write(
+        dst.join("worlds/hostile.yaml"),
+        format!(
+            "schema_version: \"0.1\"\nworld_id: hostile\nname: {}\nentries:\n  - id: hostile_entry\n    keys:\n      - there\n      - {}\n    content: {}\n",
+            q(&format!("World {HOSTILE}")),
+            q(&format!("key {HOSTILE}")),
+            q(&format!("Lore </svg><script>window.pwned=5</script> {HOSTILE}")),
+        ),
+    )
+    .expect("a world");
+    edit(
+        "scenarios/used_car_negotiation.yaml",
+        "\nscene:",
+        "\nworlds:\n  - ref: worlds/hostile.yaml\nscene:",
+    );
     edit(
         "scenes/dealership_lot.yaml",
         "location: Sunrise Motors, the front lot, late on a Saturday afternoon",
@@ -669,6 +688,28 @@ fn hostile_strings_are_shown_as_text_and_run_nothing() {
         assert!(v["said"].as_str().unwrap_or("").contains("<img src=x onerror=\"window.pwned=4\"></svg>"), "{v:#}");
         assert!(v["title"].as_str().unwrap_or("").contains("\"q\" 's"), "{v:#}");
         assert!(v["state"].as_str().unwrap_or("").contains("Lot <script>"), "{v:#}");
+        // The lore entry the line (m2) activated, in Inspect's explain and
+        // in the prompt answering it, shown as text (JSON text: its quotes
+        // escaped).
+        c.execute("document.querySelector('#tree [data-id=\"m2\"] button.pick').click()", vec![]).await.expect("m2 picked");
+        let lore = until(
+            &c,
+            "Inspect at m2",
+            "const i = document.getElementById('inspect'); return i.dataset.loaded === 'm2' && {explain: document.getElementById('explain-json').textContent, prompt: document.getElementById('prompt-json').textContent}",
+        )
+        .await;
+        let explain = lore["explain"].as_str().unwrap_or("");
+        let prompt = lore["prompt"].as_str().unwrap_or("");
+        assert!(explain.contains("hostile_entry"), "{explain}");
+        assert!(explain.contains("key <script>window.pwned=1</script></svg><img src=x onerror="), "the key: {explain}");
+        assert!(
+            format!("{explain}{prompt}").contains("Lore </svg><script>window.pwned=5</script>"),
+            "the content: {explain}\n{prompt}"
+        );
+        c.find(Locator::Id("tab-inspect")).await.expect("tab").click().await.expect("tab");
+        shot(&c, "hostile-lore.png").await;
+        let pwned = c.execute("return window.pwned === undefined ? null : window.pwned", vec![]).await.expect("script");
+        assert_eq!(pwned, Value::Null, "a hostile string ran");
         c.find(Locator::Id("tab-play"))
             .await
             .expect("tab")
@@ -835,6 +876,65 @@ fn a_click_on_a_name_addresses_that_character() {
             errors.len() == 1 && errors[0].contains("/packs - Failed to load resource: the server responded with a status of 401"),
             "console errors: {errors:#?}"
         );
+        c.close().await.expect("closed");
+    });
+}
+
+/// A reload keeps the session (docs/web.md "Start"): after a turn and a
+/// "Go here" back to the opening, reloading the tab shows the same workspace,
+/// pack, session and current message, from the URL fragment (which holds
+/// no token) and sessionStorage; a line typed then goes on from there.
+#[test]
+fn a_reload_keeps_the_session() {
+    let Some((chromium, driver_bin)) = browser() else {
+        return;
+    };
+    let pack = Path::new(ROOT).join("examples/packs/everyday-negotiation");
+    let (_server, url) = play_web(&pack);
+    let (api, token) = api_of(&url);
+    let (_driver, driver) = chromedriver(&driver_bin);
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    runtime().block_on(async {
+        let c = connect(&chromium, &driver, &tmp.path().join("profile"), tmp.path()).await;
+        c.goto(&url).await.expect("the page loads");
+        until(&c, "the pack list", "return document.getElementById('scenario').value === 'used_car_negotiation'").await;
+        c.find(Locator::Id("start")).await.expect("#start").click().await.expect("Start");
+        settled(&c, Some("m1")).await;
+        let at = say(&c, "Good afternoon! It's a lovely car.").await;
+        // Go back to the opening: the current message is no longer the last.
+        c.find(Locator::Css("#tree [data-id='m1'] button.goto")).await.expect("Go here").click().await.expect("clicked");
+        settled(&c, Some("m1")).await;
+        let sid = session_id(&c).await;
+        let pack_hash = c.execute("return document.getElementById('pack').value", vec![]).await.expect("script");
+        let page = c.current_url().await.expect("url").to_string();
+        assert!(!page.contains("token"), "{page}");
+        assert!(page.ends_with(&format!("#ws=play&pack={}&session={sid}", pack_hash.as_str().unwrap_or(""))), "{page}");
+        c.refresh().await.expect("reloaded");
+        let current = settled(&c, Some("m1")).await;
+        assert_eq!(current, "m1");
+        let v = c
+            .execute(
+                "return {ws: document.getElementById('ws').value, pack: document.getElementById('pack').value, line: document.getElementById('session-line').textContent, tree: [...document.querySelectorAll('#tree [data-id]')].map(n => n.dataset.id)}",
+                vec![],
+            )
+            .await
+            .expect("script");
+        assert_eq!(v["ws"], json!("play"));
+        assert_eq!(v["pack"], pack_hash);
+        assert!(v["line"].as_str().unwrap_or("").starts_with(&format!("Session {sid} ")), "{v:#}");
+        assert_eq!(v["tree"], json!(["m1", "m2", at]), "{v:#}");
+        // The next line branches from the restored current message.
+        let branch = say(&c, "Is the price negotiable at all?").await;
+        let file = http_get(&format!("{api}/sessions/{sid}.jsonl"), &token);
+        let line: Value = file
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|l| l["parts"][0]["text"] == "Is the price negotiable at all?")
+            .expect("the branch's input");
+        assert_eq!(line["parent"], json!("m1"), "the line after the reload answers m1 (then {branch})");
+        let sid = c.session_id().await.expect("id").expect("a session");
+        let errors = console_errors(&driver, &sid);
+        assert!(errors.is_empty(), "console errors: {errors:#?}");
         c.close().await.expect("closed");
     });
 }

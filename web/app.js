@@ -62,6 +62,7 @@ async function connect(ws, token, pack) {
   if (!packs.length) fill(sel, h("option", { value: "" }, "no pack: upload one"));
   if (pack && packs.some((p) => p.hash === pack)) sel.value = pack;
   await loadScenarios();
+  remember();
 }
 
 async function loadScenarios() {
@@ -84,7 +85,34 @@ function scenarioChosen() {
 async function start() {
   const body = { pack: $("pack").value, seed: Number($("seed").value || 0) };
   for (const k of ["scenario", "difficulty", "opening"]) if ($(k).value) body[k] = $(k).value;
-  const doc = await api.post("/sessions", body);
+  await adopt(await api.post("/sessions", body));
+}
+
+/** Where the page is, kept for a reload: workspace, pack and session in
+ * the URL fragment (never the token) and in sessionStorage. */
+function remember() {
+  const at = { ws: $("ws").value.trim(), pack: $("pack").value, session: S.session ? S.session.id : "" };
+  const frag = new URLSearchParams();
+  for (const [k, v] of Object.entries(at)) if (v) frag.set(k, v);
+  history.replaceState(null, "", `${location.pathname}${location.search}#${frag}`);
+  try {
+    sessionStorage.setItem("troupe.pack", at.pack);
+    sessionStorage.setItem("troupe.session", at.session);
+  } catch (_) { /* storage refused: the fragment only */ }
+}
+
+/** Shows session `id` of the pack chosen (a reload). */
+async function resume(id) {
+  const doc = await api.get(`/sessions/${encodeURIComponent(id)}`);
+  if (doc.pack && doc.pack !== $("pack").value && [...$("pack").options].some((o) => o.value === doc.pack)) {
+    $("pack").value = doc.pack;
+    await loadScenarios();
+  }
+  await adopt(doc);
+}
+
+/** Makes `doc` (a session document) the page's session. */
+async function adopt(doc) {
   S.session = doc;
   S.lines.clear();
   S.turns.clear();
@@ -110,6 +138,7 @@ async function start() {
     h("button", { type: "button", class: "small line-pick", title: `for ${(l.for || []).join(", ")}`,
       onclick: () => { $("line").value = l.text; $("line").focus(); } }, l.text)));
   $("suggest").hidden = !lines.length;
+  remember();
 }
 
 async function say() {
@@ -504,15 +533,28 @@ function boot() {
   document.body.dataset.busy = "0";
   // `#ws=…&token=…` (what `troupe play --web` prints) logs in and is
   // taken off the address bar at once.
+  // A reload keeps the place: `#ws=…&pack=…&session=…` (what remember()
+  // writes), else what sessionStorage kept.
   const frag = new URLSearchParams(location.hash.slice(1));
   let { ws, token } = api.saved();
-  const pack = frag.get("pack");
+  let kept = { pack: "", session: "" };
+  try {
+    kept = { pack: sessionStorage.getItem("troupe.pack") || "", session: sessionStorage.getItem("troupe.session") || "" };
+  } catch (_) { /* no storage */ }
+  const fromFrag = frag.get("ws") && frag.get("ws") !== ws;
+  const pack = frag.get("pack") || (fromFrag ? "" : kept.pack);
+  const session = frag.get("session") || (fromFrag || frag.get("pack") ? "" : kept.session);
+  ws = frag.get("ws") || ws;
   if (frag.get("token")) {
-    ws = frag.get("ws") || ws;
     token = frag.get("token");
     history.replaceState(null, "", location.pathname + location.search);
   }
-  if (ws && token) act(() => connect(ws, token, pack));
+  if (ws && token) {
+    act(async () => {
+      await connect(ws, token, pack);
+      if (session) await resume(session);
+    });
+  }
 }
 
 boot();
