@@ -986,6 +986,18 @@ fn the_tests_view_shows_a_failing_report() {
         text.replace(from, "variable=impression AND threshold=75"),
     )
     .expect("edit");
+    // And a fixture whose first turn expects impression 63 where its own
+    // hand derivation (its description: 50 + 12 for the compliment) gives
+    // 62: it fails at turn 1, and its run has a transcript.
+    let deal = copy.join("tests/golden_rules_deal.yaml");
+    let text = std::fs::read_to_string(&deal).expect("fixture");
+    let from = "state: {impression: 62, deal_progress: 0}";
+    assert!(text.contains(from));
+    std::fs::write(
+        &deal,
+        text.replace(from, "state: {impression: 63, deal_progress: 0}"),
+    )
+    .expect("edit");
     let zip = tmp.path().join("negotiation.zip");
     std::fs::write(&zip, zip_dir(&copy)).expect("zip");
     let (_server, url) = play_web(&pack);
@@ -1009,7 +1021,7 @@ fn the_tests_view_shows_a_failing_report() {
             .await
             .expect("script");
         let failed = failed.as_array().expect("a list");
-        assert_eq!(failed.len(), 1, "{failed:#?}");
+        assert_eq!(failed.len(), 2, "{failed:#?}");
         assert_eq!(failed[0][0], json!("Marco warms up once the buyer has made a good impression"));
         let shown = failed[0][1].as_str().unwrap_or("");
         assert!(
@@ -1018,6 +1030,27 @@ fn the_tests_view_shows_a_failing_report() {
         );
         let summary = c.find(Locator::Id("test-summary")).await.expect("summary").text().await.expect("text");
         assert_eq!(summary, "negotiation: FAIL (exit code 1)");
+        // The fixture's failure, linked to its run's transcript: the static
+        // assertion has none (no session ran), the fixture's is the run of
+        // its five inputs as `troupe run` prints it.
+        assert_eq!(failed[1][0], json!("golden_rules_deal"));
+        let shown = failed[1][1].as_str().unwrap_or("");
+        assert!(shown.contains("turn 1: state.impression expected 63, got 62 (tests/golden_rules_deal.yaml:18)"), "{shown}");
+        let links = c.execute("return [...document.querySelectorAll('li.test.fail')].map(li => li.querySelectorAll('.failures button.to-transcript').length)", vec![]).await.expect("script");
+        assert_eq!(links, json!([0, 1]), "only the fixture's failure links to a transcript");
+        c.find(Locator::Css("li.test[data-name='golden_rules_deal'] button.to-transcript")).await.expect("the link").click().await.expect("clicked");
+        let shown = until(&c, "the transcript", "const d = document.querySelector(\"li.test[data-name='golden_rules_deal'] details.transcript-of\"); return d.open && document.activeElement === d.querySelector('summary') && d.querySelector('pre').textContent").await;
+        let shown = shown.as_str().unwrap_or("");
+        for input in [
+            "Good afternoon! It's a lovely car.",
+            "You clearly have a good eye for stock, and the paintwork is beautiful.",
+            "Could I see the service book? Similar hatchbacks are listed for less.",
+            "I can offer 8,500 today, paid in full.",
+            "Let's shake on it and sign the paperwork.",
+        ] {
+            assert!(shown.contains(input), "the transcript lacks {input:?}: {shown}");
+        }
+        assert!(shown.contains("impression"), "{shown}");
         shot(&c, "tests.png").await;
         let sid = c.session_id().await.expect("id").expect("a session");
         let errors = console_errors(&driver, &sid);
