@@ -244,6 +244,36 @@ async fn shown_state(c: &Client) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("state JSON: {e}: {text}"))
 }
 
+/// The views (Play, Inspect, Graph & plot, Tests) wider than `width` px:
+/// each is shown in turn and the page's scroll width measured; Play is
+/// shown again after.
+async fn too_wide(c: &Client, width: u32) -> Value {
+    let v = c
+        .execute(
+            &format!(
+                "const wide = [];
+                 for (const v of ['inspect', 'graph', 'tests', 'play']) {{
+                   document.getElementById('tab-' + v).click();
+                   const w = document.documentElement.scrollWidth;
+                   if (w > {width}) wide.push([v, w]);
+                 }}
+                 return wide;"
+            ),
+            vec![],
+        )
+        .await
+        .expect("script");
+    v
+}
+
+/// Resources the page asked of anything but 127.0.0.1 (the Resource
+/// Timing entries: every script, stylesheet, image and fetch).
+async fn off_host(c: &Client) -> Value {
+    c.execute("return performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith('http://127.0.0.1:') && !n.startsWith('blob:'))", vec![])
+        .await
+        .expect("script")
+}
+
 /// The JSON a `<pre>` of the page shows, parsed.
 async fn shown_json(c: &Client, id: &str) -> Value {
     let text = c
@@ -540,8 +570,11 @@ fn the_page_plays_the_negotiation_to_its_ending() {
         // Nothing but 127.0.0.1 was asked for.
         let origins = c.execute("return performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith('http://127.0.0.1:') && !n.startsWith('blob:'))", vec![]).await.expect("script");
         assert_eq!(origins, json!([]));
+        // No view scrolls sideways at 1280 × 800, nor at a phone's 390 px.
+        assert_eq!(too_wide(&c, 1280).await, json!([]), "views wider than 1280 px");
         // Phone width.
         c.set_window_size(390, 844).await.expect("resize");
+        assert_eq!(too_wide(&c, 400).await, json!([]), "views wider than the phone");
         c.execute("window.scrollTo(0, 0)", vec![])
             .await
             .expect("scrolled");
@@ -717,6 +750,8 @@ fn hostile_strings_are_shown_as_text_and_run_nothing() {
             .await
             .expect("tab");
         shot(&c, "hostile.png").await;
+        assert_eq!(too_wide(&c, 1280).await, json!([]), "long hostile names widen no view");
+        assert_eq!(off_host(&c).await, json!([]), "a request left 127.0.0.1");
         let sid = c.session_id().await.expect("id").expect("a session");
         let errors = console_errors(&driver, &sid);
         assert!(errors.is_empty(), "console errors: {errors:#?}");
@@ -830,6 +865,7 @@ fn a_click_on_a_name_addresses_that_character() {
         assert!(system.starts_with("You are Dev."), "{system}");
         assert_eq!(shown_json(&c, "prompt-json").await, dev, "Dev's prompt");
         shot(&c, "prompt.png").await;
+        assert_eq!(off_host(&c).await, json!([]), "a request left 127.0.0.1");
         c.find(Locator::Id("tab-play")).await.expect("tab").click().await.expect("tab");
         // Every control has a name a screen reader reads (a label, an
         // aria-label or its text), and each is reachable with Tab.
@@ -932,6 +968,7 @@ fn a_reload_keeps_the_session() {
             .find(|l| l["parts"][0]["text"] == "Is the price negotiable at all?")
             .expect("the branch's input");
         assert_eq!(line["parent"], json!("m1"), "the line after the reload answers m1 (then {branch})");
+        assert_eq!(off_host(&c).await, json!([]), "a request left 127.0.0.1");
         let sid = c.session_id().await.expect("id").expect("a session");
         let errors = console_errors(&driver, &sid);
         assert!(errors.is_empty(), "console errors: {errors:#?}");
@@ -1052,6 +1089,8 @@ fn the_tests_view_shows_a_failing_report() {
         }
         assert!(shown.contains("impression"), "{shown}");
         shot(&c, "tests.png").await;
+        assert_eq!(too_wide(&c, 1280).await, json!([]), "the report widens no view");
+        assert_eq!(off_host(&c).await, json!([]), "a request left 127.0.0.1");
         let sid = c.session_id().await.expect("id").expect("a session");
         let errors = console_errors(&driver, &sid);
         assert!(errors.is_empty(), "console errors: {errors:#?}");
