@@ -1067,14 +1067,15 @@ fn the_tests_view_shows_a_failing_report() {
         );
         let summary = c.find(Locator::Id("test-summary")).await.expect("summary").text().await.expect("text");
         assert_eq!(summary, "negotiation: FAIL (exit code 1)");
-        // The fixture's failure, linked to its run's transcript: the static
-        // assertion has none (no session ran), the fixture's is the run of
-        // its five inputs as `troupe run` prints it.
+        // Each failure links to the transcript of its file's fixture: the
+        // fixture's own run of its five inputs as `troupe run` prints it,
+        // and for the static assertion (no session of its own) the run of
+        // the fixture it is written in.
         assert_eq!(failed[1][0], json!("golden_rules_deal"));
         let shown = failed[1][1].as_str().unwrap_or("");
         assert!(shown.contains("turn 1: state.impression expected 63, got 62 (tests/golden_rules_deal.yaml:18)"), "{shown}");
-        let links = c.execute("return [...document.querySelectorAll('li.test.fail')].map(li => li.querySelectorAll('.failures button.to-transcript').length)", vec![]).await.expect("script");
-        assert_eq!(links, json!([0, 1]), "only the fixture's failure links to a transcript");
+        let links = c.execute("return [...document.querySelectorAll('li.test.fail')].map(li => [...li.querySelectorAll('.failures button.to-transcript')].map(b => b.dataset.fixture))", vec![]).await.expect("script");
+        assert_eq!(links, json!([["golden_used_car_negotiation"], ["golden_rules_deal"]]), "each failure links to its file's fixture");
         c.find(Locator::Css("li.test[data-name='golden_rules_deal'] button.to-transcript")).await.expect("the link").click().await.expect("clicked");
         let shown = until(&c, "the transcript", "const d = document.querySelector(\"li.test[data-name='golden_rules_deal'] details.transcript-of\"); return d.open && document.activeElement === d.querySelector('summary') && d.querySelector('pre').textContent").await;
         let shown = shown.as_str().unwrap_or("");
@@ -1088,6 +1089,12 @@ fn the_tests_view_shows_a_failing_report() {
             assert!(shown.contains(input), "the transcript lacks {input:?}: {shown}");
         }
         assert!(shown.contains("impression"), "{shown}");
+        c.find(Locator::Css("li.test.fail[data-name='Marco warms up once the buyer has made a good impression'] button.to-transcript")).await.expect("the link").click().await.expect("clicked");
+        let shown = until(&c, "the fixture's transcript", "const d = document.querySelector(\"details.transcript-of[data-fixture='golden_used_car_negotiation']\"); return d.open && document.activeElement === d.querySelector('summary') && d.querySelector('pre').textContent").await;
+        // Its first input, as the fixture file writes it (turn 1).
+        let first = "Good afternoon! It's a lovely car. Before we talk numbers, could I see the service book and take it round the block?";
+        assert!(std::fs::read_to_string(&fixture).expect("fixture").contains("Good afternoon! It's a lovely car. Before we talk numbers, could I see the\n      service book"));
+        assert!(shown.as_str().unwrap_or("").contains(first), "{shown}");
         shot(&c, "tests.png").await;
         assert_eq!(too_wide(&c, 1280).await, json!([]), "the report widens no view");
         assert_eq!(off_host(&c).await, json!([]), "a request left 127.0.0.1");

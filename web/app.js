@@ -464,25 +464,32 @@ async function runTests() {
   try { report = JSON.parse(all.json); } catch (_) { /* shown as text below */ }
   $("test-summary").textContent = `${name}: ${report.status || "?"} (exit code ${all.exit_code})`;
   $("test-summary").className = report.status === "PASS" ? "pass" : "fail";
-  // A fixture's run as `troupe run` prints it, by test name: each failure
-  // of that test links to it.
+  // A fixture's run as `troupe run` prints it, by test name, shown under
+  // the fixture; each failure of a test from that fixture's file (the
+  // fixture's own, or a static assertion written in it) links to it.
   const transcripts = new Map((all.transcripts || []).map((x) => [x.test, x.transcript]));
+  const tests = (report.stages || []).flatMap((st) => st.tests || []);
+  const byFile = new Map();
+  for (const t of tests) if (t.file && transcripts.has(t.name) && !byFile.has(t.file)) byFile.set(t.file, t.name);
+  const owner = (t) => transcripts.has(t.name) ? t.name : byFile.get(t.file);
   const test = (t) => {
     const failed = t.status !== "PASS" && t.status !== "SKIP";
-    const text = failed ? transcripts.get(t.name) : undefined;
-    const link = () => text === undefined ? null :
-      [" ", h("button", { type: "button", class: "small to-transcript", "aria-label": `Show the transcript of ${t.name}` }, "transcript")];
+    const of = failed ? owner(t) : undefined;
+    const link = () => of === undefined ? null :
+      [" ", h("button", { type: "button", class: "small to-transcript", "data-fixture": of, "aria-label": `Show the transcript of ${of}` }, "transcript")];
+    const text = transcripts.get(t.name);
     return h("li", { class: `test ${t.status === "PASS" ? "pass" : "fail"}`, "data-name": t.name },
       h("span", { class: "chip" }, t.status), " ", h("strong", {}, t.name), t.file ? h("span", { class: "mid" }, ` ${t.file}`) : null,
       t.reason ? h("div", { class: "muted" }, t.reason) : null,
       (t.failures || []).length ? h("ul", { class: "failures" }, t.failures.map((x) => h("li", {}, failureText(x), link()))) : null,
-      text !== undefined ? h("details", { class: "transcript-of" }, h("summary", {}, `Transcript of ${t.name} (as troupe run prints it)`), h("pre", { class: "json", tabindex: "0" }, text)) : null);
+      text !== undefined ? h("details", { class: "transcript-of", "data-fixture": t.name }, h("summary", {}, `Transcript of ${t.name} (as troupe run prints it)`), h("pre", { class: "json", tabindex: "0" }, text)) : null);
   };
   fill($("test-stages"), (report.stages || []).map((st) => h("section", { class: "stage" },
     h("h3", {}, `${st.stage}: ${st.status}`, st.reason ? ` — ${st.reason}` : ""),
     h("ul", {}, (st.tests || []).map(test)))));
+  const details = [...document.querySelectorAll("#test-stages details.transcript-of")];
   for (const b of document.querySelectorAll("#test-stages button.to-transcript")) {
-    const d = b.closest("li.test").querySelector("details.transcript-of");
+    const d = details.find((x) => x.dataset.fixture === b.dataset.fixture);
     b.addEventListener("click", () => {
       d.open = true;
       d.scrollIntoView({ block: "nearest" });
