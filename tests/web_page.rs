@@ -266,6 +266,17 @@ async fn too_wide(c: &Client, width: u32) -> Value {
     v
 }
 
+/// The page's controls without a name a screen reader reads (a label,
+/// an aria-label or its text), as HTML.
+async fn unnamed(c: &Client) -> Value {
+    c.execute(
+        "return [...document.querySelectorAll('input, select, button, textarea, summary')].filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim()).map(e => e.outerHTML)",
+        vec![],
+    )
+    .await
+    .expect("script")
+}
+
 /// Resources the page asked of anything but 127.0.0.1 (the Resource
 /// Timing entries: every script, stylesheet, image and fetch).
 async fn off_host(c: &Client) -> Value {
@@ -869,14 +880,7 @@ fn a_click_on_a_name_addresses_that_character() {
         c.find(Locator::Id("tab-play")).await.expect("tab").click().await.expect("tab");
         // Every control has a name a screen reader reads (a label, an
         // aria-label or its text), and each is reachable with Tab.
-        let unnamed = c
-            .execute(
-                "return [...document.querySelectorAll('input, select, button, textarea')].filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim()).map(e => e.outerHTML)",
-                vec![],
-            )
-            .await
-            .expect("script");
-        assert_eq!(unnamed, json!([]), "controls without a name");
+        assert_eq!(unnamed(&c).await, json!([]), "controls without a name");
         let untabbable = c
             .execute(
                 "return [...document.querySelectorAll('input, select, button, textarea')].filter(e => e.tabIndex < 0).map(e => e.outerHTML)",
@@ -1076,7 +1080,8 @@ fn the_tests_view_shows_a_failing_report() {
         assert!(shown.contains("turn 1: state.impression expected 63, got 62 (tests/golden_rules_deal.yaml:18)"), "{shown}");
         let links = c.execute("return [...document.querySelectorAll('li.test.fail')].map(li => [...li.querySelectorAll('.failures button.to-transcript')].map(b => b.dataset.fixture))", vec![]).await.expect("script");
         assert_eq!(links, json!([["golden_used_car_negotiation"], ["golden_rules_deal"]]), "each failure links to its file's fixture");
-        c.find(Locator::Css("li.test[data-name='golden_rules_deal'] button.to-transcript")).await.expect("the link").click().await.expect("clicked");
+        // From the keyboard: Enter on the focused link opens it.
+        c.find(Locator::Css("li.test[data-name='golden_rules_deal'] button.to-transcript")).await.expect("the link").send_keys("\u{E007}").await.expect("Enter");
         let shown = until(&c, "the transcript", "const d = document.querySelector(\"li.test[data-name='golden_rules_deal'] details.transcript-of\"); return d.open && document.activeElement === d.querySelector('summary') && d.querySelector('pre').textContent").await;
         let shown = shown.as_str().unwrap_or("");
         for input in [
@@ -1097,6 +1102,7 @@ fn the_tests_view_shows_a_failing_report() {
         assert!(shown.as_str().unwrap_or("").contains(first), "{shown}");
         shot(&c, "tests.png").await;
         assert_eq!(too_wide(&c, 1280).await, json!([]), "the report widens no view");
+        assert_eq!(unnamed(&c).await, json!([]), "controls without a name");
         assert_eq!(off_host(&c).await, json!([]), "a request left 127.0.0.1");
         let sid = c.session_id().await.expect("id").expect("a session");
         let errors = console_errors(&driver, &sid);
