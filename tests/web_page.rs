@@ -973,9 +973,17 @@ fn a_reload_keeps_the_session() {
             .expect("the branch's input");
         assert_eq!(line["parent"], json!("m1"), "the line after the reload answers m1 (then {branch})");
         assert_eq!(off_host(&c).await, json!([]), "a request left 127.0.0.1");
-        let sid = c.session_id().await.expect("id").expect("a session");
-        let errors = console_errors(&driver, &sid);
+        let wd = c.session_id().await.expect("id").expect("a session");
+        let errors = console_errors(&driver, &wd);
         assert!(errors.is_empty(), "console errors: {errors:#?}");
+        // A session that is gone: its problem is shown, and it is forgotten.
+        let gone = page.replace(&sid, "s000000000000000000000000");
+        c.goto(&gone).await.expect("navigated");
+        c.refresh().await.expect("reloaded");
+        let problem = until(&c, "the problem line", "const p = document.getElementById('problem'); return !p.hidden && document.body.dataset.busy === '0' && p.textContent").await;
+        assert!(problem.as_str().unwrap_or("").contains("NOT_FOUND, HTTP 404"), "{problem}");
+        let now = c.current_url().await.expect("url").to_string();
+        assert!(!now.contains("session="), "{now}");
         c.close().await.expect("closed");
     });
 }

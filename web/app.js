@@ -578,7 +578,15 @@ function boot() {
   if (ws && token) {
     act(async () => {
       await connect(ws, token, pack);
-      if (session) await resume(session);
+      if (session) {
+        try {
+          await resume(session);
+        } catch (e) {
+          // A session that is gone is forgotten, so the next reload is clean.
+          if (e instanceof api.Problem && e.status === 404) remember();
+          throw e;
+        }
+      }
     });
   }
 }
