@@ -62,6 +62,7 @@ async function connect(ws, token, pack) {
   if (!packs.length) fill(sel, h("option", { value: "" }, "no pack: upload one"));
   if (pack && packs.some((p) => p.hash === pack)) sel.value = pack;
   await loadScenarios();
+  remember();
 }
 
 async function loadScenarios() {
@@ -84,7 +85,34 @@ function scenarioChosen() {
 async function start() {
   const body = { pack: $("pack").value, seed: Number($("seed").value || 0) };
   for (const k of ["scenario", "difficulty", "opening"]) if ($(k).value) body[k] = $(k).value;
-  const doc = await api.post("/sessions", body);
+  await adopt(await api.post("/sessions", body));
+}
+
+/** Where the page is, kept for a reload: workspace, pack and session in
+ * the URL fragment (never the token) and in sessionStorage. */
+function remember() {
+  const at = { ws: $("ws").value.trim(), pack: $("pack").value, session: S.session ? S.session.id : "" };
+  const frag = new URLSearchParams();
+  for (const [k, v] of Object.entries(at)) if (v) frag.set(k, v);
+  history.replaceState(null, "", `${location.pathname}${location.search}#${frag}`);
+  try {
+    sessionStorage.setItem("troupe.pack", at.pack);
+    sessionStorage.setItem("troupe.session", at.session);
+  } catch (_) { /* storage refused: the fragment only */ }
+}
+
+/** Shows session `id` of the pack chosen (a reload). */
+async function resume(id) {
+  const doc = await api.get(`/sessions/${encodeURIComponent(id)}`);
+  if (doc.pack && doc.pack !== $("pack").value && [...$("pack").options].some((o) => o.value === doc.pack)) {
+    $("pack").value = doc.pack;
+    await loadScenarios();
+  }
+  await adopt(doc);
+}
+
+/** Makes `doc` (a session document) the page's session. */
+async function adopt(doc) {
   S.session = doc;
   S.lines.clear();
   S.turns.clear();
@@ -97,6 +125,11 @@ async function start() {
   for (const c of (scn && scn.cast) || []) S.names.set(c.id, c.name);
   for (const c of doc.header.characters || []) S.names.set(c.id, c.name || c.id);
   S.players = new Set((doc.header.players || []).map((p) => p.character));
+  // Who the prompt is for: the turn order's choice, a cast member who is
+  // not a player, or the narrator (Format 24.3).
+  fill($("prompt-char"), h("option", { value: "" }, "whoever the turn order chooses"),
+    ((scn && scn.cast) || []).filter((c) => !S.players.has(c.id)).map((c) => h("option", { value: c.id }, c.name)),
+    h("option", { value: "narrator" }, "the narrator"));
   if (doc.opening && doc.opening.message) S.turns.set(doc.opening.message, { opening: doc.opening });
   await refresh();
   // The lines `troupe explore` would try: a click puts one in the line field.
@@ -105,6 +138,7 @@ async function start() {
     h("button", { type: "button", class: "small line-pick", title: `for ${(l.for || []).join(", ")}`,
       onclick: () => { $("line").value = l.text; $("line").focus(); } }, l.text)));
   $("suggest").hidden = !lines.length;
+  remember();
 }
 
 async function say() {
@@ -146,6 +180,7 @@ async function refresh() {
   if (!S.selected || !S.lines.has(S.selected)) S.selected = at;
   renderPlay(tr, state, score);
   renderTree();
+  await showNext();
   await showSelected();
 }
 
@@ -236,7 +271,7 @@ function renderPlay(tr, state, score) {
   const present = Array.isArray(state.state["scene.present"]) ? state.state["scene.present"] : [];
   const others = present.filter((c) => !S.players.has(c));
   fill($("present"), present.length ? "Present: " : "", others.map((c) =>
-    h("button", { type: "button", class: "name", "aria-label": `Address ${nameOf(c)}`, onclick: () => { $("to").value = c; $("line").focus(); } }, nameOf(c))),
+    h("button", { type: "button", class: "name", "aria-label": `Address ${nameOf(c)}`, onclick: () => { $("to").value = c; $("line").focus(); nextSoon(); } }, nameOf(c))),
   present.filter((c) => S.players.has(c)).map((c) => h("span", { class: "name-player" }, ` ${nameOf(c)} (you)`)));
   const to = $("to").value;
   fill($("to"), h("option", { value: "" }, "whoever answers"), others.map((c) => h("option", { value: c }, nameOf(c))));
@@ -258,6 +293,40 @@ function renderPlay(tr, state, score) {
   $("download").disabled = false;
   $("dl-graph").disabled = false;
   $("dl-plot").disabled = false;
+}
+
+// Who speaks next under the scene's turn order (Format 18.9) if the line
+// in the field were said now, to the one chosen in "To" if any: asked of
+// `GET /sessions/{id}/next` (no turn taken) when the line or "To" changes.
+let nextAsked = 0;
+let nextTimer = null;
+
+function nextSoon() {
+  clearTimeout(nextTimer);
+  nextTimer = setTimeout(() => act(showNext), 200);
+}
+
+async function showNext() {
+  const el = $("next");
+  if (!S.session || S.session.ended) {
+    el.hidden = true;
+    return;
+  }
+  const text = $("line").value;
+  const to = $("to").value;
+  const ask = ++nextAsked;
+  el.dataset.loaded = "";
+  const q = `text=${encodeURIComponent(text)}${to ? `&to=${encodeURIComponent(to)}` : ""}`;
+  const next = await api.get(`/sessions/${S.session.id}/next?${q}`);
+  if (ask !== nextAsked) return; // the line changed meanwhile
+  const c = next.chosen || {};
+  const why = [c.why, c.name ? `by “${c.name}”` : null, c.draw !== undefined ? `draw ${c.draw}` : null].filter(Boolean).join(", ");
+  fill(el, text.trim() ? "Your line would be answered by " : "Next to speak: ",
+    h("strong", { "data-speaker": next.speaker }, next.speaker === "narrator" ? "the narrator" : nameOf(next.speaker)),
+    ` (${why})`);
+  el.hidden = false;
+  el.dataset.speaker = next.speaker;
+  el.dataset.loaded = `${to}|${text}`;
 }
 
 function scoreText(score) {
@@ -330,16 +399,20 @@ async function showSelected() {
   $("sel-text").textContent = r ? `${r.name}: ${r.text}` : "";
   const line = S.lines.get(id) || {};
   const parts = (line.parts || []).length;
-  const [state, explain, knows, plot] = await Promise.all([
+  const who = $("prompt-char").value;
+  const [state, explain, knows, plot, prompt] = await Promise.all([
     api.get(`/sessions/${sid}/state?${q}`),
     api.get(`/sessions/${sid}/explain?${q}`),
     Promise.all([...Array(parts).keys()].map((i) => api.get(`/sessions/${sid}/knows?message=${encodeURIComponent(id)}&part=${i}`))),
     api.text(`/sessions/${sid}/plot.svg?${q}`),
+    api.get(`/sessions/${sid}/prompt?${q}${who ? `&char=${encodeURIComponent(who)}` : ""}`),
   ]);
   if (S.graph === null) S.graph = await api.text(`/sessions/${sid}/graph.svg`);
   if (S.selected !== id) return; // another message was chosen meanwhile
   $("state-json").textContent = JSON.stringify(state, null, 2);
   $("explain-json").textContent = JSON.stringify(explain, null, 2);
+  $("prompt-json").textContent = JSON.stringify(prompt, null, 2);
+  $("prompt-json").dataset.char = who;
   fill($("knows"), parts ? knows.map((who, i) => h("li", {}, `part ${i}: `, who.map(nameOf).join(", ") || "no one")) : h("li", {}, "this message has no parts"));
   $("inspect").dataset.loaded = id;
   showGraph(id, plot);
@@ -391,12 +464,38 @@ async function runTests() {
   try { report = JSON.parse(all.json); } catch (_) { /* shown as text below */ }
   $("test-summary").textContent = `${name}: ${report.status || "?"} (exit code ${all.exit_code})`;
   $("test-summary").className = report.status === "PASS" ? "pass" : "fail";
-  fill($("test-stages"), (report.stages || []).map((st) => h("section", { class: "stage" },
-    h("h3", {}, `${st.stage}: ${st.status}`, st.reason ? ` — ${st.reason}` : ""),
-    h("ul", {}, (st.tests || []).map((t) => h("li", { class: `test ${t.status === "PASS" ? "pass" : "fail"}`, "data-name": t.name },
+  // A fixture's run as `troupe run` prints it, by test name, shown under
+  // the fixture; each failure of a test from that fixture's file (the
+  // fixture's own, or a static assertion written in it) links to it.
+  const transcripts = new Map((all.transcripts || []).map((x) => [x.test, x.transcript]));
+  const tests = (report.stages || []).flatMap((st) => st.tests || []);
+  const byFile = new Map();
+  for (const t of tests) if (t.file && transcripts.has(t.name) && !byFile.has(t.file)) byFile.set(t.file, t.name);
+  const owner = (t) => transcripts.has(t.name) ? t.name : byFile.get(t.file);
+  const test = (t) => {
+    const failed = t.status !== "PASS" && t.status !== "SKIP";
+    const of = failed ? owner(t) : undefined;
+    const link = () => of === undefined ? null :
+      [" ", h("button", { type: "button", class: "small to-transcript", "data-fixture": of, "aria-label": `Show the transcript of ${of}` }, "transcript")];
+    const text = transcripts.get(t.name);
+    return h("li", { class: `test ${t.status === "PASS" ? "pass" : "fail"}`, "data-name": t.name },
       h("span", { class: "chip" }, t.status), " ", h("strong", {}, t.name), t.file ? h("span", { class: "mid" }, ` ${t.file}`) : null,
       t.reason ? h("div", { class: "muted" }, t.reason) : null,
-      (t.failures || []).length ? h("ul", { class: "failures" }, t.failures.map((x) => h("li", {}, failureText(x)))) : null))))));
+      (t.failures || []).length ? h("ul", { class: "failures" }, t.failures.map((x) => h("li", {}, failureText(x), link()))) : null,
+      text !== undefined ? h("details", { class: "transcript-of", "data-fixture": t.name }, h("summary", {}, `Transcript of ${t.name} (as troupe run prints it)`), h("pre", { class: "json", tabindex: "0" }, text)) : null);
+  };
+  fill($("test-stages"), (report.stages || []).map((st) => h("section", { class: "stage" },
+    h("h3", {}, `${st.stage}: ${st.status}`, st.reason ? ` — ${st.reason}` : ""),
+    h("ul", {}, (st.tests || []).map(test)))));
+  const details = [...document.querySelectorAll("#test-stages details.transcript-of")];
+  for (const b of document.querySelectorAll("#test-stages button.to-transcript")) {
+    const d = details.find((x) => x.dataset.fixture === b.dataset.fixture);
+    b.addEventListener("click", () => {
+      d.open = true;
+      d.scrollIntoView({ block: "nearest" });
+      d.querySelector("summary").focus();
+    });
+  }
   $("test-text").textContent = all.text || "";
   $("tests").dataset.loaded = report.status || "done";
 }
@@ -420,6 +519,7 @@ function wire() {
   });
   $("pack").addEventListener("change", () => act(loadScenarios));
   $("scenario").addEventListener("change", scenarioChosen);
+  $("prompt-char").addEventListener("change", () => act(async () => { if (S.session && S.selected) await showSelected(); }));
   $("setup").addEventListener("submit", (e) => {
     e.preventDefault();
     act(start);
@@ -435,6 +535,8 @@ function wire() {
     act(say);
   });
   $("undo").addEventListener("click", () => act(() => move("undo", {})));
+  $("line").addEventListener("input", nextSoon);
+  $("to").addEventListener("change", nextSoon);
   $("download").addEventListener("click", () => act(async () => {
     download(`${S.session.id}.jsonl`, await api.text(`/sessions/${S.session.id}.jsonl`), "application/jsonl");
   }));
@@ -457,15 +559,36 @@ function boot() {
   document.body.dataset.busy = "0";
   // `#ws=…&token=…` (what `troupe play --web` prints) logs in and is
   // taken off the address bar at once.
+  // A reload keeps the place: `#ws=…&pack=…&session=…` (what remember()
+  // writes), else what sessionStorage kept.
   const frag = new URLSearchParams(location.hash.slice(1));
   let { ws, token } = api.saved();
-  const pack = frag.get("pack");
+  let kept = { pack: "", session: "" };
+  try {
+    kept = { pack: sessionStorage.getItem("troupe.pack") || "", session: sessionStorage.getItem("troupe.session") || "" };
+  } catch (_) { /* no storage */ }
+  const fromFrag = frag.get("ws") && frag.get("ws") !== ws;
+  const pack = frag.get("pack") || (fromFrag ? "" : kept.pack);
+  const session = frag.get("session") || (fromFrag || frag.get("pack") ? "" : kept.session);
+  ws = frag.get("ws") || ws;
   if (frag.get("token")) {
-    ws = frag.get("ws") || ws;
     token = frag.get("token");
     history.replaceState(null, "", location.pathname + location.search);
   }
-  if (ws && token) act(() => connect(ws, token, pack));
+  if (ws && token) {
+    act(async () => {
+      await connect(ws, token, pack);
+      if (session) {
+        try {
+          await resume(session);
+        } catch (e) {
+          // A session that is gone is forgotten, so the next reload is clean.
+          if (e instanceof api.Problem && e.status === 404) remember();
+          throw e;
+        }
+      }
+    });
+  }
 }
 
 boot();

@@ -50,5 +50,5 @@ pub use pack::{Pack, ScenarioInfo};
 pub use reports::test_report;
 pub use reports::{cel_eval, check_report};
 pub use schemas::{output_schemas, schemas};
-pub use session::{ResumeOptions, RuntimeChoice, Session, SessionOptions};
+pub use session::{NextSpeaker, ResumeOptions, RuntimeChoice, Session, SessionOptions};
 pub use text::{escape_controls, excerpt, render_diagnostics, suggest};

@@ -12,6 +12,19 @@ use crate::runtime::{
     self, OpeningResult, Runtime, RuntimeKind, Score, SettingsResult, TurnResult,
 };
 
+/// Who would say the next turn's first reply (Format 18.9), as
+/// [`Session::next_speaker`] answers: no turn taken.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct NextSpeaker {
+    /// The speaker's character ID, or `narrator`.
+    pub speaker: String,
+    /// The ID the input message would get (`m<n>`, Format 18.4).
+    pub input: String,
+    /// Why it would be chosen, a Chosen `{why, name?, draw?}` (Format 18.9
+    /// "Recording"), as the turn result's `replies[0].chosen` would be.
+    pub chosen: Value,
+}
+
 /// Which runtime proposes replies and changes (Format 18.7).
 ///
 /// ```
@@ -398,6 +411,36 @@ impl Session {
     /// The display name of the author of message `id`.
     pub fn author_name(&self, id: &str) -> String {
         self.inner.author_name(id)
+    }
+
+    /// Who would say the first reply if the first player said `text` now,
+    /// under the scene's turn order (Format 18.9 "The first reply"), with
+    /// `to` a host's choice as in [`Session::turn_to`]. The turn is not
+    /// taken: nothing is written, the session does not change, and the same
+    /// session and text always give the same answer (a `natural` draw
+    /// reads the ID the input would get). Under the `all` strategy it is
+    /// the first candidate (the turn passes over one no rule applies to);
+    /// reactions, which depend on the replies' texts, are not foretold.
+    ///
+    /// ```
+    /// use troupe::{Pack, SessionOptions};
+    /// let pack = Pack::open("examples/packs/tenants-meeting")?;
+    /// let session = pack.start(SessionOptions::default())?;
+    /// let next = session.next_speaker("Ruth, what does the log say?", None)?;
+    /// assert_eq!((next.speaker.as_str(), next.chosen["why"].as_str()), ("ruth", Some("addressed")));
+    /// assert_eq!(session.jsonl(), pack.start(SessionOptions::default())?.jsonl());
+    /// # Ok::<(), troupe::Error>(())
+    /// ```
+    ///
+    /// Errors: [`ErrorKind::Refused`] when `to` is not a speaker at the
+    /// current message (as the turn would be).
+    pub fn next_speaker(&self, text: &str, to: Option<&str>) -> Result<NextSpeaker> {
+        let (speaker, chosen) = self.inner.next_speaker(text, to)?;
+        Ok(NextSpeaker {
+            speaker,
+            input: self.inner.next_message_id(),
+            chosen: serde_json::to_value(&chosen).unwrap_or(Value::Null),
+        })
     }
 
     /// The session so far as a [`History`], to ask about any of its

@@ -42,6 +42,21 @@ impl TestRun {
         crate::testing::report::to_json(&self.run)
     }
 
+    /// The transcript of each test that ran a session — a fixture's run
+    /// turn by turn as `troupe run` prints it (Format 18.6), what the HTML
+    /// report shows under the fixture (21.2) — as `(test name, transcript)`
+    /// in report order; tests without one (assertions, recorded sessions,
+    /// playtests, runtimes without a session) are left out.
+    pub fn transcripts(&self) -> Vec<(String, String)> {
+        self.run
+            .stages
+            .iter()
+            .flat_map(|s| &s.tests)
+            .filter(|t| !t.transcript.is_empty())
+            .map(|t| (t.name.clone(), t.transcript.clone()))
+            .collect()
+    }
+
     /// The JUnit XML report `troupe test --junit FILE` writes.
     pub fn to_junit(&self) -> String {
         crate::testing::report::to_junit(&self.run)

@@ -160,11 +160,12 @@ impl Floor<'_> {
         found.into_iter().map(|(_, c, n)| (c, n)).collect()
     }
 
-    /// The author of the latest message before `m` on its path that a
-    /// cast member who is not a player authored (`L` of Format 18.9).
-    fn last_speaker(&self, m: u32) -> Option<u16> {
+    /// The author of the latest message on the path up to `parent` (the
+    /// parent of the message answered) that a cast member who is not a
+    /// player authored (`L` of Format 18.9).
+    fn last_speaker_from(&self, parent: Option<u32>) -> Option<u16> {
         let ms = &self.engine.session.messages;
-        let mut at = ms.get(m as usize)?.parent;
+        let mut at = parent;
         while let Some(p) = at {
             let msg = &ms[p as usize];
             if let Who::Cast(c) = msg.author {
@@ -183,6 +184,23 @@ impl Floor<'_> {
     pub(crate) fn first_speaker(
         &self,
         m_in: u32,
+        st: &State,
+        input: &str,
+        host: Option<u16>,
+    ) -> Result<Choice, TurnError> {
+        let Some(msg) = self.engine.session.messages.get(m_in as usize) else {
+            return Ok((Who::Narrator, Chosen::because(Why::Narrator)));
+        };
+        self.first_speaker_of(msg.parent, &msg.id, st, input, host)
+    }
+
+    /// [`Floor::first_speaker`] for an input message that need not exist:
+    /// its parent `parent` and its ID `id` (what `L` and the `natural`
+    /// draw read, Format 18.9).
+    pub(crate) fn first_speaker_of(
+        &self,
+        parent: Option<u32>,
+        id: &str,
         st: &State,
         input: &str,
         host: Option<u16>,
@@ -220,7 +238,7 @@ impl Floor<'_> {
             }
             Strategy::All => (Who::Cast(first), Chosen::because(Why::All)),
             Strategy::RoundRobin => {
-                let next = self.last_speaker(m_in).and_then(|l| {
+                let next = self.last_speaker_from(parent).and_then(|l| {
                     let speakers: Vec<u16> = self.speakers(st).collect();
                     speakers
                         .iter()
@@ -233,14 +251,15 @@ impl Floor<'_> {
                     Chosen::because(Why::RoundRobin),
                 )
             }
-            Strategy::Natural => self.natural(m_in, st),
+            Strategy::Natural => self.natural(parent, id, st),
         })
     }
 
-    /// The `natural` draw (Format 18.9) at message `m`.
-    fn natural(&self, m: u32, st: &State) -> Choice {
+    /// The `natural` draw (Format 18.9) for the input message `id` whose
+    /// parent is `parent`.
+    fn natural(&self, parent: Option<u32>, id: &str, st: &State) -> Choice {
         let order = self.order;
-        let last = self.last_speaker(m);
+        let last = self.last_speaker_from(parent);
         let speakers: Vec<u16> = self.speakers(st).collect();
         let alone = speakers.len() == 1 && Some(speakers[0]) == last;
         let candidates: Vec<(u16, u64)> = speakers
@@ -260,7 +279,6 @@ impl Floor<'_> {
         if total == 0 {
             return (Who::Cast(first), Chosen::because(Why::FirstPresent));
         }
-        let id = &self.engine.session.messages[m as usize].id;
         let label = format!("speaker:{}:{id}", self.engine.session.seed);
         let r = choose(total as usize, &label) as u64;
         let mut acc = 0;
@@ -316,6 +334,46 @@ impl Session {
     ) -> Result<Choice, TurnError> {
         self.floor()
             .first_speaker(m_in, &self.states[m_in as usize], input, host)
+    }
+
+    /// Who would say the first reply of a turn if the first player said
+    /// `input` now (Format 18.9 "The first reply"): the responder the turn
+    /// order chooses for an input written after the current message, with
+    /// why (a `Chosen`), computed without taking the turn — nothing is
+    /// written and the session does not change; the same session and input
+    /// always give the same answer (a `natural` draw uses the ID the input
+    /// would get, [`Session::next_message_id`]). `host` is a host's choice
+    /// (as [`Session::turn_to`]): a character that is not a speaker is
+    /// refused with [`TurnError::NotASpeaker`], as the turn would be. The
+    /// speakers are read at the current message: the input message has no
+    /// changes (Format 18.5), so its state is the current one's. Under
+    /// `all` this is the first candidate; the turn passes over a candidate
+    /// no rule applies to, which this does not try. Further replies
+    /// (reactions) depend on the replies' texts and are not foretold.
+    pub fn next_speaker(
+        &self,
+        input: &str,
+        host: Option<&str>,
+    ) -> Result<(String, Chosen), TurnError> {
+        let host = match host {
+            Some(h) => match self.engine.ir.cast_index(h) {
+                Some(c) => Some(c),
+                None => return Err(TurnError::NotASpeaker(h.to_string())),
+            },
+            None => None,
+        };
+        let initial;
+        let st = match self.current {
+            Some(p) => &self.states[p as usize],
+            None => {
+                initial = self.engine.initial().clone();
+                &initial
+            }
+        };
+        let (who, chosen) =
+            self.floor()
+                .first_speaker_of(self.current, &self.next_id(), st, input, host)?;
+        Ok((self.engine.ir.who_id(who).to_string(), chosen))
     }
 
     /// The candidates for a further reply answering message `answered`

@@ -1211,6 +1211,13 @@ async fn test_pack(Query(q): Query<TestQuery>, body: Bytes) -> Answer {
             "json": named(run.to_json()),
             "text": named(run.to_text()),
             "junit": named(run.to_junit()),
+            // Each fixture's run as `troupe run` prints it (the page links a
+            // failure to it, docs/web.md).
+            "transcripts": run
+                .transcripts()
+                .into_iter()
+                .map(|(test, text)| json!({"test": test, "transcript": named(text)}))
+                .collect::<Vec<_>>(),
         }))
     })
     .await?;
@@ -1279,12 +1286,17 @@ fn session_doc(id: &str, pack_hash: &str, live: &Live) -> Value {
 }
 
 /// The live session of a request, locked, with its pack's hash.
-struct Locked {
+pub(super) struct Locked {
     guard: tokio::sync::OwnedMutexGuard<Option<Live>>,
     pack_hash: String,
 }
 
 impl Locked {
+    /// The live session (the page's read-only routes read it, src/server/web.rs).
+    pub(super) fn session(&self) -> Result<&Session, Problem> {
+        Ok(&self.live()?.session)
+    }
+
     fn live(&self) -> Result<&Live, Problem> {
         self.guard
             .as_ref()
@@ -1459,7 +1471,7 @@ impl SessionRoute {
     /// The live session, locked, up to date with the database: the one in
     /// memory when it matches the stored row, else rebuilt from the stored
     /// lines (another instance moved it, or this one never saw it).
-    async fn live(&self) -> Result<Locked, Problem> {
+    pub(super) async fn live(&self) -> Result<Locked, Problem> {
         // A session this process holds is known to exist; any other is
         // looked up before a slot is made for it (no slot for a made-up ID).
         if !self.app.has_slot(&self.ws, &self.id) {

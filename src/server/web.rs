@@ -122,6 +122,14 @@ pub(super) fn api_routes() -> Vec<Route> {
         },
         Route {
             method: "get",
+            path: "/sessions/{id}/next",
+            summary: "Who would say the first reply if the player said `?text=T` now (`&to=C`: a host's choice), under the scene's turn order: `{speaker, input, chosen}` (Format 18.9); the turn is not taken.",
+            body: None,
+            ok: (200, JSON),
+            handler: get(next_speaker),
+        },
+        Route {
+            method: "get",
             path: "/sessions/{id}/graph.svg",
             summary: "The session's scenario drawn as `troupe graph --format svg` draws it (Format 20.2).",
             body: None,
@@ -250,6 +258,27 @@ async fn transcript(s: SessionRoute, Query(q): Query<AtQuery>) -> Answer {
     let (history, at) = s.history_at(q.at).await?;
     let t = history.transcript(Some(&at))?;
     Ok(json_response(StatusCode::OK, &t))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NextQuery {
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    to: Option<String>,
+}
+
+/// `GET /sessions/{id}/next?text=T[&to=C]`: [`troupe::Session::next_speaker`]
+/// at the session's current message (Format 18.9) — who would answer
+/// `text`, and why; nothing is written. A `to` that is not a speaker is
+/// refused as the turn would be.
+async fn next_speaker(s: SessionRoute, Query(q): Query<NextQuery>) -> Answer {
+    let locked = s.live().await?;
+    let next = locked
+        .session()?
+        .next_speaker(&q.text, q.to.as_deref().filter(|t| !t.is_empty()))?;
+    Ok(json_response(StatusCode::OK, &next))
 }
 
 /// `GET /sessions/{id}/graph.svg`: [`troupe::tools::graph`] of the

@@ -999,6 +999,7 @@ fn the_openapi_document_lists_every_route() {
         format!("GET {w}/packs/{{hash}}/scenarios"),
         format!("GET {w}/packs/{{hash}}/lines"),
         format!("GET {w}/sessions/{{id}}/transcript"),
+        format!("GET {w}/sessions/{{id}}/next"),
         format!("GET {w}/sessions/{{id}}/graph.svg"),
         format!("GET {w}/sessions/{{id}}/plot.svg"),
     ]

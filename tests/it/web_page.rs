@@ -244,6 +244,60 @@ async fn shown_state(c: &Client) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("state JSON: {e}: {text}"))
 }
 
+/// The views (Play, Inspect, Graph & plot, Tests) wider than `width` px:
+/// each is shown in turn and the page's scroll width measured; Play is
+/// shown again after.
+async fn too_wide(c: &Client, width: u32) -> Value {
+    let v = c
+        .execute(
+            &format!(
+                "const wide = [];
+                 for (const v of ['inspect', 'graph', 'tests', 'play']) {{
+                   document.getElementById('tab-' + v).click();
+                   const w = document.documentElement.scrollWidth;
+                   if (w > {width}) wide.push([v, w]);
+                 }}
+                 return wide;"
+            ),
+            vec![],
+        )
+        .await
+        .expect("script");
+    v
+}
+
+/// The page's controls without a name a screen reader reads (a label,
+/// an aria-label or its text), as HTML.
+async fn unnamed(c: &Client) -> Value {
+    c.execute(
+        "return [...document.querySelectorAll('input, select, button, textarea, summary')].filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim()).map(e => e.outerHTML)",
+        vec![],
+    )
+    .await
+    .expect("script")
+}
+
+/// Resources the page asked of anything but 127.0.0.1 (the Resource
+/// Timing entries: every script, stylesheet, image and fetch).
+async fn off_host(c: &Client) -> Value {
+    c.execute("return performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith('http://127.0.0.1:') && !n.startsWith('blob:'))", vec![])
+        .await
+        .expect("script")
+}
+
+/// The JSON a `<pre>` of the page shows, parsed.
+async fn shown_json(c: &Client, id: &str) -> Value {
+    let text = c
+        .find(Locator::Id(id))
+        .await
+        .unwrap_or_else(|_| panic!("#{id}"))
+        .prop("textContent")
+        .await
+        .expect("text")
+        .unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("#{id} JSON: {e}: {text}"))
+}
+
 /// `troupe state PACK SESSION --at ID --json`.
 fn cli_state(pack: &Path, session: &Path, at: &str) -> Value {
     let out = Command::new(BIN)
@@ -465,6 +519,11 @@ fn the_page_plays_the_negotiation_to_its_ending() {
         c.find(Locator::Css(&format!("#tree [data-id={at:?}] button.pick"))).await.expect("pick").click().await.expect("pick");
         until(&c, "inspect", &format!("return document.getElementById('inspect').dataset.loaded === {at:?}")).await;
         c.find(Locator::Id("tab-inspect")).await.expect("tab").click().await.expect("tab");
+        // The prompt shown is the API's prompt route's answer there (`troupe
+        // prompt --json`, Format 24.3), the turn order's responder.
+        let sid = session_id(&c).await;
+        let api_prompt: Value = serde_json::from_str(&http_get(&format!("{api}/sessions/{sid}/prompt?at={at}"), &token)).expect("prompt JSON");
+        assert_eq!(shown_json(&c, "prompt-json").await, api_prompt, "the prompt at {at}");
         shot(&c, "inspect.png").await;
         // The graph marks what fired on the path: the events and outcome of
         // the golden fixture.
@@ -522,8 +581,11 @@ fn the_page_plays_the_negotiation_to_its_ending() {
         // Nothing but 127.0.0.1 was asked for.
         let origins = c.execute("return performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith('http://127.0.0.1:') && !n.startsWith('blob:'))", vec![]).await.expect("script");
         assert_eq!(origins, json!([]));
+        // No view scrolls sideways at 1280 × 800, nor at a phone's 390 px.
+        assert_eq!(too_wide(&c, 1280).await, json!([]), "views wider than 1280 px");
         // Phone width.
         c.set_window_size(390, 844).await.expect("resize");
+        assert_eq!(too_wide(&c, 400).await, json!([]), "views wider than the phone");
         c.execute("window.scrollTo(0, 0)", vec![])
             .await
             .expect("scrolled");
@@ -585,6 +647,25 @@ fn hostile_pack(dir: &Path) -> PathBuf {
         "scenarios/used_car_negotiation.yaml",
         "  npc_says: >-\n    Afternoon!",
         "  npc_says: >-\n    </svg><script>window.pwned=3</script> \"Afternoon\"!",
+    );
+    // Lore (Format 5): a world whose entry's keys and content carry the
+    // hostile text; the entry's plain key `there` activates it from the
+    // typed line.
+    std::fs::create_dir_all(dst.join("worlds")).expect("worlds");
+    std::fs::write(
+        dst.join("worlds/hostile.yaml"),
+        format!(
+            "schema_version: \"0.1\"\nworld_id: hostile\nname: {}\nentries:\n  - id: hostile_entry\n    keys:\n      - there\n      - {}\n    content: {}\n",
+            q(&format!("World {HOSTILE}")),
+            q(&format!("key {HOSTILE}")),
+            q(&format!("Lore </svg><script>window.pwned=5</script> {HOSTILE}")),
+        ),
+    )
+    .expect("a world");
+    edit(
+        "scenarios/used_car_negotiation.yaml",
+        "\nscene:",
+        "\nworlds:\n  - ref: worlds/hostile.yaml\nscene:",
     );
     edit(
         "scenes/dealership_lot.yaml",
@@ -651,6 +732,28 @@ fn hostile_strings_are_shown_as_text_and_run_nothing() {
         assert!(v["said"].as_str().unwrap_or("").contains("<img src=x onerror=\"window.pwned=4\"></svg>"), "{v:#}");
         assert!(v["title"].as_str().unwrap_or("").contains("\"q\" 's"), "{v:#}");
         assert!(v["state"].as_str().unwrap_or("").contains("Lot <script>"), "{v:#}");
+        // The lore entry the line (m2) activated, in Inspect's explain and
+        // in the prompt answering it, shown as text (JSON text: its quotes
+        // escaped).
+        c.execute("document.querySelector('#tree [data-id=\"m2\"] button.pick').click()", vec![]).await.expect("m2 picked");
+        let lore = until(
+            &c,
+            "Inspect at m2",
+            "const i = document.getElementById('inspect'); return i.dataset.loaded === 'm2' && {explain: document.getElementById('explain-json').textContent, prompt: document.getElementById('prompt-json').textContent}",
+        )
+        .await;
+        let explain = lore["explain"].as_str().unwrap_or("");
+        let prompt = lore["prompt"].as_str().unwrap_or("");
+        assert!(explain.contains("hostile_entry"), "{explain}");
+        assert!(explain.contains("key <script>window.pwned=1</script></svg><img src=x onerror="), "the key: {explain}");
+        assert!(
+            format!("{explain}{prompt}").contains("Lore </svg><script>window.pwned=5</script>"),
+            "the content: {explain}\n{prompt}"
+        );
+        c.find(Locator::Id("tab-inspect")).await.expect("tab").click().await.expect("tab");
+        shot(&c, "hostile-lore.png").await;
+        let pwned = c.execute("return window.pwned === undefined ? null : window.pwned", vec![]).await.expect("script");
+        assert_eq!(pwned, Value::Null, "a hostile string ran");
         c.find(Locator::Id("tab-play"))
             .await
             .expect("tab")
@@ -658,6 +761,8 @@ fn hostile_strings_are_shown_as_text_and_run_nothing() {
             .await
             .expect("tab");
         shot(&c, "hostile.png").await;
+        assert_eq!(too_wide(&c, 1280).await, json!([]), "long hostile names widen no view");
+        assert_eq!(off_host(&c).await, json!([]), "a request left 127.0.0.1");
         let sid = c.session_id().await.expect("id").expect("a session");
         let errors = console_errors(&driver, &sid);
         assert!(errors.is_empty(), "console errors: {errors:#?}");
@@ -689,6 +794,35 @@ fn a_click_on_a_name_addresses_that_character() {
             .await
             .expect("script");
         assert_eq!(names, json!(["Margit", "Dev", "Ruth"]), "present, in the scene's order");
+        // Who speaks next under the turn order (Format 18.9), derived by
+        // hand from the pack: `natural`, talkativeness Margit 50, Dev 30,
+        // Ruth 20; the opening m1 is Margit's, so L = Margit and the
+        // candidates are Dev and Ruth (W = 50). The input would be m2,
+        // seed 0: r = choose(50, "speaker:0:m2") (18.3: FNV-1a 64 of the
+        // label 0x3b0a055fae994169, SplitMix64's first next()
+        // 0x509d2e77098d6b18, (v × 50) >> 64 = 15, computed with the
+        // construction checked on 18.3's worked example), and 0 ≤ 15 < 30
+        // gives Dev, `drawn` with draw 15.
+        let (api, token) = api_of(&url);
+        let sid = session_id(&c).await;
+        let before = http_get(&format!("{api}/sessions/{sid}.jsonl"), &token);
+        let next = |to: &str, text: &str| {
+            format!("const e = document.getElementById('next'); return document.body.dataset.busy === '0' && !e.hidden && e.dataset.loaded === {:?} && [e.dataset.speaker, e.textContent]", format!("{to}|{text}"))
+        };
+        let shown = until(&c, "who speaks next", &next("", "")).await;
+        assert_eq!(shown, json!(["dev", "Next to speak: Dev (drawn, draw 15)"]));
+        let asked: Value = serde_json::from_str(&http_get(&format!("{api}/sessions/{sid}/next?text="), &token)).expect("next JSON");
+        assert_eq!(asked, json!({"speaker": "dev", "input": "m2", "chosen": {"why": "drawn", "draw": 15}}));
+        // A line naming Ruth (her nickname, the first of her names found at
+        // that position) is hers: `addressed` by "Ruth".
+        let line = "Ruth, what does the log say?";
+        c.find(Locator::Id("line")).await.expect("#line").send_keys(line).await.expect("typed");
+        let shown = until(&c, "who answers the line", &next("", line)).await;
+        assert_eq!(shown, json!(["ruth", "Your line would be answered by Ruth (addressed, by “Ruth”)"]));
+        c.execute("const l = document.getElementById('line'); l.value = ''; l.dispatchEvent(new Event('input'));", vec![]).await.expect("cleared");
+        until(&c, "who speaks next again", &next("", "")).await;
+        // Asking took no turn: the session file is as it was.
+        assert_eq!(http_get(&format!("{api}/sessions/{sid}.jsonl"), &token), before, "asking wrote nothing");
         c.find(Locator::Css("#present button[aria-label='Address Ruth']"))
             .await
             .expect("Ruth's name")
@@ -697,6 +831,8 @@ fn a_click_on_a_name_addresses_that_character() {
             .expect("clicked");
         let to = c.execute("return document.getElementById('to').value", vec![]).await.expect("script");
         assert_eq!(to, json!("ruth"));
+        let shown = until(&c, "the host's choice", &next("ruth", "")).await;
+        assert_eq!(shown, json!(["ruth", "Next to speak: Ruth (host)"]));
         let reply = say(&c, "May I see the logbook?").await;
         assert_ne!(reply, opening);
         let v = c
@@ -710,16 +846,41 @@ fn a_click_on_a_name_addresses_that_character() {
         assert!(v["chips"].as_array().expect("chips").contains(&json!("Ruth spoke (host)")), "{v:#}");
         assert_ne!(v["class"], v["opener"], "Ruth's lines and the opener's are marked apart: {v:#}");
         shot(&c, "ensemble.png").await;
-        // Every control has a name a screen reader reads (a label, an
-        // aria-label or its text), and each is reachable with Tab.
-        let unnamed = c
-            .execute(
-                "return [...document.querySelectorAll('input, select, button, textarea')].filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim()).map(e => e.outerHTML)",
-                vec![],
-            )
+        // The speaker foretold for a line naming no one is the one who
+        // answers it.
+        c.execute("const s = document.getElementById('to'); s.value = ''; s.dispatchEvent(new Event('change'));", vec![]).await.expect("to whoever");
+        let plain = "We need the heating back.";
+        c.find(Locator::Id("line")).await.expect("#line").send_keys(plain).await.expect("typed");
+        let foretold = until(&c, "who answers the plain line", &next("", plain)).await;
+        c.find(Locator::Id("line")).await.expect("#line").clear().await.expect("cleared");
+        let answer = say(&c, plain).await;
+        let first = c
+            .execute(&format!("const li = [...document.querySelectorAll('#transcript li')]; const i = li.findIndex(x => x.querySelector('.part') && x.querySelector('.part').textContent === {plain:?}); return li[i + 1].dataset.author"), vec![])
             .await
             .expect("script");
-        assert_eq!(unnamed, json!([]), "controls without a name");
+        assert_eq!(first, foretold[0], "foretold {foretold}, answered by {first} (up to {answer})");
+        // Inspect shows the prompt the model runtime would send to answer
+        // Ruth's line: by the turn order's choice, then by the character
+        // chosen in the list (Dev); each equals the API's prompt route.
+        c.find(Locator::Css(&format!("#tree [data-id={reply:?}] button.pick"))).await.expect("pick").click().await.expect("pick");
+        until(&c, "inspect", &format!("return document.getElementById('inspect').dataset.loaded === {reply:?}")).await;
+        c.find(Locator::Id("tab-inspect")).await.expect("tab").click().await.expect("tab");
+        let default: Value = serde_json::from_str(&http_get(&format!("{api}/sessions/{sid}/prompt?at={reply}"), &token)).expect("prompt JSON");
+        assert_eq!(shown_json(&c, "prompt-json").await, default, "the turn order's prompt");
+        let choices = c.execute("return [...document.getElementById('prompt-char').options].map(o => o.value)", vec![]).await.expect("script");
+        assert_eq!(choices, json!(["", "margit", "dev", "ruth", "narrator"]));
+        c.execute("const s = document.getElementById('prompt-char'); s.value = 'dev'; s.dispatchEvent(new Event('change'));", vec![]).await.expect("choose Dev");
+        until(&c, "Dev's prompt", "return document.body.dataset.busy === '0' && document.getElementById('prompt-json').dataset.char === 'dev'").await;
+        let dev: Value = serde_json::from_str(&http_get(&format!("{api}/sessions/{sid}/prompt?at={reply}&char=dev"), &token)).expect("prompt JSON");
+        let system = dev["messages"][0]["content"].as_str().unwrap_or("");
+        assert!(system.starts_with("You are Dev."), "{system}");
+        assert_eq!(shown_json(&c, "prompt-json").await, dev, "Dev's prompt");
+        shot(&c, "prompt.png").await;
+        assert_eq!(off_host(&c).await, json!([]), "a request left 127.0.0.1");
+        c.find(Locator::Id("tab-play")).await.expect("tab").click().await.expect("tab");
+        // Every control has a name a screen reader reads (a label, an
+        // aria-label or its text), and each is reachable with Tab.
+        assert_eq!(unnamed(&c).await, json!([]), "controls without a name");
         let untabbable = c
             .execute(
                 "return [...document.querySelectorAll('input, select, button, textarea')].filter(e => e.tabIndex < 0).map(e => e.outerHTML)",
@@ -755,6 +916,74 @@ fn a_click_on_a_name_addresses_that_character() {
             errors.len() == 1 && errors[0].contains("/packs - Failed to load resource: the server responded with a status of 401"),
             "console errors: {errors:#?}"
         );
+        c.close().await.expect("closed");
+    });
+}
+
+/// A reload keeps the session (docs/web.md "Start"): after a turn and a
+/// "Go here" back to the opening, reloading the tab shows the same workspace,
+/// pack, session and current message, from the URL fragment (which holds
+/// no token) and sessionStorage; a line typed then goes on from there.
+#[test]
+fn a_reload_keeps_the_session() {
+    let Some((chromium, driver_bin)) = browser() else {
+        return;
+    };
+    let pack = Path::new(ROOT).join("examples/packs/everyday-negotiation");
+    let (_server, url) = play_web(&pack);
+    let (api, token) = api_of(&url);
+    let (_driver, driver) = chromedriver(&driver_bin);
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    runtime().block_on(async {
+        let c = connect(&chromium, &driver, &tmp.path().join("profile"), tmp.path()).await;
+        c.goto(&url).await.expect("the page loads");
+        until(&c, "the pack list", "return document.getElementById('scenario').value === 'used_car_negotiation'").await;
+        c.find(Locator::Id("start")).await.expect("#start").click().await.expect("Start");
+        settled(&c, Some("m1")).await;
+        let at = say(&c, "Good afternoon! It's a lovely car.").await;
+        // Go back to the opening: the current message is no longer the last.
+        c.find(Locator::Css("#tree [data-id='m1'] button.goto")).await.expect("Go here").click().await.expect("clicked");
+        settled(&c, Some("m1")).await;
+        let sid = session_id(&c).await;
+        let pack_hash = c.execute("return document.getElementById('pack').value", vec![]).await.expect("script");
+        let page = c.current_url().await.expect("url").to_string();
+        assert!(!page.contains("token"), "{page}");
+        assert!(page.ends_with(&format!("#ws=play&pack={}&session={sid}", pack_hash.as_str().unwrap_or(""))), "{page}");
+        c.refresh().await.expect("reloaded");
+        let current = settled(&c, Some("m1")).await;
+        assert_eq!(current, "m1");
+        let v = c
+            .execute(
+                "return {ws: document.getElementById('ws').value, pack: document.getElementById('pack').value, line: document.getElementById('session-line').textContent, tree: [...document.querySelectorAll('#tree [data-id]')].map(n => n.dataset.id)}",
+                vec![],
+            )
+            .await
+            .expect("script");
+        assert_eq!(v["ws"], json!("play"));
+        assert_eq!(v["pack"], pack_hash);
+        assert!(v["line"].as_str().unwrap_or("").starts_with(&format!("Session {sid} ")), "{v:#}");
+        assert_eq!(v["tree"], json!(["m1", "m2", at]), "{v:#}");
+        // The next line branches from the restored current message.
+        let branch = say(&c, "Is the price negotiable at all?").await;
+        let file = http_get(&format!("{api}/sessions/{sid}.jsonl"), &token);
+        let line: Value = file
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|l| l["parts"][0]["text"] == "Is the price negotiable at all?")
+            .expect("the branch's input");
+        assert_eq!(line["parent"], json!("m1"), "the line after the reload answers m1 (then {branch})");
+        assert_eq!(off_host(&c).await, json!([]), "a request left 127.0.0.1");
+        let wd = c.session_id().await.expect("id").expect("a session");
+        let errors = console_errors(&driver, &wd);
+        assert!(errors.is_empty(), "console errors: {errors:#?}");
+        // A session that is gone: its problem is shown, and it is forgotten.
+        let gone = page.replace(&sid, "s000000000000000000000000");
+        c.goto(&gone).await.expect("navigated");
+        c.refresh().await.expect("reloaded");
+        let problem = until(&c, "the problem line", "const p = document.getElementById('problem'); return !p.hidden && document.body.dataset.busy === '0' && p.textContent").await;
+        assert!(problem.as_str().unwrap_or("").contains("NOT_FOUND, HTTP 404"), "{problem}");
+        let now = c.current_url().await.expect("url").to_string();
+        assert!(!now.contains("session="), "{now}");
         c.close().await.expect("closed");
     });
 }
@@ -806,6 +1035,18 @@ fn the_tests_view_shows_a_failing_report() {
         text.replace(from, "variable=impression AND threshold=75"),
     )
     .expect("edit");
+    // And a fixture whose first turn expects impression 63 where its own
+    // hand derivation (its description: 50 + 12 for the compliment) gives
+    // 62: it fails at turn 1, and its run has a transcript.
+    let deal = copy.join("tests/golden_rules_deal.yaml");
+    let text = std::fs::read_to_string(&deal).expect("fixture");
+    let from = "state: {impression: 62, deal_progress: 0}";
+    assert!(text.contains(from));
+    std::fs::write(
+        &deal,
+        text.replace(from, "state: {impression: 63, deal_progress: 0}"),
+    )
+    .expect("edit");
     let zip = tmp.path().join("negotiation.zip");
     std::fs::write(&zip, zip_dir(&copy)).expect("zip");
     let (_server, url) = play_web(&pack);
@@ -829,7 +1070,7 @@ fn the_tests_view_shows_a_failing_report() {
             .await
             .expect("script");
         let failed = failed.as_array().expect("a list");
-        assert_eq!(failed.len(), 1, "{failed:#?}");
+        assert_eq!(failed.len(), 2, "{failed:#?}");
         assert_eq!(failed[0][0], json!("Marco warms up once the buyer has made a good impression"));
         let shown = failed[0][1].as_str().unwrap_or("");
         assert!(
@@ -838,7 +1079,39 @@ fn the_tests_view_shows_a_failing_report() {
         );
         let summary = c.find(Locator::Id("test-summary")).await.expect("summary").text().await.expect("text");
         assert_eq!(summary, "negotiation: FAIL (exit code 1)");
+        // Each failure links to the transcript of its file's fixture: the
+        // fixture's own run of its five inputs as `troupe run` prints it,
+        // and for the static assertion (no session of its own) the run of
+        // the fixture it is written in.
+        assert_eq!(failed[1][0], json!("golden_rules_deal"));
+        let shown = failed[1][1].as_str().unwrap_or("");
+        assert!(shown.contains("turn 1: state.impression expected 63, got 62 (tests/golden_rules_deal.yaml:18)"), "{shown}");
+        let links = c.execute("return [...document.querySelectorAll('li.test.fail')].map(li => [...li.querySelectorAll('.failures button.to-transcript')].map(b => b.dataset.fixture))", vec![]).await.expect("script");
+        assert_eq!(links, json!([["golden_used_car_negotiation"], ["golden_rules_deal"]]), "each failure links to its file's fixture");
+        // From the keyboard: Enter on the focused link opens it.
+        c.find(Locator::Css("li.test[data-name='golden_rules_deal'] button.to-transcript")).await.expect("the link").send_keys("\u{E007}").await.expect("Enter");
+        let shown = until(&c, "the transcript", "const d = document.querySelector(\"li.test[data-name='golden_rules_deal'] details.transcript-of\"); return d.open && document.activeElement === d.querySelector('summary') && d.querySelector('pre').textContent").await;
+        let shown = shown.as_str().unwrap_or("");
+        for input in [
+            "Good afternoon! It's a lovely car.",
+            "You clearly have a good eye for stock, and the paintwork is beautiful.",
+            "Could I see the service book? Similar hatchbacks are listed for less.",
+            "I can offer 8,500 today, paid in full.",
+            "Let's shake on it and sign the paperwork.",
+        ] {
+            assert!(shown.contains(input), "the transcript lacks {input:?}: {shown}");
+        }
+        assert!(shown.contains("impression"), "{shown}");
+        c.find(Locator::Css("li.test.fail[data-name='Marco warms up once the buyer has made a good impression'] button.to-transcript")).await.expect("the link").click().await.expect("clicked");
+        let shown = until(&c, "the fixture's transcript", "const d = document.querySelector(\"details.transcript-of[data-fixture='golden_used_car_negotiation']\"); return d.open && document.activeElement === d.querySelector('summary') && d.querySelector('pre').textContent").await;
+        // Its first input, as the fixture file writes it (turn 1).
+        let first = "Good afternoon! It's a lovely car. Before we talk numbers, could I see the service book and take it round the block?";
+        assert!(std::fs::read_to_string(&fixture).expect("fixture").contains("Good afternoon! It's a lovely car. Before we talk numbers, could I see the\n      service book"));
+        assert!(shown.as_str().unwrap_or("").contains(first), "{shown}");
         shot(&c, "tests.png").await;
+        assert_eq!(too_wide(&c, 1280).await, json!([]), "the report widens no view");
+        assert_eq!(unnamed(&c).await, json!([]), "controls without a name");
+        assert_eq!(off_host(&c).await, json!([]), "a request left 127.0.0.1");
         let sid = c.session_id().await.expect("id").expect("a session");
         let errors = console_errors(&driver, &sid);
         assert!(errors.is_empty(), "console errors: {errors:#?}");
