@@ -144,6 +144,24 @@ pub fn operation(method: &str, path: &str) -> Operation {
             ];
             op.response = Some(component("ChatRequest"));
         }
+        // The web page's routes (src/server/web.rs, docs/web.md).
+        ("get", "/packs/{hash}/scenarios") => op.response = Some(component("ScenarioChoices")),
+        ("get", "/packs/{hash}/lines") => {
+            op.query = vec![("scenario", string(), false)];
+            op.response = Some(reference(&format!(
+                "{}#/properties/alphabet/properties/lines",
+                output("explore")
+            )));
+        }
+        ("get", "/sessions/{id}/transcript") => {
+            op.query = vec![at()];
+            op.response = Some(reference(&output("transcript")));
+        }
+        ("get", "/sessions/{id}/next") => {
+            op.query = vec![("text", string(), true), ("to", string(), false)];
+            op.response = Some(component("NextSpeaker"));
+        }
+        ("get", "/sessions/{id}/plot.svg") => op.query = vec![at()],
         _ => {}
     }
     op
@@ -173,6 +191,30 @@ pub fn components() -> Map<String, Value> {
             "size": {"type": "integer", "minimum": 0},
             "scenarios": {"type": "array", "items": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}},
             "created": {"description": "seconds since the Unix epoch", "type": "integer"}}}),
+    );
+    put(
+        "ScenarioChoices",
+        json!({"description": "each scenario of a pack with what a session can choose (docs/web.md)",
+            "type": "array", "items": {"type": "object",
+            "required": ["id", "name", "description", "difficulty", "openings", "cast"],
+            "additionalProperties": false, "properties": {
+            "id": {"type": "string"}, "name": {"type": "string"},
+            "description": nullable("string"),
+            "difficulty": {"type": "object", "required": ["default", "options"], "additionalProperties": false,
+                "properties": {"default": nullable("string"), "options": {"type": "array", "items": {"type": "string"}}}},
+            "openings": {"type": "array", "items": {"type": "string"}},
+            "cast": {"type": "array", "items": {"type": "object", "required": ["id", "name"], "additionalProperties": false,
+                "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}}}}}),
+    );
+    put(
+        "NextSpeaker",
+        json!({"description": "who would say the first reply to a line (Format 18.9); the turn is not taken",
+            "type": "object", "required": ["speaker", "input", "chosen"], "additionalProperties": false,
+            "properties": {
+            "speaker": {"description": "a character ID, or `narrator`", "type": "string"},
+            "input": {"description": "the ID the input message would get (Format 18.4)", "type": "string"},
+            "chosen": {"type": "object", "required": ["why"], "properties": {
+                "why": {"type": "string"}, "name": {"type": "string"}, "draw": {"type": "integer", "minimum": 0}}}}}),
     );
     put(
         "PackList",
