@@ -913,8 +913,12 @@ const CHUNK: usize = 256;
 
 /// What the children of the parents expanded at once may hold, estimated
 /// as a parent's bytes per line (the search's memory bound, Format 20.5,
-/// counts kept sessions; these are dropped or kept within the chunk).
-const IN_FLIGHT: usize = 32 << 20;
+/// counts kept sessions; these are dropped or kept within the chunk). At
+/// 32 MiB a search of 50 one-keyword rules peaked at 104 MiB against
+/// Format 16.2's 64 MiB aim (tests/bounds/hostile_cli.rs); at 1 MiB, 49
+/// MiB with one thread and 54 with two, and a chunk still holds hundreds
+/// of turns, enough to keep the threads busy.
+const IN_FLIGHT: usize = 1 << 20;
 
 /// What one alphabet line does from one kept session.
 struct Step {
