@@ -1543,8 +1543,8 @@ impl SessionRoute {
         Ok(true)
     }
 
-    /// Runs `op` on the live session under its lock, off the async threads,
-    /// then commits what it wrote; a stale `expected` is 409 before anything
+    /// Runs `op` on the live session under its lock, then commits what it
+    /// wrote; a stale `expected` is 409 before anything
     /// runs, and losing the race to another instance is 409 after. Answers
     /// what `op` returned and the session's summary after it.
     async fn mutate<T: Send + 'static>(
@@ -1563,16 +1563,15 @@ impl SessionRoute {
                 return Err(Problem::conflict(&current));
             }
         }
-        let (mut guard, out) = tokio::task::spawn_blocking(move || {
-            let mut guard = guard;
-            let out = match guard.as_mut() {
-                Some(live) => op(&mut live.session),
-                None => Err(Problem::internal("a session slot was empty")),
-            };
-            (guard, out)
-        })
-        .await
-        .map_err(|_| Problem::internal("a session operation"))?;
+        // On the request's own task: a rules-runtime turn takes
+        // microseconds (docs/performance.md "Server"), less than handing it
+        // to the blocking pool and back; its time is bounded by the Format
+        // 16 budgets. Rebuilds and whole-history views stay on the pool.
+        let mut guard = guard;
+        let out = match guard.as_mut() {
+            Some(live) => op(&mut live.session),
+            None => Err(Problem::internal("a session slot was empty")),
+        };
         let out = match out {
             Ok(o) => o,
             Err(p) => {

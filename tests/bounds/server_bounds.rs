@@ -1,4 +1,4 @@
-//! Bounds of `troupe serve` (docs/server.md "Live sessions"): a live
+//! Bounds of `troupe serve` (docs/server.md "Cost of a turn"): a live
 //! session is kept in memory with the engine's checkpoints, so a turn on a
 //! session of 10,000 messages costs at most twice a turn on a fresh one;
 //! an instance that never saw a session rebuilds it from the database.
