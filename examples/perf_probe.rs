@@ -13,7 +13,12 @@
 //! evaluator), `celcrate:<case>` (the same with the `cel` crate),
 //! `start:source` and `start:package` (a session started from
 //! an already opened pack), `open+start:package` (open the compiled
-//! example package and start a session).
+//! example package and start a session), `turn:single` and `turn:all`
+//! (N turns of one session of the ensemble bundle of
+//! `benches/runtime/cases.rs`: one reply a turn, or three under the `all`
+//! strategy; issue 37), `turn:script:<pack>:<script>[:<preset>]` (N
+//! sessions each playing an example script, as `runtime/turns` does; the
+//! start is counted too, so compare it with `start:source` N times).
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -96,6 +101,37 @@ fn package(dir: &Path) -> PathBuf {
     path
 }
 
+/// The ensemble bundle of `benches/runtime/cases.rs` (the same text).
+fn ensemble_bundle(all: bool) -> serde_json::Value {
+    let character = |id: &str, name: &str| serde_json::json!({"id": id, "name": name, "fictional": true, "age_band": "adult"});
+    let mut scenario = serde_json::json!({
+        "id": "meeting",
+        "name": "A meeting",
+        "cast": [
+            {"character": "ana"},
+            {"character": "ben"},
+            {"character": "cy"},
+            {"seat": "player", "player": true}
+        ],
+        "variables": [{"id": "count", "type": "int", "default": 0}],
+        "events": [{"id": "busy", "when": "state.count > 1000000", "repeat": true}],
+        "rules": [{
+            "id": "any",
+            "changes": [{"add": {"count": 1}}],
+            "replies": ["{{char}} answers, {{user}}."]
+        }]
+    });
+    if all {
+        scenario["turn_order"] = serde_json::json!({"strategy": "all"});
+    }
+    serde_json::json!({
+        "troupe": "0.1",
+        "kind": "bundle",
+        "characters": [character("ana", "Ana"), character("ben", "Ben"), character("cy", "Cy")],
+        "scenarios": [scenario]
+    })
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let op = args.get(1).map_or("cel:keyed_read_ternary", String::as_str);
@@ -124,6 +160,36 @@ fn main() {
             };
             for _ in 0..n {
                 black_box(Session::start(&opened, &Options::default()).unwrap());
+            }
+        }
+        Some(("turn", "single" | "all")) => {
+            let path = dir.path().join("ensemble.json");
+            std::fs::write(&path, ensemble_bundle(op == "turn:all").to_string()).unwrap();
+            let opened = open(&path).unwrap();
+            let mut s = Session::start(&opened, &Options::default()).unwrap();
+            for _ in 0..n {
+                black_box(s.turn("hello").unwrap());
+            }
+        }
+        Some(("turn", rest)) if rest.starts_with("script:") => {
+            let mut parts = rest.split(':').skip(1);
+            let (pack, script) = (parts.next().unwrap(), parts.next().unwrap());
+            let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+            let opened = open(&root.join("examples/packs").join(pack)).unwrap();
+            let inputs =
+                troupe::files::read_script(root.join("examples/scripts").join(script)).unwrap();
+            let options = Options {
+                difficulty: parts.next().map(str::to_string),
+                ..Options::default()
+            };
+            for _ in 0..n {
+                let mut s = Session::start(&opened, &options).unwrap();
+                for i in &inputs {
+                    if s.is_over() {
+                        break;
+                    }
+                    black_box(s.turn(i).unwrap());
+                }
             }
         }
         Some(("open+start", "package")) => {

@@ -315,4 +315,73 @@ fn sessions(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, turns, packs, heavy, sessions);
+/// The ensemble bundle of `examples/perf_probe.rs` (`turn:single`,
+/// `turn:all`): three characters, all present, one rule every speaker uses
+/// (a change and a rendered reply) and one repeating event, under the
+/// default turn order (one reply a turn) or `all` (three, Format 18.9).
+pub fn ensemble_bundle(all: bool) -> serde_json::Value {
+    let character = |id: &str, name: &str| serde_json::json!({"id": id, "name": name, "fictional": true, "age_band": "adult"});
+    let mut scenario = serde_json::json!({
+        "id": "meeting",
+        "name": "A meeting",
+        "cast": [
+            {"character": "ana"},
+            {"character": "ben"},
+            {"character": "cy"},
+            {"seat": "player", "player": true}
+        ],
+        "variables": [{"id": "count", "type": "int", "default": 0}],
+        "events": [{"id": "busy", "when": "state.count > 1000000", "repeat": true}],
+        "rules": [{
+            "id": "any",
+            "changes": [{"add": {"count": 1}}],
+            "replies": ["{{char}} answers, {{user}}."]
+        }]
+    });
+    if all {
+        scenario["turn_order"] = serde_json::json!({"strategy": "all"});
+    }
+    serde_json::json!({
+        "troupe": "0.1",
+        "kind": "bundle",
+        "characters": [character("ana", "Ana"), character("ben", "Ben"), character("cy", "Cy")],
+        "scenarios": [scenario]
+    })
+}
+
+/// Issue 37: a turn of the `all` strategy with three replies against a turn
+/// of one reply, the same rule and state (target: at most 3.5×). One
+/// iteration is one turn of a session started outside the timing.
+fn ensemble(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = c.benchmark_group(format!("{}/ensemble", crate::PREFIX));
+    g.measurement_time(Duration::from_secs(5));
+    for (all, name) in [
+        (false, "one reply (first_present)"),
+        (true, "all, 3 replies"),
+    ] {
+        let path = dir.path().join(format!("ensemble-{all}.json"));
+        std::fs::write(&path, ensemble_bundle(all).to_string()).unwrap();
+        let p = open(&path).expect("the ensemble bundle opens");
+        let replies = Session::start(&p, &Options::default())
+            .unwrap()
+            .turn("hello")
+            .unwrap()
+            .replies
+            .len();
+        assert_eq!(replies, if all { 3 } else { 1 });
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || Session::start(&p, &Options::default()).expect("starts"),
+                |mut s| {
+                    black_box(s.turn("hello").expect("turn"));
+                    s
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, turns, packs, heavy, sessions, ensemble);
