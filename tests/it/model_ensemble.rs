@@ -13,7 +13,6 @@
 //! prompt ends with Ana's line as a user message `Ana: <text>` (24.3: a
 //! message the responder did not author), Cy's with Ben's.
 
-use crate::common;
 use crate::common::loopback::{ok, serve};
 
 use std::path::Path;
