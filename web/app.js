@@ -19,6 +19,7 @@ const S = {
   selected: null, // the message inspected
   graph: null, // the graph SVG text of the session
   delta: {}, // the last turn's state changes
+  suggested: 0, // how many lines `troupe explore` would try
 };
 
 // ------------------------------------------------------------ problems
@@ -137,7 +138,9 @@ async function adopt(doc) {
   fill($("suggest"), h("span", { class: "muted small" }, "Lines explore would try: "), lines.map((l) =>
     h("button", { type: "button", class: "small line-pick", title: `for ${(l.for || []).join(", ")}`,
       onclick: () => { $("line").value = l.text; $("line").focus(); } }, l.text)));
-  $("suggest").hidden = !lines.length;
+  S.suggested = lines.length;
+  // No turn after an ending (Format 18): no line to try then either.
+  $("suggest").hidden = !S.suggested || !!S.session.ended;
   remember();
 }
 
@@ -289,6 +292,7 @@ function renderPlay(tr, state, score) {
     fill(end);
   }
   for (const id of ["line", "send", "to"]) $(id).disabled = !!s.ended;
+  $("suggest").hidden = !S.suggested || !!s.ended;
   $("undo").disabled = false;
   $("download").disabled = false;
   $("dl-graph").disabled = false;

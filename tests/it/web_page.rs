@@ -484,6 +484,13 @@ fn the_page_plays_the_negotiation_to_its_ending() {
         // The ending and the score.
         let ending = c.find(Locator::Id("ending")).await.expect("#ending").text().await.expect("text");
         assert!(ending.contains("The story ended: success"), "{ending}");
+        // No turn after an ending (Format 18): the lines explore would try,
+        // shown before (above), are hidden with the line field disabled.
+        let offered = c
+            .execute("const s = document.getElementById('suggest'); return [s.hidden, s.offsetParent === null, document.getElementById('line').disabled]", vec![])
+            .await
+            .expect("script");
+        assert_eq!(offered, json!([true, true, true]), "lines offered after the ending");
         // The rubric score as the API answers it (Format 19.6).
         let sid = session_id(&c).await;
         let score: Value =
