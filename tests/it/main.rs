@@ -56,6 +56,7 @@ mod pictures;
 mod playtest_checks;
 mod playtest_model;
 mod playtest_modes;
+mod prompt_next;
 mod resume;
 mod runtime;
 mod schemas;
