@@ -599,6 +599,16 @@ fn the_page_plays_the_negotiation_to_its_ending() {
         shot(&c, "phone.png").await;
         let wide = c.execute("return document.documentElement.scrollWidth", vec![]).await.expect("script");
         assert!(wide.as_f64().unwrap_or(9999.0) <= 400.0, "the page is {wide} px wide at 390");
+        // An undo of the ending turn goes back before the ending: the
+        // lines to try are offered again, with the line field.
+        c.find(Locator::Id("undo")).await.expect("#undo").click().await.expect("Undo");
+        let back = until(&c, "the undo of the ending", &format!("return document.body.dataset.busy === '0' && document.body.dataset.current !== {at:?} && document.body.dataset.current")).await;
+        settled(&c, back.as_str()).await;
+        let offered = c
+            .execute("const s = document.getElementById('suggest'); return [s.hidden, s.offsetParent === null, document.getElementById('line').disabled]", vec![])
+            .await
+            .expect("script");
+        assert_eq!(offered, json!([false, false, false]), "lines offered after an undo of the ending");
         let sid = c.session_id().await.expect("id").expect("a session");
         let errors = console_errors(&driver, &sid);
         assert!(errors.is_empty(), "console errors: {errors:#?}");
