@@ -358,6 +358,14 @@ mod tests {
     }
 
     #[test]
+    fn a_session_that_does_not_read_back_has_no_transcript() {
+        let bundle = json!({});
+        for text in ["", "not json", "{\"kind\": \"session\"}\n{oops", "{}\n{}"] {
+            assert_eq!(transcript_of(&bundle, text), None, "{text:?}");
+        }
+    }
+
+    #[test]
     fn a_hosts_settings_message_is_a_step() {
         let players = vec!["player".to_string()];
         let mut with = vec![

@@ -72,6 +72,7 @@ mod testing_broken;
 mod testing_cli;
 mod testing_coverage;
 mod testing_reports;
+mod testing_transcripts;
 mod troupe_json;
 // The web page in headless Chromium (docs/web.md); skips without Chromium.
 #[cfg(feature = "server")]
