@@ -19,6 +19,7 @@ const S = {
   selected: null, // the message inspected
   graph: null, // the graph SVG text of the session
   delta: {}, // the last turn's state changes
+  suggested: 0, // how many lines `troupe explore` would try
 };
 
 // ------------------------------------------------------------ problems
@@ -137,7 +138,9 @@ async function adopt(doc) {
   fill($("suggest"), h("span", { class: "muted small" }, "Lines explore would try: "), lines.map((l) =>
     h("button", { type: "button", class: "small line-pick", title: `for ${(l.for || []).join(", ")}`,
       onclick: () => { $("line").value = l.text; $("line").focus(); } }, l.text)));
-  $("suggest").hidden = !lines.length;
+  S.suggested = lines.length;
+  // No turn after an ending (Format 18): no line to try then either.
+  $("suggest").hidden = !S.suggested || !!S.session.ended;
   remember();
 }
 
@@ -289,6 +292,7 @@ function renderPlay(tr, state, score) {
     fill(end);
   }
   for (const id of ["line", "send", "to"]) $(id).disabled = !!s.ended;
+  $("suggest").hidden = !S.suggested || !!s.ended;
   $("undo").disabled = false;
   $("download").disabled = false;
   $("dl-graph").disabled = false;
@@ -464,32 +468,39 @@ async function runTests() {
   try { report = JSON.parse(all.json); } catch (_) { /* shown as text below */ }
   $("test-summary").textContent = `${name}: ${report.status || "?"} (exit code ${all.exit_code})`;
   $("test-summary").className = report.status === "PASS" ? "pass" : "fail";
-  // A fixture's run as `troupe run` prints it, by test name, shown under
-  // the fixture; each failure of a test from that fixture's file (the
-  // fixture's own, or a static assertion written in it) links to it.
-  const transcripts = new Map((all.transcripts || []).map((x) => [x.test, x.transcript]));
-  const tests = (report.stages || []).flatMap((st) => st.tests || []);
+  // Each run (a fixture's as `troupe run` prints it; a recorded session's
+  // or a playtest's as `troupe transcript` does), by stage and test name,
+  // shown under its test; each failure of a test from a fixture's file
+  // (the fixture's own, or a static assertion written in it) links to the
+  // fixture's run, a recorded session's or playtest's failure to its own.
+  const key = (stage, name) => `${stage}\u0000${name}`;
+  const transcripts = new Map((all.transcripts || []).map((x) => [key(x.stage, x.test), x.transcript]));
   const byFile = new Map();
-  for (const t of tests) if (t.file && transcripts.has(t.name) && !byFile.has(t.file)) byFile.set(t.file, t.name);
-  const owner = (t) => transcripts.has(t.name) ? t.name : byFile.get(t.file);
-  const test = (t) => {
+  for (const st of report.stages || []) {
+    for (const t of st.tests || []) {
+      if (st.stage === "fixtures" && t.file && transcripts.has(key(st.stage, t.name)) && !byFile.has(t.file)) byFile.set(t.file, [st.stage, t.name]);
+    }
+  }
+  const owner = (st, t) => transcripts.has(key(st.stage, t.name)) ? [st.stage, t.name] : byFile.get(t.file);
+  const runOf = (st, t) => st.stage === "fixtures" ? "as troupe run prints it" : "as troupe transcript prints it";
+  const test = (st) => (t) => {
     const failed = t.status !== "PASS" && t.status !== "SKIP";
-    const of = failed ? owner(t) : undefined;
+    const of = failed ? owner(st, t) : undefined;
     const link = () => of === undefined ? null :
-      [" ", h("button", { type: "button", class: "small to-transcript", "data-fixture": of, "aria-label": `Show the transcript of ${of}` }, "transcript")];
-    const text = transcripts.get(t.name);
+      [" ", h("button", { type: "button", class: "small to-transcript", "data-stage": of[0], "data-fixture": of[1], "aria-label": `Show the transcript of ${of[1]}` }, "transcript")];
+    const text = transcripts.get(key(st.stage, t.name));
     return h("li", { class: `test ${t.status === "PASS" ? "pass" : "fail"}`, "data-name": t.name },
       h("span", { class: "chip" }, t.status), " ", h("strong", {}, t.name), t.file ? h("span", { class: "mid" }, ` ${t.file}`) : null,
       t.reason ? h("div", { class: "muted" }, t.reason) : null,
       (t.failures || []).length ? h("ul", { class: "failures" }, t.failures.map((x) => h("li", {}, failureText(x), link()))) : null,
-      text !== undefined ? h("details", { class: "transcript-of", "data-fixture": t.name }, h("summary", {}, `Transcript of ${t.name} (as troupe run prints it)`), h("pre", { class: "json", tabindex: "0" }, text)) : null);
+      text !== undefined ? h("details", { class: "transcript-of", "data-stage": st.stage, "data-fixture": t.name }, h("summary", {}, `Transcript of ${t.name} (${runOf(st, t)})`), h("pre", { class: "json", tabindex: "0" }, text)) : null);
   };
   fill($("test-stages"), (report.stages || []).map((st) => h("section", { class: "stage" },
     h("h3", {}, `${st.stage}: ${st.status}`, st.reason ? ` — ${st.reason}` : ""),
-    h("ul", {}, (st.tests || []).map(test)))));
+    h("ul", {}, (st.tests || []).map(test(st))))));
   const details = [...document.querySelectorAll("#test-stages details.transcript-of")];
   for (const b of document.querySelectorAll("#test-stages button.to-transcript")) {
-    const d = details.find((x) => x.dataset.fixture === b.dataset.fixture);
+    const d = details.find((x) => x.dataset.stage === b.dataset.stage && x.dataset.fixture === b.dataset.fixture);
     b.addEventListener("click", () => {
       d.open = true;
       d.scrollIntoView({ block: "nearest" });

@@ -44,16 +44,20 @@ impl TestRun {
 
     /// The transcript of each test that ran a session — a fixture's run
     /// turn by turn as `troupe run` prints it (Format 18.6), what the HTML
-    /// report shows under the fixture (21.2) — as `(test name, transcript)`
-    /// in report order; tests without one (assertions, recorded sessions,
-    /// playtests, runtimes without a session) are left out.
-    pub fn transcripts(&self) -> Vec<(String, String)> {
+    /// report shows under the fixture (21.2); a recorded session (21.5:
+    /// the re-play when it differs from the recording, else the recording)
+    /// and a playtest's sessions (22.5) as `troupe transcript` prints them
+    /// (Format 20) — as `(stage, test name, transcript)` in report order
+    /// (a name is unique within its stage); tests without one (assertions,
+    /// runtimes without a session, a playtest that did not run) are left
+    /// out.
+    pub fn transcripts(&self) -> Vec<(StageName, String, String)> {
         self.run
             .stages
             .iter()
-            .flat_map(|s| &s.tests)
-            .filter(|t| !t.transcript.is_empty())
-            .map(|t| (t.name.clone(), t.transcript.clone()))
+            .flat_map(|s| s.tests.iter().map(move |t| (s.stage, t)))
+            .filter(|(_, t)| !t.transcript.is_empty())
+            .map(|(s, t)| (s, t.name.clone(), t.transcript.clone()))
             .collect()
     }
 

@@ -1211,12 +1211,13 @@ async fn test_pack(Query(q): Query<TestQuery>, body: Bytes) -> Answer {
             "json": named(run.to_json()),
             "text": named(run.to_text()),
             "junit": named(run.to_junit()),
-            // Each fixture's run as `troupe run` prints it (the page links a
-            // failure to it, docs/web.md).
+            // Each fixture's run as `troupe run` prints it, each recorded
+            // session's and playtest's as `troupe transcript` does (the page
+            // links a failure to it, docs/web.md).
             "transcripts": run
                 .transcripts()
                 .into_iter()
-                .map(|(test, text)| json!({"test": test, "transcript": named(text)}))
+                .map(|(stage, test, text)| json!({"stage": stage.as_str(), "test": test, "transcript": named(text)}))
                 .collect::<Vec<_>>(),
         }))
     })

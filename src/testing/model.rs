@@ -124,8 +124,11 @@ pub struct TestResult {
     #[serde(skip)]
     pub diff: Option<String>,
     /// What a fixture's run produced, turn by turn, as `troupe run` prints
-    /// it (Format 18.6; the HTML report's transcript, 21.2); empty for
-    /// other tests and for runtimes without a session; not in JSON.
+    /// it (Format 18.6; the HTML report's transcript, 21.2); a recorded
+    /// session's (re-played when the re-play differs, 21.5) or a
+    /// playtest's sessions (22.5) as `troupe transcript` prints them
+    /// (Format 20); empty for other tests and for runtimes without a
+    /// session; not in JSON.
     #[serde(skip)]
     pub transcript: String,
 }

@@ -37,7 +37,18 @@ pub fn playtest_stage(pack: &PackFiles, bundle: &Value, model: Option<&ModelSour
             model: model.cloned(),
         };
         let report = run_playtest(&opened, &files, file, pt, &settings);
-        tests.push(test_of(&report, pt, file));
+        let mut t = test_of(&report, pt, file);
+        // Its run, each session as `troupe transcript` prints it (Format
+        // 20), headed by the file it would be written to (22.5).
+        t.transcript = report
+            .sessions
+            .iter()
+            .filter_map(|(name, text)| {
+                let tr = super::replays::transcript_of(bundle, text)?;
+                Some(format!("{name}:\n{tr}"))
+            })
+            .collect();
+        tests.push(t);
     }
     StageResult::from_tests(StageName::Playtests, tests)
 }

@@ -289,6 +289,26 @@ pub fn turns_text(engine: &Engine, messages: &[Value], players: &[String]) -> St
     out
 }
 
+/// A session's transcript as `troupe transcript` prints it (Format 20:
+/// the path of the last message in file order, `[ID] Name: text`), what
+/// the Tests view links a failing recorded session or playtest to.
+pub fn transcript(engine: Engine) -> String {
+    crate::api::History::from_engine(engine)
+        .transcript(None)
+        .map(|t| t.to_text())
+        .unwrap_or_default()
+}
+
+/// [`transcript`] of session file `text` (header line, then messages,
+/// Format 18.8) under `bundle`; `None` when it does not read back or load.
+pub fn transcript_of(bundle: &Value, text: &str) -> Option<String> {
+    let mut lines = text.lines().map(serde_json::from_str::<Value>);
+    let header = lines.next()?.ok()?;
+    let messages: Vec<Value> = lines.collect::<Result<_, _>>().ok()?;
+    let engine = Engine::load(bundle, Some((&header, &messages)), None).ok()?;
+    Some(transcript(engine))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,6 +355,14 @@ mod tests {
         let mut timed = ok.to_vec();
         timed[2]["time"] = json!("2026-01-01T00:00:00Z");
         assert!(inputs(&timed, &players).unwrap_err().contains("`time`"));
+    }
+
+    #[test]
+    fn a_session_that_does_not_read_back_has_no_transcript() {
+        let bundle = json!({});
+        for text in ["", "not json", "{\"kind\": \"session\"}\n{oops", "{}\n{}"] {
+            assert_eq!(transcript_of(&bundle, text), None, "{text:?}");
+        }
     }
 
     #[test]

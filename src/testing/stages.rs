@@ -565,6 +565,8 @@ fn session_test(
     }
     // Step 3: the recorded inputs re-played under the current rules.
     let mut replay_diff = None;
+    // The re-played session's transcript, when it differs (Format 20).
+    let mut replayed = None;
     match replay_inputs(
         pack,
         rel,
@@ -581,7 +583,8 @@ fn session_test(
             notes.push(format!("re-recorded {rel} under the current rules"));
             engine = *e;
         }
-        Ok(Replayed::Differs(d)) => {
+        Ok(Replayed::Differs(d, t)) => {
+            replayed = Some(t);
             failures.push(Failure {
                 message: format!(
                     "re-played under the current rules, {rel} differs from the recording (`troupe test --review` to review, `--accept` to re-record it)"
@@ -665,6 +668,12 @@ fn session_test(
         }
     }
     let mut t = TestResult::from_failures(name, file, failures);
+    // The session under it, as `troupe transcript` prints it: the re-play
+    // when it differs from the recording, else the recording.
+    t.transcript = match replayed {
+        Some(r) => format!("Re-played under the current rules:\n{r}"),
+        None => format!("As recorded:\n{}", super::replays::transcript(engine)),
+    };
     t.diff = match (replay_diff, diff) {
         (Some(a), Some(b)) => Some(format!("{a}{b}")),
         (a, b) => a.or(b),
@@ -681,8 +690,9 @@ enum Replayed {
     Same,
     /// Not re-played, and why (shown in the report).
     Note(String),
-    /// The re-play differs; the readable diff of recording against re-play.
-    Differs(String),
+    /// The re-play differs; the readable diff of recording against re-play,
+    /// and the re-played session's transcript (Format 20).
+    Differs(String, String),
     /// It differed and was accepted: the session file now holds the
     /// re-play, loaded here.
     Accepted(Box<crate::engine::Engine>),
@@ -750,7 +760,7 @@ fn replay_inputs(
         diff: d.clone(),
     };
     if decide(opts, &change) != Decision::Accept {
-        return Ok(Replayed::Differs(d));
+        return Ok(Replayed::Differs(d, replays::transcript(new_engine)));
     }
     let target = pack.root.join(rel);
     let tmp = target.with_extension("jsonl.tmp");

@@ -56,6 +56,7 @@ mod pictures;
 mod playtest_checks;
 mod playtest_model;
 mod playtest_modes;
+mod prompt_next;
 mod resume;
 mod runtime;
 mod schemas;
@@ -71,6 +72,7 @@ mod testing_broken;
 mod testing_cli;
 mod testing_coverage;
 mod testing_reports;
+mod testing_transcripts;
 mod troupe_json;
 // The web page in headless Chromium (docs/web.md); skips without Chromium.
 #[cfg(feature = "server")]

@@ -484,6 +484,13 @@ fn the_page_plays_the_negotiation_to_its_ending() {
         // The ending and the score.
         let ending = c.find(Locator::Id("ending")).await.expect("#ending").text().await.expect("text");
         assert!(ending.contains("The story ended: success"), "{ending}");
+        // No turn after an ending (Format 18): the lines explore would try,
+        // shown before (above), are hidden with the line field disabled.
+        let offered = c
+            .execute("const s = document.getElementById('suggest'); return [s.hidden, s.offsetParent === null, document.getElementById('line').disabled]", vec![])
+            .await
+            .expect("script");
+        assert_eq!(offered, json!([true, true, true]), "lines offered after the ending");
         // The rubric score as the API answers it (Format 19.6).
         let sid = session_id(&c).await;
         let score: Value =
@@ -592,6 +599,16 @@ fn the_page_plays_the_negotiation_to_its_ending() {
         shot(&c, "phone.png").await;
         let wide = c.execute("return document.documentElement.scrollWidth", vec![]).await.expect("script");
         assert!(wide.as_f64().unwrap_or(9999.0) <= 400.0, "the page is {wide} px wide at 390");
+        // An undo of the ending turn goes back before the ending: the
+        // lines to try are offered again, with the line field.
+        c.find(Locator::Id("undo")).await.expect("#undo").click().await.expect("Undo");
+        let back = until(&c, "the undo of the ending", &format!("return document.body.dataset.busy === '0' && document.body.dataset.current !== {at:?} && document.body.dataset.current")).await;
+        settled(&c, back.as_str()).await;
+        let offered = c
+            .execute("const s = document.getElementById('suggest'); return [s.hidden, s.offsetParent === null, document.getElementById('line').disabled]", vec![])
+            .await
+            .expect("script");
+        assert_eq!(offered, json!([false, false, false]), "lines offered after an undo of the ending");
         let sid = c.session_id().await.expect("id").expect("a session");
         let errors = console_errors(&driver, &sid);
         assert!(errors.is_empty(), "console errors: {errors:#?}");
@@ -1110,6 +1127,120 @@ fn the_tests_view_shows_a_failing_report() {
         assert!(shown.as_str().unwrap_or("").contains(first), "{shown}");
         shot(&c, "tests.png").await;
         assert_eq!(too_wide(&c, 1280).await, json!([]), "the report widens no view");
+        assert_eq!(unnamed(&c).await, json!([]), "controls without a name");
+        assert_eq!(off_host(&c).await, json!([]), "a request left 127.0.0.1");
+        let sid = c.session_id().await.expect("id").expect("a session");
+        let errors = console_errors(&driver, &sid);
+        assert!(errors.is_empty(), "console errors: {errors:#?}");
+        c.close().await.expect("closed");
+    });
+}
+
+/// A failing recorded session (Format 21.5) and a failing playtest (22.5)
+/// link to their own run in the Tests view (issue 40 item 4). Derived by
+/// hand, not from the page: the copy of the negotiation pack gets a
+/// session recorded by `troupe run` under its own rules and its snapshot
+/// accepted (`troupe test --accept`), then the recording's second reply is
+/// edited to "Sold!". Re-played under the unchanged rules, the input "I
+/// can offer 7,000 cash today." gets the reply it got when recorded (the
+/// rules did not change): "… laughs. 'For that money you can have the
+/// hubcaps.'", so the session fails and its transcript is the re-play's,
+/// holding both inputs and that reply and not "Sold!". The playtest
+/// `scripted_close` gets the goal `verify: "false"`, which never holds
+/// (22.6), so it fails with `goal ana/deal not met`; its first step "What a
+/// lovely car." has no `after` and is taken in round 1 (22.5 "Scenario"),
+/// so its session's transcript (`scripted_close.jsonl`) holds it.
+#[test]
+fn a_failing_session_and_playtest_link_to_their_transcripts() {
+    let Some((chromium, driver_bin)) = browser() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let pack = Path::new(ROOT).join("examples/packs/everyday-negotiation");
+    let copy = tmp.path().join("negotiation");
+    for f in walk(&pack) {
+        let to = copy.join(f.strip_prefix(&pack).expect("inside"));
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(&f, &to).expect("copy");
+    }
+    let script = tmp.path().join("lines.txt");
+    std::fs::write(
+        &script,
+        "Good afternoon! It is a lovely car.\nI can offer 7,000 cash today.\n",
+    )
+    .expect("script");
+    std::fs::create_dir_all(copy.join("sessions")).expect("mkdir");
+    let recorded = copy.join("sessions/deal.jsonl");
+    let ran = Command::new(BIN)
+        .arg("run")
+        .arg(&copy)
+        .arg("--script")
+        .arg(&script)
+        .arg("--out")
+        .arg(&recorded)
+        .output()
+        .expect("troupe run");
+    assert!(ran.status.success(), "{ran:?}");
+    let accepted = Command::new(BIN)
+        .arg("test")
+        .arg(&copy)
+        .arg("--accept")
+        .output()
+        .expect("troupe test --accept");
+    assert!(accepted.status.success(), "{accepted:?}");
+    let text = std::fs::read_to_string(&recorded).expect("session");
+    let reply = "'For that money you can have the hubcaps.'";
+    assert_eq!(text.matches(reply).count(), 1, "{text}");
+    std::fs::write(&recorded, text.replace(reply, "Sold!")).expect("edit");
+    let playtest = copy.join("playtests/scripted_close.yaml");
+    let text = std::fs::read_to_string(&playtest).expect("playtest");
+    let goal = "verify: \"state.deal_progress >= 80\"";
+    assert!(text.contains(goal));
+    std::fs::write(&playtest, text.replace(goal, "verify: \"false\"")).expect("edit");
+    let zip = tmp.path().join("negotiation.zip");
+    std::fs::write(&zip, zip_dir(&copy)).expect("zip");
+    let (_server, url) = play_web(&pack);
+    let (_driver, driver) = chromedriver(&driver_bin);
+    runtime().block_on(async {
+        let c = connect(&chromium, &driver, &tmp.path().join("profile"), tmp.path()).await;
+        c.goto(&url).await.expect("the page loads");
+        until(&c, "the pack list", "return document.getElementById('scenario').value === 'used_car_negotiation'").await;
+        c.find(Locator::Id("tab-tests")).await.expect("tab").click().await.expect("tab");
+        c.find(Locator::Id("test-zip"))
+            .await
+            .expect("#test-zip")
+            .send_keys(&zip.display().to_string())
+            .await
+            .expect("chosen");
+        c.find(Locator::Id("run-tests")).await.expect("button").click().await.expect("Run");
+        let status = until(&c, "the report", "return document.getElementById('tests').dataset.loaded").await;
+        assert_eq!(status, json!("FAIL"));
+        // Exactly the two broken tests fail, each failure linked to its own
+        // test's run (stage and name).
+        let links = c.execute("return [...document.querySelectorAll('li.test.fail')].map(li => [li.dataset.name, [...li.querySelectorAll('.failures button.to-transcript')].map(b => [b.dataset.stage, b.dataset.fixture])])", vec![]).await.expect("script");
+        let links = links.as_array().expect("a list").clone();
+        assert_eq!(links.len(), 2, "{links:#?}");
+        assert_eq!(links[0][0], json!("deal.jsonl"));
+        let session_links = links[0][1].as_array().expect("links");
+        assert!(!session_links.is_empty(), "{links:#?}");
+        assert!(session_links.iter().all(|l| l == &json!(["sessions", "deal.jsonl"])), "{links:#?}");
+        assert_eq!(links[1], json!(["scripted_close", [["playtests", "scripted_close"]]]));
+        let failed = c.execute("return document.querySelector(\"li.test.fail[data-name='scripted_close']\").textContent", vec![]).await.expect("script");
+        assert!(failed.as_str().unwrap_or("").contains("goal ana/deal not met"), "{failed}");
+        c.find(Locator::Css("li.test.fail[data-name='deal.jsonl'] button.to-transcript")).await.expect("the link").send_keys("\u{E007}").await.expect("Enter");
+        let shown = until(&c, "the session's transcript", "const d = document.querySelector(\"details.transcript-of[data-stage='sessions'][data-fixture='deal.jsonl']\"); return d.open && document.activeElement === d.querySelector('summary') && d.querySelector('pre').textContent").await;
+        let shown = shown.as_str().unwrap_or("");
+        assert!(shown.starts_with("Re-played under the current rules:\n"), "{shown}");
+        for line in ["Good afternoon! It is a lovely car.", "I can offer 7,000 cash today.", reply] {
+            assert!(shown.contains(line), "the re-play lacks {line:?}: {shown}");
+        }
+        assert!(!shown.contains("Sold!"), "{shown}");
+        c.find(Locator::Css("li.test.fail[data-name='scripted_close'] button.to-transcript")).await.expect("the link").click().await.expect("clicked");
+        let shown = until(&c, "the playtest's transcript", "const d = document.querySelector(\"details.transcript-of[data-stage='playtests'][data-fixture='scripted_close']\"); return d.open && document.activeElement === d.querySelector('summary') && d.querySelector('pre').textContent").await;
+        let shown = shown.as_str().unwrap_or("");
+        assert!(shown.starts_with("scripted_close.jsonl:\n"), "{shown}");
+        assert!(shown.contains("What a lovely car."), "{shown}");
+        shot(&c, "tests-session-playtest.png").await;
         assert_eq!(unnamed(&c).await, json!([]), "controls without a name");
         assert_eq!(off_host(&c).await, json!([]), "a request left 127.0.0.1");
         let sid = c.session_id().await.expect("id").expect("a session");
