@@ -287,16 +287,17 @@ impl App {
         hash: &str,
         live_only: bool,
     ) -> Result<Pack, Problem> {
-        let row = sqlx::query(
-            "SELECT kind, body, deleted FROM troupe_packs WHERE workspace = $1 AND hash = $2",
-        )
-        .bind(ws.to_string())
-        .bind(hash.to_string())
-        .fetch_optional(&self.db().pool)
-        .await
-        .map_err(Problem::db)?
-        .ok_or_else(|| Problem::not_found("pack"))?;
-        let deleted: i64 = row.try_get(2).map_err(Problem::db)?;
+        // The row's existence in this workspace is checked on every call;
+        // its body is read only when this process has not opened it yet.
+        let row =
+            sqlx::query("SELECT deleted FROM troupe_packs WHERE workspace = $1 AND hash = $2")
+                .bind(ws.to_string())
+                .bind(hash.to_string())
+                .fetch_optional(&self.db().pool)
+                .await
+                .map_err(Problem::db)?
+                .ok_or_else(|| Problem::not_found("pack"))?;
+        let deleted: i64 = row.try_get(0).map_err(Problem::db)?;
         if live_only && deleted != 0 {
             return Err(Problem::not_found("pack"));
         }
@@ -309,6 +310,14 @@ impl App {
         {
             return Ok(p.clone());
         }
+        let row =
+            sqlx::query("SELECT kind, body FROM troupe_packs WHERE workspace = $1 AND hash = $2")
+                .bind(ws.to_string())
+                .bind(hash.to_string())
+                .fetch_optional(&self.db().pool)
+                .await
+                .map_err(Problem::db)?
+                .ok_or_else(|| Problem::not_found("pack"))?;
         let kind: String = row.try_get(0).map_err(Problem::db)?;
         let body: Vec<u8> = row.try_get(1).map_err(Problem::db)?;
         let pack = blocking("opening a stored pack", move || open_pack(&kind, &body)).await?;
