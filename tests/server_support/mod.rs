@@ -1,8 +1,8 @@
-//! Helpers of the `troupe serve` suites written after `tests/server_api.rs`
-//! (`server_views`, `server_bounds`, `server_load`): the same spawning of
-//! the binary on a loopback port, the same databases (SQLite; PostgreSQL
-//! when `TROUPE_PG_URL` is set, required under `TROUPE_REQUIRE_PG=1`) and
-//! the same HTTP calls as that file's, shared instead of copied per suite.
+//! Helpers of the `troupe serve` suites (`server_api`, `server_views`,
+//! `server_load` in `tests/it/`, `server_bounds` in `tests/bounds/`): the
+//! spawning of the binary on a loopback port, the databases (SQLite;
+//! PostgreSQL when `TROUPE_PG_URL` is set, required under
+//! `TROUPE_REQUIRE_PG=1`) and the HTTP calls, written once.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
