@@ -53,11 +53,45 @@ pub fn reachable(url: &str) -> bool {
         })
 }
 
+/// The one PostgreSQL of a run is shared by every server suite of the test
+/// binary, and `server_load`'s outage test stops it. A test that uses it
+/// shares this lock (taken by [`postgres`], held until the test's thread
+/// ends); the outage test holds it alone ([`pg_alone`]), so no other test
+/// meets its outage.
+static PG: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+thread_local! {
+    /// This test's share of [`PG`], or `Alone` while it holds it alone.
+    static PG_HELD: std::cell::RefCell<PgHeld> = const { std::cell::RefCell::new(PgHeld::No) };
+}
+
+enum PgHeld {
+    No,
+    Shared(#[allow(dead_code)] std::sync::RwLockReadGuard<'static, ()>),
+    Alone,
+}
+
+/// Takes [`PG`] for this test alone, for as long as the guard lives; call
+/// it before [`postgres`] (which then takes no share).
+pub fn pg_alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    let guard = PG.write().unwrap_or_else(|p| p.into_inner());
+    PG_HELD.with(|h| *h.borrow_mut() = PgHeld::Alone);
+    guard
+}
+
 /// The PostgreSQL URL, when the suite is to run against one.
 pub fn postgres(test: &str) -> Option<String> {
     let required = std::env::var("TROUPE_REQUIRE_PG").as_deref() == Ok("1");
     match std::env::var("TROUPE_PG_URL") {
-        Ok(url) if reachable(&url) => Some(url),
+        Ok(url) if reachable(&url) => {
+            PG_HELD.with(|h| {
+                let mut h = h.borrow_mut();
+                if matches!(*h, PgHeld::No) {
+                    *h = PgHeld::Shared(PG.read().unwrap_or_else(|p| p.into_inner()));
+                }
+            });
+            Some(url)
+        }
         Ok(url) => {
             assert!(
                 !required,
