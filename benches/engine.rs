@@ -20,24 +20,21 @@ fn size() -> usize {
         .unwrap_or(1_000_000)
 }
 
-fn engine_for(text: &str) -> Engine {
+/// The engine of a session text, with the checked story its session
+/// compiler needs.
+fn engine_for(text: &str) -> (Engine, troupe::check::story::Story) {
     let bundle = common::bundle();
     let mut lines = text.lines();
     let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
-    let (story, ir) = troupe::engine::load::compile_story_for(&bundle, Some(&header), None)
+    let (story, ir) = troupe::compile::load::compile_story_for(&bundle, Some(&header), None)
         .expect("the generated story compiles");
     let mut c = SessionCompiler::new(&story, &ir, &header).unwrap();
     for l in lines {
         c.push(&serde_json::from_str(l).unwrap()).unwrap();
     }
     let session = c.finish();
-    Engine::new(
-        story.clone(),
-        ir,
-        session,
-        true,
-        troupe::engine::DEFAULT_STRIDE,
-    )
+    let engine = Engine::new(ir, session, true, troupe::engine::DEFAULT_STRIDE);
+    (engine, story)
 }
 
 /// A fixed pseudo-random sequence (SplitMix64), for repeatable picks.
@@ -57,7 +54,7 @@ fn picks(n: usize, count: usize) -> Vec<u32> {
 fn replay(c: &mut Criterion) {
     let n = size();
     let text = common::session_jsonl(n);
-    let engine = engine_for(&text);
+    let (engine, story) = engine_for(&text);
     let mut g = c.benchmark_group("replay");
     g.sample_size(10)
         .measurement_time(Duration::from_secs(20))
@@ -77,7 +74,7 @@ fn replay(c: &mut Criterion) {
         b.iter(|| {
             let mut lines = black_box(&text).lines();
             let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
-            let mut c = SessionCompiler::new(&engine.story, &engine.ir, &header).unwrap();
+            let mut c = SessionCompiler::new(&story, &engine.ir, &header).unwrap();
             for l in lines {
                 let v: serde_json::Value = serde_json::from_str(l).unwrap();
                 c.push(&v).unwrap();
@@ -107,7 +104,7 @@ fn replay(c: &mut Criterion) {
 fn queries(c: &mut Criterion) {
     let n = size();
     let text = common::session_jsonl(n);
-    let engine = engine_for(&text);
+    let (engine, _) = engine_for(&text);
     let at = picks(n, 10_000);
     let mut g = c.benchmark_group("state_at_10000_random");
     g.sample_size(10)

@@ -34,7 +34,7 @@ fn main() {
     let mut lines = text.lines();
     let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
     let (story, ir) =
-        troupe::engine::load::compile_story_for(&bundle, Some(&header), None).expect("story");
+        troupe::compile::load::compile_story_for(&bundle, Some(&header), None).expect("story");
     let before = status("VmRSS:").unwrap_or(0);
     let mut c = SessionCompiler::new(&story, &ir, &header).expect("header");
     c.reserve(n);
@@ -43,7 +43,7 @@ fn main() {
         c.push(&v).expect("message");
     }
     let session = c.finish();
-    let engine = Engine::new(story.clone(), ir, session, true, DEFAULT_STRIDE);
+    let engine = Engine::new(ir, session, true, DEFAULT_STRIDE);
     let after = status("VmRSS:").unwrap_or(0);
     let est = engine.memory_estimate();
     println!(

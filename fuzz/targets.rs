@@ -239,7 +239,7 @@ thread_local! {
 /// answer's size (at most 16 problems of at most 300 characters, then a
 /// count).
 pub fn model_answer(data: &[u8]) {
-    use troupe::runtime::chat::{read_answer, repair_text, validate, ModelDecl};
+    use troupe::runtime::chat::{read_answer, repair_text, validate};
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
@@ -248,9 +248,8 @@ pub fn model_answer(data: &[u8]) {
         let Some(engine) = engine else {
             panic!("the model bundle loads");
         };
-        let decl = ModelDecl::of(&engine.story.raw);
         let state = engine.flatten(engine.initial());
-        if let Err(problems) = validate(text, &engine.story, &decl, &state) {
+        if let Err(problems) = validate(text, &engine.ir, &engine.ir.model.decl, &state) {
             assert!(problems.len() <= 17, "{} problems", problems.len());
             let repair = repair_text(&problems);
             assert!(repair.len() <= 17 * 4 * 301 + 200, "{} bytes", repair.len());

@@ -232,10 +232,9 @@ impl History {
             }
             None => {
                 let st = engine.state_at(m);
-                let order = crate::compile::runtime::TurnOrderIr::compile(&engine.story);
                 let floor = crate::runtime::turn_order::Floor {
                     engine,
-                    order: &order,
+                    order: &engine.ir.turn_order,
                 };
                 let parts = engine.session.messages[m as usize].parts.len();
                 let text: Vec<String> = (0..parts)
@@ -247,17 +246,16 @@ impl History {
                 engine.ir.who_id(who).to_string()
             }
         };
-        let decl = chat::ModelDecl::of(&engine.story.raw);
         let messages = chat::prompt::messages(
             pack.bundle(),
             engine,
             m,
             &responder,
-            &decl,
+            &engine.ir.model.decl,
             settings.structured,
         );
-        let schema = chat::answer_schema(&engine.story, &decl);
-        let body = chat::request_body(settings, &messages, &schema, engine.session.seed);
+        let schema = &engine.ir.model.schema;
+        let body = chat::request_body(settings, &messages, schema, engine.session.seed);
         Ok(Prompt {
             responder,
             messages,

@@ -3,17 +3,7 @@
 /// IDs that are never a character, world, scenario or variable ID (Format 3.2).
 pub use crate::model::RESERVED_IDS;
 
-/// True when `s` is an ID: a lower-case ASCII letter, then up to 63 lower-case
-/// letters, digits, `_` or `-`.
-pub fn is_id(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 64
-        && b[0].is_ascii_lowercase()
-        && b[1..]
-            .iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
-}
+pub use crate::model::is_id;
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,7 @@
 
 pub mod assertion_syntax;
 pub mod bundle;
-pub mod changes;
+pub use crate::resolve::changes;
 pub mod conditions;
 pub mod ids;
 pub mod lints;
@@ -22,6 +22,6 @@ pub mod settings;
 pub mod story;
 mod summaries;
 pub mod templates;
-pub mod values;
+pub use crate::resolve::values;
 
 pub use schema::{SchemaError, SchemaKind, Schemas};

@@ -14,7 +14,7 @@ use super::story::{Owner, Story};
 use crate::cel::Type;
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::keys::{self, KeyOptions};
-use crate::model::{ScalarType, VarType};
+use crate::model::ScalarType;
 
 fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
     v.get(field)
@@ -143,19 +143,7 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The scalar type of the value a state name holds (`scene.location` a
-/// string), if it names a scalar.
-pub fn scalar_of(story: &Story, name: &str) -> Option<ScalarType> {
-    let var = match resolve_target(story, name).ok()? {
-        Target::Location => return Some(ScalarType::String),
-        Target::Present => return None,
-        Target::Variable(v) | Target::Key(v, _) => v,
-    };
-    match story.variables.get(var)?.ty? {
-        VarType::Scalar(s) => Some(s),
-        _ => None,
-    }
-}
+pub use crate::resolve::scalar_of;
 
 /// The checks of a `model` block against its story (Format 24.2): each
 /// name is a state name of a scalar, non-derived variable (or

@@ -145,6 +145,15 @@ impl Story {
         self.cast_index.contains_key(id)
     }
 
+    /// The seat IDs of the scenario's cast, filled or not, in cast order
+    /// (6.1).
+    pub fn seat_ids(&self) -> impl Iterator<Item = &str> + '_ {
+        self.scenario
+            .cast
+            .iter()
+            .filter_map(|c| c.get("seat").and_then(Value::as_str))
+    }
+
     /// Whether `id` is a seat of the scenario's cast, filled or not (6.1).
     pub fn is_seat(&self, id: &str) -> bool {
         !self.in_cast(id) && self.seats.contains(id)
@@ -458,4 +467,33 @@ pub fn resolve(
         cel: std::sync::OnceLock::new(),
         programs: Default::default(),
     })
+}
+
+impl crate::resolve::Decls for Story {
+    fn var(&self, name: &str) -> Option<crate::resolve::VarView<'_>> {
+        use crate::resolve::Keyed;
+        let (k, decl) = self.variables.get_key_value(name)?;
+        let keys = match &decl.decl.keys {
+            None => Keyed::No,
+            Some(Keys::List(keys)) => Keyed::Fixed(keys.iter().map(String::as_str).collect()),
+            Some(Keys::Word(w)) if w == "cast" => {
+                Keyed::Fixed(self.cast.iter().map(|m| m.character.as_str()).collect())
+            }
+            Some(_) => Keyed::Open,
+        };
+        Some(crate::resolve::VarView {
+            name: k.as_str(),
+            ty: decl.ty,
+            keys,
+            derived: decl.is_derived(),
+        })
+    }
+
+    fn var_names(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        Box::new(self.variables.keys().map(String::as_str))
+    }
+
+    fn cast_ref_ok(&self, id: &str) -> bool {
+        Story::cast_ref_ok(self, id)
+    }
 }

@@ -8,16 +8,16 @@ use serde_json::Value;
 
 use super::ir::{cast_index, CastIr, CastIx, ChangeIr, Layout, StoryIr, VarIr};
 use super::value::{scalar_from_json, Val};
-use crate::check::changes::{resolve_target, Target};
+use crate::resolve::{resolve_target, Decls, Target};
 use crate::check::story::Story;
 use crate::model::{ScalarType, VarType};
 
 /// What a change list is lowered against.
 pub struct ChangeScope<'a> {
-    /// The story (for resolving state names as the checks do); `None`
-    /// resolves them against the compiled variables alone
+    /// The declarations state names resolve against, as the checks resolve
+    /// them: the checked story's, or the compiled story's
     /// ([`ChangeScope::of_ir`]).
-    pub story: Option<&'a Story>,
+    pub decls: &'a dyn Decls,
     /// The compiled variables.
     pub vars: &'a [VarIr],
     /// State name → variable index.
@@ -30,56 +30,35 @@ impl<'a> ChangeScope<'a> {
     /// The scope of a compiled story: its variables, their index and cast.
     pub fn of(story: &'a Story, ir: &'a StoryIr) -> Self {
         ChangeScope {
-            story: Some(story),
+            decls: story,
             vars: &ir.vars,
             by_name: &ir.var_index,
             cast: &ir.cast,
         }
     }
 
-    /// The scope of a compiled story read from `ir.json`, with no checked
-    /// story: state names resolve against the compiled variables (the IR
-    /// validator lowers a rule's written changes this way, Format 14.4).
+    /// The scope of a compiled story alone (a story read from `ir.json`,
+    /// or a session's changes proposed by a model adapter, Format 14.4,
+    /// 18.7): state names resolve against the compiled declarations.
     pub fn of_ir(ir: &'a StoryIr) -> Self {
         ChangeScope {
-            story: None,
+            decls: ir,
             vars: &ir.vars,
             by_name: &ir.var_index,
             cast: &ir.cast,
         }
     }
 
-    /// A state name's target (Format 8.7): as the checks resolve it when
-    /// the story is known, else by the compiled variables' names (a name
-    /// that is a variable, or a variable, `.` and a key).
+    /// A state name's target (Format 8.7), as the checks resolve it.
     fn resolve(&self, name: &str) -> Result<Target<'a>, String> {
-        if let Some(story) = self.story {
-            return resolve_target(story, name);
-        }
-        match name {
-            "scene.location" => return Ok(Target::Location),
-            "scene.present" => return Ok(Target::Present),
-            _ => {}
-        }
-        if let Some((k, &vi)) = self.by_name.get_key_value(name) {
-            if matches!(self.vars.get(vi as usize).map(|v| &v.layout), Some(Layout::Single(_))) {
-                return Ok(Target::Variable(k.as_str()));
-            }
-            return Err(format!("`{name}` is keyed: name one key"));
-        }
-        if let Some((base, key)) = name.rsplit_once('.') {
-            if let Some((k, _)) = self.by_name.get_key_value(base) {
-                return Ok(Target::Key(k.as_str(), key.to_string()));
-            }
-        }
-        Err(format!("no variable `{name}`"))
+        resolve_target(self.decls, name)
     }
 
     fn cast_list(&self, v: &Value) -> Result<Vec<CastIx>, String> {
         let ids = v.as_array().ok_or("expected a list of character IDs")?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            out.extend(cast_ref(self.story, self.cast, id.as_str().unwrap_or(""))?);
+            out.extend(cast_ref(self.decls, self.cast, id.as_str().unwrap_or(""))?);
         }
         Ok(out)
     }
@@ -87,19 +66,18 @@ impl<'a> ChangeScope<'a> {
 
 /// The cast index a cast reference names (Format 6.4): a member by its
 /// character ID, or the member filling the seat of that ID; `None` for a
-/// seat this story leaves unfilled (the reference names no one). Without a
-/// story (an IR read back, [`ChangeScope::of_ir`]) a name that is neither
-/// names no one: the IR was compiled from a checked story.
-pub fn cast_ref(story: Option<&Story>, cast: &[CastIr], id: &str) -> Result<Option<CastIx>, String> {
+/// seat this story leaves unfilled (the reference names no one).
+pub fn cast_ref(decls: &dyn Decls, cast: &[CastIr], id: &str) -> Result<Option<CastIx>, String> {
     if let Some(c) = cast_index(cast, id) {
         return Ok(Some(c));
     }
     if let Some(c) = cast.iter().position(|c| c.seat.as_deref() == Some(id)) {
         return Ok(Some(c as CastIx));
     }
-    match story {
-        Some(story) if !story.is_seat(id) => Err(format!("`{id}` is not a member of the cast")),
-        _ => Ok(None),
+    if decls.cast_ref_ok(id) {
+        Ok(None)
+    } else {
+        Err(format!("`{id}` is not a member of the cast"))
     }
 }
 

@@ -398,6 +398,19 @@ pub struct StoryIr {
     pub entries: Vec<super::lore::EntryIr>,
     /// The recursion step limit (Format 5.7): 0 off, `u64::MAX` unlimited.
     pub recursion: u64,
+    /// The scenario's seats no member fills (Format 6.1), in cast order: a
+    /// cast reference may name one (6.4), naming no one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_seats: Vec<Arc<str>>,
+    /// The turn order (Format 18.9).
+    #[serde(default)]
+    pub turn_order: super::runtime::TurnOrderIr,
+    /// The `emotion` expression (Format 18.6), in the scenario's
+    /// environment.
+    pub emotion: Option<crate::cel::Program>,
+    /// The model runtime's part (Format 24.2–24.4): the `model` block and
+    /// the answer schema.
+    pub model: super::model::ModelIr,
 }
 
 /// Difficulty presets (Format 6.5).
@@ -530,5 +543,35 @@ mod change_wire_tests {
         assert_eq!(serde_json::to_string(&back).unwrap(), text);
         // A list of the wrong length is refused, not padded.
         assert!(serde_json::from_str::<ChangeIr>(r#"{"Add":[1,2]}"#).is_err());
+    }
+}
+
+/// The compiled story's declarations answer as the checked story's do
+/// (Format 8.5, 6.4): the runtime checks a model adapter's changes with the
+/// checks' own code ([`crate::resolve::check_changes`]).
+impl crate::resolve::Decls for StoryIr {
+    fn var(&self, name: &str) -> Option<crate::resolve::VarView<'_>> {
+        use crate::resolve::Keyed;
+        let v = self.vars.get(*self.var_index.get(name)? as usize)?;
+        Some(crate::resolve::VarView {
+            name: &v.name,
+            ty: Some(v.ty),
+            keys: match &v.layout {
+                Layout::Single(_) => Keyed::No,
+                Layout::Fixed { keys, .. } => Keyed::Fixed(keys.iter().map(|k| &**k).collect()),
+                Layout::Open(_) => Keyed::Open,
+            },
+            derived: v.derived.is_some(),
+        })
+    }
+
+    fn var_names(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        Box::new(self.vars.iter().map(|v| &*v.name))
+    }
+
+    fn cast_ref_ok(&self, id: &str) -> bool {
+        self.cast_index(id).is_some()
+            || self.cast.iter().any(|m| m.seat.as_deref() == Some(id))
+            || self.open_seats.iter().any(|s| &**s == id)
     }
 }

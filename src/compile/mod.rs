@@ -10,7 +10,9 @@
 pub mod canonical;
 pub mod changes;
 pub mod ir;
+pub mod load;
 pub mod lore;
+pub mod model;
 pub mod package;
 pub mod runtime;
 pub mod safety;

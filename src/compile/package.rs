@@ -483,6 +483,16 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
                 .map_err(|m| (format!("story/entries/{i}/keys"), m))?;
         }
     }
+    if let Some(p) = &s.emotion {
+        program(p, 0, &|| "story/emotion".into())?;
+    }
+    for name in s.model.decl.changes.keys() {
+        check(
+            crate::resolve::resolve_target(s, name).is_ok(),
+            || format!("story/model/decl/changes/{}", crate::diag::escape_token(name)),
+            || format!("the model may change `{name}`, which names no variable"),
+        )?;
+    }
     for (i, r) in rt.rules.iter().enumerate() {
         if let Some(p) = &r.when {
             program(p, 0, &|| format!("runtime/rules/{i}/when"))?;
@@ -519,9 +529,6 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
         || "runtime/rules".into(),
         || "rules are not in trial order (priority highest first)".into(),
     )?;
-    if let Some(p) = &rt.emotion {
-        program(p, 0, &|| "runtime/emotion".into())?;
-    }
     for (i, c) in rt.rubric.iter().flatten().enumerate() {
         if let Some(p) = &c.score {
             program(p, 0, &|| format!("runtime/rubric/{i}/score"))?;

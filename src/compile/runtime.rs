@@ -9,8 +9,7 @@ use serde_json::Value;
 
 use super::safety::Safety;
 use crate::cel::{self, Program};
-use crate::check::conditions::owner_env;
-use crate::check::story::{Owner, Story};
+use crate::check::story::Story;
 use crate::compile::changes::{lower_changes, ChangeScope};
 use crate::compile::{ChangeIr, CompileError, StoryIr};
 use crate::keys::{KeyIndex, KeyOptions, KeySet, LazyPattern};
@@ -253,15 +252,10 @@ pub struct RuntimeIr {
     /// Rules in trial order: priority highest first, then declaration
     /// order (Format 18.2).
     pub rules: Vec<RuleIr>,
-    /// The `emotion` expression (Format 18.6).
-    pub emotion: Option<Program>,
     /// The rubric's criteria in rubric order; `None` without a rubric.
     pub rubric: Option<Vec<CriterionIr>>,
     /// The safety rules (Format 19).
     pub safety: Arc<Safety>,
-    /// The turn order (Format 18.9).
-    #[serde(default)]
-    pub turn_order: TurnOrderIr,
     /// The key lists of `hit()` calls in rule conditions, compiled the
     /// first time a turn uses them so that later turns do no regex
     /// compilation.
@@ -293,12 +287,31 @@ impl RuntimeIr {
         ir: &StoryIr,
         safety: Option<Arc<Safety>>,
     ) -> Result<RuntimeIr, CompileError> {
+        Self::compile_scenario(&story.raw, story, ir, safety)
+    }
+
+    /// [`RuntimeIr::compile`] from the scenario as written in a checked
+    /// bundle and the story compiled from it: state names and cast
+    /// references resolve against `decls` (the checked story's, or the
+    /// compiled story's own), conditions in the scenario's environment.
+    pub fn compile_scenario(
+        raw: &Value,
+        decls: &dyn crate::resolve::Decls,
+        ir: &StoryIr,
+        safety: Option<Arc<Safety>>,
+    ) -> Result<RuntimeIr, CompileError> {
         let err = |m: String| CompileError(m);
-        let owner = Owner::Scenario(story.scenario.id.clone());
-        let with_hit = owner_env(story, &owner, true);
-        let plain = owner_env(story, &owner, false);
-        let scope = ChangeScope::of(story, ir);
-        let raw = &story.raw;
+        let Some(scenario_env) = ir.envs.first().map(|e| &e.env) else {
+            return Err(err("the story has no scenario environment".into()));
+        };
+        let with_hit = scenario_env.clone().with_hit(true);
+        let plain = scenario_env.clone().with_hit(false);
+        let scope = ChangeScope {
+            decls,
+            vars: &ir.vars,
+            by_name: &ir.var_index,
+            cast: &ir.cast,
+        };
         let mut rules = Vec::new();
         for r in array(raw, "rules") {
             let id = r.get("id").and_then(Value::as_str).unwrap_or("");
@@ -367,10 +380,6 @@ impl RuntimeIr {
                 ))
             })
         };
-        let emotion = match raw.get("emotion").and_then(Value::as_str) {
-            Some(src) => Some(compile("`emotion`", src)?),
-            None => None,
-        };
         let rubric = match raw.get("rubric") {
             Some(r) => Some(
                 array(r, "criteria")
@@ -391,13 +400,11 @@ impl RuntimeIr {
         };
         Ok(RuntimeIr {
             rules,
-            emotion,
             rubric,
             safety: match safety {
                 Some(s) => s,
                 None => Arc::new(Safety::compile(raw.get("safety")).map_err(err)?),
             },
-            turn_order: TurnOrderIr::compile(story),
             hit_keys: Default::default(),
             templates: Default::default(),
             keyword_index: Default::default(),

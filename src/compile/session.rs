@@ -279,7 +279,7 @@ fn lower_message(
     let raw_parts = array(m, "parts");
     let parts = match (opening, raw_parts.is_empty() && m.get("parts").is_none()) {
         (Some(o), true) => ir.openings[o as usize].parts.clone(),
-        _ => lower_parts(scope.story, raw_parts, scope.cast).map_err(e)?,
+        _ => lower_parts(scope.decls, raw_parts, scope.cast).map_err(e)?,
     };
     let mut firings = Vec::new();
     for f in array(m, "firings") {
@@ -303,7 +303,7 @@ fn lower_message(
         Some(s) => {
             let text = s.get("text").and_then(Value::as_str).unwrap_or("");
             let audience = match s.get("audience") {
-                Some(_) => lower_parts(scope.story, std::slice::from_ref(s), scope.cast)
+                Some(_) => lower_parts(scope.decls, std::slice::from_ref(s), scope.cast)
                     .map_err(e)?
                     .pop()
                     .and_then(|p| p.audience),

@@ -249,7 +249,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
     }
 
     let scope = ChangeScope {
-        story: Some(story),
+        decls: story,
         vars: &vars,
         by_name: &by_name,
         cast: &cast,
@@ -285,7 +285,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
                 text: Arc::from(t.as_str()),
                 audience: None,
             }],
-            None => lower_parts(Some(story), &o.parts, &cast).map_err(err)?,
+            None => lower_parts(story, &o.parts, &cast).map_err(err)?,
         };
         let templates = parts
             .iter()
@@ -320,10 +320,24 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         None => vec![true; cast.len()],
     };
 
+    // The scenario's `emotion` (Format 18.6), in its environment.
+    let emotion = match story.raw.get("emotion").and_then(Value::as_str) {
+        Some(src) => Some(
+            crate::cel::compile(src, &envs[0].env)
+                .map_err(|e| err(format!("`emotion`: {}", first_error(&e))))?,
+        ),
+        None => None,
+    };
+
     let entries = super::lore::compile_entries(story, |o| {
         envs.iter().position(|e| e.owner == o).unwrap_or(0) as u16
     })?;
 
+    let open_seats = story
+        .seat_ids()
+        .filter(|s| !cast.iter().any(|m| m.seat.as_deref() == Some(*s)))
+        .map(Arc::from)
+        .collect();
     Ok(StoryIr {
         scenario: Arc::from(story.scenario.id.as_str()),
         narrator: Arc::from(story.narrator_name()),
@@ -346,6 +360,10 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         var_index: by_name,
         entries,
         recursion: super::lore::recursion_limit(story),
+        open_seats,
+        turn_order: super::runtime::TurnOrderIr::compile(story),
+        emotion,
+        model: super::model::ModelIr::compile(story),
     })
 }
 
@@ -491,7 +509,7 @@ fn firing_ir(
 
 /// Lowers message or opening parts (Format 7.2).
 pub fn lower_parts(
-    story: Option<&Story>,
+    story: &dyn crate::resolve::Decls,
     parts: &[Value],
     cast: &[CastIr],
 ) -> Result<Vec<PartIr>, String> {
@@ -523,7 +541,7 @@ pub fn lower_parts(
 fn present_list(story: &Story, p: &[String], cast: &[CastIr]) -> Result<Vec<CastIx>, String> {
     let mut out = Vec::with_capacity(p.len());
     for x in p {
-        out.extend(cast_ref(Some(story), cast, x)?);
+        out.extend(cast_ref(story, cast, x)?);
     }
     Ok(out)
 }

@@ -371,7 +371,7 @@ mod decimal_text {
 }
 
 /// An optional decimal in the IR: its text, or `null`.
-mod opt_decimal_text {
+pub(crate) mod opt_decimal_text {
     use std::str::FromStr;
 
     use rust_decimal::Decimal;

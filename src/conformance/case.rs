@@ -360,7 +360,7 @@ fn run_test(t: &Value, ty: &str, inputs: &Inputs, conforming: bool) -> Outcome {
             )
         }),
         "safety" => inputs.engine().map_err(Failure::Fail).and_then(|e| {
-            super::runtime::safety_test(t, expect, e).map_err(|(suite, m)| {
+            super::runtime::safety_test(t, expect, &inputs.bundle.value, e).map_err(|(suite, m)| {
                 if suite {
                     Failure::Suite(m)
                 } else {

@@ -199,13 +199,27 @@ pub fn run_test(
 }
 
 /// Runs a `safety` test.
-pub fn safety_test(t: &Value, expect: &Value, engine: &Engine) -> Result<(), Error> {
+pub fn safety_test(
+    t: &Value,
+    expect: &Value,
+    bundle: &Value,
+    engine: &Engine,
+) -> Result<(), Error> {
     let text = t
         .get("text")
         .and_then(Value::as_str)
         .ok_or_else(|| suite("a safety test needs `text`"))?;
     let reply = t.get("reply").and_then(Value::as_bool).unwrap_or(false);
-    let safety = Safety::compile(engine.story.raw.get("safety")).map_err(fail)?;
+    // The policy of the scenario the engine runs (Format 19.1).
+    let policy = bundle
+        .get("scenarios")
+        .and_then(Value::as_array)
+        .and_then(|s| {
+            s.iter()
+                .find(|s| s.get("id").and_then(Value::as_str) == Some(&*engine.ir.scenario))
+        })
+        .and_then(|s| s.get("safety"));
+    let safety = Safety::compile(policy).map_err(fail)?;
     let v = safety.verdict(text, reply);
     let mut got = serde_json::Map::new();
     got.insert("verdict".into(), v.status.as_str().into());

@@ -3,8 +3,9 @@
 
 use super::{Engine, State};
 use crate::cel::{self, Activation, CelError, EvalError, Program, Value};
-use crate::check::conditions::owner_env;
-use crate::check::story::Owner;
+use std::borrow::Cow;
+
+use crate::cel::Env;
 use crate::compile::OwnerRef;
 
 /// A condition compiled for one owner of the story.
@@ -32,6 +33,21 @@ impl Engine {
         }
     }
 
+    /// The CEL declarations of owner `r` (Format 11.3), as the story's own
+    /// conditions were compiled against; `hit` declares `hit()` (11.4).
+    pub fn owner_env(&self, r: OwnerRef, hit: bool) -> Cow<'_, Env> {
+        let env = self
+            .ir
+            .envs
+            .get(self.ir.env_of(r) as usize)
+            .map(|e| &e.env);
+        match env {
+            Some(e) if e.allow_hit == hit => Cow::Borrowed(e),
+            Some(e) => Cow::Owned(e.clone().with_hit(hit)),
+            None => Cow::Owned(Env::default().with_hit(hit)),
+        }
+    }
+
     /// Compiles `src` for the owner `self_id` (the scenario for `None`);
     /// `hit` declares `hit()` (entry conditions, Format 11.4).
     pub fn compile_condition(
@@ -41,13 +57,7 @@ impl Engine {
         hit: bool,
     ) -> Result<Condition, Vec<CelError>> {
         let r = self.owner_ref(self_id);
-        let owner = match r {
-            OwnerRef::Scenario => Owner::Scenario(self.ir.scenario.to_string()),
-            OwnerRef::Cast(_) => Owner::Character(self.ir.owner_id(r).to_string()),
-            OwnerRef::World(_) => Owner::World(self.ir.owner_id(r).to_string()),
-        };
-        let env = owner_env(&self.story, &owner, hit);
-        let program = cel::compile(src, &env)?;
+        let program = cel::compile(src, &self.owner_env(r, hit))?;
         Ok(Condition {
             program,
             env: self.ir.env_of(r),

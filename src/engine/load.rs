@@ -1,42 +1,21 @@
-//! From documents and files to an [`Engine`]: every check runs first, and
-//! non-conforming input (Format 17.1) is refused with its diagnostics.
+//! From documents and files to an [`Engine`]: the input is checked and
+//! compiled first ([`crate::compile::load`]; non-conforming input is
+//! refused with its diagnostics, Format 17.1), and the engine is built
+//! from the compiled story and session alone.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::{Engine, DEFAULT_STRIDE};
-use crate::check;
-use crate::check::story::Story;
-use crate::compile::{compile_session, compile_story, SessionCompiler, SessionIr, StoryIr};
-use crate::diag::{Code, Diagnostic};
-use crate::load::{Document, SessionDoc, SpanIndex};
+use crate::compile::load::{self as compiled, Compiled};
+use crate::diag::Diagnostic;
+use crate::load::{Document, SessionDoc};
 
-/// A document with no source text (values built in memory).
-pub fn bare_document(file: &str, value: &Value) -> Document {
-    Document {
-        file: file.to_string(),
-        text: Arc::from(""),
-        value: value.clone(),
-        spans: SpanIndex::default(),
-        first_line: 1,
-    }
-}
+pub use crate::compile::load::{bare_document, check_all, read_bundle_or_pack};
 
-/// Every check of a bundle and (optionally) a session, through the
-/// checker's entry points (version, schemas, semantic checks; Format 17.2,
-/// 17.3). Diagnostics in check order.
-pub fn check_all(bundle: &Document, session: Option<&SessionDoc>) -> Vec<Diagnostic> {
-    let mut out = check::run::check_bundle_document(bundle);
-    if let Some(doc) = session {
-        out.extend(check::run::check_session_document(&bundle.value, doc));
-    }
-    out
-}
-
-fn refuse(d: Vec<Diagnostic>) -> Result<Engine, Vec<Diagnostic>> {
-    Err(d)
+fn engine(c: Result<Compiled, Vec<Diagnostic>>) -> Result<Engine, Vec<Diagnostic>> {
+    c.map(|c| Engine::new(c.story, c.session, c.has_session, DEFAULT_STRIDE))
 }
 
 /// Checks and compiles (see [`Engine::load`]).
@@ -45,15 +24,7 @@ pub fn load(
     session: Option<(&Value, &[Value])>,
     scenario: Option<&str>,
 ) -> Result<Engine, Vec<Diagnostic>> {
-    let bdoc = bare_document("bundle", bundle);
-    let sdoc = session.map(|(h, ms)| {
-        SessionDoc::from_documents(
-            "session",
-            Some(bare_document("session", h)),
-            ms.iter().map(|m| bare_document("session", m)).collect(),
-        )
-    });
-    load_documents(&bdoc, sdoc.as_ref(), scenario)
+    engine(compiled::load(bundle, session, scenario))
 }
 
 /// Checks and compiles parsed documents (see [`Engine::load`]).
@@ -62,52 +33,7 @@ pub fn load_documents(
     session: Option<&SessionDoc>,
     scenario: Option<&str>,
 ) -> Result<Engine, Vec<Diagnostic>> {
-    let diags = check_all(bundle, session);
-    if diags.iter().any(Diagnostic::is_error) {
-        return refuse(diags);
-    }
-    match session {
-        Some(doc) => compile_checked_session(&bundle.value, doc),
-        None => compile_checked(&bundle.value, None, scenario),
-    }
-}
-
-fn internal(m: String) -> Vec<Diagnostic> {
-    vec![Diagnostic::error(
-        Code::Internal,
-        format!("cannot compile: {m}"),
-    )]
-}
-
-/// Resolves and compiles the story a session header names (or scenario
-/// `scenario`, else the first, without a session). No check runs here.
-pub fn compile_story_for(
-    bundle: &Value,
-    header: Option<&Value>,
-    scenario: Option<&str>,
-) -> Result<(Story, StoryIr), Vec<Diagnostic>> {
-    let mut sink = Vec::new();
-    let story = match header {
-        Some(h) => check::session::resolve_story(bundle, h, &mut sink),
-        None => {
-            let index = match scenario {
-                Some(id) => bundle
-                    .get("scenarios")
-                    .and_then(Value::as_array)
-                    .and_then(|s| {
-                        s.iter()
-                            .position(|x| x.get("id").and_then(Value::as_str) == Some(id))
-                    }),
-                None => Some(0),
-            };
-            index.and_then(|i| check::story::resolve(bundle, i, None, &mut sink))
-        }
-    };
-    let Some(story) = story else {
-        return Err(internal("the bundle has no such scenario".into()));
-    };
-    let ir = compile_story(&story).map_err(|e| internal(e.0))?;
-    Ok((story, ir))
+    engine(compiled::load_documents(bundle, session, scenario))
 }
 
 /// Compiles input that has passed its checks (no check runs here).
@@ -116,92 +42,18 @@ pub fn compile_checked(
     session: Option<(Value, Vec<Value>)>,
     scenario: Option<&str>,
 ) -> Result<Engine, Vec<Diagnostic>> {
-    let (story, ir) = compile_story_for(bundle, session.as_ref().map(|s| &s.0), scenario)?;
-    let (sess, has) = match &session {
-        Some((h, ms)) => (
-            compile_session(&story, &ir, h, ms).map_err(|e| internal(e.0))?,
-            true,
-        ),
-        None => (SessionIr::default(), false),
-    };
-    Ok(Engine::new(story, ir, sess, has, DEFAULT_STRIDE))
+    engine(compiled::compile_checked(bundle, session, scenario))
 }
 
 /// Compiles a session that has passed its checks (no check runs here),
-/// one line at a time: each message is parsed, lowered and dropped, so the
-/// session's JSON values are never all held (Format 16.2). A session with
-/// no header is refused (INTERNAL: its checks would have failed).
+/// one line at a time (Format 16.2).
 pub fn compile_checked_session(bundle: &Value, doc: &SessionDoc) -> Result<Engine, Vec<Diagnostic>> {
-    let Some(header) = &doc.header else {
-        return Err(internal("the session has no header".into()));
-    };
-    let (story, ir) = compile_story_for(bundle, Some(&header.value), None)?;
-    let mut lower = SessionCompiler::new(&story, &ir, &header.value).map_err(|e| internal(e.0))?;
-    lower.reserve(doc.len());
-    for m in doc.messages() {
-        lower.push(&m.value).map_err(|e| internal(e.0))?;
-    }
-    let sess = lower.finish();
-    Ok(Engine::new(story, ir, sess, true, DEFAULT_STRIDE))
-}
-
-/// Reads a bundle file or a pack directory as a bundle value (a pack is
-/// lowered, Format 13.10), with the diagnostics of reading and lowering.
-pub fn read_bundle_or_pack(path: &Path) -> (Option<Document>, Vec<Diagnostic>) {
-    if path.is_dir() {
-        let scanned = crate::load::scan_pack(path);
-        let mut diags = scanned.diagnostics;
-        let Some(pack) = scanned.value else {
-            return (None, diags);
-        };
-        let (pack_diags, bundle) = check::run::check_pack(&pack);
-        diags.extend(pack_diags);
-        let doc = bare_document(&path.display().to_string(), &bundle);
-        (Some(doc), diags)
-    } else {
-        let l = crate::load::read_bundle(path);
-        (l.value, l.diagnostics)
-    }
+    engine(compiled::compile_checked_session(bundle, doc))
 }
 
 /// Opens a bundle (file or pack directory) and optionally a session file,
 /// checks both, and compiles them. A session path that does not exist is
 /// also looked for in the pack's `sessions/`.
 pub fn open(bundle: &Path, session: Option<&Path>) -> Result<Engine, Vec<Diagnostic>> {
-    let (bdoc, mut diags) = read_bundle_or_pack(bundle);
-    let Some(bdoc) = bdoc else {
-        return refuse(diags);
-    };
-    let sdoc = match session {
-        Some(p) => {
-            let p = if !p.exists() && bundle.is_dir() {
-                bundle.join("sessions").join(p)
-            } else {
-                p.to_path_buf()
-            };
-            let l = crate::load::read_session(&p);
-            diags.extend(l.diagnostics);
-            match l.value {
-                Some(s) => Some(s),
-                None => return refuse(diags),
-            }
-        }
-        None => None,
-    };
-    if diags.iter().any(Diagnostic::is_error) {
-        return refuse(diags);
-    }
-    match &sdoc {
-        Some(s) => {
-            if s.header.is_none() {
-                return refuse(diags);
-            }
-            load_documents(&bdoc, Some(s), None)
-        }
-        None => load_documents(&bdoc, None, None),
-    }
-    .map_err(|mut d| {
-        diags.append(&mut d);
-        diags
-    })
+    engine(compiled::open(bundle, session))
 }

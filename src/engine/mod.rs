@@ -23,11 +23,10 @@ pub mod observe;
 pub mod replay;
 pub mod state;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::check::story::Story;
 use crate::compile::session::Fired;
 use crate::compile::{Layout, SessionIr, StoryIr, Val};
 use crate::diag::Diagnostic;
@@ -42,120 +41,9 @@ pub use state::State;
 /// whose depth is a multiple of it.
 pub const DEFAULT_STRIDE: u32 = 64;
 
-/// The checked story of an engine (for compiling expressions against it,
-/// and for changes a model adapter writes as JSON): given, or resolved from
-/// the bundle and the session header the first time something needs it (an
-/// engine started from a package's IR never needs it for a rules-runtime
-/// session, Format 14.4).
-pub struct LazyStory {
-    /// Shared by the engines [`Engine::fork`] copies: a fork never copies
-    /// the story (before, each search node held a copy of the whole checked
-    /// story, so the search's memory grew with the story's rules, issue 43).
-    cell: OnceLock<Arc<Story>>,
-    source: Option<Arc<StorySource>>,
-}
-
-/// Where a deferred story comes from: a bundle and a session header (only
-/// its scenario, players and characters bear on the story), and the story
-/// once resolved. Shared by every engine deferred to it: the sessions a
-/// pack starts with default seating resolve their story once, together.
-#[derive(Debug)]
-pub struct StorySource {
-    bundle: crate::load::LazyBundle,
-    header: Value,
-    resolved: OnceLock<Arc<Story>>,
-}
-
-impl StorySource {
-    /// The story of `bundle` that session header `header` names.
-    pub fn new(bundle: crate::load::LazyBundle, header: Value) -> Arc<StorySource> {
-        Arc::new(StorySource {
-            bundle,
-            header,
-            resolved: OnceLock::new(),
-        })
-    }
-
-    /// The story, resolved on first use (an empty story if it does not
-    /// resolve, which cannot happen for the bundle an IR was compiled from).
-    fn story(&self) -> Arc<Story> {
-        self.resolved
-            .get_or_init(|| {
-                Arc::new(
-                    crate::check::session::resolve_story(
-                        &self.bundle,
-                        &self.header,
-                        &mut Vec::new(),
-                    )
-                    .unwrap_or_default(),
-                )
-            })
-            .clone()
-    }
-}
-
-impl LazyStory {
-    /// A story already resolved.
-    pub fn ready(story: Story) -> LazyStory {
-        let cell = OnceLock::new();
-        let _ = cell.set(Arc::new(story));
-        LazyStory { cell, source: None }
-    }
-
-    /// The story of `source`, resolved on first use by any engine that
-    /// shares it.
-    pub fn deferred(source: Arc<StorySource>) -> LazyStory {
-        LazyStory {
-            cell: OnceLock::new(),
-            source: Some(source),
-        }
-    }
-
-    /// A copy for a forked engine ([`Engine::fork`]): a resolved story is
-    /// shared (never copied), a deferred one stays deferred (its source is
-    /// shared).
-    pub fn fork(&self) -> LazyStory {
-        let cell = OnceLock::new();
-        if let Some(story) = self.cell.get() {
-            let _ = cell.set(story.clone());
-        }
-        LazyStory {
-            cell,
-            source: self.source.clone(),
-        }
-    }
-
-    /// Whether the story has been resolved.
-    pub fn is_resolved(&self) -> bool {
-        self.cell.get().is_some()
-    }
-}
-
-impl std::ops::Deref for LazyStory {
-    type Target = Story;
-
-    fn deref(&self) -> &Story {
-        self.cell.get_or_init(|| match &self.source {
-            Some(source) => source.story(),
-            None => Arc::default(),
-        })
-    }
-}
-
-impl std::fmt::Debug for LazyStory {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.cell.get() {
-            Some(s) => s.fmt(f),
-            None => f.write_str("LazyStory(<unresolved>)"),
-        }
-    }
-}
-
 /// A compiled story with its (possibly empty) session, ready for queries.
 #[derive(Debug)]
 pub struct Engine {
-    /// The story as checked (for compiling expressions against it).
-    pub story: LazyStory,
     /// The compiled story (shared by the sessions started from one
     /// package's IR).
     pub ir: Arc<StoryIr>,
@@ -202,26 +90,13 @@ impl Engine {
 
     /// Builds the engine from compiled parts: computes the initial state
     /// and replays every path once to keep checkpoints every `stride` levels.
-    pub fn new(
-        story: Story,
-        ir: StoryIr,
-        session: SessionIr,
-        has_session: bool,
-        stride: u32,
-    ) -> Engine {
-        Engine::from_ir(
-            LazyStory::ready(story),
-            Arc::new(ir),
-            session,
-            has_session,
-            stride,
-        )
+    pub fn new(ir: StoryIr, session: SessionIr, has_session: bool, stride: u32) -> Engine {
+        Engine::from_ir(Arc::new(ir), session, has_session, stride)
     }
 
     /// [`Engine::new`] from a compiled story that may be shared (a
-    /// package's IR, Format 14.4) and a story resolved only when needed.
+    /// package's IR, Format 14.4): the IR is all an engine needs.
     pub fn from_ir(
-        story: LazyStory,
         ir: Arc<StoryIr>,
         session: SessionIr,
         has_session: bool,
@@ -238,7 +113,6 @@ impl Engine {
             }
         });
         Engine {
-            story,
             ir,
             session,
             has_session,
@@ -253,11 +127,9 @@ impl Engine {
 
     /// A copy of this engine for a branch that goes on on its own (the
     /// search of Format 20.5): the compiled story is shared, the session's
-    /// messages, tree and checkpoints are copied, and the checked story is
-    /// resolved again only if the copy needs it.
+    /// messages, tree and checkpoints are copied.
     pub fn fork(&self) -> Engine {
         Engine {
-            story: self.story.fork(),
             ir: self.ir.clone(),
             session: self.session.clone(),
             has_session: self.has_session,

@@ -99,3 +99,16 @@ pub fn read_items<T: DeserializeOwned>(value: &Value, field: &str) -> Vec<(usize
         _ => Vec::new(),
     }
 }
+
+/// The ID grammar (Format 3.1, `^[a-z][a-z0-9_-]{0,63}$`): true when `s` is
+/// an ID: a lower-case ASCII letter, then up to 63 lower-case
+/// letters, digits, `_` or `-`.
+pub fn is_id(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 64
+        && b[0].is_ascii_lowercase()
+        && b[1..]
+            .iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
+}

@@ -8,9 +8,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use crate::cel::{self, Activation, Env, EvalError, Host, Key, Value};
-use crate::check::conditions::owner_env;
 use crate::check::playtest::playtest_env;
-use crate::check::story::Owner;
 use crate::compile::OwnerRef;
 use crate::engine::eval::RollHost;
 use crate::engine::{Engine, Point, State};
@@ -48,13 +46,7 @@ pub fn compile(
     hit: bool,
 ) -> Result<PlayCondition, String> {
     let r = engine.owner_ref(self_id);
-    let owner = match (r, self_id) {
-        (OwnerRef::Scenario, None) => Owner::Scenario(engine.ir.scenario.to_string()),
-        (OwnerRef::World(_), _) => Owner::World(engine.ir.owner_id(r).to_string()),
-        (_, Some(id)) => Owner::Character(id.to_string()),
-        (_, None) => Owner::Scenario(engine.ir.scenario.to_string()),
-    };
-    let ext = playtest_env(owner_env(&engine.story, &owner, hit));
+    let ext = playtest_env(engine.owner_env(r, hit).into_owned());
     let program = cel::compile(src, &ext).map_err(|errs| {
         errs.iter()
             .map(ToString::to_string)

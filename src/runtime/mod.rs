@@ -103,8 +103,8 @@ impl TurnContext<'_> {
         let Some(m) = self.engine.session.find(self.input_id) else {
             return Vec::new();
         };
-        let decl = chat::ModelDecl::of(&self.engine.story.raw);
-        chat::prompt::messages(self.bundle, self.engine, m, self.responder, &decl, structured)
+        let decl = &self.engine.ir.model.decl;
+        chat::prompt::messages(self.bundle, self.engine, m, self.responder, decl, structured)
     }
 
     /// The request's `response_format` member for `structured` (Format
@@ -112,8 +112,7 @@ impl TurnContext<'_> {
     /// "strict": true, "schema": S}}` with S generated from the scenario,
     /// `{"type": "json_object"}`, or `None` for [`Structured::None`].
     pub fn response_format(&self, structured: Structured) -> Option<Value> {
-        let decl = chat::ModelDecl::of(&self.engine.story.raw);
-        chat::response_format(structured, &chat::answer_schema(&self.engine.story, &decl))
+        chat::response_format(structured, &self.engine.ir.model.schema)
     }
 }
 

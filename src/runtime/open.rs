@@ -61,16 +61,13 @@ pub struct Opened {
     pub compiled: Arc<Mutex<HashMap<String, Option<Arc<DefaultScenario>>>>>,
 }
 
-/// A scenario compiled for default seating (Format 18.4) and the source
-/// of its checked story, shared by every session an opened pack starts
-/// with default seating ([`Opened::default_scenario`]).
+/// A scenario compiled for default seating (Format 18.4), shared by every
+/// session an opened pack starts with default seating
+/// ([`Opened::default_scenario`]): its IR is all they need.
 #[derive(Debug)]
 pub struct DefaultScenario {
     /// The compiled scenario (a package's, or the pack's own compilation).
     pub ir: Arc<ScenarioIr>,
-    /// The checked story, resolved once for all those sessions when one
-    /// needs it.
-    pub story: Arc<crate::engine::StorySource>,
 }
 
 impl Opened {
@@ -109,16 +106,9 @@ impl Opened {
         made
     }
 
-    /// `ir` with the source of its checked story, for sharing.
+    /// `ir`, for sharing.
     fn share(&self, ir: Arc<ScenarioIr>) -> Arc<DefaultScenario> {
-        // What the story depends on (Format 12.2): the scenario and the
-        // default seating.
-        let mut h = serde_json::Map::new();
-        h.insert("scenario".into(), Value::String(ir.id.to_string()));
-        h.insert("players".into(), Value::Array(ir.players.clone()));
-        h.insert("characters".into(), Value::Array(ir.characters.clone()));
-        let story = crate::engine::StorySource::new(self.bundle.clone(), Value::Object(h));
-        Arc::new(DefaultScenario { ir, story })
+        Arc::new(DefaultScenario { ir })
     }
 
     /// Scenario `id` of the checked bundle compiled for default seating:
@@ -136,6 +126,15 @@ impl Opened {
         };
         // The check's parses are reused: nothing is parsed again.
         Some(self.parsed.scope(|| compile_scenario(bundle, index)))
+    }
+
+    /// Scenario `id` as written in the bundle.
+    pub fn scenario_raw(&self, id: &str) -> Option<&Value> {
+        self.bundle
+            .get("scenarios")?
+            .as_array()?
+            .iter()
+            .find(|s| s.get("id").and_then(Value::as_str) == Some(id))
     }
 
     /// The compiled safety rules of scenario `id` whose policy is `policy`;

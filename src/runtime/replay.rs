@@ -4,7 +4,6 @@
 
 use serde_json::{Map, Value};
 
-use super::compiled::RuntimeIr;
 use super::firing::evaluate_observed;
 use crate::cel::NoHost;
 use crate::compile::session::Fired;
@@ -142,11 +141,8 @@ pub fn replay(engine: &Engine) -> Replay {
 /// entries active at every message with their `when` (5.3).
 pub fn replay_observed(engine: &Engine, mut obs: Option<&mut (dyn Observer + '_)>) -> Replay {
     let session = &engine.session;
-    // The emotion, as the rules runtime compiles it (only when observed).
-    let emotion = obs
-        .as_ref()
-        .and_then(|_| RuntimeIr::compile(&engine.story, &engine.ir, None).ok())
-        .and_then(|rt| rt.emotion);
+    // The emotion, as the rules runtime evaluates it (only when observed).
+    let emotion = obs.as_ref().and(engine.ir.emotion.as_ref());
     // The session with no recorded firings: a message's own step.
     let bare = SessionIr {
         messages: session
@@ -164,7 +160,7 @@ pub fn replay_observed(engine: &Engine, mut obs: Option<&mut (dyn Observer + '_)
     };
     let mut scratch = Scratch::new(&engine.ir);
     let mut out = Replay::default();
-    let floor_order = crate::compile::runtime::TurnOrderIr::compile(&engine.story);
+    let floor_order = &engine.ir.turn_order;
     for (mi, msg) in session.messages.iter().enumerate() {
         let m = mi as u32;
         let answered = is_player(engine, msg.author)

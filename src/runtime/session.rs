@@ -17,7 +17,7 @@ use crate::compile::session::Fired;
 use crate::compile::{MessageIr, SessionIr, Who};
 use crate::diag::{Code, Diagnostic};
 use crate::engine::replay::step_observed;
-use crate::engine::{Engine, LazyStory, Observer, Recorder, Scratch, State};
+use crate::engine::{Engine, Observer, Recorder, Scratch, State};
 
 /// Which runtime proposes (Format 18.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -924,7 +924,6 @@ fn from_ir(pack: &Opened, options: &Options) -> Option<(Engine, Arc<RuntimeIr>, 
         ..SessionIr::default()
     };
     let engine = Engine::from_ir(
-        LazyStory::deferred(ds.story.clone()),
         sc.story.clone(),
         session,
         true,
@@ -987,16 +986,19 @@ fn runtime_ir(pack: &Opened, engine: &Engine, header: &Value) -> Result<Arc<Runt
     let rt = match cached {
         Some(rt) => rt,
         None => {
+            let Some(raw) = pack.scenario_raw(&engine.ir.scenario) else {
+                return Err(refuse(
+                    Code::Internal,
+                    "",
+                    format!("the bundle has no scenario `{}`", engine.ir.scenario),
+                ));
+            };
+            let safety = pack
+                .safety(&engine.ir.scenario, raw.get("safety"))
+                .map_err(|e| refuse(Code::Internal, "", e))?;
             let rt = Arc::new(
-                RuntimeIr::compile(
-                    &engine.story,
-                    &engine.ir,
-                    Some(
-                        pack.safety(&engine.ir.scenario, engine.story.raw.get("safety"))
-                            .map_err(|e| refuse(Code::Internal, "", e))?,
-                    ),
-                )
-                .map_err(|e| refuse(Code::Internal, "", e.0))?,
+                RuntimeIr::compile_scenario(raw, &*engine.ir, &engine.ir, Some(safety))
+                    .map_err(|e| refuse(Code::Internal, "", e.0))?,
             );
             if let Ok(mut c) = pack.runtime_cache.lock() {
                 c.insert(key, rt.clone());

@@ -414,7 +414,8 @@ impl Session {
         first: Choice,
         host: Option<u16>,
     ) -> Result<MadeReplies, Box<(usize, TurnError)>> {
-        let order = &self.rt.turn_order;
+        let ir = self.engine.ir.clone();
+        let order = &ir.turn_order;
         let all = order.strategy == Strategy::All && host.is_none();
         let max = order.max_replies();
         let mut out = MadeReplies {
@@ -553,7 +554,7 @@ impl Session {
         let input_id = engine.session.messages[m_in as usize].id.clone();
         let reply_id = self.next_id();
         let st = &self.states[m_in as usize];
-        let order = &self.rt.turn_order;
+        let order = &engine.ir.turn_order;
         let is_speaker = |id: &str| {
             engine
                 .ir
@@ -592,15 +593,15 @@ impl Session {
                 diagnostics: Vec::new(),
             },
             Changes::Json(list) => {
-                let story = &self.engine.story;
+                let ir = &*self.engine.ir;
                 let mut diags = Vec::new();
-                crate::check::changes::check_changes(
-                    story,
+                crate::resolve::check_changes(
+                    ir,
                     list,
                     &format!("message:{reply_id}/changes"),
                     &mut diags,
                 );
-                let scope = ChangeScope::of(story, &self.engine.ir);
+                let scope = ChangeScope::of_ir(ir);
                 let lowered = if diags.iter().any(Diagnostic::is_error) {
                     None
                 } else {
@@ -711,7 +712,7 @@ impl Session {
 
     /// The emotion (Format 18.6) at message `m`.
     fn emotion(&self, m: u32, responder: Who) -> Option<String> {
-        let p = self.rt.emotion.as_ref()?;
+        let p = self.engine.ir.emotion.as_ref()?;
         let point = Point {
             ir: &self.engine.ir,
             session: Some(&self.engine.session),

@@ -305,7 +305,7 @@ impl Session {
     pub(crate) fn floor(&self) -> Floor<'_> {
         Floor {
             engine: &self.engine,
-            order: &self.rt.turn_order,
+            order: &self.engine.ir.turn_order,
         }
     }
 
@@ -389,7 +389,7 @@ impl Session {
         tried: &[u16],
     ) -> Vec<Choice> {
         let st = &self.states[answered as usize];
-        let order = &self.rt.turn_order;
+        let order = &self.engine.ir.turn_order;
         let mut out: Vec<Choice> = Vec::new();
         let push = |out: &mut Vec<Choice>, c: u16, chosen: Chosen| {
             if !out.iter().any(|(w, _)| *w == Who::Cast(c)) {

@@ -29,7 +29,7 @@ use super::{Proposal, Runtime, TurnContext};
 use crate::diag::{Code, Diagnostic};
 pub use cassette::Cassette;
 pub use prompt::{ChatMessage, Structured};
-pub use proposal::{answer_schema, validate, ModelDecl, Validated};
+pub use proposal::{validate, ModelDecl, Validated};
 
 /// A failed model call (Format 24.6): a stable code and a message that
 /// never holds the API key.
@@ -426,17 +426,16 @@ impl Runtime for ModelRuntime {
     fn propose(&mut self, ctx: &TurnContext<'_>) -> Option<Proposal> {
         let engine = ctx.engine;
         let m = engine.session.find(ctx.input_id)?;
-        let scenario = &engine.story.raw;
-        let decl = ModelDecl::of(scenario);
+        let decl = &engine.ir.model.decl;
         let mut messages = prompt::messages(
             &self.bundle,
             engine,
             m,
             ctx.responder,
-            &decl,
+            decl,
             self.settings.structured,
         );
-        let schema = answer_schema(&engine.story, &decl);
+        let schema = &engine.ir.model.schema;
         let state = ctx.state();
         let mut record = TurnRecord {
             input: ctx.input_id.to_string(),
@@ -444,7 +443,7 @@ impl Runtime for ModelRuntime {
         };
         let mut outcome = None;
         for attempt in 0..2 {
-            let body = request_body(&self.settings, &messages, &schema, ctx.seed);
+            let body = request_body(&self.settings, &messages, schema, ctx.seed);
             record.requests += 1;
             let turn = format!(
                 "turn {} (input {})",
@@ -460,7 +459,7 @@ impl Runtime for ModelRuntime {
                 }
             };
             record.usage.add(usage);
-            match validate(&text, &engine.story, &decl, &state) {
+            match validate(&text, &engine.ir, decl, &state) {
                 Ok(v) => {
                     outcome = Some(v);
                     break;

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::proposal::{answer_schema, ModelDecl};
+use super::proposal::ModelDecl;
 use crate::compile::Who;
 use crate::engine::macros::RenderFor;
 use crate::engine::Engine;
@@ -159,13 +159,11 @@ pub fn messages(
     }
     // 5. The state it may read.
     let hidden: Vec<&str> = engine
-        .story
-        .variables
+        .ir
+        .vars
         .iter()
-        .filter(|(n, d)| {
-            d.decl.visibility.as_deref() == Some("hidden") && !decl.changes.contains_key(*n)
-        })
-        .map(|(n, _)| n.as_str())
+        .filter(|v| v.hidden && !decl.changes.contains_key(&*v.name))
+        .map(|v| &*v.name)
         .collect();
     let flat = engine.flatten(&state);
     let shown: Vec<String> = flat
@@ -200,7 +198,7 @@ pub fn messages(
     if structured != Structured::JsonSchema {
         sys.push_str(&format!(
             " The object follows this JSON Schema: {}",
-            answer_schema(&engine.story, decl)
+            engine.ir.model.schema
         ));
     }
     sys.push('\n');

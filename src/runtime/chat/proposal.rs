@@ -3,138 +3,14 @@
 
 use std::str::FromStr;
 
-use indexmap::IndexMap;
 use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
-use crate::check::changes::{check_changes, resolve_target, Target};
-use crate::check::story::Story;
+use crate::compile::StoryIr;
 use crate::model::ScalarType;
+use crate::resolve::{check_changes, resolve_target, scalar_of, Target};
 
-/// What the model may change (Format 24.2): the scenario's `model` block.
-#[derive(Debug, Clone, Default)]
-pub struct ModelDecl {
-    /// The state names the model may change, in written order, each with
-    /// its per-turn step limit (`None`: no limit).
-    pub changes: IndexMap<String, Option<Decimal>>,
-    /// The emotions an answer may name (`[]`: any string).
-    pub emotions: Vec<String>,
-    /// The instructions template replacing the default (24.3).
-    pub prompt: Option<String>,
-    /// The lore budget in characters (24.3; default 4000).
-    pub lore_budget: usize,
-    /// How many messages of the path the transcript holds at most (24.3;
-    /// default 40).
-    pub history: usize,
-}
-
-/// The default lore budget, in characters (Format 24.3).
-pub const DEFAULT_LORE_BUDGET: usize = 4000;
-/// The default transcript length, in messages (Format 24.3).
-pub const DEFAULT_HISTORY: usize = 40;
-
-impl ModelDecl {
-    /// Reads the `model` block of a scenario as written in the bundle; an
-    /// absent block declares nothing (the model may change nothing).
-    pub fn of(scenario: &Value) -> ModelDecl {
-        let m = scenario.get("model");
-        let mut changes = IndexMap::new();
-        if let Some(obj) = m.and_then(|m| m.get("changes")).and_then(Value::as_object) {
-            for (name, d) in obj {
-                let step = d
-                    .get("step")
-                    .and_then(|s| Decimal::from_str(&s.to_string()).ok());
-                changes.insert(name.clone(), step);
-            }
-        }
-        let as_usize = |k: &str, d: usize| {
-            m.and_then(|m| m.get(k))
-                .and_then(crate::model::integer_u64)
-                .map_or(d, |n| usize::try_from(n).unwrap_or(usize::MAX))
-        };
-        ModelDecl {
-            changes,
-            emotions: m
-                .and_then(|m| m.get("emotions"))
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default(),
-            prompt: m
-                .and_then(|m| m.get("prompt"))
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            lore_budget: as_usize("lore_budget", DEFAULT_LORE_BUDGET),
-            history: as_usize("history", DEFAULT_HISTORY),
-        }
-    }
-}
-
-use crate::check::runtime::scalar_of;
-
-/// The declared bounds of the variable behind a state name.
-fn bounds_of(story: &Story, name: &str) -> (Option<Value>, Option<Value>) {
-    let var = match resolve_target(story, name) {
-        Ok(Target::Variable(v) | Target::Key(v, _)) => v,
-        _ => return (None, None),
-    };
-    story
-        .variables
-        .get(var)
-        .map_or((None, None), |d| (d.decl.min.clone(), d.decl.max.clone()))
-}
-
-/// The JSON Schema of an answer (Format 24.4), generated from the story
-/// and its `model` block.
-pub fn answer_schema(story: &Story, decl: &ModelDecl) -> Value {
-    let mut props = Map::new();
-    for name in decl.changes.keys() {
-        let mut s = Map::new();
-        match scalar_of(story, name) {
-            Some(ScalarType::Int) => {
-                s.insert("type".into(), "integer".into());
-            }
-            Some(ScalarType::Number) => {
-                s.insert("type".into(), "number".into());
-            }
-            Some(ScalarType::Bool) => {
-                s.insert("type".into(), "boolean".into());
-            }
-            _ => {
-                s.insert("type".into(), "string".into());
-            }
-        }
-        let (min, max) = bounds_of(story, name);
-        if let Some(m) = min {
-            s.insert("minimum".into(), m);
-        }
-        if let Some(m) = max {
-            s.insert("maximum".into(), m);
-        }
-        props.insert(name.clone(), Value::Object(s));
-    }
-    let mut top = Map::new();
-    top.insert("reply".into(), json!({"type": "string"}));
-    top.insert(
-        "changes".into(),
-        json!({"type": "object", "properties": props, "additionalProperties": false}),
-    );
-    if decl.emotions.is_empty() {
-        top.insert("emotion".into(), json!({"type": "string"}));
-    } else {
-        top.insert("emotion".into(), json!({"enum": decl.emotions}));
-    }
-    json!({
-        "type": "object",
-        "properties": top,
-        "required": ["reply"],
-        "additionalProperties": false,
-    })
-}
+pub use crate::compile::model::{ModelDecl, ModelIr, DEFAULT_HISTORY, DEFAULT_LORE_BUDGET};
 
 /// An answer that passed validation (Format 24.4).
 #[derive(Debug, Clone, PartialEq)]
@@ -179,15 +55,12 @@ pub fn unfence(text: &str) -> &str {
 
 /// The value an absent key of a `"*"` variable starts from (Format 8.4):
 /// its default, normalized (8.3); `None` when `name` is no such key.
-fn absent_key_default(story: &Story, name: &str) -> Option<Value> {
-    let crate::check::changes::Target::Key(var, _) =
-        crate::check::changes::resolve_target(story, name).ok()?
-    else {
+fn absent_key_default(ir: &StoryIr, name: &str) -> Option<Value> {
+    let Target::Key(var, _) = resolve_target(ir, name).ok()? else {
         return None;
     };
-    let decl = story.variables.get(var)?;
-    let norm = crate::compile::value::Norm::of(&decl.decl);
-    crate::compile::story::declared_default(decl.ty?, &decl.decl, &norm).map(|v| v.to_json())
+    let v = ir.vars.get(*ir.var_index.get(var)? as usize)?;
+    Some(v.default.to_json())
 }
 
 /// The most problems a refused answer lists (Format 24.4); the rest are
@@ -430,7 +303,7 @@ fn parse_answer(text: &str, decl: &ModelDecl) -> Result<Parsed, String> {
 /// [`MAX_PROBLEMS`] of them, then `and <n> more problems`.
 pub fn validate(
     text: &str,
-    story: &Story,
+    story: &StoryIr,
     decl: &ModelDecl,
     state: &Map<String, Value>,
 ) -> Result<Validated, Vec<String>> {
@@ -580,10 +453,10 @@ mod tests {
     #[test]
     fn numbers_are_clamped_to_the_step_and_other_types_pass() {
         let e = story();
-        let decl = ModelDecl::of(&e.story.raw);
+        let decl = e.ir.model.decl.clone();
         let v = validate(
             r#"{"reply": "Hi", "changes": {"price": 7.25, "open": true, "kai.mood": 9}}"#,
-            &e.story,
+            &e.ir,
             &decl,
             &state(),
         )
@@ -598,10 +471,10 @@ mod tests {
     #[test]
     fn a_fenced_answer_and_null_members_are_read() {
         let e = story();
-        let decl = ModelDecl::of(&e.story.raw);
+        let decl = e.ir.model.decl.clone();
         let v = validate(
             "```json\n{\"reply\": \"Hi\", \"changes\": null, \"emotion\": null}\n```",
-            &e.story,
+            &e.ir,
             &decl,
             &state(),
         )
@@ -613,10 +486,10 @@ mod tests {
     #[test]
     fn every_problem_is_listed() {
         let e = story();
-        let decl = ModelDecl::of(&e.story.raw);
+        let decl = e.ir.model.decl.clone();
         let errors = validate(
             r#"{"reply": 3, "changes": {"open": "yes", "nope": 1}, "extra": 1}"#,
-            &e.story,
+            &e.ir,
             &decl,
             &state(),
         )
@@ -634,7 +507,7 @@ mod tests {
     #[test]
     fn problems_are_bounded() {
         let e = story();
-        let decl = ModelDecl::of(&e.story.raw);
+        let decl = e.ir.model.decl.clone();
         let long = "x".repeat(100);
         let mut changes = Map::new();
         changes.insert(long.clone(), json!(1));
@@ -642,7 +515,7 @@ mod tests {
             changes.insert(format!("n{i}"), json!(1));
         }
         let answer = json!({"reply": "Hi", "changes": changes}).to_string();
-        let errors = validate(&answer, &e.story, &decl, &state()).unwrap_err();
+        let errors = validate(&answer, &e.ir, &decl, &state()).unwrap_err();
         assert_eq!(errors.len(), 17, "{errors:?}");
         assert!(errors[0].starts_with(&format!("`{}…` may not be changed", &long[..64])));
         assert!(errors[1].starts_with("`n1` may not be changed"));
@@ -657,10 +530,10 @@ mod tests {
     #[test]
     fn the_streaming_read_gives_the_same_problems() {
         let e = story();
-        let decl = ModelDecl::of(&e.story.raw);
+        let decl = e.ir.model.decl.clone();
         for changes in ["5", "2.5", "\"x\"", "[1, {}]", "true"] {
             let answer = format!("{{\"reply\": \"Hi\", \"changes\": {changes}}}");
-            let errors = validate(&answer, &e.story, &decl, &state()).unwrap_err();
+            let errors = validate(&answer, &e.ir, &decl, &state()).unwrap_err();
             assert_eq!(
                 errors,
                 ["`changes` must be an object of state names and values"],
@@ -672,13 +545,13 @@ mod tests {
         for i in 0..20 {
             m.insert(format!("x{i}"), json!({"a": [1, 2]}));
         }
-        let errors = validate(&Value::Object(m).to_string(), &e.story, &decl, &state()).unwrap_err();
+        let errors = validate(&Value::Object(m).to_string(), &e.ir, &decl, &state()).unwrap_err();
         assert_eq!(errors.len(), 17);
         assert!(errors[15].starts_with("`x15` is not a member"));
         assert_eq!(errors[16], "and 4 more problems");
         let errors = validate(
             r#"{"reply": "a", "changes": {"open": true, "open": false}}"#,
-            &e.story,
+            &e.ir,
             &decl,
             &state(),
         )
@@ -687,7 +560,7 @@ mod tests {
         // Allowed names keep their values and are checked as before.
         let v = validate(
             r#"{"nope": 1, "reply": "a", "changes": {"n1": 1, "open": true}}"#,
-            &e.story,
+            &e.ir,
             &decl,
             &state(),
         )
@@ -702,10 +575,10 @@ mod tests {
     #[test]
     fn an_answer_over_the_value_budget_is_refused() {
         let e = story();
-        let decl = ModelDecl::of(&e.story.raw);
+        let decl = e.ir.model.decl.clone();
         let zeros = vec!["0"; 200_000].join(",");
         let answer = format!("{{\"reply\": \"Hi\", \"x\": [{zeros}]}}");
-        let errors = validate(&answer, &e.story, &decl, &state()).unwrap_err();
+        let errors = validate(&answer, &e.ir, &decl, &state()).unwrap_err();
         assert_eq!(errors.len(), 1);
         assert!(
             errors[0].starts_with("the answer is over Format 16's bounds: more than"),
@@ -716,8 +589,7 @@ mod tests {
     #[test]
     fn the_schema_lists_only_what_may_change() {
         let e = story();
-        let decl = ModelDecl::of(&e.story.raw);
-        let s = answer_schema(&e.story, &decl);
+        let s = e.ir.model.schema.clone();
         let props = &s["properties"]["changes"]["properties"];
         assert_eq!(props["price"], json!({"type": "number"}));
         assert_eq!(props["open"], json!({"type": "boolean"}));

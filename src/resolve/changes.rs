@@ -4,10 +4,54 @@
 
 use serde_json::Value;
 
-use super::story::Story;
 use super::values::{check_scalar, check_value, is_int};
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::model::{ScalarType, VarType};
+
+/// The declarations changes are checked and resolved against (Format 8.1,
+/// 8.4, 6.4): the checked story's ([`crate::check::story::Story`]) or the
+/// compiled story's ([`crate::compile::StoryIr`]). Both answer alike for
+/// the same story.
+pub trait Decls {
+    /// The variable whose state name is `name` (`gold`, `kai.mood`).
+    fn var(&self, name: &str) -> Option<VarView<'_>>;
+    /// Every variable's state name, in declaration order.
+    fn var_names(&self) -> Box<dyn Iterator<Item = &str> + '_>;
+    /// Whether `id` may be named as a cast reference (Format 6.4): a member,
+    /// a seat of the scenario (filled or not).
+    fn cast_ref_ok(&self, id: &str) -> bool;
+}
+
+/// A variable's declaration as changes see it.
+#[derive(Debug, Clone)]
+pub struct VarView<'a> {
+    /// Its state name, as the declarations hold it.
+    pub name: &'a str,
+    /// Its type (`None`: declared with an unknown type, already reported).
+    pub ty: Option<VarType>,
+    /// Its keys (Format 8.4).
+    pub keys: Keyed<'a>,
+    /// Whether it is derived (8.1): never changed.
+    pub derived: bool,
+}
+
+/// The keys of a variable (Format 8.4).
+#[derive(Debug, Clone)]
+pub enum Keyed<'a> {
+    /// Not keyed.
+    No,
+    /// A fixed key set (`keys: [..]` or `keys: cast`), in order.
+    Fixed(Vec<&'a str>),
+    /// A `"*"` map: any key of the ID grammar.
+    Open,
+}
+
+impl VarView<'_> {
+    /// True for a keyed variable of any kind.
+    pub fn is_keyed(&self) -> bool {
+        !matches!(self.keys, Keyed::No)
+    }
+}
 
 /// What a state name in a change refers to (Format 8.5).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,49 +68,46 @@ pub enum Target<'s> {
 
 /// Resolves a state name written in a change to its target, or explains why
 /// it names nothing (UNKNOWN_VARIABLE).
-pub fn resolve_target<'s>(story: &'s Story, name: &str) -> Result<Target<'s>, String> {
+pub fn resolve_target<'s, D: Decls + ?Sized>(story: &'s D, name: &str) -> Result<Target<'s>, String> {
     match name {
         "scene.location" => return Ok(Target::Location),
         "scene.present" => return Ok(Target::Present),
         _ => {}
     }
-    if let Some((k, decl)) = story.variables.get_key_value(name) {
+    if let Some(decl) = story.var(name) {
         if decl.is_keyed() {
             return Err(format!(
                 "`{name}` is keyed: name one key, such as `{name}.<key>` (Format 8.4)"
             ));
         }
-        return Ok(Target::Variable(k.as_str()));
+        return Ok(Target::Variable(decl.name));
     }
     if let Some((base, key)) = name.rsplit_once('.') {
-        if let Some((k, decl)) = story.variables.get_key_value(base) {
+        if let Some(decl) = story.var(base) {
+            let k = decl.name;
             if decl.is_keyed() {
-                match decl.fixed_keys(&story.cast) {
-                    Some(keys) if !keys.iter().any(|x| x == key) => {
+                match &decl.keys {
+                    Keyed::Fixed(keys) if !keys.contains(&key) => {
                         return Err(format!(
                             "`{base}` has no key `{key}`{}",
-                            crate::diag::suggest::one_of(key, keys.iter().map(String::as_str))
+                            crate::diag::suggest::one_of(key, keys.iter().copied())
                         ));
                     }
-                    None if !crate::check::ids::is_id(key) => {
+                    Keyed::Open if !crate::model::is_id(key) => {
                         return Err(format!(
                             "`{key}` is not a valid key of `{base}`: keys follow the ID grammar"
                         ));
                     }
                     _ => {}
                 }
-                return Ok(Target::Key(k.as_str(), key.to_string()));
+                return Ok(Target::Key(k, key.to_string()));
             }
             return Err(format!("`{base}` is not a keyed variable"));
         }
     }
     let hint = crate::diag::suggest::did_you_mean(
         name,
-        story
-            .variables
-            .keys()
-            .map(String::as_str)
-            .chain(["scene.location", "scene.present"]),
+        story.var_names().chain(["scene.location", "scene.present"]),
     );
     Err(format!(
         "no variable `{name}` is declared in this story{hint}"
@@ -75,7 +116,12 @@ pub fn resolve_target<'s>(story: &'s Story, name: &str) -> Result<Target<'s>, St
 
 /// Checks a list of changes; `base` is the pointer of the list
 /// (`/scenarios/0/events/1/changes`, `message:m3/changes`).
-pub fn check_changes(story: &Story, changes: &[Value], base: &str, out: &mut Vec<Diagnostic>) {
+pub fn check_changes<D: Decls + ?Sized>(
+    story: &D,
+    changes: &[Value],
+    base: &str,
+    out: &mut Vec<Diagnostic>,
+) {
     for (i, change) in changes.iter().enumerate() {
         let Some(obj) = change.as_object() else {
             continue; // SCHEMA
@@ -116,8 +162,8 @@ pub fn check_changes(story: &Story, changes: &[Value], base: &str, out: &mut Vec
     }
 }
 
-fn check_one(
-    story: &Story,
+fn check_one<D: Decls + ?Sized>(
+    story: &D,
     add: bool,
     name: &str,
     value: &Value,
@@ -172,10 +218,10 @@ fn check_one(
             }
         }
         Target::Variable(var) | Target::Key(var, _) => {
-            let Some(decl) = story.variables.get(var) else {
+            let Some(decl) = story.var(var) else {
                 return;
             };
-            if decl.is_derived() {
+            if decl.derived {
                 out.push(
                     Diagnostic::error(
                         Code::DerivedSet,
@@ -218,10 +264,9 @@ fn check_one(
                 };
                 match value.as_object() {
                     Some(map) => {
-                        let fixed = decl.fixed_keys(&story.cast);
                         for (k, v) in map {
-                            if let Some(keys) = &fixed {
-                                if !keys.contains(k) {
+                            if let Keyed::Fixed(keys) = &decl.keys {
+                                if !keys.contains(&k.as_str()) {
                                     out.push(
                                         Diagnostic::error(
                                             Code::UnknownVariable,
@@ -248,5 +293,20 @@ fn check_one(
                 );
             }
         }
+    }
+}
+
+/// The scalar type of the value a state name holds (Format 8.2):
+/// `scene.location` a string; `None` for `scene.present`, a list or an
+/// unknown name.
+pub fn scalar_of<D: Decls + ?Sized>(story: &D, name: &str) -> Option<ScalarType> {
+    let var = match resolve_target(story, name).ok()? {
+        Target::Location => return Some(ScalarType::String),
+        Target::Present => return None,
+        Target::Variable(v) | Target::Key(v, _) => v,
+    };
+    match story.var(var)?.ty? {
+        VarType::Scalar(s) => Some(s),
+        _ => None,
     }
 }

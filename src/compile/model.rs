@@ -1,0 +1,190 @@
+//! The scenario's `model` block lowered for the model runtime (Format
+//! 24.2–24.4): what the model may change, with each change's step limit,
+//! the emotions an answer may name, the prompt settings, and the answer's
+//! JSON Schema, generated once from the story's declarations.
+
+use std::str::FromStr;
+
+use indexmap::IndexMap;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::check::story::Story;
+use crate::model::ScalarType;
+use crate::resolve::{resolve_target, scalar_of, Target};
+
+/// What the model may change (Format 24.2): the scenario's `model` block.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelDecl {
+    /// The state names the model may change, in written order, each with
+    /// its per-turn step limit (`None`: no limit).
+    #[serde(with = "steps")]
+    pub changes: IndexMap<String, Option<Decimal>>,
+    /// The emotions an answer may name (`[]`: any string).
+    pub emotions: Vec<String>,
+    /// The instructions template replacing the default (24.3).
+    pub prompt: Option<String>,
+    /// The lore budget in characters (24.3; default 4000).
+    pub lore_budget: usize,
+    /// How many messages of the path the transcript holds at most (24.3;
+    /// default 40).
+    pub history: usize,
+}
+
+/// The default lore budget, in characters (Format 24.3).
+pub const DEFAULT_LORE_BUDGET: usize = 4000;
+/// The default transcript length, in messages (Format 24.3).
+pub const DEFAULT_HISTORY: usize = 40;
+
+/// The model runtime's part of a compiled story (Format 24.2, 24.4).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelIr {
+    /// The `model` block (an absent block declares nothing: the model may
+    /// change nothing).
+    pub decl: ModelDecl,
+    /// The JSON Schema of an answer (24.4).
+    pub schema: Value,
+}
+
+impl ModelDecl {
+    /// Reads the `model` block of a scenario as written in the bundle; an
+    /// absent block declares nothing (the model may change nothing).
+    pub fn of(scenario: &Value) -> ModelDecl {
+        let m = scenario.get("model");
+        let mut changes = IndexMap::new();
+        if let Some(obj) = m.and_then(|m| m.get("changes")).and_then(Value::as_object) {
+            for (name, d) in obj {
+                let step = d
+                    .get("step")
+                    .and_then(|s| Decimal::from_str(&s.to_string()).ok());
+                changes.insert(name.clone(), step);
+            }
+        }
+        let as_usize = |k: &str, d: usize| {
+            m.and_then(|m| m.get(k))
+                .and_then(crate::model::integer_u64)
+                .map_or(d, |n| usize::try_from(n).unwrap_or(usize::MAX))
+        };
+        ModelDecl {
+            changes,
+            emotions: m
+                .and_then(|m| m.get("emotions"))
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            prompt: m
+                .and_then(|m| m.get("prompt"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            lore_budget: as_usize("lore_budget", DEFAULT_LORE_BUDGET),
+            history: as_usize("history", DEFAULT_HISTORY),
+        }
+    }
+}
+
+impl ModelIr {
+    /// Lowers the `model` block of a checked story (Format 24.2) and
+    /// generates its answer schema (24.4).
+    pub fn compile(story: &Story) -> ModelIr {
+        let decl = ModelDecl::of(&story.raw);
+        let schema = answer_schema(story, &decl);
+        ModelIr { decl, schema }
+    }
+}
+
+/// The declared bounds of the variable behind a state name, as written.
+fn bounds_of(story: &Story, name: &str) -> (Option<Value>, Option<Value>) {
+    let var = match resolve_target(story, name) {
+        Ok(Target::Variable(v) | Target::Key(v, _)) => v,
+        _ => return (None, None),
+    };
+    story
+        .variables
+        .get(var)
+        .map_or((None, None), |d| (d.decl.min.clone(), d.decl.max.clone()))
+}
+
+/// The JSON Schema of an answer (Format 24.4), generated from the story
+/// and its `model` block.
+pub fn answer_schema(story: &Story, decl: &ModelDecl) -> Value {
+    let mut props = Map::new();
+    for name in decl.changes.keys() {
+        let mut s = Map::new();
+        match scalar_of(story, name) {
+            Some(ScalarType::Int) => {
+                s.insert("type".into(), "integer".into());
+            }
+            Some(ScalarType::Number) => {
+                s.insert("type".into(), "number".into());
+            }
+            Some(ScalarType::Bool) => {
+                s.insert("type".into(), "boolean".into());
+            }
+            _ => {
+                s.insert("type".into(), "string".into());
+            }
+        }
+        let (min, max) = bounds_of(story, name);
+        if let Some(m) = min {
+            s.insert("minimum".into(), m);
+        }
+        if let Some(m) = max {
+            s.insert("maximum".into(), m);
+        }
+        props.insert(name.clone(), Value::Object(s));
+    }
+    let mut top = Map::new();
+    top.insert("reply".into(), json!({"type": "string"}));
+    top.insert(
+        "changes".into(),
+        json!({"type": "object", "properties": props, "additionalProperties": false}),
+    );
+    if decl.emotions.is_empty() {
+        top.insert("emotion".into(), json!({"type": "string"}));
+    } else {
+        top.insert("emotion".into(), json!({"enum": decl.emotions}));
+    }
+    json!({
+        "type": "object",
+        "properties": top,
+        "required": ["reply"],
+        "additionalProperties": false,
+    })
+}
+
+/// `changes` in `ir.json`: a map of state names to their step limit as
+/// decimal text, or `null` (exact, as [`crate::compile::Norm`]'s bounds).
+mod steps {
+    use indexmap::IndexMap;
+    use rust_decimal::Decimal;
+    use serde::ser::SerializeMap;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[serde(transparent)]
+    struct Step(#[serde(with = "crate::compile::value::opt_decimal_text")] Option<Decimal>);
+
+    pub fn serialize<S: Serializer>(
+        m: &IndexMap<String, Option<Decimal>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(m.len()))?;
+        for (k, v) in m {
+            map.serialize_entry(k, &Step(*v))?;
+        }
+        map.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<IndexMap<String, Option<Decimal>>, D::Error> {
+        let m = IndexMap::<String, Step>::deserialize(d)?;
+        Ok(m.into_iter().map(|(k, v)| (k, v.0)).collect())
+    }
+}
