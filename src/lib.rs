@@ -46,7 +46,9 @@ macro_rules! internal_modules {
     )*};
 }
 
-internal_modules!(cel, check, compile, diag, engine, keys, load, model, resolve, runtime, template, wire);
+internal_modules!(
+    cel, check, compile, diag, engine, keys, load, model, resolve, runtime, template, wire
+);
 
 // Behind cargo features (docs/embedding.md, "Features").
 #[cfg(feature = "import")]

@@ -15,7 +15,7 @@
 //! use troupe::model_runtime::Settings;
 //! let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
 //! let history = pack.recorded_history("inn.jsonl")?;
-//! let prompt = history.prompt(&pack, Some("m3"), None, &Settings::default())?;
+//! let prompt = history.prompt(Some("m3"), None, &Settings::default())?;
 //! assert_eq!(prompt.responder, "mara");
 //! assert_eq!(prompt.messages[0].role, "system");
 //! assert_eq!(prompt.body["model"], "local");
@@ -33,7 +33,6 @@ use serde_json::Value;
 
 use super::error::{Error, ErrorKind, Result};
 use super::history::History;
-use super::pack::Pack;
 use super::session::RuntimeChoice;
 use crate::runtime::chat;
 
@@ -156,11 +155,12 @@ pub struct ModelRuntime {
 }
 
 impl ModelRuntime {
-    /// A runtime for sessions started from `pack`, sending requests with
-    /// `settings` to `backend`.
-    pub fn new(pack: &Pack, settings: Settings, backend: Backend) -> ModelRuntime {
+    /// A runtime sending requests with `settings` to `backend`. A session
+    /// needs nothing else: its compiled story holds the prompt's texts and
+    /// the answer schema (Format 24.3, 24.4).
+    pub fn new(settings: Settings, backend: Backend) -> ModelRuntime {
         ModelRuntime {
-            inner: chat::ModelRuntime::new(pack.opened().bundle.clone(), settings, backend.0),
+            inner: chat::ModelRuntime::new(settings, backend.0),
         }
     }
 
@@ -201,7 +201,6 @@ impl History {
     /// member (the message suggests one).
     pub fn prompt(
         &self,
-        pack: &Pack,
         at: Option<&str>,
         character: Option<&str>,
         settings: &Settings,
@@ -247,7 +246,6 @@ impl History {
             }
         };
         let messages = chat::prompt::messages(
-            pack.bundle(),
             engine,
             m,
             &responder,

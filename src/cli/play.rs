@@ -76,7 +76,7 @@ pub fn run(args: Args) -> i32 {
             eprintln!("troupe play: the fake runtime is a test double and is not offered to people (Format 18.7)");
             return 2;
         }
-        RuntimeArg::Model => match args.model.runtime(&pack, "play") {
+        RuntimeArg::Model => match args.model.runtime("play") {
             Ok(r) => {
                 let log = r.log();
                 (r.adapter(), Some(log))

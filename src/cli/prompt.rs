@@ -32,10 +32,6 @@ pub struct Args {
 
 /// Prints the request; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    let pack = match super::open_pack_api(&args.at.bundle, troupe::OpenOptions::default()) {
-        Ok(p) => p,
-        Err(c) => return c,
-    };
     let (history, at) = match args.at.open() {
         Ok(x) => x,
         Err(c) => return c,
@@ -46,7 +42,7 @@ pub fn run(args: Args) -> i32 {
         max_tokens: args.max_tokens,
         structured: args.structured.into(),
     };
-    let prompt = match history.prompt(&pack, Some(&at), args.character.as_deref(), &settings) {
+    let prompt = match history.prompt(Some(&at), args.character.as_deref(), &settings) {
         Ok(p) => p,
         Err(e) => return super::report(&e),
     };

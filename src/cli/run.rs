@@ -165,12 +165,8 @@ impl ModelArgs {
 
     /// The model runtime these flags describe; `Err` is the exit code, as
     /// [`ModelArgs::backend`].
-    pub(crate) fn runtime(&self, pack: &Pack, command: &str) -> Result<ModelRuntime, i32> {
-        Ok(ModelRuntime::new(
-            pack,
-            self.settings(),
-            self.backend(command)?,
-        ))
+    pub(crate) fn runtime(&self, command: &str) -> Result<ModelRuntime, i32> {
+        Ok(ModelRuntime::new(self.settings(), self.backend(command)?))
     }
 
     /// The cassette as Format 16.3 sees it: `(outputs, inputs)` — written
@@ -459,7 +455,7 @@ pub fn run(args: Args) -> i32 {
     let (runtime, log) = match args.runtime {
         RuntimeArg::Rules => (RuntimeChoice::Rules, None),
         RuntimeArg::Fake => (RuntimeChoice::Fake, None),
-        RuntimeArg::Model => match args.model.runtime(&pack, "run") {
+        RuntimeArg::Model => match args.model.runtime("run") {
             Ok(r) => {
                 let log = r.log();
                 (r.adapter(), Some(log))

@@ -37,7 +37,8 @@ pub const DEFAULT_LORE_BUDGET: usize = 4000;
 /// The default transcript length, in messages (Format 24.3).
 pub const DEFAULT_HISTORY: usize = 40;
 
-/// The model runtime's part of a compiled story (Format 24.2, 24.4).
+/// The model runtime's part of a compiled story (Format 24.2–24.4): with
+/// the story's own IR, all a prompt is built from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelIr {
     /// The `model` block (an absent block declares nothing: the model may
@@ -45,6 +46,24 @@ pub struct ModelIr {
     pub decl: ModelDecl,
     /// The JSON Schema of an answer (24.4).
     pub schema: Value,
+    /// The scenario's `name`.
+    pub name: String,
+    /// The scenario's `description` (a template).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Each cast member's card texts (Format 4: `description`,
+    /// `personality`, then each of `text` in written order, as templates),
+    /// in cast order.
+    pub cards: Vec<CardIr>,
+}
+
+/// A character's texts for its prompt (Format 4, 24.3).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CardIr {
+    /// The character's ID.
+    pub id: String,
+    /// Field name and template, in prompt order.
+    pub fields: Vec<(String, String)>,
 }
 
 impl ModelDecl {
@@ -94,7 +113,29 @@ impl ModelIr {
     pub fn compile(story: &Story) -> ModelIr {
         let decl = ModelDecl::of(&story.raw);
         let schema = answer_schema(story, &decl);
-        ModelIr { decl, schema }
+        let cards = story
+            .cast
+            .iter()
+            .filter_map(|m| {
+                let c = story.characters.get(&m.character)?;
+                let fields = [("description", &c.description), ("personality", &c.personality)]
+                    .into_iter()
+                    .filter_map(|(k, t)| Some((k.to_string(), t.clone()?)))
+                    .chain(c.text.iter().map(|(k, t)| (k.clone(), t.clone())))
+                    .collect();
+                Some(CardIr {
+                    id: m.character.clone(),
+                    fields,
+                })
+            })
+            .collect();
+        ModelIr {
+            decl,
+            schema,
+            name: story.scenario.name.clone(),
+            description: story.scenario.description.clone(),
+            cards,
+        }
     }
 }
 

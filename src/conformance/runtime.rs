@@ -98,7 +98,6 @@ pub fn run_test(
         (Some(Value::Array(answers)), None) => {
             use crate::runtime::chat::{Backend, ModelRuntime, Settings};
             let rt = ModelRuntime::new(
-                opened.bundle.clone(),
                 Settings::default(),
                 Backend::Mocks(answers.iter().cloned().collect()),
             );

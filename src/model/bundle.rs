@@ -24,6 +24,15 @@ pub struct Character {
     /// The character's own variables, state names `<id>.<variable>` (Format 8.7).
     #[serde(default)]
     pub variables: Vec<Value>,
+    /// `description` (a template, Format 4).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// `personality` (a template, Format 4).
+    #[serde(default)]
+    pub personality: Option<String>,
+    /// `text`: free named texts for runtimes, in written order (Format 4).
+    #[serde(default)]
+    pub text: indexmap::IndexMap<String, String>,
 }
 
 impl Character {
@@ -303,6 +312,9 @@ pub struct Scenario {
     /// The scenario's name.
     #[serde(default)]
     pub name: String,
+    /// The scenario's `description` (a template, Format 6).
+    #[serde(default)]
+    pub description: Option<String>,
     /// The narrator (Format 6.2).
     #[serde(default)]
     pub narrator: Option<Narrator>,

@@ -76,9 +76,6 @@ pub struct TurnContext<'a> {
     pub(crate) point: Point<'a>,
     /// The session's recorder, when it records (Format 21.6).
     pub(crate) observer: Option<&'a std::cell::RefCell<crate::engine::Recorder>>,
-    /// The bundle the session was started from (the prompt's character and
-    /// scenario texts, Format 24.3).
-    pub(crate) bundle: &'a crate::load::LazyBundle,
 }
 
 impl TurnContext<'_> {
@@ -104,7 +101,7 @@ impl TurnContext<'_> {
             return Vec::new();
         };
         let decl = &self.engine.ir.model.decl;
-        chat::prompt::messages(self.bundle, self.engine, m, self.responder, decl, structured)
+        chat::prompt::messages(self.engine, m, self.responder, decl, structured)
     }
 
     /// The request's `response_format` member for `structured` (Format

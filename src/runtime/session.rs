@@ -116,9 +116,6 @@ pub struct Session {
     pub(crate) header: Arc<Value>,
     /// What the session evaluated (Format 21.6), when it records.
     pub(crate) recorder: Option<std::cell::RefCell<Recorder>>,
-    /// The bundle the session was started from (parsed only when a runtime
-    /// asks for the prompt, Format 24.3).
-    pub(crate) bundle: crate::load::LazyBundle,
 }
 
 fn refuse(code: Code, at: &str, message: String) -> StartError {
@@ -299,7 +296,6 @@ impl Session {
             writer: writer.unwrap_or_default(),
             header: Arc::new(header),
             recorder: record.then(Default::default),
-            bundle: pack.bundle.clone(),
         };
         if s.kind == RuntimeKind::Fake {
             return Ok(s);
@@ -422,7 +418,6 @@ impl Session {
             writer,
             header: Arc::new(header),
             recorder: None,
-            bundle: pack.bundle.clone(),
         };
         if let Some(m) = point {
             let id = s.engine.session.messages[m as usize].id.clone();
@@ -474,7 +469,6 @@ impl Session {
             writer: SessionWriter::discard(),
             header: self.header.clone(),
             recorder: None,
-            bundle: self.bundle.clone(),
         })
     }
 

@@ -580,7 +580,6 @@ impl Session {
                 },
             },
             observer: self.recorder.as_ref(),
-            bundle: &self.bundle,
         };
         self.runtime.propose(&ctx)
     }

@@ -1930,7 +1930,7 @@ async fn prompt(s: SessionRoute, Query(q): Query<PromptQuery>) -> Answer {
         max_tokens: q.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
         structured,
     };
-    let (pack, history) = s.recorded().await?;
-    let prompt = history.prompt(&pack, q.at.as_deref(), q.character.as_deref(), &settings)?;
+    let (_, history) = s.recorded().await?;
+    let prompt = history.prompt(q.at.as_deref(), q.character.as_deref(), &settings)?;
     Ok(json_response(StatusCode::OK, &prompt.body))
 }

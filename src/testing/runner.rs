@@ -135,7 +135,6 @@ impl Runtimes for Installed {
         let session = if runtime == "model" {
             use crate::runtime::chat::{Backend, ModelRuntime, Settings as ModelSettings};
             let rt = ModelRuntime::new(
-                opened.bundle.clone(),
                 ModelSettings::default(),
                 match &settings.model_cassette {
                     Some(c) => Backend::Replay(c.clone()),

@@ -23,7 +23,7 @@ use troupe::{Pack, SessionOptions};
 fn first_line(pack: &Pack, jsonl: &str, at: &str) -> String {
     let history = pack.history(jsonl).expect("the session reads back");
     let prompt = history
-        .prompt(pack, Some(at), None, &Settings::default())
+        .prompt(Some(at), None, &Settings::default())
         .expect("a prompt");
     let system = prompt.body["messages"][0]["content"]
         .as_str()

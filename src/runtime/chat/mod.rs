@@ -219,7 +219,6 @@ pub fn turn_record(log: &[TurnRecord], messages: &[String]) -> Option<TurnRecord
 
 /// The model runtime (Format 24).
 pub struct ModelRuntime {
-    bundle: crate::load::LazyBundle,
     settings: Settings,
     backend: Backend,
     log: Log,
@@ -228,11 +227,9 @@ pub struct ModelRuntime {
 }
 
 impl ModelRuntime {
-    /// A runtime for sessions of `bundle` (the bundle the session is
-    /// started from).
-    pub fn new(bundle: crate::load::LazyBundle, settings: Settings, backend: Backend) -> ModelRuntime {
+    /// A runtime sending requests with `settings` to `backend`.
+    pub fn new(settings: Settings, backend: Backend) -> ModelRuntime {
         ModelRuntime {
-            bundle,
             settings,
             backend,
             log: Log::default(),
@@ -428,7 +425,6 @@ impl Runtime for ModelRuntime {
         let m = engine.session.find(ctx.input_id)?;
         let decl = &engine.ir.model.decl;
         let mut messages = prompt::messages(
-            &self.bundle,
             engine,
             m,
             ctx.responder,

@@ -2,7 +2,6 @@
 //! bundle, the engine's messages and the state at the input message.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::proposal::ModelDecl;
 use crate::compile::Who;
@@ -34,31 +33,14 @@ pub enum Structured {
 /// responder as char.
 pub const DEFAULT_INSTRUCTIONS: &str = "You are {{char}}. Stay in character and answer as {{char}} would, in a few sentences. Never speak for {{user}}.";
 
-fn text_of(v: Option<&Value>) -> Option<&str> {
-    v.and_then(Value::as_str).filter(|s| !s.trim().is_empty())
-}
-
-/// The `index`-th scenario of the bundle that the engine plays.
-fn scenario<'b>(bundle: &'b Value, engine: &Engine) -> Option<&'b Value> {
-    bundle
-        .get("scenarios")?
-        .as_array()?
-        .iter()
-        .find(|s| s.get("id").and_then(Value::as_str) == Some(&*engine.ir.scenario))
-}
-
-fn character<'b>(bundle: &'b Value, id: &str) -> Option<&'b Value> {
-    bundle
-        .get("characters")?
-        .as_array()?
-        .iter()
-        .find(|c| c.get("id").and_then(Value::as_str) == Some(id))
+/// A text that is not blank.
+fn text_of(t: &str) -> Option<&str> {
+    Some(t).filter(|s| !s.trim().is_empty())
 }
 
 /// The system message and the transcript for the responder answering
 /// message `m` (the input message), in the order of Format 24.3.
 pub fn messages(
-    bundle: &Value,
     engine: &Engine,
     m: u32,
     responder: &str,
@@ -78,7 +60,7 @@ pub fn messages(
     };
     // Card, lore and instruction texts: `pick` stable per session (10.6).
     let render = |t: &str| engine.render_stable(t, &state, who);
-    let sc = scenario(bundle, engine);
+    let model = &engine.ir.model;
     let mut sys = String::new();
     // 1. Instructions.
     sys.push_str(&render(
@@ -91,17 +73,10 @@ pub fn messages(
         _ => engine.ir.narrator.to_string(),
     };
     sys.push_str(&format!("\n## Character: {display}\n"));
-    if let Some(c) = character(bundle, responder) {
-        for field in ["description", "personality"] {
-            if let Some(t) = text_of(c.get(field)) {
+    if let Some(card) = model.cards.iter().find(|c| c.id == responder) {
+        for (field, t) in &card.fields {
+            if let Some(t) = text_of(t) {
                 sys.push_str(&format!("{field}: {}\n", render(t)));
-            }
-        }
-        if let Some(texts) = c.get("text").and_then(Value::as_object) {
-            for (k, t) in texts {
-                if let Some(t) = text_of(Some(t)) {
-                    sys.push_str(&format!("{k}: {}\n", render(t)));
-                }
             }
         }
     }
@@ -124,28 +99,19 @@ pub fn messages(
         }
     }
     // 3. The scenario.
-    if let Some(sc) = sc {
-        sys.push_str(&format!(
-            "\n## Scenario: {}\n",
-            sc.get("name").and_then(Value::as_str).unwrap_or("")
-        ));
-        if let Some(t) = text_of(sc.get("description")) {
-            sys.push_str(&render(t));
-            sys.push('\n');
-        }
+    sys.push_str(&format!("\n## Scenario: {}\n", model.name));
+    if let Some(t) = model.description.as_deref().and_then(text_of) {
+        sys.push_str(&render(t));
+        sys.push('\n');
     }
     // 4. Lore, in 5.5 order, within the budget.
     let mut used = 0usize;
     let mut lore = String::new();
     for e in engine.entries_at(m).iter().filter(|e| e.active) {
-        let Some(content) = bundle
-            .pointer(&e.pointer)
-            .and_then(|x| x.get("content"))
-            .and_then(Value::as_str)
-        else {
+        let Some(entry) = engine.ir.entries.get(e.index) else {
             continue;
         };
-        let text = render(content);
+        let text = render(&entry.content);
         let n = text.chars().count();
         if used + n > decl.lore_budget {
             break;
