@@ -200,7 +200,7 @@ pub fn open_with(path: &Path, options: OpenOptions) -> Result<Opened, OpenError>
             diagnostics: vec![d],
             sources: Sources::new(),
         })?;
-        if let Some(opened) = open_ir(&name, &bytes, options, &mut warnings)? {
+        if let Some(opened) = open_ir(&name, Some(path), &bytes, options, &mut warnings)? {
             return Ok(opened);
         }
     }
@@ -252,9 +252,13 @@ pub fn open_with(path: &Path, options: OpenOptions) -> Result<Opened, OpenError>
 /// The compiled form of the package `bytes` when its hashes and versions
 /// match (Format 14.4; with `options.verify_ir`, also byte for byte what
 /// `bundle.json` compiles to); `None`, with IR_MISMATCH in `warnings`,
-/// when the bundle must be checked and compiled afresh.
+/// when the bundle must be checked and compiled afresh. A package read
+/// from the file at `path` keeps no `bundle.json` once its hash is checked
+/// (it is read again if a caller needs the bundle, [`LazyBundle`]); one
+/// held only in memory keeps its bytes.
 fn open_ir(
     name: &str,
+    path: Option<&Path>,
     bytes: &[u8],
     options: OpenOptions,
     warnings: &mut Vec<Diagnostic>,
@@ -287,17 +291,25 @@ fn open_ir(
         }
         Ok(Some(hash)) => match read_ir(entry("ir.json"), &hash) {
             Ok(ir) => {
-                // The screened entry's bytes move into the bundle (a copy
-                // of a large bundle.json cost a fresh mapping's page faults).
-                let bundle = s
-                    .kept
-                    .iter_mut()
-                    .find(|(k, _)| k == "bundle.json")
-                    .map(|(_, b)| std::mem::take(b))
-                    .unwrap_or_default();
+                let bundle = match path {
+                    Some(p) => LazyBundle::from_package_file(
+                        std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()),
+                        hash,
+                    ),
+                    // The screened entry's bytes move into the bundle (a
+                    // copy of a large bundle.json cost a fresh mapping's
+                    // page faults).
+                    None => LazyBundle::from_bytes(
+                        s.kept
+                            .iter_mut()
+                            .find(|(k, _)| k == "bundle.json")
+                            .map(|(_, b)| std::mem::take(b))
+                            .unwrap_or_default(),
+                    ),
+                };
                 return Ok(Some(Opened {
                     name: name.to_string(),
-                    bundle: LazyBundle::from_bytes(bundle),
+                    bundle,
                     warnings: std::mem::take(warnings),
                     from_ir: true,
                     ir: Some(Arc::new(ir)),
@@ -323,7 +335,7 @@ pub fn open_package_bytes(
 ) -> Result<Opened, OpenError> {
     let mut warnings = Vec::new();
     if options.use_ir {
-        if let Some(opened) = open_ir(name, bytes, options, &mut warnings)? {
+        if let Some(opened) = open_ir(name, None, bytes, options, &mut warnings)? {
             return Ok(opened);
         }
     }

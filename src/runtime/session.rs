@@ -933,6 +933,20 @@ fn from_bundle(
     options: &Options,
 ) -> Result<(Engine, Arc<RuntimeIr>, Value), StartError> {
     let bundle = &*pack.bundle;
+    if bundle.is_null() {
+        // A package's bundle.json is read again only when needed: the file
+        // has gone or changed since it was opened (Format 14.4).
+        return Err(refuse(
+            Code::Io,
+            "",
+            format!(
+                "`{}`: this session needs the package's bundle.json (its seating is not the \
+                 compiled default), and the package file no longer holds the bundle.json that \
+                 was opened",
+                pack.name
+            ),
+        ));
+    }
     let (header, _) = build_header(bundle, options)?;
     // Default players are plain characters: only the header needs
     // checking (a caller's header is checked whole).

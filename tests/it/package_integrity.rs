@@ -495,3 +495,48 @@ fn mcp_run_verifies_a_package_as_verify_ir_does() {
         .collect();
     assert_eq!(safety, ["redirect", "stop"], "{result}");
 }
+
+/// Issue 38: an opened package keeps no `bundle.json` once its hashes are
+/// checked (Format 14.4): with the package file deleted after the open, a
+/// session of default seating plays from `ir.json` alone — under the rules
+/// runtime and under the model runtime (the committed example cassette,
+/// whose requests must be byte for byte the ones the source pack sends) —
+/// and its file is the source pack's, byte for byte. A session that needs
+/// the bundle (another player name) is then refused, never a panic.
+#[test]
+fn a_package_plays_from_its_ir_after_the_file_is_deleted() {
+    use troupe::model_runtime::{Backend, ModelRuntime, Settings};
+    use troupe::{Pack, SessionOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "ok.troupe", &compiled());
+    let package = Pack::open(&p).unwrap();
+    assert!(package.from_ir());
+    std::fs::remove_file(&p).unwrap();
+    let source = Pack::open(NEGOTIATION).unwrap();
+    let script = std::fs::read_to_string("examples/model/negotiation.script.txt").unwrap();
+    let play = |pack: &Pack, model: bool| {
+        let mut options = SessionOptions::default();
+        if model {
+            let backend = Backend::replay("examples/model/negotiation.cassette.json").unwrap();
+            options = options.runtime(ModelRuntime::new(Settings::default(), backend).adapter());
+        }
+        let mut s = pack.start(options).unwrap();
+        for line in script.lines().filter(|l| !l.trim().is_empty()) {
+            let r = s.turn(line).unwrap();
+            assert!(r.reply.is_some(), "a reply to {line:?}");
+        }
+        s.jsonl().to_string()
+    };
+    for model in [false, true] {
+        assert_eq!(
+            play(&package, model),
+            play(&source, model),
+            "model: {model}"
+        );
+    }
+    let refused = package
+        .start(SessionOptions::default().player_name("Robin"))
+        .err()
+        .expect("no bundle to compile another seating from");
+    assert!(refused.to_string().contains("bundle.json"), "{refused}");
+}
