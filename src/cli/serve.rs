@@ -33,7 +33,7 @@ pub struct Settings {
     #[arg(long, value_name = "DB")]
     pub database: Option<String>,
     /// A JSON file of settings (listen, database, body_limit,
-    /// request_timeout_secs, cache_sessions); flags win over it.
+    /// request_timeout_secs, cache_sessions, models); flags win over it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
@@ -106,7 +106,7 @@ pub fn run(args: Args) -> i32 {
             }
         }
         None => {
-            let config = match args.settings.config() {
+            let config = match args.settings.config().and_then(|c| c.check().map(|()| c)) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("troupe serve: {e}");

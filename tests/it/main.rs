@@ -66,6 +66,8 @@ mod server_api;
 #[cfg(feature = "server")]
 mod server_load;
 #[cfg(feature = "server")]
+mod server_model;
+#[cfg(feature = "server")]
 mod server_views;
 mod settings;
 mod testing_broken;
