@@ -215,8 +215,9 @@ struct Inner {
     db: Db,
     packs: Mutex<HashMap<String, Pack>>,
     sessions: Mutex<HashMap<(String, String), Slot>>,
-    /// Checked tokens: SHA-256 → (workspace, when read).
-    tokens: Mutex<HashMap<String, (String, Instant)>>,
+    /// Checked tokens: SHA-256 → (workspace, when read, the token watch's
+    /// epoch then).
+    tokens: Mutex<HashMap<String, (String, Instant, u64)>>,
     cache_sessions: usize,
     /// The largest request body in bytes.
     body_limit: usize,
@@ -238,6 +239,7 @@ impl App {
     /// (its API key's variable unset).
     pub fn new(db: Db, config: &Config) -> Result<App, String> {
         let models = config.served_models()?;
+        db.watch_tokens();
         Ok(App(Arc::new(Inner {
             db,
             packs: Mutex::default(),
@@ -302,6 +304,15 @@ impl App {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .contains_key(&(ws.to_string(), id.to_string()))
+    }
+
+    /// Drops this process's slot of a session (deleted, or found gone).
+    fn forget(&self, ws: &str, id: &str) {
+        self.0
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(ws.to_string(), id.to_string()));
     }
 
     fn slot(&self, ws: &str, id: &str) -> Slot {
@@ -540,6 +551,7 @@ fn workspace_routes() -> Vec<Route> {
         r("post", "/sessions", "Start a session: {pack, scenario?, seed?, difficulty?, opening?, player_name?, runtime?, model?} (`model`: a configured model's name).", Some(JSON), (201, JSON), post(create_session)),
         r("post", "/sessions:resume", "Go on with an uploaded session file (`?pack=HASH[&at=ID]`, Format 18.10).", Some("application/jsonl"), (201, JSON), post(resume_session)),
         r("get", "/sessions/{id}", "A session's summary; `{id}.jsonl`: its session file, byte-identical to `troupe run --out`.", None, (200, JSON), get(get_session)),
+        r("delete", "/sessions/{id}", "Delete a session: its row and every stored line, in one transaction; from then on its routes answer 404. `?expected=ID&lines=N`: only while its current message and stored lines are still those (what `{id}.jsonl` answered in `Troupe-Current` and `Troupe-Lines`), else 409.", None, (204, JSON), delete(delete_session)),
         r("post", "/sessions/{id}/turns", "One turn {text, as?, to?, expected?}: the turn document of `troupe run --json`; 409 when `expected` is not the current message.", Some(JSON), (200, JSON), post(turn)),
         r("post", "/sessions/{id}/undo", "Take the last turn back {expected?}; nothing is lost.", Some(JSON), (200, JSON), post(undo)),
         r("post", "/sessions/{id}/goto", "Make a message current {message, expected?}: the next input starts a branch there.", Some(JSON), (200, JSON), post(goto)),
@@ -767,27 +779,37 @@ const TOKEN_TTL: Duration = Duration::from_secs(60);
 const TOKEN_CACHE: usize = 10_000;
 
 impl App {
-    /// The workspace a bearer token opens: remembered for [`TOKEN_TTL`]
-    /// once read from the database (a valid token, never a refused one),
-    /// so a request does not read its token row each time.
+    /// The workspace a bearer token opens. On PostgreSQL, while the
+    /// server listens for revocations ([`super::db::TokenWatch`]), a valid
+    /// token is remembered for [`TOKEN_TTL`] and until the next
+    /// revocation, so a request does not read its token row each time;
+    /// otherwise (SQLite, or the listening connection lost) every request
+    /// reads it, so a revoked token is refused at once.
     async fn token_workspace(&self, token: &str) -> Result<Option<String>, sqlx::Error> {
+        let watch = &self.db().tokens;
         let key = sha256_hex(token.as_bytes());
         let now = Instant::now();
-        {
+        let epoch = watch.epoch.load(Ordering::SeqCst);
+        let listening = watch.listening.load(Ordering::SeqCst);
+        if listening {
             let cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((ws, at)) = cache.get(&key) {
-                if now.duration_since(*at) < TOKEN_TTL {
+            if let Some((ws, at, e)) = cache.get(&key) {
+                if *e == epoch && now.duration_since(*at) < TOKEN_TTL {
                     return Ok(Some(ws.clone()));
                 }
             }
         }
         let found = self.db().token_workspace(token).await?;
-        if let Some(ws) = &found {
+        // Remembered only when no revocation (nor a lost connection) came
+        // in while the row was read.
+        let unchanged =
+            watch.listening.load(Ordering::SeqCst) && watch.epoch.load(Ordering::SeqCst) == epoch;
+        if let (Some(ws), true) = (&found, listening && unchanged) {
             let mut cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
             if cache.len() >= TOKEN_CACHE {
                 cache.clear();
             }
-            cache.insert(key, (ws.clone(), now));
+            cache.insert(key, (ws.clone(), now, epoch));
         }
         Ok(found)
     }
@@ -1582,8 +1604,17 @@ impl SessionRoute {
         }
         let mut guard = self.app.slot(&self.ws, &self.id).lock_owned().await;
         // Read under the lock: a turn of this process (or another's) may
-        // have finished while we waited.
-        let (pack_hash, current, lines) = self.row().await?;
+        // have finished while we waited — or the session was deleted.
+        let (pack_hash, current, lines) = match self.row().await {
+            Ok(r) => r,
+            Err(p) => {
+                if p.status == StatusCode::NOT_FOUND {
+                    *guard = None;
+                    self.app.forget(&self.ws, &self.id);
+                }
+                return Err(p);
+            }
+        };
         let fresh = guard
             .as_ref()
             .is_some_and(|l| l.rows == lines && l.session.current_id().unwrap_or("") == current);
@@ -1925,20 +1956,106 @@ async fn get_session(s: SessionRoute) -> Answer {
             app: s.app.clone(),
             ws: s.ws.clone(),
         };
-        file.row().await?;
+        let (_, current, lines) = file.row().await?;
         let text = file.stored_text().await?;
-        return Ok((
+        // What an archive's `DELETE ?expected=…&lines=…` names, so that it
+        // deletes only what this file holds. The row is read before the
+        // lines, and lines are only ever added: a turn landing in between
+        // adds lines the file holds but the row does not count, and the
+        // DELETE then refuses (409) — never the other way round.
+        let mut r = (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "application/jsonl")],
             text,
         )
-            .into_response());
+            .into_response();
+        if let Ok(v) = HeaderValue::from_str(&current) {
+            r.headers_mut().insert("troupe-current", v);
+        }
+        r.headers_mut()
+            .insert("troupe-lines", HeaderValue::from(lines));
+        return Ok(r);
     }
     let locked = s.live().await?;
     Ok(json_response(
         StatusCode::OK,
         &session_doc(&s.id, &locked.pack_hash, locked.live()?),
     ))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteQuery {
+    #[serde(default)]
+    expected: Option<String>,
+    #[serde(default)]
+    lines: Option<i64>,
+}
+
+/// `DELETE /sessions/{id}[?expected=ID&lines=N]` (docs/server.md
+/// "Deleting and archiving"): the session's row and every line go in one
+/// transaction, guarded like a turn's `UPDATE` when `expected`/`lines` are
+/// given; a turn racing it either lands first (and is deleted with the
+/// rest) or finds no row (404). This process forgets its live copy;
+/// another instance's copy answers 404 at its next request, which reads
+/// the row first.
+async fn delete_session(s: SessionRoute, Query(q): Query<DeleteQuery>) -> Answer {
+    // No local operation on it meanwhile (none made up for an unknown ID).
+    let held = if s.app.has_slot(&s.ws, &s.id) {
+        Some(s.app.slot(&s.ws, &s.id).lock_owned().await)
+    } else {
+        None
+    };
+    let db = s.app.db();
+    let deleted = {
+        let _w = db.write_guard().await;
+        let mut sql = String::from("DELETE FROM troupe_sessions WHERE workspace = $1 AND id = $2");
+        if q.expected.is_some() {
+            sql.push_str(" AND current = $3");
+        }
+        if q.lines.is_some() {
+            sql.push_str(if q.expected.is_some() {
+                " AND lines = $4"
+            } else {
+                " AND lines = $3"
+            });
+        }
+        let mut tx = db.pool.begin().await.map_err(Problem::db)?;
+        let mut query = sqlx::query(&sql).bind(s.ws.clone()).bind(s.id.clone());
+        if let Some(e) = &q.expected {
+            query = query.bind(e.clone());
+        }
+        if let Some(n) = q.lines {
+            query = query.bind(n);
+        }
+        let gone = query
+            .execute(&mut *tx)
+            .await
+            .map_err(Problem::db)?
+            .rows_affected();
+        if gone == 1 {
+            sqlx::query("DELETE FROM troupe_lines WHERE workspace = $1 AND session = $2")
+                .bind(s.ws.clone())
+                .bind(s.id.clone())
+                .execute(&mut *tx)
+                .await
+                .map_err(Problem::db)?;
+            tx.commit().await.map_err(Problem::db)?;
+        } else {
+            tx.rollback().await.map_err(Problem::db)?;
+        }
+        gone == 1
+    };
+    if !deleted {
+        // Gone already (404), or moved since the archive was read (409).
+        let (_, current, _) = s.row().await?;
+        return Err(Problem::conflict(&current));
+    }
+    if let Some(mut guard) = held {
+        *guard = None;
+    }
+    s.app.forget(&s.ws, &s.id);
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 #[derive(Debug, Deserialize)]

@@ -255,3 +255,15 @@ pub fn create_token(database: &str, workspace: &str) -> Result<String, String> {
         db.create_token(workspace).await
     })
 }
+
+/// `troupe serve token revoke --workspace WS (TOKEN | --all)`: deletes the
+/// token `token` of `workspace`, or every token of it when `None`; a
+/// running server refuses it from its next request (docs/server.md
+/// "Tokens"). Returns how many were revoked.
+pub fn revoke_tokens(database: &str, workspace: &str, token: Option<&str>) -> Result<u64, String> {
+    valid_workspace(workspace)?;
+    runtime()?.block_on(async move {
+        let db = db::Db::open(database).await?;
+        db.revoke_tokens(workspace, token).await
+    })
+}

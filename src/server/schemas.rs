@@ -77,6 +77,12 @@ pub fn operation(method: &str, path: &str) -> Operation {
             op.response = Some(component("Session"));
         }
         ("get", "/sessions/{id}") => op.response = Some(component("Session")),
+        ("delete", "/sessions/{id}") => {
+            op.query = vec![
+                ("expected", string(), false),
+                ("lines", json!({"type": "integer", "minimum": 0}), false),
+            ];
+        }
         ("post", "/sessions/{id}/turns") => {
             op.request = Some(component("Turn"));
             op.response = Some(reference(&format!("{}#/$defs/turn", output("run"))));

@@ -64,6 +64,8 @@ mod schemas;
 #[cfg(feature = "server")]
 mod server_api;
 #[cfg(feature = "server")]
+mod server_delete;
+#[cfg(feature = "server")]
 mod server_load;
 #[cfg(feature = "server")]
 mod server_model;
