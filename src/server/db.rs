@@ -99,13 +99,9 @@ async fn watch_tokens(url: String, watch: TokenWatch) {
             Ok(mut l) => {
                 watch.epoch.fetch_add(1, Ordering::SeqCst);
                 watch.listening.store(true, Ordering::SeqCst);
-                loop {
-                    match l.try_recv().await {
-                        Ok(Some(_)) => {
-                            watch.epoch.fetch_add(1, Ordering::SeqCst);
-                        }
-                        Ok(None) | Err(_) => break,
-                    }
+                // `Ok(None)` or an error: the connection is lost.
+                while let Ok(Some(_)) = l.try_recv().await {
+                    watch.epoch.fetch_add(1, Ordering::SeqCst);
                 }
                 watch.listening.store(false, Ordering::SeqCst);
                 watch.epoch.fetch_add(1, Ordering::SeqCst);
