@@ -33,7 +33,7 @@ pub struct Settings {
     #[arg(long, value_name = "DB")]
     pub database: Option<String>,
     /// A JSON file of settings (listen, database, body_limit,
-    /// request_timeout_secs, cache_sessions); flags win over it.
+    /// request_timeout_secs, cache_sessions, models); flags win over it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
@@ -58,6 +58,22 @@ pub enum TokenCommand {
         #[command(flatten)]
         settings: Settings,
     },
+    /// Revoke a token of a workspace (or all of them with --all): a
+    /// running server refuses it (401) from its next request.
+    Revoke {
+        /// The workspace the token opens.
+        #[arg(long)]
+        workspace: String,
+        /// The token; `-` reads it from standard input (off the process
+        /// list).
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        token: Option<String>,
+        /// Every token of the workspace.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        settings: Settings,
+    },
 }
 
 impl Settings {
@@ -76,9 +92,56 @@ impl Settings {
     }
 }
 
+/// `troupe serve token revoke`: exit 0 when a token was revoked, 1 when
+/// none matched, 2 a usage error, 3 a database error.
+fn revoke(workspace: &str, token: Option<String>, settings: &Settings) -> i32 {
+    let config = match settings.config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("troupe serve: {e}");
+            return 2;
+        }
+    };
+    let token = match token.as_deref() {
+        Some("-") => {
+            let mut line = String::new();
+            if std::io::stdin().read_line(&mut line).is_err() {
+                eprintln!("troupe serve: cannot read the token from standard input");
+                return 2;
+            }
+            Some(line.trim().to_string())
+        }
+        other => other.map(str::to_string),
+    };
+    if let Err(e) = crate::server::valid_workspace(workspace) {
+        eprintln!("troupe serve: {e}");
+        return 2;
+    }
+    match server::revoke_tokens(&config.database, workspace, token.as_deref()) {
+        Ok(0) => {
+            eprintln!("troupe serve: no such token of workspace {workspace}");
+            1
+        }
+        Ok(n) => {
+            println!("revoked {n} token{}", if n == 1 { "" } else { "s" });
+            0
+        }
+        Err(e) => {
+            eprintln!("troupe serve: {e}");
+            3
+        }
+    }
+}
+
 /// Runs `troupe serve`; returns the exit code.
 pub fn run(args: Args) -> i32 {
     match args.command {
+        Some(Command::Token(TokenCommand::Revoke {
+            workspace,
+            token,
+            all: _,
+            settings,
+        })) => revoke(&workspace, token, &settings),
         Some(Command::Token(TokenCommand::Create {
             workspace,
             settings,
@@ -106,7 +169,7 @@ pub fn run(args: Args) -> i32 {
             }
         }
         None => {
-            let config = match args.settings.config() {
+            let config = match args.settings.config().and_then(|c| c.check().map(|()| c)) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("troupe serve: {e}");

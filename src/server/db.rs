@@ -47,6 +47,72 @@ pub struct Db {
     /// SQLite's group commit (docs/server.md "Storage and durability"):
     /// the queue of [`Db::write_turn`]s one task commits together.
     turns: Option<tokio::sync::mpsc::UnboundedSender<Queued>>,
+    /// Revoked tokens, as this process learns of them (docs/server.md
+    /// "Tokens"): see [`TokenWatch`].
+    pub tokens: TokenWatch,
+    /// The PostgreSQL URL (for the token watch's own connection); `None`
+    /// on SQLite. Never shown: it may hold a password.
+    pg_url: Option<Hidden>,
+}
+
+/// A string `Debug` does not show.
+#[derive(Clone)]
+struct Hidden(String);
+
+impl std::fmt::Debug for Hidden {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(hidden)")
+    }
+}
+
+/// Whether a checked token may be remembered (docs/server.md "Tokens"):
+/// only while this process listens on PostgreSQL's `troupe_tokens`
+/// channel, which every revocation notifies in its transaction. `epoch`
+/// moves at each notification and each time the listening stops or
+/// starts; a token remembered under another epoch is read again. On
+/// SQLite nothing is remembered (another process, `troupe serve token
+/// revoke`, changes the file without telling anyone), so a revoked token
+/// is refused at its next request.
+#[derive(Debug, Clone, Default)]
+pub struct TokenWatch {
+    pub listening: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    pub epoch: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// The channel a revocation notifies.
+const TOKENS_CHANNEL: &str = "troupe_tokens";
+
+/// Listens on [`TOKENS_CHANNEL`] for as long as the process runs,
+/// reconnecting after a lost connection (notifications sent meanwhile are
+/// lost, so the epoch moves and nothing is remembered until listening
+/// again).
+async fn watch_tokens(url: String, watch: TokenWatch) {
+    use std::sync::atomic::Ordering;
+    loop {
+        let listener = async {
+            let mut l = sqlx::postgres::PgListener::connect(&url).await?;
+            l.listen(TOKENS_CHANNEL).await?;
+            Ok::<_, sqlx::Error>(l)
+        }
+        .await;
+        match listener {
+            Ok(mut l) => {
+                watch.epoch.fetch_add(1, Ordering::SeqCst);
+                watch.listening.store(true, Ordering::SeqCst);
+                // `Ok(None)` or an error: the connection is lost.
+                while let Ok(Some(_)) = l.try_recv().await {
+                    watch.epoch.fetch_add(1, Ordering::SeqCst);
+                }
+                watch.listening.store(false, Ordering::SeqCst);
+                watch.epoch.fetch_add(1, Ordering::SeqCst);
+                tracing::warn!(
+                    "lost the token watch's connection; reading every token until it is back"
+                );
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot listen for revoked tokens"),
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
 }
 
 /// What one operation on a live session writes: its row moves from
@@ -306,6 +372,8 @@ impl Db {
             sqlite,
             write_lock,
             turns,
+            tokens: TokenWatch::default(),
+            pg_url: (!sqlite).then(|| Hidden(url.clone())),
         };
         db.migrate(&shown).await?;
         Ok(db)
@@ -398,6 +466,49 @@ impl Db {
             .await
             .map_err(|e| err("cannot store the token", e))?;
         Ok(token)
+    }
+
+    /// Starts listening for revoked tokens (PostgreSQL; nothing on SQLite):
+    /// what lets a server remember checked tokens ([`TokenWatch`]).
+    pub fn watch_tokens(&self) {
+        if let Some(url) = &self.pg_url {
+            tokio::spawn(watch_tokens(url.0.clone(), self.tokens.clone()));
+        }
+    }
+
+    /// `troupe serve token revoke`: deletes the token `token` of
+    /// `workspace` (every token of it when `None`) and, on PostgreSQL,
+    /// notifies every listening server in the same transaction. Returns
+    /// how many were revoked.
+    pub async fn revoke_tokens(&self, workspace: &str, token: Option<&str>) -> Result<u64, String> {
+        let _w = self.write_guard().await;
+        let mut tx = self.pool.begin().await.map_err(|e| err("database", e))?;
+        let gone = match token {
+            Some(t) => {
+                sqlx::query("DELETE FROM troupe_tokens WHERE workspace = $1 AND hash = $2")
+                    .bind(workspace.to_string())
+                    .bind(sha256_hex(t.as_bytes()))
+                    .execute(&mut *tx)
+                    .await
+            }
+            None => {
+                sqlx::query("DELETE FROM troupe_tokens WHERE workspace = $1")
+                    .bind(workspace.to_string())
+                    .execute(&mut *tx)
+                    .await
+            }
+        }
+        .map_err(|e| err("cannot revoke", e))?
+        .rows_affected();
+        if !self.sqlite && gone > 0 {
+            // Delivered at commit, to every session listening.
+            sqlx::query("NOTIFY troupe_tokens")
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| err("cannot notify the servers", e))?;
+        }
+        tx.commit().await.map_err(|e| err("cannot revoke", e))?;
+        Ok(gone)
     }
 
     /// The workspace a bearer token opens, if any.

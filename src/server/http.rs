@@ -204,6 +204,9 @@ struct Live {
     /// text up to `bytes` is in the database.
     rows: i64,
     bytes: usize,
+    /// Under the model runtime: its turn records (docs/server.md
+    /// "Runtimes"); `None` under the rules runtime.
+    model: Option<troupe::model_runtime::Log>,
 }
 
 type Slot = Arc<tokio::sync::Mutex<Option<Live>>>;
@@ -212,8 +215,9 @@ struct Inner {
     db: Db,
     packs: Mutex<HashMap<String, Pack>>,
     sessions: Mutex<HashMap<(String, String), Slot>>,
-    /// Checked tokens: SHA-256 → (workspace, when read).
-    tokens: Mutex<HashMap<String, (String, Instant)>>,
+    /// Checked tokens: SHA-256 → (workspace, when read, the token watch's
+    /// epoch then).
+    tokens: Mutex<HashMap<String, (String, Instant, u64)>>,
     cache_sessions: usize,
     /// The largest request body in bytes.
     body_limit: usize,
@@ -222,6 +226,8 @@ struct Inner {
     claim_secs: i64,
     metrics: Metrics,
     stopping: AtomicBool,
+    /// The configured models, by name (docs/server.md "Runtimes").
+    models: HashMap<String, super::ServedModel>,
 }
 
 /// The shared state of the server's handlers.
@@ -229,8 +235,12 @@ struct Inner {
 pub struct App(Arc<Inner>);
 
 impl App {
-    pub fn new(db: Db, config: &Config) -> App {
-        App(Arc::new(Inner {
+    /// The server's state; `Err` when a configured model cannot be served
+    /// (its API key's variable unset).
+    pub fn new(db: Db, config: &Config) -> Result<App, String> {
+        let models = config.served_models()?;
+        db.watch_tokens();
+        Ok(App(Arc::new(Inner {
             db,
             packs: Mutex::default(),
             sessions: Mutex::default(),
@@ -240,7 +250,41 @@ impl App {
             claim_secs: 2 * config.request_timeout_secs.max(1) as i64,
             metrics: Metrics::default(),
             stopping: AtomicBool::new(false),
-        }))
+            models,
+        })))
+    }
+
+    /// The runtime a session's settings name (docs/server.md "Runtimes"):
+    /// the rules runtime, or the configured model `name` with its turn log.
+    fn runtime_for(
+        &self,
+        model: Option<&str>,
+    ) -> Result<(RuntimeChoice, Option<troupe::model_runtime::Log>), Problem> {
+        use troupe::model_runtime::{Backend, ModelRuntime};
+        let Some(name) = model else {
+            return Ok((RuntimeChoice::Rules, None));
+        };
+        let Some(served) = self.0.models.get(name) else {
+            let mut known: Vec<&str> = self.0.models.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            let offered = if known.is_empty() {
+                "this server configures no model".to_string()
+            } else {
+                format!("configured: {}", known.join(", "))
+            };
+            return Err(Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "UNKNOWN_MODEL",
+                format!(
+                    "no model `{}` is configured on this server ({offered})",
+                    troupe::escape_controls(name)
+                ),
+            ));
+        };
+        let backend = Backend::connect(&served.connection).map_err(Problem::from)?;
+        let runtime = ModelRuntime::new(served.settings.clone(), backend);
+        let log = runtime.log();
+        Ok((runtime.adapter(), Some(log)))
     }
 
     /// From now on new requests are answered 503 (graceful shutdown).
@@ -258,6 +302,15 @@ impl App {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .contains_key(&(ws.to_string(), id.to_string()))
+    }
+
+    /// Drops this process's slot of a session (deleted, or found gone).
+    fn forget(&self, ws: &str, id: &str) {
+        self.0
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(ws.to_string(), id.to_string()));
     }
 
     fn slot(&self, ws: &str, id: &str) -> Slot {
@@ -493,9 +546,10 @@ fn workspace_routes() -> Vec<Route> {
         r("get", "/packs/{hash}", "A pack.", None, (200, JSON), get(get_pack)),
         r("delete", "/packs/{hash}", "Hide a pack from new sessions; its sessions keep reading it.", None, (204, JSON), delete(delete_pack)),
         r("post", "/packs:test", "Run `troupe test` on a zipped pack directory; nothing is stored. `format`: json (the `troupe test --json` report), text, junit, all.", Some("application/zip"), (200, JSON), post(test_pack)),
-        r("post", "/sessions", "Start a session: {pack, scenario?, seed?, difficulty?, opening?, player_name?, runtime?}.", Some(JSON), (201, JSON), post(create_session)),
+        r("post", "/sessions", "Start a session: {pack, scenario?, seed?, difficulty?, opening?, player_name?, runtime?, model?} (`model`: a configured model's name).", Some(JSON), (201, JSON), post(create_session)),
         r("post", "/sessions:resume", "Go on with an uploaded session file (`?pack=HASH[&at=ID]`, Format 18.10).", Some("application/jsonl"), (201, JSON), post(resume_session)),
         r("get", "/sessions/{id}", "A session's summary; `{id}.jsonl`: its session file, byte-identical to `troupe run --out`.", None, (200, JSON), get(get_session)),
+        r("delete", "/sessions/{id}", "Delete a session: its row and every stored line, in one transaction; from then on its routes answer 404. `?expected=ID&lines=N`: only while its current message and stored lines are still those (what `{id}.jsonl` answered in `Troupe-Current` and `Troupe-Lines`), else 409.", None, (204, JSON), delete(delete_session)),
         r("post", "/sessions/{id}/turns", "One turn {text, as?, to?, expected?}: the turn document of `troupe run --json`; 409 when `expected` is not the current message.", Some(JSON), (200, JSON), post(turn)),
         r("post", "/sessions/{id}/undo", "Take the last turn back {expected?}; nothing is lost.", Some(JSON), (200, JSON), post(undo)),
         r("post", "/sessions/{id}/goto", "Make a message current {message, expected?}: the next input starts a branch there.", Some(JSON), (200, JSON), post(goto)),
@@ -723,27 +777,37 @@ const TOKEN_TTL: Duration = Duration::from_secs(60);
 const TOKEN_CACHE: usize = 10_000;
 
 impl App {
-    /// The workspace a bearer token opens: remembered for [`TOKEN_TTL`]
-    /// once read from the database (a valid token, never a refused one),
-    /// so a request does not read its token row each time.
+    /// The workspace a bearer token opens. On PostgreSQL, while the
+    /// server listens for revocations ([`super::db::TokenWatch`]), a valid
+    /// token is remembered for [`TOKEN_TTL`] and until the next
+    /// revocation, so a request does not read its token row each time;
+    /// otherwise (SQLite, or the listening connection lost) every request
+    /// reads it, so a revoked token is refused at once.
     async fn token_workspace(&self, token: &str) -> Result<Option<String>, sqlx::Error> {
+        let watch = &self.db().tokens;
         let key = sha256_hex(token.as_bytes());
         let now = Instant::now();
-        {
+        let epoch = watch.epoch.load(Ordering::SeqCst);
+        let listening = watch.listening.load(Ordering::SeqCst);
+        if listening {
             let cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((ws, at)) = cache.get(&key) {
-                if now.duration_since(*at) < TOKEN_TTL {
+            if let Some((ws, at, e)) = cache.get(&key) {
+                if *e == epoch && now.duration_since(*at) < TOKEN_TTL {
                     return Ok(Some(ws.clone()));
                 }
             }
         }
         let found = self.db().token_workspace(token).await?;
-        if let Some(ws) = &found {
+        // Remembered only when no revocation (nor a lost connection) came
+        // in while the row was read.
+        let unchanged =
+            watch.listening.load(Ordering::SeqCst) && watch.epoch.load(Ordering::SeqCst) == epoch;
+        if let (Some(ws), true) = (&found, listening && unchanged) {
             let mut cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
             if cache.len() >= TOKEN_CACHE {
                 cache.clear();
             }
-            cache.insert(key, (ws.clone(), now));
+            cache.insert(key, (ws.clone(), now, epoch));
         }
         Ok(found)
     }
@@ -1273,6 +1337,37 @@ struct CreateSession {
     player_name: Option<String>,
     #[serde(default)]
     runtime: Option<String>,
+    /// With `runtime: model`: a model of the server's configuration.
+    #[serde(default)]
+    model: Option<String>,
+}
+
+/// The model a session is played with, from its `runtime` and `model`
+/// settings (docs/server.md "Runtimes"); `None`: the rules runtime.
+fn model_of(runtime: Option<&str>, model: Option<&str>) -> Result<Option<String>, Problem> {
+    match (runtime, model) {
+        (None | Some("rules"), None) => Ok(None),
+        (Some("model"), Some(m)) => Ok(Some(m.to_string())),
+        (Some("model"), None) => Err(Problem::bad_request(
+            "`runtime: model` needs `model`, the name of a model this server configures",
+        )),
+        (None | Some("rules"), Some(_)) => Err(Problem::bad_request(
+            "`model` names the model of `runtime: model`; give both",
+        )),
+        (Some("fake"), _) => Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "UNSUPPORTED",
+            "the fake runtime writes no session file (Format 18.7), so the server cannot store its sessions; use `rules`",
+        )),
+        (Some(other), _) => Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "UNSUPPORTED",
+            format!(
+                "runtime `{}` is not served (this server plays `rules` and `model`)",
+                troupe::escape_controls(other)
+            ),
+        )),
+    }
 }
 
 fn new_id() -> Result<String, Problem> {
@@ -1324,6 +1419,7 @@ impl Workspace {
         pack_hash: &str,
         settings: &Value,
         session: Session,
+        model: Option<troupe::model_runtime::Log>,
     ) -> Result<(String, Response), Problem> {
         let id = new_id()?;
         let jsonl = session.jsonl();
@@ -1362,6 +1458,7 @@ impl Workspace {
             bytes: jsonl.len(),
             session,
             pack,
+            model,
         };
         let doc = session_doc(&id, pack_hash, &live);
         *self.app.slot(&self.ws, &id).lock().await = Some(live);
@@ -1372,27 +1469,9 @@ impl Workspace {
 /// `POST /sessions`: a new session of an uploaded pack (Format 18).
 async fn create_session(w: Workspace, body: Bytes) -> Answer {
     let req: CreateSession = parse_json(&body)?;
-    match req.runtime.as_deref() {
-        None | Some("rules") => {}
-        Some("fake") => {
-            return Err(Problem::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "UNSUPPORTED",
-                "the fake runtime writes no session file (Format 18.7), so the server cannot store its sessions; use `rules`",
-            ))
-        }
-        Some(other) => {
-            return Err(Problem::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "UNSUPPORTED",
-                format!(
-                    "runtime `{}` is not served (this server plays `rules`)",
-                    troupe::escape_controls(other)
-                ),
-            ))
-        }
-    }
+    let model = model_of(req.runtime.as_deref(), req.model.as_deref())?;
     let pack = w.app.pack(&w.ws, &req.pack, true).await?;
+    let (runtime, log) = w.app.runtime_for(model.as_deref())?;
     let settings: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let options = SessionOptions {
         scenario: req.scenario,
@@ -1400,12 +1479,14 @@ async fn create_session(w: Workspace, body: Bytes) -> Answer {
         difficulty: req.difficulty,
         opening: req.opening,
         player_name: req.player_name,
-        runtime: RuntimeChoice::Rules,
+        runtime,
         ..SessionOptions::default()
     };
     let p = pack.clone();
     let session = blocking("starting a session", move || p.start(options)).await?;
-    let (id, mut r) = w.start_live(pack, &req.pack, &settings, session).await?;
+    let (id, mut r) = w
+        .start_live(pack, &req.pack, &settings, session, log)
+        .await?;
     let ws = &w.ws;
     if let Ok(v) = HeaderValue::from_str(&format!("/api/v1/workspaces/{ws}/sessions/{id}")) {
         r.headers_mut().insert(header::LOCATION, v);
@@ -1418,6 +1499,10 @@ struct ResumeQuery {
     pack: String,
     #[serde(default)]
     at: Option<String>,
+    #[serde(default)]
+    runtime: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
 }
 
 /// `POST /sessions:resume?pack=HASH[&at=ID]`: the body is a session file
@@ -1425,7 +1510,9 @@ struct ResumeQuery {
 async fn resume_session(w: Workspace, Query(q): Query<ResumeQuery>, body: Bytes) -> Answer {
     let text = String::from_utf8(body.to_vec())
         .map_err(|_| Problem::bad_request("the session is not UTF-8 (Format 12.1)"))?;
+    let model = model_of(q.runtime.as_deref(), q.model.as_deref())?;
     let pack = w.app.pack(&w.ws, &q.pack, true).await?;
+    let (runtime, log) = w.app.runtime_for(model.as_deref())?;
     let p = pack.clone();
     let at = q.at.clone();
     let session = blocking("resuming a session", move || {
@@ -1433,13 +1520,20 @@ async fn resume_session(w: Workspace, Query(q): Query<ResumeQuery>, body: Bytes)
             &text,
             ResumeOptions {
                 at,
+                runtime,
                 ..ResumeOptions::default()
             },
         )
     })
     .await?;
-    let settings = json!({"pack": q.pack, "resumed": true});
-    Ok(w.start_live(pack, &q.pack, &settings, session).await?.1)
+    let mut settings = json!({"pack": q.pack, "resumed": true});
+    if let Some(m) = &model {
+        settings["runtime"] = json!("model");
+        settings["model"] = json!(m);
+    }
+    Ok(w.start_live(pack, &q.pack, &settings, session, log)
+        .await?
+        .1)
 }
 
 impl SessionRoute {
@@ -1459,6 +1553,25 @@ impl SessionRoute {
             r.try_get(1).map_err(Problem::db)?,
             r.try_get(2).map_err(Problem::db)?,
         ))
+    }
+
+    /// The model the session was created with (its stored settings'
+    /// `runtime` and `model`); `None`: the rules runtime.
+    async fn stored_model(&self) -> Result<Option<String>, Problem> {
+        let r =
+            sqlx::query("SELECT settings FROM troupe_sessions WHERE workspace = $1 AND id = $2")
+                .bind(self.ws.clone())
+                .bind(self.id.clone())
+                .fetch_optional(&self.app.db().pool)
+                .await
+                .map_err(Problem::db)?
+                .ok_or_else(|| Problem::not_found("session"))?;
+        let text: String = r.try_get(0).map_err(Problem::db)?;
+        let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Ok(match (v["runtime"].as_str(), v["model"].as_str()) {
+            (Some("model"), Some(m)) => Some(m.to_string()),
+            _ => None,
+        })
     }
 
     /// The session file as stored, every line in order.
@@ -1489,8 +1602,17 @@ impl SessionRoute {
         }
         let mut guard = self.app.slot(&self.ws, &self.id).lock_owned().await;
         // Read under the lock: a turn of this process (or another's) may
-        // have finished while we waited.
-        let (pack_hash, current, lines) = self.row().await?;
+        // have finished while we waited — or the session was deleted.
+        let (pack_hash, current, lines) = match self.row().await {
+            Ok(r) => r,
+            Err(p) => {
+                if p.status == StatusCode::NOT_FOUND {
+                    *guard = None;
+                    self.app.forget(&self.ws, &self.id);
+                }
+                return Err(p);
+            }
+        };
         let fresh = guard
             .as_ref()
             .is_some_and(|l| l.rows == lines && l.session.current_id().unwrap_or("") == current);
@@ -1506,6 +1628,8 @@ impl SessionRoute {
                 .and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_string));
             let at = (!current.is_empty() && last.as_deref() != Some(current.as_str()))
                 .then(|| current.clone());
+            let model = self.stored_model().await?;
+            let (runtime, log) = self.app.runtime_for(model.as_deref())?;
             let p = pack.clone();
             let bytes = text.len();
             let session = blocking("rebuilding a session", move || {
@@ -1513,6 +1637,7 @@ impl SessionRoute {
                     &text,
                     ResumeOptions {
                         at,
+                        runtime,
                         ..ResumeOptions::default()
                     },
                 )
@@ -1523,6 +1648,7 @@ impl SessionRoute {
                 pack,
                 rows: lines,
                 bytes,
+                model: log,
             });
         }
         Ok(Locked { guard, pack_hash })
@@ -1562,6 +1688,19 @@ impl SessionRoute {
         expected: Option<&str>,
         op: impl FnOnce(&mut Session) -> Result<T, Problem> + Send + 'static,
     ) -> Result<(T, Value), Problem> {
+        self.mutate_logged(expected, op)
+            .await
+            .map(|(out, doc, _)| (out, doc))
+    }
+
+    /// [`SessionRoute::mutate`], and the model runtime's turn records of
+    /// the operation when the session is played under it (emptied before
+    /// `op` runs, so they are this operation's only).
+    async fn mutate_logged<T: Send + 'static>(
+        &self,
+        expected: Option<&str>,
+        op: impl FnOnce(&mut Session) -> Result<T, Problem> + Send + 'static,
+    ) -> Result<(T, Value, Option<Vec<troupe::model_runtime::TurnRecord>>), Problem> {
         let Locked { guard, pack_hash } = self.live().await?;
         let current = guard
             .as_ref()
@@ -1578,7 +1717,33 @@ impl SessionRoute {
         // to the blocking pool and back; its time is bounded by the Format
         // 16 budgets. Rebuilds and whole-history views stay on the pool.
         let mut guard = guard;
+        let log = guard.as_ref().and_then(|l| l.model.clone());
+        if let Some(l) = &log {
+            l.lock().map(|mut l| l.clear()).ok();
+        }
         let out = match guard.as_mut() {
+            // The model runtime's HTTP client blocks: its turn runs on the
+            // blocking pool, the session moved there and back. Should the
+            // request be dropped meanwhile (its time limit), the slot
+            // stays empty and the next request rebuilds the session from
+            // what is stored.
+            Some(_) if log.is_some() => match guard.take() {
+                Some(mut live) => {
+                    match tokio::task::spawn_blocking(move || {
+                        let r = op(&mut live.session);
+                        (live, r)
+                    })
+                    .await
+                    {
+                        Ok((live, r)) => {
+                            *guard = Some(live);
+                            r
+                        }
+                        Err(_) => Err(Problem::internal("a model turn")),
+                    }
+                }
+                None => Err(Problem::internal("a session slot was empty")),
+            },
             Some(live) => op(&mut live.session),
             None => Err(Problem::internal("a session slot was empty")),
         };
@@ -1617,7 +1782,8 @@ impl SessionRoute {
             return Err(Problem::internal("a session slot was empty"));
         };
         let doc = session_doc(&self.id, &pack_hash, live);
-        Ok((out, doc))
+        let records = log.and_then(|l| l.lock().ok().map(|l| l.clone()));
+        Ok((out, doc, records))
     }
 
     /// The recorded session (its file as stored) as a `History`, with its
@@ -1667,24 +1833,63 @@ async fn turn(s: SessionRoute, JsonBody(req): JsonBody<TurnBody>) -> Answer {
     }
     let started = Instant::now();
     let expected = req.expected.clone();
-    let (result, _) = s
-        .mutate(expected.as_deref(), move |s| {
+    let (result, _, records) = s
+        .mutate_logged(expected.as_deref(), move |s| {
             let r = match (&req.as_player, &req.to) {
                 (Some(p), _) => s.turn_as(p, &req.text),
                 (_, Some(c)) => s.turn_to(c, &req.text),
                 _ => s.turn(&req.text),
             };
-            r.map_err(Problem::from)
+            r.map_err(|e| {
+                if e.kind() == ErrorKind::Runtime {
+                    model_failure(&e)
+                } else {
+                    Problem::from(e)
+                }
+            })
         })
         .await?;
     s.app.0.metrics.turn(started.elapsed());
-    let mut r = json_response(StatusCode::OK, &result);
+    // Under the model runtime the turn's `model` member, as `troupe run
+    // --runtime model --json` prints it (Format 24.7).
+    let record = records.and_then(|l| troupe::model_runtime::turn_record(&l, &result.messages));
+    let mut doc = serde_json::to_value(&result).unwrap_or(Value::Null);
+    if let (Some(obj), Some(rec)) = (doc.as_object_mut(), &record) {
+        let mut m = serde_json::to_value(rec).unwrap_or(Value::Null);
+        if let Some(m) = m.as_object_mut() {
+            m.remove("input");
+        }
+        obj.insert("model".into(), m);
+    }
+    let mut r = json_response(StatusCode::OK, &doc);
     if let Some(last) = result.messages.last() {
         if let Ok(v) = HeaderValue::from_str(last) {
             r.headers_mut().insert("troupe-current", v);
         }
     }
     Ok(r)
+}
+
+/// A failed model call (Format 24.6) as a problem: 502 (504 for
+/// MODEL_TIMEOUT) with the model runtime's code; the message, which names
+/// the endpoint, goes to the log and not to the client (docs/server.md
+/// "Runtimes").
+fn model_failure(e: &Error) -> Problem {
+    let Some(d) = e.diagnostics().first() else {
+        return Problem::internal("a model failure without a diagnostic");
+    };
+    tracing::warn!(code = %d.code, message = %d.message, "model call failed");
+    let code = d.code.to_string();
+    let status = if code == "MODEL_TIMEOUT" {
+        StatusCode::GATEWAY_TIMEOUT
+    } else {
+        StatusCode::BAD_GATEWAY
+    };
+    Problem::new(
+        status,
+        &code,
+        format!("the model failed ({code}); nothing of the turn was played, and the server's log has the details"),
+    )
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1749,20 +1954,106 @@ async fn get_session(s: SessionRoute) -> Answer {
             app: s.app.clone(),
             ws: s.ws.clone(),
         };
-        file.row().await?;
+        let (_, current, lines) = file.row().await?;
         let text = file.stored_text().await?;
-        return Ok((
+        // What an archive's `DELETE ?expected=…&lines=…` names, so that it
+        // deletes only what this file holds. The row is read before the
+        // lines, and lines are only ever added: a turn landing in between
+        // adds lines the file holds but the row does not count, and the
+        // DELETE then refuses (409) — never the other way round.
+        let mut r = (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "application/jsonl")],
             text,
         )
-            .into_response());
+            .into_response();
+        if let Ok(v) = HeaderValue::from_str(&current) {
+            r.headers_mut().insert("troupe-current", v);
+        }
+        r.headers_mut()
+            .insert("troupe-lines", HeaderValue::from(lines));
+        return Ok(r);
     }
     let locked = s.live().await?;
     Ok(json_response(
         StatusCode::OK,
         &session_doc(&s.id, &locked.pack_hash, locked.live()?),
     ))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteQuery {
+    #[serde(default)]
+    expected: Option<String>,
+    #[serde(default)]
+    lines: Option<i64>,
+}
+
+/// `DELETE /sessions/{id}[?expected=ID&lines=N]` (docs/server.md
+/// "Deleting and archiving"): the session's row and every line go in one
+/// transaction, guarded like a turn's `UPDATE` when `expected`/`lines` are
+/// given; a turn racing it either lands first (and is deleted with the
+/// rest) or finds no row (404). This process forgets its live copy;
+/// another instance's copy answers 404 at its next request, which reads
+/// the row first.
+async fn delete_session(s: SessionRoute, Query(q): Query<DeleteQuery>) -> Answer {
+    // No local operation on it meanwhile (none made up for an unknown ID).
+    let held = if s.app.has_slot(&s.ws, &s.id) {
+        Some(s.app.slot(&s.ws, &s.id).lock_owned().await)
+    } else {
+        None
+    };
+    let db = s.app.db();
+    let deleted = {
+        let _w = db.write_guard().await;
+        let mut sql = String::from("DELETE FROM troupe_sessions WHERE workspace = $1 AND id = $2");
+        if q.expected.is_some() {
+            sql.push_str(" AND current = $3");
+        }
+        if q.lines.is_some() {
+            sql.push_str(if q.expected.is_some() {
+                " AND lines = $4"
+            } else {
+                " AND lines = $3"
+            });
+        }
+        let mut tx = db.pool.begin().await.map_err(Problem::db)?;
+        let mut query = sqlx::query(&sql).bind(s.ws.clone()).bind(s.id.clone());
+        if let Some(e) = &q.expected {
+            query = query.bind(e.clone());
+        }
+        if let Some(n) = q.lines {
+            query = query.bind(n);
+        }
+        let gone = query
+            .execute(&mut *tx)
+            .await
+            .map_err(Problem::db)?
+            .rows_affected();
+        if gone == 1 {
+            sqlx::query("DELETE FROM troupe_lines WHERE workspace = $1 AND session = $2")
+                .bind(s.ws.clone())
+                .bind(s.id.clone())
+                .execute(&mut *tx)
+                .await
+                .map_err(Problem::db)?;
+            tx.commit().await.map_err(Problem::db)?;
+        } else {
+            tx.rollback().await.map_err(Problem::db)?;
+        }
+        gone == 1
+    };
+    if !deleted {
+        // Gone already (404), or moved since the archive was read (409).
+        let (_, current, _) = s.row().await?;
+        return Err(Problem::conflict(&current));
+    }
+    if let Some(mut guard) = held {
+        *guard = None;
+    }
+    s.app.forget(&s.ws, &s.id);
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 #[derive(Debug, Deserialize)]

@@ -39,6 +39,99 @@ pub struct Config {
     /// Live sessions kept in memory (least recently used dropped first;
     /// a dropped one is rebuilt from the database when asked for).
     pub cache_sessions: usize,
+    /// The models sessions may be played with, by name (docs/server.md
+    /// "Runtimes"): a client names one, never a URL.
+    pub models: std::collections::BTreeMap<String, ModelConfig>,
+}
+
+/// A model of the server's configuration (docs/server.md "Runtimes"):
+/// what `troupe run --runtime model` takes as flags (Format 24.1). The API
+/// key is not here: only the name of the environment variable holding it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ModelConfig {
+    /// The OpenAI-compatible base URL (`http://127.0.0.1:8081/v1`).
+    pub endpoint: String,
+    /// The model name sent in each request; default: the entry's name.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The environment variable holding the API key, read once at start.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Seconds one request may take (Format 24.1, default 60).
+    #[serde(default = "default_model_timeout")]
+    pub timeout_secs: u64,
+    /// The most tokens an answer may have (default 512).
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+    /// The sampling temperature (not sent when absent).
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// `json_schema` (default), `json_object` or `none` (Format 24.4).
+    #[serde(default)]
+    pub structured: Option<String>,
+}
+
+fn default_model_timeout() -> u64 {
+    troupe::model_runtime::DEFAULT_TIMEOUT_SECS
+}
+
+fn default_max_tokens() -> u32 {
+    troupe::model_runtime::DEFAULT_MAX_TOKENS
+}
+
+/// A configured model ready to serve: its request settings and how to
+/// reach it. No `Debug`: the connection holds the API key.
+#[derive(Clone)]
+pub(crate) struct ServedModel {
+    pub(crate) settings: troupe::model_runtime::Settings,
+    pub(crate) connection: troupe::model_runtime::Connection,
+}
+
+impl ModelConfig {
+    /// The model `name` ready to serve: its settings checked and its API
+    /// key read from `api_key_env` (an unset variable is an error naming
+    /// the variable, never a value).
+    fn served(&self, name: &str) -> Result<ServedModel, String> {
+        use troupe::model_runtime::{Settings, Structured};
+        let at = format!("models.{name}");
+        if !(self.endpoint.starts_with("http://") || self.endpoint.starts_with("https://")) {
+            return Err(format!("{at}.endpoint is not an http:// or https:// URL"));
+        }
+        let structured = match self.structured.as_deref() {
+            None | Some("json_schema") => Structured::JsonSchema,
+            Some("json_object") => Structured::JsonObject,
+            Some("none") => Structured::None,
+            Some(_) => {
+                return Err(format!(
+                    "{at}.structured is one of json_schema, json_object, none"
+                ))
+            }
+        };
+        let api_key = match &self.api_key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(k) if !k.is_empty() => Some(k),
+                _ => return Err(format!("{at}.api_key_env: the variable {var} is not set")),
+            },
+        };
+        Ok(ServedModel {
+            settings: Settings {
+                model: self.model.clone().unwrap_or_else(|| name.to_string()),
+                temperature: self.temperature,
+                max_tokens: self.max_tokens,
+                structured,
+            },
+            connection: troupe::model_runtime::Connection {
+                endpoint: Some(self.endpoint.clone()),
+                api_key,
+                timeout_secs: self.timeout_secs.max(1),
+                cassette: None,
+                record: false,
+            },
+        })
+    }
 }
 
 impl Default for Config {
@@ -49,6 +142,7 @@ impl Default for Config {
             body_limit: 16 * 1024 * 1024,
             request_timeout_secs: 30,
             cache_sessions: 10_000,
+            models: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -59,6 +153,23 @@ impl Config {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Checks what can be checked before the server starts: every model's
+    /// settings and that its API key's variable is set (docs/server.md
+    /// "Runtimes"). `troupe serve` exits 2 when this fails.
+    pub fn check(&self) -> Result<(), String> {
+        self.served_models().map(|_| ())
+    }
+
+    /// The configured models ready to serve, by name.
+    pub(crate) fn served_models(
+        &self,
+    ) -> Result<std::collections::HashMap<String, ServedModel>, String> {
+        self.models
+            .iter()
+            .map(|(name, m)| m.served(name).map(|s| (name.clone(), s)))
+            .collect()
     }
 }
 
@@ -89,7 +200,7 @@ pub fn serve(config: Config) -> Result<(), String> {
         let bound = listener
             .local_addr()
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let app = http::App::new(db, &config);
+        let app = http::App::new(db, &config)?;
         let router = http::router(app.clone(), &config);
         println!("listening on http://{bound}");
         use std::io::Write;
@@ -142,5 +253,17 @@ pub fn create_token(database: &str, workspace: &str) -> Result<String, String> {
     runtime()?.block_on(async move {
         let db = db::Db::open(database).await?;
         db.create_token(workspace).await
+    })
+}
+
+/// `troupe serve token revoke --workspace WS (TOKEN | --all)`: deletes the
+/// token `token` of `workspace`, or every token of it when `None`; a
+/// running server refuses it from its next request (docs/server.md
+/// "Tokens"). Returns how many were revoked.
+pub fn revoke_tokens(database: &str, workspace: &str, token: Option<&str>) -> Result<u64, String> {
+    valid_workspace(workspace)?;
+    runtime()?.block_on(async move {
+        let db = db::Db::open(database).await?;
+        db.revoke_tokens(workspace, token).await
     })
 }

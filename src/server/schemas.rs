@@ -68,10 +68,21 @@ pub fn operation(method: &str, path: &str) -> Operation {
             op.response = Some(component("Session"));
         }
         ("post", "/sessions:resume") => {
-            op.query = vec![("pack", string(), true), at()];
+            op.query = vec![
+                ("pack", string(), true),
+                at(),
+                ("runtime", json!({"enum": ["rules", "model"]}), false),
+                ("model", string(), false),
+            ];
             op.response = Some(component("Session"));
         }
         ("get", "/sessions/{id}") => op.response = Some(component("Session")),
+        ("delete", "/sessions/{id}") => {
+            op.query = vec![
+                ("expected", string(), false),
+                ("lines", json!({"type": "integer", "minimum": 0}), false),
+            ];
+        }
         ("post", "/sessions/{id}/turns") => {
             op.request = Some(component("Turn"));
             op.response = Some(reference(&format!("{}#/$defs/turn", output("run"))));
@@ -242,7 +253,8 @@ pub fn components() -> Map<String, Value> {
             "pack": {"description": "the pack's hash", "type": "string"},
             "scenario": string(), "seed": {"type": "integer", "minimum": 0},
             "difficulty": string(), "opening": string(), "player_name": string(),
-            "runtime": {"enum": ["rules"]}}}),
+            "runtime": {"description": "`model`: played by the configured model named in `model` (docs/server.md \"Runtimes\")", "enum": ["rules", "model"]},
+            "model": {"description": "with `runtime: model`: the name of a model of the server's configuration, never a URL", "type": "string"}}}),
     );
     put(
         "Turn",

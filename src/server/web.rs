@@ -368,7 +368,7 @@ pub fn play(package: Vec<u8>, listen: &str, open: bool) -> Result<(), String> {
         let bound = listener
             .local_addr()
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let app = super::http::App::new(db, &config);
+        let app = super::http::App::new(db, &config)?;
         let router = super::http::router(app.clone(), &config);
         // No graceful wait: a browser's keep-alive connections would hold
         // the process for the shutdown's grace period, and the folder is

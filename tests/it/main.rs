@@ -64,7 +64,11 @@ mod schemas;
 #[cfg(feature = "server")]
 mod server_api;
 #[cfg(feature = "server")]
+mod server_delete;
+#[cfg(feature = "server")]
 mod server_load;
+#[cfg(feature = "server")]
+mod server_model;
 #[cfg(feature = "server")]
 mod server_views;
 mod settings;

@@ -666,6 +666,7 @@ fn the_openapi_document_lists_every_route() {
         format!("POST {w}/sessions"),
         format!("POST {w}/sessions:resume"),
         format!("GET {w}/sessions/{{id}}"),
+        format!("DELETE {w}/sessions/{{id}}"),
         format!("POST {w}/sessions/{{id}}/turns"),
         format!("POST {w}/sessions/{{id}}/undo"),
         format!("POST {w}/sessions/{{id}}/goto"),
