@@ -25,7 +25,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use troupe::cel::{self as tcel, Activation, Env, NoHost, ObjectType, Type, Value};
-use troupe::runtime::{open, Options, Session};
+use troupe::open::open;
+use troupe::runtime::{Options, Session};
 
 fn cel_case(name: &str) -> &'static str {
     match name {

@@ -47,7 +47,7 @@ macro_rules! internal_modules {
 }
 
 internal_modules!(
-    cel, check, compile, diag, engine, keys, load, model, resolve, runtime, template, wire
+    cel, check, compile, diag, engine, keys, load, model, open, resolve, runtime, template, wire
 );
 
 // Behind cargo features (docs/embedding.md, "Features").

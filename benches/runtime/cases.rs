@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{criterion_group, BatchSize, Criterion, Throughput};
-use troupe::runtime::{open, Options, Session};
+use troupe::open::open;
+use troupe::runtime::{Options, Session};
 
 fn scenarios() -> usize {
     std::env::var("TROUPE_BENCH_SCENARIOS")

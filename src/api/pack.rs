@@ -11,7 +11,7 @@ use super::history::History;
 use super::session::{ResumeOptions, Session, SessionOptions};
 use crate::diag::render::Sources;
 use crate::diag::{Code, Diagnostic};
-use crate::runtime::open::OpenError;
+use crate::runtime::OpenError;
 use crate::runtime::{OpenOptions, Opened};
 
 /// Where a [`Pack`] came from, so that [`Pack::compile`] can compile the
@@ -104,7 +104,7 @@ impl Pack {
                 Sources::new(),
             ));
         }
-        let opened = crate::runtime::open_with(path, options).map_err(open_error)?;
+        let opened = crate::open::open_with(path, options).map_err(open_error)?;
         Ok(Pack::new(opened, Origin::Path(path.to_path_buf())))
     }
 
@@ -165,8 +165,8 @@ impl Pack {
 
     /// [`Pack::from_package`] with `options`.
     pub fn from_package_with(bytes: &[u8], options: OpenOptions) -> Result<Pack> {
-        let opened = crate::runtime::open::open_package_bytes("package", bytes, options)
-            .map_err(open_error)?;
+        let opened =
+            crate::open::open_package_bytes("package", bytes, options).map_err(open_error)?;
         Ok(Pack::new(opened, Origin::Package(Arc::from(bytes))))
     }
 
@@ -231,12 +231,12 @@ impl Pack {
         let reopened;
         let opened = match (&self.inner.origin, self.inner.opened.from_ir) {
             (Origin::Path(p), true) => {
-                reopened = crate::runtime::open_with(p, fresh).map_err(open_error)?;
+                reopened = crate::open::open_with(p, fresh).map_err(open_error)?;
                 &reopened
             }
             (Origin::Package(b), true) => {
-                reopened = crate::runtime::open::open_package_bytes("package", b, fresh)
-                    .map_err(open_error)?;
+                reopened =
+                    crate::open::open_package_bytes("package", b, fresh).map_err(open_error)?;
                 &reopened
             }
             _ => &self.inner.opened,

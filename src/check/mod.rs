@@ -18,7 +18,7 @@ pub mod runtime;
 pub mod schema;
 mod schema_errors;
 pub mod session;
-pub mod settings;
+pub use crate::resolve::settings;
 pub mod story;
 mod summaries;
 pub mod templates;

@@ -122,6 +122,27 @@ pub fn compile_story_for(
     Ok((story, ir))
 }
 
+/// Checks the header of a session about to start against `bundle` and
+/// compiles its story (Format 18.4): when `plain`, its players are plain
+/// characters of the bundle and only the header is checked, else the
+/// header is checked whole. Refused with the diagnostics when it does not
+/// conform.
+pub fn compile_start(
+    bundle: &Value,
+    header: &Value,
+    plain: bool,
+) -> Result<Compiled, Vec<Diagnostic>> {
+    let diags = if plain {
+        check::session::check_plain_header(bundle, header)
+    } else {
+        check::session::check_session(bundle, header, &[])
+    };
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(diags);
+    }
+    compile_checked(bundle, Some((header.clone(), Vec::new())), None)
+}
+
 /// Compiles input that has passed its checks (no check runs here).
 pub fn compile_checked(
     bundle: &Value,

@@ -5,6 +5,7 @@
 //! rule or a model adapter proposed it during a session.
 
 pub mod changes;
+pub mod settings;
 pub mod values;
 
 pub use changes::{check_changes, resolve_target, scalar_of, Decls, Keyed, Target, VarView};

@@ -5,7 +5,8 @@
 //! rubric score, and writing the session file line by line.
 //!
 //! ```no_run
-//! use troupe::runtime::{open, Options, Session};
+//! use troupe::open::open;
+//! use troupe::runtime::{Options, Session};
 //! let pack = open(std::path::Path::new("examples/packs/everyday-negotiation")).unwrap();
 //! let mut session = Session::start(&pack, &Options::default()).unwrap();
 //! let result = session.turn("Hello Marco!").unwrap();
@@ -24,7 +25,7 @@ pub use crate::compile::runtime as compiled;
 pub mod fake;
 pub mod firing;
 pub mod generator;
-pub mod open;
+pub mod opened;
 pub mod replay;
 pub mod rubric;
 pub mod rules;
@@ -44,7 +45,7 @@ use serde_json::{Map, Value};
 use crate::compile::ChangeIr;
 use crate::engine::{Engine, Point, State};
 
-pub use open::{open, open_with, OpenOptions, Opened};
+pub use opened::{DefaultScenario, OpenError, OpenOptions, Opened};
 pub use session::{Options, RuntimeKind, Session, StartError, TurnError};
 pub use chat::{ChatMessage, Structured};
 pub use settings::SettingsResult;

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::compiled::RuntimeIr;
 use super::firing::evaluate_observed;
-use super::open::Opened;
+use super::opened::Opened;
 use super::rules::RulesRuntime;
 use super::session_writer::{troupe_json, MessageLine, SessionWriter};
 use super::Runtime;
@@ -950,17 +950,14 @@ fn from_bundle(
     let (header, _) = build_header(bundle, options)?;
     // Default players are plain characters: only the header needs
     // checking (a caller's header is checked whole).
-    let diags = if options.header_players.is_none() {
-        crate::check::session::check_plain_header(bundle, &header)
-    } else {
-        crate::check::session::check_session(bundle, &header, &[])
-    };
-    if diags.iter().any(Diagnostic::is_error) {
-        return Err(StartError::Refused(diags));
-    }
-    let engine =
-        crate::engine::load::compile_checked(bundle, Some((header.clone(), Vec::new())), None)
-            .map_err(StartError::Refused)?;
+    let c = crate::compile::load::compile_start(bundle, &header, options.header_players.is_none())
+        .map_err(StartError::Refused)?;
+    let engine = Engine::new(
+        c.story,
+        c.session,
+        c.has_session,
+        crate::engine::DEFAULT_STRIDE,
+    );
     if engine.ir.players.is_empty() {
         return Err(refuse(
             Code::Seat,

@@ -13,7 +13,8 @@ use std::time::Duration;
 use crate::ThreadCpu;
 
 use troupe::keys::{KeyOptions, KeySet};
-use troupe::runtime::{open, Options, Session};
+use troupe::open::open;
+use troupe::runtime::{Options, Session};
 
 fn digits(n: usize) -> String {
     let mut s = String::from("a");

@@ -416,7 +416,7 @@ fn a_running_session_agrees_with_its_session_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("b.json");
     std::fs::write(&path, b.to_string()).unwrap();
-    let opened = troupe::runtime::open(&path).unwrap_or_else(|e| panic!("{:?}", e.diagnostics));
+    let opened = troupe::open::open(&path).unwrap_or_else(|e| panic!("{:?}", e.diagnostics));
     let mut s = troupe::runtime::Session::start(&opened, &troupe::runtime::Options::default())
         .expect("starts");
     for input in ["a fox", "x", "x", "fox", "x", "x"] {

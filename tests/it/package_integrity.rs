@@ -19,7 +19,8 @@ use troupe::compile::package::{content_hash, write_package};
 use troupe::diag::{Code, Severity};
 use troupe::files::read_script;
 use troupe::runtime::safety::Status;
-use troupe::runtime::{open, open_with, OpenOptions, Options, Session};
+use troupe::open::{open, open_with};
+use troupe::runtime::{OpenOptions, Options, Session};
 
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";
 

@@ -9,7 +9,7 @@ use std::process::Command;
 use serde_json::{json, Value};
 use troupe::load::scan_pack;
 use troupe::playtest::{run_pack, PackPlaytests, PlaytestReport, RunSettings, Verdict};
-use troupe::runtime::open;
+use troupe::open::open;
 
 use crate::common;
 use common::*;

@@ -15,7 +15,8 @@ use troupe::runtime::safety::Status;
 use troupe::runtime::transcript::{
     score as transcript_score, start as transcript_start, turn as transcript_turn,
 };
-use troupe::runtime::{open, Opened, Options, RuntimeKind, Session, SessionControl, TurnError};
+use troupe::open::open;
+use troupe::runtime::{Opened, Options, RuntimeKind, Session, SessionControl, TurnError};
 
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";
 const HARBOR: &str = "examples/packs/harbor-lights";

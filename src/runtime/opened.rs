@@ -1,0 +1,176 @@
+//! What an opened pack is (Format 20, 14.4): the checked bundle (or a
+//! package's, read when first needed), its compiled scenarios and the
+//! sessions it ships. [`crate::open`] makes one; sessions start from it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use super::safety::Safety;
+use crate::compile::package::{compile_scenario, PackageIr, ScenarioIr};
+use crate::diag::render::Sources;
+use crate::diag::Diagnostic;
+use crate::load::LazyBundle;
+
+/// A checked bundle ready for sessions.
+#[derive(Debug, Clone, Default)]
+pub struct Opened {
+    /// The path as given.
+    pub name: String,
+    /// The bundle (a pack's lowered bundle). From a package whose IR is
+    /// used, `bundle.json` is parsed only when something needs it.
+    pub bundle: LazyBundle,
+    /// Warnings (IR_MISMATCH, ADVISORY, …).
+    pub warnings: Vec<Diagnostic>,
+    /// True when a package's compiled form was used (no check ran).
+    pub from_ir: bool,
+    /// The package's compiled form (Format 14.4), when it was used:
+    /// sessions with default seating start from it without parsing,
+    /// checking or lowering anything.
+    pub ir: Option<Arc<PackageIr>>,
+    /// The recorded sessions (name → bytes), in code point order of names.
+    pub sessions: Vec<(String, Vec<u8>)>,
+    /// Compiled safety rules by scenario ID, shared by the sessions started
+    /// from this bundle (regular expressions are compiled once).
+    pub safety_cache: Arc<Mutex<HashMap<String, Arc<Safety>>>>,
+    /// Compiled runtime parts by scenario and seating (the header's
+    /// `players` and `characters`), shared by the sessions started from
+    /// this bundle: their key sets are built once, on first use.
+    pub runtime_cache: Arc<Mutex<HashMap<String, Arc<crate::compile::runtime::RuntimeIr>>>>,
+    /// The expressions the check of the bundle parsed: compiling it and
+    /// starting sessions from it parse none of them again.
+    pub parsed: Arc<crate::cel::parse::ParseCache>,
+    /// The scenarios compiled for default seating (Format 18.4), by the
+    /// scenario ID a start named (`""` for none: the first scenario): from
+    /// a package's `ir.json`, or, for a pack opened from its sources (or a
+    /// package whose compiled form was not used), compiled by the first
+    /// session that needs it and shared by every later one (`None`: the
+    /// scenario does not run from a compiled form, and each session
+    /// compiles it for its own header). Only IDs of the bundle's scenarios
+    /// are kept, so it holds at most one entry per scenario, plus `""`.
+    pub compiled: Arc<Mutex<HashMap<String, Option<Arc<DefaultScenario>>>>>,
+}
+
+/// A scenario compiled for default seating (Format 18.4), shared by every
+/// session an opened pack starts with default seating
+/// ([`Opened::default_scenario`]): its IR is all they need.
+#[derive(Debug)]
+pub struct DefaultScenario {
+    /// The compiled scenario (a package's, or the pack's own compilation).
+    pub ir: Arc<ScenarioIr>,
+}
+
+impl Opened {
+    /// A bundle the caller has already checked (Format 17.1), ready for
+    /// [`crate::runtime::Session::start`].
+    pub fn from_checked(name: impl Into<String>, bundle: Value) -> Opened {
+        Opened {
+            name: name.into(),
+            bundle: LazyBundle::from_value(bundle),
+            ..Opened::default()
+        }
+    }
+
+    /// Scenario `id` (the bundle's first for `None`) compiled for default
+    /// seating (Format 14.4, 18.4): from the package's `ir.json` when it was
+    /// used, else compiled from the checked bundle once per opened pack
+    /// (every session after the first shares it). `None` when the scenario
+    /// does not exist or cannot run with default seating: a session of it
+    /// is then checked and compiled for its own header.
+    pub fn default_scenario(&self, id: Option<&str>) -> Option<Arc<DefaultScenario>> {
+        // `None` (the first scenario) is kept under "", which no scenario
+        // ID is (Format 3.1).
+        let key = id.unwrap_or("");
+        let mut cache = self.compiled.lock().ok()?;
+        if let Some(done) = cache.get(key) {
+            return done.clone();
+        }
+        let made = match &self.ir {
+            // A scenario the IR lacks is found lacking again at no cost:
+            // it is not remembered.
+            Some(ir) => Some(self.share(ir.scenario(id)?)),
+            // An ID the bundle lacks is not remembered either.
+            None => self.compile_scenario(id)?.map(|ir| self.share(Arc::new(ir))),
+        };
+        cache.insert(key.to_string(), made.clone());
+        made
+    }
+
+    /// `ir`, for sharing.
+    fn share(&self, ir: Arc<ScenarioIr>) -> Arc<DefaultScenario> {
+        Arc::new(DefaultScenario { ir })
+    }
+
+    /// Scenario `id` of the checked bundle compiled for default seating:
+    /// `None` when the bundle has no such scenario, `Some(None)` when it
+    /// does not run with default seating.
+    fn compile_scenario(&self, id: Option<&str>) -> Option<Option<ScenarioIr>> {
+        let bundle = &*self.bundle;
+        let list = bundle.get("scenarios").and_then(Value::as_array)?;
+        let index = match id {
+            Some(id) => list
+                .iter()
+                .position(|s| s.get("id").and_then(Value::as_str) == Some(id))?,
+            None if list.is_empty() => return None,
+            None => 0,
+        };
+        // The check's parses are reused: nothing is parsed again.
+        Some(self.parsed.scope(|| compile_scenario(bundle, index)))
+    }
+
+    /// Scenario `id` as written in the bundle.
+    pub fn scenario_raw(&self, id: &str) -> Option<&Value> {
+        self.bundle
+            .get("scenarios")?
+            .as_array()?
+            .iter()
+            .find(|s| s.get("id").and_then(Value::as_str) == Some(id))
+    }
+
+    /// The compiled safety rules of scenario `id` whose policy is `policy`;
+    /// an error when a term or pattern does not compile.
+    pub fn safety(&self, id: &str, policy: Option<&Value>) -> Result<Arc<Safety>, String> {
+        if let Ok(cache) = self.safety_cache.lock() {
+            if let Some(s) = cache.get(id) {
+                return Ok(s.clone());
+            }
+        }
+        let s = Arc::new(Safety::compile(policy)?);
+        if let Ok(mut cache) = self.safety_cache.lock() {
+            cache.insert(id.to_string(), s.clone());
+        }
+        Ok(s)
+    }
+}
+
+/// Why `open` refused: the diagnostics, and the texts they quote.
+#[derive(Debug, Default)]
+pub struct OpenError {
+    /// Every diagnostic.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Source texts for human output.
+    pub sources: Sources,
+}
+
+/// How [`open_with`] treats a package's compiled form (Format 14.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Use `ir.json` when its hashes and versions match (the default);
+    /// `false` always checks and compiles `bundle.json` (`troupe compile`).
+    pub use_ir: bool,
+    /// Also recompile `bundle.json` and use `ir.json` only when it is byte
+    /// for byte that compilation (`--verify-ir`); otherwise IR_MISMATCH and
+    /// the bundle is compiled afresh.
+    pub verify_ir: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            use_ir: true,
+            verify_ir: false,
+        }
+    }
+}
+
