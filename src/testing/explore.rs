@@ -917,8 +917,12 @@ const CHUNK: usize = 256;
 /// 32 MiB a search of 50 one-keyword rules peaked at 104 MiB against
 /// Format 16.2's 64 MiB aim (tests/bounds/hostile_cli.rs); at 1 MiB, 49
 /// MiB with one thread and 54 with two, and a chunk still holds hundreds
-/// of turns, enough to keep the threads busy.
-const IN_FLIGHT: usize = 1 << 20;
+/// of turns, enough to keep the threads busy. A session's estimate is well
+/// below what it really holds: when the engine stopped carrying the
+/// checked story (a few bytes less each), two parents of 200 lines fitted
+/// where one had, and the peak of 200 rules with two threads rose from 54
+/// to 72 MiB (bound: 65). At 512 KiB: 53 MiB with one thread, 58 with two.
+const IN_FLIGHT: usize = 1 << 19;
 
 /// What one alphabet line does from one kept session.
 struct Step {
