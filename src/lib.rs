@@ -4,13 +4,16 @@
 //! The pipeline, one module per stage (`docs/format.md`, DESIGN §1):
 //!
 //! ```text
-//! load (bytes → documents) → check (diagnostics) → compile (IR) → engine
+//! load (bytes → documents) → resolve (declarations, names) → check (diagnostics)
+//!   → compile (IR) → engine (state, knows, macros) → runtime (sessions)
 //! ```
 //!
 //! `diag` is the base every stage reports with; `cel` (conditions) and
 //! `template` (macros) are languages the checker and the compiler use.
-//! Lower stages never import higher ones. `api` is the embedding API
-//! (docs/embedding.md), re-exported here.
+//! Lower stages never import higher ones: nothing after `compile` imports
+//! `check`, and a session needs only the IR. `open` is the one way a pack,
+//! a bundle or a package is opened (load, check, compile) for every client;
+//! `api` is the embedding API (docs/embedding.md), re-exported here.
 //!
 //! The command line is not part of the library: `src/cli/` is the client
 //! code of the `troupe` binary (`src/main.rs` declares it), which reaches
