@@ -142,7 +142,8 @@ pub fn package(data: &[u8]) {
     let _ = troupe::load::screen_package("p.troupe", data);
     let loaded = troupe::load::parse_package("p.troupe", data);
     if let Some(pkg) = &loaded.value {
-        let _ = troupe::check::run::check_package(pkg);
+        let _ =
+            troupe::check::run::check_package(pkg, &troupe::compile::package::ir_is_compilation_of);
     }
 }
 

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::check::run::check_paths;
+use crate::check::run::{check_package, check_paths_with, Checked};
 use crate::compile::package::{ir_is_compilation_of, read_ir, verify_ir};
 use crate::diag::render::Sources;
 use crate::diag::{Code, Diagnostic, Severity};
@@ -17,6 +17,13 @@ use crate::load::limits::MAX_PACKAGE_FILE_BYTES;
 use crate::load::text::read_at_most;
 use crate::load::LazyBundle;
 use crate::runtime::{OpenError, OpenOptions, Opened};
+
+/// Checks every path as `troupe check` does (Format 17; see
+/// [`crate::check::run::check_paths_with`]), a package's `ir.json` compared
+/// with what its `bundle.json` compiles to (14.4).
+pub fn check_paths(paths: &[std::path::PathBuf]) -> Checked {
+    check_paths_with(paths, &ir_is_compilation_of)
+}
 
 /// Opens a pack directory, a bundle or a package.
 pub fn open(path: &Path) -> Result<Opened, OpenError> {
@@ -184,7 +191,7 @@ pub fn open_package_bytes(
         });
     };
     let parsed = Arc::new(crate::cel::parse::ParseCache::default());
-    let (diags, bundle) = parsed.scope(|| crate::check::run::check_package(&pkg));
+    let (diags, bundle) = parsed.scope(|| check_package(&pkg, &ir_is_compilation_of));
     diagnostics.extend(diags.into_iter().filter(|d| d.code != Code::IrMismatch));
     let mut sources = Sources::new();
     if let Some(b) = &pkg.bundle {

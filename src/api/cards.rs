@@ -259,7 +259,7 @@ pub fn write_card_pack(dir: impl AsRef<Path>, imported: &CardImport) -> Result<(
     let partial = crate::output::partial_path(dir);
     let _ = std::fs::remove_dir_all(&partial);
     let written = write_pack_files(&partial, imported).and_then(|()| {
-        let checked = crate::check::run::check_paths(std::slice::from_ref(&partial));
+        let checked = crate::open::check_paths(std::slice::from_ref(&partial));
         let errors: Vec<Diagnostic> = checked
             .diagnostics
             .into_iter()

@@ -30,7 +30,7 @@ pub struct CheckReport {
 /// fails: a path that cannot be read is a diagnostic (MISSING_FILE, IO).
 pub fn check<P: AsRef<Path>>(paths: &[P]) -> CheckReport {
     let paths: Vec<PathBuf> = paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
-    let checked = crate::check::run::check_paths(&paths);
+    let checked = crate::open::check_paths(&paths);
     CheckReport {
         diagnostics: checked.diagnostics,
         sources: checked.sources,

@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::ThreadCpu;
 
 use serde_json::json;
-use troupe::check::run::check_paths;
+use troupe::open::check_paths;
 
 /// A bundle with `n` cast members and `n` worlds in one scenario; each
 /// owns an int variable, and each world has a lore entry whose `when` reads

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use troupe::check::run::check_paths;
 use troupe::diag::render::Report;
+use troupe::open::check_paths;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use troupe::check::run::check_paths;
 use troupe::diag::Code;
+use troupe::open::check_paths;
 
 use crate::common;
 use common::*;

@@ -6,9 +6,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use troupe::check::run::check_paths;
 use troupe::diag::{Code, Diagnostic};
 use troupe::load::{read_bundle, read_package, read_session};
+use troupe::open::check_paths;
 
 fn only(diags: &[Diagnostic]) -> &Diagnostic {
     assert_eq!(diags.len(), 1, "{diags:#?}");

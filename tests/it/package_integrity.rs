@@ -14,12 +14,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use troupe::check::run::check_paths;
 use troupe::compile::package::{content_hash, write_package};
 use troupe::diag::{Code, Severity};
 use troupe::files::read_script;
-use troupe::runtime::safety::Status;
+use troupe::open::check_paths;
 use troupe::open::{open, open_with};
+use troupe::runtime::safety::Status;
 use troupe::runtime::{OpenOptions, Options, Session};
 
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";

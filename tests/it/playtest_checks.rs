@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use troupe::check::run::check_paths;
 use troupe::diag::{Code, Diagnostic, Severity};
+use troupe::open::check_paths;
 
 use crate::common;
 use common::*;

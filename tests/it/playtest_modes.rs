@@ -8,8 +8,8 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 use troupe::load::scan_pack;
-use troupe::playtest::{run_pack, PackPlaytests, PlaytestReport, RunSettings, Verdict};
 use troupe::open::open;
+use troupe::playtest::{run_pack, PackPlaytests, PlaytestReport, RunSettings, Verdict};
 
 use crate::common;
 use common::*;

@@ -11,11 +11,11 @@ use serde_json::Value;
 use troupe::diag::Code;
 use troupe::engine::Engine;
 use troupe::files::read_script;
+use troupe::open::open;
 use troupe::runtime::safety::Status;
 use troupe::runtime::transcript::{
     score as transcript_score, start as transcript_start, turn as transcript_turn,
 };
-use troupe::open::open;
 use troupe::runtime::{Opened, Options, RuntimeKind, Session, SessionControl, TurnError};
 
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";
