@@ -202,10 +202,7 @@ async fn group_commit(
         let _w = lock.lock().await;
         let written: Result<Vec<bool>, sqlx::Error> = async {
             let mut tx = pool.begin().await?;
-            let mut applied = Vec::with_capacity(group.len());
-            for (w, _) in &group {
-                applied.push(write_in(&mut tx, w).await?);
-            }
+            let applied = write_group_in(&mut tx, &group, false).await?;
             tx.commit().await?;
             Ok(applied)
         }
@@ -277,23 +274,48 @@ async fn group_commit_pg(
 /// Writes `group` in one transaction (see [`group_commit_pg`]): which
 /// applied, in order.
 async fn write_group_pg(pool: &AnyPool, group: &[Queued]) -> Result<Vec<bool>, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let applied = write_group_in(&mut tx, group, true).await?;
+    tx.commit().await?;
+    Ok(applied)
+}
+
+/// Writes `group` in `tx` with one guarded `UPDATE … FROM (VALUES …)
+/// RETURNING` and one `INSERT` (both databases; a group of one turn, or
+/// one holding a session twice, turn by turn): which turns applied, in
+/// order. `lock_rows`: lock the sessions' rows in key order first
+/// (PostgreSQL, where instances write at once; SQLite's writer holds the
+/// whole database).
+async fn write_group_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    group: &[Queued],
+    lock_rows: bool,
+) -> Result<Vec<bool>, sqlx::Error> {
     let mut keys: Vec<(&str, &str)> = group
         .iter()
         .map(|(w, _)| (w.workspace.as_str(), w.session.as_str()))
         .collect();
     keys.sort_unstable();
     let distinct = keys.windows(2).all(|k| k[0] != k[1]);
-    let mut tx = pool.begin().await?;
     // One turn alone: its own two statements, without the lock query.
     if group.len() == 1 || !distinct {
         let mut applied = Vec::with_capacity(group.len());
         for (w, _) in group {
-            applied.push(write_in(&mut tx, w).await?);
+            applied.push(write_in(tx, w).await?);
         }
-        tx.commit().await?;
         return Ok(applied);
     }
-    // Lock the rows in key order.
+    if lock_rows {
+        lock_in_order(tx, &keys).await?;
+    }
+    update_and_insert(tx, group).await
+}
+
+/// Locks the sessions' rows `keys` (sorted) in that order.
+async fn lock_in_order(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    keys: &[(&str, &str)],
+) -> Result<(), sqlx::Error> {
     let mut sql =
         String::from("SELECT workspace, id FROM troupe_sessions WHERE (workspace, id) IN (");
     for i in 0..keys.len() {
@@ -304,13 +326,23 @@ async fn write_group_pg(pool: &AnyPool, group: &[Queued]) -> Result<Vec<bool>, s
     }
     sql.push_str(") ORDER BY workspace, id FOR UPDATE");
     let mut q = sqlx::query(&sql);
-    for (ws, id) in &keys {
+    for (ws, id) in keys {
         q = q.bind(ws.to_string()).bind(id.to_string());
     }
-    q.fetch_all(&mut *tx).await?;
-    // One guarded UPDATE for all.
+    q.fetch_all(&mut **tx).await?;
+    Ok(())
+}
+
+/// The guarded `UPDATE` of every turn of `group` (sessions distinct) and
+/// the `INSERT` of the applied turns' lines: which applied, in order.
+async fn update_and_insert(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    group: &[Queued],
+) -> Result<Vec<bool>, sqlx::Error> {
+    // One guarded UPDATE for all. A VALUES list's columns are `column1`…
+    // in both databases (SQLite takes no column names after its alias).
     let mut sql = String::from(
-        "UPDATE troupe_sessions AS s SET current = v.current, lines = v.new_lines FROM (VALUES ",
+        "UPDATE troupe_sessions AS s SET current = v.column4, lines = v.column6 FROM (VALUES ",
     );
     for i in 0..group.len() {
         if i > 0 {
@@ -327,7 +359,7 @@ async fn write_group_pg(pool: &AnyPool, group: &[Queued]) -> Result<Vec<bool>, s
             b + 6
         ));
     }
-    sql.push_str(") AS v (workspace, id, old_current, current, old_lines, new_lines) WHERE s.workspace = v.workspace AND s.id = v.id AND s.current = v.old_current AND s.lines = v.old_lines RETURNING s.workspace, s.id");
+    sql.push_str(") AS v WHERE s.workspace = v.column1 AND s.id = v.column2 AND s.current = v.column3 AND s.lines = v.column5 RETURNING workspace, id");
     let mut q = sqlx::query(&sql);
     for (w, _) in group {
         q = q
@@ -338,7 +370,7 @@ async fn write_group_pg(pool: &AnyPool, group: &[Queued]) -> Result<Vec<bool>, s
             .bind(w.old_rows)
             .bind(w.old_rows + w.lines.len() as i64);
     }
-    let rows = q.fetch_all(&mut *tx).await?;
+    let rows = q.fetch_all(&mut **tx).await?;
     let mut moved = std::collections::HashSet::new();
     for r in &rows {
         moved.insert((r.try_get::<String, _>(0)?, r.try_get::<String, _>(1)?));
@@ -378,9 +410,8 @@ async fn write_group_pg(pool: &AnyPool, group: &[Queued]) -> Result<Vec<bool>, s
                 .bind(*seq)
                 .bind((*line).clone());
         }
-        q.execute(&mut *tx).await?;
+        q.execute(&mut **tx).await?;
     }
-    tx.commit().await?;
     Ok(applied)
 }
 
