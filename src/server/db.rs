@@ -44,8 +44,9 @@ pub struct Db {
     /// [`Db::write_lock`]) rather than PostgreSQL.
     pub sqlite: bool,
     pub write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
-    /// SQLite's group commit (docs/server.md "Storage and durability"):
-    /// the queue of [`Db::write_turn`]s one task commits together.
+    /// The group commit (docs/server.md "Storage and durability"): the
+    /// queue of [`Db::write_turn`]s committed together — by one task on
+    /// SQLite, by [`PG_COMMITTERS`] on PostgreSQL ([`Db::group_commit`]).
     turns: Option<tokio::sync::mpsc::UnboundedSender<Queued>>,
     /// Revoked tokens, as this process learns of them (docs/server.md
     /// "Tokens"): see [`TokenWatch`].
@@ -201,10 +202,7 @@ async fn group_commit(
         let _w = lock.lock().await;
         let written: Result<Vec<bool>, sqlx::Error> = async {
             let mut tx = pool.begin().await?;
-            let mut applied = Vec::with_capacity(group.len());
-            for (w, _) in &group {
-                applied.push(write_in(&mut tx, w).await?);
-            }
+            let applied = write_group_in(&mut tx, &group, false).await?;
             tx.commit().await?;
             Ok(applied)
         }
@@ -223,6 +221,198 @@ async fn group_commit(
             }
         }
     }
+}
+
+/// Committers of PostgreSQL's group commit: each takes a group from the
+/// shared queue and writes it while the others gather the next ones.
+const PG_COMMITTERS: usize = 3;
+
+/// PostgreSQL's group commit (docs/server.md "Group commit"): the turns
+/// queued together are written in one transaction of five statements
+/// whatever their number — the sessions' rows locked in key order (`SELECT
+/// … ORDER BY … FOR UPDATE`: instances sharing the database lock in one
+/// order, so two groups never deadlock), one `UPDATE … FROM (VALUES …)`
+/// guarded like a single turn's (its `RETURNING` says which applied), one
+/// `INSERT` of the applied turns' lines — and one commit. A process never
+/// queues two writes of one session at once (its slot lock is held until
+/// the write is answered); should a group hold one twice anyway, it is
+/// written turn by turn, as is a group of one turn (no lock query).
+async fn group_commit_pg(
+    pool: AnyPool,
+    queue: std::sync::Arc<tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<Queued>>>,
+) {
+    loop {
+        let group = {
+            let mut q = queue.lock().await;
+            let Some(first) = q.recv().await else { return };
+            let mut group = vec![first];
+            while group.len() < GROUP_MAX {
+                match q.try_recv() {
+                    Ok(w) => group.push(w),
+                    Err(_) => break,
+                }
+            }
+            group
+        };
+        let written = write_group_pg(&pool, &group).await;
+        match written {
+            Ok(applied) => {
+                for ((_, answer), ok) in group.into_iter().zip(applied) {
+                    let _ = answer.send(Ok(ok));
+                }
+            }
+            Err(e) => {
+                let e = e.to_string();
+                for (_, answer) in group {
+                    let _ = answer.send(Err(e.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// Writes `group` in one transaction (see [`group_commit_pg`]): which
+/// applied, in order.
+async fn write_group_pg(pool: &AnyPool, group: &[Queued]) -> Result<Vec<bool>, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let applied = write_group_in(&mut tx, group, true).await?;
+    tx.commit().await?;
+    Ok(applied)
+}
+
+/// Writes `group` in `tx` with one guarded `UPDATE … FROM (VALUES …)
+/// RETURNING` and one `INSERT` (both databases; a group of one turn, or
+/// one holding a session twice, turn by turn): which turns applied, in
+/// order. `lock_rows`: lock the sessions' rows in key order first
+/// (PostgreSQL, where instances write at once; SQLite's writer holds the
+/// whole database).
+async fn write_group_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    group: &[Queued],
+    lock_rows: bool,
+) -> Result<Vec<bool>, sqlx::Error> {
+    let mut keys: Vec<(&str, &str)> = group
+        .iter()
+        .map(|(w, _)| (w.workspace.as_str(), w.session.as_str()))
+        .collect();
+    keys.sort_unstable();
+    let distinct = keys.windows(2).all(|k| k[0] != k[1]);
+    // One turn alone: its own two statements, without the lock query.
+    if group.len() == 1 || !distinct {
+        let mut applied = Vec::with_capacity(group.len());
+        for (w, _) in group {
+            applied.push(write_in(tx, w).await?);
+        }
+        return Ok(applied);
+    }
+    if lock_rows {
+        lock_in_order(tx, &keys).await?;
+    }
+    update_and_insert(tx, group).await
+}
+
+/// Locks the sessions' rows `keys` (sorted) in that order.
+async fn lock_in_order(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    keys: &[(&str, &str)],
+) -> Result<(), sqlx::Error> {
+    let mut sql =
+        String::from("SELECT workspace, id FROM troupe_sessions WHERE (workspace, id) IN (");
+    for i in 0..keys.len() {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(&format!("(${}, ${})", 2 * i + 1, 2 * i + 2));
+    }
+    sql.push_str(") ORDER BY workspace, id FOR UPDATE");
+    let mut q = sqlx::query(&sql);
+    for (ws, id) in keys {
+        q = q.bind(ws.to_string()).bind(id.to_string());
+    }
+    q.fetch_all(&mut **tx).await?;
+    Ok(())
+}
+
+/// The guarded `UPDATE` of every turn of `group` (sessions distinct) and
+/// the `INSERT` of the applied turns' lines: which applied, in order.
+async fn update_and_insert(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    group: &[Queued],
+) -> Result<Vec<bool>, sqlx::Error> {
+    // One guarded UPDATE for all. A VALUES list's columns are `column1`…
+    // in both databases (SQLite takes no column names after its alias).
+    let mut sql = String::from(
+        "UPDATE troupe_sessions AS s SET current = v.column4, lines = v.column6 FROM (VALUES ",
+    );
+    for i in 0..group.len() {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        let b = 6 * i;
+        sql.push_str(&format!(
+            "(${}, ${}, ${}, ${}, CAST(${} AS BIGINT), CAST(${} AS BIGINT))",
+            b + 1,
+            b + 2,
+            b + 3,
+            b + 4,
+            b + 5,
+            b + 6
+        ));
+    }
+    sql.push_str(") AS v WHERE s.workspace = v.column1 AND s.id = v.column2 AND s.current = v.column3 AND s.lines = v.column5 RETURNING workspace, id");
+    let mut q = sqlx::query(&sql);
+    for (w, _) in group {
+        q = q
+            .bind(w.workspace.clone())
+            .bind(w.session.clone())
+            .bind(w.old_current.clone())
+            .bind(w.current.clone())
+            .bind(w.old_rows)
+            .bind(w.old_rows + w.lines.len() as i64);
+    }
+    let rows = q.fetch_all(&mut **tx).await?;
+    let mut moved = std::collections::HashSet::new();
+    for r in &rows {
+        moved.insert((r.try_get::<String, _>(0)?, r.try_get::<String, _>(1)?));
+    }
+    let applied: Vec<bool> = group
+        .iter()
+        .map(|(w, _)| moved.contains(&(w.workspace.clone(), w.session.clone())))
+        .collect();
+    // One INSERT of the applied turns' lines (chunked under PostgreSQL's
+    // 65,535 parameters).
+    let lines: Vec<(&TurnWrite, i64, &String)> = group
+        .iter()
+        .zip(&applied)
+        .filter(|(_, ok)| **ok)
+        .flat_map(|((w, _), _)| {
+            w.lines
+                .iter()
+                .enumerate()
+                .map(move |(i, l)| (w, w.old_rows + i as i64, l))
+        })
+        .collect();
+    for chunk in lines.chunks(4096) {
+        let mut sql =
+            String::from("INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ");
+        for i in 0..chunk.len() {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            let b = 4 * i;
+            sql.push_str(&format!("(${}, ${}, ${}, ${})", b + 1, b + 2, b + 3, b + 4));
+        }
+        let mut q = sqlx::query(&sql);
+        for (w, seq, line) in chunk {
+            q = q
+                .bind(w.workspace.clone())
+                .bind(w.session.clone())
+                .bind(*seq)
+                .bind((*line).clone());
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(applied)
 }
 
 /// `--database` as sqlx's URL: `postgres://…`/`postgresql://…` as given,
@@ -425,10 +615,10 @@ impl Db {
     }
 
     /// Writes one operation on a live session, durably (committed before
-    /// this returns): `Ok(false)` when the row moved first. On SQLite the
-    /// turns of concurrent requests share one transaction and one fsync
-    /// ([`group_commit`]); on PostgreSQL each is its own transaction (its
-    /// server groups the WAL flushes of concurrent commits itself).
+    /// this returns): `Ok(false)` when the row moved first. The turns of
+    /// concurrent requests share one transaction and one flush: on SQLite
+    /// ([`group_commit`]) always, on PostgreSQL ([`group_commit_pg`]) once
+    /// [`Db::group_commit`] turned it on; else each is its own transaction.
     pub async fn write_turn(&self, w: TurnWrite) -> Result<bool, String> {
         if let Some(queue) = &self.turns {
             let (answer, answered) = tokio::sync::oneshot::channel();
@@ -466,6 +656,20 @@ impl Db {
             .await
             .map_err(|e| err("cannot store the token", e))?;
         Ok(token)
+    }
+
+    /// Turns PostgreSQL's group commit on ([`group_commit_pg`]; SQLite
+    /// always has its own): from now on [`Db::write_turn`] queues.
+    pub fn group_commit(&mut self) {
+        if self.sqlite || self.turns.is_some() {
+            return;
+        }
+        let (send, receive) = tokio::sync::mpsc::unbounded_channel();
+        let receive = std::sync::Arc::new(tokio::sync::Mutex::new(receive));
+        for _ in 0..PG_COMMITTERS {
+            tokio::spawn(group_commit_pg(self.pool.clone(), receive.clone()));
+        }
+        self.turns = Some(send);
     }
 
     /// Starts listening for revoked tokens (PostgreSQL; nothing on SQLite):

@@ -42,6 +42,10 @@ pub struct Config {
     /// The models sessions may be played with, by name (docs/server.md
     /// "Runtimes"): a client names one, never a URL.
     pub models: std::collections::BTreeMap<String, ModelConfig>,
+    /// PostgreSQL: the turns of concurrent requests share transactions
+    /// (docs/server.md "Group commit"); `false`: one transaction per turn.
+    /// SQLite always groups.
+    pub group_commit: bool,
 }
 
 /// A model of the server's configuration (docs/server.md "Runtimes"):
@@ -143,6 +147,7 @@ impl Default for Config {
             request_timeout_secs: 30,
             cache_sessions: 10_000,
             models: std::collections::BTreeMap::new(),
+            group_commit: true,
         }
     }
 }
@@ -189,7 +194,10 @@ pub fn serve(config: Config) -> Result<(), String> {
         .with_ansi(false)
         .try_init();
     runtime()?.block_on(async move {
-        let db = db::Db::open(&config.database).await?;
+        let mut db = db::Db::open(&config.database).await?;
+        if config.group_commit {
+            db.group_commit();
+        }
         let addr: SocketAddr = config
             .listen
             .parse()
