@@ -514,6 +514,36 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// The compiled story's declarations answer as the checked story's do
+/// (Format 8.5, 6.4): the runtime checks a model adapter's changes with the
+/// checks' own code ([`crate::resolve::check_changes`]).
+impl crate::resolve::Decls for StoryIr {
+    fn var(&self, name: &str) -> Option<crate::resolve::VarView<'_>> {
+        use crate::resolve::Keyed;
+        let v = self.vars.get(*self.var_index.get(name)? as usize)?;
+        Some(crate::resolve::VarView {
+            name: &v.name,
+            ty: Some(v.ty),
+            keys: match &v.layout {
+                Layout::Single(_) => Keyed::No,
+                Layout::Fixed { keys, .. } => Keyed::Fixed(keys.iter().map(|k| &**k).collect()),
+                Layout::Open(_) => Keyed::Open,
+            },
+            derived: v.derived.is_some(),
+        })
+    }
+
+    fn var_names(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        Box::new(self.vars.iter().map(|v| &*v.name))
+    }
+
+    fn cast_ref_ok(&self, id: &str) -> bool {
+        self.cast_index(id).is_some()
+            || self.cast.iter().any(|m| m.seat.as_deref() == Some(id))
+            || self.open_seats.iter().any(|s| &**s == id)
+    }
+}
+
 #[cfg(test)]
 mod change_wire_tests {
     use super::*;
@@ -543,35 +573,5 @@ mod change_wire_tests {
         assert_eq!(serde_json::to_string(&back).unwrap(), text);
         // A list of the wrong length is refused, not padded.
         assert!(serde_json::from_str::<ChangeIr>(r#"{"Add":[1,2]}"#).is_err());
-    }
-}
-
-/// The compiled story's declarations answer as the checked story's do
-/// (Format 8.5, 6.4): the runtime checks a model adapter's changes with the
-/// checks' own code ([`crate::resolve::check_changes`]).
-impl crate::resolve::Decls for StoryIr {
-    fn var(&self, name: &str) -> Option<crate::resolve::VarView<'_>> {
-        use crate::resolve::Keyed;
-        let v = self.vars.get(*self.var_index.get(name)? as usize)?;
-        Some(crate::resolve::VarView {
-            name: &v.name,
-            ty: Some(v.ty),
-            keys: match &v.layout {
-                Layout::Single(_) => Keyed::No,
-                Layout::Fixed { keys, .. } => Keyed::Fixed(keys.iter().map(|k| &**k).collect()),
-                Layout::Open(_) => Keyed::Open,
-            },
-            derived: v.derived.is_some(),
-        })
-    }
-
-    fn var_names(&self) -> Box<dyn Iterator<Item = &str> + '_> {
-        Box::new(self.vars.iter().map(|v| &*v.name))
-    }
-
-    fn cast_ref_ok(&self, id: &str) -> bool {
-        self.cast_index(id).is_some()
-            || self.cast.iter().any(|m| m.seat.as_deref() == Some(id))
-            || self.open_seats.iter().any(|s| &**s == id)
     }
 }

@@ -262,7 +262,7 @@ pub fn replay_observed(engine: &Engine, mut obs: Option<&mut (dyn Observer + '_)
                 .at(at("/firings")),
             );
         }
-        if let Some(d) = speaker_mismatch(engine, &floor_order, mi) {
+        if let Some(d) = speaker_mismatch(engine, floor_order, mi) {
             out.diagnostics.push(d);
         }
         let names = |l: &[Fired]| {

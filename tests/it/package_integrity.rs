@@ -535,9 +535,8 @@ fn a_package_plays_from_its_ir_after_the_file_is_deleted() {
             "model: {model}"
         );
     }
-    let refused = package
-        .start(SessionOptions::default().player_name("Robin"))
-        .err()
-        .expect("no bundle to compile another seating from");
+    let Err(refused) = package.start(SessionOptions::default().player_name("Robin")) else {
+        panic!("no bundle to compile another seating from");
+    };
     assert!(refused.to_string().contains("bundle.json"), "{refused}");
 }
