@@ -13,6 +13,7 @@ use super::templates::check_template;
 use super::values::check_value;
 use crate::diag::{Code, Diagnostic};
 use crate::model::{read_items, CastEntry, Condition, Keys, ScalarType, VarType, Variable};
+use crate::model::array;
 
 /// Runs every semantic check of a bundle that needs no session.
 pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
@@ -672,12 +673,6 @@ pub(crate) fn number_field(v: &Value, at: &str, out: &mut Vec<Diagnostic>) {
             .at(at),
         );
     }
-}
-
-fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
 }
 
 fn ids_of(v: &Value, field: &str) -> Vec<(usize, String)> {

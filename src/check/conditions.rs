@@ -16,6 +16,7 @@ use crate::cel::checker::TExpr;
 use crate::cel::{self, CelError, Env, ObjectType, StoryDecls, Type};
 use crate::diag::{Code, Diagnostic};
 use crate::model::{Condition, ScalarType, VarType};
+use crate::model::array;
 
 /// The CEL type of a scalar variable type (Format 11.3: `number` → double).
 pub fn scalar_cel(s: ScalarType) -> Type {
@@ -702,12 +703,6 @@ pub fn dedup_cel(out: &mut Vec<Diagnostic>) {
         }
         seen.insert((d.code, d.location.pointer.clone()))
     });
-}
-
-fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
 }
 
 #[cfg(test)]

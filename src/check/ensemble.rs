@@ -11,12 +11,7 @@ use serde_json::Value;
 use super::lints::lint;
 use super::story::Story;
 use crate::diag::{escape_token, Diagnostic};
-
-fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
+use crate::model::array;
 
 fn ids(v: &Value) -> impl Iterator<Item = &str> {
     v.as_array()

@@ -16,17 +16,12 @@ use super::story::{Owner, Story};
 use super::values::exact_decimal;
 use crate::diag::{escape_token, Code, Diagnostic, Severity};
 use crate::model::Condition;
+use crate::model::array;
 
 pub(super) fn lint(message: String, at: String) -> Diagnostic {
     Diagnostic::error(Code::DeadLogic, message)
         .with_severity(Severity::Warning)
         .at(at)
-}
-
-fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
 }
 
 /// Runs the lints of one story. `reads` is what the story's conditions

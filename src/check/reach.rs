@@ -24,6 +24,7 @@ use crate::cel::program::Node;
 use crate::cel::{Env, Value as CelValue};
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::model::{ScalarType, VarType};
+use crate::model::array;
 
 /// An interval of numbers; `None` ends are unbounded. `int` says the
 /// values are CEL ints (else doubles).
@@ -145,12 +146,6 @@ struct Acc {
     rep_down: bool,
     once_up: Option<Decimal>,
     once_down: Option<Decimal>,
-}
-
-fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
 }
 
 /// The events and outcomes of scenario `index` of a conforming `bundle`

@@ -15,12 +15,7 @@ use crate::cel::Type;
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::keys::{self, KeyOptions};
 use crate::model::ScalarType;
-
-fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
+use crate::model::array;
 
 /// A rule keyword or safety term (Format 18.1, 19.2), compiled as the
 /// runtime compiles it (`case_sensitive` false, `whole_words` true).

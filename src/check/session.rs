@@ -14,6 +14,7 @@ use super::summaries::{PathKnowledge, SceneRules};
 use super::templates::check_template;
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::model::Event;
+use crate::model::array;
 
 /// Checks a session (header and messages in file order) against `bundle`.
 /// Locations are `header/<pointer>` and `message:<id>/<pointer>`.
@@ -497,8 +498,3 @@ fn check_audience(story: &Story, items: &[Value], base: &str, out: &mut Vec<Diag
     }
 }
 
-fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}

@@ -13,6 +13,7 @@ use crate::check::story::Story;
 use crate::compile::changes::{lower_changes, ChangeScope};
 use crate::compile::{ChangeIr, CompileError, StoryIr};
 use crate::keys::{KeyIndex, KeyOptions, KeySet, LazyPattern};
+use crate::model::array;
 
 /// A rule (Format 18.1), compiled.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -269,12 +270,6 @@ pub struct RuntimeIr {
     /// turn tries the rules ([`RuntimeIr::keywords`]).
     #[serde(skip)]
     keyword_index: std::sync::OnceLock<KeyIndex>,
-}
-
-fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
 }
 
 impl RuntimeIr {

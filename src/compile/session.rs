@@ -13,6 +13,7 @@ use super::story::lower_parts;
 use super::time::{parse_time, Time};
 use super::CompileError;
 use crate::check::story::Story;
+use crate::model::array;
 
 /// A recorded firing, resolved (Format 7.3, 9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -340,8 +341,3 @@ fn lower_message(
     })
 }
 
-fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}

@@ -15,6 +15,7 @@ use crate::check::conditions::{condition_text, derived_order, owner_env};
 use crate::check::story::{Owner, Story};
 use crate::model::{Keys, Opening, ScalarType, VarType, Variable};
 use crate::template;
+use crate::model::array;
 
 #[cfg(test)]
 thread_local! {
@@ -544,12 +545,6 @@ fn present_list(story: &Story, p: &[String], cast: &[CastIr]) -> Result<Vec<Cast
         out.extend(cast_ref(story, cast, x)?);
     }
     Ok(out)
-}
-
-fn array<'v>(v: &'v Value, field: &str) -> &'v [Value] {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
 }
 
 /// A variable's initial value (Format 8.1): its `default`, or its type's

@@ -112,3 +112,12 @@ pub fn is_id(s: &str) -> bool {
             .iter()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
 }
+
+/// The members of the array field `field` of `v` (none when the field is
+/// absent or not an array: a schema-checked document has an array there
+/// or nothing).
+pub fn array<'v>(v: &'v serde_json::Value, field: &str) -> &'v [serde_json::Value] {
+    v.get(field)
+        .and_then(serde_json::Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
