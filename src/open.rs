@@ -9,6 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::check::run::{check_package, check_paths_with, Checked};
+use crate::compile::load::bare_document;
+use crate::load::Document;
 use crate::compile::package::{ir_is_compilation_of, read_ir, verify_ir};
 use crate::diag::render::Sources;
 use crate::diag::{Code, Diagnostic, Severity};
@@ -244,4 +246,69 @@ fn dir_sessions(dir: &Path) -> Vec<(String, Vec<u8>)> {
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+/// Reads a bundle file or a pack directory as a bundle value (a pack is
+/// lowered, Format 13.10), with the diagnostics of reading and lowering.
+pub fn read_bundle_or_pack(path: &Path) -> (Option<Document>, Vec<Diagnostic>) {
+    if path.is_dir() {
+        let scanned = crate::load::scan_pack(path);
+        let mut diags = scanned.diagnostics;
+        let Some(pack) = scanned.value else {
+            return (None, diags);
+        };
+        let (pack_diags, bundle) = crate::check::run::check_pack(&pack);
+        diags.extend(pack_diags);
+        let doc = bare_document(&path.display().to_string(), &bundle);
+        (Some(doc), diags)
+    } else {
+        let l = crate::load::read_bundle(path);
+        (l.value, l.diagnostics)
+    }
+}
+
+/// Opens a bundle (file or pack directory) and optionally a session file,
+/// checks both, and compiles them into an engine (Format 17.1: refused with
+/// the diagnostics when they do not conform). A session path that does not exist is
+/// also looked for in the pack's `sessions/`.
+pub fn open_engine(
+    bundle: &Path,
+    session: Option<&Path>,
+) -> Result<crate::engine::Engine, Vec<Diagnostic>> {
+    let (bdoc, mut diags) = read_bundle_or_pack(bundle);
+    let Some(bdoc) = bdoc else {
+        return Err(diags);
+    };
+    let sdoc = match session {
+        Some(p) => {
+            let p = if !p.exists() && bundle.is_dir() {
+                bundle.join("sessions").join(p)
+            } else {
+                p.to_path_buf()
+            };
+            let l = crate::load::read_session(&p);
+            diags.extend(l.diagnostics);
+            match l.value {
+                Some(s) => Some(s),
+                None => return Err(diags),
+            }
+        }
+        None => None,
+    };
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(diags);
+    }
+    match &sdoc {
+        Some(s) => {
+            if s.header.is_none() {
+                return Err(diags);
+            }
+            crate::engine::load::load_documents(&bdoc, Some(s), None)
+        }
+        None => crate::engine::load::load_documents(&bdoc, None, None),
+    }
+    .map_err(|mut d| {
+        diags.append(&mut d);
+        diags
+    })
 }

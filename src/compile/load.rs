@@ -2,7 +2,6 @@
 //! runs first, and non-conforming input (Format 17.1) is refused with its
 //! diagnostics. [`crate::engine::load`] makes an engine of the result.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -183,66 +182,5 @@ pub fn compile_checked_session(bundle: &Value, doc: &SessionDoc) -> Result<Compi
         story: ir,
         session: sess,
         has_session: true,
-    })
-}
-
-/// Reads a bundle file or a pack directory as a bundle value (a pack is
-/// lowered, Format 13.10), with the diagnostics of reading and lowering.
-pub fn read_bundle_or_pack(path: &Path) -> (Option<Document>, Vec<Diagnostic>) {
-    if path.is_dir() {
-        let scanned = crate::load::scan_pack(path);
-        let mut diags = scanned.diagnostics;
-        let Some(pack) = scanned.value else {
-            return (None, diags);
-        };
-        let (pack_diags, bundle) = check::run::check_pack(&pack);
-        diags.extend(pack_diags);
-        let doc = bare_document(&path.display().to_string(), &bundle);
-        (Some(doc), diags)
-    } else {
-        let l = crate::load::read_bundle(path);
-        (l.value, l.diagnostics)
-    }
-}
-
-/// Opens a bundle (file or pack directory) and optionally a session file,
-/// checks both, and compiles them. A session path that does not exist is
-/// also looked for in the pack's `sessions/`.
-pub fn open(bundle: &Path, session: Option<&Path>) -> Result<Compiled, Vec<Diagnostic>> {
-    let (bdoc, mut diags) = read_bundle_or_pack(bundle);
-    let Some(bdoc) = bdoc else {
-        return refuse(diags);
-    };
-    let sdoc = match session {
-        Some(p) => {
-            let p = if !p.exists() && bundle.is_dir() {
-                bundle.join("sessions").join(p)
-            } else {
-                p.to_path_buf()
-            };
-            let l = crate::load::read_session(&p);
-            diags.extend(l.diagnostics);
-            match l.value {
-                Some(s) => Some(s),
-                None => return refuse(diags),
-            }
-        }
-        None => None,
-    };
-    if diags.iter().any(Diagnostic::is_error) {
-        return refuse(diags);
-    }
-    match &sdoc {
-        Some(s) => {
-            if s.header.is_none() {
-                return refuse(diags);
-            }
-            load_documents(&bdoc, Some(s), None)
-        }
-        None => load_documents(&bdoc, None, None),
-    }
-    .map_err(|mut d| {
-        diags.append(&mut d);
-        diags
     })
 }

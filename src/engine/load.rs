@@ -3,8 +3,6 @@
 //! refused with its diagnostics, Format 17.1), and the engine is built
 //! from the compiled story and session alone.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use super::{Engine, DEFAULT_STRIDE};
@@ -12,7 +10,7 @@ use crate::compile::load::{self as compiled, Compiled};
 use crate::diag::Diagnostic;
 use crate::load::{Document, SessionDoc};
 
-pub use crate::compile::load::{bare_document, check_all, read_bundle_or_pack};
+pub use crate::compile::load::{bare_document, check_all};
 
 fn engine(c: Result<Compiled, Vec<Diagnostic>>) -> Result<Engine, Vec<Diagnostic>> {
     c.map(|c| Engine::new(c.story, c.session, c.has_session, DEFAULT_STRIDE))
@@ -49,11 +47,4 @@ pub fn compile_checked(
 /// one line at a time (Format 16.2).
 pub fn compile_checked_session(bundle: &Value, doc: &SessionDoc) -> Result<Engine, Vec<Diagnostic>> {
     engine(compiled::compile_checked_session(bundle, doc))
-}
-
-/// Opens a bundle (file or pack directory) and optionally a session file,
-/// checks both, and compiles them. A session path that does not exist is
-/// also looked for in the pack's `sessions/`.
-pub fn open(bundle: &Path, session: Option<&Path>) -> Result<Engine, Vec<Diagnostic>> {
-    engine(compiled::open(bundle, session))
 }

@@ -26,7 +26,7 @@ fn refuse(lines: &[&str]) -> Vec<Diagnostic> {
         text.push_str(l);
     }
     std::fs::write(&session, text).unwrap();
-    match troupe::engine::load::open(&bundle, Some(&session)) {
+    match troupe::open::open_engine(&bundle, Some(&session)) {
         Ok(_) => panic!("the engine accepted a non-conforming session"),
         Err(d) => d,
     }
@@ -46,7 +46,7 @@ fn a_conforming_session_loads() {
         "{HEADER}\n{{\"id\":\"1\",\"author\":\"ana\",\"changes\":[{{\"set\":{{\"gold\":11}}}}]}}\n"
     );
     std::fs::write(dir.path().join("s.jsonl"), s).unwrap();
-    let e = troupe::engine::load::open(
+    let e = troupe::open::open_engine(
         &dir.path().join("b.json"),
         Some(&dir.path().join("s.jsonl")),
     )

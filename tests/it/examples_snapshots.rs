@@ -10,7 +10,7 @@ use troupe::engine::Engine;
 
 fn open(bundle: &str, session: &str) -> Engine {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    match troupe::engine::load::open(&root.join(bundle), Some(&root.join(session))) {
+    match troupe::open::open_engine(&root.join(bundle), Some(&root.join(session))) {
         Ok(e) => e,
         Err(d) => panic!("example does not load: {d:#?}"),
     }

@@ -89,7 +89,7 @@ fn coverage_reaches_exactly_the_branches_the_runtime_took() {
     use troupe::testing::coverage::{report, Hits, Model};
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/packs/everyday-negotiation");
-    let (doc, _) = troupe::engine::load::read_bundle_or_pack(&root);
+    let (doc, _) = troupe::open::read_bundle_or_pack(&root);
     let bundle = doc.expect("the pack lowers").value;
     let opened = Opened::from_checked("negotiation", bundle.clone());
     let options = Options {
