@@ -12,6 +12,7 @@ pub mod changes;
 pub mod ir;
 pub mod lore;
 pub mod package;
+pub mod path;
 pub mod runtime;
 pub mod safety;
 pub mod session;

@@ -7,7 +7,8 @@
 //!
 //! Every turn is a turn of the rules runtime's [`Session`] (18.5), as
 //! `troupe run` takes it; the search branches with [`Session::fork`], which
-//! copies the session's messages and states but never its text.
+//! shares the session's messages and states (its path, made shareable with
+//! [`Session::share_path`] when a node is kept) and never copies its text.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -752,6 +753,9 @@ fn search(
         };
         let ix = push_node(&mut nodes, &mut first, node, root_items(&s));
         if !s.is_over() {
+            let mut s = s;
+            // Its forks share its path (O(1) each).
+            s.share_path();
             frontier.push((ix, s, bytes));
         } else {
             held -= bytes;
@@ -793,6 +797,8 @@ fn search(
             let expanded = expand_all(chunk, &nodes, &alphabet.lines, settings.jobs);
             for ((parent, parent_bytes), steps) in ids.into_iter().zip(expanded) {
                 let root = nodes[parent as usize].root;
+                // Whether a child kept shares the parent's path.
+                let mut shared = false;
                 for step in steps? {
                     let node = Node {
                         parent,
@@ -819,6 +825,7 @@ fn search(
                     let ix = push_node(&mut nodes, &mut first, node, step.reached);
                     deepest = depth;
                     if let Some(child) = step.going_on {
+                        shared = true;
                         next.push((ix, child, step.bytes));
                     }
                     progress(seen.len() as u64);
@@ -828,8 +835,14 @@ fn search(
                     }
                 }
                 // The parent was dropped once expanded: what it held is
-                // free again.
-                held -= parent_bytes;
+                // free again, but for the turn it added when a child kept
+                // shares it (still counted: the count never falls below
+                // what the kept sessions hold).
+                held -= if shared {
+                    parent_bytes.min(std::mem::size_of::<Session>())
+                } else {
+                    parent_bytes
+                };
             }
         }
         frontier = next;
@@ -956,6 +969,8 @@ fn expand(parent: &Session, root: usize, lines: &[Line]) -> Result<Vec<Step>, Fa
             reached,
             going_on: going_on.then(|| {
                 child.release_scratch();
+                // Its forks share its path (O(1) each).
+                child.share_path();
                 child
             }),
             bytes,
