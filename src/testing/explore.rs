@@ -10,7 +10,7 @@
 //! shares the session's messages and states (its path, made shareable with
 //! [`Session::share_path`] when a node is kept) and never copies its text.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -718,8 +718,17 @@ fn search(
     } = prep;
     let mut seen = Seen::default();
     let mut nodes: Vec<Node> = Vec::new();
-    // Item → the node that first reached it.
-    let mut first: BTreeMap<String, u32> = BTreeMap::new();
+    // Item (by index in `items`) → the node that first reached it.
+    let mut first: Vec<u32> = vec![NOT_REACHED; items.len()];
+    let mut index: Option<ItemIndex> = None;
+    let lines = Lines {
+        lines: &alphabet.lines,
+        escaped: alphabet
+            .lines
+            .iter()
+            .map(|l| std::sync::Arc::from(crate::runtime::turn::escape(&l.text).as_str()))
+            .collect(),
+    };
     // Each session kept to expand, with the bytes it holds.
     let mut frontier: Vec<(u32, Session, usize)> = Vec::new();
     let mut stopped_by = None;
@@ -751,7 +760,9 @@ fn search(
             root: ri as u32,
             depth: 0,
         };
-        let ix = push_node(&mut nodes, &mut first, node, root_items(&s));
+        let index = index.get_or_insert_with(|| ItemIndex::new(&s, &items));
+        let reached = index.of_labels(&root_items(&s));
+        let ix = push_node(&mut nodes, &mut first, node, &reached);
         if !s.is_over() {
             let mut s = s;
             // Its forks share its path (O(1) each).
@@ -794,7 +805,10 @@ fn search(
                 chunk.push((parent, s));
                 ids.push((parent, parent_bytes));
             }
-            let expanded = expand_all(chunk, &nodes, &alphabet.lines, settings.jobs);
+            let Some(index) = index.as_ref() else {
+                break 'level;
+            };
+            let expanded = expand_all(chunk, &nodes, &lines, index, settings.jobs);
             for ((parent, parent_bytes), steps) in ids.into_iter().zip(expanded) {
                 let root = nodes[parent as usize].root;
                 // Whether a child kept shares the parent's path.
@@ -811,8 +825,8 @@ fn search(
                         // (never expanded) only as the witness of what its
                         // turn reached first (a rule whose changes another
                         // rule's equal).
-                        if step.reached.iter().any(|r| !first.contains_key(r)) {
-                            push_node(&mut nodes, &mut first, node, step.reached);
+                        if step.reached.iter().any(|&r| first[r as usize] == NOT_REACHED) {
+                            push_node(&mut nodes, &mut first, node, &step.reached);
                         }
                         continue;
                     }
@@ -822,7 +836,7 @@ fn search(
                     }
                     held += add;
                     seen.insert(step.key);
-                    let ix = push_node(&mut nodes, &mut first, node, step.reached);
+                    let ix = push_node(&mut nodes, &mut first, node, &step.reached);
                     deepest = depth;
                     if let Some(child) = step.going_on {
                         shared = true;
@@ -869,9 +883,9 @@ fn search(
             .map(|(_, _, why)| why.clone())
     };
     let mut results = Vec::new();
-    for item in &items {
-        let r = match first.get(item) {
-            Some(&n) => {
+    for (i, item) in items.iter().enumerate() {
+        let r = match Some(first[i]).filter(|&n| n != NOT_REACHED) {
+            Some(n) => {
                 let w = witness(&nodes, n, &alphabet);
                 verify(opened, &scenario, settings.seed, &w, item)?;
                 ItemResult {
@@ -933,14 +947,21 @@ const CHUNK: usize = 256;
 /// of turns, enough to keep the threads busy.
 const IN_FLIGHT: usize = 1 << 20;
 
+/// The alphabet's lines with each one's input text escaped once (Format
+/// 18.5 step 1), as every turn of the search writes it.
+struct Lines<'a> {
+    lines: &'a [Line],
+    escaped: Vec<std::sync::Arc<str>>,
+}
+
 /// What one alphabet line does from one kept session.
 struct Step {
     /// The line's index.
     line: u32,
     /// The key of the state it leads to.
     key: Key,
-    /// The items its turn reached.
-    reached: Vec<String>,
+    /// The items its turn reached (by index in the report's items).
+    reached: Vec<u32>,
     /// The child, while the session goes on (its scratch released).
     going_on: Option<Session>,
     /// What the child holds (0 when the session ended).
@@ -949,19 +970,21 @@ struct Step {
 
 /// Steps every line from `parent` (Format 20.5): one child per line whose
 /// turn is not refused, in line order.
-fn expand(parent: &Session, root: usize, lines: &[Line]) -> Result<Vec<Step>, Failure> {
-    let mut steps = Vec::with_capacity(lines.len());
-    for (li, line) in lines.iter().enumerate() {
+fn expand(parent: &Session, root: usize, lines: &Lines, items: &ItemIndex) -> Result<Vec<Step>, Failure> {
+    let mut steps = Vec::with_capacity(lines.lines.len());
+    for (li, (line, escaped)) in lines.lines.iter().zip(&lines.escaped).enumerate() {
         let Some(mut child) = parent.fork() else {
             return Err(Failure::Refused("the search needs the rules runtime".into()));
         };
-        let Ok(result) = child.turn(&line.text) else {
+        // The turn as `troupe run` takes it, without the result the search
+        // never reads (Session::step).
+        let Ok(result) = child.step(&line.text, escaped) else {
             // A refused turn (LIMIT) has no child.
             continue;
         };
-        let reached = reached_by(&result);
+        let reached = items.of_step(&result);
         let key = key(&child, root);
-        let going_on = result.session_control == SessionControl::ContinueSession;
+        let going_on = result.going_on;
         let bytes = if going_on { child.held_bytes() } else { 0 };
         steps.push(Step {
             line: li as u32,
@@ -984,7 +1007,8 @@ fn expand(parent: &Session, root: usize, lines: &[Line]) -> Result<Vec<Step>, Fa
 fn expand_all(
     chunk: Vec<(u32, Session)>,
     nodes: &[Node],
-    lines: &[Line],
+    lines: &Lines,
+    items: &ItemIndex,
     jobs: usize,
 ) -> Vec<Result<Vec<Step>, Failure>> {
     let root = |parent: u32| nodes[parent as usize].root as usize;
@@ -992,7 +1016,7 @@ fn expand_all(
     if jobs == 1 {
         return chunk
             .into_iter()
-            .map(|(p, s)| expand(&s, root(p), lines))
+            .map(|(p, s)| expand(&s, root(p), lines, items))
             .collect();
     }
     let n = chunk.len();
@@ -1011,7 +1035,7 @@ fn expand_all(
                         let Some((i, (p, s))) = taken else {
                             return done;
                         };
-                        done.push((i, expand(&s, root(p), lines)));
+                        done.push((i, expand(&s, root(p), lines, items)));
                     }
                 })
             })
@@ -1050,20 +1074,95 @@ fn witness(nodes: &[Node], n: u32, alphabet: &Alphabet) -> Witness {
     }
 }
 
-/// Appends `node` to `nodes` and makes it the first to reach each of
-/// `reached` not reached before; returns its index.
-fn push_node(
-    nodes: &mut Vec<Node>,
-    first: &mut BTreeMap<String, u32>,
-    node: Node,
-    reached: Vec<String>,
-) -> u32 {
+/// Appends `node` to `nodes` and makes it the first to reach each item
+/// (by index in the report's items) of `reached` not reached before;
+/// returns its index.
+fn push_node(nodes: &mut Vec<Node>, first: &mut [u32], node: Node, reached: &[u32]) -> u32 {
     let ix = nodes.len() as u32;
     nodes.push(node);
-    for r in reached {
-        first.entry(r).or_insert(ix);
+    for &r in reached {
+        if first[r as usize] == NOT_REACHED {
+            first[r as usize] = ix;
+        }
     }
     ix
+}
+
+/// No node reached the item (yet).
+const NOT_REACHED: u32 = u32::MAX;
+
+/// The report's items by what reaches them (Format 20.5): an event, an
+/// outcome, a rule, a speaker; each the item's index in the report's list,
+/// `None` for what is no item (the narrator, a player).
+struct ItemIndex {
+    events: Vec<Option<u32>>,
+    outcomes: Vec<Option<u32>>,
+    rules: std::collections::HashMap<String, u32>,
+    speakers: Vec<Option<u32>>,
+    narrator: Option<u32>,
+    labels: std::collections::HashMap<String, u32>,
+}
+
+impl ItemIndex {
+    fn new(s: &Session, items: &[String]) -> ItemIndex {
+        let labels: std::collections::HashMap<String, u32> = items
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.clone(), i as u32))
+            .collect();
+        let ir = &s.engine().ir;
+        let of = |l: String| labels.get(&l).copied();
+        ItemIndex {
+            events: ir.events.iter().map(|e| of(format!("event {}", e.id))).collect(),
+            outcomes: ir
+                .outcomes
+                .iter()
+                .map(|o| of(format!("outcome {}", o.id)))
+                .collect(),
+            rules: items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, l)| Some((l.strip_prefix("rule ")?.to_string(), i as u32)))
+                .collect(),
+            speakers: ir.cast.iter().map(|c| of(format!("speaker {}", c.id))).collect(),
+            narrator: of("speaker narrator".to_string()),
+            labels,
+        }
+    }
+
+    /// The items among `labels` (as [`reached_by`] and [`root_items`]
+    /// write them).
+    fn of_labels(&self, labels: &[String]) -> Vec<u32> {
+        labels
+            .iter()
+            .filter_map(|l| self.labels.get(l).copied())
+            .collect()
+    }
+
+    /// The items a turn of the search reached, as [`reached_by`] reads
+    /// them from its result: its firings, its rule, its speakers.
+    fn of_step(&self, st: &crate::runtime::turn::Stepped) -> Vec<u32> {
+        use crate::compile::session::Fired;
+        use crate::compile::Who;
+        let mut out = Vec::new();
+        for f in &st.firings {
+            let i = match *f {
+                Fired::Event(e) => self.events.get(e as usize).copied().flatten(),
+                Fired::Outcome(o) => self.outcomes.get(o as usize).copied().flatten(),
+            };
+            out.extend(i);
+        }
+        if let Some(r) = &st.rule {
+            out.extend(self.rules.get(&**r).copied());
+        }
+        for w in &st.speakers {
+            out.extend(match *w {
+                Who::Cast(c) => self.speakers.get(c as usize).copied().flatten(),
+                Who::Narrator => self.narrator,
+            });
+        }
+        out
+    }
 }
 
 /// Why an exploration gave no result (Format 20.5).
