@@ -364,12 +364,13 @@ impl PathIndex {
         None
     }
 
-    /// Adds `id` at index `i`; the index it had, if any (a frozen one is
-    /// then still found only under its new index).
+    /// Adds `id` at index `i`; the index it had among the entries added
+    /// since the last freeze, if any (the frozen ones are not looked at:
+    /// a session writes only new IDs, and a session file's IDs are checked
+    /// for duplicates as it is compiled, before anything is frozen). An ID
+    /// also frozen is then found under its new index.
     pub fn insert(&mut self, id: Arc<str>, i: u32) -> Option<u32> {
-        let before = self.get(&id).copied();
-        self.own.insert(id, i);
-        before
+        self.own.insert(id, i)
     }
 
     /// Removes `id` (only an ID added since the last freeze can be removed;
