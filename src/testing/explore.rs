@@ -20,7 +20,7 @@ use super::coverage::ScenarioModel;
 use crate::compile::runtime::RuntimeIr;
 use crate::keys::lower;
 use crate::runtime::generator::choose;
-use crate::runtime::{Opened, Options, Session, SessionControl};
+use crate::runtime::{Opened, Options, Session};
 
 /// The bounds of `--depth`, `--states` and `--runs` (Format 20.5).
 pub const MAX_DEPTH: u32 = 1000;
@@ -796,15 +796,17 @@ fn search(
             // search, so the result never depends on `jobs`.
             let mut chunk = Vec::new();
             let mut ids = Vec::new();
-            // The children in flight (about a parent's size each) stay
-            // within IN_FLIGHT beside what the search counts as held.
+            // The children in flight (about a parent's own part each, and a
+            // live session's overhead) stay within IN_FLIGHT beside what
+            // the search counts as held.
             let mut in_flight = 0usize;
+            let per_parent =
+                |b: usize| (b + CHILD_OVERHEAD).saturating_mul(alphabet.lines.len());
             while let Some((parent, s, parent_bytes)) = parents.next_if(|(_, _, b)| {
                 chunk.is_empty()
-                    || (chunk.len() < CHUNK
-                        && in_flight + b.saturating_mul(alphabet.lines.len()) <= IN_FLIGHT)
+                    || (chunk.len() < CHUNK && in_flight + per_parent(*b) <= IN_FLIGHT)
             }) {
-                in_flight += parent_bytes.saturating_mul(alphabet.lines.len());
+                in_flight += per_parent(parent_bytes);
                 chunk.push((parent, s));
                 ids.push((parent, parent_bytes));
             }
@@ -949,6 +951,15 @@ const CHUNK: usize = 256;
 /// MiB with one thread and 54 with two, and a chunk still holds hundreds
 /// of turns, enough to keep the threads busy.
 const IN_FLIGHT: usize = 1 << 20;
+
+/// What a child in flight holds beyond its own part as
+/// [`Session::held_bytes`] counts it (the allocations of a live session and
+/// of its turn). Since forks share their path a parent's own part is one
+/// turn, far less than what a child in flight takes: without this, chunks
+/// grew to many parents and a search's peak grew with its alphabet (16 MiB
+/// more from 50 to 200 one-keyword rules at `--states 500`,
+/// tests/bounds/hostile_cli.rs).
+const CHILD_OVERHEAD: usize = 4 << 10;
 
 /// The alphabet's lines with each one's input text escaped once (Format
 /// 18.5 step 1), as every turn of the search writes it.
