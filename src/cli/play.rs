@@ -255,7 +255,7 @@ pub fn run(args: Args) -> i32 {
         }
     }
     let _ = writeln!(out);
-    super::run::commit_out(&pack, &session, file, code)
+    super::run::commit_out(&pack, session, file, code)
 }
 
 /// `troupe play PACK --web [--listen ADDR] [--open]` (docs/web.md): the

@@ -265,16 +265,20 @@ pub(crate) fn prepare_out(
 /// Commits the session file of a finished run (Format 16.3, 18.8): the
 /// session written is checked against the pack as `troupe check` would;
 /// one that does not conform is exit 1 with its diagnostics and the target
-/// is left untouched. `code` is the run's exit code so far.
+/// is left untouched. `code` is the run's exit code so far. The session
+/// is dropped first (only its text is kept): the check then never holds
+/// its own reading of the file beside the live session (Format 16.2).
 pub(crate) fn commit_out(
     pack: &Pack,
-    session: &Session,
+    session: Session,
     out: Option<troupe::files::OutputFile>,
     code: i32,
 ) -> i32 {
     let Some(out) = out else { return code };
+    let jsonl = session.jsonl().to_owned();
+    drop(session);
     let name = out.target().display().to_string();
-    let mut diags = pack.check_session(&name, session.jsonl());
+    let mut diags = pack.check_session(&name, &jsonl);
     if diags.iter().any(troupe::Diagnostic::is_error) {
         diags.retain(troupe::Diagnostic::is_error);
         diags.truncate(20);
@@ -606,7 +610,7 @@ pub fn run(args: Args) -> i32 {
     if let Some(c) = refused {
         return c;
     }
-    commit_out(&pack, &session, out, code)
+    commit_out(&pack, session, out, code)
 }
 
 /// The `--json` document of `troupe run` (Format 20.1) written as the run

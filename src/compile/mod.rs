@@ -14,6 +14,7 @@ pub mod load;
 pub mod lore;
 pub mod model;
 pub mod package;
+pub mod path;
 pub mod runtime;
 pub mod safety;
 pub mod session;

@@ -2,13 +2,13 @@
 //! message IDs and parents resolved to indices, authors and audiences to
 //! cast indices, changes lowered, firings resolved, times parsed.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::changes::{lower_changes, ChangeScope};
 use super::ir::{ChangeIr, PartIr, StoryIr, Who};
+use super::path::{PathIndex, PathVec};
 use super::story::lower_parts;
 use super::time::{parse_time, Time};
 use super::CompileError;
@@ -126,12 +126,16 @@ pub struct ChosenIr {
 }
 
 /// A compiled session: messages in file order.
+///
+/// Its messages and their index are a [`PathVec`] and a [`PathIndex`]: after
+/// [`SessionIr::freeze`] a clone shares them (O(1)), so the forks of a
+/// session in the search of Format 20.5 do not copy their path.
 #[derive(Debug, Clone, Default)]
 pub struct SessionIr {
     /// Messages in file order; a parent always comes before its children.
-    pub messages: Vec<MessageIr>,
+    pub messages: PathVec<MessageIr>,
     /// Message ID → index.
-    pub index: HashMap<Arc<str>, u32>,
+    pub index: PathIndex,
     /// The generator seed (Format 12).
     pub seed: u64,
     /// The chosen difficulty preset's index.
@@ -142,6 +146,13 @@ impl SessionIr {
     /// The index of a message ID.
     pub fn find(&self, id: &str) -> Option<u32> {
         self.index.get(id).copied()
+    }
+
+    /// Makes the messages written so far shared by the clones made from
+    /// now on (a fork then copies none of them, Format 20.5).
+    pub fn freeze(&mut self) {
+        self.messages.freeze();
+        self.index.freeze();
     }
 
     /// The text of a message (Format 7.2): its parts joined with `"\n"`.
@@ -205,8 +216,8 @@ impl<'a> SessionCompiler<'a> {
             story,
             ir,
             out: SessionIr {
-                messages: Vec::new(),
-                index: HashMap::new(),
+                messages: PathVec::new(),
+                index: PathIndex::default(),
                 seed: header
                     .get("seed")
                     .and_then(crate::model::integer_u64)

@@ -111,22 +111,41 @@ fn scalar_to_val(t: ScalarType, v: &Value) -> Option<Val> {
 /// places (8.3), and truncation keeps every comparison with a midpoint of
 /// at most 28 places, so the rounded value is that of the exact text.
 fn double_decimal(d: f64) -> Option<Decimal> {
+    use std::fmt::Write;
     // `Display` writes the shortest round-trip digits, without an exponent.
-    let text = format!("{d}");
+    let mut text = String::with_capacity(32);
+    let _ = write!(text, "{d}");
     let unsigned = text.trim_start_matches('-');
     let (int, frac) = unsigned.split_once('.').unwrap_or((unsigned, ""));
     if int.trim_start_matches('0').len() > 28 {
         return None;
     }
     let frac = &frac[..frac.len().min(28)];
-    let sign = if text.starts_with('-') { "-" } else { "" };
+    let negative = text.starts_with('-');
+    // At most 28 digits in all: the digits are the decimal's mantissa and
+    // the fraction's length its scale, exactly what parsing the text gives
+    // (without building and parsing a second string).
+    let v = if int.len() + frac.len() <= 28 {
+        let mut m: i128 = 0;
+        for b in int.bytes().chain(frac.bytes()) {
+            m = m * 10 + i128::from(b.wrapping_sub(b'0'));
+        }
+        Decimal::from_i128_with_scale(if negative { -m } else { m }, frac.len() as u32)
+    } else {
+        double_decimal_parsed(negative, int, frac)?
+    };
+    Some(if v.is_zero() { Decimal::ZERO } else { v })
+}
+
+/// [`double_decimal`] by parsing the text `[-]int[.frac]`.
+fn double_decimal_parsed(negative: bool, int: &str, frac: &str) -> Option<Decimal> {
+    let sign = if negative { "-" } else { "" };
     let exact = if frac.is_empty() {
         format!("{sign}{int}")
     } else {
         format!("{sign}{int}.{frac}")
     };
-    let v = Decimal::from_str(&exact).ok()?;
-    Some(if v.is_zero() { Decimal::ZERO } else { v })
+    Decimal::from_str(&exact).ok()
 }
 
 /// Converts a CEL value to a value of `ty` (Format 8.2); `None` when it
@@ -376,5 +395,47 @@ pub fn char_of(author: Who) -> Option<CastIx> {
     match author {
         Who::Cast(c) => Some(c),
         Who::Narrator => None,
+    }
+}
+
+#[cfg(test)]
+mod double_tests {
+    use super::*;
+
+    /// The digits read as the mantissa give the decimal that parsing the
+    /// text gives, scale included (Format 8.2).
+    #[test]
+    fn a_double_converts_as_its_text_parses() {
+        let mut xs = vec![
+            0.0, -0.0, 1.0, -1.0, 0.5, 0.1, 0.05, 12.25, -3.75, 1e-7, 1e-12, 1e-20, 1e-28, 1e-30,
+            123_456_789.123_456_79, 1e15, 1e20, 9.99e27, 1e27, 0.3333333333333333,
+            -2.5e-5, 4.35, 99.99,
+        ];
+        let mut x = 0.000123_f64;
+        for _ in 0..200 {
+            xs.push(x);
+            xs.push(-x * 3.7);
+            x *= 1.913;
+        }
+        for d in xs {
+            let text = format!("{d}");
+            let unsigned = text.trim_start_matches('-');
+            let (int, frac) = unsigned.split_once('.').unwrap_or((unsigned, ""));
+            if int.trim_start_matches('0').len() > 28 {
+                assert_eq!(double_decimal(d), None, "{d}");
+                continue;
+            }
+            let frac = &frac[..frac.len().min(28)];
+            let parsed = double_decimal_parsed(text.starts_with('-'), int, frac)
+                .map(|v| if v.is_zero() { Decimal::ZERO } else { v });
+            let got = double_decimal(d);
+            assert_eq!(got, parsed, "{d}");
+            assert_eq!(got.map(|v| v.scale()), parsed.map(|v| v.scale()), "{d}");
+            assert_eq!(
+                got.map(|v| v.is_sign_negative()),
+                parsed.map(|v| v.is_sign_negative()),
+                "{d}"
+            );
+        }
     }
 }

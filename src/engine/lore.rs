@@ -1057,7 +1057,7 @@ impl Engine {
         let parent = self.session.messages.get(m as usize).and_then(|x| x.parent);
         let mut st = match parent {
             Some(p) => self.state_at(p),
-            None => self.initial.clone(),
+            None => (*self.initial).clone(),
         };
         let mut scratch = Scratch::new(&self.ir);
         let calls = step(&self.ir, &self.session, &mut st, m, &mut scratch);

@@ -51,9 +51,12 @@ pub struct Engine {
     pub session: SessionIr,
     /// Whether a session was given (affects `user` and seeds only).
     pub has_session: bool,
-    tree: Tree,
-    initial: State,
-    checkpoints: Vec<Option<Box<State>>>,
+    /// Built once with the engine, never changed: its forks share it.
+    tree: Arc<Tree>,
+    /// Shared by the engine's forks, like the tree.
+    initial: Arc<State>,
+    /// Kept once with the engine, never changed: its forks share them.
+    checkpoints: Arc<Vec<Option<Box<State>>>>,
     stride: u32,
     /// Templates parsed by [`Engine::render`], by text (shared with the
     /// other sessions of the story, [`Engine::share_templates`]).
@@ -116,9 +119,9 @@ impl Engine {
             ir,
             session,
             has_session,
-            tree,
-            initial: init,
-            checkpoints,
+            tree: Arc::new(tree),
+            initial: Arc::new(init),
+            checkpoints: Arc::new(checkpoints),
             stride,
             templates: Default::default(),
             lore_timed: Default::default(),
@@ -126,8 +129,9 @@ impl Engine {
     }
 
     /// A copy of this engine for a branch that goes on on its own (the
-    /// search of Format 20.5): the compiled story is shared, the session's
-    /// messages, tree and checkpoints are copied.
+    /// search of Format 20.5): the compiled story, the tree and the
+    /// checkpoints are shared; the session's messages are shared up to the
+    /// last [`SessionIr::freeze`] (O(1) after it) and copied after.
     pub fn fork(&self) -> Engine {
         Engine {
             ir: self.ir.clone(),
@@ -190,7 +194,7 @@ impl Engine {
             path.push(c);
             cur = self.session.messages.get(c as usize).and_then(|x| x.parent);
         }
-        let mut st = base.unwrap_or_else(|| self.initial.clone());
+        let mut st = base.unwrap_or_else(|| (*self.initial).clone());
         let mut scratch = Scratch::new(&self.ir);
         for &c in path.iter().rev() {
             step(&self.ir, &self.session, &mut st, c, &mut scratch);
@@ -202,7 +206,7 @@ impl Engine {
     /// tests and benchmarks).
     pub fn state_at_from_root(&self, m: u32) -> State {
         let path = self.path(m);
-        let mut st = self.initial.clone();
+        let mut st = (*self.initial).clone();
         let mut scratch = Scratch::new(&self.ir);
         for &c in &path {
             step(&self.ir, &self.session, &mut st, c, &mut scratch);
@@ -215,7 +219,7 @@ impl Engine {
     /// length, however many messages the visitor looks at (a prompt's
     /// transcript, Format 24.3).
     pub fn walk_path(&self, m: u32, mut visit: impl FnMut(u32, &State)) {
-        let mut st = self.initial.clone();
+        let mut st = (*self.initial).clone();
         let mut scratch = Scratch::new(&self.ir);
         for c in self.path(m) {
             step(&self.ir, &self.session, &mut st, c, &mut scratch);
@@ -244,7 +248,7 @@ impl Engine {
     /// when the ID is unknown.
     pub fn state_at_id(&self, id: Option<&str>) -> Option<State> {
         match id {
-            None => Some(self.initial.clone()),
+            None => Some((*self.initial).clone()),
             Some(id) => self.session.find(id).map(|m| self.state_at(m)),
         }
     }

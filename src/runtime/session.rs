@@ -12,6 +12,7 @@ use super::opened::Opened;
 use super::rules::RulesRuntime;
 use super::session_writer::{troupe_json, MessageLine, SessionWriter};
 use super::Runtime;
+use crate::compile::path::PathVec;
 use crate::compile::session::preset_index;
 use crate::compile::session::Fired;
 use crate::compile::{MessageIr, SessionIr, Who};
@@ -101,13 +102,14 @@ pub struct Session {
     /// Whether `runtime` is the rules runtime this session made itself.
     pub(crate) rules: bool,
     pub(crate) kind: RuntimeKind,
-    /// State at each message (index = message index).
-    pub(crate) states: Vec<State>,
+    /// State at each message (index = message index), shared with the
+    /// session's forks up to the last [`Session::share_path`].
+    pub(crate) states: PathVec<State>,
     /// `roll()` calls made at each message before its events (11.5).
-    pub(crate) rolls: Vec<u64>,
+    pub(crate) rolls: PathVec<u64>,
     pub(crate) current: Option<u32>,
     /// The input message of each turn on the current path.
-    pub(crate) turns: Vec<u32>,
+    pub(crate) turns: PathVec<u32>,
     pub(crate) stopped: bool,
     pub(crate) fake_turns: i64,
     pub(crate) scratch: Scratch,
@@ -286,10 +288,10 @@ impl Session {
             runtime,
             rules,
             kind: options.runtime,
-            states: Vec::with_capacity(Self::START_MESSAGES),
-            rolls: Vec::with_capacity(Self::START_MESSAGES),
+            states: PathVec::with_capacity(Self::START_MESSAGES),
+            rolls: PathVec::with_capacity(Self::START_MESSAGES),
             current: None,
-            turns: Vec::new(),
+            turns: PathVec::new(),
             stopped: false,
             fake_turns: 0,
             scratch,
@@ -409,10 +411,10 @@ impl Session {
             runtime,
             rules,
             kind: RuntimeKind::Rules,
-            states,
-            rolls,
+            states: states.into(),
+            rolls: rolls.into(),
             current: None,
-            turns: Vec::new(),
+            turns: PathVec::new(),
             stopped: false,
             fake_turns: 0,
             writer,
@@ -446,9 +448,12 @@ impl Session {
     /// the copy is the next turn of a session that played the same inputs
     /// (the same message IDs, states and firings), and nothing it does
     /// touches this one. The compiled parts are shared; the messages and
-    /// their states are copied; the copy keeps no session text and records
-    /// nothing. `None` under an adapter or the fake runtime (only the rules
-    /// runtime is copied). The search of Format 20.5 branches with it.
+    /// their states are shared up to the last [`Session::share_path`] and
+    /// copied after it (so a fork of a session that shared its path costs
+    /// O(1), whatever its length); the copy keeps no session text and
+    /// records nothing. `None` under an adapter or the fake runtime (only
+    /// the rules runtime is copied). The search of Format 20.5 branches
+    /// with it.
     pub fn fork(&self) -> Option<Session> {
         if !self.rules || self.kind != RuntimeKind::Rules {
             return None;
@@ -472,6 +477,17 @@ impl Session {
         })
     }
 
+    /// Makes the messages written so far, the state at each and the turns
+    /// shared with the forks made from now on (Format 20.5): they are moved
+    /// into immutable parts that a fork shares instead of copying. What the
+    /// session reads and does is unchanged.
+    pub fn share_path(&mut self) {
+        self.engine.session.freeze();
+        self.states.freeze();
+        self.rolls.freeze();
+        self.turns.freeze();
+    }
+
     /// Frees what the session keeps only to take its next turn faster (the
     /// activations of its derived variables, made again on the next turn):
     /// a session waiting in the search of Format 20.5 then holds its
@@ -481,13 +497,17 @@ impl Session {
     }
 
     /// About how many bytes this session holds of its own beyond what its
-    /// forks share (the compiled story): its messages and the state at
-    /// each. The search of Format 20.5 counts it for every session it
-    /// keeps, to stop with LIMIT before its memory bound is exceeded.
+    /// forks share (the compiled story, and the path up to the last
+    /// [`Session::share_path`]): the messages written since, the state at
+    /// each, and the session itself. The search of Format 20.5 counts it
+    /// for every session it keeps, to stop with LIMIT before its memory
+    /// bound is exceeded (and keeps counting a kept session's own part
+    /// while its forks share it).
     pub fn held_bytes(&self) -> usize {
         use std::mem::size_of;
         let states: usize = self
             .states
+            .own()
             .iter()
             .map(|s| {
                 size_of::<State>()
@@ -501,6 +521,7 @@ impl Session {
             .engine
             .session
             .messages
+            .own()
             .iter()
             .map(|m| {
                 // The message, its ID, its index entry and tree link.
@@ -515,7 +536,7 @@ impl Session {
         size_of::<Session>()
             + states
             + messages
-            + (self.rolls.len() + self.turns.len()) * size_of::<u64>()
+            + (self.rolls.own().len() + self.turns.own().len()) * size_of::<u64>()
     }
 
     /// Whether the session has stopped on a safety `stop` (Format 19.4).
@@ -685,7 +706,7 @@ impl Session {
             at = msg.parent;
         }
         turns.reverse();
-        self.turns = turns;
+        self.turns = turns.into();
         self.current = Some(m);
         self.stopped = false;
         true

@@ -168,7 +168,7 @@ pub struct ReplyRecord {
 /// A reply built by a turn, before it is written.
 struct Made {
     message: u32,
-    changes_json: Vec<Value>,
+    changes_json: Arc<[Value]>,
     rule: Option<Arc<str>>,
     rendered: Option<Result<Option<String>, crate::template::render::TooLong>>,
     chosen: Chosen,
@@ -183,8 +183,37 @@ struct MadeReplies {
     diagnostics: Vec<Diagnostic>,
 }
 
+/// What a turn wrote and decided (Format 18.5), before its result is
+/// built: by [`Session::turn`] as a [`TurnResult`], by the search's
+/// [`Session::step`] as a [`Stepped`].
+struct Taken {
+    parent: Option<u32>,
+    m_in: u32,
+    last: u32,
+    replies: Vec<Made>,
+    first_rule: Option<Arc<str>>,
+    status: Status,
+    diagnostics: Vec<Diagnostic>,
+    emotion_of: Option<Who>,
+}
+
+/// What one turn of the search reached (Format 20.5): what its
+/// [`TurnResult`] would list as `firings`, `rule` and the authors of
+/// `replies`, and whether the session goes on (`continue_session`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Stepped {
+    /// The turn's firings, in the result's order.
+    pub firings: Vec<Fired>,
+    /// The turn's rule (the first reply's, 18.6).
+    pub rule: Option<Arc<str>>,
+    /// The author of each reply, in order.
+    pub speakers: Vec<Who>,
+    /// Whether the session goes on after the turn.
+    pub going_on: bool,
+}
+
 struct Built {
-    changes_json: Vec<Value>,
+    changes_json: Arc<[Value]>,
     changes: Arc<[ChangeIr]>,
     diagnostics: Vec<Diagnostic>,
 }
@@ -237,6 +266,90 @@ impl Session {
             self.fake_turns += 1;
             return Ok(super::fake::result(self, self.fake_turns));
         }
+        let Taken {
+            parent,
+            m_in,
+            last,
+            mut replies,
+            first_rule,
+            status,
+            diagnostics,
+            emotion_of,
+        } = self.take(player, input, None, host)?;
+        let before = match parent {
+            Some(p) => &self.states[p as usize],
+            None => self.engine.initial(),
+        };
+        let ms = &self.engine.session.messages;
+        let records: Vec<ReplyRecord> = replies
+            .iter_mut()
+            .map(|m| ReplyRecord {
+                message: ms[m.message as usize].id.clone(),
+                author: match ms[m.message as usize].author {
+                    Who::Cast(c) => self.engine.ir.cast[c as usize].id.clone(),
+                    Who::Narrator => Arc::from("narrator"),
+                },
+                rule: m.rule.clone(),
+                reply: m.rendered.take().and_then(Result::ok).flatten(),
+                chosen: m.chosen.clone(),
+            })
+            .collect();
+        Ok(self.result(
+            m_in,
+            last,
+            first_rule.map(|r| r.to_string()),
+            records,
+            status,
+            before,
+            diagnostics,
+            emotion_of,
+        ))
+    }
+
+    /// One turn of the search of Format 20.5 (`input` said by the first
+    /// player, `escaped` being [`escape`]`(input)`): the turn of
+    /// [`Session::turn`] — the same messages, states, firings, safety
+    /// verdicts and refusals, every reply rendered for its verdict and its
+    /// budget — without the result the search never reads (the state
+    /// delta, the emotion, the rubric score, the IDs and texts as strings).
+    /// Only a rules-runtime session steps (the search's sessions are
+    /// [`Session::fork`]s, which are).
+    pub(crate) fn step(&mut self, input: &str, escaped: &Arc<str>) -> Result<Stepped, TurnError> {
+        if self.kind == RuntimeKind::Fake {
+            // A fake session is never forked, so never searched.
+            return Err(TurnError::Ended);
+        }
+        let player = self.engine.ir.players.first().copied().unwrap_or(0);
+        let t = self.take(player, input, Some(escaped), None)?;
+        let ms = &self.engine.session.messages;
+        let firings = self
+            .reported_firings_at(t.m_in, t.last, t.replies.len())
+            .into_iter()
+            .flat_map(|m| ms[m as usize].firings.iter().copied())
+            .collect();
+        let ended = self.states[t.last as usize].ending.is_some();
+        Ok(Stepped {
+            firings,
+            rule: t.first_rule,
+            speakers: t
+                .replies
+                .iter()
+                .map(|m| ms[m.message as usize].author)
+                .collect(),
+            going_on: !(t.status == Status::Stop || ended),
+        })
+    }
+
+    /// Steps 1 to 9 of Format 18.5 (the input `escaped` when given, else
+    /// escaped here): everything a turn writes and decides, before its
+    /// result is built.
+    fn take(
+        &mut self,
+        player: u16,
+        input: &str,
+        escaped: Option<&Arc<str>>,
+        host: Option<u16>,
+    ) -> Result<Taken, TurnError> {
         if self.is_over() {
             return Err(TurnError::Ended);
         }
@@ -255,7 +368,10 @@ impl Session {
             changes: Vec::new(),
             firings: Vec::new(),
             parts: vec![PartIr {
-                text: Arc::from(escape(input).as_str()),
+                text: match escaped {
+                    Some(e) => e.clone(),
+                    None => Arc::from(escape(input).as_str()),
+                },
                 audience: None,
             }],
             summary: None,
@@ -366,40 +482,22 @@ impl Session {
         if status == Status::Stop {
             self.stopped = true;
         }
-        let before = match parent {
-            Some(p) => &self.states[p as usize],
-            None => self.engine.initial(),
-        };
-        let ms = &self.engine.session.messages;
-        let records: Vec<ReplyRecord> = replies
-            .iter_mut()
-            .map(|m| ReplyRecord {
-                message: ms[m.message as usize].id.clone(),
-                author: match ms[m.message as usize].author {
-                    Who::Cast(c) => self.engine.ir.cast[c as usize].id.clone(),
-                    Who::Narrator => Arc::from("narrator"),
-                },
-                rule: m.rule.clone(),
-                reply: m.rendered.take().and_then(Result::ok).flatten(),
-                chosen: m.chosen.clone(),
-            })
-            .collect();
         // The emotion is the last reply's author's; none for a safety text.
         let emotion_of = match replies.last() {
             Some(m) if m.chosen.why == Why::Safety => None,
-            Some(m) => Some(ms[m.message as usize].author),
+            Some(m) => Some(self.engine.session.messages[m.message as usize].author),
             None => Some(responder),
         };
-        Ok(self.result(
+        Ok(Taken {
+            parent,
             m_in,
             last,
-            first_rule.map(|r| r.to_string()),
-            records,
+            replies,
+            first_rule,
             status,
-            before,
             diagnostics,
             emotion_of,
-        ))
+        })
     }
 
     /// Steps 3 to 6 of Format 18.5 for every reply of a turn whose input
@@ -587,7 +685,7 @@ impl Session {
     fn build_changes(&self, changes: &Changes, reply_id: &str) -> Built {
         match changes {
             Changes::Compiled { json, ir } => Built {
-                changes_json: json.to_vec(),
+                changes_json: json.clone(),
                 changes: ir.clone(),
                 diagnostics: Vec::new(),
             },
@@ -608,12 +706,12 @@ impl Session {
                 };
                 match lowered {
                     Some(l) => Built {
-                        changes_json: list.clone(),
+                        changes_json: list.clone().into(),
                         changes: l.into(),
                         diagnostics: diags,
                     },
                     None => Built {
-                        changes_json: Vec::new(),
+                        changes_json: Arc::from(Vec::new()),
                         changes: Arc::from(Vec::new()),
                         diagnostics: diags,
                     },
@@ -731,6 +829,24 @@ impl Session {
         }
     }
 
+    /// The messages whose firings a turn reports, in order (Format 18.5:
+    /// events are evaluated at each reply, or at the input message `m_in`
+    /// of a turn without one; `last` is the turn's last message).
+    fn reported_firings_at(&self, m_in: u32, last: u32, replies: usize) -> Vec<u32> {
+        if replies <= 1 {
+            return vec![last];
+        }
+        let ms = &self.engine.session.messages;
+        let mut chain = Vec::with_capacity(replies);
+        let mut at = last;
+        while at != m_in {
+            chain.push(at);
+            at = ms[at as usize].parent.unwrap_or(m_in);
+        }
+        chain.reverse();
+        chain
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn result(
         &self,
@@ -749,21 +865,11 @@ impl Session {
         messages.extend(replies.iter().map(|r| r.message.to_string()));
         // Events are evaluated at each reply, or at the input message of a
         // turn without one (18.5).
-        let firings = if replies.len() > 1 {
-            let mut all = Vec::new();
-            let mut at = last;
-            let mut chain = Vec::with_capacity(replies.len());
-            while at != m_in {
-                chain.push(at);
-                at = ms[at as usize].parent.unwrap_or(m_in);
-            }
-            for m in chain.into_iter().rev() {
-                all.extend(self.firing_records(m));
-            }
-            all
-        } else {
-            self.firing_records(last)
-        };
+        let firings: Vec<FiringRecord> = self
+            .reported_firings_at(m_in, last, replies.len())
+            .into_iter()
+            .flat_map(|m| self.firing_records(m))
+            .collect();
         let signals: Vec<String> = firings.iter().filter_map(|f| f.signal.clone()).collect();
         let ended = st.ending.is_some();
         let outcome = self.outcome_at(last);

@@ -7,9 +7,10 @@
 //!
 //! Every turn is a turn of the rules runtime's [`Session`] (18.5), as
 //! `troupe run` takes it; the search branches with [`Session::fork`], which
-//! copies the session's messages and states but never its text.
+//! shares the session's messages and states (its path, made shareable with
+//! [`Session::share_path`] when a node is kept) and never copies its text.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -19,7 +20,7 @@ use super::coverage::ScenarioModel;
 use crate::compile::runtime::RuntimeIr;
 use crate::keys::lower;
 use crate::runtime::generator::choose;
-use crate::runtime::{Opened, Options, Session, SessionControl};
+use crate::runtime::{Opened, Options, Session};
 
 /// The bounds of `--depth`, `--states` and `--runs` (Format 20.5).
 pub const MAX_DEPTH: u32 = 1000;
@@ -438,36 +439,39 @@ fn options(scenario: &str, root: &Root, seed: u64) -> Options {
 /// and a hash shared by two different keys panics.
 fn key(s: &Session, root: usize) -> Key {
     use std::hash::Hasher;
-    let mut h = Canonical::default();
+    let mut h = Canonical {
+        bytes: Vec::with_capacity(512),
+    };
     h.write_usize(root);
     h.write_usize(s.message_count());
     h.write_u8(u8::from(s.stopped()));
     s.state().hash_canonical(&mut h);
+    // One pass over the canonical bytes: SipHash reads them as one stream
+    // however they were written, and a single write costs far less than
+    // the many small writes of a state's slots.
+    let mut sip = siphasher::sip128::SipHasher13::new();
+    sip.write(&h.bytes);
     Key {
-        hash: siphasher::sip128::Hasher128::finish128(&h.sip).as_u128(),
+        hash: siphasher::sip128::Hasher128::finish128(&sip).as_u128(),
         #[cfg(debug_assertions)]
         full: h.bytes,
     }
 }
 
-/// The hasher of [`key`]: SipHash-1-3 (128 bits) over the canonical form,
-/// which debug builds also keep.
-#[derive(Default)]
+/// The canonical form of a node's key (see [`key`]), collected before it
+/// is hashed (and kept in full by debug builds).
 struct Canonical {
-    sip: siphasher::sip128::SipHasher13,
-    #[cfg(debug_assertions)]
     bytes: Vec<u8>,
 }
 
 impl std::hash::Hasher for Canonical {
     fn write(&mut self, bytes: &[u8]) {
-        self.sip.write(bytes);
-        #[cfg(debug_assertions)]
         self.bytes.extend_from_slice(bytes);
     }
 
     fn finish(&self) -> u64 {
-        self.sip.finish()
+        // Never called: `key` hashes the bytes itself.
+        0
     }
 }
 
@@ -717,8 +721,17 @@ fn search(
     } = prep;
     let mut seen = Seen::default();
     let mut nodes: Vec<Node> = Vec::new();
-    // Item → the node that first reached it.
-    let mut first: BTreeMap<String, u32> = BTreeMap::new();
+    // Item (by index in `items`) → the node that first reached it.
+    let mut first: Vec<u32> = vec![NOT_REACHED; items.len()];
+    let mut index: Option<ItemIndex> = None;
+    let lines = Lines {
+        lines: &alphabet.lines,
+        escaped: alphabet
+            .lines
+            .iter()
+            .map(|l| std::sync::Arc::from(crate::runtime::turn::escape(&l.text).as_str()))
+            .collect(),
+    };
     // Each session kept to expand, with the bytes it holds.
     let mut frontier: Vec<(u32, Session, usize)> = Vec::new();
     let mut stopped_by = None;
@@ -750,8 +763,13 @@ fn search(
             root: ri as u32,
             depth: 0,
         };
-        let ix = push_node(&mut nodes, &mut first, node, root_items(&s));
+        let index = index.get_or_insert_with(|| ItemIndex::new(&s, &items));
+        let reached = index.of_labels(&root_items(&s));
+        let ix = push_node(&mut nodes, &mut first, node, &reached);
         if !s.is_over() {
+            let mut s = s;
+            // Its forks share its path (O(1) each).
+            s.share_path();
             frontier.push((ix, s, bytes));
         } else {
             held -= bytes;
@@ -778,21 +796,28 @@ fn search(
             // search, so the result never depends on `jobs`.
             let mut chunk = Vec::new();
             let mut ids = Vec::new();
-            // The children in flight (about a parent's size each) stay
-            // within IN_FLIGHT beside what the search counts as held.
+            // The children in flight (about a parent's own part each, and a
+            // live session's overhead) stay within IN_FLIGHT beside what
+            // the search counts as held.
             let mut in_flight = 0usize;
+            let per_parent =
+                |b: usize| (b + CHILD_OVERHEAD).saturating_mul(alphabet.lines.len());
             while let Some((parent, s, parent_bytes)) = parents.next_if(|(_, _, b)| {
                 chunk.is_empty()
-                    || (chunk.len() < CHUNK
-                        && in_flight + b.saturating_mul(alphabet.lines.len()) <= IN_FLIGHT)
+                    || (chunk.len() < CHUNK && in_flight + per_parent(*b) <= IN_FLIGHT)
             }) {
-                in_flight += parent_bytes.saturating_mul(alphabet.lines.len());
+                in_flight += per_parent(parent_bytes);
                 chunk.push((parent, s));
                 ids.push((parent, parent_bytes));
             }
-            let expanded = expand_all(chunk, &nodes, &alphabet.lines, settings.jobs);
+            let Some(index) = index.as_ref() else {
+                break 'level;
+            };
+            let expanded = expand_all(chunk, &nodes, &lines, index, settings.jobs);
             for ((parent, parent_bytes), steps) in ids.into_iter().zip(expanded) {
                 let root = nodes[parent as usize].root;
+                // Whether a child kept shares the parent's path.
+                let mut shared = false;
                 for step in steps? {
                     let node = Node {
                         parent,
@@ -805,8 +830,8 @@ fn search(
                         // (never expanded) only as the witness of what its
                         // turn reached first (a rule whose changes another
                         // rule's equal).
-                        if step.reached.iter().any(|r| !first.contains_key(r)) {
-                            push_node(&mut nodes, &mut first, node, step.reached);
+                        if step.reached.iter().any(|&r| first[r as usize] == NOT_REACHED) {
+                            push_node(&mut nodes, &mut first, node, &step.reached);
                         }
                         continue;
                     }
@@ -816,9 +841,10 @@ fn search(
                     }
                     held += add;
                     seen.insert(step.key);
-                    let ix = push_node(&mut nodes, &mut first, node, step.reached);
+                    let ix = push_node(&mut nodes, &mut first, node, &step.reached);
                     deepest = depth;
                     if let Some(child) = step.going_on {
+                        shared = true;
                         next.push((ix, child, step.bytes));
                     }
                     progress(seen.len() as u64);
@@ -828,8 +854,14 @@ fn search(
                     }
                 }
                 // The parent was dropped once expanded: what it held is
-                // free again.
-                held -= parent_bytes;
+                // free again, but for the turn it added when a child kept
+                // shares it (still counted: the count never falls below
+                // what the kept sessions hold).
+                held -= if shared {
+                    parent_bytes.min(std::mem::size_of::<Session>())
+                } else {
+                    parent_bytes
+                };
             }
         }
         frontier = next;
@@ -856,9 +888,9 @@ fn search(
             .map(|(_, _, why)| why.clone())
     };
     let mut results = Vec::new();
-    for item in &items {
-        let r = match first.get(item) {
-            Some(&n) => {
+    for (i, item) in items.iter().enumerate() {
+        let r = match Some(first[i]).filter(|&n| n != NOT_REACHED) {
+            Some(n) => {
                 let w = witness(&nodes, n, &alphabet);
                 verify(opened, &scenario, settings.seed, &w, item)?;
                 ItemResult {
@@ -917,12 +949,25 @@ const CHUNK: usize = 256;
 /// 32 MiB a search of 50 one-keyword rules peaked at 104 MiB against
 /// Format 16.2's 64 MiB aim (tests/bounds/hostile_cli.rs); at 1 MiB, 49
 /// MiB with one thread and 54 with two, and a chunk still holds hundreds
-/// of turns, enough to keep the threads busy. A session's estimate is well
-/// below what it really holds: when the engine stopped carrying the
-/// checked story (a few bytes less each), two parents of 200 lines fitted
-/// where one had, and the peak of 200 rules with two threads rose from 54
-/// to 72 MiB (bound: 65). At 512 KiB: 53 MiB with one thread, 58 with two.
-const IN_FLIGHT: usize = 1 << 19;
+/// of turns, enough to keep the threads busy (each child counted with
+/// [`CHILD_OVERHEAD`]).
+const IN_FLIGHT: usize = 1 << 20;
+
+/// What a child in flight holds beyond its own part as
+/// [`Session::held_bytes`] counts it (the allocations of a live session and
+/// of its turn). Since forks share their path a parent's own part is one
+/// turn, far less than what a child in flight takes: without this, chunks
+/// grew to many parents and a search's peak grew with its alphabet (16 MiB
+/// more from 50 to 200 one-keyword rules at `--states 500`,
+/// tests/bounds/hostile_cli.rs).
+const CHILD_OVERHEAD: usize = 4 << 10;
+
+/// The alphabet's lines with each one's input text escaped once (Format
+/// 18.5 step 1), as every turn of the search writes it.
+struct Lines<'a> {
+    lines: &'a [Line],
+    escaped: Vec<std::sync::Arc<str>>,
+}
 
 /// What one alphabet line does from one kept session.
 struct Step {
@@ -930,8 +975,8 @@ struct Step {
     line: u32,
     /// The key of the state it leads to.
     key: Key,
-    /// The items its turn reached.
-    reached: Vec<String>,
+    /// The items its turn reached (by index in the report's items).
+    reached: Vec<u32>,
     /// The child, while the session goes on (its scratch released).
     going_on: Option<Session>,
     /// What the child holds (0 when the session ended).
@@ -940,19 +985,21 @@ struct Step {
 
 /// Steps every line from `parent` (Format 20.5): one child per line whose
 /// turn is not refused, in line order.
-fn expand(parent: &Session, root: usize, lines: &[Line]) -> Result<Vec<Step>, Failure> {
-    let mut steps = Vec::with_capacity(lines.len());
-    for (li, line) in lines.iter().enumerate() {
+fn expand(parent: &Session, root: usize, lines: &Lines, items: &ItemIndex) -> Result<Vec<Step>, Failure> {
+    let mut steps = Vec::with_capacity(lines.lines.len());
+    for (li, (line, escaped)) in lines.lines.iter().zip(&lines.escaped).enumerate() {
         let Some(mut child) = parent.fork() else {
             return Err(Failure::Refused("the search needs the rules runtime".into()));
         };
-        let Ok(result) = child.turn(&line.text) else {
+        // The turn as `troupe run` takes it, without the result the search
+        // never reads (Session::step).
+        let Ok(result) = child.step(&line.text, escaped) else {
             // A refused turn (LIMIT) has no child.
             continue;
         };
-        let reached = reached_by(&result);
+        let reached = items.of_step(&result);
         let key = key(&child, root);
-        let going_on = result.session_control == SessionControl::ContinueSession;
+        let going_on = result.going_on;
         let bytes = if going_on { child.held_bytes() } else { 0 };
         steps.push(Step {
             line: li as u32,
@@ -960,6 +1007,8 @@ fn expand(parent: &Session, root: usize, lines: &[Line]) -> Result<Vec<Step>, Fa
             reached,
             going_on: going_on.then(|| {
                 child.release_scratch();
+                // Its forks share its path (O(1) each).
+                child.share_path();
                 child
             }),
             bytes,
@@ -973,7 +1022,8 @@ fn expand(parent: &Session, root: usize, lines: &[Line]) -> Result<Vec<Step>, Fa
 fn expand_all(
     chunk: Vec<(u32, Session)>,
     nodes: &[Node],
-    lines: &[Line],
+    lines: &Lines,
+    items: &ItemIndex,
     jobs: usize,
 ) -> Vec<Result<Vec<Step>, Failure>> {
     let root = |parent: u32| nodes[parent as usize].root as usize;
@@ -981,7 +1031,7 @@ fn expand_all(
     if jobs == 1 {
         return chunk
             .into_iter()
-            .map(|(p, s)| expand(&s, root(p), lines))
+            .map(|(p, s)| expand(&s, root(p), lines, items))
             .collect();
     }
     let n = chunk.len();
@@ -1000,7 +1050,7 @@ fn expand_all(
                         let Some((i, (p, s))) = taken else {
                             return done;
                         };
-                        done.push((i, expand(&s, root(p), lines)));
+                        done.push((i, expand(&s, root(p), lines, items)));
                     }
                 })
             })
@@ -1039,20 +1089,95 @@ fn witness(nodes: &[Node], n: u32, alphabet: &Alphabet) -> Witness {
     }
 }
 
-/// Appends `node` to `nodes` and makes it the first to reach each of
-/// `reached` not reached before; returns its index.
-fn push_node(
-    nodes: &mut Vec<Node>,
-    first: &mut BTreeMap<String, u32>,
-    node: Node,
-    reached: Vec<String>,
-) -> u32 {
+/// Appends `node` to `nodes` and makes it the first to reach each item
+/// (by index in the report's items) of `reached` not reached before;
+/// returns its index.
+fn push_node(nodes: &mut Vec<Node>, first: &mut [u32], node: Node, reached: &[u32]) -> u32 {
     let ix = nodes.len() as u32;
     nodes.push(node);
-    for r in reached {
-        first.entry(r).or_insert(ix);
+    for &r in reached {
+        if first[r as usize] == NOT_REACHED {
+            first[r as usize] = ix;
+        }
     }
     ix
+}
+
+/// No node reached the item (yet).
+const NOT_REACHED: u32 = u32::MAX;
+
+/// The report's items by what reaches them (Format 20.5): an event, an
+/// outcome, a rule, a speaker; each the item's index in the report's list,
+/// `None` for what is no item (the narrator, a player).
+struct ItemIndex {
+    events: Vec<Option<u32>>,
+    outcomes: Vec<Option<u32>>,
+    rules: std::collections::HashMap<String, u32>,
+    speakers: Vec<Option<u32>>,
+    narrator: Option<u32>,
+    labels: std::collections::HashMap<String, u32>,
+}
+
+impl ItemIndex {
+    fn new(s: &Session, items: &[String]) -> ItemIndex {
+        let labels: std::collections::HashMap<String, u32> = items
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.clone(), i as u32))
+            .collect();
+        let ir = &s.engine().ir;
+        let of = |l: String| labels.get(&l).copied();
+        ItemIndex {
+            events: ir.events.iter().map(|e| of(format!("event {}", e.id))).collect(),
+            outcomes: ir
+                .outcomes
+                .iter()
+                .map(|o| of(format!("outcome {}", o.id)))
+                .collect(),
+            rules: items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, l)| Some((l.strip_prefix("rule ")?.to_string(), i as u32)))
+                .collect(),
+            speakers: ir.cast.iter().map(|c| of(format!("speaker {}", c.id))).collect(),
+            narrator: of("speaker narrator".to_string()),
+            labels,
+        }
+    }
+
+    /// The items among `labels` (as [`reached_by`] and [`root_items`]
+    /// write them).
+    fn of_labels(&self, labels: &[String]) -> Vec<u32> {
+        labels
+            .iter()
+            .filter_map(|l| self.labels.get(l).copied())
+            .collect()
+    }
+
+    /// The items a turn of the search reached, as [`reached_by`] reads
+    /// them from its result: its firings, its rule, its speakers.
+    fn of_step(&self, st: &crate::runtime::turn::Stepped) -> Vec<u32> {
+        use crate::compile::session::Fired;
+        use crate::compile::Who;
+        let mut out = Vec::new();
+        for f in &st.firings {
+            let i = match *f {
+                Fired::Event(e) => self.events.get(e as usize).copied().flatten(),
+                Fired::Outcome(o) => self.outcomes.get(o as usize).copied().flatten(),
+            };
+            out.extend(i);
+        }
+        if let Some(r) = &st.rule {
+            out.extend(self.rules.get(&**r).copied());
+        }
+        for w in &st.speakers {
+            out.extend(match *w {
+                Who::Cast(c) => self.speakers.get(c as usize).copied().flatten(),
+                Who::Narrator => self.narrator,
+            });
+        }
+        out
+    }
 }
 
 /// Why an exploration gave no result (Format 20.5).
