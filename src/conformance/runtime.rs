@@ -210,14 +210,7 @@ pub fn safety_test(
         .ok_or_else(|| suite("a safety test needs `text`"))?;
     let reply = t.get("reply").and_then(Value::as_bool).unwrap_or(false);
     // The policy of the scenario the engine runs (Format 19.1).
-    let policy = bundle
-        .get("scenarios")
-        .and_then(Value::as_array)
-        .and_then(|s| {
-            s.iter()
-                .find(|s| s.get("id").and_then(Value::as_str) == Some(&*engine.ir.scenario))
-        })
-        .and_then(|s| s.get("safety"));
+    let policy = crate::model::scenario(bundle, &engine.ir.scenario).and_then(|s| s.get("safety"));
     let safety = Safety::compile(policy).map_err(fail)?;
     let v = safety.verdict(text, reply);
     let mut got = serde_json::Map::new();

@@ -121,3 +121,16 @@ pub fn array<'v>(v: &'v serde_json::Value, field: &str) -> &'v [serde_json::Valu
         .and_then(serde_json::Value::as_array)
         .map_or(&[], Vec::as_slice)
 }
+
+/// The index in `bundle`'s `scenarios` of the scenario whose ID is `id`
+/// (Format 6).
+pub fn scenario_index(bundle: &serde_json::Value, id: &str) -> Option<usize> {
+    array(bundle, "scenarios")
+        .iter()
+        .position(|s| s.get("id").and_then(serde_json::Value::as_str) == Some(id))
+}
+
+/// The scenario of `bundle` whose ID is `id`, as written (Format 6).
+pub fn scenario<'b>(bundle: &'b serde_json::Value, id: &str) -> Option<&'b serde_json::Value> {
+    array(bundle, "scenarios").get(scenario_index(bundle, id)?)
+}

@@ -107,12 +107,9 @@ impl Opened {
     /// does not run with default seating.
     fn compile_scenario(&self, id: Option<&str>) -> Option<Option<ScenarioIr>> {
         let bundle = &*self.bundle;
-        let list = bundle.get("scenarios").and_then(Value::as_array)?;
         let index = match id {
-            Some(id) => list
-                .iter()
-                .position(|s| s.get("id").and_then(Value::as_str) == Some(id))?,
-            None if list.is_empty() => return None,
+            Some(id) => crate::model::scenario_index(bundle, id)?,
+            None if crate::model::array(bundle, "scenarios").is_empty() => return None,
             None => 0,
         };
         // The check's parses are reused: nothing is parsed again.
@@ -121,11 +118,7 @@ impl Opened {
 
     /// Scenario `id` as written in the bundle.
     pub fn scenario_raw(&self, id: &str) -> Option<&Value> {
-        self.bundle
-            .get("scenarios")?
-            .as_array()?
-            .iter()
-            .find(|s| s.get("id").and_then(Value::as_str) == Some(id))
+        crate::model::scenario(&self.bundle, id)
     }
 
     /// The compiled safety rules of scenario `id` whose policy is `policy`;
