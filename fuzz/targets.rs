@@ -300,6 +300,6 @@ pub fn mcp(data: &[u8]) {
     input.extend_from_slice(data);
     input.push(b'\n');
     MCP_ROOT.with(|root| {
-        let _ = troupe::mcp::serve_bytes(root, &input);
+        let _ = troupe_mcp::serve_bytes(root, &input);
     });
 }

@@ -5,8 +5,6 @@
 //! (`troupe::…`, docs/embedding.md) and prints.
 
 mod cli;
-#[cfg(feature = "server")]
-mod server;
 
 /// The binary's allocator: checking and compiling a pack builds and drops
 /// many small JSON values and parse trees, which mimalloc serves faster than

@@ -94,14 +94,15 @@ enum Command {
     /// Print what the model runtime would send when a character answers a message (Format 24.3).
     Prompt(prompt::Args),
     /// Serve the tools and the spec to an authoring agent: an MCP server over stdio (docs/mcp.md).
+    #[cfg(feature = "mcp")]
     Mcp(McpArgs),
     /// Serve sessions over HTTP/JSON on SQLite or PostgreSQL (docs/server.md).
     #[cfg(feature = "server")]
     Serve(serve::Args),
 }
 
-/// Arguments of `troupe mcp` (docs/mcp.md; the server is the library's
-/// `troupe::mcp`).
+/// Arguments of `troupe mcp` (docs/mcp.md; the server is the crate
+/// `troupe-mcp`).
 #[derive(Debug, clap::Args)]
 pub struct McpArgs {
     /// The folder every path argument is resolved in; paths outside it
@@ -144,7 +145,8 @@ pub fn run() -> i32 {
         Command::Plot(args) => plot::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Prompt(args) => prompt::run(args),
-        Command::Mcp(args) => troupe::mcp::run(args.root),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(args) => troupe_mcp::run(args.root),
         #[cfg(feature = "server")]
         Command::Serve(args) => serve::run(args),
     }

@@ -276,7 +276,7 @@ fn web(args: &Args) -> i32 {
         }
     };
     let listen = args.listen.as_deref().unwrap_or("127.0.0.1:0");
-    match crate::server::web::play(package, listen, args.open) {
+    match troupe_server::web::play(package, listen, args.open) {
         Ok(()) => 0,
         Err(m) => {
             eprintln!("troupe play: {m}");

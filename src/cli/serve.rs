@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use crate::server::{self, Config};
+use troupe_server::{self as server, Config};
 
 /// Arguments of `troupe serve`.
 #[derive(Debug, clap::Args)]
@@ -113,7 +113,7 @@ fn revoke(workspace: &str, token: Option<String>, settings: &Settings) -> i32 {
         }
         other => other.map(str::to_string),
     };
-    if let Err(e) = crate::server::valid_workspace(workspace) {
+    if let Err(e) = troupe_server::valid_workspace(workspace) {
         eprintln!("troupe serve: {e}");
         return 2;
     }
@@ -153,7 +153,7 @@ pub fn run(args: Args) -> i32 {
                     return 2;
                 }
             };
-            if let Err(e) = crate::server::valid_workspace(&workspace) {
+            if let Err(e) = troupe_server::valid_workspace(&workspace) {
                 eprintln!("troupe serve: {e}");
                 return 2;
             }

@@ -68,7 +68,7 @@ fn run_remote(args: &Args, server: &str, workspace: &str) -> i32 {
             return 2;
         }
     };
-    let run = match crate::server::client::run_remote(
+    let run = match troupe_server::client::run_remote(
         &args.pack,
         server,
         workspace,

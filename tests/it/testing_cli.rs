@@ -131,7 +131,7 @@ fn init_writes_a_pack_that_passes_check_and_test_unchanged() {
     // crates.io (where `troupe` is another project's crate).
     assert!(
         workflow.contains(
-            "cargo install --locked --git \"$TROUPE_GIT\" --rev \"$TROUPE_REV\" troupe-rules"
+            "cargo install --locked --git \"$TROUPE_GIT\" --rev \"$TROUPE_REV\" troupe-cli"
         ),
         "{workflow}"
     );

@@ -1,0 +1,2227 @@
+//! The routes of `troupe serve` (docs/server.md "API"): `/api/v1`, every
+//! body the JSON document the command line prints with `--json`, every
+//! error an RFC 9457 `application/problem+json` document.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{
+    DefaultBodyLimit, FromRequest, FromRequestParts, Query, RawPathParams, Request, State,
+};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post, put, MethodRouter};
+use axum::Router;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use sqlx::Row;
+
+use super::db::{now, sha256_hex, Db};
+use super::Config;
+use troupe::{Error, ErrorKind, Pack, ResumeOptions, RuntimeChoice, Session, SessionOptions};
+
+// ---------------------------------------------------------------- problems
+
+/// An RFC 9457 problem: status, a stable code (a Troupe diagnostic code
+/// when the library refused, else one of docs/server.md "Problem codes"),
+/// a plain sentence, and members of its own.
+#[derive(Debug)]
+pub struct Problem {
+    status: StatusCode,
+    code: String,
+    detail: String,
+    /// Boxed: a problem travels in every `Result` of the handlers.
+    extra: Box<Map<String, Value>>,
+}
+
+impl Problem {
+    fn new(status: StatusCode, code: &str, detail: impl Into<String>) -> Problem {
+        Problem {
+            status,
+            code: code.to_string(),
+            detail: detail.into(),
+            extra: Box::default(),
+        }
+    }
+    fn with(mut self, key: &str, value: Value) -> Problem {
+        self.extra.insert(key.to_string(), value);
+        self
+    }
+    pub(super) fn not_found(what: &str) -> Problem {
+        Problem::new(
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            format!("no such {what}"),
+        )
+    }
+    pub(super) fn bad_request(detail: impl Into<String>) -> Problem {
+        Problem::new(StatusCode::BAD_REQUEST, "BAD_REQUEST", detail)
+    }
+    /// A database failure: logged here, told to the client as 503 without
+    /// the driver's text.
+    fn db(e: impl std::fmt::Display) -> Problem {
+        tracing::error!(error = %e, "database");
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "DATABASE",
+            "the database is unavailable; retry later",
+        )
+    }
+    pub(super) fn internal(what: &str) -> Problem {
+        tracing::error!(what, "internal error");
+        Problem::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL",
+            "the server failed; the failure is logged",
+        )
+    }
+    fn conflict(current: &str) -> Problem {
+        Problem::new(
+            StatusCode::CONFLICT,
+            "CONFLICT",
+            format!("the session's current message is `{current}`, not the one expected"),
+        )
+        .with("current", json!(current))
+    }
+}
+
+/// The library's errors: the kind gives the status, the first diagnostic
+/// the code; every diagnostic is in `diagnostics`.
+impl From<Error> for Problem {
+    fn from(e: Error) -> Problem {
+        let status = match e.kind() {
+            ErrorKind::NotFound => StatusCode::NOT_FOUND,
+            ErrorKind::Ended => StatusCode::CONFLICT,
+            ErrorKind::Io | ErrorKind::Internal => return Problem::internal(&e.to_string()),
+            ErrorKind::Runtime => StatusCode::BAD_GATEWAY,
+            _ => StatusCode::UNPROCESSABLE_ENTITY,
+        };
+        let code = e.diagnostics().first().map_or_else(
+            || e.kind().as_str().to_ascii_uppercase(),
+            |d| d.code.to_string(),
+        );
+        let diags = serde_json::to_value(e.diagnostics()).unwrap_or(Value::Null);
+        Problem::new(status, &code, e.to_string()).with("diagnostics", diags)
+    }
+}
+
+fn title(status: StatusCode) -> &'static str {
+    status.canonical_reason().unwrap_or("Error")
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let mut doc = Map::new();
+        doc.insert(
+            "type".into(),
+            json!(format!("https://troupe.invalid/problems/{}", self.code)),
+        );
+        doc.insert("title".into(), json!(title(self.status)));
+        doc.insert("status".into(), json!(self.status.as_u16()));
+        doc.insert("detail".into(), json!(self.detail));
+        doc.insert("code".into(), json!(self.code));
+        doc.extend(*self.extra);
+        let body = serde_json::to_vec_pretty(&Value::Object(doc)).unwrap_or_default();
+        (
+            self.status,
+            [(header::CONTENT_TYPE, "application/problem+json")],
+            body,
+        )
+            .into_response()
+    }
+}
+
+pub(super) type Answer = Result<Response, Problem>;
+
+pub(super) fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response {
+    let mut body = serde_json::to_vec_pretty(value).unwrap_or_default();
+    body.push(b'\n');
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Problem> {
+    serde_json::from_slice(body).map_err(|e| Problem::bad_request(format!("the body: {e}")))
+}
+
+/// A workspace ID: 1–64 of `A-Za-z0-9_-`.
+pub fn valid_workspace(ws: &str) -> Result<(), String> {
+    if ws.is_empty()
+        || ws.len() > 64
+        || !ws
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(format!(
+            "workspace `{}` is not 1 to 64 letters, digits, `-` or `_`",
+            troupe::escape_controls(ws)
+        ));
+    }
+    Ok(())
+}
+
+// ----------------------------------------------------------------- metrics
+
+/// Upper bounds (seconds) of the turn latency histogram's buckets.
+const BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+];
+
+#[derive(Debug, Default)]
+struct Metrics {
+    /// Answers by status class 1xx…5xx.
+    requests: [AtomicU64; 6],
+    turn_buckets: [AtomicU64; 11],
+    turn_count: AtomicU64,
+    turn_micros: AtomicU64,
+}
+
+impl Metrics {
+    fn turn(&self, took: Duration) {
+        let secs = took.as_secs_f64();
+        for (i, b) in BUCKETS.iter().enumerate() {
+            if secs <= *b {
+                self.turn_buckets[i].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.turn_count.fetch_add(1, Ordering::Relaxed);
+        self.turn_micros
+            .fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+    }
+}
+
+// -------------------------------------------------------------- app state
+
+/// A session played in this process, with what of it the database holds.
+struct Live {
+    session: Session,
+    pack: Pack,
+    /// Rows stored (`troupe_lines`) and their bytes: the session file's
+    /// text up to `bytes` is in the database.
+    rows: i64,
+    bytes: usize,
+    /// Under the model runtime: its turn records (docs/server.md
+    /// "Runtimes"); `None` under the rules runtime.
+    model: Option<troupe::model_runtime::Log>,
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<Live>>>;
+
+struct Inner {
+    db: Db,
+    packs: Mutex<HashMap<String, Pack>>,
+    sessions: Mutex<HashMap<(String, String), Slot>>,
+    /// Checked tokens: SHA-256 → (workspace, when read, the token watch's
+    /// epoch then).
+    tokens: Mutex<HashMap<String, (String, Instant, u64)>>,
+    cache_sessions: usize,
+    /// The largest request body in bytes.
+    body_limit: usize,
+    /// Seconds after which an unfinished `Idempotency-Key` claim counts as
+    /// abandoned (twice the request time limit).
+    claim_secs: i64,
+    metrics: Metrics,
+    stopping: AtomicBool,
+    /// The configured models, by name (docs/server.md "Runtimes").
+    models: HashMap<String, super::ServedModel>,
+}
+
+/// The shared state of the server's handlers.
+#[derive(Clone)]
+pub struct App(Arc<Inner>);
+
+impl App {
+    /// The server's state; `Err` when a configured model cannot be served
+    /// (its API key's variable unset).
+    pub fn new(db: Db, config: &Config) -> Result<App, String> {
+        let models = config.served_models()?;
+        db.watch_tokens();
+        Ok(App(Arc::new(Inner {
+            db,
+            packs: Mutex::default(),
+            sessions: Mutex::default(),
+            tokens: Mutex::default(),
+            cache_sessions: config.cache_sessions.max(1),
+            body_limit: config.body_limit,
+            claim_secs: 2 * config.request_timeout_secs.max(1) as i64,
+            metrics: Metrics::default(),
+            stopping: AtomicBool::new(false),
+            models,
+        })))
+    }
+
+    /// The runtime a session's settings name (docs/server.md "Runtimes"):
+    /// the rules runtime, or the configured model `name` with its turn log.
+    fn runtime_for(
+        &self,
+        model: Option<&str>,
+    ) -> Result<(RuntimeChoice, Option<troupe::model_runtime::Log>), Problem> {
+        use troupe::model_runtime::{Backend, ModelRuntime};
+        let Some(name) = model else {
+            return Ok((RuntimeChoice::Rules, None));
+        };
+        let Some(served) = self.0.models.get(name) else {
+            let mut known: Vec<&str> = self.0.models.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            let offered = if known.is_empty() {
+                "this server configures no model".to_string()
+            } else {
+                format!("configured: {}", known.join(", "))
+            };
+            return Err(Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "UNKNOWN_MODEL",
+                format!(
+                    "no model `{}` is configured on this server ({offered})",
+                    troupe::escape_controls(name)
+                ),
+            ));
+        };
+        let backend = Backend::connect(&served.connection).map_err(Problem::from)?;
+        let runtime = ModelRuntime::new(served.settings.clone(), backend);
+        let log = runtime.log();
+        Ok((runtime.adapter(), Some(log)))
+    }
+
+    /// From now on new requests are answered 503 (graceful shutdown).
+    pub fn begin_shutdown(&self) {
+        self.0.stopping.store(true, Ordering::SeqCst);
+    }
+
+    fn db(&self) -> &Db {
+        &self.0.db
+    }
+
+    fn has_slot(&self, ws: &str, id: &str) -> bool {
+        self.0
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(&(ws.to_string(), id.to_string()))
+    }
+
+    /// Drops this process's slot of a session (deleted, or found gone).
+    fn forget(&self, ws: &str, id: &str) {
+        self.0
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(ws.to_string(), id.to_string()));
+    }
+
+    fn slot(&self, ws: &str, id: &str) -> Slot {
+        let mut map = self.0.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let key = (ws.to_string(), id.to_string());
+        if let Some(s) = map.get(&key) {
+            return s.clone();
+        }
+        if map.len() >= self.0.cache_sessions {
+            // Drop an idle one; it is rebuilt from the database when asked for.
+            let idle = map
+                .iter()
+                .find(|(_, s)| Arc::strong_count(s) == 1)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = idle {
+                map.remove(&k);
+            }
+        }
+        map.entry(key).or_default().clone()
+    }
+
+    /// The pack `hash` of workspace `ws` (deleted ones included: sessions
+    /// keep reading theirs), opened once per process.
+    pub(super) async fn pack(
+        &self,
+        ws: &str,
+        hash: &str,
+        live_only: bool,
+    ) -> Result<Pack, Problem> {
+        // The row's existence in this workspace is checked on every call;
+        // its body is read only when this process has not opened it yet.
+        let row =
+            sqlx::query("SELECT deleted FROM troupe_packs WHERE workspace = $1 AND hash = $2")
+                .bind(ws.to_string())
+                .bind(hash.to_string())
+                .fetch_optional(&self.db().pool)
+                .await
+                .map_err(Problem::db)?
+                .ok_or_else(|| Problem::not_found("pack"))?;
+        let deleted: i64 = row.try_get(0).map_err(Problem::db)?;
+        if live_only && deleted != 0 {
+            return Err(Problem::not_found("pack"));
+        }
+        if let Some(p) = self
+            .0
+            .packs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(hash)
+        {
+            return Ok(p.clone());
+        }
+        let row =
+            sqlx::query("SELECT kind, body FROM troupe_packs WHERE workspace = $1 AND hash = $2")
+                .bind(ws.to_string())
+                .bind(hash.to_string())
+                .fetch_optional(&self.db().pool)
+                .await
+                .map_err(Problem::db)?
+                .ok_or_else(|| Problem::not_found("pack"))?;
+        let kind: String = row.try_get(0).map_err(Problem::db)?;
+        let body: Vec<u8> = row.try_get(1).map_err(Problem::db)?;
+        let pack = blocking("opening a stored pack", move || open_pack(&kind, &body)).await?;
+        self.0
+            .packs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(hash.to_string(), pack.clone());
+        Ok(pack)
+    }
+}
+
+fn open_pack(kind: &str, body: &[u8]) -> Result<Pack, Problem> {
+    match kind {
+        "package" => Pack::from_package(body).map_err(Problem::from),
+        _ => {
+            let text = std::str::from_utf8(body)
+                .map_err(|_| Problem::bad_request("a bundle is UTF-8 text (Format 13)"))?;
+            Pack::from_bundle(text).map_err(Problem::from)
+        }
+    }
+}
+
+// ------------------------------------------------------------- extractors
+
+/// Runs `work` off the async threads (the engine is synchronous); a
+/// panic or cancellation there is an internal error naming `what`.
+async fn blocking<T, E>(
+    what: &'static str,
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, Problem>
+where
+    T: Send + 'static,
+    E: Into<Problem> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(r) => r.map_err(Into::into),
+        Err(_) => Err(Problem::internal(what)),
+    }
+}
+
+/// A path parameter of the route (`ws`, `id`, `hash`), empty when absent.
+fn param(params: &RawPathParams, name: &str) -> String {
+    params
+        .iter()
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+        .unwrap_or_default()
+}
+
+async fn params_of(parts: &mut Parts, app: &App) -> Result<RawPathParams, Problem> {
+    RawPathParams::from_request_parts(parts, app)
+        .await
+        .map_err(|_| Problem::not_found("route"))
+}
+
+/// The workspace `{ws}` of a route (its token already checked by
+/// [`auth`]) and the server's state: what every workspace handler starts
+/// from.
+struct Workspace {
+    app: App,
+    ws: String,
+}
+
+impl FromRequestParts<App> for Workspace {
+    type Rejection = Problem;
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Workspace, Problem> {
+        let params = params_of(parts, app).await?;
+        Ok(Workspace {
+            app: app.clone(),
+            ws: param(&params, "ws"),
+        })
+    }
+}
+
+/// The session `{id}` of workspace `{ws}`: its live copy, its stored
+/// history and its changes go through here (module "sessions" below).
+pub(super) struct SessionRoute {
+    app: App,
+    ws: String,
+    id: String,
+}
+
+impl FromRequestParts<App> for SessionRoute {
+    type Rejection = Problem;
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<SessionRoute, Problem> {
+        let params = params_of(parts, app).await?;
+        Ok(SessionRoute {
+            app: app.clone(),
+            ws: param(&params, "ws"),
+            id: param(&params, "id"),
+        })
+    }
+}
+
+/// The pack `{hash}` of workspace `{ws}`.
+pub(super) struct PackRoute {
+    pub(super) app: App,
+    pub(super) ws: String,
+    pub(super) hash: String,
+}
+
+impl FromRequestParts<App> for PackRoute {
+    type Rejection = Problem;
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<PackRoute, Problem> {
+        let params = params_of(parts, app).await?;
+        Ok(PackRoute {
+            app: app.clone(),
+            ws: param(&params, "ws"),
+            hash: param(&params, "hash"),
+        })
+    }
+}
+
+/// A JSON request body, refused as `BAD_REQUEST` with serde's reason.
+struct JsonBody<T>(T);
+
+impl<T: serde::de::DeserializeOwned> FromRequest<App> for JsonBody<T> {
+    type Rejection = Problem;
+    async fn from_request(req: Request, app: &App) -> Result<JsonBody<T>, Problem> {
+        let body = Bytes::from_request(req, app)
+            .await
+            .map_err(|_| Problem::bad_request("the body cannot be read"))?;
+        parse_json(&body).map(JsonBody)
+    }
+}
+
+/// [`JsonBody`], or `T::default()` when the body is empty.
+struct JsonOrEmpty<T>(T);
+
+impl<T: serde::de::DeserializeOwned + Default> FromRequest<App> for JsonOrEmpty<T> {
+    type Rejection = Problem;
+    async fn from_request(req: Request, app: &App) -> Result<JsonOrEmpty<T>, Problem> {
+        let body = Bytes::from_request(req, app)
+            .await
+            .map_err(|_| Problem::bad_request("the body cannot be read"))?;
+        if body.is_empty() {
+            return Ok(JsonOrEmpty(T::default()));
+        }
+        parse_json(&body).map(JsonOrEmpty)
+    }
+}
+
+// ------------------------------------------------------------------ router
+
+/// A route of `/api/v1/workspaces/{ws}`. The router and the OpenAPI
+/// document are both built from [`workspace_routes`], so every route served
+/// is in the document.
+pub(super) struct Route {
+    pub(super) method: &'static str,
+    pub(super) path: &'static str,
+    pub(super) summary: &'static str,
+    /// The request body's media type, if it takes one.
+    pub(super) body: Option<&'static str>,
+    /// The success status and its media type.
+    pub(super) ok: (u16, &'static str),
+    pub(super) handler: MethodRouter<App>,
+}
+
+fn workspace_routes() -> Vec<Route> {
+    let r = |method, path, summary, body, ok, handler| Route {
+        method,
+        path,
+        summary,
+        body,
+        ok,
+        handler,
+    };
+    const JSON: &str = "application/json";
+    vec![
+        r("put", "/packs", "Upload a package (zip) or a bundle, checked; identified by its content hash. 422: the `troupe check --json` report.", Some("application/octet-stream"), (201, JSON), put(put_pack)),
+        r("get", "/packs", "The workspace's packs.", None, (200, JSON), get(list_packs)),
+        r("get", "/packs/{hash}", "A pack.", None, (200, JSON), get(get_pack)),
+        r("delete", "/packs/{hash}", "Hide a pack from new sessions; its sessions keep reading it.", None, (204, JSON), delete(delete_pack)),
+        r("post", "/packs:test", "Run `troupe test` on a zipped pack directory; nothing is stored. `format`: json (the `troupe test --json` report), text, junit, all.", Some("application/zip"), (200, JSON), post(test_pack)),
+        r("post", "/sessions", "Start a session: {pack, scenario?, seed?, difficulty?, opening?, player_name?, runtime?, model?} (`model`: a configured model's name).", Some(JSON), (201, JSON), post(create_session)),
+        r("post", "/sessions:resume", "Go on with an uploaded session file (`?pack=HASH[&at=ID]`, Format 18.10).", Some("application/jsonl"), (201, JSON), post(resume_session)),
+        r("get", "/sessions/{id}", "A session's summary; `{id}.jsonl`: its session file, byte-identical to `troupe run --out`.", None, (200, JSON), get(get_session)),
+        r("delete", "/sessions/{id}", "Delete a session: its row and every stored line, in one transaction; from then on its routes answer 404. `?expected=ID&lines=N`: only while its current message and stored lines are still those (what `{id}.jsonl` answered in `Troupe-Current` and `Troupe-Lines`), else 409.", None, (204, JSON), delete(delete_session)),
+        r("post", "/sessions/{id}/turns", "One turn {text, as?, to?, expected?}: the turn document of `troupe run --json`; 409 when `expected` is not the current message.", Some(JSON), (200, JSON), post(turn)),
+        r("post", "/sessions/{id}/undo", "Take the last turn back {expected?}; nothing is lost.", Some(JSON), (200, JSON), post(undo)),
+        r("post", "/sessions/{id}/goto", "Make a message current {message, expected?}: the next input starts a branch there.", Some(JSON), (200, JSON), post(goto)),
+        r("post", "/sessions/{id}/settings", "Change the difficulty settings from now on {difficulty?, knobs?, expected?} (Format 8.9).", Some(JSON), (200, JSON), post(settings)),
+        r("get", "/sessions/{id}/state", "What `troupe state --json` prints, at `?at=ID` or the last message.", None, (200, JSON), get(state)),
+        r("get", "/sessions/{id}/ended", "What `troupe ended --json` prints, at `?at=ID` or the last message (Format 9.3).", None, (200, JSON), get(ended)),
+        r("get", "/sessions/{id}/explain", "What `troupe explain --json` prints, at `?at=ID` or the last message (Format 5.3).", None, (200, JSON), get(explain)),
+        r("get", "/sessions/{id}/knows", "What `troupe knows --json` prints: who knows `?message=ID` and `part=N` or `summary=true` (Format 7.4, 12.5).", None, (200, JSON), get(knows)),
+        r("get", "/sessions/{id}/score", "The session's rubric score at its current message (Format 19.6), or null.", None, (200, JSON), get(score)),
+        r("get", "/sessions/{id}/render", "What `troupe render --session FILE --json` prints: `?text=T` rendered at `at` (default: the initial state) for `char`, `owner`, `narrator`, `per_chat` (Format 10).", None, (200, JSON), get(render)),
+        r("get", "/sessions/{id}/prompt", "What `troupe prompt --json` prints: the model runtime's request when `char` answers `at` (default: the last message), with `model`, `structured`, `max_tokens`, `temperature` (Format 24.3); nothing is sent.", None, (200, JSON), get(prompt)),
+    ]
+    .into_iter()
+    .chain(super::web::api_routes())
+    .collect()
+}
+
+/// The OpenAPI 3.1 document of the API (`GET /api/v1/openapi.json`),
+/// built from the same table as the router.
+fn openapi() -> Value {
+    let problem = json!({"description": "An RFC 9457 problem (docs/server.md \"Problems\")", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}});
+    let mut paths = Map::new();
+    let mut add = |path: String, method: &str, op: Value| {
+        let entry = paths.entry(path).or_insert_with(|| json!({}));
+        entry[method] = op;
+    };
+    for r in workspace_routes() {
+        let mut params = vec![
+            json!({"name": "ws", "in": "path", "required": true, "schema": {"type": "string"}}),
+        ];
+        for seg in r.path.split('/') {
+            if let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                params.push(json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}));
+            }
+        }
+        let bodies = super::schemas::operation(r.method, r.path);
+        for (name, schema, required) in bodies.query {
+            params
+                .push(json!({"name": name, "in": "query", "required": required, "schema": schema}));
+        }
+        let success = match (r.ok.0, bodies.response) {
+            (204, _) => json!({"description": "success, no content"}),
+            (_, Some(schema)) => {
+                json!({"description": "success", "content": {r.ok.1: {"schema": schema}}})
+            }
+            (_, None) => json!({"description": "success", "content": {r.ok.1: {}}}),
+        };
+        let mut op = json!({
+            "summary": r.summary,
+            "operationId": format!("{} {}", r.method, r.path),
+            "parameters": params,
+            "responses": {
+                r.ok.0.to_string(): success,
+                "default": problem,
+            },
+        });
+        if let Some(media) = r.body {
+            let content = match bodies.request {
+                Some(schema) => json!({media: {"schema": schema}}),
+                None => json!({media: {}}),
+            };
+            // Undo takes an empty body as `{}`.
+            let required = r.path != "/sessions/{id}/undo";
+            op["requestBody"] = json!({"required": required, "content": content});
+        }
+        add(format!("/api/v1/workspaces/{{ws}}{}", r.path), r.method, op);
+    }
+    for (path, summary) in [
+        ("/healthz", "`ok` while the process runs."),
+        ("/readyz", "`ready` when the database answers, else 503."),
+        ("/metrics", "Prometheus text."),
+        ("/api/v1/openapi.json", "This document."),
+    ] {
+        add(
+            path.to_string(),
+            "get",
+            json!({"summary": summary, "operationId": format!("get {path}"), "security": [], "responses": {"200": {"description": "success"}}}),
+        );
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "troupe serve", "version": env!("CARGO_PKG_VERSION"), "description": "Sessions of Troupe packs over HTTP/JSON (docs/server.md)."},
+        "security": [{"bearer": []}],
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": super::schemas::components(),
+        },
+        "paths": paths,
+    })
+}
+
+/// The server's routes and layers.
+pub fn router(app: App, config: &Config) -> Router {
+    let mut merged: Vec<(&'static str, MethodRouter<App>)> = Vec::new();
+    for r in workspace_routes() {
+        match merged.iter_mut().find(|(p, _)| *p == r.path) {
+            Some((_, m)) => *m = std::mem::take(m).merge(r.handler),
+            None => merged.push((r.path, r.handler)),
+        }
+    }
+    let ws = merged
+        .into_iter()
+        .fold(Router::new(), |router, (path, m)| router.route(path, m))
+        .layer(middleware::from_fn_with_state(app.clone(), idempotency))
+        .layer(middleware::from_fn_with_state(app.clone(), auth));
+    let doc = openapi();
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .route(
+            "/api/v1/openapi.json",
+            get(move || async move { json_response(StatusCode::OK, &doc) }),
+        )
+        .nest("/api/v1/workspaces/{ws}", ws)
+        .merge(super::web::page_routes())
+        .fallback(|| async { Problem::not_found("route") })
+        .layer(DefaultBodyLimit::max(config.body_limit))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(
+            config.body_limit,
+        ))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Duration::from_secs(config.request_timeout_secs.max(1)),
+        ))
+        .layer(middleware::from_fn_with_state(app.clone(), outer))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            |_: Box<dyn std::any::Any + Send>| {
+                Problem::internal("a handler panicked").into_response()
+            },
+        ))
+        .layer(
+            // One log line per answer: method, path, status, latency.
+            tower_http::trace::TraceLayer::new_for_http()
+                .make_span_with(
+                    tower_http::trace::DefaultMakeSpan::new().level(tracing::Level::INFO),
+                )
+                .on_response(
+                    tower_http::trace::DefaultOnResponse::new().level(tracing::Level::INFO),
+                ),
+        )
+        .with_state(app)
+}
+
+/// Counts answers, refuses new requests once shutting down, and turns any
+/// error answer that is not ours (the router's 405, the body limit's 413,
+/// the timeout's 503, a rejected extractor's text) into a problem.
+async fn outer(State(app): State<App>, req: Request, next: Next) -> Response {
+    let stopping = app.0.stopping.load(Ordering::SeqCst);
+    let response = if stopping {
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "SHUTTING_DOWN",
+            "the server is shutting down",
+        )
+        .into_response()
+    } else {
+        // The body is read whole (up to the limit) before any handler or
+        // extractor answers: an answer given before the body was read
+        // (a rejected query, say) would leave hyper closing the
+        // connection under a client about to reuse it.
+        let (parts, body) = req.into_parts();
+        match axum::body::to_bytes(body, app.0.body_limit).await {
+            Ok(bytes) => {
+                next.run(Request::from_parts(parts, Body::from(bytes)))
+                    .await
+            }
+            Err(_) => Problem::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "BODY_TOO_LARGE",
+                format!("the body is larger than {} bytes", app.0.body_limit),
+            )
+            .into_response(),
+        }
+    };
+    let status = response.status();
+    let class = (status.as_u16() / 100) as usize;
+    app.0.metrics.requests[class.min(5)].fetch_add(1, Ordering::Relaxed);
+    // Ours: a problem, or a JSON report (`PUT /packs`' check report).
+    let ours = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| {
+            v.as_bytes() == b"application/problem+json" || v.as_bytes() == b"application/json"
+        });
+    if status.as_u16() >= 400 && !ours {
+        let code = match status {
+            StatusCode::PAYLOAD_TOO_LARGE => "BODY_TOO_LARGE",
+            StatusCode::SERVICE_UNAVAILABLE | StatusCode::REQUEST_TIMEOUT => "TIMEOUT",
+            StatusCode::METHOD_NOT_ALLOWED => "METHOD_NOT_ALLOWED",
+            StatusCode::NOT_FOUND => "NOT_FOUND",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "UNSUPPORTED_MEDIA_TYPE",
+            _ => "BAD_REQUEST",
+        };
+        return Problem::new(status, code, title(status).to_lowercase()).into_response();
+    }
+    response
+}
+
+/// Bearer tokens (docs/server.md "Access"): none or an unknown one is 401;
+/// a token of another workspace is 404, as if nothing were there.
+async fn auth(State(app): State<App>, params: RawPathParams, req: Request, next: Next) -> Response {
+    let ws = param(&params, "ws");
+    let token = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(|t| t.trim().to_string());
+    let Some(token) = token else {
+        return unauthorized();
+    };
+    match app.token_workspace(&token).await {
+        Err(e) => Problem::db(e).into_response(),
+        Ok(None) => unauthorized(),
+        Ok(Some(w)) if w != ws => Problem::not_found("workspace").into_response(),
+        Ok(Some(_)) => next.run(req).await,
+    }
+}
+
+/// How long a checked token is trusted without reading the database again.
+const TOKEN_TTL: Duration = Duration::from_secs(60);
+
+/// Most checked tokens remembered (all forgotten at once beyond).
+const TOKEN_CACHE: usize = 10_000;
+
+impl App {
+    /// The workspace a bearer token opens. On PostgreSQL, while the
+    /// server listens for revocations ([`super::db::TokenWatch`]), a valid
+    /// token is remembered for [`TOKEN_TTL`] and until the next
+    /// revocation, so a request does not read its token row each time;
+    /// otherwise (SQLite, or the listening connection lost) every request
+    /// reads it, so a revoked token is refused at once.
+    async fn token_workspace(&self, token: &str) -> Result<Option<String>, sqlx::Error> {
+        let watch = &self.db().tokens;
+        let key = sha256_hex(token.as_bytes());
+        let now = Instant::now();
+        let epoch = watch.epoch.load(Ordering::SeqCst);
+        let listening = watch.listening.load(Ordering::SeqCst);
+        if listening {
+            let cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((ws, at, e)) = cache.get(&key) {
+                if *e == epoch && now.duration_since(*at) < TOKEN_TTL {
+                    return Ok(Some(ws.clone()));
+                }
+            }
+        }
+        let found = self.db().token_workspace(token).await?;
+        // Remembered only when no revocation (nor a lost connection) came
+        // in while the row was read.
+        let unchanged =
+            watch.listening.load(Ordering::SeqCst) && watch.epoch.load(Ordering::SeqCst) == epoch;
+        if let (Some(ws), true) = (&found, listening && unchanged) {
+            let mut cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
+            if cache.len() >= TOKEN_CACHE {
+                cache.clear();
+            }
+            cache.insert(key, (ws.clone(), now, epoch));
+        }
+        Ok(found)
+    }
+}
+
+fn unauthorized() -> Response {
+    let mut r = Problem::new(
+        StatusCode::UNAUTHORIZED,
+        "UNAUTHORIZED",
+        "a bearer token of this workspace is needed (`troupe serve token create`)",
+    )
+    .into_response();
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    r
+}
+
+/// `Idempotency-Key` (docs/server.md): the first answer of a key is stored
+/// (bar a 5xx) and a retry with the same key and request gets it again
+/// without anything being done twice; the same key with another request
+/// is 422, while the first is still running 409.
+async fn idempotency(
+    State(app): State<App>,
+    params: RawPathParams,
+    req: Request,
+    next: Next,
+) -> Response {
+    let Some(key) = req
+        .headers()
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+    else {
+        return next.run(req).await;
+    };
+    if req.method() == Method::GET || key.is_empty() || key.len() > 200 {
+        return next.run(req).await;
+    }
+    let ws = param(&params, "ws");
+    let (parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return Problem::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "BODY_TOO_LARGE",
+            "the body is larger than the server takes",
+        )
+        .into_response();
+    };
+    let mut fingerprint = format!("{} {}\n", parts.method, parts.uri).into_bytes();
+    fingerprint.extend_from_slice(&bytes);
+    let fingerprint = sha256_hex(&fingerprint);
+    let db = app.db();
+    let claimed = sqlx::query(
+        "INSERT INTO troupe_idempotency (workspace, key, request, status, content_type, body, created) VALUES ($1, $2, $3, 0, '', $4, $5) ON CONFLICT DO NOTHING",
+    )
+    .bind(ws.clone())
+    .bind(key.clone())
+    .bind(fingerprint.clone())
+    .bind(Vec::<u8>::new())
+    .bind(now())
+    .execute(&db.pool)
+    .await;
+    match claimed {
+        Err(e) => return Problem::db(e).into_response(),
+        Ok(r) if r.rows_affected() == 0 => {
+            match replay(db, &ws, &key, &fingerprint, app.0.claim_secs).await {
+                Ok(Some(r)) => return r,
+                Err(p) => return p.into_response(),
+                // An abandoned claim, taken over: this request runs.
+                Ok(None) => {}
+            }
+        }
+        Ok(_) => {}
+    }
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    let status = response.status();
+    let (rparts, rbody) = response.into_parts();
+    let rbytes = axum::body::to_bytes(rbody, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let content_type = rparts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let stored = if status.is_server_error() {
+        sqlx::query("DELETE FROM troupe_idempotency WHERE workspace = $1 AND key = $2")
+            .bind(ws)
+            .bind(key)
+            .execute(&db.pool)
+            .await
+    } else {
+        sqlx::query("UPDATE troupe_idempotency SET status = $1, content_type = $2, body = $3 WHERE workspace = $4 AND key = $5")
+            .bind(status.as_u16() as i64)
+            .bind(content_type)
+            .bind(rbytes.to_vec())
+            .bind(ws)
+            .bind(key)
+            .execute(&db.pool)
+            .await
+    };
+    if let Err(e) = stored {
+        tracing::error!(error = %e, "storing an idempotent answer");
+    }
+    Response::from_parts(rparts, Body::from(rbytes))
+}
+
+/// The stored answer of an `Idempotency-Key` already used; `Ok(None)` when
+/// its first request never finished (the server stopped while it ran: its
+/// claim is older than `claim_secs`) and this request took the claim over.
+async fn replay(
+    db: &Db,
+    ws: &str,
+    key: &str,
+    fingerprint: &str,
+    claim_secs: i64,
+) -> Result<Option<Response>, Problem> {
+    let row = sqlx::query("SELECT request, status, content_type, body, created FROM troupe_idempotency WHERE workspace = $1 AND key = $2")
+        .bind(ws.to_string())
+        .bind(key.to_string())
+        .fetch_one(&db.pool)
+        .await
+        .map_err(Problem::db)?;
+    let request: String = row.try_get(0).map_err(Problem::db)?;
+    let status: i64 = row.try_get(1).map_err(Problem::db)?;
+    if request != fingerprint {
+        return Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "IDEMPOTENCY_MISMATCH",
+            "this Idempotency-Key was used for another request",
+        ));
+    }
+    if status == 0 {
+        let created: i64 = row.try_get(4).map_err(Problem::db)?;
+        if created < now() - claim_secs {
+            let taken = sqlx::query("UPDATE troupe_idempotency SET created = $1 WHERE workspace = $2 AND key = $3 AND status = 0 AND created = $4")
+                .bind(now())
+                .bind(ws.to_string())
+                .bind(key.to_string())
+                .bind(created)
+                .execute(&db.pool)
+                .await
+                .map_err(Problem::db)?;
+            if taken.rows_affected() == 1 {
+                return Ok(None);
+            }
+        }
+        return Err(Problem::new(
+            StatusCode::CONFLICT,
+            "IDEMPOTENCY_IN_PROGRESS",
+            "the first request with this Idempotency-Key is still running; retry later",
+        ));
+    }
+    let content_type: String = row.try_get(2).map_err(Problem::db)?;
+    let body: Vec<u8> = row.try_get(3).map_err(Problem::db)?;
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = StatusCode::from_u16(status as u16).unwrap_or(StatusCode::OK);
+    if let Ok(v) = HeaderValue::from_str(&content_type) {
+        r.headers_mut().insert(header::CONTENT_TYPE, v);
+    }
+    r.headers_mut()
+        .insert("idempotency-replayed", HeaderValue::from_static("true"));
+    Ok(Some(r))
+}
+
+// -------------------------------------------------------------- operations
+
+async fn readyz(State(app): State<App>) -> Answer {
+    sqlx::query("SELECT 1")
+        .execute(&app.db().pool)
+        .await
+        .map_err(Problem::db)?;
+    Ok("ready\n".into_response())
+}
+
+async fn metrics(State(app): State<App>) -> Response {
+    use std::fmt::Write;
+    let m = &app.0.metrics;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# HELP troupe_http_responses_total Answers by status class."
+    );
+    let _ = writeln!(s, "# TYPE troupe_http_responses_total counter");
+    for (i, c) in m.requests.iter().enumerate().skip(1) {
+        let _ = writeln!(
+            s,
+            "troupe_http_responses_total{{class=\"{i}xx\"}} {}",
+            c.load(Ordering::Relaxed)
+        );
+    }
+    let _ = writeln!(s, "# HELP troupe_turn_seconds Latency of applied turns.");
+    let _ = writeln!(s, "# TYPE troupe_turn_seconds histogram");
+    for (i, b) in BUCKETS.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "troupe_turn_seconds_bucket{{le=\"{b}\"}} {}",
+            m.turn_buckets[i].load(Ordering::Relaxed)
+        );
+    }
+    let count = m.turn_count.load(Ordering::Relaxed);
+    let _ = writeln!(s, "troupe_turn_seconds_bucket{{le=\"+Inf\"}} {count}");
+    let _ = writeln!(
+        s,
+        "troupe_turn_seconds_sum {}",
+        m.turn_micros.load(Ordering::Relaxed) as f64 / 1e6
+    );
+    let _ = writeln!(s, "troupe_turn_seconds_count {count}");
+    let open = app
+        .0
+        .sessions
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .len();
+    let _ = writeln!(
+        s,
+        "# HELP troupe_open_sessions Live sessions held in memory."
+    );
+    let _ = writeln!(s, "# TYPE troupe_open_sessions gauge");
+    let _ = writeln!(s, "troupe_open_sessions {open}");
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s).into_response()
+}
+
+// ------------------------------------------------------------------- packs
+
+fn pack_doc(hash: &str, kind: &str, size: i64, scenarios: &str, created: i64) -> Value {
+    json!({
+        "hash": hash,
+        "kind": kind,
+        "size": size,
+        "scenarios": serde_json::from_str::<Value>(scenarios).unwrap_or(Value::Null),
+        "created": created,
+    })
+}
+
+/// A temporary folder, removed when dropped.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new() -> Result<TempDir, Problem> {
+        let mut raw = [0u8; 12];
+        getrandom::fill(&mut raw).map_err(|_| Problem::internal("no randomness"))?;
+        let dir = std::env::temp_dir().join(format!("troupe-serve-{}", super::db::hex(&raw)));
+        std::fs::create_dir_all(&dir).map_err(|_| Problem::internal("no temporary folder"))?;
+        Ok(TempDir(dir))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The `troupe check --json` report of an upload that does not open, its
+/// file named `package.troupe` or `bundle.json`/`bundle.yaml` in it.
+fn check_report_of(kind: &str, body: &[u8]) -> Result<Value, Problem> {
+    let tmp = TempDir::new()?;
+    let name = match kind {
+        "package" => "package.troupe",
+        _ if body.trim_ascii_start().starts_with(b"{") => "bundle.json",
+        _ => "bundle.yaml",
+    };
+    let path = tmp.0.join(name);
+    std::fs::write(&path, body).map_err(|_| Problem::internal("writing a temporary file"))?;
+    let report = troupe::check_report(&[&path], false);
+    let text = serde_json::to_string(&report).unwrap_or_default();
+    let prefix = format!("{}{}", tmp.0.display(), std::path::MAIN_SEPARATOR);
+    Ok(serde_json::from_str(&text.replace(&prefix, "")).unwrap_or(report))
+}
+
+/// `PUT /packs`: a package (a zip) or a bundle (JSON or YAML text),
+/// checked; 201 (200 when already there) with the pack, or 422 with the
+/// `troupe check --json` report.
+async fn put_pack(Workspace { app, ws }: Workspace, body: Bytes) -> Answer {
+    let kind = if body.starts_with(b"PK\x03\x04") {
+        "package"
+    } else {
+        "bundle"
+    };
+    let hash = sha256_hex(&body);
+    let raw = body.to_vec();
+    // The pack, or the check report of a refused one.
+    let opened = blocking("checking a pack", move || match open_pack(kind, &raw) {
+        Ok(p) => Ok(Ok(p)),
+        Err(p) if p.status == StatusCode::UNPROCESSABLE_ENTITY => {
+            check_report_of(kind, &raw).map(Err)
+        }
+        Err(p) => Err(p),
+    })
+    .await?;
+    let pack = match opened {
+        Ok(p) => p,
+        Err(report) => return Ok(json_response(StatusCode::UNPROCESSABLE_ENTITY, &report)),
+    };
+    let scenarios = serde_json::to_string(&pack.scenarios()).unwrap_or_default();
+    app.0
+        .packs
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(hash.clone(), pack);
+    let created = now();
+    let _w = app.db().write_guard().await;
+    let inserted = sqlx::query("INSERT INTO troupe_packs (workspace, hash, kind, body, size, scenarios, deleted, created) VALUES ($1, $2, $3, $4, $5, $6, 0, $7) ON CONFLICT DO NOTHING")
+        .bind(ws.clone())
+        .bind(hash.clone())
+        .bind(kind.to_string())
+        .bind(body.to_vec())
+        .bind(body.len() as i64)
+        .bind(scenarios.clone())
+        .bind(created)
+        .execute(&app.db().pool)
+        .await
+        .map_err(Problem::db)?;
+    let status = if inserted.rows_affected() == 1 {
+        StatusCode::CREATED
+    } else {
+        sqlx::query("UPDATE troupe_packs SET deleted = 0 WHERE workspace = $1 AND hash = $2")
+            .bind(ws)
+            .bind(hash.clone())
+            .execute(&app.db().pool)
+            .await
+            .map_err(Problem::db)?;
+        StatusCode::OK
+    };
+    Ok(json_response(
+        status,
+        &pack_doc(&hash, kind, body.len() as i64, &scenarios, created),
+    ))
+}
+
+/// [`pack_doc`] of a row `hash, kind, size, scenarios, created`.
+fn pack_doc_of(r: &sqlx::any::AnyRow) -> Result<Value, Problem> {
+    Ok(pack_doc(
+        &r.try_get::<String, _>(0).map_err(Problem::db)?,
+        &r.try_get::<String, _>(1).map_err(Problem::db)?,
+        r.try_get(2).map_err(Problem::db)?,
+        &r.try_get::<String, _>(3).map_err(Problem::db)?,
+        r.try_get(4).map_err(Problem::db)?,
+    ))
+}
+
+async fn list_packs(Workspace { app, ws }: Workspace) -> Answer {
+    let rows = sqlx::query("SELECT hash, kind, size, scenarios, created FROM troupe_packs WHERE workspace = $1 AND deleted = 0 ORDER BY hash")
+        .bind(ws)
+        .fetch_all(&app.db().pool)
+        .await
+        .map_err(Problem::db)?;
+    let packs = rows
+        .iter()
+        .map(pack_doc_of)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(json_response(StatusCode::OK, &json!({ "packs": packs })))
+}
+
+async fn get_pack(PackRoute { app, ws, hash }: PackRoute) -> Answer {
+    let r = sqlx::query("SELECT hash, kind, size, scenarios, created FROM troupe_packs WHERE workspace = $1 AND hash = $2 AND deleted = 0")
+        .bind(ws)
+        .bind(hash)
+        .fetch_optional(&app.db().pool)
+        .await
+        .map_err(Problem::db)?
+        .ok_or_else(|| Problem::not_found("pack"))?;
+    Ok(json_response(StatusCode::OK, &pack_doc_of(&r)?))
+}
+
+/// `DELETE /packs/{hash}`: hidden from the list and from new sessions;
+/// sessions already started on it keep reading it.
+async fn delete_pack(PackRoute { app, ws, hash }: PackRoute) -> Answer {
+    let _w = app.db().write_guard().await;
+    let r = sqlx::query(
+        "UPDATE troupe_packs SET deleted = 1 WHERE workspace = $1 AND hash = $2 AND deleted = 0",
+    )
+    .bind(ws)
+    .bind(hash)
+    .execute(&app.db().pool)
+    .await
+    .map_err(Problem::db)?;
+    if r.rows_affected() == 0 {
+        return Err(Problem::not_found("pack"));
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct TestQuery {
+    /// `json` (default: the report), `text`, `junit`, or `all` (one JSON
+    /// object with the three and the exit code).
+    #[serde(default)]
+    format: Option<String>,
+    /// The pack's name in the report (the path the client gave).
+    #[serde(default)]
+    name: Option<String>,
+    /// One fixture (`troupe test --test NAME`).
+    #[serde(default)]
+    test: Option<String>,
+}
+
+/// Most files and bytes a `packs:test` upload unpacks to.
+const TEST_MAX_FILES: usize = 10_000;
+const TEST_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+fn unzip_bounded(body: &[u8], dir: &std::path::Path) -> Result<(), Problem> {
+    let bad = |why: &str| {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "LIMIT",
+            format!("the pack archive {why}"),
+        )
+    };
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(body))
+        .map_err(|_| Problem::bad_request("the body is not a zip of a pack directory"))?;
+    if zip.len() > TEST_MAX_FILES {
+        return Err(bad("has too many files"));
+    }
+    let mut total = 0u64;
+    for i in 0..zip.len() {
+        let mut f = zip
+            .by_index(i)
+            .map_err(|_| Problem::bad_request("a file of the zip cannot be read"))?;
+        let Some(rel) = f.enclosed_name() else {
+            return Err(bad("names a file outside itself"));
+        };
+        let path = dir.join(rel);
+        if f.is_dir() {
+            std::fs::create_dir_all(&path).map_err(|_| Problem::internal("unpacking"))?;
+            continue;
+        }
+        if let Some(p) = path.parent() {
+            std::fs::create_dir_all(p).map_err(|_| Problem::internal("unpacking"))?;
+        }
+        let mut out = std::fs::File::create(&path).map_err(|_| Problem::internal("unpacking"))?;
+        let left = TEST_MAX_BYTES - total;
+        let n = std::io::copy(&mut std::io::Read::take(&mut f, left + 1), &mut out)
+            .map_err(|_| Problem::bad_request("a file of the zip cannot be read"))?;
+        total += n;
+        if total > TEST_MAX_BYTES {
+            return Err(bad("unpacks to too many bytes"));
+        }
+    }
+    Ok(())
+}
+
+/// `POST /packs:test`: a zip of a pack directory with its tests; runs
+/// `troupe test` on it (Format 21) and answers its report; stores nothing.
+async fn test_pack(Query(q): Query<TestQuery>, body: Bytes) -> Answer {
+    let name = q.name.unwrap_or_else(|| "pack".to_string());
+    let format = q.format.unwrap_or_else(|| "json".to_string());
+    if !matches!(format.as_str(), "json" | "text" | "junit" | "all") {
+        return Err(Problem::bad_request(
+            "format is one of json, text, junit, all",
+        ));
+    }
+    let result = blocking("running tests", move || -> Result<Value, Problem> {
+        let tmp = TempDir::new()?;
+        let dir = tmp.0.join("pack");
+        std::fs::create_dir_all(&dir).map_err(|_| Problem::internal("unpacking"))?;
+        unzip_bounded(&body, &dir)?;
+        let run = troupe::tools::run_tests_with(
+            &dir,
+            q.test.as_deref(),
+            troupe::tools::Snapshots::Check,
+            &mut troupe::tools::Quiet,
+            None,
+        )
+        .map_err(|e| Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "USAGE", e.to_string()))?;
+        let shown = dir.display().to_string();
+        let named = |s: String| s.replace(&shown, &name);
+        Ok(json!({
+            "exit_code": run.exit_code(),
+            "json": named(run.to_json()),
+            "text": named(run.to_text()),
+            "junit": named(run.to_junit()),
+            // Each fixture's run as `troupe run` prints it, each recorded
+            // session's and playtest's as `troupe transcript` does (the page
+            // links a failure to it, docs/web.md).
+            "transcripts": run
+                .transcripts()
+                .into_iter()
+                .map(|(stage, test, text)| json!({"stage": stage.as_str(), "test": test, "transcript": named(text)}))
+                .collect::<Vec<_>>(),
+        }))
+    })
+    .await?;
+    let text = |k: &str| result[k].as_str().unwrap_or_default().to_string();
+    Ok(match format.as_str() {
+        "json" => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            text("json"),
+        )
+            .into_response(),
+        "text" => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            text("text"),
+        )
+            .into_response(),
+        "junit" => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/xml")],
+            text("junit"),
+        )
+            .into_response(),
+        _ => json_response(StatusCode::OK, &result),
+    })
+}
+
+// ---------------------------------------------------------------- sessions
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateSession {
+    pack: String,
+    #[serde(default)]
+    scenario: Option<String>,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    difficulty: Option<String>,
+    #[serde(default)]
+    opening: Option<String>,
+    #[serde(default)]
+    player_name: Option<String>,
+    #[serde(default)]
+    runtime: Option<String>,
+    /// With `runtime: model`: a model of the server's configuration.
+    #[serde(default)]
+    model: Option<String>,
+}
+
+/// The model a session is played with, from its `runtime` and `model`
+/// settings (docs/server.md "Runtimes"); `None`: the rules runtime.
+fn model_of(runtime: Option<&str>, model: Option<&str>) -> Result<Option<String>, Problem> {
+    match (runtime, model) {
+        (None | Some("rules"), None) => Ok(None),
+        (Some("model"), Some(m)) => Ok(Some(m.to_string())),
+        (Some("model"), None) => Err(Problem::bad_request(
+            "`runtime: model` needs `model`, the name of a model this server configures",
+        )),
+        (None | Some("rules"), Some(_)) => Err(Problem::bad_request(
+            "`model` names the model of `runtime: model`; give both",
+        )),
+        (Some("fake"), _) => Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "UNSUPPORTED",
+            "the fake runtime writes no session file (Format 18.7), so the server cannot store its sessions; use `rules`",
+        )),
+        (Some(other), _) => Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "UNSUPPORTED",
+            format!(
+                "runtime `{}` is not served (this server plays `rules` and `model`)",
+                troupe::escape_controls(other)
+            ),
+        )),
+    }
+}
+
+fn new_id() -> Result<String, Problem> {
+    let mut raw = [0u8; 12];
+    getrandom::fill(&mut raw).map_err(|_| Problem::internal("no randomness"))?;
+    Ok(format!("s{}", super::db::hex(&raw)))
+}
+
+/// The summary of a session (`GET …/sessions/{id}`, and what create,
+/// resume, undo and goto answer).
+fn session_doc(id: &str, pack_hash: &str, live: &Live) -> Value {
+    json!({
+        "id": id,
+        "pack": pack_hash,
+        "current": live.session.current_id(),
+        "ended": live.session.ended(),
+        "outcome": live.session.outcome(),
+        "header": live.session.header(),
+        "opening": live.session.opening(),
+    })
+}
+
+/// The live session of a request, locked, with its pack's hash.
+pub(super) struct Locked {
+    guard: tokio::sync::OwnedMutexGuard<Option<Live>>,
+    pack_hash: String,
+}
+
+impl Locked {
+    /// The live session (the page's read-only routes read it, crates/troupe-server/src/web.rs).
+    pub(super) fn session(&self) -> Result<&Session, Problem> {
+        Ok(&self.live()?.session)
+    }
+
+    fn live(&self) -> Result<&Live, Problem> {
+        self.guard
+            .as_ref()
+            .ok_or_else(|| Problem::internal("a session slot was empty"))
+    }
+}
+
+impl Workspace {
+    /// Stores a new session `session` of pack `pack_hash` (its row and
+    /// every line, in one transaction) and keeps it live: its ID and the
+    /// 201 answer with its summary.
+    async fn start_live(
+        &self,
+        pack: Pack,
+        pack_hash: &str,
+        settings: &Value,
+        session: Session,
+        model: Option<troupe::model_runtime::Log>,
+    ) -> Result<(String, Response), Problem> {
+        let id = new_id()?;
+        let jsonl = session.jsonl();
+        let chunks: Vec<&str> = jsonl.split_inclusive('\n').collect();
+        let db = self.app.db();
+        {
+            let _w = db.write_guard().await;
+            let mut tx = db.pool.begin().await.map_err(Problem::db)?;
+            sqlx::query("INSERT INTO troupe_sessions (workspace, id, pack, settings, current, lines, created) VALUES ($1, $2, $3, $4, $5, $6, $7)")
+                .bind(self.ws.clone())
+                .bind(id.clone())
+                .bind(pack_hash.to_string())
+                .bind(settings.to_string())
+                .bind(session.current_id().unwrap_or("").to_string())
+                .bind(chunks.len() as i64)
+                .bind(now())
+                .execute(&mut *tx)
+                .await
+                .map_err(Problem::db)?;
+            for (seq, line) in chunks.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ($1, $2, $3, $4)",
+                )
+                .bind(self.ws.clone())
+                .bind(id.clone())
+                .bind(seq as i64)
+                .bind(line.to_string())
+                .execute(&mut *tx)
+                .await
+                .map_err(Problem::db)?;
+            }
+            tx.commit().await.map_err(Problem::db)?;
+        }
+        let live = Live {
+            rows: chunks.len() as i64,
+            bytes: jsonl.len(),
+            session,
+            pack,
+            model,
+        };
+        let doc = session_doc(&id, pack_hash, &live);
+        *self.app.slot(&self.ws, &id).lock().await = Some(live);
+        Ok((id, json_response(StatusCode::CREATED, &doc)))
+    }
+}
+
+/// `POST /sessions`: a new session of an uploaded pack (Format 18).
+async fn create_session(w: Workspace, body: Bytes) -> Answer {
+    let req: CreateSession = parse_json(&body)?;
+    let model = model_of(req.runtime.as_deref(), req.model.as_deref())?;
+    let pack = w.app.pack(&w.ws, &req.pack, true).await?;
+    let (runtime, log) = w.app.runtime_for(model.as_deref())?;
+    let settings: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let options = SessionOptions {
+        scenario: req.scenario,
+        seed: req.seed.unwrap_or(0),
+        difficulty: req.difficulty,
+        opening: req.opening,
+        player_name: req.player_name,
+        runtime,
+        ..SessionOptions::default()
+    };
+    let p = pack.clone();
+    let session = blocking("starting a session", move || p.start(options)).await?;
+    let (id, mut r) = w
+        .start_live(pack, &req.pack, &settings, session, log)
+        .await?;
+    let ws = &w.ws;
+    if let Ok(v) = HeaderValue::from_str(&format!("/api/v1/workspaces/{ws}/sessions/{id}")) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    Ok(r)
+}
+
+#[derive(Debug, Deserialize)]
+struct ResumeQuery {
+    pack: String,
+    #[serde(default)]
+    at: Option<String>,
+    #[serde(default)]
+    runtime: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+}
+
+/// `POST /sessions:resume?pack=HASH[&at=ID]`: the body is a session file
+/// (Format 18.8) that goes on as a live session (Format 18.10).
+async fn resume_session(w: Workspace, Query(q): Query<ResumeQuery>, body: Bytes) -> Answer {
+    let text = String::from_utf8(body.to_vec())
+        .map_err(|_| Problem::bad_request("the session is not UTF-8 (Format 12.1)"))?;
+    let model = model_of(q.runtime.as_deref(), q.model.as_deref())?;
+    let pack = w.app.pack(&w.ws, &q.pack, true).await?;
+    let (runtime, log) = w.app.runtime_for(model.as_deref())?;
+    let p = pack.clone();
+    let at = q.at.clone();
+    let session = blocking("resuming a session", move || {
+        p.resume_with(
+            &text,
+            ResumeOptions {
+                at,
+                runtime,
+                ..ResumeOptions::default()
+            },
+        )
+    })
+    .await?;
+    let mut settings = json!({"pack": q.pack, "resumed": true});
+    if let Some(m) = &model {
+        settings["runtime"] = json!("model");
+        settings["model"] = json!(m);
+    }
+    Ok(w.start_live(pack, &q.pack, &settings, session, log)
+        .await?
+        .1)
+}
+
+impl SessionRoute {
+    /// The stored row of the session: `(pack, current, lines)`.
+    async fn row(&self) -> Result<(String, String, i64), Problem> {
+        let r = sqlx::query(
+            "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = $1 AND id = $2",
+        )
+        .bind(self.ws.clone())
+        .bind(self.id.clone())
+        .fetch_optional(&self.app.db().pool)
+        .await
+        .map_err(Problem::db)?
+        .ok_or_else(|| Problem::not_found("session"))?;
+        Ok((
+            r.try_get(0).map_err(Problem::db)?,
+            r.try_get(1).map_err(Problem::db)?,
+            r.try_get(2).map_err(Problem::db)?,
+        ))
+    }
+
+    /// The model the session was created with (its stored settings'
+    /// `runtime` and `model`); `None`: the rules runtime.
+    async fn stored_model(&self) -> Result<Option<String>, Problem> {
+        let r =
+            sqlx::query("SELECT settings FROM troupe_sessions WHERE workspace = $1 AND id = $2")
+                .bind(self.ws.clone())
+                .bind(self.id.clone())
+                .fetch_optional(&self.app.db().pool)
+                .await
+                .map_err(Problem::db)?
+                .ok_or_else(|| Problem::not_found("session"))?;
+        let text: String = r.try_get(0).map_err(Problem::db)?;
+        let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Ok(match (v["runtime"].as_str(), v["model"].as_str()) {
+            (Some("model"), Some(m)) => Some(m.to_string()),
+            _ => None,
+        })
+    }
+
+    /// The session file as stored, every line in order.
+    async fn stored_text(&self) -> Result<String, Problem> {
+        let rows = sqlx::query(
+            "SELECT line FROM troupe_lines WHERE workspace = $1 AND session = $2 ORDER BY seq",
+        )
+        .bind(self.ws.clone())
+        .bind(self.id.clone())
+        .fetch_all(&self.app.db().pool)
+        .await
+        .map_err(Problem::db)?;
+        let mut text = String::new();
+        for r in rows {
+            text.push_str(&r.try_get::<String, _>(0).map_err(Problem::db)?);
+        }
+        Ok(text)
+    }
+
+    /// The live session, locked, up to date with the database: the one in
+    /// memory when it matches the stored row, else rebuilt from the stored
+    /// lines (another instance moved it, or this one never saw it).
+    pub(super) async fn live(&self) -> Result<Locked, Problem> {
+        // A session this process holds is known to exist; any other is
+        // looked up before a slot is made for it (no slot for a made-up ID).
+        if !self.app.has_slot(&self.ws, &self.id) {
+            self.row().await?;
+        }
+        let mut guard = self.app.slot(&self.ws, &self.id).lock_owned().await;
+        // Read under the lock: a turn of this process (or another's) may
+        // have finished while we waited — or the session was deleted.
+        let (pack_hash, current, lines) = match self.row().await {
+            Ok(r) => r,
+            Err(p) => {
+                if p.status == StatusCode::NOT_FOUND {
+                    *guard = None;
+                    self.app.forget(&self.ws, &self.id);
+                }
+                return Err(p);
+            }
+        };
+        let fresh = guard
+            .as_ref()
+            .is_some_and(|l| l.rows == lines && l.session.current_id().unwrap_or("") == current);
+        if !fresh {
+            *guard = None;
+            let pack = self.app.pack(&self.ws, &pack_hash, false).await?;
+            let text = self.stored_text().await?;
+            let last = text
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                .and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_string));
+            let at = (!current.is_empty() && last.as_deref() != Some(current.as_str()))
+                .then(|| current.clone());
+            let model = self.stored_model().await?;
+            let (runtime, log) = self.app.runtime_for(model.as_deref())?;
+            let p = pack.clone();
+            let bytes = text.len();
+            let session = blocking("rebuilding a session", move || {
+                p.resume_with(
+                    &text,
+                    ResumeOptions {
+                        at,
+                        runtime,
+                        ..ResumeOptions::default()
+                    },
+                )
+            })
+            .await?;
+            *guard = Some(Live {
+                session,
+                pack,
+                rows: lines,
+                bytes,
+                model: log,
+            });
+        }
+        Ok(Locked { guard, pack_hash })
+    }
+
+    /// Writes what the session appended since `live.rows` and its new
+    /// current message, in one transaction, only if the stored row is still
+    /// what this process last saw (`old_current`, `live.rows`): `Ok(false)`
+    /// otherwise.
+    async fn commit(&self, live: &mut Live, old_current: &str) -> Result<bool, Problem> {
+        let jsonl = live.session.jsonl();
+        let new_text = jsonl.get(live.bytes..).unwrap_or_default();
+        let lines: Vec<String> = new_text.split_inclusive('\n').map(str::to_string).collect();
+        let rows = live.rows + lines.len() as i64;
+        let write = super::db::TurnWrite {
+            workspace: self.ws.clone(),
+            session: self.id.clone(),
+            old_current: old_current.to_string(),
+            old_rows: live.rows,
+            current: live.session.current_id().unwrap_or("").to_string(),
+            lines,
+        };
+        if !self.app.db().write_turn(write).await.map_err(Problem::db)? {
+            return Ok(false);
+        }
+        live.rows = rows;
+        live.bytes = jsonl.len();
+        Ok(true)
+    }
+
+    /// Runs `op` on the live session under its lock, then commits what it
+    /// wrote; a stale `expected` is 409 before anything
+    /// runs, and losing the race to another instance is 409 after. Answers
+    /// what `op` returned and the session's summary after it.
+    async fn mutate<T: Send + 'static>(
+        &self,
+        expected: Option<&str>,
+        op: impl FnOnce(&mut Session) -> Result<T, Problem> + Send + 'static,
+    ) -> Result<(T, Value), Problem> {
+        self.mutate_logged(expected, op)
+            .await
+            .map(|(out, doc, _)| (out, doc))
+    }
+
+    /// [`SessionRoute::mutate`], and the model runtime's turn records of
+    /// the operation when the session is played under it (emptied before
+    /// `op` runs, so they are this operation's only).
+    async fn mutate_logged<T: Send + 'static>(
+        &self,
+        expected: Option<&str>,
+        op: impl FnOnce(&mut Session) -> Result<T, Problem> + Send + 'static,
+    ) -> Result<(T, Value, Option<Vec<troupe::model_runtime::TurnRecord>>), Problem> {
+        let Locked { guard, pack_hash } = self.live().await?;
+        let current = guard
+            .as_ref()
+            .and_then(|l| l.session.current_id())
+            .unwrap_or("")
+            .to_string();
+        if let Some(e) = expected {
+            if e != current {
+                return Err(Problem::conflict(&current));
+            }
+        }
+        // On the request's own task: a rules-runtime turn takes
+        // microseconds (docs/performance.md "Server"), less than handing it
+        // to the blocking pool and back; its time is bounded by the Format
+        // 16 budgets. Rebuilds and whole-history views stay on the pool.
+        let mut guard = guard;
+        let log = guard.as_ref().and_then(|l| l.model.clone());
+        if let Some(l) = &log {
+            l.lock().map(|mut l| l.clear()).ok();
+        }
+        let out = match guard.as_mut() {
+            // The model runtime's HTTP client blocks: its turn runs on the
+            // blocking pool, the session moved there and back. Should the
+            // request be dropped meanwhile (its time limit), the slot
+            // stays empty and the next request rebuilds the session from
+            // what is stored.
+            Some(_) if log.is_some() => match guard.take() {
+                Some(mut live) => {
+                    match tokio::task::spawn_blocking(move || {
+                        let r = op(&mut live.session);
+                        (live, r)
+                    })
+                    .await
+                    {
+                        Ok((live, r)) => {
+                            *guard = Some(live);
+                            r
+                        }
+                        Err(_) => Err(Problem::internal("a model turn")),
+                    }
+                }
+                None => Err(Problem::internal("a session slot was empty")),
+            },
+            Some(live) => op(&mut live.session),
+            None => Err(Problem::internal("a session slot was empty")),
+        };
+        let out = match out {
+            Ok(o) => o,
+            Err(p) => {
+                // Nothing of a refused operation is written (the library's
+                // promise); keep the session only if it still matches.
+                if guard.as_ref().map(|l| l.session.jsonl().len())
+                    != guard.as_ref().map(|l| l.bytes)
+                {
+                    *guard = None;
+                }
+                return Err(p);
+            }
+        };
+        let Some(live) = guard.as_mut() else {
+            return Err(Problem::internal("a session slot was empty"));
+        };
+        match self.commit(live, &current).await {
+            Ok(true) => {}
+            Ok(false) => {
+                *guard = None;
+                let (_, now_current, _) = self.row().await?;
+                return Err(Problem::conflict(&now_current));
+            }
+            Err(p) => {
+                // The database failed mid-turn: whether the commit landed is
+                // unknown here, so the copy in memory (turn applied) is
+                // dropped and the next request rebuilds from what is stored.
+                *guard = None;
+                return Err(p);
+            }
+        }
+        let Some(live) = guard.as_mut() else {
+            return Err(Problem::internal("a session slot was empty"));
+        };
+        let doc = session_doc(&self.id, &pack_hash, live);
+        let records = log.and_then(|l| l.lock().ok().map(|l| l.clone()));
+        Ok((out, doc, records))
+    }
+
+    /// The recorded session (its file as stored) as a `History`, with its
+    /// pack, for the read-only views.
+    pub(super) async fn recorded(&self) -> Result<(Pack, troupe::History), Problem> {
+        let (pack_hash, _, _) = self.row().await?;
+        let pack = self.app.pack(&self.ws, &pack_hash, false).await?;
+        let text = self.stored_text().await?;
+        let p = pack.clone();
+        let history = blocking("reading a session", move || p.history(&text)).await?;
+        Ok((pack, history))
+    }
+
+    /// [`SessionRoute::recorded`], and the message `at` or its last
+    /// message.
+    pub(super) async fn history_at(
+        &self,
+        at: Option<String>,
+    ) -> Result<(troupe::History, String), Problem> {
+        let (_, history) = self.recorded().await?;
+        let at = at
+            .or_else(|| history.last_id().map(str::to_string))
+            .ok_or_else(|| Problem::not_found("message"))?;
+        Ok((history, at))
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnBody {
+    text: String,
+    #[serde(default, rename = "as")]
+    as_player: Option<String>,
+    #[serde(default)]
+    to: Option<String>,
+    #[serde(default)]
+    expected: Option<String>,
+}
+
+/// `POST /sessions/{id}/turns`: one turn (Format 18.5); the turn document
+/// of `troupe run --json` (Format 18.6).
+async fn turn(s: SessionRoute, JsonBody(req): JsonBody<TurnBody>) -> Answer {
+    if req.as_player.is_some() && req.to.is_some() {
+        return Err(Problem::bad_request(
+            "give `as` (the player speaking) or `to` (the character answering), not both",
+        ));
+    }
+    let started = Instant::now();
+    let expected = req.expected.clone();
+    let (result, _, records) = s
+        .mutate_logged(expected.as_deref(), move |s| {
+            let r = match (&req.as_player, &req.to) {
+                (Some(p), _) => s.turn_as(p, &req.text),
+                (_, Some(c)) => s.turn_to(c, &req.text),
+                _ => s.turn(&req.text),
+            };
+            r.map_err(|e| {
+                if e.kind() == ErrorKind::Runtime {
+                    model_failure(&e)
+                } else {
+                    Problem::from(e)
+                }
+            })
+        })
+        .await?;
+    s.app.0.metrics.turn(started.elapsed());
+    // Under the model runtime the turn's `model` member, as `troupe run
+    // --runtime model --json` prints it (Format 24.7).
+    let record = records.and_then(|l| troupe::model_runtime::turn_record(&l, &result.messages));
+    let mut doc = serde_json::to_value(&result).unwrap_or(Value::Null);
+    if let (Some(obj), Some(rec)) = (doc.as_object_mut(), &record) {
+        let mut m = serde_json::to_value(rec).unwrap_or(Value::Null);
+        if let Some(m) = m.as_object_mut() {
+            m.remove("input");
+        }
+        obj.insert("model".into(), m);
+    }
+    let mut r = json_response(StatusCode::OK, &doc);
+    if let Some(last) = result.messages.last() {
+        if let Ok(v) = HeaderValue::from_str(last) {
+            r.headers_mut().insert("troupe-current", v);
+        }
+    }
+    Ok(r)
+}
+
+/// A failed model call (Format 24.6) as a problem: 502 (504 for
+/// MODEL_TIMEOUT) with the model runtime's code; the message, which names
+/// the endpoint, goes to the log and not to the client (docs/server.md
+/// "Runtimes").
+fn model_failure(e: &Error) -> Problem {
+    let Some(d) = e.diagnostics().first() else {
+        return Problem::internal("a model failure without a diagnostic");
+    };
+    tracing::warn!(code = %d.code, message = %d.message, "model call failed");
+    let code = d.code.to_string();
+    let status = if code == "MODEL_TIMEOUT" {
+        StatusCode::GATEWAY_TIMEOUT
+    } else {
+        StatusCode::BAD_GATEWAY
+    };
+    Problem::new(
+        status,
+        &code,
+        format!("the model failed ({code}); nothing of the turn was played, and the server's log has the details"),
+    )
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MoveBody {
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    expected: Option<String>,
+}
+
+/// `POST /sessions/{id}/undo`: the last turn taken back (Format 18.4); the
+/// next input is a sibling of its input; nothing is lost.
+async fn undo(s: SessionRoute, JsonOrEmpty(req): JsonOrEmpty<MoveBody>) -> Answer {
+    let (_, doc) = s
+        .mutate(req.expected.as_deref(), |s| {
+            if s.undo() {
+                Ok(())
+            } else {
+                Err(Problem::new(
+                    StatusCode::CONFLICT,
+                    "NOTHING_TO_UNDO",
+                    "the session has no turn to undo",
+                ))
+            }
+        })
+        .await?;
+    Ok(json_response(StatusCode::OK, &doc))
+}
+
+/// `POST /sessions/{id}/goto`: `{"message": ID}` becomes the current
+/// message, so the next input is its child (a branch; nothing is lost).
+async fn goto(s: SessionRoute, JsonBody(req): JsonBody<MoveBody>) -> Answer {
+    let Some(target) = req.message else {
+        return Err(Problem::bad_request("`message` names the message to go to"));
+    };
+    let (_, doc) = s
+        .mutate(req.expected.as_deref(), move |s| {
+            if s.go_to(&target) {
+                Ok(())
+            } else {
+                Err(Problem::new(
+                    StatusCode::NOT_FOUND,
+                    "UNKNOWN_REF",
+                    format!(
+                        "the session has no message `{}`",
+                        troupe::escape_controls(&target)
+                    ),
+                ))
+            }
+        })
+        .await?;
+    Ok(json_response(StatusCode::OK, &doc))
+}
+
+/// `GET /sessions/{id}` (its summary) and `GET /sessions/{id}.jsonl` (its
+/// file, byte for byte what `troupe run --out` writes, Format 18.8).
+async fn get_session(s: SessionRoute) -> Answer {
+    if let Some(id) = s.id.strip_suffix(".jsonl") {
+        let file = SessionRoute {
+            id: id.to_string(),
+            app: s.app.clone(),
+            ws: s.ws.clone(),
+        };
+        let (_, current, lines) = file.row().await?;
+        let text = file.stored_text().await?;
+        // What an archive's `DELETE ?expected=…&lines=…` names, so that it
+        // deletes only what this file holds. The row is read before the
+        // lines, and lines are only ever added: a turn landing in between
+        // adds lines the file holds but the row does not count, and the
+        // DELETE then refuses (409) — never the other way round.
+        let mut r = (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/jsonl")],
+            text,
+        )
+            .into_response();
+        if let Ok(v) = HeaderValue::from_str(&current) {
+            r.headers_mut().insert("troupe-current", v);
+        }
+        r.headers_mut()
+            .insert("troupe-lines", HeaderValue::from(lines));
+        return Ok(r);
+    }
+    let locked = s.live().await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &session_doc(&s.id, &locked.pack_hash, locked.live()?),
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteQuery {
+    #[serde(default)]
+    expected: Option<String>,
+    #[serde(default)]
+    lines: Option<i64>,
+}
+
+/// `DELETE /sessions/{id}[?expected=ID&lines=N]` (docs/server.md
+/// "Deleting and archiving"): the session's row and every line go in one
+/// transaction, guarded like a turn's `UPDATE` when `expected`/`lines` are
+/// given; a turn racing it either lands first (and is deleted with the
+/// rest) or finds no row (404). This process forgets its live copy;
+/// another instance's copy answers 404 at its next request, which reads
+/// the row first.
+async fn delete_session(s: SessionRoute, Query(q): Query<DeleteQuery>) -> Answer {
+    // No local operation on it meanwhile (none made up for an unknown ID).
+    let held = if s.app.has_slot(&s.ws, &s.id) {
+        Some(s.app.slot(&s.ws, &s.id).lock_owned().await)
+    } else {
+        None
+    };
+    let db = s.app.db();
+    let deleted = {
+        let _w = db.write_guard().await;
+        let mut sql = String::from("DELETE FROM troupe_sessions WHERE workspace = $1 AND id = $2");
+        if q.expected.is_some() {
+            sql.push_str(" AND current = $3");
+        }
+        if q.lines.is_some() {
+            sql.push_str(if q.expected.is_some() {
+                " AND lines = $4"
+            } else {
+                " AND lines = $3"
+            });
+        }
+        let mut tx = db.pool.begin().await.map_err(Problem::db)?;
+        let mut query = sqlx::query(&sql).bind(s.ws.clone()).bind(s.id.clone());
+        if let Some(e) = &q.expected {
+            query = query.bind(e.clone());
+        }
+        if let Some(n) = q.lines {
+            query = query.bind(n);
+        }
+        let gone = query
+            .execute(&mut *tx)
+            .await
+            .map_err(Problem::db)?
+            .rows_affected();
+        if gone == 1 {
+            sqlx::query("DELETE FROM troupe_lines WHERE workspace = $1 AND session = $2")
+                .bind(s.ws.clone())
+                .bind(s.id.clone())
+                .execute(&mut *tx)
+                .await
+                .map_err(Problem::db)?;
+            tx.commit().await.map_err(Problem::db)?;
+        } else {
+            tx.rollback().await.map_err(Problem::db)?;
+        }
+        gone == 1
+    };
+    if !deleted {
+        // Gone already (404), or moved since the archive was read (409).
+        let (_, current, _) = s.row().await?;
+        return Err(Problem::conflict(&current));
+    }
+    if let Some(mut guard) = held {
+        *guard = None;
+    }
+    s.app.forget(&s.ws, &s.id);
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct StateQuery {
+    #[serde(default)]
+    at: Option<String>,
+}
+
+/// `GET /sessions/{id}/state[?at=ID]`: what `troupe state --json` prints
+/// (Format 8.6), at `at` or the last message in file order.
+async fn state(s: SessionRoute, Query(q): Query<StateQuery>) -> Answer {
+    let (jsonl, pack) = {
+        let locked = s.live().await?;
+        let live = locked.live()?;
+        (live.session.jsonl().to_string(), live.pack.clone())
+    };
+    let view = blocking("reading a state", move || -> Result<Value, Problem> {
+        let history = pack.history(&jsonl)?;
+        let at = q.at.or_else(|| history.last_id().map(str::to_string));
+        let view = history.state(at.as_deref())?;
+        Ok(serde_json::to_value(&view).unwrap_or(Value::Null))
+    })
+    .await?;
+    Ok(json_response(StatusCode::OK, &view))
+}
+
+/// `POST /sessions/{id}/settings`: the host changes the difficulty
+/// settings from now on (Format 8.9); what `Session::change_settings`
+/// answers.
+async fn settings(s: SessionRoute, JsonBody(mut req): JsonBody<Map<String, Value>>) -> Answer {
+    let expected = match req.remove("expected") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s),
+        Some(_) => return Err(Problem::bad_request("`expected` is a message ID")),
+    };
+    let settings = Value::Object(req);
+    let (result, _) = s
+        .mutate(expected.as_deref(), move |s| {
+            s.change_settings(&settings).map_err(Problem::from)
+        })
+        .await?;
+    Ok(json_response(StatusCode::OK, &result))
+}
+
+/// `GET /sessions/{id}/ended[?at=ID]`: what `troupe ended --json` prints.
+async fn ended(s: SessionRoute, Query(q): Query<StateQuery>) -> Answer {
+    let (history, at) = s.history_at(q.at).await?;
+    Ok(json_response(StatusCode::OK, &history.ended_at(&at)?))
+}
+
+/// `GET /sessions/{id}/explain[?at=ID]`: what `troupe explain --json`
+/// prints.
+async fn explain(s: SessionRoute, Query(q): Query<StateQuery>) -> Answer {
+    let (history, at) = s.history_at(q.at).await?;
+    Ok(json_response(StatusCode::OK, &history.explain(&at)?))
+}
+
+/// `GET /sessions/{id}/score`: the rubric score at the current message
+/// (Format 19.6), `null` without a rubric.
+async fn score(s: SessionRoute) -> Answer {
+    let locked = s.live().await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &locked.live()?.session.score(),
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+struct KnowsQuery {
+    message: String,
+    #[serde(default)]
+    part: Option<usize>,
+    #[serde(default)]
+    summary: bool,
+}
+
+/// `GET /sessions/{id}/knows?message=ID&(part=N|summary=true)`: what
+/// `troupe knows --json` prints, the knowers in code point order.
+async fn knows(s: SessionRoute, Query(q): Query<KnowsQuery>) -> Answer {
+    let what = match (q.part, q.summary) {
+        (Some(p), false) => troupe::Knowable::Part(p),
+        (None, true) => troupe::Knowable::Summary,
+        _ => {
+            return Err(Problem::bad_request(
+                "give `part=N` or `summary=true`, one of them",
+            ))
+        }
+    };
+    let (history, _) = s.history_at(Some(q.message.clone())).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &history.knows(&q.message, what)?,
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RenderQuery {
+    text: String,
+    #[serde(default)]
+    at: Option<String>,
+    #[serde(default, rename = "char")]
+    char_id: Option<String>,
+    #[serde(default)]
+    owner: Option<String>,
+    #[serde(default)]
+    narrator: bool,
+    #[serde(default)]
+    per_chat: bool,
+}
+
+/// `GET /sessions/{id}/render?text=T[&at=ID][&char=C][&owner=O][&narrator=true][&per_chat=true]`:
+/// what `troupe render --session FILE --json` prints (Format 10, 10.6), a
+/// JSON string; without `at` the scenario's initial state, as the command
+/// renders without `--at`.
+async fn render(s: SessionRoute, Query(q): Query<RenderQuery>) -> Answer {
+    let (_, history) = s.recorded().await?;
+    let who = troupe::RenderOptions {
+        char: q.char_id,
+        owner: q.owner,
+        narrator: q.narrator,
+        per_chat: q.per_chat,
+    };
+    let out = history.render(&q.text, q.at.as_deref(), &who)?;
+    Ok(json_response(StatusCode::OK, &Value::String(out)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PromptQuery {
+    #[serde(default)]
+    at: Option<String>,
+    #[serde(default, rename = "char")]
+    character: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    structured: Option<String>,
+    #[serde(default)]
+    max_tokens: Option<u32>,
+    #[serde(default)]
+    temperature: Option<f64>,
+}
+
+/// `GET /sessions/{id}/prompt[?at=ID][&char=C][&model=NAME][&structured=json_schema|json_object|none][&max_tokens=N][&temperature=T]`:
+/// what `troupe prompt --json` prints (Format 24.3), the request the model
+/// runtime would send when C answers message `at` (default: the last
+/// message in file order). Nothing is sent anywhere: `model` is only the
+/// name written in the request.
+async fn prompt(s: SessionRoute, Query(q): Query<PromptQuery>) -> Answer {
+    use troupe::model_runtime::{Settings, Structured, DEFAULT_MAX_TOKENS};
+    let structured = match q.structured.as_deref() {
+        None | Some("json_schema") => Structured::JsonSchema,
+        Some("json_object") => Structured::JsonObject,
+        Some("none") => Structured::None,
+        Some(_) => {
+            return Err(Problem::bad_request(
+                "structured is one of json_schema, json_object, none",
+            ))
+        }
+    };
+    let settings = Settings {
+        model: q.model.unwrap_or_else(|| "local".to_string()),
+        temperature: q.temperature,
+        max_tokens: q.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        structured,
+    };
+    let (_, history) = s.recorded().await?;
+    let prompt = history.prompt(q.at.as_deref(), q.character.as_deref(), &settings)?;
+    Ok(json_response(StatusCode::OK, &prompt.body))
+}

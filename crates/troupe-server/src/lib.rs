@@ -1,0 +1,277 @@
+//! `troupe serve` (docs/server.md): sessions as an HTTP/JSON service over
+//! SQLite or PostgreSQL, and the client side of `troupe test --server` and
+//! `troupe play --server`.
+//!
+//! A crate of its own, beside the command line (`troupe-cli`, whose
+//! feature `server` turns it on): it reaches the core only through its
+//! public API ([`troupe::Pack`], [`troupe::Session`], [`troupe::History`]
+//! and the report functions), never the engine's internals.
+
+pub mod client;
+mod db;
+mod http;
+mod schemas;
+pub mod web;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+pub use http::valid_workspace;
+
+/// The settings of `troupe serve` (docs/server.md "Configuration"): the
+/// command line's flags, or a JSON file given with `--config` whose keys
+/// are these fields' names.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Config {
+    /// The address to listen on (port 0: any free port; the address bound
+    /// is printed on stdout as `listening on http://ADDR`).
+    pub listen: String,
+    /// A SQLite file path (created when missing) or a `postgres://` URL.
+    pub database: String,
+    /// The largest request body in bytes (a pack upload included).
+    pub body_limit: usize,
+    /// Seconds one request may take before it is answered 503.
+    pub request_timeout_secs: u64,
+    /// Live sessions kept in memory (least recently used dropped first;
+    /// a dropped one is rebuilt from the database when asked for).
+    pub cache_sessions: usize,
+    /// The models sessions may be played with, by name (docs/server.md
+    /// "Runtimes"): a client names one, never a URL.
+    pub models: std::collections::BTreeMap<String, ModelConfig>,
+    /// PostgreSQL: the turns of concurrent requests share transactions
+    /// (docs/server.md "Group commit"); `false`: one transaction per turn.
+    /// SQLite always groups.
+    pub group_commit: bool,
+}
+
+/// A model of the server's configuration (docs/server.md "Runtimes"):
+/// what `troupe run --runtime model` takes as flags (Format 24.1). The API
+/// key is not here: only the name of the environment variable holding it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ModelConfig {
+    /// The OpenAI-compatible base URL (`http://127.0.0.1:8081/v1`).
+    pub endpoint: String,
+    /// The model name sent in each request; default: the entry's name.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The environment variable holding the API key, read once at start.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Seconds one request may take (Format 24.1, default 60).
+    #[serde(default = "default_model_timeout")]
+    pub timeout_secs: u64,
+    /// The most tokens an answer may have (default 512).
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+    /// The sampling temperature (not sent when absent).
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// `json_schema` (default), `json_object` or `none` (Format 24.4).
+    #[serde(default)]
+    pub structured: Option<String>,
+}
+
+fn default_model_timeout() -> u64 {
+    troupe::model_runtime::DEFAULT_TIMEOUT_SECS
+}
+
+fn default_max_tokens() -> u32 {
+    troupe::model_runtime::DEFAULT_MAX_TOKENS
+}
+
+/// A configured model ready to serve: its request settings and how to
+/// reach it. No `Debug`: the connection holds the API key.
+#[derive(Clone)]
+pub(crate) struct ServedModel {
+    pub(crate) settings: troupe::model_runtime::Settings,
+    pub(crate) connection: troupe::model_runtime::Connection,
+}
+
+impl ModelConfig {
+    /// The model `name` ready to serve: its settings checked and its API
+    /// key read from `api_key_env` (an unset variable is an error naming
+    /// the variable, never a value).
+    fn served(&self, name: &str) -> Result<ServedModel, String> {
+        use troupe::model_runtime::{Settings, Structured};
+        let at = format!("models.{name}");
+        if !(self.endpoint.starts_with("http://") || self.endpoint.starts_with("https://")) {
+            return Err(format!("{at}.endpoint is not an http:// or https:// URL"));
+        }
+        let structured = match self.structured.as_deref() {
+            None | Some("json_schema") => Structured::JsonSchema,
+            Some("json_object") => Structured::JsonObject,
+            Some("none") => Structured::None,
+            Some(_) => {
+                return Err(format!(
+                    "{at}.structured is one of json_schema, json_object, none"
+                ))
+            }
+        };
+        let api_key = match &self.api_key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(k) if !k.is_empty() => Some(k),
+                _ => return Err(format!("{at}.api_key_env: the variable {var} is not set")),
+            },
+        };
+        Ok(ServedModel {
+            settings: Settings {
+                model: self.model.clone().unwrap_or_else(|| name.to_string()),
+                temperature: self.temperature,
+                max_tokens: self.max_tokens,
+                structured,
+            },
+            connection: troupe::model_runtime::Connection {
+                endpoint: Some(self.endpoint.clone()),
+                api_key,
+                timeout_secs: self.timeout_secs.max(1),
+                cassette: None,
+                record: false,
+            },
+        })
+    }
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            listen: "127.0.0.1:8080".to_string(),
+            database: "troupe.db".to_string(),
+            body_limit: 16 * 1024 * 1024,
+            request_timeout_secs: 30,
+            cache_sessions: 10_000,
+            models: std::collections::BTreeMap::new(),
+            group_commit: true,
+        }
+    }
+}
+
+impl Config {
+    /// The configuration file `path` (JSON, the fields of [`Config`]).
+    pub fn from_file(path: &std::path::Path) -> Result<Config, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Checks what can be checked before the server starts: every model's
+    /// settings and that its API key's variable is set (docs/server.md
+    /// "Runtimes"). `troupe serve` exits 2 when this fails.
+    pub fn check(&self) -> Result<(), String> {
+        self.served_models().map(|_| ())
+    }
+
+    /// The configured models ready to serve, by name.
+    pub(crate) fn served_models(
+        &self,
+    ) -> Result<std::collections::HashMap<String, ServedModel>, String> {
+        self.models
+            .iter()
+            .map(|(name, m)| m.served(name).map(|s| (name.clone(), s)))
+            .collect()
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+/// Runs the server until SIGTERM or Ctrl-C (docs/server.md): opens and
+/// migrates the database, listens, and on the signal stops accepting,
+/// lets requests in flight finish, and returns.
+pub fn serve(config: Config) -> Result<(), String> {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+    runtime()?.block_on(async move {
+        let mut db = db::Db::open(&config.database).await?;
+        if config.group_commit {
+            db.group_commit();
+        }
+        let addr: SocketAddr = config
+            .listen
+            .parse()
+            .map_err(|e| format!("--listen {}: {e}", config.listen))?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let app = http::App::new(db, &config)?;
+        let router = http::router(app.clone(), &config);
+        println!("listening on http://{bound}");
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        tracing::info!(%bound, "troupe serve listening");
+        axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown(app))
+            .await
+            .map_err(|e| format!("server error: {e}"))
+    })
+}
+
+/// Resolves on SIGTERM or Ctrl-C; from then on new requests get 503.
+async fn shutdown(app: http::App) {
+    let stop = std::sync::Arc::new(tokio::sync::Notify::new());
+    let on_ctrl_c = stop.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.notify_one();
+        }
+    });
+    #[cfg(unix)]
+    {
+        let on_term = stop.clone();
+        if let Ok(mut term) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            tokio::spawn(async move {
+                term.recv().await;
+                on_term.notify_one();
+            });
+        }
+    }
+    stop.notified().await;
+    tracing::info!("shutting down: finishing requests in flight");
+    app.begin_shutdown();
+    // Requests in flight finish; an idle keep-alive connection does not
+    // hold the process past this grace period.
+    tokio::spawn(async {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        std::process::exit(0);
+    });
+}
+
+/// `troupe serve token create --workspace WS`: a new bearer token for
+/// workspace `workspace`, stored hashed (SHA-256) in `database`; the token
+/// itself is returned once and never stored.
+pub fn create_token(database: &str, workspace: &str) -> Result<String, String> {
+    valid_workspace(workspace)?;
+    runtime()?.block_on(async move {
+        let db = db::Db::open(database).await?;
+        db.create_token(workspace).await
+    })
+}
+
+/// `troupe serve token revoke --workspace WS (TOKEN | --all)`: deletes the
+/// token `token` of `workspace`, or every token of it when `None`; a
+/// running server refuses it from its next request (docs/server.md
+/// "Tokens"). Returns how many were revoked.
+pub fn revoke_tokens(database: &str, workspace: &str, token: Option<&str>) -> Result<u64, String> {
+    valid_workspace(workspace)?;
+    runtime()?.block_on(async move {
+        let db = db::Db::open(database).await?;
+        db.revoke_tokens(workspace, token).await
+    })
+}
