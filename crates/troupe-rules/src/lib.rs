@@ -21,6 +21,21 @@
 //! that reach the library only through the public API below.
 
 #![deny(missing_docs)]
+// With every feature on, nothing is dead: items only the tests use are
+// `cfg(any(test, feature = "unstable-internals"))` and the few fields kept
+// for their documents' shape say so where they are. A build without some
+// optional features (the embedder's default has none) leaves the code only
+// those features call unused, as in tokio's and hyper's feature-reduced
+// builds; that is all this allows.
+#![cfg_attr(
+    not(all(
+        feature = "testing",
+        feature = "import",
+        feature = "pictures",
+        feature = "model"
+    )),
+    allow(dead_code, unused_imports)
+)]
 
 // `troupe::…` paths inside the crate too: the command line's clients (the
 // MCP server) name only the public API, as an outside program would.
@@ -36,16 +51,7 @@ macro_rules! internal_modules {
     ($($name:ident),* $(,)?) => {$(
         #[cfg(feature = "unstable-internals")]
         pub mod $name;
-        // Without the feature, items only tests, benchmarks and the fuzz
-        // targets use are unused here (they were never linted while every
-        // module was public), and so are some convenience re-exports. With
-        // the CLI in the binary, lifting this shows 75 such warnings; the
-        // two items nothing used (a conformance and a CEL helper) were
-        // deleted; most of the rest are used by tests, benches or fuzz
-        // targets, or are fields kept for their documents' shape (not every
-        // one was reviewed yet).
         #[cfg(not(feature = "unstable-internals"))]
-        #[allow(dead_code, unused_imports)]
         pub(crate) mod $name;
     )*};
 }

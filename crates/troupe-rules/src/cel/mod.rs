@@ -25,9 +25,22 @@ pub mod suite;
 pub mod types;
 pub mod value;
 
-pub use env::{troupe_base_env, troupe_env, troupe_owner_env, Activation, Env, Slot, StoryDecls};
-pub use error::{CelError, CelErrorKind, EvalError, EvalErrorKind};
-pub use eval::{Host, NoHost, NoObserver, Observer};
-pub use program::{compile, Branch, BranchKind, Program, DEFAULT_BUDGET};
-pub use types::{ObjectType, Type, TypeParseError};
-pub use value::{Key, MapValue, Value};
+pub use env::{troupe_base_env, troupe_owner_env, Activation, Env};
+pub use error::{CelError, EvalError};
+pub use eval::{Host, NoHost};
+pub use program::{compile, Program};
+pub use types::{ObjectType, Type};
+pub use value::{Key, Value};
+// What only the tests, benchmarks and fuzz targets name.
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use env::{troupe_env, Slot, StoryDecls};
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use error::{CelErrorKind, EvalErrorKind};
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use eval::{NoObserver, Observer};
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use program::{Branch, BranchKind, DEFAULT_BUDGET};
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use types::TypeParseError;
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use value::MapValue;

@@ -143,11 +143,13 @@ impl ParseCache {
     }
 
     /// How many distinct texts were parsed through this cache.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn len(&self) -> usize {
         self.parsed.lock().map_or(0, |m| m.len())
     }
 
     /// Whether nothing was parsed through this cache.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -155,6 +155,7 @@ impl Program {
     }
 
     /// The source text.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn source(&self) -> &str {
         &self.source
     }
@@ -183,6 +184,7 @@ impl Program {
 
     /// The branches (operands of `&&`/`||`, arms of `?:`), indexed by the
     /// ids an [`Observer`] receives.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn branches(&self) -> &[Branch] {
         &self.branches
     }
@@ -264,6 +266,7 @@ impl Program {
 
     /// Evaluates a condition (Format 11.6): true only when the value is
     /// `true`; a runtime error counts as false.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn eval_bool(&self, act: &Activation, host: &mut dyn Host) -> bool {
         matches!(self.eval(act, host), Ok(Value::Bool(true)))
     }

@@ -13,7 +13,9 @@ use serde_json::Value;
 use super::changes::{resolve_target, Target};
 use super::story::{Owner, Story, VarDecl};
 use crate::cel::checker::TExpr;
-use crate::cel::{self, CelError, Env, ObjectType, StoryDecls, Type};
+use crate::cel::{self, CelError, Env, ObjectType, Type};
+#[cfg(any(test, feature = "unstable-internals"))]
+use crate::cel::StoryDecls;
 use crate::diag::{Code, Diagnostic};
 use crate::model::{Condition, ScalarType, VarType};
 use crate::model::array;
@@ -145,6 +147,7 @@ impl StoryEnv {
 }
 
 /// What a story declares for CEL with `owner` as `self`/`own` (Format 11.3).
+#[cfg(any(test, feature = "unstable-internals"))]
 pub fn story_decls(story: &Story, owner: &Owner) -> StoryDecls {
     let env = story
         .cel

@@ -3,6 +3,7 @@
 /// IDs that are never a character, world, scenario or variable ID (Format 3.2).
 pub use crate::model::RESERVED_IDS;
 
+#[cfg(any(test, feature = "unstable-internals"))]
 pub use crate::model::is_id;
 
 #[cfg(test)]

@@ -24,4 +24,6 @@ mod summaries;
 pub mod templates;
 pub use crate::resolve::values;
 
-pub use schema::{SchemaError, SchemaKind, Schemas};
+pub use schema::{SchemaKind, Schemas};
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use schema::SchemaError;

@@ -111,6 +111,7 @@ pub struct Story {
     /// O(1) and checks stay linear in the cast (Format 16.2).
     cast_index: HashMap<String, usize>,
     /// Seat ID → the position in `cast` of the member filling it.
+    #[allow(dead_code)] // read by the tests only
     seat_index: HashMap<String, usize>,
     /// Every seat of the scenario's cast, filled or not (6.1).
     seats: HashSet<String>,
@@ -162,6 +163,7 @@ impl Story {
     /// The character a cast reference names (Format 6.4): a member by its
     /// character ID, else the character filling the seat of that ID;
     /// `None` for an unfilled seat or no member at all.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn member(&self, id: &str) -> Option<&str> {
         self.cast_index
             .get(id)

@@ -24,11 +24,15 @@ pub mod value;
 
 pub use ir::*;
 pub use lore::{EntryIr, Logic, Position};
-pub use session::{compile_session, Fired, MessageIr, SessionCompiler, SessionIr, SummaryIr};
+pub use session::{compile_session, MessageIr, SessionCompiler, SessionIr};
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use session::{Fired, SummaryIr};
 pub use story::compile_story;
 #[cfg(test)]
 pub(crate) use story::COMPILES as STORY_COMPILES;
-pub use value::{format_decimal, Norm, Val};
+pub use value::{format_decimal, Val};
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use value::Norm;
 
 /// A story or session that does not lower: it was not conforming.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -222,6 +222,7 @@ impl Inputs {
 
 /// Runs every test of the case file at `path`; its input files must be
 /// inside its own folder ([`run_case_in`] with that folder as the suite).
+#[cfg(any(test, feature = "unstable-internals"))]
 pub fn run_case(path: &Path, display: &str) -> Vec<TestResult> {
     run_case_in(path, display, path.parent().unwrap_or(Path::new(".")))
 }

@@ -330,6 +330,7 @@ impl Point<'_> {
 
     /// Evaluates a program of environment `env` at `state` (the slots it
     /// reads filled); a runtime error is returned as is.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn eval(
         &self,
         program: &Program,

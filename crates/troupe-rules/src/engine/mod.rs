@@ -18,6 +18,7 @@ pub mod knows;
 pub mod load;
 pub mod lore;
 pub mod macros;
+#[cfg(any(test, feature = "unstable-internals"))]
 pub mod memory;
 pub mod observe;
 pub mod replay;
@@ -34,7 +35,9 @@ use replay::{initial, replay_all, step, Tree};
 
 pub use eval::{Point, RollHost, Scratch};
 pub use lore::{EntryActivation, KeyHit, Secondary, When, Why};
-pub use observe::{Observer, Recorder, Report, Site};
+pub use observe::{Observer, Recorder, Site};
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use observe::Report;
 pub use state::State;
 
 /// The default checkpoint stride: a full state is kept at every message
@@ -159,6 +162,7 @@ impl Engine {
     }
 
     /// The checkpoint stride.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn stride(&self) -> u32 {
         self.stride
     }
@@ -204,6 +208,7 @@ impl Engine {
 
     /// The state at `m` replayed from the root, ignoring checkpoints (for
     /// tests and benchmarks).
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn state_at_from_root(&self, m: u32) -> State {
         let path = self.path(m);
         let mut st = (*self.initial).clone();
@@ -240,12 +245,14 @@ impl Engine {
     }
 
     /// Replays the whole session once, calling `visit` at every message.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn replay_all(&self, visit: impl FnMut(u32, &State)) {
         replay_all(&self.ir, &self.session, &self.tree, &self.initial, visit);
     }
 
     /// The state at a message ID, or the initial state for `None`; `None`
     /// when the ID is unknown.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn state_at_id(&self, id: Option<&str>) -> Option<State> {
         match id {
             None => Some((*self.initial).clone()),

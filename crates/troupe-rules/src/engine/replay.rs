@@ -62,6 +62,7 @@ impl Tree {
     }
 
     /// The children of `m`, in file order.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn children(&self, m: u32) -> impl Iterator<Item = u32> + '_ {
         let mut c = self.first_child.get(m as usize).copied().unwrap_or(NONE);
         std::iter::from_fn(move || {

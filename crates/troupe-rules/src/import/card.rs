@@ -74,6 +74,7 @@ pub struct CardImport {
     /// The scenario's ID.
     pub scenario: String,
     /// The scenario's player seat.
+    #[allow(dead_code)] // read by the tests only
     pub seat: String,
     /// What the import created, converted and kept, and its warnings
     /// (`docs/import.md` §11).

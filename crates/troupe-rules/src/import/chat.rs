@@ -228,6 +228,7 @@ pub fn add_members(
 ///
 /// Errors: PARSE for a line that is not a JSON object (pointer `line:N`),
 /// an empty file; LIMIT for a line over 16 MiB.
+#[cfg(any(test, feature = "unstable-internals"))]
 pub fn chat_to_session(
     file: &str,
     bytes: &[u8],
@@ -241,6 +242,7 @@ pub fn chat_to_session(
 /// a warning (ADVISORY at `line:1/character_name`) when the chat's
 /// `character_name` is not the card's name or nickname — its lines are then
 /// attributed to the card's character all the same.
+#[cfg(any(test, feature = "unstable-internals"))]
 pub fn chat_import(
     file: &str,
     bytes: &[u8],

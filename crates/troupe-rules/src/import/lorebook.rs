@@ -849,6 +849,7 @@ fn st_lore_to_card(t: &Map<String, Value>, ext: &mut Map<String, Value>) {
 /// `m`, `s`; `g`, `u`, `y` dropped); with `use_regex`, a key holding regex
 /// metacharacters becomes `/key/`. A regex the `regex` crate refuses, or
 /// with other flags, is dropped (it stays in the entry's record).
+#[cfg(any(test, feature = "unstable-internals"))]
 pub fn map_keys(keys: Option<&Value>, use_regex: bool) -> Vec<String> {
     keys.and_then(Value::as_array)
         .into_iter()
@@ -1057,6 +1058,7 @@ fn lower_one(
 /// kept in each entry's `extensions.sillytavern`.
 ///
 /// Errors: SCHEMA when `entries` is not an object or an entry is not one.
+#[cfg(any(test, feature = "unstable-internals"))]
 pub fn world_info_to_world(
     doc: &Value,
     name: &str,

@@ -189,6 +189,7 @@ pub fn var_id(name: &str) -> String {
 }
 
 /// Card text → Troupe template text, without a summary (see [`convert`]).
+#[cfg(any(test, feature = "unstable-internals"))]
 pub fn to_troupe(text: &str) -> String {
     let mut s = Summary::default();
     to_troupe_noted(text, "", &mut s)

@@ -4,8 +4,11 @@
 
 use std::path::Path;
 
-use crate::diag::{Code, Diagnostic};
+use crate::diag::Code;
+#[cfg(any(test, feature = "unstable-internals"))]
+use crate::diag::Diagnostic;
 
+#[cfg(any(test, feature = "unstable-internals"))]
 use super::document::Document;
 
 /// Why a reference does not resolve: PATH_TRAVERSAL (absolute, NUL,
@@ -27,6 +30,7 @@ impl RefError {
 
     /// The diagnostic for this error at `pointer` (the `ref` field) in `doc`,
     /// with that field's line and column.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn diagnostic(&self, doc: &Document, pointer: &str) -> Diagnostic {
         let mut d = Diagnostic::error(self.code, self.message.clone())
             .in_file(doc.file.clone())

@@ -70,6 +70,7 @@ impl SessionDoc {
     }
 
     /// True when no message line parsed.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

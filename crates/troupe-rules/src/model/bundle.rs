@@ -3,6 +3,7 @@
 //! Every field the format marks optional is `Option` or defaults to empty, so
 //! that a document read before its schema passes still yields what it can.
 
+#[cfg(any(test, feature = "unstable-internals"))]
 use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::Value;
@@ -48,6 +49,7 @@ pub struct World {
     /// The world's ID.
     pub id: String,
     /// The world's name.
+    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
     #[serde(default)]
     pub name: String,
     /// The world's variables, state names `<id>.<variable>`.
@@ -267,22 +269,26 @@ pub struct Event {
     /// The event's ID.
     pub id: String,
     /// When it fires.
+    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
     pub when: Condition,
     /// Whether it may fire again on one path (default false).
     #[serde(default)]
     pub repeat: bool,
     /// Changes applied when it fires.
+    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
     #[serde(default)]
     pub changes: Vec<Value>,
     /// Whether firing ends the story.
     #[serde(default)]
     pub end: bool,
     /// A signal raised when it fires (playtests).
+    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
     #[serde(default)]
     pub signal: Option<String>,
 }
 
 /// An outcome: an ending (Format 9).
+#[cfg(any(test, feature = "unstable-internals"))]
 #[derive(Debug, Clone, Deserialize)]
 pub struct Outcome {
     /// The outcome's ID.
@@ -295,6 +301,7 @@ pub struct Outcome {
 }
 
 /// Difficulty presets (Format 6.5).
+#[cfg(any(test, feature = "unstable-internals"))]
 #[derive(Debug, Clone, Deserialize)]
 pub struct Difficulty {
     /// The preset used when a session names none.
@@ -343,6 +350,7 @@ pub struct Scenario {
     #[serde(default)]
     pub outcomes: Vec<Value>,
     /// Rules of the rules runtime (Format 18).
+    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
     #[serde(default)]
     pub rules: Vec<Value>,
     /// Scenario-level lore entries.
@@ -352,9 +360,11 @@ pub struct Scenario {
     #[serde(default)]
     pub difficulty: Option<Value>,
     /// The rubric.
+    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
     #[serde(default)]
     pub rubric: Option<Value>,
     /// The safety policy.
+    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
     #[serde(default)]
     pub safety: Option<Value>,
 }

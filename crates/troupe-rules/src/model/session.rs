@@ -7,6 +7,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, Deserialize)]
 pub struct Player {
     /// The player's name (informative).
+    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
     #[serde(default)]
     pub name: Option<String>,
     /// The seat the player fills.
@@ -170,6 +171,7 @@ pub fn player_in_order(player: Value) -> Value {
 }
 
 /// A session header (Format 12).
+#[cfg(any(test, feature = "unstable-internals"))]
 #[derive(Debug, Clone, Deserialize)]
 pub struct Header {
     /// The scenario's ID.
@@ -190,6 +192,7 @@ pub struct Header {
 }
 
 /// A message (Format 7).
+#[cfg(any(test, feature = "unstable-internals"))]
 #[derive(Debug, Clone, Deserialize)]
 pub struct Message {
     /// The message's ID.

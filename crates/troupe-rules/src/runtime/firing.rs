@@ -15,6 +15,7 @@ use crate::engine::{Observer, Point, RollHost, Scratch, Site, State};
 /// number of `roll()` calls already made at `m` (by its derived variables,
 /// Format 11.5). Applies the firings' changes to `st`, marks them fired and
 /// returns them in order.
+#[cfg(any(test, feature = "unstable-internals"))]
 pub fn evaluate(
     ir: &StoryIr,
     session: &SessionIr,

@@ -45,11 +45,16 @@ use serde_json::{Map, Value};
 use crate::compile::ChangeIr;
 use crate::engine::{Engine, Point, State};
 
-pub use opened::{DefaultScenario, OpenError, OpenOptions, Opened};
+pub use opened::{OpenError, OpenOptions, Opened};
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use opened::DefaultScenario;
 pub use session::{Options, RuntimeKind, Session, StartError, TurnError};
 pub use chat::{ChatMessage, Structured};
 pub use settings::SettingsResult;
-pub use turn::{FiringRecord, OpeningResult, ReplyRecord, Score, SessionControl, TurnResult};
+pub use turn::{FiringRecord, OpeningResult, Score, SessionControl, TurnResult};
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use turn::ReplyRecord;
+#[cfg(any(test, feature = "unstable-internals"))]
 pub use turn_order::{Chosen, Why};
 
 /// What a runtime is asked for at a turn (Format 18.5 step 3): the input,

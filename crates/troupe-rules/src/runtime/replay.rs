@@ -16,14 +16,19 @@ use crate::engine::{Engine, Observer, Point, Scratch, Site};
 #[derive(Debug, Clone)]
 pub struct ReplayedMessage {
     /// The message ID.
+    #[allow(dead_code)] // read by the tests only
     pub id: String,
     /// The flattened state at the message (recorded firings applied).
+    #[allow(dead_code)] // read by the tests only
     pub state: Map<String, Value>,
     /// The recorded firings (`event:<id>` / `outcome:<id>`).
+    #[allow(dead_code)] // read by the tests only
     pub recorded: Vec<String>,
     /// The firings 9.2 produces there.
+    #[allow(dead_code)] // read by the tests only
     pub produced: Vec<String>,
     /// Each part's rendered text (Format 10.5), in part order.
+    #[allow(dead_code)] // read by the tests only
     pub texts: Vec<String>,
 }
 

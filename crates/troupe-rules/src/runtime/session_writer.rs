@@ -126,6 +126,7 @@ pub struct SessionWriter {
 
 impl SessionWriter {
     /// A writer keeping the lines in memory only.
+    #[cfg(any(test, feature = "unstable-internals"))]
     pub fn memory() -> SessionWriter {
         SessionWriter::default()
     }

@@ -136,6 +136,7 @@ pub fn escape(input: &str) -> String {
 /// `state_delta` (Format 18.6): entries of `after` that differ from or are
 /// not in `before`, then entries of `before` absent from `after` as null,
 /// all in state order (the order of `order`).
+#[cfg(any(test, feature = "unstable-internals"))]
 pub fn delta(before: &Map<String, Value>, after: &Map<String, Value>) -> Map<String, Value> {
     let mut out = Map::new();
     for (k, v) in after {

@@ -4,8 +4,12 @@
 mod parse;
 pub mod render;
 
-pub use parse::{parse, Macro, Node, Template, TemplateError};
-pub use render::{render, render_str, Scope};
+pub use parse::{parse, Macro, Node, Template};
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use parse::TemplateError;
+pub use render::Scope;
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use render::{render, render_str};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -50,6 +50,7 @@ pub enum Site {
 }
 
 /// A condition of a scenario (Format 21.6 "Conditions and operands").
+#[allow(dead_code)] // read by the tests only
 #[derive(Debug, Clone)]
 pub struct Condition {
     /// Its number within the scenario (keys use it).

@@ -10,7 +10,9 @@ use crate::compile::StoryIr;
 use crate::model::ScalarType;
 use crate::resolve::{check_changes, resolve_target, scalar_of, Target};
 
-pub use crate::compile::model::{ModelDecl, ModelIr, DEFAULT_HISTORY, DEFAULT_LORE_BUDGET};
+pub use crate::compile::model::ModelDecl;
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use crate::compile::model::{ModelIr, DEFAULT_HISTORY, DEFAULT_LORE_BUDGET};
 
 /// An answer that passed validation (Format 24.4).
 #[derive(Debug, Clone, PartialEq)]

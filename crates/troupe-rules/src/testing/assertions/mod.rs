@@ -7,5 +7,9 @@ pub mod eval;
 /// The syntax lives with the checks (`troupe check` reports it).
 pub use crate::check::assertion_syntax as syntax;
 
-pub use eval::{holds, resolve, PackDocs};
-pub use syntax::{parse_check, parse_path, AssertionSyntax, Check, Path};
+pub use eval::{holds, resolve};
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use eval::PackDocs;
+pub use syntax::{parse_check, parse_path};
+#[cfg(any(test, feature = "unstable-internals"))]
+pub use syntax::{AssertionSyntax, Check, Path};
