@@ -28,11 +28,12 @@ fn search(c: &mut Criterion) {
         // One thread, then every core (`--jobs`, Format 20.5): the same
         // states either way, side by side.
         for jobs in [1, troupe::tools::explore_default_jobs()] {
-            let settings = ExploreSettings {
-                mode: ExploreMode::Search { states },
-                depth,
-                jobs,
-                ..ExploreSettings::default()
+            let settings = {
+                let mut o = ExploreSettings::default();
+                o.mode = ExploreMode::Search { states };
+                o.depth = depth;
+                o.jobs = jobs;
+                o
             };
             let visited = explore(&p, None, &settings, &mut |_| {})
                 .expect("explores")

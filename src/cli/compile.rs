@@ -51,9 +51,11 @@ pub fn run(args: Args) -> i32 {
         );
         return 2;
     }
-    let options = troupe::OpenOptions {
-        use_ir: false,
-        verify_ir: false,
+    let options = {
+        let mut o = troupe::OpenOptions::default();
+        o.use_ir = false;
+        o.verify_ir = false;
+        o
     };
     let pack = match super::open_pack_api(&args.pack, options) {
         Ok(p) => p,

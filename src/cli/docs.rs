@@ -46,6 +46,10 @@ pub fn run(args: Args) -> i32 {
                 );
                 1
             }
+            _ => {
+                eprintln!("troupe docs: {} is in a state this version cannot report", readme.display());
+                2
+            }
         })
     } else {
         docs_write(&args.pack).map(|written| {

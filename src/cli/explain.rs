@@ -138,6 +138,7 @@ fn why(e: &EntryActivation) -> String {
         When::Held => parts.push("`when` held".into()),
         When::False => parts.push("`when` was false".into()),
         When::Error(m) => parts.push(format!("`when` failed (counts as false): {m}")),
+        _ => {}
     }
     if let Some(step) = e.step.filter(|s| *s > 0) {
         parts.push(format!("at recursion step {step} (5.7)"));

@@ -66,19 +66,21 @@ pub fn run(args: Args) -> i32 {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let settings = ExploreSettings {
-        scenario: args.scenario.clone(),
-        mode: match args.runs {
+    let settings = {
+        let mut o = ExploreSettings::default();
+        o.scenario = args.scenario.clone();
+        o.mode = match args.runs {
             Some(runs) => ExploreMode::Random { runs },
             None => ExploreMode::Search {
                 states: args.states,
             },
-        },
-        depth: args.depth,
-        seed: args.seed,
-        jobs: args
+        };
+        o.depth = args.depth;
+        o.seed = args.seed;
+        o.jobs = args
             .jobs
-            .map_or_else(troupe::tools::explore_default_jobs, usize::from),
+            .map_or_else(troupe::tools::explore_default_jobs, usize::from);
+        o
     };
     let total = args.runs.unwrap_or(args.states);
     let bar = indicatif::ProgressBar::new(total);

@@ -101,9 +101,11 @@ pub fn run(args: Args) -> i32 {
         Ok(m) => m,
         Err(code) => return code,
     };
-    let options = PlaytestOptions {
-        difficulty: args.difficulty.clone(),
-        model,
+    let options = {
+        let mut o = PlaytestOptions::default();
+        o.difficulty = args.difficulty.clone();
+        o.model = model;
+        o
     };
     let reports = match run_playtests_with(&pack, &args.pack, args.name.as_deref(), options) {
         Ok(r) => r,

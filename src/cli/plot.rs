@@ -43,15 +43,17 @@ pub fn run(args: Args) -> i32 {
         Ok(h) => h,
         Err(code) => return code,
     };
-    let opts = troupe::pictures::PlotOptions {
-        vars: args.vars.map(|v| {
+    let opts = {
+        let mut o = troupe::pictures::PlotOptions::default();
+        o.vars = args.vars.map(|v| {
             v.into_iter()
                 .map(|s| s.trim().to_string())
                 .filter(|s| !s.is_empty())
                 .collect()
-        }),
-        at: args.at,
-        tree: args.tree,
+        });
+        o.at = args.at;
+        o.tree = args.tree;
+        o
     };
     let svg = match troupe::pictures::plot(&history, &opts) {
         Ok(s) => s,

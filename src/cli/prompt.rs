@@ -36,11 +36,13 @@ pub fn run(args: Args) -> i32 {
         Ok(x) => x,
         Err(c) => return c,
     };
-    let settings = Settings {
-        model: args.model.clone(),
-        temperature: args.temperature,
-        max_tokens: args.max_tokens,
-        structured: args.structured.into(),
+    let settings = {
+        let mut o = Settings::default();
+        o.model = args.model.clone();
+        o.temperature = args.temperature;
+        o.max_tokens = args.max_tokens;
+        o.structured = args.structured.into();
+        o
     };
     let prompt = match history.prompt(Some(&at), args.character.as_deref(), &settings) {
         Ok(p) => p,

@@ -54,11 +54,13 @@ pub fn run(args: Args) -> i32 {
         Ok(h) => h,
         Err(code) => return code,
     };
-    let who = troupe::RenderOptions {
-        char: args.char_id.clone(),
-        owner: args.owner.clone(),
-        narrator: args.narrator,
-        per_chat: args.per_chat,
+    let who = {
+        let mut o = troupe::RenderOptions::default();
+        o.char = args.char_id.clone();
+        o.owner = args.owner.clone();
+        o.narrator = args.narrator;
+        o.per_chat = args.per_chat;
+        o
     };
     let out = match history.render(&args.text, args.at.as_deref(), &who) {
         Ok(t) => t,

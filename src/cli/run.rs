@@ -52,9 +52,10 @@ pub struct SessionArgs {
 impl SessionArgs {
     /// How PACK is opened (`--verify-ir`).
     pub(crate) fn open_options(&self) -> OpenOptions {
-        OpenOptions {
-            verify_ir: self.verify_ir,
-            ..OpenOptions::default()
+        {
+            let mut o = OpenOptions::default();
+            o.verify_ir = self.verify_ir;
+            o
         }
     }
 }
@@ -120,11 +121,13 @@ pub struct ModelArgs {
 impl ModelArgs {
     /// The request settings.
     pub(crate) fn settings(&self) -> Settings {
-        Settings {
-            model: self.model.clone(),
-            temperature: self.temperature,
-            max_tokens: self.max_tokens,
-            structured: self.structured.into(),
+        {
+            let mut o = Settings::default();
+            o.model = self.model.clone();
+            o.temperature = self.temperature;
+            o.max_tokens = self.max_tokens;
+            o.structured = self.structured.into();
+            o
         }
     }
 
@@ -307,15 +310,16 @@ pub(crate) fn start_with(
     if let Some(path) = &args.resume {
         return resume_with(pack, args, path, runtime, out);
     }
-    let options = SessionOptions {
-        scenario: args.scenario.clone(),
-        difficulty: args.difficulty.clone(),
-        seed: args.seed.unwrap_or(0),
-        opening: args.opening.clone(),
-        player_name: args.player_name.clone(),
-        runtime,
-        out: out.map(|o| o.partial().to_path_buf()),
-        ..SessionOptions::default()
+    let options = {
+        let mut o = SessionOptions::default();
+        o.scenario = args.scenario.clone();
+        o.difficulty = args.difficulty.clone();
+        o.seed = args.seed.unwrap_or(0);
+        o.opening = args.opening.clone();
+        o.player_name = args.player_name.clone();
+        o.runtime = runtime;
+        o.out = out.map(|o| o.partial().to_path_buf());
+        o
     };
     pack.start(options).map_err(|e| {
         if e.kind() == ErrorKind::Io {
@@ -364,10 +368,12 @@ fn resume_with(
         eprintln!("troupe: {name}: the session is not UTF-8 (Format 12.1)");
         return Err(1);
     };
-    let options = troupe::ResumeOptions {
-        at: args.at.clone(),
-        runtime,
-        out: out.map(|o| o.partial().to_path_buf()),
+    let options = {
+        let mut o = troupe::ResumeOptions::default();
+        o.at = args.at.clone();
+        o.runtime = runtime;
+        o.out = out.map(|o| o.partial().to_path_buf());
+        o
     };
     pack.resume_with(&text, options).map_err(|e| {
         if e.kind() == ErrorKind::Io {

@@ -146,6 +146,7 @@ fn review(change: &SnapshotChange) -> Decision {
         ChangeKind::New => "new",
         ChangeKind::Changed => "changed",
         ChangeKind::Stale => "stale",
+        _ => "changed",
     };
     println!("\n{what} snapshot {}", change.path);
     if change.kind == ChangeKind::Stale {

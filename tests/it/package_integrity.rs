@@ -124,13 +124,11 @@ fn the_compiled_example_package_uses_its_ir_and_checks_clean() {
     let p = write(dir.path(), "ok.troupe", &compiled());
     let o = open(&p).unwrap();
     assert!(o.from_ir && o.warnings.is_empty());
-    let v = open_with(
-        &p,
-        OpenOptions {
-            verify_ir: true,
-            ..OpenOptions::default()
-        },
-    )
+    let v = open_with(&p, {
+        let mut o = OpenOptions::default();
+        o.verify_ir = true;
+        o
+    })
     .unwrap();
     assert!(v.from_ir && v.warnings.is_empty());
     assert!(check_paths(&[p]).diagnostics.is_empty());
@@ -153,13 +151,12 @@ fn a_naive_edit_of_ir_json_falls_back_and_still_stops_at_the_unsafe_line() {
     // The story run is bundle.json's: line 2 is stopped by `threats`.
     assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
     // Compiling the edited package writes a package that checks clean.
-    let again = open_with(
-        &p,
-        OpenOptions {
-            use_ir: false,
-            verify_ir: false,
-        },
-    )
+    let again = open_with(&p, {
+        let mut o = OpenOptions::default();
+        o.use_ir = false;
+        o.verify_ir = false;
+        o
+    })
     .unwrap();
     let q = dir.path().join("again.troupe");
     std::fs::write(&q, write_package(&again.bundle, &again.sessions).unwrap()).unwrap();
@@ -183,13 +180,11 @@ fn an_edit_with_its_hash_fixed_up_fails_check_and_verify_ir_falls_back() {
         [(file.clone(), String::new())]
     );
     // `--verify-ir` recompiles at open: a warning, and bundle.json runs.
-    let o = open_with(
-        &p,
-        OpenOptions {
-            verify_ir: true,
-            ..OpenOptions::default()
-        },
-    )
+    let o = open_with(&p, {
+        let mut o = OpenOptions::default();
+        o.verify_ir = true;
+        o
+    })
     .unwrap();
     assert!(!o.from_ir);
     assert_eq!(
@@ -198,13 +193,12 @@ fn an_edit_with_its_hash_fixed_up_fails_check_and_verify_ir_falls_back() {
     );
     assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
     // `troupe compile` never takes the IR: what it writes checks clean.
-    let c = open_with(
-        &p,
-        OpenOptions {
-            use_ir: false,
-            verify_ir: false,
-        },
-    )
+    let c = open_with(&p, {
+        let mut o = OpenOptions::default();
+        o.use_ir = false;
+        o.verify_ir = false;
+        o
+    })
     .unwrap();
     let q = dir.path().join("again.troupe");
     std::fs::write(&q, write_package(&c.bundle, &c.sessions).unwrap()).unwrap();

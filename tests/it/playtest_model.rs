@@ -53,9 +53,10 @@ fn lines() -> Vec<common::loopback::Answer> {
 
 fn run_lib(root: &Path, settings: Settings, backend: Backend) -> PlaytestReport {
     let pack = troupe::Pack::open(root).unwrap();
-    let options = PlaytestOptions {
-        model: Some((settings, backend)),
-        ..PlaytestOptions::default()
+    let options = {
+        let mut o = PlaytestOptions::default();
+        o.model = Some((settings, backend));
+        o
     };
     run_playtests_with(&pack, root, Some("model_charm"), options)
         .unwrap()
@@ -90,9 +91,10 @@ fn persona_lines_from_a_server_are_recorded_then_replay_byte_identically() {
     let (dir, root) = pack("everyday-negotiation");
     let s = serve(lines());
     let cassette = dir.path().join("rec.json");
-    let settings = Settings {
-        model: "m".into(),
-        ..Settings::default()
+    let settings = {
+        let mut o = Settings::default();
+        o.model = "m".into();
+        o
     };
     let backend = Backend::record(
         &s.url,

@@ -72,13 +72,11 @@ fn same_bytes_at_every_cut(
         }
         let at = cut.current_id().map(str::to_string);
         let mut resumed = pack
-            .resume_with(
-                cut.jsonl(),
-                ResumeOptions {
-                    at,
-                    ..ResumeOptions::default()
-                },
-            )
+            .resume_with(cut.jsonl(), {
+                let mut o = ResumeOptions::default();
+                o.at = at;
+                o
+            })
             .unwrap_or_else(|e| panic!("cut {k}: {e}"));
         assert_eq!(resumed.jsonl(), cut.jsonl(), "cut {k}: the file is kept");
         assert_eq!(resumed.current_id(), cut.current_id(), "cut {k}");

@@ -354,16 +354,18 @@ impl Pack {
             .map_err(bad)?;
         let hook_error = Arc::new(Mutex::new(None));
         let choice = runtime_choice(py, runtime, &hook_error)?;
-        let mut options = troupe::SessionOptions {
-            scenario,
-            seed,
-            difficulty,
-            opening,
-            players,
-            characters,
-            player_name,
-            runtime: choice,
-            out,
+        let mut options = {
+            let mut o = troupe::SessionOptions::default();
+            o.scenario = scenario;
+            o.seed = seed;
+            o.difficulty = difficulty;
+            o.opening = opening;
+            o.players = players;
+            o.characters = characters;
+            o.player_name = player_name;
+            o.runtime = choice;
+            o.out = out;
+            o
         };
         if options.players.is_none() {
             options.characters = None;
@@ -401,10 +403,12 @@ impl Pack {
         out: Option<PathBuf>,
     ) -> PyResult<Session> {
         let hook_error = Arc::new(Mutex::new(None));
-        let options = troupe::ResumeOptions {
-            at,
-            runtime: runtime_choice(py, runtime, &hook_error)?,
-            out,
+        let options = {
+            let mut o = troupe::ResumeOptions::default();
+            o.at = at;
+            o.runtime = runtime_choice(py, runtime, &hook_error)?;
+            o.out = out;
+            o
         };
         let session = py
             .detach(|| self.inner.resume_with(&jsonl, options))
@@ -949,11 +953,13 @@ impl History {
         narrator: bool,
         per_chat: bool,
     ) -> PyResult<String> {
-        let who = troupe::RenderOptions {
-            char,
-            owner,
-            narrator,
-            per_chat,
+        let who = {
+            let mut o = troupe::RenderOptions::default();
+            o.char = char;
+            o.owner = owner;
+            o.narrator = narrator;
+            o.per_chat = per_chat;
+            o
         };
         py.detach(|| self.inner.render(&text, at.as_deref(), &who))
             .or_raise(py)

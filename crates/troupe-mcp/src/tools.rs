@@ -431,9 +431,11 @@ fn existing(root: &Root, arg: &str) -> Step<PathBuf> {
 /// agent, so an IR whose hashes were fixed up after an edit never runs.
 fn open(root: &Root, arg: &str) -> Step<troupe::Pack> {
     let path = existing(root, arg)?;
-    let options = troupe::OpenOptions {
-        use_ir: true,
-        verify_ir: true,
+    let options = {
+        let mut o = troupe::OpenOptions::default();
+        o.use_ir = true;
+        o.verify_ir = true;
+        o
     };
     troupe::Pack::open_with(&path, options).map_err(|e| failure(&e))
 }
@@ -631,9 +633,11 @@ fn compile(root: &Root, a: CompileArgs) -> Step<Outcome> {
             ));
         }
     }
-    let options = troupe::OpenOptions {
-        use_ir: false,
-        verify_ir: false,
+    let options = {
+        let mut o = troupe::OpenOptions::default();
+        o.use_ir = false;
+        o.verify_ir = false;
+        o
     };
     let pack = troupe::Pack::open_with(&input, options).map_err(|e| failure(&e))?;
     let bytes = pack.compile().map_err(|e| failure(&e))?;
@@ -809,11 +813,13 @@ struct RenderArgs {
 fn render(root: &Root, a: RenderArgs) -> Step<Outcome> {
     let pack = open(root, &a.pack)?;
     let history = session_or_initial(root, &pack, a.session.as_deref(), a.at.as_deref())?;
-    let who = troupe::RenderOptions {
-        char: a.char_id,
-        owner: a.owner,
-        narrator: a.narrator,
-        per_chat: a.per_chat,
+    let who = {
+        let mut o = troupe::RenderOptions::default();
+        o.char = a.char_id;
+        o.owner = a.owner;
+        o.narrator = a.narrator;
+        o.per_chat = a.per_chat;
+        o
     };
     let out = history
         .render(&a.text, a.at.as_deref(), &who)
@@ -866,17 +872,18 @@ struct RunArgs {
 
 fn run(root: &Root, a: RunArgs, cancelled: &AtomicBool) -> Step<Outcome> {
     let pack = open(root, &a.pack)?;
-    let options = troupe::SessionOptions {
-        scenario: a.scenario,
-        seed: a.seed,
-        difficulty: a.difficulty,
-        opening: a.opening,
-        player_name: a.player_name,
-        runtime: match a.runtime.as_deref() {
+    let options = {
+        let mut o = troupe::SessionOptions::default();
+        o.scenario = a.scenario;
+        o.seed = a.seed;
+        o.difficulty = a.difficulty;
+        o.opening = a.opening;
+        o.player_name = a.player_name;
+        o.runtime = match a.runtime.as_deref() {
             Some("fake") => troupe::RuntimeChoice::Fake,
             _ => troupe::RuntimeChoice::Rules,
-        },
-        ..Default::default()
+        };
+        o
     };
     // The turns one at a time, so a cancelled call stops between two.
     let mut session = pack.start(options).map_err(|e| failure(&e))?;

@@ -71,8 +71,8 @@ internal_modules!(output);
 pub use diag::{Code, Diagnostic, Location, Severity};
 pub use runtime::safety::Status as SafetyStatus;
 pub use runtime::{
-    Changes, ChatMessage, FiringRecord, OpenOptions, OpeningResult, Proposal, Reply, Runtime,
-    Score, SessionControl, SettingsResult, Structured, TurnContext, TurnResult,
+    Changes, ChatMessage, CompiledChanges, FiringRecord, OpenOptions, OpeningResult, Proposal,
+    Reply, Runtime, Score, SessionControl, SettingsResult, Structured, TurnContext, TurnResult,
 };
 
 /// The lore explanation's parts (Format 5.3), as [`Explanation`] holds them.

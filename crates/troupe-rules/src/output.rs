@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 /// Why an output file could not be prepared or committed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OutputError {
     /// Another process holds the lock on the target's partial file: it is
     /// writing the same target now.
@@ -205,6 +206,7 @@ fn same_file(file: &File, path: &Path) -> bool {
 /// existing file at an output path is replaced only when it already holds
 /// this kind (or is empty).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OutputKind {
     /// A package (Format 14): a ZIP archive, whose first bytes are
     /// `50 4B 03 04` or `50 4B 05 06`.

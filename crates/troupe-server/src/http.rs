@@ -1473,14 +1473,15 @@ async fn create_session(w: Workspace, body: Bytes) -> Answer {
     let pack = w.app.pack(&w.ws, &req.pack, true).await?;
     let (runtime, log) = w.app.runtime_for(model.as_deref())?;
     let settings: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let options = SessionOptions {
-        scenario: req.scenario,
-        seed: req.seed.unwrap_or(0),
-        difficulty: req.difficulty,
-        opening: req.opening,
-        player_name: req.player_name,
-        runtime,
-        ..SessionOptions::default()
+    let options = {
+        let mut o = SessionOptions::default();
+        o.scenario = req.scenario;
+        o.seed = req.seed.unwrap_or(0);
+        o.difficulty = req.difficulty;
+        o.opening = req.opening;
+        o.player_name = req.player_name;
+        o.runtime = runtime;
+        o
     };
     let p = pack.clone();
     let session = blocking("starting a session", move || p.start(options)).await?;
@@ -1516,14 +1517,12 @@ async fn resume_session(w: Workspace, Query(q): Query<ResumeQuery>, body: Bytes)
     let p = pack.clone();
     let at = q.at.clone();
     let session = blocking("resuming a session", move || {
-        p.resume_with(
-            &text,
-            ResumeOptions {
-                at,
-                runtime,
-                ..ResumeOptions::default()
-            },
-        )
+        p.resume_with(&text, {
+            let mut o = ResumeOptions::default();
+            o.at = at;
+            o.runtime = runtime;
+            o
+        })
     })
     .await?;
     let mut settings = json!({"pack": q.pack, "resumed": true});
@@ -1633,14 +1632,12 @@ impl SessionRoute {
             let p = pack.clone();
             let bytes = text.len();
             let session = blocking("rebuilding a session", move || {
-                p.resume_with(
-                    &text,
-                    ResumeOptions {
-                        at,
-                        runtime,
-                        ..ResumeOptions::default()
-                    },
-                )
+                p.resume_with(&text, {
+                    let mut o = ResumeOptions::default();
+                    o.at = at;
+                    o.runtime = runtime;
+                    o
+                })
             })
             .await?;
             *guard = Some(Live {
@@ -2171,11 +2168,13 @@ struct RenderQuery {
 /// renders without `--at`.
 async fn render(s: SessionRoute, Query(q): Query<RenderQuery>) -> Answer {
     let (_, history) = s.recorded().await?;
-    let who = troupe::RenderOptions {
-        char: q.char_id,
-        owner: q.owner,
-        narrator: q.narrator,
-        per_chat: q.per_chat,
+    let who = {
+        let mut o = troupe::RenderOptions::default();
+        o.char = q.char_id;
+        o.owner = q.owner;
+        o.narrator = q.narrator;
+        o.per_chat = q.per_chat;
+        o
     };
     let out = history.render(&q.text, q.at.as_deref(), &who)?;
     Ok(json_response(StatusCode::OK, &Value::String(out)))
@@ -2215,11 +2214,13 @@ async fn prompt(s: SessionRoute, Query(q): Query<PromptQuery>) -> Answer {
             ))
         }
     };
-    let settings = Settings {
-        model: q.model.unwrap_or_else(|| "local".to_string()),
-        temperature: q.temperature,
-        max_tokens: q.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        structured,
+    let settings = {
+        let mut o = Settings::default();
+        o.model = q.model.unwrap_or_else(|| "local".to_string());
+        o.temperature = q.temperature;
+        o.max_tokens = q.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        o.structured = structured;
+        o
     };
     let (_, history) = s.recorded().await?;
     let prompt = history.prompt(q.at.as_deref(), q.character.as_deref(), &settings)?;

@@ -121,11 +121,13 @@ impl ModelConfig {
             },
         };
         Ok(ServedModel {
-            settings: Settings {
-                model: self.model.clone().unwrap_or_else(|| name.to_string()),
-                temperature: self.temperature,
-                max_tokens: self.max_tokens,
-                structured,
+            settings: {
+                let mut o = Settings::default();
+                o.model = self.model.clone().unwrap_or_else(|| name.to_string());
+                o.temperature = self.temperature;
+                o.max_tokens = self.max_tokens;
+                o.structured = structured;
+                o
             },
             connection: troupe::model_runtime::Connection {
                 endpoint: Some(self.endpoint.clone()),

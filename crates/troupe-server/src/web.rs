@@ -224,12 +224,14 @@ struct ScenarioQuery {
 async fn lines(p: PackRoute, Query(q): Query<ScenarioQuery>) -> Answer {
     let pack = p.app.pack(&p.ws, &p.hash, false).await?;
     let alphabet = tokio::task::spawn_blocking(move || {
-        let settings = troupe::tools::ExploreSettings {
-            scenario: q.scenario,
-            mode: troupe::tools::ExploreMode::Search { states: 1 },
-            depth: 1,
-            seed: 0,
-            jobs: 1,
+        let settings = {
+            let mut o = troupe::tools::ExploreSettings::default();
+            o.scenario = q.scenario;
+            o.mode = troupe::tools::ExploreMode::Search { states: 1 };
+            o.depth = 1;
+            o.seed = 0;
+            o.jobs = 1;
+            o
         };
         troupe::tools::explore(&pack, None, &settings, &mut |_| {}).map(|e| e.alphabet.lines)
     })
@@ -299,13 +301,11 @@ async fn graph(s: SessionRoute) -> Answer {
 async fn plot(s: SessionRoute, Query(q): Query<AtQuery>) -> Answer {
     let (history, at) = s.history_at(q.at).await?;
     let svg = tokio::task::spawn_blocking(move || {
-        troupe::pictures::plot(
-            &history,
-            &troupe::pictures::PlotOptions {
-                at: Some(at),
-                ..Default::default()
-            },
-        )
+        troupe::pictures::plot(&history, &{
+            let mut o = troupe::pictures::PlotOptions::default();
+            o.at = Some(at);
+            o
+        })
     })
     .await
     .map_err(|_| Problem::internal("drawing a plot"))??;

@@ -15,6 +15,7 @@ use crate::diag::{Code, Diagnostic};
 ///
 /// Serializes to `{"type": string, "scenario": id | null}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct CelCheck {
     /// The result type as Format 11.1 writes types (`bool`, `int`,
     /// `map(string, int)`).

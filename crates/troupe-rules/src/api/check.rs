@@ -20,6 +20,7 @@ use crate::diag::{Code, Diagnostic};
 /// assert!(ok.is_valid(false));
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CheckReport {
     diagnostics: Vec<Diagnostic>,
     sources: Sources,

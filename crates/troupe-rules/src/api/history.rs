@@ -47,6 +47,7 @@ pub struct History {
 /// # Ok::<(), troupe::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct StateView {
     /// The message asked about; `None`: the initial state.
     pub at: Option<String>,
@@ -80,6 +81,7 @@ pub struct StateView {
 /// # Ok::<(), troupe::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Ending {
     /// The ending event's or outcome's ID.
     pub id: String,
@@ -100,6 +102,7 @@ pub struct Ending {
 /// # Ok::<(), troupe::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct EndedView {
     /// The message asked about.
     pub at: String,
@@ -122,6 +125,7 @@ pub struct EndedView {
 /// # Ok::<(), troupe::Error>(())
 /// ```
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Explanation {
     /// The message asked about.
     pub at: String,
@@ -150,6 +154,7 @@ pub struct WrittenFrom {
 
 /// What [`History::knows`] asks about (Format 7.4, 12.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Knowable {
     /// The part at this index of the message's `parts`.
     Part(usize),
@@ -159,6 +164,7 @@ pub enum Knowable {
 
 /// Whose view a template is rendered for (Format 10).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RenderOptions {
     /// The character `{{char}}` means.
     pub char: Option<String>,

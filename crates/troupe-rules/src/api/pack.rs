@@ -39,6 +39,7 @@ struct Inner {
 /// # Ok::<(), troupe::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ScenarioInfo {
     /// The scenario's ID (what [`SessionOptions::scenario`] takes).
     pub id: String,

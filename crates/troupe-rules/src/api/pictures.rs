@@ -24,6 +24,7 @@ use super::history::History;
 
 /// What [`plot`] draws (Format 20.4).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PlotOptions {
     /// The state names to draw (`--vars`); `None`: every int, number or
     /// bool variable.

@@ -15,6 +15,7 @@ use crate::runtime::{
 /// Who would say the next turn's first reply (Format 18.9), as
 /// [`Session::next_speaker`] answers: no turn taken.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[non_exhaustive]
 pub struct NextSpeaker {
     /// The speaker's character ID, or `narrator`.
     pub speaker: String,
@@ -36,6 +37,7 @@ pub struct NextSpeaker {
 /// # Ok::<(), troupe::Error>(())
 /// ```
 #[derive(Default)]
+#[non_exhaustive]
 pub enum RuntimeChoice {
     /// The rules runtime (the default): the pack's declarative rules.
     #[default]
@@ -72,6 +74,7 @@ impl fmt::Debug for RuntimeChoice {
 /// assert_eq!(options.seed, 42);
 /// ```
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct SessionOptions {
     /// The scenario; `None`: the bundle's first scenario.
     pub scenario: Option<String>,
@@ -154,6 +157,7 @@ impl SessionOptions {
 /// assert_eq!(options.at.as_deref(), Some("m3"));
 /// ```
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct ResumeOptions {
     /// The resume point: the next input is its child (an earlier message
     /// starts a branch); `None`: the last message in file order.

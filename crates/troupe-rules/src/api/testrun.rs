@@ -18,6 +18,7 @@ pub use crate::testing::stages::{
 /// The result of [`run_tests`]: the five stages, coverage and the exit
 /// code (Format 21.1, 21.2), in the report formats of `troupe test`.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TestRun {
     run: crate::testing::stages::Run,
 }
@@ -197,6 +198,7 @@ pub fn run_playtests(
 
 /// How [`run_playtests_with`] runs (Format 22.5).
 #[derive(Default)]
+#[non_exhaustive]
 pub struct PlaytestOptions {
     /// The difficulty preset (`None`: the scenario's default).
     pub difficulty: Option<String>,

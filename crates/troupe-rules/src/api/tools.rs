@@ -58,6 +58,7 @@ pub fn conformance(dir: impl AsRef<Path>) -> ConformanceReport {
 
 /// The text formats of [`graph`] (Format 20.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum GraphFormat {
     /// Graphviz DOT.
     #[default]
@@ -145,6 +146,7 @@ pub(crate) fn graph_model(
 /// Whether a pack's `README.md` holds the current generated reference
 /// section (Format 20.3), as [`docs_check`] finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DocsStatus {
     /// The README holds the current section.
     Current,

@@ -18,6 +18,7 @@ use crate::model::Entry;
 /// How secondary keys combine with the primary keys (Format 5.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Logic {
     /// At least one secondary key hits.
     AndAny,
@@ -64,6 +65,7 @@ impl Logic {
 /// Where an entry places its content (Format 5.2); no effect on activation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Position {
     /// Before the conversation.
     Before,

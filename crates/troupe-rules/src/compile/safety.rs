@@ -32,6 +32,7 @@ impl Action {
 /// The safety status of a verdict or a turn (Format 18.5 step 7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Status {
     /// No rule, or only `allow` rules, matched.
     Ok,

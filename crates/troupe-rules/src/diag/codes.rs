@@ -10,6 +10,7 @@ macro_rules! codes {
         /// A stable diagnostic code. Its text form (`Code::as_str`) is what
         /// `--json` prints and what conformance cases compare.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[non_exhaustive]
         pub enum Code {
             $( $(#[doc = $doc])* $name, )*
         }

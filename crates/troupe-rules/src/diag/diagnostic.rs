@@ -8,6 +8,7 @@ use super::codes::Code;
 /// warnings do not, unless `--strict` is given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Severity {
     /// The input is not conforming.
     Error,
@@ -23,6 +24,7 @@ pub enum Severity {
 /// `line` and `column` are 1-based and count Unicode scalar values; they are
 /// known when the source text was kept (YAML and JSON files, JSONL lines).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Location {
     /// The file, as given on the command line or relative to the pack root.
     pub file: Option<String>,
@@ -42,6 +44,7 @@ pub struct Location {
 
 /// One problem found in an input: a stable code, a location and a plain message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// The stable code (Format 17.2).
     pub code: Code,

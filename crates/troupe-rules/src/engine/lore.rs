@@ -55,6 +55,7 @@ pub struct Secondary {
 /// What the entry's `when` gave (Format 5.3 step 3, 11.6).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "result", content = "error")]
+#[non_exhaustive]
 pub enum When {
     /// The entry has no `when`.
     Absent,
@@ -71,6 +72,7 @@ pub enum When {
 /// Why an entry is active or not, the deciding condition (Format 5.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Why {
     /// Active: `constant`, and `when` held or is absent.
     Constant,
@@ -103,7 +105,8 @@ pub enum Why {
 /// One entry at a message: whether it is active and why (Format 5.3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EntryActivation {
-    /// Index of the entry in declaration order ([`crate::compile::StoryIr::entries`]).
+    /// Index of the entry among the story's lore entries, in declaration order
+    /// (Format 5.1).
     pub index: usize,
     /// The entry's ID.
     pub id: String,

@@ -7,6 +7,7 @@ use crate::runtime::chat::Usage;
 
 /// PASS, FAIL or NOT RUN (Format 22.6 "Result").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub enum Verdict {
     /// Every required goal met and the requirements hold.
     #[serde(rename = "PASS")]

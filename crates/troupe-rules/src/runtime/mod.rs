@@ -59,6 +59,7 @@ pub use turn_order::{Chosen, Why};
 
 /// What a runtime is asked for at a turn (Format 18.5 step 3): the input,
 /// the state at the input message, and the ID the reply message will get.
+#[non_exhaustive]
 pub struct TurnContext<'a> {
     /// The player's input, as given (not escaped); for a reaction (Format
     /// 18.9), the rendered text of the reply it answers.
@@ -121,6 +122,7 @@ impl TurnContext<'_> {
 
 /// A reply a runtime proposes.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Reply {
     /// A template as written in the pack (rules, redirect texts): written
     /// unrendered, rendered as every message part is (Format 18.5).
@@ -131,21 +133,38 @@ pub enum Reply {
 
 /// The changes a runtime proposes.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Changes {
     /// Changes as JSON (adapters): checked as a message's changes are and
     /// dropped whole when any fails (Format 18.7).
     Json(Vec<Value>),
-    /// A rule's changes, checked with the pack and lowered once.
-    Compiled {
-        /// As written.
-        json: Arc<[Value]>,
-        /// Lowered.
-        ir: Arc<[ChangeIr]>,
-    },
+    /// A rule's changes, checked with the pack and lowered once (the rules
+    /// runtime's; opaque).
+    Compiled(CompiledChanges),
+}
+
+/// Changes the rules runtime checked and lowered once (Format 18.3): what
+/// was written is readable, the lowered form is the engine's own.
+#[derive(Debug, Clone)]
+pub struct CompiledChanges {
+    json: Arc<[Value]>,
+    ir: Arc<[ChangeIr]>,
+}
+
+impl CompiledChanges {
+    pub(crate) fn new(json: Arc<[Value]>, ir: Arc<[ChangeIr]>) -> Self {
+        CompiledChanges { json, ir }
+    }
+
+    /// The changes as written in the pack.
+    pub fn json(&self) -> &[Value] {
+        &self.json
+    }
 }
 
 /// A proposal (Format 18.5 step 3, 18.7).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Proposal {
     /// The rule that matched (rules runtime only).
     pub rule: Option<Arc<str>>,

@@ -148,6 +148,7 @@ pub struct OpenError {
 
 /// How [`open_with`] treats a package's compiled form (Format 14.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct OpenOptions {
     /// Use `ir.json` when its hashes and versions match (the default);
     /// `false` always checks and compiles `bundle.json` (`troupe compile`).
@@ -164,6 +165,19 @@ impl Default for OpenOptions {
             use_ir: true,
             verify_ir: false,
         }
+    }
+}
+
+impl OpenOptions {
+    /// Sets [`OpenOptions::use_ir`].
+    pub fn use_ir(mut self, yes: bool) -> Self {
+        self.use_ir = yes;
+        self
+    }
+    /// Sets [`OpenOptions::verify_ir`].
+    pub fn verify_ir(mut self, yes: bool) -> Self {
+        self.verify_ir = yes;
+        self
     }
 }
 

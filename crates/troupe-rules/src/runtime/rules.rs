@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::compiled::{RuleIr, RuntimeIr};
 use super::generator::{choose, reply_label};
-use super::{Changes, Proposal, Reply, Runtime, TurnContext};
+use super::{Changes, CompiledChanges, Proposal, Reply, Runtime, TurnContext};
 use crate::cel::{EvalError, Host, Value};
 use crate::keys::{KeyOptions, KeyScan, KeySet};
 
@@ -137,10 +137,10 @@ impl Runtime for RulesRuntime {
         Some(Proposal {
             rule: Some(rule.id.clone()),
             reply,
-            changes: Changes::Compiled {
-                json: rule.written_changes(),
-                ir: rule.changes.clone(),
-            },
+            changes: Changes::Compiled(CompiledChanges::new(
+                rule.written_changes(),
+                rule.changes.clone(),
+            )),
             author: rule.reply_as.clone(),
         })
     }

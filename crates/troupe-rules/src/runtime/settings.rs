@@ -15,6 +15,7 @@ use crate::diag::{Code, Diagnostic};
 
 /// What a settings change did (Format 8.9).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct SettingsResult {
     /// The ID of the settings message written; `None` under `fake`
     /// (nothing is written).

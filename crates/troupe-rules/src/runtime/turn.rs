@@ -22,6 +22,7 @@ use crate::engine::{Point, State};
 /// `continue_session` or `end_session` (Format 18.5 step 8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SessionControl {
     /// The session goes on.
     ContinueSession,
@@ -42,6 +43,7 @@ impl SessionControl {
 /// A firing in a turn result: `{"event": id}` or `{"outcome": id}`, with
 /// the message that records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct FiringRecord {
     /// The event's ID.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,6 +72,7 @@ impl FiringRecord {
 /// A rubric score (Format 19.6): criteria in rubric order (`null` for
 /// ungraded ones) and the weighted total.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Score {
     /// Each criterion's score, rounded to 4 places.
     pub criteria: IndexMap<String, Option<f64>>,
@@ -92,6 +95,7 @@ pub struct Score {
 /// # Ok::<(), troupe::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct TurnResult {
     /// `turn` (8.8) at the input message.
     pub turn: i64,
@@ -686,9 +690,9 @@ impl Session {
 
     fn build_changes(&self, changes: &Changes, reply_id: &str) -> Built {
         match changes {
-            Changes::Compiled { json, ir } => Built {
-                changes_json: json.clone(),
-                changes: ir.clone(),
+            Changes::Compiled(c) => Built {
+                changes_json: c.json.clone(),
+                changes: c.ir.clone(),
                 diagnostics: Vec::new(),
             },
             Changes::Json(list) => {
@@ -909,6 +913,7 @@ impl Session {
 /// outcomes that fired at the opening, and whether the story ended there.
 /// As JSON every field is present, `null` when it does not apply.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct OpeningResult {
     /// The root's ID (`m1`).
     pub message: String,

@@ -15,6 +15,7 @@ use crate::engine::{Engine, State};
 /// Why a reply's author was chosen (Format 18.9 "Recording").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Why {
     /// No speaker: the narrator.
     Narrator,

@@ -41,6 +41,7 @@ pub enum DocsError {
 
 /// What `--check` found (Format 20.3).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Status {
     /// The README holds the current section.
     Current,

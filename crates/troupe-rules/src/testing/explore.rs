@@ -40,6 +40,7 @@ pub const MEMORY_BUDGET: usize = 256 << 20;
 
 /// What to do (Format 20.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Mode {
     /// Breadth-first search bounded by depth and distinct states.
     Search {
@@ -55,6 +56,7 @@ pub enum Mode {
 
 /// The settings of an exploration.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Settings {
     /// The scenario (`None`: the first).
     pub scenario: Option<String>,
@@ -134,6 +136,7 @@ pub struct Witness {
 /// Reached, unreachable, or not reached within the bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ItemStatus {
     /// A witness reaches it.
     Reached,
@@ -161,6 +164,7 @@ pub struct ItemResult {
 /// Why the search stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StoppedBy {
     /// A node at depth D was left unexpanded.
     Depth,

@@ -7,6 +7,7 @@ use crate::diag::Diagnostic;
 
 /// The status of a test or a stage (Format 21.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub enum Status {
     /// It ran and every expectation held.
     #[serde(rename = "PASS")]
@@ -37,6 +38,7 @@ impl Status {
 /// The five stages, in order (Format 21.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StageName {
     /// 1: `troupe check` of the pack, the gate.
     Check,

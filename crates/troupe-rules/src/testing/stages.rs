@@ -23,6 +23,7 @@ pub const GATE_REASON: &str = "check failed: tests were not run";
 
 /// What a reviewer decides for one snapshot change (Format 21.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Decision {
     /// Write (or delete, when stale) it.
     Accept,
@@ -34,6 +35,7 @@ pub enum Decision {
 
 /// What changed about one snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ChangeKind {
     /// No accepted snapshot yet.
     New,
@@ -55,6 +57,7 @@ pub struct SnapshotChange {
 }
 
 /// How snapshot changes are decided.
+#[non_exhaustive]
 pub enum Snapshots<'a> {
     /// `troupe test`: nothing is written.
     Check,

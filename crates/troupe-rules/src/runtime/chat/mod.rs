@@ -65,6 +65,7 @@ pub fn exit_code(code: Code) -> i32 {
 
 /// The request settings (Format 24.1).
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct Settings {
     /// The model name sent as `model`.
     pub model: String,

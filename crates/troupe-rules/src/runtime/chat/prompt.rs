@@ -19,6 +19,7 @@ pub struct ChatMessage {
 
 /// How the answer's shape is asked for (Format 24.4, `--structured`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Structured {
     /// `response_format: {"type": "json_schema", …}` (the default).
     #[default]
