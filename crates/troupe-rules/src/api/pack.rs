@@ -461,6 +461,37 @@ mod tests {
         }
     }
 
+    /// Checking a pack, compiling it and starting a session parse each
+    /// CEL expression once (issue 41 item 2), counted by the debug
+    /// builds' parse counter: as many parses as distinct expression texts,
+    /// every one of them through the pack's cache. Both examples (events,
+    /// outcomes, rules, derived variables, thresholds lowered to
+    /// conditions, entry conditions), and a bundle given as text.
+    #[test]
+    fn check_compile_and_start_parse_each_expression_once() {
+        let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+        let count = crate::cel::parse::parse_count;
+        let packs: [Box<dyn Fn() -> Pack>; 3] = [
+            Box::new(|| Pack::open(root.join("examples/packs/everyday-negotiation")).unwrap()),
+            Box::new(|| Pack::open(root.join("examples/packs/harbor-lights")).unwrap()),
+            Box::new(|| {
+                let text = std::fs::read_to_string(root.join("examples/bundles/tiny.bundle.json"))
+                    .unwrap();
+                Pack::from_bundle(&text).unwrap()
+            }),
+        ];
+        for open in packs {
+            let before = count();
+            let pack = open();
+            pack.compile().unwrap();
+            pack.start(SessionOptions::default()).unwrap();
+            let parsed = count() - before;
+            let texts = pack.opened().parsed.len() as u64;
+            assert!(texts > 0, "{}", pack.name());
+            assert_eq!(parsed, texts, "{}: one parse per expression", pack.name());
+        }
+    }
+
     /// A pack compiles each scenario's story once, whatever its form,
     /// however many sessions start from it and with whatever seed or
     /// preset (issue 41 item 4): a source pack on its first start, a

@@ -176,8 +176,24 @@ pub fn parse_shared(source: &str) -> Result<Arc<Expr>, Vec<CelError>> {
     }
 }
 
+#[cfg(debug_assertions)]
+thread_local! {
+    /// How many times [`parse`] ran on this thread (debug builds only).
+    static PARSES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many expressions [`parse`] has parsed on this thread, in debug
+/// builds (release builds count nothing): the tests that check and
+/// compile parse each expression once (issue 41 item 2).
+#[cfg(all(debug_assertions, any(test, feature = "unstable-internals")))]
+pub fn parse_count() -> u64 {
+    PARSES.with(std::cell::Cell::get)
+}
+
 /// Parses `source` into an [`Expr`].
 pub fn parse(source: &str) -> Result<Expr, Vec<CelError>> {
+    #[cfg(debug_assertions)]
+    PARSES.with(|c| c.set(c.get() + 1));
     if source.len() > MAX_SOURCE_LEN {
         return Err(vec![CelError::new(
             CelErrorKind::Syntax,

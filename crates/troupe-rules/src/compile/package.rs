@@ -198,13 +198,21 @@ fn fault(pointer: impl Into<String>, message: impl Into<String>) -> IrFault {
     }
 }
 
-/// Reads and validates an untrusted `ir.json` (Format 14.4): it must
-/// parse as this version's IR (every regular expression and safety
-/// pattern compiles as it is read), name [`IR_VERSION`], carry
+/// Reads and validates an untrusted `ir.json` (Format 14.4): it must be
+/// UTF-8 and parse as this version's IR (a CEL program's constant regular
+/// expression compiles as it is read), name [`IR_VERSION`], carry
 /// `bundle_hash` equal to `bundle_hash`, and be structurally sound
 /// ([`validate_story`]).
 pub fn read_ir(ir: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
-    let mut p: PackageIr = serde_json::from_slice(ir).map_err(|e| {
+    // Checked as UTF-8 once, whole (serde_json's slice reader checks every
+    // string it reads again).
+    let text = std::str::from_utf8(ir).map_err(|e| {
+        fault(
+            "",
+            format!("ir.json is not UTF-8 ({e}); it is not used and bundle.json is compiled afresh"),
+        )
+    })?;
+    let mut p: PackageIr = serde_json::from_str(text).map_err(|e| {
         fault(
             "",
             format!("ir.json cannot be read as this Troupe's IR ({e}); it is not used and bundle.json is compiled afresh"),
@@ -264,9 +272,12 @@ fn check(ok: bool, at: impl FnOnce() -> String, m: impl FnOnce() -> String) -> R
 /// range (variables, slots, environments, cast members, presets, knobs,
 /// branches), slot counts consistent (the layouts tile `slot_count`, each
 /// environment has a source per slot), every derived variable computed
-/// after the derived variables it reads (so no cycle), and every key set's
-/// regular expressions valid. `Err`: the JSON Pointer below the scenario
-/// and the fault.
+/// after the derived variables it reads (so no cycle), and every rule's
+/// changes as written lowering to its changes. Regular expressions (key
+/// sets, rule and safety patterns) are not checked here: the compile that
+/// wrote the IR checked them, and one that does not compile when first used
+/// matches nothing (Format 14.4). `Err`: the JSON Pointer below the
+/// scenario and the fault.
 pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
     let nvars = s.vars.len();
     let ncast = s.cast.len();
@@ -478,10 +489,6 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
                 || "environment out of range".into(),
             )?;
         }
-        for k in std::iter::once(&e.keys).chain(e.secondary.as_ref()) {
-            k.validate_syntax()
-                .map_err(|m| (format!("story/entries/{i}/keys"), m))?;
-        }
     }
     if let Some(p) = &s.emotion {
         program(p, 0, &|| "story/emotion".into())?;
@@ -493,13 +500,10 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
             || format!("the model may change `{name}`, which names no variable"),
         )?;
     }
+    let scope = crate::compile::changes::ChangeScope::of_ir(s);
     for (i, r) in rt.rules.iter().enumerate() {
         if let Some(p) = &r.when {
             program(p, 0, &|| format!("runtime/rules/{i}/when"))?;
-        }
-        if let Some(k) = &r.keywords {
-            k.validate_syntax()
-                .map_err(|m| (format!("runtime/rules/{i}/keywords"), m))?;
         }
         changes(&r.changes, &|| format!("runtime/rules/{i}/changes"))?;
         // A raw value is one JSON value as read: it is an array when it
@@ -513,7 +517,6 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
         // ones are applied: they must be the same changes (Format 14.4).
         // Read here and dropped (not kept in the rule: only a chosen
         // rule's are kept, `RuleIr::written_changes`).
-        let scope = crate::compile::changes::ChangeScope::of_ir(s);
         let written = serde_json::from_str::<Vec<serde_json::Value>>(r.changes_json.get());
         check(
             written
@@ -576,4 +579,45 @@ pub fn write_package(bundle: &Value, sessions: &[(String, Vec<u8>)]) -> std::io:
     }
     let cursor = zip.finish().map_err(std::io::Error::other)?;
     Ok(cursor.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Format 14.4: the regular expressions of an IR whose hashes match are
+    /// taken as written (the compile that wrote them checked them) and
+    /// compiled on first use; one that does not compile then matches
+    /// nothing, and nothing panics. Here a rule's `pattern`, a safety
+    /// pattern and a rule's regular-expression keyword are edited into
+    /// ones that do not compile.
+    #[test]
+    fn an_irs_patterns_are_compiled_on_first_use_and_a_bad_one_matches_nothing() {
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+        let o = crate::open::open(&root.join("examples/packs/everyday-negotiation")).unwrap();
+        let bundle = crate::compile::canonical::canonical_bundle(&o.bundle);
+        let hash = content_hash(&bundle_bytes(&bundle));
+        let mut ir: Value = serde_json::from_slice(&ir_bytes(&bundle)).unwrap();
+        let rt = &mut ir["scenarios"][0]["runtime"];
+        let rules = rt["rules"].as_array_mut().unwrap();
+        let i = rules.iter().position(|r| r.get("pattern").is_some()).unwrap();
+        rules[i]["pattern"] = "(".into();
+        rules[0]["keywords"]["keys"] = serde_json::json!(["/(/"]);
+        let cats = rt["safety"]["categories"].as_array_mut().unwrap();
+        let c = cats.iter().position(|c| c.get("patterns").is_some()).unwrap();
+        cats[c]["patterns"] = serde_json::json!(["("]);
+        let text = format!("{ir}\n");
+        let read = read_ir(text.as_bytes(), &hash).expect("read without compiling a pattern");
+        let rt = &read.scenarios[0].runtime;
+        let rule = rt.rules.iter().find(|r| r.pattern.is_some()).unwrap();
+        let pattern = rule.pattern.as_ref().unwrap();
+        assert!(pattern.regex().is_err() && !pattern.is_match("("));
+        assert!(!rt.rules[0].keywords.as_ref().unwrap().hits("("));
+        let v = rt.safety.verdict("( 123-45-6789", false);
+        assert_eq!(v.status, crate::compile::safety::Status::Ok, "{v:?}");
+        // Not UTF-8: refused as a whole, at "".
+        let mut bad = text.into_bytes();
+        bad[1] = 0xff;
+        assert_eq!(read_ir(&bad, &hash).unwrap_err().pointer, "");
+    }
 }

@@ -263,9 +263,12 @@ impl Clone for VerdictMemo {
     }
 }
 
-/// In the IR a safety matcher is stored as its policy and compiled when
-/// the IR is read (Format 14.4): a term or pattern that does not compile
-/// makes the IR unreadable, so the loader falls back to `bundle.json`.
+/// In the IR a safety matcher is stored as its policy and built when the
+/// IR is read (Format 14.4). Its terms and patterns were compiled when the
+/// package was compiled; read back from an IR whose hashes match they are
+/// taken as they are and compiled on first use, where one that does not
+/// compile matches nothing (a policy that is not of the IR's shape still
+/// makes the IR unreadable, so the loader falls back to `bundle.json`).
 impl serde::Serialize for Safety {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.policy.serialize(s)
@@ -275,8 +278,21 @@ impl serde::Serialize for Safety {
 impl<'de> serde::Deserialize<'de> for Safety {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Safety, D::Error> {
         let policy = Option::<Value>::deserialize(d)?;
-        Safety::build(policy, false).map_err(serde::de::Error::custom)
+        Safety::build(policy, Build::Trusted).map_err(serde::de::Error::custom)
     }
+}
+
+/// How much of a policy's terms and patterns [`Safety::build`] compiles
+/// now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Build {
+    /// All of them (an error names the first that does not compile).
+    Eager,
+    /// Their syntax only; each is compiled on first use.
+    Syntax,
+    /// None: read from an IR whose hashes match (Format 14.4), they were
+    /// compiled when the package was; each is compiled on first use.
+    Trusted,
 }
 
 fn strings(v: &Value, field: &str) -> Vec<String> {
@@ -307,11 +323,12 @@ impl Safety {
     /// checked for syntax now and compiled on first use (a package's IR,
     /// Format 14.4).
     pub fn compile_with(policy: Option<&Value>, eager: bool) -> Result<Safety, String> {
-        Safety::build(policy.cloned(), eager)
+        let build = if eager { Build::Eager } else { Build::Syntax };
+        Safety::build(policy.cloned(), build)
     }
 
     /// [`Safety::compile_with`] of a policy it keeps (no copy of it).
-    fn build(kept: Option<Value>, eager: bool) -> Result<Safety, String> {
+    fn build(kept: Option<Value>, build: Build) -> Result<Safety, String> {
         let policy = kept.as_ref();
         let lists = global_lists();
         let mut minor = SafetyRule {
@@ -343,13 +360,13 @@ impl Safety {
             let terms = strings(c, "terms");
             let patterns: Vec<LazyPattern> = strings(c, "patterns")
                 .iter()
-                .map(|p| {
-                    if eager {
-                        LazyPattern::compiled(p)
-                    } else {
+                .map(|p| match build {
+                    Build::Eager => LazyPattern::compiled(p),
+                    Build::Syntax => {
                         let p = LazyPattern::new(p.as_str());
                         p.validate_syntax().map(|()| p)
                     }
+                    Build::Trusted => Ok(LazyPattern::new(p.as_str())),
                 })
                 .collect::<Result<_, _>>()?;
             let redirect_text = c
@@ -387,10 +404,10 @@ impl Safety {
         let mut rules = vec![minor, crisis];
         rules.extend(others);
         for r in &rules {
-            if eager {
-                r.terms.build()?;
-            } else {
-                r.terms.validate_syntax()?;
+            match build {
+                Build::Eager => r.terms.build()?,
+                Build::Syntax => r.terms.validate_syntax()?,
+                Build::Trusted => {}
             }
         }
         Ok(Safety {
