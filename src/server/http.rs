@@ -783,7 +783,7 @@ impl App {
     /// revocation, so a request does not read its token row each time;
     /// otherwise (SQLite, or the listening connection lost) every request
     /// reads it, so a revoked token is refused at once.
-    async fn token_workspace(&self, token: &str) -> Result<Option<String>, sqlx::Error> {
+    async fn token_workspace(&self, token: &str) -> Result<Option<String>, String> {
         let watch = &self.db().tokens;
         let key = sha256_hex(token.as_bytes());
         let now = Instant::now();
@@ -1424,35 +1424,19 @@ impl Workspace {
         let id = new_id()?;
         let jsonl = session.jsonl();
         let chunks: Vec<&str> = jsonl.split_inclusive('\n').collect();
-        let db = self.app.db();
-        {
-            let _w = db.write_guard().await;
-            let mut tx = db.pool.begin().await.map_err(Problem::db)?;
-            sqlx::query("INSERT INTO troupe_sessions (workspace, id, pack, settings, current, lines, created) VALUES ($1, $2, $3, $4, $5, $6, $7)")
-                .bind(self.ws.clone())
-                .bind(id.clone())
-                .bind(pack_hash.to_string())
-                .bind(settings.to_string())
-                .bind(session.current_id().unwrap_or("").to_string())
-                .bind(chunks.len() as i64)
-                .bind(now())
-                .execute(&mut *tx)
-                .await
-                .map_err(Problem::db)?;
-            for (seq, line) in chunks.iter().enumerate() {
-                sqlx::query(
-                    "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ($1, $2, $3, $4)",
-                )
-                .bind(self.ws.clone())
-                .bind(id.clone())
-                .bind(seq as i64)
-                .bind(line.to_string())
-                .execute(&mut *tx)
-                .await
-                .map_err(Problem::db)?;
-            }
-            tx.commit().await.map_err(Problem::db)?;
-        }
+        self.app
+            .db()
+            .insert_session(super::db::NewSession {
+                workspace: self.ws.clone(),
+                id: id.clone(),
+                pack: pack_hash.to_string(),
+                settings: settings.to_string(),
+                current: session.current_id().unwrap_or("").to_string(),
+                lines: chunks.iter().map(|l| l.to_string()).collect(),
+                created: now(),
+            })
+            .await
+            .map_err(Problem::db)?;
         let live = Live {
             rows: chunks.len() as i64,
             bytes: jsonl.len(),
@@ -1539,20 +1523,12 @@ async fn resume_session(w: Workspace, Query(q): Query<ResumeQuery>, body: Bytes)
 impl SessionRoute {
     /// The stored row of the session: `(pack, current, lines)`.
     async fn row(&self) -> Result<(String, String, i64), Problem> {
-        let r = sqlx::query(
-            "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = $1 AND id = $2",
-        )
-        .bind(self.ws.clone())
-        .bind(self.id.clone())
-        .fetch_optional(&self.app.db().pool)
-        .await
-        .map_err(Problem::db)?
-        .ok_or_else(|| Problem::not_found("session"))?;
-        Ok((
-            r.try_get(0).map_err(Problem::db)?,
-            r.try_get(1).map_err(Problem::db)?,
-            r.try_get(2).map_err(Problem::db)?,
-        ))
+        self.app
+            .db()
+            .session_row(&self.ws, &self.id)
+            .await
+            .map_err(Problem::db)?
+            .ok_or_else(|| Problem::not_found("session"))
     }
 
     /// The model the session was created with (its stored settings'

@@ -10,6 +10,7 @@
 pub mod client;
 mod db;
 mod http;
+mod lite;
 mod schemas;
 pub mod web;
 
