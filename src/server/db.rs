@@ -134,6 +134,18 @@ pub struct TurnWrite {
     pub lines: Vec<String>,
 }
 
+/// A session as `GET /sessions` lists it ([`Db::list_sessions`]).
+#[derive(Debug)]
+pub struct ListedSession {
+    pub id: String,
+    pub pack: String,
+    pub current: String,
+    pub lines: i64,
+    pub created: i64,
+    /// The session file's first line.
+    pub header: String,
+}
+
 /// A new session's rows ([`Db::insert_session`]).
 #[derive(Debug)]
 pub struct NewSession {
@@ -736,6 +748,37 @@ impl Db {
         r.map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
             .transpose()
             .map_err(|e: sqlx::Error| e.to_string())
+    }
+
+    /// At most `limit` sessions of `ws` whose ID sorts after `after`, in ID
+    /// order, each with its header line (one indexed range read).
+    pub async fn list_sessions(
+        &self,
+        ws: &str,
+        after: &str,
+        limit: i64,
+    ) -> Result<Vec<ListedSession>, String> {
+        const SQL: &str = "SELECT s.id, s.pack, s.current, s.lines, s.created, l.line FROM troupe_sessions s JOIN troupe_lines l ON l.workspace = s.workspace AND l.session = s.id AND l.seq = 0 WHERE s.workspace = $1 AND s.id > $2 ORDER BY s.id LIMIT $3";
+        let rows = sqlx::query(SQL)
+            .bind(ws.to_string())
+            .bind(after.to_string())
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| e.to_string())?;
+        rows.iter()
+            .map(|r| {
+                Ok(ListedSession {
+                    id: r.try_get(0)?,
+                    pack: r.try_get(1)?,
+                    current: r.try_get(2)?,
+                    lines: r.try_get(3)?,
+                    created: r.try_get(4)?,
+                    header: r.try_get(5)?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(|e| e.to_string())
     }
 
     /// Stores a new session: its row and every line of its file, in one
