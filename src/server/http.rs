@@ -1668,18 +1668,21 @@ impl SessionRoute {
 
     /// The session file as stored, every line in order.
     async fn stored_text(&self) -> Result<String, Problem> {
-        Ok(self.stored_text_from(0).await?.0)
+        Ok(self.stored_text_from(0, i64::MAX).await?.0)
     }
 
-    /// The stored lines from line `from` on (0: the header), in order, and
-    /// how many they are.
-    async fn stored_text_from(&self, from: i64) -> Result<(String, i64), Problem> {
+    /// The stored lines `from..upto` (0: the header), in order, and how
+    /// many they are. `upto` is the line count of the row read before: a
+    /// turn another instance commits meanwhile adds lines past it, which
+    /// must not be read with that row's current message and count.
+    async fn stored_text_from(&self, from: i64, upto: i64) -> Result<(String, i64), Problem> {
         let rows = sqlx::query(
-            "SELECT line FROM troupe_lines WHERE workspace = $1 AND session = $2 AND seq >= $3 ORDER BY seq",
+            "SELECT line FROM troupe_lines WHERE workspace = $1 AND session = $2 AND seq >= $3 AND seq < $4 ORDER BY seq",
         )
         .bind(self.ws.clone())
         .bind(self.id.clone())
         .bind(from)
+        .bind(upto)
         .fetch_all(&self.app.db().pool)
         .await
         .map_err(Problem::db)?;
@@ -1732,14 +1735,14 @@ impl SessionRoute {
             let metrics = &self.app.0.metrics;
             let text = match cached {
                 Some((mut text, rows)) => {
-                    let (rest, n) = self.stored_text_from(rows).await?;
+                    let (rest, n) = self.stored_text_from(rows, lines).await?;
                     text.push_str(&rest);
                     metrics.catch_ups.fetch_add(1, Ordering::Relaxed);
                     metrics.lines_read.fetch_add(n as u64, Ordering::Relaxed);
                     text
                 }
                 None => {
-                    let (text, n) = self.stored_text_from(0).await?;
+                    let (text, n) = self.stored_text_from(0, lines).await?;
                     metrics.rebuilds.fetch_add(1, Ordering::Relaxed);
                     metrics.lines_read.fetch_add(n as u64, Ordering::Relaxed);
                     text
