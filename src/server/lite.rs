@@ -8,10 +8,10 @@
 //! - The **reader** answers reads one after another; in WAL mode it never
 //!   waits for the writer, so a request's reads do not queue behind a
 //!   group's fsync.
-//! - The **writer** takes every queued write at once: the turns among them
-//!   become one group commit (one transaction, one fsync, up to
-//!   [`super::db::GROUP_MAX`] turns), and the other writes (a new session's
-//!   rows) run each in its own transaction before it.
+//! - The **writer** takes every queued write at once and commits them in
+//!   one transaction, one fsync: the other writes (a new session's rows),
+//!   each under a savepoint so that a failing one fails alone, then the
+//!   turns (the group commit, up to [`super::db::GROUP_MAX`] turns).
 //!
 //! Both use the libsqlite3-sys sqlx links (one SQLite in the binary). The
 //! writer holds the process's SQLite write lock ([`super::db::Db::write_lock`])
@@ -28,15 +28,15 @@ use super::db::{TurnWrite, GROUP_MAX};
 /// A read, run on the reader's connection.
 type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
 
-/// A write other than a turn, run in its own transaction.
-type WriteJob = Box<dyn FnOnce(&mut Connection) + Send>;
+/// A write other than a turn, run under a savepoint of the next group's
+/// transaction.
+type WriteJob = Box<dyn FnOnce(&Connection) -> rusqlite::Result<()> + Send>;
+
+type Answer<T> = tokio::sync::oneshot::Sender<Result<T, String>>;
 
 enum Write {
-    Turn(
-        TurnWrite,
-        tokio::sync::oneshot::Sender<Result<bool, String>>,
-    ),
-    Job(WriteJob),
+    Turn(TurnWrite, Answer<bool>),
+    Job(WriteJob, Answer<()>),
 }
 
 /// The two threads of a SQLite database ([module docs](self)); dropping
@@ -108,25 +108,16 @@ impl Lite {
             .map_err(|_| "the SQLite reader stopped".to_string())?
     }
 
-    /// Runs `f` in a transaction of its own on the writer's connection,
-    /// committed (durably) before this returns; an error rolls it back.
-    pub async fn write<T: Send + 'static>(
+    /// Runs `f` in the writer's next transaction, under a savepoint of its
+    /// own (an error undoes only `f`'s statements and is answered to this
+    /// caller alone), committed (durably) before this returns.
+    pub async fn write(
         &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T> + Send + 'static,
-    ) -> Result<T, String> {
+        f: impl FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static,
+    ) -> Result<(), String> {
         let (answer, answered) = tokio::sync::oneshot::channel();
-        let job: WriteJob = Box::new(move |c| {
-            let done = c
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .and_then(|tx| {
-                    let out = f(&tx)?;
-                    tx.commit()?;
-                    Ok(out)
-                });
-            let _ = answer.send(done.map_err(|e| e.to_string()));
-        });
         self.writes
-            .send(Write::Job(job))
+            .send(Write::Job(Box::new(f), answer))
             .map_err(|_| "the SQLite writer stopped".to_string())?;
         answered
             .await
@@ -160,7 +151,7 @@ fn write_loop(
         while let Some(w) = next {
             match w {
                 Write::Turn(t, a) => turns.push((t, a)),
-                Write::Job(j) => jobs.push(j),
+                Write::Job(j, a) => jobs.push((j, a)),
             }
             next = if turns.len() < GROUP_MAX {
                 queue.try_recv().ok()
@@ -169,20 +160,21 @@ fn write_loop(
             };
         }
         let _w = lock.blocking_lock();
-        for job in jobs {
-            job(&mut conn);
-        }
-        if turns.is_empty() {
-            continue;
-        }
-        match write_group(&mut conn, &turns) {
+        let mut done = Vec::with_capacity(jobs.len());
+        match write_group(&mut conn, jobs, &mut done, &turns) {
             Ok(applied) => {
+                for answer in done {
+                    let _ = answer.send(Ok(()));
+                }
                 for ((_, answer), ok) in turns.into_iter().zip(applied) {
                     let _ = answer.send(Ok(ok));
                 }
             }
             Err(e) => {
                 let e = e.to_string();
+                for answer in done {
+                    let _ = answer.send(Err(e.clone()));
+                }
                 for (_, answer) in turns {
                     let _ = answer.send(Err(e.clone()));
                 }
@@ -191,20 +183,35 @@ fn write_loop(
     }
 }
 
-/// One transaction for the group: per turn its guarded `UPDATE` (applies
-/// only when the row is still where the turn started: docs/server.md
-/// "Storage and durability") and, when it applied, the `INSERT` of each of
-/// its lines — cached statements, so a statement costs microseconds and a
-/// group as many statements as it has turns and lines. Which turns
-/// applied, in order; an error fails (rolls back) the whole group.
+/// One transaction for the group: each job under a savepoint (one that
+/// fails is rolled back to it and answered at once; those that ran go to
+/// `done`, answered after the commit), then per turn its guarded `UPDATE`
+/// (applies only when the row is still where the turn started:
+/// docs/server.md "Storage and durability") and, when it applied, the
+/// `INSERT` of each of its lines — cached statements, so a statement costs
+/// microseconds. Which turns applied, in order; an error of a turn's
+/// statement or of the commit fails (rolls back) the whole group.
 fn write_group(
     conn: &mut Connection,
-    turns: &[(
-        TurnWrite,
-        tokio::sync::oneshot::Sender<Result<bool, String>>,
-    )],
+    jobs: Vec<(WriteJob, Answer<()>)>,
+    done: &mut Vec<Answer<()>>,
+    turns: &[(TurnWrite, Answer<bool>)],
 ) -> rusqlite::Result<Vec<bool>> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for (job, answer) in jobs {
+        let sp = tx.savepoint()?;
+        match job(&sp) {
+            Ok(()) => {
+                done.push(answer);
+                sp.commit()?;
+            }
+            Err(e) => {
+                // Dropping the savepoint rolls its statements back.
+                drop(sp);
+                let _ = answer.send(Err(e.to_string()));
+            }
+        }
+    }
     let mut applied = Vec::with_capacity(turns.len());
     {
         let mut update = tx.prepare_cached(
