@@ -7,16 +7,6 @@ use serde_json::{json, Value};
 
 use super::server_support::*;
 
-fn temp(test: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "troupe-server-sessions-{test}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// A counter of `/metrics`.
 fn metric(server: &Server, name: &str) -> u64 {
     let a = call("GET", &format!("{}/metrics", server.base), None, None, None);
@@ -34,8 +24,9 @@ fn metric(server: &Server, name: &str) -> u64 {
 /// scenario; bad limits 400; another workspace's token 404.
 #[test]
 fn sessions_are_listed_by_page() {
-    let dir = temp("list");
-    for db in backends(&dir, "sessions_are_listed_by_page") {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    for db in backends(dir, "sessions_are_listed_by_page") {
         let server = Server::start(&db);
         let (ws, _) = workspace(&server, &db, "list");
         let pack = upload(&ws);
@@ -104,8 +95,9 @@ fn sessions_are_listed_by_page() {
 /// works.
 #[test]
 fn a_token_revokes_itself() {
-    let dir = temp("revoke");
-    for db in backends(&dir, "a_token_revokes_itself") {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    for db in backends(dir, "a_token_revokes_itself") {
         let a = Server::start(&db);
         let b = Server::start(&db);
         let (ws, name) = workspace(&a, &db, "revoke");
@@ -150,8 +142,9 @@ fn a_token_revokes_itself() {
 /// not a rebuild), and both instances then hold the same file.
 #[test]
 fn a_cached_session_catches_up_with_another_instance() {
-    let dir = temp("catch-up");
-    for db in backends(&dir, "a_cached_session_catches_up_with_another_instance") {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for db in backends(dir, "a_cached_session_catches_up_with_another_instance") {
         let a = Server::start(&db);
         let b = Server::start(&db);
         let (ws_a, name) = workspace(&a, &db, "catch-up");
