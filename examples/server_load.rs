@@ -4,8 +4,9 @@
 //! SQLite file or a PostgreSQL URL, uploads the everyday-negotiation pack,
 //! and drives it with 1, 8 and 64 clients, each playing its own sessions
 //! turn after turn (a new session when one ends). Prints acknowledged
-//! turns per second and the p50/p99 latency of a turn as the clients saw
-//! it.
+//! turns per second, the p50/p99 latency of a turn as the clients saw
+//! it, and the server's CPU time per acknowledged turn (`/proc`; steadier
+//! than turns/s when other work shares the machine).
 //!
 //! ```sh
 //! cargo build --release
@@ -147,6 +148,21 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1]
 }
 
+/// The CPU time (user + system, seconds) process `pid` has used, from
+/// `/proc/PID/stat` (0 where there is none): the server's cost per turn,
+/// steadier than turns/s on a loaded machine. Session starts count too.
+fn cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // After the `(comm)` field: state is field 3, utime 14, stime 15.
+    let rest = stat.rsplit(')').next().unwrap_or_default();
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // Clock ticks per second: 100 on Linux.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn main() {
     let o = opts();
     let tmp = std::env::temp_dir().join(format!("troupe-server-load-{}", std::process::id()));
@@ -216,9 +232,10 @@ fn main() {
         server.id(),
         o.seconds
     );
-    println!("| clients | turns | turns/s | p50 ms | p99 ms |");
-    println!("|--:|--:|--:|--:|--:|");
+    println!("| clients | turns | turns/s | p50 ms | p99 ms | server CPU µs/turn |");
+    println!("|--:|--:|--:|--:|--:|--:|");
     for &n in &o.clients {
+        let cpu_before = cpu_seconds(server.id());
         let stop = Arc::new(AtomicBool::new(false));
         let started = Instant::now();
         let handles: Vec<_> = (0..n)
@@ -235,13 +252,15 @@ fn main() {
             .flat_map(|h| h.join().unwrap())
             .collect();
         let secs = started.elapsed().as_secs_f64();
+        let cpu = cpu_seconds(server.id()) - cpu_before;
         all.sort_by(f64::total_cmp);
         println!(
-            "| {n} | {} | {:.0} | {:.2} | {:.2} |",
+            "| {n} | {} | {:.0} | {:.2} | {:.2} | {:.0} |",
             all.len(),
             all.len() as f64 / secs,
             pct(&all, 0.50) * 1e3,
-            pct(&all, 0.99) * 1e3
+            pct(&all, 0.99) * 1e3,
+            cpu * 1e6 / all.len().max(1) as f64
         );
     }
     // Memory: the server's resident set and the live sessions it holds.

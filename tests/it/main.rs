@@ -64,11 +64,15 @@ mod schemas;
 #[cfg(feature = "server")]
 mod server_api;
 #[cfg(feature = "server")]
+mod server_config;
+#[cfg(feature = "server")]
 mod server_delete;
 #[cfg(feature = "server")]
 mod server_load;
 #[cfg(feature = "server")]
 mod server_model;
+#[cfg(feature = "server")]
+mod server_sessions;
 #[cfg(feature = "server")]
 mod server_views;
 mod settings;

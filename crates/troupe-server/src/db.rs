@@ -48,6 +48,10 @@ pub struct Db {
     /// queue of [`Db::write_turn`]s committed together — by one task on
     /// SQLite, by [`PG_COMMITTERS`] on PostgreSQL ([`Db::group_commit`]).
     turns: Option<tokio::sync::mpsc::UnboundedSender<Queued>>,
+    /// SQLite: the reader and writer threads of its hot path (token and
+    /// session-row reads, turns, new sessions: [`super::lite`]); `None` on
+    /// PostgreSQL.
+    lite: Option<super::lite::Lite>,
     /// Revoked tokens, as this process learns of them (docs/server.md
     /// "Tokens"): see [`TokenWatch`].
     pub tokens: TokenWatch,
@@ -130,13 +134,38 @@ pub struct TurnWrite {
     pub lines: Vec<String>,
 }
 
+/// A session as `GET /sessions` lists it ([`Db::list_sessions`]).
+#[derive(Debug)]
+pub struct ListedSession {
+    pub id: String,
+    pub pack: String,
+    pub current: String,
+    pub lines: i64,
+    pub created: i64,
+    /// The session file's first line.
+    pub header: String,
+}
+
+/// A new session's rows ([`Db::insert_session`]).
+#[derive(Debug)]
+pub struct NewSession {
+    pub workspace: String,
+    pub id: String,
+    pub pack: String,
+    pub settings: String,
+    pub current: String,
+    /// Every line of its file, the header first.
+    pub lines: Vec<String>,
+    pub created: i64,
+}
+
 type Queued = (
     TurnWrite,
     tokio::sync::oneshot::Sender<Result<bool, String>>,
 );
 
 /// Most turns one group commit takes.
-const GROUP_MAX: usize = 256;
+pub(super) const GROUP_MAX: usize = 256;
 
 /// Writes `w` in `tx`: `Ok(false)` (nothing written) when the row moved.
 async fn write_in(
@@ -178,49 +207,6 @@ async fn write_in(
         q.execute(&mut **tx).await?;
     }
     Ok(true)
-}
-
-/// SQLite's group commit: takes the first queued turn and every turn
-/// queued behind it (up to [`GROUP_MAX`]), writes them in one transaction
-/// — one fsync for all — and answers each after the commit. A turn whose
-/// row moved is answered `false` and does not hold the others back; a
-/// failing statement or commit fails the whole group (nothing of it is
-/// stored) and each turn is answered with the error.
-async fn group_commit(
-    pool: AnyPool,
-    lock: std::sync::Arc<tokio::sync::Mutex<()>>,
-    mut queue: tokio::sync::mpsc::UnboundedReceiver<Queued>,
-) {
-    while let Some(first) = queue.recv().await {
-        let mut group = vec![first];
-        while group.len() < GROUP_MAX {
-            match queue.try_recv() {
-                Ok(q) => group.push(q),
-                Err(_) => break,
-            }
-        }
-        let _w = lock.lock().await;
-        let written: Result<Vec<bool>, sqlx::Error> = async {
-            let mut tx = pool.begin().await?;
-            let applied = write_group_in(&mut tx, &group, false).await?;
-            tx.commit().await?;
-            Ok(applied)
-        }
-        .await;
-        match written {
-            Ok(applied) => {
-                for ((_, answer), ok) in group.into_iter().zip(applied) {
-                    let _ = answer.send(Ok(ok));
-                }
-            }
-            Err(e) => {
-                let e = e.to_string();
-                for (_, answer) in group {
-                    let _ = answer.send(Err(e.clone()));
-                }
-            }
-        }
-    }
 }
 
 /// Committers of PostgreSQL's group commit: each takes a group from the
@@ -275,21 +261,19 @@ async fn group_commit_pg(
 /// applied, in order.
 async fn write_group_pg(pool: &AnyPool, group: &[Queued]) -> Result<Vec<bool>, sqlx::Error> {
     let mut tx = pool.begin().await?;
-    let applied = write_group_in(&mut tx, group, true).await?;
+    let applied = write_group_in(&mut tx, group).await?;
     tx.commit().await?;
     Ok(applied)
 }
 
-/// Writes `group` in `tx` with one guarded `UPDATE … FROM (VALUES …)
-/// RETURNING` and one `INSERT` (both databases; a group of one turn, or
-/// one holding a session twice, turn by turn): which turns applied, in
-/// order. `lock_rows`: lock the sessions' rows in key order first
-/// (PostgreSQL, where instances write at once; SQLite's writer holds the
-/// whole database).
+/// Writes `group` in `tx` (PostgreSQL) with the sessions' rows locked in
+/// key order, one guarded `UPDATE … FROM (VALUES …) RETURNING` and one
+/// `INSERT` (a group of one turn, or one holding a session twice, turn by
+/// turn): which turns applied, in order. SQLite writes its groups on its
+/// own thread ([`super::lite`]).
 async fn write_group_in(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     group: &[Queued],
-    lock_rows: bool,
 ) -> Result<Vec<bool>, sqlx::Error> {
     let mut keys: Vec<(&str, &str)> = group
         .iter()
@@ -305,9 +289,7 @@ async fn write_group_in(
         }
         return Ok(applied);
     }
-    if lock_rows {
-        lock_in_order(tx, &keys).await?;
-    }
+    lock_in_order(tx, &keys).await?;
     update_and_insert(tx, group).await
 }
 
@@ -552,20 +534,24 @@ impl Db {
             .await
             .map_err(|e| err(&format!("cannot open {shown}"), e))?;
         let write_lock: std::sync::Arc<tokio::sync::Mutex<()>> = Default::default();
-        let turns = sqlite.then(|| {
-            let (send, receive) = tokio::sync::mpsc::unbounded_channel();
-            tokio::spawn(group_commit(pool.clone(), write_lock.clone(), receive));
-            send
-        });
-        let db = Db {
+        let mut db = Db {
             pool,
             sqlite,
             write_lock,
-            turns,
+            turns: None,
+            lite: None,
             tokens: TokenWatch::default(),
             pg_url: (!sqlite).then(|| Hidden(url.clone())),
         };
         db.migrate(&shown).await?;
+        if sqlite {
+            let path = url
+                .trim_start_matches("sqlite://")
+                .split('?')
+                .next()
+                .unwrap_or_default();
+            db.lite = Some(super::lite::Lite::start(path, db.write_lock.clone())?);
+        }
         Ok(db)
     }
 
@@ -617,9 +603,13 @@ impl Db {
     /// Writes one operation on a live session, durably (committed before
     /// this returns): `Ok(false)` when the row moved first. The turns of
     /// concurrent requests share one transaction and one flush: on SQLite
-    /// ([`group_commit`]) always, on PostgreSQL ([`group_commit_pg`]) once
-    /// [`Db::group_commit`] turned it on; else each is its own transaction.
+    /// ([`super::lite`]'s writer) always, on PostgreSQL ([`group_commit_pg`])
+    /// once [`Db::group_commit`] turned it on; else each is its own
+    /// transaction.
     pub async fn write_turn(&self, w: TurnWrite) -> Result<bool, String> {
+        if let Some(lite) = &self.lite {
+            return lite.write_turn(w).await;
+        }
         if let Some(queue) = &self.turns {
             let (answer, answered) = tokio::sync::oneshot::channel();
             queue
@@ -715,13 +705,127 @@ impl Db {
         Ok(gone)
     }
 
-    /// The workspace a bearer token opens, if any.
-    pub async fn token_workspace(&self, token: &str) -> Result<Option<String>, sqlx::Error> {
+    /// The workspace a bearer token opens, if any (read from the database
+    /// each time: SQLite on its reader thread, [`super::lite`]).
+    pub async fn token_workspace(&self, token: &str) -> Result<Option<String>, String> {
+        let hash = sha256_hex(token.as_bytes());
+        if let Some(lite) = &self.lite {
+            return lite
+                .read(move |c| super::lite::token_workspace(c, &hash))
+                .await;
+        }
         let row = sqlx::query("SELECT workspace FROM troupe_tokens WHERE hash = $1")
-            .bind(sha256_hex(token.as_bytes()))
+            .bind(hash)
             .fetch_optional(&self.pool)
-            .await?;
-        row.map(|r| r.try_get::<String, _>(0)).transpose()
+            .await
+            .map_err(|e| e.to_string())?;
+        row.map(|r| r.try_get::<String, _>(0))
+            .transpose()
+            .map_err(|e| e.to_string())
+    }
+
+    /// A session's stored row, `(pack, current, lines)`; `None`: no such
+    /// session in `ws`.
+    pub async fn session_row(
+        &self,
+        ws: &str,
+        id: &str,
+    ) -> Result<Option<(String, String, i64)>, String> {
+        if let Some(lite) = &self.lite {
+            let (ws, id) = (ws.to_string(), id.to_string());
+            return lite
+                .read(move |c| super::lite::session_row(c, &ws, &id))
+                .await;
+        }
+        let r = sqlx::query(
+            "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = $1 AND id = $2",
+        )
+        .bind(ws.to_string())
+        .bind(id.to_string())
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| e.to_string())?;
+        r.map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .transpose()
+            .map_err(|e: sqlx::Error| e.to_string())
+    }
+
+    /// At most `limit` sessions of `ws` whose ID sorts after `after`, in ID
+    /// order, each with its header line (one indexed range read).
+    pub async fn list_sessions(
+        &self,
+        ws: &str,
+        after: &str,
+        limit: i64,
+    ) -> Result<Vec<ListedSession>, String> {
+        const SQL: &str = "SELECT s.id, s.pack, s.current, s.lines, s.created, l.line FROM troupe_sessions s JOIN troupe_lines l ON l.workspace = s.workspace AND l.session = s.id AND l.seq = 0 WHERE s.workspace = $1 AND s.id > $2 ORDER BY s.id LIMIT $3";
+        let rows = sqlx::query(SQL)
+            .bind(ws.to_string())
+            .bind(after.to_string())
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| e.to_string())?;
+        rows.iter()
+            .map(|r| {
+                Ok(ListedSession {
+                    id: r.try_get(0)?,
+                    pack: r.try_get(1)?,
+                    current: r.try_get(2)?,
+                    lines: r.try_get(3)?,
+                    created: r.try_get(4)?,
+                    header: r.try_get(5)?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(|e| e.to_string())
+    }
+
+    /// Stores a new session: its row and every line of its file, in one
+    /// transaction (SQLite: on its writer thread, [`super::lite`]).
+    pub async fn insert_session(&self, s: NewSession) -> Result<(), String> {
+        if let Some(lite) = &self.lite {
+            return lite
+                .write(move |tx| {
+                    tx.prepare_cached("INSERT INTO troupe_sessions (workspace, id, pack, settings, current, lines, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
+                        .execute(rusqlite::params![s.workspace, s.id, s.pack, s.settings, s.current, s.lines.len() as i64, s.created])?;
+                    let mut insert = tx.prepare_cached(
+                        "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES (?1, ?2, ?3, ?4)",
+                    )?;
+                    for (seq, line) in s.lines.iter().enumerate() {
+                        insert.execute(rusqlite::params![s.workspace, s.id, seq as i64, line])?;
+                    }
+                    Ok(())
+                })
+                .await;
+        }
+        let written: Result<(), sqlx::Error> = async {
+            let mut tx = self.pool.begin().await?;
+            sqlx::query("INSERT INTO troupe_sessions (workspace, id, pack, settings, current, lines, created) VALUES ($1, $2, $3, $4, $5, $6, $7)")
+                .bind(s.workspace.clone())
+                .bind(s.id.clone())
+                .bind(s.pack.clone())
+                .bind(s.settings.clone())
+                .bind(s.current.clone())
+                .bind(s.lines.len() as i64)
+                .bind(s.created)
+                .execute(&mut *tx)
+                .await?;
+            for (seq, line) in s.lines.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ($1, $2, $3, $4)",
+                )
+                .bind(s.workspace.clone())
+                .bind(s.id.clone())
+                .bind(seq as i64)
+                .bind(line.clone())
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await
+        }
+        .await;
+        written.map_err(|e| e.to_string())
     }
 }
 

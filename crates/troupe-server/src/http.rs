@@ -178,6 +178,12 @@ struct Metrics {
     turn_buckets: [AtomicU64; 11],
     turn_count: AtomicU64,
     turn_micros: AtomicU64,
+    /// Live sessions built from their whole stored file, and caught up
+    /// from the lines after a cached copy (docs/server.md "Cost of a turn").
+    rebuilds: AtomicU64,
+    catch_ups: AtomicU64,
+    /// Stored lines read to build or catch up live sessions.
+    lines_read: AtomicU64,
 }
 
 impl Metrics {
@@ -546,6 +552,8 @@ fn workspace_routes() -> Vec<Route> {
         r("get", "/packs/{hash}", "A pack.", None, (200, JSON), get(get_pack)),
         r("delete", "/packs/{hash}", "Hide a pack from new sessions; its sessions keep reading it.", None, (204, JSON), delete(delete_pack)),
         r("post", "/packs:test", "Run `troupe test` on a zipped pack directory; nothing is stored. `format`: json (the `troupe test --json` report), text, junit, all.", Some("application/zip"), (200, JSON), post(test_pack)),
+        r("get", "/sessions", "The workspace's sessions, by ID: `{sessions: [{id, pack, scenario, created, messages, current}], next}`; `?limit=N` (1–1000, default 100) per page, `?cursor=C` the `next` of the page before.", None, (200, JSON), get(list_sessions)),
+        r("delete", "/tokens/current", "Revoke the bearer token of this request: from the next request on it opens nothing, on every instance.", None, (204, JSON), delete(revoke_current_token)),
         r("post", "/sessions", "Start a session: {pack, scenario?, seed?, difficulty?, opening?, player_name?, runtime?, model?} (`model`: a configured model's name).", Some(JSON), (201, JSON), post(create_session)),
         r("post", "/sessions:resume", "Go on with an uploaded session file (`?pack=HASH[&at=ID]`, Format 18.10).", Some("application/jsonl"), (201, JSON), post(resume_session)),
         r("get", "/sessions/{id}", "A session's summary; `{id}.jsonl`: its session file, byte-identical to `troupe run --out`.", None, (200, JSON), get(get_session)),
@@ -783,7 +791,7 @@ impl App {
     /// revocation, so a request does not read its token row each time;
     /// otherwise (SQLite, or the listening connection lost) every request
     /// reads it, so a revoked token is refused at once.
-    async fn token_workspace(&self, token: &str) -> Result<Option<String>, sqlx::Error> {
+    async fn token_workspace(&self, token: &str) -> Result<Option<String>, String> {
         let watch = &self.db().tokens;
         let key = sha256_hex(token.as_bytes());
         let now = Instant::now();
@@ -1031,6 +1039,27 @@ async fn metrics(State(app): State<App>) -> Response {
     );
     let _ = writeln!(s, "# TYPE troupe_open_sessions gauge");
     let _ = writeln!(s, "troupe_open_sessions {open}");
+    for (name, help, c) in [
+        (
+            "troupe_session_rebuilds_total",
+            "Live sessions built from their whole stored file.",
+            &m.rebuilds,
+        ),
+        (
+            "troupe_session_catch_ups_total",
+            "Cached live sessions caught up with the lines another instance stored after them.",
+            &m.catch_ups,
+        ),
+        (
+            "troupe_session_lines_read_total",
+            "Stored lines read to build or catch up live sessions.",
+            &m.lines_read,
+        ),
+    ] {
+        let _ = writeln!(s, "# HELP {name} {help}");
+        let _ = writeln!(s, "# TYPE {name} counter");
+        let _ = writeln!(s, "{name} {}", c.load(Ordering::Relaxed));
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s).into_response()
 }
 
@@ -1175,6 +1204,93 @@ async fn get_pack(PackRoute { app, ws, hash }: PackRoute) -> Answer {
         .map_err(Problem::db)?
         .ok_or_else(|| Problem::not_found("pack"))?;
     Ok(json_response(StatusCode::OK, &pack_doc_of(&r)?))
+}
+
+/// The most sessions one page of `GET /sessions` lists, and the default.
+const LIST_MAX: i64 = 1000;
+const LIST_DEFAULT: i64 = 100;
+
+#[derive(Debug, Deserialize)]
+struct ListQuery {
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(default)]
+    limit: Option<i64>,
+}
+
+/// `GET /sessions[?cursor=C&limit=N]` (docs/server.md "API"): one page of
+/// the workspace's sessions in ID order, at most `limit` (1–[`LIST_MAX`]),
+/// those after the session `cursor`; `next` is the cursor of the page
+/// after it (`null` on the last page). Each is its stored row and its
+/// header's scenario: nothing is rebuilt.
+async fn list_sessions(Workspace { app, ws }: Workspace, Query(q): Query<ListQuery>) -> Answer {
+    let limit = q.limit.unwrap_or(LIST_DEFAULT);
+    if !(1..=LIST_MAX).contains(&limit) {
+        return Err(Problem::bad_request(format!("limit is 1 to {LIST_MAX}")));
+    }
+    let rows = app
+        .db()
+        .list_sessions(&ws, q.cursor.as_deref().unwrap_or(""), limit + 1)
+        .await
+        .map_err(Problem::db)?;
+    let more = rows.len() as i64 > limit;
+    let sessions: Vec<Value> = rows
+        .iter()
+        .take(limit as usize)
+        .map(|r| {
+            let scenario = serde_json::from_str::<Value>(&r.header)
+                .ok()
+                .and_then(|h| h.get("scenario").cloned())
+                .unwrap_or(Value::Null);
+            json!({
+                "id": r.id,
+                "pack": r.pack,
+                "scenario": scenario,
+                "created": r.created,
+                "messages": (r.lines - 1).max(0),
+                "current": (!r.current.is_empty()).then_some(&r.current),
+            })
+        })
+        .collect();
+    let next = more
+        .then(|| {
+            sessions
+                .last()
+                .and_then(|s| s["id"].as_str())
+                .map(str::to_string)
+        })
+        .flatten();
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({"sessions": sessions, "next": next}),
+    ))
+}
+
+/// `DELETE /tokens/current` (docs/server.md "Tokens"): the request's own
+/// bearer token is revoked — deleted, and on PostgreSQL every instance
+/// notified — and this process forgets every token it remembered, so the
+/// token's next request is 401 here at once.
+async fn revoke_current_token(
+    Workspace { app, ws }: Workspace,
+    headers: axum::http::HeaderMap,
+) -> Answer {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(|t| t.trim().to_string())
+        .ok_or_else(|| Problem::internal("a checked request without its token"))?;
+    let db = app.db();
+    db.revoke_tokens(&ws, Some(&token))
+        .await
+        .map_err(Problem::db)?;
+    db.tokens.epoch.fetch_add(1, Ordering::SeqCst);
+    app.0
+        .tokens
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clear();
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// `DELETE /packs/{hash}`: hidden from the list and from new sessions;
@@ -1424,35 +1540,19 @@ impl Workspace {
         let id = new_id()?;
         let jsonl = session.jsonl();
         let chunks: Vec<&str> = jsonl.split_inclusive('\n').collect();
-        let db = self.app.db();
-        {
-            let _w = db.write_guard().await;
-            let mut tx = db.pool.begin().await.map_err(Problem::db)?;
-            sqlx::query("INSERT INTO troupe_sessions (workspace, id, pack, settings, current, lines, created) VALUES ($1, $2, $3, $4, $5, $6, $7)")
-                .bind(self.ws.clone())
-                .bind(id.clone())
-                .bind(pack_hash.to_string())
-                .bind(settings.to_string())
-                .bind(session.current_id().unwrap_or("").to_string())
-                .bind(chunks.len() as i64)
-                .bind(now())
-                .execute(&mut *tx)
-                .await
-                .map_err(Problem::db)?;
-            for (seq, line) in chunks.iter().enumerate() {
-                sqlx::query(
-                    "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ($1, $2, $3, $4)",
-                )
-                .bind(self.ws.clone())
-                .bind(id.clone())
-                .bind(seq as i64)
-                .bind(line.to_string())
-                .execute(&mut *tx)
-                .await
-                .map_err(Problem::db)?;
-            }
-            tx.commit().await.map_err(Problem::db)?;
-        }
+        self.app
+            .db()
+            .insert_session(super::db::NewSession {
+                workspace: self.ws.clone(),
+                id: id.clone(),
+                pack: pack_hash.to_string(),
+                settings: settings.to_string(),
+                current: session.current_id().unwrap_or("").to_string(),
+                lines: chunks.iter().map(|l| l.to_string()).collect(),
+                created: now(),
+            })
+            .await
+            .map_err(Problem::db)?;
         let live = Live {
             rows: chunks.len() as i64,
             bytes: jsonl.len(),
@@ -1538,20 +1638,12 @@ async fn resume_session(w: Workspace, Query(q): Query<ResumeQuery>, body: Bytes)
 impl SessionRoute {
     /// The stored row of the session: `(pack, current, lines)`.
     async fn row(&self) -> Result<(String, String, i64), Problem> {
-        let r = sqlx::query(
-            "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = $1 AND id = $2",
-        )
-        .bind(self.ws.clone())
-        .bind(self.id.clone())
-        .fetch_optional(&self.app.db().pool)
-        .await
-        .map_err(Problem::db)?
-        .ok_or_else(|| Problem::not_found("session"))?;
-        Ok((
-            r.try_get(0).map_err(Problem::db)?,
-            r.try_get(1).map_err(Problem::db)?,
-            r.try_get(2).map_err(Problem::db)?,
-        ))
+        self.app
+            .db()
+            .session_row(&self.ws, &self.id)
+            .await
+            .map_err(Problem::db)?
+            .ok_or_else(|| Problem::not_found("session"))
     }
 
     /// The model the session was created with (its stored settings'
@@ -1575,24 +1667,37 @@ impl SessionRoute {
 
     /// The session file as stored, every line in order.
     async fn stored_text(&self) -> Result<String, Problem> {
+        Ok(self.stored_text_from(0, i64::MAX).await?.0)
+    }
+
+    /// The stored lines `from..upto` (0: the header), in order, and how
+    /// many they are. `upto` is the line count of the row read before: a
+    /// turn another instance commits meanwhile adds lines past it, which
+    /// must not be read with that row's current message and count.
+    async fn stored_text_from(&self, from: i64, upto: i64) -> Result<(String, i64), Problem> {
         let rows = sqlx::query(
-            "SELECT line FROM troupe_lines WHERE workspace = $1 AND session = $2 ORDER BY seq",
+            "SELECT line FROM troupe_lines WHERE workspace = $1 AND session = $2 AND seq >= $3 AND seq < $4 ORDER BY seq",
         )
         .bind(self.ws.clone())
         .bind(self.id.clone())
+        .bind(from)
+        .bind(upto)
         .fetch_all(&self.app.db().pool)
         .await
         .map_err(Problem::db)?;
         let mut text = String::new();
-        for r in rows {
+        for r in &rows {
             text.push_str(&r.try_get::<String, _>(0).map_err(Problem::db)?);
         }
-        Ok(text)
+        Ok((text, rows.len() as i64))
     }
 
     /// The live session, locked, up to date with the database: the one in
-    /// memory when it matches the stored row, else rebuilt from the stored
-    /// lines (another instance moved it, or this one never saw it).
+    /// memory when it matches the stored row; caught up when another
+    /// instance moved it since (only the lines stored after the copy's are
+    /// read, appended to the copy's file text, and the session resumed from
+    /// that text at the stored current message); else — this process never
+    /// saw it, or dropped it — rebuilt from every stored line.
     pub(super) async fn live(&self) -> Result<Locked, Problem> {
         // A session this process holds is known to exist; any other is
         // looked up before a slot is made for it (no slot for a made-up ID).
@@ -1616,9 +1721,32 @@ impl SessionRoute {
             .as_ref()
             .is_some_and(|l| l.rows == lines && l.session.current_id().unwrap_or("") == current);
         if !fresh {
-            *guard = None;
+            // A session's stored lines are only ever appended to (a turn
+            // adds lines; undo and goto move `current` only), so the first
+            // `rows` of them are the copy's, byte for byte.
+            let cached = guard.take().filter(|l| l.rows <= lines).and_then(|l| {
+                l.session
+                    .jsonl()
+                    .get(..l.bytes)
+                    .map(|t| (t.to_string(), l.rows))
+            });
             let pack = self.app.pack(&self.ws, &pack_hash, false).await?;
-            let text = self.stored_text().await?;
+            let metrics = &self.app.0.metrics;
+            let text = match cached {
+                Some((mut text, rows)) => {
+                    let (rest, n) = self.stored_text_from(rows, lines).await?;
+                    text.push_str(&rest);
+                    metrics.catch_ups.fetch_add(1, Ordering::Relaxed);
+                    metrics.lines_read.fetch_add(n as u64, Ordering::Relaxed);
+                    text
+                }
+                None => {
+                    let (text, n) = self.stored_text_from(0, lines).await?;
+                    metrics.rebuilds.fetch_add(1, Ordering::Relaxed);
+                    metrics.lines_read.fetch_add(n as u64, Ordering::Relaxed);
+                    text
+                }
+            };
             let last = text
                 .lines()
                 .rev()

@@ -10,6 +10,7 @@
 pub mod client;
 mod db;
 mod http;
+mod lite;
 mod schemas;
 pub mod web;
 
@@ -163,10 +164,22 @@ impl Config {
     }
 
     /// Checks what can be checked before the server starts: every model's
-    /// settings and that its API key's variable is set (docs/server.md
-    /// "Runtimes"). `troupe serve` exits 2 when this fails.
+    /// settings, that its API key's variable is set, and that one request
+    /// to it (`timeout_secs`) ends before the HTTP request that waits for
+    /// it (`request_timeout_secs`) does (docs/server.md "Runtimes").
+    /// `troupe serve` exits 2 when this fails.
     pub fn check(&self) -> Result<(), String> {
-        self.served_models().map(|_| ())
+        self.served_models()?;
+        let limit = self.request_timeout_secs.max(1);
+        for (name, m) in &self.models {
+            if m.timeout_secs.max(1) >= limit {
+                return Err(format!(
+                    "models.{name}.timeout_secs ({}) is not below request_timeout_secs ({limit}): a turn waiting for one model request could be answered 503 TIMEOUT while the model still works; give request_timeout_secs more than {} (room for a turn's requests and retries: Format 24.6), or the model a shorter timeout_secs",
+                    m.timeout_secs, m.timeout_secs
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The configured models ready to serve, by name.

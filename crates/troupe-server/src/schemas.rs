@@ -63,6 +63,17 @@ pub fn operation(method: &str, path: &str) -> Operation {
                 "type": "object"
             }));
         }
+        ("get", "/sessions") => {
+            op.query = vec![
+                ("cursor", string(), false),
+                (
+                    "limit",
+                    json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}),
+                    false,
+                ),
+            ];
+            op.response = Some(component("SessionList"));
+        }
         ("post", "/sessions") => {
             op.request = Some(component("CreateSession"));
             op.response = Some(component("Session"));
@@ -246,6 +257,21 @@ pub fn components() -> Map<String, Value> {
             {"type": "null"},
             reference(&format!("{}#/$defs/opening", output("run")))
         ]}}}),
+    );
+    put(
+        "SessionList",
+        json!({"description": "one page of a workspace's sessions, in ID order (docs/server.md \"API\")",
+            "type": "object", "required": ["sessions", "next"], "additionalProperties": false, "properties": {
+            "sessions": {"type": "array", "items": {"type": "object",
+                "required": ["id", "pack", "scenario", "created", "messages", "current"],
+                "additionalProperties": false, "properties": {
+                "id": {"type": "string"},
+                "pack": {"description": "the pack's hash", "type": "string"},
+                "scenario": {"description": "its header's scenario (Format 18.8)", "type": ["string", "null"]},
+                "created": {"description": "seconds since the Unix epoch", "type": "integer"},
+                "messages": {"description": "the lines of its session file after the header", "type": "integer", "minimum": 0},
+                "current": nullable("string")}}},
+            "next": {"description": "`cursor` of the next page; null on the last", "type": ["string", "null"]}}}),
     );
     put(
         "CreateSession",

@@ -1,0 +1,264 @@
+//! SQLite's hot path (docs/server.md "Storage and durability", "SQLite's
+//! own threads"): the reads every request makes (its bearer token, its
+//! session's row) and every write of a turn run on two threads of this
+//! module, each owning one rusqlite connection with its statements
+//! prepared once and cached — instead of sqlx's worker thread, which every
+//! statement was handed to and back (docs/performance.md "Server").
+//!
+//! - The **reader** answers reads one after another; in WAL mode it never
+//!   waits for the writer, so a request's reads do not queue behind a
+//!   group's fsync.
+//! - The **writer** takes every queued write at once and commits them in
+//!   one transaction, one fsync: the other writes (a new session's rows),
+//!   each under a savepoint so that a failing one fails alone, then the
+//!   turns (the group commit, up to [`super::db::GROUP_MAX`] turns).
+//!
+//! Both use the libsqlite3-sys sqlx links (one SQLite in the binary). The
+//! writer holds the process's SQLite write lock ([`super::db::Db::write_lock`])
+//! while it writes, so the writes still made through sqlx (packs,
+//! idempotency keys, deletes) never wait on SQLite's busy timeout.
+
+use std::sync::mpsc;
+use std::sync::Arc;
+
+use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
+
+use super::db::{TurnWrite, GROUP_MAX};
+
+/// A read, run on the reader's connection.
+type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
+
+/// A write other than a turn, run under a savepoint of the next group's
+/// transaction.
+type WriteJob = Box<dyn FnOnce(&Connection) -> rusqlite::Result<()> + Send>;
+
+type Answer<T> = tokio::sync::oneshot::Sender<Result<T, String>>;
+
+enum Write {
+    Turn(TurnWrite, Answer<bool>),
+    Job(WriteJob, Answer<()>),
+}
+
+/// The two threads of a SQLite database ([module docs](self)); dropping
+/// the last clone stops them once their queues are empty.
+#[derive(Debug, Clone)]
+pub struct Lite {
+    reads: mpsc::Sender<ReadJob>,
+    writes: mpsc::Sender<Write>,
+}
+
+/// Opens a connection to the (migrated) database `path` with the server's
+/// settings: WAL, `synchronous = FULL` (a commit is on disk before it is
+/// acknowledged), a busy timeout for writers of other processes.
+fn connect(path: &str) -> Result<Connection, String> {
+    let c = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .map_err(|e| format!("cannot open the database {path}: {e}"))?;
+    let setup = || -> rusqlite::Result<()> {
+        c.busy_timeout(std::time::Duration::from_secs(10))?;
+        c.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+        c.execute_batch("PRAGMA synchronous = FULL")?;
+        c.set_prepared_statement_cache_capacity(32);
+        Ok(())
+    };
+    setup().map_err(|e| format!("cannot set up the database {path}: {e}"))?;
+    Ok(c)
+}
+
+impl Lite {
+    /// Starts the reader and the writer on the database file `path`.
+    /// `write_lock` is the process's SQLite write lock.
+    pub fn start(path: &str, write_lock: Arc<tokio::sync::Mutex<()>>) -> Result<Lite, String> {
+        let reader = connect(path)?;
+        let writer = connect(path)?;
+        let (reads, read_queue) = mpsc::channel::<ReadJob>();
+        let (writes, write_queue) = mpsc::channel::<Write>();
+        std::thread::Builder::new()
+            .name("troupe-sqlite-read".into())
+            .spawn(move || {
+                while let Ok(job) = read_queue.recv() {
+                    job(&reader);
+                }
+            })
+            .map_err(|e| format!("cannot start the SQLite reader: {e}"))?;
+        std::thread::Builder::new()
+            .name("troupe-sqlite-write".into())
+            .spawn(move || write_loop(writer, write_queue, write_lock))
+            .map_err(|e| format!("cannot start the SQLite writer: {e}"))?;
+        Ok(Lite { reads, writes })
+    }
+
+    /// Runs `f` on the reader's connection and answers what it returned.
+    pub async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        self.reads
+            .send(Box::new(move |c| {
+                let _ = answer.send(f(c).map_err(|e| e.to_string()));
+            }))
+            .map_err(|_| "the SQLite reader stopped".to_string())?;
+        answered
+            .await
+            .map_err(|_| "the SQLite reader stopped".to_string())?
+    }
+
+    /// Runs `f` in the writer's next transaction, under a savepoint of its
+    /// own (an error undoes only `f`'s statements and is answered to this
+    /// caller alone), committed (durably) before this returns.
+    pub async fn write(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static,
+    ) -> Result<(), String> {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        self.writes
+            .send(Write::Job(Box::new(f), answer))
+            .map_err(|_| "the SQLite writer stopped".to_string())?;
+        answered
+            .await
+            .map_err(|_| "the SQLite writer stopped".to_string())?
+    }
+
+    /// Writes a turn in the next group commit: `Ok(false)` when the
+    /// session's row moved first (docs/server.md "Group commit (SQLite)").
+    pub async fn write_turn(&self, w: TurnWrite) -> Result<bool, String> {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        self.writes
+            .send(Write::Turn(w, answer))
+            .map_err(|_| "the group commit stopped".to_string())?;
+        answered
+            .await
+            .map_err(|_| "the group commit stopped".to_string())?
+    }
+}
+
+/// The writer: takes every write queued (up to [`GROUP_MAX`] turns), runs
+/// the other writes one by one, then the turns as one group.
+fn write_loop(
+    mut conn: Connection,
+    queue: mpsc::Receiver<Write>,
+    lock: Arc<tokio::sync::Mutex<()>>,
+) {
+    while let Ok(first) = queue.recv() {
+        let mut turns = Vec::new();
+        let mut jobs = Vec::new();
+        let mut next = Some(first);
+        while let Some(w) = next {
+            match w {
+                Write::Turn(t, a) => turns.push((t, a)),
+                Write::Job(j, a) => jobs.push((j, a)),
+            }
+            next = if turns.len() < GROUP_MAX {
+                queue.try_recv().ok()
+            } else {
+                None
+            };
+        }
+        let _w = lock.blocking_lock();
+        let mut done = Vec::with_capacity(jobs.len());
+        match write_group(&mut conn, jobs, &mut done, &turns) {
+            Ok(applied) => {
+                for answer in done {
+                    let _ = answer.send(Ok(()));
+                }
+                for ((_, answer), ok) in turns.into_iter().zip(applied) {
+                    let _ = answer.send(Ok(ok));
+                }
+            }
+            Err(e) => {
+                let e = e.to_string();
+                for answer in done {
+                    let _ = answer.send(Err(e.clone()));
+                }
+                for (_, answer) in turns {
+                    let _ = answer.send(Err(e.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// One transaction for the group: each job under a savepoint (one that
+/// fails is rolled back to it and answered at once; those that ran go to
+/// `done`, answered after the commit), then per turn its guarded `UPDATE`
+/// (applies only when the row is still where the turn started:
+/// docs/server.md "Storage and durability") and, when it applied, the
+/// `INSERT` of each of its lines — cached statements, so a statement costs
+/// microseconds. Which turns applied, in order; an error of a turn's
+/// statement or of the commit fails (rolls back) the whole group.
+fn write_group(
+    conn: &mut Connection,
+    jobs: Vec<(WriteJob, Answer<()>)>,
+    done: &mut Vec<Answer<()>>,
+    turns: &[(TurnWrite, Answer<bool>)],
+) -> rusqlite::Result<Vec<bool>> {
+    let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for (job, answer) in jobs {
+        let sp = tx.savepoint()?;
+        match job(&sp) {
+            Ok(()) => {
+                done.push(answer);
+                sp.commit()?;
+            }
+            Err(e) => {
+                // Dropping the savepoint rolls its statements back.
+                drop(sp);
+                let _ = answer.send(Err(e.to_string()));
+            }
+        }
+    }
+    let mut applied = Vec::with_capacity(turns.len());
+    {
+        let mut update = tx.prepare_cached(
+            "UPDATE troupe_sessions SET current = ?1, lines = ?2 WHERE workspace = ?3 AND id = ?4 AND current = ?5 AND lines = ?6",
+        )?;
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for (w, _) in turns {
+            let moved = update.execute(params![
+                w.current,
+                w.old_rows + w.lines.len() as i64,
+                w.workspace,
+                w.session,
+                w.old_current,
+                w.old_rows
+            ])?;
+            applied.push(moved == 1);
+            if moved == 1 {
+                for (i, line) in w.lines.iter().enumerate() {
+                    insert.execute(params![w.workspace, w.session, w.old_rows + i as i64, line])?;
+                }
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(applied)
+}
+
+/// The workspace the token of SHA-256 `hash` opens, if any.
+pub fn token_workspace(c: &Connection, hash: &str) -> rusqlite::Result<Option<String>> {
+    let mut q = c.prepare_cached("SELECT workspace FROM troupe_tokens WHERE hash = ?1")?;
+    let mut rows = q.query(params![hash])?;
+    rows.next()?.map(|r| r.get(0)).transpose()
+}
+
+/// A session's stored row: `(pack, current, lines)`.
+pub fn session_row(
+    c: &Connection,
+    ws: &str,
+    id: &str,
+) -> rusqlite::Result<Option<(String, String, i64)>> {
+    let mut q = c.prepare_cached(
+        "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = ?1 AND id = ?2",
+    )?;
+    let mut rows = q.query(params![ws, id])?;
+    rows.next()?
+        .map(|r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .transpose()
+}

@@ -1,0 +1,58 @@
+//! `troupe serve --config` refusals made before anything starts
+//! (docs/server.md "Start", "Runtimes"): exit 2 and a message naming the
+//! setting.
+
+use std::process::Command;
+
+use serde_json::json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_troupe");
+
+/// `troupe serve --config` with `config`: exit code and stderr.
+fn serve_with(config: &serde_json::Value, test: &str) -> (Option<i32>, String) {
+    let dir = std::env::temp_dir().join(format!(
+        "troupe-server-config-{test}-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    let out = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&path)
+        .arg("--database")
+        .arg(dir.join("troupe.db"))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A model whose one request may take as long as the HTTP request that
+/// waits for it is refused at load (the model's default 60 s against the
+/// default 30 s included), naming both settings; nothing is opened.
+#[test]
+fn model_timeout_not_below_request_timeout_is_refused() {
+    for (config, model_secs, request_secs) in [
+        (
+            json!({"models": {"local": {"endpoint": "http://127.0.0.1:9/v1"}}}),
+            60,
+            30,
+        ),
+        (
+            json!({"request_timeout_secs": 20, "models": {"local": {"endpoint": "http://127.0.0.1:9/v1", "timeout_secs": 20}}}),
+            20,
+            20,
+        ),
+    ] {
+        let (code, err) = serve_with(&config, "refused");
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(&format!("models.local.timeout_secs ({model_secs}) is not below request_timeout_secs ({request_secs})")),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,207 @@
+//! Issue 39's fourth slice over HTTP (docs/server.md): listing a
+//! workspace's sessions, a token revoking itself, and a live session
+//! cached on one instance caught up with what another instance stored
+//! after it — on SQLite and, with `TROUPE_PG_URL`, PostgreSQL.
+
+use serde_json::{json, Value};
+
+use super::server_support::*;
+
+/// A counter of `/metrics`.
+fn metric(server: &Server, name: &str) -> u64 {
+    let a = call("GET", &format!("{}/metrics", server.base), None, None, None);
+    a.body
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("no {name} in {}", a.body))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// `GET /sessions`: pages in ID order, `next` the cursor of the following
+/// page (null on the last), each entry its stored row and its header's
+/// scenario; bad limits 400; another workspace's token 404.
+#[test]
+fn sessions_are_listed_by_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    for db in backends(dir, "sessions_are_listed_by_page") {
+        let server = Server::start(&db);
+        let (ws, _) = workspace(&server, &db, "list");
+        let pack = upload(&ws);
+        let empty = ws.get("/sessions");
+        assert_eq!(empty.status, 200, "{empty:?}");
+        assert_eq!(empty.json(), json!({"sessions": [], "next": null}));
+        let mut made: Vec<(String, Value)> = (0..3).map(|seed| create(&ws, &pack, seed)).collect();
+        // One of them played one turn.
+        let turn = ws.post(
+            &format!("/sessions/{}/turns", made[0].0),
+            &json!({"text": "Hello! What's your best price?"}),
+        );
+        assert_eq!(turn.status, 200, "{turn:?}");
+        made[0].1 = ws.get(&format!("/sessions/{}", made[0].0)).json();
+        made.sort_by(|a, b| a.0.cmp(&b.0));
+        let first = ws.get("/sessions?limit=2");
+        assert_eq!(first.status, 200, "{first:?}");
+        let first = first.json();
+        let second = ws
+            .get(&format!(
+                "/sessions?limit=2&cursor={}",
+                first["next"].as_str().unwrap()
+            ))
+            .json();
+        assert_eq!(second["next"], Value::Null);
+        let listed: Vec<Value> = first["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(second["sessions"].as_array().unwrap())
+            .cloned()
+            .collect();
+        assert_eq!(listed.len(), 3);
+        assert_eq!(first["next"], listed[1]["id"]);
+        for (entry, (id, doc)) in listed.iter().zip(&made) {
+            let file = ws.get(&format!("/sessions/{id}.jsonl")).body;
+            assert_eq!(entry["id"], json!(id));
+            assert_eq!(entry["pack"], json!(pack));
+            assert_eq!(entry["scenario"], doc["header"]["scenario"]);
+            assert_eq!(entry["current"], doc["current"]);
+            assert_eq!(
+                entry["messages"],
+                json!(file.lines().count() - 1),
+                "{entry}"
+            );
+            assert!(entry["created"].as_i64().unwrap() > 1_700_000_000);
+        }
+        for bad in [
+            "/sessions?limit=0",
+            "/sessions?limit=1001",
+            "/sessions?limit=x",
+        ] {
+            let a = ws.get(bad);
+            assert_eq!(a.status, 400, "{bad}: {a:?}");
+            assert_eq!(a.json()["code"], "BAD_REQUEST");
+        }
+        let (other, _) = workspace(&server, &db, "list-other");
+        let a = call("GET", &ws.url("/sessions"), Some(&other.token), None, None);
+        assert_eq!(a.status, 404, "{a:?}");
+    }
+}
+
+/// `DELETE /tokens/current`: the token of the request is revoked (204),
+/// its next request is 401 on this instance at once and on another one
+/// soon after (PostgreSQL notifies it); the workspace's other token still
+/// works.
+#[test]
+fn a_token_revokes_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    for db in backends(dir, "a_token_revokes_itself") {
+        let a = Server::start(&db);
+        let b = Server::start(&db);
+        let (ws, name) = workspace(&a, &db, "revoke");
+        let second = token(&db, &name);
+        let on_b = format!("{}/api/v1/workspaces/{name}/sessions", b.base);
+        // Checked (and, on PostgreSQL, remembered) by the other instance.
+        assert_eq!(call("GET", &on_b, Some(&second), None, None).status, 200);
+        let gone = call(
+            "DELETE",
+            &ws.url("/tokens/current"),
+            Some(&second),
+            None,
+            None,
+        );
+        assert_eq!(gone.status, 204, "{gone:?}");
+        let again = call("GET", &ws.url("/sessions"), Some(&second), None, None);
+        assert_eq!(again.status, 401, "{again:?}");
+        assert_eq!(again.json()["code"], "UNAUTHORIZED");
+        let refused = (0..50).any(|_| {
+            let r = call("GET", &on_b, Some(&second), None, None).status == 401;
+            if !r {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            r
+        });
+        assert!(refused, "the other instance still takes the revoked token");
+        assert_eq!(ws.get("/sessions").status, 200);
+        // Revoking it again: it opens nothing any more.
+        let twice = call(
+            "DELETE",
+            &ws.url("/tokens/current"),
+            Some(&second),
+            None,
+            None,
+        );
+        assert_eq!(twice.status, 401, "{twice:?}");
+    }
+}
+
+/// A session live on instance A that instance B moved forward: A's next
+/// operation reads only the lines B stored after A's copy (a catch-up,
+/// not a rebuild), and both instances then hold the same file.
+#[test]
+fn a_cached_session_catches_up_with_another_instance() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for db in backends(dir, "a_cached_session_catches_up_with_another_instance") {
+        let a = Server::start(&db);
+        let b = Server::start(&db);
+        let (ws_a, name) = workspace(&a, &db, "catch-up");
+        let ws_b = Ws {
+            base: format!("{}/api/v1/workspaces/{name}", b.base),
+            token: ws_a.token.clone(),
+        };
+        let pack = upload(&ws_a);
+        let (id, _) = create(&ws_a, &pack, 3);
+        let t = ws_a.post(
+            &format!("/sessions/{id}/turns"),
+            &json!({"text": "Hello! What's your best price?"}),
+        );
+        assert_eq!(t.status, 200, "{t:?}");
+        // B plays two turns: B never saw the session, so it rebuilds it.
+        let mut written = 0;
+        let mut current = t.last_message();
+        for text in ["That is too much for me.", "I can offer 7,000."] {
+            let t = ws_b.post(
+                &format!("/sessions/{id}/turns"),
+                &json!({"text": text, "expected": current}),
+            );
+            assert_eq!(t.status, 200, "{t:?}");
+            written += t.json()["messages"].as_array().unwrap().len() as u64;
+            current = t.last_message();
+        }
+        assert_eq!(metric(&b, "troupe_session_rebuilds_total"), 1);
+        assert_eq!(metric(&a, "troupe_session_lines_read_total"), 0);
+        // A's copy is behind by B's lines: it reads those, nothing else.
+        let t = ws_a.post(
+            &format!("/sessions/{id}/turns"),
+            &json!({"text": "Deal?", "expected": current}),
+        );
+        assert_eq!(t.status, 200, "{t:?}");
+        assert_eq!(metric(&a, "troupe_session_catch_ups_total"), 1);
+        assert_eq!(metric(&a, "troupe_session_rebuilds_total"), 0);
+        assert_eq!(metric(&a, "troupe_session_lines_read_total"), written);
+        // An undo on B moves only the current message: A catches up
+        // reading no line.
+        let u = ws_b.post(&format!("/sessions/{id}/undo"), &json!({}));
+        assert_eq!(u.status, 200, "{u:?}");
+        let after = ws_a.get(&format!("/sessions/{id}"));
+        assert_eq!(after.json()["current"], u.json()["current"]);
+        assert_eq!(metric(&a, "troupe_session_catch_ups_total"), 2);
+        assert_eq!(metric(&a, "troupe_session_lines_read_total"), written);
+        assert_eq!(
+            ws_a.get(&format!("/sessions/{id}.jsonl")).body,
+            ws_b.get(&format!("/sessions/{id}.jsonl")).body
+        );
+        // The file A and B hold is a session of the pack.
+        let file = dir.join(format!("{id}.jsonl"));
+        std::fs::write(&file, ws_a.get(&format!("/sessions/{id}.jsonl")).body).unwrap();
+        let (code, out, err) = super::common::run(&[
+            "check",
+            package().0.to_str().unwrap(),
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{out}{err}");
+    }
+}
