@@ -22,7 +22,7 @@ fn size() -> usize {
 
 /// The engine of a session text, with the checked story its session
 /// compiler needs.
-fn engine_for(text: &str) -> (Engine, troupe::check::story::Story) {
+fn engine_for(text: &str) -> (Engine, troupe::resolve::story::Story) {
     let bundle = common::bundle();
     let mut lines = text.lines();
     let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();

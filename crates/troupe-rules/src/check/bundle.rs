@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::changes::check_changes;
-use super::story::{self, Story};
+use crate::resolve::story::{self, Story};
 use super::templates::check_template;
 use super::values::check_value;
 use crate::diag::{Code, Diagnostic};

@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use serde_json::Value;
 
 use super::changes::{resolve_target, Target};
-use super::story::{Owner, Story, VarDecl};
+use crate::resolve::story::{Owner, Story, VarDecl};
 use crate::cel::checker::TExpr;
 use crate::cel::{self, CelError, Env, ObjectType, Type};
 #[cfg(any(test, feature = "unstable-internals"))]
@@ -719,7 +719,7 @@ mod tests {
                             "variables": [{"id": "mood", "type": "number"}]}],
             "scenarios": [{"id": "s", "name": "S", "cast": [{"character": "kai"}],
                            "variables": vars}]});
-        crate::check::story::resolve(&bundle, 0, None, &mut Vec::new()).unwrap()
+        crate::resolve::story::resolve(&bundle, 0, None, &mut Vec::new()).unwrap()
     }
 
     #[test]
@@ -766,7 +766,7 @@ mod tests {
                               {"id": "high", "type": "bool", "derived": "own.tide > 3"}]}],
             "scenarios": [{"id": "s", "name": "S", "cast": [{"character": "kai"}],
                            "worlds": ["kai"]}]});
-        let s = crate::check::story::resolve(&bundle, 0, None, &mut Vec::new()).unwrap();
+        let s = crate::resolve::story::resolve(&bundle, 0, None, &mut Vec::new()).unwrap();
         let mut out = Vec::new();
         check_conditions(&s, &mut out);
         assert!(out.is_empty(), "{out:?}");

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::lints::lint;
-use super::story::Story;
+use crate::resolve::story::Story;
 use crate::diag::{escape_token, Diagnostic};
 use crate::model::array;
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::changes::{resolve_target, Target};
 use super::conditions::owner_env;
-use super::story::{Owner, Story};
+use crate::resolve::story::{Owner, Story};
 use super::values::exact_decimal;
 use crate::diag::{escape_token, Code, Diagnostic, Severity};
 use crate::model::Condition;

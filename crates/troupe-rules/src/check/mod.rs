@@ -19,7 +19,6 @@ pub mod schema;
 mod schema_errors;
 pub mod session;
 pub use crate::resolve::settings;
-pub mod story;
 mod summaries;
 pub mod templates;
 pub use crate::resolve::values;

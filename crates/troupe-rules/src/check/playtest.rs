@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::conditions::owner_env;
-use super::story::{resolve, Owner, Story};
+use crate::resolve::story::{resolve, Owner, Story};
 use super::templates::check_template;
 use crate::cel::{self, Env, Type};
 use crate::diag::{Code, Diagnostic, Severity};

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::changes::{resolve_target, Target};
 use super::conditions::{compile_once, condition_text, derived_order, owner_env};
-use super::story::{Owner, Story, VarDecl};
+use crate::resolve::story::{Owner, Story, VarDecl};
 use super::values::exact_decimal;
 use crate::cel::checker::{ArithOp, CmpOp};
 use crate::cel::program::Node;
@@ -156,7 +156,7 @@ struct Acc {
 /// them unreachable with this proof, whatever its bounds (20.5).
 pub fn proved_impossible(bundle: &Value, index: usize) -> Vec<(&'static str, String, String)> {
     let mut diags = Vec::new();
-    let Some(story) = super::story::resolve(bundle, index, None, &mut diags) else {
+    let Some(story) = crate::resolve::story::resolve(bundle, index, None, &mut diags) else {
         return Vec::new();
     };
     super::lints::unreachable_thresholds(&story, &mut diags);
@@ -1434,7 +1434,7 @@ mod tests {
             "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult"}],
             "scenarios": [{"id": "s", "name": "S", "cast": [{"character": "kai"}],
                            "variables": vars, "rules": rules, "events": events}]});
-        let story = crate::check::story::resolve(&bundle, 0, None, &mut Vec::new()).unwrap();
+        let story = crate::resolve::story::resolve(&bundle, 0, None, &mut Vec::new()).unwrap();
         let mut out = Vec::new();
         unreachable_conditions(&story, &mut out);
         out.into_iter()

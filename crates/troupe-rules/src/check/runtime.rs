@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::changes::check_changes;
 use super::changes::{resolve_target, Target};
 use super::conditions::{compile_once, owner_env};
-use super::story::{Owner, Story};
+use crate::resolve::story::{Owner, Story};
 use crate::cel::Type;
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::keys::{self, KeyOptions};

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::bundle::check_story;
 use super::changes::check_changes;
-use super::story::{self, SessionContext, Story};
+use crate::resolve::story::{self, SessionContext, Story};
 use super::summaries::{PathKnowledge, SceneRules};
 use super::templates::check_template;
 use crate::diag::{escape_token, Code, Diagnostic};

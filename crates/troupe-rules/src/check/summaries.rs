@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::story::Story;
+use crate::resolve::story::Story;
 use crate::diag::{Code, Diagnostic};
 
 /// What the checker needs of a story to follow `scene.present` along a

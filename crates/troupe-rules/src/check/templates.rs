@@ -5,7 +5,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::template::{self, Macro, Node};
 
 use super::changes::resolve_target;
-use super::story::Story;
+use crate::resolve::story::Story;
 
 /// Parses `text` (found at `pointer`) and reports TEMPLATE_SYNTAX with the
 /// position inside the text; gives back the parsed template for the lints

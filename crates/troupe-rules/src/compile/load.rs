@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::check;
-use crate::check::story::Story;
+use crate::resolve::story::Story;
 use crate::compile::{compile_session, compile_story, SessionCompiler, SessionIr, StoryIr};
 use crate::diag::{Code, Diagnostic};
 use crate::load::{Document, SessionDoc, SpanIndex};
@@ -111,7 +111,7 @@ pub fn compile_story_for(
                     }),
                 None => Some(0),
             };
-            index.and_then(|i| check::story::resolve(bundle, i, None, &mut sink))
+            index.and_then(|i| crate::resolve::story::resolve(bundle, i, None, &mut sink))
         }
     };
     let Some(story) = story else {

@@ -11,7 +11,7 @@ use super::ir::OwnerRef;
 use super::CompileError;
 use crate::cel::{self, Program};
 use crate::check::conditions::owner_env;
-use crate::check::story::{Owner, Story};
+use crate::resolve::story::{Owner, Story};
 use crate::keys::{KeyOptions, KeySet};
 use crate::model::Entry;
 

@@ -10,7 +10,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::check::story::Story;
+use crate::resolve::story::Story;
 use crate::model::ScalarType;
 use crate::resolve::{resolve_target, scalar_of, Target};
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::safety::Safety;
 use crate::cel::{self, Program};
-use crate::check::story::Story;
+use crate::resolve::story::Story;
 use crate::compile::changes::{lower_changes, ChangeScope};
 use crate::compile::{ChangeIr, CompileError, StoryIr};
 use crate::keys::{KeyIndex, KeyOptions, KeySet, LazyPattern};

@@ -12,7 +12,7 @@ use super::path::{PathIndex, PathVec};
 use super::story::lower_parts;
 use super::time::{parse_time, Time};
 use super::CompileError;
-use crate::check::story::Story;
+use crate::resolve::story::Story;
 use crate::model::array;
 
 /// A recorded firing, resolved (Format 7.3, 9).

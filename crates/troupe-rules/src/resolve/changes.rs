@@ -9,7 +9,7 @@ use crate::diag::{escape_token, Code, Diagnostic};
 use crate::model::{ScalarType, VarType};
 
 /// The declarations changes are checked and resolved against (Format 8.1,
-/// 8.4, 6.4): the checked story's ([`crate::check::story::Story`]) or the
+/// 8.4, 6.4): the checked story's ([`crate::resolve::story::Story`]) or the
 /// compiled story's ([`crate::compile::StoryIr`]). Both answer alike for
 /// the same story.
 pub trait Decls {

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::lower::PackValues;
 use crate::check::changes::resolve_target;
-use crate::check::story::{resolve, SessionContext, Story};
+use crate::resolve::story::{resolve, SessionContext, Story};
 use crate::diag::suggest::{did_you_mean, one_of};
 use crate::diag::{escape_token, Code, Diagnostic};
 
