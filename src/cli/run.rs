@@ -52,11 +52,7 @@ pub struct SessionArgs {
 impl SessionArgs {
     /// How PACK is opened (`--verify-ir`).
     pub(crate) fn open_options(&self) -> OpenOptions {
-        {
-            let mut o = OpenOptions::default();
-            o.verify_ir = self.verify_ir;
-            o
-        }
+        OpenOptions::default().verify_ir(self.verify_ir)
     }
 }
 

@@ -416,7 +416,8 @@ impl History {
     /// use troupe::RenderOptions;
     /// let pack = troupe::Pack::open("examples/packs/harbor-lights")?;
     /// let history = pack.recorded_history("inn.jsonl")?;
-    /// let who = RenderOptions { char: Some("mara".into()), ..Default::default() };
+    /// let mut who = RenderOptions::default();
+    /// who.char = Some("mara".into());
     /// assert_eq!(history.render("Hello {{user}}", Some("m3"), &who)?, "Hello Player");
     /// # Ok::<(), troupe::Error>(())
     /// ```

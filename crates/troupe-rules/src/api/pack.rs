@@ -89,7 +89,7 @@ impl Pack {
     ///
     /// ```
     /// # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap();
-    /// let options = troupe::OpenOptions { verify_ir: true, ..Default::default() };
+    /// let options = troupe::OpenOptions::default().verify_ir(true);
     /// let pack = troupe::Pack::open_with("examples/bundles/tiny.bundle.json", options)?;
     /// assert!(pack.warnings().is_empty());
     /// # Ok::<(), troupe::Error>(())

@@ -224,7 +224,8 @@ pub struct PlaytestOptions {
 /// let dir = "examples/packs/everyday-negotiation";
 /// let pack = troupe::Pack::open(dir)?;
 /// let backend = Backend::replay(format!("{dir}/cassettes/model_buyer.json"))?;
-/// let options = PlaytestOptions { model: Some((Settings::default(), backend)), ..PlaytestOptions::default() };
+/// let mut options = PlaytestOptions::default();
+/// options.model = Some((Settings::default(), backend));
 /// let reports = run_playtests_with(&pack, dir, Some("model_charm"), options)?;
 /// assert_eq!(reports[0].status, Verdict::Pass);
 /// # Ok::<(), troupe::Error>(())

@@ -43,7 +43,7 @@ pub struct Fixture {
     #[serde(default)]
     pub static_assertions: Vec<StaticAssertion>,
     /// `coverage.minimum`.
-    #[allow(dead_code)] // read by the tests only
+    #[allow(dead_code)] // part of the document's shape (Format 21); nothing reads it yet
     #[serde(default)]
     pub coverage: Option<CoverageMinimum>,
 }
@@ -71,7 +71,7 @@ pub struct Mocks {
 #[derive(Debug, Clone, Deserialize)]
 pub struct CoverageMinimum {
     /// The minimum percent, 0..100.
-    #[allow(dead_code)] // read by the tests only
+    #[allow(dead_code)] // part of the document's shape (Format 21); nothing reads it yet
     pub minimum: f64,
 }
 
@@ -91,7 +91,7 @@ pub struct StaticAssertion {
 #[derive(Debug, Clone, Deserialize)]
 pub struct Turn {
     /// Its number (i + 1).
-    #[allow(dead_code)] // read by the tests only
+    #[allow(dead_code)] // part of the document's shape (Format 21); nothing reads it yet
     #[serde(default, deserialize_with = "crate::model::de_int")]
     pub turn: i64,
     /// The player's input.
