@@ -51,12 +51,9 @@ pub fn run(args: Args) -> i32 {
         );
         return 2;
     }
-    let options = {
-        let mut o = troupe::OpenOptions::default();
-        o.use_ir = false;
-        o.verify_ir = false;
-        o
-    };
+    let options = troupe::OpenOptions::default()
+        .use_ir(false)
+        .verify_ir(false);
     let pack = match super::open_pack_api(&args.pack, options) {
         Ok(p) => p,
         Err(c) => return c,

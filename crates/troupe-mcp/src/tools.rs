@@ -431,12 +431,7 @@ fn existing(root: &Root, arg: &str) -> Step<PathBuf> {
 /// agent, so an IR whose hashes were fixed up after an edit never runs.
 fn open(root: &Root, arg: &str) -> Step<troupe::Pack> {
     let path = existing(root, arg)?;
-    let options = {
-        let mut o = troupe::OpenOptions::default();
-        o.use_ir = true;
-        o.verify_ir = true;
-        o
-    };
+    let options = troupe::OpenOptions::default().use_ir(true).verify_ir(true);
     troupe::Pack::open_with(&path, options).map_err(|e| failure(&e))
 }
 
@@ -633,12 +628,9 @@ fn compile(root: &Root, a: CompileArgs) -> Step<Outcome> {
             ));
         }
     }
-    let options = {
-        let mut o = troupe::OpenOptions::default();
-        o.use_ir = false;
-        o.verify_ir = false;
-        o
-    };
+    let options = troupe::OpenOptions::default()
+        .use_ir(false)
+        .verify_ir(false);
     let pack = troupe::Pack::open_with(&input, options).map_err(|e| failure(&e))?;
     let bytes = pack.compile().map_err(|e| failure(&e))?;
     if let Some(target) = &out {

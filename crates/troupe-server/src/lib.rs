@@ -213,18 +213,7 @@ pub fn serve(config: Config) -> Result<(), String> {
         if config.group_commit {
             db.group_commit();
         }
-        let addr: SocketAddr = config
-            .listen
-            .parse()
-            .map_err(|e| format!("--listen {}: {e}", config.listen))?;
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let bound = listener
-            .local_addr()
-            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let app = http::App::new(db, &config)?;
-        let router = http::router(app.clone(), &config);
+        let (listener, bound, app, router) = bind(db, &config).await?;
         println!("listening on http://{bound}");
         use std::io::Write;
         let _ = std::io::stdout().flush();
@@ -234,6 +223,28 @@ pub fn serve(config: Config) -> Result<(), String> {
             .await
             .map_err(|e| format!("server error: {e}"))
     })
+}
+
+/// Binds `config.listen` and builds the app and its router over `db`: what
+/// `troupe serve` and `troupe play` share before they serve. Returns the
+/// listener and the address it is bound to (port 0 picks one).
+async fn bind(
+    db: db::Db,
+    config: &Config,
+) -> Result<(tokio::net::TcpListener, SocketAddr, http::App, axum::Router), String> {
+    let addr: SocketAddr = config
+        .listen
+        .parse()
+        .map_err(|e| format!("--listen {}: {e}", config.listen))?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let app = http::App::new(db, config)?;
+    let router = http::router(app.clone(), config);
+    Ok((listener, bound, app, router))
 }
 
 /// Resolves on SIGTERM or Ctrl-C; from then on new requests get 503.

@@ -358,18 +358,7 @@ pub fn play(package: Vec<u8>, listen: &str, open: bool) -> Result<(), String> {
         .try_init();
     super::runtime()?.block_on(async move {
         let db = super::db::Db::open(&config.database).await?;
-        let addr: std::net::SocketAddr = config
-            .listen
-            .parse()
-            .map_err(|e| format!("--listen {}: {e}", config.listen))?;
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let bound = listener
-            .local_addr()
-            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let app = super::http::App::new(db, &config)?;
-        let router = super::http::router(app.clone(), &config);
+        let (listener, bound, app, router) = super::bind(db, &config).await?;
         // No graceful wait: a browser's keep-alive connections would hold
         // the process for the shutdown's grace period, and the folder is
         // thrown away anyway.

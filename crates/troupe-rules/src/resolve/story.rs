@@ -110,9 +110,6 @@ pub struct Story {
     /// Character ID → its position in `cast`, so that every cast look-up is
     /// O(1) and checks stay linear in the cast (Format 16.2).
     cast_index: HashMap<String, usize>,
-    /// Seat ID → the position in `cast` of the member filling it.
-    #[allow(dead_code)] // read by the tests only
-    seat_index: HashMap<String, usize>,
     /// Every seat of the scenario's cast, filled or not (6.1).
     seats: HashSet<String>,
     /// Worlds the scenario uses, in order, with the worlds' bundle index.
@@ -158,17 +155,6 @@ impl Story {
     /// Whether `id` is a seat of the scenario's cast, filled or not (6.1).
     pub fn is_seat(&self, id: &str) -> bool {
         !self.in_cast(id) && self.seats.contains(id)
-    }
-
-    /// The character a cast reference names (Format 6.4): a member by its
-    /// character ID, else the character filling the seat of that ID;
-    /// `None` for an unfilled seat or no member at all.
-    #[cfg(any(test, feature = "unstable-internals"))]
-    pub fn member(&self, id: &str) -> Option<&str> {
-        self.cast_index
-            .get(id)
-            .or_else(|| self.seat_index.get(id))
-            .map(|&i| self.cast[i].character.as_str())
     }
 
     /// Whether a reference to `id` as a cast member can be accepted (Format
@@ -442,12 +428,6 @@ pub fn resolve(
         .enumerate()
         .map(|(i, m)| (m.character.clone(), i))
         .collect();
-    let mut seat_index = HashMap::new();
-    for (i, m) in cast.iter().enumerate() {
-        if let Some(seat) = &m.seat {
-            seat_index.entry(seat.clone()).or_insert(i);
-        }
-    }
     let seats = scenario
         .cast
         .iter()
@@ -461,7 +441,6 @@ pub fn resolve(
         characters,
         cast,
         cast_index,
-        seat_index,
         seats,
         worlds,
         variables,
