@@ -15,6 +15,7 @@ use super::templates::check_template;
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::model::Event;
 use crate::model::array;
+use crate::model::firing::{record, Firing, PathFirings};
 
 /// Checks a session (header and messages in file order) against `bundle`.
 /// Locations are `header/<pointer>` and `message:<id>/<pointer>`.
@@ -246,7 +247,8 @@ impl SessionChecker {
                         .at(at(&format!("/firings/{fi}/event"))),
                     ),
                     Some(&(index, repeat, end)) => {
-                        if !repeat && path.once.contains(&index) && has_path {
+                        let recorded = record(path, Firing::Event { index, repeat, end });
+                        if recorded.repeated && has_path {
                             out.push(
                                 Diagnostic::error(
                                     Code::RepeatedFiring,
@@ -255,10 +257,7 @@ impl SessionChecker {
                                 .at(at(&format!("/firings/{fi}/event"))),
                             );
                         }
-                        if !repeat {
-                            path.once.insert_mut(index);
-                        }
-                        if end {
+                        if recorded.ending {
                             path.ended = true;
                         }
                     }
@@ -272,7 +271,7 @@ impl SessionChecker {
                         )
                         .at(at(&format!("/firings/{fi}/outcome"))),
                     );
-                } else {
+                } else if record(path, Firing::Outcome).ending {
                     // A second outcome on a path is after the ending: AFTER_END,
                     // not REPEATED_FIRING (Format 9.4).
                     path.ended = true;
@@ -468,16 +467,30 @@ fn check_header_in(
 
 /// What is known of each message's path while reading the lines in order.
 /// Cloning is O(1): the set is persistent, so a message shares its parent's
-/// (a path of once-only events copied per message would cost the session's
+/// (a path of fired events copied per message would cost the session's
 /// length times the scenario's events).
 #[derive(Default, Clone)]
 struct PathFacts {
-    /// Indices of the once-only events fired on the path.
-    once: rpds::HashTrieSet<u32>,
+    /// Indices of the events fired on the path (Format 9.2), kept by
+    /// [`record`], the rule the engine's state keeps too.
+    fired: rpds::HashTrieSet<u32>,
     /// Whether the story has ended on the path.
     ended: bool,
     /// Who is present, and who knows the open summary window (Format 12.5).
     knowledge: PathKnowledge,
+}
+
+/// The checker's store of what fired on a path (Format 9.2–9.4).
+impl PathFirings for PathFacts {
+    fn has_fired(&self, index: u32) -> bool {
+        self.fired.contains(&index)
+    }
+    fn mark_fired(&mut self, index: u32) {
+        self.fired.insert_mut(index);
+    }
+    fn ended(&self) -> bool {
+        self.ended
+    }
 }
 
 /// An audience's items (of a part, 7.2, or a summary, 12.5) are cast

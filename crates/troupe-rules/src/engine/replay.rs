@@ -5,7 +5,8 @@
 
 use super::eval::{char_of, Point, RollHost, Scratch};
 use super::observe::Observer;
-use super::state::State;
+use super::state::{firing_of, State};
+use crate::model::firing::record;
 use crate::compile::session::Fired;
 use crate::compile::{SessionIr, StoryIr, Who};
 
@@ -193,9 +194,9 @@ pub fn step_observed(
         for c in &def.changes {
             st.apply(ir, c);
         }
-        st.mark_fired(*f);
+        let recorded = record(st, firing_of(*f, def));
         point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut());
-        if def.end && st.ending.is_none() {
+        if recorded.ending {
             st.ending = Some(*f);
         }
     }

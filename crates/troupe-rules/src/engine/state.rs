@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use crate::compile::session::{Fired, SettingsIr};
 use crate::compile::value::add;
-use crate::compile::{CastIx, ChangeIr, StoryIr, Val};
+use crate::compile::{CastIx, ChangeIr, FiringIr, StoryIr, Val};
+use crate::model::firing::{Firing, PathFirings};
 use crate::model::VarType;
 
 /// The state after a message (or the initial state).
@@ -37,13 +38,42 @@ pub struct State {
     /// The first ending firing on the path (Format 9.3).
     pub ending: Option<Fired>,
     /// Whether each event (by index) fired on the path so far (Format 9.2:
-    /// a non-repeating event fires once per path): the one record of
-    /// "fired on this path", kept by [`crate::engine::replay::step`] and the
-    /// runtime's firing evaluation alike.
+    /// a non-repeating event fires once per path): this state's store of
+    /// "fired on this path", kept through [`crate::model::firing::record`]
+    /// by [`crate::engine::replay::step`] and the runtime's firing
+    /// evaluation alike (the session checker keeps its own store by the same
+    /// rule).
     pub fired: Vec<bool>,
     /// The settings a message on the path changed (Format 8.9); `None`:
     /// the session's preset, as at the start.
     pub settings: Option<Arc<Settings>>,
+}
+
+/// The engine's store of what fired on a path (Format 9.2–9.4).
+impl PathFirings for State {
+    fn has_fired(&self, index: u32) -> bool {
+        self.fired.get(index as usize).copied().unwrap_or(false)
+    }
+    fn mark_fired(&mut self, index: u32) {
+        if let Some(x) = self.fired.get_mut(index as usize) {
+            *x = true;
+        }
+    }
+    fn ended(&self) -> bool {
+        self.ending.is_some()
+    }
+}
+
+/// The path rule's view of recorded firing `f`, defined by `def`.
+pub fn firing_of(f: Fired, def: &FiringIr) -> Firing {
+    match f {
+        Fired::Event(i) => Firing::Event {
+            index: u32::from(i),
+            repeat: def.repeat,
+            end: def.end,
+        },
+        Fired::Outcome(_) => Firing::Outcome,
+    }
 }
 
 /// The difficulty settings at a message after a change on its path
@@ -124,14 +154,6 @@ impl State {
         }
     }
 
-    /// Marks a firing as fired on the path (events only; Format 9.2).
-    pub fn mark_fired(&mut self, f: Fired) {
-        if let Fired::Event(i) = f {
-            if let Some(x) = self.fired.get_mut(i as usize) {
-                *x = true;
-            }
-        }
-    }
 
     /// The state before any message under difficulty preset `preset`
     /// (the default preset when `None`), derived variables not yet

@@ -9,6 +9,7 @@
 //! check has already reported them.
 
 pub mod bundle;
+pub mod firing;
 pub mod json;
 pub mod session;
 pub mod types;

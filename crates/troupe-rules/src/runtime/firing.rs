@@ -8,6 +8,8 @@ use crate::cel::Value;
 use crate::compile::session::Fired;
 use crate::compile::{FiringIr, SessionIr, StoryIr};
 use crate::engine::eval::char_of;
+use crate::engine::state::firing_of;
+use crate::model::firing::{may_fire, record};
 use crate::engine::{Observer, Point, RollHost, Scratch, Site, State};
 
 /// Evaluates 9.2 at message `m` whose changes are already applied to `st`
@@ -67,10 +69,8 @@ pub fn evaluate_observed(
                 .map(|(i, f)| (Fired::Outcome(i as u16), f)),
         );
     for (fired, def) in all {
-        if let Fired::Event(i) = fired {
-            if !def.repeat && st.fired.get(i as usize).copied().unwrap_or(false) {
-                continue;
-            }
+        if !may_fire(st, firing_of(fired, def)) {
+            continue;
         }
         let site = match fired {
             Fired::Event(_) => Site::Event(&def.id),
@@ -83,9 +83,9 @@ pub fn evaluate_observed(
         for c in &def.changes {
             st.apply(ir, c);
         }
-        st.mark_fired(fired);
+        let recorded = record(st, firing_of(fired, def));
         point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut());
-        if def.end {
+        if recorded.ending {
             st.ending = Some(fired);
             break;
         }
