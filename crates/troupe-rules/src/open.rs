@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::check::run::{check_package, check_paths_with, Checked};
+use crate::check::run::{check_package, Checked};
 #[cfg(any(test, feature = "unstable-internals"))]
 use crate::compile::load::bare_document;
 #[cfg(any(test, feature = "unstable-internals"))]
@@ -22,11 +22,15 @@ use crate::load::text::read_at_most;
 use crate::load::LazyBundle;
 use crate::runtime::{OpenError, OpenOptions, Opened};
 
+mod paths;
+
+pub use paths::check_scanned_pack;
+
 /// Checks every path as `troupe check` does (Format 17; see
-/// [`crate::check::run::check_paths_with`]), a package's `ir.json` compared
-/// with what its `bundle.json` compiles to (14.4).
+/// [`paths::check_paths_with`]), a package's `ir.json` compared with what
+/// its `bundle.json` compiles to (14.4).
 pub fn check_paths(paths: &[std::path::PathBuf]) -> Checked {
-    check_paths_with(paths, &ir_is_compilation_of)
+    paths::check_paths_with(paths, &ir_is_compilation_of)
 }
 
 /// Opens a pack directory, a bundle or a package.

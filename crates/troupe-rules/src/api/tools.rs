@@ -288,7 +288,7 @@ pub fn explore(
             .filter(|d| d.is_dir())
             .and_then(|d| {
                 let mut checked = crate::check::run::Checked::default();
-                crate::check::run::check_scanned_pack(d, crate::load::scan_pack(d), &mut checked)
+                crate::open::check_scanned_pack(d, crate::load::scan_pack(d), &mut checked)
             })
             .map(|(_, lowered)| lowered.origins)
             .unwrap_or_default();

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::check::run::{check_scanned_pack, Checked};
+use crate::check::run::Checked;
+use crate::open::check_scanned_pack;
 use crate::diag::Diagnostic;
 use crate::load::{scan_pack, PackFileKind, PackFiles};
 

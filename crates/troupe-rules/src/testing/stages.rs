@@ -14,7 +14,8 @@ use super::model::{exit_code, Failure, StageName, StageResult, Status, TestResul
 use super::runner::Runtimes;
 use super::snapshots::{self, Compared};
 use crate::check::pack::lower;
-use crate::check::run::{check_scanned_pack, Checked};
+use crate::check::run::Checked;
+use crate::open::check_scanned_pack;
 use crate::diag::Code;
 use crate::load::{scan_pack, Document, PackFileKind, PackFiles};
 
