@@ -8,10 +8,12 @@
 //!   → compile (IR) → engine (state, knows, macros) → runtime (sessions)
 //! ```
 //!
-//! `diag` is the base every stage reports with; `cel` (conditions) and
-//! `template` (macros) are languages the checker and the compiler use.
-//! Lower stages never import higher ones: nothing after `compile` imports
-//! `check`, and a session needs only the IR. `open` is the one way a pack,
+//! `diag` is the base every stage reports with, `model` the format's data
+//! types, `changes` the rules of a change against declarations (checked
+//! alike in an author's rule and in a model adapter's proposal); `cel`
+//! (conditions) and `template` (macros) are languages the checker and the
+//! compiler use. Lower stages never import higher ones: nothing after
+//! `compile` imports `resolve` or `check`, and a session needs only the IR. `open` is the one way a pack,
 //! a bundle or a package is opened (load, check, compile) for every client;
 //! `api` is the embedding API (docs/embedding.md), re-exported here.
 //!
@@ -57,7 +59,8 @@ macro_rules! internal_modules {
 }
 
 internal_modules!(
-    cel, check, compile, diag, engine, keys, load, model, open, resolve, runtime, template, wire
+    cel, changes, check, compile, diag, engine, keys, load, model, open, resolve, runtime,
+    template, wire
 );
 
 // Behind cargo features (docs/embedding.md, "Features").

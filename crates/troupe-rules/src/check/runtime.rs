@@ -138,7 +138,7 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
     }
 }
 
-pub use crate::resolve::scalar_of;
+pub use crate::changes::scalar_of;
 
 /// The checks of a `model` block against its story (Format 24.2): each
 /// name is a state name of a scalar, non-derived variable (or

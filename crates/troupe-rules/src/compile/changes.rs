@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::ir::{cast_index, CastIr, CastIx, ChangeIr, Layout, StoryIr, VarIr};
 use super::value::{scalar_from_json, Val};
-use crate::resolve::{resolve_target, Decls, Target};
+use crate::changes::{resolve_target, Decls, Target};
 use crate::resolve::story::Story;
 use crate::model::{ScalarType, VarType};
 

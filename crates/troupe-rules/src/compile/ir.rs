@@ -516,12 +516,12 @@ fn is_false(b: &bool) -> bool {
 
 /// The compiled story's declarations answer as the checked story's do
 /// (Format 8.5, 6.4): the runtime checks a model adapter's changes with the
-/// checks' own code ([`crate::resolve::check_changes`]).
-impl crate::resolve::Decls for StoryIr {
-    fn var(&self, name: &str) -> Option<crate::resolve::VarView<'_>> {
-        use crate::resolve::Keyed;
+/// checks' own code ([`crate::changes::check_changes`]).
+impl crate::changes::Decls for StoryIr {
+    fn var(&self, name: &str) -> Option<crate::changes::VarView<'_>> {
+        use crate::changes::Keyed;
         let v = self.vars.get(*self.var_index.get(name)? as usize)?;
-        Some(crate::resolve::VarView {
+        Some(crate::changes::VarView {
             name: &v.name,
             ty: Some(v.ty),
             keys: match &v.layout {

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 
 use crate::resolve::story::Story;
 use crate::model::ScalarType;
-use crate::resolve::{resolve_target, scalar_of, Target};
+use crate::changes::{resolve_target, scalar_of, Target};
 
 /// What the model may change (Format 24.2): the scenario's `model` block.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -495,7 +495,7 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
     }
     for name in s.model.decl.changes.keys() {
         check(
-            crate::resolve::resolve_target(s, name).is_ok(),
+            crate::changes::resolve_target(s, name).is_ok(),
             || format!("story/model/decl/changes/{}", crate::diag::escape_token(name)),
             || format!("the model may change `{name}`, which names no variable"),
         )?;

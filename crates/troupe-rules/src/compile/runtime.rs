@@ -291,7 +291,7 @@ impl RuntimeIr {
     /// compiled story's own), conditions in the scenario's environment.
     pub fn compile_scenario(
         raw: &Value,
-        decls: &dyn crate::resolve::Decls,
+        decls: &dyn crate::changes::Decls,
         ir: &StoryIr,
         safety: Option<Arc<Safety>>,
     ) -> Result<RuntimeIr, CompileError> {

@@ -510,7 +510,7 @@ fn firing_ir(
 
 /// Lowers message or opening parts (Format 7.2).
 pub fn lower_parts(
-    story: &dyn crate::resolve::Decls,
+    story: &dyn crate::changes::Decls,
     parts: &[Value],
     cast: &[CastIr],
 ) -> Result<Vec<PartIr>, String> {

@@ -450,9 +450,9 @@ pub fn resolve(
     })
 }
 
-impl crate::resolve::Decls for Story {
-    fn var(&self, name: &str) -> Option<crate::resolve::VarView<'_>> {
-        use crate::resolve::Keyed;
+impl crate::changes::Decls for Story {
+    fn var(&self, name: &str) -> Option<crate::changes::VarView<'_>> {
+        use crate::changes::Keyed;
         let (k, decl) = self.variables.get_key_value(name)?;
         let keys = match &decl.decl.keys {
             None => Keyed::No,
@@ -462,7 +462,7 @@ impl crate::resolve::Decls for Story {
             }
             Some(_) => Keyed::Open,
         };
-        Some(crate::resolve::VarView {
+        Some(crate::changes::VarView {
             name: k.as_str(),
             ty: decl.ty,
             keys,

@@ -44,7 +44,7 @@ impl Session {
     /// nothing else happens.
     pub fn change_settings(&mut self, settings: &Value) -> Result<SettingsResult, TurnError> {
         let mut diags = Vec::new();
-        crate::resolve::settings::check_settings(
+        crate::changes::settings::check_settings(
             self.difficulty_json().as_ref(),
             settings,
             "settings",

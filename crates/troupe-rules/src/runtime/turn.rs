@@ -698,7 +698,7 @@ impl Session {
             Changes::Json(list) => {
                 let ir = &*self.engine.ir;
                 let mut diags = Vec::new();
-                crate::resolve::check_changes(
+                crate::changes::check_changes(
                     ir,
                     list,
                     &format!("message:{reply_id}/changes"),

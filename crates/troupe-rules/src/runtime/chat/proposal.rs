@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::compile::StoryIr;
 use crate::model::ScalarType;
-use crate::resolve::{check_changes, resolve_target, scalar_of, Target};
+use crate::changes::{check_changes, resolve_target, scalar_of, Target};
 
 pub use crate::compile::model::ModelDecl;
 #[cfg(any(test, feature = "unstable-internals"))]

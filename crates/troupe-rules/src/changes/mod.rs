@@ -1,10 +1,18 @@
 //! Changes against a story's declarations (Format 8.5): every `set` and `add`
 //! names a declared, non-derived variable with a value of its type, and every
-//! `enter`/`leave` names cast members.
+//! `enter`/`leave` names cast members; a settings change names a preset and
+//! knobs (8.9). A base module, like `model` and `diag`: the checks judge an
+//! author's changes through [`Decls`] of the resolved story
+//! ([`crate::resolve::story::Story`]), the runtime a model adapter's through
+//! the compiled story's ([`crate::compile::StoryIr`]), by this one code; it
+//! imports no stage.
+
+pub mod settings;
+pub mod values;
 
 use serde_json::Value;
 
-use super::values::{check_scalar, check_value, is_int};
+use values::{check_scalar, check_value, is_int};
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::model::{ScalarType, VarType};
 
