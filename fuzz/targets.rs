@@ -7,8 +7,8 @@
 
 use troupe::cel::{self, Activation, EvalError, Host, ObjectType, StoryDecls, Type, Value};
 use troupe::diag::render::{render_human, Sources};
-use troupe::import::{card, chat, CardContainer, RawCard};
 use troupe::template::{parse, render, Scope};
+use troupe_import::{card, chat, CardContainer, RawCard};
 
 /// The bundle the session target checks sessions against.
 const BUNDLE: &str = include_str!("../examples/bundles/tiny.bundle.json");
@@ -189,7 +189,7 @@ pub fn template(data: &[u8]) {
 /// Character card import (JSON, PNG, CHARX; docs/import.md), then the
 /// bundle checks on what it made.
 pub fn card(data: &[u8]) {
-    if let Ok(raw) = troupe::import::read_card("c", data) {
+    if let Ok(raw) = troupe_import::read_card("c", data) {
         if let Ok(imported) = card::card_to_bundle(&raw) {
             let _ = troupe::check::bundle::check_bundle(&imported.bundle);
         }

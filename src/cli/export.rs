@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use troupe::cards::{card_charx, card_png, export_card};
+use troupe_import::cards::{card_charx, card_png, export_card};
 
 /// What to export.
 #[derive(Debug, clap::Subcommand)]

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use troupe::cards::{self, CardImport, Summary};
 use troupe::{Diagnostic, ErrorKind};
+use troupe_import::cards::{self, CardImport, Summary};
 
 /// How an import reports what it did (`docs/import.md` §11).
 #[derive(Debug, Clone, Copy, Default, clap::Args)]

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use troupe::import::{card, export, read_card};
+use troupe_import::{card, export, read_card};
 
 use crate::common;
 

@@ -4,7 +4,7 @@
 //! from docs/import.md §7.
 
 use serde_json::{json, Value};
-use troupe::import::chat::{chat_import, ChatTarget};
+use troupe_import::chat::{chat_import, ChatTarget};
 
 fn bundle() -> Value {
     json!({"characters": [{"id": "ann", "name": "Ann"}],
@@ -12,7 +12,7 @@ fn bundle() -> Value {
             "openings": [{"id": "first", "text": "Hi"}]}]})
 }
 
-fn import(lines: &[Value]) -> (Vec<Value>, troupe::import::summary::Summary) {
+fn import(lines: &[Value]) -> (Vec<Value>, troupe_import::summary::Summary) {
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     let b = bundle();
     let t = ChatTarget {
@@ -273,7 +273,7 @@ fn a_group_chat_with_a_header_joins_the_cards_scenario() {
 /// (docs/import.md §1, §7.1).
 #[test]
 fn group_member_ids_stay_clear_of_reserved_ids_and_seats() {
-    use troupe::import::chat::{add_members, group_bundle, group_members};
+    use troupe_import::chat::{add_members, group_bundle, group_members};
     let chat = concat!(
         "{\"name\":\"Narrator\",\"mes\":\"a\"}\n",
         "{\"name\":\"Player\",\"mes\":\"b\"}\n",
@@ -281,7 +281,7 @@ fn group_member_ids_stay_clear_of_reserved_ids_and_seats() {
     );
     let members = group_members("g", chat.as_bytes()).unwrap();
     let mut b = group_bundle();
-    let mut s = troupe::import::summary::Summary::default();
+    let mut s = troupe_import::summary::Summary::default();
     let map = add_members(&mut b, "group-chat", "", &members, &mut s);
     assert_eq!(
         map,

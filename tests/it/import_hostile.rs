@@ -5,8 +5,8 @@
 use std::io::Write;
 
 use troupe::diag::Code;
-use troupe::import::png::write_card_png;
-use troupe::import::{card, read_card};
+use troupe_import::png::write_card_png;
+use troupe_import::{card, read_card};
 
 fn codes(bytes: &[u8]) -> Vec<Code> {
     match read_card("card", bytes) {

@@ -6,9 +6,9 @@
 
 use serde_json::{json, Value};
 use troupe::check::run::check_bundle_document;
-use troupe::import::chat::{chat_import, ChatTarget};
-use troupe::import::{card, export, read_card};
 use troupe::load::parse_json;
+use troupe_import::chat::{chat_import, ChatTarget};
+use troupe_import::{card, export, read_card};
 
 use crate::common;
 

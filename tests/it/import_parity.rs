@@ -9,8 +9,8 @@ use std::path::Path;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use troupe::check::run::check_bundle_document;
-use troupe::import::{card, read_card};
 use troupe::load::parse_json;
+use troupe_import::{card, read_card};
 
 use crate::common;
 
@@ -171,7 +171,7 @@ fn card_timed_effects_round_trip() {
         (es[1].get("sticky"), es[1]["cooldown"].clone()),
         (None, json!(2))
     );
-    let back = troupe::import::export::card_from_bundle(&out.bundle, "ann").unwrap();
+    let back = troupe_import::export::card_from_bundle(&out.bundle, "ann").unwrap();
     let ext = |i: usize| &back["data"]["character_book"]["entries"][i]["extensions"];
     assert_eq!(
         (ext(0)["sticky"].clone(), ext(0)["cooldown"].clone()),

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use troupe::check::run::{check_bundle_document, check_session_document};
-use troupe::import::chat::{chat_to_session, ChatTarget};
-use troupe::import::{card, export, parse_object, read_card, RawCard};
 use troupe::load::{parse_json, parse_session};
+use troupe_import::chat::{chat_to_session, ChatTarget};
+use troupe_import::{card, export, parse_object, read_card, RawCard};
 
 use crate::common;
 
@@ -55,7 +55,7 @@ fn redact(v: &Value) -> Value {
         Value::String(s) if s.chars().count() > 60 => Value::String(format!(
             "<{} chars, fnv {}>",
             s.chars().count(),
-            troupe::import::record::hash(v)
+            troupe_import::record::hash(v)
         )),
         Value::Array(a) => Value::Array(a.iter().map(redact).collect()),
         Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), redact(v))).collect()),
@@ -128,7 +128,7 @@ fn real_lorebook_imports_and_checks() {
     let path = dir.join("st_default_Eldoria_worldinfo.json");
     let doc = parse_object("wi", &std::fs::read(&path).unwrap()).unwrap();
     let (bundle, _) =
-        troupe::import::lorebook::lorebook_document(&doc, "st_default_Eldoria_worldinfo").unwrap();
+        troupe_import::lorebook::lorebook_document(&doc, "st_default_Eldoria_worldinfo").unwrap();
     check_bundle(&bundle);
     assert_eq!(bundle["worlds"][0]["entries"].as_array().unwrap().len(), 4);
     settings()
@@ -146,7 +146,7 @@ fn real_chats_import_and_check() {
         let name = header["character_name"].as_str().unwrap();
         let raw = RawCard {
             card: serde_json::json!({"spec": "chara_card_v2", "data": {"name": name}}),
-            container: troupe::import::CardContainer::Json,
+            container: troupe_import::CardContainer::Json,
             assets: vec![],
         };
         let imported = card::card_to_bundle(&raw).unwrap();

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 use troupe::engine::Engine;
-use troupe::import::chat::{chat_to_session, ChatTarget};
-use troupe::import::{card, parse_object, read_card, CardContainer, RawCard};
+use troupe_import::chat::{chat_to_session, ChatTarget};
+use troupe_import::{card, parse_object, read_card, CardContainer, RawCard};
 
 use crate::common;
 
@@ -25,7 +25,7 @@ fn redact(v: &Value) -> Value {
         Value::String(s) if s.chars().count() > 60 => Value::String(format!(
             "<{} chars, fnv {}>",
             s.chars().count(),
-            troupe::import::record::hash(v)
+            troupe_import::record::hash(v)
         )),
         Value::Array(a) => Value::Array(a.iter().map(redact).collect()),
         Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), redact(v))).collect()),

@@ -4,14 +4,14 @@
 //! docs/import.md §3 and §11.
 
 use serde_json::{json, Value};
-use troupe::import::lorebook::lorebook_document;
-use troupe::import::{card, export, read_card};
+use troupe_import::lorebook::lorebook_document;
+use troupe_import::{card, export, read_card};
 
 use crate::common;
 
 use common::run as troupe;
 
-fn warnings_at(s: &troupe::import::summary::Summary) -> Vec<String> {
+fn warnings_at(s: &troupe_import::summary::Summary) -> Vec<String> {
     s.warnings
         .iter()
         .map(|d| d.location.pointer.clone().unwrap_or_default())

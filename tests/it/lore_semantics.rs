@@ -228,10 +228,10 @@ fn card_with_book(entry_ext: Value) -> Value {
     })
 }
 
-fn import_card(card: &Value) -> troupe::import::card::CardImport {
+fn import_card(card: &Value) -> troupe_import::card::CardImport {
     let bytes = serde_json::to_vec(card).unwrap();
-    let raw = troupe::import::read_card("card.json", &bytes).unwrap();
-    troupe::import::card::card_to_bundle(&raw).unwrap()
+    let raw = troupe_import::read_card("card.json", &bytes).unwrap();
+    troupe_import::card::card_to_bundle(&raw).unwrap()
 }
 
 /// A card book's SillyTavern fields become Troupe's (docs/import.md §3) and
@@ -278,7 +278,7 @@ fn card_book_fields_import_and_export_back() {
 
     // Unedited: the original extensions come back exactly.
     let back =
-        troupe::import::export::card_from_bundle(&imported.bundle, &imported.character).unwrap();
+        troupe_import::export::card_from_bundle(&imported.bundle, &imported.character).unwrap();
     let book = &back["data"]["character_book"];
     assert_eq!(book["entries"][0]["extensions"], ext);
     assert_eq!(book["recursive_scanning"], true);
@@ -289,7 +289,7 @@ fn card_book_fields_import_and_export_back() {
     te["sticky"] = json!(5);
     te.as_object_mut().unwrap().remove("group_override");
     te["group"] = json!(["weather"]);
-    let back = troupe::import::export::card_from_bundle(&edited, &imported.character).unwrap();
+    let back = troupe_import::export::card_from_bundle(&edited, &imported.character).unwrap();
     let x = &back["data"]["character_book"]["entries"][0]["extensions"];
     // Troupe's sticky 5 is SillyTavern's 6 (docs/import.md §3).
     assert_eq!(x["sticky"], 6);
@@ -309,8 +309,8 @@ fn world_info_fields_map_onto_troupe() {
         "delayUntilRecursion": true, "group": "a, b", "groupWeight": 100,
         "groupOverride": false, "useGroupScoring": null
     }}});
-    let mut summary = troupe::import::summary::Summary::default();
-    let w = troupe::import::lorebook::world_info_import(
+    let mut summary = troupe_import::summary::Summary::default();
+    let w = troupe_import::lorebook::world_info_import(
         &doc,
         "W",
         &mut std::collections::HashSet::new(),

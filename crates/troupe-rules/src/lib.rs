@@ -32,7 +32,7 @@
 #![cfg_attr(
     not(all(
         feature = "testing",
-        feature = "import",
+        feature = "internals",
         feature = "pictures",
         feature = "model"
     )),
@@ -64,8 +64,8 @@ internal_modules!(
 );
 
 // Behind cargo features (docs/embedding.md, "Features").
-#[cfg(feature = "import")]
-internal_modules!(import);
+#[cfg(feature = "internals")]
+pub mod internals;
 #[cfg(feature = "testing")]
 internal_modules!(conformance, playtest, testing);
 #[cfg(feature = "testing")]

@@ -46,14 +46,7 @@ pub struct OutputFile {
     file: Option<File>,
 }
 
-/// The partial file of `target`: `.<name>.troupe-partial` in its folder.
-pub fn partial_path(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    target.with_file_name(crate::load::pack::partial_file_name(&name))
-}
+pub use crate::load::pack::partial_path;
 
 /// The path to write for `path`: a symlink is written through (its target
 /// is replaced and the link kept).

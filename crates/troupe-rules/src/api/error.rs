@@ -83,13 +83,21 @@ struct Repr {
 }
 
 impl Error {
-    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+    /// An error of `kind` with a plain message and no diagnostics (for
+    /// adapters and the crates beside the core, such as `troupe-import`).
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         Error(Box::new(Repr {
             kind,
             message: message.into(),
             diagnostics: Vec::new(),
             sources: Sources::new(),
         }))
+    }
+
+    /// An input that does not conform (Format 17.1), [`ErrorKind::Invalid`],
+    /// with its diagnostics; the message quotes the first errors.
+    pub fn from_diagnostics(diagnostics: Vec<Diagnostic>) -> Error {
+        Error::invalid(diagnostics, Sources::new())
     }
 
     /// An input that does not conform, with its diagnostics.

@@ -13,12 +13,11 @@
 //! - [`cel_check`], [`transcript::document`], [`schemas`], [`output_schemas`]
 //!   — what `troupe cel check` and `troupe run --json` answer, and the
 //!   embedded schemas, for clients such as `troupe mcp`;
-//! - [`conditions`], [`transcript`], [`files`], [`model_runtime`],
-//!   `cards` (feature `import`) and `tools` (feature `testing`) — what
-//!   the `troupe` command is built from, for programs that do the same.
+//! - [`conditions`], [`transcript`], [`files`], [`model_runtime`] and
+//!   `tools` (feature `testing`) — what the `troupe` command is built
+//!   from, for programs that do the same. Importing and exporting
+//!   SillyTavern content is the crate `troupe-import`.
 
-#[cfg(feature = "import")]
-pub mod cards;
 mod cel_check;
 mod check;
 pub mod conditions;

@@ -7,10 +7,10 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::changes::check_changes;
+use crate::changes::check_changes;
 use crate::resolve::story::{self, Story};
 use super::templates::check_template;
-use super::values::check_value;
+use crate::changes::values::check_value;
 use crate::diag::{Code, Diagnostic};
 use crate::model::{read_items, CastEntry, Condition, Keys, ScalarType, VarType, Variable};
 use crate::model::array;
@@ -353,8 +353,8 @@ fn check_var_list(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
         }
         if let (Some(lo), Some(hi)) = (&v.min, &v.max) {
             if let (Some(lo), Some(hi)) = (
-                super::values::exact_decimal(lo),
-                super::values::exact_decimal(hi),
+                crate::changes::values::exact_decimal(lo),
+                crate::changes::values::exact_decimal(hi),
             ) {
                 if lo > hi {
                     out.push(mismatch(
@@ -370,7 +370,7 @@ fn check_var_list(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
             for (field, bound) in [("min", &v.min), ("max", &v.max)] {
                 let scale = bound
                     .as_ref()
-                    .and_then(super::values::exact_decimal)
+                    .and_then(crate::changes::values::exact_decimal)
                     .map(|d| d.normalize().scale());
                 if scale.is_some_and(|s| s > places) {
                     out.push(mismatch(
@@ -560,7 +560,7 @@ fn check_knobs(sc: &Value, base: &str, out: &mut Vec<Diagnostic>) {
             let Some(value) = values.get(knob) else {
                 continue; // the preset mismatch is reported
             };
-            if let Err(why) = super::values::check_scalar(scalar, value) {
+            if let Err(why) = crate::changes::values::check_scalar(scalar, value) {
                 out.push(
                     Diagnostic::error(
                         Code::TypeMismatch,
@@ -661,13 +661,13 @@ fn check_difficulty(d: &Value, at: &str, out: &mut Vec<Diagnostic>) {
 /// weights, a fixture's `coverage.minimum`): a number outside the decimal
 /// limits of Format 2.2 is SCHEMA.
 pub(crate) fn number_field(v: &Value, at: &str, out: &mut Vec<Diagnostic>) {
-    if v.is_number() && super::values::exact_decimal(v).is_none() {
+    if v.is_number() && crate::changes::values::exact_decimal(v).is_none() {
         out.push(
             Diagnostic::error(
                 Code::Schema,
                 format!(
                     "{} is not a decimal (at most 28 significant digits, below 10^28, Format 2.2)",
-                    super::values::shown(v)
+                    crate::changes::values::shown(v)
                 ),
             )
             .at(at),

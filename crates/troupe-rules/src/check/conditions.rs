@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::changes::{resolve_target, Target};
+use crate::changes::{resolve_target, Target};
 use crate::resolve::story::{Owner, Story, VarDecl};
 use crate::cel::checker::TExpr;
 use crate::cel::{self, CelError, Env, ObjectType, Type};
@@ -205,13 +205,13 @@ pub fn lower_threshold(
     let decl = story.variables.get(var)?;
     let literal = match decl.ty? {
         VarType::Scalar(ScalarType::Int) => {
-            if !super::values::is_int(threshold) {
+            if !crate::changes::values::is_int(threshold) {
                 return None;
             }
             threshold.to_string()
         }
         VarType::Scalar(ScalarType::Number) => {
-            let d = crate::check::values::exact_decimal(threshold)?;
+            let d = crate::changes::values::exact_decimal(threshold)?;
             let text = d.normalize().to_string();
             if text.contains('.') {
                 text
@@ -276,8 +276,8 @@ pub fn check_threshold(
         return;
     };
     let ok = match ty {
-        VarType::Scalar(ScalarType::Int) => super::values::is_int(threshold),
-        VarType::Scalar(ScalarType::Number) => super::values::exact_decimal(threshold).is_some(),
+        VarType::Scalar(ScalarType::Int) => crate::changes::values::is_int(threshold),
+        VarType::Scalar(ScalarType::Number) => crate::changes::values::exact_decimal(threshold).is_some(),
         other => {
             out.push(
                 Diagnostic::error(

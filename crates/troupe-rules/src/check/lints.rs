@@ -10,10 +10,10 @@ use std::collections::BTreeSet;
 use rust_decimal::Decimal;
 use serde_json::Value;
 
-use super::changes::{resolve_target, Target};
+use crate::changes::{resolve_target, Target};
 use super::conditions::owner_env;
 use crate::resolve::story::{Owner, Story};
-use super::values::exact_decimal;
+use crate::changes::values::exact_decimal;
 use crate::diag::{escape_token, Code, Diagnostic, Severity};
 use crate::model::Condition;
 use crate::model::array;

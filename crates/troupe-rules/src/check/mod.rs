@@ -4,7 +4,6 @@
 
 pub mod assertion_syntax;
 pub mod bundle;
-pub use crate::changes;
 pub mod conditions;
 pub mod ids;
 pub mod lints;
@@ -18,10 +17,8 @@ pub mod runtime;
 pub mod schema;
 mod schema_errors;
 pub mod session;
-pub use crate::changes::settings;
 mod summaries;
 pub mod templates;
-pub use crate::changes::values;
 
 pub use schema::{SchemaKind, Schemas};
 #[cfg(any(test, feature = "unstable-internals"))]

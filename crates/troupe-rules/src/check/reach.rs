@@ -15,10 +15,10 @@ use std::sync::Arc;
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde_json::Value;
 
-use super::changes::{resolve_target, Target};
+use crate::changes::{resolve_target, Target};
 use super::conditions::{compile_once, condition_text, derived_order, owner_env};
 use crate::resolve::story::{Owner, Story, VarDecl};
-use super::values::exact_decimal;
+use crate::changes::values::exact_decimal;
 use crate::cel::checker::{ArithOp, CmpOp};
 use crate::cel::program::Node;
 use crate::cel::{Env, Value as CelValue};
@@ -652,7 +652,7 @@ fn dec_of_f64(f: f64) -> Option<Decimal> {
     }
     // The shortest text that reads back as `f`, read exactly: a double
     // a Decimal cannot hold (1e-30) is none (*any*), never rounded.
-    crate::check::values::decimal_from_text(&format!("{f}"))
+    crate::changes::values::decimal_from_text(&format!("{f}"))
 }
 
 fn to_f64(d: Decimal) -> f64 {

@@ -7,8 +7,8 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::changes::check_changes;
-use super::changes::{resolve_target, Target};
+use crate::changes::check_changes;
+use crate::changes::{resolve_target, Target};
 use super::conditions::{compile_once, owner_env};
 use crate::resolve::story::{Owner, Story};
 use crate::cel::Type;
@@ -203,7 +203,7 @@ pub fn check_model(story: &Story, base: &str, out: &mut Vec<crate::diag::Diagnos
                     Some(ScalarType::Int)
                         if step.is_some_and(|v| {
                             v.as_i64().is_none()
-                                && super::values::exact_decimal(v)
+                                && crate::changes::values::exact_decimal(v)
                                     .is_none_or(|d| !d.fract().is_zero())
                         }) =>
                     {

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::bundle::check_story;
-use super::changes::check_changes;
+use crate::changes::check_changes;
 use crate::resolve::story::{self, SessionContext, Story};
 use super::summaries::{PathKnowledge, SceneRules};
 use super::templates::check_template;
@@ -215,7 +215,7 @@ impl SessionChecker {
         }
         check_changes(story, array(m, "changes"), &at("/changes"), out);
         if let Some(set) = m.get("settings") {
-            super::settings::check_settings(
+            crate::changes::settings::check_settings(
                 story.scenario.difficulty.as_ref(),
                 set,
                 &at("/settings"),

@@ -4,7 +4,7 @@
 use crate::diag::{Code, Diagnostic};
 use crate::template::{self, Macro, Node};
 
-use super::changes::resolve_target;
+use crate::changes::resolve_target;
 use crate::resolve::story::Story;
 
 /// Parses `text` (found at `pointer`) and reports TEMPLATE_SYNTAX with the

@@ -429,6 +429,16 @@ pub fn partial_file_name(name: &str) -> String {
     format!(".{name}{PARTIAL_SUFFIX}")
 }
 
+/// The partial file of `target`: `.<name>.troupe-partial` in its folder
+/// (Format 16.3).
+pub fn partial_path(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    target.with_file_name(partial_file_name(&name))
+}
+
 /// Whether a file name is a partial file of [`partial_file_name`]'s form: a
 /// file being written (or left by a killed writer), which a pack scan skips
 /// without a diagnostic (Format 13).

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::coverage::{Hits, ScenarioModel};
 use super::model::{Failure, Status, TestResult};
 use super::runner::{Runtimes, Settings, TurnError, TurnResult};
-use crate::check::values::exact_decimal;
+use crate::changes::values::exact_decimal;
 use crate::load::Document;
 
 /// A fixture file (Format 13.8). Unknown members (extensions) are ignored;

@@ -439,7 +439,7 @@ fn fixture_stage(
 fn below_minimum(f: &FixtureFile<'_>, r: &coverage::ScenarioReport) -> Option<Failure> {
     let pointer = "/coverage/minimum";
     let written = f.doc.value.pointer(pointer)?;
-    let minimum = crate::check::values::exact_decimal(written)?;
+    let minimum = crate::changes::values::exact_decimal(written)?;
     let (got, all) = r.ratio;
     let meets = all == 0
         || rust_decimal::Decimal::from(got) * rust_decimal::Decimal::from(100)

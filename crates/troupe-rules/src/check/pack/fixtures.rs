@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::lower::PackValues;
-use crate::check::changes::resolve_target;
+use crate::changes::resolve_target;
 use crate::resolve::story::{resolve, SessionContext, Story};
 use crate::diag::suggest::{did_you_mean, one_of};
 use crate::diag::{escape_token, Code, Diagnostic};
@@ -151,7 +151,7 @@ fn check_against(fixture: &Value, story: &Story, out: &mut Vec<Diagnostic>) {
     let firing_ids: Vec<&str> = events.iter().chain(&outcomes).copied().collect();
     for (i, t) in list(fixture, "turns").iter().enumerate() {
         if let Some(s) = t.get("settings") {
-            crate::check::settings::check_settings(
+            crate::changes::settings::check_settings(
                 sc.get("difficulty"),
                 s,
                 &format!("/turns/{i}/settings"),

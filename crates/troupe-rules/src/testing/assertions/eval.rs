@@ -7,7 +7,7 @@ use rust_decimal::Decimal;
 use serde_json::Value;
 
 use super::syntax::{Check, Cmp, Path, Selector};
-use crate::check::values::{exact_decimal, kind_of};
+use crate::changes::values::{exact_decimal, kind_of};
 use crate::load::normalize_ref;
 
 /// The pack documents a path reads: every parsed file by pack-relative path

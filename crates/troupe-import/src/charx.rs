@@ -12,9 +12,9 @@ use serde_json::Value;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipArchive, ZipWriter};
 
-use crate::diag::{Code, Diagnostic};
-use crate::load::limits::MAX_ZIP_ENTRIES;
-use crate::load::package::bad_name;
+use troupe::internals::load::bad_name;
+use troupe::internals::load::MAX_ZIP_ENTRIES;
+use troupe::{Code, Diagnostic};
 
 use super::MAX_CARD_JSON_BYTES;
 
@@ -171,9 +171,7 @@ pub fn write_charx(card: &Value) -> Vec<u8> {
         .start_file("card.json", options)
         .and_then(|()| zip.write_all(json.as_bytes()).map_err(Into::into));
     debug_assert!(written.is_ok());
-    zip.finish()
-        .map(Cursor::into_inner)
-        .unwrap_or_default()
+    zip.finish().map(Cursor::into_inner).unwrap_or_default()
 }
 
 /// `card` as a V3 card (see [`write_charx`]).
@@ -234,7 +232,10 @@ mod tests {
         assert_eq!(card["spec"], "chara_card_v3");
         assert_eq!(card["spec_version"], "3.0");
         let data = &card["data"];
-        assert_eq!((&data["name"], &data["first_mes"]), (&Value::from("Bo"), &Value::from("Hi.")));
+        assert_eq!(
+            (&data["name"], &data["first_mes"]),
+            (&Value::from("Bo"), &Value::from("Hi."))
+        );
         assert_eq!(data["personality"], "");
         assert_eq!(data["alternate_greetings"], serde_json::json!([]));
         assert_eq!(data["group_only_greetings"], serde_json::json!([]));

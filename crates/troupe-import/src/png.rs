@@ -7,7 +7,7 @@ use std::io::Cursor;
 
 use base64::Engine;
 
-use crate::diag::{Code, Diagnostic};
+use troupe::{Code, Diagnostic};
 
 use super::MAX_CARD_JSON_BYTES;
 
@@ -212,8 +212,8 @@ mod tests {
 
     #[test]
     fn both_chunks_are_written_and_ccv3_is_preferred() {
-        let png = write_card_png_chunks(None, &[("chara", "{\"v\":2}"), ("ccv3", "{\"v\":3}")])
-            .unwrap();
+        let png =
+            write_card_png_chunks(None, &[("chara", "{\"v\":2}"), ("ccv3", "{\"v\":3}")]).unwrap();
         assert_eq!(card_text("t.png", &png).unwrap(), b"{\"v\":3}");
         let decoder = png::Decoder::new(Cursor::new(&png));
         let reader = decoder.read_info().unwrap();

@@ -4,11 +4,17 @@
 //! into Troupe bundles and sessions; and the way back (`export`), which
 //! writes a card equal to the one imported.
 //!
-//! A high stage: it uses `load` (documents, archive rules), `check` and
-//! `template`; nothing below imports it. Every failure is a [`Diagnostic`]
-//! (PARSE, LIMIT, PATH_TRAVERSAL, SCHEMA), never a panic.
+//! A crate of its own beside the core (`troupe-rules`): it reaches the core
+//! through its public API and the curated `troupe::internals` (reading
+//! within the budgets, the checks, the macro language); the core knows
+//! nothing of it. [`cards`] is what `troupe import` and `troupe export`
+//! call. Every failure is a [`Diagnostic`] (PARSE, LIMIT, PATH_TRAVERSAL,
+//! SCHEMA), never a panic.
+
+#![deny(missing_docs)]
 
 pub mod card;
+pub mod cards;
 pub mod charx;
 pub mod chat;
 pub mod export;
@@ -22,8 +28,8 @@ pub mod summary;
 
 use serde_json::Value;
 
-use crate::diag::{Code, Diagnostic};
-use crate::load::parse_json;
+use troupe::internals::load::parse_json;
+use troupe::{Code, Diagnostic};
 
 /// Largest card or lorebook JSON text Troupe decodes, in bytes: 16 MiB. A
 /// PNG `tEXt` chunk or CHARX `card.json` over it is LIMIT.

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
-use crate::diag::{Code, Diagnostic};
+use troupe::{Code, Diagnostic};
 
 use super::ids::{slug, unique};
 use super::macros;
@@ -259,7 +259,13 @@ fn card_entry(
     if let Some(x) = ext {
         note_sillytavern_fields(x, &format!("{at}/extensions"), &mut ctx.summary);
         // The card's `extensions` are kept whole in the record.
-        map_st_lore_fields(x, false, &mut t, &format!("{at}/extensions"), &mut ctx.summary);
+        map_st_lore_fields(
+            x,
+            false,
+            &mut t,
+            &format!("{at}/extensions"),
+            &mut ctx.summary,
+        );
     }
     never_active_warning(obj.get("keys"), &t, "keys", at, &mut ctx.summary);
     // A decorator may have given a depth or made the entry constant.
@@ -593,7 +599,7 @@ fn note_sillytavern_fields(fields: &Map<String, Value>, at: &str, summary: &mut 
         };
         if set {
             summary.kept(
-                &format!("{at}/{}", crate::diag::escape_token(k)),
+                &format!("{at}/{}", troupe::internals::diag::escape_token(k)),
                 format!("`{k}` = {}: {why}", fields[*k]),
             );
         }
@@ -626,7 +632,7 @@ pub const ST_LORE_FIELDS: &[(&str, &str, &str)] = &[
 /// null, false, 0, an empty group, weight 100). `Err` for a value Troupe
 /// cannot hold (kept as data).
 fn st_lore_value(field: &str, v: &Value) -> Result<Option<Value>, ()> {
-    let int = || crate::model::integer(v);
+    let int = || troupe::internals::model::integer(v);
     match (field, v) {
         (_, Value::Null) | (_, Value::Bool(false)) => Ok(None),
         ("sticky" | "cooldown" | "delay", _) => match int() {
@@ -641,7 +647,11 @@ fn st_lore_value(field: &str, v: &Value) -> Result<Option<Value>, ()> {
             _ => Err(()),
         },
         ("group", Value::String(g)) => {
-            let names: Vec<&str> = g.split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
+            let names: Vec<&str> = g
+                .split(',')
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .collect();
             Ok((!names.is_empty()).then(|| json!(names)))
         }
         ("group_weight", _) => match int() {
@@ -673,7 +683,7 @@ fn map_st_lore_fields(
         let Some(v) = fields.get(name) else {
             continue;
         };
-        let here = format!("{at}/{}", crate::diag::escape_token(name));
+        let here = format!("{at}/{}", troupe::internals::diag::escape_token(name));
         match st_lore_value(troupe, v) {
             Ok(Some(x)) => {
                 if !matches!(*troupe, "sticky" | "cooldown") {
@@ -689,7 +699,9 @@ fn map_st_lore_fields(
                 lossy.push(name);
                 summary.kept(
                     &here,
-                    format!("`{name}` = {v}: not a value Troupe's `{troupe}` can hold (Format 5.2)"),
+                    format!(
+                        "`{name}` = {v}: not a value Troupe's `{troupe}` can hold (Format 5.2)"
+                    ),
                 );
             }
         }
@@ -849,7 +861,6 @@ fn st_lore_to_card(t: &Map<String, Value>, ext: &mut Map<String, Value>) {
 /// `m`, `s`; `g`, `u`, `y` dropped); with `use_regex`, a key holding regex
 /// metacharacters becomes `/key/`. A regex the `regex` crate refuses, or
 /// with other flags, is dropped (it stays in the entry's record).
-#[cfg(any(test, feature = "unstable-internals"))]
 pub fn map_keys(keys: Option<&Value>, use_regex: bool) -> Vec<String> {
     keys.and_then(Value::as_array)
         .into_iter()
@@ -1058,7 +1069,6 @@ fn lower_one(
 /// kept in each entry's `extensions.sillytavern`.
 ///
 /// Errors: SCHEMA when `entries` is not an object or an entry is not one.
-#[cfg(any(test, feature = "unstable-internals"))]
 pub fn world_info_to_world(
     doc: &Value,
     name: &str,
@@ -1086,7 +1096,7 @@ pub fn world_info_import(
         })?;
     let mut out = Vec::new();
     for (uid, e) in entries {
-        let at = format!("/entries/{}", crate::diag::escape_token(uid));
+        let at = format!("/entries/{}", troupe::internals::diag::escape_token(uid));
         let obj = e.as_object().ok_or_else(|| {
             Diagnostic::error(Code::Schema, "a World Info entry must be an object").at(&at)
         })?;

@@ -14,13 +14,13 @@
 //! let path = dir.path().join("mara.json");
 //! let text = r#"{"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": "Mara"}}"#;
 //! std::fs::write(&path, text)?;
-//! let card = troupe::cards::import_card(&path)?;
-//! assert!(troupe::cards::check_import(&card.bundle, "bundle", None).is_empty());
+//! let card = troupe_import::cards::import_card(&path)?;
+//! assert!(troupe_import::cards::check_import(&card.bundle, "bundle", None).is_empty());
 //! let bundle = dir.path().join("bundle.json");
 //! std::fs::write(&bundle, serde_json::to_string(&card.bundle)?)?;
-//! let exported = troupe::cards::export_card(&bundle, &card.character)?;
+//! let exported = troupe_import::cards::export_card(&bundle, &card.character)?;
 //! assert_eq!(exported["data"]["name"], "Mara");
-//! assert!(troupe::cards::card_png(&exported, None)?.starts_with(b"\x89PNG"));
+//! assert!(troupe_import::cards::card_png(&exported, None)?.starts_with(b"\x89PNG"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -28,12 +28,11 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::error::{Error, ErrorKind, Result};
-use crate::diag::render::Sources;
-use crate::diag::Diagnostic;
-use crate::import::{card, chat, lorebook, parse_object, read_card};
+use crate::{card, chat, lorebook, parse_object, read_card};
+use troupe::Diagnostic;
+use troupe::{Error, ErrorKind, Result};
 
-pub use crate::import::summary::{Created, Note, Summary};
+pub use crate::summary::{Created, Note, Summary};
 
 /// A card imported (`docs/import.md` §3–§5): its bundle and what its
 /// character and scenario are called there.
@@ -74,14 +73,14 @@ impl ChatImport {
 }
 
 fn refused(diagnostics: Vec<Diagnostic>) -> Error {
-    Error::invalid(diagnostics, Sources::new())
+    Error::from_diagnostics(diagnostics)
 }
 
 /// The bytes of input `path`, read as the load stage reads (bounded, a
 /// regular file), with its name for diagnostics.
 fn read(path: &Path) -> std::result::Result<(String, Vec<u8>), Vec<Diagnostic>> {
     let file = path.display().to_string();
-    crate::load::text::read_bounded(&file, path)
+    troupe::internals::load::read_bounded(&file, path)
         .map(|b| (file, b))
         .map_err(|d| vec![d])
 }
@@ -100,7 +99,7 @@ fn read_card_import(path: &Path) -> std::result::Result<CardImport, Vec<Diagnost
     let raw = read_card(&file, &bytes)?;
     let mut imported = card::card_to_bundle(&raw)
         .map_err(|ds| ds.into_iter().map(|d| d.in_file(&file)).collect::<Vec<_>>())?;
-    if bytes.starts_with(crate::import::UTF8_BOM) {
+    if bytes.starts_with(crate::UTF8_BOM) {
         imported
             .summary
             .converted("", "a byte order mark was dropped");
@@ -129,7 +128,7 @@ pub fn import_lorebook(path: impl AsRef<Path>) -> Result<(Value, Summary)> {
     let doc = parse_object(&name, &bytes).map_err(refused)?;
     let (bundle, mut summary) = lorebook::lorebook_document(&doc, &stem(path))
         .map_err(|d| refused(vec![d.in_file(&name)]))?;
-    if bytes.starts_with(crate::import::UTF8_BOM) {
+    if bytes.starts_with(crate::UTF8_BOM) {
         summary.converted("", "a byte order mark was dropped");
     }
     Ok((bundle, summary))
@@ -201,9 +200,9 @@ fn stub_card(file: &str, bytes: &[u8]) -> std::result::Result<CardImport, Vec<Di
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .unwrap_or("Character");
-    let raw = crate::import::RawCard {
+    let raw = crate::RawCard {
         card: json!({"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": name}}),
-        container: crate::import::CardContainer::Json,
+        container: crate::CardContainer::Json,
         assets: Vec::new(),
     };
     card::card_to_bundle(&raw).map(card_import)
@@ -224,13 +223,13 @@ pub fn check_import(
     bundle_name: &str,
     session: Option<(&str, &str)>,
 ) -> Vec<Diagnostic> {
-    let doc = crate::engine::load::bare_document(bundle_name, bundle);
-    let mut diags = crate::check::run::check_bundle_document(&doc);
+    let doc = troupe::internals::load::bare_document(bundle_name, bundle);
+    let mut diags = troupe::internals::check::check_bundle_document(&doc);
     if let Some((name, text)) = session {
-        let loaded = crate::load::parse_session(name, text.as_bytes());
+        let loaded = troupe::internals::load::parse_session(name, text.as_bytes());
         diags.extend(loaded.diagnostics);
         if let Some(s) = &loaded.value {
-            diags.extend(crate::check::run::check_session_document(bundle, s));
+            diags.extend(troupe::internals::check::check_session_document(bundle, s));
         }
     }
     diags.retain(Diagnostic::is_error);
@@ -256,10 +255,10 @@ pub fn write_card_pack(dir: impl AsRef<Path>, imported: &CardImport) -> Result<(
             ),
         ));
     }
-    let partial = crate::output::partial_path(dir);
+    let partial = troupe::internals::load::partial_path(dir);
     let _ = std::fs::remove_dir_all(&partial);
     let written = write_pack_files(&partial, imported).and_then(|()| {
-        let checked = crate::open::check_paths(std::slice::from_ref(&partial));
+        let checked = troupe::internals::check::check_paths(std::slice::from_ref(&partial));
         let errors: Vec<Diagnostic> = checked
             .diagnostics
             .into_iter()
@@ -287,8 +286,7 @@ pub fn write_card_pack(dir: impl AsRef<Path>, imported: &CardImport) -> Result<(
 }
 
 fn write_pack_files(dir: &Path, imported: &CardImport) -> Result<()> {
-    let files =
-        crate::import::pack::card_pack(&imported.bundle, &imported.character, &imported.scenario);
+    let files = crate::pack::card_pack(&imported.bundle, &imported.character, &imported.scenario);
     for f in files {
         let path = dir.join(&f.path);
         if let Some(parent) = path.parent() {
@@ -299,7 +297,7 @@ fn write_pack_files(dir: &Path, imported: &CardImport) -> Result<()> {
                 )
             })?;
         }
-        std::fs::write(&path, crate::import::pack::to_yaml(&f.value)).map_err(|e| {
+        std::fs::write(&path, crate::pack::to_yaml(&f.value)).map_err(|e| {
             Error::new(
                 ErrorKind::Io,
                 format!("cannot write {}: {e}", path.display()),
@@ -312,7 +310,7 @@ fn write_pack_files(dir: &Path, imported: &CardImport) -> Result<()> {
 /// Character `character` of the story at `bundle` as a Character Card
 /// (`docs/import.md` §6): the card it was imported from, or a V2 card made
 /// from it. `bundle` is a bundle file, or a pack directory or a package
-/// (`.troupe`), which are opened and checked as [`crate::Pack::open`]
+/// (`.troupe`), which are opened and checked as [`troupe::Pack::open`]
 /// does and export from their bundle.
 ///
 /// Errors: [`ErrorKind::Invalid`] with the diagnostics when the bundle
@@ -324,19 +322,19 @@ pub fn export_card(bundle: impl AsRef<Path>, character: &str) -> Result<Value> {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("troupe"));
     if path.is_dir() || is_package {
-        let pack = crate::Pack::open(path)?;
+        let pack = troupe::Pack::open(path)?;
         let file = path.display().to_string();
-        return crate::import::export::card_from_bundle(pack.bundle(), character)
+        return crate::export::card_from_bundle(pack.bundle(), character)
             .map_err(|d| refused(vec![d.in_file(&file)]));
     }
-    let loaded = crate::load::read_bundle(path);
+    let loaded = troupe::internals::load::read_bundle(path);
     if loaded.has_errors() {
         return Err(refused(loaded.diagnostics));
     }
     let Some(doc) = loaded.value else {
         return Err(refused(Vec::new()));
     };
-    crate::import::export::card_from_bundle(&doc.value, character)
+    crate::export::card_from_bundle(&doc.value, character)
         .map_err(|d| refused(vec![d.in_file(&doc.file)]))
 }
 
@@ -344,7 +342,7 @@ pub fn export_card(bundle: impl AsRef<Path>, character: &str) -> Result<Value> {
 /// as `card.json` at its root, upgraded to V3 when it is V1 or V2, as CHARX
 /// holds V3 cards (`docs/import.md` §6). The card's assets are not carried.
 pub fn card_charx(card: &Value) -> Vec<u8> {
-    crate::import::charx::write_charx(card)
+    crate::charx::write_charx(card)
 }
 
 /// `card` (from [`export_card`]) inside a PNG (a V3 card in both a
@@ -356,7 +354,7 @@ pub fn card_charx(card: &Value) -> Vec<u8> {
 pub fn card_png(card: &Value, picture: Option<&Path>) -> Result<Vec<u8>> {
     let picture = match picture {
         Some(p) => Some(
-            crate::load::text::read_bounded(&p.display().to_string(), p)
+            troupe::internals::load::read_bounded(&p.display().to_string(), p)
                 .map_err(|d| refused(vec![d]))?,
         ),
         None => None,
@@ -371,12 +369,9 @@ pub fn card_png(card: &Value, picture: Option<&Path>) -> Result<Vec<u8>> {
         v2["spec"] = Value::from("chara_card_v2");
         v2["spec_version"] = Value::from("2.0");
         let v2 = serde_json::to_string(&v2).unwrap_or_default();
-        crate::import::png::write_card_png_chunks(
-            picture.as_deref(),
-            &[("chara", &v2), ("ccv3", &json)],
-        )
+        crate::png::write_card_png_chunks(picture.as_deref(), &[("chara", &v2), ("ccv3", &json)])
     } else {
-        crate::import::png::write_card_png(picture.as_deref(), "chara", &json)
+        crate::png::write_card_png(picture.as_deref(), "chara", &json)
     };
     png.map_err(|d| refused(vec![d]))
 }

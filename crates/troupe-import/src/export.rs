@@ -7,7 +7,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::diag::{Code, Diagnostic};
+use troupe::{Code, Diagnostic};
 
 use super::card::{DATA_MAPPED, ROOT_MIRRORS, TEXT_FIELDS};
 use super::lorebook::{world_to_book, EMPTY_CONTENT};
@@ -118,7 +118,7 @@ pub fn card_from_bundle(bundle: &Value, character_id: &str) -> Result<Value, Dia
                 Code::UnknownRef,
                 format!(
                     "the bundle has no character `{character_id}`{}",
-                    crate::diag::suggest::one_of(
+                    troupe::internals::diag::one_of(
                         character_id,
                         characters
                             .iter()

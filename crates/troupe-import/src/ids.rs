@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use crate::check::ids::RESERVED_IDS as RESERVED;
+use troupe::internals::model::RESERVED_IDS as RESERVED;
 
 /// A slug of `name` that matches the ID grammar `^[a-z][a-z0-9_-]{0,63}$`:
 /// ASCII letters lower-cased, digits kept, every other run of characters one

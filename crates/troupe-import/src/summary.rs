@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::diag::{Code, Diagnostic};
+use troupe::{Code, Diagnostic};
 
 /// One thing an import created.
 #[derive(Debug, Clone, PartialEq, Eq)]

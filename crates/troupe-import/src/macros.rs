@@ -14,7 +14,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::template::{self, Macro, Node};
+use troupe::internals::template::{self, Macro, Node};
 
 use super::ids::slug;
 use super::summary::Summary;
@@ -189,7 +189,6 @@ pub fn var_id(name: &str) -> String {
 }
 
 /// Card text → Troupe template text, without a summary (see [`convert`]).
-#[cfg(any(test, feature = "unstable-internals"))]
 pub fn to_troupe(text: &str) -> String {
     let mut s = Summary::default();
     to_troupe_noted(text, "", &mut s)
@@ -243,10 +242,7 @@ pub fn convert(text: &str, field: Field<'_>, summary: &mut Summary) -> Converted
     if cx.warnings > MAX_WARNINGS {
         cx.summary.warn(
             field.at,
-            format!(
-                "{} more macros kept as written",
-                cx.warnings - MAX_WARNINGS
-            ),
+            format!("{} more macros kept as written", cx.warnings - MAX_WARNINGS),
         );
     }
     Converted {
@@ -350,7 +346,17 @@ fn parse_card(text: &str) -> Vec<CNode> {
         }
     }
     let mut nodes = Vec::new();
-    build(text, &toks, &pair, 0, toks.len(), 0, text.len(), 0, &mut nodes);
+    build(
+        text,
+        &toks,
+        &pair,
+        0,
+        toks.len(),
+        0,
+        text.len(),
+        0,
+        &mut nodes,
+    );
     nodes
 }
 
@@ -555,7 +561,11 @@ struct Cx<'a, 's> {
 
 impl Cx<'_, '_> {
     fn offset(&mut self, byte: usize) -> usize {
-        let (b0, c0) = if byte >= self.last.0 { self.last } else { (0, 0) };
+        let (b0, c0) = if byte >= self.last.0 {
+            self.last
+        } else {
+            (0, 0)
+        };
         let n = c0 + self.text[b0..byte].chars().count();
         self.last = (byte, n);
         n
@@ -859,7 +869,10 @@ impl Cx<'_, '_> {
                             push_arg_text(args.last_mut(), part);
                         }
                     }
-                    other => args.last_mut().into_iter().for_each(|a| a.push(other.clone())),
+                    other => args
+                        .last_mut()
+                        .into_iter()
+                        .for_each(|a| a.push(other.clone())),
                 }
             }
             return self.call(&name, &args, start, src);
@@ -920,7 +933,9 @@ impl Cx<'_, '_> {
             });
         }
         if lname == "random" || lname == "pick" || after.trim_start().starts_with(':') {
-            return Err("a nested macro in a `name:` call; SillyTavern's form is `name::a::b`".into());
+            return Err(
+                "a nested macro in a `name:` call; SillyTavern's form is `name::a::b`".into(),
+            );
         }
         Err("a macro Troupe does not know holds a nested macro".into())
     }
@@ -969,7 +984,11 @@ impl Cx<'_, '_> {
         let default = default.trim().to_string();
         let id = self.var(name)?;
         if self.field.greeting {
-            let set = self.sets.iter().find(|(k, _)| *k == id).map(|(_, x)| x.clone());
+            let set = self
+                .sets
+                .iter()
+                .find(|(k, _)| *k == id)
+                .map(|(_, x)| x.clone());
             return Ok(Val::lit(set.unwrap_or(default)));
         }
         // Every distinct default is kept: the caller declares the first and
@@ -1035,7 +1054,8 @@ impl Cx<'_, '_> {
                     .iter()
                     .flat_map(|x| {
                         let rep = l / x.len();
-                        x.iter().flat_map(move |o| std::iter::repeat_n(o.clone(), rep))
+                        x.iter()
+                            .flat_map(move |o| std::iter::repeat_n(o.clone(), rep))
                     })
                     .collect();
                 if flattened {
@@ -1156,9 +1176,7 @@ impl Cx<'_, '_> {
 }
 
 fn vals_nested(args: &[Vec<CNode>]) -> bool {
-    args.iter()
-        .flatten()
-        .any(|n| !matches!(n, CNode::Text(_)))
+    args.iter().flatten().any(|n| !matches!(n, CNode::Text(_)))
 }
 
 fn push_arg_text(arg: Option<&mut Vec<CNode>>, t: &str) {
@@ -1229,7 +1247,11 @@ fn lcm(a: usize, b: usize) -> usize {
 /// SillyTavern's `addvar`: a numeric sum when both values are numbers
 /// (an unset variable, `""`, counts as 0), else the text appended.
 fn add(old: &str, delta: &str) -> String {
-    let o = if old.trim().is_empty() { "0" } else { old.trim() };
+    let o = if old.trim().is_empty() {
+        "0"
+    } else {
+        old.trim()
+    };
     if let (Ok(a), Ok(b)) = (o.parse::<i64>(), delta.trim().parse::<i64>()) {
         if let Some(s) = a.checked_add(b) {
             return s.to_string();
@@ -1252,8 +1274,7 @@ fn choice_source(kind: &str, opts: &[String]) -> Option<String> {
     let t = template::parse(&source).ok()?;
     match t.nodes.as_slice() {
         [Node::Macro(Macro::Call { args: got, .. }, _)]
-            if got.len() == opts.len()
-                && got.iter().zip(opts).all(|(g, o)| g == o.trim()) =>
+            if got.len() == opts.len() && got.iter().zip(opts).all(|(g, o)| g == o.trim()) =>
         {
             Some(source)
         }
@@ -1353,7 +1374,11 @@ mod tests {
         let (c, s) = conv("x{{setvar::mood::sad}}", false);
         assert_eq!(c.text, "x\\{{setvar::mood::sad}}");
         assert_eq!(s.warnings.len(), 1);
-        assert!(s.warnings[0].message.contains("offset 1"), "{:?}", s.warnings);
+        assert!(
+            s.warnings[0].message.contains("offset 1"),
+            "{:?}",
+            s.warnings
+        );
     }
 
     #[test]
@@ -1423,7 +1448,9 @@ mod tests {
         assert_eq!(c.text, format!("a {IF_LEFT_OUT} b"));
         assert_eq!(s.warnings.len(), 1);
         assert!(
-            s.warnings[0].message.contains("neither branch reaches the prompt"),
+            s.warnings[0]
+                .message
+                .contains("neither branch reaches the prompt"),
             "{:?}",
             s.warnings[0]
         );
@@ -1442,7 +1469,11 @@ mod tests {
         assert!(c.variables.contains("gokurage"));
         assert!(c.plain_reads.is_empty());
         assert!(s.warnings.is_empty());
-        assert!(s.converted[0].what.contains("default `0`"), "{:?}", s.converted);
+        assert!(
+            s.converted[0].what.contains("default `0`"),
+            "{:?}",
+            s.converted
+        );
         // In a greeting the default is the value when nothing set it.
         let (c, _) = conv("{{.n ?? 3}}{{setvar::n::7}}{{.n ?? 3}}", true);
         assert_eq!(c.text, "37");

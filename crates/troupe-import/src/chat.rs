@@ -19,8 +19,8 @@ use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
-use crate::diag::{Code, Diagnostic};
-use crate::load::limits::MAX_JSONL_LINE_BYTES;
+use troupe::internals::load::MAX_JSONL_LINE_BYTES;
+use troupe::{Code, Diagnostic};
 
 use super::card::USER_SEAT;
 use super::ids::{slug, unique};
@@ -83,7 +83,9 @@ fn parse_lines(file: &str, bytes: &[u8]) -> Result<Vec<Value>, Vec<Diagnostic>> 
 /// Whether a chat line is a message (it has `mes`, `is_user` or `swipes`)
 /// rather than a header.
 fn is_message(v: &Value) -> bool {
-    ["mes", "is_user", "swipes"].iter().any(|k| v.get(k).is_some())
+    ["mes", "is_user", "swipes"]
+        .iter()
+        .any(|k| v.get(k).is_some())
 }
 
 /// The header (`None` when line 1 is a message) and the messages.
@@ -104,7 +106,9 @@ fn member_name(m: &Value) -> Option<&str> {
     if user || own {
         return None;
     }
-    m.get("name").and_then(Value::as_str).filter(|n| !n.is_empty())
+    m.get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
 }
 
 /// The members of a group chat (`docs/import.md` §7.1) in the order they
@@ -205,7 +209,10 @@ pub fn add_members(
         added_cast.push(json!({"character": id}));
         map.push((m.name.clone(), id));
     }
-    let seats = cast.iter().position(|c| c.get("seat").is_some()).unwrap_or(cast.len());
+    let seats = cast
+        .iter()
+        .position(|c| c.get("seat").is_some())
+        .unwrap_or(cast.len());
     let mut new_cast = cast[..seats].to_vec();
     new_cast.extend(added_cast);
     new_cast.extend(cast[seats..].iter().cloned());
@@ -228,7 +235,6 @@ pub fn add_members(
 ///
 /// Errors: PARSE for a line that is not a JSON object (pointer `line:N`),
 /// an empty file; LIMIT for a line over 16 MiB.
-#[cfg(any(test, feature = "unstable-internals"))]
 pub fn chat_to_session(
     file: &str,
     bytes: &[u8],
@@ -242,7 +248,6 @@ pub fn chat_to_session(
 /// a warning (ADVISORY at `line:1/character_name`) when the chat's
 /// `character_name` is not the card's name or nickname — its lines are then
 /// attributed to the card's character all the same.
-#[cfg(any(test, feature = "unstable-internals"))]
 pub fn chat_import(
     file: &str,
     bytes: &[u8],
@@ -535,8 +540,8 @@ pub fn chat_import_group(
 /// `None` for a greeting without choices or rolls (the exact comparison
 /// decides) or one too large for a pattern.
 fn greeting_pattern(template: &str, char: &str, user: &str) -> Option<regex::Regex> {
-    use crate::template::{Macro, Node};
-    let t = crate::template::parse(template).ok()?;
+    use troupe::internals::template::{Macro, Node};
+    let t = troupe::internals::template::parse(template).ok()?;
     let mut any = false;
     let mut re = String::from("^");
     // The first and last nodes that render something: their outer white

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
-use crate::diag::{Code, Diagnostic};
+use troupe::{Code, Diagnostic};
 
 use super::export;
 use super::ids::{slug, unique};
@@ -267,7 +267,12 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
     };
     match str_of("first_mes") {
         Some(t) => {
-            openings.push(opening("first".into(), t, format!("{base}/first_mes"), false));
+            openings.push(opening(
+                "first".into(),
+                t,
+                format!("{base}/first_mes"),
+                false,
+            ));
             greetings.push(Some("first".to_string()));
         }
         None => greetings.push(None),
@@ -424,7 +429,10 @@ pub fn card_to_bundle(raw: &RawCard) -> Result<CardImport, Vec<Diagnostic>> {
     if let Some(Value::Object(x)) = data.get("extensions") {
         for k in x.keys() {
             summary.kept(
-                &format!("{base}/extensions/{}", crate::diag::escape_token(k)),
+                &format!(
+                    "{base}/extensions/{}",
+                    troupe::internals::diag::escape_token(k)
+                ),
                 "an application's extension: kept verbatim for export, not read by Troupe",
             );
         }
