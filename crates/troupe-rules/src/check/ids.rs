@@ -1,8 +1,5 @@
 //! The ID grammar (Format 3.1): `^[a-z][a-z0-9_-]{0,63}$`.
 
-/// IDs that are never a character, world, scenario or variable ID (Format 3.2).
-pub use crate::model::RESERVED_IDS;
-
 #[cfg(any(test, feature = "unstable-internals"))]
 pub use crate::model::is_id;
 

@@ -75,6 +75,11 @@ pub fn check_bundle_document(doc: &Document) -> Vec<Diagnostic> {
     }
     let mut out = Schemas::get().validate(SchemaKind::Bundle, doc, "");
     let mut semantic = check_bundle(&doc.value);
+    doc.spans.prefetch(
+        semantic
+            .iter()
+            .filter_map(|d| d.location.pointer.as_deref()),
+    );
     for d in &mut semantic {
         let p = d.location.pointer.clone().unwrap_or_default();
         locate_in(d, doc, &p);

@@ -389,6 +389,8 @@ impl Schemas {
         let order = document_order(&doc.value, found.iter().map(|p| p.pointer.as_str()));
         found.sort_by_cached_key(|p| (position(&order, &p.pointer), p.pointer.clone(), p.code));
         found.dedup_by(|b, a| a.code == b.code && a.pointer == b.pointer);
+        // One pass locates them all, however many (Format 16.2).
+        doc.spans.prefetch(found.iter().map(|p| p.pointer.as_str()));
         found
             .into_iter()
             .map(|p| {

@@ -1,7 +1,8 @@
 //! A parsed document together with where each of its values came from.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use indexmap::IndexMap;
 
@@ -32,7 +33,10 @@ pub type ValueSpan = (LineCol, Option<LineCol>);
 /// large document with a few diagnostics never holds a table of all its
 /// values (about 100 bytes a value, ten times the text of small values);
 /// time stays linear, since at most that many passes are made before the
-/// table is built.
+/// table is built. A caller that has many diagnostics to locate in one
+/// document asks for all their pointers at once ([`SpanIndex::prefetch`]):
+/// one pass keeps the spans of all their paths, so however many diagnostics
+/// a document has, no table of all its values is built for them.
 #[derive(Debug, Default)]
 pub struct SpanIndex {
     /// The source text, when the table is built lazily.
@@ -42,6 +46,44 @@ pub struct SpanIndex {
     table: OnceLock<Box<IndexMap<String, ValueSpan>>>,
     /// Lookups answered by one pass each, without the table.
     passes: AtomicU32,
+    /// The spans of the paths [`SpanIndex::prefetch`] was asked for.
+    prefetched: Mutex<Option<Box<Prefetched>>>,
+}
+
+/// The pointers a pass over a document's text keeps the spans of: each
+/// target and every ancestor of it (`/a/0/b` keeps `""`, `/a`, `/a/0` and
+/// `/a/0/b`).
+#[derive(Debug, Default)]
+pub(crate) struct Wanted(HashSet<String>);
+
+impl Wanted {
+    /// The targets `pointers` with their ancestors.
+    pub(crate) fn of<'a>(pointers: impl IntoIterator<Item = &'a str>) -> Wanted {
+        let mut set = HashSet::new();
+        for p in pointers {
+            let mut p = p;
+            while set.insert(p.to_string()) {
+                match p.rfind('/') {
+                    Some(i) => p = &p[..i],
+                    None => break,
+                }
+            }
+        }
+        Wanted(set)
+    }
+
+    /// Whether the span of `pointer` is kept.
+    pub(crate) fn keeps(&self, pointer: &str) -> bool {
+        self.0.contains(pointer)
+    }
+}
+
+/// What [`SpanIndex::prefetch`] kept: the targets asked for, and the spans
+/// of their paths.
+#[derive(Debug, Default, Clone)]
+struct Prefetched {
+    targets: HashSet<String>,
+    spans: IndexMap<String, ValueSpan>,
 }
 
 /// How many lookups of a lazy index are answered by a pass over the text
@@ -54,6 +96,7 @@ impl Clone for SpanIndex {
             source: self.source.clone(),
             table: self.table.clone(),
             passes: AtomicU32::new(self.passes.load(Ordering::Relaxed)),
+            prefetched: Mutex::new(self.prefetched.lock().ok().and_then(|p| p.clone())),
         }
     }
 }
@@ -75,6 +118,7 @@ impl SpanIndex {
             source: None,
             table: OnceLock::from(Box::new(entries)),
             passes: AtomicU32::new(0),
+            prefetched: Mutex::new(None),
         }
     }
 
@@ -85,6 +129,7 @@ impl SpanIndex {
             source: Some(Source::Json(text, first_line)),
             table: OnceLock::new(),
             passes: AtomicU32::new(0),
+            prefetched: Mutex::new(None),
         }
     }
 
@@ -95,6 +140,7 @@ impl SpanIndex {
             source: Some(Source::Yaml(text)),
             table: OnceLock::new(),
             passes: AtomicU32::new(0),
+            prefetched: Mutex::new(None),
         }
     }
 
@@ -125,28 +171,75 @@ impl SpanIndex {
         }
     }
 
-    /// Answers a lookup of `pointer` from the table, or (the first
-    /// [`PATH_LOOKUPS`] lookups of a lazy index) from the spans of
-    /// `pointer`'s path alone.
+    /// Makes the lookups of `pointers` that follow answerable without the
+    /// table, from one pass over the text that keeps the spans of their
+    /// paths (Format 16.2: a document with many diagnostics costs no table
+    /// of all its values). Does nothing once the table is built; a YAML
+    /// text with an alias, whose positions only the table has, is left to
+    /// the table.
+    pub fn prefetch<'a>(&self, pointers: impl IntoIterator<Item = &'a str>) {
+        if self.table.get().is_some() {
+            return;
+        }
+        let Some(source) = &self.source else { return };
+        let Ok(mut guard) = self.prefetched.lock() else {
+            return;
+        };
+        let done = guard.get_or_insert_with(Default::default);
+        let mut new: Vec<&str> = pointers
+            .into_iter()
+            .filter(|p| !done.targets.contains(*p))
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        new.sort_unstable();
+        new.dedup();
+        let wanted = Wanted::of(new.iter().copied());
+        let spans = match source {
+            Source::Json(text, first_line) => super::json::spans_on_paths(text, *first_line, &wanted),
+            Source::Yaml(text) => match super::yaml::spans_on_paths(text, &wanted) {
+                Some(spans) => spans,
+                None => {
+                    self.passes.store(PATH_LOOKUPS, Ordering::Relaxed);
+                    return;
+                }
+            },
+        };
+        done.spans.extend(spans);
+        done.targets.extend(new.into_iter().map(str::to_string));
+    }
+
+    /// Answers a lookup of `pointer` from the table, from the spans
+    /// [`SpanIndex::prefetch`] kept for it, or (the first [`PATH_LOOKUPS`]
+    /// other lookups of a lazy index) from the spans of `pointer`'s path
+    /// alone.
     fn with_spans<R>(
         &self,
         pointer: &str,
         answer: impl FnOnce(&IndexMap<String, ValueSpan>) -> R,
     ) -> R {
-        if self.table.get().is_none()
-            && self.source.is_some()
-            && self.passes.fetch_add(1, Ordering::Relaxed) < PATH_LOOKUPS
-        {
-            match &self.source {
-                Some(Source::Json(text, first_line)) => {
-                    return answer(&super::json::spans_on_path(text, *first_line, pointer));
+        if self.table.get().is_none() && self.source.is_some() {
+            if let Ok(guard) = self.prefetched.lock() {
+                if let Some(done) = guard.as_deref() {
+                    if done.targets.contains(pointer) {
+                        return answer(&done.spans);
+                    }
                 }
-                Some(Source::Yaml(text)) => match super::yaml::spans_on_path(text, pointer) {
-                    Some(path) => return answer(&path),
-                    // Aliases: only the whole table has their positions.
-                    None => self.passes.store(PATH_LOOKUPS, Ordering::Relaxed),
-                },
-                None => {}
+            }
+            if self.passes.fetch_add(1, Ordering::Relaxed) < PATH_LOOKUPS {
+                let wanted = Wanted::of([pointer]);
+                match &self.source {
+                    Some(Source::Json(text, first_line)) => {
+                        return answer(&super::json::spans_on_paths(text, *first_line, &wanted));
+                    }
+                    Some(Source::Yaml(text)) => match super::yaml::spans_on_paths(text, &wanted) {
+                        Some(path) => return answer(&path),
+                        // Aliases: only the whole table has their positions.
+                        None => self.passes.store(PATH_LOOKUPS, Ordering::Relaxed),
+                    },
+                    None => {}
+                }
             }
         }
         answer(self.entries())
@@ -199,4 +292,44 @@ pub struct Document {
     pub spans: SpanIndex,
     /// 1-based line of the document inside `text` (JSONL lines), else 1.
     pub first_line: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Format 16.2: a prefetch locates every pointer as the whole table
+    /// does (values, keys, a missing member's nearest ancestor), without
+    /// building the table, however many pointers (more than PATH_LOOKUPS).
+    #[test]
+    fn a_prefetch_answers_as_the_table_without_building_it() {
+        for (text, lazy, table) in [
+            (
+                "{\"a\": [1, {\"k\": \"x\"}],\n \"b\": {\"c\": \"y\", \"d\": [2, 3]}}",
+                SpanIndex::lazy_json(
+                    "{\"a\": [1, {\"k\": \"x\"}],\n \"b\": {\"c\": \"y\", \"d\": [2, 3]}}".into(),
+                    1,
+                ),
+                super::super::json::span_table(
+                    "{\"a\": [1, {\"k\": \"x\"}],\n \"b\": {\"c\": \"y\", \"d\": [2, 3]}}",
+                    1,
+                ),
+            ),
+            (
+                "a: [1, {k: x}]\nb:\n  c: y\n  d: [2, 3]\n",
+                SpanIndex::lazy_yaml("a: [1, {k: x}]\nb:\n  c: y\n  d: [2, 3]\n".into()),
+                super::super::yaml::span_table("a: [1, {k: x}]\nb:\n  c: y\n  d: [2, 3]\n"),
+            ),
+        ] {
+            let mut pointers: Vec<String> = table.keys().cloned().collect();
+            pointers.extend((0..20).map(|i| format!("/b/missing{i}")));
+            lazy.prefetch(pointers.iter().map(String::as_str));
+            let whole = SpanIndex::from_entries(table.clone());
+            for p in &pointers {
+                assert_eq!(lazy.locate(p), whole.locate(p), "{text:?} {p}");
+                assert_eq!(lazy.locate_key(p), whole.locate_key(p), "{text:?} {p}");
+            }
+            assert!(!lazy.is_built(), "{text:?}");
+        }
+    }
 }

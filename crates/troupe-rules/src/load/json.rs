@@ -17,7 +17,7 @@ use indexmap::IndexMap;
 
 use crate::diag::{escape_token, Code, Diagnostic};
 
-use super::document::{Document, LineCol, SpanIndex, ValueSpan};
+use super::document::{Document, LineCol, SpanIndex, ValueSpan, Wanted};
 use super::limits::{max_values, MAX_DEPTH, VALUES_FLOOR};
 use super::loaded::Loaded;
 use super::text::{check_size, decode, position_in};
@@ -562,8 +562,8 @@ enum Record<'p> {
     Pointers,
     /// Every value's and key's.
     All,
-    /// Those of one pointer and of its ancestors.
-    Path(&'p str),
+    /// Those of some pointers and of their ancestors.
+    Paths(&'p Wanted),
 }
 
 impl Record<'_> {
@@ -575,9 +575,7 @@ impl Record<'_> {
         match self {
             Record::Nothing | Record::Pointers => false,
             Record::All => true,
-            Record::Path(target) => target
-                .strip_prefix(pointer)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')),
+            Record::Paths(wanted) => wanted.keeps(pointer),
         }
     }
 }
@@ -615,12 +613,25 @@ pub(crate) fn span_table(text: &str, first_line: u32) -> IndexMap<String, ValueS
 /// valid JSON `text` with no duplicate keys: what a lazy [`SpanIndex`]
 /// answers its first lookups with, so a large document that only a few
 /// diagnostics point into never holds a table of all its values.
+#[cfg(test)]
 pub(crate) fn spans_on_path(
     text: &str,
     first_line: u32,
     pointer: &str,
 ) -> IndexMap<String, ValueSpan> {
-    scan("", text, first_line, Record::Path(pointer)).unwrap_or_default()
+    spans_on_paths(text, first_line, &Wanted::of([pointer]))
+}
+
+/// The spans of the `wanted` pointers and of their ancestors, from one pass
+/// over valid JSON `text` with no duplicate keys: how a lazy [`SpanIndex`]
+/// locates the diagnostics of a document all at once
+/// ([`SpanIndex::prefetch`]) or one of its first few lookups.
+pub(crate) fn spans_on_paths(
+    text: &str,
+    first_line: u32,
+    wanted: &Wanted,
+) -> IndexMap<String, ValueSpan> {
+    scan("", text, first_line, Record::Paths(wanted)).unwrap_or_default()
 }
 
 /// Walks valid JSON `text`: rejects a duplicate key in one object (PARSE

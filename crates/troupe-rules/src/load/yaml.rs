@@ -17,7 +17,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::diag::{escape_token, Code, Diagnostic};
 
-use super::document::{Document, LineCol, SpanIndex, ValueSpan};
+use super::document::{Document, LineCol, SpanIndex, ValueSpan, Wanted};
 use super::limits::{
     max_values, yaml_alias_bytes, MAX_DEPTH, MAX_YAML_ALIASES, MAX_YAML_EXPANDED_NODES,
     VALUES_FLOOR,
@@ -99,11 +99,19 @@ pub(crate) fn span_table(text: &str) -> IndexMap<String, ValueSpan> {
 /// `text` that [`parse_yaml`] accepted (what a lazy [`SpanIndex`] answers
 /// its first lookups with); `None` when the text has an alias, whose
 /// positions only the whole table has.
+#[cfg(test)]
 pub(crate) fn spans_on_path(text: &str, pointer: &str) -> Option<IndexMap<String, ValueSpan>> {
-    spans_of(text, Some(pointer))
+    spans_on_paths(text, &Wanted::of([pointer]))
 }
 
-fn spans_of(text: &str, want: Option<&str>) -> Option<IndexMap<String, ValueSpan>> {
+/// The spans of the `wanted` pointers and of their ancestors, from one parse
+/// of YAML `text` that [`parse_yaml`] accepted; `None` when the text has an
+/// alias.
+pub(crate) fn spans_on_paths(text: &str, wanted: &Wanted) -> Option<IndexMap<String, ValueSpan>> {
+    spans_of(text, Some(wanted))
+}
+
+fn spans_of(text: &str, want: Option<&Wanted>) -> Option<IndexMap<String, ValueSpan>> {
     // The text was accepted, so its budgets hold on this second parse.
     let mut b = Builder::new("", text, true);
     b.build = false;
@@ -221,9 +229,9 @@ struct Builder<'f> {
     /// text was accepted, so nothing is checked that needs them), so the
     /// second parse costs its positions only.
     build: bool,
-    /// Keep only the positions of this pointer and of its ancestors
-    /// ([`spans_on_path`]); such a parse stops at the first alias.
-    want: Option<&'f str>,
+    /// Keep only the positions of these pointers and of their ancestors
+    /// ([`spans_on_paths`]); such a parse stops at the first alias.
+    want: Option<&'f Wanted>,
     /// The parse stopped at an alias while `want` was set.
     met_alias: bool,
     spans: IndexMap<String, ValueSpan>,
@@ -475,11 +483,7 @@ impl Builder<'_> {
         self.span_count += 1;
         if self.record {
             let pointer = pointer();
-            let keep = self.want.is_none_or(|target| {
-                target
-                    .strip_prefix(pointer.as_str())
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-            });
+            let keep = self.want.is_none_or(|wanted| wanted.keeps(&pointer));
             if keep {
                 self.spans.insert(pointer, span);
             }
