@@ -107,6 +107,12 @@ impl SessionChecker {
         })
     }
 
+    /// The story the session is checked against (its header's scenario,
+    /// seats filled).
+    pub fn story(&self) -> &Story {
+        &self.story
+    }
+
     /// Checks the next message line, `m`, at file line `line` (for the
     /// `line:<n>` location of a line without a string ID, Format 17.2), into
     /// `out`. Every diagnostic is about `m`: `message:<id>/<pointer>` or
@@ -473,7 +479,7 @@ fn check_header_in(
 #[derive(Default, Clone)]
 struct PathFacts {
     /// Indices of the once-only events fired on the path.
-    once: rpds::HashTrieSet<u32>,
+    once: rpds::HashTrieSetSync<u32>,
     /// Whether the story has ended on the path.
     ended: bool,
     /// Who is present, and who knows the open summary window (Format 12.5).
