@@ -18,7 +18,11 @@
 //! Flags: `--bin PATH` (default `target/release/troupe`), `--database
 //! FILE|postgres://…` (default a new SQLite file in a temporary folder;
 //! a `/dev/shm/…` file measures without fsync), `--clients 1,8,64`,
-//! `--seconds N` (per client count, default 10).
+//! `--seconds N` (per client count, default 10), `--servers N` (default 1:
+//! N servers on the one database, PostgreSQL for more than one), `--route
+//! sticky|alternate` (with several servers: each client's sessions on one
+//! server, client c on server c mod N — the default; or each turn on the
+//! next server, so every turn catches up with the one before it).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -33,6 +37,8 @@ struct Opts {
     database: Option<String>,
     clients: Vec<usize>,
     seconds: u64,
+    servers: usize,
+    alternate: bool,
 }
 
 fn opts() -> Opts {
@@ -41,6 +47,8 @@ fn opts() -> Opts {
         database: None,
         clients: vec![1, 8, 64],
         seconds: 10,
+        servers: 1,
+        alternate: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -55,6 +63,8 @@ fn opts() -> Opts {
                     .collect()
             }
             "--seconds" => o.seconds = v().parse().expect("--seconds N"),
+            "--servers" => o.servers = v().parse().expect("--servers N"),
+            "--route" => o.alternate = v() == "alternate",
             _ => panic!("unknown flag {a} (see the example's doc comment)"),
         }
     }
@@ -101,8 +111,17 @@ const LINES: &[&str] = &[
 
 /// One client: its own sessions, turn after turn until `stop`; the
 /// latency of every acknowledged turn.
-fn client(base: String, token: String, pack: String, c: usize, stop: Arc<AtomicBool>) -> Vec<f64> {
+/// `bases` are the servers' workspace URLs: the client's sessions start on
+/// the first, and each turn goes to the next one when there are several.
+fn client(
+    bases: Vec<String>,
+    token: String,
+    pack: String,
+    c: usize,
+    stop: Arc<AtomicBool>,
+) -> Vec<f64> {
     let agent = agent();
+    let base = &bases[0];
     let mut took = Vec::new();
     let mut n = 0u64;
     while !stop.load(Ordering::Relaxed) {
@@ -116,13 +135,17 @@ fn client(base: String, token: String, pack: String, c: usize, stop: Arc<AtomicB
         assert_eq!(s, 201, "create: {doc}");
         let id = doc["id"].as_str().unwrap().to_string();
         let mut current = doc["current"].clone();
-        let url = format!("{base}/sessions/{id}/turns");
+        let urls: Vec<String> = bases
+            .iter()
+            .map(|b| format!("{b}/sessions/{id}/turns"))
+            .collect();
         while !stop.load(Ordering::Relaxed) {
             n += 1;
+            let url = &urls[n as usize % urls.len()];
             let body =
                 json!({"text": LINES[n as usize % LINES.len()], "expected": current}).to_string();
             let t = Instant::now();
-            let (s, doc) = post(&agent, &url, &token, body.as_bytes());
+            let (s, doc) = post(&agent, url, &token, body.as_bytes());
             let dt = t.elapsed().as_secs_f64();
             match s {
                 200 => {
@@ -190,22 +213,32 @@ fn main() {
         String::from_utf8_lossy(&out.stderr)
     );
     let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    let mut server = Command::new(&o.bin)
-        .args(["serve", "--listen", "127.0.0.1:0", "--database", &database])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let root = line
-        .trim()
-        .strip_prefix("listening on ")
-        .expect("serve starts")
-        .to_string();
-    let base = format!("{root}/api/v1/workspaces/{ws}");
+    let mut servers = Vec::new();
+    let mut roots = Vec::new();
+    for _ in 0..o.servers.max(1) {
+        let mut server = Command::new(&o.bin)
+            .args(["serve", "--listen", "127.0.0.1:0", "--database", &database])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(server.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        roots.push(
+            line.trim()
+                .strip_prefix("listening on ")
+                .expect("serve starts")
+                .to_string(),
+        );
+        servers.push(server);
+    }
+    let bases: Vec<String> = roots
+        .iter()
+        .map(|root| format!("{root}/api/v1/workspaces/{ws}"))
+        .collect();
+    let base = bases[0].clone();
     let pkg = tmp.join("negotiation.troupe");
     let st = Command::new(&o.bin)
         .args(["compile", "examples/packs/everyday-negotiation", "--out"])
@@ -226,23 +259,37 @@ fn main() {
     } else {
         "SQLite"
     };
+    let pids: Vec<u32> = servers.iter().map(|s| s.id()).collect();
     println!(
-        "troupe serve ({}, pid {}) on {backend} ({database}), {} s per run",
+        "{} × troupe serve ({}, pid {pids:?}) on {backend} ({database}), {} s per run{}",
+        servers.len(),
         o.bin,
-        server.id(),
-        o.seconds
+        o.seconds,
+        match (servers.len(), o.alternate) {
+            (1, _) => "",
+            (_, false) => ", each client's sessions on one server",
+            (_, true) => ", each turn on the next server",
+        }
     );
+    let cpu_all = || pids.iter().map(|&p| cpu_seconds(p)).sum::<f64>();
     println!("| clients | turns | turns/s | p50 ms | p99 ms | server CPU µs/turn |");
     println!("|--:|--:|--:|--:|--:|--:|");
     for &n in &o.clients {
-        let cpu_before = cpu_seconds(server.id());
+        let cpu_before = cpu_all();
         let stop = Arc::new(AtomicBool::new(false));
         let started = Instant::now();
         let handles: Vec<_> = (0..n)
             .map(|c| {
-                let (base, token, pack, stop) =
-                    (base.clone(), token.clone(), pack.clone(), stop.clone());
-                std::thread::spawn(move || client(base, token, pack, c, stop))
+                // Client c starts on server c mod N; with `alternate` it
+                // goes round all of them from there.
+                let k = bases.len();
+                let mine: Vec<String> = if o.alternate {
+                    (0..k).map(|i| bases[(c + i) % k].clone()).collect()
+                } else {
+                    vec![bases[c % k].clone()]
+                };
+                let (token, pack, stop) = (token.clone(), pack.clone(), stop.clone());
+                std::thread::spawn(move || client(mine, token, pack, c, stop))
             })
             .collect();
         std::thread::sleep(Duration::from_secs(o.seconds));
@@ -252,7 +299,7 @@ fn main() {
             .flat_map(|h| h.join().unwrap())
             .collect();
         let secs = started.elapsed().as_secs_f64();
-        let cpu = cpu_seconds(server.id()) - cpu_before;
+        let cpu = cpu_all() - cpu_before;
         all.sort_by(f64::total_cmp);
         println!(
             "| {n} | {} | {:.0} | {:.2} | {:.2} | {:.0} |",
@@ -263,26 +310,38 @@ fn main() {
             cpu * 1e6 / all.len().max(1) as f64
         );
     }
-    // Memory: the server's resident set and the live sessions it holds.
-    let open = agent()
-        .get(&format!("{root}/metrics"))
-        .call()
-        .ok()
-        .and_then(|mut r| r.body_mut().read_to_string().ok())
-        .and_then(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix("troupe_open_sessions ").map(str::to_string))
-        })
-        .unwrap_or_default();
-    let rss = std::fs::read_to_string(format!("/proc/{}/status", server.id()))
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:").map(|v| v.trim().to_string()))
-        })
-        .unwrap_or_default();
-    println!("server at the end: {open} live sessions, resident {rss}");
-    let _ = server.kill();
-    let _ = server.wait();
+    // Memory: each server's resident set and the live sessions it holds;
+    // how its live sessions were built.
+    for (root, server) in roots.iter().zip(&mut servers) {
+        let metrics = agent()
+            .get(&format!("{root}/metrics"))
+            .call()
+            .ok()
+            .and_then(|mut r| r.body_mut().read_to_string().ok())
+            .unwrap_or_default();
+        let metric = |name: &str| {
+            metrics
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{name} ")).map(str::to_string))
+                .unwrap_or_default()
+        };
+        let rss = std::fs::read_to_string(format!("/proc/{}/status", server.id()))
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("VmRSS:").map(|v| v.trim().to_string()))
+            })
+            .unwrap_or_default();
+        println!(
+            "server {} at the end: {} live sessions, resident {rss}; {} rebuilds, {} catch-ups, {} messages stepped for them",
+            server.id(),
+            metric("troupe_open_sessions"),
+            metric("troupe_session_rebuilds_total"),
+            metric("troupe_session_catch_ups_total"),
+            metric("troupe_session_messages_stepped_total"),
+        );
+        let _ = server.kill();
+        let _ = server.wait();
+    }
     let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -75,6 +75,7 @@ mod server_model;
 mod server_sessions;
 #[cfg(feature = "server")]
 mod server_views;
+mod session_append;
 mod settings;
 mod testing_broken;
 mod testing_cli;

@@ -772,11 +772,14 @@ fn sigkill_mid_load_loses_no_acknowledged_turn_and_leaves_no_half_turn() {
         let (ws, name) = workspace(&server, &db, "killload");
         let pack = upload(&ws);
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Turns acknowledged so far: the kill waits for some (bounded).
+        let acknowledged = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let base = ws.base.clone();
         let handles: Vec<_> = (0..6u64)
             .map(|c| {
                 let token = ws.token.clone();
                 let stop = stop.clone();
+                let acknowledged = acknowledged.clone();
                 let base = base.clone();
                 let pack = pack.clone();
                 std::thread::spawn(move || {
@@ -806,7 +809,10 @@ fn sigkill_mid_load_loses_no_acknowledged_turn_and_leaves_no_half_turn() {
                             let body = json!({"text": format!("offer {n}")}).to_string();
                             match try_call("POST", &url, Some(&token), Some(body.as_bytes()), None)
                             {
-                                Ok(a) if a.status == 200 => played.last_mut().unwrap().1 += 1,
+                                Ok(a) if a.status == 200 => {
+                                    played.last_mut().unwrap().1 += 1;
+                                    acknowledged.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                                }
                                 Ok(a) if a.status == 409 => continue 'sessions, // ended
                                 Ok(a) => panic!("{a:?}"),
                                 Err(_) => break 'sessions, // the server is gone
@@ -817,13 +823,25 @@ fn sigkill_mid_load_loses_no_acknowledged_turn_and_leaves_no_half_turn() {
                 })
             })
             .collect();
-        std::thread::sleep(std::time::Duration::from_millis(400));
+        // Killed once the load is under way (a dozen turns acknowledged),
+        // not after a fixed time a loaded machine may spend starting up.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while acknowledged.load(std::sync::atomic::Ordering::SeqCst) < 12
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let before = acknowledged.load(std::sync::atomic::Ordering::SeqCst);
         server.kill(); // SIGKILL, turns in flight
         stop.store(true, std::sync::atomic::Ordering::SeqCst);
         let played: Vec<(String, usize)> = handles
             .into_iter()
             .flat_map(|h| h.join().unwrap())
             .collect();
+        assert!(
+            before >= 12,
+            "{db:?}: only {before} turns acknowledged in 120 s of load: the server answered too slowly to be killed mid-load"
+        );
         let server = Server::start(&db);
         let ws = Ws {
             base: format!("{}/api/v1/workspaces/{name}", server.base),

@@ -59,6 +59,8 @@ struct Plan {
     faults: bool,
     /// Set to end the load early.
     stop: Arc<AtomicBool>,
+    /// Turns acknowledged so far (all clients): a fault waits for it.
+    acknowledged: Arc<AtomicUsize>,
 }
 
 /// Runs `plan.clients` clients, client `c` on server `wss[c % len]`, two
@@ -70,7 +72,6 @@ fn drive(wss: &[Arc<Ws>], pack: &str, plan: &Plan) -> Load {
     let sessions: Vec<(String, Value)> = (0..pairs)
         .map(|n| create(&wss[n % wss.len()], pack, n as u64))
         .collect();
-    let answered = Arc::new(AtomicUsize::new(0));
     let handles: Vec<_> = (0..plan.clients)
         .map(|c| {
             let ws = wss[c % wss.len()].clone();
@@ -78,7 +79,7 @@ fn drive(wss: &[Arc<Ws>], pack: &str, plan: &Plan) -> Load {
             let (mut id, doc) = sessions[c / 2].clone();
             let mut current = doc["current"].clone();
             let (turns, faults, stop) = (plan.turns, plan.faults, plan.stop.clone());
-            let answered = answered.clone();
+            let acknowledged = plan.acknowledged.clone();
             std::thread::spawn(move || {
                 let mut load = Load::default();
                 let mut fresh = 0u64;
@@ -106,9 +107,9 @@ fn drive(wss: &[Arc<Ws>], pack: &str, plan: &Plan) -> Load {
                             break;
                         }
                     };
-                    answered.fetch_add(1, Ordering::Relaxed);
                     match a.status {
                         200 => {
+                            acknowledged.fetch_add(1, Ordering::SeqCst);
                             *load.acked.entry(id.clone()).or_default() += 1;
                             current = a.last_message();
                         }
@@ -209,6 +210,7 @@ fn sixty_four_clients_on_one_sqlite_server() {
         turns: TURNS,
         faults: false,
         stop: Arc::default(),
+        acknowledged: Arc::default(),
     };
     let load = drive(std::slice::from_ref(&ws), &pack, &plan);
     println!(
@@ -248,6 +250,7 @@ fn sixty_four_clients_on_two_servers_sharing_postgresql() {
         turns: TURNS,
         faults: false,
         stop: Arc::default(),
+        acknowledged: Arc::default(),
     };
     // Client c plays on server c % 2, and clients 2k and 2k+1 share a
     // session: every pair races across the two processes.
@@ -270,6 +273,11 @@ fn sixty_four_clients_on_two_servers_sharing_postgresql() {
     }
 }
 
+/// The SIGKILL test kills the server once this many turns were acknowledged,
+/// waiting at most `KILL_WAIT` for them.
+const KILL_AFTER: usize = 64;
+const KILL_WAIT: Duration = Duration::from_secs(120);
+
 #[test]
 fn sigkill_mid_load_then_restart_keeps_every_acknowledged_turn() {
     let tmp = tempfile::tempdir().unwrap();
@@ -283,19 +291,37 @@ fn sigkill_mid_load_then_restart_keeps_every_acknowledged_turn() {
             turns: 10_000,
             faults: true,
             stop: Arc::default(),
+            acknowledged: Arc::default(),
         };
-        let stop = plan.stop.clone();
+        let (stop, acknowledged) = (plan.stop.clone(), plan.acknowledged.clone());
+        // The kill comes once the load is under way — KILL_AFTER turns
+        // acknowledged — not after a fixed time, which a loaded machine
+        // may spend creating the sessions; the wait is bounded.
         let killer = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(1500));
+            let deadline = Instant::now() + KILL_WAIT;
+            while acknowledged.load(Ordering::SeqCst) < KILL_AFTER && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let before = acknowledged.load(Ordering::SeqCst);
             server.kill(); // SIGKILL, turns in flight
             std::thread::sleep(Duration::from_millis(200));
             stop.store(true, Ordering::SeqCst);
+            before
         });
         let load = drive(std::slice::from_ref(&ws), &pack, &plan);
-        killer.join().unwrap();
+        let before = killer.join().unwrap();
         assert!(
-            load.total() > 0,
-            "{db:?}: nothing acknowledged before the kill"
+            before >= KILL_AFTER,
+            "{db:?}: only {before} turns acknowledged in {KILL_WAIT:?} of load, fewer than the {KILL_AFTER} the kill waits for: the server answered too slowly to be killed mid-load"
+        );
+        assert!(
+            load.unavailable > 0,
+            "{db:?}: no client saw the kill: the load ended before it ({load:?})"
+        );
+        assert!(
+            load.total() >= before,
+            "{db:?}: {} acknowledged in all, {before} before the kill",
+            load.total()
         );
         let server = Server::start(&db);
         let ws = Ws {
@@ -339,6 +365,7 @@ fn postgresql_stopped_mid_load_gives_503s_then_recovers() {
         turns: 10_000,
         faults: true,
         stop: Arc::default(),
+        acknowledged: Arc::default(),
     };
     let stop = plan.stop.clone();
     let probe = ws.clone();

@@ -138,8 +138,9 @@ fn a_token_revokes_itself() {
 }
 
 /// A session live on instance A that instance B moved forward: A's next
-/// operation reads only the lines B stored after A's copy (a catch-up,
-/// not a rebuild), and both instances then hold the same file.
+/// operation reads only the lines B stored after A's copy and the engine
+/// steps only their messages (a catch-up, not a rebuild), and both
+/// instances then hold the same file.
 #[test]
 fn a_cached_session_catches_up_with_another_instance() {
     let tmp = tempfile::tempdir().unwrap();
@@ -173,6 +174,13 @@ fn a_cached_session_catches_up_with_another_instance() {
         }
         assert_eq!(metric(&b, "troupe_session_rebuilds_total"), 1);
         assert_eq!(metric(&a, "troupe_session_lines_read_total"), 0);
+        // B's rebuild stepped every message stored before its first turn.
+        let stored = metric(&b, "troupe_session_lines_read_total");
+        assert_eq!(
+            metric(&b, "troupe_session_messages_stepped_total"),
+            stored - 1
+        );
+        assert_eq!(metric(&a, "troupe_session_messages_stepped_total"), 0);
         // A's copy is behind by B's lines: it reads those, nothing else.
         let t = ws_a.post(
             &format!("/sessions/{id}/turns"),
@@ -182,6 +190,8 @@ fn a_cached_session_catches_up_with_another_instance() {
         assert_eq!(metric(&a, "troupe_session_catch_ups_total"), 1);
         assert_eq!(metric(&a, "troupe_session_rebuilds_total"), 0);
         assert_eq!(metric(&a, "troupe_session_lines_read_total"), written);
+        // The engine stepped B's messages only, not the whole file again.
+        assert_eq!(metric(&a, "troupe_session_messages_stepped_total"), written);
         // An undo on B moves only the current message: A catches up
         // reading no line.
         let u = ws_b.post(&format!("/sessions/{id}/undo"), &json!({}));
@@ -190,6 +200,8 @@ fn a_cached_session_catches_up_with_another_instance() {
         assert_eq!(after.json()["current"], u.json()["current"]);
         assert_eq!(metric(&a, "troupe_session_catch_ups_total"), 2);
         assert_eq!(metric(&a, "troupe_session_lines_read_total"), written);
+        assert_eq!(metric(&a, "troupe_session_messages_stepped_total"), written);
+        assert_eq!(metric(&a, "troupe_session_rebuilds_total"), 0);
         assert_eq!(
             ws_a.get(&format!("/sessions/{id}.jsonl")).body,
             ws_b.get(&format!("/sessions/{id}.jsonl")).body

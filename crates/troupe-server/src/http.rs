@@ -184,6 +184,9 @@ struct Metrics {
     catch_ups: AtomicU64,
     /// Stored lines read to build or catch up live sessions.
     lines_read: AtomicU64,
+    /// Messages the engine stepped to build or catch up live sessions
+    /// (a catch-up steps only the new ones).
+    messages_stepped: AtomicU64,
 }
 
 impl Metrics {
@@ -1055,6 +1058,11 @@ async fn metrics(State(app): State<App>) -> Response {
             "Stored lines read to build or catch up live sessions.",
             &m.lines_read,
         ),
+        (
+            "troupe_session_messages_stepped_total",
+            "Messages the engine stepped to build or catch up live sessions.",
+            &m.messages_stepped,
+        ),
     ] {
         let _ = writeln!(s, "# HELP {name} {help}");
         let _ = writeln!(s, "# TYPE {name} counter");
@@ -1695,9 +1703,10 @@ impl SessionRoute {
     /// The live session, locked, up to date with the database: the one in
     /// memory when it matches the stored row; caught up when another
     /// instance moved it since (only the lines stored after the copy's are
-    /// read, appended to the copy's file text, and the session resumed from
-    /// that text at the stored current message); else — this process never
-    /// saw it, or dropped it — rebuilt from every stored line.
+    /// read, and the engine checks and steps only their messages:
+    /// `Session::append_lines`, then the stored current message); else —
+    /// this process never saw it, or dropped it, or the catch-up failed —
+    /// rebuilt from every stored line.
     pub(super) async fn live(&self) -> Result<Locked, Problem> {
         // A session this process holds is known to exist; any other is
         // looked up before a slot is made for it (no slot for a made-up ID).
@@ -1720,62 +1729,83 @@ impl SessionRoute {
         let fresh = guard
             .as_ref()
             .is_some_and(|l| l.rows == lines && l.session.current_id().unwrap_or("") == current);
-        if !fresh {
-            // A session's stored lines are only ever appended to (a turn
-            // adds lines; undo and goto move `current` only), so the first
-            // `rows` of them are the copy's, byte for byte.
-            let cached = guard.take().filter(|l| l.rows <= lines).and_then(|l| {
-                l.session
-                    .jsonl()
-                    .get(..l.bytes)
-                    .map(|t| (t.to_string(), l.rows))
-            });
-            let pack = self.app.pack(&self.ws, &pack_hash, false).await?;
-            let metrics = &self.app.0.metrics;
-            let text = match cached {
-                Some((mut text, rows)) => {
-                    let (rest, n) = self.stored_text_from(rows, lines).await?;
-                    text.push_str(&rest);
-                    metrics.catch_ups.fetch_add(1, Ordering::Relaxed);
-                    metrics.lines_read.fetch_add(n as u64, Ordering::Relaxed);
-                    text
-                }
-                None => {
-                    let (text, n) = self.stored_text_from(0, lines).await?;
-                    metrics.rebuilds.fetch_add(1, Ordering::Relaxed);
-                    metrics.lines_read.fetch_add(n as u64, Ordering::Relaxed);
-                    text
-                }
-            };
-            let last = text
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .and_then(|l| serde_json::from_str::<Value>(l).ok())
-                .and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_string));
-            let at = (!current.is_empty() && last.as_deref() != Some(current.as_str()))
-                .then(|| current.clone());
-            let model = self.stored_model().await?;
-            let (runtime, log) = self.app.runtime_for(model.as_deref())?;
-            let p = pack.clone();
-            let bytes = text.len();
-            let session = blocking("rebuilding a session", move || {
-                p.resume_with(&text, {
-                    let mut o = ResumeOptions::default();
-                    o.at = at;
-                    o.runtime = runtime;
-                    o
-                })
+        if fresh {
+            return Ok(Locked { guard, pack_hash });
+        }
+        let metrics = &self.app.0.metrics;
+        // A session's stored lines are only ever appended to (a turn adds
+        // lines; undo and goto move `current` only), so the first `rows` of
+        // them are the copy's, byte for byte — when the copy holds no line
+        // it did not store (a turn whose commit failed).
+        let cached = guard
+            .take()
+            .filter(|l| l.rows <= lines && l.session.jsonl().len() == l.bytes);
+        if let Some(mut live) = cached {
+            let (rest, n) = self.stored_text_from(live.rows, lines).await?;
+            metrics.catch_ups.fetch_add(1, Ordering::Relaxed);
+            metrics.lines_read.fetch_add(n as u64, Ordering::Relaxed);
+            let at = (!current.is_empty()).then(|| current.clone());
+            let (live, stepped) = blocking("catching up a session", move || {
+                let r = live.session.append_lines(&live.pack, &rest, at.as_deref());
+                Ok::<_, Problem>((live, r))
             })
             .await?;
-            *guard = Some(Live {
-                session,
-                pack,
-                rows: lines,
-                bytes,
-                model: log,
-            });
+            match stepped {
+                Ok(k) => {
+                    metrics
+                        .messages_stepped
+                        .fetch_add(k as u64, Ordering::Relaxed);
+                    let mut live = live;
+                    live.rows = lines;
+                    live.bytes = live.session.jsonl().len();
+                    *guard = Some(live);
+                    return Ok(Locked { guard, pack_hash });
+                }
+                // Lines this copy cannot go on with (not expected: they
+                // were checked when stored): rebuilt from every line below.
+                Err(e) => tracing::warn!(
+                    session = %self.id,
+                    error = %e,
+                    "a catch-up was refused; rebuilding the session"
+                ),
+            }
         }
+        let pack = self.app.pack(&self.ws, &pack_hash, false).await?;
+        let (text, n) = self.stored_text_from(0, lines).await?;
+        metrics.rebuilds.fetch_add(1, Ordering::Relaxed);
+        metrics.lines_read.fetch_add(n as u64, Ordering::Relaxed);
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .and_then(|l| serde_json::from_str::<Value>(l).ok())
+            .and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_string));
+        let at = (!current.is_empty() && last.as_deref() != Some(current.as_str()))
+            .then(|| current.clone());
+        let model = self.stored_model().await?;
+        let (runtime, log) = self.app.runtime_for(model.as_deref())?;
+        let p = pack.clone();
+        let bytes = text.len();
+        let session = blocking("rebuilding a session", move || {
+            p.resume_with(&text, {
+                let mut o = ResumeOptions::default();
+                o.at = at;
+                o.runtime = runtime;
+                o
+            })
+        })
+        .await?;
+        // Every message but the header line.
+        metrics
+            .messages_stepped
+            .fetch_add(n.saturating_sub(1) as u64, Ordering::Relaxed);
+        *guard = Some(Live {
+            session,
+            pack,
+            rows: lines,
+            bytes,
+            model: log,
+        });
         Ok(Locked { guard, pack_hash })
     }
 

@@ -210,6 +210,19 @@ impl ResumeOptions {
 /// ```
 pub struct Session {
     pub(super) inner: runtime::Session,
+    /// The checks of the lines read so far, for [`Session::append_lines`]
+    /// (made by its first call).
+    follow: Option<Box<Follow>>,
+}
+
+/// What [`Session::append_lines`] keeps between calls: the checker of the
+/// session's lines (Format 12) and how much of the session file it has read.
+struct Follow {
+    checker: crate::check::session::SessionChecker,
+    /// Bytes of the session text read.
+    bytes: usize,
+    /// Lines read, the header included.
+    lines: u32,
 }
 
 impl fmt::Debug for Session {
@@ -244,7 +257,10 @@ impl Session {
             (None, Some(out)) => runtime::Session::start_to_file(opened, &opts, out)?,
             (Some(r), out) => runtime::Session::start_with(opened, &opts, r, out.as_deref())?,
         };
-        Ok(Session { inner })
+        Ok(Session {
+            inner,
+            follow: None,
+        })
     }
 
     pub(crate) fn resume(pack: &Pack, jsonl: &str, options: ResumeOptions) -> Result<Session> {
@@ -274,7 +290,145 @@ impl Session {
             runtime,
             options.out.as_deref(),
         )?;
-        Ok(Session { inner })
+        Ok(Session {
+            inner,
+            follow: None,
+        })
+    }
+
+    /// Goes on with lines another writer appended to this session's file
+    /// (Format 18.10): the session becomes the one [`Pack::resume_with`]
+    /// gives for this session's file followed by `lines`, resumed at `at`
+    /// (`None`: the last message in file order), byte for byte — its
+    /// [`Session::jsonl`] is the two texts together — while only the new
+    /// messages are checked and stepped. `lines` are whole message lines
+    /// (the last may lack its `\n`; empty: no line, the resume point only
+    /// moves); `pack` is the pack the session was started or resumed with.
+    /// Returns how many messages were appended.
+    ///
+    /// The lines get the checks resume gives them (Format 2.1, 12, 16,
+    /// 17.1: each line one JSON object, the file within 64 MiB, each
+    /// message checked against the story and its path): the first call
+    /// reads the session's own lines once (a check, no step), later calls
+    /// only the lines written since. The session runtime goes on unchanged.
+    ///
+    /// ```
+    /// # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap();
+    /// use troupe::{Pack, SessionOptions};
+    /// let pack = Pack::open("examples/packs/everyday-negotiation")?;
+    /// let mut here = pack.start(SessionOptions::default().seed(7))?;
+    /// let mut there = pack.resume(here.jsonl())?;
+    /// there.turn("Hello Marco!")?;
+    /// let new_lines = &there.jsonl()[here.jsonl().len()..];
+    /// assert_eq!(here.append_lines(&pack, new_lines, None)?, 2);
+    /// assert_eq!(here.jsonl(), there.jsonl());
+    /// assert_eq!(here.state(), there.state());
+    /// # Ok::<(), troupe::Error>(())
+    /// ```
+    ///
+    /// Errors, with the session unchanged: [`ErrorKind::Invalid`] with the
+    /// diagnostics resume would give for these lines (`troupe check`'s);
+    /// [`ErrorKind::Refused`] with ORDER when a line's ID is one the
+    /// session would write later, UNKNOWN_REF at `at` when `at` is not a
+    /// message, or under the fake runtime; [`ErrorKind::Io`] when the
+    /// session's `out` file cannot be written (the session then holds the
+    /// messages, its text only the lines written before the failure).
+    ///
+    /// [`ErrorKind::Invalid`]: super::ErrorKind::Invalid
+    /// [`ErrorKind::Refused`]: super::ErrorKind::Refused
+    /// [`ErrorKind::Io`]: super::ErrorKind::Io
+    pub fn append_lines(&mut self, pack: &Pack, lines: &str, at: Option<&str>) -> Result<usize> {
+        if self.inner.kind == RuntimeKind::Fake {
+            return Err(super::Error::new(
+                super::ErrorKind::Refused,
+                "the fake runtime keeps no messages, so it cannot go on with recorded ones (Format 18.7, 18.10)",
+            ));
+        }
+        let result = self.append_checked(pack, lines, at);
+        if result.is_err() {
+            // The checker has read lines the session did not take: it is
+            // made again by the next call.
+            self.follow = None;
+        }
+        result
+    }
+
+    fn append_checked(&mut self, pack: &Pack, lines: &str, at: Option<&str>) -> Result<usize> {
+        use crate::check::session::SessionChecker;
+        use crate::diag::render::Sources;
+        const FILE: &str = "session";
+        let text = self.inner.session_text();
+        let follow = match &mut self.follow {
+            Some(f) => f,
+            None => {
+                let mut sink = Vec::new();
+                let checker =
+                    SessionChecker::begin(&pack.opened().bundle, self.inner.header(), &mut sink)
+                        .ok_or_else(|| super::Error::invalid(sink, Sources::new()))?;
+                self.follow.insert(Box::new(Follow {
+                    checker,
+                    bytes: 0,
+                    lines: 0,
+                }))
+            }
+        };
+        // The session's own lines since the checker last read: written by
+        // the session (or checked when appended), they are read for the
+        // facts of their paths.
+        let mut sink = Vec::new();
+        for raw in text
+            .get(follow.bytes..)
+            .unwrap_or_default()
+            .split_inclusive('\n')
+        {
+            follow.bytes += raw.len();
+            follow.lines += 1;
+            if follow.lines == 1 {
+                continue;
+            }
+            if let Ok(v) = serde_json::from_str::<Value>(raw.trim_end_matches(['\n', '\r'])) {
+                follow.checker.message(&v, follow.lines, &mut sink);
+            }
+        }
+        let (docs, mut diags) =
+            crate::load::session::parse_appended(FILE, follow.lines, text.len(), lines.as_bytes());
+        // As a whole file is checked: the lines that parsed are checked
+        // even when another did not.
+        let appended = crate::load::SessionDoc::from_documents(FILE, None, docs.clone());
+        diags.extend(crate::check::run::check_appended(
+            &mut follow.checker,
+            &appended,
+        ));
+        if diags.iter().any(crate::diag::Diagnostic::is_error) {
+            let mut sources = Sources::new();
+            sources.add(FILE, format!("{text}{lines}").into());
+            return Err(super::Error::invalid(diags, sources));
+        }
+        let body = lines.strip_suffix('\n').unwrap_or(lines);
+        let raws = if lines.is_empty() {
+            None
+        } else {
+            Some(body.split('\n'))
+        };
+        let recorded: Vec<(&str, Value)> = raws
+            .into_iter()
+            .flatten()
+            .zip(docs)
+            .map(|(raw, doc)| (raw, doc.value))
+            .collect();
+        let checker = &follow.checker;
+        let n = self.inner.append_recorded(
+            &recorded,
+            &mut |ir, so_far, v| {
+                crate::compile::session::lower_appended(checker.story(), ir, so_far, v)
+                    .map_err(|e| e.0)
+            },
+            at,
+        )?;
+        // The lines now in the session's text were read above.
+        follow.bytes = self.inner.session_text().len();
+        follow.lines += n as u32;
+        Ok(n)
     }
 
     /// One turn (Format 18.5): `text` said by the first player. The result

@@ -120,11 +120,40 @@ pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagn
     for d in &mut semantic {
         locate_session(d, session, None);
     }
+    check_messages(schemas, checker.as_mut(), session, &mut out, &mut semantic);
+    out.extend(semantic);
+    dedup(&mut out);
+    out
+}
+
+/// The checks of [`check_session_document`] for message lines appended to
+/// a session (Format 12, 18.10): `checker` has read the session's earlier
+/// lines, and reads these too (call it only when none is an error, or drop
+/// it: it has taken their IDs).
+pub fn check_appended(checker: &mut SessionChecker, appended: &SessionDoc) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut semantic = Vec::new();
+    check_messages(Schemas::get(), Some(checker), appended, &mut out, &mut semantic);
+    out.extend(semantic);
+    dedup(&mut out);
+    out
+}
+
+/// Each message of `session` in file order: its schema diagnostics into
+/// `out`, its semantic ones (when there is a story to check against) into
+/// `semantic`, located.
+fn check_messages(
+    schemas: &Schemas,
+    mut checker: Option<&mut SessionChecker>,
+    session: &SessionDoc,
+    out: &mut Vec<Diagnostic>,
+    semantic: &mut Vec<Diagnostic>,
+) {
     for m in session.messages() {
         out.extend(schemas.validate(SchemaKind::Message, &m, &message_prefix(&m)));
-        if let Some(checker) = &mut checker {
+        if let Some(checker) = checker.as_deref_mut() {
             let from = semantic.len();
-            checker.message(&m.value, m.first_line, &mut semantic);
+            checker.message(&m.value, m.first_line, semantic);
             // Every diagnostic of a line is about that line (a repeated
             // ID's included: it is located at its later line, this one).
             for d in semantic.get_mut(from..).unwrap_or_default() {
@@ -132,9 +161,6 @@ pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagn
             }
         }
     }
-    out.extend(semantic);
-    dedup(&mut out);
-    out
 }
 
 /// Locates a session diagnostic in the header or, for `message:<id>/…`, in

@@ -108,6 +108,12 @@ impl SessionChecker {
         })
     }
 
+    /// The story the session is checked against (its header's scenario,
+    /// seats filled).
+    pub fn story(&self) -> &Story {
+        &self.story
+    }
+
     /// Checks the next message line, `m`, at file line `line` (for the
     /// `line:<n>` location of a line without a string ID, Format 17.2), into
     /// `out`. Every diagnostic is about `m`: `message:<id>/<pointer>` or
@@ -472,8 +478,9 @@ fn check_header_in(
 #[derive(Default, Clone)]
 struct PathFacts {
     /// Indices of the events fired on the path (Format 9.2), kept by
-    /// [`record`], the rule the engine's state keeps too.
-    fired: rpds::HashTrieSet<u32>,
+    /// [`record`], the rule the engine's state keeps too (`Sync`: a live
+    /// session holding the checker moves between threads).
+    fired: rpds::HashTrieSetSync<u32>,
     /// Whether the story has ended on the path.
     ended: bool,
     /// Who is present, and who knows the open summary window (Format 12.5).

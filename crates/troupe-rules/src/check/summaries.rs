@@ -24,7 +24,7 @@ pub(super) struct SceneRules {
     /// and a part costs O(cast), not O(cast²)).
     index: HashMap<String, u32>,
     /// The initial `scene.present` (6.4), as cast indices.
-    initial: rpds::HashTrieSet<u32>,
+    initial: rpds::HashTrieSetSync<u32>,
     /// Opening ID → what an opening brings to a root.
     openings: HashMap<String, OpeningScene>,
     /// Event ID → its changes.
@@ -41,16 +41,16 @@ type OpeningScene = (Option<Value>, Vec<Value>, Vec<Value>);
 #[derive(Default, Clone)]
 pub(super) struct PathKnowledge {
     /// `scene.present` at the path's last message, as cast indices.
-    present: rpds::HashTrieSet<u32>,
+    present: rpds::HashTrieSetSync<u32>,
     /// The first covered part of the open summary window (message ID, part
     /// index); `None` while the window has no part.
     first: Option<(String, usize)>,
     /// Who knows every covered part of the window (valid with `first`).
-    every: rpds::HashTrieSet<String>,
+    every: rpds::HashTrieSetSync<String>,
     /// For an ID that knew the window's first part but not a later one,
     /// that later part. An ID in neither `every` nor `missed` did not know
     /// the first part.
-    missed: rpds::HashTrieMap<String, (String, usize)>,
+    missed: rpds::HashTrieMapSync<String, (String, usize)>,
 }
 
 fn list<'v>(v: &'v Value, field: &str) -> &'v [Value] {
@@ -74,7 +74,7 @@ impl SceneRules {
     pub(super) fn of(story: &Story) -> SceneRules {
         let cast: Vec<String> = story.cast.iter().map(|m| m.character.clone()).collect();
         let mut rules = SceneRules {
-            initial: rpds::HashTrieSet::new(),
+            initial: rpds::HashTrieSet::new_sync(),
             openings: story
                 .scenario
                 .openings
@@ -117,7 +117,7 @@ impl SceneRules {
         self.index.get(id).copied()
     }
 
-    fn members<'a>(&self, ids: impl Iterator<Item = &'a str>) -> rpds::HashTrieSet<u32> {
+    fn members<'a>(&self, ids: impl Iterator<Item = &'a str>) -> rpds::HashTrieSetSync<u32> {
         ids.filter_map(|id| self.index(id)).collect()
     }
 
@@ -130,7 +130,7 @@ impl SceneRules {
 
     /// Applies the scene moves of `changes` (8.5) to `present`; items that
     /// name no cast member are reported by other checks and skipped here.
-    fn apply(&self, changes: &[Value], present: &mut rpds::HashTrieSet<u32>) {
+    fn apply(&self, changes: &[Value], present: &mut rpds::HashTrieSetSync<u32>) {
         for c in changes {
             if let Some(p) = c.pointer("/set/scene.present") {
                 *present = self.members(Self::ids(p));
@@ -265,8 +265,8 @@ impl SceneRules {
         }
         // A summary ends the window: the next one covers what follows it.
         k.first = None;
-        k.every = rpds::HashTrieSet::new();
-        k.missed = rpds::HashTrieMap::new();
+        k.every = rpds::HashTrieSet::new_sync();
+        k.missed = rpds::HashTrieMap::new_sync();
     }
 }
 

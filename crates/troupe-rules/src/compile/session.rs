@@ -254,6 +254,18 @@ impl<'a> SessionCompiler<'a> {
     }
 }
 
+/// Lowers message `m`, appended to the compiled session `so_far` (its
+/// parent is one of `so_far`'s messages): as [`SessionCompiler::push`]
+/// lowers it, without adding it.
+pub fn lower_appended(
+    story: &Story,
+    ir: &StoryIr,
+    so_far: &SessionIr,
+    m: &Value,
+) -> Result<MessageIr, CompileError> {
+    lower_message(ir, &ChangeScope::of(story, ir), so_far, m)
+}
+
 fn lower_message(
     ir: &StoryIr,
     scope: &ChangeScope<'_>,

@@ -144,23 +144,8 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
         }
         let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let result = if line.is_empty() {
-            Err(Diagnostic::error(
-                Code::Parse,
-                "an empty line; every line must be one JSON object",
-            )
-            .in_file(file)
-            .at_line_col(n, 1))
-        } else if line.len() > MAX_JSONL_LINE_BYTES {
-            Err(Diagnostic::error(
-                Code::Limit,
-                format!(
-                    "the line is {} bytes; the limit is {MAX_JSONL_LINE_BYTES} bytes (16 MiB)",
-                    line.len()
-                ),
-            )
-            .in_file(file)
-            .at_line_col(n, 1))
+        let result = if let Some(d) = line_bounds(file, line, n) {
+            Err(d)
         } else if n == 1 {
             parse_json_at(file, line, n).map(|doc| header = Some(doc))
         } else {
@@ -174,8 +159,7 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
             })
         };
         if let Err(mut d) = result {
-            let inner = d.location.pointer.take().unwrap_or_default();
-            d.location.pointer = Some(format!("line:{n}{inner}"));
+            at_line(&mut d, n);
             if n == 1 {
                 d.message = format!("header line: {}", d.message).into();
             }
@@ -197,6 +181,82 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
         }),
         diagnostics,
     })
+}
+
+/// An empty line (PARSE) or one longer than 16 MiB (LIMIT), as line `n`
+/// (Format 2.1, 16); `line` is without its line ending.
+fn line_bounds(file: &str, line: &[u8], n: u32) -> Option<Diagnostic> {
+    if line.is_empty() {
+        Some(
+            Diagnostic::error(Code::Parse, "an empty line; every line must be one JSON object")
+                .in_file(file)
+                .at_line_col(n, 1),
+        )
+    } else if line.len() > MAX_JSONL_LINE_BYTES {
+        Some(
+            Diagnostic::error(
+                Code::Limit,
+                format!(
+                    "the line is {} bytes; the limit is {MAX_JSONL_LINE_BYTES} bytes (16 MiB)",
+                    line.len()
+                ),
+            )
+            .in_file(file)
+            .at_line_col(n, 1),
+        )
+    } else {
+        None
+    }
+}
+
+/// Locates a diagnostic of line `n` at `line:<n>` (a pointer inside the
+/// line appended, as in `line:3/parts/0`).
+fn at_line(d: &mut Diagnostic, n: u32) {
+    let inner = d.location.pointer.take().unwrap_or_default();
+    d.location.pointer = Some(format!("line:{n}{inner}"));
+}
+
+/// Reads message lines appended to a session file whose first `before`
+/// lines (the header included) are `before_bytes` bytes long, as
+/// [`parse_session`] reads the lines of the whole file (Format 2.1, 12.1,
+/// 16.2): the whole file is bounded at 64 MiB and each line read on its own,
+/// numbered as a line of the whole file. `bytes` holds whole lines (the
+/// last one may lack its `\n`). ENCODING and LIMIT stop every other check
+/// (Format 17.1): only that diagnostic is returned, with no message.
+pub fn parse_appended(
+    file: &str,
+    before: u32,
+    before_bytes: usize,
+    bytes: &[u8],
+) -> (Vec<Document>, Vec<Diagnostic>) {
+    if let Some(d) = check_size(file, (before_bytes + bytes.len()) as u64) {
+        return (Vec::new(), vec![d]);
+    }
+    let mut docs = Vec::new();
+    let mut diagnostics = Vec::new();
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    if !bytes.is_empty() {
+        for (i, raw) in split_lines(body).enumerate() {
+            let n = before.saturating_add(u32::try_from(i + 1).unwrap_or(u32::MAX));
+            let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+            let result = match line_bounds(file, line, n) {
+                Some(d) => Err(d),
+                None => parse_json_at(file, line, n),
+            };
+            match result {
+                Ok(doc) => docs.push(doc),
+                Err(mut d) => {
+                    at_line(&mut d, n);
+                    diagnostics.push(d);
+                }
+            }
+        }
+    }
+    let first = |code: Code| diagnostics.iter().find(|d| d.code == code).cloned();
+    if let Some(d) = first(Code::Encoding).or_else(|| first(Code::Limit)) {
+        return (Vec::new(), vec![d]);
+    }
+    (docs, diagnostics)
 }
 
 /// Format 17.1: ENCODING and LIMIT anywhere in the file, a header line that

@@ -120,6 +120,57 @@ pub struct Session {
     pub(crate) recorder: Option<std::cell::RefCell<Recorder>>,
 }
 
+/// ORDER for the first of `ids` that a session of `n` messages would write
+/// later (`m<k>` with k > n, Format 18.4, 18.10).
+fn taken_id<'a>(mut ids: impl Iterator<Item = &'a str>, n: usize) -> Option<StartError> {
+    let taken = ids.find(|id| {
+        id.strip_prefix('m')
+            .filter(|d| !d.starts_with('0'))
+            .and_then(|d| d.parse::<usize>().ok())
+            .is_some_and(|k| k > n)
+    })?;
+    Some(refuse(
+        Code::Order,
+        &format!("message:{taken}"),
+        format!(
+            "the session has {n} messages, so the next one it writes is `m{}`, yet `{taken}` is already taken; a session can be resumed only when no ID is `m<k>` with k greater than its number of messages (Format 18.4, 18.10)",
+            n + 1,
+        ),
+    ))
+}
+
+/// The resume point (Format 18.10): message `at`, else the last in file
+/// order; UNKNOWN_REF at `at` when there is no such message.
+fn resume_point(engine: &Engine, at: Option<&str>) -> Result<Option<u32>, StartError> {
+    Ok(match at {
+        Some(id) => Some(engine.session.find(id).ok_or_else(|| {
+            refuse(
+                Code::UnknownRef,
+                "at",
+                format!(
+                    "the session has no message `{id}`{}",
+                    crate::diag::suggest::one_of(id, engine.session.messages.iter().map(|m| &*m.id))
+                ),
+            )
+        })?),
+        None => engine.last_message(),
+    })
+}
+
+/// The state at recorded message `m` from its parent's, `base`, as a
+/// session that wrote it keeps it (Format 8.6, 11.5): its recorded firings
+/// applied, and the roll counter of its own step (the step without them).
+fn step_recorded(engine: &mut Engine, scratch: &mut Scratch, base: State, m: u32) -> (u64, State) {
+    let mi = m as usize;
+    let firings = std::mem::take(&mut engine.session.messages[mi].firings);
+    let mut bare = base.clone();
+    let r = step_observed(&engine.ir, &engine.session, &mut bare, m, scratch, None);
+    engine.session.messages[mi].firings = firings;
+    let mut st = base;
+    step_observed(&engine.ir, &engine.session, &mut st, m, scratch, None);
+    (r, st)
+}
+
 fn refuse(code: Code, at: &str, message: String) -> StartError {
     StartError::Refused(vec![Diagnostic::error(code, message).at(at)])
 }
@@ -332,39 +383,10 @@ impl Session {
     ) -> Result<Session, StartError> {
         // The IDs this session will write, m<N+1>, m<N+2>, …, must be new.
         let n = engine.session.messages.len();
-        let taken = engine.session.messages.iter().find(|m| {
-            m.id.strip_prefix('m')
-                .filter(|d| !d.starts_with('0'))
-                .and_then(|d| d.parse::<usize>().ok())
-                .is_some_and(|k| k > n)
-        });
-        if let Some(m) = taken {
-            return Err(refuse(
-                Code::Order,
-                &format!("message:{}", m.id),
-                format!(
-                    "the session has {n} messages, so the next one it writes is `m{}`, yet `{}` is already taken; a session can be resumed only when no ID is `m<k>` with k greater than its number of messages (Format 18.4, 18.10)",
-                    n + 1,
-                    m.id
-                ),
-            ));
+        if let Some(e) = taken_id(engine.session.messages.iter().map(|m| &*m.id), n) {
+            return Err(e);
         }
-        let point = match at {
-            Some(id) => Some(engine.session.find(id).ok_or_else(|| {
-                refuse(
-                    Code::UnknownRef,
-                    "at",
-                    format!(
-                        "the session has no message `{id}`{}",
-                        crate::diag::suggest::one_of(
-                            id,
-                            engine.session.messages.iter().map(|m| &*m.id)
-                        )
-                    ),
-                )
-            })?),
-            None => engine.last_message(),
-        };
+        let point = resume_point(&engine, at)?;
         let rt = runtime_ir(pack, &engine, &header)?;
         engine.share_templates(rt.templates.clone());
         // The state at every message, as a session that wrote them keeps
@@ -378,26 +400,7 @@ impl Session {
                 Some(p) => states[p as usize].clone(),
                 None => engine.initial().clone(),
             };
-            let firings = std::mem::take(&mut engine.session.messages[m].firings);
-            let mut bare = base.clone();
-            let r = step_observed(
-                &engine.ir,
-                &engine.session,
-                &mut bare,
-                m as u32,
-                &mut scratch,
-                None,
-            );
-            engine.session.messages[m].firings = firings;
-            let mut st = base;
-            step_observed(
-                &engine.ir,
-                &engine.session,
-                &mut st,
-                m as u32,
-                &mut scratch,
-                None,
-            );
+            let (r, st) = step_recorded(&mut engine, &mut scratch, base, m as u32);
             rolls.push(r);
             states.push(st);
         }
@@ -422,20 +425,104 @@ impl Session {
             recorder: None,
         };
         if let Some(m) = point {
-            let id = s.engine.session.messages[m as usize].id.clone();
-            s.go_to(&id);
-            // A safety stop at the input leaves it without a reply (19.4);
-            // so does a turn no rule answers, which is not a stop: the
-            // input's own verdict tells them apart.
-            let ms = &s.engine.session.messages;
-            let player = matches!(ms[m as usize].author, Who::Cast(c) if s.engine.ir.players.contains(&c));
-            let answered = ms.iter().any(|x| x.parent == Some(m));
-            if player && !answered {
-                let text = s.render(m).unwrap_or_default();
-                s.stopped = s.rt.safety.verdict(&text, false).status == super::safety::Status::Stop;
-            }
+            s.settle(m);
         }
         Ok(s)
+    }
+
+    /// Makes recorded message `m` the current one, as a resumed session's
+    /// resume point (Format 18.10).
+    fn settle(&mut self, m: u32) {
+        let id = self.engine.session.messages[m as usize].id.clone();
+        self.go_to(&id);
+        // A safety stop at the input leaves it without a reply (19.4);
+        // so does a turn no rule answers, which is not a stop: the
+        // input's own verdict tells them apart.
+        let ms = &self.engine.session.messages;
+        let player = matches!(ms[m as usize].author, Who::Cast(c) if self.engine.ir.players.contains(&c));
+        let answered = ms.iter().any(|x| x.parent == Some(m));
+        if player && !answered {
+            let text = self.render(m).unwrap_or_default();
+            self.stopped = self.rt.safety.verdict(&text, false).status == super::safety::Status::Stop;
+        }
+    }
+
+    /// Appends recorded messages to this session, as if its file had been
+    /// resumed with `lines` after its own (Format 18.10): `lines` are the
+    /// message lines, each with its text (without its `\n`) and value,
+    /// already checked against the pack as resume checks a file; `lower`
+    /// lowers one against the session so far. Each message's state is
+    /// computed from its parent's as resume computes it (its recorded
+    /// firings applied), stepping only these messages; the lines are written
+    /// to the session file; the resume point is then `at`, else the last
+    /// message in file order. Returns how many messages were appended.
+    ///
+    /// Refused, with the session unchanged: an ID the session would write
+    /// later (ORDER at `message:<id>`), an `at` that is not a message
+    /// (UNKNOWN_REF at `at`), a line that does not lower (INTERNAL). Not
+    /// for the fake runtime's session (it keeps no messages).
+    pub fn append_recorded(
+        &mut self,
+        lines: &[(&str, Value)],
+        lower: &mut dyn FnMut(&crate::compile::StoryIr, &SessionIr, &Value) -> Result<MessageIr, String>,
+        at: Option<&str>,
+    ) -> Result<usize, StartError> {
+        let before = self.engine.session.messages.len();
+        let n = before + lines.len();
+        let ids = lines
+            .iter()
+            .filter_map(|(_, v)| v.get("id").and_then(Value::as_str));
+        if let Some(e) = taken_id(ids, n) {
+            return Err(e);
+        }
+        for (_, v) in lines {
+            let msg = match lower(&self.engine.ir, &self.engine.session, v) {
+                Ok(msg) => msg,
+                Err(e) => {
+                    self.truncate_messages(before);
+                    return Err(refuse(Code::Internal, "", format!("cannot compile: {e}")));
+                }
+            };
+            let base = match msg.parent {
+                Some(p) => self.states[p as usize].clone(),
+                None => self.engine.initial().clone(),
+            };
+            let ix = self.engine.session.messages.len() as u32;
+            self.engine.session.index.insert(msg.id.clone(), ix);
+            self.engine.session.messages.push(msg);
+            let (r, st) = step_recorded(&mut self.engine, &mut self.scratch, base, ix);
+            self.rolls.push(r);
+            self.states.push(st);
+        }
+        let point = match resume_point(&self.engine, at) {
+            Ok(p) => p,
+            Err(e) => {
+                self.truncate_messages(before);
+                return Err(e);
+            }
+        };
+        for (text, _) in lines {
+            self.writer.line(text)?;
+        }
+        if let Some(m) = point {
+            self.settle(m);
+        }
+        Ok(lines.len())
+    }
+
+    /// Drops the messages from index `len` on, with their states.
+    fn truncate_messages(&mut self, len: usize) {
+        while self.engine.session.messages.len() > len {
+            if let Some(m) = self.engine.session.messages.pop() {
+                self.engine.session.index.remove(&m.id);
+            }
+        }
+        while self.states.len() > len {
+            self.states.pop();
+        }
+        while self.rolls.len() > len {
+            self.rolls.pop();
+        }
     }
 
     /// Starts a session that keeps no session text (the root of a search,
