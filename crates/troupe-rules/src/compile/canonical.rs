@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::model::SCENARIO_FIELDS as SCENARIO;
+
 const BUNDLE: &[&str] = &[
     "troupe",
     "kind",
@@ -31,29 +33,6 @@ const WORLD: &[&str] = &[
     "description",
     "variables",
     "entries",
-    "extensions",
-];
-const SCENARIO: &[&str] = &[
-    "id",
-    "name",
-    "description",
-    "narrator",
-    "voice",
-    "worlds",
-    "cast",
-    "openings",
-    "scene",
-    "variables",
-    "events",
-    "outcomes",
-    "rules",
-    "entries",
-    "difficulty",
-    "rubric",
-    "safety",
-    "emotion",
-    "model",
-    "turn_order",
     "extensions",
 ];
 const VARIABLE: &[&str] = &[

@@ -18,6 +18,32 @@ pub use bundle::*;
 pub use session::*;
 pub use types::{ScalarType, VarType};
 
+/// A scenario's fields in the order Format 6 lists them (the order of a
+/// compiled package's `bundle.json`, Format 14.4).
+pub const SCENARIO_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "description",
+    "narrator",
+    "voice",
+    "worlds",
+    "cast",
+    "openings",
+    "scene",
+    "variables",
+    "events",
+    "outcomes",
+    "rules",
+    "entries",
+    "difficulty",
+    "rubric",
+    "safety",
+    "emotion",
+    "model",
+    "turn_order",
+    "extensions",
+];
+
 /// IDs that are never a character, world, scenario or variable ID (Format 3.2).
 pub const RESERVED_IDS: &[&str] = &[
     "narrator",
