@@ -135,8 +135,11 @@ fn a_session_that_played_on_catches_up_again() {
     assert_eq!(a.current_id(), b.current_id());
 }
 
-/// The error's kind and (code, pointer, line) of each diagnostic.
-fn described(e: &troupe::Error) -> (ErrorKind, Vec<(String, Option<String>, Option<u32>)>) {
+/// A diagnostic's code, pointer and line.
+type Described = (String, Option<String>, Option<u32>);
+
+/// The error's kind and each diagnostic, described.
+fn described(e: &troupe::Error) -> (ErrorKind, Vec<Described>) {
     let v = serde_json::to_value(e.diagnostics()).unwrap();
     let diags = v
         .as_array()
