@@ -135,10 +135,10 @@ fn a_session_that_played_on_catches_up_again() {
     assert_eq!(a.current_id(), b.current_id());
 }
 
-/// A diagnostic as (code, pointer, line).
+/// A diagnostic's code, pointer and line.
 type Described = (String, Option<String>, Option<u32>);
 
-/// The error's kind and (code, pointer, line) of each diagnostic.
+/// The error's kind and each diagnostic, described.
 fn described(e: &troupe::Error) -> (ErrorKind, Vec<Described>) {
     let v = serde_json::to_value(e.diagnostics()).unwrap();
     let diags = v
