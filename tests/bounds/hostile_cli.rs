@@ -606,6 +606,55 @@ fn sessions_of_small_messages_stay_within_the_memory_bound() {
     }
 }
 
+/// The shapes above with 40 diagnostics (Format 16.2: the bound holds
+/// whatever their number): many small collections with 40 unknown root
+/// fields, and a session of small messages 40 of which carry an unknown
+/// field. Diagnostics of a document are located in one pass
+/// ([`troupe::load::SpanIndex::prefetch`]), never from a table of every
+/// value's position.
+#[test]
+fn the_shapes_stay_within_the_memory_bound_with_40_diagnostics() {
+    let _serial = crate::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let members: Vec<String> = (0..40).map(|i| format!("\"x{i}\": 1")).collect();
+    let json = format!(
+        "{{\"a\": [{}{{\"kk\":12345678}}], {}}}",
+        "{\"kk\":12345678},".repeat(250_000),
+        members.join(", ")
+    );
+    std::fs::write(d.join("b.json"), &json).unwrap();
+    let keys: String = (0..40).map(|i| format!("x{i}: 1\n")).collect();
+    let yaml = format!("{keys}a:\n{}", "- {kk: 12345678}\n".repeat(120_000));
+    std::fs::write(d.join("b.yaml"), &yaml).unwrap();
+    for (f, len) in [("b.json", json.len()), ("b.yaml", yaml.len())] {
+        let r = run_within_memory_bound(d, &["check", f], 1, len);
+        assert_eq!(
+            r.stdout.matches("UNKNOWN_FIELD").count(),
+            41,
+            "{f}: {}",
+            r.stdout
+        );
+    }
+    std::fs::write(d.join("k.json"), keyed_bundle()).unwrap();
+    let session: String = new_key_per_message(40_000)
+        .lines()
+        .enumerate()
+        .map(|(i, line)| match line.strip_suffix('}') {
+            Some(open) if i > 0 && i % 1_000 == 0 => format!("{open},\"zz\":1}}\n"),
+            _ => format!("{line}\n"),
+        })
+        .collect();
+    std::fs::write(d.join("s.jsonl"), &session).unwrap();
+    let r = run_within_memory_bound(d, &["check", "k.json", "s.jsonl"], 1, session.len());
+    assert_eq!(
+        r.stdout.matches("UNKNOWN_FIELD").count(),
+        40,
+        "{}",
+        r.stdout
+    );
+}
+
 /// What a path has seen is shared between a message and its replies, not
 /// copied per message (Format 16.2): a root that fires 3,000 once-only
 /// events and 20,000 replies to it. Before, `check` copied the set of fired
