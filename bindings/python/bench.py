@@ -1,4 +1,5 @@
-"""Turns per second and history `state_at` queries per second from Python,
+"""Turns per second (sessions started in the loop, and started beforehand)
+and history `state_at` queries per second from Python,
 beside the same loops run in Rust alone, in one process (docs/performance.md):
 
     python bindings/python/bench.py [ROUNDS]
@@ -26,6 +27,20 @@ def python_turns(pack, rounds):
     turns = 0
     for seed in range(rounds):
         session = pack.start(seed=seed)
+        for line in SCRIPT:
+            if session.ended:
+                break
+            session.turn(line)
+            turns += 1
+    return turns, time.perf_counter() - start
+
+
+def python_turns_only(pack, rounds):
+    """`python_turns` with the sessions started before the clock starts."""
+    sessions = [pack.start(seed=seed) for seed in range(rounds)]
+    start = time.perf_counter()
+    turns = 0
+    for session in sessions:
         for line in SCRIPT:
             if session.ended:
                 break
@@ -65,13 +80,20 @@ def main(rounds=200):
     rows = [
         ("turn", *paired(lambda: _troupe._bench_turns(pack, SCRIPT, rounds),
                          lambda: python_turns(pack, rounds))),
+        ("turn-only", *paired(lambda: _troupe._bench_turns_only(pack, SCRIPT, rounds),
+                              lambda: python_turns_only(pack, rounds))),
         ("state_at", *paired(lambda: _troupe._bench_state_at(history, rounds),
                              lambda: python_state_at(history, rounds))),
     ]
+    rates = {}
     for name, (rn, rs), (pn, ps) in rows:
         assert rn == pn, (rn, pn)
         rust, py = rn / rs, pn / ps
+        rates[name] = (rust, py)
         print(f"{name:9} rust {rust:12,.0f}/s  python {py:12,.0f}/s  python/rust time {rust / py:5.2f}x")
+    # Issue 41 item 4: a start costs little beside the turns it serves.
+    (rs, ps), (ro, po) = rates["turn"], rates["turn-only"]
+    print(f"start included / turns only: rust {rs / ro:.0%}  python {ps / po:.0%}")
 
 
 if __name__ == "__main__":

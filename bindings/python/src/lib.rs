@@ -1101,6 +1101,40 @@ fn _bench_turns(
     .or_raise(py)
 }
 
+/// Benchmark baseline: [`_bench_turns`] with the sessions started before
+/// the clock starts (turns only: the start's share of a played session is
+/// the difference, issue 41 item 4); returns (turns, seconds).
+#[pyfunction]
+fn _bench_turns_only(
+    py: Python<'_>,
+    pack: &Bound<'_, Pack>,
+    lines: Vec<String>,
+    rounds: usize,
+) -> PyResult<(usize, f64)> {
+    let pack = pack.get();
+    py.detach(|| {
+        let mut sessions = (0..rounds)
+            .map(|seed| {
+                pack.inner
+                    .start(troupe::SessionOptions::default().seed(seed as u64))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let start = std::time::Instant::now();
+        let mut turns = 0;
+        for s in &mut sessions {
+            for line in &lines {
+                if s.ended() {
+                    break;
+                }
+                std::hint::black_box(s.turn(line)?);
+                turns += 1;
+            }
+        }
+        Ok((turns, start.elapsed().as_secs_f64()))
+    })
+    .or_raise(py)
+}
+
 /// Benchmark baseline: `state_at` of every message of `history`, `rounds`
 /// times, from Rust alone; returns (queries, seconds).
 #[pyfunction]
@@ -1136,6 +1170,7 @@ fn _troupe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(test, m)?)?;
     m.add_function(wrap_pyfunction!(cel_eval, m)?)?;
     m.add_function(wrap_pyfunction!(_bench_turns, m)?)?;
+    m.add_function(wrap_pyfunction!(_bench_turns_only, m)?)?;
     m.add_function(wrap_pyfunction!(_bench_state_at, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
