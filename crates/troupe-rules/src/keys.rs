@@ -235,10 +235,44 @@ pub fn check_key(key: &str, options: KeyOptions) -> Result<(), String> {
 /// says `(?i)`). The checks and the runtime both compile with it.
 pub fn compile_pattern(p: &str) -> Result<Regex, String> {
     RegexBuilder::new(p)
-        .size_limit(1 << 20)
+        .size_limit(PATTERN_SIZE_LIMIT)
         .build()
         .map_err(|e| format!("`{p}` is not a valid regular expression: {e}"))
 }
+
+/// Whether [`compile_pattern`] compiles `p`, and its message when it does
+/// not (Format 18.1, 19.2: what the checks report), without building the
+/// whole regular expression. [`compile_pattern`]'s fatal failures are a
+/// syntax error and an NFA (forward, or reverse for the lazy DFA) over the
+/// size limit; its prefilter, one-pass and full DFAs are optional and never
+/// fail a build. So a build of the two NFAs under the same limit and
+/// syntax that succeeds means [`compile_pattern`] succeeds; on any failure
+/// the verdict and its message are [`compile_pattern`]'s own. The literal
+/// extraction this skips was about two thirds of the check's cost of a
+/// pattern like `\b8,?[0-9]{3}\b` (docs/performance.md, Run N).
+pub fn check_pattern(p: &str) -> Result<(), String> {
+    use regex_automata::meta;
+    let config = meta::Config::new()
+        .match_kind(regex_automata::MatchKind::LeftmostFirst)
+        .utf8_empty(true)
+        .nfa_size_limit(Some(PATTERN_SIZE_LIMIT))
+        .auto_prefilter(false)
+        .onepass(false)
+        .dfa(false)
+        .hybrid(true);
+    let syntax = regex_automata::util::syntax::Config::new().utf8(true);
+    match meta::Builder::new()
+        .configure(config)
+        .syntax(syntax)
+        .build(p)
+    {
+        Ok(_) => Ok(()),
+        Err(_) => compile_pattern(p).map(|_| ()),
+    }
+}
+
+/// [`compile_pattern`]'s size limit (`RegexBuilder::size_limit`).
+const PATTERN_SIZE_LIMIT: usize = 1 << 20;
 
 /// A pattern (a rule `pattern`, a safety category pattern: Format 18.1,
 /// 19.2) held as its source and compiled by [`compile_pattern`] the first
@@ -779,6 +813,38 @@ impl KeyScan<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The check's verdict on a pattern is [`compile_pattern`]'s, message
+    /// included (Format 18.1, 19.2): valid patterns, syntax errors, an
+    /// alternation of literals (which `regex` runs without an NFA) and
+    /// patterns over the size limit, forward and as a literal alternation.
+    #[test]
+    fn check_pattern_agrees_with_compile_pattern() {
+        let big_alternation = (0..40_000)
+            .map(|i| format!("w{i:05}x"))
+            .collect::<Vec<_>>()
+            .join("|");
+        let cases = [
+            r"\b8,?[0-9]{3}\b",
+            r"(?i)^h[a-z]+o w",
+            "a|b|c",
+            "(",
+            "[z-a]",
+            r"\p{Nope}",
+            r"\w{1000}",
+            r"(\w{100}){100}",
+            "x{1001}{1001}",
+            big_alternation.as_str(),
+        ];
+        for p in cases {
+            assert_eq!(
+                check_pattern(p),
+                compile_pattern(p).map(|_| ()),
+                "{}",
+                &p[..p.len().min(40)]
+            );
+        }
+    }
 
     fn find(key: &str, cs: bool, ww: bool, text: &str) -> Option<(usize, usize)> {
         let set = KeySet::new(

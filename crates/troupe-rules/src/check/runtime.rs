@@ -26,7 +26,7 @@ fn runtime_key(key: &str, at: String, out: &mut Vec<Diagnostic>) {
 }
 
 fn pattern(p: &str, at: String, out: &mut Vec<Diagnostic>) {
-    if let Err(msg) = keys::compile_pattern(p) {
+    if let Err(msg) = keys::check_pattern(p) {
         out.push(Diagnostic::error(Code::Schema, msg).at(at));
     }
 }

@@ -152,7 +152,10 @@ fn add_session_sources(sources: &mut Sources, s: &SessionDoc) {
 }
 
 fn check_pack_path(path: &Path, checked: &mut Checked) {
-    check_scanned_pack(path, load::scan_pack(path), checked);
+    // Nothing here runs the pack: its lowered bundle moves into `checked`.
+    if let Some((_, lowered)) = check_scanned(path, load::scan_pack(path), checked) {
+        checked.bundles.push((path.display().to_string(), lowered.bundle));
+    }
 }
 
 /// Checks a pack directory already scanned by [`load::scan_pack`] into
@@ -160,6 +163,19 @@ fn check_pack_path(path: &Path, checked: &mut Checked) {
 /// the pack and its lowering when it was readable, so that a caller that
 /// runs the pack (`troupe test`) neither scans nor lowers it twice.
 pub fn check_scanned_pack(
+    path: &Path,
+    loaded: load::Loaded<PackFiles>,
+    checked: &mut Checked,
+) -> Option<(PackFiles, lower::Lowered)> {
+    let (pack, lowered) = check_scanned(path, loaded, checked)?;
+    checked
+        .bundles
+        .push((path.display().to_string(), lowered.bundle.clone()));
+    Some((pack, lowered))
+}
+
+/// [`check_scanned_pack`] without adding the bundle to `checked.bundles`.
+fn check_scanned(
     path: &Path,
     loaded: load::Loaded<PackFiles>,
     checked: &mut Checked,
@@ -202,7 +218,6 @@ pub fn check_scanned_pack(
         }
     }
     checked.diagnostics.extend(diags);
-    checked.bundles.push((root, lowered.bundle.clone()));
     Some((pack, lowered))
 }
 
