@@ -27,6 +27,11 @@ enum Origin {
 struct Inner {
     opened: Opened,
     origin: Origin,
+    /// Checkers of appended session lines ([`crate::Session::append_lines`])
+    /// by scenario and seating, each with no line read: the sessions'
+    /// checkers share their story.
+    checkers:
+        std::sync::Mutex<std::collections::HashMap<String, crate::check::session::SessionChecker>>,
 }
 
 /// A scenario a pack offers (Format 13, 14): its ID and its display name.
@@ -178,12 +183,41 @@ impl Pack {
 
     fn new(opened: Opened, origin: Origin) -> Pack {
         Pack {
-            inner: Arc::new(Inner { opened, origin }),
+            inner: Arc::new(Inner {
+                opened,
+                origin,
+                checkers: Default::default(),
+            }),
         }
     }
 
     pub(crate) fn opened(&self) -> &Opened {
         &self.inner.opened
+    }
+
+    /// A checker, with no line read, of the messages of a session of this
+    /// pack whose header (already checked) is `header`; `None` when its
+    /// story does not resolve. The story is resolved once per scenario and
+    /// seating (the header's `players` and `characters`) and shared.
+    pub(crate) fn lines_checker(
+        &self,
+        header: &serde_json::Value,
+    ) -> Option<crate::check::session::SessionChecker> {
+        let key = format!(
+            "{}\u{0}{}\u{0}{}",
+            header.get("scenario").unwrap_or(&serde_json::Value::Null),
+            header.get("players").unwrap_or(&serde_json::Value::Null),
+            header.get("characters").unwrap_or(&serde_json::Value::Null)
+        );
+        let mut cache = self.inner.checkers.lock().ok()?;
+        if let Some(c) = cache.get(&key) {
+            return Some(c.fresh());
+        }
+        let c =
+            crate::check::session::SessionChecker::for_lines(&self.inner.opened.bundle, header)?;
+        let fresh = c.fresh();
+        cache.insert(key, c);
+        Some(fresh)
     }
 
     /// The name the pack was opened under (the path as given, `bundle` or

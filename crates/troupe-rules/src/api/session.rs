@@ -354,17 +354,18 @@ impl Session {
     }
 
     fn append_checked(&mut self, pack: &Pack, lines: &str, at: Option<&str>) -> Result<usize> {
-        use crate::check::session::SessionChecker;
         use crate::diag::render::Sources;
         const FILE: &str = "session";
         let text = self.inner.session_text();
         let follow = match &mut self.follow {
             Some(f) => f,
             None => {
-                let mut sink = Vec::new();
-                let checker =
-                    SessionChecker::begin(&pack.opened().bundle, self.inner.header(), &mut sink)
-                        .ok_or_else(|| super::Error::invalid(sink, Sources::new()))?;
+                let checker = pack.lines_checker(self.inner.header()).ok_or_else(|| {
+                    super::Error::new(
+                        super::ErrorKind::Refused,
+                        "the session's scenario is not one of this pack's: append lines with the pack the session was started or resumed with",
+                    )
+                })?;
                 self.follow.insert(Box::new(Follow {
                     checker,
                     bytes: 0,

@@ -35,14 +35,29 @@ pub fn check_session(bundle: &Value, header: &Value, messages: &[&Value]) -> Vec
 /// parent's where they are the same, so a session is checked without holding
 /// its messages.
 pub struct SessionChecker {
+    /// What the checks read and never change: shared by [`SessionChecker::fresh`]
+    /// copies.
+    rules: std::sync::Arc<Rules>,
+    /// The facts of each message's path; `None` for a message with no path
+    /// (its parent is not an earlier line, or has no path itself: Format 12.1).
+    facts: HashMap<String, Option<PathFacts>>,
+}
+
+impl std::fmt::Debug for SessionChecker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionChecker")
+            .field("messages", &self.facts.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The story and the tables a [`SessionChecker`] checks messages against.
+struct Rules {
     story: Story,
     /// Event ID → (index, repeats, ends the story).
     events: HashMap<String, (u32, bool, bool)>,
     outcomes: HashSet<String>,
     openings: indexmap::IndexSet<String>,
-    /// The facts of each message's path; `None` for a message with no path
-    /// (its parent is not an earlier line, or has no path itself: Format 12.1).
-    facts: HashMap<String, Option<PathFacts>>,
     /// How `scene.present` moves, for who knows what (Format 7.4, 12.5).
     scene: SceneRules,
 }
@@ -78,6 +93,26 @@ impl SessionChecker {
             );
         }
         check_header(bundle, &story, header, out);
+        Some(Self::of_story(story))
+    }
+
+    /// A checker of the messages of a session whose header and story have
+    /// passed their checks (a session started or resumed): the story is
+    /// resolved from `header`, not checked again; `None` when it does not
+    /// resolve.
+    pub fn for_lines(bundle: &Value, header: &Value) -> Option<Self> {
+        resolve_story(bundle, header, &mut Vec::new()).map(Self::of_story)
+    }
+
+    /// A checker that has read no message, sharing this one's story.
+    pub fn fresh(&self) -> Self {
+        SessionChecker {
+            rules: self.rules.clone(),
+            facts: HashMap::new(),
+        }
+    }
+
+    fn of_story(story: Story) -> Self {
         let events = story
             .scenario
             .events
@@ -98,20 +133,22 @@ impl SessionChecker {
             .iter()
             .filter_map(|o| o.get("id").and_then(Value::as_str).map(str::to_string))
             .collect();
-        Some(SessionChecker {
-            scene: SceneRules::of(&story),
-            story,
-            events,
-            outcomes,
-            openings,
+        SessionChecker {
+            rules: std::sync::Arc::new(Rules {
+                scene: SceneRules::of(&story),
+                story,
+                events,
+                outcomes,
+                openings,
+            }),
             facts: HashMap::new(),
-        })
+        }
     }
 
     /// The story the session is checked against (its header's scenario,
     /// seats filled).
     pub fn story(&self) -> &Story {
-        &self.story
+        &self.rules.story
     }
 
     /// Checks the next message line, `m`, at file line `line` (for the
@@ -119,7 +156,8 @@ impl SessionChecker {
     /// `out`. Every diagnostic is about `m`: `message:<id>/<pointer>` or
     /// `line:<n>/<pointer>`.
     pub fn message(&mut self, m: &Value, line: u32, out: &mut Vec<Diagnostic>) {
-        let story = &self.story;
+        let rules = &*self.rules;
+        let story = &rules.story;
         // A line without a string ID is checked like every message, located
         // at `line:<n>` (Format 17.2); no later line can name it.
         let id = m.get("id").and_then(Value::as_str);
@@ -155,7 +193,7 @@ impl SessionChecker {
                 }
             },
             None => Some(PathFacts {
-                knowledge: self.scene.root(),
+                knowledge: rules.scene.root(),
                 ..PathFacts::default()
             }),
         };
@@ -177,13 +215,13 @@ impl SessionChecker {
                     )
                     .at(at("/opening")),
                 );
-            } else if !self.openings.contains(o) {
+            } else if !rules.openings.contains(o) {
                 out.push(
                     Diagnostic::error(
                         Code::UnknownRef,
                         format!(
                             "the scenario has no opening `{o}`{}",
-                            crate::diag::suggest::one_of(o, self.openings.iter().map(String::as_str))
+                            crate::diag::suggest::one_of(o, rules.openings.iter().map(String::as_str))
                         ),
                     )
                     .at(at("/opening")),
@@ -244,7 +282,7 @@ impl SessionChecker {
                 );
             }
             if let Some(e) = f.get("event").and_then(Value::as_str) {
-                match self.events.get(e) {
+                match rules.events.get(e) {
                     None => out.push(
                         Diagnostic::error(
                             Code::UnknownRef,
@@ -269,7 +307,7 @@ impl SessionChecker {
                     }
                 }
             } else if let Some(o) = f.get("outcome").and_then(Value::as_str) {
-                if !self.outcomes.contains(o) {
+                if !rules.outcomes.contains(o) {
                     out.push(
                         Diagnostic::error(
                             Code::UnknownRef,
@@ -285,7 +323,7 @@ impl SessionChecker {
             }
         }
         if let (Some(id), true) = (id, has_path) {
-            self.scene
+            rules.scene
                 .message(&mut path.knowledge, id, m, &prefix, out);
         }
         if let Some(id) = id {
