@@ -2,7 +2,7 @@
 and history `state_at` queries per second from Python,
 beside the same loops run in Rust alone, in one process (docs/performance.md):
 
-    python bindings/python/bench.py [ROUNDS]
+    python -P bindings/python/bench.py [ROUNDS]   # from the repository's root
 
 The Rust figures come from `troupe._troupe._bench_turns/_bench_state_at`,
 the same API calls without converting results to Python; the ratio is the
