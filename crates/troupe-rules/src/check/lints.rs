@@ -11,7 +11,7 @@ use rust_decimal::Decimal;
 use serde_json::Value;
 
 use crate::changes::{resolve_target, Target};
-use super::conditions::owner_env;
+use crate::resolve::env::owner_env;
 use crate::resolve::story::{Owner, Story};
 use crate::changes::values::exact_decimal;
 use crate::diag::{escape_token, Code, Diagnostic, Severity};
@@ -77,7 +77,7 @@ fn unread_knobs(story: &Story, reads: &BTreeSet<String>, out: &mut Vec<Diagnosti
     if let Some(src) = story.raw.get("emotion").and_then(Value::as_str) {
         let scenario = Owner::Scenario(story.scenario.id.clone());
         let env = owner_env(story, &scenario, false);
-        match &*crate::check::conditions::compile_once(story, &scenario, false, src, &env) {
+        match &*crate::resolve::env::compile_once(story, &scenario, false, src, &env) {
             Ok(p) => unread.retain(|k| !p.reads(&env).contains(&format!("difficulty.{k}"))),
             Err(_) => return, // reported by the runtime checks; reads unknown
         }

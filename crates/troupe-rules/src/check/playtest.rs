@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::conditions::owner_env;
+use crate::resolve::env::owner_env;
 use crate::resolve::story::{resolve, Owner, Story};
 use super::templates::check_template;
 use crate::cel::{self, Env, Type};

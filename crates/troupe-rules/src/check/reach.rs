@@ -16,7 +16,7 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use serde_json::Value;
 
 use crate::changes::{resolve_target, Target};
-use super::conditions::{compile_once, condition_text, derived_order, owner_env};
+use crate::resolve::env::{compile_once, condition_text, derived_order, owner_env};
 use crate::resolve::story::{Owner, Story, VarDecl};
 use crate::changes::values::exact_decimal;
 use crate::cel::checker::{ArithOp, CmpOp};

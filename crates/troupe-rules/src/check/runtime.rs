@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::changes::check_changes;
 use crate::changes::{resolve_target, Target};
-use super::conditions::{compile_once, owner_env};
+use crate::resolve::env::{compile_once, owner_env};
 use crate::resolve::story::{Owner, Story};
 use crate::cel::Type;
 use crate::diag::{escape_token, Code, Diagnostic};

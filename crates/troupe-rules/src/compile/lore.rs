@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::ir::OwnerRef;
 use super::CompileError;
 use crate::cel::{self, Program};
-use crate::check::conditions::owner_env;
+use crate::resolve::env::owner_env;
 use crate::resolve::story::{Owner, Story};
 use crate::keys::{KeyOptions, KeySet};
 use crate::model::Entry;

@@ -11,7 +11,7 @@ use super::ir::*;
 use super::value::{json_decimal, Norm, Val};
 use super::CompileError;
 use crate::cel::{self, Value as CelValue};
-use crate::check::conditions::{condition_text, derived_order, owner_env};
+use crate::resolve::env::{condition_text, derived_order, owner_env};
 use crate::resolve::story::{Owner, Story};
 use crate::model::{Keys, Opening, ScalarType, VarType, Variable};
 use crate::template;

@@ -7,4 +7,5 @@
 //! same code whether an author wrote it in a rule or a model adapter proposed
 //! it during a session.
 
+pub mod env;
 pub mod story;

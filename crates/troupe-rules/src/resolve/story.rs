@@ -121,11 +121,11 @@ pub struct Story {
     /// header says) rather than for the bundle alone.
     pub session: bool,
     /// The story's CEL declarations, built once on first use
-    /// ([`crate::check::conditions::owner_env`]).
-    pub(crate) cel: std::sync::OnceLock<std::sync::Arc<crate::check::conditions::StoryEnv>>,
+    /// ([`crate::resolve::env::owner_env`]).
+    pub(crate) cel: std::sync::OnceLock<std::sync::Arc<crate::resolve::env::StoryEnv>>,
     /// The story's expressions compiled by the checks, each once
-    /// ([`crate::check::conditions::compile_once`]).
-    pub(crate) programs: crate::check::conditions::Compiled,
+    /// ([`crate::resolve::env::compile_once`]).
+    pub(crate) programs: crate::resolve::env::Compiled,
 }
 
 impl Story {
