@@ -332,13 +332,24 @@ fn main() {
                     .find_map(|l| l.strip_prefix("VmRSS:").map(|v| v.trim().to_string()))
             })
             .unwrap_or_default();
+        // Inside the server (the handler, from the body read to the
+        // commit): the share of all its turns over 25 and 50 ms.
+        let count: f64 = metric("troupe_turn_seconds_count").parse().unwrap_or(0.0);
+        let over = |le: &str| {
+            let within: f64 = metric(&format!("troupe_turn_seconds_bucket{{le=\"{le}\"}}"))
+                .parse()
+                .unwrap_or(0.0);
+            100.0 * (count - within) / count.max(1.0)
+        };
         println!(
-            "server {} at the end: {} live sessions, resident {rss}; {} rebuilds, {} catch-ups, {} messages stepped for them",
+            "server {} at the end: {} live sessions, resident {rss}; {} rebuilds, {} catch-ups, {} messages stepped for them; of its {count} turns (all runs) {:.2}% took over 25 ms and {:.2}% over 50 ms inside the server",
             server.id(),
             metric("troupe_open_sessions"),
             metric("troupe_session_rebuilds_total"),
             metric("troupe_session_catch_ups_total"),
             metric("troupe_session_messages_stepped_total"),
+            over("0.025"),
+            over("0.05"),
         );
         let _ = server.kill();
         let _ = server.wait();

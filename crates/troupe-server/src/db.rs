@@ -750,6 +750,37 @@ impl Db {
             .map_err(|e: sqlx::Error| e.to_string())
     }
 
+    /// The stored lines `from..upto` of a session (0: the header), joined
+    /// in order, and how many they are: on SQLite on the line reader's
+    /// thread ([`super::lite`]), else through the pool.
+    pub async fn session_lines(
+        &self,
+        ws: &str,
+        id: &str,
+        from: i64,
+        upto: i64,
+    ) -> Result<(String, i64), String> {
+        let (ws, id) = (ws.to_string(), id.to_string());
+        if let Some(lite) = &self.lite {
+            return lite.session_lines(ws, id, from, upto).await;
+        }
+        let rows = sqlx::query(
+            "SELECT line FROM troupe_lines WHERE workspace = $1 AND session = $2 AND seq >= $3 AND seq < $4 ORDER BY seq",
+        )
+        .bind(ws)
+        .bind(id)
+        .bind(from)
+        .bind(upto)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| e.to_string())?;
+        let mut text = String::new();
+        for r in &rows {
+            text.push_str(&r.try_get::<String, _>(0).map_err(|e| e.to_string())?);
+        }
+        Ok((text, rows.len() as i64))
+    }
+
     /// At most `limit` sessions of `ws` whose ID sorts after `after`, in ID
     /// order, each with its header line (one indexed range read).
     pub async fn list_sessions(

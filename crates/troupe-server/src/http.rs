@@ -1683,21 +1683,11 @@ impl SessionRoute {
     /// turn another instance commits meanwhile adds lines past it, which
     /// must not be read with that row's current message and count.
     async fn stored_text_from(&self, from: i64, upto: i64) -> Result<(String, i64), Problem> {
-        let rows = sqlx::query(
-            "SELECT line FROM troupe_lines WHERE workspace = $1 AND session = $2 AND seq >= $3 AND seq < $4 ORDER BY seq",
-        )
-        .bind(self.ws.clone())
-        .bind(self.id.clone())
-        .bind(from)
-        .bind(upto)
-        .fetch_all(&self.app.db().pool)
-        .await
-        .map_err(Problem::db)?;
-        let mut text = String::new();
-        for r in &rows {
-            text.push_str(&r.try_get::<String, _>(0).map_err(Problem::db)?);
-        }
-        Ok((text, rows.len() as i64))
+        self.app
+            .db()
+            .session_lines(&self.ws, &self.id, from, upto)
+            .await
+            .map_err(Problem::db)
     }
 
     /// The live session, locked, up to date with the database: the one in

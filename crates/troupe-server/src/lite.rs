@@ -8,6 +8,9 @@
 //! - The **reader** answers reads one after another; in WAL mode it never
 //!   waits for the writer, so a request's reads do not queue behind a
 //!   group's fsync.
+//! - The **line reader** reads a session's stored lines (a rebuild, a
+//!   catch-up, an export): a long read there never holds up the reader's
+//!   small ones.
 //! - The **writer** takes every queued write at once and commits them in
 //!   one transaction, one fsync: the other writes (a new session's rows),
 //!   each under a savepoint so that a failing one fails alone, then the
@@ -44,6 +47,7 @@ enum Write {
 #[derive(Debug, Clone)]
 pub struct Lite {
     reads: mpsc::Sender<ReadJob>,
+    line_reads: mpsc::Sender<ReadJob>,
     writes: mpsc::Sender<Write>,
 }
 
@@ -74,8 +78,18 @@ impl Lite {
     /// `write_lock` is the process's SQLite write lock.
     pub fn start(path: &str, write_lock: Arc<tokio::sync::Mutex<()>>) -> Result<Lite, String> {
         let reader = connect(path)?;
+        let line_reader = connect(path)?;
         let writer = connect(path)?;
         let (reads, read_queue) = mpsc::channel::<ReadJob>();
+        let (line_reads, line_read_queue) = mpsc::channel::<ReadJob>();
+        std::thread::Builder::new()
+            .name("troupe-sqlite-lines".into())
+            .spawn(move || {
+                while let Ok(job) = line_read_queue.recv() {
+                    job(&line_reader);
+                }
+            })
+            .map_err(|e| format!("cannot start the SQLite line reader: {e}"))?;
         let (writes, write_queue) = mpsc::channel::<Write>();
         std::thread::Builder::new()
             .name("troupe-sqlite-read".into())
@@ -89,7 +103,11 @@ impl Lite {
             .name("troupe-sqlite-write".into())
             .spawn(move || write_loop(writer, write_queue, write_lock))
             .map_err(|e| format!("cannot start the SQLite writer: {e}"))?;
-        Ok(Lite { reads, writes })
+        Ok(Lite {
+            reads,
+            line_reads,
+            writes,
+        })
     }
 
     /// Runs `f` on the reader's connection and answers what it returned.
@@ -97,8 +115,31 @@ impl Lite {
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, String> {
+        Self::read_on(&self.reads, f).await
+    }
+
+    /// The stored lines `from..upto` of session `id` of `ws` (0: the
+    /// header), joined in order, and how many they are, read on the line
+    /// reader's connection.
+    pub async fn session_lines(
+        &self,
+        ws: String,
+        id: String,
+        from: i64,
+        upto: i64,
+    ) -> Result<(String, i64), String> {
+        Self::read_on(&self.line_reads, move |c| {
+            session_lines(c, &ws, &id, from, upto)
+        })
+        .await
+    }
+
+    async fn read_on<T: Send + 'static>(
+        queue: &mpsc::Sender<ReadJob>,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
         let (answer, answered) = tokio::sync::oneshot::channel();
-        self.reads
+        queue
             .send(Box::new(move |c| {
                 let _ = answer.send(f(c).map_err(|e| e.to_string()));
             }))
@@ -261,4 +302,25 @@ pub fn session_row(
     rows.next()?
         .map(|r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .transpose()
+}
+
+/// The stored lines `from..upto` of a session (0: the header), joined in
+/// order, and how many they are.
+fn session_lines(
+    c: &Connection,
+    ws: &str,
+    id: &str,
+    from: i64,
+    upto: i64,
+) -> rusqlite::Result<(String, i64)> {
+    let mut q = c.prepare_cached(
+        "SELECT line FROM troupe_lines WHERE workspace = ?1 AND session = ?2 AND seq >= ?3 AND seq < ?4 ORDER BY seq",
+    )?;
+    let mut rows = q.query(params![ws, id, from, upto])?;
+    let (mut text, mut n) = (String::new(), 0);
+    while let Some(r) = rows.next()? {
+        text.push_str(&r.get::<_, String>(0)?);
+        n += 1;
+    }
+    Ok((text, n))
 }
