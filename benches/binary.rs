@@ -11,6 +11,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[path = "runtime/cases.rs"]
 mod cases;
+#[path = "runtime/generated_pack.rs"]
+mod generated_pack;
 
 /// The prefix of every group's name.
 const PREFIX: &str = "binary";

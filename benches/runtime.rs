@@ -9,6 +9,8 @@
 
 #[path = "runtime/cases.rs"]
 mod cases;
+#[path = "runtime/generated_pack.rs"]
+mod generated_pack;
 
 /// The prefix of every group's name.
 const PREFIX: &str = "runtime";
