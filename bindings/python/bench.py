@@ -22,16 +22,20 @@ PACK = ROOT / "examples" / "packs" / "everyday-negotiation"
 SCRIPT = (ROOT / "examples" / "scripts" / "used-car-good-deal.txt").read_text().splitlines()
 
 
+def play(session):
+    """The script as turns until the session ends; how many were played."""
+    turns = 0
+    for line in SCRIPT:
+        if session.ended:
+            break
+        session.turn(line)
+        turns += 1
+    return turns
+
+
 def python_turns(pack, rounds):
     start = time.perf_counter()
-    turns = 0
-    for seed in range(rounds):
-        session = pack.start(seed=seed)
-        for line in SCRIPT:
-            if session.ended:
-                break
-            session.turn(line)
-            turns += 1
+    turns = sum(play(pack.start(seed=seed)) for seed in range(rounds))
     return turns, time.perf_counter() - start
 
 
@@ -39,13 +43,7 @@ def python_turns_only(pack, rounds):
     """`python_turns` with the sessions started before the clock starts."""
     sessions = [pack.start(seed=seed) for seed in range(rounds)]
     start = time.perf_counter()
-    turns = 0
-    for session in sessions:
-        for line in SCRIPT:
-            if session.ended:
-                break
-            session.turn(line)
-            turns += 1
+    turns = sum(play(session) for session in sessions)
     return turns, time.perf_counter() - start
 
 

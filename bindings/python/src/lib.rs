@@ -1088,17 +1088,25 @@ fn _bench_turns(
             let mut s = pack
                 .inner
                 .start(troupe::SessionOptions::default().seed(seed as u64))?;
-            for line in &lines {
-                if s.ended() {
-                    break;
-                }
-                std::hint::black_box(s.turn(line)?);
-                turns += 1;
-            }
+            turns += bench_play(&mut s, &lines)?;
         }
         Ok((turns, start.elapsed().as_secs_f64()))
     })
     .or_raise(py)
+}
+
+/// The benchmarks' play: `lines` as turns until the session ends; returns
+/// how many were played.
+fn bench_play(s: &mut troupe::Session, lines: &[String]) -> troupe::Result<usize> {
+    let mut turns = 0;
+    for line in lines {
+        if s.ended() {
+            break;
+        }
+        std::hint::black_box(s.turn(line)?);
+        turns += 1;
+    }
+    Ok(turns)
 }
 
 /// Benchmark baseline: [`_bench_turns`] with the sessions started before
@@ -1122,13 +1130,7 @@ fn _bench_turns_only(
         let start = std::time::Instant::now();
         let mut turns = 0;
         for s in &mut sessions {
-            for line in &lines {
-                if s.ended() {
-                    break;
-                }
-                std::hint::black_box(s.turn(line)?);
-                turns += 1;
-            }
+            turns += bench_play(s, &lines)?;
         }
         Ok((turns, start.elapsed().as_secs_f64()))
     })
