@@ -208,6 +208,27 @@ fn large_documents_with_a_few_diagnostics_stay_within_the_memory_bound() {
     }
 }
 
+/// Checks, in `d`, a JSON and a YAML document whose field `a` is `json_a` /
+/// `yaml_a` (unknown: one UNKNOWN_FIELD) beside 40 more unknown fields
+/// `x0`…`x39`: exit 1, 41 UNKNOWN_FIELD, peak memory within the bound.
+fn check_with_40_more_fields(d: &Path, json_a: &str, yaml_a: &str) {
+    let members: Vec<String> = (0..40).map(|i| format!("\"x{i}\": 1")).collect();
+    let json = format!("{{\"a\": {json_a}, {}}}", members.join(", "));
+    std::fs::write(d.join("b.json"), &json).unwrap();
+    let keys: String = (0..40).map(|i| format!("x{i}: 1\n")).collect();
+    let yaml = format!("{keys}a: {yaml_a}\n");
+    std::fs::write(d.join("b.yaml"), &yaml).unwrap();
+    for (f, len) in [("b.json", json.len()), ("b.yaml", yaml.len())] {
+        let r = run_within_memory_bound(d, &["check", f], 1, len);
+        assert_eq!(
+            r.stdout.matches("UNKNOWN_FIELD").count(),
+            41,
+            "{f}: {}",
+            r.stdout
+        );
+    }
+}
+
 /// The same documents with 40 diagnostics (more than the lookups a
 /// document answers by a pass each): they are located all at once, by one
 /// pass that keeps the positions on their 40 paths, so the peak is what it
@@ -218,26 +239,11 @@ fn large_documents_with_many_diagnostics_stay_within_the_memory_bound() {
     let _serial = crate::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let members: Vec<String> = (0..40).map(|i| format!("\"x{i}\": 1")).collect();
-    let json = format!(
-        "{{\"a\": [{}1234567], {}}}",
-        "1234567,".repeat(500_000),
-        members.join(", ")
+    check_with_40_more_fields(
+        d,
+        &format!("[{}1234567]", "1234567,".repeat(500_000)),
+        &format!("[{}123456]", "123456, ".repeat(400_000)),
     );
-    std::fs::write(d.join("b.json"), &json).unwrap();
-    let keys: String = (0..40).map(|i| format!("x{i}: 1\n")).collect();
-    let yaml = format!("a: [{}123456]\n{keys}", "123456, ".repeat(400_000));
-    std::fs::write(d.join("b.yaml"), &yaml).unwrap();
-    for (f, len) in [("b.json", json.len()), ("b.yaml", yaml.len())] {
-        let r = run_within_memory_bound(d, &["check", f], 1, len);
-        // `a` and the 40 others.
-        assert_eq!(
-            r.stdout.matches("UNKNOWN_FIELD").count(),
-            41,
-            "{f}: {}",
-            r.stdout
-        );
-    }
 }
 
 /// An object of many members where the format holds free JSON (a
@@ -617,25 +623,14 @@ fn the_shapes_stay_within_the_memory_bound_with_40_diagnostics() {
     let _serial = crate::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let members: Vec<String> = (0..40).map(|i| format!("\"x{i}\": 1")).collect();
-    let json = format!(
-        "{{\"a\": [{}{{\"kk\":12345678}}], {}}}",
-        "{\"kk\":12345678},".repeat(250_000),
-        members.join(", ")
+    check_with_40_more_fields(
+        d,
+        &format!(
+            "[{}{{\"kk\":12345678}}]",
+            "{\"kk\":12345678},".repeat(250_000)
+        ),
+        &format!("\n{}", "- {kk: 12345678}\n".repeat(120_000)),
     );
-    std::fs::write(d.join("b.json"), &json).unwrap();
-    let keys: String = (0..40).map(|i| format!("x{i}: 1\n")).collect();
-    let yaml = format!("{keys}a:\n{}", "- {kk: 12345678}\n".repeat(120_000));
-    std::fs::write(d.join("b.yaml"), &yaml).unwrap();
-    for (f, len) in [("b.json", json.len()), ("b.yaml", yaml.len())] {
-        let r = run_within_memory_bound(d, &["check", f], 1, len);
-        assert_eq!(
-            r.stdout.matches("UNKNOWN_FIELD").count(),
-            41,
-            "{f}: {}",
-            r.stdout
-        );
-    }
     std::fs::write(d.join("k.json"), keyed_bundle()).unwrap();
     let session: String = new_key_per_message(40_000)
         .lines()
