@@ -14,7 +14,7 @@ use super::summaries::{PathKnowledge, SceneRules};
 use super::templates::check_template;
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::model::Event;
-use crate::model::array;
+use crate::model::{array, FiringRecord, Message, Part};
 use crate::model::firing::{record, Firing, PathFirings};
 
 /// Checks a session (header and messages in file order) against `bundle`.
@@ -155,12 +155,13 @@ impl SessionChecker {
     /// `line:<n>` location of a line without a string ID, Format 17.2), into
     /// `out`. Every diagnostic is about `m`: `message:<id>/<pointer>` or
     /// `line:<n>/<pointer>`.
-    pub fn message(&mut self, m: &Value, line: u32, out: &mut Vec<Diagnostic>) {
+    pub fn message(&mut self, line_value: &Value, line: u32, out: &mut Vec<Diagnostic>) {
         let rules = &*self.rules;
         let story = &rules.story;
+        let m = Message::read(line_value);
         // A line without a string ID is checked like every message, located
         // at `line:<n>` (Format 17.2); no later line can name it.
-        let id = m.get("id").and_then(Value::as_str);
+        let id = m.id;
         let prefix = match id {
             Some(id) => format!("message:{}", escape_token(id)),
             None => format!("line:{line}"),
@@ -177,7 +178,7 @@ impl SessionChecker {
             );
             return;
         }
-        let parent = m.get("parent").and_then(Value::as_str);
+        let parent = m.parent;
         let mut path = match parent {
             Some(p) => match self.facts.get(p) {
                 Some(f) => f.clone(),
@@ -206,7 +207,7 @@ impl SessionChecker {
                 .at(at("")),
             );
         }
-        if let Some(o) = m.get("opening").and_then(Value::as_str) {
+        if let Some(o) = m.opening {
             if parent.is_some() {
                 out.push(
                     Diagnostic::error(
@@ -228,7 +229,7 @@ impl SessionChecker {
                 );
             }
         }
-        if let Some(a) = m.get("author").and_then(Value::as_str) {
+        if let Some(a) = m.author {
             if a != "narrator" && !story.in_cast(a) {
                 out.push(
                     Diagnostic::error(
@@ -239,26 +240,29 @@ impl SessionChecker {
                 );
             }
         }
-        for (pi, part) in array(m, "parts").iter().enumerate() {
-            if let Some(t) = part.get("text").and_then(Value::as_str) {
+        for (pi, part) in m.parts.unwrap_or_default().iter().enumerate() {
+            let part = Part::read(part);
+            if let Some(t) = part.text {
                 check_template(t, &at(&format!("/parts/{pi}/text")), out);
             }
             check_audience(
                 story,
-                array(part, "audience"),
+                part.audience.unwrap_or_default(),
                 &at(&format!("/parts/{pi}/audience")),
                 out,
             );
         }
-        if let Some(t) = m.pointer("/summary/text").and_then(Value::as_str) {
-            check_template(t, &at("/summary/text"), out);
+        if let Some(summary) = m.summary {
+            if let Some(t) = summary.text {
+                check_template(t, &at("/summary/text"), out);
+            }
+            // Summary audiences are references, as part audiences (Format 12.5).
+            if let Some(aud) = summary.audience {
+                check_audience(story, aud, &at("/summary/audience"), out);
+            }
         }
-        // Summary audiences are references, as part audiences (Format 12.5).
-        if let Some(aud) = m.pointer("/summary/audience").and_then(Value::as_array) {
-            check_audience(story, aud, &at("/summary/audience"), out);
-        }
-        check_changes(story, array(m, "changes"), &at("/changes"), out);
-        if let Some(set) = m.get("settings") {
+        check_changes(story, m.changes.unwrap_or_default(), &at("/changes"), out);
+        if let Some(set) = m.settings {
             crate::changes::settings::check_settings(
                 story.scenario.difficulty.as_ref(),
                 set,
@@ -271,7 +275,7 @@ impl SessionChecker {
         let mut facts_here = path.take().unwrap_or_default();
         let path = &mut facts_here;
         let ended_before = path.ended;
-        for (fi, f) in array(m, "firings").iter().enumerate() {
+        for (fi, f) in m.firings().enumerate() {
             if has_path && path.ended && !ended_before {
                 out.push(
                     Diagnostic::error(
@@ -281,7 +285,7 @@ impl SessionChecker {
                     .at(at(&format!("/firings/{fi}"))),
                 );
             }
-            if let Some(e) = f.get("event").and_then(Value::as_str) {
+            if let Some(FiringRecord::Event(e)) = f {
                 match rules.events.get(e) {
                     None => out.push(
                         Diagnostic::error(
@@ -306,7 +310,7 @@ impl SessionChecker {
                         }
                     }
                 }
-            } else if let Some(o) = f.get("outcome").and_then(Value::as_str) {
+            } else if let Some(FiringRecord::Outcome(o)) = f {
                 if !rules.outcomes.contains(o) {
                     out.push(
                         Diagnostic::error(
@@ -324,7 +328,7 @@ impl SessionChecker {
         }
         if let (Some(id), true) = (id, has_path) {
             rules.scene
-                .message(&mut path.knowledge, id, m, &prefix, out);
+                .message(&mut path.knowledge, id, &m, &prefix, out);
         }
         if let Some(id) = id {
             self.facts

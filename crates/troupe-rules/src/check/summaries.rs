@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::resolve::story::Story;
 use crate::diag::{Code, Diagnostic};
+use crate::model::{array as list, FiringRecord, Message, Part};
 
 /// What the checker needs of a story to follow `scene.present` along a
 /// path (Format 6.4, 8.5, 8.6): the cast, the initial scene, and the scene
@@ -51,12 +52,6 @@ pub(super) struct PathKnowledge {
     /// that later part. An ID in neither `every` nor `missed` did not know
     /// the first part.
     missed: rpds::HashTrieMapSync<String, (String, usize)>,
-}
-
-fn list<'v>(v: &'v Value, field: &str) -> &'v [Value] {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
 }
 
 fn changes_by_id(items: &[Value]) -> HashMap<String, Vec<Value>> {
@@ -165,15 +160,13 @@ impl SceneRules {
         &self,
         k: &mut PathKnowledge,
         id: &str,
-        m: &Value,
+        m: &Message<'_>,
         at: &str,
         out: &mut Vec<Diagnostic>,
     ) {
-        let root = m.get("parent").is_none();
+        let root = m.parent.is_none();
         let opening = if root {
-            m.get("opening")
-                .and_then(Value::as_str)
-                .and_then(|o| self.openings.get(o))
+            m.opening.and_then(|o| self.openings.get(o))
         } else {
             None
         };
@@ -183,29 +176,29 @@ impl SceneRules {
             }
             self.apply(changes, &mut k.present);
         }
-        self.apply(list(m, "changes"), &mut k.present);
-        for f in list(m, "firings") {
-            let changes = match (f.get("event"), f.get("outcome")) {
-                (Some(e), _) => e.as_str().and_then(|e| self.events.get(e)),
-                (_, Some(o)) => o.as_str().and_then(|o| self.outcomes.get(o)),
-                _ => None,
+        self.apply(m.changes.unwrap_or_default(), &mut k.present);
+        for f in m.firings() {
+            let changes = match f {
+                Some(FiringRecord::Event(e)) => self.events.get(e),
+                Some(FiringRecord::Outcome(o)) => self.outcomes.get(o),
+                None => None,
             };
             if let Some(c) = changes {
                 self.apply(c, &mut k.present);
             }
         }
-        let hidden = m.get("hidden").and_then(Value::as_bool).unwrap_or(false);
-        let author = m.get("author").and_then(Value::as_str).unwrap_or("");
+        let hidden = m.hidden;
+        let author = m.author.unwrap_or("");
         // A hidden message's parts are not covered parts (Format 12.5).
-        let parts = match (opening, m.get("parts")) {
+        let parts = match (opening, m.parts) {
             _ if hidden => &[][..],
             (Some((_, _, parts)), None) => parts.as_slice(),
-            _ => list(m, "parts"),
+            (_, parts) => parts.unwrap_or_default(),
         };
         for (i, part) in parts.iter().enumerate() {
-            let audience = part
-                .get("audience")
-                .map(|a| Self::ids(a).collect::<HashSet<&str>>());
+            let audience = Part::read(part)
+                .audience
+                .map(|a| a.iter().filter_map(Value::as_str).collect::<HashSet<&str>>());
             let knows = |x: &str| -> bool {
                 if x == author || x == "narrator" {
                     return true;
@@ -233,12 +226,14 @@ impl SceneRules {
                 k.missed.insert_mut(x, (id.to_string(), i));
             }
         }
-        let Some(summary) = m.get("summary") else {
+        let Some(summary) = m.summary else {
             return;
         };
-        if let (Some(aud), false, Some(first)) = (summary.get("audience"), hidden, &k.first) {
+        if let (Some(aud), false, Some(first)) = (summary.audience, hidden, &k.first) {
             // Items that are no cast member are UNKNOWN_REF (checked apart).
-            let mut who: Vec<&str> = Self::ids(aud)
+            let mut who: Vec<&str> = aud
+                .iter()
+                .filter_map(Value::as_str)
                 .filter(|x| self.index(x).is_some())
                 .chain(["narrator"])
                 .collect();

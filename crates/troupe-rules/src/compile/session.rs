@@ -13,7 +13,7 @@ use super::story::lower_parts;
 use super::time::{parse_time, Time};
 use super::CompileError;
 use crate::resolve::story::Story;
-use crate::model::array;
+use crate::model::{FiringRecord, Header, Message};
 
 /// A recorded firing, resolved (Format 7.3, 9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -211,17 +211,15 @@ pub struct SessionCompiler<'a> {
 impl<'a> SessionCompiler<'a> {
     /// Starts a session from its header (seed, difficulty preset).
     pub fn new(story: &'a Story, ir: &'a StoryIr, header: &Value) -> Result<Self, CompileError> {
-        let preset = preset_index(ir, header.get("difficulty").and_then(Value::as_str))?;
+        let header = Header::read(header);
+        let preset = preset_index(ir, header.difficulty)?;
         Ok(SessionCompiler {
             story,
             ir,
             out: SessionIr {
                 messages: PathVec::new(),
                 index: PathIndex::default(),
-                seed: header
-                    .get("seed")
-                    .and_then(crate::model::integer_u64)
-                    .unwrap_or(0),
+                seed: header.seed.unwrap_or(0),
                 preset,
             },
         })
@@ -270,14 +268,14 @@ fn lower_message(
     ir: &StoryIr,
     scope: &ChangeScope<'_>,
     so_far: &SessionIr,
-    m: &Value,
+    line: &Value,
 ) -> Result<MessageIr, CompileError> {
+    let m = Message::read(line);
     let id = m
-        .get("id")
-        .and_then(Value::as_str)
+        .id
         .ok_or_else(|| CompileError("a message has no ID".into()))?;
     let e = |what: String| CompileError(format!("message `{id}`: {what}"));
-    let (parent, depth) = match m.get("parent").and_then(Value::as_str) {
+    let (parent, depth) = match m.parent {
         Some(p) => {
             let pi = so_far
                 .find(p)
@@ -286,11 +284,11 @@ fn lower_message(
         }
         None => (None, 0),
     };
-    let author_id = m.get("author").and_then(Value::as_str).unwrap_or("");
+    let author_id = m.author.unwrap_or("");
     let author = ir
         .who(author_id)
         .ok_or_else(|| e(format!("author `{author_id}` is not in the cast")))?;
-    let opening = match m.get("opening").and_then(Value::as_str) {
+    let opening = match m.opening {
         Some(o) if parent.is_none() => Some(
             ir.openings
                 .iter()
@@ -300,41 +298,38 @@ fn lower_message(
         Some(_) => return Err(e("only a root may name an opening".into())),
         None => None,
     };
-    let raw_parts = array(m, "parts");
-    let parts = match (opening, raw_parts.is_empty() && m.get("parts").is_none()) {
-        (Some(o), true) => ir.openings[o as usize].parts.clone(),
-        _ => lower_parts(scope.decls, raw_parts, scope.cast).map_err(e)?,
+    let parts = match (opening, m.parts) {
+        (Some(o), None) => ir.openings[o as usize].parts.clone(),
+        (_, parts) => lower_parts(scope.decls, parts.unwrap_or_default(), scope.cast).map_err(e)?,
     };
     let mut firings = Vec::new();
-    for f in array(m, "firings") {
-        if let Some(ev) = f.get("event").and_then(Value::as_str) {
-            let i = ir
-                .events
-                .iter()
-                .position(|x| &*x.id == ev)
-                .ok_or_else(|| e(format!("no event `{ev}`")))?;
-            firings.push(Fired::Event(i as u16));
-        } else if let Some(oc) = f.get("outcome").and_then(Value::as_str) {
-            let i = ir
-                .outcomes
-                .iter()
-                .position(|x| &*x.id == oc)
-                .ok_or_else(|| e(format!("no outcome `{oc}`")))?;
-            firings.push(Fired::Outcome(i as u16));
-        }
+    for f in m.firings().flatten() {
+        firings.push(match f {
+            FiringRecord::Event(ev) => Fired::Event(
+                ir.events
+                    .iter()
+                    .position(|x| &*x.id == ev)
+                    .ok_or_else(|| e(format!("no event `{ev}`")))? as u16,
+            ),
+            FiringRecord::Outcome(oc) => Fired::Outcome(
+                ir.outcomes
+                    .iter()
+                    .position(|x| &*x.id == oc)
+                    .ok_or_else(|| e(format!("no outcome `{oc}`")))? as u16,
+            ),
+        });
     }
-    let summary = match m.get("summary") {
+    let summary = match m.summary {
         Some(s) => {
-            let text = s.get("text").and_then(Value::as_str).unwrap_or("");
-            let audience = match s.get("audience") {
-                Some(_) => lower_parts(scope.decls, std::slice::from_ref(s), scope.cast)
+            let audience = match s.audience {
+                Some(_) => lower_parts(scope.decls, std::slice::from_ref(s.raw), scope.cast)
                     .map_err(e)?
                     .pop()
                     .and_then(|p| p.audience),
                 None => None,
             };
             Some(SummaryIr {
-                text: Arc::from(text),
+                text: Arc::from(s.text.unwrap_or("")),
                 audience,
             })
         }
@@ -345,21 +340,21 @@ fn lower_message(
         parent,
         depth,
         author,
-        hidden: m.get("hidden").and_then(Value::as_bool).unwrap_or(false),
+        hidden: m.hidden,
         opening,
-        changes: lower_changes(scope, array(m, "changes")).map_err(e)?,
+        changes: lower_changes(scope, m.changes.unwrap_or_default()).map_err(e)?,
         firings,
         parts,
         summary,
-        time: m.get("time").and_then(Value::as_str).and_then(parse_time),
-        settings: match m.get("settings") {
+        time: m.time.and_then(parse_time),
+        settings: match m.settings {
             Some(x) => Some(lower_settings(ir, x).map_err(e)?),
             None => None,
         },
-        chosen: m.get("chosen").map(|c| ChosenIr {
-            why: Arc::from(c.get("why").and_then(Value::as_str).unwrap_or("")),
-            name: c.get("name").and_then(Value::as_str).map(Arc::from),
-            draw: c.get("draw").and_then(Value::as_u64),
+        chosen: m.chosen.map(|c| ChosenIr {
+            why: Arc::from(c.why.unwrap_or("")),
+            name: c.name.map(Arc::from),
+            draw: c.draw,
         }),
     })
 }

@@ -170,60 +170,177 @@ pub fn player_in_order(player: Value) -> Value {
     Value::Object(out)
 }
 
-/// A session header (Format 12).
-#[cfg(any(test, feature = "unstable-internals"))]
-#[derive(Debug, Clone, Deserialize)]
-pub struct Header {
+/// A session header (Format 12.1) as the stages read it, borrowed from the
+/// parsed line. Each field is read on its own: a field of the wrong type
+/// reads as absent, its schema diagnostic reported already (Format 17.1).
+#[derive(Debug, Clone, Copy)]
+pub struct Header<'a> {
     /// The scenario's ID.
-    #[serde(default)]
-    pub scenario: Option<String>,
-    /// The players.
-    #[serde(default)]
-    pub players: Vec<Value>,
-    /// Characters that replace or add to the bundle's (Format 12.2).
-    #[serde(default)]
-    pub characters: Vec<Value>,
-    /// The difficulty preset.
-    #[serde(default)]
-    pub difficulty: Option<String>,
+    pub scenario: Option<&'a str>,
+    /// The players (Format 12.3), when given.
+    pub players: Option<&'a [Value]>,
+    /// Characters that replace or add to the bundle's (Format 12.2), when given.
+    pub characters: Option<&'a [Value]>,
+    /// The difficulty preset (Format 6.5).
+    pub difficulty: Option<&'a str>,
     /// The seed of the generator (Format 11.5).
-    #[serde(default, deserialize_with = "super::de_opt_int")]
     pub seed: Option<u64>,
 }
 
-/// A message (Format 7).
-#[cfg(any(test, feature = "unstable-internals"))]
-#[derive(Debug, Clone, Deserialize)]
-pub struct Message {
+impl<'a> Header<'a> {
+    /// Reads the header line `v`.
+    pub fn read(v: &'a Value) -> Header<'a> {
+        Header {
+            scenario: text(v, "scenario"),
+            players: list(v, "players"),
+            characters: list(v, "characters"),
+            difficulty: text(v, "difficulty"),
+            seed: v.get("seed").and_then(super::integer_u64),
+        }
+    }
+}
+
+/// A message line (Format 7, 12) as the stages read it, borrowed from the
+/// parsed line: each field read on its own, as [`Header`]'s.
+#[derive(Debug, Clone, Copy)]
+pub struct Message<'a> {
     /// The message's ID.
-    pub id: String,
+    pub id: Option<&'a str>,
     /// The parent's ID; none for a root.
-    #[serde(default)]
-    pub parent: Option<String>,
-    /// The opening a root came from.
-    #[serde(default)]
-    pub opening: Option<String>,
-    /// A character ID or `narrator`.
-    #[serde(default)]
-    pub author: Option<String>,
-    /// The parts.
-    #[serde(default)]
-    pub parts: Vec<Value>,
+    pub parent: Option<&'a str>,
+    /// The opening a root came from (Format 6.3).
+    pub opening: Option<&'a str>,
+    /// A cast member's character ID or `narrator`.
+    pub author: Option<&'a str>,
+    /// The parts (Format 7.1), when given: a root naming an opening
+    /// without parts shows the opening's.
+    pub parts: Option<&'a [Value]>,
     /// Hidden messages are outside the story (Format 7.4).
-    #[serde(default)]
     pub hidden: bool,
-    /// Changes (Format 8.5).
-    #[serde(default)]
-    pub changes: Vec<Value>,
-    /// Recorded firings (Format 9).
-    #[serde(default)]
-    pub firings: Vec<Value>,
+    /// Changes (Format 8.5), when given.
+    pub changes: Option<&'a [Value]>,
+    /// Recorded firings (Format 7.3, 9), in order.
+    pub firings: &'a [Value],
     /// A summary (Format 12.5).
-    #[serde(default)]
-    pub summary: Option<Value>,
+    pub summary: Option<Summary<'a>>,
     /// RFC 3339 time.
-    #[serde(default)]
-    pub time: Option<String>,
+    pub time: Option<&'a str>,
+    /// A settings change (Format 8.9), as written.
+    pub settings: Option<&'a Value>,
+    /// Why the author was chosen (Format 18.9).
+    pub chosen: Option<Chosen<'a>>,
+    /// The line as written.
+    pub raw: &'a Value,
+}
+
+impl<'a> Message<'a> {
+    /// Reads the message line `v`.
+    pub fn read(v: &'a Value) -> Message<'a> {
+        Message {
+            id: text(v, "id"),
+            parent: text(v, "parent"),
+            opening: text(v, "opening"),
+            author: text(v, "author"),
+            parts: list(v, "parts"),
+            hidden: v.get("hidden").and_then(Value::as_bool).unwrap_or(false),
+            changes: list(v, "changes"),
+            firings: list(v, "firings").unwrap_or_default(),
+            summary: v.get("summary").map(|s| Summary {
+                text: text(s, "text"),
+                audience: list(s, "audience"),
+                raw: s,
+            }),
+            time: text(v, "time"),
+            settings: v.get("settings"),
+            chosen: v.get("chosen").map(|c| Chosen {
+                why: text(c, "why"),
+                name: text(c, "name"),
+                draw: c.get("draw").and_then(Value::as_u64),
+                raw: c,
+            }),
+            raw: v,
+        }
+    }
+
+    /// The names of the line's fields, in written order.
+    pub fn fields(&self) -> impl Iterator<Item = &'a str> {
+        self.raw
+            .as_object()
+            .into_iter()
+            .flat_map(|o| o.keys().map(String::as_str))
+    }
+
+    /// Each recorded firing (Format 7.3) in order, `None` where it names
+    /// neither an event nor an outcome.
+    pub fn firings(&self) -> impl Iterator<Item = Option<FiringRecord<'a>>> {
+        self.firings.iter().map(|f| {
+            text(f, "event")
+                .map(FiringRecord::Event)
+                .or_else(|| text(f, "outcome").map(FiringRecord::Outcome))
+        })
+    }
+}
+
+/// A message part (Format 7.1) as the stages read it.
+#[derive(Debug, Clone, Copy)]
+pub struct Part<'a> {
+    /// The part's text (a template, Format 10).
+    pub text: Option<&'a str>,
+    /// Who the part is for, when given (Format 7.2).
+    pub audience: Option<&'a [Value]>,
+}
+
+impl<'a> Part<'a> {
+    /// Reads the part `v`.
+    pub fn read(v: &'a Value) -> Part<'a> {
+        Part {
+            text: text(v, "text"),
+            audience: list(v, "audience"),
+        }
+    }
+}
+
+/// A message's summary (Format 12.5).
+#[derive(Debug, Clone, Copy)]
+pub struct Summary<'a> {
+    /// The summary's text.
+    pub text: Option<&'a str>,
+    /// Who the summary is for, when given.
+    pub audience: Option<&'a [Value]>,
+    /// The summary as written.
+    pub raw: &'a Value,
+}
+
+/// Why a reply's author was chosen (Format 18.9 `chosen`).
+#[derive(Debug, Clone, Copy)]
+pub struct Chosen<'a> {
+    /// The reason (`addressed`, `rotation`, …).
+    pub why: Option<&'a str>,
+    /// The name the input addressed, when it named one.
+    pub name: Option<&'a str>,
+    /// The draw of a random pick.
+    pub draw: Option<u64>,
+    /// The record as written.
+    pub raw: &'a Value,
+}
+
+/// A recorded firing (Format 7.3), by the ID it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FiringRecord<'a> {
+    /// `{"event": id}`.
+    Event(&'a str),
+    /// `{"outcome": id}`.
+    Outcome(&'a str),
+}
+
+/// The string at `v[field]`, if it is one.
+fn text<'a>(v: &'a Value, field: &str) -> Option<&'a str> {
+    v.get(field).and_then(Value::as_str)
+}
+
+/// The array at `v[field]`, if it is one.
+fn list<'a>(v: &'a Value, field: &str) -> Option<&'a [Value]> {
+    v.get(field).and_then(Value::as_array).map(Vec::as_slice)
 }
 
 /// The start of a session header (Format 12.1) for scenario `scenario`:

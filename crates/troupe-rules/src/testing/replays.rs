@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use crate::engine::Engine;
+use crate::model::{FiringRecord, Message, Part};
 
 /// The fields a runtime writes on a message line (Format 18.8).
 const RUNTIME_FIELDS: &[&str] = &[
@@ -47,26 +48,18 @@ const SETTINGS_FIELDS: &[&str] = &["id", "parent", "author", "settings", "firing
 /// Players are the header's `players`.
 pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, String> {
     let mut out = Vec::new();
-    let is_player = |m: &Value| {
-        m.get("author")
-            .and_then(Value::as_str)
-            .is_some_and(|a| players.iter().any(|p| p == a))
-    };
-    for (i, m) in messages.iter().enumerate() {
-        let id = m.get("id").and_then(Value::as_str).unwrap_or("");
-        let parent = m.get("parent").and_then(Value::as_str);
-        if let Some(settings) = m.get("settings") {
-            if let Some((k, _)) = m
-                .as_object()
-                .into_iter()
-                .flatten()
-                .find(|(k, _)| !SETTINGS_FIELDS.contains(&k.as_str()))
-            {
+    let is_player = |m: &Message<'_>| m.author.is_some_and(|a| players.iter().any(|p| p == a));
+    let lines: Vec<Message<'_>> = messages.iter().map(Message::read).collect();
+    for (i, m) in lines.iter().enumerate() {
+        let id = m.id.unwrap_or("");
+        let parent = m.parent;
+        if let Some(settings) = m.settings {
+            if let Some(k) = m.fields().find(|k| !SETTINGS_FIELDS.contains(k)) {
                 return Err(format!(
                     "settings message {id} has `{k}`, which a runtime never writes there"
                 ));
             }
-            if m.get("author").and_then(Value::as_str) != Some("narrator") {
+            if m.author != Some("narrator") {
                 return Err(format!(
                     "settings message {id} is not by the narrator, as a runtime writes it"
                 ));
@@ -82,12 +75,7 @@ pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, Stri
             });
             continue;
         }
-        if let Some((k, _)) = m
-            .as_object()
-            .into_iter()
-            .flatten()
-            .find(|(k, _)| !RUNTIME_FIELDS.contains(&k.as_str()))
-        {
+        if let Some(k) = m.fields().find(|k| !RUNTIME_FIELDS.contains(k)) {
             return Err(format!(
                 "message {id} has `{k}`, which a runtime never writes"
             ));
@@ -95,8 +83,8 @@ pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, Stri
         if parent.is_none() && i > 0 {
             return Err(format!("message {id} is a second root"));
         }
-        if i == 0 && m.get("opening").is_some() {
-            if m.get("parts").is_some() || m.get("changes").is_some() {
+        if i == 0 && m.opening.is_some() {
+            if m.parts.is_some() || m.changes.is_some() {
                 return Err(format!(
                     "the root {id} has its own parts or changes, which a runtime never writes"
                 ));
@@ -104,17 +92,13 @@ pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, Stri
             continue;
         }
         if is_player(m) {
-            if m.get("changes").is_some() {
+            if m.changes.is_some() {
                 return Err(format!(
                     "player message {id} has changes, which a runtime's inputs never have"
                 ));
             }
-            let parts = m
-                .get("parts")
-                .and_then(Value::as_array)
-                .map_or(&[][..], Vec::as_slice);
-            let text = match parts {
-                [p] if p.get("audience").is_none() => p.get("text").and_then(Value::as_str),
+            let text = match m.parts.unwrap_or_default() {
+                [p] => Some(Part::read(p)).filter(|p| p.audience.is_none()).and_then(|p| p.text),
                 _ => None,
             };
             let Some(text) = text else {
@@ -131,11 +115,7 @@ pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, Stri
         } else {
             // The reply to the input on the line before it, or a further
             // reply (Format 18.9) to the reply on the line before it.
-            let prev = i
-                .checked_sub(1)
-                .and_then(|p| messages.get(p))
-                .and_then(|p| p.get("id"))
-                .and_then(Value::as_str);
+            let prev = i.checked_sub(1).and_then(|p| lines[p].id);
             let turn_end = out
                 .last()
                 .filter(|l| matches!(l.act, Act::Say(_)))
@@ -178,16 +158,12 @@ pub fn unescape(text: &str) -> String {
     out
 }
 
-fn firing_ids(v: &Value) -> String {
-    let ids: Vec<&str> = v
-        .get("firings")
-        .and_then(Value::as_array)
-        .into_iter()
+fn firing_ids(m: &Message<'_>) -> String {
+    let ids: Vec<&str> = m
+        .firings()
         .flatten()
-        .filter_map(|f| {
-            f.get("event")
-                .or_else(|| f.get("outcome"))
-                .and_then(Value::as_str)
+        .map(|f| match f {
+            FiringRecord::Event(id) | FiringRecord::Outcome(id) => id,
         })
         .collect();
     format!("[{}]", ids.join(", "))
@@ -213,23 +189,19 @@ fn state_text(engine: &Engine, m: u32) -> String {
 /// firings and the state there.
 pub fn turns_text(engine: &Engine, messages: &[Value], players: &[String]) -> String {
     let mut out = String::new();
-    let is_player = |m: &Value| {
-        m.get("author")
-            .and_then(Value::as_str)
-            .is_some_and(|a| players.iter().any(|p| p == a))
-    };
+    let is_player = |m: &Message<'_>| m.author.is_some_and(|a| players.iter().any(|p| p == a));
+    let messages: Vec<Message<'_>> = messages.iter().map(Message::read).collect();
     let mut n = 0;
     for (i, m) in messages.iter().enumerate() {
-        if i == 0 && m.get("opening").is_some() {
+        if let (0, Some(opening)) = (i, m.opening) {
             out.push_str(&format!(
-                "opening {}\n  firings: {}\n  state: {}\n",
-                m.get("opening").and_then(Value::as_str).unwrap_or(""),
+                "opening {opening}\n  firings: {}\n  state: {}\n",
                 firing_ids(m),
                 state_text(engine, 0)
             ));
             continue;
         }
-        if let Some(settings) = m.get("settings") {
+        if let Some(settings) = m.settings {
             out.push_str(&format!(
                 "settings {}\n  firings: {}\n  state: {}\n",
                 crate::runtime::session_writer::troupe_json(settings),
@@ -247,8 +219,8 @@ pub fn turns_text(engine: &Engine, messages: &[Value], players: &[String]) -> St
         while messages.get(last + 1).is_some_and(|a| {
             // A settings message (Format 8.9) is no reply.
             !is_player(a)
-                && a.get("settings").is_none()
-                && a.get("parent") == messages[last].get("id")
+                && a.settings.is_none()
+                && a.parent == messages[last].id
         }) {
             last += 1;
         }
@@ -260,23 +232,21 @@ pub fn turns_text(engine: &Engine, messages: &[Value], players: &[String]) -> St
             out.push_str("  (no reply)\n");
         }
         for (r, a) in messages.iter().enumerate().take(last + 1).skip(i + 1) {
-            if r > i + 1 || a.get("chosen").is_some() {
+            if r > i + 1 || a.chosen.is_some() {
                 let chosen = a
-                    .get("chosen")
-                    .map(crate::runtime::session_writer::troupe_json)
+                    .chosen
+                    .map(|c| crate::runtime::session_writer::troupe_json(c.raw))
                     .unwrap_or_default();
-                out.push_str(&format!(
-                    "  by: {} {chosen}\n",
-                    a.get("author").and_then(Value::as_str).unwrap_or("")
-                ));
+                out.push_str(&format!("  by: {} {chosen}\n", a.author.unwrap_or("")));
             }
-            let reply = if a.get("parts").is_some() {
+            let reply = if a.parts.is_some() {
                 engine.render_part(r as u32, 0).unwrap_or_default()
             } else {
                 "(no words)".into()
             };
             out.push_str(&format!("  reply: {reply}\n"));
             let changes = a
+                .raw
                 .get("changes")
                 .map(crate::runtime::session_writer::troupe_json)
                 .unwrap_or_else(|| "[]".into());
