@@ -240,12 +240,7 @@ impl Pack {
     /// The scenarios, in bundle order.
     pub fn scenarios(&self) -> Vec<ScenarioInfo> {
         let text = |s: &Value, k: &str| s.get(k).and_then(Value::as_str).map(str::to_string);
-        self.inner
-            .opened
-            .bundle
-            .get("scenarios")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice)
+        crate::model::scenarios(&self.inner.opened.bundle)
             .iter()
             .map(|s| ScenarioInfo {
                 id: text(s, "id").unwrap_or_default(),

@@ -435,7 +435,7 @@ fn check_entries(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
             && flag("constant") != Some(true)
             && e.get("keys").is_none()
         {
-            let id = e.get("id").and_then(Value::as_str).unwrap_or("");
+            let id = crate::model::id_of(e).unwrap_or("");
             out.push(
                 Diagnostic::error(
                     Code::DeadLogic,
@@ -566,7 +566,7 @@ fn check_knobs(sc: &Value, base: &str, out: &mut Vec<Diagnostic>) {
                         Code::TypeMismatch,
                         format!(
                             "variable `{}` starts at knob `{knob}`, so preset `{preset}`'s value must be a value of its type: {why}",
-                            v.get("id").and_then(Value::as_str).unwrap_or("")
+                            crate::model::id_of(v).unwrap_or("")
                         ),
                     )
                     .at(format!(

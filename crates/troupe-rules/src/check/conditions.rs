@@ -318,7 +318,7 @@ pub fn check_unused(bundle: &Value, out: &mut Vec<Diagnostic>) {
         .collect();
     for (field, used) in [("characters", &cast_ids), ("worlds", &world_ids)] {
         for (i, item) in array(bundle, field).iter().enumerate() {
-            let id = item.get("id").and_then(Value::as_str).unwrap_or("");
+            let id = crate::model::id_of(item).unwrap_or("");
             // Used by no scenario: only parsed (Format 11.2). A character that
             // fills a seat is type-checked with the session that seats it.
             if used.contains(id) {

@@ -123,7 +123,7 @@ pub fn lint_ensemble(story: &Story, out: &mut Vec<Diagnostic>) {
                 lint(
                     format!(
                         "rule `{}` can never apply: its owner `{}` {why}, and a rule is tried only for its owner (Format 18.9)",
-                        escape_token(r.get("id").and_then(Value::as_str).unwrap_or("")),
+                        escape_token(crate::model::id_of(r).unwrap_or("")),
                         escape_token(by)
                     ),
                     format!("{base}/rules/{i}/by"),

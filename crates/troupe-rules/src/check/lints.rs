@@ -191,7 +191,7 @@ pub(crate) fn unreachable_thresholds(story: &Story, out: &mut Vec<Diagnostic>) {
             let Some(t) = exact_decimal(&threshold) else {
                 continue;
             };
-            let id = ev.get("id").and_then(Value::as_str).unwrap_or("");
+            let id = crate::model::id_of(ev).unwrap_or("");
             let never = match kind.as_str() {
                 "variable_above" => bound(&decl.decl.max)
                     .filter(|m: &Decimal| *m <= t)

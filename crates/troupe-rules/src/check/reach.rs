@@ -172,7 +172,7 @@ pub fn proved_impossible(bundle: &Value, index: usize) -> Vec<(&'static str, Str
                         .as_deref()
                         .is_some_and(|p| p == at || p == format!("{at}/threshold"))
             });
-            if let (Some(d), Some(id)) = (proof, ev.get("id").and_then(Value::as_str)) {
+            if let (Some(d), Some(id)) = (proof, crate::model::id_of(ev)) {
                 found.push((kind, id.to_string(), d.message.to_string()));
             }
         }
@@ -238,7 +238,7 @@ pub fn unreachable_conditions(story: &Story, out: &mut Vec<Diagnostic>) {
             if t {
                 continue;
             }
-            let id = ev.get("id").and_then(Value::as_str).unwrap_or("");
+            let id = crate::model::id_of(ev).unwrap_or("");
             let why = Judge::new(&ranges, &env).explain(&program.root);
             found.push(
                 Diagnostic::error(

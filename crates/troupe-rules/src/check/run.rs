@@ -92,7 +92,7 @@ pub fn check_bundle_document(doc: &Document) -> Vec<Diagnostic> {
 /// The pointer prefix of a message line: `message:<id>` (the ID escaped as
 /// a JSON Pointer token), or `line:<n>` when it has no string ID (Format 12.1).
 pub fn message_prefix(doc: &Document) -> String {
-    match doc.value.get("id").and_then(Value::as_str) {
+    match crate::model::id_of(&doc.value) {
         Some(id) => format!("message:{}", escape_token(id)),
         None => format!("line:{}", doc.first_line),
     }
@@ -368,9 +368,8 @@ fn advisory(message: String) -> Diagnostic {
 /// ADVISORY at each scenario's `/cast` whose player entries (seats and
 /// `player: true`) outnumber the manifest's `players.max` (Format 13.1).
 fn players_over_max(bundle: &Value, max: u64) -> Vec<Diagnostic> {
-    let scenarios = bundle.get("scenarios").and_then(Value::as_array);
     let mut out = Vec::new();
-    for (i, sc) in scenarios.into_iter().flatten().enumerate() {
+    for (i, sc) in crate::model::scenarios(bundle).iter().enumerate() {
         let players = sc
             .get("cast")
             .and_then(Value::as_array)

@@ -113,7 +113,7 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
         let mut seen = HashSet::new();
         for (i, c) in array(policy, "categories").iter().enumerate() {
             let at = format!("{pbase}/categories/{i}");
-            if let Some(id) = c.get("id").and_then(Value::as_str) {
+            if let Some(id) = crate::model::id_of(c) {
                 if !seen.insert(id.to_string()) {
                     out.push(
                         Diagnostic::error(

@@ -14,7 +14,7 @@ use super::summaries::{PathKnowledge, SceneRules};
 use super::templates::check_template;
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::model::Event;
-use crate::model::{array, FiringRecord, Message, Part};
+use crate::model::{array, FiringRecord, Header, Message, Part};
 use crate::model::firing::{record, Firing, PathFirings};
 
 /// Checks a session (header and messages in file order) against `bundle`.
@@ -73,7 +73,7 @@ impl SessionChecker {
         // place) can fail checks the bundle alone passes: a seat-filled
         // character named in an opening's scene, variables of a header
         // character. Report what the session adds (Format 11.2, 12.2).
-        if story.cast.iter().any(|m| m.seat.is_some()) || header.get("characters").is_some() {
+        if story.cast.iter().any(|m| m.seat.is_some()) || Header::read(header).characters.is_some() {
             let mut alone = Vec::new();
             if let Some(bundle_story) = story::resolve(bundle, story.index, None, &mut alone) {
                 check_story(&bundle_story, &mut alone);
@@ -125,13 +125,13 @@ impl SessionChecker {
             .scenario
             .outcomes
             .iter()
-            .filter_map(|o| o.get("id").and_then(Value::as_str).map(str::to_string))
+            .filter_map(|o| crate::model::id_of(o).map(str::to_string))
             .collect();
         let openings = story
             .scenario
             .openings
             .iter()
-            .filter_map(|o| o.get("id").and_then(Value::as_str).map(str::to_string))
+            .filter_map(|o| crate::model::id_of(o).map(str::to_string))
             .collect();
         SessionChecker {
             rules: std::sync::Arc::new(Rules {
@@ -362,7 +362,7 @@ impl<'b> Namespace<'b> {
             ["worlds", "scenarios"]
                 .iter()
                 .flat_map(|f| array(bundle, f))
-                .filter_map(|x| x.get("id").and_then(Value::as_str))
+                .filter_map(|x| crate::model::id_of(x))
                 .collect(),
         )
     }
@@ -421,15 +421,8 @@ fn check_plain_story_header(
 /// Resolves the story a session header names, reporting UNKNOWN_REF at
 /// `header/scenario` and seat problems.
 pub fn resolve_story(bundle: &Value, header: &Value, out: &mut Vec<Diagnostic>) -> Option<Story> {
-    let name = header.get("scenario").and_then(Value::as_str)?;
-    let index = bundle
-        .get("scenarios")
-        .and_then(Value::as_array)
-        .and_then(|s| {
-            s.iter()
-                .position(|x| x.get("id").and_then(Value::as_str) == Some(name))
-        });
-    let Some(index) = index else {
+    let name = Header::read(header).scenario?;
+    let Some(index) = crate::model::scenario_index(bundle, name) else {
         out.push(
             Diagnostic::error(
                 Code::UnknownRef,
@@ -437,12 +430,7 @@ pub fn resolve_story(bundle: &Value, header: &Value, out: &mut Vec<Diagnostic>) 
                     "the bundle has no scenario `{name}`{}",
                     crate::diag::suggest::one_of(
                         name,
-                        bundle
-                            .get("scenarios")
-                            .and_then(Value::as_array)
-                            .into_iter()
-                            .flatten()
-                            .filter_map(|x| x.get("id").and_then(Value::as_str))
+                        crate::model::scenario_ids(bundle)
                     )
                 ),
             )
@@ -467,15 +455,10 @@ fn check_header_in(
     // Header characters share the bundle namespace with worlds and scenarios
     // (Format 3.3, 12.2); a bundle character's ID is a replacement.
     let mut seen: HashSet<&str> = HashSet::new();
-    for (i, c) in header
-        .get("characters")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice)
-        .iter()
-        .enumerate()
-    {
+    let header = Header::read(header);
+    for (i, c) in header.characters.unwrap_or_default().iter().enumerate() {
         super::bundle::check_text_fields(c, &format!("header/characters/{i}"), out);
-        if let Some(id) = c.get("id").and_then(Value::as_str) {
+        if let Some(id) = crate::model::id_of(c) {
             if namespace.0.contains(id) || !seen.insert(id) {
                 out.push(
                     Diagnostic::error(Code::DuplicateId, format!("`{id}` is declared twice"))
@@ -484,7 +467,7 @@ fn check_header_in(
             }
         }
     }
-    if let Some(d) = header.get("difficulty").and_then(Value::as_str) {
+    if let Some(d) = header.difficulty {
         let known = story
             .raw
             .pointer("/difficulty/options")

@@ -58,7 +58,7 @@ fn changes_by_id(items: &[Value]) -> HashMap<String, Vec<Value>> {
     items
         .iter()
         .filter_map(|x| {
-            let id = x.get("id").and_then(Value::as_str)?;
+            let id = crate::model::id_of(x)?;
             Some((id.to_string(), list(x, "changes").to_vec()))
         })
         .collect()
@@ -75,7 +75,7 @@ impl SceneRules {
                 .openings
                 .iter()
                 .filter_map(|o| {
-                    let id = o.get("id").and_then(Value::as_str)?;
+                    let id = crate::model::id_of(o)?;
                     let parts = match o.get("text") {
                         Some(t) => vec![serde_json::json!({"type": "text", "text": t})],
                         None => list(o, "parts").to_vec(),

@@ -102,13 +102,7 @@ pub fn compile_story_for(
         Some(h) => check::session::resolve_story(bundle, h, &mut sink),
         None => {
             let index = match scenario {
-                Some(id) => bundle
-                    .get("scenarios")
-                    .and_then(Value::as_array)
-                    .and_then(|s| {
-                        s.iter()
-                            .position(|x| x.get("id").and_then(Value::as_str) == Some(id))
-                    }),
+                Some(id) => crate::model::scenario_index(bundle, id),
                 None => Some(0),
             };
             index.and_then(|i| crate::resolve::story::resolve(bundle, i, None, &mut sink))

@@ -91,10 +91,7 @@ pub fn compile_package_ir(bundle: &Value) -> PackageIr {
 /// `bundle.json` bytes (`bundle_hash`, [`content_hash`]).
 fn compile_package_ir_hashed(bundle: &Value, bundle_hash: String) -> PackageIr {
     let mut scenarios = Vec::new();
-    let list = bundle
-        .get("scenarios")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
+    let list = crate::model::scenarios(bundle);
     // Built once: each scenario's header is checked against it.
     let namespace = crate::check::session::Namespace::of(bundle);
     for (index, sc) in list.iter().enumerate() {
@@ -140,7 +137,7 @@ fn compile_scenario_in(
     }
     let runtime = RuntimeIr::compile(&story, &ir, None).ok()?;
     Some(ScenarioIr {
-        id: Arc::from(sc.get("id").and_then(Value::as_str).unwrap_or("")),
+        id: Arc::from(crate::model::id_of(sc).unwrap_or("")),
         index,
         players,
         characters,

@@ -309,7 +309,7 @@ impl RuntimeIr {
         };
         let mut rules = Vec::new();
         for r in array(raw, "rules") {
-            let id = r.get("id").and_then(Value::as_str).unwrap_or("");
+            let id = crate::model::id_of(r).unwrap_or("");
             let keywords = r
                 .get("keywords")
                 .and_then(Value::as_array)
@@ -381,7 +381,7 @@ impl RuntimeIr {
                     .iter()
                     .map(|c| {
                         Ok(CriterionIr {
-                            id: Arc::from(c.get("id").and_then(Value::as_str).unwrap_or("")),
+                            id: Arc::from(crate::model::id_of(c).unwrap_or("")),
                             weight: c.get("weight").and_then(Value::as_f64).unwrap_or(0.0),
                             score: match c.get("score").and_then(Value::as_str) {
                                 Some(s) => Some(compile("rubric `score`", s)?),

@@ -355,7 +355,7 @@ impl Safety {
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
         for c in categories {
-            let id = c.get("id").and_then(Value::as_str).unwrap_or("");
+            let id = crate::model::id_of(c).unwrap_or("");
             let action = Action::parse(c.get("action").and_then(Value::as_str).unwrap_or(""));
             let terms = strings(c, "terms");
             let patterns: Vec<LazyPattern> = strings(c, "patterns")

@@ -481,7 +481,7 @@ fn firing_ir(
     v: &Value,
     outcome: bool,
 ) -> Result<FiringIr, CompileError> {
-    let id = v.get("id").and_then(Value::as_str).unwrap_or("");
+    let id = crate::model::id_of(v).unwrap_or("");
     // A `when` that does not lower is an error, never a dead event.
     let when = match v.get("when") {
         Some(w) => {

@@ -149,12 +149,26 @@ pub fn array<'v>(v: &'v serde_json::Value, field: &str) -> &'v [serde_json::Valu
         .map_or(&[], Vec::as_slice)
 }
 
+/// The ID of a declared item (a character, world, scenario, variable,
+/// event, opening, …: Format 3.1), when it has a string `id`.
+pub fn id_of(item: &serde_json::Value) -> Option<&str> {
+    item.get("id").and_then(serde_json::Value::as_str)
+}
+
+/// `bundle`'s scenarios, in bundle order (Format 6).
+pub fn scenarios(bundle: &serde_json::Value) -> &[serde_json::Value] {
+    array(bundle, "scenarios")
+}
+
+/// The IDs of `bundle`'s scenarios, in bundle order (Format 6).
+pub fn scenario_ids(bundle: &serde_json::Value) -> impl Iterator<Item = &str> {
+    scenarios(bundle).iter().filter_map(id_of)
+}
+
 /// The index in `bundle`'s `scenarios` of the scenario whose ID is `id`
 /// (Format 6).
 pub fn scenario_index(bundle: &serde_json::Value, id: &str) -> Option<usize> {
-    array(bundle, "scenarios")
-        .iter()
-        .position(|s| s.get("id").and_then(serde_json::Value::as_str) == Some(id))
+    scenarios(bundle).iter().position(|s| id_of(s) == Some(id))
 }
 
 /// The scenario of `bundle` whose ID is `id`, as written (Format 6).

@@ -115,12 +115,7 @@ fn check_paths_parsing(paths: &[PathBuf], ir_ok: IrVerifier<'_>) -> Checked {
             .and_then(Value::as_str)
             .map(str::to_string);
         let bundle = checked.bundles.iter().find(|(_, b)| {
-            b.get("scenarios")
-                .and_then(Value::as_array)
-                .is_some_and(|s| {
-                    s.iter()
-                        .any(|x| x.get("id").and_then(Value::as_str) == scenario.as_deref())
-                })
+            crate::model::scenario_ids(b).any(|x| Some(x) == scenario.as_deref())
         });
         match (bundle, &checked.bundles.first()) {
             (Some((_, b)), _) | (None, Some((_, b))) => {

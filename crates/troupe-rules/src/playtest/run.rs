@@ -213,14 +213,7 @@ pub fn run_playtest(
         model: Vec::new(),
         sessions: Vec::new(),
     };
-    let scenario = opened
-        .bundle
-        .get("scenarios")
-        .and_then(Value::as_array)
-        .and_then(|s| {
-            s.iter()
-                .find(|s| s.get("id").and_then(Value::as_str) == Some(&pt.scenario_id))
-        });
+    let scenario = crate::model::scenario(&opened.bundle, &pt.scenario_id);
     let Some(scenario) = scenario else {
         report
             .requirements

@@ -437,7 +437,7 @@ pub fn resolve(
     let mut bundle_char_index: HashMap<&str, usize> = HashMap::new();
     if let Some(list) = bundle.get("characters").and_then(Value::as_array) {
         for (i, v) in list.iter().enumerate() {
-            if let Some(id) = v.get("id").and_then(Value::as_str) {
+            if let Some(id) = crate::model::id_of(v) {
                 bundle_char_index.entry(id).or_insert(i);
             }
         }

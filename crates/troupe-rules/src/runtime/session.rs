@@ -177,14 +177,11 @@ fn refuse(code: Code, at: &str, message: String) -> StartError {
 
 /// The header a run writes (Format 18.4, 18.8).
 fn build_header(bundle: &Value, options: &Options) -> Result<(Value, Option<usize>), StartError> {
-    let scenarios = bundle
-        .get("scenarios")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
+    let scenarios = crate::model::scenarios(bundle);
     let index = match &options.scenario {
         Some(id) => scenarios
             .iter()
-            .position(|s| s.get("id").and_then(Value::as_str) == Some(id))
+            .position(|s| crate::model::id_of(s) == Some(id))
             .ok_or_else(|| {
                 refuse(
                     Code::UnknownRef,
@@ -195,7 +192,7 @@ fn build_header(bundle: &Value, options: &Options) -> Result<(Value, Option<usiz
                             id,
                             scenarios
                                 .iter()
-                                .filter_map(|s| s.get("id").and_then(Value::as_str))
+                                .filter_map(|s| crate::model::id_of(s))
                         )
                     ),
                 )
@@ -471,7 +468,7 @@ impl Session {
         let n = before + lines.len();
         let ids = lines
             .iter()
-            .filter_map(|(_, v)| v.get("id").and_then(Value::as_str));
+            .filter_map(|(_, v)| crate::model::id_of(v));
         if let Some(e) = taken_id(ids, n) {
             return Err(e);
         }

@@ -124,7 +124,7 @@ fn ids(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
         .map(|a| {
             a.iter()
-                .filter_map(|x| x.get("id").and_then(Value::as_str).map(str::to_string))
+                .filter_map(|x| crate::model::id_of(x).map(str::to_string))
                 .collect()
         })
         .unwrap_or_default()
@@ -149,7 +149,7 @@ impl Model {
             .and_then(Value::as_array)
             .unwrap_or(&empty);
         for (si, s) in scenarios.iter().enumerate() {
-            let Some(id) = s.get("id").and_then(Value::as_str) else {
+            let Some(id) = crate::model::id_of(s) else {
                 continue;
             };
             let mut m = ScenarioModel::default();
@@ -202,7 +202,7 @@ impl Model {
                 if let Some((wi, wv)) = worlds
                     .iter()
                     .enumerate()
-                    .find(|(_, x)| x.get("id").and_then(Value::as_str) == Some(wid))
+                    .find(|(_, x)| crate::model::id_of(x) == Some(wid))
                 {
                     owners.push((wid.to_string(), format!("/worlds/{wi}"), wv));
                 }
@@ -248,7 +248,7 @@ impl Model {
                 if let Some((ci, cv)) = characters
                     .iter()
                     .enumerate()
-                    .find(|(_, x)| x.get("id").and_then(Value::as_str) == Some(cid))
+                    .find(|(_, x)| crate::model::id_of(x) == Some(cid))
                 {
                     var_owners.push((Some(cid.to_string()), format!("/characters/{ci}"), cv));
                 }
@@ -256,7 +256,7 @@ impl Model {
             for (owner, obase, _) in owners.iter().skip(1) {
                 if let Some(wv) = worlds
                     .iter()
-                    .find(|x| x.get("id").and_then(Value::as_str) == Some(owner))
+                    .find(|x| crate::model::id_of(x) == Some(owner))
                 {
                     var_owners.push((Some(owner.clone()), obase.clone(), wv));
                 }
@@ -270,7 +270,7 @@ impl Model {
                     .enumerate()
                 {
                     if let Some(d) = v.get("derived").and_then(Value::as_str) {
-                        let vid = v.get("id").and_then(Value::as_str).unwrap_or_default();
+                        let vid = crate::model::id_of(v).unwrap_or_default();
                         let name = match owner {
                             Some(o) => format!("{o}.{vid}"),
                             None => vid.to_string(),
@@ -302,7 +302,7 @@ impl Model {
                 .enumerate()
             {
                 if let Some(sc) = c.get("score").and_then(Value::as_str) {
-                    let cid = c.get("id").and_then(Value::as_str).unwrap_or_default();
+                    let cid = crate::model::id_of(c).unwrap_or_default();
                     conds.push((
                         Site::Score,
                         None,

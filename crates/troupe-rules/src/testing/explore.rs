@@ -383,7 +383,7 @@ pub fn derive_lines(sc: &Value, rt: &RuntimeIr) -> (Vec<Line>, Vec<String>) {
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice)
     {
-        let Some(id) = cat.get("id").and_then(Value::as_str) else {
+        let Some(id) = crate::model::id_of(cat) else {
             continue;
         };
         let terms = strings(cat.get("terms"));
@@ -417,13 +417,6 @@ pub fn derive_lines(sc: &Value, rt: &RuntimeIr) -> (Vec<Line>, Vec<String>) {
 // ---------------------------------------------------------------------
 // Exploring.
 
-fn scenario_json<'a>(bundle: &'a Value, id: &str) -> Option<&'a Value> {
-    bundle
-        .get("scenarios")
-        .and_then(Value::as_array)?
-        .iter()
-        .find(|s| s.get("id").and_then(Value::as_str) == Some(id))
-}
 
 fn options(scenario: &str, root: &Root, seed: u64) -> Options {
     Options {
@@ -576,15 +569,7 @@ struct Prepared {
 
 fn prepare(opened: &Opened, settings: &Settings) -> Result<Prepared, String> {
     let bundle = opened.bundle.value();
-    let ids: Vec<&str> = bundle
-        .get("scenarios")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.get("id").and_then(Value::as_str))
-                .collect()
-        })
-        .unwrap_or_default();
+    let ids: Vec<&str> = crate::model::scenario_ids(bundle).collect();
     let scenario = match &settings.scenario {
         Some(id) if ids.contains(&id.as_str()) => id.clone(),
         Some(id) => {
@@ -637,7 +622,7 @@ fn prepare(opened: &Opened, settings: &Settings) -> Result<Prepared, String> {
             });
         }
     }
-    let sc = scenario_json(bundle, &scenario).cloned().unwrap_or(Value::Null);
+    let sc = crate::model::scenario(bundle, &scenario).cloned().unwrap_or(Value::Null);
     let (lines, underived) = derive_lines(&sc, &probe.rt);
     let mut items = item_labels(&probe);
     for r in sc
@@ -645,7 +630,7 @@ fn prepare(opened: &Opened, settings: &Settings) -> Result<Prepared, String> {
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice)
     {
-        if let Some(id) = r.get("id").and_then(Value::as_str) {
+        if let Some(id) = crate::model::id_of(r) {
             items.push(format!("rule {id}"));
         }
     }
@@ -876,13 +861,7 @@ fn search(
     // whatever the bounds; the search is still the authority for what it
     // reaches (a witness is replayed, a proof is not).
     let bundle = opened.bundle.value();
-    let proofs = bundle
-        .get("scenarios")
-        .and_then(serde_json::Value::as_array)
-        .and_then(|a| {
-            a.iter()
-                .position(|s| s.get("id").and_then(serde_json::Value::as_str) == Some(&scenario))
-        })
+    let proofs = crate::model::scenario_index(bundle, &scenario)
         .map(|i| crate::check::reach::proved_impossible(bundle, i))
         .unwrap_or_default();
     let proof_of = |item: &str| {

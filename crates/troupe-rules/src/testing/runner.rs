@@ -166,16 +166,19 @@ impl Runtimes for Installed {
     ) -> Option<Result<String, String>> {
         let opening = root.map(|r| r.1);
         let opened = Opened::from_checked(String::new(), bundle.clone());
-        let text = |f: &str| header.get(f).and_then(Value::as_str).map(str::to_string);
+        let h = crate::model::Header::read(header);
         let options = Options {
-            scenario: text("scenario"),
-            difficulty: text("difficulty"),
-            seed: header.get("seed").and_then(Value::as_u64).unwrap_or(0),
+            scenario: h.scenario.map(str::to_string),
+            difficulty: h.difficulty.map(str::to_string),
+            seed: h.seed.unwrap_or(0),
             opening: opening.map(str::to_string),
             runtime: RuntimeKind::Rules,
-            header_players: header
-                .get("players")
-                .map(|p| (p.clone(), header.get("characters").cloned())),
+            header_players: h.players.map(|p| {
+                (
+                    Value::Array(p.to_vec()),
+                    h.characters.map(|c| Value::Array(c.to_vec())),
+                )
+            }),
             // The recording's own seating, filled or not.
             leave_unfilled: true,
             player_name: None,

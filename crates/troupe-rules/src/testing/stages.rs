@@ -731,7 +731,8 @@ fn replay_inputs(
     };
     let root = messages
         .first()
-        .and_then(|m| Some((m.get("id")?.as_str()?, m.get("opening")?.as_str()?)));
+        .map(crate::model::Message::read)
+        .and_then(|m| Some((m.id?, m.opening?)));
     let text = match runtimes.replay_inputs(bundle, header, root, &inputs) {
         None => return Ok(Replayed::Note("not re-played: no rules runtime".into())),
         Some(Err(e)) => return Err(format!("the session's inputs cannot be re-played: {e}")),

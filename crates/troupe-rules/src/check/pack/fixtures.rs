@@ -23,10 +23,7 @@ pub fn check_fixtures(
     exists: &dyn Fn(&str) -> bool,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let scenarios = bundle
-        .get("scenarios")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
+    let scenarios = crate::model::scenarios(bundle);
     for (path, fixture) in files.iter().filter(|(p, _)| p.starts_with("tests/")) {
         let mut found = Vec::new();
         check_turn_numbers(fixture, &mut found);
@@ -50,7 +47,7 @@ pub fn check_fixtures(
             .and_then(|id| {
                 scenarios
                     .iter()
-                    .position(|s| s.get("id").and_then(Value::as_str) == Some(id))
+                    .position(|s| crate::model::id_of(s) == Some(id))
             });
         if let Some(story) = index.and_then(|i| story_as_run(bundle, i)) {
             check_against(fixture, &story, &mut found);
@@ -119,7 +116,7 @@ fn list<'v>(v: &'v Value, field: &str) -> &'v [Value] {
 fn ids<'v>(v: &'v Value, field: &str) -> Vec<&'v str> {
     list(v, field)
         .iter()
-        .filter_map(|x| x.get("id").and_then(Value::as_str))
+        .filter_map(|x| crate::model::id_of(x))
         .collect()
 }
 
