@@ -14,6 +14,7 @@ use crate::changes::values::check_value;
 use crate::diag::{Code, Diagnostic};
 use crate::model::{read_items, CastEntry, Condition, Keys, ScalarType, VarType, Variable};
 use crate::model::array;
+use crate::model::items::{Criterion, Difficulty};
 
 /// Runs every semantic check of a bundle that needs no session.
 pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
@@ -182,20 +183,20 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
         }
     }
     // Difficulty (Format 6.5) and the variables that start at a knob (8.1).
-    if let Some(d) = sc.get("difficulty") {
+    if let Some(d) = Difficulty::of(sc) {
         check_difficulty(d, &format!("{base}/difficulty"), out);
     }
     check_knobs(sc, base, out);
     // Rubric criteria IDs.
-    if let Some(r) = sc.get("rubric") {
+    if let Some(criteria) = Criterion::all(sc) {
         let mut seen = HashSet::new();
-        for (i, id) in ids_of(r, "criteria") {
-            if !seen.insert(id.clone()) {
-                out.push(dup(&id, format!("{base}/rubric/criteria/{i}/id")));
+        for (i, c) in criteria.enumerate() {
+            if let Some(id) = c.id {
+                if !seen.insert(id) {
+                    out.push(dup(id, format!("{base}/rubric/criteria/{i}/id")));
+                }
             }
-        }
-        for (i, c) in array(r, "criteria").iter().enumerate() {
-            if let Some(w) = c.get("weight") {
+            if let Some(w) = c.weight {
                 number_field(w, &format!("{base}/rubric/criteria/{i}/weight"), out);
             }
         }
@@ -230,7 +231,7 @@ fn check_counts(sc: &Value, base: &str, out: &mut Vec<Diagnostic>) {
             format!("{base}/worlds"),
         ));
     }
-    if let Some(options) = sc.pointer("/difficulty/options").and_then(Value::as_object) {
+    if let Some(options) = Difficulty::of(sc).and_then(|d| d.options) {
         if options.len() > MAX {
             out.push(limit(
                 "difficulty presets",
@@ -515,7 +516,7 @@ fn no_knobs(owner: &Value, base: &str, whose: &str, out: &mut Vec<Diagnostic>) {
 /// of the scenario's difficulty, and for an `int` an int value in every
 /// preset. (`knob` with `default`, `keys` or `derived` is SCHEMA.)
 fn check_knobs(sc: &Value, base: &str, out: &mut Vec<Diagnostic>) {
-    let options = sc.pointer("/difficulty/options").and_then(Value::as_object);
+    let options = Difficulty::of(sc).and_then(|d| d.options);
     let knobs: Vec<&str> = options
         .and_then(|o| o.values().next())
         .and_then(Value::as_object)
@@ -580,11 +581,11 @@ fn check_knobs(sc: &Value, base: &str, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn check_difficulty(d: &Value, at: &str, out: &mut Vec<Diagnostic>) {
-    let Some(options) = d.get("options").and_then(Value::as_object) else {
+fn check_difficulty(d: Difficulty<'_>, at: &str, out: &mut Vec<Diagnostic>) {
+    let Some(options) = d.options else {
         return;
     };
-    if let Some(def) = d.get("default").and_then(Value::as_str) {
+    if let Some(def) = d.default {
         if !options.contains_key(def) {
             out.push(
                 Diagnostic::error(Code::UnknownRef, format!("no difficulty preset `{def}`"))
@@ -679,11 +680,7 @@ fn ids_of(v: &Value, field: &str) -> Vec<(usize, String)> {
     array(v, field)
         .iter()
         .enumerate()
-        .filter_map(|(i, x)| {
-            x.get("id")
-                .and_then(Value::as_str)
-                .map(|s| (i, s.to_string()))
-        })
+        .filter_map(|(i, x)| crate::model::id_of(x).map(|s| (i, s.to_string())))
         .collect()
 }
 

@@ -13,6 +13,7 @@ use crate::cel::{self, CelError, Env, Type};
 use crate::changes::{resolve_target, Target};
 use crate::diag::{Code, Diagnostic};
 use crate::model::array;
+use crate::model::items::Criterion;
 use crate::model::{ScalarType, VarType};
 use crate::resolve::env::{compile_once, condition_text, derived_order, owner_env, scalar_cel};
 use crate::resolve::story::{Owner, Story, VarDecl};
@@ -169,9 +170,9 @@ fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnosti
             }
         }
     }
-    if let Some(r) = story.raw.get("rubric") {
-        for (i, c) in array(r, "criteria").iter().enumerate() {
-            if let Some(src) = c.get("score").and_then(Value::as_str) {
+    if let Some(criteria) = Criterion::all(&story.raw) {
+        for (i, c) in criteria.enumerate() {
+            if let Some(src) = c.score {
                 let at = format!("{base}/rubric/criteria/{i}/score");
                 check_one(src, &plain, &Want::Double, &at, true, reads, out);
             }

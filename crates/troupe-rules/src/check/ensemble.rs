@@ -12,6 +12,7 @@ use super::lints::lint;
 use crate::resolve::story::Story;
 use crate::diag::{escape_token, Diagnostic};
 use crate::model::array;
+use crate::model::items::{Cast, Rule, TurnOrder};
 
 fn ids(v: &Value) -> impl Iterator<Item = &str> {
     v.as_array()
@@ -73,21 +74,17 @@ fn presence(sc: &Value, cast: &[String]) -> Presence {
 pub fn lint_ensemble(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
     let sc = &story.raw;
-    let cast = array(sc, "cast");
+    let cast: Vec<Cast<'_>> = Cast::all(sc).collect();
     // Character entries that are not players: (index, id, muted).
     let npcs: Vec<(usize, &str, bool)> = cast
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.get("player").and_then(Value::as_bool) != Some(true))
-        .filter_map(|(i, e)| {
-            let id = e.get("character").and_then(Value::as_str)?;
-            let muted = e.get("muted").and_then(Value::as_bool) == Some(true);
-            Some((i, id, muted))
-        })
+        .filter(|(_, e)| !e.player)
+        .filter_map(|(i, e)| Some((i, e.character?, e.muted)))
         .collect();
     let all: Vec<String> = cast
         .iter()
-        .filter_map(|e| e.get("character").and_then(Value::as_str))
+        .filter_map(|e| e.character)
         .map(str::to_string)
         .collect();
     let initial: HashSet<&str> = match sc.pointer("/scene/present") {
@@ -95,18 +92,14 @@ pub fn lint_ensemble(story: &Story, out: &mut Vec<Diagnostic>) {
         None => all.iter().map(String::as_str).collect(),
     };
     let p = presence(sc, &all);
-    let order = sc.get("turn_order");
-    let field = |f: &str| order.and_then(|o| o.get(f));
-    let strategy = field("strategy")
-        .and_then(Value::as_str)
-        .unwrap_or("first_present");
-    let max = field("max_replies_per_turn")
-        .and_then(Value::as_u64)
-        .unwrap_or(1);
+    let order = TurnOrder::of(sc);
+    let strategy = order.strategy.unwrap_or("first_present");
+    let max = order.max_replies_per_turn.unwrap_or(1);
+    let rules: Vec<Rule<'_>> = Rule::all(sc).collect();
 
     // A rule owned by a character who is never present, or muted.
-    for (i, r) in array(sc, "rules").iter().enumerate() {
-        let Some(by) = r.get("by").and_then(Value::as_str) else {
+    for (i, r) in rules.iter().enumerate() {
+        let Some(by) = r.by else {
             continue;
         };
         let Some(&(_, _, muted)) = npcs.iter().find(|(_, id, _)| *id == by) else {
@@ -123,7 +116,7 @@ pub fn lint_ensemble(story: &Story, out: &mut Vec<Diagnostic>) {
                 lint(
                     format!(
                         "rule `{}` can never apply: its owner `{}` {why}, and a rule is tried only for its owner (Format 18.9)",
-                        escape_token(crate::model::id_of(r).unwrap_or("")),
+                        escape_token(r.id.unwrap_or("")),
                         escape_token(by)
                     ),
                     format!("{base}/rules/{i}/by"),
@@ -137,15 +130,12 @@ pub fn lint_ensemble(story: &Story, out: &mut Vec<Diagnostic>) {
     // who is always present and unmuted is never the responder unless
     // `@`-named (Format 18.9), so the rules it owns are never tried.
     // Only a scenario the rules runtime plays (it has rules) is linted.
-    if strategy == "first_present" && max <= 1 && !array(sc, "rules").is_empty() {
+    if strategy == "first_present" && max <= 1 && !rules.is_empty() {
         let always = npcs
             .iter()
             .find(|(_, id, muted)| !muted && initial.contains(id) && !p.leaves.contains(*id));
         if let Some(&(first_i, first, _)) = always {
-            let owners: HashSet<&str> = array(sc, "rules")
-                .iter()
-                .filter_map(|r| r.get("by").and_then(Value::as_str))
-                .collect();
+            let owners: HashSet<&str> = rules.iter().filter_map(|r| r.by).collect();
             for &(i, id, muted) in &npcs {
                 // Only a character with lines of its own is linted: its
                 // rules are never tried.
@@ -182,7 +172,7 @@ pub fn lint_ensemble(story: &Story, out: &mut Vec<Diagnostic>) {
         v
     };
     for (i, e) in cast.iter().enumerate() {
-        let Some(id) = e.get("character").and_then(Value::as_str) else {
+        let Some(id) = e.character else {
             continue;
         };
         let Some(c) = story.characters.get(id) else {
@@ -225,13 +215,11 @@ pub fn lint_ensemble(story: &Story, out: &mut Vec<Diagnostic>) {
     }
 
     // natural with every speaker at talkativeness 0.
-    if strategy == "natural" || field("fallback").and_then(Value::as_str) == Some("natural") {
+    if strategy == "natural" || order.fallback == Some("natural") {
         let weights: Vec<u64> = cast
             .iter()
-            .filter(|e| e.get("player").and_then(Value::as_bool) != Some(true))
-            .filter(|e| e.get("character").is_some())
-            .filter(|e| e.get("muted").and_then(Value::as_bool) != Some(true))
-            .map(|e| e.get("talkativeness").and_then(Value::as_u64).unwrap_or(50))
+            .filter(|e| !e.player && e.character.is_some() && !e.muted)
+            .map(|e| e.talkativeness.unwrap_or(50))
             .collect();
         if !weights.is_empty() && weights.iter().all(|w| *w == 0) {
             out.push(

@@ -17,6 +17,7 @@ use crate::changes::values::exact_decimal;
 use crate::diag::{escape_token, Code, Diagnostic, Severity};
 use crate::model::Condition;
 use crate::model::array;
+use crate::model::items::{Difficulty, Rule};
 
 pub(super) fn lint(message: String, at: String) -> Diagnostic {
     Diagnostic::error(Code::DeadLogic, message)
@@ -53,16 +54,16 @@ pub fn lint_story(story: &Story, reads: Option<&BTreeSet<String>>, out: &mut Vec
 /// read; the `emotion` expression (18.6) is compiled here only when some
 /// knob is still unread.
 fn unread_knobs(story: &Story, reads: &BTreeSet<String>, out: &mut Vec<Diagnostic>) {
-    let Some((preset, knobs)) = story
-        .raw
-        .pointer("/difficulty/options")
-        .and_then(Value::as_object)
+    let Some((preset, knobs)) = Difficulty::of(&story.raw)
+        .and_then(|d| d.options)
         .and_then(|o| o.iter().next())
         .and_then(|(p, k)| Some((p, k.as_object()?)))
     else {
         return;
     };
-    let bound: BTreeSet<&str> = array(&story.raw, "variables")
+    let bound: BTreeSet<&str> = story
+        .scenario
+        .variables
         .iter()
         .filter_map(|v| v.get("knob").and_then(Value::as_str))
         .collect();
@@ -111,12 +112,11 @@ const RULE_FIELDS: [&str; 11] = [
 /// `reply_as` naming a character makes the earlier rule conditional.
 fn shadowed_rules(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
-    let rules = array(&story.raw, "rules");
-    let priority = |r: &Value| r.get("priority").and_then(Value::as_i64).unwrap_or(0);
-    let text = |r: &Value, f: &str| r.get(f).and_then(Value::as_str).map(str::to_string);
+    let written = array(&story.raw, "rules");
+    let rules: Vec<Rule<'_>> = written.iter().map(Rule::read).collect();
     let mut order: Vec<usize> = (0..rules.len()).collect();
     // Highest priority first; a stable sort keeps declaration order.
-    order.sort_by_key(|&i| std::cmp::Reverse(priority(&rules[i])));
+    order.sort_by_key(|&i| std::cmp::Reverse(rules[i].priority()));
     // A rule with a field the format does not define (a misspelt
     // `keyword:` is UNKNOWN_FIELD, Format 15) is not judged: that error is
     // the one diagnostic at the cause, not one warning per rule it would
@@ -127,38 +127,39 @@ fn shadowed_rules(story: &Story, out: &mut Vec<Diagnostic>) {
                 .any(|k| !RULE_FIELDS.contains(&k.as_str()) && !k.starts_with("x-"))
         })
     };
-    let unconditional = |r: &Value| {
-        r.get("keywords").is_none()
-            && r.get("pattern").is_none()
-            && r.get("when").is_none()
-            && text(r, "reply_as").is_none_or(|a| a == "narrator")
-            && !broken(r)
+    let unconditional = |i: usize| {
+        let r = &rules[i];
+        r.keywords.is_none()
+            && r.pattern.is_none()
+            && r.when.is_none()
+            && r.reply_as.is_none_or(|a| a == "narrator")
+            && !broken(&written[i])
     };
     // The first unconditional rule tried for each (`on`, `by`): linear in
     // the rules.
-    let mut first: std::collections::HashMap<(String, Option<String>), usize> =
+    let mut first: std::collections::HashMap<(bool, Option<&str>), usize> =
         std::collections::HashMap::new();
     for &i in &order {
         let later = &rules[i];
-        let on = text(later, "on").unwrap_or_else(|| "input".into());
-        let by = text(later, "by");
+        let on = later.on_reply;
+        let by = later.by;
         let shadow = first
-            .get(&(on.clone(), None))
-            .or_else(|| by.clone().and_then(|b| first.get(&(on.clone(), Some(b)))))
+            .get(&(on, None))
+            .or_else(|| by.and_then(|b| first.get(&(on, Some(b)))))
             .copied();
-        if unconditional(later) {
+        if unconditional(i) {
             first.entry((on, by)).or_insert(i);
         }
         let Some(f) = shadow else {
             continue;
         };
-        let by = rules[f].get("id").and_then(Value::as_str).unwrap_or("");
-        let id = rules[i].get("id").and_then(Value::as_str).unwrap_or("");
+        let by = rules[f].id.unwrap_or("");
+        let id = rules[i].id.unwrap_or("");
         out.push(lint(
             format!(
                 "rule `{id}` can never apply: `{by}` matches every input (no keywords, pattern or when) and is tried first (priority {} ≥ {}); give `{by}` a lower priority",
-                priority(&rules[f]),
-                priority(&rules[i])
+                rules[f].priority(),
+                rules[i].priority()
             ),
             format!("{base}/rules/{i}/id"),
         ));

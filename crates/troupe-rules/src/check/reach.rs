@@ -25,6 +25,7 @@ use crate::cel::{Env, Value as CelValue};
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::model::{ScalarType, VarType};
 use crate::model::array;
+use crate::model::items::Event;
 
 /// An interval of numbers; `None` ends are unbounded. `int` says the
 /// values are CEL ints (else doubles).
@@ -302,12 +303,10 @@ impl Ranges {
         for r in array(&story.raw, "rules") {
             lists.push((array(r, "changes"), true));
         }
-        for e in array(&story.raw, "events") {
-            if e.get("end").and_then(Value::as_bool) == Some(true) {
-                continue;
+        for e in array(&story.raw, "events").iter().map(Event::read) {
+            if !e.end {
+                lists.push((e.changes, e.repeat));
             }
-            let repeat = e.get("repeat").and_then(Value::as_bool) == Some(true);
-            lists.push((array(e, "changes"), repeat));
         }
         for (changes, repeat) in lists {
             for change in changes {

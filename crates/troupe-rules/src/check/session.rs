@@ -13,7 +13,7 @@ use crate::resolve::story::{self, SessionContext, Story};
 use super::summaries::{PathKnowledge, SceneRules};
 use super::templates::check_template;
 use crate::diag::{escape_token, Code, Diagnostic};
-use crate::model::Event;
+use crate::model::items::Event;
 use crate::model::{array, FiringRecord, Header, Message, Part};
 use crate::model::firing::{record, Firing, PathFirings};
 
@@ -117,9 +117,12 @@ impl SessionChecker {
             .scenario
             .events
             .iter()
-            .filter_map(|e| serde_json::from_value::<Event>(e.clone()).ok())
+            .map(Event::read)
             .enumerate()
-            .map(|(i, e)| (e.id, (u32::try_from(i).unwrap_or(u32::MAX), e.repeat, e.end)))
+            .filter_map(|(i, e)| {
+                let at = (u32::try_from(i).unwrap_or(u32::MAX), e.repeat, e.end);
+                Some((e.id?.to_string(), at))
+            })
             .collect();
         let outcomes = story
             .scenario
@@ -468,11 +471,8 @@ fn check_header_in(
         }
     }
     if let Some(d) = header.difficulty {
-        let known = story
-            .raw
-            .pointer("/difficulty/options")
-            .and_then(Value::as_object)
-            .is_some_and(|o| o.contains_key(d));
+        let difficulty = story.scenario.difficulty();
+        let known = difficulty.is_some_and(|x| x.has(d));
         if !known {
             out.push(
                 Diagnostic::error(
@@ -481,12 +481,7 @@ fn check_header_in(
                         "the scenario has no difficulty preset `{d}`{}",
                         crate::diag::suggest::one_of(
                             d,
-                            story
-                                .raw
-                                .pointer("/difficulty/options")
-                                .and_then(Value::as_object)
-                                .into_iter()
-                                .flat_map(|o| o.keys().map(String::as_str))
+                            difficulty.into_iter().flat_map(|x| x.presets())
                         )
                     ),
                 )

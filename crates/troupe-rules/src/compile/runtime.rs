@@ -13,7 +13,7 @@ use crate::resolve::story::Story;
 use crate::compile::changes::{lower_changes, ChangeScope};
 use crate::compile::{ChangeIr, CompileError, StoryIr};
 use crate::keys::{KeyIndex, KeyOptions, KeySet, LazyPattern};
-use crate::model::array;
+use crate::model::items::{Cast, Criterion, Rule, TurnOrder};
 
 /// A rule (Format 18.1), compiled.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -146,13 +146,8 @@ impl TurnOrderIr {
 
     pub(crate) fn compile(story: &Story) -> TurnOrderIr {
         let raw = &story.raw;
-        let t = raw.get("turn_order");
-        let strategy = |f: &str| {
-            t.and_then(|t| t.get(f))
-                .and_then(Value::as_str)
-                .and_then(Strategy::parse)
-                .unwrap_or_default()
-        };
+        let t = TurnOrder::of(raw);
+        let strategy = |s: Option<&str>| s.and_then(Strategy::parse).unwrap_or_default();
         let plain = |name: &str| -> Arc<str> {
             match crate::keys::key_form(name) {
                 crate::keys::KeyForm::Plain(_) => Arc::from(name),
@@ -160,8 +155,8 @@ impl TurnOrderIr {
             }
         };
         let mut members = Vec::new();
-        for e in array(raw, "cast") {
-            let Some(id) = e.get("character").and_then(Value::as_str) else {
+        for e in Cast::all(raw) {
+            let Some(id) = e.character else {
                 continue;
             };
             // Format 18.9: name, nickname, aliases, ID, in this order.
@@ -182,26 +177,19 @@ impl TurnOrderIr {
             );
             members.push(MemberIr {
                 id: Arc::from(id),
-                talkativeness: e
-                    .get("talkativeness")
-                    .and_then(Value::as_u64)
-                    .map_or(50, |w| w.min(100) as u32),
-                muted: e.get("muted").and_then(Value::as_bool).unwrap_or(false),
+                talkativeness: e.talkativeness.map_or(50, |w| w.min(100) as u32),
+                muted: e.muted,
                 names,
                 keys,
                 at_keys,
             });
         }
         TurnOrderIr {
-            strategy: strategy("strategy"),
-            fallback: strategy("fallback"),
-            allow_self_responses: t
-                .and_then(|t| t.get("allow_self_responses"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            strategy: strategy(t.strategy),
+            fallback: strategy(t.fallback),
+            allow_self_responses: t.allow_self_responses,
             max_replies: t
-                .and_then(|t| t.get("max_replies_per_turn"))
-                .and_then(Value::as_u64)
+                .max_replies_per_turn
                 .map_or(0, |n| n.min(MAX_REPLIES as u64) as u8),
             any_muted: members.iter().any(|m| m.muted),
             members,
@@ -308,16 +296,15 @@ impl RuntimeIr {
             cast: &ir.cast,
         };
         let mut rules = Vec::new();
-        for r in array(raw, "rules") {
-            let id = crate::model::id_of(r).unwrap_or("");
+        for r in Rule::all(raw) {
+            let id = r.id.unwrap_or("");
             let keywords = r
-                .get("keywords")
-                .and_then(Value::as_array)
+                .keywords
                 .map(|k| KeySet::new(k.iter().filter_map(Value::as_str), KeyOptions::RUNTIME));
             // Compiled on first use (the checks compiled it with the same
             // function, `keys::compile_pattern`); only its syntax is
             // checked here, which costs a fraction of building it.
-            let pattern = match r.get("pattern").and_then(Value::as_str) {
+            let pattern = match r.pattern {
                 Some(p) => {
                     let p = LazyPattern::new(p);
                     p.validate_syntax()
@@ -326,7 +313,7 @@ impl RuntimeIr {
                 }
                 None => None,
             };
-            let when = match r.get("when").and_then(Value::as_str) {
+            let when = match r.when {
                 Some(src) => Some(cel::compile(src, &with_hit).map_err(|e| {
                     err(format!(
                         "rule `{id}`: {}",
@@ -335,7 +322,7 @@ impl RuntimeIr {
                 })?),
                 None => None,
             };
-            let written = array(r, "changes");
+            let written = r.changes;
             let changes = lower_changes(&scope, written)
                 .map_err(|e| err(format!("rule `{id}`: {e}")))?;
             let changes_json = serde_json::value::to_raw_value(written)
@@ -343,24 +330,22 @@ impl RuntimeIr {
                 .into();
             rules.push(RuleIr {
                 id: Arc::from(id),
-                priority: r
-                    .get("priority")
-                    .and_then(crate::model::integer)
-                    .unwrap_or(0),
+                priority: r.priority(),
                 keywords,
                 pattern,
                 when: when.map(Box::new),
                 changes_json,
                 written: Default::default(),
                 changes: changes.into(),
-                replies: array(r, "replies")
+                replies: r
+                    .replies
                     .iter()
                     .filter_map(Value::as_str)
                     .map(Arc::from)
                     .collect(),
-                by: r.get("by").and_then(Value::as_str).map(Arc::from),
-                reply_as: r.get("reply_as").and_then(Value::as_str).map(Arc::from),
-                on_reply: r.get("on").and_then(Value::as_str) == Some("reply"),
+                by: r.by.map(Arc::from),
+                reply_as: r.reply_as.map(Arc::from),
+                on_reply: r.on_reply,
             });
         }
         // Stable: equal priorities keep declaration order.
@@ -375,15 +360,14 @@ impl RuntimeIr {
                 ))
             })
         };
-        let rubric = match raw.get("rubric") {
-            Some(r) => Some(
-                array(r, "criteria")
-                    .iter()
+        let rubric = match Criterion::all(raw) {
+            Some(criteria) => Some(
+                criteria
                     .map(|c| {
                         Ok(CriterionIr {
-                            id: Arc::from(crate::model::id_of(c).unwrap_or("")),
-                            weight: c.get("weight").and_then(Value::as_f64).unwrap_or(0.0),
-                            score: match c.get("score").and_then(Value::as_str) {
+                            id: Arc::from(c.id.unwrap_or("")),
+                            weight: c.weight.and_then(Value::as_f64).unwrap_or(0.0),
+                            score: match c.score {
                                 Some(s) => Some(compile("rubric `score`", s)?),
                                 None => None,
                             },

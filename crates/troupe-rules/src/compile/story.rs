@@ -15,7 +15,7 @@ use crate::resolve::env::{condition_text, derived_order, owner_env};
 use crate::resolve::story::{Owner, Story};
 use crate::model::{Keys, Opening, ScalarType, VarType, Variable};
 use crate::template;
-use crate::model::array;
+use crate::model::items::Event;
 
 #[cfg(test)]
 thread_local! {
@@ -32,12 +32,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
     // Counts the IR numbers with 16-bit indices never wrap (Format 16: the
     // checks report LIMIT first).
     let max = crate::load::limits::MAX_SCENARIO_ITEMS;
-    let knobs = story
-        .scenario
-        .difficulty
-        .as_ref()
-        .and_then(|d| d.get("options"))
-        .and_then(Value::as_object);
+    let knobs = story.scenario.difficulty().and_then(|d| d.options);
     let counts = [
         ("cast members", story.cast.len()),
         ("worlds", story.worlds.len()),
@@ -422,13 +417,10 @@ fn source_of(
 /// lists the presets. `None` when a preset lacks the knob or its value is
 /// not a value of the type (the check reports both).
 fn knob_starts(story: &Story, knob: &str, ty: VarType, norm: &Norm) -> Option<Vec<Val>> {
-    let options = story
+    story
         .scenario
-        .difficulty
-        .as_ref()?
-        .get("options")?
-        .as_object()?;
-    options
+        .difficulty()?
+        .options?
         .values()
         .map(|preset| {
             let v = Val::from_json(ty, preset.get(knob)?)?;
@@ -438,8 +430,8 @@ fn knob_starts(story: &Story, knob: &str, ty: VarType, norm: &Norm) -> Option<Ve
 }
 
 fn difficulty_ir(story: &Story) -> Option<DifficultyIr> {
-    let d = story.scenario.difficulty.as_ref()?;
-    let options = d.get("options")?.as_object()?;
+    let d = story.scenario.difficulty()?;
+    let options = d.options?;
     let knobs: Vec<Arc<str>> = options
         .values()
         .next()?
@@ -462,7 +454,7 @@ fn difficulty_ir(story: &Story) -> Option<DifficultyIr> {
             (Arc::from(p.as_str()), vals)
         })
         .collect();
-    let default_name = d.get("default").and_then(Value::as_str).unwrap_or("");
+    let default_name = d.default.unwrap_or("");
     let default = presets
         .iter()
         .position(|(p, _)| &**p == default_name)
@@ -481,9 +473,10 @@ fn firing_ir(
     v: &Value,
     outcome: bool,
 ) -> Result<FiringIr, CompileError> {
-    let id = crate::model::id_of(v).unwrap_or("");
+    let v = Event::read(v);
+    let id = v.id.unwrap_or("");
     // A `when` that does not lower is an error, never a dead event.
-    let when = match v.get("when") {
+    let when = match v.when {
         Some(w) => {
             let (src, _) = condition_text(story, w)
                 .ok_or_else(|| CompileError(format!("`{id}`: `when` does not lower")))?;
@@ -496,15 +489,15 @@ fn firing_ir(
         }
         None => None,
     };
-    let changes = lower_changes(scope, array(v, "changes"))
-        .map_err(|e| CompileError(format!("`{id}`: {e}")))?;
+    let changes =
+        lower_changes(scope, v.changes).map_err(|e| CompileError(format!("`{id}`: {e}")))?;
     Ok(FiringIr {
         id: Arc::from(id),
         when,
-        repeat: !outcome && v.get("repeat").and_then(Value::as_bool).unwrap_or(false),
-        end: outcome || v.get("end").and_then(Value::as_bool).unwrap_or(false),
+        repeat: !outcome && v.repeat,
+        end: outcome || v.end,
         changes,
-        signal: v.get("signal").and_then(Value::as_str).map(Arc::from),
+        signal: v.signal.map(Arc::from),
     })
 }
 

@@ -369,6 +369,13 @@ pub struct Scenario {
     pub safety: Option<Value>,
 }
 
+impl Scenario {
+    /// The difficulty presets (Format 6.5), when the scenario has them.
+    pub fn difficulty(&self) -> Option<super::items::Difficulty<'_>> {
+        self.difficulty.as_ref().map(super::items::Difficulty::read)
+    }
+}
+
 /// The narrator (Format 6.2).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Narrator {

@@ -1,0 +1,288 @@
+//! A scenario's items (Format 6, 9, 18, 19) as the stages read them:
+//! borrowed from the loaded document, each field read on its own, so a
+//! field of the wrong type reads as absent (its schema diagnostic is
+//! reported already, and the semantic checks still run on what can be
+//! read: Format 17.1). Each format field name is written here once; the
+//! stages read the typed fields.
+
+use serde_json::{Map, Value};
+
+use super::array;
+
+/// The string at `v[field]`, if it is one.
+fn text<'a>(v: &'a Value, field: &str) -> Option<&'a str> {
+    v.get(field).and_then(Value::as_str)
+}
+
+/// `v[field]` is `true`.
+fn flag(v: &Value, field: &str) -> bool {
+    v.get(field).and_then(Value::as_bool) == Some(true)
+}
+
+/// A cast entry (Format 6.1): a character entry or a seat.
+#[derive(Debug, Clone, Copy)]
+pub struct Cast<'a> {
+    /// The character of a character entry.
+    pub character: Option<&'a str>,
+    /// The seat of a seat entry.
+    pub seat: Option<&'a str>,
+    /// `player: true` (always so for a seat, which is a player seat).
+    pub player: bool,
+    /// The draw weight (18.9), when written.
+    pub talkativeness: Option<u64>,
+    /// A muted character never speaks (18.9).
+    pub muted: bool,
+}
+
+impl<'a> Cast<'a> {
+    /// Reads the cast entry `v`.
+    pub fn read(v: &'a Value) -> Cast<'a> {
+        Cast {
+            character: text(v, "character"),
+            seat: text(v, "seat"),
+            player: flag(v, "player"),
+            talkativeness: v.get("talkativeness").and_then(Value::as_u64),
+            muted: flag(v, "muted"),
+        }
+    }
+
+    /// The entries of scenario `sc`'s `cast`, in order.
+    pub fn all(sc: &'a Value) -> impl Iterator<Item = Cast<'a>> {
+        array(sc, "cast").iter().map(Cast::read)
+    }
+
+    /// Whether the entry is a player's: a seat, or `player: true` (6.1).
+    pub fn is_player(&self) -> bool {
+        self.seat.is_some() || self.player
+    }
+}
+
+/// An event (Format 9) or an outcome (9.4, which has no `repeat`, `end`
+/// or `signal`: they read as absent).
+#[derive(Debug, Clone, Copy)]
+pub struct Event<'a> {
+    /// The event's ID.
+    pub id: Option<&'a str>,
+    /// When it fires: a CEL string or the threshold shape (9.1).
+    pub when: Option<&'a Value>,
+    /// Whether it may fire again on one path.
+    pub repeat: bool,
+    /// Whether firing it ends the story.
+    pub end: bool,
+    /// Its changes (8.5).
+    pub changes: &'a [Value],
+    /// The signal it raises (playtests, Format 22).
+    pub signal: Option<&'a str>,
+}
+
+impl<'a> Event<'a> {
+    /// Reads the event or outcome `v`.
+    pub fn read(v: &'a Value) -> Event<'a> {
+        Event {
+            id: super::id_of(v),
+            when: v.get("when"),
+            repeat: flag(v, "repeat"),
+            end: flag(v, "end"),
+            changes: array(v, "changes"),
+            signal: text(v, "signal"),
+        }
+    }
+}
+
+/// A rule of the rules runtime (Format 18.1).
+#[derive(Debug, Clone, Copy)]
+pub struct Rule<'a> {
+    /// The rule's ID.
+    pub id: Option<&'a str>,
+    /// Its condition (a CEL string).
+    pub when: Option<&'a str>,
+    /// Its keywords, when written.
+    pub keywords: Option<&'a [Value]>,
+    /// Its regular expression.
+    pub pattern: Option<&'a str>,
+    /// Its priority as written (an integer, Format 2.2).
+    pub priority: Option<&'a Value>,
+    /// Its changes.
+    pub changes: &'a [Value],
+    /// Its replies (templates).
+    pub replies: &'a [Value],
+    /// Its owner.
+    pub by: Option<&'a str>,
+    /// Who says its reply.
+    pub reply_as: Option<&'a str>,
+    /// `on: "reply"`: a reaction (18.9).
+    pub on_reply: bool,
+}
+
+impl<'a> Rule<'a> {
+    /// Reads the rule `v`.
+    pub fn read(v: &'a Value) -> Rule<'a> {
+        Rule {
+            id: super::id_of(v),
+            when: text(v, "when"),
+            keywords: v.get("keywords").and_then(Value::as_array).map(Vec::as_slice),
+            pattern: text(v, "pattern"),
+            priority: v.get("priority"),
+            changes: array(v, "changes"),
+            replies: array(v, "replies"),
+            by: text(v, "by"),
+            reply_as: text(v, "reply_as"),
+            on_reply: text(v, "on") == Some("reply"),
+        }
+    }
+
+    /// The rules of scenario `sc`, in declaration order.
+    pub fn all(sc: &'a Value) -> impl Iterator<Item = Rule<'a>> {
+        array(sc, "rules").iter().map(Rule::read)
+    }
+
+    /// The priority as an integer (0 when absent).
+    pub fn priority(&self) -> i64 {
+        self.priority.and_then(super::integer).unwrap_or(0)
+    }
+}
+
+/// A scenario's `turn_order` (Format 18.9).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TurnOrder<'a> {
+    /// The strategy's name.
+    pub strategy: Option<&'a str>,
+    /// The fallback strategy's name.
+    pub fallback: Option<&'a str>,
+    /// Whether a speaker may react to its own reply.
+    pub allow_self_responses: bool,
+    /// The most replies a turn has, when written.
+    pub max_replies_per_turn: Option<u64>,
+    /// The block as written.
+    pub raw: Option<&'a Value>,
+}
+
+impl<'a> TurnOrder<'a> {
+    /// Reads the `turn_order` of scenario `sc` (all absent without one).
+    pub fn of(sc: &'a Value) -> TurnOrder<'a> {
+        let Some(t) = sc.get("turn_order") else {
+            return TurnOrder::default();
+        };
+        TurnOrder {
+            strategy: text(t, "strategy"),
+            fallback: text(t, "fallback"),
+            allow_self_responses: flag(t, "allow_self_responses"),
+            max_replies_per_turn: t.get("max_replies_per_turn").and_then(Value::as_u64),
+            raw: Some(t),
+        }
+    }
+}
+
+/// A scenario's difficulty presets (Format 6.5).
+#[derive(Debug, Clone, Copy)]
+pub struct Difficulty<'a> {
+    /// The preset used when a session names none.
+    pub default: Option<&'a str>,
+    /// Preset → knob → value, when written as an object.
+    pub options: Option<&'a Map<String, Value>>,
+}
+
+impl<'a> Difficulty<'a> {
+    /// Reads the `difficulty` of scenario `sc`, when it has one.
+    pub fn of(sc: &'a Value) -> Option<Difficulty<'a>> {
+        Some(Difficulty::read(sc.get("difficulty")?))
+    }
+
+    /// Reads the difficulty block `d`.
+    pub fn read(d: &'a Value) -> Difficulty<'a> {
+        Difficulty {
+            default: text(d, "default"),
+            options: d.get("options").and_then(Value::as_object),
+        }
+    }
+
+    /// Whether `preset` is one of the presets.
+    pub fn has(&self, preset: &str) -> bool {
+        self.options.is_some_and(|o| o.contains_key(preset))
+    }
+
+    /// The presets' names, in written order.
+    pub fn presets(&self) -> impl Iterator<Item = &'a str> {
+        self.options
+            .into_iter()
+            .flat_map(|o| o.keys().map(String::as_str))
+    }
+}
+
+/// A rubric criterion (Format 19.6).
+#[derive(Debug, Clone, Copy)]
+pub struct Criterion<'a> {
+    /// The criterion's ID.
+    pub id: Option<&'a str>,
+    /// Its weight, as written.
+    pub weight: Option<&'a Value>,
+    /// Its score expression (CEL).
+    pub score: Option<&'a str>,
+}
+
+impl<'a> Criterion<'a> {
+    /// The criteria of scenario `sc`'s rubric (`None` without a rubric).
+    pub fn all(sc: &'a Value) -> Option<impl Iterator<Item = Criterion<'a>>> {
+        let rubric = sc.get("rubric")?;
+        Some(array(rubric, "criteria").iter().map(|c| Criterion {
+            id: super::id_of(c),
+            weight: c.get("weight"),
+            score: text(c, "score"),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_field_of_the_wrong_type_reads_as_absent_and_the_others_still_read() {
+        let rule = json!({"id": "r", "when": 3, "priority": 5.0, "by": ["x"], "on": "reply"});
+        let r = Rule::read(&rule);
+        assert_eq!((r.id, r.when, r.by), (Some("r"), None, None));
+        // 5.0 is the integer 5 (Format 2.2).
+        assert_eq!(r.priority(), 5);
+        assert!(r.on_reply);
+        assert_eq!(Rule::read(&json!({"priority": "high"})).priority(), 0);
+    }
+
+    #[test]
+    fn a_seat_is_a_player_entry_and_a_character_entry_is_one_only_with_player_true() {
+        let sc = json!({"cast": [
+            {"character": "kai", "talkativeness": 20, "muted": true},
+            {"seat": "p1"},
+            {"character": "mo", "player": true}
+        ]});
+        let cast: Vec<Cast<'_>> = Cast::all(&sc).collect();
+        let players: Vec<bool> = cast.iter().map(Cast::is_player).collect();
+        assert_eq!(players, [false, true, true]);
+        assert_eq!((cast[0].talkativeness, cast[0].muted), (Some(20), true));
+        assert_eq!(cast[1].seat, Some("p1"));
+    }
+
+    #[test]
+    fn difficulty_presets_keep_their_written_order() {
+        let sc = json!({"difficulty": {"default": "easy",
+            "options": {"hard": {"patience": 1}, "easy": {"patience": 9}}}});
+        let d = Difficulty::of(&sc).unwrap();
+        assert_eq!(d.default, Some("easy"));
+        assert_eq!(d.presets().collect::<Vec<_>>(), ["hard", "easy"]);
+        assert!(d.has("hard") && !d.has("medium"));
+        assert!(Difficulty::of(&json!({})).is_none());
+    }
+
+    #[test]
+    fn an_outcome_reads_as_an_event_that_neither_repeats_nor_ends() {
+        let o = json!({"id": "deal", "when": "state.x > 1", "changes": [{"set": {"x": 0}}]});
+        let e = Event::read(&o);
+        assert_eq!(e.id, Some("deal"));
+        assert!(!e.repeat && !e.end && e.signal.is_none());
+        assert_eq!(e.changes.len(), 1);
+        let sc = json!({"turn_order": {"strategy": "natural", "max_replies_per_turn": 3}});
+        let t = TurnOrder::of(&sc);
+        assert_eq!((t.strategy, t.max_replies_per_turn), (Some("natural"), Some(3)));
+        assert!(TurnOrder::of(&json!({})).raw.is_none());
+    }
+}
