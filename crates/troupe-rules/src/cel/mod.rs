@@ -1,5 +1,5 @@
-//! CEL conditions (Format 11): parsing (the `cel` crate's parser), a type
-//! checker of Troupe's own, and an evaluator over compiled programs.
+//! CEL conditions (Format 11): a parser, a type checker and an evaluator
+//! over compiled programs, all Troupe's own.
 //!
 //! ```
 //! use troupe::cel::{compile, Activation, Env, NoHost, Type, Value};
@@ -18,8 +18,11 @@ pub mod env;
 pub mod error;
 pub mod eval;
 pub mod functions;
+mod lex;
 mod operands;
 pub mod parse;
+#[cfg(test)]
+mod parse_legacy;
 pub mod program;
 pub mod suite;
 pub mod types;

@@ -1,27 +1,24 @@
-//! Parsing (Format 11.1): the `cel` crate's parser (STACK.md), its AST mapped
-//! to Troupe's own [`Expr`] with byte spans. Macro expansions (`all`,
-//! `exists`, `exists_one`, `map`, `filter`) are recognized and kept as
-//! [`ExprKind::Comprehension`] nodes; `has()` becomes a presence test.
+//! Parsing (Format 11.1): Troupe's own recursive-descent parser of CEL's
+//! grammar (cel-spec's `CEL.g4`) over the tokens of [`super::lex`], giving
+//! Troupe's [`Expr`] with byte spans. The macros (`all`, `exists`,
+//! `exists_one`, `map`, `filter`) are kept as [`ExprKind::Comprehension`]
+//! nodes; `has()` becomes a presence test (docs/DECISIONS.md, "Our own CEL
+//! parser").
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
-use cel::common::ast::{
-    operators, CallExpr, ComprehensionExpr, EntryExpr, Expr as CExpr, IdedExpr, LiteralValue,
-    SourceInfo,
-};
-use cel::parser::Parser;
-
-use super::error::{offset_of, CelError, CelErrorKind};
+use super::error::{CelError, CelErrorKind};
+use super::lex::{self, Tok, Token};
 
 /// Longest expression accepted, in bytes (Format 16 bounds untrusted input;
 /// this keeps the parser's own recursion well inside a 2 MiB stack).
 pub const MAX_SOURCE_LEN: usize = 8 * 1024;
 /// Deepest expression tree accepted.
 pub const MAX_DEPTH: usize = 200;
-/// Parser recursion limit (nesting of parentheses, calls, lists, unary ops).
+/// Parser recursion limit (nesting of parentheses, calls, lists, maps).
 const PARSER_RECURSION: u16 = 96;
 
 /// A parsed expression node.
@@ -190,7 +187,10 @@ pub fn parse_count() -> u64 {
     PARSES.with(std::cell::Cell::get)
 }
 
-/// Parses `source` into an [`Expr`].
+/// Parses `source` into an [`Expr`] (Format 11.1): Troupe's own lexer
+/// ([`super::lex`]) and recursive-descent parser of CEL's grammar, with the
+/// standard macros recognized. A syntax error is one [`CelError`] with a
+/// plain message at its byte offset.
 pub fn parse(source: &str) -> Result<Expr, Vec<CelError>> {
     #[cfg(debug_assertions)]
     PARSES.with(|c| c.set(c.get() + 1));
@@ -202,264 +202,886 @@ pub fn parse(source: &str) -> Result<Expr, Vec<CelError>> {
             MAX_SOURCE_LEN..MAX_SOURCE_LEN,
         )]);
     }
-    let parsed = Parser::new()
-        .enable_ident_escape_syntax(true)
-        .max_recursion_depth(PARSER_RECURSION)
-        .parse_with_source_info(source);
-    match parsed {
-        Ok((expr, info)) => {
-            let conv = Converter {
-                source,
-                info: &info,
-            };
-            conv.expr(expr, 0)
-                .map_err(|(msg, span)| vec![CelError::new(CelErrorKind::Syntax, msg, source, span)])
-        }
-        Err(errs) => {
-            let mut out: Vec<CelError> = errs
-                .errors
-                .iter()
-                .map(|e| {
-                    let line = usize::try_from(e.pos.0).unwrap_or(1).max(1);
-                    let col = usize::try_from(e.pos.1).unwrap_or(1).max(1);
-                    let at = offset_of(source, line, col);
-                    let msg = e.msg.strip_prefix("Syntax error: ").unwrap_or(&e.msg);
-                    CelError::new(CelErrorKind::Syntax, plain_message(msg), source, at..at)
-                })
-                .collect();
-            if out.is_empty() {
-                out.push(CelError::new(
-                    CelErrorKind::Syntax,
-                    "expression does not parse",
-                    source,
-                    0..0,
-                ));
-            }
-            Err(out)
-        }
+    let syntax = |message: String, span: Range<usize>| {
+        vec![CelError::new(CelErrorKind::Syntax, message, source, span)]
+    };
+    let tokens = lex::tokenize(source).map_err(|e| syntax(e.message, e.at..e.at))?;
+    let mut p = Parser {
+        src: source,
+        toks: &tokens,
+        pos: 0,
+        nesting: 0,
+        in_message: 0,
+    };
+    let node = p.expr().map_err(|e| syntax(e.0, e.1))?;
+    let next = p.peek();
+    if next.kind != Tok::Eof {
+        return Err(syntax(
+            format!(
+                "unexpected {} after a complete expression",
+                p.describe(next)
+            ),
+            next.span(),
+        ));
+    }
+    Ok(node.expr)
+}
+
+/// Deepest nesting of sub-expressions (parentheses, arguments, list and
+/// map items, indexes, the else branch of `?:`), counting the whole
+/// expression as one: beyond it, the text is refused before the parser's
+/// recursion could grow further (a 2 MiB stack holds it with room).
+const NESTING: u32 = PARSER_RECURSION as u32 + 1;
+
+/// A parsed node and the height of its tree (a leaf is 1).
+struct Node {
+    expr: Expr,
+    height: u32,
+}
+
+/// A syntax error: the message and the byte range it is about.
+type PResult<T> = Result<T, (String, Range<usize>)>;
+
+struct Parser<'a> {
+    src: &'a str,
+    toks: &'a [Token],
+    pos: usize,
+    /// How many `expr` rules are open.
+    nesting: u32,
+    /// Inside a message literal (whose parts are parsed, then dropped):
+    /// heights are not bounded there.
+    in_message: u32,
+}
+
+fn leaf(kind: ExprKind, span: Range<usize>) -> Node {
+    Node {
+        expr: Expr { kind, span },
+        height: 1,
     }
 }
 
-struct Converter<'a> {
-    source: &'a str,
-    info: &'a SourceInfo,
-}
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Token {
+        self.toks[self.pos]
+    }
 
-type ConvResult = Result<Expr, (String, Range<usize>)>;
+    fn peek_at(&self, n: usize) -> Tok {
+        self.toks.get(self.pos + n).map_or(Tok::Eof, |t| t.kind)
+    }
 
-impl Converter<'_> {
-    fn span(&self, id: u64) -> Range<usize> {
-        match self.info.offset_for(id) {
-            Some((start, stop)) => {
-                let s = (start as usize).min(self.source.len());
-                let e = (stop as usize + 1).clamp(s, self.source.len());
-                s..e
+    fn bump(&mut self) -> Token {
+        let t = self.toks[self.pos];
+        if t.kind != Tok::Eof {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn text(&self, t: Token) -> &'a str {
+        &self.src[t.span()]
+    }
+
+    /// How a token is named in messages.
+    fn describe(&self, t: Token) -> String {
+        match t.kind {
+            Tok::Eof => "the end of the expression".into(),
+            _ => {
+                let text = self.text(t);
+                match text.char_indices().nth(24) {
+                    Some((cut, _)) => format!("`{}…`", &text[..cut]),
+                    None => format!("`{text}`"),
+                }
             }
-            None => 0..0,
         }
     }
 
-    fn expr(&self, e: IdedExpr, depth: usize) -> ConvResult {
-        let span = self.span(e.id);
-        if depth > MAX_DEPTH {
+    /// The error for `t` where a value was expected.
+    fn want_value(&self, t: Token) -> (String, Range<usize>) {
+        let message = match t.kind {
+            Tok::Eof => "the expression ends too early: a value is missing".to_string(),
+            _ => format!("unexpected {}: a value is expected here", self.describe(t)),
+        };
+        (message, t.span())
+    }
+
+    /// Consumes a `kind` token (a closing bracket, `:`) or fails.
+    fn expect(&mut self, kind: Tok, what: &str) -> PResult<Token> {
+        let t = self.peek();
+        if t.kind == kind {
+            return Ok(self.bump());
+        }
+        Err((format!("missing `{what}` before {}", self.describe(t)), t.span()))
+    }
+
+    /// A node made of `children` (its height one more than theirs).
+    fn node(&self, kind: ExprKind, span: Range<usize>, height: u32) -> PResult<Node> {
+        let height = height + 1;
+        if height > MAX_DEPTH as u32 + 1 && self.in_message == 0 {
             return Err((
                 format!("expression nests deeper than {MAX_DEPTH} levels"),
                 span,
             ));
         }
-        let d = depth + 1;
-        let kind = match e.expr {
-            CExpr::Unspecified => ExprKind::Unsupported("an incomplete expression"),
-            CExpr::Literal(lit) => match lit {
-                LiteralValue::Boolean(b) => ExprKind::Bool(*b),
-                LiteralValue::Int(i) => ExprKind::Int(*i),
-                LiteralValue::Double(f) => ExprKind::Double(*f),
-                LiteralValue::String(s) => ExprKind::String(Arc::from(s.as_ref())),
-                LiteralValue::Null => ExprKind::Unsupported("`null` is not in Troupe's CEL"),
-                LiteralValue::Bytes(_) => {
-                    ExprKind::Unsupported("bytes literals are not in Troupe's CEL")
-                }
-                LiteralValue::UInt(_) => {
-                    ExprKind::Unsupported("unsigned int literals are not in Troupe's CEL")
-                }
-            },
-            CExpr::Ident(name) => ExprKind::Ident(name),
-            CExpr::Select(sel) => ExprKind::Select {
-                operand: Box::new(self.expr(*sel.operand, d)?),
-                field: sel.field,
-                test: sel.test,
-            },
-            CExpr::Call(CallExpr {
-                func_name,
-                target,
-                args,
-            }) => ExprKind::Call {
-                func: func_name,
-                target: match target {
-                    Some(t) => Some(Box::new(self.expr(*t, d)?)),
-                    None => None,
-                },
-                args: args
-                    .into_iter()
-                    .map(|a| self.expr(a, d))
-                    .collect::<Result<_, _>>()?,
-            },
-            CExpr::List(l) => {
-                if !l.optional_indices.is_empty() {
-                    ExprKind::Unsupported("optional list elements are not in Troupe's CEL")
-                } else {
-                    ExprKind::List(
-                        l.elements
-                            .into_iter()
-                            .map(|a| self.expr(a, d))
-                            .collect::<Result<_, _>>()?,
-                    )
-                }
-            }
-            CExpr::Map(m) => {
-                let mut entries = Vec::with_capacity(m.entries.len());
-                for entry in m.entries {
-                    match entry.expr {
-                        EntryExpr::MapEntry(me) if !me.optional => {
-                            entries.push((self.expr(me.key, d)?, self.expr(me.value, d)?))
-                        }
-                        _ => {
-                            return Ok(Expr {
-                                kind: ExprKind::Unsupported(
-                                    "optional map entries are not in Troupe's CEL",
-                                ),
-                                span,
-                            })
-                        }
-                    }
-                }
-                ExprKind::Map(entries)
-            }
-            CExpr::Struct(_) => ExprKind::Unsupported("message literals are not in Troupe's CEL"),
-            CExpr::Comprehension(c) => self.comprehension(*c, d)?,
-        };
-        Ok(Expr { kind, span })
+        Ok(Node {
+            expr: Expr { kind, span },
+            height,
+        })
     }
 
-    /// Recognizes the expansions of the standard macros (the `cel` crate's
-    /// `parser/macros.rs`) and keeps their parts.
-    fn comprehension(
-        &self,
-        c: ComprehensionExpr,
-        d: usize,
-    ) -> Result<ExprKind, (String, Range<usize>)> {
-        let ComprehensionExpr {
-            iter_range,
-            iter_var,
-            iter_var2,
-            accu_var,
-            accu_init,
-            loop_step,
-            ..
-        } = c;
-        let unsupported = Ok(ExprKind::Unsupported(
-            "this comprehension is not one of Troupe's macros",
-        ));
-        if iter_var2.is_some() {
-            return Ok(ExprKind::Unsupported(
-                "two-variable comprehensions are not in Troupe's CEL",
+    fn call(&self, func: &str, span: Range<usize>, args: Vec<Node>) -> PResult<Node> {
+        let height = args.iter().map(|a| a.height).max().unwrap_or(0);
+        let args = args.into_iter().map(|a| a.expr).collect();
+        self.node(
+            ExprKind::Call {
+                func: func.to_string(),
+                target: None,
+                args,
+            },
+            span,
+            height,
+        )
+    }
+
+    /// `expr: or ('?' or ':' expr)?`
+    fn expr(&mut self) -> PResult<Node> {
+        self.nesting += 1;
+        if self.nesting > NESTING {
+            return Err((
+                format!(
+                    "the expression nests too deeply (at most {PARSER_RECURSION} levels of \
+                     parentheses, lists, maps and operators)"
+                ),
+                self.peek().span(),
             ));
         }
-        let is_accu = |e: &IdedExpr| matches!(&e.expr, CExpr::Ident(n) if *n == accu_var);
-        let call = |e: IdedExpr, name: &str| -> Option<Vec<IdedExpr>> {
-            match e.expr {
-                CExpr::Call(c) if c.func_name == name && c.target.is_none() => Some(c.args),
-                _ => None,
+        let cond = self.or()?;
+        let node = if self.peek().kind == Tok::Question {
+            let op = self.bump().span();
+            let then = self.or()?;
+            self.expect(Tok::Colon, ":")?;
+            let otherwise = self.expr()?;
+            self.call("_?_:_", op, vec![cond, then, otherwise])?
+        } else {
+            cond
+        };
+        self.nesting -= 1;
+        Ok(node)
+    }
+
+    /// `a || b || c`, and `&&` likewise: a balanced tree over the operators
+    /// (as CEL's parsers build it).
+    fn or(&mut self) -> PResult<Node> {
+        self.logic(Tok::Or, "_||_")
+    }
+
+    fn logic(&mut self, op: Tok, func: &str) -> PResult<Node> {
+        let sub = |p: &mut Self| {
+            if op == Tok::Or {
+                p.logic(Tok::And, "_&&_")
+            } else {
+                p.relation()
             }
         };
-        // `@result + [x]`: the element appended by map and filter.
-        let appended = |e: IdedExpr| -> Option<IdedExpr> {
-            let mut args = call(e, operators::ADD)?;
-            if args.len() != 2 || !is_accu(&args[0]) {
-                return None;
-            }
-            match args.pop()?.expr {
-                CExpr::List(mut l) if l.elements.len() == 1 => l.elements.pop(),
-                _ => None,
-            }
+        let first = sub(self)?;
+        if self.peek().kind != op {
+            return Ok(first);
+        }
+        let mut terms = vec![Some(first)];
+        let mut ops = Vec::new();
+        while self.peek().kind == op {
+            ops.push(self.bump().span());
+            terms.push(Some(sub(self)?));
+        }
+        self.balanced(func, &mut terms, &ops, 0, ops.len() - 1)
+    }
+
+    fn balanced(
+        &self,
+        func: &str,
+        terms: &mut [Option<Node>],
+        ops: &[Range<usize>],
+        lo: usize,
+        hi: usize,
+    ) -> PResult<Node> {
+        let mid = (lo + hi).div_ceil(2);
+        let left = if mid == lo {
+            terms[mid].take()
+        } else {
+            Some(self.balanced(func, terms, ops, lo, mid - 1)?)
         };
-        let (kind, pred, transform) = match &accu_init.expr {
-            CExpr::Literal(LiteralValue::Boolean(b)) => {
-                let (name, kind) = if **b {
-                    (operators::LOGICAL_AND, MacroKind::All)
+        let right = if mid == hi {
+            terms[mid + 1].take()
+        } else {
+            Some(self.balanced(func, terms, ops, mid + 1, hi)?)
+        };
+        let args = left.into_iter().chain(right).collect();
+        self.call(func, ops[mid].clone(), args)
+    }
+
+    /// `calc (op calc)*` with the relations `< <= >= > == != in`.
+    fn relation(&mut self) -> PResult<Node> {
+        let mut left = self.sum()?;
+        loop {
+            let func = match self.peek().kind {
+                Tok::Lt => "_<_",
+                Tok::Le => "_<=_",
+                Tok::Ge => "_>=_",
+                Tok::Gt => "_>_",
+                Tok::EqEq => "_==_",
+                Tok::NotEq => "_!=_",
+                Tok::In => "@in",
+                _ => return Ok(left),
+            };
+            let op = self.bump().span();
+            let right = self.sum()?;
+            left = self.call(func, op, vec![left, right])?;
+        }
+    }
+
+    fn sum(&mut self) -> PResult<Node> {
+        let mut left = self.product()?;
+        loop {
+            let func = match self.peek().kind {
+                Tok::Plus => "_+_",
+                Tok::Minus => "_-_",
+                _ => return Ok(left),
+            };
+            let op = self.bump().span();
+            let right = self.product()?;
+            left = self.call(func, op, vec![left, right])?;
+        }
+    }
+
+    fn product(&mut self) -> PResult<Node> {
+        let mut left = self.unary()?;
+        loop {
+            let func = match self.peek().kind {
+                Tok::Star => "_*_",
+                Tok::Slash => "_/_",
+                Tok::Percent => "_%_",
+                _ => return Ok(left),
+            };
+            let op = self.bump().span();
+            let right = self.unary()?;
+            left = self.call(func, op, vec![left, right])?;
+        }
+    }
+
+    /// `member`, `!…! member`, `-…- member`: an even run of one operator
+    /// cancels out; `-` before a number literal is the literal's sign.
+    fn unary(&mut self) -> PResult<Node> {
+        let t = self.peek();
+        let (func, op) = match t.kind {
+            Tok::Not => ("!_", Tok::Not),
+            Tok::Minus if !matches!(self.peek_at(1), Tok::Int | Tok::Float) => ("-_", Tok::Minus),
+            _ => return self.member(),
+        };
+        let mut n = 0;
+        while self.peek().kind == op {
+            self.bump();
+            n += 1;
+        }
+        let operand = self.member()?;
+        if n % 2 == 0 {
+            Ok(operand)
+        } else {
+            self.call(func, t.span(), vec![operand])
+        }
+    }
+
+    /// A primary followed by selections, receiver calls and indexes.
+    fn member(&mut self) -> PResult<Node> {
+        let mut e = self.primary()?;
+        loop {
+            match self.peek().kind {
+                Tok::Dot => {
+                    let dot = self.bump();
+                    let name = self.peek();
+                    match name.kind {
+                        Tok::Ident if self.peek_at(1) == Tok::LParen => {
+                            self.bump();
+                            let open = self.bump().span();
+                            let args = self.args()?;
+                            e = self.call_or_macro(self.text(name), Some(e), args, open)?;
+                        }
+                        Tok::Ident | Tok::EscIdent => {
+                            self.bump();
+                            let mut field = self.text(name);
+                            if name.kind == Tok::EscIdent {
+                                field = &field[1..field.len() - 1];
+                            }
+                            let height = e.height;
+                            e = self.node(
+                                ExprKind::Select {
+                                    operand: Box::new(e.expr),
+                                    field: field.to_string(),
+                                    test: false,
+                                },
+                                dot.span(),
+                                height,
+                            )?;
+                        }
+                        Tok::Question => {
+                            return Err((
+                                "optional selection `.?` is not in Troupe's CEL".into(),
+                                name.span(),
+                            ))
+                        }
+                        _ => {
+                            return Err((
+                                format!(
+                                    "a field name is expected after `.`, not {}",
+                                    self.describe(name)
+                                ),
+                                name.span(),
+                            ))
+                        }
+                    }
+                }
+                Tok::LBracket => {
+                    let op = self.bump().span();
+                    if self.peek().kind == Tok::Question {
+                        return Err((
+                            "optional indexing `[?` is not in Troupe's CEL".into(),
+                            self.peek().span(),
+                        ));
+                    }
+                    let index = self.expr()?;
+                    self.expect(Tok::RBracket, "]")?;
+                    e = self.call("_[_]", op, vec![e, index])?;
+                }
+                _ => return Ok(e),
+            }
+        }
+    }
+
+    /// `( exprList? )` after the opening parenthesis.
+    fn args(&mut self) -> PResult<Vec<Node>> {
+        let mut args = Vec::new();
+        if self.peek().kind == Tok::RParen {
+            self.bump();
+            return Ok(args);
+        }
+        loop {
+            args.push(self.expr()?);
+            let t = self.peek();
+            match t.kind {
+                Tok::Comma => {
+                    self.bump();
+                }
+                Tok::RParen => {
+                    self.bump();
+                    return Ok(args);
+                }
+                _ => {
+                    return Err((
+                        format!("missing `,` or `)` before {}", self.describe(t)),
+                        t.span(),
+                    ))
+                }
+            }
+        }
+    }
+
+    fn primary(&mut self) -> PResult<Node> {
+        let t = self.peek();
+        match t.kind {
+            Tok::Dot | Tok::Ident => {
+                let dotted = t.kind == Tok::Dot;
+                let at = usize::from(dotted);
+                if self.peek_at(at) != Tok::Ident {
+                    return Err(self.want_value(self.toks[self.pos + at]));
+                }
+                if self.is_message(at) {
+                    return self.message(dotted);
+                }
+                if dotted {
+                    self.bump();
+                }
+                let id = self.bump();
+                let raw = self.text(id);
+                if let Some(reserved) = reserved(raw) {
+                    return Err(reserved_error(reserved, id.span()));
+                }
+                let name = if dotted {
+                    format!(".{raw}")
                 } else {
-                    (operators::LOGICAL_OR, MacroKind::Exists)
+                    raw.to_string()
                 };
-                let Some(mut args) = call(loop_step, name) else {
-                    return unsupported;
-                };
-                if args.len() != 2 || !is_accu(&args[0]) {
-                    return unsupported;
+                if self.peek().kind == Tok::LParen {
+                    let open = self.bump().span();
+                    let args = self.args()?;
+                    return self.call_or_macro(&name, None, args, open);
                 }
-                let Some(p) = args.pop() else {
-                    return unsupported;
-                };
-                (kind, Some(p), None)
+                Ok(leaf(ExprKind::Ident(name), id.span()))
             }
-            CExpr::Literal(LiteralValue::Int(_)) => {
-                let Some(mut args) = call(loop_step, operators::CONDITIONAL) else {
-                    return unsupported;
-                };
-                if args.len() != 3 {
-                    return unsupported;
-                }
-                args.truncate(1);
-                let Some(p) = args.pop() else {
-                    return unsupported;
-                };
-                (MacroKind::ExistsOne, Some(p), None)
+            Tok::LParen => {
+                self.bump();
+                let e = self.expr()?;
+                self.expect(Tok::RParen, ")")?;
+                Ok(e)
             }
-            CExpr::List(l) if l.elements.is_empty() => {
-                match &loop_step.expr {
-                    CExpr::Call(c) if c.func_name == operators::CONDITIONAL => {
-                        let Some(mut args) = call(loop_step, operators::CONDITIONAL) else {
-                            return unsupported;
-                        };
-                        if args.len() != 3 {
-                            return unsupported;
-                        }
-                        args.truncate(2);
-                        let (Some(step), Some(p)) = (args.pop(), args.pop()) else {
-                            return unsupported;
-                        };
-                        let Some(elem) = appended(step) else {
-                            return unsupported;
-                        };
-                        // `filter` appends the iteration variable itself.
-                        if matches!(&elem.expr, CExpr::Ident(n) if *n == iter_var) {
-                            (MacroKind::Filter, Some(p), None)
-                        } else {
-                            (MacroKind::Map, Some(p), Some(elem))
-                        }
+            Tok::LBracket => self.list(),
+            Tok::LBrace => self.map(),
+            // A sign belongs to a number literal only.
+            Tok::Minus if matches!(self.peek_at(1), Tok::Int | Tok::Float) => {
+                self.bump();
+                self.literal(true)
+            }
+            Tok::Int
+            | Tok::Uint
+            | Tok::Float
+            | Tok::Str
+            | Tok::Bytes
+            | Tok::True
+            | Tok::False
+            | Tok::Null => self.literal(false),
+            _ => Err(self.want_value(t)),
+        }
+    }
+
+    fn literal(&mut self, negative: bool) -> PResult<Node> {
+        let t = self.bump();
+        let text = self.text(t);
+        let span = t.span();
+        let kind = match t.kind {
+            Tok::Int => {
+                let (radix, digits) = match text.strip_prefix("0x") {
+                    Some(hex) => (16, hex),
+                    None => (10, text),
+                };
+                let parsed = if negative {
+                    i64::from_str_radix(&format!("-{digits}"), radix)
+                } else {
+                    i64::from_str_radix(digits, radix)
+                };
+                match parsed {
+                    Ok(v) => ExprKind::Int(v),
+                    Err(_) => {
+                        return Err((
+                            format!("the int literal {text} is out of range (64-bit signed)"),
+                            span,
+                        ))
                     }
+                }
+            }
+            Tok::Float => {
+                let parsed = if negative {
+                    format!("-{text}").parse::<f64>()
+                } else {
+                    text.parse::<f64>()
+                };
+                match parsed {
+                    Ok(v) if v.is_finite() => ExprKind::Double(v),
                     _ => {
-                        let Some(elem) = appended(loop_step) else {
-                            return unsupported;
-                        };
-                        (MacroKind::Map, None, Some(elem))
+                        return Err((
+                            format!("the double literal {text} is out of range"),
+                            span,
+                        ))
                     }
                 }
             }
-            _ => return unsupported,
+            Tok::Uint => {
+                let digits = &text[..text.len() - 1];
+                let parsed = match digits.strip_prefix("0x") {
+                    Some(hex) => u64::from_str_radix(hex, 16),
+                    None => digits.parse::<u64>(),
+                };
+                if parsed.is_err() {
+                    return Err((
+                        format!("the unsigned int literal {text} is out of range"),
+                        span,
+                    ));
+                }
+                ExprKind::Unsupported("unsigned int literals are not in Troupe's CEL")
+            }
+            Tok::Str => {
+                let value = lex::decode(text, false)
+                    .ok()
+                    .and_then(|v| String::from_utf8(v).ok());
+                match value {
+                    Some(v) => ExprKind::String(Arc::from(v)),
+                    None => {
+                        return Err((
+                            "this string has an escape that names no character (a surrogate \
+                             or a code point above U+10FFFF)"
+                                .into(),
+                            span,
+                        ))
+                    }
+                }
+            }
+            Tok::Bytes => match lex::decode(text, true) {
+                Ok(_) => ExprKind::Unsupported("bytes literals are not in Troupe's CEL"),
+                Err(why) => return Err((format!("invalid bytes literal: {why}"), span)),
+            },
+            Tok::True => ExprKind::Bool(true),
+            Tok::False => ExprKind::Bool(false),
+            Tok::Null => ExprKind::Unsupported("`null` is not in Troupe's CEL"),
+            // Only a number follows a sign (see `unary`).
+            _ => return Err(self.want_value(t)),
         };
-        Ok(ExprKind::Comprehension {
-            kind,
-            var: iter_var,
-            range: Box::new(self.expr(iter_range, d)?),
-            pred: match pred {
-                Some(p) => Some(Box::new(self.expr(p, d)?)),
-                None => None,
+        Ok(leaf(kind, span))
+    }
+
+    /// `[a, b]`, with an optional trailing comma (`[,]` is empty).
+    fn list(&mut self) -> PResult<Node> {
+        let open = self.bump().span();
+        let mut items = Vec::new();
+        let mut height = 0;
+        let mut first = true;
+        loop {
+            let t = self.peek();
+            if t.kind == Tok::RBracket {
+                self.bump();
+                break;
+            }
+            if t.kind == Tok::Comma && (first || self.peek_at(1) == Tok::RBracket) {
+                self.bump();
+                self.expect(Tok::RBracket, "]")?;
+                break;
+            }
+            if !first {
+                if t.kind != Tok::Comma {
+                    return Err((
+                        format!("missing `,` or `]` before {}", self.describe(t)),
+                        t.span(),
+                    ));
+                }
+                self.bump();
+            }
+            first = false;
+            if self.peek().kind == Tok::Question {
+                return Err((
+                    "optional list elements `?` are not in Troupe's CEL".into(),
+                    self.peek().span(),
+                ));
+            }
+            let item = self.expr()?;
+            height = height.max(item.height);
+            items.push(item.expr);
+        }
+        self.node(ExprKind::List(items), open, height)
+    }
+
+    /// `{k: v, …}`, with an optional trailing comma (`{,}` is empty).
+    fn map(&mut self) -> PResult<Node> {
+        let open = self.bump().span();
+        let mut entries = Vec::new();
+        let mut height = 0;
+        let mut first = true;
+        loop {
+            let t = self.peek();
+            if t.kind == Tok::RBrace {
+                self.bump();
+                break;
+            }
+            if t.kind == Tok::Comma && (first || self.peek_at(1) == Tok::RBrace) {
+                self.bump();
+                self.expect(Tok::RBrace, "}")?;
+                break;
+            }
+            if !first {
+                if t.kind != Tok::Comma {
+                    return Err((
+                        format!("missing `,` or `}}` before {}", self.describe(t)),
+                        t.span(),
+                    ));
+                }
+                self.bump();
+            }
+            first = false;
+            if self.peek().kind == Tok::Question {
+                return Err((
+                    "optional map entries `?` are not in Troupe's CEL".into(),
+                    self.peek().span(),
+                ));
+            }
+            let key = self.expr()?;
+            self.expect(Tok::Colon, ":")?;
+            let value = self.expr()?;
+            height = height.max(key.height).max(value.height);
+            entries.push((key.expr, value.expr));
+        }
+        self.node(ExprKind::Map(entries), open, height)
+    }
+
+    /// Whether `IDENT (. IDENT)* {` starts at token `at` from here: a
+    /// message literal.
+    fn is_message(&self, mut at: usize) -> bool {
+        loop {
+            if self.peek_at(at) != Tok::Ident {
+                return false;
+            }
+            match self.peek_at(at + 1) {
+                Tok::LBrace => return true,
+                Tok::Dot => at += 2,
+                _ => return false,
+            }
+        }
+    }
+
+    /// `.? a.b.C{field: value, …}`: parsed, and kept as unsupported.
+    fn message(&mut self, dotted: bool) -> PResult<Node> {
+        if dotted {
+            self.bump();
+        }
+        while self.peek().kind != Tok::LBrace {
+            self.bump();
+        }
+        let open = self.bump().span();
+        self.in_message += 1;
+        let mut first = true;
+        loop {
+            let t = self.peek();
+            if t.kind == Tok::RBrace {
+                self.bump();
+                break;
+            }
+            if t.kind == Tok::Comma && (first || self.peek_at(1) == Tok::RBrace) {
+                self.bump();
+                self.expect(Tok::RBrace, "}")?;
+                break;
+            }
+            if !first {
+                if t.kind != Tok::Comma {
+                    return Err((
+                        format!("missing `,` or `}}` before {}", self.describe(t)),
+                        t.span(),
+                    ));
+                }
+                self.bump();
+            }
+            first = false;
+            let field = self.peek();
+            match field.kind {
+                Tok::Ident | Tok::EscIdent => {
+                    self.bump();
+                }
+                Tok::Question => {
+                    return Err((
+                        "optional fields `?` are not in Troupe's CEL".into(),
+                        field.span(),
+                    ))
+                }
+                _ => {
+                    return Err((
+                        format!("a field name is expected, not {}", self.describe(field)),
+                        field.span(),
+                    ))
+                }
+            }
+            self.expect(Tok::Colon, ":")?;
+            dismantle(self.expr()?.expr);
+        }
+        self.in_message -= 1;
+        Ok(leaf(
+            ExprKind::Unsupported("message literals are not in Troupe's CEL"),
+            open,
+        ))
+    }
+
+    /// The call `name(args)` (on `target` if any), or the macro it is:
+    /// `has(a.b)`, `r.all(x, p)`, `r.exists(x, p)`, `r.exists_one(x, p)`
+    /// (also `existsOne`), `r.map(x, f)`, `r.map(x, p, f)`, `r.filter(x, p)`.
+    /// The node is placed at the call's `(`.
+    fn call_or_macro(
+        &self,
+        name: &str,
+        target: Option<Node>,
+        mut args: Vec<Node>,
+        span: Range<usize>,
+    ) -> PResult<Node> {
+        let Some(target) = target else {
+            if name == "has" && args.len() == 1 {
+                let arg = args.pop().map(|a| (a.expr, a.height));
+                return match arg {
+                    Some((
+                        Expr {
+                            kind:
+                                ExprKind::Select {
+                                    operand, field, ..
+                                },
+                            ..
+                        },
+                        height,
+                    )) => Ok(Node {
+                        expr: Expr {
+                            kind: ExprKind::Select {
+                                operand,
+                                field,
+                                test: true,
+                            },
+                            span,
+                        },
+                        height,
+                    }),
+                    Some((e, _)) => Err((
+                        "has() takes a field selection, as in has(a.b)".into(),
+                        e.span,
+                    )),
+                    None => Err(("has() takes a field selection".into(), span)),
+                };
+            }
+            return self.call(name, span, args);
+        };
+        let kind = match (name, args.len()) {
+            ("all", 2) => Some(MacroKind::All),
+            ("exists", 2) => Some(MacroKind::Exists),
+            ("exists_one" | "existsOne", 2) => Some(MacroKind::ExistsOne),
+            ("map", 2 | 3) => Some(MacroKind::Map),
+            ("filter", 2) => Some(MacroKind::Filter),
+            _ => None,
+        };
+        let Some(mut kind) = kind else {
+            let height = args
+                .iter()
+                .map(|a| a.height)
+                .max()
+                .unwrap_or(0)
+                .max(target.height);
+            return self.node(
+                ExprKind::Call {
+                    func: name.to_string(),
+                    target: Some(Box::new(target.expr)),
+                    args: args.into_iter().map(|a| a.expr).collect(),
+                },
+                span,
+                height,
+            );
+        };
+        let mut args = args.into_iter();
+        let var = match args.next() {
+            Some(Node {
+                expr:
+                    Expr {
+                        kind: ExprKind::Ident(var),
+                        ..
+                    },
+                ..
+            }) => var,
+            Some(other) => {
+                return Err((
+                    format!("the first argument of {name}() is a variable name"),
+                    other.expr.span,
+                ))
+            }
+            None => return Err((format!("{name}() takes arguments"), span)),
+        };
+        let rest: Vec<Node> = args.collect();
+        let height = rest
+            .iter()
+            .map(|a| a.height)
+            .max()
+            .unwrap_or(0)
+            .max(target.height);
+        let mut rest = rest.into_iter().map(|n| Box::new(n.expr));
+        let (pred, transform) = match kind {
+            MacroKind::Map => {
+                let (pred, transform) = match (rest.next(), rest.next()) {
+                    (Some(f), None) => (None, Some(f)),
+                    (p, f) => (p, f),
+                };
+                // `r.map(x, p, x)` keeps the elements that pass `p`: a filter
+                // (as the macro's expansion reads).
+                if pred.is_some()
+                    && matches!(transform.as_deref(), Some(Expr { kind: ExprKind::Ident(n), .. }) if *n == var)
+                {
+                    kind = MacroKind::Filter;
+                    (pred, None)
+                } else {
+                    (pred, transform)
+                }
+            }
+            _ => (rest.next(), None),
+        };
+        self.node(
+            ExprKind::Comprehension {
+                kind,
+                var,
+                range: Box::new(target.expr),
+                pred,
+                transform,
             },
-            transform: match transform {
-                Some(t) => Some(Box::new(self.expr(t, d)?)),
-                None => None,
-            },
-        })
+            span,
+            height,
+        )
+    }
+}
+
+/// The reserved word `name` is, if any (CEL reserves them for the future;
+/// they cannot name a variable or function).
+fn reserved(name: &str) -> Option<&str> {
+    matches!(
+        name,
+        "as" | "break"
+            | "const"
+            | "continue"
+            | "else"
+            | "for"
+            | "function"
+            | "if"
+            | "import"
+            | "let"
+            | "loop"
+            | "package"
+            | "namespace"
+            | "return"
+            | "var"
+            | "void"
+            | "while"
+    )
+    .then_some(name)
+}
+
+fn reserved_error(name: &str, span: Range<usize>) -> (String, Range<usize>) {
+    (
+        format!("`{name}` is a reserved word in CEL and cannot be a name"),
+        span,
+    )
+}
+
+/// Drops a tree of any height without recursion (a message literal's
+/// parts are not bounded in height).
+fn dismantle(e: Expr) {
+    let mut stack = vec![e];
+    while let Some(mut e) = stack.pop() {
+        match &mut e.kind {
+            ExprKind::Select { operand, .. } => {
+                stack.push(std::mem::replace(&mut **operand, placeholder()))
+            }
+            ExprKind::Call { target, args, .. } => {
+                if let Some(t) = target.take() {
+                    stack.push(*t);
+                }
+                stack.append(args);
+            }
+            ExprKind::List(items) => stack.append(items),
+            ExprKind::Map(entries) => {
+                for (k, v) in entries.drain(..) {
+                    stack.push(k);
+                    stack.push(v);
+                }
+            }
+            ExprKind::Comprehension {
+                range,
+                pred,
+                transform,
+                ..
+            } => {
+                stack.push(std::mem::replace(&mut **range, placeholder()));
+                stack.extend(pred.take().map(|p| *p));
+                stack.extend(transform.take().map(|t| *t));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn placeholder() -> Expr {
+    Expr {
+        kind: ExprKind::Bool(false),
+        span: 0..0,
     }
 }
 
@@ -549,105 +1171,5 @@ mod tests {
             .spawn(move || parse(&worst).is_err())
             .unwrap();
         assert!(h.join().unwrap());
-    }
-}
-
-/// Rewrites the parser's ANTLR wording ("mismatched input '<EOF>' expecting
-/// {'[', ...}") as a plain sentence for authors; unknown wordings pass
-/// through unchanged.
-fn plain_message(msg: &str) -> String {
-    // The parser's own recursion bound, reported through a Debug-formatted
-    // error; and internal parser states ("No `…Context…`!") that follow it.
-    // Neither wording may reach users (Format 16).
-    if msg.contains("Recursion limit") {
-        return format!(
-            "the expression nests too deeply (at most {PARSER_RECURSION} levels of \
-             parentheses, lists, maps and operators)"
-        );
-    }
-    if msg.starts_with("No `") || msg.contains("Error(") || msg.contains("Error {") {
-        return "the expression does not parse here".into();
-    }
-    let quoted = |s: &str| -> Option<String> {
-        let start = s.find('\'')? + 1;
-        let end = start + s[start..].find('\'')?;
-        Some(s[start..end].to_string())
-    };
-    let token = |t: String| {
-        if t == "<EOF>" {
-            "the end of the expression".to_string()
-        } else {
-            format!("`{t}`")
-        }
-    };
-    if let Some(rest) = msg.strip_prefix("mismatched input ") {
-        return match quoted(rest).as_deref() {
-            Some("<EOF>") => "the expression ends too early: a value is missing".into(),
-            Some(t) => format!("unexpected `{t}`"),
-            None => msg.into(),
-        };
-    }
-    if let Some(rest) = msg.strip_prefix("extraneous input ") {
-        return match quoted(rest) {
-            Some(t) if rest.ends_with("expecting <EOF>") => {
-                format!("unexpected `{t}` after a complete expression")
-            }
-            Some(t) => format!("unexpected `{t}`"),
-            None => msg.into(),
-        };
-    }
-    if let Some(rest) = msg.strip_prefix("missing ") {
-        if let (Some(want), Some(at)) = (quoted(rest), rest.split(" at ").nth(1).and_then(quoted)) {
-            return format!("missing `{want}` before {}", token(at));
-        }
-    }
-    if let Some(rest) = msg.strip_prefix("no viable alternative at input ") {
-        if let Some(t) = quoted(rest) {
-            return format!("cannot read `{t}` here");
-        }
-    }
-    if let Some(rest) = msg.strip_prefix("token recognition error at: ") {
-        if let Some(t) = quoted(rest) {
-            return format!("unrecognized text `{t}` (an unterminated string?)");
-        }
-    }
-    msg.into()
-}
-
-#[cfg(test)]
-mod message_tests {
-    use super::plain_message;
-
-    #[test]
-    fn internal_wording_never_shows() {
-        let m = plain_message(
-            "OtherError(ParseError { source: None, pos: (97, -1), msg: \"Recursion limit of 97 exceeded\", expr_id: 0, source_info: None })",
-        );
-        assert!(m.starts_with("the expression nests too deeply"), "{m}");
-        assert_eq!(
-            plain_message("No `ConditionalAndContextAll`!"),
-            "the expression does not parse here"
-        );
-    }
-
-    #[test]
-    fn antlr_wording_becomes_plain() {
-        assert_eq!(
-            plain_message("mismatched input '<EOF>' expecting {'[', '{', IDENTIFIER}"),
-            "the expression ends too early: a value is missing"
-        );
-        assert_eq!(
-            plain_message("extraneous input 'b' expecting <EOF>"),
-            "unexpected `b` after a complete expression"
-        );
-        assert_eq!(
-            plain_message("missing ')' at '<EOF>'"),
-            "missing `)` before the end of the expression"
-        );
-        assert_eq!(
-            plain_message("no viable alternative at input '.'"),
-            "cannot read `.` here"
-        );
-        assert_eq!(plain_message("something else"), "something else");
     }
 }
