@@ -14,7 +14,7 @@ use crate::changes::values::check_value;
 use crate::diag::{Code, Diagnostic};
 use crate::model::{read_items, CastEntry, Condition, Keys, ScalarType, VarType, Variable};
 use crate::model::array;
-use crate::model::items::{Criterion, Difficulty};
+use crate::model::items::{Category, Criterion, Difficulty};
 
 /// Runs every semantic check of a bundle that needs no session.
 pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
@@ -116,14 +116,8 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
             }
         }
     }
-    for (ci, cat) in sc
-        .pointer("/safety/categories")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice)
-        .iter()
-        .enumerate()
-    {
-        if let Some(t) = cat.get("redirect_text").and_then(Value::as_str) {
+    for (ci, cat) in Category::of(sc).enumerate() {
+        if let Some(t) = cat.redirect_text {
             check_template(
                 t,
                 &format!("{base}/safety/categories/{ci}/redirect_text"),

@@ -15,7 +15,7 @@ use crate::cel::Type;
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::keys::{self, KeyOptions};
 use crate::model::ScalarType;
-use crate::model::array;
+use crate::model::items::{Cast, Category, Rule};
 
 /// A rule keyword or safety term (Format 18.1, 19.2), compiled as the
 /// runtime compiles it (`case_sensitive` false, `whole_words` true).
@@ -34,14 +34,10 @@ fn pattern(p: &str, at: String, out: &mut Vec<Diagnostic>) {
 /// A rule's `by` and `reply_as` (Format 18.1) name a character of a
 /// `character` entry of the cast (`reply_as` may also be `narrator`):
 /// UNKNOWN_REF at the field otherwise.
-fn check_speaker_refs(sc: &Value, rule: &Value, at: &str, out: &mut Vec<Diagnostic>) {
-    let in_cast = |id: &str| {
-        array(sc, "cast")
-            .iter()
-            .any(|e| e.get("character").and_then(Value::as_str) == Some(id))
-    };
-    for (field, narrator_ok) in [("by", false), ("reply_as", true)] {
-        let Some(id) = rule.get(field).and_then(Value::as_str) else {
+fn check_speaker_refs(sc: &Value, rule: &Rule<'_>, at: &str, out: &mut Vec<Diagnostic>) {
+    let in_cast = |id: &str| Cast::all(sc).any(|e| e.character == Some(id));
+    for (field, named, narrator_ok) in [("by", rule.by, false), ("reply_as", rule.reply_as, true)] {
+        let Some(id) = named else {
             continue;
         };
         if (narrator_ok && id == "narrator") || in_cast(id) {
@@ -66,18 +62,18 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
     let sc = &story.raw;
     check_model(story, base, out);
-    for (i, r) in array(sc, "rules").iter().enumerate() {
+    for (i, r) in Rule::all(sc).enumerate() {
         let at = format!("{base}/rules/{i}");
-        for (k, key) in array(r, "keywords").iter().enumerate() {
+        for (k, key) in r.keywords.unwrap_or_default().iter().enumerate() {
             if let Some(key) = key.as_str() {
                 runtime_key(key, format!("{at}/keywords/{k}"), out);
             }
         }
-        if let Some(p) = r.get("pattern").and_then(Value::as_str) {
+        if let Some(p) = r.pattern {
             pattern(p, format!("{at}/pattern"), out);
         }
-        check_changes(story, array(r, "changes"), &format!("{at}/changes"), out);
-        check_speaker_refs(sc, r, &at, out);
+        check_changes(story, r.changes, &format!("{at}/changes"), out);
+        check_speaker_refs(sc, &r, &at, out);
     }
     if let Some(src) = sc.get("emotion").and_then(Value::as_str) {
         let scenario = Owner::Scenario(story.scenario.id.clone());
@@ -108,12 +104,12 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
             Ok(_) => {}
         }
     }
-    if let Some(policy) = sc.get("safety") {
+    if sc.get("safety").is_some() {
         let pbase = format!("{base}/safety");
         let mut seen = HashSet::new();
-        for (i, c) in array(policy, "categories").iter().enumerate() {
+        for (i, c) in Category::of(sc).enumerate() {
             let at = format!("{pbase}/categories/{i}");
-            if let Some(id) = crate::model::id_of(c) {
+            if let Some(id) = c.id {
                 if !seen.insert(id.to_string()) {
                     out.push(
                         Diagnostic::error(
@@ -124,12 +120,12 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
                     );
                 }
             }
-            for (k, t) in array(c, "terms").iter().enumerate() {
+            for (k, t) in c.terms.iter().enumerate() {
                 if let Some(t) = t.as_str() {
                     runtime_key(t, format!("{at}/terms/{k}"), out);
                 }
             }
-            for (k, p) in array(c, "patterns").iter().enumerate() {
+            for (k, p) in c.patterns.iter().enumerate() {
                 if let Some(p) = p.as_str() {
                     pattern(p, format!("{at}/patterns/{k}"), out);
                 }

@@ -6,6 +6,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::keys::{compile_pattern, lower, KeyOptions, KeySet, LazyPattern};
+use crate::model::items::Category;
+use crate::model::strings;
 
 /// A category's or verdict's action, least to most severe (Format 19.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -295,18 +297,6 @@ enum Build {
     Trusted,
 }
 
-fn strings(v: &Value, field: &str) -> Vec<String> {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 impl Safety {
     /// Compiles a policy (the scenario's `safety`, Format 6.7), or the
     /// global rules alone for `None`. A category with a global rule's ID
@@ -350,29 +340,21 @@ impl Safety {
             redirect_text: Some(CRISIS_TEXT.into()),
         };
         let mut others = Vec::new();
-        let categories = policy
-            .and_then(|p| p.get("categories"))
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice);
-        for c in categories {
-            let id = crate::model::id_of(c).unwrap_or("");
-            let action = Action::parse(c.get("action").and_then(Value::as_str).unwrap_or(""));
-            let terms = strings(c, "terms");
-            let patterns: Vec<LazyPattern> = strings(c, "patterns")
-                .iter()
+        for c in Category::all(policy) {
+            let id = c.id.unwrap_or("");
+            let action = Action::parse(c.action.unwrap_or(""));
+            let terms: Vec<String> = strings(c.terms).map(str::to_string).collect();
+            let patterns: Vec<LazyPattern> = strings(c.patterns)
                 .map(|p| match build {
                     Build::Eager => LazyPattern::compiled(p),
                     Build::Syntax => {
-                        let p = LazyPattern::new(p.as_str());
+                        let p = LazyPattern::new(p);
                         p.validate_syntax().map(|()| p)
                     }
-                    Build::Trusted => Ok(LazyPattern::new(p.as_str())),
+                    Build::Trusted => Ok(LazyPattern::new(p)),
                 })
                 .collect::<Result<_, _>>()?;
-            let redirect_text = c
-                .get("redirect_text")
-                .and_then(Value::as_str)
-                .map(str::to_string);
+            let redirect_text = c.redirect_text.map(str::to_string);
             let target = match id {
                 "minor_safety" => Some(&mut minor),
                 "crisis_support" => Some(&mut crisis),

@@ -232,6 +232,43 @@ impl<'a> Criterion<'a> {
     }
 }
 
+/// A safety category (Format 19.1).
+#[derive(Debug, Clone, Copy)]
+pub struct Category<'a> {
+    /// The category's ID (`minor_safety` and `crisis_support` extend the
+    /// global rules, 19.3).
+    pub id: Option<&'a str>,
+    /// `allow`, `redirect` or `stop`, as written.
+    pub action: Option<&'a str>,
+    /// Its terms (keys, 19.2).
+    pub terms: &'a [Value],
+    /// Its regular expressions.
+    pub patterns: &'a [Value],
+    /// What a redirect says (a template).
+    pub redirect_text: Option<&'a str>,
+}
+
+impl<'a> Category<'a> {
+    /// The categories of the safety policy `policy`, in order.
+    pub fn all(policy: Option<&'a Value>) -> impl Iterator<Item = Category<'a>> {
+        policy
+            .map_or(&[][..], |p| array(p, "categories"))
+            .iter()
+            .map(|c| Category {
+                id: super::id_of(c),
+                action: text(c, "action"),
+                terms: array(c, "terms"),
+                patterns: array(c, "patterns"),
+                redirect_text: text(c, "redirect_text"),
+            })
+    }
+
+    /// The categories of scenario `sc`'s `safety`.
+    pub fn of(sc: &'a Value) -> impl Iterator<Item = Category<'a>> {
+        Category::all(sc.get("safety"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -150,6 +150,13 @@ pub fn array<'v>(v: &'v serde_json::Value, field: &str) -> &'v [serde_json::Valu
         .map_or(&[], Vec::as_slice)
 }
 
+/// The strings among `items` (a list of terms, patterns, keys, …), in
+/// order; an item that is no string is left out (its schema diagnostic is
+/// reported already).
+pub fn strings(items: &[serde_json::Value]) -> impl Iterator<Item = &str> {
+    items.iter().filter_map(serde_json::Value::as_str)
+}
+
 /// The ID of a declared item (a character, world, scenario, variable,
 /// event, opening, …: Format 3.1), when it has a string `id`.
 pub fn id_of(item: &serde_json::Value) -> Option<&str> {

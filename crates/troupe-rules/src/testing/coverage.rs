@@ -12,6 +12,8 @@ use serde_json::Value;
 use crate::check::pack::origin::Origins;
 use crate::engine::observe::Report as Observed;
 use crate::engine::Recorder;
+use crate::model::array;
+use crate::model::items::{Cast, Criterion};
 
 /// The kinds of items, in report order.
 pub const KINDS: [&str; 7] = [
@@ -120,14 +122,12 @@ pub struct Model {
 /// A condition found: site, owner, source, bundle pointer, site key.
 type Found = (Site, Option<String>, String, String, String);
 
-fn ids(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| crate::model::id_of(x).map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+/// The IDs of the items of `v[field]`, in order.
+fn ids(v: &Value, field: &str) -> Vec<String> {
+    array(v, field)
+        .iter()
+        .filter_map(|x| crate::model::id_of(x).map(str::to_string))
+        .collect()
 }
 
 impl Model {
@@ -135,20 +135,9 @@ impl Model {
     /// `origins` maps bundle pointers back to pack files).
     pub fn new(bundle: &Value, origins: &Origins) -> Model {
         let mut model = Model::default();
-        let empty = Vec::new();
-        let worlds = bundle
-            .get("worlds")
-            .and_then(Value::as_array)
-            .unwrap_or(&empty);
-        let characters = bundle
-            .get("characters")
-            .and_then(Value::as_array)
-            .unwrap_or(&empty);
-        let scenarios = bundle
-            .get("scenarios")
-            .and_then(Value::as_array)
-            .unwrap_or(&empty);
-        for (si, s) in scenarios.iter().enumerate() {
+        let worlds = array(bundle, "worlds");
+        let characters = array(bundle, "characters");
+        for (si, s) in crate::model::scenarios(bundle).iter().enumerate() {
             let Some(id) = crate::model::id_of(s) else {
                 continue;
             };
@@ -164,7 +153,7 @@ impl Model {
                 ("rules", "rules", Site::Rule),
             ] {
                 let singular = kind.trim_end_matches('s');
-                for (i, x) in ids(s.get(field)).iter().enumerate() {
+                for (i, x) in ids(s, field).iter().enumerate() {
                     m.items.push(Item {
                         kind,
                         key: format!("{singular} {x}"),
@@ -185,9 +174,8 @@ impl Model {
                 }
             }
             // Speakers: each character entry no player plays, in cast order.
-            for c in s.get("cast").and_then(Value::as_array).unwrap_or(&empty) {
-                let player = c.get("player").and_then(Value::as_bool) == Some(true);
-                if let (Some(cid), false) = (c.get("character").and_then(Value::as_str), player) {
+            for c in Cast::all(s) {
+                if let (Some(cid), false) = (c.character, c.player) {
                     m.items.push(Item {
                         kind: "speakers",
                         key: format!("speaker {cid}"),
@@ -197,7 +185,7 @@ impl Model {
             }
             // Entries: the scenario's, then its worlds', in `worlds` order.
             let mut owners: Vec<(String, String, &Value)> = vec![(id.to_string(), base.clone(), s)];
-            for w in s.get("worlds").and_then(Value::as_array).unwrap_or(&empty) {
+            for w in array(s, "worlds") {
                 let wid = w.as_str().unwrap_or_default();
                 if let Some((wi, wv)) = worlds
                     .iter()
@@ -208,7 +196,7 @@ impl Model {
                 }
             }
             for (owner, obase, ov) in &owners {
-                for (i, e) in ids(ov.get("entries")).iter().enumerate() {
+                for (i, e) in ids(ov, "entries").iter().enumerate() {
                     let key = format!("{owner}/{e}");
                     m.items.push(Item {
                         kind: "entries",
@@ -230,7 +218,7 @@ impl Model {
                     }
                 }
             }
-            for o in ids(s.get("openings")) {
+            for o in ids(s, "openings") {
                 m.items.push(Item {
                     kind: "openings",
                     key: format!("opening {o}"),
@@ -241,8 +229,8 @@ impl Model {
             // each used world's.
             let mut var_owners: Vec<(Option<String>, String, &Value)> =
                 vec![(None, base.clone(), s)];
-            for c in s.get("cast").and_then(Value::as_array).unwrap_or(&empty) {
-                let Some(cid) = c.get("character").and_then(Value::as_str) else {
+            for c in Cast::all(s) {
+                let Some(cid) = c.character else {
                     continue;
                 };
                 if let Some((ci, cv)) = characters
@@ -262,13 +250,7 @@ impl Model {
                 }
             }
             for (owner, obase, ov) in &var_owners {
-                for (i, v) in ov
-                    .get("variables")
-                    .and_then(Value::as_array)
-                    .unwrap_or(&empty)
-                    .iter()
-                    .enumerate()
-                {
+                for (i, v) in array(ov, "variables").iter().enumerate() {
                     if let Some(d) = v.get("derived").and_then(Value::as_str) {
                         let vid = crate::model::id_of(v).unwrap_or_default();
                         let name = match owner {
@@ -294,15 +276,9 @@ impl Model {
                     "emotion".to_string(),
                 ));
             }
-            for (i, c) in s
-                .pointer("/rubric/criteria")
-                .and_then(Value::as_array)
-                .unwrap_or(&empty)
-                .iter()
-                .enumerate()
-            {
-                if let Some(sc) = c.get("score").and_then(Value::as_str) {
-                    let cid = crate::model::id_of(c).unwrap_or_default();
+            for (i, c) in Criterion::all(s).into_iter().flatten().enumerate() {
+                if let Some(sc) = c.score {
+                    let cid = c.id.unwrap_or_default();
                     conds.push((
                         Site::Score,
                         None,

@@ -19,6 +19,7 @@ use crate::check::run::Checked;
 use crate::open::check_scanned_pack;
 use crate::diag::Diagnostic;
 use crate::load::{scan_pack, PackFileKind, PackFiles};
+use crate::model::items::{Cast, Difficulty, Event, Rule};
 
 /// The line that opens the generated section (Format 20.3).
 pub const BEGIN: &str = "<!-- troupe:docs:begin -->";
@@ -425,7 +426,7 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
                         }
                     })
                     .unwrap_or_default();
-                let played = if m.get("player").and_then(Value::as_bool) == Some(true) {
+                let played = if Cast::read(m).player {
                     "a player"
                 } else {
                     "the runtime"
@@ -508,15 +509,16 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
         out.push_str("#### Events\n\n");
         let rows: Vec<Vec<String>> = events
             .iter()
-            .map(|e| {
+            .map(|raw| {
+                let e = Event::read(raw);
                 vec![
-                    cell(&code(s(e, "id").unwrap_or(""))),
-                    condition(e.get("when")),
-                    yes_no(e.get("repeat").and_then(Value::as_bool) == Some(true)).into(),
-                    changes(e),
-                    yes_no(e.get("end").and_then(Value::as_bool) == Some(true)).into(),
-                    s(e, "signal").map(|x| cell(&code(x))).unwrap_or_default(),
-                    description(e),
+                    cell(&code(e.id.unwrap_or(""))),
+                    condition(e.when),
+                    yes_no(e.repeat).into(),
+                    changes(raw),
+                    yes_no(e.end).into(),
+                    e.signal.map(|x| cell(&code(x))).unwrap_or_default(),
+                    description(raw),
                 ]
             })
             .collect();
@@ -543,7 +545,7 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
             .map(|o| {
                 vec![
                     cell(&code(s(o, "id").unwrap_or(""))),
-                    condition(o.get("when")),
+                    condition(Event::read(o).when),
                     changes(o),
                     description(o),
                 ]
@@ -561,9 +563,10 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
         out.push_str("#### Rules\n\nThe rules runtime (Format 18) tries them by priority, highest first.\n\n");
         let rows: Vec<Vec<String>> = rules
             .iter()
-            .map(|r| {
+            .map(|raw| {
+                let r = Rule::read(raw);
                 let mut trigger = Vec::new();
-                let kws = list(r, "keywords");
+                let kws = r.keywords.unwrap_or_default();
                 if !kws.is_empty() {
                     trigger.push(format!(
                         "keywords {}",
@@ -573,10 +576,10 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
                             .join(", ")
                     ));
                 }
-                if let Some(p) = s(r, "pattern") {
+                if let Some(p) = r.pattern {
                     trigger.push(format!("pattern {}", code(p)));
                 }
-                if let Some(w) = s(r, "when") {
+                if let Some(w) = r.when {
                     trigger.push(format!("when {}", code(w)));
                 }
                 let trigger = if trigger.is_empty() {
@@ -585,11 +588,11 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
                     trigger.join("; ")
                 };
                 vec![
-                    cell(&code(s(r, "id").unwrap_or(""))),
+                    cell(&code(r.id.unwrap_or(""))),
                     cell(&trigger),
-                    r.get("priority").map(plain).unwrap_or_else(|| "0".into()),
-                    changes(r),
-                    list(r, "replies").len().to_string(),
+                    r.priority.map(plain).unwrap_or_else(|| "0".into()),
+                    changes(raw),
+                    r.replies.len().to_string(),
                 ]
             })
             .collect();
@@ -604,9 +607,9 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
         model(out, sc);
     }
 
-    if let Some(d) = sc.get("difficulty") {
-        let default = s(d, "default").unwrap_or("");
-        let options = d.get("options").and_then(Value::as_object);
+    if let Some(d) = Difficulty::of(sc) {
+        let default = d.default.unwrap_or("");
+        let options = d.options;
         let mut knobs: Vec<&str> = Vec::new();
         for (_, values) in options.into_iter().flatten() {
             for k in values.as_object().into_iter().flatten().map(|(k, _)| k) {

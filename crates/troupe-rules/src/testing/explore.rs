@@ -19,6 +19,8 @@ use serde_json::Value;
 use super::coverage::ScenarioModel;
 use crate::compile::runtime::RuntimeIr;
 use crate::keys::lower;
+use crate::model::items::Category;
+use crate::model::strings;
 use crate::runtime::generator::choose;
 use crate::runtime::{Opened, Options, Session};
 
@@ -312,12 +314,6 @@ fn is_regex_key(k: &str) -> bool {
     matches!(crate::keys::key_form(k), crate::keys::KeyForm::Regex { .. })
 }
 
-fn strings(v: Option<&Value>) -> Vec<&str> {
-    v.and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
-
 fn printable(s: &str) -> bool {
     !s.is_empty() && !s.chars().any(|c| (c as u32) < 0x20)
 }
@@ -378,16 +374,12 @@ pub fn derive_lines(sc: &Value, rt: &RuntimeIr) -> (Vec<Line>, Vec<String>) {
         }
     }
     // Safety probes.
-    for cat in sc
-        .pointer("/safety/categories")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice)
-    {
-        let Some(id) = crate::model::id_of(cat) else {
+    for cat in Category::of(sc) {
+        let Some(id) = cat.id else {
             continue;
         };
-        let terms = strings(cat.get("terms"));
-        let patterns = strings(cat.get("patterns"));
+        let terms: Vec<&str> = strings(cat.terms).collect();
+        let patterns: Vec<&str> = strings(cat.patterns).collect();
         let text = terms
             .iter()
             .find(|t| !is_regex_key(t))
@@ -625,12 +617,8 @@ fn prepare(opened: &Opened, settings: &Settings) -> Result<Prepared, String> {
     let sc = crate::model::scenario(bundle, &scenario).cloned().unwrap_or(Value::Null);
     let (lines, underived) = derive_lines(&sc, &probe.rt);
     let mut items = item_labels(&probe);
-    for r in sc
-        .get("rules")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice)
-    {
-        if let Some(id) = crate::model::id_of(r) {
+    for r in crate::model::items::Rule::all(&sc) {
+        if let Some(id) = r.id {
             items.push(format!("rule {id}"));
         }
     }
