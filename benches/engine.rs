@@ -26,7 +26,7 @@ fn engine_for(text: &str) -> (Engine, troupe::resolve::story::Story) {
     let bundle = common::bundle();
     let mut lines = text.lines();
     let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
-    let (story, ir) = troupe::compile::load::compile_story_for(&bundle, Some(&header), None)
+    let (story, ir) = troupe::pipeline::compiled::compile_story_for(&bundle, Some(&header), None)
         .expect("the generated story compiles");
     let mut c = SessionCompiler::new(&story, &ir, &header).unwrap();
     for l in lines {

@@ -34,7 +34,7 @@ fn main() {
     let mut lines = text.lines();
     let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
     let (story, ir) =
-        troupe::compile::load::compile_story_for(&bundle, Some(&header), None).expect("story");
+        troupe::pipeline::compiled::compile_story_for(&bundle, Some(&header), None).expect("story");
     let before = status("VmRSS:").unwrap_or(0);
     let mut c = SessionCompiler::new(&story, &ir, &header).expect("header");
     c.reserve(n);

@@ -120,7 +120,7 @@ pub fn session(data: &[u8]) {
     if let Some(doc) = &loaded.value {
         diags.extend(troupe::check::run::check_session_document(&bundle, doc));
         if !diags.iter().any(|d| d.is_error()) && doc.header.is_some() {
-            if let Ok(engine) = troupe::engine::load::compile_checked_session(&bundle, doc) {
+            if let Ok(engine) = troupe::pipeline::compile_checked_session(&bundle, doc) {
                 let n = engine.session.messages.len() as u32;
                 for m in 0..n.min(64) {
                     let s = engine.state_at(m);
@@ -231,7 +231,7 @@ const MODEL_BUNDLE: &str = r#"{"troupe": "0.1", "kind": "bundle",
 thread_local! {
     static MODEL_ENGINE: Option<troupe::engine::Engine> = serde_json::from_str(MODEL_BUNDLE)
         .ok()
-        .and_then(|b| troupe::engine::Engine::load(&b, None, None).ok());
+        .and_then(|b| troupe::pipeline::load(&b, None, None).ok());
 }
 
 /// The model runtime's answer parser (Format 24.4, 24.6): the text as a

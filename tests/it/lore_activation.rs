@@ -53,7 +53,8 @@ fn session() -> Vec<Value> {
 
 fn engine() -> Engine {
     let lines = session();
-    Engine::load(&bundle(), Some((&lines[0], &lines[1..])), None).expect("the story loads")
+    troupe::pipeline::load(&bundle(), Some((&lines[0], &lines[1..])), None)
+        .expect("the story loads")
 }
 
 fn by_id<'a>(all: &'a [EntryActivation], id: &str) -> &'a EntryActivation {

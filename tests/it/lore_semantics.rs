@@ -9,7 +9,7 @@ use troupe::engine::{Engine, EntryActivation, Why};
 
 fn engine(bundle: &Value, seed: u64, messages: &[Value]) -> Engine {
     let header = json!({"troupe": "0.1", "kind": "session", "scenario": "s", "seed": seed});
-    Engine::load(bundle, Some((&header, messages)), None).expect("the story loads")
+    troupe::pipeline::load(bundle, Some((&header, messages)), None).expect("the story loads")
 }
 
 fn bundle(entries: Value, recursion: Value) -> Value {
@@ -356,7 +356,7 @@ fn keys_match_rendered_text() {
         "characters": [{"id": "sam", "name": "Sam", "fictional": true, "age_band": "adult"}],
         "players": [{"seat": "guest", "character": "sam"}]});
     let msgs = [msg("m1", None, "Welcome, {{user}}.")];
-    let e = Engine::load(&b, Some((&header, &msgs[..])), None).unwrap();
+    let e = troupe::pipeline::load(&b, Some((&header, &msgs[..])), None).unwrap();
     assert_eq!(active(&e, "m1"), ["name"]);
     let hit = &by_id(&e.active_entries("m1"), "name").hits[0];
     // "Welcome, Sam.": Sam at 9..12 of the rendered text.
@@ -426,7 +426,7 @@ fn a_running_session_agrees_with_its_session_file() {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        let fresh = Engine::load(&b, Some((&lines[0], &lines[1..])), None).unwrap();
+        let fresh = troupe::pipeline::load(&b, Some((&lines[0], &lines[1..])), None).unwrap();
         for m in &lines[1..] {
             let id = m["id"].as_str().unwrap();
             let running: Vec<String> = s

@@ -353,7 +353,8 @@ fn engine_of(bundle: &Value, session_text: &str) -> Engine {
         .map(|l| serde_json::from_str::<Value>(l).unwrap());
     let header = lines.next().unwrap();
     let messages: Vec<Value> = lines.collect();
-    Engine::load(bundle, Some((&header, &messages)), None).unwrap_or_else(|d| panic!("{d:?}"))
+    troupe::pipeline::load(bundle, Some((&header, &messages)), None)
+        .unwrap_or_else(|d| panic!("{d:?}"))
 }
 
 #[test]

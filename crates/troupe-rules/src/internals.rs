@@ -13,12 +13,12 @@ pub mod diag {
 
 /// Reading input within the budgets (Format 16).
 pub mod load {
-    pub use crate::compile::load::bare_document;
     pub use crate::load::limits::{MAX_JSONL_LINE_BYTES, MAX_ZIP_ENTRIES};
     pub use crate::load::pack::partial_path;
     pub use crate::load::package::bad_name;
     pub use crate::load::text::read_bounded;
     pub use crate::load::{parse_json, parse_session, read_bundle, Document, SessionDoc};
+    pub use crate::pipeline::compiled::bare_document;
 }
 
 /// The checks (Format 17) of documents already read, and of paths.

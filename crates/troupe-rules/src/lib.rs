@@ -59,8 +59,8 @@ macro_rules! internal_modules {
 }
 
 internal_modules!(
-    cel, changes, check, compile, diag, engine, keys, load, model, open, resolve, runtime,
-    template, wire
+    cel, changes, check, compile, diag, engine, keys, load, model, open, pipeline, resolve,
+    runtime, template, wire
 );
 
 // Behind cargo features (docs/embedding.md, "Features").

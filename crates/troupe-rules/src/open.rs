@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::check::run::{check_package, Checked};
 #[cfg(any(test, feature = "unstable-internals"))]
-use crate::compile::load::bare_document;
+use crate::pipeline::compiled::bare_document;
 #[cfg(any(test, feature = "unstable-internals"))]
 use crate::load::Document;
 use crate::compile::package::{ir_is_compilation_of, read_ir, verify_ir};
@@ -312,9 +312,9 @@ pub fn open_engine(
             if s.header.is_none() {
                 return Err(diags);
             }
-            crate::engine::load::load_documents(&bdoc, Some(s), None)
+            crate::pipeline::load_documents(&bdoc, Some(s), None)
         }
-        None => crate::engine::load::load_documents(&bdoc, None, None),
+        None => crate::pipeline::load_documents(&bdoc, None, None),
     }
     .map_err(|mut d| {
         diags.append(&mut d);

@@ -89,7 +89,7 @@ pub fn cel_check(
             ));
         }
     }
-    let engine = crate::engine::load::compile_checked(pack.bundle(), None, scenario)
+    let engine = crate::pipeline::compile_checked(pack.bundle(), None, scenario)
         .map_err(|d| Error::invalid(d, Sources::new()))?;
     let cond = engine
         .compile_condition(expr, None, false)

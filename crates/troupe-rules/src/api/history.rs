@@ -212,7 +212,7 @@ impl History {
         if doc.header.is_none() || diags.iter().any(Diagnostic::is_error) {
             return Err(Error::invalid(diags, sources));
         }
-        crate::engine::load::compile_checked_session(bundle, &doc)
+        crate::pipeline::compile_checked_session(bundle, &doc)
             .map(History::from_engine)
             .map_err(|d| Error::invalid(d, sources))
     }

@@ -459,7 +459,7 @@ impl Pack {
                 ));
             }
         }
-        crate::engine::load::compile_checked(self.bundle(), None, scenario)
+        crate::pipeline::compile_checked(self.bundle(), None, scenario)
             .map(History::from_engine)
             .map_err(|d| Error::invalid(d, Sources::new()))
     }

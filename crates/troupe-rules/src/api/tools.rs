@@ -132,7 +132,7 @@ pub(crate) fn graph_model(
         _ => {}
     }
     let bundle: &Value = pack.bundle();
-    let (story, ir) = crate::compile::load::compile_story_for(bundle, None, scenario)
+    let (story, ir) = crate::pipeline::compiled::compile_story_for(bundle, None, scenario)
         .map_err(|d| Error::invalid(d, Sources::new()))?;
     let rt = crate::runtime::compiled::RuntimeIr::compile(&story, &ir, None).map_err(|e| {
         Error::new(

@@ -4,13 +4,12 @@
 //! ordered, keyed variables laid out as slots (Format 6–12).
 //!
 //! Compilation assumes conforming input (Format 17.1): the checks run first
-//! (see [`crate::engine::Engine::load`]); anything that does not resolve is a
+//! (see [`crate::pipeline::load`]); anything that does not resolve is a
 //! [`CompileError`].
 
 pub mod canonical;
 pub mod changes;
 pub mod ir;
-pub mod load;
 pub mod lore;
 pub mod model;
 pub mod package;

@@ -12,7 +12,7 @@ use super::compare::{json_eq, subset_diff};
 use super::{Outcome, TestResult};
 use crate::check::{SchemaKind, Schemas};
 use crate::diag::Diagnostic;
-use crate::engine::load::{bare_document, check_all};
+use crate::pipeline::{bare_document, check_all};
 use crate::engine::macros::RenderFor;
 use crate::engine::Engine;
 use crate::load::{check_version, parse_json, parse_session, Document, SessionDoc};
@@ -191,7 +191,7 @@ impl Inputs {
 
     fn engine(&self) -> Result<&Engine, String> {
         let e = self.engine.get_or_init(|| {
-            crate::engine::load::load_documents(
+            crate::pipeline::load_documents(
                 &self.bundle,
                 self.session.as_ref(),
                 None,

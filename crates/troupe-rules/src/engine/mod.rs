@@ -1,21 +1,12 @@
 //! Stage 4: the engine (Format 8–12). Answers, for a compiled story and
 //! session: the state at a message (replayed along its path, from the
 //! nearest checkpoint), whether the story has ended there and how, who knows
-//! a part or a summary, and what a template renders to.
-//!
-//! ```no_run
-//! use troupe::engine::Engine;
-//! # let (bundle, header, messages) = (serde_json::json!({}), serde_json::json!({}), vec![]);
-//! let engine = Engine::load(&bundle, Some((&header, &messages[..])), None).unwrap();
-//! let at = engine.session.find("m3").unwrap();
-//! let state = engine.state_at(at);
-//! println!("{}", serde_json::Value::Object(engine.flatten(&state)));
-//! ```
+//! a part or a summary, and what a template renders to. It reads the IR
+//! only: [`crate::pipeline`] checks and compiles what it is given.
 
 pub mod cel;
 pub mod eval;
 pub mod knows;
-pub mod load;
 pub mod lore;
 pub mod macros;
 #[cfg(any(test, feature = "unstable-internals"))]
@@ -30,7 +21,6 @@ use serde_json::{Map, Value};
 
 use crate::compile::session::Fired;
 use crate::compile::{Layout, SessionIr, StoryIr, Val};
-use crate::diag::Diagnostic;
 use replay::{initial, replay_all, step, Tree};
 
 pub use eval::{Point, RollHost, Scratch};
@@ -82,18 +72,6 @@ pub struct Ending {
 }
 
 impl Engine {
-    /// Checks and compiles a bundle, a session (header and message values,
-    /// file order) or none, and the scenario to use without a session (the
-    /// first when `None`). Non-conforming input is refused with its
-    /// diagnostics (Format 17.1): the engine never guesses.
-    pub fn load(
-        bundle: &Value,
-        session: Option<(&Value, &[Value])>,
-        scenario: Option<&str>,
-    ) -> Result<Engine, Vec<Diagnostic>> {
-        load::load(bundle, session, scenario)
-    }
-
     /// Builds the engine from compiled parts: computes the initial state
     /// and replays every path once to keep checkpoints every `stride` levels.
     pub fn new(ir: StoryIr, session: SessionIr, has_session: bool, stride: u32) -> Engine {

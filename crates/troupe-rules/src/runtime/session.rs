@@ -1055,7 +1055,7 @@ fn from_bundle(
     let (header, _) = build_header(bundle, options)?;
     // Default players are plain characters: only the header needs
     // checking (a caller's header is checked whole).
-    let c = crate::compile::load::compile_start(bundle, &header, options.header_players.is_none())
+    let c = crate::pipeline::compiled::compile_start(bundle, &header, options.header_players.is_none())
         .map_err(StartError::Refused)?;
     let engine = Engine::new(
         c.story,

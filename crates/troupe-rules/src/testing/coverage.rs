@@ -144,7 +144,7 @@ impl Model {
             let mut m = ScenarioModel::default();
             // The story compiled as the runtime compiles it: conditions are
             // compiled against it for their operands.
-            let engine = crate::engine::load::compile_checked(bundle, None, Some(id)).ok();
+            let engine = crate::pipeline::compile_checked(bundle, None, Some(id)).ok();
             let base = format!("/scenarios/{si}");
             let mut conds: Vec<Found> = Vec::new();
             for (kind, field, site) in [

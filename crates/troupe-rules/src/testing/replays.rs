@@ -275,7 +275,7 @@ pub fn transcript_of(bundle: &Value, text: &str) -> Option<String> {
     let mut lines = text.lines().map(serde_json::from_str::<Value>);
     let header = lines.next()?.ok()?;
     let messages: Vec<Value> = lines.collect::<Result<_, _>>().ok()?;
-    let engine = Engine::load(bundle, Some((&header, &messages)), None).ok()?;
+    let engine = crate::pipeline::load(bundle, Some((&header, &messages)), None).ok()?;
     Some(transcript(engine))
 }
 

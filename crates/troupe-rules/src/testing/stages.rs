@@ -531,7 +531,7 @@ fn session_test(
     // Re-played inputs are compared message by message (step 3).
     let messages: Vec<Value> = session.messages().map(|m| m.into_owned().value).collect();
     let mut engine =
-        match crate::engine::Engine::load(bundle, Some((&header.value, &messages)), None) {
+        match crate::pipeline::load(bundle, Some((&header.value, &messages)), None) {
             Ok(e) => e,
             Err(d) => {
                 let first = d.first().map_or(String::new(), |d| {
@@ -746,7 +746,7 @@ fn replay_inputs(
     let new_messages: Vec<Value> = lines
         .collect::<Result<_, _>>()
         .map_err(|e| format!("the re-played session does not read back: {e}"))?;
-    let new_engine = crate::engine::Engine::load(bundle, Some((&new_header, &new_messages)), None)
+    let new_engine = crate::pipeline::load(bundle, Some((&new_header, &new_messages)), None)
         .map_err(|_| "the re-played session does not load".to_string())?;
     let was = replays::turns_text(engine, messages, &players);
     let now = replays::turns_text(&new_engine, &new_messages, &players);

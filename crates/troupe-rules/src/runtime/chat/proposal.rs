@@ -441,7 +441,7 @@ mod tests {
                 ],
                 "model": {"changes": {"price": {"step": 1.5}, "open": {}, "kai.mood": {"step": 2}}}}]
         });
-        crate::engine::Engine::load(&bundle, None, None).unwrap()
+        crate::pipeline::load(&bundle, None, None).unwrap()
     }
 
     fn state() -> Map<String, Value> {

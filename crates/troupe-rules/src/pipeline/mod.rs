@@ -1,22 +1,36 @@
-//! From documents and files to an [`Engine`]: the input is checked and
-//! compiled first ([`crate::compile::load`]; non-conforming input is
-//! refused with its diagnostics, Format 17.1), and the engine is built
-//! from the compiled story and session alone.
+//! The stages in sequence (Format 17.1): documents are checked, then
+//! compiled, and an [`Engine`] is built from the compiled story and
+//! session alone. Non-conforming input is refused with its diagnostics:
+//! nothing is compiled from it. This is the one module that runs `check`
+//! before `compile`; the stages themselves import no stage above them
+//! (`compile` lowers, the engine steps the IR).
+//!
+//! ```no_run
+//! # let (bundle, header, messages) = (serde_json::json!({}), serde_json::json!({}), vec![]);
+//! let engine = troupe::pipeline::load(&bundle, Some((&header, &messages[..])), None).unwrap();
+//! let at = engine.session.find("m3").unwrap();
+//! println!("{}", serde_json::Value::Object(engine.flatten(&engine.state_at(at))));
+//! ```
+
+pub mod compiled;
 
 use serde_json::Value;
 
-use super::{Engine, DEFAULT_STRIDE};
-use crate::compile::load::{self as compiled, Compiled};
 use crate::diag::Diagnostic;
+use crate::engine::{Engine, DEFAULT_STRIDE};
 use crate::load::{Document, SessionDoc};
+use compiled::Compiled;
 
-pub use crate::compile::load::{bare_document, check_all};
+pub use compiled::{bare_document, check_all};
 
 fn engine(c: Result<Compiled, Vec<Diagnostic>>) -> Result<Engine, Vec<Diagnostic>> {
     c.map(|c| Engine::new(c.story, c.session, c.has_session, DEFAULT_STRIDE))
 }
 
-/// Checks and compiles (see [`Engine::load`]).
+/// Checks and compiles a bundle, a session (header and message values,
+/// file order) or none, and the scenario to use without a session (the
+/// first when `None`), into an engine. Non-conforming input is refused
+/// with its diagnostics (Format 17.1): the engine never guesses.
 pub fn load(
     bundle: &Value,
     session: Option<(&Value, &[Value])>,
@@ -25,7 +39,7 @@ pub fn load(
     engine(compiled::load(bundle, session, scenario))
 }
 
-/// Checks and compiles parsed documents (see [`Engine::load`]).
+/// Checks and compiles parsed documents (see [`load`]).
 pub fn load_documents(
     bundle: &Document,
     session: Option<&SessionDoc>,

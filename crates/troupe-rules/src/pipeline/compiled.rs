@@ -1,6 +1,6 @@
-//! From documents and files to a compiled story and session: every check
-//! runs first, and non-conforming input (Format 17.1) is refused with its
-//! diagnostics. [`crate::engine::load`] makes an engine of the result.
+//! From documents to a compiled story and session: every check runs
+//! first, and non-conforming input (Format 17.1) is refused with its
+//! diagnostics. [`crate::pipeline`] makes an engine of the result.
 
 use std::sync::Arc;
 
@@ -50,7 +50,7 @@ fn refuse(d: Vec<Diagnostic>) -> Result<Compiled, Vec<Diagnostic>> {
     Err(d)
 }
 
-/// Checks and compiles (see [`crate::engine::Engine::load`]).
+/// Checks and compiles (see [`crate::pipeline::load`], which makes an engine of it).
 pub fn load(
     bundle: &Value,
     session: Option<(&Value, &[Value])>,
@@ -67,7 +67,7 @@ pub fn load(
     load_documents(&bdoc, sdoc.as_ref(), scenario)
 }
 
-/// Checks and compiles parsed documents (see [`crate::engine::Engine::load`]).
+/// Checks and compiles parsed documents (see [`crate::pipeline::load`]).
 pub fn load_documents(
     bundle: &Document,
     session: Option<&SessionDoc>,
