@@ -10,7 +10,6 @@
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
-use troupe::engine::Engine;
 use troupe_import::chat::{chat_to_session, ChatTarget};
 use troupe_import::{card, parse_object, read_card, CardContainer, RawCard};
 
