@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::bundle::check_bundle;
 use super::locate::{dedup, locate_in};
-use super::pack::{checks::check_pack_files, lower, origin::Origins};
+use super::pack::checks::check_pack_files;
+use crate::load::{lower, origin::Origins};
 use super::schema::{SchemaKind, Schemas};
 use super::session::SessionChecker;
 use crate::diag::render::Sources;

@@ -22,6 +22,8 @@ pub mod json;
 pub mod lazy;
 pub mod limits;
 pub mod loaded;
+pub mod lower;
+pub mod origin;
 pub mod pack;
 pub mod package;
 pub mod refs;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::check::pack::lower;
+use crate::load::lower;
 use crate::check::run::{
     check_bundle_document, check_pack_lowered, check_package, check_session_document,
     sort_for_report, stops, Checked, IrVerifier,

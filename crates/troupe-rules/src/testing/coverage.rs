@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::check::pack::origin::Origins;
+use crate::load::origin::Origins;
 use crate::engine::observe::Report as Observed;
 use crate::engine::Recorder;
 use crate::model::array;

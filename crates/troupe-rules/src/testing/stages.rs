@@ -13,7 +13,7 @@ use super::fixtures::{run_fixture, Fixture};
 use super::model::{exit_code, Failure, StageName, StageResult, Status, TestResult};
 use super::runner::Runtimes;
 use super::snapshots::{self, Compared};
-use crate::check::pack::lower;
+use crate::load::lower;
 use crate::check::run::Checked;
 use crate::open::check_scanned_pack;
 use crate::diag::Code;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::lower::PackValues;
+use crate::load::lower::PackValues;
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::load::normalize_ref;
 

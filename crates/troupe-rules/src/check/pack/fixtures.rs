@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::lower::PackValues;
+use crate::load::lower::PackValues;
 use crate::changes::resolve_target;
 use crate::resolve::story::{resolve, SessionContext, Story};
 use crate::diag::suggest::{did_you_mean, one_of};

@@ -1,8 +1,7 @@
-//! Pack directories (Format 13): lowering to a bundle, and the checks that
-//! only a pack has (manifest references, one ID per file kind, the safety
-//! policy's rating cap).
+//! Pack directories (Format 13): the checks that only a pack has (manifest
+//! references, one ID per file kind, the safety policy's rating cap, test
+//! fixtures). Lowering a pack to a bundle is the load stage's
+//! ([`crate::load::lower`]).
 
 pub mod checks;
 pub mod fixtures;
-pub mod lower;
-pub mod origin;

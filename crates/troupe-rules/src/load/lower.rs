@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::origin::Origins;
 use crate::diag::{escape_token, Code, Diagnostic};
-use crate::load::normalize_ref;
+use super::normalize_ref;
 
 /// A pack's parsed YAML files by pack-relative path (`npcs/dealer.yaml`),
 /// the manifest included as `manifest.yaml`.
