@@ -14,7 +14,7 @@ use crate::changes::values::check_value;
 use crate::diag::{Code, Diagnostic};
 use crate::model::{read_items, CastEntry, Condition, Keys, ScalarType, VarType, Variable};
 use crate::model::array;
-use crate::model::items::{Category, Criterion, Difficulty};
+use crate::model::items::{scene_present, Category, Criterion, Difficulty, Opening};
 
 /// Runs every semantic check of a bundle that needs no session.
 pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
@@ -131,26 +131,27 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
     }
     super::runtime::check_runtime(story, out);
     // Openings (Format 6.3).
-    for (oi, o) in array(sc, "openings").iter().enumerate() {
+    for (oi, raw) in array(sc, "openings").iter().enumerate() {
+        let o = Opening::read(raw);
         let at = format!("{base}/openings/{oi}");
-        if let Some(author) = o.get("author").and_then(Value::as_str) {
+        if let Some(author) = o.author {
             if author != "narrator" && !story.in_cast(author) {
                 out.push(not_cast(author, format!("{at}/author")));
             }
         }
-        if let Some(t) = o.get("text").and_then(Value::as_str) {
+        if let Some(t) = o.text.and_then(Value::as_str) {
             let text_at = format!("{at}/text");
             if let Some(parsed) = check_template(t, &text_at, out) {
                 super::templates::unknown_macros(story, t, &parsed, &text_at, out);
             }
         }
-        check_parts(story, o, &at, out);
-        if let Some(present) = o.pointer("/scene/present").and_then(Value::as_array) {
+        check_parts(story, raw, &at, out);
+        if let Some(present) = o.present.and_then(Value::as_array) {
             check_present(story, present, &format!("{at}/scene/present"), out);
         }
-        check_changes(story, array(o, "changes"), &format!("{at}/changes"), out);
+        check_changes(story, o.changes, &format!("{at}/changes"), out);
     }
-    if let Some(present) = sc.pointer("/scene/present").and_then(Value::as_array) {
+    if let Some(present) = scene_present(sc).and_then(Value::as_array) {
         check_present(story, present, &format!("{base}/scene/present"), out);
     }
     // Events and outcomes (Format 9).

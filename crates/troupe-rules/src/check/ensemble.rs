@@ -12,7 +12,7 @@ use super::lints::lint;
 use crate::resolve::story::Story;
 use crate::diag::{escape_token, Diagnostic};
 use crate::model::array;
-use crate::model::items::{Cast, Rule, TurnOrder};
+use crate::model::items::{scene_present, Cast, Rule, TurnOrder};
 
 fn ids(v: &Value) -> impl Iterator<Item = &str> {
     v.as_array()
@@ -63,7 +63,7 @@ fn presence(sc: &Value, cast: &[String]) -> Presence {
                 replace(l, &mut p);
             }
         }
-        if let Some(l) = x.pointer("/scene/present") {
+        if let Some(l) = scene_present(x) {
             replace(l, &mut p);
         }
     }
@@ -87,7 +87,7 @@ pub fn lint_ensemble(story: &Story, out: &mut Vec<Diagnostic>) {
         .filter_map(|e| e.character)
         .map(str::to_string)
         .collect();
-    let initial: HashSet<&str> = match sc.pointer("/scene/present") {
+    let initial: HashSet<&str> = match scene_present(sc) {
         Some(l) => ids(l).collect(),
         None => all.iter().map(String::as_str).collect(),
     };

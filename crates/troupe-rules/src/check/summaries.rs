@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::resolve::story::Story;
 use crate::diag::{Code, Diagnostic};
+use crate::model::items::Opening;
 use crate::model::{array as list, FiringRecord, Message, Part};
 
 /// What the checker needs of a story to follow `scene.present` along a
@@ -75,18 +76,14 @@ impl SceneRules {
                 .openings
                 .iter()
                 .filter_map(|o| {
-                    let id = crate::model::id_of(o)?;
-                    let parts = match o.get("text") {
+                    let o = Opening::read(o);
+                    let parts = match o.text {
                         Some(t) => vec![serde_json::json!({"type": "text", "text": t})],
-                        None => list(o, "parts").to_vec(),
+                        None => o.parts.to_vec(),
                     };
                     Some((
-                        id.to_string(),
-                        (
-                            o.pointer("/scene/present").cloned(),
-                            list(o, "changes").to_vec(),
-                            parts,
-                        ),
+                        o.id?.to_string(),
+                        (o.present.cloned(), o.changes.to_vec(), parts),
                     ))
                 })
                 .collect(),

@@ -57,6 +57,51 @@ impl<'a> Cast<'a> {
     }
 }
 
+/// An opening (Format 6.3).
+#[derive(Debug, Clone, Copy)]
+pub struct Opening<'a> {
+    /// The opening's ID.
+    pub id: Option<&'a str>,
+    /// A cast member's character ID or `narrator`.
+    pub author: Option<&'a str>,
+    /// The short form: one text part.
+    pub text: Option<&'a Value>,
+    /// Its parts.
+    pub parts: &'a [Value],
+    /// Its changes (8.5), applied at the root.
+    pub changes: &'a [Value],
+    /// `scene.present` at the root, when written.
+    pub present: Option<&'a Value>,
+    /// Only for sessions with several players.
+    pub group_only: bool,
+}
+
+impl<'a> Opening<'a> {
+    /// Reads the opening `v`.
+    pub fn read(v: &'a Value) -> Opening<'a> {
+        Opening {
+            id: super::id_of(v),
+            author: text(v, "author"),
+            text: v.get("text"),
+            parts: array(v, "parts"),
+            changes: array(v, "changes"),
+            present: scene_present(v),
+            group_only: flag(v, "group_only"),
+        }
+    }
+
+    /// The openings of scenario `sc`, in order.
+    pub fn all(sc: &'a Value) -> impl Iterator<Item = Opening<'a>> {
+        array(sc, "openings").iter().map(Opening::read)
+    }
+}
+
+/// `v.scene.present` (a scenario's or an opening's scene, Format 6.4), when
+/// written.
+pub fn scene_present(v: &Value) -> Option<&Value> {
+    v.get("scene")?.get("present")
+}
+
 /// An event (Format 9) or an outcome (9.4, which has no `repeat`, `end`
 /// or `signal`: they read as absent).
 #[derive(Debug, Clone, Copy)]

@@ -19,7 +19,7 @@ use crate::check::run::Checked;
 use crate::open::check_scanned_pack;
 use crate::diag::Diagnostic;
 use crate::load::{scan_pack, PackFileKind, PackFiles};
-use crate::model::items::{Cast, Difficulty, Event, Rule};
+use crate::model::items::{Cast, Difficulty, Event, Opening, Rule};
 
 /// The line that opens the generated section (Format 20.3).
 pub const BEGIN: &str = "<!-- troupe:docs:begin -->";
@@ -454,12 +454,13 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
         out.push_str("#### Openings\n\n");
         let rows: Vec<Vec<String>> = openings
             .iter()
-            .map(|o| {
+            .map(|raw| {
+                let o = Opening::read(raw);
                 vec![
-                    cell(&code(s(o, "id").unwrap_or(""))),
-                    cell(s(o, "author").unwrap_or("narrator")),
-                    yes_no(o.get("group_only").and_then(Value::as_bool) == Some(true)).into(),
-                    changes(o),
+                    cell(&code(o.id.unwrap_or(""))),
+                    cell(o.author.unwrap_or("narrator")),
+                    yes_no(o.group_only).into(),
+                    changes(raw),
                 ]
             })
             .collect();
