@@ -113,7 +113,12 @@ pub fn cel_parse(data: &[u8]) {
 
 fn check_spans(e: &cel::parse::Expr, src: &str) {
     use cel::parse::ExprKind;
-    assert!(src.get(e.span.clone()).is_some(), "{:?} in {} bytes", e.span, src.len());
+    assert!(
+        src.get(e.span.clone()).is_some(),
+        "{:?} in {} bytes",
+        e.span,
+        src.len()
+    );
     match &e.kind {
         ExprKind::Select { operand, .. } => check_spans(operand, src),
         ExprKind::Call { target, args, .. } => {

@@ -1157,6 +1157,54 @@ mod tests {
     }
 
     #[test]
+    fn syntax_errors_are_one_plain_sentence_at_the_first_problem() {
+        for (src, message, at) in [
+            ("a ||", "the expression ends too early: a value is missing", 4),
+            ("(a", "missing `)` before the end of the expression", 2),
+            ("a b", "unexpected `b` after a complete expression", 2),
+            ("f(1,)", "unexpected `)`: a value is expected here", 4),
+            ("[1 2]", "missing `,` or `]` before `2`", 3),
+            ("if > 1", "`if` is a reserved word in CEL and cannot be a name", 0),
+            ("9223372036854775808", "the int literal 9223372036854775808 is out of range (64-bit signed)", 0),
+            ("a = 1", "unexpected `=`: compare with `==`", 2),
+            ("has(a)", "has() takes a field selection, as in has(a.b)", 4),
+            ("xs.all(1, x)", "the first argument of all() is a variable name", 7),
+        ] {
+            let errs = parse(src).unwrap_err();
+            assert_eq!(errs.len(), 1, "{src}");
+            assert_eq!(errs[0].message, message, "{src}");
+            assert_eq!(errs[0].span.start, at, "{src}");
+        }
+        let errs = parse("'abc").unwrap_err();
+        assert!(errs[0].message.starts_with("this string has no closing `'`"));
+        let errs = parse("'\\q'").unwrap_err();
+        assert!(errs[0].message.starts_with("invalid escape `\\q`"), "{}", errs[0].message);
+    }
+
+    #[test]
+    fn signs_and_runs_of_unary_operators() {
+        // `-` before a number is its sign, so the call is on `-1`.
+        let e = parse("-1.size()").unwrap();
+        let ExprKind::Call { func, target, .. } = e.kind else {
+            panic!()
+        };
+        assert_eq!(func, "size");
+        assert_eq!(target.unwrap().kind, ExprKind::Int(-1));
+        // Two negations cancel: the literal itself, at its own span.
+        assert_eq!(
+            parse("--1").unwrap(),
+            Expr {
+                kind: ExprKind::Int(1),
+                span: 2..3
+            }
+        );
+        assert!(matches!(parse("!!!a").unwrap().kind, ExprKind::Call { func, .. } if func == "!_"));
+        // A sign belongs to numbers only.
+        assert!(parse("!-x").is_err());
+        assert!(parse("!-1").is_ok());
+    }
+
+    #[test]
     fn deep_and_long_input_is_refused_without_overflow() {
         let long = vec!["1"; 5000].join("+");
         assert!(parse(&long).is_err());
