@@ -1,5 +1,6 @@
 //! Troupe's CEL evaluator next to the `cel` crate's interpreter on the same
-//! expressions and values (docs/performance.md, "Conditions (CEL)").
+//! expressions and values (docs/performance.md, "Conditions (CEL)"), and
+//! Troupe's parser next to the `cel` crate's (group `parse`, Run P).
 //! Run: `cargo bench --bench cel`.
 
 use std::collections::HashMap;
@@ -115,5 +116,38 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+/// Texts of the shapes packs use: a keyed ternary, a condition with `in`
+/// and `has`, chained macros.
+const PARSE_SOURCES: [&str; 3] = [
+    "state.trust[char] > 50.0 ? 'warm' : 'cold'",
+    "state.gold >= 10 && 'kai' in scene.present && !has(state.flag) || turn > 3",
+    "xs.filter(x, x % 2 == 0).map(x, x * 2).exists(y, y > 10 && y < 100)",
+];
+
+/// Parsing alone (issue 41 item 2): the three texts, by Troupe's parser
+/// and by the `cel` crate's (ANTLR) parser, which Troupe used before.
+fn bench_parse(c: &mut Criterion) {
+    for src in PARSE_SOURCES {
+        assert!(tcel::parse::parse(src).is_ok(), "{src}");
+        assert!(cel::parser::Parser::new().parse(src).is_ok(), "{src}");
+    }
+    let mut g = c.benchmark_group("parse");
+    g.bench_function("troupe", |bn| {
+        bn.iter(|| {
+            for src in PARSE_SOURCES {
+                black_box(tcel::parse::parse(black_box(src)).is_ok());
+            }
+        })
+    });
+    g.bench_function("cel_crate", |bn| {
+        bn.iter(|| {
+            for src in PARSE_SOURCES {
+                black_box(cel::parser::Parser::new().parse(black_box(src)).is_ok());
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_parse);
 criterion_main!(benches);

@@ -10,7 +10,7 @@ shared="${TROUPE_SHARED_DIR:-../shared}/data/real"
 troupe="${TROUPE:-target/debug/troupe}"
 out=fuzz/seeds
 rm -rf "$out"
-mkdir -p "$out"/{load_json,load_yaml,session,package,template,card,chat,cel}
+mkdir -p "$out"/{load_json,load_yaml,session,package,template,card,chat,cel,cel_parse}
 i=0
 put() { i=$((i + 1)); cp "$2" "$out/$1/$(basename "$2")"; }
 for f in $(find examples -name '*.json' -size -64k); do put load_json "$f"; done
@@ -22,6 +22,7 @@ for f in "$shared"/*.jsonl; do put chat "$f"; done
 grep -rhoE '\{\{[^"]*\}\}[^"]*' examples | sort -u | head -200 | split -l 1 - "$out/template/t"
 # Conditions: the `when` strings of the example packs.
 grep -rhoE 'when: .*' examples | sed 's/^when: //' | sort -u | head -200 | split -l 1 - "$out/cel/c"
+cp "$out"/cel/* "$out/cel_parse/"
 # Packages: each example pack compiled.
 for p in examples/packs/*/; do
   n=$(basename "$p")

@@ -19,6 +19,7 @@ pub type Body = fn(&[u8]);
 /// Every target by name, for the replay test.
 pub const TARGETS: &[(&str, Body)] = &[
     ("cel", cel),
+    ("cel_parse", cel_parse),
     ("load_json", load_json),
     ("load_yaml", load_yaml),
     ("session", session),
@@ -83,6 +84,64 @@ pub fn cel(data: &[u8]) {
     }
     let _ = program.eval(&act, &mut DiceHost(0));
     let _ = program.result_type();
+}
+
+/// The CEL parser alone (Format 11.1; `cel/lex.rs`, `cel/parse.rs`) on
+/// arbitrary bytes, invalid UTF-8 decoded lossily so that every input
+/// reaches it, in a 2 MiB stack as a checking thread has: it never panics
+/// nor overflows; an error has a plain message; an accepted tree's spans
+/// are ranges of the text on character boundaries.
+pub fn cel_parse(data: &[u8]) {
+    let src = String::from_utf8_lossy(data).into_owned();
+    let run = move || match cel::parse::parse(&src) {
+        Ok(e) => check_spans(&e, &src),
+        Err(errs) => {
+            assert!(!errs.is_empty());
+            for e in &errs {
+                assert!(!e.message.is_empty() && !e.message.contains("Error"));
+                assert!(e.span.start <= e.span.end && e.span.end <= src.len());
+            }
+        }
+    };
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(run)
+        .expect("a thread")
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p));
+}
+
+fn check_spans(e: &cel::parse::Expr, src: &str) {
+    use cel::parse::ExprKind;
+    assert!(
+        src.get(e.span.clone()).is_some(),
+        "{:?} in {} bytes",
+        e.span,
+        src.len()
+    );
+    match &e.kind {
+        ExprKind::Select { operand, .. } => check_spans(operand, src),
+        ExprKind::Call { target, args, .. } => {
+            target.iter().for_each(|t| check_spans(t, src));
+            args.iter().for_each(|a| check_spans(a, src));
+        }
+        ExprKind::List(items) => items.iter().for_each(|i| check_spans(i, src)),
+        ExprKind::Map(entries) => entries.iter().for_each(|(k, v)| {
+            check_spans(k, src);
+            check_spans(v, src);
+        }),
+        ExprKind::Comprehension {
+            range,
+            pred,
+            transform,
+            ..
+        } => {
+            check_spans(range, src);
+            pred.iter().for_each(|p| check_spans(p, src));
+            transform.iter().for_each(|t| check_spans(t, src));
+        }
+        _ => {}
+    }
 }
 
 /// The JSON loader (Format 2.2, 16), the bundle checks after it, and the

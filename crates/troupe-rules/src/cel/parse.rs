@@ -314,13 +314,23 @@ impl<'a> Parser<'a> {
     }
 
     /// A node made of `children` (its height one more than theirs).
+    /// A node over children whose tallest is `height` high: refused when
+    /// the tree grows deeper than [`MAX_DEPTH`]. Inside a message literal
+    /// (parsed for its syntax, then dropped) the node is kept and its
+    /// children dropped instead, so no tree held here is ever deeper and
+    /// dropping one, also on an error's way out, never recurses further.
     fn node(&self, kind: ExprKind, span: Range<usize>, height: u32) -> PResult<Node> {
-        let height = height + 1;
-        if height > MAX_DEPTH as u32 + 1 && self.in_message == 0 {
-            return Err((
-                format!("expression nests deeper than {MAX_DEPTH} levels"),
-                span,
-            ));
+        let mut height = height + 1;
+        let mut kind = kind;
+        if height > MAX_DEPTH as u32 + 1 {
+            if self.in_message == 0 {
+                return Err((
+                    format!("expression nests deeper than {MAX_DEPTH} levels"),
+                    span,
+                ));
+            }
+            flatten(&mut kind);
+            height = 2;
         }
         Ok(Node {
             expr: Expr { kind, span },
@@ -1041,40 +1051,51 @@ fn reserved_error(name: &str, span: Range<usize>) -> (String, Range<usize>) {
     )
 }
 
-/// Drops a tree of any height without recursion (a message literal's
-/// parts are not bounded in height).
+/// Drops a tree of any height without recursion.
 fn dismantle(e: Expr) {
-    let mut stack = vec![e];
+    let mut root = e.kind;
+    flatten(&mut root);
+}
+
+/// Drops the children of `kind` and their trees without recursion; `kind`
+/// keeps its own variant (what `has()` and the macros look at).
+fn flatten(kind: &mut ExprKind) {
+    let mut stack = Vec::new();
+    take_children(kind, &mut stack);
     while let Some(mut e) = stack.pop() {
-        match &mut e.kind {
-            ExprKind::Select { operand, .. } => {
-                stack.push(std::mem::replace(&mut **operand, placeholder()))
-            }
-            ExprKind::Call { target, args, .. } => {
-                if let Some(t) = target.take() {
-                    stack.push(*t);
-                }
-                stack.append(args);
-            }
-            ExprKind::List(items) => stack.append(items),
-            ExprKind::Map(entries) => {
-                for (k, v) in entries.drain(..) {
-                    stack.push(k);
-                    stack.push(v);
-                }
-            }
-            ExprKind::Comprehension {
-                range,
-                pred,
-                transform,
-                ..
-            } => {
-                stack.push(std::mem::replace(&mut **range, placeholder()));
-                stack.extend(pred.take().map(|p| *p));
-                stack.extend(transform.take().map(|t| *t));
-            }
-            _ => {}
+        take_children(&mut e.kind, &mut stack);
+    }
+}
+
+/// Moves the children of `kind` onto `stack`: a selection's operand and a
+/// comprehension's range become leaves, calls, lists and maps lose theirs.
+fn take_children(kind: &mut ExprKind, stack: &mut Vec<Expr>) {
+    match kind {
+        ExprKind::Select { operand, .. } => {
+            stack.push(std::mem::replace(&mut **operand, placeholder()))
         }
+        ExprKind::Call { target, args, .. } => {
+            stack.extend(target.take().map(|t| *t));
+            stack.append(args);
+        }
+        ExprKind::List(items) => stack.append(items),
+        ExprKind::Map(entries) => {
+            for (k, v) in entries.drain(..) {
+                stack.push(k);
+                stack.push(v);
+            }
+        }
+        ExprKind::Comprehension {
+            range,
+            pred,
+            transform,
+            ..
+        } => {
+            stack.push(std::mem::replace(&mut **range, placeholder()));
+            stack.extend(pred.take().map(|p| *p));
+            stack.extend(transform.take().map(|t| *t));
+        }
+        _ => {}
     }
 }
 
@@ -1157,6 +1178,54 @@ mod tests {
     }
 
     #[test]
+    fn syntax_errors_are_one_plain_sentence_at_the_first_problem() {
+        for (src, message, at) in [
+            ("a ||", "the expression ends too early: a value is missing", 4),
+            ("(a", "missing `)` before the end of the expression", 2),
+            ("a b", "unexpected `b` after a complete expression", 2),
+            ("f(1,)", "unexpected `)`: a value is expected here", 4),
+            ("[1 2]", "missing `,` or `]` before `2`", 3),
+            ("if > 1", "`if` is a reserved word in CEL and cannot be a name", 0),
+            ("9223372036854775808", "the int literal 9223372036854775808 is out of range (64-bit signed)", 0),
+            ("a = 1", "unexpected `=`: compare with `==`", 2),
+            ("has(a)", "has() takes a field selection, as in has(a.b)", 4),
+            ("xs.all(1, x)", "the first argument of all() is a variable name", 7),
+        ] {
+            let errs = parse(src).unwrap_err();
+            assert_eq!(errs.len(), 1, "{src}");
+            assert_eq!(errs[0].message, message, "{src}");
+            assert_eq!(errs[0].span.start, at, "{src}");
+        }
+        let errs = parse("'abc").unwrap_err();
+        assert!(errs[0].message.starts_with("this string has no closing `'`"));
+        let errs = parse("'\\q'").unwrap_err();
+        assert!(errs[0].message.starts_with("invalid escape `\\q`"), "{}", errs[0].message);
+    }
+
+    #[test]
+    fn signs_and_runs_of_unary_operators() {
+        // `-` before a number is its sign, so the call is on `-1`.
+        let e = parse("-1.size()").unwrap();
+        let ExprKind::Call { func, target, .. } = e.kind else {
+            panic!()
+        };
+        assert_eq!(func, "size");
+        assert_eq!(target.unwrap().kind, ExprKind::Int(-1));
+        // Two negations cancel: the literal itself, at its own span.
+        assert_eq!(
+            parse("--1").unwrap(),
+            Expr {
+                kind: ExprKind::Int(1),
+                span: 2..3
+            }
+        );
+        assert!(matches!(parse("!!!a").unwrap().kind, ExprKind::Call { func, .. } if func == "!_"));
+        // A sign belongs to numbers only.
+        assert!(parse("!-x").is_err());
+        assert!(parse("!-1").is_ok());
+    }
+
+    #[test]
     fn deep_and_long_input_is_refused_without_overflow() {
         let long = vec!["1"; 5000].join("+");
         assert!(parse(&long).is_err());
@@ -1164,12 +1233,23 @@ mod tests {
         assert!(parse(&chain).is_ok());
         let parens = format!("{}1{}", "(".repeat(500), ")".repeat(500));
         assert!(parse(&parens).is_err());
-        // Within the length bound, parsing runs in a 2 MiB thread.
-        let worst = vec!["1"; 4000].join("+");
+        // Within the length bound, parsing runs in a 2 MiB thread: also a
+        // message literal's parts, which may be deeper than 200 levels, on
+        // success and on an error after them.
+        let chain = vec!["1"; 4000].join("+");
+        let fields = vec!["a"; 2000].join(".");
         let h = std::thread::Builder::new()
             .stack_size(2 << 20)
-            .spawn(move || parse(&worst).is_err())
+            .spawn(move || {
+                assert!(parse(&chain).is_err());
+                let message = format!("A{{a: {chain}}}");
+                assert!(parse(&message).is_ok());
+                assert!(parse(&format!("A{{a: {chain} +}}")).is_err());
+                assert!(parse(&format!("A{{a: has({fields})}}")).is_ok());
+                assert!(parse(&format!("A{{a: {fields}.all(x, {fields})}}")).is_ok());
+                assert!(parse(&format!("A{{a: {fields}[}}")).is_err());
+            })
             .unwrap();
-        assert!(h.join().unwrap());
+        h.join().unwrap();
     }
 }
