@@ -23,7 +23,7 @@ pub enum Val {
     /// `bool`.
     Bool(bool),
     /// `string`.
-    Str(Arc<str>),
+    Str(#[serde(deserialize_with = "crate::wire::shared_str")] Arc<str>),
     /// `list(T)`.
     List(Arc<[Val]>),
     /// `map(string, T)`, and the present keys of a `"*"` keyed variable; keys
