@@ -42,6 +42,7 @@ mod import_parity;
 mod import_real;
 mod import_states;
 mod import_summary;
+mod ir_open;
 mod json_documents;
 mod load_hardening;
 mod load_hostile;

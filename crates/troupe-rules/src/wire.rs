@@ -94,3 +94,145 @@ pub fn shared_strs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<str>>, D::
     }
     d.deserialize_seq(Seq)
 }
+
+/// A JSON value the compiled IR holds as its text (Format 14.4), built
+/// the first time it is read: reading `ir.json` then costs one string
+/// for it rather than a tree of maps and strings that most sessions never
+/// look at (the model runtime's answer schema, read only by a model
+/// runtime). Written as the value itself, so `ir.json`'s bytes do not
+/// depend on it.
+///
+/// Reading checks that the text is JSON nested at most
+/// [`JsonText::MAX_DEPTH`] deep, so building the value later cannot fail:
+/// a text that is not is refused when it is read (an IR that holds one is
+/// not used, Format 14.4).
+///
+/// ```
+/// # use troupe::wire::JsonText;
+/// let t: JsonText = serde_json::from_str(r#"{"a": [1, {"b": null}]}"#).unwrap();
+/// assert_eq!(t["a"][1]["b"], serde_json::Value::Null);
+/// assert_eq!(serde_json::to_string(&t).unwrap(), r#"{"a":[1,{"b":null}]}"#);
+/// let deep = format!("{}{}", "[".repeat(101), "]".repeat(101));
+/// assert!(serde_json::from_str::<JsonText>(&deep).is_err());
+/// ```
+pub struct JsonText {
+    text: Box<serde_json::value::RawValue>,
+    value: std::sync::OnceLock<serde_json::Value>,
+}
+
+impl JsonText {
+    /// How deep a text's arrays and objects may nest: below serde_json's
+    /// own recursion limit (128), so that the value always builds.
+    pub const MAX_DEPTH: usize = 100;
+
+    /// The text of `value` (compact), with `value` already built.
+    pub fn new(value: serde_json::Value) -> JsonText {
+        let text = serde_json::value::to_raw_value(&value).unwrap_or_else(|_| null_text());
+        JsonText {
+            text,
+            value: std::sync::OnceLock::from(value),
+        }
+    }
+
+    /// The value, built from the text the first time it is asked for.
+    pub fn value(&self) -> &serde_json::Value {
+        self.value.get_or_init(|| {
+            // Checked when read: JSON, nested less deep than serde_json's
+            // limit, so `Null` is not reached.
+            serde_json::from_str(self.text.get()).unwrap_or(serde_json::Value::Null)
+        })
+    }
+
+    /// The compact JSON text.
+    pub fn text(&self) -> &str {
+        self.text.get()
+    }
+}
+
+fn null_text() -> Box<serde_json::value::RawValue> {
+    serde_json::value::RawValue::from_string("null".to_string()).expect("`null` is JSON")
+}
+
+/// How deeply the arrays and objects of JSON text `s` nest (strings and
+/// their escapes skipped).
+fn json_depth(s: &str) -> usize {
+    let (mut depth, mut max, mut in_str, mut escaped) = (0usize, 0usize, false, false);
+    for &b in s.as_bytes() {
+        if in_str {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+impl std::ops::Deref for JsonText {
+    type Target = serde_json::Value;
+    fn deref(&self) -> &serde_json::Value {
+        self.value()
+    }
+}
+
+impl Default for JsonText {
+    fn default() -> JsonText {
+        JsonText::new(serde_json::Value::Null)
+    }
+}
+
+impl Clone for JsonText {
+    fn clone(&self) -> JsonText {
+        JsonText {
+            text: self.text.clone(),
+            value: self.value.clone(),
+        }
+    }
+}
+
+/// Two texts are equal when their values are.
+impl PartialEq for JsonText {
+    fn eq(&self, other: &JsonText) -> bool {
+        self.text.get() == other.text.get() || self.value() == other.value()
+    }
+}
+
+impl fmt::Debug for JsonText {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.text.get())
+    }
+}
+
+impl serde::Serialize for JsonText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.text.serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for JsonText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JsonText, D::Error> {
+        let text = Box::<serde_json::value::RawValue>::deserialize(d)?;
+        if json_depth(text.get()) > JsonText::MAX_DEPTH {
+            return Err(serde::de::Error::custom(format_args!(
+                "a JSON value nested more than {} deep",
+                JsonText::MAX_DEPTH
+            )));
+        }
+        Ok(JsonText {
+            text,
+            value: std::sync::OnceLock::new(),
+        })
+    }
+}

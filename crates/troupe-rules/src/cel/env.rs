@@ -43,7 +43,11 @@ pub struct Env {
     base_slots: usize,
     vars: IndexMap<String, Type>,
     slots: Vec<Slot>,
-    slot_index: IndexMap<String, usize>,
+    /// This level's slots by name, built the first time a name is looked
+    /// up or declared ([`Env::slot_index`]): a level read from an IR is
+    /// looked up by name only when a program is compiled against it, which
+    /// a session of a compiled package never does (Format 14.4).
+    slot_index: std::sync::OnceLock<IndexMap<String, usize>>,
     /// `hit()` is declared (entry conditions only).
     pub allow_hit: bool,
     /// `roll()` is declared.
@@ -96,7 +100,7 @@ impl Env {
         }
         self.vars = vars;
         self.slots = slots;
-        self.slot_index = slot_index;
+        self.slot_index = std::sync::OnceLock::from(slot_index);
         self.base_slots = 0;
     }
 
@@ -125,13 +129,16 @@ impl Env {
                 }
             }
             _ => {
-                if let Some(&i) = self.slot_index.get(name) {
+                if let Some(&i) = self.slot_index().get(name) {
                     if let Some(s) = self.slots.get_mut(i - self.base_slots) {
                         s.ty = ty.clone();
                     }
                 } else {
-                    self.slot_index
-                        .insert(name.to_string(), self.base_slots + self.slots.len());
+                    let at = self.base_slots + self.slots.len();
+                    self.slot_index();
+                    if let Some(index) = self.slot_index.get_mut() {
+                        index.insert(name.to_string(), at);
+                    }
                     self.slots.push(Slot {
                         name: name.to_string(),
                         ty: ty.clone(),
@@ -179,10 +186,23 @@ impl Env {
 
     /// The index of the slot with this flattened name.
     pub fn slot(&self, name: &str) -> Option<usize> {
-        self.slot_index
+        self.slot_index()
             .get(name)
             .copied()
             .or_else(|| self.base.as_ref().and_then(|b| b.slot(name)))
+    }
+
+    /// This level's slots by name, built from `slots` when first needed.
+    fn slot_index(&self) -> &IndexMap<String, usize> {
+        self.slot_index.get_or_init(|| {
+            self.slots
+                .iter()
+                .enumerate()
+                // `base_slots` may come from an untrusted IR: linking
+                // refuses a level whose count does not fit its base.
+                .map(|(i, s)| (s.name.clone(), self.base_slots.saturating_add(i)))
+                .collect()
+        })
     }
 
     /// The shared environment this one extends, if any.
@@ -248,20 +268,12 @@ impl From<Env> for EnvLevel {
 
 impl From<EnvLevel> for Env {
     fn from(l: EnvLevel) -> Env {
-        let slot_index = l
-            .slots
-            .iter()
-            .enumerate()
-            // `base_slots` comes from a possibly untrusted IR: linking
-            // refuses a level whose count does not fit its base.
-            .map(|(i, s)| (s.name.clone(), l.base_slots.saturating_add(i)))
-            .collect();
         Env {
             base: None,
             base_slots: l.base_slots,
             vars: l.vars,
             slots: l.slots,
-            slot_index,
+            slot_index: std::sync::OnceLock::new(),
             allow_hit: l.allow_hit,
             allow_roll: l.allow_roll,
         }

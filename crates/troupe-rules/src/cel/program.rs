@@ -40,7 +40,11 @@ pub(crate) enum Node {
     Cond(Box<Node>, Box<Node>, Box<Node>, u32),
     Index(Box<Node>, Box<Node>),
     In(Box<Node>, Box<Node>),
-    Select(Box<Node>, Arc<str>, bool),
+    Select(
+        Box<Node>,
+        #[serde(deserialize_with = "crate::wire::shared_str")] Arc<str>,
+        bool,
+    ),
     Call(Func, Box<[Node]>),
     MatchesConst(Box<Node>, #[serde(with = "regex_serde")] Box<Regex>),
     List(Box<[Node]>),

@@ -19,7 +19,7 @@ pub enum Value {
     /// `double`.
     Double(f64),
     /// `string`.
-    String(Arc<str>),
+    String(#[serde(deserialize_with = "crate::wire::shared_str")] Arc<str>),
     /// `list(T)`.
     List(Arc<Vec<Value>>),
     /// `map(K, V)`; entries keep their insertion order (serialized as a

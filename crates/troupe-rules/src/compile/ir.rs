@@ -41,14 +41,16 @@ pub enum OwnerRef {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CastIr {
     /// The character's ID.
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub id: Arc<str>,
     /// Display name (Format 4: nickname, else name).
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub display: Arc<str>,
     /// Whether a player plays it.
     pub player: bool,
     /// The seat it fills (Format 6.1), which a cast reference may name
     /// instead of its ID (6.4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::wire::shared_str_opt")]
     pub seat: Option<Arc<str>>,
 }
 
@@ -67,6 +69,7 @@ pub enum Layout {
         /// The first slot.
         first: u32,
         /// The keys, in declaration order.
+        #[serde(deserialize_with = "crate::wire::shared_strs")]
         keys: Vec<Arc<str>>,
     },
     /// A `"*"` map: one slot holding a [`Val::Map`] of the present keys.
@@ -77,8 +80,10 @@ pub enum Layout {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VarIr {
     /// The state name (`gold`, `kai.mood`).
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub name: Arc<str>,
     /// The variable's own ID.
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub id: Arc<str>,
     /// Its owner.
     pub owner: OwnerRef,
@@ -122,6 +127,7 @@ pub enum ChangeIr {
         /// The map's slot.
         slot: u32,
         /// The key.
+        #[serde(deserialize_with = "crate::wire::shared_str")]
         key: Arc<str>,
         /// The normalized value.
         value: Val,
@@ -142,12 +148,13 @@ pub enum ChangeIr {
         /// The map's slot.
         slot: u32,
         /// The key.
+        #[serde(deserialize_with = "crate::wire::shared_str")]
         key: Arc<str>,
         /// The amount.
         amount: Val,
     },
     /// `scene.location`.
-    Location(Arc<str>),
+    Location(#[serde(deserialize_with = "crate::wire::shared_str")] Arc<str>),
     /// `scene.present` set whole.
     Present(Vec<CastIx>),
     /// `enter`.
@@ -311,6 +318,7 @@ pub struct PartIr {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpeningIr {
     /// Its ID.
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub id: Arc<str>,
     /// Its author.
     pub author: Who,
@@ -319,6 +327,7 @@ pub struct OpeningIr {
     /// Parsed templates of its parts.
     pub templates: Vec<Template>,
     /// Its scene: location then present (each replaces that field).
+    #[serde(deserialize_with = "crate::wire::shared_str_opt")]
     pub scene_location: Option<Arc<str>>,
     /// `scene.present`, when given.
     pub scene_present: Option<Vec<CastIx>>,
@@ -341,7 +350,7 @@ pub enum NameRef {
     /// A variable's single slot.
     Slot(u32),
     /// A key of a `"*"` map.
-    OpenKey(u32, Arc<str>),
+    OpenKey(u32, #[serde(deserialize_with = "crate::wire::shared_str")] Arc<str>),
 }
 
 /// A compiled story: one scenario with its cast, worlds and (optional)
@@ -349,8 +358,10 @@ pub enum NameRef {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct StoryIr {
     /// The scenario's ID.
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub scenario: Arc<str>,
     /// The narrator's name (Format 6.2).
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub narrator: Arc<str>,
     /// `voice: "single"` (Format 7.4).
     pub single_voice: bool,
@@ -359,12 +370,14 @@ pub struct StoryIr {
     /// The players, as cast indices in cast order.
     pub players: Vec<CastIx>,
     /// The worlds' IDs, in `worlds` order.
+    #[serde(deserialize_with = "crate::wire::shared_strs")]
     pub worlds: Vec<Arc<str>>,
     /// Variables in use, in declaration order.
     pub vars: Vec<VarIr>,
     /// Number of state slots.
     pub slot_count: usize,
     /// The initial scene location.
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub location: Arc<str>,
     /// The initial `scene.present`, by cast index.
     pub present: Vec<bool>,
@@ -400,7 +413,7 @@ pub struct StoryIr {
     pub recursion: u64,
     /// The scenario's seats no member fills (Format 6.1), in cast order: a
     /// cast reference may name one (6.4), naming no one.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "crate::wire::shared_strs")]
     pub open_seats: Vec<Arc<str>>,
     /// The turn order (Format 18.9).
     #[serde(default)]
@@ -421,6 +434,7 @@ pub struct DifficultyIr {
     /// Preset IDs and their knob values (as doubles, knob order of the first).
     pub presets: Vec<(Arc<str>, Vec<f64>)>,
     /// Knob names.
+    #[serde(deserialize_with = "crate::wire::shared_strs")]
     pub knobs: Vec<Arc<str>>,
 }
 

@@ -77,6 +77,7 @@ pub enum Position {
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct EntryIr {
     /// Its ID.
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub id: Arc<str>,
     /// Its owner: the scenario or a world.
     pub owner: OwnerRef,
@@ -108,6 +109,7 @@ pub struct EntryIr {
     /// the same with `hit()` declared).
     pub env: u16,
     /// `content` as written (the recursion buffer, 5.7).
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub content: Arc<str>,
     /// `sticky`, 0 when absent (Format 5.6).
     pub sticky: u64,
@@ -122,6 +124,7 @@ pub struct EntryIr {
     /// The `delay_until_recursion` level: `true` 1, `false` 0 (5.7).
     pub recursion_level: u64,
     /// `group` (5.8).
+    #[serde(deserialize_with = "crate::wire::shared_strs")]
     pub group: Vec<Arc<str>>,
     /// `group_weight` (5.8).
     pub group_weight: u64,

@@ -44,8 +44,9 @@ pub struct ModelIr {
     /// The `model` block (an absent block declares nothing: the model may
     /// change nothing).
     pub decl: ModelDecl,
-    /// The JSON Schema of an answer (24.4).
-    pub schema: Value,
+    /// The JSON Schema of an answer (24.4), kept as its text until a model
+    /// runtime reads it ([`crate::wire::JsonText`]).
+    pub schema: crate::wire::JsonText,
     /// The scenario's `name`.
     pub name: String,
     /// The scenario's `description` (a template).
@@ -131,7 +132,7 @@ impl ModelIr {
             .collect();
         ModelIr {
             decl,
-            schema,
+            schema: crate::wire::JsonText::new(schema),
             name: story.scenario.name.clone(),
             description: story.scenario.description.clone(),
             cards,

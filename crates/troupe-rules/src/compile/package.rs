@@ -46,6 +46,7 @@ pub struct PackageIr {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ScenarioIr {
     /// The scenario's ID.
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub id: Arc<str>,
     /// Its index in the bundle's `scenarios`.
     pub index: usize,

@@ -45,10 +45,10 @@ pub struct RuleIr {
     #[serde(deserialize_with = "crate::wire::shared_strs")]
     pub replies: Vec<Arc<str>>,
     /// `by`: the rule's owner (Format 18.1), tried only for its replies.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::wire::shared_str_opt")]
     pub by: Option<Arc<str>>,
     /// `reply_as`: who says the rule's reply (Format 18.1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::wire::shared_str_opt")]
     pub reply_as: Option<Arc<str>>,
     /// `on: "reply"`: a reaction rule (Format 18.1, 18.9).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -93,6 +93,7 @@ impl Strategy {
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct MemberIr {
     /// The character's ID.
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub id: Arc<str>,
     /// `talkativeness` (default 50).
     pub talkativeness: u32,
@@ -100,6 +101,7 @@ pub struct MemberIr {
     pub muted: bool,
     /// Its names as declared (Format 18.9): name, nickname, aliases, ID,
     /// without case-insensitive repeats.
+    #[serde(deserialize_with = "crate::wire::shared_strs")]
     pub names: Vec<Arc<str>>,
     /// The names as plain keys (a name of the `/…/` form escaped).
     pub keys: KeySet,
@@ -228,6 +230,7 @@ impl RuleIr {
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct CriterionIr {
     /// Its ID.
+    #[serde(deserialize_with = "crate::wire::shared_str")]
     pub id: Arc<str>,
     /// Its weight as the double nearest its decimal.
     pub weight: f64,

@@ -6,8 +6,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::keys::{compile_pattern, lower, KeyOptions, KeySet, LazyPattern};
-use crate::model::items::Category;
-use crate::model::strings;
 
 /// A category's or verdict's action, least to most severe (Format 19.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -221,8 +219,9 @@ pub struct Safety {
     /// The rules: `minor_safety`, `crisis_support`, then the policy's other
     /// categories in list order.
     pub rules: Vec<SafetyRule>,
-    /// The policy compiled (stored in the IR as written, Format 14.4).
-    policy: Option<Value>,
+    /// The policy compiled (stored in the IR as written, Format 14.4), as
+    /// its JSON text.
+    policy: Option<crate::wire::JsonText>,
     /// Verdicts already given (a verdict depends on its text alone).
     memo: VerdictMemo,
 }
@@ -279,8 +278,192 @@ impl serde::Serialize for Safety {
 
 impl<'de> serde::Deserialize<'de> for Safety {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Safety, D::Error> {
-        let policy = Option::<Value>::deserialize(d)?;
-        Safety::build(policy, Build::Trusted).map_err(serde::de::Error::custom)
+        let kept = Option::<crate::wire::JsonText>::deserialize(d)?;
+        // Read from its own text: no JSON value is built for it.
+        let view = match &kept {
+            Some(t) => serde_json::from_str::<PolicyView<'_>>(t.text())
+                .map_err(serde::de::Error::custom)?,
+            None => PolicyView::default(),
+        };
+        let mut safety = Safety::build(&view, Build::Trusted).map_err(serde::de::Error::custom)?;
+        safety.policy = kept;
+        Ok(safety)
+    }
+}
+
+/// What [`Safety::build`] reads of a policy (Format 19.1): its
+/// categories' `id`, `action`, `terms`, `patterns` and `redirect_text`,
+/// borrowed from the policy where its text allows. Read as leniently as
+/// the JSON value was: a field of another type reads as absent (an empty
+/// string or list), a list's elements that are not strings are skipped,
+/// other fields are ignored. Read from a JSON value (a bundle's policy)
+/// or from the IR's text of it alike.
+#[derive(Debug, Default)]
+struct PolicyView<'a> {
+    categories: Vec<CategoryView<'a>>,
+}
+
+#[derive(Debug, Default)]
+struct CategoryView<'a> {
+    id: Option<std::borrow::Cow<'a, str>>,
+    action: Option<std::borrow::Cow<'a, str>>,
+    terms: Vec<std::borrow::Cow<'a, str>>,
+    patterns: Vec<std::borrow::Cow<'a, str>>,
+    redirect_text: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// Lenient readers for [`PolicyView`]: each takes any JSON value and keeps
+/// only what is of its shape.
+mod lenient {
+    use std::borrow::Cow;
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+    use super::{CategoryView, PolicyView};
+
+    /// What a lenient reader makes of one value.
+    pub(super) trait Shape<'de>: Default {
+        /// From a string.
+        fn string(_s: Cow<'de, str>) -> Self {
+            Self::default()
+        }
+        /// From a list.
+        fn list<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Self::default())
+        }
+        /// From an object.
+        fn object<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Self::default())
+        }
+    }
+
+    /// Reads any value as `T`'s shape.
+    pub(super) struct Any<T>(pub PhantomData<T>);
+
+    impl<'de, T: Shape<'de>> DeserializeSeed<'de> for Any<T> {
+        type Value = T;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de, T: Shape<'de>> Visitor<'de> for Any<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<T, E> {
+            Ok(T::default())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<T, E> {
+            Ok(T::default())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<T, E> {
+            Ok(T::default())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<T, E> {
+            Ok(T::default())
+        }
+        fn visit_unit<E>(self) -> Result<T, E> {
+            Ok(T::default())
+        }
+        fn visit_none<E>(self) -> Result<T, E> {
+            Ok(T::default())
+        }
+        fn visit_borrowed_str<E>(self, s: &'de str) -> Result<T, E> {
+            Ok(T::string(Cow::Borrowed(s)))
+        }
+        fn visit_str<E>(self, s: &str) -> Result<T, E> {
+            Ok(T::string(Cow::Owned(s.to_string())))
+        }
+        fn visit_string<E>(self, s: String) -> Result<T, E> {
+            Ok(T::string(Cow::Owned(s)))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+            T::list(seq)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::object(map)
+        }
+    }
+
+    /// A string, or nothing.
+    impl<'de> Shape<'de> for Option<Cow<'de, str>> {
+        fn string(s: Cow<'de, str>) -> Self {
+            Some(s)
+        }
+    }
+
+    /// A list's strings (other elements skipped); nothing for another value.
+    impl<'de> Shape<'de> for Vec<Cow<'de, str>> {
+        fn list<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+            while let Some(s) = seq.next_element_seed(Any::<Option<Cow<'de, str>>>(PhantomData))? {
+                out.extend(s);
+            }
+            Ok(out)
+        }
+    }
+
+    /// A list's categories (each element read as one).
+    impl<'de> Shape<'de> for Vec<CategoryView<'de>> {
+        fn list<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+            while let Some(c) = seq.next_element_seed(Any::<CategoryView<'de>>(PhantomData))? {
+                out.push(c);
+            }
+            Ok(out)
+        }
+    }
+
+    /// Reads the value of a field as `T`'s shape.
+    fn field<'de, A: MapAccess<'de>, T: Shape<'de>>(map: &mut A) -> Result<T, A::Error> {
+        map.next_value_seed(Any::<T>(PhantomData))
+    }
+
+    /// A category's fields; a field given twice counts as written last.
+    impl<'de> Shape<'de> for CategoryView<'de> {
+        fn object<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+            let mut c = CategoryView::default();
+            while let Some(k) = map.next_key_seed(Any::<Option<Cow<'de, str>>>(PhantomData))?.map(Option::unwrap_or_default) {
+                match &*k {
+                    "id" => c.id = field(&mut map)?,
+                    "action" => c.action = field(&mut map)?,
+                    "terms" => c.terms = field(&mut map)?,
+                    "patterns" => c.patterns = field(&mut map)?,
+                    "redirect_text" => c.redirect_text = field(&mut map)?,
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(c)
+        }
+    }
+
+    /// A policy's categories.
+    impl<'de> Shape<'de> for PolicyView<'de> {
+        fn object<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+            let mut p = PolicyView::default();
+            while let Some(k) = map.next_key_seed(Any::<Option<Cow<'de, str>>>(PhantomData))?.map(Option::unwrap_or_default) {
+                if k == "categories" {
+                    p.categories = field(&mut map)?;
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(p)
+        }
+    }
+
+    impl<'de> serde::Deserialize<'de> for PolicyView<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(Any::<PolicyView<'de>>(PhantomData))
+        }
     }
 }
 
@@ -313,13 +496,20 @@ impl Safety {
     /// checked for syntax now and compiled on first use (a package's IR,
     /// Format 14.4).
     pub fn compile_with(policy: Option<&Value>, eager: bool) -> Result<Safety, String> {
+        use serde::Deserialize;
         let build = if eager { Build::Eager } else { Build::Syntax };
-        Safety::build(policy.cloned(), build)
+        let view = match policy {
+            Some(p) => PolicyView::deserialize(p).map_err(|e| e.to_string())?,
+            None => PolicyView::default(),
+        };
+        let mut safety = Safety::build(&view, build)?;
+        safety.policy = policy.map(|p| crate::wire::JsonText::new(p.clone()));
+        Ok(safety)
     }
 
-    /// [`Safety::compile_with`] of a policy it keeps (no copy of it).
-    fn build(kept: Option<Value>, build: Build) -> Result<Safety, String> {
-        let policy = kept.as_ref();
+    /// [`Safety::compile_with`] of a policy read as `view` (the policy
+    /// itself is kept by the caller).
+    fn build(view: &PolicyView<'_>, build: Build) -> Result<Safety, String> {
         let lists = global_lists();
         let mut minor = SafetyRule {
             id: "minor_safety".into(),
@@ -340,21 +530,23 @@ impl Safety {
             redirect_text: Some(CRISIS_TEXT.into()),
         };
         let mut others = Vec::new();
-        for c in Category::all(policy) {
-            let id = c.id.unwrap_or("");
-            let action = Action::parse(c.action.unwrap_or(""));
-            let terms: Vec<String> = strings(c.terms).map(str::to_string).collect();
-            let patterns: Vec<LazyPattern> = strings(c.patterns)
+        for c in &view.categories {
+            let id = c.id.as_deref().unwrap_or("");
+            let action = Action::parse(c.action.as_deref().unwrap_or(""));
+            let terms: Vec<String> = c.terms.iter().map(|t| t.to_string()).collect();
+            let patterns: Vec<LazyPattern> = c
+                .patterns
+                .iter()
                 .map(|p| match build {
                     Build::Eager => LazyPattern::compiled(p),
                     Build::Syntax => {
-                        let p = LazyPattern::new(p);
+                        let p = LazyPattern::new(&**p);
                         p.validate_syntax().map(|()| p)
                     }
-                    Build::Trusted => Ok(LazyPattern::new(p)),
+                    Build::Trusted => Ok(LazyPattern::new(&**p)),
                 })
                 .collect::<Result<_, _>>()?;
-            let redirect_text = c.redirect_text.map(str::to_string);
+            let redirect_text = c.redirect_text.as_deref().map(str::to_string);
             let target = match id {
                 "minor_safety" => Some(&mut minor),
                 "crisis_support" => Some(&mut crisis),
@@ -394,7 +586,7 @@ impl Safety {
         }
         Ok(Safety {
             rules,
-            policy: kept,
+            policy: None,
             memo: VerdictMemo::default(),
         })
     }
@@ -443,6 +635,57 @@ impl Safety {
                 .then_some(redirect_text)
                 .flatten(),
             matched,
+        }
+    }
+}
+
+#[cfg(test)]
+mod policy_view_tests {
+    use super::*;
+
+    fn summary(s: &Safety) -> Vec<String> {
+        s.rules
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {:?} {:?} {:?} {:?}",
+                    r.id,
+                    r.action,
+                    r.terms.keys(),
+                    r.patterns.iter().map(LazyPattern::source).collect::<Vec<_>>(),
+                    r.redirect_text
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_policy_reads_the_same_from_its_value_and_from_the_irs_text() {
+        // Odd shapes read as the JSON value did: a field of another type
+        // is absent, a list's non-strings are skipped, a field given
+        // twice counts as written last, other fields are ignored.
+        let text = r#"{"categories": [
+            {"id": "violence", "action": "stop", "terms": ["kill", 3, "m\u00e9l\u00e9e", null],
+             "patterns": ["\\bstab\\w*"], "redirect_text": "No.", "x-note": {"a": [1]}},
+            {"id": 7, "action": ["stop"], "terms": "kill", "patterns": {"a": 1}},
+            {"id": "crisis_support", "terms": ["t1"], "redirect_text": "Call.", "redirect_text": "Call us."},
+            "not a category", 12.5
+        ], "version": 2}"#;
+        let value: Value = serde_json::from_str(text).unwrap();
+        let compiled = Safety::compile(Some(&value)).unwrap();
+        let written = serde_json::to_string(&compiled).unwrap();
+        assert_eq!(written, serde_json::to_string(&value).unwrap());
+        let read: Safety = serde_json::from_str(&written).unwrap();
+        assert_eq!(summary(&read), summary(&compiled));
+        let s = summary(&compiled);
+        assert_eq!(s.len(), 6, "{s:#?}");
+        assert!(s[1].contains("\"t1\"") && s[1].contains("Some(\"Call us.\")"), "{s:#?}");
+        assert!(s[2].starts_with("violence Stop") && s[2].contains("\"mélée\""), "{s:#?}");
+        assert!(s[3].starts_with(" Allow []"), "{s:#?}");
+        // Neither a policy nor categories: the global rules alone.
+        for p in ["null", "[1]", r#"{"categories": 3}"#] {
+            let read: Safety = serde_json::from_str(p).unwrap();
+            assert_eq!(read.rules.len(), 2, "{p}");
         }
     }
 }

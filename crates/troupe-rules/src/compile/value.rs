@@ -23,7 +23,7 @@ pub enum Val {
     /// `bool`.
     Bool(bool),
     /// `string`.
-    Str(Arc<str>),
+    Str(#[serde(deserialize_with = "crate::wire::shared_str")] Arc<str>),
     /// `list(T)`.
     List(Arc<[Val]>),
     /// `map(string, T)`, and the present keys of a `"*"` keyed variable; keys
@@ -358,24 +358,35 @@ mod decimal_text {
     use std::str::FromStr;
 
     use rust_decimal::Decimal;
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::{Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(d: &Decimal, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(d)
     }
 
+    /// Reads the text where the deserializer holds it (serde's `Cow<str>`
+    /// would copy it into a `String` first).
+    pub(crate) struct Text;
+
+    impl serde::de::Visitor<'_> for Text {
+        type Value = Decimal;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a decimal's text")
+        }
+        fn visit_str<E: serde::de::Error>(self, t: &str) -> Result<Decimal, E> {
+            Decimal::from_str(t).map_err(E::custom)
+        }
+    }
+
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
-        let t = std::borrow::Cow::<str>::deserialize(d)?;
-        Decimal::from_str(&t).map_err(serde::de::Error::custom)
+        d.deserialize_str(Text)
     }
 }
 
 /// An optional decimal in the IR: its text, or `null`.
 pub(crate) mod opt_decimal_text {
-    use std::str::FromStr;
-
     use rust_decimal::Decimal;
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::{Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(d: &Option<Decimal>, s: S) -> Result<S::Ok, S::Error> {
         match d {
@@ -384,12 +395,25 @@ pub(crate) mod opt_decimal_text {
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
-        match Option::<std::borrow::Cow<str>>::deserialize(d)? {
-            Some(t) => Decimal::from_str(&t)
-                .map(Some)
-                .map_err(serde::de::Error::custom),
-            None => Ok(None),
+    struct Opt;
+
+    impl<'de> serde::de::Visitor<'de> for Opt {
+        type Value = Option<Decimal>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a decimal's text or null")
         }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_str(super::decimal_text::Text).map(Some)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
+        d.deserialize_option(Opt)
     }
 }

@@ -20,8 +20,12 @@ pub fn content_hash(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     let mut s = String::with_capacity(7 + 64);
     s.push_str("sha256:");
+    // Two digits a byte, without a formatted string per byte (an open
+    // hashes twice).
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     for b in digest {
-        s.push_str(&format!("{b:02x}"));
+        s.push(char::from(HEX[usize::from(b >> 4)]));
+        s.push(char::from(HEX[usize::from(b & 15)]));
     }
     s
 }

@@ -165,7 +165,7 @@ pub fn messages(
     if structured != Structured::JsonSchema {
         sys.push_str(&format!(
             " The object follows this JSON Schema: {}",
-            engine.ir.model.schema
+            engine.ir.model.schema.value()
         ));
     }
     sys.push('\n');
