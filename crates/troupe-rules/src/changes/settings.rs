@@ -6,14 +6,44 @@ use serde_json::Value;
 
 use super::values::exact_decimal;
 use crate::diag::{escape_token, Code, Diagnostic};
+use crate::model::items::Difficulty;
 
-/// Checks `settings` against the scenario's `difficulty` (its JSON value,
-/// `None` when the scenario has none), reporting at `base` (the pointer of
-/// the `settings` field: `message:<id>/settings`, `/turns/<i>/settings`)
+/// What a settings change is checked against (Format 6.5, 8.9): the preset
+/// names and knob names of a scenario's difficulty, from the scenario as
+/// written (the checks) or from its compiled form (a running session), so
+/// both are judged by [`check_settings`] alike.
+#[derive(Debug, Clone, Default)]
+pub struct Declared<'a> {
+    /// The presets, in written order.
+    pub presets: Vec<&'a str>,
+    /// The knobs (those of the first preset, Format 6.5).
+    pub knobs: Vec<&'a str>,
+}
+
+impl<'a> Declared<'a> {
+    /// The declarations of a written difficulty; `None` when its `options`
+    /// are not an object (SCHEMA reports it).
+    pub fn of(d: Difficulty<'a>) -> Option<Declared<'a>> {
+        let options = d.options?;
+        Some(Declared {
+            presets: options.keys().map(String::as_str).collect(),
+            knobs: options
+                .values()
+                .next()
+                .and_then(Value::as_object)
+                .map(|o| o.keys().map(String::as_str).collect())
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// Checks `settings` against the scenario's difficulty (`None` when the
+/// scenario has none), reporting at `base` (the pointer of the `settings`
+/// field: `message:<id>/settings`, `/turns/<i>/settings`)
 /// SETTINGS_INVALID, SETTINGS_NOT_DECLARED and UNKNOWN_FIELD as Format 8.9
 /// says. Messages never quote a value.
 pub fn check_settings(
-    difficulty: Option<&Value>,
+    difficulty: Option<&Declared<'_>>,
     settings: &Value,
     base: &str,
     out: &mut Vec<Diagnostic>,
@@ -26,9 +56,6 @@ pub fn check_settings(
         invalid(out, "", "settings must be an object with `difficulty`, `knobs` or both".into());
         return;
     };
-    let options = difficulty
-        .and_then(|d| d.get("options"))
-        .and_then(Value::as_object);
     if !obj.contains_key("difficulty") && !obj.contains_key("knobs") {
         invalid(out, "", "settings change nothing: give `difficulty`, `knobs` or both".into());
     }
@@ -43,7 +70,7 @@ pub fn check_settings(
             );
         }
     }
-    let Some(options) = options else {
+    let Some(declared) = difficulty else {
         if obj.contains_key("difficulty") || obj.contains_key("knobs") {
             out.push(
                 Diagnostic::error(
@@ -58,12 +85,12 @@ pub fn check_settings(
     if let Some(p) = obj.get("difficulty") {
         match p.as_str() {
             None => invalid(out, "/difficulty", "`difficulty` must be a preset ID (a string)".into()),
-            Some(p) if !options.contains_key(p) => out.push(
+            Some(p) if !declared.presets.contains(&p) => out.push(
                 Diagnostic::error(
                     Code::SettingsNotDeclared,
                     format!(
                         "the scenario's difficulty has no preset `{p}`{}",
-                        crate::diag::suggest::one_of(p, options.keys().map(String::as_str))
+                        crate::diag::suggest::one_of(p, declared.presets.iter().copied())
                     ),
                 )
                 .at(at("/difficulty")),
@@ -72,12 +99,7 @@ pub fn check_settings(
         }
     }
     if let Some(k) = obj.get("knobs") {
-        let knobs: Vec<&str> = options
-            .values()
-            .next()
-            .and_then(Value::as_object)
-            .map(|o| o.keys().map(String::as_str).collect())
-            .unwrap_or_default();
+        let knobs = &declared.knobs;
         match k.as_object() {
             Some(m) if !m.is_empty() => {
                 for (name, v) in m {
@@ -114,7 +136,8 @@ mod tests {
 
     fn codes(d: Option<Value>, s: Value) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        check_settings(d.as_ref(), &s, "message:3/settings", &mut out);
+        let declared = d.as_ref().and_then(|d| Declared::of(Difficulty::read(d)));
+        check_settings(declared.as_ref(), &s, "message:3/settings", &mut out);
         out.into_iter()
             .map(|d| (d.code.to_string(), d.location.pointer.unwrap_or_default()))
             .collect()

@@ -13,6 +13,7 @@ use crate::resolve::story::{self, SessionContext, Story};
 use super::summaries::{PathKnowledge, SceneRules};
 use super::templates::check_template;
 use crate::diag::{escape_token, Code, Diagnostic};
+use crate::changes::settings::Declared;
 use crate::model::items::Event;
 use crate::model::{array, FiringRecord, Header, Message, Part};
 use crate::model::firing::{record, Firing, PathFirings};
@@ -267,7 +268,7 @@ impl SessionChecker {
         check_changes(story, m.changes.unwrap_or_default(), &at("/changes"), out);
         if let Some(set) = m.settings {
             crate::changes::settings::check_settings(
-                story.scenario.difficulty.as_ref(),
+                story.scenario.difficulty().and_then(Declared::of).as_ref(),
                 set,
                 &at("/settings"),
                 out,

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::session::{RuntimeKind, Session, TurnError};
 use super::turn::FiringRecord;
+use crate::changes::settings::Declared;
 use crate::compile::session::lower_settings;
 use crate::compile::{MessageIr, Who};
 use crate::diag::{Code, Diagnostic};
@@ -44,8 +45,12 @@ impl Session {
     /// nothing else happens.
     pub fn change_settings(&mut self, settings: &Value) -> Result<SettingsResult, TurnError> {
         let mut diags = Vec::new();
+        let declared = self.engine.ir.difficulty.as_ref().map(|d| Declared {
+            presets: d.presets.iter().map(|(p, _)| &**p).collect(),
+            knobs: d.knobs.iter().map(|k| &**k).collect(),
+        });
         crate::changes::settings::check_settings(
-            self.difficulty_json().as_ref(),
+            declared.as_ref(),
             settings,
             "settings",
             &mut diags,
@@ -103,26 +108,5 @@ impl Session {
             ended: self.states[m as usize].ending.is_some(),
             outcome: self.outcome_at(m),
         })
-    }
-
-    /// The scenario's difficulty as JSON (`{default, options: {preset:
-    /// {knob: value}}}`), rebuilt from the IR for the checks of 8.9.
-    fn difficulty_json(&self) -> Option<Value> {
-        let d = self.engine.ir.difficulty.as_ref()?;
-        let options: Map<String, Value> = d
-            .presets
-            .iter()
-            .map(|(p, vals)| {
-                let knobs: Map<String, Value> = d
-                    .knobs
-                    .iter()
-                    .zip(vals)
-                    .map(|(k, v)| (k.to_string(), Value::from(*v)))
-                    .collect();
-                (p.to_string(), Value::Object(knobs))
-            })
-            .collect();
-        let default = d.presets.get(d.default as usize).map(|p| p.0.to_string());
-        Some(serde_json::json!({"default": default, "options": options}))
     }
 }

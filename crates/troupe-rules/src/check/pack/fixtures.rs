@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::load::lower::PackValues;
 use crate::changes::resolve_target;
+use crate::changes::settings::Declared;
 use crate::resolve::story::{resolve, SessionContext, Story};
 use crate::diag::suggest::{did_you_mean, one_of};
 use crate::diag::{escape_token, Code, Diagnostic};
@@ -149,7 +150,7 @@ fn check_against(fixture: &Value, story: &Story, out: &mut Vec<Diagnostic>) {
     for (i, t) in list(fixture, "turns").iter().enumerate() {
         if let Some(s) = t.get("settings") {
             crate::changes::settings::check_settings(
-                sc.get("difficulty"),
+                story.scenario.difficulty().and_then(Declared::of).as_ref(),
                 s,
                 &format!("/turns/{i}/settings"),
                 out,
