@@ -1191,7 +1191,8 @@ impl Db {
 
     /// Claims `Idempotency-Key` `key` of `ws` for the request of
     /// fingerprint `request` (a row with status 0): `Ok(false)` when the key
-    /// has a row already.
+    /// has a row already. On SQLite without waiting for its own fsync
+    /// ([`super::lite::Lite::write_unsynced`]).
     pub async fn claim_key(&self, ws: &str, key: &str, request: &str) -> Result<bool, String> {
         const SQL: &str = "INSERT INTO troupe_idempotency (workspace, key, request, status, content_type, body, created) VALUES ($1, $2, $3, 0, '', $4, $5) ON CONFLICT DO NOTHING";
         let (ws, key, request, created) =
@@ -1199,7 +1200,7 @@ impl Db {
         let empty: Vec<u8> = Vec::new();
         match &self.store {
             Store::Lite(lite) => {
-                lite.write(move |c| {
+                lite.write_unsynced(move |c| {
                     Ok(c.prepare_cached(SQL)?
                         .execute(rusqlite::params![ws, key, request, empty, created])?
                         == 1)
@@ -1290,14 +1291,18 @@ impl Db {
     }
 
     /// Stores the first answer of `key` of `ws` (its claim row becomes the
-    /// answer), or with `None` drops the claim (a 5xx is not stored).
+    /// answer), or with `Err(key)` drops the claim (a 5xx is not stored) —
+    /// unless an answer was stored meanwhile: a session operation whose
+    /// commit was answered with an error may still have committed, answer
+    /// included, and that answer stays.
     pub async fn answer_key(
         &self,
         ws: &str,
         answer: Result<StoredAnswer, String>,
     ) -> Result<(), String> {
         const STORE: &str = "UPDATE troupe_idempotency SET status = $1, content_type = $2, body = $3 WHERE workspace = $4 AND key = $5";
-        const DROP: &str = "DELETE FROM troupe_idempotency WHERE workspace = $1 AND key = $2";
+        const DROP: &str =
+            "DELETE FROM troupe_idempotency WHERE workspace = $1 AND key = $2 AND status = 0";
         let ws = ws.to_string();
         match (&self.store, answer) {
             (Store::Lite(lite), Ok(a)) => {

@@ -41,7 +41,9 @@ type Answer<T> = tokio::sync::oneshot::Sender<Result<T, String>>;
 
 enum Write {
     Turn(TurnWrite, Answer<bool>),
-    Job(WriteJob, Answer<()>),
+    /// A job, and whether its commit must be on disk before it is answered
+    /// (false: an `Idempotency-Key` claim, [`Lite::write_unsynced`]).
+    Job(WriteJob, Answer<()>, bool),
 }
 
 /// The two threads of a SQLite database ([module docs](self)); dropping
@@ -168,6 +170,30 @@ impl Lite {
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, String> {
+        self.write_job(f, true).await
+    }
+
+    /// [`Lite::write`] for a write that may be answered before it is on
+    /// disk: an `Idempotency-Key`'s claim. Should a group hold only such
+    /// writes, it commits with `synchronous = NORMAL` (no fsync of its
+    /// own; docs/server.md "SQLite's own threads"). A SIGKILL loses
+    /// nothing (the commit is in the WAL file); a power cut may lose the
+    /// claim, but then also every later commit, the claimed operation's
+    /// included (the WAL is written in order and each durable commit's
+    /// fsync covers all before it), so a retry finds neither, as after a
+    /// crash before the commit.
+    pub async fn write_unsynced<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        self.write_job(f, false).await
+    }
+
+    async fn write_job<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+        durable: bool,
+    ) -> Result<T, String> {
         // What `f` returned waits here until its transaction committed.
         let out = Arc::new(Mutex::new(None));
         let put = out.clone();
@@ -178,7 +204,7 @@ impl Lite {
         });
         let (answer, answered) = tokio::sync::oneshot::channel();
         self.writes
-            .send(Write::Job(job, answer))
+            .send(Write::Job(job, answer, durable))
             .map_err(|_| "the SQLite writer stopped".to_string())?;
         answered
             .await
@@ -201,22 +227,56 @@ impl Lite {
 }
 
 /// The writer: takes every write queued (up to [`GROUP_MAX`] turns), runs
-/// the other writes one by one, then the turns as one group.
+/// the other writes one by one, then the turns as one group. A group of
+/// unsynced jobs only commits without an fsync of its own
+/// ([`Lite::write_unsynced`]); any other with `synchronous = FULL`.
 fn write_loop(mut conn: Connection, queue: mpsc::Receiver<Write>) {
+    // The connection's setting (FULL from `connect`).
+    let mut full = true;
     while let Ok(first) = queue.recv() {
         let mut turns = Vec::new();
         let mut jobs = Vec::new();
+        let mut durable = false;
         let mut next = Some(first);
         while let Some(w) = next {
             match w {
-                Write::Turn(t, a) => turns.push((t, a)),
-                Write::Job(j, a) => jobs.push((j, a)),
+                Write::Turn(t, a) => {
+                    durable = true;
+                    turns.push((t, a))
+                }
+                Write::Job(j, a, d) => {
+                    durable |= d;
+                    jobs.push((j, a))
+                }
             }
             next = if turns.len() < GROUP_MAX {
                 queue.try_recv().ok()
             } else {
                 None
             };
+        }
+        if durable != full {
+            let sql = if durable {
+                "PRAGMA synchronous = FULL"
+            } else {
+                "PRAGMA synchronous = NORMAL"
+            };
+            match conn.execute_batch(sql) {
+                Ok(()) => full = durable,
+                // Still FULL: the unsynced jobs are merely flushed too.
+                Err(_) if !durable => {}
+                Err(e) => {
+                    // Not sure to be on disk: nothing of the group is written.
+                    let e = e.to_string();
+                    for (_, answer) in jobs {
+                        let _ = answer.send(Err(e.clone()));
+                    }
+                    for (_, answer) in turns {
+                        let _ = answer.send(Err(e.clone()));
+                    }
+                    continue;
+                }
+            }
         }
         let mut done = Vec::with_capacity(jobs.len());
         match write_group(&mut conn, jobs, &mut done, &turns) {
