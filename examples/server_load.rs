@@ -22,7 +22,8 @@
 //! N servers on the one database, PostgreSQL for more than one), `--route
 //! sticky|alternate` (with several servers: each client's sessions on one
 //! server, client c on server c mod N — the default; or each turn on the
-//! next server, so every turn catches up with the one before it).
+//! next server, so every turn catches up with the one before it),
+//! `--idempotency` (an `Idempotency-Key` on every turn, each its own).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -39,6 +40,7 @@ struct Opts {
     seconds: u64,
     servers: usize,
     alternate: bool,
+    idempotency: bool,
 }
 
 fn opts() -> Opts {
@@ -49,6 +51,7 @@ fn opts() -> Opts {
         seconds: 10,
         servers: 1,
         alternate: false,
+        idempotency: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -65,6 +68,7 @@ fn opts() -> Opts {
             "--seconds" => o.seconds = v().parse().expect("--seconds N"),
             "--servers" => o.servers = v().parse().expect("--servers N"),
             "--route" => o.alternate = v() == "alternate",
+            "--idempotency" => o.idempotency = true,
             _ => panic!("unknown flag {a} (see the example's doc comment)"),
         }
     }
@@ -79,12 +83,20 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
-fn post(agent: &ureq::Agent, url: &str, token: &str, body: &[u8]) -> (u16, Value) {
+fn post(
+    agent: &ureq::Agent,
+    url: &str,
+    token: &str,
+    body: &[u8],
+    key: Option<&str>,
+) -> (u16, Value) {
     let mut r = agent
         .post(url)
-        .header("Authorization", &format!("Bearer {token}"))
-        .send(body)
-        .unwrap_or_else(|e| panic!("POST {url}: {e}"));
+        .header("Authorization", &format!("Bearer {token}"));
+    if let Some(k) = key {
+        r = r.header("Idempotency-Key", k);
+    }
+    let mut r = r.send(body).unwrap_or_else(|e| panic!("POST {url}: {e}"));
     let status = r.status().as_u16();
     let text = r.body_mut().read_to_string().unwrap_or_default();
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
@@ -119,6 +131,7 @@ fn client(
     pack: String,
     c: usize,
     stop: Arc<AtomicBool>,
+    keyed: bool,
 ) -> Vec<f64> {
     let agent = agent();
     let base = &bases[0];
@@ -131,6 +144,7 @@ fn client(
             &format!("{base}/sessions"),
             &token,
             start.as_bytes(),
+            None,
         );
         assert_eq!(s, 201, "create: {doc}");
         let id = doc["id"].as_str().unwrap().to_string();
@@ -145,7 +159,8 @@ fn client(
             let body =
                 json!({"text": LINES[n as usize % LINES.len()], "expected": current}).to_string();
             let t = Instant::now();
-            let (s, doc) = post(&agent, url, &token, body.as_bytes());
+            let key = keyed.then(|| format!("{c}-{n}"));
+            let (s, doc) = post(&agent, url, &token, body.as_bytes(), key.as_deref());
             let dt = t.elapsed().as_secs_f64();
             match s {
                 200 => {
@@ -261,7 +276,7 @@ fn main() {
     };
     let pids: Vec<u32> = servers.iter().map(|s| s.id()).collect();
     println!(
-        "{} × troupe serve ({}, pid {pids:?}) on {backend} ({database}), {} s per run{}",
+        "{} × troupe serve ({}, pid {pids:?}) on {backend} ({database}), {} s per run{}{}",
         servers.len(),
         o.bin,
         o.seconds,
@@ -269,6 +284,11 @@ fn main() {
             (1, _) => "",
             (_, false) => ", each client's sessions on one server",
             (_, true) => ", each turn on the next server",
+        },
+        if o.idempotency {
+            ", an Idempotency-Key on every turn"
+        } else {
+            ""
         }
     );
     let cpu_all = || pids.iter().map(|&p| cpu_seconds(p)).sum::<f64>();
@@ -289,7 +309,8 @@ fn main() {
                     vec![bases[c % k].clone()]
                 };
                 let (token, pack, stop) = (token.clone(), pack.clone(), stop.clone());
-                std::thread::spawn(move || client(mine, token, pack, c, stop))
+                let keyed = o.idempotency;
+                std::thread::spawn(move || client(mine, token, pack, c, stop, keyed))
             })
             .collect();
         std::thread::sleep(Duration::from_secs(o.seconds));

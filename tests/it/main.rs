@@ -69,6 +69,8 @@ mod server_config;
 #[cfg(feature = "server")]
 mod server_delete;
 #[cfg(feature = "server")]
+mod server_idempotency;
+#[cfg(feature = "server")]
 mod server_load;
 #[cfg(feature = "server")]
 mod server_model;

@@ -312,22 +312,12 @@ fn an_acknowledged_turn_survives_sigkill() {
 #[test]
 fn a_database_holding_other_tables_or_a_newer_schema_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     // A foreign SQLite file: refused, and left as it was.
     let foreign = tmp.path().join("foreign.db");
-    rt.block_on(async {
-        use sqlx::{ConnectOptions, Executor};
-        let mut c = sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(&foreign)
-            .create_if_missing(true)
-            .connect()
-            .await
-            .unwrap();
-        c.execute("CREATE TABLE users (id INTEGER)").await.unwrap();
-    });
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE users (id INTEGER)")
+        .unwrap();
     let before = std::fs::read(&foreign).unwrap();
     let out = Command::new(BIN)
         .args(["serve", "--listen", "127.0.0.1:0", "--database"])
@@ -344,24 +334,16 @@ fn a_database_holding_other_tables_or_a_newer_schema_is_refused() {
     // A newer schema: refused with a clear error.
     let db = Backend::Sqlite(tmp.path().join("newer.db"));
     token(&db, "w");
-    rt.block_on(async {
-        use sqlx::{ConnectOptions, Executor, Row};
-        let mut c = sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(tmp.path().join("newer.db"))
-            .connect()
-            .await
-            .unwrap();
+    {
+        let c = rusqlite::Connection::open(tmp.path().join("newer.db")).unwrap();
         // The file Troupe prepared is in WAL mode (docs/server.md "Durability").
-        let mode: String = sqlx::query("PRAGMA journal_mode")
-            .fetch_one(&mut c)
-            .await
-            .unwrap()
-            .get(0);
-        assert_eq!(mode, "wal");
-        c.execute("INSERT INTO troupe_schema (version, applied) VALUES (99, 0)")
-            .await
+        let mode: String = c
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap();
-    });
+        assert_eq!(mode, "wal");
+        c.execute_batch("INSERT INTO troupe_schema (version, applied) VALUES (99, 0)")
+            .unwrap();
+    }
     let out = Command::new(BIN)
         .args(["serve", "--listen", "127.0.0.1:0", "--database"])
         .arg(db.arg())

@@ -1,15 +1,18 @@
-//! Storage of `troupe serve` (docs/server.md "Storage"): one SQLite file or
-//! one PostgreSQL database, through sqlx's `Any` driver (no macros), with
-//! versioned migrations applied at start.
+//! Storage of `troupe serve` (docs/server.md "Storage"): one SQLite file,
+//! every statement on threads of Troupe's own, each owning a rusqlite
+//! connection ([`super::lite`]), or one PostgreSQL database through sqlx's
+//! `PgPool` (no macros); versioned migrations applied at start.
 //!
 //! A session is its header row (`troupe_sessions`) and one row per line of
 //! its session file (`troupe_lines`, the header line included, in file
 //! order); a turn is one transaction whose `UPDATE … WHERE current = …
 //! AND lines = …` applies only when nobody else moved the session first.
 
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, Connection, Executor, Row};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
+use sqlx::{Connection, PgPool, Row};
 use std::str::FromStr;
+
+use super::lite::Lite;
 
 /// The schema version this build writes and reads. A database whose
 /// `troupe_schema` holds a higher version is refused.
@@ -17,7 +20,7 @@ pub const SCHEMA_VERSION: i64 = 1;
 
 /// Every table Troupe creates; a database holding any other table is
 /// refused before anything is written.
-const TABLES: &[&str] = &[
+pub(super) const TABLES: &[&str] = &[
     "troupe_schema",
     "troupe_tokens",
     "troupe_packs",
@@ -28,7 +31,7 @@ const TABLES: &[&str] = &[
 
 /// Migration 1, in the dialect both databases accept (`BLOB` is written
 /// `BYTEA` for PostgreSQL).
-const MIGRATION_1: &[&str] = &[
+pub(super) const MIGRATION_1: &[&str] = &[
     "CREATE TABLE troupe_tokens (hash TEXT PRIMARY KEY, workspace TEXT NOT NULL, created BIGINT NOT NULL)",
     "CREATE TABLE troupe_packs (workspace TEXT NOT NULL, hash TEXT NOT NULL, kind TEXT NOT NULL, body BLOB NOT NULL, size BIGINT NOT NULL, scenarios TEXT NOT NULL, deleted BIGINT NOT NULL DEFAULT 0, created BIGINT NOT NULL, PRIMARY KEY (workspace, hash))",
     "CREATE TABLE troupe_sessions (workspace TEXT NOT NULL, id TEXT NOT NULL, pack TEXT NOT NULL, settings TEXT NOT NULL, current TEXT NOT NULL, lines BIGINT NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (workspace, id))",
@@ -36,28 +39,32 @@ const MIGRATION_1: &[&str] = &[
     "CREATE TABLE troupe_idempotency (workspace TEXT NOT NULL, key TEXT NOT NULL, request TEXT NOT NULL, status BIGINT NOT NULL, content_type TEXT NOT NULL, body BLOB NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (workspace, key))",
 ];
 
-/// The database of a server: its pool and which backend it is.
+/// The database of a server: SQLite on its own threads, or PostgreSQL's
+/// pool.
 #[derive(Debug, Clone)]
 pub struct Db {
-    pub pool: AnyPool,
-    /// SQLite (one writer at a time, serialized in the process by
-    /// [`Db::write_lock`]) rather than PostgreSQL.
-    pub sqlite: bool,
-    pub write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
-    /// The group commit (docs/server.md "Storage and durability"): the
-    /// queue of [`Db::write_turn`]s committed together — by one task on
-    /// SQLite, by [`PG_COMMITTERS`] on PostgreSQL ([`Db::group_commit`]).
+    store: Store,
+    /// PostgreSQL's group commit (docs/server.md "Storage and
+    /// durability"): the queue of [`Db::write_turn`]s committed together
+    /// by [`PG_COMMITTERS`] tasks ([`Db::group_commit`]). SQLite's writer
+    /// thread always commits in groups ([`super::lite`]).
     turns: Option<tokio::sync::mpsc::UnboundedSender<Queued>>,
-    /// SQLite: the reader and writer threads of its hot path (token and
-    /// session-row reads, turns, new sessions: [`super::lite`]); `None` on
-    /// PostgreSQL.
-    lite: Option<super::lite::Lite>,
     /// Revoked tokens, as this process learns of them (docs/server.md
     /// "Tokens"): see [`TokenWatch`].
     pub tokens: TokenWatch,
     /// The PostgreSQL URL (for the token watch's own connection); `None`
     /// on SQLite. Never shown: it may hold a password.
     pg_url: Option<Hidden>,
+}
+
+/// Where a [`Db`]'s statements run.
+#[derive(Debug, Clone)]
+enum Store {
+    /// SQLite: every statement on the reader, line reader and writer
+    /// threads of [`super::lite`] (reads on a reader, writes as jobs of the
+    /// writer's group transaction).
+    Lite(Lite),
+    Pg(PgPool),
 }
 
 /// A string `Debug` does not show.
@@ -132,6 +139,42 @@ pub struct TurnWrite {
     pub old_rows: i64,
     pub current: String,
     pub lines: Vec<String>,
+    /// The answer of the request, when it carries an `Idempotency-Key`
+    /// (docs/server.md "API"): written in the turn's transaction, so a
+    /// retry after a crash finds both the turn and its answer, or neither.
+    pub answer: Option<StoredAnswer>,
+}
+
+/// The first answer of an `Idempotency-Key` of the turn's workspace, as
+/// stored in `troupe_idempotency`.
+#[derive(Debug, Clone)]
+pub struct StoredAnswer {
+    pub key: String,
+    pub status: i64,
+    pub content_type: String,
+    pub body: Vec<u8>,
+}
+
+/// An `Idempotency-Key`'s row ([`Db::idempotency_row`]): the request's
+/// fingerprint, the answer's status (0: still running), content type and
+/// body, and when it was claimed.
+#[derive(Debug)]
+pub struct IdempotencyRow {
+    pub request: String,
+    pub status: i64,
+    pub content_type: String,
+    pub body: Vec<u8>,
+    pub created: i64,
+}
+
+/// A pack as `GET /packs` lists it: `hash, kind, size, scenarios, created`.
+#[derive(Debug)]
+pub struct PackRow {
+    pub hash: String,
+    pub kind: String,
+    pub size: i64,
+    pub scenarios: String,
+    pub created: i64,
 }
 
 /// A session as `GET /sessions` lists it ([`Db::list_sessions`]).
@@ -169,7 +212,7 @@ pub(super) const GROUP_MAX: usize = 256;
 
 /// Writes `w` in `tx`: `Ok(false)` (nothing written) when the row moved.
 async fn write_in(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
     w: &TurnWrite,
 ) -> Result<bool, sqlx::Error> {
     let moved = sqlx::query("UPDATE troupe_sessions SET current = $1, lines = $2 WHERE workspace = $3 AND id = $4 AND current = $5 AND lines = $6")
@@ -206,7 +249,28 @@ async fn write_in(
         }
         q.execute(&mut **tx).await?;
     }
+    if let Some(a) = &w.answer {
+        store_answer_in(tx, &w.workspace, a).await?;
+    }
     Ok(true)
+}
+
+/// Stores the first answer of an `Idempotency-Key` of `ws` (PostgreSQL):
+/// the claim row the request made becomes its answer.
+async fn store_answer_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    ws: &str,
+    a: &StoredAnswer,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE troupe_idempotency SET status = $1, content_type = $2, body = $3 WHERE workspace = $4 AND key = $5")
+        .bind(a.status)
+        .bind(&a.content_type)
+        .bind(&a.body)
+        .bind(ws)
+        .bind(&a.key)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 /// Committers of PostgreSQL's group commit: each takes a group from the
@@ -224,7 +288,7 @@ const PG_COMMITTERS: usize = 3;
 /// the write is answered); should a group hold one twice anyway, it is
 /// written turn by turn, as is a group of one turn (no lock query).
 async fn group_commit_pg(
-    pool: AnyPool,
+    pool: PgPool,
     queue: std::sync::Arc<tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<Queued>>>,
 ) {
     loop {
@@ -259,7 +323,7 @@ async fn group_commit_pg(
 
 /// Writes `group` in one transaction (see [`group_commit_pg`]): which
 /// applied, in order.
-async fn write_group_pg(pool: &AnyPool, group: &[Queued]) -> Result<Vec<bool>, sqlx::Error> {
+async fn write_group_pg(pool: &PgPool, group: &[Queued]) -> Result<Vec<bool>, sqlx::Error> {
     let mut tx = pool.begin().await?;
     let applied = write_group_in(&mut tx, group).await?;
     tx.commit().await?;
@@ -272,7 +336,7 @@ async fn write_group_pg(pool: &AnyPool, group: &[Queued]) -> Result<Vec<bool>, s
 /// turn): which turns applied, in order. SQLite writes its groups on its
 /// own thread ([`super::lite`]).
 async fn write_group_in(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
     group: &[Queued],
 ) -> Result<Vec<bool>, sqlx::Error> {
     let mut keys: Vec<(&str, &str)> = group
@@ -295,7 +359,7 @@ async fn write_group_in(
 
 /// Locks the sessions' rows `keys` (sorted) in that order.
 async fn lock_in_order(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
     keys: &[(&str, &str)],
 ) -> Result<(), sqlx::Error> {
     let mut sql =
@@ -318,7 +382,7 @@ async fn lock_in_order(
 /// The guarded `UPDATE` of every turn of `group` (sessions distinct) and
 /// the `INSERT` of the applied turns' lines: which applied, in order.
 async fn update_and_insert(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
     group: &[Queued],
 ) -> Result<Vec<bool>, sqlx::Error> {
     // One guarded UPDATE for all. A VALUES list's columns are `column1`…
@@ -394,19 +458,28 @@ async fn update_and_insert(
         }
         q.execute(&mut **tx).await?;
     }
+    // The answers of the applied turns that carry an Idempotency-Key.
+    for ((w, _), ok) in group.iter().zip(&applied) {
+        if let (true, Some(a)) = (*ok, &w.answer) {
+            store_answer_in(tx, &w.workspace, a).await?;
+        }
+    }
     Ok(applied)
 }
 
-/// `--database` as sqlx's URL: `postgres://…`/`postgresql://…` as given,
-/// anything else a SQLite file path (created when missing).
-fn url_of(database: &str) -> (String, bool) {
+/// `--database` as a SQLite file path (created when missing; a
+/// `sqlite://` prefix and a `?…` suffix are dropped), or `None` for a
+/// PostgreSQL URL (`postgres://…`/`postgresql://…`).
+fn sqlite_path(database: &str) -> Option<String> {
     if database.starts_with("postgres://") || database.starts_with("postgresql://") {
-        (database.to_string(), false)
-    } else if let Some(rest) = database.strip_prefix("sqlite://") {
-        (format!("sqlite://{rest}"), true)
-    } else {
-        (format!("sqlite://{database}?mode=rwc"), true)
+        return None;
     }
+    let path = database.strip_prefix("sqlite://").unwrap_or(database);
+    let path = match path.strip_prefix("sqlite:") {
+        Some(p) => p,
+        None => path,
+    };
+    Some(path.split('?').next().unwrap_or_default().to_string())
 }
 
 /// Seconds since the Unix epoch.
@@ -416,31 +489,13 @@ pub fn now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-fn err(what: &str, e: impl std::fmt::Display) -> String {
+pub(super) fn err(what: &str, e: impl std::fmt::Display) -> String {
     format!("{what}: {e}")
 }
 
-/// The tables of the database, read without writing anything.
-async fn tables(conn: &mut sqlx::AnyConnection, sqlite: bool) -> Result<Vec<String>, String> {
-    let sql = if sqlite {
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-    } else {
-        "SELECT CAST(tablename AS TEXT) FROM pg_tables WHERE schemaname = current_schema()"
-    };
-    let rows = sqlx::query(sql)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(|e| err("cannot list the database's tables", e))?;
-    rows.iter()
-        .map(|r| r.try_get::<String, _>(0).map_err(|e| err("table name", e)))
-        .collect()
-}
-
-/// Refuses a database holding a table Troupe did not create, or a schema
-/// newer than [`SCHEMA_VERSION`]; reads only. `Ok(version)`: the schema
-/// version found (0: an empty database).
-async fn inspect(conn: &mut sqlx::AnyConnection, sqlite: bool, shown: &str) -> Result<i64, String> {
-    let names = tables(conn, sqlite).await?;
+/// Refuses a database holding a table Troupe did not create ([`TABLES`]);
+/// `Ok(true)` when it holds `troupe_schema`. Both databases.
+pub(super) fn check_tables(names: &[String], shown: &str) -> Result<bool, String> {
     let foreign: Vec<&str> = names
         .iter()
         .map(String::as_str)
@@ -452,15 +507,11 @@ async fn inspect(conn: &mut sqlx::AnyConnection, sqlite: bool, shown: &str) -> R
             foreign.join(", ")
         ));
     }
-    if !names.iter().any(|n| n == "troupe_schema") {
-        return Ok(0);
-    }
-    let version: Option<i64> = sqlx::query("SELECT MAX(version) FROM troupe_schema")
-        .fetch_one(&mut *conn)
-        .await
-        .and_then(|r| r.try_get::<Option<i64>, _>(0))
-        .map_err(|e| err("cannot read the schema version", e))?;
-    let version = version.unwrap_or(0);
+    Ok(names.iter().any(|n| n == "troupe_schema"))
+}
+
+/// Refuses a schema newer than [`SCHEMA_VERSION`]. Both databases.
+pub(super) fn check_version(version: i64, shown: &str) -> Result<i64, String> {
     if version > SCHEMA_VERSION {
         return Err(format!(
             "{shown} has schema version {version}, newer than this troupe knows ({SCHEMA_VERSION}); run the troupe that wrote it, or a newer one"
@@ -469,147 +520,96 @@ async fn inspect(conn: &mut sqlx::AnyConnection, sqlite: bool, shown: &str) -> R
     Ok(version)
 }
 
-impl Db {
-    /// The process's turn to write: SQLite takes one writer at a time, so
-    /// its writes queue here rather than on `busy_timeout`; PostgreSQL
-    /// needs no such guard (`None`).
-    pub async fn write_guard(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
-        if self.sqlite {
-            Some(self.write_lock.lock().await)
-        } else {
-            None
-        }
+/// Refuses a PostgreSQL database holding a table Troupe did not create, or
+/// a schema newer than [`SCHEMA_VERSION`]; reads only. `Ok(version)`: the
+/// schema version found (0: an empty database). SQLite's is
+/// [`super::lite::inspect`].
+async fn inspect(conn: &mut PgConnection, shown: &str) -> Result<i64, String> {
+    let rows = sqlx::query(
+        "SELECT CAST(tablename AS TEXT) FROM pg_tables WHERE schemaname = current_schema()",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(|e| err("cannot list the database's tables", e))?;
+    let names = rows
+        .iter()
+        .map(|r| r.try_get::<String, _>(0).map_err(|e| err("table name", e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !check_tables(&names, shown)? {
+        return Ok(0);
     }
+    let version: Option<i64> = sqlx::query("SELECT MAX(version) FROM troupe_schema")
+        .fetch_one(&mut *conn)
+        .await
+        .and_then(|r| r.try_get::<Option<i64>, _>(0))
+        .map_err(|e| err("cannot read the schema version", e))?;
+    check_version(version.unwrap_or(0), shown)
+}
 
+/// A `rows_affected` of PostgreSQL as a count.
+fn affected(r: Result<sqlx::postgres::PgQueryResult, sqlx::Error>) -> Result<u64, String> {
+    r.map(|r| r.rows_affected()).map_err(|e| e.to_string())
+}
+
+impl Db {
     /// Opens `database` (module docs): checks it is Troupe's before any
     /// write, then applies the migrations it lacks. SQLite runs in WAL
     /// mode with `synchronous=FULL`: a commit is on disk before the
     /// answer that acknowledges it.
     pub async fn open(database: &str) -> Result<Db, String> {
-        sqlx::any::install_default_drivers();
-        let (url, sqlite) = url_of(database);
-        let shown = if sqlite {
-            format!("the database {database}")
-        } else {
-            "the PostgreSQL database".to_string()
-        };
-        // Inspect first, read-only: an existing SQLite file is opened with
-        // `mode=ro` so nothing (not even the WAL switch) touches it yet.
-        let inspect_url = if sqlite {
-            let path = url
-                .trim_start_matches("sqlite://")
-                .split('?')
-                .next()
-                .unwrap_or_default()
-                .to_string();
-            std::path::Path::new(&path)
-                .exists()
-                .then(|| format!("sqlite://{path}?mode=ro"))
-        } else {
-            Some(url.clone())
-        };
-        if let Some(u) = inspect_url {
-            let opts = AnyConnectOptions::from_str(&u).map_err(|e| err("bad --database", e))?;
-            let mut conn = sqlx::AnyConnection::connect_with(&opts)
-                .await
-                .map_err(|e| err(&format!("cannot open {shown}"), e))?;
-            inspect(&mut conn, sqlite, &shown).await?;
-            let _ = conn.close().await;
-        }
-        let opts = AnyConnectOptions::from_str(&url).map_err(|e| err("bad --database", e))?;
-        let pool = AnyPoolOptions::new()
-            .max_connections(if sqlite { 4 } else { 8 })
-            .acquire_timeout(std::time::Duration::from_secs(5))
-            .after_connect(move |conn, _| {
-                Box::pin(async move {
-                    if sqlite {
-                        conn.execute("PRAGMA busy_timeout = 10000").await?;
-                        conn.execute("PRAGMA journal_mode = WAL").await?;
-                        conn.execute("PRAGMA synchronous = FULL").await?;
-                    }
-                    Ok(())
-                })
+        if let Some(path) = sqlite_path(database) {
+            let shown = format!("the database {database}");
+            // Inspected first, read-only, on a thread of its own (opening a
+            // file blocks): an existing file is opened read-only so nothing
+            // (not even the WAL switch) touches it yet; then migrated, and
+            // the reader and writer threads start.
+            let lite = tokio::task::spawn_blocking(move || {
+                super::lite::prepare(&path, &shown)?;
+                Lite::start(&path)
             })
+            .await
+            .map_err(|e| err("database", e))??;
+            return Ok(Db {
+                store: Store::Lite(lite),
+                turns: None,
+                tokens: TokenWatch::default(),
+                pg_url: None,
+            });
+        }
+        let shown = "the PostgreSQL database".to_string();
+        let opts = PgConnectOptions::from_str(database).map_err(|e| err("bad --database", e))?;
+        let mut conn = PgConnection::connect_with(&opts)
+            .await
+            .map_err(|e| err(&format!("cannot open {shown}"), e))?;
+        inspect(&mut conn, &shown).await?;
+        let _ = conn.close().await;
+        let pool = PgPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(std::time::Duration::from_secs(5))
             .connect_with(opts)
             .await
             .map_err(|e| err(&format!("cannot open {shown}"), e))?;
-        let write_lock: std::sync::Arc<tokio::sync::Mutex<()>> = Default::default();
-        let mut db = Db {
-            pool,
-            sqlite,
-            write_lock,
+        migrate_pg(&pool, &shown).await?;
+        Ok(Db {
+            store: Store::Pg(pool),
             turns: None,
-            lite: None,
             tokens: TokenWatch::default(),
-            pg_url: (!sqlite).then(|| Hidden(url.clone())),
-        };
-        db.migrate(&shown).await?;
-        if sqlite {
-            let path = url
-                .trim_start_matches("sqlite://")
-                .split('?')
-                .next()
-                .unwrap_or_default();
-            db.lite = Some(super::lite::Lite::start(path, db.write_lock.clone())?);
-        }
-        Ok(db)
-    }
-
-    /// Applies the migrations the database lacks, each in a transaction
-    /// with its version row. Instances starting together take turns: a
-    /// transaction-scoped advisory lock on PostgreSQL, SQLite's write lock
-    /// (the transaction's first statement writes), and the version is read
-    /// again inside.
-    async fn migrate(&self, shown: &str) -> Result<(), String> {
-        let mut conn = self.pool.acquire().await.map_err(|e| err("database", e))?;
-        let version = inspect(&mut conn, self.sqlite, shown).await?;
-        drop(conn);
-        if version >= SCHEMA_VERSION {
-            return Ok(());
-        }
-        let mut tx = self.pool.begin().await.map_err(|e| err("database", e))?;
-        if !self.sqlite {
-            sqlx::query("SELECT pg_advisory_xact_lock(3917390001)")
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| err("migration lock", e))?;
-        }
-        sqlx::query("CREATE TABLE IF NOT EXISTS troupe_schema (version BIGINT PRIMARY KEY, applied BIGINT NOT NULL)")
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| err("migration", e))?;
-        let version = inspect(&mut tx, self.sqlite, shown).await?;
-        if version < 1 {
-            for stmt in MIGRATION_1 {
-                let stmt = if self.sqlite {
-                    stmt.to_string()
-                } else {
-                    stmt.replace("BLOB", "BYTEA")
-                };
-                sqlx::query(&stmt)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(|e| err("migration 1", e))?;
-            }
-            sqlx::query("INSERT INTO troupe_schema (version, applied) VALUES (1, $1)")
-                .bind(now())
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| err("migration 1", e))?;
-        }
-        tx.commit().await.map_err(|e| err("migration", e))
+            pg_url: Some(Hidden(database.to_string())),
+        })
     }
 
     /// Writes one operation on a live session, durably (committed before
-    /// this returns): `Ok(false)` when the row moved first. The turns of
-    /// concurrent requests share one transaction and one flush: on SQLite
-    /// ([`super::lite`]'s writer) always, on PostgreSQL ([`group_commit_pg`])
-    /// once [`Db::group_commit`] turned it on; else each is its own
-    /// transaction.
+    /// this returns), with the request's `Idempotency-Key` answer when it
+    /// has one: `Ok(false)` when the row moved first (nothing written).
+    /// The turns of concurrent requests share one transaction and one
+    /// flush: on SQLite ([`super::lite`]'s writer) always, on PostgreSQL
+    /// ([`group_commit_pg`]) once [`Db::group_commit`] turned it on; else
+    /// each is its own transaction.
     pub async fn write_turn(&self, w: TurnWrite) -> Result<bool, String> {
-        if let Some(lite) = &self.lite {
-            return lite.write_turn(w).await;
-        }
+        let pool = match &self.store {
+            Store::Lite(lite) => return lite.write_turn(w).await,
+            Store::Pg(pool) => pool,
+        };
         if let Some(queue) = &self.turns {
             let (answer, answered) = tokio::sync::oneshot::channel();
             queue
@@ -620,7 +620,7 @@ impl Db {
                 .map_err(|_| "the group commit stopped".to_string())?;
         }
         let written: Result<bool, sqlx::Error> = async {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = pool.begin().await?;
             let ok = write_in(&mut tx, &w).await?;
             if ok {
                 tx.commit().await?;
@@ -638,26 +638,42 @@ impl Db {
         let mut raw = [0u8; 24];
         getrandom::fill(&mut raw).map_err(|e| err("no randomness", e))?;
         let token = format!("trp_{}", hex(&raw));
-        sqlx::query("INSERT INTO troupe_tokens (hash, workspace, created) VALUES ($1, $2, $3)")
-            .bind(sha256_hex(token.as_bytes()))
-            .bind(workspace.to_string())
-            .bind(now())
-            .execute(&self.pool)
-            .await
-            .map_err(|e| err("cannot store the token", e))?;
+        let (hash, ws, created) = (sha256_hex(token.as_bytes()), workspace.to_string(), now());
+        const SQL: &str =
+            "INSERT INTO troupe_tokens (hash, workspace, created) VALUES ($1, $2, $3)";
+        match &self.store {
+            Store::Lite(lite) => lite
+                .write(move |c| {
+                    c.prepare_cached(SQL)?
+                        .execute(rusqlite::params![hash, ws, created])
+                        .map(drop)
+                })
+                .await
+                .map_err(|e| err("cannot store the token", e))?,
+            Store::Pg(pool) => {
+                sqlx::query(SQL)
+                    .bind(hash)
+                    .bind(ws)
+                    .bind(created)
+                    .execute(pool)
+                    .await
+                    .map_err(|e| err("cannot store the token", e))?;
+            }
+        }
         Ok(token)
     }
 
     /// Turns PostgreSQL's group commit on ([`group_commit_pg`]; SQLite
     /// always has its own): from now on [`Db::write_turn`] queues.
     pub fn group_commit(&mut self) {
-        if self.sqlite || self.turns.is_some() {
+        let Store::Pg(pool) = &self.store else { return };
+        if self.turns.is_some() {
             return;
         }
         let (send, receive) = tokio::sync::mpsc::unbounded_channel();
         let receive = std::sync::Arc::new(tokio::sync::Mutex::new(receive));
         for _ in 0..PG_COMMITTERS {
-            tokio::spawn(group_commit_pg(self.pool.clone(), receive.clone()));
+            tokio::spawn(group_commit_pg(pool.clone(), receive.clone()));
         }
         self.turns = Some(send);
     }
@@ -675,26 +691,36 @@ impl Db {
     /// notifies every listening server in the same transaction. Returns
     /// how many were revoked.
     pub async fn revoke_tokens(&self, workspace: &str, token: Option<&str>) -> Result<u64, String> {
-        let _w = self.write_guard().await;
-        let mut tx = self.pool.begin().await.map_err(|e| err("database", e))?;
-        let gone = match token {
-            Some(t) => {
+        let ws = workspace.to_string();
+        let hash = token.map(|t| sha256_hex(t.as_bytes()));
+        let pool = match &self.store {
+            Store::Lite(lite) => {
+                return lite
+                    .write(move |c| super::lite::revoke_tokens(c, &ws, hash.as_deref()))
+                    .await
+                    .map_err(|e| err("cannot revoke", e))
+            }
+            Store::Pg(pool) => pool,
+        };
+        let mut tx = pool.begin().await.map_err(|e| err("database", e))?;
+        let gone = match &hash {
+            Some(h) => {
                 sqlx::query("DELETE FROM troupe_tokens WHERE workspace = $1 AND hash = $2")
-                    .bind(workspace.to_string())
-                    .bind(sha256_hex(t.as_bytes()))
+                    .bind(&ws)
+                    .bind(h)
                     .execute(&mut *tx)
                     .await
             }
             None => {
                 sqlx::query("DELETE FROM troupe_tokens WHERE workspace = $1")
-                    .bind(workspace.to_string())
+                    .bind(&ws)
                     .execute(&mut *tx)
                     .await
             }
         }
         .map_err(|e| err("cannot revoke", e))?
         .rows_affected();
-        if !self.sqlite && gone > 0 {
+        if gone > 0 {
             // Delivered at commit, to every session listening.
             sqlx::query("NOTIFY troupe_tokens")
                 .execute(&mut *tx)
@@ -709,14 +735,17 @@ impl Db {
     /// each time: SQLite on its reader thread, [`super::lite`]).
     pub async fn token_workspace(&self, token: &str) -> Result<Option<String>, String> {
         let hash = sha256_hex(token.as_bytes());
-        if let Some(lite) = &self.lite {
-            return lite
-                .read(move |c| super::lite::token_workspace(c, &hash))
-                .await;
-        }
+        let pool = match &self.store {
+            Store::Lite(lite) => {
+                return lite
+                    .read(move |c| super::lite::token_workspace(c, &hash))
+                    .await
+            }
+            Store::Pg(pool) => pool,
+        };
         let row = sqlx::query("SELECT workspace FROM troupe_tokens WHERE hash = $1")
             .bind(hash)
-            .fetch_optional(&self.pool)
+            .fetch_optional(pool)
             .await
             .map_err(|e| e.to_string())?;
         row.map(|r| r.try_get::<String, _>(0))
@@ -731,23 +760,48 @@ impl Db {
         ws: &str,
         id: &str,
     ) -> Result<Option<(String, String, i64)>, String> {
-        if let Some(lite) = &self.lite {
-            let (ws, id) = (ws.to_string(), id.to_string());
-            return lite
-                .read(move |c| super::lite::session_row(c, &ws, &id))
-                .await;
-        }
+        let (ws, id) = (ws.to_string(), id.to_string());
+        let pool = match &self.store {
+            Store::Lite(lite) => {
+                return lite
+                    .read(move |c| super::lite::session_row(c, &ws, &id))
+                    .await
+            }
+            Store::Pg(pool) => pool,
+        };
         let r = sqlx::query(
             "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = $1 AND id = $2",
         )
-        .bind(ws.to_string())
-        .bind(id.to_string())
-        .fetch_optional(&self.pool)
+        .bind(ws)
+        .bind(id)
+        .fetch_optional(pool)
         .await
         .map_err(|e| e.to_string())?;
         r.map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
             .transpose()
             .map_err(|e: sqlx::Error| e.to_string())
+    }
+
+    /// The settings a session was created with (its row's JSON text);
+    /// `None`: no such session in `ws`.
+    pub async fn session_settings(&self, ws: &str, id: &str) -> Result<Option<String>, String> {
+        const SQL: &str = "SELECT settings FROM troupe_sessions WHERE workspace = $1 AND id = $2";
+        let (ws, id) = (ws.to_string(), id.to_string());
+        match &self.store {
+            Store::Lite(lite) => {
+                lite.read(move |c| {
+                    super::lite::optional(c, SQL, rusqlite::params![ws, id], |r| r.get(0))
+                })
+                .await
+            }
+            Store::Pg(pool) => sqlx::query(SQL)
+                .bind(ws)
+                .bind(id)
+                .fetch_optional(pool)
+                .await
+                .and_then(|r| r.map(|r| r.try_get::<String, _>(0)).transpose())
+                .map_err(|e| e.to_string()),
+        }
     }
 
     /// The stored lines `from..upto` of a session (0: the header), joined
@@ -761,9 +815,10 @@ impl Db {
         upto: i64,
     ) -> Result<(String, i64), String> {
         let (ws, id) = (ws.to_string(), id.to_string());
-        if let Some(lite) = &self.lite {
-            return lite.session_lines(ws, id, from, upto).await;
-        }
+        let pool = match &self.store {
+            Store::Lite(lite) => return lite.session_lines(ws, id, from, upto).await,
+            Store::Pg(pool) => pool,
+        };
         let rows = sqlx::query(
             "SELECT line FROM troupe_lines WHERE workspace = $1 AND session = $2 AND seq >= $3 AND seq < $4 ORDER BY seq",
         )
@@ -771,7 +826,7 @@ impl Db {
         .bind(id)
         .bind(from)
         .bind(upto)
-        .fetch_all(&self.pool)
+        .fetch_all(pool)
         .await
         .map_err(|e| e.to_string())?;
         let mut text = String::new();
@@ -790,11 +845,33 @@ impl Db {
         limit: i64,
     ) -> Result<Vec<ListedSession>, String> {
         const SQL: &str = "SELECT s.id, s.pack, s.current, s.lines, s.created, l.line FROM troupe_sessions s JOIN troupe_lines l ON l.workspace = s.workspace AND l.session = s.id AND l.seq = 0 WHERE s.workspace = $1 AND s.id > $2 ORDER BY s.id LIMIT $3";
+        let (ws, after) = (ws.to_string(), after.to_string());
+        let pool = match &self.store {
+            Store::Lite(lite) => {
+                return lite
+                    .read(move |c| {
+                        let mut q = c.prepare_cached(SQL)?;
+                        let rows = q.query_map(rusqlite::params![ws, after, limit], |r| {
+                            Ok(ListedSession {
+                                id: r.get(0)?,
+                                pack: r.get(1)?,
+                                current: r.get(2)?,
+                                lines: r.get(3)?,
+                                created: r.get(4)?,
+                                header: r.get(5)?,
+                            })
+                        })?;
+                        rows.collect()
+                    })
+                    .await
+            }
+            Store::Pg(pool) => pool,
+        };
         let rows = sqlx::query(SQL)
-            .bind(ws.to_string())
-            .bind(after.to_string())
+            .bind(ws)
+            .bind(after)
             .bind(limit)
-            .fetch_all(&self.pool)
+            .fetch_all(pool)
             .await
             .map_err(|e| e.to_string())?;
         rows.iter()
@@ -813,52 +890,502 @@ impl Db {
     }
 
     /// Stores a new session: its row and every line of its file, in one
-    /// transaction (SQLite: on its writer thread, [`super::lite`]).
+    /// transaction (SQLite: in the writer's next group, [`super::lite`]).
     pub async fn insert_session(&self, s: NewSession) -> Result<(), String> {
-        if let Some(lite) = &self.lite {
-            return lite
-                .write(move |tx| {
-                    tx.prepare_cached("INSERT INTO troupe_sessions (workspace, id, pack, settings, current, lines, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
-                        .execute(rusqlite::params![s.workspace, s.id, s.pack, s.settings, s.current, s.lines.len() as i64, s.created])?;
-                    let mut insert = tx.prepare_cached(
-                        "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES (?1, ?2, ?3, ?4)",
-                    )?;
-                    for (seq, line) in s.lines.iter().enumerate() {
-                        insert.execute(rusqlite::params![s.workspace, s.id, seq as i64, line])?;
-                    }
-                    Ok(())
-                })
-                .await;
-        }
+        const ROW: &str = "INSERT INTO troupe_sessions (workspace, id, pack, settings, current, lines, created) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+        const LINE: &str =
+            "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ($1, $2, $3, $4)";
+        let pool = match &self.store {
+            Store::Lite(lite) => {
+                return lite
+                    .write(move |tx| {
+                        tx.prepare_cached(ROW)?.execute(rusqlite::params![
+                            s.workspace,
+                            s.id,
+                            s.pack,
+                            s.settings,
+                            s.current,
+                            s.lines.len() as i64,
+                            s.created
+                        ])?;
+                        let mut insert = tx.prepare_cached(LINE)?;
+                        for (seq, line) in s.lines.iter().enumerate() {
+                            insert.execute(rusqlite::params![
+                                s.workspace,
+                                s.id,
+                                seq as i64,
+                                line
+                            ])?;
+                        }
+                        Ok(())
+                    })
+                    .await
+            }
+            Store::Pg(pool) => pool,
+        };
         let written: Result<(), sqlx::Error> = async {
-            let mut tx = self.pool.begin().await?;
-            sqlx::query("INSERT INTO troupe_sessions (workspace, id, pack, settings, current, lines, created) VALUES ($1, $2, $3, $4, $5, $6, $7)")
-                .bind(s.workspace.clone())
-                .bind(s.id.clone())
-                .bind(s.pack.clone())
-                .bind(s.settings.clone())
-                .bind(s.current.clone())
+            let mut tx = pool.begin().await?;
+            sqlx::query(ROW)
+                .bind(&s.workspace)
+                .bind(&s.id)
+                .bind(&s.pack)
+                .bind(&s.settings)
+                .bind(&s.current)
                 .bind(s.lines.len() as i64)
                 .bind(s.created)
                 .execute(&mut *tx)
                 .await?;
             for (seq, line) in s.lines.iter().enumerate() {
-                sqlx::query(
-                    "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ($1, $2, $3, $4)",
-                )
-                .bind(s.workspace.clone())
-                .bind(s.id.clone())
-                .bind(seq as i64)
-                .bind(line.clone())
-                .execute(&mut *tx)
-                .await?;
+                sqlx::query(LINE)
+                    .bind(&s.workspace)
+                    .bind(&s.id)
+                    .bind(seq as i64)
+                    .bind(line)
+                    .execute(&mut *tx)
+                    .await?;
             }
             tx.commit().await
         }
         .await;
         written.map_err(|e| e.to_string())
     }
+
+    /// Deletes session `id` of `ws`, its row and every line in one
+    /// transaction, only if its row is still at `expected`/`lines` when
+    /// given (docs/server.md "Deleting and archiving"): whether it was.
+    pub async fn delete_session(
+        &self,
+        ws: &str,
+        id: &str,
+        expected: Option<String>,
+        lines: Option<i64>,
+    ) -> Result<bool, String> {
+        // The row's guard: `current` and `lines` compared only when given
+        // (a NULL parameter matches any row).
+        const ROW: &str = "DELETE FROM troupe_sessions WHERE workspace = $1 AND id = $2 AND ($3 IS NULL OR current = $3) AND ($4 IS NULL OR lines = $4)";
+        const LINES: &str = "DELETE FROM troupe_lines WHERE workspace = $1 AND session = $2";
+        let (ws, id) = (ws.to_string(), id.to_string());
+        let pool = match &self.store {
+            Store::Lite(lite) => {
+                return lite
+                    .write(move |c| {
+                        let gone = c
+                            .prepare_cached(ROW)?
+                            .execute(rusqlite::params![ws, id, expected, lines])?;
+                        if gone == 1 {
+                            c.prepare_cached(LINES)?
+                                .execute(rusqlite::params![ws, id])?;
+                        }
+                        Ok(gone == 1)
+                    })
+                    .await
+            }
+            Store::Pg(pool) => pool,
+        };
+        let deleted: Result<bool, sqlx::Error> = async {
+            let mut tx = pool.begin().await?;
+            let gone = sqlx::query(ROW)
+                .bind(&ws)
+                .bind(&id)
+                .bind(&expected)
+                .bind(lines)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if gone == 1 {
+                sqlx::query(LINES)
+                    .bind(&ws)
+                    .bind(&id)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+            } else {
+                tx.rollback().await?;
+            }
+            Ok(gone == 1)
+        }
+        .await;
+        deleted.map_err(|e| e.to_string())
+    }
+
+    /// Whether the database answers (`/readyz`).
+    pub async fn ping(&self) -> Result<(), String> {
+        match &self.store {
+            Store::Lite(lite) => lite.read(|c| c.query_row("SELECT 1", [], |_| Ok(()))).await,
+            Store::Pg(pool) => sqlx::query("SELECT 1")
+                .execute(pool)
+                .await
+                .map(drop)
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Stores pack `hash` of `ws` (`PUT /packs`), or marks a deleted one
+    /// live again: `Ok(true)` when it was new.
+    pub async fn insert_pack(
+        &self,
+        ws: &str,
+        hash: &str,
+        kind: &str,
+        body: Vec<u8>,
+        scenarios: &str,
+        created: i64,
+    ) -> Result<bool, String> {
+        const INSERT: &str = "INSERT INTO troupe_packs (workspace, hash, kind, body, size, scenarios, deleted, created) VALUES ($1, $2, $3, $4, $5, $6, 0, $7) ON CONFLICT DO NOTHING";
+        const LIVE: &str = "UPDATE troupe_packs SET deleted = 0 WHERE workspace = $1 AND hash = $2";
+        let (ws, hash, kind, scenarios) = (
+            ws.to_string(),
+            hash.to_string(),
+            kind.to_string(),
+            scenarios.to_string(),
+        );
+        let size = body.len() as i64;
+        let pool = match &self.store {
+            Store::Lite(lite) => {
+                return lite
+                    .write(move |c| {
+                        let new = c.prepare_cached(INSERT)?.execute(rusqlite::params![
+                            ws, hash, kind, body, size, scenarios, created
+                        ])? == 1;
+                        if !new {
+                            c.prepare_cached(LIVE)?
+                                .execute(rusqlite::params![ws, hash])?;
+                        }
+                        Ok(new)
+                    })
+                    .await
+            }
+            Store::Pg(pool) => pool,
+        };
+        let new = affected(
+            sqlx::query(INSERT)
+                .bind(&ws)
+                .bind(&hash)
+                .bind(kind)
+                .bind(body)
+                .bind(size)
+                .bind(scenarios)
+                .bind(created)
+                .execute(pool)
+                .await,
+        )? == 1;
+        if !new {
+            affected(sqlx::query(LIVE).bind(ws).bind(hash).execute(pool).await)?;
+        }
+        Ok(new)
+    }
+
+    /// Whether pack `hash` of `ws` is marked deleted; `None`: no such pack.
+    pub async fn pack_deleted(&self, ws: &str, hash: &str) -> Result<Option<bool>, String> {
+        const SQL: &str = "SELECT deleted FROM troupe_packs WHERE workspace = $1 AND hash = $2";
+        let (ws, hash) = (ws.to_string(), hash.to_string());
+        let deleted: Option<i64> = match &self.store {
+            Store::Lite(lite) => {
+                lite.read(move |c| {
+                    super::lite::optional(c, SQL, rusqlite::params![ws, hash], |r| r.get(0))
+                })
+                .await?
+            }
+            Store::Pg(pool) => sqlx::query(SQL)
+                .bind(ws)
+                .bind(hash)
+                .fetch_optional(pool)
+                .await
+                .and_then(|r| r.map(|r| r.try_get::<i64, _>(0)).transpose())
+                .map_err(|e| e.to_string())?,
+        };
+        Ok(deleted.map(|d| d != 0))
+    }
+
+    /// The kind and bytes of pack `hash` of `ws` (deleted ones included);
+    /// `None`: no such pack. SQLite reads it on the line reader (a pack
+    /// may be megabytes).
+    pub async fn pack_body(
+        &self,
+        ws: &str,
+        hash: &str,
+    ) -> Result<Option<(String, Vec<u8>)>, String> {
+        const SQL: &str = "SELECT kind, body FROM troupe_packs WHERE workspace = $1 AND hash = $2";
+        let (ws, hash) = (ws.to_string(), hash.to_string());
+        match &self.store {
+            Store::Lite(lite) => {
+                lite.read_long(move |c| {
+                    super::lite::optional(c, SQL, rusqlite::params![ws, hash], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                })
+                .await
+            }
+            Store::Pg(pool) => sqlx::query(SQL)
+                .bind(ws)
+                .bind(hash)
+                .fetch_optional(pool)
+                .await
+                .and_then(|r| r.map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).transpose())
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    /// The live packs of `ws` by hash (`GET /packs`), or only `hash`.
+    pub async fn list_packs(&self, ws: &str, hash: Option<&str>) -> Result<Vec<PackRow>, String> {
+        const SQL: &str = "SELECT hash, kind, size, scenarios, created FROM troupe_packs WHERE workspace = $1 AND ($2 IS NULL OR hash = $2) AND deleted = 0 ORDER BY hash";
+        let (ws, hash) = (ws.to_string(), hash.map(str::to_string));
+        let pool = match &self.store {
+            Store::Lite(lite) => {
+                return lite
+                    .read(move |c| {
+                        let mut q = c.prepare_cached(SQL)?;
+                        let rows = q.query_map(rusqlite::params![ws, hash], |r| {
+                            Ok(PackRow {
+                                hash: r.get(0)?,
+                                kind: r.get(1)?,
+                                size: r.get(2)?,
+                                scenarios: r.get(3)?,
+                                created: r.get(4)?,
+                            })
+                        })?;
+                        rows.collect()
+                    })
+                    .await
+            }
+            Store::Pg(pool) => pool,
+        };
+        let rows = sqlx::query(SQL)
+            .bind(ws)
+            .bind(hash)
+            .fetch_all(pool)
+            .await
+            .map_err(|e| e.to_string())?;
+        rows.iter()
+            .map(|r| {
+                Ok(PackRow {
+                    hash: r.try_get(0)?,
+                    kind: r.try_get(1)?,
+                    size: r.try_get(2)?,
+                    scenarios: r.try_get(3)?,
+                    created: r.try_get(4)?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(|e| e.to_string())
+    }
+
+    /// Marks pack `hash` of `ws` deleted: whether it was live.
+    pub async fn delete_pack(&self, ws: &str, hash: &str) -> Result<bool, String> {
+        const SQL: &str = "UPDATE troupe_packs SET deleted = 1 WHERE workspace = $1 AND hash = $2 AND deleted = 0";
+        let (ws, hash) = (ws.to_string(), hash.to_string());
+        match &self.store {
+            Store::Lite(lite) => {
+                lite.write(move |c| {
+                    Ok(c.prepare_cached(SQL)?
+                        .execute(rusqlite::params![ws, hash])?
+                        == 1)
+                })
+                .await
+            }
+            Store::Pg(pool) => {
+                Ok(affected(sqlx::query(SQL).bind(ws).bind(hash).execute(pool).await)? == 1)
+            }
+        }
+    }
+
+    /// Claims `Idempotency-Key` `key` of `ws` for the request of
+    /// fingerprint `request` (a row with status 0): `Ok(false)` when the key
+    /// has a row already. On SQLite without waiting for its own fsync
+    /// ([`super::lite::Lite::write_unsynced`]).
+    pub async fn claim_key(&self, ws: &str, key: &str, request: &str) -> Result<bool, String> {
+        const SQL: &str = "INSERT INTO troupe_idempotency (workspace, key, request, status, content_type, body, created) VALUES ($1, $2, $3, 0, '', $4, $5) ON CONFLICT DO NOTHING";
+        let (ws, key, request, created) =
+            (ws.to_string(), key.to_string(), request.to_string(), now());
+        let empty: Vec<u8> = Vec::new();
+        match &self.store {
+            Store::Lite(lite) => {
+                lite.write_unsynced(move |c| {
+                    Ok(c.prepare_cached(SQL)?
+                        .execute(rusqlite::params![ws, key, request, empty, created])?
+                        == 1)
+                })
+                .await
+            }
+            Store::Pg(pool) => Ok(affected(
+                sqlx::query(SQL)
+                    .bind(ws)
+                    .bind(key)
+                    .bind(request)
+                    .bind(empty)
+                    .bind(created)
+                    .execute(pool)
+                    .await,
+            )? == 1),
+        }
+    }
+
+    /// The row of `Idempotency-Key` `key` of `ws`, if any.
+    pub async fn idempotency_row(
+        &self,
+        ws: &str,
+        key: &str,
+    ) -> Result<Option<IdempotencyRow>, String> {
+        const SQL: &str = "SELECT request, status, content_type, body, created FROM troupe_idempotency WHERE workspace = $1 AND key = $2";
+        let (ws, key) = (ws.to_string(), key.to_string());
+        match &self.store {
+            Store::Lite(lite) => {
+                lite.read(move |c| {
+                    super::lite::optional(c, SQL, rusqlite::params![ws, key], |r| {
+                        Ok(IdempotencyRow {
+                            request: r.get(0)?,
+                            status: r.get(1)?,
+                            content_type: r.get(2)?,
+                            body: r.get(3)?,
+                            created: r.get(4)?,
+                        })
+                    })
+                })
+                .await
+            }
+            Store::Pg(pool) => sqlx::query(SQL)
+                .bind(ws)
+                .bind(key)
+                .fetch_optional(pool)
+                .await
+                .and_then(|r| {
+                    r.map(|r| {
+                        Ok(IdempotencyRow {
+                            request: r.try_get(0)?,
+                            status: r.try_get(1)?,
+                            content_type: r.try_get(2)?,
+                            body: r.try_get(3)?,
+                            created: r.try_get(4)?,
+                        })
+                    })
+                    .transpose()
+                })
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Takes over the abandoned claim of `key` of `ws` made at `created`
+    /// (still unanswered): whether this caller got it.
+    pub async fn take_over_key(&self, ws: &str, key: &str, created: i64) -> Result<bool, String> {
+        const SQL: &str = "UPDATE troupe_idempotency SET created = $1 WHERE workspace = $2 AND key = $3 AND status = 0 AND created = $4";
+        let (ws, key, at) = (ws.to_string(), key.to_string(), now());
+        match &self.store {
+            Store::Lite(lite) => {
+                lite.write(move |c| {
+                    Ok(c.prepare_cached(SQL)?
+                        .execute(rusqlite::params![at, ws, key, created])?
+                        == 1)
+                })
+                .await
+            }
+            Store::Pg(pool) => Ok(affected(
+                sqlx::query(SQL)
+                    .bind(at)
+                    .bind(ws)
+                    .bind(key)
+                    .bind(created)
+                    .execute(pool)
+                    .await,
+            )? == 1),
+        }
+    }
+
+    /// Stores the first answer of `key` of `ws` (its claim row becomes the
+    /// answer), or with `Err(key)` drops the claim (a 5xx is not stored) —
+    /// unless an answer was stored meanwhile: a session operation whose
+    /// commit was answered with an error may still have committed, answer
+    /// included, and that answer stays.
+    pub async fn answer_key(
+        &self,
+        ws: &str,
+        answer: Result<StoredAnswer, String>,
+    ) -> Result<(), String> {
+        const STORE: &str = "UPDATE troupe_idempotency SET status = $1, content_type = $2, body = $3 WHERE workspace = $4 AND key = $5";
+        const DROP: &str =
+            "DELETE FROM troupe_idempotency WHERE workspace = $1 AND key = $2 AND status = 0";
+        let ws = ws.to_string();
+        match (&self.store, answer) {
+            (Store::Lite(lite), Ok(a)) => {
+                lite.write(move |c| {
+                    c.prepare_cached(STORE)?
+                        .execute(rusqlite::params![
+                            a.status,
+                            a.content_type,
+                            a.body,
+                            ws,
+                            a.key
+                        ])
+                        .map(drop)
+                })
+                .await
+            }
+            (Store::Lite(lite), Err(key)) => {
+                lite.write(move |c| {
+                    c.prepare_cached(DROP)?
+                        .execute(rusqlite::params![ws, key])
+                        .map(drop)
+                })
+                .await
+            }
+            (Store::Pg(pool), Ok(a)) => affected(
+                sqlx::query(STORE)
+                    .bind(a.status)
+                    .bind(a.content_type)
+                    .bind(a.body)
+                    .bind(ws)
+                    .bind(a.key)
+                    .execute(pool)
+                    .await,
+            )
+            .map(drop),
+            (Store::Pg(pool), Err(key)) => {
+                affected(sqlx::query(DROP).bind(ws).bind(key).execute(pool).await).map(drop)
+            }
+        }
+    }
 }
+
+/// Applies the migrations a PostgreSQL database lacks, each in a
+/// transaction with its version row. Instances starting together take
+/// turns on a transaction-scoped advisory lock, and the version is read
+/// again inside. SQLite's are [`super::lite::prepare`].
+async fn migrate_pg(pool: &PgPool, shown: &str) -> Result<(), String> {
+    let mut conn = pool.acquire().await.map_err(|e| err("database", e))?;
+    let version = inspect(&mut conn, shown).await?;
+    drop(conn);
+    if version >= SCHEMA_VERSION {
+        return Ok(());
+    }
+    let mut tx = pool.begin().await.map_err(|e| err("database", e))?;
+    sqlx::query("SELECT pg_advisory_xact_lock(3917390001)")
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| err("migration lock", e))?;
+    sqlx::query(SCHEMA_TABLE)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| err("migration", e))?;
+    let version = inspect(&mut tx, shown).await?;
+    if version < 1 {
+        for stmt in MIGRATION_1 {
+            sqlx::query(&stmt.replace("BLOB", "BYTEA"))
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| err("migration 1", e))?;
+        }
+        sqlx::query(SCHEMA_ROW)
+            .bind(1i64)
+            .bind(now())
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| err("migration 1", e))?;
+    }
+    tx.commit().await.map_err(|e| err("migration", e))
+}
+
+/// The table of applied schema versions, and one version's row.
+pub(super) const SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS troupe_schema (version BIGINT PRIMARY KEY, applied BIGINT NOT NULL)";
+pub(super) const SCHEMA_ROW: &str = "INSERT INTO troupe_schema (version, applied) VALUES ($1, $2)";
 
 /// Lower-case hexadecimal.
 pub fn hex(bytes: &[u8]) -> String {

@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::db::{sha256_hex, Db, StoredAnswer};
+use super::Config;
 use axum::body::{Body, Bytes};
 use axum::extract::{
     DefaultBodyLimit, FromRequest, FromRequestParts, Query, RawPathParams, Request, State,
@@ -19,10 +21,6 @@ use axum::routing::{delete, get, post, put, MethodRouter};
 use axum::Router;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use sqlx::Row;
-
-use super::db::{now, sha256_hex, Db};
-use super::Config;
 use troupe::{Error, ErrorKind, Pack, ResumeOptions, RuntimeChoice, Session, SessionOptions};
 
 // ---------------------------------------------------------------- problems
@@ -351,16 +349,13 @@ impl App {
     ) -> Result<Pack, Problem> {
         // The row's existence in this workspace is checked on every call;
         // its body is read only when this process has not opened it yet.
-        let row =
-            sqlx::query("SELECT deleted FROM troupe_packs WHERE workspace = $1 AND hash = $2")
-                .bind(ws.to_string())
-                .bind(hash.to_string())
-                .fetch_optional(&self.db().pool)
-                .await
-                .map_err(Problem::db)?
-                .ok_or_else(|| Problem::not_found("pack"))?;
-        let deleted: i64 = row.try_get(0).map_err(Problem::db)?;
-        if live_only && deleted != 0 {
+        let deleted = self
+            .db()
+            .pack_deleted(ws, hash)
+            .await
+            .map_err(Problem::db)?
+            .ok_or_else(|| Problem::not_found("pack"))?;
+        if live_only && deleted {
             return Err(Problem::not_found("pack"));
         }
         if let Some(p) = self
@@ -372,16 +367,12 @@ impl App {
         {
             return Ok(p.clone());
         }
-        let row =
-            sqlx::query("SELECT kind, body FROM troupe_packs WHERE workspace = $1 AND hash = $2")
-                .bind(ws.to_string())
-                .bind(hash.to_string())
-                .fetch_optional(&self.db().pool)
-                .await
-                .map_err(Problem::db)?
-                .ok_or_else(|| Problem::not_found("pack"))?;
-        let kind: String = row.try_get(0).map_err(Problem::db)?;
-        let body: Vec<u8> = row.try_get(1).map_err(Problem::db)?;
+        let (kind, body) = self
+            .db()
+            .pack_body(ws, hash)
+            .await
+            .map_err(Problem::db)?
+            .ok_or_else(|| Problem::not_found("pack"))?;
         let pack = blocking("opening a stored pack", move || open_pack(&kind, &body)).await?;
         self.0
             .packs
@@ -461,7 +452,22 @@ pub(super) struct SessionRoute {
     app: App,
     ws: String,
     id: String,
+    /// The request's `Idempotency-Key`, claimed by [`idempotency`]: its
+    /// answer is written in the operation's transaction
+    /// ([`SessionRoute::mutate_logged`]).
+    idem: Option<IdempotencyKey>,
 }
+
+/// An `Idempotency-Key` the [`idempotency`] layer claimed for this request
+/// (a request extension).
+#[derive(Debug, Clone)]
+struct IdempotencyKey(String);
+
+/// Marks an answer whose `Idempotency-Key` record its operation's
+/// transaction already wrote (a response extension): [`idempotency`] does
+/// not write it again.
+#[derive(Debug, Clone, Copy)]
+struct AnswerStored;
 
 impl FromRequestParts<App> for SessionRoute {
     type Rejection = Problem;
@@ -471,6 +477,7 @@ impl FromRequestParts<App> for SessionRoute {
             app: app.clone(),
             ws: param(&params, "ws"),
             id: param(&params, "id"),
+            idem: parts.extensions.get::<IdempotencyKey>().cloned(),
         })
     }
 }
@@ -871,62 +878,59 @@ async fn idempotency(
     fingerprint.extend_from_slice(&bytes);
     let fingerprint = sha256_hex(&fingerprint);
     let db = app.db();
-    let claimed = sqlx::query(
-        "INSERT INTO troupe_idempotency (workspace, key, request, status, content_type, body, created) VALUES ($1, $2, $3, 0, '', $4, $5) ON CONFLICT DO NOTHING",
-    )
-    .bind(ws.clone())
-    .bind(key.clone())
-    .bind(fingerprint.clone())
-    .bind(Vec::<u8>::new())
-    .bind(now())
-    .execute(&db.pool)
-    .await;
-    match claimed {
+    match db.claim_key(&ws, &key, &fingerprint).await {
         Err(e) => return Problem::db(e).into_response(),
-        Ok(r) if r.rows_affected() == 0 => {
-            match replay(db, &ws, &key, &fingerprint, app.0.claim_secs).await {
-                Ok(Some(r)) => return r,
-                Err(p) => return p.into_response(),
-                // An abandoned claim, taken over: this request runs.
-                Ok(None) => {}
-            }
-        }
-        Ok(_) => {}
+        Ok(false) => match replay(db, &ws, &key, &fingerprint, app.0.claim_secs).await {
+            Ok(Some(r)) => return r,
+            Err(p) => return p.into_response(),
+            // An abandoned claim, taken over: this request runs.
+            Ok(None) => {}
+        },
+        Ok(true) => {}
     }
+    let mut parts = parts;
+    parts.extensions.insert(IdempotencyKey(key.clone()));
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
+    // A session operation wrote its answer in its own transaction.
+    if response.extensions().get::<AnswerStored>().is_some() {
+        return response;
+    }
     let status = response.status();
     let (rparts, rbody) = response.into_parts();
     let rbytes = axum::body::to_bytes(rbody, usize::MAX)
         .await
         .unwrap_or_default();
-    let content_type = rparts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    let stored = if status.is_server_error() {
-        sqlx::query("DELETE FROM troupe_idempotency WHERE workspace = $1 AND key = $2")
-            .bind(ws)
-            .bind(key)
-            .execute(&db.pool)
-            .await
+    let answer = if status.is_server_error() {
+        Err(key)
     } else {
-        sqlx::query("UPDATE troupe_idempotency SET status = $1, content_type = $2, body = $3 WHERE workspace = $4 AND key = $5")
-            .bind(status.as_u16() as i64)
-            .bind(content_type)
-            .bind(rbytes.to_vec())
-            .bind(ws)
-            .bind(key)
-            .execute(&db.pool)
-            .await
+        Ok(stored_answer(key, status, &rparts.headers, &rbytes))
     };
-    if let Err(e) = stored {
+    if let Err(e) = db.answer_key(&ws, answer).await {
         tracing::error!(error = %e, "storing an idempotent answer");
     }
     Response::from_parts(rparts, Body::from(rbytes))
+}
+
+/// The record of an answer of `Idempotency-Key` `key`: its status,
+/// content type and body.
+fn stored_answer(
+    key: String,
+    status: StatusCode,
+    headers: &axum::http::HeaderMap,
+    body: &[u8],
+) -> StoredAnswer {
+    StoredAnswer {
+        key,
+        status: status.as_u16() as i64,
+        content_type: headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string(),
+        body: body.to_vec(),
+    }
 }
 
 /// The stored answer of an `Idempotency-Key` already used; `Ok(None)` when
@@ -939,47 +943,31 @@ async fn replay(
     fingerprint: &str,
     claim_secs: i64,
 ) -> Result<Option<Response>, Problem> {
-    let row = sqlx::query("SELECT request, status, content_type, body, created FROM troupe_idempotency WHERE workspace = $1 AND key = $2")
-        .bind(ws.to_string())
-        .bind(key.to_string())
-        .fetch_one(&db.pool)
-        .await
-        .map_err(Problem::db)?;
-    let request: String = row.try_get(0).map_err(Problem::db)?;
-    let status: i64 = row.try_get(1).map_err(Problem::db)?;
-    if request != fingerprint {
+    // Gone meanwhile (its first request failed with a 5xx): in progress.
+    let Some(row) = db.idempotency_row(ws, key).await.map_err(Problem::db)? else {
+        return Err(in_progress());
+    };
+    if row.request != fingerprint {
         return Err(Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "IDEMPOTENCY_MISMATCH",
             "this Idempotency-Key was used for another request",
         ));
     }
-    if status == 0 {
-        let created: i64 = row.try_get(4).map_err(Problem::db)?;
-        if created < now() - claim_secs {
-            let taken = sqlx::query("UPDATE troupe_idempotency SET created = $1 WHERE workspace = $2 AND key = $3 AND status = 0 AND created = $4")
-                .bind(now())
-                .bind(ws.to_string())
-                .bind(key.to_string())
-                .bind(created)
-                .execute(&db.pool)
+    if row.status == 0 {
+        if row.created < super::db::now() - claim_secs
+            && db
+                .take_over_key(ws, key, row.created)
                 .await
-                .map_err(Problem::db)?;
-            if taken.rows_affected() == 1 {
-                return Ok(None);
-            }
+                .map_err(Problem::db)?
+        {
+            return Ok(None);
         }
-        return Err(Problem::new(
-            StatusCode::CONFLICT,
-            "IDEMPOTENCY_IN_PROGRESS",
-            "the first request with this Idempotency-Key is still running; retry later",
-        ));
+        return Err(in_progress());
     }
-    let content_type: String = row.try_get(2).map_err(Problem::db)?;
-    let body: Vec<u8> = row.try_get(3).map_err(Problem::db)?;
-    let mut r = Response::new(Body::from(body));
-    *r.status_mut() = StatusCode::from_u16(status as u16).unwrap_or(StatusCode::OK);
-    if let Ok(v) = HeaderValue::from_str(&content_type) {
+    let mut r = Response::new(Body::from(row.body));
+    *r.status_mut() = StatusCode::from_u16(row.status as u16).unwrap_or(StatusCode::OK);
+    if let Ok(v) = HeaderValue::from_str(&row.content_type) {
         r.headers_mut().insert(header::CONTENT_TYPE, v);
     }
     r.headers_mut()
@@ -987,13 +975,18 @@ async fn replay(
     Ok(Some(r))
 }
 
+fn in_progress() -> Problem {
+    Problem::new(
+        StatusCode::CONFLICT,
+        "IDEMPOTENCY_IN_PROGRESS",
+        "the first request with this Idempotency-Key is still running; retry later",
+    )
+}
+
 // -------------------------------------------------------------- operations
 
 async fn readyz(State(app): State<App>) -> Answer {
-    sqlx::query("SELECT 1")
-        .execute(&app.db().pool)
-        .await
-        .map_err(Problem::db)?;
+    app.db().ping().await.map_err(Problem::db)?;
     Ok("ready\n".into_response())
 }
 
@@ -1149,28 +1142,15 @@ async fn put_pack(Workspace { app, ws }: Workspace, body: Bytes) -> Answer {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(hash.clone(), pack);
-    let created = now();
-    let _w = app.db().write_guard().await;
-    let inserted = sqlx::query("INSERT INTO troupe_packs (workspace, hash, kind, body, size, scenarios, deleted, created) VALUES ($1, $2, $3, $4, $5, $6, 0, $7) ON CONFLICT DO NOTHING")
-        .bind(ws.clone())
-        .bind(hash.clone())
-        .bind(kind.to_string())
-        .bind(body.to_vec())
-        .bind(body.len() as i64)
-        .bind(scenarios.clone())
-        .bind(created)
-        .execute(&app.db().pool)
+    let created = super::db::now();
+    let new = app
+        .db()
+        .insert_pack(&ws, &hash, kind, body.to_vec(), &scenarios, created)
         .await
         .map_err(Problem::db)?;
-    let status = if inserted.rows_affected() == 1 {
+    let status = if new {
         StatusCode::CREATED
     } else {
-        sqlx::query("UPDATE troupe_packs SET deleted = 0 WHERE workspace = $1 AND hash = $2")
-            .bind(ws)
-            .bind(hash.clone())
-            .execute(&app.db().pool)
-            .await
-            .map_err(Problem::db)?;
         StatusCode::OK
     };
     Ok(json_response(
@@ -1179,39 +1159,25 @@ async fn put_pack(Workspace { app, ws }: Workspace, body: Bytes) -> Answer {
     ))
 }
 
-/// [`pack_doc`] of a row `hash, kind, size, scenarios, created`.
-fn pack_doc_of(r: &sqlx::any::AnyRow) -> Result<Value, Problem> {
-    Ok(pack_doc(
-        &r.try_get::<String, _>(0).map_err(Problem::db)?,
-        &r.try_get::<String, _>(1).map_err(Problem::db)?,
-        r.try_get(2).map_err(Problem::db)?,
-        &r.try_get::<String, _>(3).map_err(Problem::db)?,
-        r.try_get(4).map_err(Problem::db)?,
-    ))
+/// [`pack_doc`] of a stored pack's row.
+fn pack_doc_of(r: &super::db::PackRow) -> Value {
+    pack_doc(&r.hash, &r.kind, r.size, &r.scenarios, r.created)
 }
 
 async fn list_packs(Workspace { app, ws }: Workspace) -> Answer {
-    let rows = sqlx::query("SELECT hash, kind, size, scenarios, created FROM troupe_packs WHERE workspace = $1 AND deleted = 0 ORDER BY hash")
-        .bind(ws)
-        .fetch_all(&app.db().pool)
-        .await
-        .map_err(Problem::db)?;
-    let packs = rows
-        .iter()
-        .map(pack_doc_of)
-        .collect::<Result<Vec<_>, _>>()?;
+    let rows = app.db().list_packs(&ws, None).await.map_err(Problem::db)?;
+    let packs: Vec<Value> = rows.iter().map(pack_doc_of).collect();
     Ok(json_response(StatusCode::OK, &json!({ "packs": packs })))
 }
 
 async fn get_pack(PackRoute { app, ws, hash }: PackRoute) -> Answer {
-    let r = sqlx::query("SELECT hash, kind, size, scenarios, created FROM troupe_packs WHERE workspace = $1 AND hash = $2 AND deleted = 0")
-        .bind(ws)
-        .bind(hash)
-        .fetch_optional(&app.db().pool)
+    let rows = app
+        .db()
+        .list_packs(&ws, Some(&hash))
         .await
-        .map_err(Problem::db)?
-        .ok_or_else(|| Problem::not_found("pack"))?;
-    Ok(json_response(StatusCode::OK, &pack_doc_of(&r)?))
+        .map_err(Problem::db)?;
+    let r = rows.first().ok_or_else(|| Problem::not_found("pack"))?;
+    Ok(json_response(StatusCode::OK, &pack_doc_of(r)))
 }
 
 /// The most sessions one page of `GET /sessions` lists, and the default.
@@ -1304,16 +1270,12 @@ async fn revoke_current_token(
 /// `DELETE /packs/{hash}`: hidden from the list and from new sessions;
 /// sessions already started on it keep reading it.
 async fn delete_pack(PackRoute { app, ws, hash }: PackRoute) -> Answer {
-    let _w = app.db().write_guard().await;
-    let r = sqlx::query(
-        "UPDATE troupe_packs SET deleted = 1 WHERE workspace = $1 AND hash = $2 AND deleted = 0",
-    )
-    .bind(ws)
-    .bind(hash)
-    .execute(&app.db().pool)
-    .await
-    .map_err(Problem::db)?;
-    if r.rows_affected() == 0 {
+    let live = app
+        .db()
+        .delete_pack(&ws, &hash)
+        .await
+        .map_err(Problem::db)?;
+    if !live {
         return Err(Problem::not_found("pack"));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -1557,7 +1519,7 @@ impl Workspace {
                 settings: settings.to_string(),
                 current: session.current_id().unwrap_or("").to_string(),
                 lines: chunks.iter().map(|l| l.to_string()).collect(),
-                created: now(),
+                created: super::db::now(),
             })
             .await
             .map_err(Problem::db)?;
@@ -1657,15 +1619,13 @@ impl SessionRoute {
     /// The model the session was created with (its stored settings'
     /// `runtime` and `model`); `None`: the rules runtime.
     async fn stored_model(&self) -> Result<Option<String>, Problem> {
-        let r =
-            sqlx::query("SELECT settings FROM troupe_sessions WHERE workspace = $1 AND id = $2")
-                .bind(self.ws.clone())
-                .bind(self.id.clone())
-                .fetch_optional(&self.app.db().pool)
-                .await
-                .map_err(Problem::db)?
-                .ok_or_else(|| Problem::not_found("session"))?;
-        let text: String = r.try_get(0).map_err(Problem::db)?;
+        let text = self
+            .app
+            .db()
+            .session_settings(&self.ws, &self.id)
+            .await
+            .map_err(Problem::db)?
+            .ok_or_else(|| Problem::not_found("session"))?;
         let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         Ok(match (v["runtime"].as_str(), v["model"].as_str()) {
             (Some("model"), Some(m)) => Some(m.to_string()),
@@ -1800,10 +1760,16 @@ impl SessionRoute {
     }
 
     /// Writes what the session appended since `live.rows` and its new
-    /// current message, in one transaction, only if the stored row is still
-    /// what this process last saw (`old_current`, `live.rows`): `Ok(false)`
-    /// otherwise.
-    async fn commit(&self, live: &mut Live, old_current: &str) -> Result<bool, Problem> {
+    /// current message, and `answer` (the request's `Idempotency-Key`
+    /// record) when given, in one transaction, only if the stored row is
+    /// still what this process last saw (`old_current`, `live.rows`):
+    /// `Ok(false)` otherwise (nothing written).
+    async fn commit(
+        &self,
+        live: &mut Live,
+        old_current: &str,
+        answer: Option<StoredAnswer>,
+    ) -> Result<bool, Problem> {
         let jsonl = live.session.jsonl();
         let new_text = jsonl.get(live.bytes..).unwrap_or_default();
         let lines: Vec<String> = new_text.split_inclusive('\n').map(str::to_string).collect();
@@ -1815,6 +1781,7 @@ impl SessionRoute {
             old_rows: live.rows,
             current: live.session.current_id().unwrap_or("").to_string(),
             lines,
+            answer,
         };
         if !self.app.db().write_turn(write).await.map_err(Problem::db)? {
             return Ok(false);
@@ -1826,26 +1793,31 @@ impl SessionRoute {
 
     /// Runs `op` on the live session under its lock, then commits what it
     /// wrote; a stale `expected` is 409 before anything
-    /// runs, and losing the race to another instance is 409 after. Answers
-    /// what `op` returned and the session's summary after it.
+    /// runs, and losing the race to another instance is 409 after. The
+    /// answer is what `answer` makes of what `op` returned and the
+    /// session's summary after it.
     async fn mutate<T: Send + 'static>(
         &self,
         expected: Option<&str>,
         op: impl FnOnce(&mut Session) -> Result<T, Problem> + Send + 'static,
-    ) -> Result<(T, Value), Problem> {
-        self.mutate_logged(expected, op)
+        answer: impl FnOnce(T, Value) -> Response,
+    ) -> Answer {
+        self.mutate_logged(expected, op, |out, doc, _| answer(out, doc))
             .await
-            .map(|(out, doc, _)| (out, doc))
     }
 
-    /// [`SessionRoute::mutate`], and the model runtime's turn records of
-    /// the operation when the session is played under it (emptied before
-    /// `op` runs, so they are this operation's only).
+    /// [`SessionRoute::mutate`], `answer` also given the model runtime's
+    /// turn records of the operation when the session is played under it
+    /// (emptied before `op` runs, so they are this operation's only). The
+    /// answer is made before the commit: with an `Idempotency-Key` it is
+    /// written in the operation's transaction (docs/server.md "API"), so a
+    /// retry after a crash finds the operation and its answer, or neither.
     async fn mutate_logged<T: Send + 'static>(
         &self,
         expected: Option<&str>,
         op: impl FnOnce(&mut Session) -> Result<T, Problem> + Send + 'static,
-    ) -> Result<(T, Value, Option<Vec<troupe::model_runtime::TurnRecord>>), Problem> {
+        answer: impl FnOnce(T, Value, Option<Vec<troupe::model_runtime::TurnRecord>>) -> Response,
+    ) -> Answer {
         let Locked { guard, pack_hash } = self.live().await?;
         let current = guard
             .as_ref()
@@ -1908,7 +1880,24 @@ impl SessionRoute {
         let Some(live) = guard.as_mut() else {
             return Err(Problem::internal("a session slot was empty"));
         };
-        match self.commit(live, &current).await {
+        let doc = session_doc(&self.id, &pack_hash, live);
+        let records = log.and_then(|l| l.lock().ok().map(|l| l.clone()));
+        let mut response = answer(out, doc, records);
+        // The Idempotency-Key's record of the answer (never a 5xx's).
+        let stored = match &self.idem {
+            Some(IdempotencyKey(key)) if !response.status().is_server_error() => {
+                let (parts, body) = response.into_parts();
+                let bytes = axum::body::to_bytes(body, usize::MAX)
+                    .await
+                    .map_err(|_| Problem::internal("an answer's body"))?;
+                let a = stored_answer(key.clone(), parts.status, &parts.headers, &bytes);
+                response = Response::from_parts(parts, Body::from(bytes));
+                Some(a)
+            }
+            _ => None,
+        };
+        let wrote_answer = stored.is_some();
+        match self.commit(live, &current, stored).await {
             Ok(true) => {}
             Ok(false) => {
                 *guard = None;
@@ -1923,12 +1912,10 @@ impl SessionRoute {
                 return Err(p);
             }
         }
-        let Some(live) = guard.as_mut() else {
-            return Err(Problem::internal("a session slot was empty"));
-        };
-        let doc = session_doc(&self.id, &pack_hash, live);
-        let records = log.and_then(|l| l.lock().ok().map(|l| l.clone()));
-        Ok((out, doc, records))
+        if wrote_answer {
+            response.extensions_mut().insert(AnswerStored);
+        }
+        Ok(response)
     }
 
     /// The recorded session (its file as stored) as a `History`, with its
@@ -1978,27 +1965,39 @@ async fn turn(s: SessionRoute, JsonBody(req): JsonBody<TurnBody>) -> Answer {
     }
     let started = Instant::now();
     let expected = req.expected.clone();
-    let (result, _, records) = s
-        .mutate_logged(expected.as_deref(), move |s| {
-            let r = match (&req.as_player, &req.to) {
-                (Some(p), _) => s.turn_as(p, &req.text),
-                (_, Some(c)) => s.turn_to(c, &req.text),
-                _ => s.turn(&req.text),
-            };
-            r.map_err(|e| {
-                if e.kind() == ErrorKind::Runtime {
-                    model_failure(&e)
-                } else {
-                    Problem::from(e)
-                }
-            })
-        })
+    let r = s
+        .mutate_logged(
+            expected.as_deref(),
+            move |s| {
+                let r = match (&req.as_player, &req.to) {
+                    (Some(p), _) => s.turn_as(p, &req.text),
+                    (_, Some(c)) => s.turn_to(c, &req.text),
+                    _ => s.turn(&req.text),
+                };
+                r.map_err(|e| {
+                    if e.kind() == ErrorKind::Runtime {
+                        model_failure(&e)
+                    } else {
+                        Problem::from(e)
+                    }
+                })
+            },
+            |result, _, records| turn_answer(&result, records),
+        )
         .await?;
     s.app.0.metrics.turn(started.elapsed());
-    // Under the model runtime the turn's `model` member, as `troupe run
-    // --runtime model --json` prints it (Format 24.7).
+    Ok(r)
+}
+
+/// The answer of a turn: the turn document of `troupe run --json`, and
+/// under the model runtime its `model` member, as `troupe run --runtime
+/// model --json` prints it (Format 24.7).
+fn turn_answer(
+    result: &troupe::TurnResult,
+    records: Option<Vec<troupe::model_runtime::TurnRecord>>,
+) -> Response {
     let record = records.and_then(|l| troupe::model_runtime::turn_record(&l, &result.messages));
-    let mut doc = serde_json::to_value(&result).unwrap_or(Value::Null);
+    let mut doc = serde_json::to_value(result).unwrap_or(Value::Null);
     if let (Some(obj), Some(rec)) = (doc.as_object_mut(), &record) {
         let mut m = serde_json::to_value(rec).unwrap_or(Value::Null);
         if let Some(m) = m.as_object_mut() {
@@ -2012,7 +2011,7 @@ async fn turn(s: SessionRoute, JsonBody(req): JsonBody<TurnBody>) -> Answer {
             r.headers_mut().insert("troupe-current", v);
         }
     }
-    Ok(r)
+    r
 }
 
 /// A failed model call (Format 24.6) as a problem: 502 (504 for
@@ -2049,8 +2048,9 @@ struct MoveBody {
 /// `POST /sessions/{id}/undo`: the last turn taken back (Format 18.4); the
 /// next input is a sibling of its input; nothing is lost.
 async fn undo(s: SessionRoute, JsonOrEmpty(req): JsonOrEmpty<MoveBody>) -> Answer {
-    let (_, doc) = s
-        .mutate(req.expected.as_deref(), |s| {
+    s.mutate(
+        req.expected.as_deref(),
+        |s| {
             if s.undo() {
                 Ok(())
             } else {
@@ -2060,9 +2060,10 @@ async fn undo(s: SessionRoute, JsonOrEmpty(req): JsonOrEmpty<MoveBody>) -> Answe
                     "the session has no turn to undo",
                 ))
             }
-        })
-        .await?;
-    Ok(json_response(StatusCode::OK, &doc))
+        },
+        |_, doc| json_response(StatusCode::OK, &doc),
+    )
+    .await
 }
 
 /// `POST /sessions/{id}/goto`: `{"message": ID}` becomes the current
@@ -2071,8 +2072,9 @@ async fn goto(s: SessionRoute, JsonBody(req): JsonBody<MoveBody>) -> Answer {
     let Some(target) = req.message else {
         return Err(Problem::bad_request("`message` names the message to go to"));
     };
-    let (_, doc) = s
-        .mutate(req.expected.as_deref(), move |s| {
+    s.mutate(
+        req.expected.as_deref(),
+        move |s| {
             if s.go_to(&target) {
                 Ok(())
             } else {
@@ -2085,9 +2087,10 @@ async fn goto(s: SessionRoute, JsonBody(req): JsonBody<MoveBody>) -> Answer {
                     ),
                 ))
             }
-        })
-        .await?;
-    Ok(json_response(StatusCode::OK, &doc))
+        },
+        |_, doc| json_response(StatusCode::OK, &doc),
+    )
+    .await
 }
 
 /// `GET /sessions/{id}` (its summary) and `GET /sessions/{id}.jsonl` (its
@@ -2098,6 +2101,7 @@ async fn get_session(s: SessionRoute) -> Answer {
             id: id.to_string(),
             app: s.app.clone(),
             ws: s.ws.clone(),
+            idem: None,
         };
         let (_, current, lines) = file.row().await?;
         let text = file.stored_text().await?;
@@ -2150,45 +2154,10 @@ async fn delete_session(s: SessionRoute, Query(q): Query<DeleteQuery>) -> Answer
         None
     };
     let db = s.app.db();
-    let deleted = {
-        let _w = db.write_guard().await;
-        let mut sql = String::from("DELETE FROM troupe_sessions WHERE workspace = $1 AND id = $2");
-        if q.expected.is_some() {
-            sql.push_str(" AND current = $3");
-        }
-        if q.lines.is_some() {
-            sql.push_str(if q.expected.is_some() {
-                " AND lines = $4"
-            } else {
-                " AND lines = $3"
-            });
-        }
-        let mut tx = db.pool.begin().await.map_err(Problem::db)?;
-        let mut query = sqlx::query(&sql).bind(s.ws.clone()).bind(s.id.clone());
-        if let Some(e) = &q.expected {
-            query = query.bind(e.clone());
-        }
-        if let Some(n) = q.lines {
-            query = query.bind(n);
-        }
-        let gone = query
-            .execute(&mut *tx)
-            .await
-            .map_err(Problem::db)?
-            .rows_affected();
-        if gone == 1 {
-            sqlx::query("DELETE FROM troupe_lines WHERE workspace = $1 AND session = $2")
-                .bind(s.ws.clone())
-                .bind(s.id.clone())
-                .execute(&mut *tx)
-                .await
-                .map_err(Problem::db)?;
-            tx.commit().await.map_err(Problem::db)?;
-        } else {
-            tx.rollback().await.map_err(Problem::db)?;
-        }
-        gone == 1
-    };
+    let deleted = db
+        .delete_session(&s.ws, &s.id, q.expected, q.lines)
+        .await
+        .map_err(Problem::db)?;
     if !deleted {
         // Gone already (404), or moved since the archive was read (409).
         let (_, current, _) = s.row().await?;
@@ -2235,12 +2204,12 @@ async fn settings(s: SessionRoute, JsonBody(mut req): JsonBody<Map<String, Value
         Some(_) => return Err(Problem::bad_request("`expected` is a message ID")),
     };
     let settings = Value::Object(req);
-    let (result, _) = s
-        .mutate(expected.as_deref(), move |s| {
-            s.change_settings(&settings).map_err(Problem::from)
-        })
-        .await?;
-    Ok(json_response(StatusCode::OK, &result))
+    s.mutate(
+        expected.as_deref(),
+        move |s| s.change_settings(&settings).map_err(Problem::from),
+        |result, _| json_response(StatusCode::OK, &result),
+    )
+    .await
 }
 
 /// `GET /sessions/{id}/ended[?at=ID]`: what `troupe ended --json` prints.

@@ -1,32 +1,34 @@
-//! SQLite's hot path (docs/server.md "Storage and durability", "SQLite's
-//! own threads"): the reads every request makes (its bearer token, its
-//! session's row) and every write of a turn run on two threads of this
-//! module, each owning one rusqlite connection with its statements
-//! prepared once and cached — instead of sqlx's worker thread, which every
-//! statement was handed to and back (docs/performance.md "Server").
+//! SQLite (docs/server.md "Storage and durability", "SQLite's own
+//! threads"): every statement runs on threads of this module, each owning
+//! one rusqlite connection with its statements prepared once and cached —
+//! instead of a pool whose worker thread every statement was handed to and
+//! back (docs/performance.md "Server").
 //!
-//! - The **reader** answers reads one after another; in WAL mode it never
-//!   waits for the writer, so a request's reads do not queue behind a
-//!   group's fsync.
+//! - The **reader** answers small reads one after another (a request's
+//!   bearer token, its session's row, an `Idempotency-Key`'s row, the
+//!   listings); in WAL mode it never waits for the writer, so a request's
+//!   reads do not queue behind a group's fsync.
 //! - The **line reader** reads a session's stored lines (a rebuild, a
-//!   catch-up, an export): a long read there never holds up the reader's
-//!   small ones.
+//!   catch-up, an export) and a pack's bytes: a long read there never
+//!   holds up the reader's small ones.
 //! - The **writer** takes every queued write at once and commits them in
-//!   one transaction, one fsync: the other writes (a new session's rows),
-//!   each under a savepoint so that a failing one fails alone, then the
-//!   turns (the group commit, up to [`super::db::GROUP_MAX`] turns).
+//!   one transaction, one fsync: the other writes (a new session's rows,
+//!   packs, deletes, tokens, `Idempotency-Key` claims and answers), each
+//!   under a savepoint so that a failing one fails alone, then the turns
+//!   (the group commit, up to [`super::db::GROUP_MAX`] turns), each with
+//!   the answer of its `Idempotency-Key` when it has one.
 //!
-//! Both use the libsqlite3-sys sqlx links (one SQLite in the binary). The
-//! writer holds the process's SQLite write lock ([`super::db::Db::write_lock`])
-//! while it writes, so the writes still made through sqlx (packs,
-//! idempotency keys, deletes) never wait on SQLite's busy timeout.
+//! It is the only writer of the process, so no lock is needed between
+//! writers of this process; another process's (`troupe serve token
+//! revoke`, a second server on the file) waits on SQLite's busy timeout.
+//! [`prepare`] checks and migrates the file before the threads start.
 
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
-use super::db::{TurnWrite, GROUP_MAX};
+use super::db::{err, TurnWrite, GROUP_MAX};
 
 /// A read, run on the reader's connection.
 type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
@@ -39,7 +41,9 @@ type Answer<T> = tokio::sync::oneshot::Sender<Result<T, String>>;
 
 enum Write {
     Turn(TurnWrite, Answer<bool>),
-    Job(WriteJob, Answer<()>),
+    /// A job, and whether its commit must be on disk before it is answered
+    /// (false: an `Idempotency-Key` claim, [`Lite::write_unsynced`]).
+    Job(WriteJob, Answer<()>, bool),
 }
 
 /// The two threads of a SQLite database ([module docs](self)); dropping
@@ -55,13 +59,13 @@ pub struct Lite {
 /// settings: WAL, `synchronous = FULL` (a commit is on disk before it is
 /// acknowledged), a busy timeout for writers of other processes.
 fn connect(path: &str) -> Result<Connection, String> {
-    let c = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI,
-    )
-    .map_err(|e| format!("cannot open the database {path}: {e}"))?;
+    connect_with(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+}
+
+/// [`connect`], with `flags` (creating the file, for [`prepare`]).
+fn connect_with(path: &str, flags: OpenFlags) -> Result<Connection, String> {
+    let c = Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(|e| format!("cannot open the database {path}: {e}"))?;
     let setup = || -> rusqlite::Result<()> {
         c.busy_timeout(std::time::Duration::from_secs(10))?;
         c.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
@@ -74,9 +78,9 @@ fn connect(path: &str) -> Result<Connection, String> {
 }
 
 impl Lite {
-    /// Starts the reader and the writer on the database file `path`.
-    /// `write_lock` is the process's SQLite write lock.
-    pub fn start(path: &str, write_lock: Arc<tokio::sync::Mutex<()>>) -> Result<Lite, String> {
+    /// Starts the reader, the line reader and the writer on the (migrated:
+    /// [`prepare`]) database file `path`.
+    pub fn start(path: &str) -> Result<Lite, String> {
         let reader = connect(path)?;
         let line_reader = connect(path)?;
         let writer = connect(path)?;
@@ -101,7 +105,7 @@ impl Lite {
             .map_err(|e| format!("cannot start the SQLite reader: {e}"))?;
         std::thread::Builder::new()
             .name("troupe-sqlite-write".into())
-            .spawn(move || write_loop(writer, write_queue, write_lock))
+            .spawn(move || write_loop(writer, write_queue))
             .map_err(|e| format!("cannot start the SQLite writer: {e}"))?;
         Ok(Lite {
             reads,
@@ -116,6 +120,15 @@ impl Lite {
         f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, String> {
         Self::read_on(&self.reads, f).await
+    }
+
+    /// Runs `f` on the line reader's connection (a long read: a pack's
+    /// bytes) and answers what it returned.
+    pub async fn read_long<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        Self::read_on(&self.line_reads, f).await
     }
 
     /// The stored lines `from..upto` of session `id` of `ws` (0: the
@@ -151,18 +164,53 @@ impl Lite {
 
     /// Runs `f` in the writer's next transaction, under a savepoint of its
     /// own (an error undoes only `f`'s statements and is answered to this
-    /// caller alone), committed (durably) before this returns.
-    pub async fn write(
+    /// caller alone), committed (durably) before this returns what `f`
+    /// returned.
+    pub async fn write<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static,
-    ) -> Result<(), String> {
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        self.write_job(f, true).await
+    }
+
+    /// [`Lite::write`] for a write that may be answered before it is on
+    /// disk: an `Idempotency-Key`'s claim. Should a group hold only such
+    /// writes, it commits with `synchronous = NORMAL` (no fsync of its
+    /// own; docs/server.md "SQLite's own threads"). A SIGKILL loses
+    /// nothing (the commit is in the WAL file); a power cut may lose the
+    /// claim, but then also every later commit, the claimed operation's
+    /// included (the WAL is written in order and each durable commit's
+    /// fsync covers all before it), so a retry finds neither, as after a
+    /// crash before the commit.
+    pub async fn write_unsynced<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        self.write_job(f, false).await
+    }
+
+    async fn write_job<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+        durable: bool,
+    ) -> Result<T, String> {
+        // What `f` returned waits here until its transaction committed.
+        let out = Arc::new(Mutex::new(None));
+        let put = out.clone();
+        let job: WriteJob = Box::new(move |c| {
+            let v = f(c)?;
+            *put.lock().unwrap_or_else(|p| p.into_inner()) = Some(v);
+            Ok(())
+        });
         let (answer, answered) = tokio::sync::oneshot::channel();
         self.writes
-            .send(Write::Job(Box::new(f), answer))
+            .send(Write::Job(job, answer, durable))
             .map_err(|_| "the SQLite writer stopped".to_string())?;
         answered
             .await
-            .map_err(|_| "the SQLite writer stopped".to_string())?
+            .map_err(|_| "the SQLite writer stopped".to_string())??;
+        let v = out.lock().unwrap_or_else(|p| p.into_inner()).take();
+        v.ok_or_else(|| "the SQLite writer lost an answer".to_string())
     }
 
     /// Writes a turn in the next group commit: `Ok(false)` when the
@@ -179,20 +227,27 @@ impl Lite {
 }
 
 /// The writer: takes every write queued (up to [`GROUP_MAX`] turns), runs
-/// the other writes one by one, then the turns as one group.
-fn write_loop(
-    mut conn: Connection,
-    queue: mpsc::Receiver<Write>,
-    lock: Arc<tokio::sync::Mutex<()>>,
-) {
+/// the other writes one by one, then the turns as one group. A group of
+/// unsynced jobs only commits without an fsync of its own
+/// ([`Lite::write_unsynced`]); any other with `synchronous = FULL`.
+fn write_loop(mut conn: Connection, queue: mpsc::Receiver<Write>) {
+    // The connection's setting (FULL from `connect`).
+    let mut full = true;
     while let Ok(first) = queue.recv() {
         let mut turns = Vec::new();
         let mut jobs = Vec::new();
+        let mut durable = false;
         let mut next = Some(first);
         while let Some(w) = next {
             match w {
-                Write::Turn(t, a) => turns.push((t, a)),
-                Write::Job(j, a) => jobs.push((j, a)),
+                Write::Turn(t, a) => {
+                    durable = true;
+                    turns.push((t, a))
+                }
+                Write::Job(j, a, d) => {
+                    durable |= d;
+                    jobs.push((j, a))
+                }
             }
             next = if turns.len() < GROUP_MAX {
                 queue.try_recv().ok()
@@ -200,7 +255,29 @@ fn write_loop(
                 None
             };
         }
-        let _w = lock.blocking_lock();
+        if durable != full {
+            let sql = if durable {
+                "PRAGMA synchronous = FULL"
+            } else {
+                "PRAGMA synchronous = NORMAL"
+            };
+            match conn.execute_batch(sql) {
+                Ok(()) => full = durable,
+                // Still FULL: the unsynced jobs are merely flushed too.
+                Err(_) if !durable => {}
+                Err(e) => {
+                    // Not sure to be on disk: nothing of the group is written.
+                    let e = e.to_string();
+                    for (_, answer) in jobs {
+                        let _ = answer.send(Err(e.clone()));
+                    }
+                    for (_, answer) in turns {
+                        let _ = answer.send(Err(e.clone()));
+                    }
+                    continue;
+                }
+            }
+        }
         let mut done = Vec::with_capacity(jobs.len());
         match write_group(&mut conn, jobs, &mut done, &turns) {
             Ok(applied) => {
@@ -275,11 +352,113 @@ fn write_group(
                 for (i, line) in w.lines.iter().enumerate() {
                     insert.execute(params![w.workspace, w.session, w.old_rows + i as i64, line])?;
                 }
+                // The request's Idempotency-Key answer, in the turn's
+                // transaction: a retry finds both or neither.
+                if let Some(a) = &w.answer {
+                    tx.prepare_cached(STORE_ANSWER)?.execute(params![
+                        a.status,
+                        a.content_type,
+                        a.body,
+                        w.workspace,
+                        a.key
+                    ])?;
+                }
             }
         }
     }
     tx.commit()?;
     Ok(applied)
+}
+
+/// Turns a claim row of `troupe_idempotency` into its answer.
+const STORE_ANSWER: &str = "UPDATE troupe_idempotency SET status = ?1, content_type = ?2, body = ?3 WHERE workspace = ?4 AND key = ?5";
+
+/// Checks the SQLite file `path` is Troupe's and migrates it (docs/server.md
+/// "Storage and durability"): an existing file is first inspected through
+/// a read-only connection (nothing written, not even the WAL switch); a
+/// file holding another table, or of a newer schema, is refused
+/// ([`super::db::check_tables`], [`super::db::check_version`]). Then the
+/// migrations it lacks are applied, each in one `BEGIN IMMEDIATE`
+/// transaction with its version row (processes starting together take
+/// turns on SQLite's write lock, and the version is read again inside).
+/// `shown` names the file in errors.
+pub fn prepare(path: &str, shown: &str) -> Result<(), String> {
+    if std::path::Path::new(path).exists() {
+        let c = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| err(&format!("cannot open {shown}"), e))?;
+        inspect(&c, shown)?;
+    }
+    let mut c = connect_with(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+    )?;
+    if inspect(&c, shown)? >= super::db::SCHEMA_VERSION {
+        return Ok(());
+    }
+    let tx = c
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| err("database", e))?;
+    tx.execute_batch(super::db::SCHEMA_TABLE)
+        .map_err(|e| err("migration", e))?;
+    let version = inspect(&tx, shown)?;
+    if version < 1 {
+        for stmt in super::db::MIGRATION_1 {
+            tx.execute_batch(stmt).map_err(|e| err("migration 1", e))?;
+        }
+        tx.execute(super::db::SCHEMA_ROW, params![1i64, super::db::now()])
+            .map_err(|e| err("migration 1", e))?;
+    }
+    tx.commit().map_err(|e| err("migration", e))
+}
+
+/// Refuses a database holding a table Troupe did not create, or a schema
+/// newer than this build's; reads only. `Ok(version)`: the schema version
+/// found (0: an empty database).
+fn inspect(c: &Connection, shown: &str) -> Result<i64, String> {
+    let names = (|| {
+        let mut q = c.prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+        )?;
+        let rows = q.query_map([], |r| r.get::<_, String>(0))?;
+        rows.collect::<rusqlite::Result<Vec<String>>>()
+    })()
+    .map_err(|e| err("cannot list the database's tables", e))?;
+    if !super::db::check_tables(&names, shown)? {
+        return Ok(0);
+    }
+    let version: Option<i64> = c
+        .query_row("SELECT MAX(version) FROM troupe_schema", [], |r| r.get(0))
+        .map_err(|e| err("cannot read the schema version", e))?;
+    super::db::check_version(version.unwrap_or(0), shown)
+}
+
+/// The row `sql` (with `params`) reads, mapped by `f`, if any.
+pub fn optional<T>(
+    c: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<Option<T>> {
+    let mut q = c.prepare_cached(sql)?;
+    let mut rows = q.query(params)?;
+    rows.next()?.map(f).transpose()
+}
+
+/// Deletes the token of SHA-256 `hash` of `ws` (every token of it when
+/// `None`): how many were deleted.
+pub fn revoke_tokens(c: &Connection, ws: &str, hash: Option<&str>) -> rusqlite::Result<u64> {
+    let n = match hash {
+        Some(h) => c
+            .prepare_cached("DELETE FROM troupe_tokens WHERE workspace = ?1 AND hash = ?2")?
+            .execute(params![ws, h])?,
+        None => c
+            .prepare_cached("DELETE FROM troupe_tokens WHERE workspace = ?1")?
+            .execute(params![ws])?,
+    };
+    Ok(n as u64)
 }
 
 /// The workspace the token of SHA-256 `hash` opens, if any.
