@@ -371,12 +371,8 @@ fn advisory(message: String) -> Diagnostic {
 fn players_over_max(bundle: &Value, max: u64) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for (i, sc) in crate::model::scenarios(bundle).iter().enumerate() {
-        let players = sc
-            .get("cast")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|c| c.get("seat").is_some() || c.get("player") == Some(&Value::Bool(true)))
+        let players = crate::model::items::Cast::all(sc)
+            .filter(crate::model::items::Cast::is_player)
             .count() as u64;
         if players > max {
             out.push(

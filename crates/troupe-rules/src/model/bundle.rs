@@ -3,8 +3,6 @@
 //! Every field the format marks optional is `Option` or defaults to empty, so
 //! that a document read before its schema passes still yields what it can.
 
-#[cfg(any(test, feature = "unstable-internals"))]
-use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -261,54 +259,6 @@ pub enum Condition {
         /// The threshold, as written.
         threshold: Value,
     },
-}
-
-/// An event (Format 9).
-#[derive(Debug, Clone, Deserialize)]
-pub struct Event {
-    /// The event's ID.
-    pub id: String,
-    /// When it fires.
-    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
-    pub when: Condition,
-    /// Whether it may fire again on one path (default false).
-    #[serde(default)]
-    pub repeat: bool,
-    /// Changes applied when it fires.
-    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
-    #[serde(default)]
-    pub changes: Vec<Value>,
-    /// Whether firing ends the story.
-    #[serde(default)]
-    pub end: bool,
-    /// A signal raised when it fires (playtests).
-    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
-    #[serde(default)]
-    pub signal: Option<String>,
-}
-
-/// An outcome: an ending (Format 9).
-#[cfg(any(test, feature = "unstable-internals"))]
-#[derive(Debug, Clone, Deserialize)]
-pub struct Outcome {
-    /// The outcome's ID.
-    pub id: String,
-    /// When it is reached.
-    pub when: Condition,
-    /// Changes applied when it is reached.
-    #[serde(default)]
-    pub changes: Vec<Value>,
-}
-
-/// Difficulty presets (Format 6.5).
-#[cfg(any(test, feature = "unstable-internals"))]
-#[derive(Debug, Clone, Deserialize)]
-pub struct Difficulty {
-    /// The preset used when a session names none.
-    pub default: String,
-    /// Preset → knob → value.
-    #[serde(default)]
-    pub options: IndexMap<String, IndexMap<String, Value>>,
 }
 
 /// A scenario (Format 6).

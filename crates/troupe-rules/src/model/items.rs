@@ -89,11 +89,6 @@ impl<'a> Opening<'a> {
             group_only: flag(v, "group_only"),
         }
     }
-
-    /// The openings of scenario `sc`, in order.
-    pub fn all(sc: &'a Value) -> impl Iterator<Item = Opening<'a>> {
-        array(sc, "openings").iter().map(Opening::read)
-    }
 }
 
 /// `v.scene.present` (a scenario's or an opening's scene, Format 6.4), when
@@ -198,8 +193,6 @@ pub struct TurnOrder<'a> {
     pub allow_self_responses: bool,
     /// The most replies a turn has, when written.
     pub max_replies_per_turn: Option<u64>,
-    /// The block as written.
-    pub raw: Option<&'a Value>,
 }
 
 impl<'a> TurnOrder<'a> {
@@ -213,7 +206,6 @@ impl<'a> TurnOrder<'a> {
             fallback: text(t, "fallback"),
             allow_self_responses: flag(t, "allow_self_responses"),
             max_replies_per_turn: t.get("max_replies_per_turn").and_then(Value::as_u64),
-            raw: Some(t),
         }
     }
 }
@@ -283,8 +275,6 @@ pub struct Category<'a> {
     /// The category's ID (`minor_safety` and `crisis_support` extend the
     /// global rules, 19.3).
     pub id: Option<&'a str>,
-    /// `allow`, `redirect` or `stop`, as written.
-    pub action: Option<&'a str>,
     /// Its terms (keys, 19.2).
     pub terms: &'a [Value],
     /// Its regular expressions.
@@ -301,7 +291,6 @@ impl<'a> Category<'a> {
             .iter()
             .map(|c| Category {
                 id: super::id_of(c),
-                action: text(c, "action"),
                 terms: array(c, "terms"),
                 patterns: array(c, "patterns"),
                 redirect_text: text(c, "redirect_text"),
@@ -365,6 +354,6 @@ mod tests {
         let sc = json!({"turn_order": {"strategy": "natural", "max_replies_per_turn": 3}});
         let t = TurnOrder::of(&sc);
         assert_eq!((t.strategy, t.max_replies_per_turn), (Some("natural"), Some(3)));
-        assert!(TurnOrder::of(&json!({})).raw.is_none());
+        assert!(TurnOrder::of(&json!({})).strategy.is_none());
     }
 }
