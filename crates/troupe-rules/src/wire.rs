@@ -99,8 +99,9 @@ pub fn shared_strs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<str>>, D::
 /// the first time it is read: reading `ir.json` then costs one string
 /// for it rather than a tree of maps and strings that most sessions never
 /// look at (the model runtime's answer schema, read only by a model
-/// runtime). Written as the value itself, so `ir.json`'s bytes do not
-/// depend on it.
+/// runtime). Written as its text: made from a value, that is the value's
+/// compact JSON, so `ir.json`'s bytes do not depend on it; read, it is
+/// written again as it was read.
 ///
 /// Reading checks that the text is JSON nested at most
 /// [`JsonText::MAX_DEPTH`] deep, so building the value later cannot fail:
@@ -109,9 +110,11 @@ pub fn shared_strs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<str>>, D::
 ///
 /// ```
 /// # use troupe::wire::JsonText;
-/// let t: JsonText = serde_json::from_str(r#"{"a": [1, {"b": null}]}"#).unwrap();
+/// let t: JsonText = serde_json::from_str(r#"{"a":[1,{"b":null}]}"#).unwrap();
 /// assert_eq!(t["a"][1]["b"], serde_json::Value::Null);
 /// assert_eq!(serde_json::to_string(&t).unwrap(), r#"{"a":[1,{"b":null}]}"#);
+/// let made = JsonText::new(serde_json::json!({"a": [1, {"b": null}]}));
+/// assert_eq!(made, t);
 /// let deep = format!("{}{}", "[".repeat(101), "]".repeat(101));
 /// assert!(serde_json::from_str::<JsonText>(&deep).is_err());
 /// ```
