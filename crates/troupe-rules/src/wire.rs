@@ -99,8 +99,9 @@ pub fn shared_strs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<str>>, D::
 /// the first time it is read: reading `ir.json` then costs one string
 /// for it rather than a tree of maps and strings that most sessions never
 /// look at (the model runtime's answer schema, read only by a model
-/// runtime). Written as the value itself, so `ir.json`'s bytes do not
-/// depend on it.
+/// runtime). Written as its text: made from a value, that is the value's
+/// compact JSON, so `ir.json`'s bytes do not depend on it; read, it is
+/// written again as it was read.
 ///
 /// Reading checks that the text is JSON nested at most
 /// [`JsonText::MAX_DEPTH`] deep, so building the value later cannot fail:
@@ -109,9 +110,11 @@ pub fn shared_strs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<str>>, D::
 ///
 /// ```
 /// # use troupe::wire::JsonText;
-/// let t: JsonText = serde_json::from_str(r#"{"a": [1, {"b": null}]}"#).unwrap();
+/// let t: JsonText = serde_json::from_str(r#"{"a":[1,{"b":null}]}"#).unwrap();
 /// assert_eq!(t["a"][1]["b"], serde_json::Value::Null);
 /// assert_eq!(serde_json::to_string(&t).unwrap(), r#"{"a":[1,{"b":null}]}"#);
+/// let made = JsonText::new(serde_json::json!({"a": [1, {"b": null}]}));
+/// assert_eq!(made, t);
 /// let deep = format!("{}{}", "[".repeat(101), "]".repeat(101));
 /// assert!(serde_json::from_str::<JsonText>(&deep).is_err());
 /// ```
@@ -151,6 +154,15 @@ impl JsonText {
 
 fn null_text() -> Box<serde_json::value::RawValue> {
     serde_json::value::RawValue::from_string("null".to_string()).expect("`null` is JSON")
+}
+
+/// Whether the arrays and objects of JSON text `s` nest deeper than
+/// `max`. A text with at most `max` opening brackets in all (strings
+/// included) cannot, and counting them is a loop the compiler vectorizes;
+/// only a text with more is walked ([`json_depth`]).
+fn nests_deeper_than(s: &str, max: usize) -> bool {
+    let opening = s.bytes().filter(|&b| b == b'[' || b == b'{').count();
+    opening > max && json_depth(s) > max
 }
 
 /// How deeply the arrays and objects of JSON text `s` nest (strings and
@@ -224,7 +236,7 @@ impl serde::Serialize for JsonText {
 impl<'de> serde::Deserialize<'de> for JsonText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JsonText, D::Error> {
         let text = Box::<serde_json::value::RawValue>::deserialize(d)?;
-        if json_depth(text.get()) > JsonText::MAX_DEPTH {
+        if nests_deeper_than(text.get(), JsonText::MAX_DEPTH) {
             return Err(serde::de::Error::custom(format_args!(
                 "a JSON value nested more than {} deep",
                 JsonText::MAX_DEPTH
@@ -234,5 +246,25 @@ impl<'de> serde::Deserialize<'de> for JsonText {
             text,
             value: std::sync::OnceLock::new(),
         })
+    }
+}
+
+#[cfg(test)]
+mod json_depth_tests {
+    use super::*;
+
+    #[test]
+    fn depth_skips_strings_and_escapes() {
+        assert_eq!(json_depth(r#"{"a":[1,{"b":"[[[{"}]}"#), 3);
+        assert_eq!(json_depth(r#"["\"", "\\[", [[]]]"#), 3);
+        assert_eq!(json_depth("1"), 0);
+        // Many brackets inside strings: counted by the quick test, not by
+        // the walk.
+        let text = format!("[{:?}]", "[".repeat(500));
+        assert!(!nests_deeper_than(&text, 100));
+        let deep = format!("{}{}", "[{\"a\":".repeat(51), "1}]".repeat(51));
+        assert_eq!(json_depth(&deep), 102);
+        assert!(nests_deeper_than(&deep, 101));
+        assert!(!nests_deeper_than(&deep, 102));
     }
 }
