@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::model::array as list;
 use crate::check::run::Checked;
 use crate::open::check_scanned_pack;
 use crate::diag::Diagnostic;
@@ -207,11 +208,6 @@ fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
 
 fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
     let _ = writeln!(out, "| {} |", head.join(" | "));

@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use crate::model::array as list;
 use crate::load::lower::PackValues;
 use crate::changes::resolve_target;
 use crate::changes::settings::Declared;
@@ -108,11 +109,6 @@ fn check_turn_numbers(fixture: &Value, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn list<'v>(v: &'v Value, field: &str) -> &'v [Value] {
-    v.get(field)
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice)
-}
 
 fn ids<'v>(v: &'v Value, field: &str) -> Vec<&'v str> {
     list(v, field)
