@@ -131,7 +131,7 @@ fn client(
     pack: String,
     c: usize,
     stop: Arc<AtomicBool>,
-    keyed: bool,
+    keys: Option<String>,
 ) -> Vec<f64> {
     let agent = agent();
     let base = &bases[0];
@@ -159,7 +159,8 @@ fn client(
             let body =
                 json!({"text": LINES[n as usize % LINES.len()], "expected": current}).to_string();
             let t = Instant::now();
-            let key = keyed.then(|| format!("{c}-{n}"));
+            // Unique in the workspace: the run's prefix, the client, the turn.
+            let key = keys.as_ref().map(|run| format!("{run}-{c}-{n}"));
             let (s, doc) = post(&agent, url, &token, body.as_bytes(), key.as_deref());
             let dt = t.elapsed().as_secs_f64();
             match s {
@@ -309,8 +310,8 @@ fn main() {
                     vec![bases[c % k].clone()]
                 };
                 let (token, pack, stop) = (token.clone(), pack.clone(), stop.clone());
-                let keyed = o.idempotency;
-                std::thread::spawn(move || client(mine, token, pack, c, stop, keyed))
+                let keys = o.idempotency.then(|| format!("run{n}"));
+                std::thread::spawn(move || client(mine, token, pack, c, stop, keys))
             })
             .collect();
         std::thread::sleep(Duration::from_secs(o.seconds));
