@@ -357,6 +357,25 @@ fn a_database_holding_other_tables_or_a_newer_schema_is_refused() {
     );
 }
 
+/// An in-memory SQLite database would be one empty database per server
+/// thread (the reader's, the writer's): refused with a clear error
+/// (docs/server.md "Storage and durability"), never served.
+#[test]
+fn an_in_memory_sqlite_database_is_refused() {
+    for database in ["sqlite::memory:", ":memory:", "sqlite://x.db?mode=memory"] {
+        let out = Command::new(BIN)
+            .args(["serve", "--listen", "127.0.0.1:0", "--database", database])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{database}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("an in-memory SQLite database cannot be served"),
+            "{err}"
+        );
+    }
+}
+
 #[test]
 fn test_server_prints_the_local_report() {
     let tmp = tempfile::tempdir().unwrap();

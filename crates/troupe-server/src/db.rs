@@ -482,6 +482,12 @@ fn sqlite_path(database: &str) -> Option<String> {
     Some(path.split('?').next().unwrap_or_default().to_string())
 }
 
+/// Whether a SQLite `--database` names an in-memory (or temporary,
+/// unnamed) database rather than a file.
+fn in_memory(path: &str, database: &str) -> bool {
+    path.is_empty() || path == ":memory:" || database.contains("mode=memory")
+}
+
 /// Seconds since the Unix epoch.
 pub fn now() -> i64 {
     std::time::SystemTime::now()
@@ -559,6 +565,13 @@ impl Db {
     pub async fn open(database: &str) -> Result<Db, String> {
         if let Some(path) = sqlite_path(database) {
             let shown = format!("the database {database}");
+            if in_memory(&path, database) {
+                return Err(format!(
+                    "{shown}: an in-memory SQLite database cannot be served: the server's \
+                     reader and writer threads each open the database, so each would see its \
+                     own empty one; give a file path (the default is troupe.db)"
+                ));
+            }
             // Inspected first, read-only, on a thread of its own (opening a
             // file blocks): an existing file is opened read-only so nothing
             // (not even the WAL switch) touches it yet; then migrated, and
