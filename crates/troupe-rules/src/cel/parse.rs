@@ -285,13 +285,7 @@ impl<'a> Parser<'a> {
     fn describe(&self, t: Token) -> String {
         match t.kind {
             Tok::Eof => "the end of the expression".into(),
-            _ => {
-                let text = self.text(t);
-                match text.char_indices().nth(24) {
-                    Some((cut, _)) => format!("`{}…`", &text[..cut]),
-                    None => format!("`{text}`"),
-                }
-            }
+            _ => format!("`{}`", shown(self.text(t))),
         }
     }
 
@@ -669,7 +663,7 @@ impl<'a> Parser<'a> {
                     Ok(v) => ExprKind::Int(v),
                     Err(_) => {
                         return Err((
-                            format!("the int literal {text} is out of range (64-bit signed)"),
+                            format!("the int literal {} is out of range (64-bit signed)", shown(text)),
                             span,
                         ))
                     }
@@ -685,7 +679,7 @@ impl<'a> Parser<'a> {
                     Ok(v) if v.is_finite() => ExprKind::Double(v),
                     _ => {
                         return Err((
-                            format!("the double literal {text} is out of range"),
+                            format!("the double literal {} is out of range", shown(text)),
                             span,
                         ))
                     }
@@ -699,7 +693,7 @@ impl<'a> Parser<'a> {
                 };
                 if parsed.is_err() {
                     return Err((
-                        format!("the unsigned int literal {text} is out of range"),
+                        format!("the unsigned int literal {} is out of range", shown(text)),
                         span,
                     ));
                 }
@@ -1016,6 +1010,14 @@ impl<'a> Parser<'a> {
             span,
             height,
         )
+    }
+}
+
+/// A token's text as messages quote it: at most 24 characters, then `…`.
+fn shown(text: &str) -> String {
+    match text.char_indices().nth(24) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
     }
 }
 
