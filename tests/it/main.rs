@@ -12,6 +12,8 @@ mod common;
 mod server_support;
 
 mod api;
+mod breaker_cel;
+mod breaker_ir;
 mod cel_conformance;
 mod cel_suite;
 mod cel_troupe;
