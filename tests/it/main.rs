@@ -65,6 +65,8 @@ mod runtime;
 mod schemas;
 // `troupe serve` over HTTP (docs/server.md): needs the server in the binary.
 #[cfg(feature = "server")]
+mod breaker_server;
+#[cfg(feature = "server")]
 mod server_api;
 #[cfg(feature = "server")]
 mod server_config;
