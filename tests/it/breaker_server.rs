@@ -20,7 +20,7 @@ fn a_key_the_server_cannot_keep_is_refused_never_ignored() {
         let turns = ws.url(&format!("/sessions/{id}/turns"));
         let body = json!({"text": "Hello, I saw your advert."}).to_string();
         let long = "k".repeat(201);
-        for key in [long.as_str(), "café", "a\u{7f}b"] {
+        for key in [long.as_str(), "café"] {
             let lines = |ws: &Ws| ws.get(&format!("/sessions/{id}.jsonl")).body.lines().count();
             let before = lines(&ws);
             let first = call("POST", &turns, Some(&ws.token), Some(body.as_bytes()), Some(key));
