@@ -163,3 +163,99 @@ fn a_long_operator_chain_compiles_to_an_ir_that_reads_back() {
         assert!(o.from_ir, "{when}");
     }
 }
+
+/// Plays `used-car-safety.txt` and a few plain inputs on `o`.
+fn play(o: &troupe::runtime::Opened) {
+    use troupe::runtime::{Options, Session};
+    let mut inputs = troupe::files::read_script(Path::new("examples/scripts/used-car-safety.txt")).unwrap();
+    inputs.extend(["Hello!", "I can offer 7,000.", "Deal."].map(String::from));
+    let Ok(mut s) = Session::start(o, &Options::default()) else { return };
+    for i in &inputs {
+        if s.is_over() {
+            break;
+        }
+        let _ = s.turn(i);
+    }
+}
+
+/// Hand-edited IRs (hashes fixed up, as whoever edits an IR can): lowered
+/// conditions of the wrong type, out-of-range locals, wrong arities, odd
+/// numbers and shapes where the policy and schema are kept as text.
+/// Expected (Format 14.4, 16): refused (IR_MISMATCH, `bundle.json` runs)
+/// or run with a diagnostic; never a panic.
+#[test]
+fn hostile_ir_edits_never_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = compiled(NEGOTIATION);
+    let when = |root: Value| {
+        move |s: &mut Value| s["story"]["events"][0]["when"]["root"] = root.clone()
+    };
+    let j = |t: &str| -> Value { serde_json::from_str(t).unwrap() };
+    let mut edits: Vec<(String, Box<dyn Fn(&mut Value)>)> = Vec::new();
+    for root in [
+        r#"{"Not": {"Const": {"Int": 5}}}"#,
+        r#"{"Neg": {"Const": {"String": "x"}}}"#,
+        r#"{"Arith": ["Add", {"Const": {"Bool": true}}, {"Const": {"String": "x"}}]}"#,
+        r#"{"Arith": ["Div", {"Const": {"Int": 1}}, {"Const": {"Int": 0}}]}"#,
+        r#"{"Arith": ["Mul", {"Const": {"Int": 9223372036854775807}}, {"Const": {"Int": 2}}]}"#,
+        r#"{"Index": [{"Const": {"Int": 1}}, {"Const": {"Int": 1}}]}"#,
+        r#"{"Local": 4000000000}"#,
+        r#"{"Local": 0}"#,
+        r#"{"SlotBound": 0}"#,
+        r#"{"Slot": 0}"#,
+        r#"{"CmpSlotInt": ["Gt", 0, 1]}"#,
+        r#"{"Call": ["Size", []]}"#,
+        r#"{"Call": ["Contains", [{"Const": {"Int": 1}}]]}"#,
+        r#"{"Call": ["Roll", [{"Const": {"String": "999999d999999"}}]]}"#,
+        r#"{"Call": ["Hit", []]}"#,
+        r#"{"Call": ["Matches", [{"Const": {"String": "a"}}, {"Const": {"String": "("}}]]}"#,
+        r#"{"Comp": {"kind": "All", "range": {"Const": {"Int": 3}}, "pred": null, "transform": null}}"#,
+        r#"{"Comp": {"kind": "Map", "range": {"List": []}, "pred": null, "transform": null}}"#,
+        r#"{"Cond": [{"Const": {"Int": 1}}, {"Const": {"Bool": true}}, {"Const": {"Bool": false}}, 0]}"#,
+        r#"{"And": [{"Const": {"Bool": true}}, {"Const": {"Bool": true}}, 4000000000]}"#,
+        r#"{"Select": [{"Const": {"Int": 1}}, "x", true]}"#,
+        r#"{"Map": [[{"Const": {"List": []}}, {"Const": {"Int": 1}}]]}"#,
+        r#"{"In": [{"Const": {"Int": 1}}, {"Const": {"Int": 1}}]}"#,
+        r#"{"Const": {"Double": 1e400}}"#,
+        r#"{"Const": {"Int": 1}}"#,
+    ] {
+        edits.push((root.to_string(), Box::new(when(j(root)))));
+    }
+    for (name, v) in [
+        ("slot_count huge", j("1e400")),
+        ("slot_count negative", j("-1")),
+        ("slot_count u64 max + 1", j("18446744073709551616")),
+    ] {
+        edits.push((name.into(), Box::new(move |s: &mut Value| s["story"]["slot_count"] = v.clone())));
+    }
+    for (name, v) in [
+        ("policy a number", j("1e99999")),
+        ("policy a string", j(r#""\u0000""#)),
+        ("policy categories a map", j(r#"{"categories": {"a": 1}}"#)),
+        ("policy huge term", Value::from(serde_json::json!({"categories": [{"id": "x", "action": "stop", "terms": ["a".repeat(1 << 20)]}]}))),
+        ("policy bad pattern", j(r#"{"categories": [{"id": "x", "action": "stop", "patterns": ["(", "/a/zz", "(?<"]}]}"#)),
+        ("policy unknown action", j(r#"{"categories": [{"id": "x", "action": "explode", "terms": ["hi"]}]}"#)),
+    ] {
+        edits.push((name.into(), Box::new(move |s: &mut Value| s["runtime"]["safety"] = v.clone())));
+    }
+    edits.push(("schema a huge number".into(), Box::new(|s: &mut Value| {
+        s["story"]["model"]["schema"] = j("123456789012345678901234567890e99999")
+    })));
+    for (name, edit) in &edits {
+        let ir = edited(&e, |s| edit(s));
+        let p = with_ir(dir.path(), &e, ir);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let o = open(&p).unwrap();
+            play(&o);
+            o.from_ir
+        }));
+        assert!(r.is_ok(), "{name}: panicked");
+    }
+}
+
+/// ir.json with `edit` applied to its first scenario.
+fn edited(e: &[(String, Vec<u8>)], edit: impl FnOnce(&mut Value)) -> Vec<u8> {
+    let mut ir: Value = serde_json::from_slice(get(e, "ir.json")).unwrap();
+    edit(&mut ir["scenarios"][0]);
+    format!("{ir}\n").into_bytes()
+}
