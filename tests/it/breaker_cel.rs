@@ -42,16 +42,33 @@ fn deep_accepted() -> Vec<String> {
         format!("{}0{}", "a[".repeat(n), "]".repeat(n)),
         format!("{}true{}", "a.all(x, ".repeat(n), ")".repeat(n)),
         format!("size({}x{}) > 0", "a.map(x, ".repeat(n), ")".repeat(n)),
-        format!("size({}x{}) > 0", "a.filter(x, ".repeat(n), " > 0)".repeat(n)),
+        format!(
+            "size({}x{}) > 0",
+            "a.filter(x, ".repeat(n),
+            " > 0)".repeat(n)
+        ),
         format!("{}true{}", "a.exists_one(x, ".repeat(n), ")".repeat(n)),
         chain(" + ", 200),
         chain(" * ", 200),
         format!("{} == x", chain(" - ", 199)),
         chain(" > 0 || x", 2000),
         // Nesting and a long chain at once: height close to 200.
-        format!("{}{}{}", "(x + ".repeat(90), chain(" + ", 100), ")".repeat(90)),
-        format!("{}{}{}", "a.all(y, ".repeat(50), format!("{} > 0", chain(" + ", 140)), ")".repeat(50)),
-        format!("{}{}{}", "[".repeat(90), chain(" % ", 100), "]".repeat(90)).replace("[[", "[[").to_string() + " == []",
+        format!(
+            "{}{}{}",
+            "(x + ".repeat(90),
+            chain(" + ", 100),
+            ")".repeat(90)
+        ),
+        format!(
+            "{}{}{}",
+            "a.all(y, ".repeat(50),
+            format!("{} > 0", chain(" + ", 140)),
+            ")".repeat(50)
+        ),
+        format!("{}{}{}", "[".repeat(90), chain(" % ", 100), "]".repeat(90))
+            .replace("[[", "[[")
+            .to_string()
+            + " == []",
         format!("{}1{}", "m['k'] + ".repeat(150), ""),
         format!("has(m.k{})", ""),
     ]
@@ -136,7 +153,10 @@ fn hostile_text_is_one_plain_syntax_error_never_a_panic() {
                 Err(errs) => {
                     assert_eq!(errs.len(), 1, "{src:?}: {errs:?}");
                     let m = errs[0].to_string();
-                    assert!(!m.is_empty() && !m.contains("Error") && !m.contains("panick"), "{m}");
+                    assert!(
+                        !m.is_empty() && !m.contains("Error") && !m.contains("panick"),
+                        "{m}"
+                    );
                 }
             }
         }

@@ -77,7 +77,11 @@ fn a_json_text_with_a_lone_surrogate_is_refused_when_read() {
         assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
         // ...so the text is refused, not kept to become `null` later.
         let read = serde_json::from_str::<JsonText>(text);
-        assert!(read.is_err(), "{text}: accepted, value {:?}", read.map(|t| t.value().clone()));
+        assert!(
+            read.is_err(),
+            "{text}: accepted, value {:?}",
+            read.map(|t| t.value().clone())
+        );
     }
     // A surrogate pair, escaped backslashes and other escapes still read.
     for (text, want) in [
@@ -99,27 +103,31 @@ fn an_ir_whose_schema_holds_a_lone_surrogate_falls_back_to_bundle_json() {
     let at = ir.find("\"schema\":").unwrap() + "\"schema\":".len();
     // The schema's text replaced by a string holding a lone surrogate.
     let end = {
-        let v: Box<serde_json::value::RawValue> =
-            serde_json::Deserializer::from_str(&ir[at..])
-                .into_iter::<Box<serde_json::value::RawValue>>()
-                .next()
-                .unwrap()
-                .unwrap();
+        let v: Box<serde_json::value::RawValue> = serde_json::Deserializer::from_str(&ir[at..])
+            .into_iter::<Box<serde_json::value::RawValue>>()
+            .next()
+            .unwrap()
+            .unwrap();
         at + v.get().len()
     };
     let bad = format!("{}{}{}", &ir[..at], r#""\ud800""#, &ir[end..]);
     let p = with_ir(dir.path(), &e, bad.into_bytes());
     let o = open(&p).unwrap();
-    assert!(!o.from_ir, "the IR was used: its schema reads as {:?}",
-        o.ir.as_ref().map(|ir| ir.scenarios[0].story.model.schema.value().clone()));
+    assert!(
+        !o.from_ir,
+        "the IR was used: its schema reads as {:?}",
+        o.ir.as_ref()
+            .map(|ir| ir.scenarios[0].story.model.schema.value().clone())
+    );
     assert_eq!(mismatches(&o.warnings), [""]);
 }
 
 /// The tiny bundle with its event's condition replaced by `when`.
 fn tiny_with_condition(dir: &Path, when: &str) -> PathBuf {
-    let mut b: Value =
-        serde_json::from_str(&std::fs::read_to_string("examples/bundles/tiny.bundle.json").unwrap())
-            .unwrap();
+    let mut b: Value = serde_json::from_str(
+        &std::fs::read_to_string("examples/bundles/tiny.bundle.json").unwrap(),
+    )
+    .unwrap();
     b["scenarios"][0]["events"][0]["when"] = when.into();
     let p = dir.join("deep.bundle.json");
     std::fs::write(&p, b.to_string()).unwrap();
@@ -159,7 +167,12 @@ fn a_long_operator_chain_compiles_to_an_ir_that_reads_back() {
         let p = dir.path().join("deep.troupe");
         std::fs::write(&p, bytes).unwrap();
         let o = open(&p).unwrap();
-        assert_eq!(mismatches(&o.warnings), Vec::<String>::new(), "{:?}", o.warnings);
+        assert_eq!(
+            mismatches(&o.warnings),
+            Vec::<String>::new(),
+            "{:?}",
+            o.warnings
+        );
         assert!(o.from_ir, "{when}");
     }
 }
@@ -167,9 +180,12 @@ fn a_long_operator_chain_compiles_to_an_ir_that_reads_back() {
 /// Plays `used-car-safety.txt` and a few plain inputs on `o`.
 fn play(o: &troupe::runtime::Opened) {
     use troupe::runtime::{Options, Session};
-    let mut inputs = troupe::files::read_script(Path::new("examples/scripts/used-car-safety.txt")).unwrap();
+    let mut inputs =
+        troupe::files::read_script(Path::new("examples/scripts/used-car-safety.txt")).unwrap();
     inputs.extend(["Hello!", "I can offer 7,000.", "Deal."].map(String::from));
-    let Ok(mut s) = Session::start(o, &Options::default()) else { return };
+    let Ok(mut s) = Session::start(o, &Options::default()) else {
+        return;
+    };
     for i in &inputs {
         if s.is_over() {
             break;
@@ -187,9 +203,8 @@ fn play(o: &troupe::runtime::Opened) {
 fn hostile_ir_edits_never_panic() {
     let dir = tempfile::tempdir().unwrap();
     let e = compiled(NEGOTIATION);
-    let when = |root: Value| {
-        move |s: &mut Value| s["story"]["events"][0]["when"]["root"] = root.clone()
-    };
+    let when =
+        |root: Value| move |s: &mut Value| s["story"]["events"][0]["when"]["root"] = root.clone();
     let j = |t: &str| -> Value { serde_json::from_str(t).unwrap() };
     let mut edits: Vec<(String, Box<dyn Fn(&mut Value)>)> = Vec::new();
     for root in [
@@ -226,21 +241,43 @@ fn hostile_ir_edits_never_panic() {
         ("slot_count negative", j("-1")),
         ("slot_count u64 max + 1", j("18446744073709551616")),
     ] {
-        edits.push((name.into(), Box::new(move |s: &mut Value| s["story"]["slot_count"] = v.clone())));
+        edits.push((
+            name.into(),
+            Box::new(move |s: &mut Value| s["story"]["slot_count"] = v.clone()),
+        ));
     }
     for (name, v) in [
         ("policy a number", j("1e99999")),
         ("policy a string", j(r#""\u0000""#)),
         ("policy categories a map", j(r#"{"categories": {"a": 1}}"#)),
-        ("policy huge term", Value::from(serde_json::json!({"categories": [{"id": "x", "action": "stop", "terms": ["a".repeat(1 << 20)]}]}))),
-        ("policy bad pattern", j(r#"{"categories": [{"id": "x", "action": "stop", "patterns": ["(", "/a/zz", "(?<"]}]}"#)),
-        ("policy unknown action", j(r#"{"categories": [{"id": "x", "action": "explode", "terms": ["hi"]}]}"#)),
+        (
+            "policy huge term",
+            Value::from(
+                serde_json::json!({"categories": [{"id": "x", "action": "stop", "terms": ["a".repeat(1 << 20)]}]}),
+            ),
+        ),
+        (
+            "policy bad pattern",
+            j(
+                r#"{"categories": [{"id": "x", "action": "stop", "patterns": ["(", "/a/zz", "(?<"]}]}"#,
+            ),
+        ),
+        (
+            "policy unknown action",
+            j(r#"{"categories": [{"id": "x", "action": "explode", "terms": ["hi"]}]}"#),
+        ),
     ] {
-        edits.push((name.into(), Box::new(move |s: &mut Value| s["runtime"]["safety"] = v.clone())));
+        edits.push((
+            name.into(),
+            Box::new(move |s: &mut Value| s["runtime"]["safety"] = v.clone()),
+        ));
     }
-    edits.push(("schema a huge number".into(), Box::new(|s: &mut Value| {
-        s["story"]["model"]["schema"] = j("123456789012345678901234567890e99999")
-    })));
+    edits.push((
+        "schema a huge number".into(),
+        Box::new(|s: &mut Value| {
+            s["story"]["model"]["schema"] = j("123456789012345678901234567890e99999")
+        }),
+    ));
     for (name, edit) in &edits {
         let ir = edited(&e, |s| edit(s));
         let p = with_ir(dir.path(), &e, ir);

@@ -21,10 +21,27 @@ fn a_key_the_server_cannot_keep_is_refused_never_ignored() {
         let body = json!({"text": "Hello, I saw your advert."}).to_string();
         let long = "k".repeat(201);
         for key in [long.as_str(), "café"] {
-            let lines = |ws: &Ws| ws.get(&format!("/sessions/{id}.jsonl")).body.lines().count();
+            let lines = |ws: &Ws| {
+                ws.get(&format!("/sessions/{id}.jsonl"))
+                    .body
+                    .lines()
+                    .count()
+            };
             let before = lines(&ws);
-            let first = call("POST", &turns, Some(&ws.token), Some(body.as_bytes()), Some(key));
-            let again = call("POST", &turns, Some(&ws.token), Some(body.as_bytes()), Some(key));
+            let first = call(
+                "POST",
+                &turns,
+                Some(&ws.token),
+                Some(body.as_bytes()),
+                Some(key),
+            );
+            let again = call(
+                "POST",
+                &turns,
+                Some(&ws.token),
+                Some(body.as_bytes()),
+                Some(key),
+            );
             let after = lines(&ws);
             assert!(
                 again.replayed || after == before,
@@ -37,8 +54,20 @@ fn a_key_the_server_cannot_keep_is_refused_never_ignored() {
         }
         // A 200-byte key of visible ASCII still works.
         let key = "k".repeat(200);
-        let first = call("POST", &turns, Some(&ws.token), Some(body.as_bytes()), Some(&key));
-        let again = call("POST", &turns, Some(&ws.token), Some(body.as_bytes()), Some(&key));
+        let first = call(
+            "POST",
+            &turns,
+            Some(&ws.token),
+            Some(body.as_bytes()),
+            Some(&key),
+        );
+        let again = call(
+            "POST",
+            &turns,
+            Some(&ws.token),
+            Some(body.as_bytes()),
+            Some(&key),
+        );
         assert_eq!(first.status, 200, "{first:?}");
         assert!(again.replayed && again.body == first.body, "{again:?}");
         server.kill();
