@@ -38,7 +38,7 @@ fn deep_accepted() -> Vec<String> {
         format!("{}x", "-".repeat(4001)),
         format!("{}1", "x > 0 ? 1 : ".repeat(n)),
         format!("{}x{}", "int(".repeat(n), ")".repeat(n)),
-        format!("a{}", "[0]".repeat(1)),
+        "a[0]".to_string(),
         format!("{}0{}", "a[".repeat(n), "]".repeat(n)),
         format!("{}true{}", "a.all(x, ".repeat(n), ")".repeat(n)),
         format!("size({}x{}) > 0", "a.map(x, ".repeat(n), ")".repeat(n)),

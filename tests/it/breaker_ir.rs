@@ -194,6 +194,9 @@ fn play(o: &troupe::runtime::Opened) {
     }
 }
 
+/// An edit of an IR scenario.
+type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+
 /// Hand-edited IRs (hashes fixed up, as whoever edits an IR can): lowered
 /// conditions of the wrong type, out-of-range locals, wrong arities, odd
 /// numbers and shapes where the policy and schema are kept as text.
@@ -206,7 +209,7 @@ fn hostile_ir_edits_never_panic() {
     let when =
         |root: Value| move |s: &mut Value| s["story"]["events"][0]["when"]["root"] = root.clone();
     let j = |t: &str| -> Value { serde_json::from_str(t).unwrap() };
-    let mut edits: Vec<(String, Box<dyn Fn(&mut Value)>)> = Vec::new();
+    let mut edits: Vec<(String, Edit<'_>)> = Vec::new();
     for root in [
         r#"{"Not": {"Const": {"Int": 5}}}"#,
         r#"{"Neg": {"Const": {"String": "x"}}}"#,
@@ -252,9 +255,7 @@ fn hostile_ir_edits_never_panic() {
         ("policy categories a map", j(r#"{"categories": {"a": 1}}"#)),
         (
             "policy huge term",
-            Value::from(
-                serde_json::json!({"categories": [{"id": "x", "action": "stop", "terms": ["a".repeat(1 << 20)]}]}),
-            ),
+            serde_json::json!({"categories": [{"id": "x", "action": "stop", "terms": ["a".repeat(1 << 20)]}]}),
         ),
         (
             "policy bad pattern",

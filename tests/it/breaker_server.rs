@@ -73,3 +73,37 @@ fn a_key_the_server_cannot_keep_is_refused_never_ignored() {
         server.kill();
     }
 }
+
+/// A replayed answer is the first one again: a keyed `DELETE`'s `204` has
+/// no `Content-Type`, and its replay had one with an empty value.
+#[test]
+fn a_replayed_204_has_no_empty_content_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    for db in backends(tmp.path(), "breaker_replay_204") {
+        let server = Server::start(&db);
+        let (ws, _) = workspace(&server, &db, "breaker-204");
+        let pack = upload(&ws);
+        let (id, _) = create(&ws, &pack, 5);
+        let url = ws.url(&format!("/sessions/{id}"));
+        let delete = || {
+            agent()
+                .delete(&url)
+                .header("Authorization", &format!("Bearer {}", ws.token))
+                .header("Idempotency-Key", "del-1")
+                .call()
+                .unwrap()
+        };
+        let first = delete();
+        let again = delete();
+        assert_eq!(first.status().as_u16(), 204);
+        assert_eq!(again.status().as_u16(), 204);
+        assert!(again.headers().get("idempotency-replayed").is_some());
+        assert_eq!(
+            first.headers().get("content-type"),
+            again.headers().get("content-type"),
+            "{:?}",
+            again.headers()
+        );
+        server.kill();
+    }
+}
