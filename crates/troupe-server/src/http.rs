@@ -976,8 +976,11 @@ async fn replay(
     }
     let mut r = Response::new(Body::from(row.body));
     *r.status_mut() = StatusCode::from_u16(row.status as u16).unwrap_or(StatusCode::OK);
-    if let Ok(v) = HeaderValue::from_str(&row.content_type) {
-        r.headers_mut().insert(header::CONTENT_TYPE, v);
+    // An answer without a type (a `204`) is stored with an empty one.
+    if !row.content_type.is_empty() {
+        if let Ok(v) = HeaderValue::from_str(&row.content_type) {
+            r.headers_mut().insert(header::CONTENT_TYPE, v);
+        }
     }
     r.headers_mut()
         .insert("idempotency-replayed", HeaderValue::from_static("true"));
