@@ -12,6 +12,8 @@ mod common;
 mod server_support;
 
 mod api;
+mod breaker_cel;
+mod breaker_ir;
 mod cel_conformance;
 mod cel_suite;
 mod cel_troupe;
@@ -62,6 +64,8 @@ mod resume;
 mod runtime;
 mod schemas;
 // `troupe serve` over HTTP (docs/server.md): needs the server in the binary.
+#[cfg(feature = "server")]
+mod breaker_server;
 #[cfg(feature = "server")]
 mod server_api;
 #[cfg(feature = "server")]

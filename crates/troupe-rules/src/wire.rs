@@ -242,11 +242,31 @@ impl<'de> serde::Deserialize<'de> for JsonText {
                 JsonText::MAX_DEPTH
             )));
         }
-        Ok(JsonText {
-            text,
-            value: std::sync::OnceLock::new(),
-        })
+        // serde_json's raw reader skips `\u` escapes without pairing
+        // surrogates, but a value with a lone one does not build: a text
+        // that may hold one is built now, so that building cannot fail
+        // later (it would read as `null`).
+        let value = std::sync::OnceLock::new();
+        if may_hold_surrogate(text.get()) {
+            let v: serde_json::Value = serde_json::from_str(text.get()).map_err(|e| {
+                serde::de::Error::custom(format_args!("a JSON value that does not build ({e})"))
+            })?;
+            let _ = value.set(v);
+        }
+        Ok(JsonText { text, value })
     }
+}
+
+/// Whether JSON text `s` may escape a UTF-16 surrogate (`\uD800` to
+/// `\uDFFF`): an escape `\u` followed by `D` and one of `8`–`F`. An
+/// escaped backslash followed by such text also counts (it only costs
+/// building the value when read).
+fn may_hold_surrogate(s: &str) -> bool {
+    let b = s.as_bytes();
+    memchr::memmem::find_iter(b, b"\\u").any(|i| {
+        matches!(b.get(i + 2), Some(b'd' | b'D'))
+            && matches!(b.get(i + 3), Some(b'8' | b'9' | b'a'..=b'f' | b'A'..=b'F'))
+    })
 }
 
 #[cfg(test)]

@@ -843,6 +843,9 @@ fn unauthorized() -> Response {
     r
 }
 
+/// The longest `Idempotency-Key` kept, in bytes.
+const MAX_KEY_LEN: usize = 200;
+
 /// `Idempotency-Key` (docs/server.md): the first answer of a key is stored
 /// (bar a 5xx) and a retry with the same key and request gets it again
 /// without anything being done twice; the same key with another request
@@ -853,17 +856,23 @@ async fn idempotency(
     req: Request,
     next: Next,
 ) -> Response {
-    let Some(key) = req
-        .headers()
-        .get("idempotency-key")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
-    else {
+    let Some(raw) = req.headers().get("idempotency-key") else {
         return next.run(req).await;
     };
-    if req.method() == Method::GET || key.is_empty() || key.len() > 200 {
+    if req.method() == Method::GET {
         return next.run(req).await;
     }
+    // A key the server cannot keep is refused, never ignored: ignoring it
+    // would let the client's retry do the request twice.
+    let key = match raw.to_str() {
+        Ok(k) if !k.is_empty() && k.len() <= MAX_KEY_LEN => k.to_string(),
+        _ => {
+            return Problem::bad_request(format!(
+                "the Idempotency-Key is 1 to {MAX_KEY_LEN} visible ASCII characters"
+            ))
+            .into_response()
+        }
+    };
     let ws = param(&params, "ws");
     let (parts, body) = req.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
@@ -967,8 +976,11 @@ async fn replay(
     }
     let mut r = Response::new(Body::from(row.body));
     *r.status_mut() = StatusCode::from_u16(row.status as u16).unwrap_or(StatusCode::OK);
-    if let Ok(v) = HeaderValue::from_str(&row.content_type) {
-        r.headers_mut().insert(header::CONTENT_TYPE, v);
+    // An answer without a type (a `204`) is stored with an empty one.
+    if !row.content_type.is_empty() {
+        if let Ok(v) = HeaderValue::from_str(&row.content_type) {
+            r.headers_mut().insert(header::CONTENT_TYPE, v);
+        }
     }
     r.headers_mut()
         .insert("idempotency-replayed", HeaderValue::from_static("true"));
