@@ -4,6 +4,7 @@
 
 pub mod loopback;
 pub mod measured;
+pub mod packages;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

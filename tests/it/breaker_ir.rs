@@ -10,59 +10,15 @@
 //! Expected (Format 14.4): such an IR cannot be read as the IR, IR_MISMATCH
 //! at `ir.json` `""`, and `bundle.json` runs.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use troupe::compile::package::{content_hash, write_package};
-use troupe::diag::{Code, Diagnostic};
 use troupe::open::open;
+
+use crate::common::packages::{compiled, edited, get, mismatches, with_ir};
 use troupe::wire::JsonText;
 
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";
-
-fn compiled(pack: &str) -> Vec<(String, Vec<u8>)> {
-    let o = open(Path::new(pack)).unwrap();
-    let bytes = write_package(&o.bundle, &o.sessions).unwrap();
-    troupe::load::screen_package("p", &bytes)
-        .value
-        .unwrap()
-        .kept
-}
-
-fn get<'a>(e: &'a [(String, Vec<u8>)], name: &str) -> &'a [u8] {
-    &e.iter().find(|(n, _)| n == name).unwrap().1
-}
-
-fn set(e: &mut [(String, Vec<u8>)], name: &str, data: Vec<u8>) {
-    e.iter_mut().find(|(n, _)| n == name).unwrap().1 = data;
-}
-
-/// The package with `ir.json` replaced and `ir_hash` fixed up.
-fn with_ir(dir: &Path, e: &[(String, Vec<u8>)], ir: Vec<u8>) -> PathBuf {
-    let mut e = e.to_vec();
-    let mut m: Value = serde_json::from_slice(get(&e, "manifest.json")).unwrap();
-    m["ir_hash"] = content_hash(&ir).into();
-    set(&mut e, "ir.json", ir);
-    set(&mut e, "manifest.json", format!("{m}\n").into_bytes());
-    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let opts =
-        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    for (name, data) in &e {
-        z.start_file(name.as_str(), opts).unwrap();
-        z.write_all(data).unwrap();
-    }
-    let p = dir.join("p.troupe");
-    std::fs::write(&p, z.finish().unwrap().into_inner()).unwrap();
-    p
-}
-
-fn mismatches(d: &[Diagnostic]) -> Vec<String> {
-    d.iter()
-        .filter(|d| d.code == Code::IrMismatch)
-        .map(|d| d.location.pointer.clone().unwrap_or_default())
-        .collect()
-}
 
 #[test]
 fn a_json_text_with_a_lone_surrogate_is_refused_when_read() {
@@ -163,7 +119,7 @@ fn a_long_operator_chain_compiles_to_an_ir_that_reads_back() {
         let bundle = tiny_with_condition(dir.path(), &when);
         let o = open(&bundle).unwrap();
         assert!(o.warnings.is_empty(), "{:?}", o.warnings);
-        let bytes = write_package(&o.bundle, &o.sessions).unwrap();
+        let bytes = troupe::compile::package::write_package(&o.bundle, &o.sessions).unwrap();
         let p = dir.path().join("deep.troupe");
         std::fs::write(&p, bytes).unwrap();
         let o = open(&p).unwrap();
@@ -289,11 +245,4 @@ fn hostile_ir_edits_never_panic() {
         }));
         assert!(r.is_ok(), "{name}: panicked");
     }
-}
-
-/// ir.json with `edit` applied to its first scenario.
-fn edited(e: &[(String, Vec<u8>)], edit: impl FnOnce(&mut Value)) -> Vec<u8> {
-    let mut ir: Value = serde_json::from_slice(get(e, "ir.json")).unwrap();
-    edit(&mut ir["scenarios"][0]);
-    format!("{ir}\n").into_bytes()
 }

@@ -11,85 +11,14 @@
 //! number) and stopped at its second by the negotiation pack's `threats`
 //! category (Format 19.4), as `package_integrity` derives.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-
 use serde_json::{json, Value};
-use troupe::compile::package::{content_hash, read_ir, write_package};
-use troupe::diag::{Code, Diagnostic};
-use troupe::files::read_script;
+use troupe::compile::package::{content_hash, read_ir};
 use troupe::open::open;
 use troupe::runtime::safety::Status;
-use troupe::runtime::{Options, Session};
+
+use crate::common::packages::{compiled, edited, get, mismatches, play_safety, with_ir};
 
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";
-
-/// The compiled package of `pack`, as its entries.
-fn compiled(pack: &str) -> Vec<(String, Vec<u8>)> {
-    let o = open(Path::new(pack)).unwrap();
-    let bytes = write_package(&o.bundle, &o.sessions).unwrap();
-    troupe::load::screen_package("p", &bytes)
-        .value
-        .unwrap()
-        .kept
-}
-
-fn get<'a>(e: &'a [(String, Vec<u8>)], name: &str) -> &'a [u8] {
-    &e.iter().find(|(n, _)| n == name).unwrap().1
-}
-
-fn set(e: &mut [(String, Vec<u8>)], name: &str, data: Vec<u8>) {
-    e.iter_mut().find(|(n, _)| n == name).unwrap().1 = data;
-}
-
-/// The package with `ir.json` replaced by `ir` and `ir_hash` fixed up (so
-/// only reading the IR can tell), written to `dir`.
-fn with_ir(dir: &Path, e: &[(String, Vec<u8>)], ir: Vec<u8>) -> PathBuf {
-    let mut e = e.to_vec();
-    let mut m: Value = serde_json::from_slice(get(&e, "manifest.json")).unwrap();
-    m["ir_hash"] = content_hash(&ir).into();
-    set(&mut e, "ir.json", ir);
-    set(&mut e, "manifest.json", format!("{m}\n").into_bytes());
-    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let opts =
-        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    for (name, data) in &e {
-        z.start_file(name.as_str(), opts).unwrap();
-        z.write_all(data).unwrap();
-    }
-    let p = dir.join("p.troupe");
-    std::fs::write(&p, z.finish().unwrap().into_inner()).unwrap();
-    p
-}
-
-/// ir.json with `edit` applied to its first scenario.
-fn edited(e: &[(String, Vec<u8>)], edit: impl FnOnce(&mut Value)) -> Vec<u8> {
-    let mut ir: Value = serde_json::from_slice(get(e, "ir.json")).unwrap();
-    edit(&mut ir["scenarios"][0]);
-    format!("{ir}\n").into_bytes()
-}
-
-/// The IR_MISMATCH warnings' pointers.
-fn mismatches(d: &[Diagnostic]) -> Vec<String> {
-    d.iter()
-        .filter(|d| d.code == Code::IrMismatch)
-        .map(|d| d.location.pointer.clone().unwrap_or_default())
-        .collect()
-}
-
-/// Plays `used-car-safety.txt`; the safety status of each turn played.
-fn play_safety(o: &troupe::runtime::Opened) -> Vec<Status> {
-    let inputs = read_script(Path::new("examples/scripts/used-car-safety.txt")).unwrap();
-    let mut s = Session::start(o, &Options::default()).unwrap();
-    let mut out = Vec::new();
-    for i in &inputs {
-        if s.is_over() {
-            break;
-        }
-        out.push(s.turn(i).unwrap().safety_status);
-    }
-    out
-}
 
 /// `depth` arrays nested in one another.
 fn nested(depth: usize) -> Value {

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use troupe::compile::package::{content_hash, write_package};
+use troupe::compile::package::write_package;
 use troupe::diag::{Code, Severity};
 use troupe::files::read_script;
 use troupe::open::check_paths;
@@ -22,36 +22,13 @@ use troupe::open::{open, open_with};
 use troupe::runtime::safety::Status;
 use troupe::runtime::{OpenOptions, Options, Session};
 
+use crate::common::packages::{self, entries, fix_ir_hash, get, play_safety, set, write};
+
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";
-
-/// The entries of a package, in archive order.
-fn entries(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
-    troupe::load::screen_package("p", bytes).value.unwrap().kept
-}
-
-fn zip(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let opts =
-        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    for (name, data) in entries {
-        z.start_file(name.as_str(), opts).unwrap();
-        z.write_all(data).unwrap();
-    }
-    z.finish().unwrap().into_inner()
-}
-
-fn get<'a>(e: &'a [(String, Vec<u8>)], name: &str) -> &'a [u8] {
-    &e.iter().find(|(n, _)| n == name).unwrap().1
-}
-
-fn set(e: &mut [(String, Vec<u8>)], name: &str, data: Vec<u8>) {
-    e.iter_mut().find(|(n, _)| n == name).unwrap().1 = data;
-}
 
 /// The example package and its entries.
 fn compiled() -> Vec<(String, Vec<u8>)> {
-    let o = open(Path::new(NEGOTIATION)).unwrap();
-    entries(&write_package(&o.bundle, &o.sessions).unwrap())
+    packages::compiled(NEGOTIATION)
 }
 
 /// The three unsafe edits of issue 11 applied to a bundle value: the safety
@@ -78,32 +55,6 @@ fn edited_ir(e: &[(String, Vec<u8>)]) -> Vec<u8> {
     let mut s = ir.to_string();
     s.push('\n');
     s.into_bytes()
-}
-
-fn fix_ir_hash(e: &mut [(String, Vec<u8>)]) {
-    let mut m: Value = serde_json::from_slice(get(e, "manifest.json")).unwrap();
-    m["ir_hash"] = content_hash(get(e, "ir.json")).into();
-    set(e, "manifest.json", format!("{m}\n").into_bytes());
-}
-
-fn write(dir: &Path, name: &str, e: &[(String, Vec<u8>)]) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, zip(e)).unwrap();
-    p
-}
-
-/// Plays `used-car-safety.txt`; the safety status of each turn played.
-fn play_safety(o: &troupe::runtime::Opened) -> Vec<Status> {
-    let inputs = read_script(Path::new("examples/scripts/used-car-safety.txt")).unwrap();
-    let mut s = Session::start(o, &Options::default()).unwrap();
-    let mut out = Vec::new();
-    for i in &inputs {
-        if s.is_over() {
-            break;
-        }
-        out.push(s.turn(i).unwrap().safety_status);
-    }
-    out
 }
 
 fn ir_mismatch(d: &[troupe::diag::Diagnostic], severity: Severity) -> Vec<(String, String)> {
