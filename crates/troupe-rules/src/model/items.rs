@@ -7,17 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use super::array;
-
-/// The string at `v[field]`, if it is one.
-fn text<'a>(v: &'a Value, field: &str) -> Option<&'a str> {
-    v.get(field).and_then(Value::as_str)
-}
-
-/// `v[field]` is `true`.
-fn flag(v: &Value, field: &str) -> bool {
-    v.get(field).and_then(Value::as_bool) == Some(true)
-}
+use super::{array, flag, list, text};
 
 /// A cast entry (Format 6.1): a character entry or a seat.
 #[derive(Debug, Clone, Copy)]
@@ -160,7 +150,7 @@ impl<'a> Rule<'a> {
         Rule {
             id: super::id_of(v),
             when: text(v, "when"),
-            keywords: v.get("keywords").and_then(Value::as_array).map(Vec::as_slice),
+            keywords: list(v, "keywords"),
             pattern: text(v, "pattern"),
             priority: v.get("priority"),
             changes: array(v, "changes"),

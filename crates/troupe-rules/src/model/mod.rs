@@ -150,6 +150,24 @@ pub fn array<'v>(v: &'v serde_json::Value, field: &str) -> &'v [serde_json::Valu
         .map_or(&[], Vec::as_slice)
 }
 
+/// The string at `v[field]`, if it is one (a field of another type reads
+/// as absent: its schema diagnostic is reported already).
+pub(crate) fn text<'a>(v: &'a serde_json::Value, field: &str) -> Option<&'a str> {
+    v.get(field).and_then(serde_json::Value::as_str)
+}
+
+/// The array at `v[field]`, if it is one.
+pub(crate) fn list<'a>(v: &'a serde_json::Value, field: &str) -> Option<&'a [serde_json::Value]> {
+    v.get(field)
+        .and_then(serde_json::Value::as_array)
+        .map(Vec::as_slice)
+}
+
+/// Whether `v[field]` is `true`.
+pub(crate) fn flag(v: &serde_json::Value, field: &str) -> bool {
+    v.get(field).and_then(serde_json::Value::as_bool) == Some(true)
+}
+
 /// The strings among `items` (a list of terms, patterns, keys, …), in
 /// order; an item that is no string is left out (its schema diagnostic is
 /// reported already).

@@ -3,6 +3,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::{flag, list, text};
+
 /// A player in a session header (Format 12.3).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Player {
@@ -242,7 +244,7 @@ impl<'a> Message<'a> {
             opening: text(v, "opening"),
             author: text(v, "author"),
             parts: list(v, "parts"),
-            hidden: v.get("hidden").and_then(Value::as_bool).unwrap_or(false),
+            hidden: flag(v, "hidden"),
             changes: list(v, "changes"),
             firings: list(v, "firings").unwrap_or_default(),
             summary: v.get("summary").map(|s| Summary {
@@ -333,15 +335,6 @@ pub enum FiringRecord<'a> {
     Outcome(&'a str),
 }
 
-/// The string at `v[field]`, if it is one.
-fn text<'a>(v: &'a Value, field: &str) -> Option<&'a str> {
-    v.get(field).and_then(Value::as_str)
-}
-
-/// The array at `v[field]`, if it is one.
-fn list<'a>(v: &'a Value, field: &str) -> Option<&'a [Value]> {
-    v.get(field).and_then(Value::as_array).map(Vec::as_slice)
-}
 
 /// The start of a session header (Format 12.1) for scenario `scenario`:
 /// `troupe`, `kind`, `scenario`, then `players` and `characters` when not
