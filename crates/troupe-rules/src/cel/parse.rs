@@ -731,64 +731,58 @@ impl<'a> Parser<'a> {
     /// `[a, b]`, with an optional trailing comma (`[,]` is empty).
     fn list(&mut self) -> PResult<Node> {
         let open = self.bump().span();
-        let mut items = Vec::new();
-        let mut height = 0;
-        let mut first = true;
-        loop {
-            let t = self.peek();
-            if t.kind == Tok::RBracket {
-                self.bump();
-                break;
-            }
-            if t.kind == Tok::Comma && (first || self.peek_at(1) == Tok::RBracket) {
-                self.bump();
-                self.expect(Tok::RBracket, "]")?;
-                break;
-            }
-            if !first {
-                if t.kind != Tok::Comma {
-                    return Err((
-                        format!("missing `,` or `]` before {}", self.describe(t)),
-                        t.span(),
-                    ));
-                }
-                self.bump();
-            }
-            first = false;
-            if self.peek().kind == Tok::Question {
-                return Err((
-                    "optional list elements `?` are not in Troupe's CEL".into(),
-                    self.peek().span(),
-                ));
-            }
-            let item = self.expr()?;
+        let (mut items, mut height) = (Vec::new(), 0);
+        self.literal_items(Tok::RBracket, "]", "list elements", |p| {
+            let item = p.expr()?;
             height = height.max(item.height);
             items.push(item.expr);
-        }
+            Ok(())
+        })?;
         self.node(ExprKind::List(items), open, height)
     }
 
     /// `{k: v, …}`, with an optional trailing comma (`{,}` is empty).
     fn map(&mut self) -> PResult<Node> {
         let open = self.bump().span();
-        let mut entries = Vec::new();
-        let mut height = 0;
+        let (mut entries, mut height) = (Vec::new(), 0);
+        self.literal_items(Tok::RBrace, "}", "map entries", |p| {
+            let key = p.expr()?;
+            p.expect(Tok::Colon, ":")?;
+            let value = p.expr()?;
+            height = height.max(key.height).max(value.height);
+            entries.push((key.expr, value.expr));
+            Ok(())
+        })?;
+        self.node(ExprKind::Map(entries), open, height)
+    }
+
+    /// The items of a list or map literal after its opening token, through
+    /// `close` (written `close_text`): each parsed by `item`, separated by
+    /// commas, with an optional trailing comma (a lone comma is an empty
+    /// literal). An optional item `?` (`optional` names them) is refused.
+    fn literal_items(
+        &mut self,
+        close: Tok,
+        close_text: &str,
+        optional: &str,
+        mut item: impl FnMut(&mut Self) -> PResult<()>,
+    ) -> PResult<()> {
         let mut first = true;
         loop {
             let t = self.peek();
-            if t.kind == Tok::RBrace {
+            if t.kind == close {
                 self.bump();
-                break;
+                return Ok(());
             }
-            if t.kind == Tok::Comma && (first || self.peek_at(1) == Tok::RBrace) {
+            if t.kind == Tok::Comma && (first || self.peek_at(1) == close) {
                 self.bump();
-                self.expect(Tok::RBrace, "}")?;
-                break;
+                self.expect(close, close_text)?;
+                return Ok(());
             }
             if !first {
                 if t.kind != Tok::Comma {
                     return Err((
-                        format!("missing `,` or `}}` before {}", self.describe(t)),
+                        format!("missing `,` or `{close_text}` before {}", self.describe(t)),
                         t.span(),
                     ));
                 }
@@ -797,17 +791,12 @@ impl<'a> Parser<'a> {
             first = false;
             if self.peek().kind == Tok::Question {
                 return Err((
-                    "optional map entries `?` are not in Troupe's CEL".into(),
+                    format!("optional {optional} `?` are not in Troupe's CEL"),
                     self.peek().span(),
                 ));
             }
-            let key = self.expr()?;
-            self.expect(Tok::Colon, ":")?;
-            let value = self.expr()?;
-            height = height.max(key.height).max(value.height);
-            entries.push((key.expr, value.expr));
+            item(self)?;
         }
-        self.node(ExprKind::Map(entries), open, height)
     }
 
     /// Whether `IDENT (. IDENT)* {` starts at token `at` from here: a
