@@ -265,6 +265,18 @@ fn run_to_names_the_responder() {
     assert!(stderr.contains("`tobias` cannot reply now"), "{stderr}");
     let written = std::fs::read_to_string(&out).unwrap_or_default();
     assert!(!written.contains(r#""author":"investigator""#), "{written}");
+    // `--to` takes an ID (Format 18.9): a character's name is refused with
+    // the ID to give, anything else with the IDs there are.
+    let (code, _, stderr) = troupe(&["run", bundle, "--script", script, "--to", "Inés"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("`Inés` is a name of `ines`: name the responder by its ID, `ines`"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = troupe(&["run", bundle, "--script", script, "--to", "dave"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("the cast's characters are `"), "{stderr}");
+    assert!(stderr.contains("`ines`"), "{stderr}");
 }
 
 /// `--resume SESSION [--at ID]` (Format 18.10, 20): a run cut after two

@@ -79,9 +79,11 @@ pub enum TurnError {
     #[error("LIMIT: {0}")]
     Limit(String),
     /// The host named a responder that is not a speaker at the input
-    /// message (Format 18.9): nothing was written.
-    #[error("`{0}` cannot reply now: not a present, unmuted character who is not a player (Format 18.9)")]
-    NotASpeaker(String),
+    /// message (Format 18.9): nothing was written. The second field says
+    /// what to name instead when the first is no character ID: empty, or
+    /// text that follows the message.
+    #[error("`{0}` cannot reply now: not a present, unmuted character who is not a player (Format 18.9){1}")]
+    NotASpeaker(String, String),
     /// The runtime could not propose (a model that failed, Format 24.6):
     /// nothing of the turn was written.
     #[error("{}: {}", .0.code, .0.message)]

@@ -253,7 +253,7 @@ impl Session {
     pub fn turn_to(&mut self, character: &str, input: &str) -> Result<TurnResult, TurnError> {
         let player = self.engine.ir.players.first().copied().unwrap_or(0);
         let Some(c) = self.engine.ir.cast_index(character) else {
-            return Err(TurnError::NotASpeaker(character.to_string()));
+            return Err(super::turn_order::not_an_id(&self.engine.ir, character));
         };
         self.turn_full(player, input, Some(c))
     }

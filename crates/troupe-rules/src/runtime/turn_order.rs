@@ -211,6 +211,7 @@ impl Floor<'_> {
             if !self.is_speaker(st, h) {
                 return Err(TurnError::NotASpeaker(
                     self.engine.ir.who_id(Who::Cast(h)).to_string(),
+                    String::new(),
                 ));
             }
             return Ok((Who::Cast(h), Chosen::because(Why::Host)));
@@ -359,7 +360,7 @@ impl Session {
         let host = match host {
             Some(h) => match self.engine.ir.cast_index(h) {
                 Some(c) => Some(c),
-                None => return Err(TurnError::NotASpeaker(h.to_string())),
+                None => return Err(not_an_id(&self.engine.ir, h)),
             },
             None => None,
         };
@@ -539,4 +540,34 @@ mod tests {
             assert!(speakers.contains(c), "{c} never spoke");
         }
     }
+}
+
+/// [`TurnError::NotASpeaker`] for a responder named by something that is
+/// no character ID of the cast (Format 18.9 names the responder by its ID):
+/// when it is one of a character's names (18.9, case-insensitively), the
+/// message says that character's ID; else it lists the IDs of the cast's
+/// characters no player plays.
+pub(crate) fn not_an_id(ir: &crate::compile::StoryIr, named: &str) -> TurnError {
+    let lower = crate::keys::lower(named);
+    let owner = ir
+        .turn_order
+        .members
+        .iter()
+        .find(|m| m.names.iter().any(|n| crate::keys::lower(n) == lower));
+    let hint = match owner {
+        Some(m) => format!(
+            "; `{named}` is a name of `{}`: name the responder by its ID, `{}`",
+            m.id, m.id
+        ),
+        None => {
+            let ids: Vec<String> = ir
+                .cast
+                .iter()
+                .filter(|c| !c.player)
+                .map(|c| format!("`{}`", c.id))
+                .collect();
+            format!("; the cast's characters are {}", ids.join(", "))
+        }
+    };
+    TurnError::NotASpeaker(named.to_string(), hint)
 }
