@@ -439,6 +439,36 @@ impl Session {
     }
 }
 
+/// [`TurnError::NotASpeaker`] for a responder named by something that is
+/// no character ID of the cast (Format 18.9 names the responder by its ID):
+/// when it is one of a character's names (18.9, case-insensitively), the
+/// message says that character's ID; else it lists the IDs of the cast's
+/// characters no player plays.
+pub(crate) fn not_an_id(ir: &crate::compile::StoryIr, named: &str) -> TurnError {
+    let lower = crate::keys::lower(named);
+    let owner = ir
+        .turn_order
+        .members
+        .iter()
+        .find(|m| m.names.iter().any(|n| crate::keys::lower(n) == lower));
+    let hint = match owner {
+        Some(m) => format!(
+            "; `{named}` is a name of `{}`: name the responder by its ID, `{}`",
+            m.id, m.id
+        ),
+        None => {
+            let ids: Vec<String> = ir
+                .cast
+                .iter()
+                .filter(|c| !c.player)
+                .map(|c| format!("`{}`", c.id))
+                .collect();
+            format!("; the cast's characters are {}", ids.join(", "))
+        }
+    };
+    TurnError::NotASpeaker(named.to_string(), hint)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{json, Value};
@@ -542,32 +572,3 @@ mod tests {
     }
 }
 
-/// [`TurnError::NotASpeaker`] for a responder named by something that is
-/// no character ID of the cast (Format 18.9 names the responder by its ID):
-/// when it is one of a character's names (18.9, case-insensitively), the
-/// message says that character's ID; else it lists the IDs of the cast's
-/// characters no player plays.
-pub(crate) fn not_an_id(ir: &crate::compile::StoryIr, named: &str) -> TurnError {
-    let lower = crate::keys::lower(named);
-    let owner = ir
-        .turn_order
-        .members
-        .iter()
-        .find(|m| m.names.iter().any(|n| crate::keys::lower(n) == lower));
-    let hint = match owner {
-        Some(m) => format!(
-            "; `{named}` is a name of `{}`: name the responder by its ID, `{}`",
-            m.id, m.id
-        ),
-        None => {
-            let ids: Vec<String> = ir
-                .cast
-                .iter()
-                .filter(|c| !c.player)
-                .map(|c| format!("`{}`", c.id))
-                .collect();
-            format!("; the cast's characters are {}", ids.join(", "))
-        }
-    };
-    TurnError::NotASpeaker(named.to_string(), hint)
-}
