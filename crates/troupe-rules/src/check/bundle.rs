@@ -12,9 +12,10 @@ use crate::resolve::story::{self, Story};
 use super::templates::check_template;
 use crate::changes::values::check_value;
 use crate::diag::{Code, Diagnostic};
-use crate::model::{read_items, CastEntry, Condition, Keys, ScalarType, VarType, Variable};
+use crate::model::{CastEntry, Condition, Keys, ScalarType, VarType, Variable};
 use crate::model::array;
-use crate::model::items::{scene_present, Category, Criterion, Difficulty, Opening};
+use crate::model::items::{Difficulty, Opening};
+use crate::model::{List, Scenario};
 
 /// Runs every semantic check of a bundle that needs no session.
 pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
@@ -30,16 +31,16 @@ pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
     }
     for (ci, ch) in array(bundle, "characters").iter().enumerate() {
         let base = format!("/characters/{ci}");
-        check_var_list(ch, &base, &mut out);
+        check_var_list(array(ch, "variables"), &base, &mut out);
         no_knobs(ch, &base, "a character's", &mut out);
         check_text_fields(ch, &base, &mut out);
     }
     for (wi, w) in array(bundle, "worlds").iter().enumerate() {
         let base = format!("/worlds/{wi}");
-        check_var_list(w, &base, &mut out);
+        check_var_list(array(w, "variables"), &base, &mut out);
         no_knobs(w, &base, "a world's", &mut out);
         check_text_fields(w, &base, &mut out);
-        check_entries(w, &base, &mut out);
+        check_entries(array(w, "entries"), &base, &mut out);
     }
     let char_ids: HashSet<String> = ids_of(bundle, "characters")
         .into_iter()
@@ -68,12 +69,12 @@ pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
 /// The checks of one resolved story: names, changes, conditions, templates.
 pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
-    let sc = &story.raw;
-    check_var_list(sc, base, out);
+    let sc = &story.scenario;
+    check_var_list(&sc.variables, base, out);
     // A scenario variable named like a cast member or a used world (Format
     // 8.7); a bundle character outside the cast is no clash (a session that
     // seats it is checked in `check::session`).
-    for (vi, v) in read_items::<Variable>(sc, "variables") {
+    for (vi, v) in crate::model::read_list::<Variable>(&sc.variables) {
         if story.in_cast(&v.id) || story.worlds.iter().any(|(w, _)| w.id == v.id) {
             out.push(
                 Diagnostic::error(
@@ -89,25 +90,27 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
     }
     // Events and outcomes share one namespace (Format 3).
     let mut seen = HashSet::new();
-    for field in ["events", "outcomes"] {
-        for (i, id) in ids_of(sc, field) {
+    for field in [List::Events, List::Outcomes] {
+        for (i, id) in ids_in(sc.list(field)) {
             if !seen.insert(id.clone()) {
                 out.push(dup(&id, format!("{base}/{field}/{i}/id")));
             }
         }
     }
-    for field in ["openings", "rules", "entries"] {
+    for field in [List::Openings, List::Rules, List::Entries] {
         let mut seen = HashSet::new();
-        for (i, id) in ids_of(sc, field) {
+        for (i, id) in ids_in(sc.list(field)) {
             if !seen.insert(id.clone()) {
                 out.push(dup(&id, format!("{base}/{field}/{i}/id")));
             }
         }
     }
-    check_entries(sc, base, out);
-    check_text_fields(sc, base, out);
-    for (ri, rule) in array(sc, "rules").iter().enumerate() {
-        for (k, reply) in array(rule, "replies").iter().enumerate() {
+    check_entries(&sc.entries, base, out);
+    if let Some(t) = &sc.description {
+        check_template(t, &format!("{base}/description"), out);
+    }
+    for (ri, rule) in sc.rule_items().enumerate() {
+        for (k, reply) in rule.replies.iter().enumerate() {
             if let Some(t) = reply.as_str() {
                 let at = format!("{base}/rules/{ri}/replies/{k}");
                 if let Some(parsed) = check_template(t, &at, out) {
@@ -116,7 +119,7 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
             }
         }
     }
-    for (ci, cat) in Category::of(sc).enumerate() {
+    for (ci, cat) in sc.categories().enumerate() {
         if let Some(t) = cat.redirect_text {
             check_template(
                 t,
@@ -126,12 +129,12 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
         }
     }
     // The model runtime's instructions (Format 24.2) are a template too.
-    if let Some(t) = sc.pointer("/model/prompt").and_then(Value::as_str) {
+    if let Some(t) = sc.model_prompt() {
         check_template(t, &format!("{base}/model/prompt"), out);
     }
     super::runtime::check_runtime(story, out);
     // Openings (Format 6.3).
-    for (oi, raw) in array(sc, "openings").iter().enumerate() {
+    for (oi, raw) in sc.openings.iter().enumerate() {
         let o = Opening::read(raw);
         let at = format!("{base}/openings/{oi}");
         if let Some(author) = o.author {
@@ -147,16 +150,18 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
         }
         check_parts(story, raw, &at, out);
         if let Some(present) = o.present.and_then(Value::as_array) {
-            check_present(story, present, &format!("{at}/scene/present"), out);
+            let ids = present.iter().map(Value::as_str);
+            check_present(story, ids, &format!("{at}/scene/present"), out);
         }
         check_changes(story, o.changes, &format!("{at}/changes"), out);
     }
-    if let Some(present) = scene_present(sc).and_then(Value::as_array) {
-        check_present(story, present, &format!("{base}/scene/present"), out);
+    if let Some(present) = sc.present() {
+        let ids = present.iter().map(|id| Some(id.as_str()));
+        check_present(story, ids, &format!("{base}/scene/present"), out);
     }
     // Events and outcomes (Format 9).
-    for field in ["events", "outcomes"] {
-        for (i, ev) in array(sc, field).iter().enumerate() {
+    for field in [List::Events, List::Outcomes] {
+        for (i, ev) in sc.list(field).iter().enumerate() {
             let at = format!("{base}/{field}/{i}");
             if let Some(when) = ev.get("when") {
                 if let Ok(Condition::Threshold {
@@ -178,12 +183,12 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
         }
     }
     // Difficulty (Format 6.5) and the variables that start at a knob (8.1).
-    if let Some(d) = Difficulty::of(sc) {
+    if let Some(d) = sc.difficulty() {
         check_difficulty(d, &format!("{base}/difficulty"), out);
     }
     check_knobs(sc, base, out);
     // Rubric criteria IDs.
-    if let Some(criteria) = Criterion::all(sc) {
+    if let Some(criteria) = sc.criteria() {
         let mut seen = HashSet::new();
         for (i, c) in criteria.enumerate() {
             if let Some(id) = c.id {
@@ -302,9 +307,9 @@ fn check_scenario_refs(
 }
 
 /// Declarations of one variable list: duplicates, types, defaults, bounds, keys.
-fn check_var_list(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
+fn check_var_list(variables: &[Value], base: &str, out: &mut Vec<Diagnostic>) {
     let mut seen = HashSet::new();
-    for (vi, v) in read_items::<Variable>(owner, "variables") {
+    for (vi, v) in crate::model::read_list::<Variable>(variables) {
         let at = format!("{base}/variables/{vi}");
         if !seen.insert(v.id.clone()) {
             out.push(dup(&v.id, format!("{at}/id")));
@@ -396,14 +401,14 @@ fn check_var_list(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn check_entries(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
+fn check_entries(entries: &[Value], base: &str, out: &mut Vec<Diagnostic>) {
     let mut seen = HashSet::new();
-    for (i, id) in ids_of(owner, "entries") {
+    for (i, id) in ids_in(entries) {
         if !seen.insert(id.clone()) {
             out.push(dup(&id, format!("{base}/entries/{i}/id")));
         }
     }
-    for (i, e) in array(owner, "entries").iter().enumerate() {
+    for (i, e) in entries.iter().enumerate() {
         // Keys compile with the entry's own settings (Format 5.4).
         let options = crate::keys::KeyOptions {
             case_sensitive: e.get("case_sensitive").and_then(Value::as_bool) == Some(true),
@@ -481,9 +486,14 @@ fn check_parts(story: &Story, owner: &Value, at: &str, out: &mut Vec<Diagnostic>
     }
 }
 
-fn check_present(story: &Story, present: &[Value], at: &str, out: &mut Vec<Diagnostic>) {
-    for (k, id) in present.iter().enumerate() {
-        if let Some(id) = id.as_str() {
+fn check_present<'a>(
+    story: &Story,
+    present: impl Iterator<Item = Option<&'a str>>,
+    at: &str,
+    out: &mut Vec<Diagnostic>,
+) {
+    for (k, id) in present.enumerate() {
+        if let Some(id) = id {
             if !story.cast_ref_ok(id) {
                 out.push(not_cast(id, format!("{at}/{k}")));
             }
@@ -510,14 +520,14 @@ fn no_knobs(owner: &Value, base: &str, whose: &str, out: &mut Vec<Diagnostic>) {
 /// A scenario variable with `knob` (Format 8.1): `int` or `number`, a knob
 /// of the scenario's difficulty, and for an `int` an int value in every
 /// preset. (`knob` with `default`, `keys` or `derived` is SCHEMA.)
-fn check_knobs(sc: &Value, base: &str, out: &mut Vec<Diagnostic>) {
-    let options = Difficulty::of(sc).and_then(|d| d.options);
+fn check_knobs(sc: &Scenario, base: &str, out: &mut Vec<Diagnostic>) {
+    let options = sc.difficulty().and_then(|d| d.options);
     let knobs: Vec<&str> = options
         .and_then(|o| o.values().next())
         .and_then(Value::as_object)
         .map(|k| k.keys().map(String::as_str).collect())
         .unwrap_or_default();
-    for (vi, v) in array(sc, "variables").iter().enumerate() {
+    for (vi, v) in sc.variables.iter().enumerate() {
         let Some(knob) = v.get("knob").and_then(Value::as_str) else {
             continue;
         };
@@ -672,8 +682,12 @@ pub(crate) fn number_field(v: &Value, at: &str, out: &mut Vec<Diagnostic>) {
 }
 
 fn ids_of(v: &Value, field: &str) -> Vec<(usize, String)> {
-    array(v, field)
-        .iter()
+    ids_in(array(v, field))
+}
+
+/// The IDs of the items of `list` that have one, with their index.
+fn ids_in(list: &[Value]) -> Vec<(usize, String)> {
+    list.iter()
         .enumerate()
         .filter_map(|(i, x)| crate::model::id_of(x).map(|s| (i, s.to_string())))
         .collect()

@@ -13,7 +13,7 @@ use crate::cel::{self, CelError, Env, Type};
 use crate::changes::{resolve_target, Target};
 use crate::diag::{Code, Diagnostic};
 use crate::model::array;
-use crate::model::items::Criterion;
+use crate::model::List;
 use crate::model::{ScalarType, VarType};
 use crate::resolve::env::{compile_once, condition_text, derived_order, owner_env, scalar_cel};
 use crate::resolve::story::{Owner, Story, VarDecl};
@@ -137,8 +137,8 @@ fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnosti
         env: &hit_env,
         ..plain
     };
-    for field in ["events", "outcomes"] {
-        for (i, ev) in array(&story.raw, field).iter().enumerate() {
+    for field in [List::Events, List::Outcomes] {
+        for (i, ev) in story.scenario.list(field).iter().enumerate() {
             let Some(when) = ev.get("when") else { continue };
             if let Some((src, written)) = condition_text(story, when) {
                 let at = format!("{base}/{field}/{i}/when");
@@ -146,8 +146,8 @@ fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnosti
             }
         }
     }
-    for field in ["entries", "rules"] {
-        for (i, e) in array(&story.raw, field).iter().enumerate() {
+    for field in [List::Entries, List::Rules] {
+        for (i, e) in story.scenario.list(field).iter().enumerate() {
             if let Some(src) = e.get("when").and_then(Value::as_str) {
                 let at = format!("{base}/{field}/{i}/when");
                 check_one(src, &with_hit, &Want::Bool, &at, true, reads, out);
@@ -170,7 +170,7 @@ fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnosti
             }
         }
     }
-    if let Some(criteria) = Criterion::all(&story.raw) {
+    if let Some(criteria) = story.scenario.criteria() {
         for (i, c) in criteria.enumerate() {
             if let Some(src) = c.score {
                 let at = format!("{base}/rubric/criteria/{i}/score");

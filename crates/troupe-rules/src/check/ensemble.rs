@@ -12,7 +12,8 @@ use super::lints::lint;
 use crate::resolve::story::Story;
 use crate::diag::{escape_token, Diagnostic};
 use crate::model::array;
-use crate::model::items::{scene_present, Cast, Rule, TurnOrder};
+use crate::model::items::{scene_present, Cast, Rule};
+use crate::model::{List, Scenario};
 
 fn ids(v: &Value) -> impl Iterator<Item = &str> {
     v.as_array()
@@ -30,7 +31,7 @@ struct Presence {
     leaves: HashSet<String>,
 }
 
-fn presence(sc: &Value, cast: &[String]) -> Presence {
+fn presence(sc: &Scenario, cast: &[String]) -> Presence {
     let mut p = Presence {
         enters: HashSet::new(),
         leaves: HashSet::new(),
@@ -46,8 +47,8 @@ fn presence(sc: &Value, cast: &[String]) -> Presence {
         }
     };
     let mut lists: Vec<&Value> = Vec::new();
-    for field in ["rules", "events", "outcomes", "openings"] {
-        for x in array(sc, field) {
+    for field in [List::Rules, List::Events, List::Outcomes, List::Openings] {
+        for x in sc.list(field) {
             lists.push(x);
         }
     }
@@ -73,8 +74,8 @@ fn presence(sc: &Value, cast: &[String]) -> Presence {
 /// The lints of Format 17.4 for turn order (18.9).
 pub fn lint_ensemble(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
-    let sc = &story.raw;
-    let cast: Vec<Cast<'_>> = Cast::all(sc).collect();
+    let sc = &story.scenario;
+    let cast: Vec<Cast<'_>> = sc.cast_entries().collect();
     // Character entries that are not players: (index, id, muted).
     let npcs: Vec<(usize, &str, bool)> = cast
         .iter()
@@ -87,15 +88,15 @@ pub fn lint_ensemble(story: &Story, out: &mut Vec<Diagnostic>) {
         .filter_map(|e| e.character)
         .map(str::to_string)
         .collect();
-    let initial: HashSet<&str> = match scene_present(sc) {
-        Some(l) => ids(l).collect(),
+    let initial: HashSet<&str> = match sc.present() {
+        Some(l) => l.iter().map(String::as_str).collect(),
         None => all.iter().map(String::as_str).collect(),
     };
     let p = presence(sc, &all);
-    let order = TurnOrder::of(sc);
+    let order = sc.turn_order();
     let strategy = order.strategy.unwrap_or("first_present");
     let max = order.max_replies_per_turn.unwrap_or(1);
-    let rules: Vec<Rule<'_>> = Rule::all(sc).collect();
+    let rules: Vec<Rule<'_>> = sc.rule_items().collect();
 
     // A rule owned by a character who is never present, or muted.
     for (i, r) in rules.iter().enumerate() {

@@ -16,8 +16,8 @@ use crate::resolve::story::{Owner, Story};
 use crate::changes::values::exact_decimal;
 use crate::diag::{escape_token, Code, Diagnostic, Severity};
 use crate::model::Condition;
-use crate::model::array;
-use crate::model::items::{Difficulty, Rule};
+use crate::model::items::Rule;
+use crate::model::List;
 
 pub(super) fn lint(message: String, at: String) -> Diagnostic {
     Diagnostic::error(Code::DeadLogic, message)
@@ -54,7 +54,9 @@ pub fn lint_story(story: &Story, reads: Option<&BTreeSet<String>>, out: &mut Vec
 /// read; the `emotion` expression (18.6) is compiled here only when some
 /// knob is still unread.
 fn unread_knobs(story: &Story, reads: &BTreeSet<String>, out: &mut Vec<Diagnostic>) {
-    let Some((preset, knobs)) = Difficulty::of(&story.raw)
+    let Some((preset, knobs)) = story
+        .scenario
+        .difficulty()
         .and_then(|d| d.options)
         .and_then(|o| o.iter().next())
         .and_then(|(p, k)| Some((p, k.as_object()?)))
@@ -75,7 +77,7 @@ fn unread_knobs(story: &Story, reads: &BTreeSet<String>, out: &mut Vec<Diagnosti
     if unread.is_empty() {
         return;
     }
-    if let Some(src) = story.raw.get("emotion").and_then(Value::as_str) {
+    if let Some(src) = story.scenario.emotion() {
         let scenario = Owner::Scenario(story.scenario.id.clone());
         let env = owner_env(story, &scenario, false);
         match &*crate::resolve::env::compile_once(story, &scenario, false, src, &env) {
@@ -112,8 +114,8 @@ const RULE_FIELDS: [&str; 11] = [
 /// `reply_as` naming a character makes the earlier rule conditional.
 fn shadowed_rules(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
-    let written = array(&story.raw, "rules");
-    let rules: Vec<Rule<'_>> = written.iter().map(Rule::read).collect();
+    let written = &story.scenario.rules;
+    let rules: Vec<Rule<'_>> = story.scenario.rule_items().collect();
     let mut order: Vec<usize> = (0..rules.len()).collect();
     // Highest priority first; a stable sort keeps declaration order.
     order.sort_by_key(|&i| std::cmp::Reverse(rules[i].priority()));
@@ -170,8 +172,8 @@ fn shadowed_rules(story: &Story, out: &mut Vec<Diagnostic>) {
 /// `variable_above t` with `max ≤ t`, `variable_below t` with `min ≥ t`.
 pub(crate) fn unreachable_thresholds(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
-    for (field, what) in [("events", "event"), ("outcomes", "ending")] {
-        for (i, ev) in array(&story.raw, field).iter().enumerate() {
+    for (field, what) in [(List::Events, "event"), (List::Outcomes, "ending")] {
+        for (i, ev) in story.scenario.list(field).iter().enumerate() {
             let Some(when) = ev.get("when") else { continue };
             let Ok(Condition::Threshold {
                 kind,

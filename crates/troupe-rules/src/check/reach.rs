@@ -24,8 +24,8 @@ use crate::cel::program::Node;
 use crate::cel::{Env, Value as CelValue};
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::model::{ScalarType, VarType};
-use crate::model::array;
-use crate::model::items::Event;
+use crate::model::items::Opening;
+use crate::model::List;
 
 /// An interval of numbers; `None` ends are unbounded. `int` says the
 /// values are CEL ints (else doubles).
@@ -163,8 +163,8 @@ pub fn proved_impossible(bundle: &Value, index: usize) -> Vec<(&'static str, Str
     super::lints::unreachable_thresholds(&story, &mut diags);
     unreachable_conditions(&story, &mut diags);
     let mut found = Vec::new();
-    for (field, kind) in [("events", "event"), ("outcomes", "outcome")] {
-        for (i, ev) in array(&story.raw, field).iter().enumerate() {
+    for (field, kind) in [(List::Events, "event"), (List::Outcomes, "outcome")] {
+        for (i, ev) in story.scenario.list(field).iter().enumerate() {
             let at = format!("{}/{field}/{i}/when", story.pointer);
             let proof = diags.iter().find(|d| {
                 d.code == Code::DeadLogic
@@ -212,8 +212,8 @@ pub fn unreachable_conditions(story: &Story, out: &mut Vec<Diagnostic>) {
         .filter_map(|d| d.location.pointer.as_deref())
         .collect();
     let mut found = Vec::new();
-    for (field, what) in [("events", "event"), ("outcomes", "outcome")] {
-        for (i, ev) in array(&story.raw, field).iter().enumerate() {
+    for (field, what) in [(List::Events, "event"), (List::Outcomes, "outcome")] {
+        for (i, ev) in story.scenario.list(field).iter().enumerate() {
             let Some(when) = ev.get("when") else { continue };
             let Some((src, written)) = condition_text(story, when) else {
                 continue;
@@ -297,13 +297,13 @@ impl Ranges {
         // Counted changes (Format 17.6): openings once, rules again and
         // again, events once or again; endings' changes never count.
         let mut lists: Vec<(&[Value], bool)> = Vec::new();
-        for o in array(&story.raw, "openings") {
-            lists.push((array(o, "changes"), false));
+        for o in story.scenario.openings.iter().map(Opening::read) {
+            lists.push((o.changes, false));
         }
-        for r in array(&story.raw, "rules") {
-            lists.push((array(r, "changes"), true));
+        for r in story.scenario.rule_items() {
+            lists.push((r.changes, true));
         }
-        for e in array(&story.raw, "events").iter().map(Event::read) {
+        for e in story.scenario.event_items(false) {
             if !e.end {
                 lists.push((e.changes, e.repeat));
             }
@@ -372,7 +372,7 @@ impl Ranges {
                 }
             }
         }
-        if let Some(m) = story.raw.pointer("/model/changes").and_then(Value::as_object) {
+        if let Some(m) = story.scenario.model_changes() {
             for name in m.keys() {
                 if let Ok(Target::Variable(v)) | Ok(Target::Key(v, _)) =
                     resolve_target(story, name)
@@ -490,11 +490,7 @@ fn base_range(story: &Story, decl: &VarDecl, a: &Acc) -> Range {
         (_, Some(int)) => {
             let mut values: Vec<Decimal> = Vec::new();
             if let Some(knob) = &decl.decl.knob {
-                let Some(presets) = story
-                    .raw
-                    .pointer("/difficulty/options")
-                    .and_then(Value::as_object)
-                else {
+                let Some(presets) = story.scenario.difficulty().and_then(|d| d.options) else {
                     return whole;
                 };
                 for p in presets.values() {

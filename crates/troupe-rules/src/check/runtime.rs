@@ -5,7 +5,6 @@
 
 use std::collections::HashSet;
 
-use serde_json::Value;
 
 use crate::changes::check_changes;
 use crate::changes::{resolve_target, Target};
@@ -15,7 +14,8 @@ use crate::cel::Type;
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::keys::{self, KeyOptions};
 use crate::model::ScalarType;
-use crate::model::items::{Cast, Category, Rule};
+use crate::model::items::Rule;
+use crate::model::Scenario;
 
 /// A rule keyword or safety term (Format 18.1, 19.2), compiled as the
 /// runtime compiles it (`case_sensitive` false, `whole_words` true).
@@ -34,8 +34,8 @@ fn pattern(p: &str, at: String, out: &mut Vec<Diagnostic>) {
 /// A rule's `by` and `reply_as` (Format 18.1) name a character of a
 /// `character` entry of the cast (`reply_as` may also be `narrator`):
 /// UNKNOWN_REF at the field otherwise.
-fn check_speaker_refs(sc: &Value, rule: &Rule<'_>, at: &str, out: &mut Vec<Diagnostic>) {
-    let in_cast = |id: &str| Cast::all(sc).any(|e| e.character == Some(id));
+fn check_speaker_refs(sc: &Scenario, rule: &Rule<'_>, at: &str, out: &mut Vec<Diagnostic>) {
+    let in_cast = |id: &str| sc.cast_entries().any(|e| e.character == Some(id));
     for (field, named, narrator_ok) in [("by", rule.by, false), ("reply_as", rule.reply_as, true)] {
         let Some(id) = named else {
             continue;
@@ -60,9 +60,9 @@ fn check_speaker_refs(sc: &Value, rule: &Rule<'_>, at: &str, out: &mut Vec<Diagn
 /// Checks the runtime parts of a story's scenario.
 pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
-    let sc = &story.raw;
+    let sc = &story.scenario;
     check_model(story, base, out);
-    for (i, r) in Rule::all(sc).enumerate() {
+    for (i, r) in sc.rule_items().enumerate() {
         let at = format!("{base}/rules/{i}");
         for (k, key) in r.keywords.unwrap_or_default().iter().enumerate() {
             if let Some(key) = key.as_str() {
@@ -75,7 +75,7 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
         check_changes(story, r.changes, &format!("{at}/changes"), out);
         check_speaker_refs(sc, &r, &at, out);
     }
-    if let Some(src) = sc.get("emotion").and_then(Value::as_str) {
+    if let Some(src) = sc.emotion() {
         let scenario = Owner::Scenario(story.scenario.id.clone());
         let env = owner_env(story, &scenario, false);
         let at = format!("{base}/emotion");
@@ -104,10 +104,10 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
             Ok(_) => {}
         }
     }
-    if sc.get("safety").is_some() {
+    if sc.safety.is_some() {
         let pbase = format!("{base}/safety");
         let mut seen = HashSet::new();
-        for (i, c) in Category::of(sc).enumerate() {
+        for (i, c) in sc.categories().enumerate() {
             let at = format!("{pbase}/categories/{i}");
             if let Some(id) = c.id {
                 if !seen.insert(id.to_string()) {
@@ -141,11 +141,7 @@ pub use crate::changes::scalar_of;
 /// `scene.location`); `step` only on `int`/`number` ones. Diagnostics at
 /// `<base>/model/changes/<name>`.
 pub fn check_model(story: &Story, base: &str, out: &mut Vec<crate::diag::Diagnostic>) {
-    let Some(changes) = story
-        .raw
-        .pointer("/model/changes")
-        .and_then(Value::as_object)
-    else {
+    let Some(changes) = story.scenario.model_changes() else {
         return;
     };
     for (name, d) in changes {

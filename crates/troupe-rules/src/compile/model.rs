@@ -68,10 +68,9 @@ pub struct CardIr {
 }
 
 impl ModelDecl {
-    /// Reads the `model` block of a scenario as written in the bundle; an
-    /// absent block declares nothing (the model may change nothing).
-    pub fn of(scenario: &Value) -> ModelDecl {
-        let m = scenario.get("model");
+    /// Reads the `model` block `m` of a scenario; an absent block declares
+    /// nothing (the model may change nothing).
+    pub fn read(m: Option<&Value>) -> ModelDecl {
         let mut changes = IndexMap::new();
         if let Some(obj) = m.and_then(|m| m.get("changes")).and_then(Value::as_object) {
             for (name, d) in obj {
@@ -112,7 +111,7 @@ impl ModelIr {
     /// Lowers the `model` block of a checked story (Format 24.2) and
     /// generates its answer schema (24.4).
     pub fn compile(story: &Story) -> ModelIr {
-        let decl = ModelDecl::of(&story.raw);
+        let decl = ModelDecl::read(story.scenario.model.as_ref());
         let schema = answer_schema(story, &decl);
         let cards = story
             .cast

@@ -13,7 +13,7 @@ use crate::resolve::story::Story;
 use crate::compile::changes::{lower_changes, ChangeScope};
 use crate::compile::{ChangeIr, CompileError, StoryIr};
 use crate::keys::{KeyIndex, KeyOptions, KeySet, LazyPattern};
-use crate::model::items::{Cast, Criterion, Rule, TurnOrder};
+use crate::model::Scenario;
 
 /// A rule (Format 18.1), compiled.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -147,8 +147,7 @@ impl TurnOrderIr {
     }
 
     pub(crate) fn compile(story: &Story) -> TurnOrderIr {
-        let raw = &story.raw;
-        let t = TurnOrder::of(raw);
+        let t = story.scenario.turn_order();
         let strategy = |s: Option<&str>| s.and_then(Strategy::parse).unwrap_or_default();
         let plain = |name: &str| -> Arc<str> {
             match crate::keys::key_form(name) {
@@ -157,7 +156,7 @@ impl TurnOrderIr {
             }
         };
         let mut members = Vec::new();
-        for e in Cast::all(raw) {
+        for e in story.scenario.cast_entries() {
             let Some(id) = e.character else {
                 continue;
             };
@@ -273,15 +272,15 @@ impl RuntimeIr {
         ir: &StoryIr,
         safety: Option<Arc<Safety>>,
     ) -> Result<RuntimeIr, CompileError> {
-        Self::compile_scenario(&story.raw, story, ir, safety)
+        Self::compile_scenario(&story.scenario, story, ir, safety)
     }
 
-    /// [`RuntimeIr::compile`] from the scenario as written in a checked
-    /// bundle and the story compiled from it: state names and cast
+    /// [`RuntimeIr::compile`] from a scenario of a checked bundle and the
+    /// story compiled from it: state names and cast
     /// references resolve against `decls` (the checked story's, or the
     /// compiled story's own), conditions in the scenario's environment.
     pub fn compile_scenario(
-        raw: &Value,
+        sc: &Scenario,
         decls: &dyn crate::changes::Decls,
         ir: &StoryIr,
         safety: Option<Arc<Safety>>,
@@ -299,7 +298,7 @@ impl RuntimeIr {
             cast: &ir.cast,
         };
         let mut rules = Vec::new();
-        for r in Rule::all(raw) {
+        for r in sc.rule_items() {
             let id = r.id.unwrap_or("");
             let keywords = r
                 .keywords
@@ -363,7 +362,7 @@ impl RuntimeIr {
                 ))
             })
         };
-        let rubric = match Criterion::all(raw) {
+        let rubric = match sc.criteria() {
             Some(criteria) => Some(
                 criteria
                     .map(|c| {
@@ -385,7 +384,7 @@ impl RuntimeIr {
             rubric,
             safety: match safety {
                 Some(s) => s,
-                None => Arc::new(Safety::compile(raw.get("safety")).map_err(err)?),
+                None => Arc::new(Safety::compile(sc.safety.as_ref()).map_err(err)?),
             },
             hit_keys: Default::default(),
             templates: Default::default(),

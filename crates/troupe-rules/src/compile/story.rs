@@ -317,7 +317,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
     };
 
     // The scenario's `emotion` (Format 18.6), in its environment.
-    let emotion = match story.raw.get("emotion").and_then(Value::as_str) {
+    let emotion = match story.scenario.emotion() {
         Some(src) => Some(
             crate::cel::compile(src, &envs[0].env)
                 .map_err(|e| err(format!("`emotion`: {}", first_error(&e))))?,

@@ -300,7 +300,6 @@ pub struct Scenario {
     #[serde(default)]
     pub outcomes: Vec<Value>,
     /// Rules of the rules runtime (Format 18).
-    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
     #[serde(default)]
     pub rules: Vec<Value>,
     /// Scenario-level lore entries.
@@ -309,20 +308,131 @@ pub struct Scenario {
     /// Difficulty presets.
     #[serde(default)]
     pub difficulty: Option<Value>,
+    /// The emotion expression (CEL, Format 18.6).
+    #[serde(default)]
+    pub emotion: Option<Value>,
+    /// The model block (Format 24.2).
+    #[serde(default)]
+    pub model: Option<Value>,
     /// The rubric.
-    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
     #[serde(default)]
     pub rubric: Option<Value>,
     /// The safety policy.
-    #[allow(dead_code)] // the typed model's field; its readers still read the raw document (issue 38 item 1)
     #[serde(default)]
     pub safety: Option<Value>,
+    /// The turn order (Format 18.9).
+    #[serde(default)]
+    pub turn_order: Option<Value>,
+}
+
+/// A scenario's lists of format items (Format 6), named as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum List {
+    /// `cast` (6.1).
+    Cast,
+    /// `openings` (6.3).
+    Openings,
+    /// `variables` (8.1).
+    Variables,
+    /// `events` (9).
+    Events,
+    /// `outcomes` (9.4).
+    Outcomes,
+    /// `rules` (18.1).
+    Rules,
+    /// `entries` (5).
+    Entries,
+}
+
+impl List {
+    /// The field's name in the format.
+    pub fn name(self) -> &'static str {
+        match self {
+            List::Cast => "cast",
+            List::Openings => "openings",
+            List::Variables => "variables",
+            List::Events => "events",
+            List::Outcomes => "outcomes",
+            List::Rules => "rules",
+            List::Entries => "entries",
+        }
+    }
+}
+
+impl std::fmt::Display for List {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl Scenario {
+    /// The items of the list `l`, in order.
+    pub fn list(&self, l: List) -> &[Value] {
+        match l {
+            List::Cast => &self.cast,
+            List::Openings => &self.openings,
+            List::Variables => &self.variables,
+            List::Events => &self.events,
+            List::Outcomes => &self.outcomes,
+            List::Rules => &self.rules,
+            List::Entries => &self.entries,
+        }
+    }
+
     /// The difficulty presets (Format 6.5), when the scenario has them.
     pub fn difficulty(&self) -> Option<super::items::Difficulty<'_>> {
         self.difficulty.as_ref().map(super::items::Difficulty::read)
+    }
+
+    /// The cast entries (Format 6.1), in order.
+    pub fn cast_entries(&self) -> impl Iterator<Item = super::items::Cast<'_>> {
+        self.cast.iter().map(super::items::Cast::read)
+    }
+
+    /// The rules (Format 18.1), in order.
+    pub fn rule_items(&self) -> impl Iterator<Item = super::items::Rule<'_>> {
+        self.rules.iter().map(super::items::Rule::read)
+    }
+
+    /// The events (Format 9) or the outcomes (9.4), in order.
+    pub fn event_items(&self, outcomes: bool) -> impl Iterator<Item = super::items::Event<'_>> {
+        let list = if outcomes { &self.outcomes } else { &self.events };
+        list.iter().map(super::items::Event::read)
+    }
+
+    /// The turn order (Format 18.9; all absent without one).
+    pub fn turn_order(&self) -> super::items::TurnOrder<'_> {
+        super::items::TurnOrder::read(self.turn_order.as_ref())
+    }
+
+    /// The rubric's criteria (Format 19.6; `None` without a rubric).
+    pub fn criteria(&self) -> Option<impl Iterator<Item = super::items::Criterion<'_>>> {
+        super::items::Criterion::of_rubric(self.rubric.as_ref()?)
+    }
+
+    /// The safety policy's categories (Format 19.1), in order.
+    pub fn categories(&self) -> impl Iterator<Item = super::items::Category<'_>> {
+        super::items::Category::all(self.safety.as_ref())
+    }
+
+    /// The emotion expression (Format 18.6), when written as text.
+    pub fn emotion(&self) -> Option<&str> {
+        self.emotion.as_ref().and_then(Value::as_str)
+    }
+
+    /// The model block's `changes` (Format 24.2), when written as an object.
+    pub fn model_changes(&self) -> Option<&serde_json::Map<String, Value>> {
+        self.model.as_ref()?.get("changes")?.as_object()
+    }
+
+    /// The model block's `prompt` (Format 24.3), when written as text.
+    pub fn model_prompt(&self) -> Option<&str> {
+        self.model.as_ref()?.get("prompt")?.as_str()
+    }
+
+    /// Who the scene starts with (Format 6.4), when written.
+    pub fn present(&self) -> Option<&[String]> {
+        self.scene.as_ref()?.present.as_deref()
     }
 }
 

@@ -188,7 +188,12 @@ pub struct TurnOrder<'a> {
 impl<'a> TurnOrder<'a> {
     /// Reads the `turn_order` of scenario `sc` (all absent without one).
     pub fn of(sc: &'a Value) -> TurnOrder<'a> {
-        let Some(t) = sc.get("turn_order") else {
+        TurnOrder::read(sc.get("turn_order"))
+    }
+
+    /// Reads the `turn_order` block `t` (all absent without one).
+    pub fn read(t: Option<&'a Value>) -> TurnOrder<'a> {
+        let Some(t) = t else {
             return TurnOrder::default();
         };
         TurnOrder {
@@ -250,7 +255,11 @@ pub struct Criterion<'a> {
 impl<'a> Criterion<'a> {
     /// The criteria of scenario `sc`'s rubric (`None` without a rubric).
     pub fn all(sc: &'a Value) -> Option<impl Iterator<Item = Criterion<'a>>> {
-        let rubric = sc.get("rubric")?;
+        Criterion::of_rubric(sc.get("rubric")?)
+    }
+
+    /// The criteria of the rubric `rubric`.
+    pub fn of_rubric(rubric: &'a Value) -> Option<impl Iterator<Item = Criterion<'a>>> {
         Some(array(rubric, "criteria").iter().map(|c| Criterion {
             id: super::id_of(c),
             weight: c.get("weight"),

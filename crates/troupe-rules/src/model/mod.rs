@@ -119,13 +119,17 @@ where
 /// have been reported already).
 pub fn read_items<T: DeserializeOwned>(value: &Value, field: &str) -> Vec<(usize, T)> {
     match value.get(field) {
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| T::deserialize(v).ok().map(|t| (i, t)))
-            .collect(),
+        Some(Value::Array(items)) => read_list(items),
         _ => Vec::new(),
     }
+}
+
+/// Reads the items of `list` as [`read_items`] does.
+pub fn read_list<T: DeserializeOwned>(list: &[Value]) -> Vec<(usize, T)> {
+    list.iter()
+        .enumerate()
+        .filter_map(|(i, v)| T::deserialize(v).ok().map(|t| (i, t)))
+        .collect()
 }
 
 /// The ID grammar (Format 3.1, `^[a-z][a-z0-9_-]{0,63}$`): true when `s` is

@@ -101,8 +101,6 @@ pub struct Story {
     pub pointer: String,
     /// The scenario.
     pub scenario: Scenario,
-    /// The scenario as written, for the checks that read it raw.
-    pub raw: Value,
     /// Every character of the bundle, header characters replacing them by ID.
     pub characters: IndexMap<String, Character>,
     /// The cast, in order, seats filled; unfilled seats left out.
@@ -256,8 +254,7 @@ pub fn resolve(
     ctx: Option<&SessionContext>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Story> {
-    let raw = checked_fields(bundle.get("scenarios")?.get(index)?);
-    let scenario = Scenario::deserialize(&raw).ok()?;
+    let scenario = Scenario::deserialize(checked_fields(bundle.get("scenarios")?.get(index)?)).ok()?;
     let pointer = format!("/scenarios/{index}");
 
     let mut characters: IndexMap<String, Character> = read_items(bundle, "characters")
@@ -486,7 +483,6 @@ pub fn resolve(
         index,
         pointer,
         scenario,
-        raw,
         characters,
         cast,
         cast_index,

@@ -116,9 +116,9 @@ impl Opened {
         Some(self.parsed.scope(|| compile_scenario(bundle, index)))
     }
 
-    /// Scenario `id` as written in the bundle.
-    pub fn scenario_raw(&self, id: &str) -> Option<&Value> {
-        crate::model::scenario(&self.bundle, id)
+    /// Scenario `id` of the bundle, read into the typed model.
+    pub fn scenario(&self, id: &str) -> Option<crate::model::Scenario> {
+        serde::Deserialize::deserialize(crate::model::scenario(&self.bundle, id)?).ok()
     }
 
     /// The compiled safety rules of scenario `id` whose policy is `policy`;

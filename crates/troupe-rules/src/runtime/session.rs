@@ -1098,7 +1098,7 @@ fn runtime_ir(pack: &Opened, engine: &Engine, header: &Value) -> Result<Arc<Runt
     let rt = match cached {
         Some(rt) => rt,
         None => {
-            let Some(raw) = pack.scenario_raw(&engine.ir.scenario) else {
+            let Some(sc) = pack.scenario(&engine.ir.scenario) else {
                 return Err(refuse(
                     Code::Internal,
                     "",
@@ -1106,10 +1106,10 @@ fn runtime_ir(pack: &Opened, engine: &Engine, header: &Value) -> Result<Arc<Runt
                 ));
             };
             let safety = pack
-                .safety(&engine.ir.scenario, raw.get("safety"))
+                .safety(&engine.ir.scenario, sc.safety.as_ref())
                 .map_err(|e| refuse(Code::Internal, "", e))?;
             let rt = Arc::new(
-                RuntimeIr::compile_scenario(raw, &*engine.ir, &engine.ir, Some(safety))
+                RuntimeIr::compile_scenario(&sc, &*engine.ir, &engine.ir, Some(safety))
                     .map_err(|e| refuse(Code::Internal, "", e.0))?,
             );
             if let Ok(mut c) = pack.runtime_cache.lock() {

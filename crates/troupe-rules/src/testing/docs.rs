@@ -696,7 +696,7 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
 /// step limits, the emotions, the instructions, lore budget and history.
 fn model(out: &mut String, sc: &Value) {
     use crate::runtime::chat::ModelDecl;
-    let decl = ModelDecl::of(sc);
+    let decl = ModelDecl::read(sc.get("model"));
     out.push_str("#### Model
 
 ");

@@ -109,23 +109,18 @@ fn check_turn_numbers(fixture: &Value, out: &mut Vec<Diagnostic>) {
     }
 }
 
-
-fn ids<'v>(v: &'v Value, field: &str) -> Vec<&'v str> {
-    list(v, field)
-        .iter()
-        .filter_map(|x| crate::model::id_of(x))
-        .collect()
+fn ids(items: &[Value]) -> Vec<&str> {
+    items.iter().filter_map(|x| crate::model::id_of(x)).collect()
 }
 
 /// The references a fixture makes into its story.
 fn check_against(fixture: &Value, story: &Story, out: &mut Vec<Diagnostic>) {
-    let sc = &story.raw;
-    let sid = &story.scenario.id;
+    let sc = &story.scenario;
+    let sid = &sc.id;
     if let Some(p) = fixture.get("difficulty").and_then(Value::as_str) {
         let presets: Vec<&str> = sc
-            .pointer("/difficulty/options")
-            .and_then(Value::as_object)
-            .map(|o| o.keys().map(String::as_str).collect())
+            .difficulty()
+            .map(|d| d.presets().collect())
             .unwrap_or_default();
         if !presets.contains(&p) {
             let message = if presets.is_empty() {
@@ -139,9 +134,9 @@ fn check_against(fixture: &Value, story: &Story, out: &mut Vec<Diagnostic>) {
             out.push(Diagnostic::error(Code::UnknownRef, message).at("/difficulty"));
         }
     }
-    let events = ids(sc, "events");
-    let outcomes = ids(sc, "outcomes");
-    let rules = ids(sc, "rules");
+    let events = ids(&sc.events);
+    let outcomes = ids(&sc.outcomes);
+    let rules = ids(&sc.rules);
     let firing_ids: Vec<&str> = events.iter().chain(&outcomes).copied().collect();
     for (i, t) in list(fixture, "turns").iter().enumerate() {
         if let Some(s) = t.get("settings") {
