@@ -14,7 +14,7 @@ use crate::changes::values::check_value;
 use crate::diag::{Code, Diagnostic};
 use crate::model::{CastEntry, Condition, Keys, ScalarType, VarType, Variable};
 use crate::model::array;
-use crate::model::items::{Difficulty, Opening};
+use crate::model::items::{Difficulty, LoreEntry, Opening, VarItem};
 use crate::model::{List, Scenario};
 
 /// Runs every semantic check of a bundle that needs no session.
@@ -161,9 +161,9 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
     }
     // Events and outcomes (Format 9).
     for field in [List::Events, List::Outcomes] {
-        for (i, ev) in sc.list(field).iter().enumerate() {
+        for (i, ev) in sc.event_items(field).enumerate() {
             let at = format!("{base}/{field}/{i}");
-            if let Some(when) = ev.get("when") {
+            if let Some(when) = ev.when {
                 if let Ok(Condition::Threshold {
                     variable,
                     threshold,
@@ -179,7 +179,7 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
                     );
                 }
             }
-            check_changes(story, array(ev, "changes"), &format!("{at}/changes"), out);
+            check_changes(story, ev.changes, &format!("{at}/changes"), out);
         }
     }
     // Difficulty (Format 6.5) and the variables that start at a knob (8.1).
@@ -408,14 +408,15 @@ fn check_entries(entries: &[Value], base: &str, out: &mut Vec<Diagnostic>) {
             out.push(dup(&id, format!("{base}/entries/{i}/id")));
         }
     }
-    for (i, e) in entries.iter().enumerate() {
+    for (i, raw) in entries.iter().enumerate() {
+        let e = LoreEntry::read(raw);
         // Keys compile with the entry's own settings (Format 5.4).
         let options = crate::keys::KeyOptions {
-            case_sensitive: e.get("case_sensitive").and_then(Value::as_bool) == Some(true),
+            case_sensitive: e.case_sensitive,
             whole_words: true,
         };
-        for field in ["keys", "secondary_keys"] {
-            for (k, key) in array(e, field).iter().enumerate() {
+        for (field, keys) in [("keys", e.key_list()), ("secondary_keys", e.secondary_keys)] {
+            for (k, key) in keys.iter().enumerate() {
                 let Some(key) = key.as_str() else { continue };
                 if let Err(msg) = crate::keys::check_key(key, options) {
                     out.push(
@@ -425,18 +426,17 @@ fn check_entries(entries: &[Value], base: &str, out: &mut Vec<Diagnostic>) {
                 }
             }
         }
-        if let Some(t) = e.get("content").and_then(Value::as_str) {
+        if let Some(t) = e.content {
             check_template(t, &format!("{base}/entries/{i}/content"), out);
         }
         // Format 5.3, 17.4: an enabled entry with neither `constant: true`
         // nor `keys` never passes: DEAD_LOGIC (a lint, a warning).
-        let flag = |k: &str| e.get(k).and_then(Value::as_bool);
-        if e.is_object()
-            && flag("enabled") != Some(false)
-            && flag("constant") != Some(true)
-            && e.get("keys").is_none()
+        if raw.is_object()
+            && e.enabled != Some(false)
+            && e.constant != Some(true)
+            && e.keys.is_none()
         {
-            let id = crate::model::id_of(e).unwrap_or("");
+            let id = e.id.unwrap_or("");
             out.push(
                 Diagnostic::error(
                     Code::DeadLogic,
@@ -505,7 +505,7 @@ fn check_present<'a>(
 /// a character's or world's variable.
 fn no_knobs(owner: &Value, base: &str, whose: &str, out: &mut Vec<Diagnostic>) {
     for (vi, v) in array(owner, "variables").iter().enumerate() {
-        if v.get("knob").is_some() {
+        if VarItem::read(v).knob.is_some() {
             out.push(
                 Diagnostic::error(
                     Code::Schema,
@@ -527,15 +527,12 @@ fn check_knobs(sc: &Scenario, base: &str, out: &mut Vec<Diagnostic>) {
         .and_then(Value::as_object)
         .map(|k| k.keys().map(String::as_str).collect())
         .unwrap_or_default();
-    for (vi, v) in sc.variables.iter().enumerate() {
-        let Some(knob) = v.get("knob").and_then(Value::as_str) else {
+    for (vi, v) in sc.variables.iter().map(VarItem::read).enumerate() {
+        let Some(knob) = v.knob.and_then(Value::as_str) else {
             continue;
         };
         let at = format!("{base}/variables/{vi}/knob");
-        let ty = v
-            .get("type")
-            .and_then(Value::as_str)
-            .and_then(VarType::parse);
+        let ty = v.ty.and_then(VarType::parse);
         let scalar = match ty {
             Some(VarType::Scalar(t @ (ScalarType::Int | ScalarType::Number))) => t,
             Some(_) => {
@@ -572,7 +569,7 @@ fn check_knobs(sc: &Scenario, base: &str, out: &mut Vec<Diagnostic>) {
                         Code::TypeMismatch,
                         format!(
                             "variable `{}` starts at knob `{knob}`, so preset `{preset}`'s value must be a value of its type: {why}",
-                            crate::model::id_of(v).unwrap_or("")
+                            v.id.unwrap_or("")
                         ),
                     )
                     .at(format!(

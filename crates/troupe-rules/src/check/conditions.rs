@@ -13,6 +13,7 @@ use crate::cel::{self, CelError, Env, Type};
 use crate::changes::{resolve_target, Target};
 use crate::diag::{Code, Diagnostic};
 use crate::model::array;
+use crate::model::items::{Cast, LoreEntry, VarItem};
 use crate::model::List;
 use crate::model::{ScalarType, VarType};
 use crate::resolve::env::{compile_once, condition_text, derived_order, owner_env, scalar_cel};
@@ -138,17 +139,19 @@ fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnosti
         ..plain
     };
     for field in [List::Events, List::Outcomes] {
-        for (i, ev) in story.scenario.list(field).iter().enumerate() {
-            let Some(when) = ev.get("when") else { continue };
+        for (i, ev) in story.scenario.event_items(field).enumerate() {
+            let Some(when) = ev.when else { continue };
             if let Some((src, written)) = condition_text(story, when) {
                 let at = format!("{base}/{field}/{i}/when");
                 check_one(&src, &plain, &Want::Bool, &at, written, reads, out);
             }
         }
     }
-    for field in [List::Entries, List::Rules] {
-        for (i, e) in story.scenario.list(field).iter().enumerate() {
-            if let Some(src) = e.get("when").and_then(Value::as_str) {
+    let entries = story.scenario.entries.iter().map(|e| LoreEntry::read(e).when);
+    let rules = story.scenario.rule_items().map(|r| r.when);
+    for (field, whens) in [(List::Entries, entries.collect::<Vec<_>>()), (List::Rules, rules.collect())] {
+        for (i, when) in whens.into_iter().enumerate() {
+            if let Some(src) = when {
                 let at = format!("{base}/{field}/{i}/when");
                 check_one(src, &with_hit, &Want::Bool, &at, true, reads, out);
             }
@@ -163,8 +166,8 @@ fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnosti
             hit: true,
             env: &env,
         };
-        for (i, e) in w.entries.iter().enumerate() {
-            if let Some(src) = e.get("when").and_then(Value::as_str) {
+        for (i, e) in w.entries.iter().map(LoreEntry::read).enumerate() {
+            if let Some(src) = e.when {
                 let at = format!("/worlds/{wi}/entries/{i}/when");
                 check_one(src, &world, &Want::Bool, &at, true, reads, out);
             }
@@ -310,7 +313,7 @@ pub fn check_unused(bundle: &Value, out: &mut Vec<Diagnostic>) {
     let cast_ids: HashSet<&str> = scenarios
         .iter()
         .flat_map(|s| array(s, "cast").iter())
-        .filter_map(|c| c.get("character").and_then(Value::as_str))
+        .filter_map(|c| Cast::read(c).character)
         .collect();
     let world_ids: HashSet<&str> = scenarios
         .iter()
@@ -325,13 +328,13 @@ pub fn check_unused(bundle: &Value, out: &mut Vec<Diagnostic>) {
             if used.contains(id) {
                 continue;
             }
-            for (vi, v) in array(item, "variables").iter().enumerate() {
-                if let Some(src) = v.get("derived").and_then(Value::as_str) {
+            for (vi, v) in array(item, "variables").iter().map(VarItem::read).enumerate() {
+                if let Some(src) = v.derived {
                     parse_only(src, &format!("/{field}/{i}/variables/{vi}/derived"), out);
                 }
             }
-            for (ei, e) in array(item, "entries").iter().enumerate() {
-                if let Some(src) = e.get("when").and_then(Value::as_str) {
+            for (ei, e) in array(item, "entries").iter().map(LoreEntry::read).enumerate() {
+                if let Some(src) = e.when {
                     parse_only(src, &format!("/{field}/{i}/entries/{ei}/when"), out);
                 }
             }

@@ -12,7 +12,7 @@ use super::lints::lint;
 use crate::resolve::story::Story;
 use crate::diag::{escape_token, Diagnostic};
 use crate::model::array;
-use crate::model::items::{scene_present, Cast, Rule};
+use crate::model::items::{scene_present, Cast, Rule, SceneMoves};
 use crate::model::{List, Scenario};
 
 fn ids(v: &Value) -> impl Iterator<Item = &str> {
@@ -53,14 +53,14 @@ fn presence(sc: &Scenario, cast: &[String]) -> Presence {
         }
     }
     for x in lists {
-        for c in array(x, "changes") {
-            if let Some(l) = c.get("enter") {
+        for c in array(x, "changes").iter().map(SceneMoves::read) {
+            if let Some(l) = c.enter {
                 p.enters.extend(ids(l).map(str::to_string));
             }
-            if let Some(l) = c.get("leave") {
+            if let Some(l) = c.leave {
                 p.leaves.extend(ids(l).map(str::to_string));
             }
-            if let Some(l) = c.get("set").and_then(|s| s.get("scene.present")) {
+            if let Some(l) = c.present {
                 replace(l, &mut p);
             }
         }

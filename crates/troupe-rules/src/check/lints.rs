@@ -16,7 +16,7 @@ use crate::resolve::story::{Owner, Story};
 use crate::changes::values::exact_decimal;
 use crate::diag::{escape_token, Code, Diagnostic, Severity};
 use crate::model::Condition;
-use crate::model::items::Rule;
+use crate::model::items::{Rule, VarItem};
 use crate::model::List;
 
 pub(super) fn lint(message: String, at: String) -> Diagnostic {
@@ -67,7 +67,7 @@ fn unread_knobs(story: &Story, reads: &BTreeSet<String>, out: &mut Vec<Diagnosti
         .scenario
         .variables
         .iter()
-        .filter_map(|v| v.get("knob").and_then(Value::as_str))
+        .filter_map(|v| VarItem::read(v).knob?.as_str())
         .collect();
     let mut unread: Vec<&str> = knobs
         .keys()
@@ -173,8 +173,8 @@ fn shadowed_rules(story: &Story, out: &mut Vec<Diagnostic>) {
 pub(crate) fn unreachable_thresholds(story: &Story, out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
     for (field, what) in [(List::Events, "event"), (List::Outcomes, "ending")] {
-        for (i, ev) in story.scenario.list(field).iter().enumerate() {
-            let Some(when) = ev.get("when") else { continue };
+        for (i, ev) in story.scenario.event_items(field).enumerate() {
+            let Some(when) = ev.when else { continue };
             let Ok(Condition::Threshold {
                 kind,
                 variable,
@@ -194,7 +194,7 @@ pub(crate) fn unreachable_thresholds(story: &Story, out: &mut Vec<Diagnostic>) {
             let Some(t) = exact_decimal(&threshold) else {
                 continue;
             };
-            let id = crate::model::id_of(ev).unwrap_or("");
+            let id = ev.id.unwrap_or("");
             let never = match kind.as_str() {
                 "variable_above" => bound(&decl.decl.max)
                     .filter(|m: &Decimal| *m <= t)

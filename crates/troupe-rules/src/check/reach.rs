@@ -213,8 +213,8 @@ pub fn unreachable_conditions(story: &Story, out: &mut Vec<Diagnostic>) {
         .collect();
     let mut found = Vec::new();
     for (field, what) in [(List::Events, "event"), (List::Outcomes, "outcome")] {
-        for (i, ev) in story.scenario.list(field).iter().enumerate() {
-            let Some(when) = ev.get("when") else { continue };
+        for (i, ev) in story.scenario.event_items(field).enumerate() {
+            let Some(when) = ev.when else { continue };
             let Some((src, written)) = condition_text(story, when) else {
                 continue;
             };
@@ -239,7 +239,7 @@ pub fn unreachable_conditions(story: &Story, out: &mut Vec<Diagnostic>) {
             if t {
                 continue;
             }
-            let id = crate::model::id_of(ev).unwrap_or("");
+            let id = ev.id.unwrap_or("");
             let why = Judge::new(&ranges, &env).explain(&program.root);
             found.push(
                 Diagnostic::error(
@@ -303,7 +303,7 @@ impl Ranges {
         for r in story.scenario.rule_items() {
             lists.push((r.changes, true));
         }
-        for e in story.scenario.event_items(false) {
+        for e in story.scenario.event_items(List::Events) {
             if !e.end {
                 lists.push((e.changes, e.repeat));
             }

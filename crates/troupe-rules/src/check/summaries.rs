@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::resolve::story::Story;
 use crate::diag::{Code, Diagnostic};
-use crate::model::items::Opening;
+use crate::model::items::{Opening, SceneMoves};
 use crate::model::{array as list, FiringRecord, Message, Part};
 
 /// What the checker needs of a story to follow `scene.present` along a
@@ -123,16 +123,16 @@ impl SceneRules {
     /// Applies the scene moves of `changes` (8.5) to `present`; items that
     /// name no cast member are reported by other checks and skipped here.
     fn apply(&self, changes: &[Value], present: &mut rpds::HashTrieSetSync<u32>) {
-        for c in changes {
-            if let Some(p) = c.pointer("/set/scene.present") {
+        for c in changes.iter().map(SceneMoves::read) {
+            if let Some(p) = c.present {
                 *present = self.members(Self::ids(p));
             }
-            if let Some(e) = c.get("enter") {
+            if let Some(e) = c.enter {
                 for i in Self::ids(e).filter_map(|id| self.index(id)) {
                     present.insert_mut(i);
                 }
             }
-            if let Some(l) = c.get("leave") {
+            if let Some(l) = c.leave {
                 for i in Self::ids(l).filter_map(|id| self.index(id)) {
                     present.remove_mut(&i);
                 }

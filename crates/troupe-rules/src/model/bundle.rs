@@ -394,10 +394,10 @@ impl Scenario {
         self.rules.iter().map(super::items::Rule::read)
     }
 
-    /// The events (Format 9) or the outcomes (9.4), in order.
-    pub fn event_items(&self, outcomes: bool) -> impl Iterator<Item = super::items::Event<'_>> {
-        let list = if outcomes { &self.outcomes } else { &self.events };
-        list.iter().map(super::items::Event::read)
+    /// The items of `l`, `List::Events` or `List::Outcomes` (Format 9,
+    /// 9.4), read as events, in order.
+    pub fn event_items(&self, l: List) -> impl Iterator<Item = super::items::Event<'_>> {
+        self.list(l).iter().map(super::items::Event::read)
     }
 
     /// The turn order (Format 18.9; all absent without one).

@@ -119,6 +119,97 @@ impl<'a> Event<'a> {
     }
 }
 
+/// A lore entry (Format 5): a scenario's, a character's or a world's.
+#[derive(Debug, Clone, Copy)]
+pub struct LoreEntry<'a> {
+    /// The entry's ID.
+    pub id: Option<&'a str>,
+    /// `keys`, as written (its presence matters: 5.3).
+    pub keys: Option<&'a Value>,
+    /// `secondary_keys`, when a list.
+    pub secondary_keys: &'a [Value],
+    /// The text it contributes (a template).
+    pub content: Option<&'a str>,
+    /// Its condition (CEL).
+    pub when: Option<&'a str>,
+    /// `case_sensitive: true` (5.4).
+    pub case_sensitive: bool,
+    /// `enabled`, when written as a boolean.
+    pub enabled: Option<bool>,
+    /// `constant`, when written as a boolean.
+    pub constant: Option<bool>,
+}
+
+impl<'a> LoreEntry<'a> {
+    /// Reads the entry `v`.
+    pub fn read(v: &'a Value) -> LoreEntry<'a> {
+        let boolean = |k: &str| v.get(k).and_then(Value::as_bool);
+        LoreEntry {
+            id: super::id_of(v),
+            keys: v.get("keys"),
+            secondary_keys: array(v, "secondary_keys"),
+            content: text(v, "content"),
+            when: text(v, "when"),
+            case_sensitive: flag(v, "case_sensitive"),
+            enabled: boolean("enabled"),
+            constant: boolean("constant"),
+        }
+    }
+
+    /// `keys` when written as a list.
+    pub fn key_list(&self) -> &'a [Value] {
+        self.keys.and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// A variable declaration (Format 8.1), read field by field.
+#[derive(Debug, Clone, Copy)]
+pub struct VarItem<'a> {
+    /// The variable's ID.
+    pub id: Option<&'a str>,
+    /// Its type, as written.
+    pub ty: Option<&'a str>,
+    /// `knob`, as written (its presence matters for the owner check).
+    pub knob: Option<&'a Value>,
+    /// Its `derived` expression (CEL).
+    pub derived: Option<&'a str>,
+}
+
+impl<'a> VarItem<'a> {
+    /// Reads the declaration `v`.
+    pub fn read(v: &'a Value) -> VarItem<'a> {
+        VarItem {
+            id: super::id_of(v),
+            ty: text(v, "type"),
+            knob: v.get("knob"),
+            derived: text(v, "derived"),
+        }
+    }
+}
+
+/// The scene moves of one change object (Format 8.5): `set` of
+/// `scene.present`, `enter` and `leave`, each as written.
+#[derive(Debug, Clone, Copy)]
+pub struct SceneMoves<'a> {
+    /// The list `set: {scene.present: …}` replaces the scene's with.
+    pub present: Option<&'a Value>,
+    /// Who `enter` brings in.
+    pub enter: Option<&'a Value>,
+    /// Who `leave` takes out.
+    pub leave: Option<&'a Value>,
+}
+
+impl<'a> SceneMoves<'a> {
+    /// Reads the change `c`.
+    pub fn read(c: &'a Value) -> SceneMoves<'a> {
+        SceneMoves {
+            present: c.get("set").and_then(|s| s.get("scene.present")),
+            enter: c.get("enter"),
+            leave: c.get("leave"),
+        }
+    }
+}
+
 /// A rule of the rules runtime (Format 18.1).
 #[derive(Debug, Clone, Copy)]
 pub struct Rule<'a> {
