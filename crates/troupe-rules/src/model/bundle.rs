@@ -366,6 +366,51 @@ impl std::fmt::Display for List {
 }
 
 impl Scenario {
+    /// Reads a scenario object (Format 6) as `Scenario::deserialize` does,
+    /// moving its lists and blocks out of `value` instead of rebuilding
+    /// them: the same result (`None` where deserializing fails) without a
+    /// second copy of the scenario's items. Unlike serde, a value that is
+    /// no object is no scenario (serde would read an array's items as the
+    /// fields by position).
+    pub fn from_value(value: Value) -> Option<Scenario> {
+        let Value::Object(mut m) = value else {
+            return None;
+        };
+        // `#[serde(default)] Vec<Value>`: absent is empty, anything but an
+        // array (null included) fails.
+        let mut list = |k: &str| match m.remove(k) {
+            None => Some(Vec::new()),
+            Some(Value::Array(items)) => Some(items),
+            Some(_) => None,
+        };
+        let (worlds, cast, openings, variables) =
+            (list("worlds")?, list("cast")?, list("openings")?, list("variables")?);
+        let (events, outcomes, rules, entries) =
+            (list("events")?, list("outcomes")?, list("rules")?, list("entries")?);
+        // `#[serde(default)] Option<Value>`: absent or null is `None`.
+        let mut block = |k: &str| m.remove(k).filter(|v| !v.is_null());
+        let (difficulty, emotion, model) = (block("difficulty"), block("emotion"), block("model"));
+        let (rubric, safety, turn_order) = (block("rubric"), block("safety"), block("turn_order"));
+        let rest = Scenario::deserialize(Value::Object(m)).ok()?;
+        Some(Scenario {
+            worlds,
+            cast,
+            openings,
+            variables,
+            events,
+            outcomes,
+            rules,
+            entries,
+            difficulty,
+            emotion,
+            model,
+            rubric,
+            safety,
+            turn_order,
+            ..rest
+        })
+    }
+
     /// The items of the list `l`, in order.
     pub fn list(&self, l: List) -> &[Value] {
         match l {
@@ -442,4 +487,39 @@ pub struct Narrator {
     /// The narrator's name (default `Narrator`).
     #[serde(default)]
     pub name: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `Scenario::from_value` reads what `Scenario::deserialize` reads, and
+    /// fails where it fails.
+    #[test]
+    fn from_value_reads_as_deserialize_does() {
+        let cases = [
+            json!({"id": "s"}),
+            json!({"id": "s", "name": "S", "events": [{"id": "e"}], "rules": [], "cast": [{"character": "a"}]}),
+            json!({"id": "s", "difficulty": null, "model": {"changes": {}}, "emotion": "x", "turn_order": 3}),
+            json!({"id": "s", "events": null}),
+            json!({"id": "s", "events": {"id": "e"}}),
+            json!({"id": "s", "cast": "a"}),
+            json!({"id": 5}),
+            json!({"name": "no id"}),
+            json!({"id": "s", "scene": {"present": ["a"]}, "narrator": {"name": "N"}}),
+            json!({"id": "s", "scene": {"present": [1]}}),
+            json!({"id": "s", "description": 7}),
+        ];
+        for v in cases {
+            let typed = Scenario::from_value(v.clone()).map(|s| format!("{s:?}"));
+            let serde = Scenario::deserialize(&v).ok().map(|s| format!("{s:?}"));
+            assert_eq!(typed, serde, "{v}");
+        }
+        // serde reads an array as a struct's fields by position; a scenario
+        // is an object (Format 6), so an array is no scenario.
+        let array = json!(["s", "S"]);
+        assert!(Scenario::deserialize(&array).is_ok());
+        assert!(Scenario::from_value(array).is_none());
+    }
 }

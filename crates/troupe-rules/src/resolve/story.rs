@@ -254,7 +254,7 @@ pub fn resolve(
     ctx: Option<&SessionContext>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Story> {
-    let scenario = Scenario::deserialize(checked_fields(bundle.get("scenarios")?.get(index)?)).ok()?;
+    let scenario = Scenario::from_value(checked_fields(bundle.get("scenarios")?.get(index)?))?;
     let pointer = format!("/scenarios/{index}");
 
     let mut characters: IndexMap<String, Character> = read_items(bundle, "characters")
