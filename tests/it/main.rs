@@ -44,6 +44,7 @@ mod import_parity;
 mod import_real;
 mod import_states;
 mod import_summary;
+mod ir_compact;
 mod ir_open;
 mod json_documents;
 mod load_hardening;

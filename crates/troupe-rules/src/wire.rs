@@ -27,6 +27,10 @@ use std::sync::Arc;
 
 use serde::de::{Deserializer, SeqAccess, Visitor};
 
+mod nesting;
+
+pub use nesting::{Bounded, Nesting};
+
 struct SharedStr;
 
 impl Visitor<'_> for SharedStr {

@@ -25,6 +25,15 @@ use super::runtime::RuntimeIr;
 use crate::cel::Program;
 pub use crate::load::compiled::{content_hash, verify_ir, IR_VERSION};
 
+/// How deep the compiled IR may nest, counted in levels of serde's data
+/// model (each sequence, map, struct, enum variant, `Some` and newtype
+/// opens one; Format 14.4): deep enough for the IR of every expression
+/// the parser accepts ([`crate::cel::parse::MAX_DEPTH`] levels), shallow
+/// enough that reading, checking and dropping the deepest IR stays within
+/// a 2 MiB thread's stack in a debug build. A deeper IR is not used
+/// (IR_MISMATCH).
+pub const IR_MAX_NESTING: usize = 640;
+
 /// The whole of `ir.json` (Format 14.4).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct PackageIr {
@@ -210,7 +219,14 @@ pub fn read_ir(ir: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
             format!("ir.json is not UTF-8 ({e}); it is not used and bundle.json is compiled afresh"),
         )
     })?;
-    let mut p: PackageIr = serde_json::from_str(text).map_err(|e| {
+    // serde_json's own limit (128 levels) is below what the IR of an
+    // expression at the parser's height bound nests; the reader's own
+    // bound, [`IR_MAX_NESTING`], replaces it.
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let nesting = crate::wire::Nesting::new(IR_MAX_NESTING);
+    let read = PackageIr::deserialize(nesting.wrap(&mut de)).and_then(|p| de.end().map(|()| p));
+    let mut p: PackageIr = read.map_err(|e| {
         fault(
             "",
             format!("ir.json cannot be read as this Troupe's IR ({e}); it is not used and bundle.json is compiled afresh"),
