@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
-use super::db::{err, TurnWrite, GROUP_MAX};
+use super::db::{err, StoredAnswer, TurnWrite, GROUP_MAX};
 
 /// A read, run on the reader's connection.
 type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
@@ -355,13 +355,7 @@ fn write_group(
                 // The request's Idempotency-Key answer, in the turn's
                 // transaction: a retry finds both or neither.
                 if let Some(a) = &w.answer {
-                    tx.prepare_cached(STORE_ANSWER)?.execute(params![
-                        a.status,
-                        a.content_type,
-                        a.body,
-                        w.workspace,
-                        a.key
-                    ])?;
+                    store_answer(&tx, &w.workspace, a)?;
                 }
             }
         }
@@ -370,17 +364,29 @@ fn write_group(
     Ok(applied)
 }
 
-/// Turns a claim row of `troupe_idempotency` into its answer.
-const STORE_ANSWER: &str = "UPDATE troupe_idempotency SET status = ?1, content_type = ?2, body = ?3 WHERE workspace = ?4 AND key = ?5";
+/// Turns the claim row of `Idempotency-Key` `a.key` of `ws` into its
+/// answer `a`.
+pub fn store_answer(c: &Connection, ws: &str, a: &StoredAnswer) -> rusqlite::Result<()> {
+    c.prepare_cached(super::db::STORE_ANSWER)?
+        .execute(params![
+            a.status,
+            a.content_type,
+            a.body,
+            a.headers,
+            ws,
+            a.key
+        ])
+        .map(drop)
+}
 
 /// Checks the SQLite file `path` is Troupe's and migrates it (docs/server.md
 /// "Storage and durability"): an existing file is first inspected through
 /// a read-only connection (nothing written, not even the WAL switch); a
 /// file holding another table, or of a newer schema, is refused
 /// ([`super::db::check_tables`], [`super::db::check_version`]). Then the
-/// migrations it lacks are applied, each in one `BEGIN IMMEDIATE`
-/// transaction with its version row (processes starting together take
-/// turns on SQLite's write lock, and the version is read again inside).
+/// migrations it lacks are applied in one `BEGIN IMMEDIATE` transaction
+/// with their version rows (processes starting together take turns on
+/// SQLite's write lock, and the version is read again inside).
 /// `shown` names the file in errors.
 pub fn prepare(path: &str, shown: &str) -> Result<(), String> {
     if std::path::Path::new(path).exists() {
@@ -404,12 +410,16 @@ pub fn prepare(path: &str, shown: &str) -> Result<(), String> {
     tx.execute_batch(super::db::SCHEMA_TABLE)
         .map_err(|e| err("migration", e))?;
     let version = inspect(&tx, shown)?;
-    if version < 1 {
-        for stmt in super::db::MIGRATION_1 {
-            tx.execute_batch(stmt).map_err(|e| err("migration 1", e))?;
+    for (v, stmts) in (1i64..)
+        .zip(super::db::MIGRATIONS)
+        .skip(version.max(0) as usize)
+    {
+        let what = format!("migration {v}");
+        for stmt in *stmts {
+            tx.execute_batch(stmt).map_err(|e| err(&what, e))?;
         }
-        tx.execute(super::db::SCHEMA_ROW, params![1i64, super::db::now()])
-            .map_err(|e| err("migration 1", e))?;
+        tx.execute(super::db::SCHEMA_ROW, params![v, super::db::now()])
+            .map_err(|e| err(&what, e))?;
     }
     tx.commit().map_err(|e| err("migration", e))
 }
