@@ -176,7 +176,10 @@ pub struct StoredAnswer {
 /// from the operation's outcome `T` and written in the operation's own
 /// transaction when it makes one (docs/server.md "API"); `None` when the
 /// request carries no key.
-pub type AnswerFor<T> = Option<Box<dyn FnOnce(&T) -> Option<StoredAnswer> + Send>>;
+pub type AnswerFor<T> = Option<AnswerFn<T>>;
+
+/// The function of an [`AnswerFor`].
+pub type AnswerFn<T> = Box<dyn FnOnce(&T) -> Option<StoredAnswer> + Send>;
 
 /// An `Idempotency-Key`'s row ([`Db::idempotency_row`]): the request's
 /// fingerprint, the answer's status (0: still running), content type and
@@ -225,6 +228,133 @@ pub struct NewSession {
     /// Every line of its file, the header first.
     pub lines: Vec<String>,
     pub created: i64,
+}
+
+/// A row of either database, read by column (mend D1): what each row
+/// type of this module is mapped from, once ([`FromRow`]) — rusqlite's
+/// `Row::get` and sqlx's `PgRow::try_get` behind one name per column type.
+pub(super) trait RowRead {
+    type Error;
+    fn text(&self, i: usize) -> Result<String, Self::Error>;
+    fn int(&self, i: usize) -> Result<i64, Self::Error>;
+    fn bytes(&self, i: usize) -> Result<Vec<u8>, Self::Error>;
+}
+
+impl RowRead for rusqlite::Row<'_> {
+    type Error = rusqlite::Error;
+    fn text(&self, i: usize) -> rusqlite::Result<String> {
+        self.get(i)
+    }
+    fn int(&self, i: usize) -> rusqlite::Result<i64> {
+        self.get(i)
+    }
+    fn bytes(&self, i: usize) -> rusqlite::Result<Vec<u8>> {
+        self.get(i)
+    }
+}
+
+impl RowRead for sqlx::postgres::PgRow {
+    type Error = sqlx::Error;
+    fn text(&self, i: usize) -> Result<String, sqlx::Error> {
+        self.try_get(i)
+    }
+    fn int(&self, i: usize) -> Result<i64, sqlx::Error> {
+        self.try_get(i)
+    }
+    fn bytes(&self, i: usize) -> Result<Vec<u8>, sqlx::Error> {
+        self.try_get(i)
+    }
+}
+
+/// A value made from one row of a `SELECT` whose columns are in the order
+/// its fields are listed, on either database ([`RowRead`]).
+pub(super) trait FromRow: Sized {
+    fn from_row<R: RowRead>(r: &R) -> Result<Self, R::Error>;
+}
+
+/// One text column (a workspace, a session's settings, a line).
+impl FromRow for String {
+    fn from_row<R: RowRead>(r: &R) -> Result<String, R::Error> {
+        r.text(0)
+    }
+}
+
+/// One integer column (a pack's `deleted`).
+impl FromRow for i64 {
+    fn from_row<R: RowRead>(r: &R) -> Result<i64, R::Error> {
+        r.int(0)
+    }
+}
+
+/// A pack's `kind, body`.
+impl FromRow for (String, Vec<u8>) {
+    fn from_row<R: RowRead>(r: &R) -> Result<Self, R::Error> {
+        Ok((r.text(0)?, r.bytes(1)?))
+    }
+}
+
+/// A session's `pack, current, lines`.
+impl FromRow for (String, String, i64) {
+    fn from_row<R: RowRead>(r: &R) -> Result<Self, R::Error> {
+        Ok((r.text(0)?, r.text(1)?, r.int(2)?))
+    }
+}
+
+impl FromRow for PackRow {
+    fn from_row<R: RowRead>(r: &R) -> Result<PackRow, R::Error> {
+        Ok(PackRow {
+            hash: r.text(0)?,
+            kind: r.text(1)?,
+            size: r.int(2)?,
+            scenarios: r.text(3)?,
+            created: r.int(4)?,
+        })
+    }
+}
+
+impl FromRow for ListedSession {
+    fn from_row<R: RowRead>(r: &R) -> Result<ListedSession, R::Error> {
+        Ok(ListedSession {
+            id: r.text(0)?,
+            pack: r.text(1)?,
+            current: r.text(2)?,
+            lines: r.int(3)?,
+            created: r.int(4)?,
+            header: r.text(5)?,
+        })
+    }
+}
+
+impl FromRow for IdempotencyRow {
+    fn from_row<R: RowRead>(r: &R) -> Result<IdempotencyRow, R::Error> {
+        Ok(IdempotencyRow {
+            request: r.text(0)?,
+            status: r.int(1)?,
+            content_type: r.text(2)?,
+            body: r.bytes(3)?,
+            created: r.int(4)?,
+            headers: r.text(5)?,
+        })
+    }
+}
+
+type PgQuery<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
+
+/// The row `q` reads on `pool`, if any, as a `T`.
+async fn pg_optional<T: FromRow>(q: PgQuery<'_>, pool: &PgPool) -> Result<Option<T>, String> {
+    q.fetch_optional(pool)
+        .await
+        .and_then(|r| r.map(|r| T::from_row(&r)).transpose())
+        .map_err(|e| e.to_string())
+}
+
+/// Every row `q` reads on `pool`, as `T`s.
+async fn pg_all<T: FromRow>(q: PgQuery<'_>, pool: &PgPool) -> Result<Vec<T>, String> {
+    let rows = q.fetch_all(pool).await.map_err(|e| e.to_string())?;
+    rows.iter()
+        .map(T::from_row)
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(|e| e.to_string())
 }
 
 type Queued = (
@@ -793,23 +923,15 @@ impl Db {
     /// The workspace a bearer token opens, if any (read from the database
     /// each time: SQLite on its reader thread, [`super::lite`]).
     pub async fn token_workspace(&self, token: &str) -> Result<Option<String>, String> {
+        const SQL: &str = "SELECT workspace FROM troupe_tokens WHERE hash = $1";
         let hash = sha256_hex(token.as_bytes());
-        let pool = match &self.store {
+        match &self.store {
             Store::Lite(lite) => {
-                return lite
-                    .read(move |c| super::lite::token_workspace(c, &hash))
+                lite.read(move |c| super::lite::optional(c, SQL, rusqlite::params![hash]))
                     .await
             }
-            Store::Pg(pool) => pool,
-        };
-        let row = sqlx::query("SELECT workspace FROM troupe_tokens WHERE hash = $1")
-            .bind(hash)
-            .fetch_optional(pool)
-            .await
-            .map_err(|e| e.to_string())?;
-        row.map(|r| r.try_get::<String, _>(0))
-            .transpose()
-            .map_err(|e| e.to_string())
+            Store::Pg(pool) => pg_optional(sqlx::query(SQL).bind(hash), pool).await,
+        }
     }
 
     /// A session's stored row, `(pack, current, lines)`; `None`: no such
@@ -819,26 +941,16 @@ impl Db {
         ws: &str,
         id: &str,
     ) -> Result<Option<(String, String, i64)>, String> {
+        const SQL: &str =
+            "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = $1 AND id = $2";
         let (ws, id) = (ws.to_string(), id.to_string());
-        let pool = match &self.store {
+        match &self.store {
             Store::Lite(lite) => {
-                return lite
-                    .read(move |c| super::lite::session_row(c, &ws, &id))
+                lite.read(move |c| super::lite::optional(c, SQL, rusqlite::params![ws, id]))
                     .await
             }
-            Store::Pg(pool) => pool,
-        };
-        let r = sqlx::query(
-            "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = $1 AND id = $2",
-        )
-        .bind(ws)
-        .bind(id)
-        .fetch_optional(pool)
-        .await
-        .map_err(|e| e.to_string())?;
-        r.map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
-            .transpose()
-            .map_err(|e: sqlx::Error| e.to_string())
+            Store::Pg(pool) => pg_optional(sqlx::query(SQL).bind(ws).bind(id), pool).await,
+        }
     }
 
     /// The settings a session was created with (its row's JSON text);
@@ -848,18 +960,10 @@ impl Db {
         let (ws, id) = (ws.to_string(), id.to_string());
         match &self.store {
             Store::Lite(lite) => {
-                lite.read(move |c| {
-                    super::lite::optional(c, SQL, rusqlite::params![ws, id], |r| r.get(0))
-                })
-                .await
+                lite.read(move |c| super::lite::optional(c, SQL, rusqlite::params![ws, id]))
+                    .await
             }
-            Store::Pg(pool) => sqlx::query(SQL)
-                .bind(ws)
-                .bind(id)
-                .fetch_optional(pool)
-                .await
-                .and_then(|r| r.map(|r| r.try_get::<String, _>(0)).transpose())
-                .map_err(|e| e.to_string()),
+            Store::Pg(pool) => pg_optional(sqlx::query(SQL).bind(ws).bind(id), pool).await,
         }
     }
 
@@ -890,7 +994,7 @@ impl Db {
         .map_err(|e| e.to_string())?;
         let mut text = String::new();
         for r in &rows {
-            text.push_str(&r.try_get::<String, _>(0).map_err(|e| e.to_string())?);
+            text.push_str(&r.text(0).map_err(|e| e.to_string())?);
         }
         Ok((text, rows.len() as i64))
     }
@@ -905,47 +1009,15 @@ impl Db {
     ) -> Result<Vec<ListedSession>, String> {
         const SQL: &str = "SELECT s.id, s.pack, s.current, s.lines, s.created, l.line FROM troupe_sessions s JOIN troupe_lines l ON l.workspace = s.workspace AND l.session = s.id AND l.seq = 0 WHERE s.workspace = $1 AND s.id > $2 ORDER BY s.id LIMIT $3";
         let (ws, after) = (ws.to_string(), after.to_string());
-        let pool = match &self.store {
+        match &self.store {
             Store::Lite(lite) => {
-                return lite
-                    .read(move |c| {
-                        let mut q = c.prepare_cached(SQL)?;
-                        let rows = q.query_map(rusqlite::params![ws, after, limit], |r| {
-                            Ok(ListedSession {
-                                id: r.get(0)?,
-                                pack: r.get(1)?,
-                                current: r.get(2)?,
-                                lines: r.get(3)?,
-                                created: r.get(4)?,
-                                header: r.get(5)?,
-                            })
-                        })?;
-                        rows.collect()
-                    })
+                lite.read(move |c| super::lite::all(c, SQL, rusqlite::params![ws, after, limit]))
                     .await
             }
-            Store::Pg(pool) => pool,
-        };
-        let rows = sqlx::query(SQL)
-            .bind(ws)
-            .bind(after)
-            .bind(limit)
-            .fetch_all(pool)
-            .await
-            .map_err(|e| e.to_string())?;
-        rows.iter()
-            .map(|r| {
-                Ok(ListedSession {
-                    id: r.try_get(0)?,
-                    pack: r.try_get(1)?,
-                    current: r.try_get(2)?,
-                    lines: r.try_get(3)?,
-                    created: r.try_get(4)?,
-                    header: r.try_get(5)?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(|e| e.to_string())
+            Store::Pg(pool) => {
+                pg_all(sqlx::query(SQL).bind(ws).bind(after).bind(limit), pool).await
+            }
+        }
     }
 
     /// Stores a new session: its row and every line of its file, and
@@ -1172,18 +1244,10 @@ impl Db {
         let (ws, hash) = (ws.to_string(), hash.to_string());
         let deleted: Option<i64> = match &self.store {
             Store::Lite(lite) => {
-                lite.read(move |c| {
-                    super::lite::optional(c, SQL, rusqlite::params![ws, hash], |r| r.get(0))
-                })
-                .await?
+                lite.read(move |c| super::lite::optional(c, SQL, rusqlite::params![ws, hash]))
+                    .await?
             }
-            Store::Pg(pool) => sqlx::query(SQL)
-                .bind(ws)
-                .bind(hash)
-                .fetch_optional(pool)
-                .await
-                .and_then(|r| r.map(|r| r.try_get::<i64, _>(0)).transpose())
-                .map_err(|e| e.to_string())?,
+            Store::Pg(pool) => pg_optional(sqlx::query(SQL).bind(ws).bind(hash), pool).await?,
         };
         Ok(deleted.map(|d| d != 0))
     }
@@ -1200,20 +1264,10 @@ impl Db {
         let (ws, hash) = (ws.to_string(), hash.to_string());
         match &self.store {
             Store::Lite(lite) => {
-                lite.read_long(move |c| {
-                    super::lite::optional(c, SQL, rusqlite::params![ws, hash], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
-                    })
-                })
-                .await
+                lite.read_long(move |c| super::lite::optional(c, SQL, rusqlite::params![ws, hash]))
+                    .await
             }
-            Store::Pg(pool) => sqlx::query(SQL)
-                .bind(ws)
-                .bind(hash)
-                .fetch_optional(pool)
-                .await
-                .and_then(|r| r.map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).transpose())
-                .map_err(|e| e.to_string()),
+            Store::Pg(pool) => pg_optional(sqlx::query(SQL).bind(ws).bind(hash), pool).await,
         }
     }
 
@@ -1221,44 +1275,13 @@ impl Db {
     pub async fn list_packs(&self, ws: &str, hash: Option<&str>) -> Result<Vec<PackRow>, String> {
         const SQL: &str = "SELECT hash, kind, size, scenarios, created FROM troupe_packs WHERE workspace = $1 AND ($2 IS NULL OR hash = $2) AND deleted = 0 ORDER BY hash";
         let (ws, hash) = (ws.to_string(), hash.map(str::to_string));
-        let pool = match &self.store {
+        match &self.store {
             Store::Lite(lite) => {
-                return lite
-                    .read(move |c| {
-                        let mut q = c.prepare_cached(SQL)?;
-                        let rows = q.query_map(rusqlite::params![ws, hash], |r| {
-                            Ok(PackRow {
-                                hash: r.get(0)?,
-                                kind: r.get(1)?,
-                                size: r.get(2)?,
-                                scenarios: r.get(3)?,
-                                created: r.get(4)?,
-                            })
-                        })?;
-                        rows.collect()
-                    })
+                lite.read(move |c| super::lite::all(c, SQL, rusqlite::params![ws, hash]))
                     .await
             }
-            Store::Pg(pool) => pool,
-        };
-        let rows = sqlx::query(SQL)
-            .bind(ws)
-            .bind(hash)
-            .fetch_all(pool)
-            .await
-            .map_err(|e| e.to_string())?;
-        rows.iter()
-            .map(|r| {
-                Ok(PackRow {
-                    hash: r.try_get(0)?,
-                    kind: r.try_get(1)?,
-                    size: r.try_get(2)?,
-                    scenarios: r.try_get(3)?,
-                    created: r.try_get(4)?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(|e| e.to_string())
+            Store::Pg(pool) => pg_all(sqlx::query(SQL).bind(ws).bind(hash), pool).await,
+        }
     }
 
     /// Marks pack `hash` of `ws` deleted, with `answer` in the same
@@ -1348,39 +1371,10 @@ impl Db {
         let (ws, key) = (ws.to_string(), key.to_string());
         match &self.store {
             Store::Lite(lite) => {
-                lite.read(move |c| {
-                    super::lite::optional(c, SQL, rusqlite::params![ws, key], |r| {
-                        Ok(IdempotencyRow {
-                            request: r.get(0)?,
-                            status: r.get(1)?,
-                            content_type: r.get(2)?,
-                            body: r.get(3)?,
-                            created: r.get(4)?,
-                            headers: r.get(5)?,
-                        })
-                    })
-                })
-                .await
+                lite.read(move |c| super::lite::optional(c, SQL, rusqlite::params![ws, key]))
+                    .await
             }
-            Store::Pg(pool) => sqlx::query(SQL)
-                .bind(ws)
-                .bind(key)
-                .fetch_optional(pool)
-                .await
-                .and_then(|r| {
-                    r.map(|r| {
-                        Ok(IdempotencyRow {
-                            request: r.try_get(0)?,
-                            status: r.try_get(1)?,
-                            content_type: r.try_get(2)?,
-                            body: r.try_get(3)?,
-                            created: r.try_get(4)?,
-                            headers: r.try_get(5)?,
-                        })
-                    })
-                    .transpose()
-                })
-                .map_err(|e| e.to_string()),
+            Store::Pg(pool) => pg_optional(sqlx::query(SQL).bind(ws).bind(key), pool).await,
         }
     }
 

@@ -992,11 +992,9 @@ async fn keyed<T>(
 /// its row): the answer of one that did not is another (404, 409), which
 /// [`idempotency`] stores after it, nothing having changed.
 fn when_applied(answer: super::db::AnswerFor<bool>) -> super::db::AnswerFor<bool> {
-    answer.map(
-        |f| -> Box<dyn FnOnce(&bool) -> Option<StoredAnswer> + Send> {
-            Box::new(move |applied: &bool| if *applied { f(applied) } else { None })
-        },
-    )
+    answer.map(|f| -> super::db::AnswerFn<bool> {
+        Box::new(move |applied: &bool| if *applied { f(applied) } else { None })
+    })
 }
 
 /// Marks an answer whose `Idempotency-Key` record went into its
