@@ -76,6 +76,8 @@ mod server_delete;
 #[cfg(feature = "server")]
 mod server_idempotency;
 #[cfg(feature = "server")]
+mod server_idempotency_keys;
+#[cfg(feature = "server")]
 mod server_load;
 #[cfg(feature = "server")]
 mod server_model;

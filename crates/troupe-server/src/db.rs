@@ -16,7 +16,7 @@ use super::lite::Lite;
 
 /// The schema version this build writes and reads. A database whose
 /// `troupe_schema` holds a higher version is refused.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Every table Troupe creates; a database holding any other table is
 /// refused before anything is written.
@@ -38,6 +38,19 @@ pub(super) const MIGRATION_1: &[&str] = &[
     "CREATE TABLE troupe_lines (workspace TEXT NOT NULL, session TEXT NOT NULL, seq BIGINT NOT NULL, line TEXT NOT NULL, PRIMARY KEY (workspace, session, seq))",
     "CREATE TABLE troupe_idempotency (workspace TEXT NOT NULL, key TEXT NOT NULL, request TEXT NOT NULL, status BIGINT NOT NULL, content_type TEXT NOT NULL, body BLOB NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (workspace, key))",
 ];
+
+/// Migration 2 (docs/server.md "API", `Idempotency-Key`): the headers of
+/// a stored answer (`Troupe-Current`, `Location`, …: a JSON array of
+/// `[name, value]` pairs, `''` for answers stored before), and the index
+/// the pruning of expired keys reads by age.
+pub(super) const MIGRATION_2: &[&str] = &[
+    "ALTER TABLE troupe_idempotency ADD COLUMN headers TEXT NOT NULL DEFAULT ''",
+    "CREATE INDEX troupe_idempotency_created ON troupe_idempotency (created)",
+];
+
+/// Every migration, version `i + 1` at index `i`; the last one is
+/// [`SCHEMA_VERSION`].
+pub(super) const MIGRATIONS: &[&[&str]] = &[MIGRATION_1, MIGRATION_2];
 
 /// The database of a server: SQLite on its own threads, or PostgreSQL's
 /// pool.
@@ -152,8 +165,21 @@ pub struct StoredAnswer {
     pub key: String,
     pub status: i64,
     pub content_type: String,
+    /// The answer's other headers, a JSON array of `[name, value]` pairs
+    /// (migration 2).
+    pub headers: String,
     pub body: Vec<u8>,
 }
+
+/// The `Idempotency-Key` answer of a keyed request that is not a session
+/// operation (an upload, a session start, a delete, a revocation), made
+/// from the operation's outcome `T` and written in the operation's own
+/// transaction when it makes one (docs/server.md "API"); `None` when the
+/// request carries no key.
+pub type AnswerFor<T> = Option<AnswerFn<T>>;
+
+/// The function of an [`AnswerFor`].
+pub type AnswerFn<T> = Box<dyn FnOnce(&T) -> Option<StoredAnswer> + Send>;
 
 /// An `Idempotency-Key`'s row ([`Db::idempotency_row`]): the request's
 /// fingerprint, the answer's status (0: still running), content type and
@@ -165,6 +191,8 @@ pub struct IdempotencyRow {
     pub content_type: String,
     pub body: Vec<u8>,
     pub created: i64,
+    /// [`StoredAnswer::headers`].
+    pub headers: String,
 }
 
 /// A pack as `GET /packs` lists it: `hash, kind, size, scenarios, created`.
@@ -200,6 +228,133 @@ pub struct NewSession {
     /// Every line of its file, the header first.
     pub lines: Vec<String>,
     pub created: i64,
+}
+
+/// A row of either database, read by column (mend D1): what each row
+/// type of this module is mapped from, once ([`FromRow`]) — rusqlite's
+/// `Row::get` and sqlx's `PgRow::try_get` behind one name per column type.
+pub(super) trait RowRead {
+    type Error;
+    fn text(&self, i: usize) -> Result<String, Self::Error>;
+    fn int(&self, i: usize) -> Result<i64, Self::Error>;
+    fn bytes(&self, i: usize) -> Result<Vec<u8>, Self::Error>;
+}
+
+impl RowRead for rusqlite::Row<'_> {
+    type Error = rusqlite::Error;
+    fn text(&self, i: usize) -> rusqlite::Result<String> {
+        self.get(i)
+    }
+    fn int(&self, i: usize) -> rusqlite::Result<i64> {
+        self.get(i)
+    }
+    fn bytes(&self, i: usize) -> rusqlite::Result<Vec<u8>> {
+        self.get(i)
+    }
+}
+
+impl RowRead for sqlx::postgres::PgRow {
+    type Error = sqlx::Error;
+    fn text(&self, i: usize) -> Result<String, sqlx::Error> {
+        self.try_get(i)
+    }
+    fn int(&self, i: usize) -> Result<i64, sqlx::Error> {
+        self.try_get(i)
+    }
+    fn bytes(&self, i: usize) -> Result<Vec<u8>, sqlx::Error> {
+        self.try_get(i)
+    }
+}
+
+/// A value made from one row of a `SELECT` whose columns are in the order
+/// its fields are listed, on either database ([`RowRead`]).
+pub(super) trait FromRow: Sized {
+    fn from_row<R: RowRead>(r: &R) -> Result<Self, R::Error>;
+}
+
+/// One text column (a workspace, a session's settings, a line).
+impl FromRow for String {
+    fn from_row<R: RowRead>(r: &R) -> Result<String, R::Error> {
+        r.text(0)
+    }
+}
+
+/// One integer column (a pack's `deleted`).
+impl FromRow for i64 {
+    fn from_row<R: RowRead>(r: &R) -> Result<i64, R::Error> {
+        r.int(0)
+    }
+}
+
+/// A pack's `kind, body`.
+impl FromRow for (String, Vec<u8>) {
+    fn from_row<R: RowRead>(r: &R) -> Result<Self, R::Error> {
+        Ok((r.text(0)?, r.bytes(1)?))
+    }
+}
+
+/// A session's `pack, current, lines`.
+impl FromRow for (String, String, i64) {
+    fn from_row<R: RowRead>(r: &R) -> Result<Self, R::Error> {
+        Ok((r.text(0)?, r.text(1)?, r.int(2)?))
+    }
+}
+
+impl FromRow for PackRow {
+    fn from_row<R: RowRead>(r: &R) -> Result<PackRow, R::Error> {
+        Ok(PackRow {
+            hash: r.text(0)?,
+            kind: r.text(1)?,
+            size: r.int(2)?,
+            scenarios: r.text(3)?,
+            created: r.int(4)?,
+        })
+    }
+}
+
+impl FromRow for ListedSession {
+    fn from_row<R: RowRead>(r: &R) -> Result<ListedSession, R::Error> {
+        Ok(ListedSession {
+            id: r.text(0)?,
+            pack: r.text(1)?,
+            current: r.text(2)?,
+            lines: r.int(3)?,
+            created: r.int(4)?,
+            header: r.text(5)?,
+        })
+    }
+}
+
+impl FromRow for IdempotencyRow {
+    fn from_row<R: RowRead>(r: &R) -> Result<IdempotencyRow, R::Error> {
+        Ok(IdempotencyRow {
+            request: r.text(0)?,
+            status: r.int(1)?,
+            content_type: r.text(2)?,
+            body: r.bytes(3)?,
+            created: r.int(4)?,
+            headers: r.text(5)?,
+        })
+    }
+}
+
+type PgQuery<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
+
+/// The row `q` reads on `pool`, if any, as a `T`.
+async fn pg_optional<T: FromRow>(q: PgQuery<'_>, pool: &PgPool) -> Result<Option<T>, String> {
+    q.fetch_optional(pool)
+        .await
+        .and_then(|r| r.map(|r| T::from_row(&r)).transpose())
+        .map_err(|e| e.to_string())
+}
+
+/// Every row `q` reads on `pool`, as `T`s.
+async fn pg_all<T: FromRow>(q: PgQuery<'_>, pool: &PgPool) -> Result<Vec<T>, String> {
+    let rows = q.fetch_all(pool).await.map_err(|e| e.to_string())?;
+    rows.iter()
+        .map(T::from_row)
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(|e| e.to_string())
 }
 
 type Queued = (
@@ -262,16 +417,21 @@ async fn store_answer_in(
     ws: &str,
     a: &StoredAnswer,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE troupe_idempotency SET status = $1, content_type = $2, body = $3 WHERE workspace = $4 AND key = $5")
+    sqlx::query(STORE_ANSWER)
         .bind(a.status)
         .bind(&a.content_type)
         .bind(&a.body)
+        .bind(&a.headers)
         .bind(ws)
         .bind(&a.key)
         .execute(&mut **tx)
         .await?;
     Ok(())
 }
+
+/// Turns the claim row of an `Idempotency-Key` into its answer (both
+/// databases: [`store_answer_in`], [`super::lite::store_answer`]).
+pub(super) const STORE_ANSWER: &str = "UPDATE troupe_idempotency SET status = $1, content_type = $2, body = $3, headers = $4 WHERE workspace = $5 AND key = $6";
 
 /// Committers of PostgreSQL's group commit: each takes a group from the
 /// shared queue and writes it while the others gather the next ones.
@@ -701,15 +861,26 @@ impl Db {
 
     /// `troupe serve token revoke`: deletes the token `token` of
     /// `workspace` (every token of it when `None`) and, on PostgreSQL,
-    /// notifies every listening server in the same transaction. Returns
-    /// how many were revoked.
-    pub async fn revoke_tokens(&self, workspace: &str, token: Option<&str>) -> Result<u64, String> {
+    /// notifies every listening server in the same transaction, with
+    /// `answer` (`DELETE /tokens/current`). Returns how many were revoked.
+    pub async fn revoke_tokens(
+        &self,
+        workspace: &str,
+        token: Option<&str>,
+        answer: AnswerFor<u64>,
+    ) -> Result<u64, String> {
         let ws = workspace.to_string();
         let hash = token.map(|t| sha256_hex(t.as_bytes()));
         let pool = match &self.store {
             Store::Lite(lite) => {
                 return lite
-                    .write(move |c| super::lite::revoke_tokens(c, &ws, hash.as_deref()))
+                    .write(move |c| {
+                        let gone = super::lite::revoke_tokens(c, &ws, hash.as_deref())?;
+                        if let Some(a) = answer.and_then(|f| f(&gone)) {
+                            super::lite::store_answer(c, &ws, &a)?;
+                        }
+                        Ok(gone)
+                    })
                     .await
                     .map_err(|e| err("cannot revoke", e))
             }
@@ -740,6 +911,11 @@ impl Db {
                 .await
                 .map_err(|e| err("cannot notify the servers", e))?;
         }
+        if let Some(a) = answer.and_then(|f| f(&gone)) {
+            store_answer_in(&mut tx, &ws, &a)
+                .await
+                .map_err(|e| err("cannot store the answer", e))?;
+        }
         tx.commit().await.map_err(|e| err("cannot revoke", e))?;
         Ok(gone)
     }
@@ -747,23 +923,15 @@ impl Db {
     /// The workspace a bearer token opens, if any (read from the database
     /// each time: SQLite on its reader thread, [`super::lite`]).
     pub async fn token_workspace(&self, token: &str) -> Result<Option<String>, String> {
+        const SQL: &str = "SELECT workspace FROM troupe_tokens WHERE hash = $1";
         let hash = sha256_hex(token.as_bytes());
-        let pool = match &self.store {
+        match &self.store {
             Store::Lite(lite) => {
-                return lite
-                    .read(move |c| super::lite::token_workspace(c, &hash))
+                lite.read(move |c| super::lite::optional(c, SQL, rusqlite::params![hash]))
                     .await
             }
-            Store::Pg(pool) => pool,
-        };
-        let row = sqlx::query("SELECT workspace FROM troupe_tokens WHERE hash = $1")
-            .bind(hash)
-            .fetch_optional(pool)
-            .await
-            .map_err(|e| e.to_string())?;
-        row.map(|r| r.try_get::<String, _>(0))
-            .transpose()
-            .map_err(|e| e.to_string())
+            Store::Pg(pool) => pg_optional(sqlx::query(SQL).bind(hash), pool).await,
+        }
     }
 
     /// A session's stored row, `(pack, current, lines)`; `None`: no such
@@ -773,26 +941,16 @@ impl Db {
         ws: &str,
         id: &str,
     ) -> Result<Option<(String, String, i64)>, String> {
+        const SQL: &str =
+            "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = $1 AND id = $2";
         let (ws, id) = (ws.to_string(), id.to_string());
-        let pool = match &self.store {
+        match &self.store {
             Store::Lite(lite) => {
-                return lite
-                    .read(move |c| super::lite::session_row(c, &ws, &id))
+                lite.read(move |c| super::lite::optional(c, SQL, rusqlite::params![ws, id]))
                     .await
             }
-            Store::Pg(pool) => pool,
-        };
-        let r = sqlx::query(
-            "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = $1 AND id = $2",
-        )
-        .bind(ws)
-        .bind(id)
-        .fetch_optional(pool)
-        .await
-        .map_err(|e| e.to_string())?;
-        r.map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
-            .transpose()
-            .map_err(|e: sqlx::Error| e.to_string())
+            Store::Pg(pool) => pg_optional(sqlx::query(SQL).bind(ws).bind(id), pool).await,
+        }
     }
 
     /// The settings a session was created with (its row's JSON text);
@@ -802,18 +960,10 @@ impl Db {
         let (ws, id) = (ws.to_string(), id.to_string());
         match &self.store {
             Store::Lite(lite) => {
-                lite.read(move |c| {
-                    super::lite::optional(c, SQL, rusqlite::params![ws, id], |r| r.get(0))
-                })
-                .await
+                lite.read(move |c| super::lite::optional(c, SQL, rusqlite::params![ws, id]))
+                    .await
             }
-            Store::Pg(pool) => sqlx::query(SQL)
-                .bind(ws)
-                .bind(id)
-                .fetch_optional(pool)
-                .await
-                .and_then(|r| r.map(|r| r.try_get::<String, _>(0)).transpose())
-                .map_err(|e| e.to_string()),
+            Store::Pg(pool) => pg_optional(sqlx::query(SQL).bind(ws).bind(id), pool).await,
         }
     }
 
@@ -844,7 +994,7 @@ impl Db {
         .map_err(|e| e.to_string())?;
         let mut text = String::new();
         for r in &rows {
-            text.push_str(&r.try_get::<String, _>(0).map_err(|e| e.to_string())?);
+            text.push_str(&r.text(0).map_err(|e| e.to_string())?);
         }
         Ok((text, rows.len() as i64))
     }
@@ -859,52 +1009,21 @@ impl Db {
     ) -> Result<Vec<ListedSession>, String> {
         const SQL: &str = "SELECT s.id, s.pack, s.current, s.lines, s.created, l.line FROM troupe_sessions s JOIN troupe_lines l ON l.workspace = s.workspace AND l.session = s.id AND l.seq = 0 WHERE s.workspace = $1 AND s.id > $2 ORDER BY s.id LIMIT $3";
         let (ws, after) = (ws.to_string(), after.to_string());
-        let pool = match &self.store {
+        match &self.store {
             Store::Lite(lite) => {
-                return lite
-                    .read(move |c| {
-                        let mut q = c.prepare_cached(SQL)?;
-                        let rows = q.query_map(rusqlite::params![ws, after, limit], |r| {
-                            Ok(ListedSession {
-                                id: r.get(0)?,
-                                pack: r.get(1)?,
-                                current: r.get(2)?,
-                                lines: r.get(3)?,
-                                created: r.get(4)?,
-                                header: r.get(5)?,
-                            })
-                        })?;
-                        rows.collect()
-                    })
+                lite.read(move |c| super::lite::all(c, SQL, rusqlite::params![ws, after, limit]))
                     .await
             }
-            Store::Pg(pool) => pool,
-        };
-        let rows = sqlx::query(SQL)
-            .bind(ws)
-            .bind(after)
-            .bind(limit)
-            .fetch_all(pool)
-            .await
-            .map_err(|e| e.to_string())?;
-        rows.iter()
-            .map(|r| {
-                Ok(ListedSession {
-                    id: r.try_get(0)?,
-                    pack: r.try_get(1)?,
-                    current: r.try_get(2)?,
-                    lines: r.try_get(3)?,
-                    created: r.try_get(4)?,
-                    header: r.try_get(5)?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(|e| e.to_string())
+            Store::Pg(pool) => {
+                pg_all(sqlx::query(SQL).bind(ws).bind(after).bind(limit), pool).await
+            }
+        }
     }
 
-    /// Stores a new session: its row and every line of its file, in one
-    /// transaction (SQLite: in the writer's next group, [`super::lite`]).
-    pub async fn insert_session(&self, s: NewSession) -> Result<(), String> {
+    /// Stores a new session: its row and every line of its file, and
+    /// `answer`, in one transaction (SQLite: in the writer's next group,
+    /// [`super::lite`]).
+    pub async fn insert_session(&self, s: NewSession, answer: AnswerFor<()>) -> Result<(), String> {
         const ROW: &str = "INSERT INTO troupe_sessions (workspace, id, pack, settings, current, lines, created) VALUES ($1, $2, $3, $4, $5, $6, $7)";
         const LINE: &str =
             "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ($1, $2, $3, $4)";
@@ -929,6 +1048,9 @@ impl Db {
                                 seq as i64,
                                 line
                             ])?;
+                        }
+                        if let Some(a) = answer.and_then(|f| f(&())) {
+                            super::lite::store_answer(tx, &s.workspace, &a)?;
                         }
                         Ok(())
                     })
@@ -957,6 +1079,9 @@ impl Db {
                     .execute(&mut *tx)
                     .await?;
             }
+            if let Some(a) = answer.and_then(|f| f(&())) {
+                store_answer_in(&mut tx, &s.workspace, &a).await?;
+            }
             tx.commit().await
         }
         .await;
@@ -965,13 +1090,15 @@ impl Db {
 
     /// Deletes session `id` of `ws`, its row and every line in one
     /// transaction, only if its row is still at `expected`/`lines` when
-    /// given (docs/server.md "Deleting and archiving"): whether it was.
+    /// given (docs/server.md "Deleting and archiving"), with `answer`:
+    /// whether it was.
     pub async fn delete_session(
         &self,
         ws: &str,
         id: &str,
         expected: Option<String>,
         lines: Option<i64>,
+        answer: AnswerFor<bool>,
     ) -> Result<bool, String> {
         // The row's guard: `current` and `lines` compared only when given
         // (a NULL parameter matches any row).
@@ -988,6 +1115,9 @@ impl Db {
                         if gone == 1 {
                             c.prepare_cached(LINES)?
                                 .execute(rusqlite::params![ws, id])?;
+                        }
+                        if let Some(a) = answer.and_then(|f| f(&(gone == 1))) {
+                            super::lite::store_answer(c, &ws, &a)?;
                         }
                         Ok(gone == 1)
                     })
@@ -1011,10 +1141,11 @@ impl Db {
                     .bind(&id)
                     .execute(&mut *tx)
                     .await?;
-                tx.commit().await?;
-            } else {
-                tx.rollback().await?;
             }
+            if let Some(a) = answer.and_then(|f| f(&(gone == 1))) {
+                store_answer_in(&mut tx, &ws, &a).await?;
+            }
+            tx.commit().await?;
             Ok(gone == 1)
         }
         .await;
@@ -1034,7 +1165,9 @@ impl Db {
     }
 
     /// Stores pack `hash` of `ws` (`PUT /packs`), or marks a deleted one
-    /// live again: `Ok(true)` when it was new.
+    /// live again, with `answer` in the same transaction: `Ok(true)` when
+    /// it was new.
+    #[allow(clippy::too_many_arguments)]
     pub async fn insert_pack(
         &self,
         ws: &str,
@@ -1043,6 +1176,7 @@ impl Db {
         body: Vec<u8>,
         scenarios: &str,
         created: i64,
+        answer: AnswerFor<bool>,
     ) -> Result<bool, String> {
         const INSERT: &str = "INSERT INTO troupe_packs (workspace, hash, kind, body, size, scenarios, deleted, created) VALUES ($1, $2, $3, $4, $5, $6, 0, $7) ON CONFLICT DO NOTHING";
         const LIVE: &str = "UPDATE troupe_packs SET deleted = 0 WHERE workspace = $1 AND hash = $2";
@@ -1064,14 +1198,18 @@ impl Db {
                             c.prepare_cached(LIVE)?
                                 .execute(rusqlite::params![ws, hash])?;
                         }
+                        if let Some(a) = answer.and_then(|f| f(&new)) {
+                            super::lite::store_answer(c, &ws, &a)?;
+                        }
                         Ok(new)
                     })
                     .await
             }
             Store::Pg(pool) => pool,
         };
-        let new = affected(
-            sqlx::query(INSERT)
+        let written: Result<bool, sqlx::Error> = async {
+            let mut tx = pool.begin().await?;
+            let new = sqlx::query(INSERT)
                 .bind(&ws)
                 .bind(&hash)
                 .bind(kind)
@@ -1079,13 +1217,25 @@ impl Db {
                 .bind(size)
                 .bind(scenarios)
                 .bind(created)
-                .execute(pool)
-                .await,
-        )? == 1;
-        if !new {
-            affected(sqlx::query(LIVE).bind(ws).bind(hash).execute(pool).await)?;
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1;
+            if !new {
+                sqlx::query(LIVE)
+                    .bind(&ws)
+                    .bind(&hash)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if let Some(a) = answer.and_then(|f| f(&new)) {
+                store_answer_in(&mut tx, &ws, &a).await?;
+            }
+            tx.commit().await?;
+            Ok(new)
         }
-        Ok(new)
+        .await;
+        written.map_err(|e| e.to_string())
     }
 
     /// Whether pack `hash` of `ws` is marked deleted; `None`: no such pack.
@@ -1094,18 +1244,10 @@ impl Db {
         let (ws, hash) = (ws.to_string(), hash.to_string());
         let deleted: Option<i64> = match &self.store {
             Store::Lite(lite) => {
-                lite.read(move |c| {
-                    super::lite::optional(c, SQL, rusqlite::params![ws, hash], |r| r.get(0))
-                })
-                .await?
+                lite.read(move |c| super::lite::optional(c, SQL, rusqlite::params![ws, hash]))
+                    .await?
             }
-            Store::Pg(pool) => sqlx::query(SQL)
-                .bind(ws)
-                .bind(hash)
-                .fetch_optional(pool)
-                .await
-                .and_then(|r| r.map(|r| r.try_get::<i64, _>(0)).transpose())
-                .map_err(|e| e.to_string())?,
+            Store::Pg(pool) => pg_optional(sqlx::query(SQL).bind(ws).bind(hash), pool).await?,
         };
         Ok(deleted.map(|d| d != 0))
     }
@@ -1122,20 +1264,10 @@ impl Db {
         let (ws, hash) = (ws.to_string(), hash.to_string());
         match &self.store {
             Store::Lite(lite) => {
-                lite.read_long(move |c| {
-                    super::lite::optional(c, SQL, rusqlite::params![ws, hash], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
-                    })
-                })
-                .await
+                lite.read_long(move |c| super::lite::optional(c, SQL, rusqlite::params![ws, hash]))
+                    .await
             }
-            Store::Pg(pool) => sqlx::query(SQL)
-                .bind(ws)
-                .bind(hash)
-                .fetch_optional(pool)
-                .await
-                .and_then(|r| r.map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).transpose())
-                .map_err(|e| e.to_string()),
+            Store::Pg(pool) => pg_optional(sqlx::query(SQL).bind(ws).bind(hash), pool).await,
         }
     }
 
@@ -1143,63 +1275,59 @@ impl Db {
     pub async fn list_packs(&self, ws: &str, hash: Option<&str>) -> Result<Vec<PackRow>, String> {
         const SQL: &str = "SELECT hash, kind, size, scenarios, created FROM troupe_packs WHERE workspace = $1 AND ($2 IS NULL OR hash = $2) AND deleted = 0 ORDER BY hash";
         let (ws, hash) = (ws.to_string(), hash.map(str::to_string));
+        match &self.store {
+            Store::Lite(lite) => {
+                lite.read(move |c| super::lite::all(c, SQL, rusqlite::params![ws, hash]))
+                    .await
+            }
+            Store::Pg(pool) => pg_all(sqlx::query(SQL).bind(ws).bind(hash), pool).await,
+        }
+    }
+
+    /// Marks pack `hash` of `ws` deleted, with `answer` in the same
+    /// transaction: whether it was live.
+    pub async fn delete_pack(
+        &self,
+        ws: &str,
+        hash: &str,
+        answer: AnswerFor<bool>,
+    ) -> Result<bool, String> {
+        const SQL: &str = "UPDATE troupe_packs SET deleted = 1 WHERE workspace = $1 AND hash = $2 AND deleted = 0";
+        let (ws, hash) = (ws.to_string(), hash.to_string());
         let pool = match &self.store {
             Store::Lite(lite) => {
                 return lite
-                    .read(move |c| {
-                        let mut q = c.prepare_cached(SQL)?;
-                        let rows = q.query_map(rusqlite::params![ws, hash], |r| {
-                            Ok(PackRow {
-                                hash: r.get(0)?,
-                                kind: r.get(1)?,
-                                size: r.get(2)?,
-                                scenarios: r.get(3)?,
-                                created: r.get(4)?,
-                            })
-                        })?;
-                        rows.collect()
+                    .write(move |c| {
+                        let live = c
+                            .prepare_cached(SQL)?
+                            .execute(rusqlite::params![ws, hash])?
+                            == 1;
+                        if let Some(a) = answer.and_then(|f| f(&live)) {
+                            super::lite::store_answer(c, &ws, &a)?;
+                        }
+                        Ok(live)
                     })
                     .await
             }
             Store::Pg(pool) => pool,
         };
-        let rows = sqlx::query(SQL)
-            .bind(ws)
-            .bind(hash)
-            .fetch_all(pool)
-            .await
-            .map_err(|e| e.to_string())?;
-        rows.iter()
-            .map(|r| {
-                Ok(PackRow {
-                    hash: r.try_get(0)?,
-                    kind: r.try_get(1)?,
-                    size: r.try_get(2)?,
-                    scenarios: r.try_get(3)?,
-                    created: r.try_get(4)?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(|e| e.to_string())
-    }
-
-    /// Marks pack `hash` of `ws` deleted: whether it was live.
-    pub async fn delete_pack(&self, ws: &str, hash: &str) -> Result<bool, String> {
-        const SQL: &str = "UPDATE troupe_packs SET deleted = 1 WHERE workspace = $1 AND hash = $2 AND deleted = 0";
-        let (ws, hash) = (ws.to_string(), hash.to_string());
-        match &self.store {
-            Store::Lite(lite) => {
-                lite.write(move |c| {
-                    Ok(c.prepare_cached(SQL)?
-                        .execute(rusqlite::params![ws, hash])?
-                        == 1)
-                })
-                .await
+        let written: Result<bool, sqlx::Error> = async {
+            let mut tx = pool.begin().await?;
+            let live = sqlx::query(SQL)
+                .bind(&ws)
+                .bind(&hash)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1;
+            if let Some(a) = answer.and_then(|f| f(&live)) {
+                store_answer_in(&mut tx, &ws, &a).await?;
             }
-            Store::Pg(pool) => {
-                Ok(affected(sqlx::query(SQL).bind(ws).bind(hash).execute(pool).await)? == 1)
-            }
+            tx.commit().await?;
+            Ok(live)
         }
+        .await;
+        written.map_err(|e| e.to_string())
     }
 
     /// Claims `Idempotency-Key` `key` of `ws` for the request of
@@ -1239,41 +1367,39 @@ impl Db {
         ws: &str,
         key: &str,
     ) -> Result<Option<IdempotencyRow>, String> {
-        const SQL: &str = "SELECT request, status, content_type, body, created FROM troupe_idempotency WHERE workspace = $1 AND key = $2";
+        const SQL: &str = "SELECT request, status, content_type, body, created, headers FROM troupe_idempotency WHERE workspace = $1 AND key = $2";
         let (ws, key) = (ws.to_string(), key.to_string());
         match &self.store {
             Store::Lite(lite) => {
-                lite.read(move |c| {
-                    super::lite::optional(c, SQL, rusqlite::params![ws, key], |r| {
-                        Ok(IdempotencyRow {
-                            request: r.get(0)?,
-                            status: r.get(1)?,
-                            content_type: r.get(2)?,
-                            body: r.get(3)?,
-                            created: r.get(4)?,
-                        })
-                    })
+                lite.read(move |c| super::lite::optional(c, SQL, rusqlite::params![ws, key]))
+                    .await
+            }
+            Store::Pg(pool) => pg_optional(sqlx::query(SQL).bind(ws).bind(key), pool).await,
+        }
+    }
+
+    /// Deletes at most `limit` `Idempotency-Key` rows (answers and
+    /// claims, of every workspace) made before `before`, oldest first
+    /// (docs/server.md "API": a key's lifetime): how many. One indexed
+    /// statement; on SQLite a job of the writer's next group that waits
+    /// for no fsync of its own (losing a prune loses nothing).
+    pub async fn prune_keys(&self, before: i64, limit: i64) -> Result<u64, String> {
+        const SQL: &str = "DELETE FROM troupe_idempotency WHERE (workspace, key) IN (SELECT workspace, key FROM troupe_idempotency WHERE created < $1 ORDER BY created LIMIT $2)";
+        match &self.store {
+            Store::Lite(lite) => {
+                lite.write_unsynced(move |c| {
+                    Ok(c.prepare_cached(SQL)?
+                        .execute(rusqlite::params![before, limit])? as u64)
                 })
                 .await
             }
-            Store::Pg(pool) => sqlx::query(SQL)
-                .bind(ws)
-                .bind(key)
-                .fetch_optional(pool)
-                .await
-                .and_then(|r| {
-                    r.map(|r| {
-                        Ok(IdempotencyRow {
-                            request: r.try_get(0)?,
-                            status: r.try_get(1)?,
-                            content_type: r.try_get(2)?,
-                            body: r.try_get(3)?,
-                            created: r.try_get(4)?,
-                        })
-                    })
-                    .transpose()
-                })
-                .map_err(|e| e.to_string()),
+            Store::Pg(pool) => affected(
+                sqlx::query(SQL)
+                    .bind(before)
+                    .bind(limit)
+                    .execute(pool)
+                    .await,
+            ),
         }
     }
 
@@ -1313,24 +1439,13 @@ impl Db {
         ws: &str,
         answer: Result<StoredAnswer, String>,
     ) -> Result<(), String> {
-        const STORE: &str = "UPDATE troupe_idempotency SET status = $1, content_type = $2, body = $3 WHERE workspace = $4 AND key = $5";
         const DROP: &str =
             "DELETE FROM troupe_idempotency WHERE workspace = $1 AND key = $2 AND status = 0";
         let ws = ws.to_string();
         match (&self.store, answer) {
             (Store::Lite(lite), Ok(a)) => {
-                lite.write(move |c| {
-                    c.prepare_cached(STORE)?
-                        .execute(rusqlite::params![
-                            a.status,
-                            a.content_type,
-                            a.body,
-                            ws,
-                            a.key
-                        ])
-                        .map(drop)
-                })
-                .await
+                lite.write(move |c| super::lite::store_answer(c, &ws, &a))
+                    .await
             }
             (Store::Lite(lite), Err(key)) => {
                 lite.write(move |c| {
@@ -1341,10 +1456,11 @@ impl Db {
                 .await
             }
             (Store::Pg(pool), Ok(a)) => affected(
-                sqlx::query(STORE)
+                sqlx::query(STORE_ANSWER)
                     .bind(a.status)
                     .bind(a.content_type)
                     .bind(a.body)
+                    .bind(a.headers)
                     .bind(ws)
                     .bind(a.key)
                     .execute(pool)
@@ -1358,8 +1474,8 @@ impl Db {
     }
 }
 
-/// Applies the migrations a PostgreSQL database lacks, each in a
-/// transaction with its version row. Instances starting together take
+/// Applies the migrations a PostgreSQL database lacks, in one transaction
+/// with their version rows. Instances starting together take
 /// turns on a transaction-scoped advisory lock, and the version is read
 /// again inside. SQLite's are [`super::lite::prepare`].
 async fn migrate_pg(pool: &PgPool, shown: &str) -> Result<(), String> {
@@ -1379,19 +1495,20 @@ async fn migrate_pg(pool: &PgPool, shown: &str) -> Result<(), String> {
         .await
         .map_err(|e| err("migration", e))?;
     let version = inspect(&mut tx, shown).await?;
-    if version < 1 {
-        for stmt in MIGRATION_1 {
+    for (v, stmts) in (1i64..).zip(MIGRATIONS).skip(version.max(0) as usize) {
+        let what = format!("migration {v}");
+        for stmt in *stmts {
             sqlx::query(&stmt.replace("BLOB", "BYTEA"))
                 .execute(&mut *tx)
                 .await
-                .map_err(|e| err("migration 1", e))?;
+                .map_err(|e| err(&what, e))?;
         }
         sqlx::query(SCHEMA_ROW)
-            .bind(1i64)
+            .bind(v)
             .bind(now())
             .execute(&mut *tx)
             .await
-            .map_err(|e| err("migration 1", e))?;
+            .map_err(|e| err(&what, e))?;
     }
     tx.commit().await.map_err(|e| err("migration", e))
 }

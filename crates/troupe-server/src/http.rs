@@ -231,6 +231,8 @@ struct Inner {
     /// Seconds after which an unfinished `Idempotency-Key` claim counts as
     /// abandoned (twice the request time limit).
     claim_secs: i64,
+    /// Seconds an `Idempotency-Key` is kept (`idempotency_key_secs`).
+    key_secs: i64,
     metrics: Metrics,
     stopping: AtomicBool,
     /// The configured models, by name (docs/server.md "Runtimes").
@@ -247,7 +249,7 @@ impl App {
     pub fn new(db: Db, config: &Config) -> Result<App, String> {
         let models = config.served_models()?;
         db.watch_tokens();
-        Ok(App(Arc::new(Inner {
+        let app = App(Arc::new(Inner {
             db,
             packs: Mutex::default(),
             sessions: Mutex::default(),
@@ -255,10 +257,13 @@ impl App {
             cache_sessions: config.cache_sessions.max(1),
             body_limit: config.body_limit,
             claim_secs: 2 * config.request_timeout_secs.max(1) as i64,
+            key_secs: config.idempotency_key_secs.min(i64::MAX as u64) as i64,
             metrics: Metrics::default(),
             stopping: AtomicBool::new(false),
             models,
-        })))
+        }));
+        tokio::spawn(prune_keys(Arc::downgrade(&app.0)));
+        Ok(app)
     }
 
     /// The runtime a session's settings name (docs/server.md "Runtimes"):
@@ -433,6 +438,10 @@ async fn params_of(parts: &mut Parts, app: &App) -> Result<RawPathParams, Proble
 struct Workspace {
     app: App,
     ws: String,
+    /// The request's `Idempotency-Key`, claimed by [`idempotency`]: an
+    /// upload's, a session start's or a revocation's answer is written in
+    /// the operation's transaction ([`record`]).
+    idem: Option<IdempotencyKey>,
 }
 
 impl FromRequestParts<App> for Workspace {
@@ -442,6 +451,7 @@ impl FromRequestParts<App> for Workspace {
         Ok(Workspace {
             app: app.clone(),
             ws: param(&params, "ws"),
+            idem: parts.extensions.get::<IdempotencyKey>().cloned(),
         })
     }
 }
@@ -487,6 +497,8 @@ pub(super) struct PackRoute {
     pub(super) app: App,
     pub(super) ws: String,
     pub(super) hash: String,
+    /// The request's `Idempotency-Key` (a pack's delete).
+    idem: Option<IdempotencyKey>,
 }
 
 impl FromRequestParts<App> for PackRoute {
@@ -497,6 +509,7 @@ impl FromRequestParts<App> for PackRoute {
             app: app.clone(),
             ws: param(&params, "ws"),
             hash: param(&params, "hash"),
+            idem: parts.extensions.get::<IdempotencyKey>().cloned(),
         })
     }
 }
@@ -923,13 +936,19 @@ async fn idempotency(
 }
 
 /// The record of an answer of `Idempotency-Key` `key`: its status,
-/// content type and body.
+/// content type, other headers (`Troupe-Current`, `Location`, … every one
+/// the handler set but the body's length) and body.
 fn stored_answer(
     key: String,
     status: StatusCode,
     headers: &axum::http::HeaderMap,
     body: &[u8],
 ) -> StoredAnswer {
+    let others: Vec<(&str, &str)> = headers
+        .iter()
+        .filter(|(n, _)| **n != header::CONTENT_TYPE && **n != header::CONTENT_LENGTH)
+        .filter_map(|(n, v)| Some((n.as_str(), v.to_str().ok()?)))
+        .collect();
     StoredAnswer {
         key,
         status: status.as_u16() as i64,
@@ -938,7 +957,86 @@ fn stored_answer(
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_string(),
+        headers: serde_json::to_string(&others).unwrap_or_default(),
         body: body.to_vec(),
+    }
+}
+
+/// `response` and its `Idempotency-Key` record under `key`
+/// ([`stored_answer`]): what an operation writes in its own transaction
+/// when the request carries a key (docs/server.md "API").
+async fn record(key: &str, response: Response) -> Result<(Response, StoredAnswer), Problem> {
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .map_err(|_| Problem::internal("an answer's body"))?;
+    let a = stored_answer(key.to_string(), parts.status, &parts.headers, &bytes);
+    Ok((Response::from_parts(parts, Body::from(bytes)), a))
+}
+
+/// `response` ready to be written with its operation: with a key, marked
+/// [`AnswerStored`] and its record made the operation's answer whatever
+/// the outcome `T` (narrow it with [`when_applied`]); without, unchanged.
+async fn keyed<T>(
+    idem: &Option<IdempotencyKey>,
+    response: Response,
+) -> Result<(Response, super::db::AnswerFor<T>), Problem> {
+    let Some(IdempotencyKey(key)) = idem else {
+        return Ok((response, None));
+    };
+    let (r, a) = record(key, response).await?;
+    Ok((r.with_stored(), Some(Box::new(move |_: &T| Some(a)))))
+}
+
+/// `answer` written only when the operation applied (a delete that found
+/// its row): the answer of one that did not is another (404, 409), which
+/// [`idempotency`] stores after it, nothing having changed.
+fn when_applied(answer: super::db::AnswerFor<bool>) -> super::db::AnswerFor<bool> {
+    answer.map(|f| -> super::db::AnswerFn<bool> {
+        Box::new(move |applied: &bool| if *applied { f(applied) } else { None })
+    })
+}
+
+/// Marks an answer whose `Idempotency-Key` record went into its
+/// operation's transaction ([`AnswerStored`]).
+trait WithStored {
+    fn with_stored(self) -> Self;
+}
+
+impl WithStored for Response {
+    fn with_stored(mut self) -> Response {
+        self.extensions_mut().insert(AnswerStored);
+        self
+    }
+}
+
+/// The most expired `Idempotency-Key` rows one statement deletes, and the
+/// most statements one round of [`prune_keys`] runs: a round's work is
+/// bounded whatever the table holds (a backlog is worked off over rounds).
+const PRUNE_BATCH: i64 = 1000;
+const PRUNE_BATCHES: usize = 20;
+
+/// Deletes the `Idempotency-Key`s older than `idempotency_key_secs`
+/// (docs/server.md "API"), on every instance, in rounds a quarter of that
+/// lifetime apart (1 s to 60 s), until the server stops.
+async fn prune_keys(app: std::sync::Weak<Inner>) {
+    loop {
+        let Some(inner) = app.upgrade() else { return };
+        let period = Duration::from_secs((inner.key_secs / 4).clamp(1, 60) as u64);
+        drop(inner);
+        tokio::time::sleep(period).await;
+        let Some(inner) = app.upgrade() else { return };
+        let before = super::db::now().saturating_sub(inner.key_secs);
+        for _ in 0..PRUNE_BATCHES {
+            match inner.db.prune_keys(before, PRUNE_BATCH).await {
+                Ok(n) if n as i64 == PRUNE_BATCH => {}
+                Ok(_) => break,
+                Err(e) => {
+                    tracing::warn!(error = %e, "pruning expired idempotency keys");
+                    break;
+                }
+            }
+        }
     }
 }
 
@@ -980,6 +1078,17 @@ async fn replay(
     if !row.content_type.is_empty() {
         if let Ok(v) = HeaderValue::from_str(&row.content_type) {
             r.headers_mut().insert(header::CONTENT_TYPE, v);
+        }
+    }
+    // The first answer's other headers (none for an answer stored before
+    // migration 2).
+    let headers: Vec<(String, String)> = serde_json::from_str(&row.headers).unwrap_or_default();
+    for (name, value) in headers {
+        if let (Ok(n), Ok(v)) = (
+            header::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            r.headers_mut().append(n, v);
         }
     }
     r.headers_mut()
@@ -1127,7 +1236,7 @@ fn check_report_of(kind: &str, body: &[u8]) -> Result<Value, Problem> {
 /// `PUT /packs`: a package (a zip) or a bundle (JSON or YAML text),
 /// checked; 201 (200 when already there) with the pack, or 422 with the
 /// `troupe check --json` report.
-async fn put_pack(Workspace { app, ws }: Workspace, body: Bytes) -> Answer {
+async fn put_pack(Workspace { app, ws, idem }: Workspace, body: Bytes) -> Answer {
     let kind = if body.starts_with(b"PK\x03\x04") {
         "package"
     } else {
@@ -1155,20 +1264,34 @@ async fn put_pack(Workspace { app, ws }: Workspace, body: Bytes) -> Answer {
         .unwrap_or_else(|p| p.into_inner())
         .insert(hash.clone(), pack);
     let created = super::db::now();
+    let response = json_response(
+        StatusCode::CREATED,
+        &pack_doc(&hash, kind, body.len() as i64, &scenarios, created),
+    );
+    // With a key, the answer (201 new, 200 already there) is written with
+    // the pack.
+    let (mut response, answer) = match &idem {
+        Some(IdempotencyKey(key)) => {
+            let (r, a) = record(key, response).await?;
+            let answer: super::db::AnswerFor<bool> = Some(Box::new(move |new: &bool| {
+                Some(StoredAnswer {
+                    status: if *new { 201 } else { 200 },
+                    ..a
+                })
+            }));
+            (r.with_stored(), answer)
+        }
+        None => (response, None),
+    };
     let new = app
         .db()
-        .insert_pack(&ws, &hash, kind, body.to_vec(), &scenarios, created)
+        .insert_pack(&ws, &hash, kind, body.to_vec(), &scenarios, created, answer)
         .await
         .map_err(Problem::db)?;
-    let status = if new {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
-    Ok(json_response(
-        status,
-        &pack_doc(&hash, kind, body.len() as i64, &scenarios, created),
-    ))
+    if !new {
+        *response.status_mut() = StatusCode::OK;
+    }
+    Ok(response)
 }
 
 /// [`pack_doc`] of a stored pack's row.
@@ -1176,13 +1299,13 @@ fn pack_doc_of(r: &super::db::PackRow) -> Value {
     pack_doc(&r.hash, &r.kind, r.size, &r.scenarios, r.created)
 }
 
-async fn list_packs(Workspace { app, ws }: Workspace) -> Answer {
+async fn list_packs(Workspace { app, ws, .. }: Workspace) -> Answer {
     let rows = app.db().list_packs(&ws, None).await.map_err(Problem::db)?;
     let packs: Vec<Value> = rows.iter().map(pack_doc_of).collect();
     Ok(json_response(StatusCode::OK, &json!({ "packs": packs })))
 }
 
-async fn get_pack(PackRoute { app, ws, hash }: PackRoute) -> Answer {
+async fn get_pack(PackRoute { app, ws, hash, .. }: PackRoute) -> Answer {
     let rows = app
         .db()
         .list_packs(&ws, Some(&hash))
@@ -1209,7 +1332,7 @@ struct ListQuery {
 /// those after the session `cursor`; `next` is the cursor of the page
 /// after it (`null` on the last page). Each is its stored row and its
 /// header's scenario: nothing is rebuilt.
-async fn list_sessions(Workspace { app, ws }: Workspace, Query(q): Query<ListQuery>) -> Answer {
+async fn list_sessions(Workspace { app, ws, .. }: Workspace, Query(q): Query<ListQuery>) -> Answer {
     let limit = q.limit.unwrap_or(LIST_DEFAULT);
     if !(1..=LIST_MAX).contains(&limit) {
         return Err(Problem::bad_request(format!("limit is 1 to {LIST_MAX}")));
@@ -1257,7 +1380,7 @@ async fn list_sessions(Workspace { app, ws }: Workspace, Query(q): Query<ListQue
 /// notified — and this process forgets every token it remembered, so the
 /// token's next request is 401 here at once.
 async fn revoke_current_token(
-    Workspace { app, ws }: Workspace,
+    Workspace { app, ws, idem }: Workspace,
     headers: axum::http::HeaderMap,
 ) -> Answer {
     let token = headers
@@ -1266,8 +1389,9 @@ async fn revoke_current_token(
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(|t| t.trim().to_string())
         .ok_or_else(|| Problem::internal("a checked request without its token"))?;
+    let (response, answer) = keyed(&idem, StatusCode::NO_CONTENT.into_response()).await?;
     let db = app.db();
-    db.revoke_tokens(&ws, Some(&token))
+    db.revoke_tokens(&ws, Some(&token), answer)
         .await
         .map_err(Problem::db)?;
     db.tokens.epoch.fetch_add(1, Ordering::SeqCst);
@@ -1276,21 +1400,30 @@ async fn revoke_current_token(
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clear();
-    Ok(StatusCode::NO_CONTENT.into_response())
+    Ok(response)
 }
 
 /// `DELETE /packs/{hash}`: hidden from the list and from new sessions;
 /// sessions already started on it keep reading it.
-async fn delete_pack(PackRoute { app, ws, hash }: PackRoute) -> Answer {
+async fn delete_pack(
+    PackRoute {
+        app,
+        ws,
+        hash,
+        idem,
+        ..
+    }: PackRoute,
+) -> Answer {
+    let (response, answer) = keyed(&idem, StatusCode::NO_CONTENT.into_response()).await?;
     let live = app
         .db()
-        .delete_pack(&ws, &hash)
+        .delete_pack(&ws, &hash, when_applied(answer))
         .await
         .map_err(Problem::db)?;
     if !live {
         return Err(Problem::not_found("pack"));
     }
-    Ok(StatusCode::NO_CONTENT.into_response())
+    Ok(response)
 }
 
 #[derive(Debug, Deserialize)]
@@ -1509,8 +1642,9 @@ impl Locked {
 
 impl Workspace {
     /// Stores a new session `session` of pack `pack_hash` (its row and
-    /// every line, in one transaction) and keeps it live: its ID and the
-    /// 201 answer with its summary.
+    /// every line, and with an `Idempotency-Key` the answer, in one
+    /// transaction) and keeps it live: the 201 answer with its summary and
+    /// its `Location`.
     async fn start_live(
         &self,
         pack: Pack,
@@ -1518,23 +1652,10 @@ impl Workspace {
         settings: &Value,
         session: Session,
         model: Option<troupe::model_runtime::Log>,
-    ) -> Result<(String, Response), Problem> {
+    ) -> Answer {
         let id = new_id()?;
-        let jsonl = session.jsonl();
+        let jsonl = session.jsonl().to_string();
         let chunks: Vec<&str> = jsonl.split_inclusive('\n').collect();
-        self.app
-            .db()
-            .insert_session(super::db::NewSession {
-                workspace: self.ws.clone(),
-                id: id.clone(),
-                pack: pack_hash.to_string(),
-                settings: settings.to_string(),
-                current: session.current_id().unwrap_or("").to_string(),
-                lines: chunks.iter().map(|l| l.to_string()).collect(),
-                created: super::db::now(),
-            })
-            .await
-            .map_err(Problem::db)?;
         let live = Live {
             rows: chunks.len() as i64,
             bytes: jsonl.len(),
@@ -1542,9 +1663,30 @@ impl Workspace {
             pack,
             model,
         };
-        let doc = session_doc(&id, pack_hash, &live);
+        let mut r = json_response(StatusCode::CREATED, &session_doc(&id, pack_hash, &live));
+        let ws = &self.ws;
+        if let Ok(v) = HeaderValue::from_str(&format!("/api/v1/workspaces/{ws}/sessions/{id}")) {
+            r.headers_mut().insert(header::LOCATION, v);
+        }
+        let (r, answer) = keyed(&self.idem, r).await?;
+        self.app
+            .db()
+            .insert_session(
+                super::db::NewSession {
+                    workspace: self.ws.clone(),
+                    id: id.clone(),
+                    pack: pack_hash.to_string(),
+                    settings: settings.to_string(),
+                    current: live.session.current_id().unwrap_or("").to_string(),
+                    lines: chunks.iter().map(|l| l.to_string()).collect(),
+                    created: super::db::now(),
+                },
+                answer,
+            )
+            .await
+            .map_err(Problem::db)?;
         *self.app.slot(&self.ws, &id).lock().await = Some(live);
-        Ok((id, json_response(StatusCode::CREATED, &doc)))
+        Ok(r)
     }
 }
 
@@ -1567,14 +1709,7 @@ async fn create_session(w: Workspace, body: Bytes) -> Answer {
     };
     let p = pack.clone();
     let session = blocking("starting a session", move || p.start(options)).await?;
-    let (id, mut r) = w
-        .start_live(pack, &req.pack, &settings, session, log)
-        .await?;
-    let ws = &w.ws;
-    if let Ok(v) = HeaderValue::from_str(&format!("/api/v1/workspaces/{ws}/sessions/{id}")) {
-        r.headers_mut().insert(header::LOCATION, v);
-    }
-    Ok(r)
+    w.start_live(pack, &req.pack, &settings, session, log).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -1612,9 +1747,7 @@ async fn resume_session(w: Workspace, Query(q): Query<ResumeQuery>, body: Bytes)
         settings["runtime"] = json!("model");
         settings["model"] = json!(m);
     }
-    Ok(w.start_live(pack, &q.pack, &settings, session, log)
-        .await?
-        .1)
+    w.start_live(pack, &q.pack, &settings, session, log).await
 }
 
 impl SessionRoute {
@@ -1898,12 +2031,8 @@ impl SessionRoute {
         // The Idempotency-Key's record of the answer (never a 5xx's).
         let stored = match &self.idem {
             Some(IdempotencyKey(key)) if !response.status().is_server_error() => {
-                let (parts, body) = response.into_parts();
-                let bytes = axum::body::to_bytes(body, usize::MAX)
-                    .await
-                    .map_err(|_| Problem::internal("an answer's body"))?;
-                let a = stored_answer(key.clone(), parts.status, &parts.headers, &bytes);
-                response = Response::from_parts(parts, Body::from(bytes));
+                let (r, a) = record(key, response).await?;
+                response = r;
                 Some(a)
             }
             _ => None,
@@ -2165,9 +2294,10 @@ async fn delete_session(s: SessionRoute, Query(q): Query<DeleteQuery>) -> Answer
     } else {
         None
     };
+    let (response, answer) = keyed(&s.idem, StatusCode::NO_CONTENT.into_response()).await?;
     let db = s.app.db();
     let deleted = db
-        .delete_session(&s.ws, &s.id, q.expected, q.lines)
+        .delete_session(&s.ws, &s.id, q.expected, q.lines, when_applied(answer))
         .await
         .map_err(Problem::db)?;
     if !deleted {
@@ -2179,7 +2309,7 @@ async fn delete_session(s: SessionRoute, Query(q): Query<DeleteQuery>) -> Answer
         *guard = None;
     }
     s.app.forget(&s.ws, &s.id);
-    Ok(StatusCode::NO_CONTENT.into_response())
+    Ok(response)
 }
 
 #[derive(Debug, Deserialize)]

@@ -47,6 +47,12 @@ pub struct Config {
     /// (docs/server.md "Group commit"); `false`: one transaction per turn.
     /// SQLite always groups.
     pub group_commit: bool,
+    /// Seconds an `Idempotency-Key` and its answer are kept (docs/server.md
+    /// "API"; default 86,400, a day): a retry within it gets the first
+    /// answer; after it the key is deleted (within a minute) and may be
+    /// used again. At least twice `request_timeout_secs`, the age at which
+    /// an unanswered claim counts as abandoned.
+    pub idempotency_key_secs: u64,
 }
 
 /// A model of the server's configuration (docs/server.md "Runtimes"):
@@ -151,6 +157,7 @@ impl Default for Config {
             cache_sessions: 10_000,
             models: std::collections::BTreeMap::new(),
             group_commit: true,
+            idempotency_key_secs: 86_400,
         }
     }
 }
@@ -171,6 +178,13 @@ impl Config {
     pub fn check(&self) -> Result<(), String> {
         self.served_models()?;
         let limit = self.request_timeout_secs.max(1);
+        if self.idempotency_key_secs < 2 * limit {
+            return Err(format!(
+                "idempotency_key_secs ({}) is below twice request_timeout_secs ({limit}): a key could be deleted while its first request still runs, and a retry would run it again; give idempotency_key_secs at least {}",
+                self.idempotency_key_secs,
+                2 * limit
+            ));
+        }
         for (name, m) in &self.models {
             if m.timeout_secs.max(1) >= limit {
                 return Err(format!(
@@ -298,6 +312,6 @@ pub fn revoke_tokens(database: &str, workspace: &str, token: Option<&str>) -> Re
     valid_workspace(workspace)?;
     runtime()?.block_on(async move {
         let db = db::Db::open(database).await?;
-        db.revoke_tokens(workspace, token).await
+        db.revoke_tokens(workspace, token, None).await
     })
 }

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
-use super::db::{err, TurnWrite, GROUP_MAX};
+use super::db::{err, FromRow, RowRead, StoredAnswer, TurnWrite, GROUP_MAX};
 
 /// A read, run on the reader's connection.
 type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
@@ -40,7 +40,7 @@ type WriteJob = Box<dyn FnOnce(&Connection) -> rusqlite::Result<()> + Send>;
 type Answer<T> = tokio::sync::oneshot::Sender<Result<T, String>>;
 
 enum Write {
-    Turn(TurnWrite, Answer<bool>),
+    Turn(Box<TurnWrite>, Answer<bool>),
     /// A job, and whether its commit must be on disk before it is answered
     /// (false: an `Idempotency-Key` claim, [`Lite::write_unsynced`]).
     Job(WriteJob, Answer<()>, bool),
@@ -218,7 +218,7 @@ impl Lite {
     pub async fn write_turn(&self, w: TurnWrite) -> Result<bool, String> {
         let (answer, answered) = tokio::sync::oneshot::channel();
         self.writes
-            .send(Write::Turn(w, answer))
+            .send(Write::Turn(Box::new(w), answer))
             .map_err(|_| "the group commit stopped".to_string())?;
         answered
             .await
@@ -313,7 +313,7 @@ fn write_group(
     conn: &mut Connection,
     jobs: Vec<(WriteJob, Answer<()>)>,
     done: &mut Vec<Answer<()>>,
-    turns: &[(TurnWrite, Answer<bool>)],
+    turns: &[(Box<TurnWrite>, Answer<bool>)],
 ) -> rusqlite::Result<Vec<bool>> {
     let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     for (job, answer) in jobs {
@@ -355,13 +355,7 @@ fn write_group(
                 // The request's Idempotency-Key answer, in the turn's
                 // transaction: a retry finds both or neither.
                 if let Some(a) = &w.answer {
-                    tx.prepare_cached(STORE_ANSWER)?.execute(params![
-                        a.status,
-                        a.content_type,
-                        a.body,
-                        w.workspace,
-                        a.key
-                    ])?;
+                    store_answer(&tx, &w.workspace, a)?;
                 }
             }
         }
@@ -370,17 +364,29 @@ fn write_group(
     Ok(applied)
 }
 
-/// Turns a claim row of `troupe_idempotency` into its answer.
-const STORE_ANSWER: &str = "UPDATE troupe_idempotency SET status = ?1, content_type = ?2, body = ?3 WHERE workspace = ?4 AND key = ?5";
+/// Turns the claim row of `Idempotency-Key` `a.key` of `ws` into its
+/// answer `a`.
+pub fn store_answer(c: &Connection, ws: &str, a: &StoredAnswer) -> rusqlite::Result<()> {
+    c.prepare_cached(super::db::STORE_ANSWER)?
+        .execute(params![
+            a.status,
+            a.content_type,
+            a.body,
+            a.headers,
+            ws,
+            a.key
+        ])
+        .map(drop)
+}
 
 /// Checks the SQLite file `path` is Troupe's and migrates it (docs/server.md
 /// "Storage and durability"): an existing file is first inspected through
 /// a read-only connection (nothing written, not even the WAL switch); a
 /// file holding another table, or of a newer schema, is refused
 /// ([`super::db::check_tables`], [`super::db::check_version`]). Then the
-/// migrations it lacks are applied, each in one `BEGIN IMMEDIATE`
-/// transaction with its version row (processes starting together take
-/// turns on SQLite's write lock, and the version is read again inside).
+/// migrations it lacks are applied in one `BEGIN IMMEDIATE` transaction
+/// with their version rows (processes starting together take turns on
+/// SQLite's write lock, and the version is read again inside).
 /// `shown` names the file in errors.
 pub fn prepare(path: &str, shown: &str) -> Result<(), String> {
     if std::path::Path::new(path).exists() {
@@ -404,12 +410,16 @@ pub fn prepare(path: &str, shown: &str) -> Result<(), String> {
     tx.execute_batch(super::db::SCHEMA_TABLE)
         .map_err(|e| err("migration", e))?;
     let version = inspect(&tx, shown)?;
-    if version < 1 {
-        for stmt in super::db::MIGRATION_1 {
-            tx.execute_batch(stmt).map_err(|e| err("migration 1", e))?;
+    for (v, stmts) in (1i64..)
+        .zip(super::db::MIGRATIONS)
+        .skip(version.max(0) as usize)
+    {
+        let what = format!("migration {v}");
+        for stmt in *stmts {
+            tx.execute_batch(stmt).map_err(|e| err(&what, e))?;
         }
-        tx.execute(super::db::SCHEMA_ROW, params![1i64, super::db::now()])
-            .map_err(|e| err("migration 1", e))?;
+        tx.execute(super::db::SCHEMA_ROW, params![v, super::db::now()])
+            .map_err(|e| err(&what, e))?;
     }
     tx.commit().map_err(|e| err("migration", e))
 }
@@ -435,16 +445,30 @@ fn inspect(c: &Connection, shown: &str) -> Result<i64, String> {
     super::db::check_version(version.unwrap_or(0), shown)
 }
 
-/// The row `sql` (with `params`) reads, mapped by `f`, if any.
-pub fn optional<T>(
+/// The row `sql` (with `params`) reads, if any, as a `T`.
+pub fn optional<T: FromRow>(
     c: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
-    f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
 ) -> rusqlite::Result<Option<T>> {
     let mut q = c.prepare_cached(sql)?;
     let mut rows = q.query(params)?;
-    rows.next()?.map(f).transpose()
+    rows.next()?.map(T::from_row).transpose()
+}
+
+/// Every row `sql` (with `params`) reads, as `T`s.
+pub fn all<T: FromRow>(
+    c: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> rusqlite::Result<Vec<T>> {
+    let mut q = c.prepare_cached(sql)?;
+    let mut rows = q.query(params)?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        out.push(T::from_row(r)?);
+    }
+    Ok(out)
 }
 
 /// Deletes the token of SHA-256 `hash` of `ws` (every token of it when
@@ -459,28 +483,6 @@ pub fn revoke_tokens(c: &Connection, ws: &str, hash: Option<&str>) -> rusqlite::
             .execute(params![ws])?,
     };
     Ok(n as u64)
-}
-
-/// The workspace the token of SHA-256 `hash` opens, if any.
-pub fn token_workspace(c: &Connection, hash: &str) -> rusqlite::Result<Option<String>> {
-    let mut q = c.prepare_cached("SELECT workspace FROM troupe_tokens WHERE hash = ?1")?;
-    let mut rows = q.query(params![hash])?;
-    rows.next()?.map(|r| r.get(0)).transpose()
-}
-
-/// A session's stored row: `(pack, current, lines)`.
-pub fn session_row(
-    c: &Connection,
-    ws: &str,
-    id: &str,
-) -> rusqlite::Result<Option<(String, String, i64)>> {
-    let mut q = c.prepare_cached(
-        "SELECT pack, current, lines FROM troupe_sessions WHERE workspace = ?1 AND id = ?2",
-    )?;
-    let mut rows = q.query(params![ws, id])?;
-    rows.next()?
-        .map(|r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .transpose()
 }
 
 /// The stored lines `from..upto` of a session (0: the header), joined in
@@ -498,7 +500,7 @@ fn session_lines(
     let mut rows = q.query(params![ws, id, from, upto])?;
     let (mut text, mut n) = (String::new(), 0);
     while let Some(r) = rows.next()? {
-        text.push_str(&r.get::<_, String>(0)?);
+        text.push_str(&r.text(0)?);
         n += 1;
     }
     Ok((text, n))
