@@ -286,3 +286,89 @@ fn a_key_older_than_its_lifetime_is_deleted_and_may_be_used_again() {
         );
     }
 }
+
+/// Migration 2 on a database of schema 1 (the tables as the first
+/// slices made them, written here by hand): the server adds the headers
+/// column and the index at start, records version 2, and an answer stored
+/// before replays as it was, without headers.
+#[test]
+fn a_schema_1_database_is_migrated_and_its_old_answers_replay() {
+    use sha2::Digest;
+    let hex = |b: &[u8]| -> String {
+        sha2::Sha256::digest(b)
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("troupe.db");
+    let token = "trp_schema1";
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "CREATE TABLE troupe_schema (version BIGINT PRIMARY KEY, applied BIGINT NOT NULL);
+             INSERT INTO troupe_schema VALUES (1, 0);
+             CREATE TABLE troupe_tokens (hash TEXT PRIMARY KEY, workspace TEXT NOT NULL, created BIGINT NOT NULL);
+             CREATE TABLE troupe_packs (workspace TEXT NOT NULL, hash TEXT NOT NULL, kind TEXT NOT NULL, body BLOB NOT NULL, size BIGINT NOT NULL, scenarios TEXT NOT NULL, deleted BIGINT NOT NULL DEFAULT 0, created BIGINT NOT NULL, PRIMARY KEY (workspace, hash));
+             CREATE TABLE troupe_sessions (workspace TEXT NOT NULL, id TEXT NOT NULL, pack TEXT NOT NULL, settings TEXT NOT NULL, current TEXT NOT NULL, lines BIGINT NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (workspace, id));
+             CREATE TABLE troupe_lines (workspace TEXT NOT NULL, session TEXT NOT NULL, seq BIGINT NOT NULL, line TEXT NOT NULL, PRIMARY KEY (workspace, session, seq));
+             CREATE TABLE troupe_idempotency (workspace TEXT NOT NULL, key TEXT NOT NULL, request TEXT NOT NULL, status BIGINT NOT NULL, content_type TEXT NOT NULL, body BLOB NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (workspace, key));",
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO troupe_tokens VALUES (?1, 'old', 0)",
+            rusqlite::params![hex(token.as_bytes())],
+        )
+        .unwrap();
+        // docs/server.md "API": the request is the SHA-256 of the method,
+        // the path inside the workspace, a newline and the body; `created`
+        // now, so that the pruning leaves it.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        c.execute(
+            "INSERT INTO troupe_idempotency VALUES ('old', 'k-old', ?1, 200, 'application/json', CAST('{\"stored\": true}' AS BLOB), ?2)",
+            rusqlite::params![hex(b"POST /sessions\n{}"), now],
+        )
+        .unwrap();
+    }
+    let db = Backend::Sqlite(path.clone());
+    let server = Server::start(&db);
+    let ws = Ws {
+        base: format!("{}/api/v1/workspaces/old", server.base),
+        token: token.to_string(),
+    };
+    let again = send(&ws, "POST", "/sessions", b"{}", "k-old");
+    assert_eq!(again.status, 200, "{again:?}");
+    assert_eq!(again.body, "{\"stored\": true}");
+    assert_eq!(
+        again
+            .headers
+            .get("idempotency-replayed")
+            .map(String::as_str),
+        Some("true")
+    );
+    assert_eq!(
+        again.headers.get("content-type").map(String::as_str),
+        Some("application/json")
+    );
+    drop(server);
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let versions: Vec<i64> = c
+        .prepare("SELECT version FROM troupe_schema ORDER BY version")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(versions, [1, 2]);
+    let headers: String = c
+        .query_row(
+            "SELECT headers FROM troupe_idempotency WHERE key = 'k-old'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(headers, "", "an old answer has no headers");
+}

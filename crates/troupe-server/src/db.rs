@@ -365,49 +365,40 @@ type Queued = (
 /// Most turns one group commit takes.
 pub(super) const GROUP_MAX: usize = 256;
 
-/// Writes `w` in `tx`: `Ok(false)` (nothing written) when the row moved.
-async fn write_in(
-    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
-    w: &TurnWrite,
-) -> Result<bool, sqlx::Error> {
-    let moved = sqlx::query("UPDATE troupe_sessions SET current = $1, lines = $2 WHERE workspace = $3 AND id = $4 AND current = $5 AND lines = $6")
-        .bind(w.current.clone())
+/// One operation's whole write as one PostgreSQL statement (docs/server.md
+/// "Group commit (PostgreSQL)"): the guarded `UPDATE` of the session's
+/// row, the `INSERT` of its lines (one array parameter, so the text is
+/// the same for every turn and prepared once per connection) and its
+/// `Idempotency-Key` answer (NULL parameters when it has none), the last
+/// two only when the `UPDATE` matched. Alone on the pool it is its own
+/// transaction: one round trip where `BEGIN`, `UPDATE`, `INSERT`, the
+/// answer's `UPDATE` and `COMMIT` were five.
+const WRITE_ONE: &str = "WITH moved AS (UPDATE troupe_sessions SET current = $1, lines = $2 WHERE workspace = $3 AND id = $4 AND current = $5 AND lines = $6 RETURNING 1), \
+    added AS (INSERT INTO troupe_lines (workspace, session, seq, line) SELECT $3, $4, $6 + l.n - 1, l.line FROM moved, unnest(CAST($7 AS TEXT[])) WITH ORDINALITY AS l(line, n)), \
+    answered AS (UPDATE troupe_idempotency SET status = $8, content_type = $9, body = $10, headers = $11 WHERE workspace = $3 AND key = $12 AND EXISTS (SELECT 1 FROM moved)) \
+    SELECT COUNT(*) FROM moved";
+
+/// Writes `w` ([`WRITE_ONE`]) on `e` (the pool, or a transaction's
+/// connection): `Ok(false)` (nothing written) when the row moved.
+async fn write_in<'e>(e: impl sqlx::PgExecutor<'e>, w: &TurnWrite) -> Result<bool, sqlx::Error> {
+    let a = w.answer.as_ref();
+    let moved: i64 = sqlx::query(WRITE_ONE)
+        .bind(&w.current)
         .bind(w.old_rows + w.lines.len() as i64)
-        .bind(w.workspace.clone())
-        .bind(w.session.clone())
-        .bind(w.old_current.clone())
+        .bind(&w.workspace)
+        .bind(&w.session)
+        .bind(&w.old_current)
         .bind(w.old_rows)
-        .execute(&mut **tx)
-        .await?;
-    if moved.rows_affected() != 1 {
-        return Ok(false);
-    }
-    // One statement for the turn's lines (a turn writes a few).
-    for (c, chunk) in w.lines.chunks(64).enumerate() {
-        let mut sql =
-            String::from("INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ");
-        for i in 0..chunk.len() {
-            if i > 0 {
-                sql.push_str(", ");
-            }
-            let b = 4 * i;
-            sql.push_str(&format!("(${}, ${}, ${}, ${})", b + 1, b + 2, b + 3, b + 4));
-        }
-        let first = w.old_rows + (c * 64) as i64;
-        let mut q = sqlx::query(&sql);
-        for (i, line) in chunk.iter().enumerate() {
-            q = q
-                .bind(w.workspace.clone())
-                .bind(w.session.clone())
-                .bind(first + i as i64)
-                .bind(line.clone());
-        }
-        q.execute(&mut **tx).await?;
-    }
-    if let Some(a) = &w.answer {
-        store_answer_in(tx, &w.workspace, a).await?;
-    }
-    Ok(true)
+        .bind(&w.lines)
+        .bind(a.map(|a| a.status))
+        .bind(a.map(|a| &a.content_type))
+        .bind(a.map(|a| &a.body))
+        .bind(a.map(|a| &a.headers))
+        .bind(a.map(|a| &a.key))
+        .fetch_one(e)
+        .await?
+        .try_get(0)?;
+    Ok(moved == 1)
 }
 
 /// Stores the first answer of an `Idempotency-Key` of `ws` (PostgreSQL):
@@ -432,6 +423,9 @@ async fn store_answer_in(
 /// Turns the claim row of an `Idempotency-Key` into its answer (both
 /// databases: [`store_answer_in`], [`super::lite::store_answer`]).
 pub(super) const STORE_ANSWER: &str = "UPDATE troupe_idempotency SET status = $1, content_type = $2, body = $3, headers = $4 WHERE workspace = $5 AND key = $6";
+
+/// [`STORE_ANSWER`] for many answers at once (PostgreSQL, a group's).
+const STORE_ANSWERS: &str = "UPDATE troupe_idempotency AS i SET status = v.status, content_type = v.content_type, body = v.body, headers = v.headers FROM unnest(CAST($1 AS BIGINT[]), CAST($2 AS TEXT[]), CAST($3 AS BYTEA[]), CAST($4 AS TEXT[]), CAST($5 AS TEXT[]), CAST($6 AS TEXT[])) AS v(status, content_type, body, headers, workspace, key) WHERE i.workspace = v.workspace AND i.key = v.key";
 
 /// Committers of PostgreSQL's group commit: each takes a group from the
 /// shared queue and writes it while the others gather the next ones.
@@ -482,8 +476,12 @@ async fn group_commit_pg(
 }
 
 /// Writes `group` in one transaction (see [`group_commit_pg`]): which
-/// applied, in order.
+/// applied, in order. A group of one turn is its one statement
+/// ([`WRITE_ONE`]), a transaction by itself.
 async fn write_group_pg(pool: &PgPool, group: &[Queued]) -> Result<Vec<bool>, sqlx::Error> {
+    if let [(w, _)] = group {
+        return Ok(vec![write_in(pool, w).await?]);
+    }
     let mut tx = pool.begin().await?;
     let applied = write_group_in(&mut tx, group).await?;
     tx.commit().await?;
@@ -509,7 +507,7 @@ async fn write_group_in(
     if group.len() == 1 || !distinct {
         let mut applied = Vec::with_capacity(group.len());
         for (w, _) in group {
-            applied.push(write_in(tx, w).await?);
+            applied.push(write_in(&mut **tx, w).await?);
         }
         return Ok(applied);
     }
@@ -618,11 +616,44 @@ async fn update_and_insert(
         }
         q.execute(&mut **tx).await?;
     }
-    // The answers of the applied turns that carry an Idempotency-Key.
-    for ((w, _), ok) in group.iter().zip(&applied) {
-        if let (true, Some(a)) = (*ok, &w.answer) {
-            store_answer_in(tx, &w.workspace, a).await?;
-        }
+    // The answers of the applied turns that carry an Idempotency-Key, in
+    // one statement (one array parameter per column).
+    let answers: Vec<(&str, &StoredAnswer)> = group
+        .iter()
+        .zip(&applied)
+        .filter(|(_, ok)| **ok)
+        .filter_map(|((w, _), _)| Some((w.workspace.as_str(), w.answer.as_ref()?)))
+        .collect();
+    if !answers.is_empty() {
+        sqlx::query(STORE_ANSWERS)
+            .bind(answers.iter().map(|(_, a)| a.status).collect::<Vec<_>>())
+            .bind(
+                answers
+                    .iter()
+                    .map(|(_, a)| a.content_type.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .bind(
+                answers
+                    .iter()
+                    .map(|(_, a)| a.body.as_slice())
+                    .collect::<Vec<_>>(),
+            )
+            .bind(
+                answers
+                    .iter()
+                    .map(|(_, a)| a.headers.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .bind(answers.iter().map(|(ws, _)| *ws).collect::<Vec<_>>())
+            .bind(
+                answers
+                    .iter()
+                    .map(|(_, a)| a.key.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .execute(&mut **tx)
+            .await?;
     }
     Ok(applied)
 }
@@ -792,18 +823,7 @@ impl Db {
                 .await
                 .map_err(|_| "the group commit stopped".to_string())?;
         }
-        let written: Result<bool, sqlx::Error> = async {
-            let mut tx = pool.begin().await?;
-            let ok = write_in(&mut tx, &w).await?;
-            if ok {
-                tx.commit().await?;
-            } else {
-                tx.rollback().await?;
-            }
-            Ok(ok)
-        }
-        .await;
-        written.map_err(|e| e.to_string())
+        write_in(pool, &w).await.map_err(|e| e.to_string())
     }
 
     /// A new token for `workspace`: stored as its SHA-256, printed once.
