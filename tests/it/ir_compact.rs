@@ -23,8 +23,11 @@ fn tiny_with_condition(dir: &Path, when: &str) -> PathBuf {
     p
 }
 
+/// A nesting shape: its name and the condition `n` deep.
+type Shape = (&'static str, fn(usize) -> String);
+
 /// Conditions of every nesting shape, each `n` deep.
-fn shapes() -> Vec<(&'static str, fn(usize) -> String)> {
+fn shapes() -> Vec<Shape> {
     vec![
         ("sum chain", |n| {
             format!("{} >= 3", vec!["state.cups"; n].join(" + "))

@@ -212,7 +212,7 @@ pub fn read_ir_bin(bin: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> 
         }
     })?;
     match de.finalize() {
-        Ok(rest) if rest.is_empty() => {}
+        Ok([]) => {}
         Ok(rest) => return Err(unreadable(&format_args!("{} bytes after the IR", rest.len()))),
         Err(e) => return Err(unreadable(&e)),
     }
