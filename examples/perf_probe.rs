@@ -21,7 +21,9 @@
 //! start is counted too, so compare it with `start:source` N times),
 //! `check+compile:<scenarios>` (N times what `troupe compile` does,
 //! `Pack::open(…)?.compile()`, on the generated pack of
-//! `runtime/packs`; docs/performance.md, "Run N").
+//! `runtime/packs`; docs/performance.md, "Run N"), `read-ir:json`,
+//! `read-ir:bin`, `read-ir:hash-json`, `read-ir:hash-bin` (N reads, or
+//! hashes, of the example package's IR in either encoding; "Run S").
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -206,6 +208,30 @@ fn main() {
             for _ in 0..n {
                 let o = open(&path).unwrap();
                 black_box(Session::start(&o, &Options::default()).unwrap());
+            }
+        }
+        Some(("read-ir", form)) => {
+            // Reading the example package's IR alone, from `ir.json` or
+            // from its binary form, and hashing either (issue 41 item 3).
+            use troupe::compile::package::{content_hash, read_ir, read_ir_bin, to_ir_bin};
+            let bytes = std::fs::read(package(dir.path())).unwrap();
+            let kept = troupe::load::screen_package("p", &bytes)
+                .value
+                .unwrap()
+                .kept;
+            let get = |n: &str| kept.iter().find(|(k, _)| k == n).unwrap().1.clone();
+            let json = get("ir.json");
+            let m: serde_json::Value = serde_json::from_slice(&get("manifest.json")).unwrap();
+            let hash = m["content_hash"].as_str().unwrap().to_string();
+            let bin = to_ir_bin(&read_ir(&json, &hash).unwrap());
+            for _ in 0..n {
+                match form {
+                    "json" => drop(black_box(read_ir(&json, &hash).unwrap())),
+                    "bin" => drop(black_box(read_ir_bin(&bin, &hash).unwrap())),
+                    "hash-json" => drop(black_box(content_hash(&json))),
+                    "hash-bin" => drop(black_box(content_hash(&bin))),
+                    other => panic!("no form `{other}`"),
+                }
             }
         }
         Some(("check+compile", scenarios)) => {

@@ -9,7 +9,7 @@ use troupe::compile::package::{PackageIr, IR_MAX_NESTING};
 use troupe::open::open;
 use troupe::runtime::{Options, Session};
 
-use crate::common::packages::{compiled, get, mismatches, with_ir};
+use crate::common::packages::{compiled, get, mismatches, with_ir, Entries};
 
 /// The tiny bundle with its event's condition replaced by `when`.
 fn tiny_with_condition(dir: &Path, when: &str) -> PathBuf {
@@ -23,8 +23,11 @@ fn tiny_with_condition(dir: &Path, when: &str) -> PathBuf {
     p
 }
 
+/// A nesting shape: its name and the condition `n` deep.
+type Shape = (&'static str, fn(usize) -> String);
+
 /// Conditions of every nesting shape, each `n` deep.
-fn shapes() -> Vec<(&'static str, fn(usize) -> String)> {
+fn shapes() -> Vec<Shape> {
     vec![
         ("sum chain", |n| {
             format!("{} >= 3", vec!["state.cups"; n].join(" + "))
@@ -215,4 +218,145 @@ fn the_deepest_ir_the_reader_accepts_runs_on_a_small_stack() {
         let mut s = Session::start(&o, &Options::default()).unwrap();
         let _ = s.turn("Hello");
     });
+}
+
+/// Every example, compiled.
+fn examples() -> Vec<(String, Entries)> {
+    let mut out = Vec::new();
+    for dir in ["examples/packs", "examples/bundles"] {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir() || p.to_string_lossy().ends_with(".bundle.json"))
+            .filter(|p| !p.ends_with("sessions"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let name = p.display().to_string();
+            out.push((name.clone(), compiled(&name)));
+        }
+    }
+    out
+}
+
+/// Format 14.4: `ir.bin` is the IR of `ir.json` in another encoding:
+/// for every example, the IR read from the binary form writes the same
+/// `ir.json` bytes, and the binary form is smaller.
+#[test]
+fn every_examples_binary_ir_reads_back_to_the_same_ir_json() {
+    use troupe::compile::package::{read_ir, read_ir_bin, to_ir_bin, to_ir_json_bytes};
+    for (name, e) in examples() {
+        let json = get(&e, "ir.json");
+        let hash: Value = serde_json::from_slice(get(&e, "manifest.json")).unwrap();
+        let hash = hash["content_hash"].as_str().unwrap();
+        let ir = read_ir(json, hash).unwrap();
+        let bin = to_ir_bin(&ir);
+        let back = read_ir_bin(&bin, hash).unwrap_or_else(|f| panic!("{name}: {f:?}"));
+        assert_eq!(
+            String::from_utf8(to_ir_json_bytes(&back)).unwrap(),
+            String::from_utf8(json.to_vec()).unwrap(),
+            "{name}"
+        );
+        assert!(
+            bin.len() < json.len(),
+            "{name}: {} ≥ {}",
+            bin.len(),
+            json.len()
+        );
+        eprintln!("{name}: ir.json {} bytes, ir.bin {}", json.len(), bin.len());
+    }
+}
+
+/// The tiny example's IR in both encodings and its bundle hash.
+fn tiny_ir() -> (Vec<u8>, Vec<u8>, String) {
+    let e = compiled("examples/bundles/tiny.bundle.json");
+    let json = get(&e, "ir.json").to_vec();
+    let m: Value = serde_json::from_slice(get(&e, "manifest.json")).unwrap();
+    let hash = m["content_hash"].as_str().unwrap().to_string();
+    let ir = troupe::compile::package::read_ir(&json, &hash).unwrap();
+    (json, troupe::compile::package::to_ir_bin(&ir), hash)
+}
+
+/// Format 14.4, 16: a truncated `ir.bin` (every prefix), one with any
+/// byte changed, one with trailing bytes and one announcing huge lengths
+/// is refused or read, never a panic, and memory stays bounded by its size.
+#[test]
+fn truncated_edited_and_huge_binary_irs_are_refused_never_a_panic() {
+    use troupe::compile::package::read_ir_bin;
+    let (_, bin, hash) = tiny_ir();
+    assert!(read_ir_bin(&bin, &hash).is_ok());
+    for n in 0..bin.len() {
+        let f = read_ir_bin(&bin[..n], &hash).unwrap_err();
+        assert_eq!(f.pointer, "", "{n}");
+        assert!(
+            f.message.starts_with("ir.bin cannot be read"),
+            "{n}: {}",
+            f.message
+        );
+    }
+    for i in 0..bin.len() {
+        for x in [0x01u8, 0x80, 0xff] {
+            let mut b = bin.clone();
+            b[i] ^= x;
+            let _ = read_ir_bin(&b, &hash);
+        }
+    }
+    let mut longer = bin.clone();
+    longer.push(0);
+    let m = read_ir_bin(&longer, &hash).unwrap_err().message;
+    assert!(m.contains("1 bytes after the IR"), "{m}");
+    // Lengths of 2^32 - 1 and 2^63 (varints): refused before any
+    // allocation of that size.
+    for huge in [
+        vec![0xff, 0xff, 0xff, 0xff, 0x0f],
+        vec![0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01],
+    ] {
+        assert!(read_ir_bin(&huge, &hash).is_err());
+        // The same as the first scenario list's length.
+        let mut b = bin.clone();
+        let version_end = 1 + bin[0] as usize;
+        b.splice(version_end..version_end, huge.iter().copied());
+        assert!(read_ir_bin(&b, &hash).is_err());
+    }
+    // Another version's IR, another bundle's hash.
+    assert_eq!(
+        read_ir_bin(&bin, "sha256:00").unwrap_err().pointer,
+        "/bundle_hash"
+    );
+}
+
+/// Format 14.4, 16: postcard has no nesting limit of its own; an `ir.bin`
+/// nested 100,000 deep (a chain of `!` tags) is refused by the reader's
+/// bound on a 2 MiB stack, never a stack overflow.
+#[test]
+fn a_binary_ir_nested_past_the_bound_is_refused_on_a_small_stack() {
+    use troupe::compile::package::{read_ir, read_ir_bin, to_ir_bin};
+    let dir = tempfile::tempdir().unwrap();
+    let (_, _, hash) = tiny_ir();
+    // The tiny IR with a chain of 500 `!` in its condition (accepted),
+    // in the binary form: a run of 500 bytes of `Not`'s tag.
+    let p = tiny_with_root(dir.path(), &nots(500));
+    let e = crate::common::packages::entries(&std::fs::read(p).unwrap());
+    let ir = read_ir(get(&e, "ir.json"), &hash).unwrap();
+    let bin = to_ir_bin(&ir);
+    assert!(read_ir_bin(&bin, &hash).is_ok());
+    let run = bin
+        .windows(500)
+        .position(|w| w.iter().all(|&b| b == w[0]))
+        .unwrap();
+    let tag = bin[run];
+    for extra in [IR_MAX_NESTING, 100_000] {
+        let mut deep = bin.clone();
+        deep.splice(run..run, std::iter::repeat_n(tag, extra));
+        let hash = hash.clone();
+        on_small_stack(move || {
+            let f = read_ir_bin(&deep, &hash).unwrap_err();
+            assert!(
+                f.message
+                    .contains(&format!("nested more than {IR_MAX_NESTING} levels deep")),
+                "{}",
+                f.message
+            );
+        });
+    }
 }

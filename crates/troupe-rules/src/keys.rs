@@ -358,8 +358,9 @@ fn runtime_options() -> KeyOptions {
     KeyOptions::RUNTIME
 }
 
+/// Left out of `ir.json` (not of the binary form, which writes every field).
 fn is_runtime(o: &KeyOptions) -> bool {
-    *o == KeyOptions::RUNTIME
+    *o == KeyOptions::RUNTIME && !crate::wire::writes_every_field()
 }
 
 /// The plain keys of a [`KeySet`] in one automaton, with the key index of

@@ -233,13 +233,24 @@ impl fmt::Debug for JsonText {
 
 impl serde::Serialize for JsonText {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.text.serialize(s)
+        if s.is_human_readable() {
+            self.text.serialize(s)
+        } else {
+            s.serialize_str(self.text.get())
+        }
     }
 }
 
 impl<'de> serde::Deserialize<'de> for JsonText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JsonText, D::Error> {
-        let text = Box::<serde_json::value::RawValue>::deserialize(d)?;
+        let text = if d.is_human_readable() {
+            Box::<serde_json::value::RawValue>::deserialize(d)?
+        } else {
+            // The binary form (Format 14.4, `ir.bin`) holds the text as a
+            // string: checked as JSON here.
+            serde_json::value::RawValue::from_string(String::deserialize(d)?)
+                .map_err(|e| serde::de::Error::custom(format_args!("not JSON text ({e})")))?
+        };
         if nests_deeper_than(text.get(), JsonText::MAX_DEPTH) {
             return Err(serde::de::Error::custom(format_args!(
                 "a JSON value nested more than {} deep",
@@ -271,6 +282,103 @@ fn may_hold_surrogate(s: &str) -> bool {
         matches!(b.get(i + 2), Some(b'd' | b'D'))
             && matches!(b.get(i + 3), Some(b'8' | b'9' | b'a'..=b'f' | b'A'..=b'F'))
     })
+}
+
+thread_local! {
+    static EVERY_FIELD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` writing the IR's binary form (Format 14.4, `ir.bin`): a
+/// format without field names cannot leave a field out, so every field
+/// `ir.json` leaves out when it holds its default ([`skip_none`],
+/// [`skip_false`], [`skip_empty`]) is written.
+pub fn writing_every_field<T>(f: impl FnOnce() -> T) -> T {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            EVERY_FIELD.with(|b| b.set(self.0));
+        }
+    }
+    let _reset = Reset(EVERY_FIELD.with(|b| b.replace(true)));
+    f()
+}
+
+/// Whether every field is written ([`writing_every_field`]).
+pub fn writes_every_field() -> bool {
+    EVERY_FIELD.with(std::cell::Cell::get)
+}
+
+/// `skip_serializing_if` of an optional field `ir.json` leaves out when
+/// absent (read back as absent: `#[serde(default)]`).
+pub fn skip_none<T>(o: &Option<T>) -> bool {
+    o.is_none() && !writes_every_field()
+}
+
+/// `skip_serializing_if` of a flag `ir.json` leaves out when false.
+pub fn skip_false(b: &bool) -> bool {
+    !*b && !writes_every_field()
+}
+
+/// `skip_serializing_if` of a list `ir.json` leaves out when empty.
+#[allow(clippy::ptr_arg)] // serde passes the field: `&Vec<T>`.
+pub fn skip_empty<T>(v: &Vec<T>) -> bool {
+    v.is_empty() && !writes_every_field()
+}
+
+/// JSON values the IR carries as they are (a default header's players and
+/// characters): themselves in `ir.json`, their JSON text in a format
+/// without types (`ir.bin`), which cannot read a value of unknown shape.
+pub mod json_values {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::Value;
+
+    /// Writes `v`.
+    pub fn serialize<S: Serializer>(v: &Vec<Value>, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            v.serialize(s)
+        } else {
+            let text = serde_json::to_string(v).map_err(serde::ser::Error::custom)?;
+            s.serialize_str(&text)
+        }
+    }
+
+    /// Reads what [`serialize`] wrote.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
+        if d.is_human_readable() {
+            Vec::<Value>::deserialize(d)
+        } else {
+            let text = String::deserialize(d)?;
+            serde_json::from_str(&text).map_err(serde::de::Error::custom)
+        }
+    }
+}
+
+/// JSON text the IR keeps unread (a rule's changes as written): itself in
+/// `ir.json`, a string in `ir.bin`.
+pub mod raw_json {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::value::RawValue;
+
+    /// Writes `v`.
+    pub fn serialize<S: Serializer>(v: &Arc<RawValue>, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            v.serialize(s)
+        } else {
+            s.serialize_str(v.get())
+        }
+    }
+
+    /// Reads what [`serialize`] wrote (checked as JSON).
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<RawValue>, D::Error> {
+        let b = if d.is_human_readable() {
+            Box::<RawValue>::deserialize(d)?
+        } else {
+            RawValue::from_string(String::deserialize(d)?).map_err(serde::de::Error::custom)?
+        };
+        Ok(Arc::from(b))
+    }
 }
 
 #[cfg(test)]

@@ -114,7 +114,7 @@ type OperandTable = (Vec<Range<usize>>, Vec<Option<super::operands::Seen>>);
 pub struct Program {
     pub(crate) root: Node,
     result_type: Type,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "crate::wire::skip_empty")]
     branches: Vec<Branch>,
     source: String,
     /// The operands and what each branch report says of them, derived
@@ -124,7 +124,7 @@ pub struct Program {
     #[serde(skip)]
     operand_table: OnceLock<OperandTable>,
     /// The environment slots the expression reads, ascending, each once.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "crate::wire::skip_empty")]
     slots: Vec<u32>,
 }
 

@@ -50,7 +50,7 @@ pub struct CastIr {
     pub player: bool,
     /// The seat it fills (Format 6.1), which a cast reference may name
     /// instead of its ID (6.4).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::wire::shared_str_opt")]
+    #[serde(default, skip_serializing_if = "crate::wire::skip_none", deserialize_with = "crate::wire::shared_str_opt")]
     pub seat: Option<Arc<str>>,
 }
 
@@ -287,18 +287,18 @@ pub struct FiringIr {
     /// The condition (CEL written or lowered from a Threshold), for runtimes.
     pub when: Option<Program>,
     /// `repeat` (events only; written only when true).
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "crate::wire::skip_false")]
     pub repeat: bool,
     /// Whether a firing ends the story (every outcome; events with `end`;
     /// written only when true).
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "crate::wire::skip_false")]
     pub end: bool,
     /// Its changes.
     pub changes: Vec<ChangeIr>,
     /// The signal (events only; written only when there is one).
     #[serde(
         default,
-        skip_serializing_if = "Option::is_none",
+        skip_serializing_if = "crate::wire::skip_none",
         deserialize_with = "crate::wire::shared_str_opt"
     )]
     pub signal: Option<Arc<str>>,
@@ -413,7 +413,7 @@ pub struct StoryIr {
     pub recursion: u64,
     /// The scenario's seats no member fills (Format 6.1), in cast order: a
     /// cast reference may name one (6.4), naming no one.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "crate::wire::shared_strs")]
+    #[serde(default, skip_serializing_if = "crate::wire::skip_empty", deserialize_with = "crate::wire::shared_strs")]
     pub open_seats: Vec<Arc<str>>,
     /// The turn order (Format 18.9).
     #[serde(default)]
@@ -521,11 +521,6 @@ fn sorted<V: Serialize, S: serde::Serializer>(
 ) -> Result<S::Ok, S::Error> {
     let ordered: std::collections::BTreeMap<&String, &V> = m.iter().collect();
     ordered.serialize(s)
-}
-
-/// Whether a flag is false (a flag left out of `ir.json` is false).
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 /// The compiled story's declarations answer as the checked story's do

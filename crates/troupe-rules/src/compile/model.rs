@@ -50,7 +50,7 @@ pub struct ModelIr {
     /// The scenario's `name`.
     pub name: String,
     /// The scenario's `description` (a template).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "crate::wire::skip_none")]
     pub description: Option<String>,
     /// Each cast member's card texts (Format 4: `description`,
     /// `personality`, then each of `text` in written order, as templates),

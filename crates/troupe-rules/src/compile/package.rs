@@ -60,8 +60,10 @@ pub struct ScenarioIr {
     /// Its index in the bundle's `scenarios`.
     pub index: usize,
     /// The default header's `players` (Format 18.4).
+    #[serde(with = "crate::wire::json_values")]
     pub players: Vec<Value>,
     /// The default header's `characters`.
+    #[serde(with = "crate::wire::json_values")]
     pub characters: Vec<Value>,
     /// `difficulty.default` as written, if any.
     pub default_preset: Option<String>,
@@ -177,6 +179,46 @@ fn to_ir_json(ir: &PackageIr) -> Vec<u8> {
     out
 }
 
+/// The bytes of `ir.bin` (Format 14.4): the IR of `ir.json` in postcard's
+/// encoding, every field written ([`crate::wire::writing_every_field`]).
+pub fn to_ir_bin(ir: &PackageIr) -> Vec<u8> {
+    crate::wire::writing_every_field(|| postcard::to_allocvec(ir).unwrap_or_default())
+}
+
+/// `ir.json` of `ir` (compact JSON and `\n`), as [`ir_bytes`] writes it.
+pub fn to_ir_json_bytes(ir: &PackageIr) -> Vec<u8> {
+    to_ir_json(ir)
+}
+
+/// Reads and validates an untrusted `ir.bin` (Format 14.4) as [`read_ir`]
+/// does `ir.json`: postcard's encoding of this version's IR, nothing after
+/// it, nested at most [`IR_MAX_NESTING`] deep (postcard has no limit of
+/// its own), then the same checks.
+pub fn read_ir_bin(bin: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
+    let unreadable = |e: &dyn std::fmt::Display| {
+        fault(
+            "",
+            format!("ir.bin cannot be read as this Troupe's IR ({e}); it is not used"),
+        )
+    };
+    let mut de = postcard::Deserializer::from_bytes(bin);
+    let nesting = crate::wire::Nesting::new(IR_MAX_NESTING);
+    let p = PackageIr::deserialize(nesting.wrap(&mut de)).map_err(|e| {
+        // postcard drops a custom error's message: the bound's is said again.
+        if nesting.exceeded() {
+            unreadable(&nesting.message())
+        } else {
+            unreadable(&e)
+        }
+    })?;
+    match de.finalize() {
+        Ok([]) => {}
+        Ok(rest) => return Err(unreadable(&format_args!("{} bytes after the IR", rest.len()))),
+        Err(e) => return Err(unreadable(&e)),
+    }
+    sound(p, bundle_hash, "ir.bin")
+}
+
 /// Whether `ir` is byte for byte what compiling the `bundle.json` bytes
 /// `bundle` gives (Format 14.4: only this proves that `ir.json` is the
 /// bundle's compilation; the hashes only detect corruption and partial
@@ -226,22 +268,29 @@ pub fn read_ir(ir: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
     de.disable_recursion_limit();
     let nesting = crate::wire::Nesting::new(IR_MAX_NESTING);
     let read = PackageIr::deserialize(nesting.wrap(&mut de)).and_then(|p| de.end().map(|()| p));
-    let mut p: PackageIr = read.map_err(|e| {
+    let p: PackageIr = read.map_err(|e| {
         fault(
             "",
             format!("ir.json cannot be read as this Troupe's IR ({e}); it is not used and bundle.json is compiled afresh"),
         )
     })?;
+    sound(p, bundle_hash, "ir.json")
+}
+
+/// The checks of [`read_ir`] and [`read_ir_bin`] after reading: the IR
+/// version, the bundle hash, each scenario's environments linked and its
+/// soundness ([`validate_story`]).
+fn sound(mut p: PackageIr, bundle_hash: &str, entry: &str) -> Result<PackageIr, IrFault> {
     if p.ir_version != IR_VERSION {
         return Err(fault(
             "/ir_version",
-            format!("ir.json is of another IR version (this Troupe reads `{IR_VERSION}`); it is not used and bundle.json is compiled afresh"),
+            format!("{entry} is of another IR version (this Troupe reads `{IR_VERSION}`); it is not used and bundle.json is compiled afresh"),
         ));
     }
     if p.bundle_hash != bundle_hash {
         return Err(fault(
             "/bundle_hash",
-            "ir.json was not compiled from this bundle.json (its bundle_hash differs); the IR is not used and bundle.json is compiled afresh",
+            format!("{entry} was not compiled from this bundle.json (its bundle_hash differs); the IR is not used and bundle.json is compiled afresh"),
         ));
     }
     for (i, s) in p.scenarios.iter_mut().enumerate() {
@@ -249,7 +298,7 @@ pub fn read_ir(ir: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
         let Some(s) = Arc::get_mut(s) else {
             return Err(fault(
                 format!("/scenarios/{i}"),
-                "ir.json is not a sound IR (the scenario is shared); it is not used and bundle.json is compiled afresh",
+                format!("{entry} is not a sound IR (the scenario is shared); it is not used and bundle.json is compiled afresh"),
             ));
         };
         let linked = match std::sync::Arc::get_mut(&mut s.story) {
@@ -259,13 +308,13 @@ pub fn read_ir(ir: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
         linked.map_err(|(at, m)| {
             fault(
                 format!("/scenarios/{i}/{at}"),
-                format!("ir.json is not a sound IR ({m}); it is not used and bundle.json is compiled afresh"),
+                format!("{entry} is not a sound IR ({m}); it is not used and bundle.json is compiled afresh"),
             )
         })?;
         validate_story(&s.story, &s.runtime).map_err(|(at, m)| {
             fault(
                 format!("/scenarios/{i}/{at}"),
-                format!("ir.json is not a sound IR ({m}); it is not used and bundle.json is compiled afresh"),
+                format!("{entry} is not a sound IR ({m}); it is not used and bundle.json is compiled afresh"),
             )
         })?;
     }

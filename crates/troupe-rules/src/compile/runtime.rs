@@ -24,17 +24,18 @@ pub struct RuleIr {
     /// `priority` (default 0).
     pub priority: i64,
     /// `keywords`; `None` when not given (not written then).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "crate::wire::skip_none")]
     pub keywords: Option<KeySet>,
     /// `pattern` (stored as its source in the IR, compiled on first use).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "crate::wire::skip_none")]
     pub pattern: Option<LazyPattern>,
     /// `when`, compiled with `hit()` declared.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "crate::wire::skip_none")]
     pub when: Option<Box<Program>>,
     /// The changes as written (for the session file), kept as their JSON
     /// text: only the chosen rule's are read back ([`RuleIr::written_changes`]),
     /// so reading `ir.json` builds no JSON value per rule.
+    #[serde(with = "crate::wire::raw_json")]
     pub changes_json: Arc<serde_json::value::RawValue>,
     /// `changes_json` read back, the first time the rule is chosen.
     #[serde(skip)]
@@ -45,13 +46,13 @@ pub struct RuleIr {
     #[serde(deserialize_with = "crate::wire::shared_strs")]
     pub replies: Vec<Arc<str>>,
     /// `by`: the rule's owner (Format 18.1), tried only for its replies.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::wire::shared_str_opt")]
+    #[serde(default, skip_serializing_if = "crate::wire::skip_none", deserialize_with = "crate::wire::shared_str_opt")]
     pub by: Option<Arc<str>>,
     /// `reply_as`: who says the rule's reply (Format 18.1).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::wire::shared_str_opt")]
+    #[serde(default, skip_serializing_if = "crate::wire::skip_none", deserialize_with = "crate::wire::shared_str_opt")]
     pub reply_as: Option<Arc<str>>,
     /// `on: "reply"`: a reaction rule (Format 18.1, 18.9).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "crate::wire::skip_false")]
     pub on_reply: bool,
 }
 

@@ -390,6 +390,8 @@ pub(crate) mod opt_decimal_text {
 
     pub fn serialize<S: Serializer>(d: &Option<Decimal>, s: S) -> Result<S::Ok, S::Error> {
         match d {
+            // A format without types marks `Some` (JSON's `null` is enough).
+            Some(d) if !s.is_human_readable() => s.serialize_some(&d.to_string()),
             Some(d) => s.collect_str(d),
             None => s.serialize_none(),
         }

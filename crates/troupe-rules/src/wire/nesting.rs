@@ -47,6 +47,18 @@ impl Nesting {
         }
     }
 
+    /// Whether the bound was passed: the error then says so, but a format
+    /// may drop a custom error's message (postcard does), so the reader
+    /// can say it again ([`Nesting::message`]).
+    pub fn exceeded(&self) -> bool {
+        self.peak.get() > self.max
+    }
+
+    /// What a document nested past the bound is refused with.
+    pub fn message(&self) -> String {
+        format!("nested more than {} levels deep", self.max)
+    }
+
     /// The deepest level reached so far.
     pub fn peak(&self) -> usize {
         self.peak.get()
@@ -61,10 +73,8 @@ impl Nesting {
     fn deeper<T, E: de::Error>(&self, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
         let d = self.depth.get();
         if d >= self.max {
-            return Err(E::custom(format_args!(
-                "nested more than {} levels deep",
-                self.max
-            )));
+            self.peak.set(d + 1);
+            return Err(E::custom(self.message()));
         }
         self.depth.set(d + 1);
         self.peak.set(self.peak.get().max(d + 1));
