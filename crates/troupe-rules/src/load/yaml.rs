@@ -985,6 +985,18 @@ mod tests {
         assert_eq!(d.code, Code::Parse);
         assert_eq!(at(&d), (Some(4), Some(3)));
         assert_eq!(d.location.pointer.as_deref(), Some("/b/x"));
+        // The pointer is rebuilt from the open nodes: list items, escaped
+        // keys, flow collections, and a mapping past its first 16 members.
+        let many: String = (0..20).map(|i| format!("  k{i}: {i}\n")).collect();
+        for (src, pointer) in [
+            ("a:\n  - x\n  - y: 1\n    y: 2\n", "/a/1/y"),
+            ("a/b:\n  c~d: [{e: 1, e: 2}]\n", "/a~1b/c~0d/0/e"),
+            (&*format!("m:\n{many}  k3: 0\n"), "/m/k3"),
+        ] {
+            let d = parse(src).unwrap_err();
+            assert_eq!(d.location.pointer.as_deref(), Some(pointer), "{src}");
+            assert!(d.message.contains("duplicate key"), "{src}");
+        }
     }
 
     #[test]
