@@ -8,6 +8,7 @@
 //! 1.2 core schema; numbers become JSON numbers built from their source text
 //! (never through `f64`). Tags are ignored.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -199,7 +200,42 @@ struct Frame {
 enum Node {
     /// A sequence's items (when values are built) and how many there are.
     Seq(Vec<Value>, usize),
-    Map(Map<String, Value>, Option<(String, LineCol)>),
+    Map(Members, Option<(String, LineCol)>),
+}
+
+/// A mapping's members while it is built. A small mapping's stay in a list
+/// until it is complete, so each key is hashed once, into the map built at
+/// the mapping's size; a duplicate among them is found by comparing keys.
+enum Members {
+    /// At most [`FEW_MEMBERS`] members, in source order.
+    Few(Vec<(String, Value)>),
+    Many(Map<String, Value>),
+}
+
+/// How many members a mapping keeps in a list before they move to a map.
+const FEW_MEMBERS: usize = 16;
+
+impl Members {
+    fn contains(&self, key: &str) -> bool {
+        match self {
+            Members::Few(v) => v.iter().any(|(k, _)| k == key),
+            Members::Many(m) => m.contains_key(key),
+        }
+    }
+
+    fn insert(&mut self, key: String, value: Value) {
+        match self {
+            Members::Few(v) if v.len() < FEW_MEMBERS => v.push((key, value)),
+            Members::Few(v) => {
+                let mut m: Map<String, Value> = std::mem::take(v).into_iter().collect();
+                m.insert(key, value);
+                *self = Members::Many(m);
+            }
+            Members::Many(m) => {
+                m.insert(key, value);
+            }
+        }
+    }
 }
 
 /// An anchored node, kept for the aliases to it: its value, its spans
@@ -342,10 +378,16 @@ impl Builder<'_> {
                 }
                 self.count(1, at)?;
                 let mark = (self.span_count, self.aliases, self.expanded);
-                let (pointer, key) = self.slot();
+                // A collection's pointer is only needed for the spans kept
+                // (a duplicate key's pointer is rebuilt from the stack).
+                let (pointer, key) = if self.record {
+                    self.slot()
+                } else {
+                    (String::new(), None)
+                };
                 self.span(|| pointer.clone(), (at, key));
                 let node = if is_map {
-                    Node::Map(Map::new(), None)
+                    Node::Map(Members::Few(Vec::new()), None)
                 } else {
                     Node::Seq(Vec::new(), 0)
                 };
@@ -372,12 +414,13 @@ impl Builder<'_> {
                             v.shrink_to_fit();
                             Value::Array(v)
                         }
-                        Node::Map(m, _) if m.len() < 64 => {
+                        Node::Map(Members::Few(v), _) => Value::Object(v.into_iter().collect()),
+                        Node::Map(Members::Many(m), _) if m.len() < 64 => {
                             let mut exact = Map::with_capacity(m.len());
                             exact.extend(m);
                             Value::Object(exact)
                         }
-                        Node::Map(m, _) => Value::Object(m),
+                        Node::Map(Members::Many(m), _) => Value::Object(m),
                     };
                     let height = f.child_height + 1;
                     self.grow(height);
@@ -390,9 +433,9 @@ impl Builder<'_> {
             Event::Scalar(text, style, anchor, _) => {
                 if self.expects_key() {
                     let key = match style {
-                        ScalarStyle::Plain => match resolve_plain(&text) {
-                            Ok(Value::String(s)) => s,
-                            Ok(_) | Err(_) => {
+                        ScalarStyle::Plain => match plain_non_string(&text) {
+                            Ok(None) => owned(text),
+                            Ok(Some(_)) | Err(_) => {
                                 return Err(parse_error(
                                     self.file,
                                     at,
@@ -402,7 +445,7 @@ impl Builder<'_> {
                                 ))
                             }
                         },
-                        _ => text.into_owned(),
+                        _ => owned(text),
                     };
                     if anchor != 0 {
                         self.anchors.insert(
@@ -423,9 +466,9 @@ impl Builder<'_> {
                 self.count(1, at)?;
                 let value = match style {
                     ScalarStyle::Plain => {
-                        resolve_plain(&text).map_err(|msg| parse_error(self.file, at, msg))?
+                        resolve_plain_cow(text).map_err(|msg| parse_error(self.file, at, msg))?
                     }
-                    _ => Value::String(text.into_owned()),
+                    _ => Value::String(owned(text)),
                 };
                 let mark = (self.span_count, self.aliases, self.expanded);
                 // A scalar's pointer is only needed for its span or anchor.
@@ -460,22 +503,43 @@ impl Builder<'_> {
     /// Sets the pending key of the innermost mapping, rejecting duplicates.
     fn key(&mut self, key: String, at: LineCol) -> Result<(), Diagnostic> {
         if let Some(Frame {
-            pointer,
             node: Node::Map(map, pending),
             ..
         }) = self.stack.last_mut()
         {
-            if map.contains_key(&key) {
+            if map.contains(&key) {
                 return Err(parse_error(
                     self.file,
                     at,
                     format!("duplicate key `{key}` in one mapping"),
                 )
-                .at(format!("{pointer}/{}", escape_token(&key))));
+                .at(format!("{}/{}", self.open_pointer(), escape_token(&key))));
             }
             *pending = Some((key, at));
         }
         Ok(())
+    }
+
+    /// The pointer of the innermost open node, rebuilt from the stack: each
+    /// open node's parent is at the item it is building (a sequence's
+    /// count, a mapping's pending key), so no pointer needs keeping while
+    /// values are only built.
+    fn open_pointer(&self) -> String {
+        let mut pointer = String::new();
+        for f in self.stack.iter().rev().skip(1).rev() {
+            match &f.node {
+                Node::Seq(_, n) => {
+                    pointer.push('/');
+                    pointer.push_str(&n.to_string());
+                }
+                Node::Map(_, Some((k, _))) => {
+                    pointer.push('/');
+                    pointer.push_str(&escape_token(k));
+                }
+                Node::Map(_, None) => {}
+            }
+        }
+        pointer
     }
 
     /// Counts the span of one value, and keeps it when recording.
@@ -662,10 +726,42 @@ impl Builder<'_> {
 /// string. Numbers become JSON numbers from their text (`+1` → `1`, `.5` →
 /// `0.5`, `0x1f` → `31`). `.inf` and `.nan` are errors: not JSON values.
 pub fn resolve_plain(s: &str) -> Result<Value, String> {
+    Ok(plain_non_string(s)?.unwrap_or_else(|| Value::String(s.to_string())))
+}
+
+/// [`resolve_plain`] for a scalar the parser handed over: a string takes
+/// its text as [`owned`] gives it.
+fn resolve_plain_cow(s: Cow<'_, str>) -> Result<Value, String> {
+    Ok(plain_non_string(&s)?.unwrap_or_else(|| Value::String(owned(s))))
+}
+
+/// The text of a scalar the parser handed over, to keep in a value or key:
+/// its own buffer when that is at most twice its length (or within a
+/// small allocation's 24 bytes), else an exact copy. The parser reserves
+/// 129 bytes for every plain scalar, and a document keeps what it holds
+/// (Format 16.2: memory stays proportional to the text).
+fn owned(s: Cow<'_, str>) -> String {
     match s {
-        "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
-        "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
-        "false" | "False" | "FALSE" => return Ok(Value::Bool(false)),
+        Cow::Owned(s) if s.capacity() <= s.len().saturating_mul(2).max(24) => s,
+        s => String::from(&*s),
+    }
+}
+
+/// What a plain scalar is by the core schema when it is not a string
+/// ([`resolve_plain`]); `None` for a string.
+fn plain_non_string(s: &str) -> Result<Option<Value>, String> {
+    // Every null, boolean and number starts with one of these bytes: any
+    // other first byte is a string's (most keys and words).
+    if !matches!(
+        s.as_bytes().first(),
+        None | Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'~' | b'n' | b'N' | b't' | b'T' | b'f' | b'F')
+    ) {
+        return Ok(None);
+    }
+    match s {
+        "" | "~" | "null" | "Null" | "NULL" => return Ok(Some(Value::Null)),
+        "true" | "True" | "TRUE" => return Ok(Some(Value::Bool(true))),
+        "false" | "False" | "FALSE" => return Ok(Some(Value::Bool(false))),
         _ => {}
     }
     let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
@@ -674,11 +770,11 @@ pub fn resolve_plain(s: &str) -> Result<Value, String> {
             "`{s}` (infinity or not-a-number) is not allowed: values must be JSON numbers"
         ));
     }
-    let radix = |digits: &str, radix: u32| -> Result<Value, String> {
+    let radix = |digits: &str, radix: u32| -> Result<Option<Value>, String> {
         u128::from_str_radix(digits, radix)
             .ok()
             .and_then(|n| n.to_string().parse::<Number>().ok())
-            .map(Value::Number)
+            .map(|n| Some(Value::Number(n)))
             .ok_or_else(|| format!("the integer `{s}` is too large"))
     };
     if let Some(d) = s.strip_prefix("0o").filter(|d| is_digits(d, 8)) {
@@ -687,13 +783,29 @@ pub fn resolve_plain(s: &str) -> Result<Value, String> {
     if let Some(d) = s.strip_prefix("0x").filter(|d| is_digits(d, 16)) {
         return radix(d, 16);
     }
+    if let Some(n) = plain_int(s) {
+        return Ok(Some(Value::Number(n)));
+    }
     match json_number_text(s) {
         Some(text) => text
             .parse::<Number>()
-            .map(Value::Number)
+            .map(|n| Some(Value::Number(n)))
             .map_err(|e| format!("the number `{s}` cannot be read: {e}")),
-        None => Ok(Value::String(s.to_string())),
+        None => Ok(None),
     }
+}
+
+/// The number of a decimal integer already written as JSON writes it (`0`,
+/// `-12`: no sign `+`, no leading zero, not `-0`) that fits an `i64`: the
+/// same number [`json_number_text`] and a parse would give, without them.
+fn plain_int(s: &str) -> Option<Number> {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    let canonical = match digits.as_bytes() {
+        [b'0'] => digits.len() == s.len(),
+        [b'1'..=b'9', rest @ ..] => rest.len() < 18 && rest.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    canonical.then(|| s.parse::<i64>().ok().map(Number::from)).flatten()
 }
 
 fn is_digits(s: &str, radix: u32) -> bool {
@@ -823,6 +935,36 @@ mod tests {
         }
     }
 
+    /// The integer shortcut gives the number the general path gives, and
+    /// leaves to it every text it would write differently.
+    #[test]
+    fn plain_ints_as_the_number_path_reads_them() {
+        for s in [
+            "0",
+            "7",
+            "-12",
+            "100",
+            "999999999999999999",
+            "-999999999999999999",
+        ] {
+            let general: Number = json_number_text(s).unwrap().parse().unwrap();
+            assert_eq!(plain_int(s), Some(general), "{s}");
+        }
+        for s in [
+            "-0",
+            "+1",
+            "007",
+            "1.0",
+            "1e3",
+            "",
+            "-",
+            "1000000000000000000",
+            "12a",
+        ] {
+            assert_eq!(plain_int(s), None, "{s}");
+        }
+    }
+
     #[test]
     fn spans_for_values_and_keys() {
         let doc = parse("a:\n  - x\n  - {b: 2}\nc: 'q'\n").unwrap();
@@ -843,6 +985,18 @@ mod tests {
         assert_eq!(d.code, Code::Parse);
         assert_eq!(at(&d), (Some(4), Some(3)));
         assert_eq!(d.location.pointer.as_deref(), Some("/b/x"));
+        // The pointer is rebuilt from the open nodes: list items, escaped
+        // keys, flow collections, and a mapping past its first 16 members.
+        let many: String = (0..20).map(|i| format!("  k{i}: {i}\n")).collect();
+        for (src, pointer) in [
+            ("a:\n  - x\n  - y: 1\n    y: 2\n", "/a/1/y"),
+            ("a/b:\n  c~d: [{e: 1, e: 2}]\n", "/a~1b/c~0d/0/e"),
+            (&*format!("m:\n{many}  k3: 0\n"), "/m/k3"),
+        ] {
+            let d = parse(src).unwrap_err();
+            assert_eq!(d.location.pointer.as_deref(), Some(pointer), "{src}");
+            assert!(d.message.contains("duplicate key"), "{src}");
+        }
     }
 
     #[test]
