@@ -33,7 +33,8 @@ pub struct Settings {
     #[arg(long, value_name = "DB")]
     pub database: Option<String>,
     /// A JSON file of settings (listen, database, body_limit,
-    /// request_timeout_secs, cache_sessions, models); flags win over it.
+    /// request_timeout_secs, cache_sessions, models, group_commit,
+    /// idempotency_key_secs; docs/server.md, "Start"); flags win over it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
