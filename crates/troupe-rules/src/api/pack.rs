@@ -203,12 +203,8 @@ impl Pack {
         &self,
         header: &serde_json::Value,
     ) -> Option<crate::check::session::SessionChecker> {
-        let key = format!(
-            "{}\u{0}{}\u{0}{}",
-            header.get("scenario").unwrap_or(&serde_json::Value::Null),
-            header.get("players").unwrap_or(&serde_json::Value::Null),
-            header.get("characters").unwrap_or(&serde_json::Value::Null)
-        );
+        let scenario = crate::model::Header::read(header).scenario.unwrap_or("");
+        let key = crate::model::seating_key(scenario, header);
         let mut cache = self.inner.checkers.lock().ok()?;
         if let Some(c) = cache.get(&key) {
             return Some(c.fresh());

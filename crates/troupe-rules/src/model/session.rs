@@ -202,6 +202,18 @@ impl<'a> Header<'a> {
     }
 }
 
+/// The key of a session's scenario and seating (Format 12.3: the header's
+/// `players` and `characters` as written): sessions of one pack whose keys
+/// are equal share a resolved story and its compiled runtime.
+pub fn seating_key(scenario: &str, header: &Value) -> String {
+    let field = |k: &str| header.get(k).unwrap_or(&Value::Null);
+    format!(
+        "{scenario}\u{0}{}\u{0}{}",
+        field("players"),
+        field("characters")
+    )
+}
+
 /// A message line (Format 7, 12) as the stages read it, borrowed from the
 /// parsed line: each field read on its own, as [`Header`]'s.
 #[derive(Debug, Clone, Copy)]

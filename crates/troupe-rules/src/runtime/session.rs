@@ -1084,12 +1084,7 @@ fn from_bundle(
 /// seating.
 fn runtime_ir(pack: &Opened, engine: &Engine, header: &Value) -> Result<Arc<RuntimeIr>, StartError> {
     // The runtime part depends on the scenario and its seating only.
-    let key = format!(
-        "{}\u{0}{}\u{0}{}",
-        engine.ir.scenario,
-        header.get("players").unwrap_or(&Value::Null),
-        header.get("characters").unwrap_or(&Value::Null)
-    );
+    let key = crate::model::seating_key(&engine.ir.scenario, header);
     let cached = pack
         .runtime_cache
         .lock()

@@ -44,15 +44,13 @@ fn firing_lines(firings: &[FiringRecord]) -> String {
 /// fired at it (Format 18.4), and the state. `all` shows hidden variables
 /// too (the author's `run`; `play` shows the player only visible ones).
 pub fn start(session: &Session, all: bool) -> String {
-    let h = session.header();
+    let h = crate::model::Header::read(session.header());
     let mut out = format!(
         "Scenario {} · seed {}",
-        h.get("scenario").and_then(Value::as_str).unwrap_or(""),
-        h.get("seed")
-            .and_then(crate::model::integer_u64)
-            .unwrap_or(0)
+        h.scenario.unwrap_or(""),
+        h.seed.unwrap_or(0)
     );
-    if let Some(d) = h.get("difficulty").and_then(Value::as_str) {
+    if let Some(d) = h.difficulty {
         out.push_str(&format!(" · difficulty {d}"));
     }
     out.push('\n');
