@@ -13,7 +13,7 @@ use crate::load::origin::Origins;
 use crate::engine::observe::Report as Observed;
 use crate::engine::Recorder;
 use crate::model::array;
-use crate::model::items::{Cast, Criterion};
+use crate::model::items::{Cast, Criterion, VarItem};
 
 /// The kinds of items, in report order.
 pub const KINDS: [&str; 7] = [
@@ -250,9 +250,9 @@ impl Model {
                 }
             }
             for (owner, obase, ov) in &var_owners {
-                for (i, v) in array(ov, "variables").iter().enumerate() {
-                    if let Some(d) = v.get("derived").and_then(Value::as_str) {
-                        let vid = crate::model::id_of(v).unwrap_or_default();
+                for (i, v) in array(ov, "variables").iter().map(VarItem::read).enumerate() {
+                    if let Some(d) = v.derived {
+                        let vid = v.id.unwrap_or_default();
                         let name = match owner {
                             Some(o) => format!("{o}.{vid}"),
                             None => vid.to_string(),
