@@ -99,3 +99,16 @@ pub fn play_safety(o: &troupe::runtime::Opened) -> Vec<Status> {
     }
     out
 }
+
+/// The tiny bundle (`examples/bundles/tiny.bundle.json`) with its event's
+/// condition replaced by `when`, written into `dir`.
+pub fn tiny_with_condition(dir: &std::path::Path, when: &str) -> std::path::PathBuf {
+    let mut b: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string("examples/bundles/tiny.bundle.json").unwrap(),
+    )
+    .unwrap();
+    b["scenarios"][0]["events"][0]["when"] = when.into();
+    let p = dir.join("deep.bundle.json");
+    std::fs::write(&p, b.to_string()).unwrap();
+    p
+}

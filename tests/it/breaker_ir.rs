@@ -10,12 +10,12 @@
 //! Expected (Format 14.4): such an IR cannot be read as the IR, IR_MISMATCH
 //! at `ir.json` `""`, and `bundle.json` runs.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 use troupe::open::open;
 
-use crate::common::packages::{compiled, edited, get, mismatches, with_ir};
+use crate::common::packages::{compiled, edited, get, mismatches, tiny_with_condition, with_ir};
 use troupe::wire::JsonText;
 
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";
@@ -76,18 +76,6 @@ fn an_ir_whose_schema_holds_a_lone_surrogate_falls_back_to_bundle_json() {
             .map(|ir| ir.scenarios[0].story.model.schema.value().clone())
     );
     assert_eq!(mismatches(&o.warnings), [""]);
-}
-
-/// The tiny bundle with its event's condition replaced by `when`.
-fn tiny_with_condition(dir: &Path, when: &str) -> PathBuf {
-    let mut b: Value = serde_json::from_str(
-        &std::fs::read_to_string("examples/bundles/tiny.bundle.json").unwrap(),
-    )
-    .unwrap();
-    b["scenarios"][0]["events"][0]["when"] = when.into();
-    let p = dir.join("deep.bundle.json");
-    std::fs::write(&p, b.to_string()).unwrap();
-    p
 }
 
 /// A condition the parser accepts (a tree at most 200 high, Format 11.1)

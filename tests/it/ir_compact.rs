@@ -9,19 +9,7 @@ use troupe::compile::package::{PackageIr, IR_MAX_NESTING};
 use troupe::open::open;
 use troupe::runtime::{Options, Session};
 
-use crate::common::packages::{compiled, get, mismatches, with_ir, Entries};
-
-/// The tiny bundle with its event's condition replaced by `when`.
-fn tiny_with_condition(dir: &Path, when: &str) -> PathBuf {
-    let mut b: Value = serde_json::from_str(
-        &std::fs::read_to_string("examples/bundles/tiny.bundle.json").unwrap(),
-    )
-    .unwrap();
-    b["scenarios"][0]["events"][0]["when"] = when.into();
-    let p = dir.join("deep.bundle.json");
-    std::fs::write(&p, b.to_string()).unwrap();
-    p
-}
+use crate::common::packages::{compiled, get, mismatches, tiny_with_condition, with_ir, Entries};
 
 /// A nesting shape: its name and the condition `n` deep.
 type Shape = (&'static str, fn(usize) -> String);

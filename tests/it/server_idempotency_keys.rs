@@ -7,8 +7,6 @@
 //! set, as in `server_api`).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 
 use serde_json::json;
 
@@ -200,30 +198,13 @@ fn serve_config(
     let path = dir.join("config.json");
     std::fs::write(&path, config.to_string()).unwrap();
     let log = dir.join("serve.log");
-    let mut child = Command::new(BIN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--database"])
-        .arg(db.arg())
-        .arg("--config")
-        .arg(&path)
-        .current_dir(ROOT)
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    match line.trim().strip_prefix("listening on ") {
-        Some(base) => Ok(Server {
-            base: base.to_string(),
-            child,
-        }),
-        None => {
+    let stderr = std::fs::File::create(&log).unwrap().into();
+    Server::try_start(db, &["--config".as_ref(), path.as_os_str()], stderr).map_err(
+        |(_, mut child)| {
             let code = child.wait().unwrap().code();
-            Err((code, std::fs::read_to_string(&log).unwrap_or_default()))
-        }
-    }
+            (code, std::fs::read_to_string(&log).unwrap_or_default())
+        },
+    )
 }
 
 /// docs/server.md "API": a key lives `idempotency_key_secs` (here 2 s);

@@ -159,24 +159,38 @@ pub struct Server {
 
 impl Server {
     pub fn start(db: &Backend) -> Server {
+        Server::try_start(db, &[], Stdio::null())
+            .unwrap_or_else(|(line, _)| panic!("troupe serve did not start: {line:?}"))
+    }
+
+    /// `troupe serve` on `db` with `args` after the database and its
+    /// stderr to `stderr`: the server once it says where it listens, or
+    /// the line it printed instead and its process.
+    pub fn try_start(
+        db: &Backend,
+        args: &[&std::ffi::OsStr],
+        stderr: Stdio,
+    ) -> Result<Server, (String, Child)> {
         let mut child = Command::new(BIN)
             .args(["serve", "--listen", "127.0.0.1:0", "--database"])
             .arg(db.arg())
+            .args(args)
             .current_dir(ROOT)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        let base = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("troupe serve did not start: {line:?}"))
-            .to_string();
-        Server { child, base }
+        match line.trim().strip_prefix("listening on ") {
+            Some(base) => Ok(Server {
+                base: base.to_string(),
+                child,
+            }),
+            None => Err((line, child)),
+        }
     }
 
     pub fn kill(mut self) {
