@@ -13,14 +13,7 @@ use crate::resolve::story::Story;
 use crate::diag::{escape_token, Diagnostic};
 use crate::model::array;
 use crate::model::items::{scene_present, Cast, Rule, SceneMoves};
-use crate::model::{List, Scenario};
-
-fn ids(v: &Value) -> impl Iterator<Item = &str> {
-    v.as_array()
-        .map_or(&[][..], Vec::as_slice)
-        .iter()
-        .filter_map(Value::as_str)
-}
+use crate::model::{id_list as ids, List, Scenario};
 
 /// What the scenario's changes and openings can do to `scene.present`:
 /// who can enter it, and who can leave it (Format 6.3, 6.4, 8.5). A

@@ -113,27 +113,20 @@ impl SceneRules {
         ids.filter_map(|id| self.index(id)).collect()
     }
 
-    fn ids(v: &Value) -> impl Iterator<Item = &str> {
-        v.as_array()
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .filter_map(Value::as_str)
-    }
-
     /// Applies the scene moves of `changes` (8.5) to `present`; items that
     /// name no cast member are reported by other checks and skipped here.
     fn apply(&self, changes: &[Value], present: &mut rpds::HashTrieSetSync<u32>) {
         for c in changes.iter().map(SceneMoves::read) {
             if let Some(p) = c.present {
-                *present = self.members(Self::ids(p));
+                *present = self.members(crate::model::id_list(p));
             }
             if let Some(e) = c.enter {
-                for i in Self::ids(e).filter_map(|id| self.index(id)) {
+                for i in crate::model::id_list(e).filter_map(|id| self.index(id)) {
                     present.insert_mut(i);
                 }
             }
             if let Some(l) = c.leave {
-                for i in Self::ids(l).filter_map(|id| self.index(id)) {
+                for i in crate::model::id_list(l).filter_map(|id| self.index(id)) {
                     present.remove_mut(&i);
                 }
             }
@@ -169,7 +162,7 @@ impl SceneRules {
         };
         if let Some((scene, changes, _)) = opening {
             if let Some(p) = scene {
-                k.present = self.members(Self::ids(p));
+                k.present = self.members(crate::model::id_list(p));
             }
             self.apply(changes, &mut k.present);
         }

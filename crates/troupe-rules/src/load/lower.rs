@@ -139,11 +139,7 @@ impl Lowerer<'_> {
             }
         }
         let mut has_seat = false;
-        for (j, entry) in v
-            .get("cast")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
+        for (j, entry) in crate::model::array(v, "cast").iter()
             .enumerate()
         {
             if let Some(r) = entry.pointer("/npc/ref").and_then(Value::as_str) {
@@ -185,11 +181,7 @@ impl Lowerer<'_> {
 
         // Worlds by reference.
         let mut wids = Vec::new();
-        for (j, w) in v
-            .get("worlds")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
+        for (j, w) in crate::model::array(v, "worlds").iter()
             .enumerate()
         {
             if let Some(r) = w.get("ref").and_then(Value::as_str) {
@@ -227,11 +219,7 @@ impl Lowerer<'_> {
             }
             openings.push(op);
         }
-        for (j, op) in v
-            .get("openings")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
+        for (j, op) in crate::model::array(v, "openings").iter()
             .enumerate()
         {
             let k = openings.len();
@@ -331,11 +319,7 @@ impl Lowerer<'_> {
                 outcomes.push(json!({"id": oid, "when": cond}));
             }
         }
-        for (j, oc) in v
-            .get("outcomes")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
+        for (j, oc) in crate::model::array(v, "outcomes").iter()
             .enumerate()
         {
             let k = outcomes.len();

@@ -179,6 +179,13 @@ pub fn strings(items: &[serde_json::Value]) -> impl Iterator<Item = &str> {
     items.iter().filter_map(serde_json::Value::as_str)
 }
 
+/// The strings of `v` when it is a list (a list of character IDs such as
+/// `scene.present`, `enter` or `leave`, Format 6.4, 8.5), in order; nothing
+/// when it is not one.
+pub fn id_list(v: &serde_json::Value) -> impl Iterator<Item = &str> {
+    strings(v.as_array().map_or(&[][..], Vec::as_slice))
+}
+
 /// The ID of a declared item (a character, world, scenario, variable,
 /// event, opening, …: Format 3.1), when it has a string `id`.
 pub fn id_of(item: &serde_json::Value) -> Option<&str> {
