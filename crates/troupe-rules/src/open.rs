@@ -26,6 +26,20 @@ mod paths;
 
 pub use paths::check_scanned_pack;
 
+impl Opened {
+    /// A bundle the caller has already checked (Format 17.1), ready for
+    /// [`crate::runtime::Session::start`]: what its sessions need is
+    /// compiled as [`open_with`] compiles it.
+    pub fn from_checked(name: impl Into<String>, bundle: serde_json::Value) -> Opened {
+        Opened {
+            name: name.into(),
+            bundle: LazyBundle::from_value(bundle),
+            seating: Some(crate::pipeline::SEATING),
+            ..Opened::default()
+        }
+    }
+}
+
 /// Checks every path as `troupe check` does (Format 17; see
 /// [`paths::check_paths_with`]), a package's `ir.json` compared with what
 /// its `bundle.json` compiles to (14.4).
@@ -96,6 +110,7 @@ pub fn open_with(path: &Path, options: OpenOptions) -> Result<Opened, OpenError>
         from_ir: false,
         sessions,
         parsed,
+        seating: Some(crate::pipeline::SEATING),
         ..Opened::default()
     })
 }
@@ -165,6 +180,7 @@ fn open_ir(
                     from_ir: true,
                     ir: Some(Arc::new(ir)),
                     sessions,
+                    seating: Some(crate::pipeline::SEATING),
                     ..Opened::default()
                 }))
             }
@@ -220,6 +236,7 @@ pub fn open_package_bytes(
                 from_ir: false,
                 sessions,
                 parsed,
+                seating: Some(crate::pipeline::SEATING),
                 ..Opened::default()
             })
         }

@@ -33,6 +33,18 @@ pub use value::{format_decimal, Val};
 #[cfg(any(test, feature = "unstable-internals"))]
 pub use value::Norm;
 
+/// A story compiled with its session (empty without one): all an
+/// [`crate::engine::Engine`] needs.
+#[derive(Debug)]
+pub struct Compiled {
+    /// The compiled story.
+    pub story: StoryIr,
+    /// The compiled session (no messages when there is none).
+    pub session: SessionIr,
+    /// Whether a session was given.
+    pub has_session: bool,
+}
+
 /// A story or session that does not lower: it was not conforming.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot compile: {0}")]

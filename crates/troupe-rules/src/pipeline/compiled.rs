@@ -34,17 +34,7 @@ pub fn check_all(bundle: &Document, session: Option<&SessionDoc>) -> Vec<Diagnos
     out
 }
 
-/// A story compiled with its session (empty without one): all an
-/// [`crate::engine::Engine`] needs.
-#[derive(Debug)]
-pub struct Compiled {
-    /// The compiled story.
-    pub story: StoryIr,
-    /// The compiled session (no messages when there is none).
-    pub session: SessionIr,
-    /// Whether a session was given.
-    pub has_session: bool,
-}
+pub use crate::compile::Compiled;
 
 fn refuse(d: Vec<Diagnostic>) -> Result<Compiled, Vec<Diagnostic>> {
     Err(d)

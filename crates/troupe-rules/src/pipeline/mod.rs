@@ -23,6 +23,13 @@ use compiled::Compiled;
 
 pub use compiled::{bare_document, check_all};
 
+/// What every opened pack compiles with when its IR does not cover a
+/// session (Format 17.1, 18.4): each checks before it compiles.
+pub const SEATING: crate::runtime::Seating = crate::runtime::Seating {
+    default_scenario: crate::compile::package::compile_scenario,
+    start: compiled::compile_start,
+};
+
 fn engine(c: Result<Compiled, Vec<Diagnostic>>) -> Result<Engine, Vec<Diagnostic>> {
     c.map(|c| Engine::new(c.story, c.session, c.has_session, DEFAULT_STRIDE))
 }

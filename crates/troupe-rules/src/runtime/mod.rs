@@ -45,7 +45,7 @@ use serde_json::{Map, Value};
 use crate::compile::ChangeIr;
 use crate::engine::{Engine, Point, State};
 
-pub use opened::{OpenError, OpenOptions, Opened};
+pub use opened::{OpenError, OpenOptions, Opened, Seating};
 #[cfg(any(test, feature = "unstable-internals"))]
 pub use opened::DefaultScenario;
 pub use session::{Options, RuntimeKind, Session, StartError, TurnError};

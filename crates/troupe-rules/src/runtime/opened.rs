@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use super::safety::Safety;
-use crate::compile::package::{compile_scenario, PackageIr, ScenarioIr};
+use crate::compile::package::{PackageIr, ScenarioIr};
+use crate::compile::Compiled;
 use crate::diag::render::Sources;
 use crate::diag::Diagnostic;
 use crate::load::LazyBundle;
@@ -50,6 +51,29 @@ pub struct Opened {
     /// compiles it for its own header). Only IDs of the bundle's scenarios
     /// are kept, so it holds at most one entry per scenario, plus `""`.
     pub compiled: Arc<Mutex<HashMap<String, Option<Arc<DefaultScenario>>>>>,
+    /// How this pack compiles what its IR does not hold (`None`: it
+    /// compiles nothing, and a session its IR does not cover is refused).
+    pub seating: Option<Seating>,
+}
+
+/// How an opened pack compiles what its IR does not hold (Format 17.1,
+/// 18.4): a scenario for default seating, or the story of a session whose
+/// header no compiled scenario covers. Both check what they compile and
+/// refuse what does not conform; the runtime only calls them, so it
+/// imports no checker. [`crate::open`] gives every pack it opens the
+/// pipeline's ([`crate::pipeline::SEATING`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Seating {
+    /// Scenario `index` of a checked bundle compiled for default seating;
+    /// `None` when it does not run with default seating (no players, or
+    /// its default header does not check).
+    pub default_scenario: fn(bundle: &Value, index: usize) -> Option<ScenarioIr>,
+    /// The story and session of a session about to start with `header`,
+    /// checked first: when `plain`, its players are plain characters of
+    /// the bundle and only the header is checked, else the header is
+    /// checked whole. Refused with the diagnostics when it does not
+    /// conform.
+    pub start: fn(bundle: &Value, header: &Value, plain: bool) -> Result<Compiled, Vec<Diagnostic>>,
 }
 
 /// A scenario compiled for default seating (Format 18.4), shared by every
@@ -62,16 +86,6 @@ pub struct DefaultScenario {
 }
 
 impl Opened {
-    /// A bundle the caller has already checked (Format 17.1), ready for
-    /// [`crate::runtime::Session::start`].
-    pub fn from_checked(name: impl Into<String>, bundle: Value) -> Opened {
-        Opened {
-            name: name.into(),
-            bundle: LazyBundle::from_value(bundle),
-            ..Opened::default()
-        }
-    }
-
     /// Scenario `id` (the bundle's first for `None`) compiled for default
     /// seating (Format 14.4, 18.4): from the package's `ir.json` when it was
     /// used, else compiled from the checked bundle once per opened pack
@@ -112,8 +126,9 @@ impl Opened {
             None if crate::model::array(bundle, "scenarios").is_empty() => return None,
             None => 0,
         };
+        let compile = self.seating?.default_scenario;
         // The check's parses are reused: nothing is parsed again.
-        Some(self.parsed.scope(|| compile_scenario(bundle, index)))
+        Some(self.parsed.scope(|| compile(bundle, index)))
     }
 
     /// Scenario `id` of the bundle, read into the typed model.

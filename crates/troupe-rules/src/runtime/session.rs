@@ -1057,7 +1057,14 @@ fn from_bundle(
     let (header, _) = build_header(bundle, options)?;
     // Default players are plain characters: only the header needs
     // checking (a caller's header is checked whole).
-    let c = crate::pipeline::compiled::compile_start(bundle, &header, options.header_players.is_none())
+    let Some(seating) = pack.seating else {
+        return Err(refuse(
+            Code::Internal,
+            "",
+            format!("`{}` was opened without a compiler, and no compiled scenario covers this session", pack.name),
+        ));
+    };
+    let c = (seating.start)(bundle, &header, options.header_players.is_none())
         .map_err(StartError::Refused)?;
     let engine = Engine::new(
         c.story,
