@@ -219,8 +219,8 @@ fn entry_ir(
         owner,
         pointer: pointer.to_string(),
         keys: keys(&e.keys)?,
-        secondary: match raw.get("secondary_keys") {
-            Some(_) => Some(keys(&e.secondary_keys)?),
+        secondary: match &e.secondary_keys {
+            Some(list) => Some(keys(list)?),
             None => None,
         },
         logic: Logic::parse(e.logic.as_deref()),

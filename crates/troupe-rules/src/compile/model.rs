@@ -71,38 +71,26 @@ impl ModelDecl {
     /// Reads the `model` block `m` of a scenario; an absent block declares
     /// nothing (the model may change nothing).
     pub fn read(m: Option<&Value>) -> ModelDecl {
-        let mut changes = IndexMap::new();
-        if let Some(obj) = m.and_then(|m| m.get("changes")).and_then(Value::as_object) {
-            for (name, d) in obj {
-                let step = d
-                    .get("step")
-                    .and_then(|s| Decimal::from_str(&s.to_string()).ok());
-                changes.insert(name.clone(), step);
-            }
-        }
-        let as_usize = |k: &str, d: usize| {
-            m.and_then(|m| m.get(k))
-                .and_then(crate::model::integer_u64)
+        let block = crate::model::items::ModelBlock::read(m);
+        let changes = block
+            .change_steps()
+            .map(|(name, step)| {
+                let step = step.and_then(|s| Decimal::from_str(&s.to_string()).ok());
+                (name.to_string(), step)
+            })
+            .collect();
+        let as_usize = |v: Option<&Value>, d: usize| {
+            v.and_then(crate::model::integer_u64)
                 .map_or(d, |n| usize::try_from(n).unwrap_or(usize::MAX))
         };
         ModelDecl {
             changes,
-            emotions: m
-                .and_then(|m| m.get("emotions"))
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default(),
-            prompt: m
-                .and_then(|m| m.get("prompt"))
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            lore_budget: as_usize("lore_budget", DEFAULT_LORE_BUDGET),
-            history: as_usize("history", DEFAULT_HISTORY),
+            emotions: crate::model::strings(block.emotions)
+                .map(str::to_string)
+                .collect(),
+            prompt: block.prompt.map(str::to_string),
+            lore_budget: as_usize(block.lore_budget, DEFAULT_LORE_BUDGET),
+            history: as_usize(block.history, DEFAULT_HISTORY),
         }
     }
 }

@@ -125,7 +125,7 @@ fn compile_package_ir_hashed(bundle: &Value, bundle_hash: String) -> PackageIr {
 /// does not check). A pack opened from its sources compiles each scenario
 /// this way once ([`crate::runtime::Opened::default_scenario`]).
 pub fn compile_scenario(bundle: &Value, index: usize) -> Option<ScenarioIr> {
-    let sc = bundle.get("scenarios")?.get(index)?;
+    let sc = crate::model::scenarios(bundle).get(index)?;
     let namespace = crate::check::session::Namespace::of(bundle);
     compile_scenario_in(bundle, &namespace, index, sc)
 }

@@ -510,8 +510,8 @@ pub fn lower_parts(
     parts
         .iter()
         .map(|p| {
-            let text = p.get("text").and_then(Value::as_str).unwrap_or("");
-            let audience = match p.get("audience").and_then(Value::as_array) {
+            let crate::model::items::Part { text, audience } = crate::model::items::Part::read(p);
+            let audience = match audience {
                 Some(a) => {
                     let mut who = Vec::with_capacity(a.len());
                     for x in a {

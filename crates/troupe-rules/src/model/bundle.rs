@@ -73,9 +73,10 @@ pub struct Entry {
     /// Primary keys; a key `/re/flags` is a regular expression.
     #[serde(default)]
     pub keys: Vec<String>,
-    /// Secondary keys, combined by `logic`.
+    /// Secondary keys, combined by `logic`; `None` when not written (an
+    /// empty list written is secondary keys that match nothing, Format 5.3).
     #[serde(default)]
-    pub secondary_keys: Vec<String>,
+    pub secondary_keys: Option<Vec<String>>,
     /// `and_any` (default), `and_all`, `not_any` or `not_all`.
     #[serde(default)]
     pub logic: Option<String>,
