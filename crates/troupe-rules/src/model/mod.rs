@@ -12,6 +12,7 @@ pub mod bundle;
 pub mod firing;
 pub mod items;
 pub mod json;
+pub mod manifest;
 pub mod session;
 pub mod types;
 

@@ -91,10 +91,7 @@ pub fn resolve<'a>(
 /// Follows a ref (`{ref: path}`) to the referenced document; anything else
 /// (or a ref naming no parsed file) stays as it is.
 fn follow<'a>(docs: &'a dyn PackDocs, v: &'a Value) -> &'a Value {
-    let target = v
-        .as_object()
-        .and_then(|o| o.get("ref"))
-        .and_then(Value::as_str)
+    let target = crate::model::manifest::ref_path(v)
         .and_then(|p| normalize_ref(p).ok())
         .and_then(|p| docs.doc(&p));
     target.unwrap_or(v)
