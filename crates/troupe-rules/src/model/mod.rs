@@ -10,6 +10,7 @@
 
 pub mod bundle;
 pub mod firing;
+pub mod fixture;
 pub mod items;
 pub mod json;
 pub mod manifest;
