@@ -14,6 +14,7 @@ pub mod fixture;
 pub mod items;
 pub mod json;
 pub mod manifest;
+pub mod playtest;
 pub mod session;
 pub mod types;
 
