@@ -200,6 +200,16 @@ pub fn scenarios(bundle: &serde_json::Value) -> &[serde_json::Value] {
     array(bundle, "scenarios")
 }
 
+/// `bundle`'s characters, in bundle order (Format 4).
+pub fn characters(bundle: &serde_json::Value) -> &[serde_json::Value] {
+    array(bundle, "characters")
+}
+
+/// `bundle`'s worlds, in bundle order (Format 5).
+pub fn worlds(bundle: &serde_json::Value) -> &[serde_json::Value] {
+    array(bundle, "worlds")
+}
+
 /// The IDs of `bundle`'s scenarios, in bundle order (Format 6).
 pub fn scenario_ids(bundle: &serde_json::Value) -> impl Iterator<Item = &str> {
     scenarios(bundle).iter().filter_map(id_of)
