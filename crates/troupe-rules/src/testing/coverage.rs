@@ -267,7 +267,7 @@ impl Model {
                     }
                 }
             }
-            if let Some(e) = s.get("emotion").and_then(Value::as_str) {
+            if let Some(e) = crate::model::items::emotion(s) {
                 conds.push((
                     Site::Emotion,
                     None,
