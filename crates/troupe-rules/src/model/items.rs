@@ -287,6 +287,29 @@ impl<'a> Settings<'a> {
     }
 }
 
+/// What names and describes a scenario (Format 6): its ID, name and
+/// description, read from the scenario as written.
+#[derive(Debug, Clone, Copy)]
+pub struct ScenarioHead<'a> {
+    /// The scenario's ID.
+    pub id: Option<&'a str>,
+    /// Its name.
+    pub name: Option<&'a str>,
+    /// Its description (a template).
+    pub description: Option<&'a str>,
+}
+
+impl<'a> ScenarioHead<'a> {
+    /// Reads the scenario `sc`.
+    pub fn read(sc: &'a Value) -> ScenarioHead<'a> {
+        ScenarioHead {
+            id: super::id_of(sc),
+            name: text(sc, "name"),
+            description: text(sc, "description"),
+        }
+    }
+}
+
 /// The emotion expression (Format 18.6) of the scenario `sc` as written,
 /// when text.
 pub fn emotion(sc: &Value) -> Option<&str> {
@@ -624,6 +647,9 @@ mod tests {
         assert!(ModelChange::read(&json!([2])).step.is_none());
         assert_eq!(emotion(&json!({"emotion": "'calm'"})), Some("'calm'"));
         assert_eq!(emotion(&json!({"emotion": ["calm"]})), None);
+        let sc = json!({"id": "s", "name": ["S"], "description": "D"});
+        let h = ScenarioHead::read(&sc);
+        assert_eq!((h.id, h.name, h.description), (Some("s"), None, Some("D")));
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod items;
 pub mod json;
 pub mod manifest;
 pub mod playtest;
+pub mod script;
 pub mod session;
 pub mod types;
 
