@@ -29,13 +29,13 @@ pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
             }
         }
     }
-    for (ci, ch) in array(bundle, "characters").iter().enumerate() {
+    for (ci, ch) in crate::model::characters(bundle).iter().enumerate() {
         let base = format!("/characters/{ci}");
         check_var_list(array(ch, "variables"), &base, &mut out);
         no_knobs(ch, &base, "a character's", &mut out);
         check_text_fields(ch, &base, &mut out);
     }
-    for (wi, w) in array(bundle, "worlds").iter().enumerate() {
+    for (wi, w) in crate::model::worlds(bundle).iter().enumerate() {
         let base = format!("/worlds/{wi}");
         check_var_list(array(w, "variables"), &base, &mut out);
         no_knobs(w, &base, "a world's", &mut out);
@@ -48,7 +48,7 @@ pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
         .collect();
     let world_ids: HashSet<String> = ids_of(bundle, "worlds").into_iter().map(|x| x.1).collect();
     let mut stories = Vec::new();
-    for (si, sc) in array(bundle, "scenarios").iter().enumerate() {
+    for (si, sc) in crate::model::scenarios(bundle).iter().enumerate() {
         check_scenario_refs(sc, si, &char_ids, &world_ids, &mut out);
         if let Some(story) = story::resolve(bundle, si, None, &mut out) {
             check_story(&story, &mut out);

@@ -135,8 +135,8 @@ impl Model {
     /// `origins` maps bundle pointers back to pack files).
     pub fn new(bundle: &Value, origins: &Origins) -> Model {
         let mut model = Model::default();
-        let worlds = array(bundle, "worlds");
-        let characters = array(bundle, "characters");
+        let worlds = crate::model::worlds(bundle);
+        let characters = crate::model::characters(bundle);
         for (si, s) in crate::model::scenarios(bundle).iter().enumerate() {
             let Some(id) = crate::model::id_of(s) else {
                 continue;
