@@ -37,6 +37,7 @@ use super::error::{Error, ErrorKind, Result};
 use serde_json::Value;
 
 use crate::diag::Code;
+use crate::model::script::ScriptRoot;
 
 #[cfg(feature = "testing")]
 pub use crate::output::{
@@ -126,9 +127,6 @@ pub fn read_script_with_root(path: impl AsRef<Path>) -> Result<Script> {
     read_script_text(path).map_err(|(kind, m)| Error::new(kind, m))
 }
 
-/// The keys of a YAML script with its root (Format 20).
-const SCRIPT_KEYS: [&str; 5] = ["inputs", "scenario", "seed", "opening", "difficulty"];
-
 fn read_script_text(path: &Path) -> std::result::Result<Script, (ErrorKind, String)> {
     let io = |e: std::io::Error| {
         (
@@ -190,20 +188,19 @@ fn read_script_text(path: &Path) -> std::result::Result<Script, (ErrorKind, Stri
         let Some(map) = script.and_then(Value::as_object) else {
             return Err(invalid(shape));
         };
-        if let Some(k) = map.keys().find(|k| !SCRIPT_KEYS.contains(&k.as_str())) {
+        if let Some(k) = map.keys().find(|k| !ScriptRoot::KEYS.contains(&k.as_str())) {
             return Err(invalid(&format!(
                 "`{k}` is not a key of a script{}: {shape}",
-                crate::diag::suggest::one_of(k, SCRIPT_KEYS)
+                crate::diag::suggest::one_of(k, ScriptRoot::KEYS)
             )));
         }
-        let text_of = |key: &str| -> std::result::Result<Option<String>, (ErrorKind, String)> {
-            match map.get(key) {
-                None => Ok(None),
-                Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
-                Some(_) => Err(invalid(&format!("`{key}` of a script is an ID (a string)"))),
-            }
-        };
-        let seed = match map.get("seed") {
+        let root = ScriptRoot::read(map);
+        let [scenario, opening, difficulty] = root.ids().map(|(key, v)| match v {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+            Some(_) => Err(invalid(&format!("`{key}` of a script is an ID (a string)"))),
+        });
+        let seed = match root.seed {
             None => None,
             Some(v) => Some(
                 v.as_u64()
@@ -211,12 +208,12 @@ fn read_script_text(path: &Path) -> std::result::Result<Script, (ErrorKind, Stri
             ),
         };
         return Ok(Script {
-            inputs: strings(map.get("inputs"))
+            inputs: strings(root.inputs)
                 .ok_or_else(|| invalid("`inputs` of a script is a list of strings"))?,
-            scenario: text_of("scenario")?,
+            scenario: scenario?,
             seed,
-            opening: text_of("opening")?,
-            difficulty: text_of("difficulty")?,
+            opening: opening?,
+            difficulty: difficulty?,
         });
     }
     let text = String::from_utf8(bytes).map_err(|_| invalid("the script is not UTF-8"))?;

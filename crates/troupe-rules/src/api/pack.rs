@@ -235,13 +235,15 @@ impl Pack {
 
     /// The scenarios, in bundle order.
     pub fn scenarios(&self) -> Vec<ScenarioInfo> {
-        let text = |s: &Value, k: &str| s.get(k).and_then(Value::as_str).map(str::to_string);
         crate::model::scenarios(&self.inner.opened.bundle)
             .iter()
-            .map(|s| ScenarioInfo {
-                id: text(s, "id").unwrap_or_default(),
-                name: text(s, "name"),
-                description: text(s, "description"),
+            .map(|s| {
+                let s = crate::model::items::ScenarioHead::read(s);
+                ScenarioInfo {
+                    id: s.id.unwrap_or_default().to_string(),
+                    name: s.name.map(str::to_string),
+                    description: s.description.map(str::to_string),
+                }
             })
             .collect()
     }

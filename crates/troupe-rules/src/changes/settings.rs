@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::values::exact_decimal;
 use crate::diag::{escape_token, Code, Diagnostic};
-use crate::model::items::Difficulty;
+use crate::model::items::{Difficulty, Settings};
 
 /// What a settings change is checked against (Format 6.5, 8.9): the preset
 /// names and knob names of a scenario's difficulty, from the scenario as
@@ -56,11 +56,12 @@ pub fn check_settings(
         invalid(out, "", "settings must be an object with `difficulty`, `knobs` or both".into());
         return;
     };
-    if !obj.contains_key("difficulty") && !obj.contains_key("knobs") {
+    let given = Settings::read(obj);
+    if given.difficulty.is_none() && given.knobs.is_none() {
         invalid(out, "", "settings change nothing: give `difficulty`, `knobs` or both".into());
     }
     for key in obj.keys() {
-        if key != "difficulty" && key != "knobs" && !key.starts_with("x-") {
+        if !Settings::FIELDS.contains(&key.as_str()) && !key.starts_with("x-") {
             out.push(
                 Diagnostic::error(
                     Code::UnknownField,
@@ -71,7 +72,7 @@ pub fn check_settings(
         }
     }
     let Some(declared) = difficulty else {
-        if obj.contains_key("difficulty") || obj.contains_key("knobs") {
+        if given.difficulty.is_some() || given.knobs.is_some() {
             out.push(
                 Diagnostic::error(
                     Code::SettingsNotDeclared,
@@ -82,7 +83,7 @@ pub fn check_settings(
         }
         return;
     };
-    if let Some(p) = obj.get("difficulty") {
+    if let Some(p) = given.difficulty {
         match p.as_str() {
             None => invalid(out, "/difficulty", "`difficulty` must be a preset ID (a string)".into()),
             Some(p) if !declared.presets.contains(&p) => out.push(
@@ -98,7 +99,7 @@ pub fn check_settings(
             Some(_) => {}
         }
     }
-    if let Some(k) = obj.get("knobs") {
+    if let Some(k) = given.knobs {
         let knobs = &declared.knobs;
         match k.as_object() {
             Some(m) if !m.is_empty() => {

@@ -254,15 +254,10 @@ fn word(r: Rule) -> &'static str {
 pub fn check_fixture(fixture: &serde_json::Value) -> Vec<crate::diag::Diagnostic> {
     use crate::diag::{Code, Diagnostic};
     let mut out = Vec::new();
-    let Some(list) = fixture
-        .get("static_assertions")
-        .and_then(serde_json::Value::as_array)
-    else {
-        return out;
-    };
-    for (i, a) in list.iter().enumerate() {
-        for field in ["path", "check"] {
-            let Some(text) = a.get(field).and_then(serde_json::Value::as_str) else {
+    let fixture = crate::model::fixture::Fixture::read(fixture);
+    for (i, a) in fixture.assertions().enumerate() {
+        for (field, text) in a.texts() {
+            let Some(text) = text else {
                 continue;
             };
             let err = if field == "path" {

@@ -29,13 +29,13 @@ pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
             }
         }
     }
-    for (ci, ch) in array(bundle, "characters").iter().enumerate() {
+    for (ci, ch) in crate::model::characters(bundle).iter().enumerate() {
         let base = format!("/characters/{ci}");
         check_var_list(array(ch, "variables"), &base, &mut out);
         no_knobs(ch, &base, "a character's", &mut out);
         check_text_fields(ch, &base, &mut out);
     }
-    for (wi, w) in array(bundle, "worlds").iter().enumerate() {
+    for (wi, w) in crate::model::worlds(bundle).iter().enumerate() {
         let base = format!("/worlds/{wi}");
         check_var_list(array(w, "variables"), &base, &mut out);
         no_knobs(w, &base, "a world's", &mut out);
@@ -48,7 +48,7 @@ pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
         .collect();
     let world_ids: HashSet<String> = ids_of(bundle, "worlds").into_iter().map(|x| x.1).collect();
     let mut stories = Vec::new();
-    for (si, sc) in array(bundle, "scenarios").iter().enumerate() {
+    for (si, sc) in crate::model::scenarios(bundle).iter().enumerate() {
         check_scenario_refs(sc, si, &char_ids, &world_ids, &mut out);
         if let Some(story) = story::resolve(bundle, si, None, &mut out) {
             check_story(&story, &mut out);
@@ -453,12 +453,13 @@ fn check_entries(entries: &[Value], base: &str, out: &mut Vec<Diagnostic>) {
 /// The template fields of a character, world or scenario (Format 10):
 /// `description`, `personality` and every value of `text`.
 pub(crate) fn check_text_fields(owner: &Value, base: &str, out: &mut Vec<Diagnostic>) {
-    for field in ["description", "personality"] {
-        if let Some(t) = owner.get(field).and_then(Value::as_str) {
+    let fields = crate::model::items::TextFields::read(owner);
+    for (field, t) in fields.templates() {
+        if let Some(t) = t {
             check_template(t, &format!("{base}/{field}"), out);
         }
     }
-    if let Some(text) = owner.get("text").and_then(Value::as_object) {
+    if let Some(text) = fields.text {
         for (k, v) in text {
             if let Some(t) = v.as_str() {
                 check_template(
@@ -473,10 +474,11 @@ pub(crate) fn check_text_fields(owner: &Value, base: &str, out: &mut Vec<Diagnos
 
 fn check_parts(story: &Story, owner: &Value, at: &str, out: &mut Vec<Diagnostic>) {
     for (pi, part) in array(owner, "parts").iter().enumerate() {
-        if let Some(t) = part.get("text").and_then(Value::as_str) {
+        let part = crate::model::Part::read(part);
+        if let Some(t) = part.text {
             check_template(t, &format!("{at}/parts/{pi}/text"), out);
         }
-        for (k, a) in array(part, "audience").iter().enumerate() {
+        for (k, a) in part.audience.unwrap_or_default().iter().enumerate() {
             if let Some(a) = a.as_str() {
                 if a != "narrator" && !story.cast_ref_ok(a) {
                     out.push(not_cast(a, format!("{at}/parts/{pi}/audience/{k}")));

@@ -309,7 +309,7 @@ fn fits(t: &Type, want: &Type) -> bool {
 /// Parses the expressions of characters and worlds no scenario uses (Format
 /// 11.2: such an expression is only parsed); CEL_SYNTAX at each.
 pub fn check_unused(bundle: &Value, out: &mut Vec<Diagnostic>) {
-    let scenarios = array(bundle, "scenarios");
+    let scenarios = crate::model::scenarios(bundle);
     let cast_ids: HashSet<&str> = scenarios
         .iter()
         .flat_map(|s| array(s, "cast").iter())

@@ -8,6 +8,9 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use crate::model::id_of;
+use crate::model::items::{Cast, Difficulty, Event};
+use crate::model::playtest::{Persona, Playtest};
 use crate::resolve::env::owner_env;
 use crate::resolve::story::{resolve, Owner, Story};
 use super::templates::check_template;
@@ -26,16 +29,6 @@ pub fn playtest_env(env: Env) -> Env {
     env
 }
 
-fn s<'v>(v: &'v Value, k: &str) -> Option<&'v str> {
-    v.get(k).and_then(Value::as_str)
-}
-
-fn arr<'v>(v: &'v Value, k: &str) -> &'v [Value] {
-    v.get(k)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
-
 fn err(code: Code, file: &str, at: String, message: String) -> Diagnostic {
     Diagnostic::error(code, message).in_file(file).at(at)
 }
@@ -51,27 +44,27 @@ pub fn check_playtests(
     exists: &dyn Fn(&str) -> bool,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let personas: Vec<(&str, &Value)> = files
+    let personas: Vec<(&str, Persona<'_>)> = files
         .iter()
         .filter(|(_, _, p)| !*p)
-        .map(|(f, v, _)| (*f, *v))
+        .map(|(f, v, _)| (*f, Persona::read(v)))
         .collect();
-    let playtests: Vec<(&str, &Value)> = files
+    let playtests: Vec<(&str, Playtest<'_>)> = files
         .iter()
         .filter(|(_, _, p)| *p)
-        .map(|(f, v, _)| (*f, *v))
+        .map(|(f, v, _)| (*f, Playtest::read(v)))
         .collect();
     let mut seen = HashSet::new();
     for (file, p) in &personas {
         let mut lines = Vec::new();
-        for (k, r) in arr(p, "rules").iter().enumerate() {
-            for (j, line) in arr(r, "say").iter().enumerate() {
+        for (k, r) in p.rule_items().enumerate() {
+            for (j, line) in r.say.iter().enumerate() {
                 if let Some(t) = line.as_str() {
                     check_template(t, &format!("/rules/{k}/say/{j}"), &mut lines);
                 }
             }
         }
-        for (j, line) in arr(p, "fallback").iter().enumerate() {
+        for (j, line) in p.fallback.iter().enumerate() {
             if let Some(t) = line.as_str() {
                 check_template(t, &format!("/fallback/{j}"), &mut lines);
             }
@@ -80,7 +73,7 @@ pub fn check_playtests(
             d.location.file = Some(file.to_string());
             out.push(d);
         }
-        if let Some(id) = s(p, "persona_id") {
+        if let Some(id) = p.id {
             if !seen.insert(id) {
                 out.push(err(
                     Code::DuplicateId,
@@ -93,7 +86,7 @@ pub fn check_playtests(
     }
     let mut names = HashSet::new();
     for (file, pt) in &playtests {
-        if let Some(n) = s(pt, "name") {
+        if let Some(n) = pt.name {
             if !names.insert(n) {
                 out.push(err(
                     Code::DuplicateId,
@@ -122,8 +115,13 @@ pub fn check_playtests(
 /// A playtest's `cassette` (Format 22.7): a path as 13.0 says
 /// (PATH_TRAVERSAL) naming a file of the pack (MISSING_FILE), at
 /// `/cassette`.
-fn check_cassette(file: &str, pt: &Value, exists: &dyn Fn(&str) -> bool, out: &mut Vec<Diagnostic>) {
-    let Some(rel) = s(pt, "cassette") else {
+fn check_cassette(
+    file: &str,
+    pt: &Playtest<'_>,
+    exists: &dyn Fn(&str) -> bool,
+    out: &mut Vec<Diagnostic>,
+) {
+    let Some(rel) = pt.cassette else {
         return;
     };
     match crate::load::refs::normalize_ref(rel) {
@@ -134,7 +132,7 @@ fn check_cassette(file: &str, pt: &Value, exists: &dyn Fn(&str) -> bool, out: &m
             "/cassette".into(),
             format!(
                 "the cassette `{rel}` names no file in the pack (record it with `troupe playtest PACK {} --runtime model --endpoint URL --cassette PACK/{path} --record` before the playtest names it)",
-                s(pt, "name").unwrap_or("NAME")
+                pt.name.unwrap_or("NAME")
             ),
         )),
         Ok(_) => {}
@@ -144,7 +142,7 @@ fn check_cassette(file: &str, pt: &Value, exists: &dyn Fn(&str) -> bool, out: &m
 fn dup_ids(file: &str, items: &[Value], prefix: &str, out: &mut Vec<Diagnostic>) {
     let mut seen = HashSet::new();
     for (i, it) in items.iter().enumerate() {
-        if let Some(id) = s(it, "id") {
+        if let Some(id) = id_of(it) {
             if !seen.insert(id) {
                 out.push(err(
                     Code::DuplicateId,
@@ -159,23 +157,20 @@ fn dup_ids(file: &str, items: &[Value], prefix: &str, out: &mut Vec<Diagnostic>)
 
 fn check_one(
     file: &str,
-    pt: &Value,
-    personas: &[(&str, &Value)],
+    pt: &Playtest<'_>,
+    personas: &[(&str, Persona<'_>)],
     bundle: &Value,
     players_max: Option<u64>,
     out: &mut Vec<Diagnostic>,
 ) {
-    let roster = arr(pt, "roster");
-    let mode = s(pt, "mode").unwrap_or("party");
+    let roster = pt.roster;
+    let mode = pt.mode.unwrap_or("party");
     dup_ids(file, roster, "/roster", out);
-    dup_ids(file, arr(pt, "group_goals"), "/group_goals", out);
-    for (i, a) in roster.iter().enumerate() {
-        dup_ids(file, arr(a, "goals"), &format!("/roster/{i}/goals"), out);
-        if let Some(role) = s(a, "role") {
-            if !personas
-                .iter()
-                .any(|(_, p)| s(p, "persona_id") == Some(role))
-            {
+    dup_ids(file, pt.group_goals, "/group_goals", out);
+    for (i, a) in pt.agents().enumerate() {
+        dup_ids(file, a.goals, &format!("/roster/{i}/goals"), out);
+        if let Some(role) = a.role {
+            if !personas.iter().any(|(_, p)| p.id == Some(role)) {
                 out.push(err(
                     Code::UnknownRef,
                     file,
@@ -185,13 +180,13 @@ fn check_one(
             }
         }
     }
-    let ids: Vec<&str> = roster.iter().filter_map(|a| s(a, "id")).collect();
+    let ids: Vec<&str> = pt.agents().filter_map(|a| a.id).collect();
     let rounds = pt
-        .get("rounds")
+        .rounds
         .and_then(crate::model::integer_u64)
         .unwrap_or(20);
-    for (i, step) in arr(pt, "choreography").iter().enumerate() {
-        if let Some(t) = s(step, "do") {
+    for (i, step) in pt.steps().enumerate() {
+        if let Some(t) = step.say {
             let mut found = Vec::new();
             check_template(t, &format!("/choreography/{i}/do"), &mut found);
             for mut d in found {
@@ -199,7 +194,7 @@ fn check_one(
                 out.push(d);
             }
         }
-        if let Some(who) = s(step, "who") {
+        if let Some(who) = step.who {
             if !ids.contains(&who) {
                 out.push(err(
                     Code::UnknownRef,
@@ -209,7 +204,7 @@ fn check_one(
                 ));
             }
         }
-        if let Some(r) = step.get("round").and_then(crate::model::integer_u64) {
+        if let Some(r) = step.round.and_then(crate::model::integer_u64) {
             if r > rounds {
                 out.push(err(
                     Code::Deadlock,
@@ -239,11 +234,10 @@ fn check_one(
         }
     }
     // Checks that need the scenario.
-    let scenarios = arr(bundle, "scenarios");
-    let Some(sid) = s(pt, "scenario_id") else {
+    let Some(sid) = pt.scenario_id else {
         return;
     };
-    let Some(index) = scenarios.iter().position(|x| s(x, "id") == Some(sid)) else {
+    let Some(index) = crate::model::scenario_index(bundle, sid) else {
         out.push(err(
             Code::UnknownRef,
             file,
@@ -252,13 +246,13 @@ fn check_one(
         ));
         return;
     };
-    let sc = &scenarios[index];
-    let signals: Vec<&str> = arr(sc, "events")
+    let sc = &crate::model::scenarios(bundle)[index];
+    let signals: Vec<&str> = crate::model::array(sc, "events")
         .iter()
-        .filter_map(|e| s(e, "signal"))
+        .filter_map(|e| Event::read(e).signal)
         .collect();
-    for (i, step) in arr(pt, "choreography").iter().enumerate() {
-        if let Some(sig) = s(step, "after") {
+    for (i, step) in pt.steps().enumerate() {
+        if let Some(sig) = step.after {
             if !signals.contains(&sig) {
                 out.push(err(
                     Code::Deadlock,
@@ -269,11 +263,8 @@ fn check_one(
             }
         }
     }
-    if let Some(d) = pt.pointer("/requires/difficulty").and_then(Value::as_str) {
-        let known = sc
-            .pointer("/difficulty/options")
-            .and_then(Value::as_object)
-            .is_some_and(|o| o.contains_key(d));
+    if let Some(d) = pt.requires_difficulty {
+        let known = Difficulty::of(sc).is_some_and(|x| x.has(d));
         if !known {
             out.push(err(
                 Code::UnknownRef,
@@ -283,16 +274,14 @@ fn check_one(
             ));
         }
     }
-    let cast = arr(sc, "cast");
+    let cast: Vec<Cast<'_>> = Cast::all(sc).collect();
     let playable = |t: &str| {
-        cast.iter().any(|c| {
-            s(c, "seat") == Some(t)
-                || (s(c, "character") == Some(t) && c.get("player") == Some(&Value::Bool(true)))
-        })
+        cast.iter()
+            .any(|c| c.seat == Some(t) || (c.character == Some(t) && c.player))
     };
     let mut taken: Vec<&str> = Vec::new();
-    for (i, a) in roster.iter().enumerate() {
-        let Some(t) = s(a, "target") else { continue };
+    for (i, a) in pt.agents().enumerate() {
+        let Some(t) = a.target else { continue };
         if !playable(t) {
             out.push(err(
                 Code::UnknownRef,
@@ -318,11 +307,11 @@ fn check_one(
     let cond = |src: &str, owner: &Owner, hit: bool, at: String, out: &mut Vec<Diagnostic>| {
         check_cel(&story, src, owner, hit, file, at, out);
     };
-    for (i, a) in roster.iter().enumerate() {
-        let Some(t) = s(a, "target") else { continue };
+    for (i, a) in pt.agents().enumerate() {
+        let Some(t) = a.target else { continue };
         let owner = Owner::Character(t.to_string());
-        for (j, g) in arr(a, "goals").iter().enumerate() {
-            if let Some(v) = s(g, "verify") {
+        for (j, g) in a.goal_items().enumerate() {
+            if let Some(v) = g.verify {
                 cond(
                     v,
                     &owner,
@@ -332,13 +321,10 @@ fn check_one(
                 );
             }
         }
-        let role = s(a, "role").unwrap_or_default();
-        if let Some((pfile, p)) = personas
-            .iter()
-            .find(|(_, p)| s(p, "persona_id") == Some(role))
-        {
-            for (k, r) in arr(p, "rules").iter().enumerate() {
-                if let Some(w) = s(r, "when") {
+        let role = a.role.unwrap_or_default();
+        if let Some((pfile, p)) = personas.iter().find(|(_, p)| p.id == Some(role)) {
+            for (k, r) in p.rule_items().enumerate() {
+                if let Some(w) = r.when {
                     let mut found = Vec::new();
                     check_cel(
                         &story,
@@ -355,8 +341,8 @@ fn check_one(
         }
     }
     let scenario_owner = Owner::Scenario(sid.to_string());
-    for (j, g) in arr(pt, "group_goals").iter().enumerate() {
-        if let Some(v) = s(g, "verify") {
+    for (j, g) in pt.group_goal_items().enumerate() {
+        if let Some(v) = g.verify {
             cond(
                 v,
                 &scenario_owner,

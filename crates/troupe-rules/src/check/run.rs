@@ -271,12 +271,9 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
     // What follows reads the lowered bundle.
     let derived_from = out.len();
     let mut semantic = check_bundle(&lowered.bundle);
-    if let Some(max) = pack
-        .manifest
-        .as_ref()
-        .and_then(|m| m.value.pointer("/players/max"))
-        .and_then(crate::model::integer_u64)
-    {
+    let max_players = crate::model::manifest::Manifest::of(pack.manifest.as_ref().map(|m| &m.value))
+        .players_max;
+    if let Some(max) = max_players {
         semantic.extend(players_over_max(&lowered.bundle, max));
     }
     for d in &mut semantic {
@@ -301,29 +298,19 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
             }
         })
         .collect();
-    let max = pack
-        .manifest
-        .as_ref()
-        .and_then(|m| m.value.pointer("/players/max"))
-        .and_then(crate::model::integer_u64);
-    let mut playtest_diags = super::playtest::check_playtests(&pt_files, &lowered.bundle, max, &exists);
+    let mut playtest_diags =
+        super::playtest::check_playtests(&pt_files, &lowered.bundle, max_players, &exists);
     for d in &mut playtest_diags {
         locate_file(d);
     }
     out.extend(playtest_diags);
-    let max_players = pack
-        .manifest
-        .as_ref()
-        .and_then(|m| m.value.pointer("/players/max"))
-        .and_then(crate::model::integer_u64);
     for session in pack.sessions.values() {
         out.extend(check_session_document(&lowered.bundle, session));
         let players = session
             .header
             .as_ref()
-            .and_then(|h| h.value.get("players"))
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len) as u64;
+            .and_then(|h| crate::model::Header::read(&h.value).players)
+            .map_or(0, <[Value]>::len) as u64;
         if let (Some(max), Some(h)) = (max_players, &session.header) {
             if players > max {
                 let mut d = advisory(format!(

@@ -145,7 +145,7 @@ pub fn check_model(story: &Story, base: &str, out: &mut Vec<crate::diag::Diagnos
         return;
     };
     for (name, d) in changes {
-        let step = d.get("step");
+        let step = crate::model::items::ModelChange::read(d).step;
         let at = format!("{base}/model/changes/{}", escape_token(name));
         match resolve_target(story, name) {
             Err(msg) => out.push(Diagnostic::error(Code::UnknownVariable, msg).at(at)),

@@ -103,6 +103,8 @@ pub struct Event<'a> {
     pub changes: &'a [Value],
     /// The signal it raises (playtests, Format 22).
     pub signal: Option<&'a str>,
+    /// Its description (for readers: Format 20.3).
+    pub description: Option<&'a str>,
 }
 
 impl<'a> Event<'a> {
@@ -115,6 +117,7 @@ impl<'a> Event<'a> {
             end: flag(v, "end"),
             changes: array(v, "changes"),
             signal: text(v, "signal"),
+            description: text(v, "description"),
         }
     }
 }
@@ -173,6 +176,20 @@ pub struct VarItem<'a> {
     pub knob: Option<&'a Value>,
     /// Its `derived` expression (CEL).
     pub derived: Option<&'a str>,
+    /// `keys` (Format 8.4), as written.
+    pub keys: Option<&'a Value>,
+    /// `min`, as written.
+    pub min: Option<&'a Value>,
+    /// `max`, as written.
+    pub max: Option<&'a Value>,
+    /// `places`, as written.
+    pub places: Option<&'a Value>,
+    /// `default`, as written.
+    pub default: Option<&'a Value>,
+    /// `visibility`.
+    pub visibility: Option<&'a str>,
+    /// Its description (for readers: Format 20.3).
+    pub description: Option<&'a str>,
 }
 
 impl<'a> VarItem<'a> {
@@ -183,6 +200,13 @@ impl<'a> VarItem<'a> {
             ty: text(v, "type"),
             knob: v.get("knob"),
             derived: text(v, "derived"),
+            keys: v.get("keys"),
+            min: v.get("min"),
+            max: v.get("max"),
+            places: v.get("places"),
+            default: v.get("default"),
+            visibility: text(v, "visibility"),
+            description: text(v, "description"),
         }
     }
 }
@@ -206,6 +230,105 @@ impl<'a> SceneMoves<'a> {
             present: c.get("set").and_then(|s| s.get("scene.present")),
             enter: c.get("enter"),
             leave: c.get("leave"),
+        }
+    }
+}
+
+/// The template fields of a character, world or scenario (Format 4, 10):
+/// `description`, `personality` and the named texts of `text`.
+#[derive(Debug, Clone, Copy)]
+pub struct TextFields<'a> {
+    /// `description`.
+    pub description: Option<&'a str>,
+    /// `personality` (a character's).
+    pub personality: Option<&'a str>,
+    /// `text`: named texts, when an object.
+    pub text: Option<&'a Map<String, Value>>,
+}
+
+impl<'a> TextFields<'a> {
+    /// Reads the template fields of `v`.
+    pub fn read(v: &'a Value) -> TextFields<'a> {
+        TextFields {
+            description: text(v, "description"),
+            personality: text(v, "personality"),
+            text: v.get("text").and_then(Value::as_object),
+        }
+    }
+
+    /// `description` and `personality`, each with its field name (for
+    /// pointers).
+    pub fn templates(&self) -> [(&'static str, Option<&'a str>); 2] {
+        [("description", self.description), ("personality", self.personality)]
+    }
+}
+
+/// A settings change (Format 8.9) as written: `difficulty` and `knobs`,
+/// each of any type (the settings checks say what is wrong with them).
+#[derive(Debug, Clone, Copy)]
+pub struct Settings<'a> {
+    /// `difficulty`: a preset ID.
+    pub difficulty: Option<&'a Value>,
+    /// `knobs`: knob values.
+    pub knobs: Option<&'a Value>,
+}
+
+impl<'a> Settings<'a> {
+    /// The fields of a settings change (others are `x-` extensions or
+    /// UNKNOWN_FIELD).
+    pub const FIELDS: [&'static str; 2] = ["difficulty", "knobs"];
+
+    /// Reads the settings object `obj`.
+    pub fn read(obj: &'a Map<String, Value>) -> Settings<'a> {
+        Settings {
+            difficulty: obj.get("difficulty"),
+            knobs: obj.get("knobs"),
+        }
+    }
+}
+
+/// What names and describes a scenario (Format 6): its ID, name and
+/// description, read from the scenario as written.
+#[derive(Debug, Clone, Copy)]
+pub struct ScenarioHead<'a> {
+    /// The scenario's ID.
+    pub id: Option<&'a str>,
+    /// Its name.
+    pub name: Option<&'a str>,
+    /// Its description (a template).
+    pub description: Option<&'a str>,
+}
+
+impl<'a> ScenarioHead<'a> {
+    /// Reads the scenario `sc`.
+    pub fn read(sc: &'a Value) -> ScenarioHead<'a> {
+        ScenarioHead {
+            id: super::id_of(sc),
+            name: text(sc, "name"),
+            description: text(sc, "description"),
+        }
+    }
+}
+
+/// The emotion expression (Format 18.6) of the scenario `sc` as written,
+/// when text.
+pub fn emotion(sc: &Value) -> Option<&str> {
+    text(sc, "emotion")
+}
+
+/// What a model may change of one state name (Format 24.2): a member of
+/// the `model` block's `changes`.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelChange<'a> {
+    /// `step`: the most one turn may move the value, as written.
+    pub step: Option<&'a Value>,
+}
+
+impl<'a> ModelChange<'a> {
+    /// Reads the member value `v`.
+    pub fn read(v: &'a Value) -> ModelChange<'a> {
+        ModelChange {
+            step: v.get("step"),
         }
     }
 }
@@ -371,6 +494,8 @@ pub struct Category<'a> {
     pub patterns: &'a [Value],
     /// What a redirect says (a template).
     pub redirect_text: Option<&'a str>,
+    /// `action` (`redirect`, `stop`, …).
+    pub action: Option<&'a str>,
 }
 
 impl<'a> Category<'a> {
@@ -384,12 +509,59 @@ impl<'a> Category<'a> {
                 terms: array(c, "terms"),
                 patterns: array(c, "patterns"),
                 redirect_text: text(c, "redirect_text"),
+                action: text(c, "action"),
             })
     }
 
     /// The categories of scenario `sc`'s `safety`.
     pub fn of(sc: &'a Value) -> impl Iterator<Item = Category<'a>> {
         Category::all(sc.get("safety"))
+    }
+}
+
+/// A safety policy (Format 19.1, 13.4): its own fields; its categories are
+/// [`Category::all`]'s.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy<'a> {
+    /// `policy_id`.
+    pub id: Option<&'a str>,
+    /// `content_rating_cap`.
+    pub content_rating_cap: Option<&'a str>,
+    /// `global_rules`, when a list.
+    pub global_rules: &'a [Value],
+}
+
+impl<'a> Policy<'a> {
+    /// Reads the policy `p`.
+    pub fn read(p: &'a Value) -> Policy<'a> {
+        Policy {
+            id: text(p, "policy_id"),
+            content_rating_cap: text(p, "content_rating_cap"),
+            global_rules: array(p, "global_rules"),
+        }
+    }
+}
+
+/// A threshold condition (Format 9.1) `{type, variable, threshold}`, each
+/// field as written.
+#[derive(Debug, Clone, Copy)]
+pub struct Threshold<'a> {
+    /// `type`: `variable_above`, `variable_below` or `variable_equals`.
+    pub kind: Option<&'a str>,
+    /// The variable's state name.
+    pub variable: Option<&'a str>,
+    /// The threshold.
+    pub threshold: Option<&'a Value>,
+}
+
+impl<'a> Threshold<'a> {
+    /// Reads the condition `t` (a CEL string reads with no fields).
+    pub fn read(t: &'a Value) -> Threshold<'a> {
+        Threshold {
+            kind: text(t, "type"),
+            variable: text(t, "variable"),
+            threshold: t.get("threshold"),
+        }
     }
 }
 
@@ -432,6 +604,52 @@ mod tests {
         assert_eq!(d.presets().collect::<Vec<_>>(), ["hard", "easy"]);
         assert!(d.has("hard") && !d.has("medium"));
         assert!(Difficulty::of(&json!({})).is_none());
+    }
+
+    #[test]
+    fn variable_policy_and_threshold_fields_read_as_written() {
+        let v = json!({"id": "mood", "type": "number", "min": 0, "max": "9", "places": 2.0,
+            "keys": ["a"], "default": [1], "visibility": 3, "description": "How it feels"});
+        let d = VarItem::read(&v);
+        assert_eq!((d.min, d.max, d.places), (Some(&json!(0)), Some(&json!("9")), Some(&json!(2.0))));
+        assert_eq!((d.visibility, d.description), (None, Some("How it feels")));
+        assert_eq!(d.default, Some(&json!([1])));
+        assert!(VarItem::read(&json!(["id"])).id.is_none());
+        let p = json!({"policy_id": "default", "content_rating_cap": ["teen"], "global_rules": "x",
+            "categories": [{"id": "g", "action": "redirect"}, {"action": 1}]});
+        let policy = Policy::read(&p);
+        assert_eq!((policy.id, policy.content_rating_cap), (Some("default"), None));
+        assert!(policy.global_rules.is_empty());
+        let actions: Vec<_> = Category::all(Some(&p)).map(|c| c.action).collect();
+        assert_eq!(actions, [Some("redirect"), None]);
+        let tv = json!({"type": "variable_above", "variable": "x", "threshold": 60});
+        let t = Threshold::read(&tv);
+        assert_eq!((t.kind, t.variable, t.threshold), (Some("variable_above"), Some("x"), Some(&json!(60))));
+        let cel = json!("state.x > 1");
+        let t = Threshold::read(&cel);
+        assert!(t.kind.is_none() && t.variable.is_none() && t.threshold.is_none());
+        assert_eq!(Event::read(&json!({"description": "d"})).description, Some("d"));
+    }
+
+    #[test]
+    fn text_fields_and_settings_read_as_written() {
+        let ch = json!({"description": "d", "personality": 3, "text": {"greeting": "hi"}});
+        let t = TextFields::read(&ch);
+        assert_eq!(t.templates(), [("description", Some("d")), ("personality", None)]);
+        assert_eq!(t.text.unwrap().len(), 1);
+        assert!(TextFields::read(&json!({"text": ["hi"]})).text.is_none());
+        assert!(TextFields::read(&json!("text")).description.is_none());
+        let m = json!({"difficulty": 7, "x-note": 1});
+        let s = Settings::read(m.as_object().unwrap());
+        assert_eq!((s.difficulty, s.knobs), (Some(&json!(7)), None));
+        assert!(!Settings::FIELDS.contains(&"x-note"));
+        assert_eq!(ModelChange::read(&json!({"step": 2})).step, Some(&json!(2)));
+        assert!(ModelChange::read(&json!([2])).step.is_none());
+        assert_eq!(emotion(&json!({"emotion": "'calm'"})), Some("'calm'"));
+        assert_eq!(emotion(&json!({"emotion": ["calm"]})), None);
+        let sc = json!({"id": "s", "name": ["S"], "description": "D"});
+        let h = ScenarioHead::read(&sc);
+        assert_eq!((h.id, h.name, h.description), (Some("s"), None, Some("D")));
     }
 
     #[test]

@@ -10,8 +10,12 @@
 
 pub mod bundle;
 pub mod firing;
+pub mod fixture;
 pub mod items;
 pub mod json;
+pub mod manifest;
+pub mod playtest;
+pub mod script;
 pub mod session;
 pub mod types;
 
@@ -195,6 +199,16 @@ pub fn id_of(item: &serde_json::Value) -> Option<&str> {
 /// `bundle`'s scenarios, in bundle order (Format 6).
 pub fn scenarios(bundle: &serde_json::Value) -> &[serde_json::Value] {
     array(bundle, "scenarios")
+}
+
+/// `bundle`'s characters, in bundle order (Format 4).
+pub fn characters(bundle: &serde_json::Value) -> &[serde_json::Value] {
+    array(bundle, "characters")
+}
+
+/// `bundle`'s worlds, in bundle order (Format 5).
+pub fn worlds(bundle: &serde_json::Value) -> &[serde_json::Value] {
+    array(bundle, "worlds")
 }
 
 /// The IDs of `bundle`'s scenarios, in bundle order (Format 6).

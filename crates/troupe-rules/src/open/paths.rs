@@ -6,7 +6,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
 
 use crate::load::lower;
 use crate::check::run::{
@@ -111,8 +110,7 @@ fn check_paths_parsing(paths: &[PathBuf], ir_ok: IrVerifier<'_>) -> Checked {
         let scenario = session
             .header
             .as_ref()
-            .and_then(|h| h.value.get("scenario"))
-            .and_then(Value::as_str)
+            .and_then(|h| crate::model::Header::read(&h.value).scenario)
             .map(str::to_string);
         let bundle = checked.bundles.iter().find(|(_, b)| {
             crate::model::scenario_ids(b).any(|x| Some(x) == scenario.as_deref())

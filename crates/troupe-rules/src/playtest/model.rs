@@ -195,15 +195,9 @@ impl PackPlaytests {
             }
         }
         if let Some(m) = &pack.manifest {
-            out.content_rating = m
-                .value
-                .get("content_rating")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            out.players_max = m
-                .value
-                .pointer("/players/max")
-                .and_then(crate::model::integer_u64);
+            let m = crate::model::manifest::Manifest::read(&m.value);
+            out.content_rating = m.content_rating.map(str::to_string);
+            out.players_max = m.players_max;
         }
         out
     }

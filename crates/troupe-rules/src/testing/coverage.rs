@@ -13,7 +13,7 @@ use crate::load::origin::Origins;
 use crate::engine::observe::Report as Observed;
 use crate::engine::Recorder;
 use crate::model::array;
-use crate::model::items::{Cast, Criterion, VarItem};
+use crate::model::items::{Cast, Criterion, Event, LoreEntry, VarItem};
 
 /// The kinds of items, in report order.
 pub const KINDS: [&str; 7] = [
@@ -135,8 +135,8 @@ impl Model {
     /// `origins` maps bundle pointers back to pack files).
     pub fn new(bundle: &Value, origins: &Origins) -> Model {
         let mut model = Model::default();
-        let worlds = array(bundle, "worlds");
-        let characters = array(bundle, "characters");
+        let worlds = crate::model::worlds(bundle);
+        let characters = crate::model::characters(bundle);
         for (si, s) in crate::model::scenarios(bundle).iter().enumerate() {
             let Some(id) = crate::model::id_of(s) else {
                 continue;
@@ -159,8 +159,10 @@ impl Model {
                         key: format!("{singular} {x}"),
                         label: format!("{singular} {x}"),
                     });
-                    if let Some(w) = s
-                        .pointer(&format!("/{field}/{i}/when"))
+                    // The i-th item's `when`, when written as text.
+                    if let Some(w) = array(s, field)
+                        .get(i)
+                        .and_then(|x| Event::read(x).when)
                         .and_then(Value::as_str)
                     {
                         conds.push((
@@ -203,9 +205,9 @@ impl Model {
                         key: format!("entry {key}"),
                         label: format!("entry {key}"),
                     });
-                    if let Some(w) = ov
-                        .pointer(&format!("/entries/{i}/when"))
-                        .and_then(Value::as_str)
+                    if let Some(w) = array(ov, "entries")
+                        .get(i)
+                        .and_then(|x| LoreEntry::read(x).when)
                     {
                         let self_id = (owner != id).then(|| owner.clone());
                         conds.push((
@@ -267,7 +269,7 @@ impl Model {
                     }
                 }
             }
-            if let Some(e) = s.get("emotion").and_then(Value::as_str) {
+            if let Some(e) = crate::model::items::emotion(s) {
                 conds.push((
                     Site::Emotion,
                     None,

@@ -15,12 +15,15 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::model::array as list;
 use crate::check::run::Checked;
-use crate::open::check_scanned_pack;
 use crate::diag::Diagnostic;
 use crate::load::{scan_pack, PackFileKind, PackFiles};
-use crate::model::items::{Cast, Difficulty, Event, Opening, Rule};
+use crate::model::fixture::Fixture;
+use crate::model::items::{Category, Opening, Policy, Threshold, VarItem};
+use crate::model::manifest::Manifest;
+use crate::model::playtest::Playtest;
+use crate::model::{read_list, Character, List, Scenario, World};
+use crate::open::check_scanned_pack;
 
 /// The line that opens the generated section (Format 20.3).
 pub const BEGIN: &str = "<!-- troupe:docs:begin -->";
@@ -204,10 +207,6 @@ fn plain(v: &Value) -> String {
     }
 }
 
-fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
 
 fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
     let _ = writeln!(out, "| {} |", head.join(" | "));
@@ -224,13 +223,14 @@ fn condition(v: Option<&Value>) -> String {
         None => "—".into(),
         Some(Value::String(cel)) => cell(&code(cel)),
         Some(t) => {
-            let var = s(t, "variable").unwrap_or("");
-            let th = t.get("threshold").map(plain).unwrap_or_default();
-            let words = match s(t, "type").unwrap_or("") {
-                "variable_above" => format!("{var} above {th}"),
-                "variable_below" => format!("{var} below {th}"),
-                "variable_equals" => format!("{var} equals {th}"),
-                other => format!("{var} {other} {th}"),
+            let th = Threshold::read(t);
+            let var = th.variable.unwrap_or("");
+            let at = th.threshold.map(plain).unwrap_or_default();
+            let words = match th.kind.unwrap_or("") {
+                "variable_above" => format!("{var} above {at}"),
+                "variable_below" => format!("{var} below {at}"),
+                "variable_equals" => format!("{var} equals {at}"),
+                other => format!("{var} {other} {at}"),
             };
             cell(&format!("{words} ({})", code(&t.to_string())))
         }
@@ -238,8 +238,8 @@ fn condition(v: Option<&Value>) -> String {
 }
 
 /// A change list (Format 8.5), one change after another.
-fn changes(v: &Value) -> String {
-    let items: Vec<String> = list(v, "changes")
+fn changes(list: &[Value]) -> String {
+    let items: Vec<String> = list
         .iter()
         .flat_map(|c| {
             c.as_object()
@@ -285,16 +285,17 @@ fn yes_no(b: bool) -> &'static str {
     }
 }
 
-fn description(v: &Value) -> String {
-    s(v, "description").map(cell).unwrap_or_default()
+fn description(d: Option<&str>) -> String {
+    d.map(cell).unwrap_or_default()
 }
 
 /// One variable row; `prefix` is the owner's ID and `.` for a character's
 /// or world's variable (Format 8.7).
 fn variable_row(prefix: &str, v: &Value) -> Vec<String> {
-    let id = s(v, "id").unwrap_or("");
-    let mut ty = s(v, "type").unwrap_or("").to_string();
-    match v.get("keys") {
+    let v = VarItem::read(v);
+    let id = v.id.unwrap_or("");
+    let mut ty = v.ty.unwrap_or("").to_string();
+    match v.keys {
         Some(Value::String(k)) => ty = format!("{ty}, keys {k}"),
         Some(Value::Array(a)) => {
             ty = format!(
@@ -304,7 +305,7 @@ fn variable_row(prefix: &str, v: &Value) -> Vec<String> {
         }
         _ => {}
     }
-    let bounds = match (v.get("min"), v.get("max")) {
+    let bounds = match (v.min, v.max) {
         (None, None) => "—".to_string(),
         (min, max) => format!(
             "{} … {}",
@@ -312,16 +313,16 @@ fn variable_row(prefix: &str, v: &Value) -> Vec<String> {
             max.map(plain).unwrap_or_else(|| "+∞".into())
         ),
     };
-    let bounds = match (v.get("places"), bounds.as_str()) {
+    let bounds = match (v.places, bounds.as_str()) {
         (Some(p), "—") => format!("places {}", plain(p)),
         (Some(p), _) => format!("{bounds}, places {}", plain(p)),
         (None, _) => bounds,
     };
-    let default = if let Some(d) = s(v, "derived") {
+    let default = if let Some(d) = v.derived {
         format!("derived: {}", code(d))
-    } else if let Some(k) = s(v, "knob") {
+    } else if let Some(k) = v.knob.and_then(Value::as_str) {
         format!("difficulty knob {}", code(k))
-    } else if let Some(d) = v.get("default") {
+    } else if let Some(d) = v.default {
         code(&d.to_string())
     } else {
         "—".into()
@@ -331,13 +332,14 @@ fn variable_row(prefix: &str, v: &Value) -> Vec<String> {
         cell(&ty),
         cell(&bounds),
         cell(&default),
-        s(v, "visibility").unwrap_or("visible").to_string(),
-        description(v),
+        v.visibility.unwrap_or("visible").to_string(),
+        description(v.description),
     ]
 }
 
-fn by_id<'a>(items: &'a [Value], id: &str) -> Option<&'a Value> {
-    items.iter().find(|x| s(x, "id") == Some(id))
+/// The character `id` of the bundle's characters.
+fn character<'a>(characters: &'a [Character], id: &str) -> Option<&'a Character> {
+    characters.iter().find(|c| c.id == id)
 }
 
 fn render(files: &PackFiles, bundle: &Value) -> String {
@@ -346,83 +348,86 @@ fn render(files: &PackFiles, bundle: &Value) -> String {
     out.push_str(
         "<!-- Generated by `troupe docs` from the checked pack (Format 20.3): edit the pack, then run `troupe docs`; text between these markers is replaced. -->\n\n",
     );
-    let manifest = files.manifest.as_ref().map(|d| &d.value);
+    let manifest = files.manifest.as_ref().map(|d| Manifest::read(&d.value));
     let title = manifest
-        .and_then(|m| s(m, "name"))
+        .and_then(|m| m.name)
         .unwrap_or("This pack")
         .to_string();
     let _ = writeln!(out, "## {} — reference\n", title.trim());
     if let Some(m) = manifest {
         let mut facts = Vec::new();
-        for (key, label) in [
-            ("pack_id", "pack"),
-            ("version", "version"),
-            ("license", "license"),
-            ("content_rating", "content rating"),
+        for (v, label) in [
+            (m.pack_id, "pack"),
+            (m.version, "version"),
+            (m.license, "license"),
+            (m.content_rating, "content rating"),
         ] {
-            if let Some(v) = m.get(key) {
-                facts.push(format!("{label} {}", code(&plain(v))));
+            if let Some(v) = v {
+                facts.push(format!("{label} {}", code(v)));
             }
         }
         if !facts.is_empty() {
             let _ = writeln!(out, "{}.\n", facts.join(", "));
         }
     }
-    let characters = list(bundle, "characters");
-    let worlds = list(bundle, "worlds");
-    let scenarios = list(bundle, "scenarios");
+    let characters: Vec<Character> = read_list(crate::model::characters(bundle))
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect();
+    let worlds: Vec<World> = read_list(crate::model::worlds(bundle))
+        .into_iter()
+        .map(|(_, w)| w)
+        .collect();
+    // The bundle is checked, so each of its scenarios reads (Format 6).
+    let scenarios: Vec<Scenario> = crate::model::scenarios(bundle)
+        .iter()
+        .filter_map(|sc| Scenario::from_value(sc.clone()))
+        .collect();
 
     out.push_str("### Scenarios\n\n");
     let rows: Vec<Vec<String>> = scenarios
         .iter()
         .map(|sc| {
             vec![
-                cell(&code(s(sc, "id").unwrap_or(""))),
-                cell(s(sc, "name").unwrap_or("")),
-                description(sc),
+                cell(&code(&sc.id)),
+                cell(&sc.name),
+                description(sc.description.as_deref()),
             ]
         })
         .collect();
     table(&mut out, &["scenario", "name", "description"], &rows);
 
-    for sc in scenarios {
-        scenario(&mut out, sc, characters, worlds);
+    for sc in &scenarios {
+        scenario(&mut out, sc, &characters, &worlds);
     }
     tests(&mut out, files);
     let _ = writeln!(out, "{END}");
     out
 }
 
-fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]) {
-    let id = s(sc, "id").unwrap_or("");
-    let _ = writeln!(
-        out,
-        "### Scenario {}: {}\n",
-        code(id),
-        s(sc, "name").unwrap_or("").trim()
-    );
-    if let Some(loc) = sc.get("scene").and_then(|x| s(x, "location")) {
+fn scenario(out: &mut String, sc: &Scenario, characters: &[Character], worlds: &[World]) {
+    let _ = writeln!(out, "### Scenario {}: {}\n", code(&sc.id), sc.name.trim());
+    if let Some(loc) = sc.scene.as_ref().and_then(|x| x.location.as_deref()) {
         let _ = writeln!(out, "Scene: {}.\n", loc.trim().trim_end_matches('.'));
     }
 
     out.push_str("#### Cast and seats\n\n");
     let mut cast_chars = Vec::new();
-    let rows: Vec<Vec<String>> = list(sc, "cast")
-        .iter()
+    let rows: Vec<Vec<String>> = sc
+        .cast_entries()
         .map(|m| {
-            if let Some(c) = s(m, "character") {
+            if let Some(c) = m.character {
                 cast_chars.push(c.to_string());
-                let ch = by_id(characters, c);
-                let name = ch
+                let name = character(characters, c)
                     .map(|ch| {
-                        let n = s(ch, "name").unwrap_or("");
-                        match s(ch, "nickname") {
+                        let n = ch.name.as_str();
+                        match ch.nickname.as_deref() {
                             Some(nick) if nick != n => format!("{n} ({nick})"),
                             _ => n.to_string(),
                         }
                     })
                     .unwrap_or_default();
-                let played = if Cast::read(m).player {
+                let played = if m.player {
                     "a player"
                 } else {
                     "the runtime"
@@ -435,7 +440,7 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
                 ]
             } else {
                 vec![
-                    cell(&code(s(m, "seat").unwrap_or(""))),
+                    cell(&code(m.seat.unwrap_or(""))),
                     "seat".into(),
                     String::new(),
                     "a player".into(),
@@ -445,7 +450,7 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
         .collect();
     table(out, &["member", "kind", "name", "played by"], &rows);
 
-    let openings = list(sc, "openings");
+    let openings = sc.list(List::Openings);
     if !openings.is_empty() {
         out.push_str("#### Openings\n\n");
         let rows: Vec<Vec<String>> = openings
@@ -456,31 +461,32 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
                     cell(&code(o.id.unwrap_or(""))),
                     cell(o.author.unwrap_or("narrator")),
                     yes_no(o.group_only).into(),
-                    changes(raw),
+                    changes(o.changes),
                 ]
             })
             .collect();
         table(out, &["opening", "author", "group only", "changes"], &rows);
     }
 
-    let mut vars: Vec<Vec<String>> = list(sc, "variables")
+    let mut vars: Vec<Vec<String>> = sc
+        .list(List::Variables)
         .iter()
         .map(|v| variable_row("", v))
         .collect();
     for c in &cast_chars {
-        if let Some(ch) = by_id(characters, c) {
-            for v in list(ch, "variables") {
+        if let Some(ch) = character(characters, c) {
+            for v in &ch.variables {
                 vars.push(variable_row(&format!("{c}."), v));
             }
         }
     }
-    for w in list(sc, "worlds") {
+    for w in &sc.worlds {
         let wid = match w {
             Value::String(x) => Some(x.as_str()),
-            other => s(other, "id"),
+            other => crate::model::id_of(other),
         };
-        if let Some(world) = wid.and_then(|x| by_id(worlds, x)) {
-            for v in list(world, "variables") {
+        if let Some(world) = wid.and_then(|x| worlds.iter().find(|w| w.id == x)) {
+            for v in &world.variables {
                 vars.push(variable_row(&format!("{}.", wid.unwrap_or("")), v));
             }
         }
@@ -501,21 +507,19 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
         );
     }
 
-    let events = list(sc, "events");
-    if !events.is_empty() {
+    if !sc.events.is_empty() {
         out.push_str("#### Events\n\n");
-        let rows: Vec<Vec<String>> = events
-            .iter()
-            .map(|raw| {
-                let e = Event::read(raw);
+        let rows: Vec<Vec<String>> = sc
+            .event_items(List::Events)
+            .map(|e| {
                 vec![
                     cell(&code(e.id.unwrap_or(""))),
                     condition(e.when),
                     yes_no(e.repeat).into(),
-                    changes(raw),
+                    changes(e.changes),
                     yes_no(e.end).into(),
                     e.signal.map(|x| cell(&code(x))).unwrap_or_default(),
-                    description(raw),
+                    description(e.description),
                 ]
             })
             .collect();
@@ -534,17 +538,16 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
         );
     }
 
-    let outcomes = list(sc, "outcomes");
-    if !outcomes.is_empty() {
+    if !sc.outcomes.is_empty() {
         out.push_str("#### Outcomes\n\nReaching an outcome ends the story.\n\n");
-        let rows: Vec<Vec<String>> = outcomes
-            .iter()
+        let rows: Vec<Vec<String>> = sc
+            .event_items(List::Outcomes)
             .map(|o| {
                 vec![
-                    cell(&code(s(o, "id").unwrap_or(""))),
-                    condition(Event::read(o).when),
-                    changes(o),
-                    description(o),
+                    cell(&code(o.id.unwrap_or(""))),
+                    condition(o.when),
+                    changes(o.changes),
+                    description(o.description),
                 ]
             })
             .collect();
@@ -555,13 +558,11 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
         );
     }
 
-    let rules = list(sc, "rules");
-    if !rules.is_empty() {
+    if !sc.rules.is_empty() {
         out.push_str("#### Rules\n\nThe rules runtime (Format 18) tries them by priority, highest first.\n\n");
-        let rows: Vec<Vec<String>> = rules
-            .iter()
-            .map(|raw| {
-                let r = Rule::read(raw);
+        let rows: Vec<Vec<String>> = sc
+            .rule_items()
+            .map(|r| {
                 let mut trigger = Vec::new();
                 let kws = r.keywords.unwrap_or_default();
                 if !kws.is_empty() {
@@ -588,7 +589,7 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
                     cell(&code(r.id.unwrap_or(""))),
                     cell(&trigger),
                     r.priority.map(plain).unwrap_or_else(|| "0".into()),
-                    changes(raw),
+                    changes(r.changes),
                     r.replies.len().to_string(),
                 ]
             })
@@ -600,11 +601,11 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
         );
     }
 
-    if sc.get("model").is_some() {
+    if sc.model.is_some() {
         model(out, sc);
     }
 
-    if let Some(d) = Difficulty::of(sc) {
+    if let Some(d) = sc.difficulty() {
         let default = d.default.unwrap_or("");
         let options = d.options;
         let mut knobs: Vec<&str> = Vec::new();
@@ -643,16 +644,17 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
         table(out, &head, &rows);
     }
 
-    if let Some(p) = sc.get("safety") {
+    if let Some(p) = &sc.safety {
         out.push_str("#### Safety\n\n");
+        let policy = Policy::read(p);
         let mut facts = Vec::new();
-        if let Some(id) = s(p, "policy_id") {
+        if let Some(id) = policy.id {
             facts.push(format!("Policy {}", code(id)));
         }
-        if let Some(cap) = s(p, "content_rating_cap") {
+        if let Some(cap) = policy.content_rating_cap {
             facts.push(format!("content rating cap {}", code(cap)));
         }
-        let globals = list(p, "global_rules");
+        let globals = policy.global_rules;
         if !globals.is_empty() {
             facts.push(format!(
                 "global rules {}",
@@ -666,21 +668,18 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
         if !facts.is_empty() {
             let _ = writeln!(out, "{}.\n", facts.join(", "));
         }
-        let rows: Vec<Vec<String>> = list(p, "categories")
-            .iter()
+        let rows: Vec<Vec<String>> = Category::all(Some(p))
             .map(|c| {
                 let mut matches = Vec::new();
-                let terms = list(c, "terms");
-                if !terms.is_empty() {
-                    matches.push(format!("{} terms", terms.len()));
+                if !c.terms.is_empty() {
+                    matches.push(format!("{} terms", c.terms.len()));
                 }
-                let pats = list(c, "patterns");
-                if !pats.is_empty() {
-                    matches.push(format!("{} patterns", pats.len()));
+                if !c.patterns.is_empty() {
+                    matches.push(format!("{} patterns", c.patterns.len()));
                 }
                 vec![
-                    cell(&code(s(c, "id").unwrap_or(""))),
-                    cell(s(c, "action").unwrap_or("")),
+                    cell(&code(c.id.unwrap_or(""))),
+                    cell(c.action.unwrap_or("")),
                     cell(&matches.join(", ")),
                 ]
             })
@@ -694,9 +693,9 @@ fn scenario(out: &mut String, sc: &Value, characters: &[Value], worlds: &[Value]
 /// What a language model may do under `--runtime model` (Format 24.2),
 /// read as the model runtime reads it: the names it may change with their
 /// step limits, the emotions, the instructions, lore budget and history.
-fn model(out: &mut String, sc: &Value) {
+fn model(out: &mut String, sc: &Scenario) {
     use crate::runtime::chat::ModelDecl;
-    let decl = ModelDecl::read(sc.get("model"));
+    let decl = ModelDecl::read(sc.model.as_ref());
     out.push_str("#### Model
 
 ");
@@ -749,22 +748,16 @@ fn tests(out: &mut String, files: &PackFiles) {
         .iter()
         .filter(|(_, (k, _))| *k == PackFileKind::Test)
         .map(|(rel, (_, doc))| {
-            let v = &doc.value;
+            let f = Fixture::read(&doc.value);
             vec![
-                cell(&code(s(v, "fixture_id").unwrap_or(""))),
+                cell(&code(f.fixture_id.unwrap_or(""))),
                 cell(&code(rel)),
-                cell(&code(s(v, "scenario_id").unwrap_or(""))),
-                cell(s(v, "runtime").unwrap_or("rules")),
-                s(v, "difficulty")
-                    .map(|d| cell(&code(d)))
-                    .unwrap_or_default(),
-                list(v, "turns")
-                    .iter()
-                    .filter(|t| t.get("settings").is_none())
-                    .count()
-                    .to_string(),
-                list(v, "static_assertions").len().to_string(),
-                description(v),
+                cell(&code(f.scenario_id.unwrap_or(""))),
+                cell(f.runtime.unwrap_or("rules")),
+                f.difficulty.map(|d| cell(&code(d))).unwrap_or_default(),
+                f.turn_count().to_string(),
+                f.static_assertions.len().to_string(),
+                description(f.description),
             ]
         })
         .collect();
@@ -773,12 +766,12 @@ fn tests(out: &mut String, files: &PackFiles) {
         .iter()
         .filter(|(_, (k, _))| *k == PackFileKind::Playtest)
         .map(|(rel, (_, doc))| {
-            let v = &doc.value;
+            let p = Playtest::read(&doc.value);
             vec![
-                cell(&code(s(v, "name").unwrap_or(""))),
+                cell(&code(p.name.unwrap_or(""))),
                 cell(&code(rel)),
-                cell(s(v, "mode").unwrap_or("")),
-                s(v, "summary").map(cell).unwrap_or_default(),
+                cell(p.mode.unwrap_or("")),
+                p.summary.map(cell).unwrap_or_default(),
             ]
         })
         .collect();

@@ -1507,28 +1507,19 @@ pub struct StageSettings {
 }
 
 impl StageSettings {
-    /// From the manifest's `explore` value (checked by its schema).
-    pub fn from_value(v: &Value) -> StageSettings {
-        let list = |k: &str| -> Option<Vec<String>> {
-            v.get(k).and_then(Value::as_array).map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
+    /// From the manifest's `explore` settings (checked by its schema).
+    pub fn from_explore(v: &crate::model::manifest::Explore<'_>) -> StageSettings {
+        let list = |l: Option<&[Value]>| -> Option<Vec<String>> {
+            l.map(|a| crate::model::strings(a).map(str::to_string).collect())
         };
         StageSettings {
             depth: v
-                .get("depth")
-                .and_then(Value::as_u64)
+                .depth
                 .map_or(DEFAULT_DEPTH, |d| d.min(u64::from(MAX_DEPTH)) as u32),
-            states: v
-                .get("states")
-                .and_then(Value::as_u64)
-                .map_or(DEFAULT_STATES, |s| s.min(MAX_STATES)),
-            seed: v.get("seed").and_then(Value::as_u64).unwrap_or(0),
-            reachable: list("reachable").unwrap_or_else(|| vec!["outcomes".into()]),
-            unreachable: list("unreachable").unwrap_or_default(),
+            states: v.states.map_or(DEFAULT_STATES, |s| s.min(MAX_STATES)),
+            seed: v.seed.unwrap_or(0),
+            reachable: list(v.reachable).unwrap_or_else(|| vec!["outcomes".into()]),
+            unreachable: list(v.unreachable).unwrap_or_default(),
         }
     }
 }
@@ -1537,40 +1528,21 @@ impl StageSettings {
 /// a pack whose manifest has `explore`; SKIP otherwise.
 pub fn stage(pack: &crate::load::PackFiles, bundle: &Value) -> super::model::StageResult {
     use super::model::{Failure, StageName, StageResult, Status, TestResult};
-    let Some(cfg) = pack
-        .manifest
-        .as_ref()
-        .and_then(|m| m.value.get("explore"))
-        .map(StageSettings::from_value)
-    else {
+    let manifest = crate::model::manifest::Manifest::of(pack.manifest.as_ref().map(|m| &m.value));
+    let Some(cfg) = manifest.explore.as_ref().map(StageSettings::from_explore) else {
         return StageResult::whole(
             StageName::Explore,
             Status::Skip,
             "the manifest has no explore settings",
         );
     };
-    let entries: Vec<(String, String)> = pack
-        .manifest
-        .as_ref()
-        .and_then(|m| m.value.get("entry_scenarios"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .filter_map(|p| {
-                    let id = pack
-                        .files
-                        .get(p)?
-                        .1
-                        .value
-                        .get("scenario_id")?
-                        .as_str()?
-                        .to_string();
-                    Some((p.to_string(), id))
-                })
-                .collect()
+    let entries: Vec<(String, String)> = manifest
+        .entries()
+        .filter_map(|(_, p)| {
+            let id = crate::model::manifest::scenario_id(&pack.files.get(p)?.1.value)?;
+            Some((p.to_string(), id.to_string()))
         })
-        .unwrap_or_default();
+        .collect();
     let opened = Opened::from_checked(pack.root.display().to_string(), bundle.clone());
     let mut tests = Vec::new();
     for (file, id) in entries {

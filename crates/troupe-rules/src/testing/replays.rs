@@ -245,11 +245,16 @@ pub fn turns_text(engine: &Engine, messages: &[Value], players: &[String]) -> St
                 "(no words)".into()
             };
             out.push_str(&format!("  reply: {reply}\n"));
-            let changes = a
-                .raw
-                .get("changes")
-                .map(crate::runtime::session_writer::troupe_json)
-                .unwrap_or_else(|| "[]".into());
+            let changes = a.changes.map_or_else(
+                || "[]".into(),
+                |c| {
+                    let items: Vec<String> = c
+                        .iter()
+                        .map(crate::runtime::session_writer::troupe_json)
+                        .collect();
+                    format!("[{}]", items.join(","))
+                },
+            );
             out.push_str(&format!("  changes: {changes}\n"));
         }
         let last_line = messages.get(last).unwrap_or(m);

@@ -336,7 +336,7 @@ fn static_stage(
             .iter()
             .find(|(p, v)| {
                 p.starts_with("scenarios/")
-                    && v.get("scenario_id").and_then(Value::as_str) == Some(&fx.scenario_id)
+                    && crate::model::manifest::scenario_id(v) == Some(&fx.scenario_id)
             })
             .map(|(p, _)| p.clone())
             .unwrap_or_default();

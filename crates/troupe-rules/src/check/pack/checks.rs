@@ -4,24 +4,10 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
-
 use crate::load::lower::PackValues;
+use crate::model::manifest::{file_id, rating_cap, scenario_id, Manifest, FILE as MANIFEST, ID_FIELDS};
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::load::normalize_ref;
-
-/// The ID field of each pack file kind, by folder.
-const ID_FIELDS: &[(&str, &str)] = &[
-    ("scenarios/", "scenario_id"),
-    ("npcs/", "npc_id"),
-    ("rubrics/", "rubric_id"),
-    ("safety/", "policy_id"),
-    ("scenes/", "scene_id"),
-    ("worlds/", "world_id"),
-    ("tests/", "fixture_id"),
-    ("playtests/", "name"),
-    ("personas/", "persona_id"),
-];
 
 /// Content ratings in rank order (Format 13.4).
 const RATINGS: &[&str] = &["general", "teen", "mature"];
@@ -32,29 +18,22 @@ const RATINGS: &[&str] = &["general", "teen", "mature"];
 /// diagnostics, so nothing that depends on its content is reported again.
 pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let manifest = files.get("manifest.yaml");
+    let manifest = files.get(MANIFEST).map(Manifest::read);
 
     // Entry scenarios exist (MISSING_FILE / PATH_TRAVERSAL at the item).
     let mut entry_ids = Vec::new();
     if let Some(m) = manifest {
-        for (k, e) in m
-            .get("entry_scenarios")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .enumerate()
-        {
-            let Some(r) = e.as_str() else { continue };
+        for (k, r) in m.entries() {
             let at = format!("/entry_scenarios/{k}");
             match normalize_ref(r) {
                 Err(e) => out.push(
                     Diagnostic::error(e.code, e.message)
-                        .in_file("manifest.yaml")
+                        .in_file(MANIFEST)
                         .at(at),
                 ),
                 Ok(p) => match files.get(&p) {
                     Some(s) if p.starts_with("scenarios/") => {
-                        if let Some(id) = s.get("scenario_id").and_then(Value::as_str) {
+                        if let Some(id) = scenario_id(s) {
                             entry_ids.push(id.to_string());
                         }
                     }
@@ -64,7 +43,7 @@ pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Ve
                             Code::MissingFile,
                             format!("entry scenario `{p}` is not a scenario file of this pack"),
                         )
-                        .in_file("manifest.yaml")
+                        .in_file(MANIFEST)
                         .at(at),
                     ),
                 },
@@ -76,7 +55,7 @@ pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Ve
     for (folder, field) in ID_FIELDS {
         let mut seen: HashMap<&str, &str> = HashMap::new();
         for (path, v) in files.iter().filter(|(p, _)| p.starts_with(folder)) {
-            let Some(id) = v.get(*field).and_then(Value::as_str) else {
+            let Some(id) = file_id(folder, v) else {
                 continue;
             };
             if let Some(first) = seen.insert(id, path) {
@@ -95,15 +74,12 @@ pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Ve
 
     // The safety policy's cap against the manifest's rating (Format 13.4).
     if let Some(m) = manifest {
-        let rating = m.get("content_rating").and_then(Value::as_str);
+        let rating = m.content_rating;
         let policy = m
-            .pointer("/safety/policy")
-            .and_then(Value::as_str)
+            .safety_policy
             .and_then(|r| normalize_ref(r).ok())
             .and_then(|p| files.get(&p));
-        let cap = policy
-            .and_then(|p| p.get("content_rating_cap"))
-            .and_then(Value::as_str);
+        let cap = policy.and_then(rating_cap);
         let rank = |r: &str| RATINGS.iter().position(|x| *x == r);
         if let (Some(rating), Some(cap)) = (rating, cap) {
             if let (Some(r), Some(c)) = (rank(rating), rank(cap)) {
@@ -113,7 +89,7 @@ pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Ve
                             Code::RatingCap,
                             format!("content_rating `{rating}` is above the safety policy's content_rating_cap `{cap}`"),
                         )
-                        .in_file("manifest.yaml")
+                        .in_file(MANIFEST)
                         .at("/content_rating")
                         .with_help("lower the pack's content_rating or raise the policy's cap"),
                     );
@@ -127,7 +103,7 @@ pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Ve
     let scenario_ids: Vec<&str> = files
         .iter()
         .filter(|(p, _)| p.starts_with("scenarios/"))
-        .filter_map(|(_, v)| v.get("scenario_id").and_then(Value::as_str))
+        .filter_map(|(_, v)| scenario_id(v))
         .collect();
     // A scenario file that did not parse may be the one a fixture names.
     let all_scenarios_read = !files.is_empty()
@@ -135,7 +111,7 @@ pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Ve
             == scenario_files_on_disk(files, exists);
     let mut tested = Vec::new();
     for (path, v) in files.iter().filter(|(p, _)| p.starts_with("tests/")) {
-        if let Some(s) = v.get("scenario_id").and_then(Value::as_str) {
+        if let Some(s) = scenario_id(v) {
             if all_scenarios_read && !scenario_ids.contains(&s) {
                 out.push(
                     Diagnostic::error(
@@ -166,7 +142,7 @@ pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Ve
                     format!("entry scenario `{id}` has no smoke fixture (tests/smoke_{id}.yaml)"),
                 )
                 .with_severity(Severity::Warning)
-                .in_file("manifest.yaml")
+                .in_file(MANIFEST)
                 .at("/entry_scenarios"),
             );
         }
@@ -182,16 +158,11 @@ fn scenario_files_on_disk(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> 
         .filter(|p| p.starts_with("scenarios/"))
         .cloned()
         .collect();
-    if let Some(entries) = files
-        .get("manifest.yaml")
-        .and_then(|m| m.get("entry_scenarios"))
-        .and_then(Value::as_array)
-    {
-        for e in entries.iter().filter_map(Value::as_str) {
-            if let Ok(p) = normalize_ref(e) {
-                if p.starts_with("scenarios/") && exists(&p) && !names.contains(&p) {
-                    names.push(p);
-                }
+    let manifest = Manifest::of(files.get(MANIFEST));
+    for (_, e) in manifest.entries() {
+        if let Ok(p) = normalize_ref(e) {
+            if p.starts_with("scenarios/") && exists(&p) && !names.contains(&p) {
+                names.push(p);
             }
         }
     }

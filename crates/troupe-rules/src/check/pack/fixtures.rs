@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use crate::model::array as list;
 use crate::load::lower::PackValues;
+use crate::model::fixture::{Fixture, Step};
 use crate::changes::resolve_target;
 use crate::changes::settings::Declared;
 use crate::resolve::story::{resolve, SessionContext, Story};
@@ -27,9 +27,10 @@ pub fn check_fixtures(
     let mut out = Vec::new();
     let scenarios = crate::model::scenarios(bundle);
     for (path, fixture) in files.iter().filter(|(p, _)| p.starts_with("tests/")) {
+        let fixture = Fixture::read(fixture);
         let mut found = Vec::new();
-        check_turn_numbers(fixture, &mut found);
-        if let Some(rel) = fixture.get("cassette").and_then(Value::as_str) {
+        check_turn_numbers(&fixture, &mut found);
+        if let Some(rel) = fixture.cassette {
             if in_cassettes(rel) && !exists(rel) {
                 found.push(
                     Diagnostic::error(
@@ -40,19 +41,16 @@ pub fn check_fixtures(
                 );
             }
         }
-        if let Some(m) = fixture.pointer("/coverage/minimum") {
+        if let Some(m) = fixture.coverage_minimum {
             crate::check::bundle::number_field(m, "/coverage/minimum", &mut found);
         }
-        let index = fixture
-            .get("scenario_id")
-            .and_then(Value::as_str)
-            .and_then(|id| {
-                scenarios
-                    .iter()
-                    .position(|s| crate::model::id_of(s) == Some(id))
-            });
+        let index = fixture.scenario_id.and_then(|id| {
+            scenarios
+                .iter()
+                .position(|s| crate::model::id_of(s) == Some(id))
+        });
         if let Some(story) = index.and_then(|i| story_as_run(bundle, i)) {
-            check_against(fixture, &story, &mut found);
+            check_against(&fixture, &story, &mut found);
         }
         out.extend(found.into_iter().map(|d| d.in_file(path.as_str())));
     }
@@ -62,7 +60,7 @@ pub fn check_fixtures(
 /// The story a fixture plays: the scenario with its seats filled as a
 /// runtime fills them (Format 18.4), so `keys: "cast"` includes the seats.
 fn story_as_run(bundle: &Value, index: usize) -> Option<Story> {
-    let scenario = bundle.get("scenarios")?.get(index)?;
+    let scenario = crate::model::scenarios(bundle).get(index)?;
     let (players, characters) = crate::model::session::default_players(
         scenario,
         crate::model::session::DEFAULT_PLAYER_NAME,
@@ -85,14 +83,14 @@ pub fn in_cassettes(rel: &str) -> bool {
 
 /// The k-th turn of `turns` (settings steps not counted) is numbered k
 /// (ORDER at `/turns/<i>/turn`).
-fn check_turn_numbers(fixture: &Value, out: &mut Vec<Diagnostic>) {
+fn check_turn_numbers(fixture: &Fixture<'_>, out: &mut Vec<Diagnostic>) {
     let mut want = 0;
-    for (i, t) in list(fixture, "turns").iter().enumerate() {
-        if t.get("settings").is_some() {
+    for (i, step) in fixture.steps() {
+        let Step::Turn(t) = step else {
             continue; // a settings step (Format 8.9)
-        }
+        };
         want += 1;
-        let Some(n) = t.get("turn").and_then(Value::as_i64) else {
+        let Some(n) = t.turn else {
             continue; // SCHEMA
         };
         if n != want {
@@ -114,10 +112,10 @@ fn ids(items: &[Value]) -> Vec<&str> {
 }
 
 /// The references a fixture makes into its story.
-fn check_against(fixture: &Value, story: &Story, out: &mut Vec<Diagnostic>) {
+fn check_against(fixture: &Fixture<'_>, story: &Story, out: &mut Vec<Diagnostic>) {
     let sc = &story.scenario;
     let sid = &sc.id;
-    if let Some(p) = fixture.get("difficulty").and_then(Value::as_str) {
+    if let Some(p) = fixture.difficulty {
         let presets: Vec<&str> = sc
             .difficulty()
             .map(|d| d.presets().collect())
@@ -138,20 +136,23 @@ fn check_against(fixture: &Value, story: &Story, out: &mut Vec<Diagnostic>) {
     let outcomes = ids(&sc.outcomes);
     let rules = ids(&sc.rules);
     let firing_ids: Vec<&str> = events.iter().chain(&outcomes).copied().collect();
-    for (i, t) in list(fixture, "turns").iter().enumerate() {
-        if let Some(s) = t.get("settings") {
-            crate::changes::settings::check_settings(
-                story.scenario.difficulty().and_then(Declared::of).as_ref(),
-                s,
-                &format!("/turns/{i}/settings"),
-                out,
-            );
-            continue;
-        }
-        let Some(e) = t.get("expect") else { continue };
+    for (i, step) in fixture.steps() {
+        let t = match step {
+            Step::Settings(s) => {
+                crate::changes::settings::check_settings(
+                    story.scenario.difficulty().and_then(Declared::of).as_ref(),
+                    s,
+                    &format!("/turns/{i}/settings"),
+                    out,
+                );
+                continue;
+            }
+            Step::Turn(t) => t,
+        };
+        let Some(e) = t.expect else { continue };
         let at = format!("/turns/{i}/expect");
-        for field in ["fired", "not_fired"] {
-            for (k, id) in list(e, field).iter().enumerate() {
+        for (field, items) in e.firing_lists() {
+            for (k, id) in items.iter().enumerate() {
                 let Some(id) = id.as_str() else { continue };
                 if !firing_ids.contains(&id) {
                     out.push(
@@ -167,7 +168,7 @@ fn check_against(fixture: &Value, story: &Story, out: &mut Vec<Diagnostic>) {
                 }
             }
         }
-        if let Some(id) = e.get("outcome").and_then(Value::as_str) {
+        if let Some(id) = e.outcome {
             if !outcomes.contains(&id) {
                 let also = if events.contains(&id) {
                     format!(" (`{id}` is an event: expect it with `fired: [{id}]`)")
@@ -183,7 +184,7 @@ fn check_against(fixture: &Value, story: &Story, out: &mut Vec<Diagnostic>) {
                 );
             }
         }
-        if let Some(id) = e.get("rule").and_then(Value::as_str) {
+        if let Some(id) = e.rule {
             if !rules.contains(&id) {
                 out.push(
                     Diagnostic::error(
@@ -197,7 +198,7 @@ fn check_against(fixture: &Value, story: &Story, out: &mut Vec<Diagnostic>) {
                 );
             }
         }
-        for (k, name) in list(e, "state_delta_contains").iter().enumerate() {
+        for (k, name) in e.state_delta_contains.iter().enumerate() {
             let Some(name) = name.as_str() else { continue };
             if let Some(why) = not_a_state_name(story, name) {
                 out.push(
@@ -206,7 +207,7 @@ fn check_against(fixture: &Value, story: &Story, out: &mut Vec<Diagnostic>) {
                 );
             }
         }
-        if let Some(state) = e.get("state").and_then(Value::as_object) {
+        if let Some(state) = e.state {
             for name in state.keys() {
                 if let Some(why) = not_a_state_name(story, name) {
                     out.push(

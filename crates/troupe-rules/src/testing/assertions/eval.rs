@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::syntax::{Check, Cmp, Path, Selector};
 use crate::changes::values::{exact_decimal, kind_of};
 use crate::load::normalize_ref;
+use crate::model::manifest::{Manifest, FILE as MANIFEST};
 
 /// The pack documents a path reads: every parsed file by pack-relative path
 /// (`manifest.yaml` included).
@@ -40,13 +41,12 @@ pub fn resolve<'a>(
         }
         Some(s) if s.selectors.is_empty() && s.name == "manifest" => {
             steps.next();
-            docs.doc("manifest.yaml")
+            docs.doc(MANIFEST)
         }
         Some(s) if s.selectors.is_empty() && s.name == "safety" => {
             steps.next();
-            docs.doc("manifest.yaml")
-                .and_then(|m| m.pointer("/safety/policy"))
-                .and_then(Value::as_str)
+            docs.doc(MANIFEST)
+                .and_then(|m| Manifest::read(m).safety_policy)
                 .and_then(|p| normalize_ref(p).ok())
                 .and_then(|p| docs.doc(&p))
         }
@@ -91,10 +91,7 @@ pub fn resolve<'a>(
 /// Follows a ref (`{ref: path}`) to the referenced document; anything else
 /// (or a ref naming no parsed file) stays as it is.
 fn follow<'a>(docs: &'a dyn PackDocs, v: &'a Value) -> &'a Value {
-    let target = v
-        .as_object()
-        .and_then(|o| o.get("ref"))
-        .and_then(Value::as_str)
+    let target = crate::model::manifest::ref_path(v)
         .and_then(|p| normalize_ref(p).ok())
         .and_then(|p| docs.doc(&p));
     target.unwrap_or(v)
