@@ -52,7 +52,11 @@ pub fn lower_settings(ir: &StoryIr, settings: &Value) -> Result<SettingsIr, Stri
         .difficulty
         .as_ref()
         .ok_or("the scenario has no difficulty, so it declares no settings")?;
-    let preset = match settings.get("difficulty") {
+    // A settings value that is no object sets nothing (its checks say so).
+    let written = settings
+        .as_object()
+        .map(crate::model::items::Settings::read);
+    let preset = match written.and_then(|w| w.difficulty) {
         Some(p) => {
             let p = p.as_str().ok_or("`difficulty` is not a preset ID")?;
             Some(
@@ -65,7 +69,7 @@ pub fn lower_settings(ir: &StoryIr, settings: &Value) -> Result<SettingsIr, Stri
         None => None,
     };
     let mut knobs = Vec::new();
-    if let Some(k) = settings.get("knobs").and_then(Value::as_object) {
+    if let Some(k) = written.and_then(|w| w.knobs).and_then(Value::as_object) {
         for (name, v) in k {
             let i = d
                 .knobs

@@ -510,7 +510,7 @@ pub fn lower_parts(
     parts
         .iter()
         .map(|p| {
-            let crate::model::items::Part { text, audience } = crate::model::items::Part::read(p);
+            let crate::model::session::Part { text, audience } = crate::model::session::Part::read(p);
             let audience = match audience {
                 Some(a) => {
                     let mut who = Vec::with_capacity(a.len());
@@ -525,7 +525,7 @@ pub fn lower_parts(
                 None => None,
             };
             Ok(PartIr {
-                text: Arc::from(text),
+                text: Arc::from(text.unwrap_or("")),
                 audience,
             })
         })

@@ -565,6 +565,47 @@ impl<'a> Threshold<'a> {
     }
 }
 
+/// A scenario's `model` block (Format 24.2), read field by field; an absent
+/// block (or one that is no object) reads as empty.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ModelBlock<'a> {
+    /// `changes`: each variable the model may change, with its declaration.
+    pub changes: Option<&'a Map<String, Value>>,
+    /// `emotions`, as written.
+    pub emotions: &'a [Value],
+    /// `prompt` (24.3), when text.
+    pub prompt: Option<&'a str>,
+    /// `lore_budget`, as written (an integer when valid).
+    pub lore_budget: Option<&'a Value>,
+    /// `history`, as written (an integer when valid).
+    pub history: Option<&'a Value>,
+}
+
+impl<'a> ModelBlock<'a> {
+    /// Reads the block `m`.
+    pub fn read(m: Option<&'a Value>) -> ModelBlock<'a> {
+        let Some(m) = m.filter(|m| m.is_object()) else {
+            return ModelBlock::default();
+        };
+        ModelBlock {
+            changes: m.get("changes").and_then(Value::as_object),
+            emotions: array(m, "emotions"),
+            prompt: text(m, "prompt"),
+            lore_budget: m.get("lore_budget"),
+            history: m.get("history"),
+        }
+    }
+
+    /// Each variable the model may change, in written order, with its
+    /// `step` as written (24.2).
+    pub fn change_steps(&self) -> impl Iterator<Item = (&'a str, Option<&'a Value>)> {
+        self.changes
+            .into_iter()
+            .flatten()
+            .map(|(name, d)| (name.as_str(), ModelChange::read(d).step))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -663,65 +704,5 @@ mod tests {
         let t = TurnOrder::of(&sc);
         assert_eq!((t.strategy, t.max_replies_per_turn), (Some("natural"), Some(3)));
         assert!(TurnOrder::of(&json!({})).strategy.is_none());
-    }
-}
-
-/// A scenario's `model` block (Format 24.2), read field by field; an absent
-/// block (or one that is no object) reads as empty.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ModelBlock<'a> {
-    /// `changes`: each variable the model may change, with its declaration.
-    pub changes: Option<&'a Map<String, Value>>,
-    /// `emotions`, as written.
-    pub emotions: &'a [Value],
-    /// `prompt` (24.3), when text.
-    pub prompt: Option<&'a str>,
-    /// `lore_budget`, as written (an integer when valid).
-    pub lore_budget: Option<&'a Value>,
-    /// `history`, as written (an integer when valid).
-    pub history: Option<&'a Value>,
-}
-
-impl<'a> ModelBlock<'a> {
-    /// Reads the block `m`.
-    pub fn read(m: Option<&'a Value>) -> ModelBlock<'a> {
-        let Some(m) = m.filter(|m| m.is_object()) else {
-            return ModelBlock::default();
-        };
-        ModelBlock {
-            changes: m.get("changes").and_then(Value::as_object),
-            emotions: array(m, "emotions"),
-            prompt: text(m, "prompt"),
-            lore_budget: m.get("lore_budget"),
-            history: m.get("history"),
-        }
-    }
-
-    /// Each variable the model may change, in written order, with its
-    /// `step` as written (24.2).
-    pub fn change_steps(&self) -> impl Iterator<Item = (&'a str, Option<&'a Value>)> {
-        self.changes
-            .into_iter()
-            .flatten()
-            .map(|(name, d)| (name.as_str(), d.get("step")))
-    }
-}
-
-/// A part of a message or an opening (Format 7.2), read field by field.
-#[derive(Debug, Clone, Copy)]
-pub struct Part<'a> {
-    /// `text` (empty when absent).
-    pub text: &'a str,
-    /// `audience`, when written as a list.
-    pub audience: Option<&'a [Value]>,
-}
-
-impl<'a> Part<'a> {
-    /// Reads the part `p`.
-    pub fn read(p: &'a Value) -> Part<'a> {
-        Part {
-            text: text(p, "text").unwrap_or(""),
-            audience: list(p, "audience"),
-        }
     }
 }

@@ -541,10 +541,8 @@ mod tests {
         let rules = bundle()["scenarios"][0]["rules"].clone();
         let owner = |rule: &str| -> Option<String> {
             let r = rules.as_array()?.iter().find(|r| r["id"] == rule)?;
-            r.get("reply_as")
-                .or_else(|| r.get("by"))
-                .and_then(Value::as_str)
-                .map(str::to_string)
+            let r = crate::model::items::Rule::read(r);
+            r.reply_as.or(r.by).map(str::to_string)
         };
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         let mut speakers = std::collections::HashSet::new();
