@@ -13,7 +13,8 @@
 //! evaluator), `celcrate:<case>` (the same with the `cel` crate),
 //! `start:source` and `start:package` (a session started from
 //! an already opened pack), `open+start:package` (open the compiled
-//! example package and start a session), `turn:single` and `turn:all`
+//! example package and start a session; `open+start:package-json` the same
+//! package without `ir.compact`, as packages were before it), `turn:single` and `turn:all`
 //! (N turns of one session of the ensemble bundle of
 //! `benches/runtime/cases.rs`: one reply a turn, or three under the `all`
 //! strategy; issue 37), `turn:script:<pack>:<script>[:<preset>]` (N
@@ -98,12 +99,35 @@ fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/packs/everyday-negotiation")
 }
 
-/// The example pack compiled into a package in a temporary folder.
+/// The example pack compiled into a package in a temporary folder, as
+/// `troupe compile` writes it (with `ir.compact`).
 fn package(dir: &Path) -> PathBuf {
     let o = open(&example()).expect("the example opens");
     let path = dir.join("ex.troupe");
     let bytes = troupe::compile::package::write_package(&o.bundle, &o.sessions).unwrap();
     std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// [`package`] without its `ir.compact` (`ir.json` the only compiled
+/// entry, as packages were before it; Format 14.4).
+fn package_json_only(dir: &Path) -> PathBuf {
+    use std::io::Write;
+    let bytes = std::fs::read(package(dir)).unwrap();
+    let kept = troupe::load::screen_package("p", &bytes)
+        .value
+        .unwrap()
+        .kept;
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored)
+        .last_modified_time(zip::DateTime::default());
+    for (n, data) in kept.iter().filter(|(n, _)| n != "ir.compact") {
+        out.start_file(n.as_str(), options).unwrap();
+        out.write_all(data).unwrap();
+    }
+    let path = dir.join("ex-json.troupe");
+    std::fs::write(&path, out.finish().unwrap().into_inner()).unwrap();
     path
 }
 
@@ -203,8 +227,12 @@ fn main() {
                 }
             }
         }
-        Some(("open+start", "package")) => {
-            let path = package(dir.path());
+        Some(("open+start", form @ ("package" | "package-json"))) => {
+            let path = if form == "package" {
+                package(dir.path())
+            } else {
+                package_json_only(dir.path())
+            };
             for _ in 0..n {
                 let o = open(&path).unwrap();
                 black_box(Session::start(&o, &Options::default()).unwrap());

@@ -207,7 +207,7 @@ pub fn package(data: &[u8]) {
     let loaded = troupe::load::parse_package("p.troupe", data);
     if let Some(pkg) = &loaded.value {
         let _ =
-            troupe::check::run::check_package(pkg, &troupe::compile::package::ir_is_compilation_of);
+            troupe::check::run::check_package(pkg, &troupe::compile::package::compiled_forms_match);
     }
 }
 

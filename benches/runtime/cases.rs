@@ -183,6 +183,14 @@ fn packs(c: &mut Criterion) {
         troupe::compile::package::write_package(&o.bundle, &o.sessions).unwrap(),
     )
     .unwrap();
+    // The same package without `ir.compact`: `ir.json` read and hashed
+    // instead, as packages were before it (Format 14.4).
+    let jpkg = dir.path().join("ex-json.troupe");
+    std::fs::write(
+        &jpkg,
+        without_entry(&std::fs::read(&epkg).unwrap(), "ir.compact"),
+    )
+    .unwrap();
     g.bench_function("open source pack", |b| {
         b.iter(|| black_box(open(&ex).unwrap()))
     });
@@ -201,6 +209,15 @@ fn packs(c: &mut Criterion) {
             black_box(Session::start(&o, &Options::default()).unwrap())
         })
     });
+    g.bench_function(
+        "open compiled package (ir.json only) + start session",
+        |b| {
+            b.iter(|| {
+                let o = open(&jpkg).unwrap();
+                black_box(Session::start(&o, &Options::default()).unwrap())
+            })
+        },
+    );
     // A service opens a pack once and starts a session per player
     // (issue 41 item 4): a start alone, from each form of the pack.
     let opened_src = open(&ex).unwrap();
@@ -329,3 +346,19 @@ fn ensemble(c: &mut Criterion) {
 }
 
 criterion_group!(benches, turns, packs, heavy, sessions, ensemble);
+
+/// The package `bytes` written again without its entry `name` (stored,
+/// in order).
+fn without_entry(bytes: &[u8], name: &str) -> Vec<u8> {
+    use std::io::Write;
+    let kept = troupe::load::screen_package("p", bytes).value.unwrap().kept;
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored)
+        .last_modified_time(zip::DateTime::default());
+    for (n, data) in kept.iter().filter(|(n, _)| n != name) {
+        out.start_file(n.as_str(), options).unwrap();
+        out.write_all(data).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}

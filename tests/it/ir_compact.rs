@@ -277,7 +277,7 @@ fn truncated_edited_and_huge_binary_irs_are_refused_never_a_panic() {
         let f = read_ir_bin(&bin[..n], &hash).unwrap_err();
         assert_eq!(f.pointer, "", "{n}");
         assert!(
-            f.message.starts_with("ir.bin cannot be read"),
+            f.message.starts_with("ir.compact cannot be read"),
             "{n}: {}",
             f.message
         );

@@ -22,13 +22,26 @@ use troupe::open::{open, open_with};
 use troupe::runtime::safety::Status;
 use troupe::runtime::{OpenOptions, Options, Session};
 
-use crate::common::packages::{self, entries, fix_ir_hash, get, play_safety, set, write};
+use crate::common::packages::{self, fix_ir_hash, get, play_safety, set, write};
 
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";
 
-/// The example package and its entries.
+/// The example package and its entries, `ir.json` its only compiled entry
+/// (the tests of `ir.json` edit it; [`packages::compiled`]).
 fn compiled() -> Vec<(String, Vec<u8>)> {
     packages::compiled(NEGOTIATION)
+}
+
+/// The example package as `troupe compile` writes it, with `ir.compact`.
+fn compiled_full() -> Vec<(String, Vec<u8>)> {
+    packages::compiled_full(NEGOTIATION)
+}
+
+/// Open options with verification (`--verify-ir`).
+fn verifying() -> OpenOptions {
+    let mut o = OpenOptions::default();
+    o.verify_ir = true;
+    o
 }
 
 /// The three unsafe edits of issue 11 applied to a bundle value: the safety
@@ -72,17 +85,15 @@ fn ir_mismatch(d: &[troupe::diag::Diagnostic], severity: Severity) -> Vec<(Strin
 #[test]
 fn the_compiled_example_package_uses_its_ir_and_checks_clean() {
     let dir = tempfile::tempdir().unwrap();
-    let p = write(dir.path(), "ok.troupe", &compiled());
-    let o = open(&p).unwrap();
-    assert!(o.from_ir && o.warnings.is_empty());
-    let v = open_with(&p, {
-        let mut o = OpenOptions::default();
-        o.verify_ir = true;
-        o
-    })
-    .unwrap();
-    assert!(v.from_ir && v.warnings.is_empty());
-    assert!(check_paths(&[p]).diagnostics.is_empty());
+    // As written (with ir.compact) and with ir.json alone.
+    for e in [compiled_full(), compiled()] {
+        let p = write(dir.path(), "ok.troupe", &e);
+        let o = open(&p).unwrap();
+        assert!(o.from_ir && o.warnings.is_empty());
+        let v = open_with(&p, verifying()).unwrap();
+        assert!(v.from_ir && v.warnings.is_empty());
+        assert!(check_paths(&[p]).diagnostics.is_empty());
+    }
 }
 
 #[test]
@@ -182,8 +193,7 @@ fn an_edit_of_bundle_json_alone_fails_check_on_the_bundle_itself() {
 /// The compiled harbor-lights package (two derived variables: `ready`
 /// reads `avg_trust`).
 fn compiled_harbor() -> Vec<(String, Vec<u8>)> {
-    let o = open(Path::new("examples/packs/harbor-lights")).unwrap();
-    entries(&write_package(&o.bundle, &o.sessions).unwrap())
+    packages::compiled("examples/packs/harbor-lights")
 }
 
 /// Edits the compiled story of harbor-lights' first scenario with `edit`,
@@ -372,15 +382,17 @@ fn a_derived_order_with_a_cycle_is_refused() {
 #[test]
 fn a_session_from_the_ir_starts_without_parsing_the_bundle() {
     let dir = tempfile::tempdir().unwrap();
-    let p = write(dir.path(), "ok.troupe", &compiled());
-    let o = open(&p).unwrap();
-    assert!(o.from_ir && o.ir.is_some());
-    let mut s = Session::start(&o, &Options::default()).unwrap();
-    s.turn("Hello Marco!").unwrap();
-    assert!(
-        !o.bundle.is_parsed(),
-        "default seating runs from the IR alone (Format 14.4)"
-    );
+    for e in [compiled_full(), compiled()] {
+        let p = write(dir.path(), "ok.troupe", &e);
+        let o = open(&p).unwrap();
+        assert!(o.from_ir && o.ir.is_some());
+        let mut s = Session::start(&o, &Options::default()).unwrap();
+        s.turn("Hello Marco!").unwrap();
+        assert!(
+            !o.bundle.is_parsed(),
+            "default seating runs from the IR alone (Format 14.4)"
+        );
+    }
 }
 
 /// Issue 43, item 9: `troupe mcp`'s `run` tool opens a package the way
@@ -454,7 +466,7 @@ fn a_package_plays_from_its_ir_after_the_file_is_deleted() {
     use troupe::model_runtime::{Backend, ModelRuntime, Settings};
     use troupe::{Pack, SessionOptions};
     let dir = tempfile::tempdir().unwrap();
-    let p = write(dir.path(), "ok.troupe", &compiled());
+    let p = write(dir.path(), "ok.troupe", &compiled_full());
     let package = Pack::open(&p).unwrap();
     assert!(package.from_ir());
     std::fs::remove_file(&p).unwrap();
@@ -484,4 +496,295 @@ fn a_package_plays_from_its_ir_after_the_file_is_deleted() {
         panic!("no bundle to compile another seating from");
     };
     assert!(refused.to_string().contains("bundle.json"), "{refused}");
+}
+
+// ------------------------------------------------------------ ir.compact
+//
+// Format 14.4, "ir.compact": tried first when the package has it; used when
+// manifest.json and ir.json are present, content_hash and ir_version agree,
+// the ir.json hash it records equals the manifest's ir_hash, the hash it
+// records of its IR equals those bytes' hash, and its IR reads and is sound
+// (IR version, bundle_hash, nesting, soundness). Otherwise IR_MISMATCH (a
+// warning) at `ir.compact` — `""` for a record that is missing or differs
+// or an IR that cannot be read, the pointer into the IR where a check names
+// one — and the loader goes on with ir.json as if ir.compact were absent.
+
+/// The file name of entry `entry` of the package at `p`.
+fn at(p: &Path, entry: &str) -> String {
+    format!("{}!{entry}", p.display())
+}
+
+/// `ir.compact` for `ir_json` (the bytes of an `ir.json` with this
+/// package's `bundle_hash`) whose record names `ir_json_hash`, as an editor
+/// who recomputes the record writes it.
+fn compact_of(ir_json: &[u8], ir_json_hash: &str, bundle_hash: &str) -> Vec<u8> {
+    use troupe::compile::package::{read_ir, to_ir_bin};
+    let ir = read_ir(ir_json, bundle_hash).unwrap();
+    troupe::load::compiled::compact_entry(ir_json_hash, &to_ir_bin(&ir))
+}
+
+/// The manifest's field `f`.
+fn manifest_field(e: &[(String, Vec<u8>)], f: &str) -> String {
+    let m: Value = serde_json::from_slice(get(e, "manifest.json")).unwrap();
+    m[f].as_str().unwrap().to_string()
+}
+
+/// The session file of the script `used-car-safety.txt` played on `o`.
+fn session_bytes(o: &troupe::runtime::Opened) -> String {
+    let inputs = read_script(Path::new("examples/scripts/used-car-safety.txt")).unwrap();
+    let mut s = Session::start(o, &Options::default()).unwrap();
+    for i in &inputs {
+        if s.is_over() {
+            break;
+        }
+        s.turn(i).unwrap();
+    }
+    s.session_text().to_string()
+}
+
+#[test]
+fn compile_writes_ir_compact_and_it_plays_the_same_session_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = compiled_full();
+    let names: Vec<&str> = full.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["bundle.json", "ir.compact", "ir.json", "manifest.json"],
+        "14.4: code point order of names"
+    );
+    let with = write(dir.path(), "with.troupe", &full);
+    let without = write(dir.path(), "without.troupe", &compiled());
+    let a = open(&with).unwrap();
+    let b = open(&without).unwrap();
+    let source = open(Path::new(NEGOTIATION)).unwrap();
+    assert!(a.from_ir && a.warnings.is_empty(), "{:?}", a.warnings);
+    let played = session_bytes(&a);
+    assert_eq!(played, session_bytes(&b));
+    assert_eq!(played, session_bytes(&source));
+    // In memory, as the server and the Python binding open an upload.
+    let bytes = std::fs::read(&with).unwrap();
+    let pack = troupe::Pack::from_package(&bytes).unwrap();
+    assert!(pack.from_ir() && pack.warnings().is_empty());
+    // ir.json is neither read nor hashed when ir.compact is used: garbage
+    // there (its hash not fixed up) changes nothing at load...
+    let mut e = full.clone();
+    set(&mut e, "ir.json", b"not an IR".to_vec());
+    let p = write(dir.path(), "garbage.troupe", &e);
+    let o = open(&p).unwrap();
+    assert!(o.from_ir && o.warnings.is_empty(), "{:?}", o.warnings);
+    assert_eq!(session_bytes(&o), played);
+    // ... and `check` reports it (the loader's warning, 14.4 Checking).
+    let checked = check_paths(std::slice::from_ref(&p));
+    assert!(checked.is_valid(false));
+    assert_eq!(
+        ir_mismatch(&checked.diagnostics, Severity::Warning),
+        [(at(&p, "manifest.json"), "/ir_hash".to_string())]
+    );
+}
+
+#[test]
+fn a_tampered_or_truncated_ir_compact_is_not_used_and_ir_json_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = compiled_full();
+    let compact = get(&full, "ir.compact").to_vec();
+    let mut flipped = compact.clone();
+    let n = flipped.len();
+    flipped[n - 10] ^= 0x20;
+    let mut record = compact.clone();
+    record[10] = if record[10] == b'0' { b'1' } else { b'0' };
+    for (what, bad) in [
+        ("a byte of its IR changed", flipped),
+        ("truncated", compact[..n / 2].to_vec()),
+        ("cut in its record", compact[..80].to_vec()),
+        ("its record's ir.json hash changed", record),
+        ("empty", Vec::new()),
+    ] {
+        let mut e = full.clone();
+        set(&mut e, "ir.compact", bad);
+        let p = write(dir.path(), "t.troupe", &e);
+        let o = open(&p).unwrap();
+        assert_eq!(
+            ir_mismatch(&o.warnings, Severity::Warning),
+            [(at(&p, "ir.compact"), String::new())],
+            "{what}"
+        );
+        assert!(o.from_ir, "{what}: ir.json is used");
+        assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop], "{what}");
+        // `check` says the same, and a stale entry is not an error.
+        let checked = check_paths(std::slice::from_ref(&p));
+        assert!(checked.is_valid(false), "{what}");
+        assert_eq!(
+            ir_mismatch(&checked.diagnostics, Severity::Warning),
+            [(at(&p, "ir.compact"), String::new())],
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn an_ir_compact_from_another_pack_is_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = compiled_full();
+    let harbor = packages::compiled_full("examples/packs/harbor-lights");
+    // As it is: it records harbor's ir.json hash.
+    let mut e = full.clone();
+    set(&mut e, "ir.compact", get(&harbor, "ir.compact").to_vec());
+    let p = write(dir.path(), "h.troupe", &e);
+    let o = open(&p).unwrap();
+    assert_eq!(
+        ir_mismatch(&o.warnings, Severity::Warning),
+        [(at(&p, "ir.compact"), String::new())]
+    );
+    assert!(o.from_ir);
+    assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
+    // Its record fixed up to this package's ir_hash: the record agrees,
+    // and the IR's own bundle_hash tells (at /bundle_hash).
+    let harbor_hash = manifest_field(&harbor, "content_hash");
+    let fixed = compact_of(
+        get(&harbor, "ir.json"),
+        &manifest_field(&full, "ir_hash"),
+        &harbor_hash,
+    );
+    let mut e = full.clone();
+    set(&mut e, "ir.compact", fixed);
+    let p = write(dir.path(), "h2.troupe", &e);
+    let o = open(&p).unwrap();
+    assert_eq!(
+        ir_mismatch(&o.warnings, Severity::Warning),
+        [(at(&p, "ir.compact"), "/bundle_hash".to_string())]
+    );
+    assert!(o.from_ir);
+    assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
+}
+
+#[test]
+fn an_ir_compact_whose_record_agrees_but_whose_ir_differs_fails_check_and_verify_ir_falls_back_to_ir_json(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = compiled_full();
+    // The edited story (safety categories removed), encoded, its record
+    // naming this package's ir.json: every hash agrees.
+    let bundle_hash = manifest_field(&e, "content_hash");
+    let edited = compact_of(&edited_ir(&e), &manifest_field(&e, "ir_hash"), &bundle_hash);
+    set(&mut e, "ir.compact", edited);
+    let p = write(dir.path(), "d.troupe", &e);
+    // Without verification the hashes cannot tell: the edited IR runs
+    // (14.4, threat model), and its story has no safety category: the
+    // script's three lines all play, none flagged.
+    let o = open(&p).unwrap();
+    assert!(o.from_ir && o.warnings.is_empty());
+    assert_eq!(play_safety(&o), [Status::Ok, Status::Ok, Status::Ok]);
+    // `check` compiles: an error at ir.compact, none at ir.json.
+    let checked = check_paths(std::slice::from_ref(&p));
+    assert!(!checked.is_valid(false));
+    assert_eq!(
+        ir_mismatch(&checked.diagnostics, Severity::Error),
+        [(at(&p, "ir.compact"), String::new())]
+    );
+    assert!(ir_mismatch(&checked.diagnostics, Severity::Warning).is_empty());
+    // `--verify-ir`: a warning at ir.compact, then ir.json, verified, runs.
+    let v = open_with(&p, verifying()).unwrap();
+    assert_eq!(
+        ir_mismatch(&v.warnings, Severity::Warning),
+        [(at(&p, "ir.compact"), String::new())]
+    );
+    assert!(v.from_ir);
+    assert_eq!(play_safety(&v), [Status::Redirect, Status::Stop]);
+    // ... and with ir.json edited the same way (its hash fixed up), both
+    // are refused and bundle.json runs.
+    let ir = edited_ir(&e);
+    set(&mut e, "ir.json", ir);
+    fix_ir_hash(&mut e);
+    let ir = get(&e, "ir.json").to_vec();
+    let edited = compact_of(&ir, &manifest_field(&e, "ir_hash"), &bundle_hash);
+    set(&mut e, "ir.compact", edited);
+    let p = write(dir.path(), "d2.troupe", &e);
+    let v = open_with(&p, verifying()).unwrap();
+    assert_eq!(
+        ir_mismatch(&v.warnings, Severity::Warning),
+        [
+            (at(&p, "ir.compact"), String::new()),
+            (at(&p, "ir.json"), String::new())
+        ]
+    );
+    assert!(!v.from_ir);
+    assert_eq!(play_safety(&v), [Status::Redirect, Status::Stop]);
+    let checked = check_paths(std::slice::from_ref(&p));
+    assert_eq!(
+        ir_mismatch(&checked.diagnostics, Severity::Error),
+        [
+            (at(&p, "ir.compact"), String::new()),
+            (at(&p, "ir.json"), String::new())
+        ]
+    );
+}
+
+#[test]
+fn edits_of_ir_json_in_a_package_with_ir_compact_as_14_4_says() {
+    let dir = tempfile::tempdir().unwrap();
+    // A naive edit of ir.json (its hash not fixed up): ir.compact still
+    // agrees with the manifest and runs the checked story; `check` warns.
+    let mut e = compiled_full();
+    let ir = edited_ir(&e);
+    set(&mut e, "ir.json", ir);
+    let p = write(dir.path(), "a.troupe", &e);
+    let o = open(&p).unwrap();
+    assert!(o.from_ir && o.warnings.is_empty());
+    assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
+    let checked = check_paths(std::slice::from_ref(&p));
+    assert_eq!(
+        ir_mismatch(&checked.diagnostics, Severity::Warning),
+        [(at(&p, "manifest.json"), "/ir_hash".to_string())]
+    );
+    // The spec's example: slot_count one higher, ir_hash fixed up. The
+    // record of ir.compact names the old ir.json: IR_MISMATCH there, then
+    // at ir.json's slot_count, and bundle.json runs.
+    let mut e = compiled_full();
+    let ir = packages::edited(&e, |sc| {
+        let n = sc["story"]["slot_count"].as_u64().unwrap();
+        sc["story"]["slot_count"] = (n + 1).into();
+    });
+    set(&mut e, "ir.json", ir);
+    fix_ir_hash(&mut e);
+    let p = write(dir.path(), "b.troupe", &e);
+    let o = open(&p).unwrap();
+    assert_eq!(
+        ir_mismatch(&o.warnings, Severity::Warning),
+        [
+            (at(&p, "ir.compact"), String::new()),
+            (
+                at(&p, "ir.json"),
+                "/scenarios/0/story/slot_count".to_string()
+            )
+        ]
+    );
+    assert!(!o.from_ir);
+    // An edited bundle.json: reported once, at /content_hash, whichever
+    // entry would have been used.
+    let mut e = compiled_full();
+    let mut bundle: Value = serde_json::from_slice(get(&e, "bundle.json")).unwrap();
+    bundle["x-note"] = "edited".into();
+    set(&mut e, "bundle.json", format!("{bundle}\n").into_bytes());
+    let p = write(dir.path(), "c.troupe", &e);
+    let o = open(&p).unwrap();
+    assert_eq!(
+        ir_mismatch(&o.warnings, Severity::Warning),
+        [(at(&p, "manifest.json"), "/content_hash".to_string())]
+    );
+    assert!(!o.from_ir);
+}
+
+#[test]
+fn an_ir_compact_without_ir_json_is_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = compiled_full();
+    e.retain(|(n, _)| n != "ir.json");
+    let p = write(dir.path(), "n.troupe", &e);
+    let o = open(&p).unwrap();
+    assert_eq!(
+        ir_mismatch(&o.warnings, Severity::Warning),
+        [(at(&p, "ir.compact"), String::new())]
+    );
+    assert!(!o.from_ir);
+    assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
 }

@@ -13,10 +13,10 @@ use crate::check::run::{check_package, Checked};
 use crate::pipeline::compiled::bare_document;
 #[cfg(any(test, feature = "unstable-internals"))]
 use crate::load::Document;
-use crate::compile::package::{ir_is_compilation_of, read_ir, verify_ir};
+use crate::compile::package::{compiled_forms_match, read_ir, read_ir_bin, verify_ir, PackageIr};
 use crate::diag::render::Sources;
 use crate::diag::{Code, Diagnostic, Severity};
-use crate::load::compiled::ir_mismatch;
+use crate::load::compiled::{ir_mismatch, verify_compact, Compact, COMPACT_ENTRY};
 use crate::load::limits::MAX_PACKAGE_FILE_BYTES;
 use crate::load::text::read_at_most;
 use crate::load::LazyBundle;
@@ -42,9 +42,10 @@ impl Opened {
 
 /// Checks every path as `troupe check` does (Format 17; see
 /// [`paths::check_paths_with`]), a package's `ir.json` compared with what
-/// its `bundle.json` compiles to (14.4).
+/// its `bundle.json` compiles to (14.4), and its `ir.compact`'s IR with
+/// that compilation's encoding.
 pub fn check_paths(paths: &[std::path::PathBuf]) -> Checked {
-    paths::check_paths_with(paths, &ir_is_compilation_of)
+    paths::check_paths_with(paths, &compiled_forms_match)
 }
 
 /// Opens a pack directory, a bundle or a package.
@@ -116,12 +117,14 @@ pub fn open_with(path: &Path, options: OpenOptions) -> Result<Opened, OpenError>
 }
 
 /// The compiled form of the package `bytes` when its hashes and versions
-/// match (Format 14.4; with `options.verify_ir`, also byte for byte what
-/// `bundle.json` compiles to); `None`, with IR_MISMATCH in `warnings`,
-/// when the bundle must be checked and compiled afresh. A package read
-/// from the file at `path` keeps no `bundle.json` once its hash is checked
-/// (it is read again if a caller needs the bundle, [`LazyBundle`]); one
-/// held only in memory keeps its bytes.
+/// match (Format 14.4): its `ir.compact` when that is bound to it and reads
+/// as a sound IR, else its `ir.json` (with `options.verify_ir`, each only
+/// when it is byte for byte what `bundle.json` compiles to, or that
+/// compilation's encoding); `None`, with IR_MISMATCH in `warnings`, when
+/// the bundle must be checked and compiled afresh. A package read from the
+/// file at `path` keeps no `bundle.json` once its hash is checked (it is
+/// read again if a caller needs the bundle, [`LazyBundle`]); one held only
+/// in memory keeps its bytes.
 fn open_ir(
     name: &str,
     path: Option<&Path>,
@@ -136,60 +139,89 @@ fn open_ir(
             sources: Sources::new(),
         });
     };
-    let sessions = package_sessions(&s.kept);
     let entry = |n: &str| {
         s.kept
             .iter()
             .find(|(k, _)| k == n)
             .map_or(&[][..], |(_, b)| b.as_slice())
     };
-    match verify_ir(name, &s.kept) {
-        Ok(Some(_))
-            if options.verify_ir
-                && !ir_is_compilation_of(entry("bundle.json"), entry("ir.json")) =>
-        {
-            warnings.push(ir_mismatch(
-                name,
-                "ir.json",
-                "",
-                "ir.json is not what bundle.json compiles to (--verify-ir); the IR is not used and bundle.json is compiled afresh",
-            ));
-        }
-        Ok(Some(hash)) => match read_ir(entry("ir.json"), &hash) {
-            Ok(ir) => {
-                let bundle = match path {
-                    Some(p) => LazyBundle::from_package_file(
-                        std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()),
-                        hash,
-                    ),
-                    // The screened entry's bytes move into the bundle (a
-                    // copy of a large bundle.json cost a fresh mapping's
-                    // page faults).
-                    None => LazyBundle::from_bytes(
-                        s.kept
-                            .iter_mut()
-                            .find(|(k, _)| k == "bundle.json")
-                            .map(|(_, b)| std::mem::take(b))
-                            .unwrap_or_default(),
-                    ),
-                };
-                return Ok(Some(Opened {
-                    name: name.to_string(),
-                    bundle,
-                    warnings: std::mem::take(warnings),
-                    from_ir: true,
-                    ir: Some(Arc::new(ir)),
-                    sessions,
-                    seating: Some(crate::pipeline::SEATING),
-                    ..Opened::default()
-                }))
+    // With verification, bundle.json is compiled once for both entries:
+    // (ir.json is the compilation, ir.compact's IR is its encoding).
+    let mut verified: Option<(bool, bool)> = None;
+    let mut verify = |compact: Option<&[u8]>| {
+        *verified.get_or_insert_with(|| {
+            compiled_forms_match(entry("bundle.json"), entry("ir.json"), compact)
+        })
+    };
+    let mut found: Option<(PackageIr, String)> = None;
+    match verify_compact(name, &s.kept) {
+        Compact::Bound { bundle_hash, ir } => {
+            if options.verify_ir && !verify(Some(ir)).1 {
+                warnings.push(ir_mismatch(
+                    name,
+                    COMPACT_ENTRY,
+                    "",
+                    "ir.compact is not what bundle.json compiles to (--verify-ir); it is not used",
+                ));
+            } else {
+                match read_ir_bin(ir, &bundle_hash) {
+                    Ok(ir) => found = Some((ir, bundle_hash)),
+                    Err(f) => {
+                        warnings.push(ir_mismatch(name, COMPACT_ENTRY, &f.pointer, &f.message))
+                    }
+                }
             }
-            Err(f) => warnings.push(ir_mismatch(name, "ir.json", &f.pointer, &f.message)),
-        },
-        Ok(None) => {}
-        Err(d) => warnings.extend(d),
+        }
+        Compact::Refused(d) => warnings.push(d),
+        Compact::Absent | Compact::Skipped => {}
     }
-    Ok(None)
+    if found.is_none() {
+        match verify_ir(name, &s.kept) {
+            Ok(Some(_)) if options.verify_ir && !verify(None).0 => {
+                warnings.push(ir_mismatch(
+                    name,
+                    "ir.json",
+                    "",
+                    "ir.json is not what bundle.json compiles to (--verify-ir); the IR is not used and bundle.json is compiled afresh",
+                ));
+            }
+            Ok(Some(hash)) => match read_ir(entry("ir.json"), &hash) {
+                Ok(ir) => found = Some((ir, hash)),
+                Err(f) => warnings.push(ir_mismatch(name, "ir.json", &f.pointer, &f.message)),
+            },
+            Ok(None) => {}
+            Err(d) => warnings.extend(d),
+        }
+    }
+    let Some((ir, hash)) = found else {
+        return Ok(None);
+    };
+    let sessions = package_sessions(&s.kept);
+    let bundle = match path {
+        Some(p) => LazyBundle::from_package_file(
+            std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()),
+            hash,
+        ),
+        // The screened entry's bytes move into the bundle (a copy of a
+        // large bundle.json cost a fresh mapping's page faults).
+        None => LazyBundle::from_bytes(
+            s.kept
+                .iter_mut()
+                .find(|(k, _)| k == "bundle.json")
+                .map(|(_, b)| std::mem::take(b))
+                .unwrap_or_default(),
+        ),
+    };
+    Ok(Some(Opened {
+        name: name.to_string(),
+        bundle,
+        warnings: std::mem::take(warnings),
+        from_ir: true,
+        ir: Some(Arc::new(ir)),
+        sessions,
+        seating: Some(crate::pipeline::SEATING),
+        ..Opened::default()
+    }))
 }
 
 /// [`open_with`] for a package held in memory (`name` names it in
@@ -216,7 +248,7 @@ pub fn open_package_bytes(
         });
     };
     let parsed = Arc::new(crate::cel::parse::ParseCache::default());
-    let (diags, bundle) = parsed.scope(|| check_package(&pkg, &ir_is_compilation_of));
+    let (diags, bundle) = parsed.scope(|| check_package(&pkg, &compiled_forms_match));
     diagnostics.extend(diags.into_iter().filter(|d| d.code != Code::IrMismatch));
     let mut sources = Sources::new();
     if let Some(b) = &pkg.bundle {

@@ -246,7 +246,7 @@ impl<'de> serde::Deserialize<'de> for JsonText {
         let text = if d.is_human_readable() {
             Box::<serde_json::value::RawValue>::deserialize(d)?
         } else {
-            // The binary form (Format 14.4, `ir.bin`) holds the text as a
+            // The binary form (Format 14.4, `ir.compact`) holds the text as a
             // string: checked as JSON here.
             serde_json::value::RawValue::from_string(String::deserialize(d)?)
                 .map_err(|e| serde::de::Error::custom(format_args!("not JSON text ({e})")))?
@@ -288,7 +288,7 @@ thread_local! {
     static EVERY_FIELD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Runs `f` writing the IR's binary form (Format 14.4, `ir.bin`): a
+/// Runs `f` writing the IR's binary form (Format 14.4, `ir.compact`): a
 /// format without field names cannot leave a field out, so every field
 /// `ir.json` leaves out when it holds its default ([`skip_none`],
 /// [`skip_false`], [`skip_empty`]) is written.
@@ -327,7 +327,7 @@ pub fn skip_empty<T>(v: &Vec<T>) -> bool {
 
 /// JSON values the IR carries as they are (a default header's players and
 /// characters): themselves in `ir.json`, their JSON text in a format
-/// without types (`ir.bin`), which cannot read a value of unknown shape.
+/// without types (`ir.compact`), which cannot read a value of unknown shape.
 pub mod json_values {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use serde_json::Value;
@@ -354,7 +354,7 @@ pub mod json_values {
 }
 
 /// JSON text the IR keeps unread (a rule's changes as written): itself in
-/// `ir.json`, a string in `ir.bin`.
+/// `ir.json`, a string in `ir.compact`.
 pub mod raw_json {
     use std::sync::Arc;
 

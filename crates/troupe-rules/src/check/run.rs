@@ -384,8 +384,11 @@ fn translate(d: &mut Diagnostic, origins: &Origins) {
     }
 }
 
-/// Whether `ir.json` (second) is the compilation of `bundle.json` (first).
-pub type IrVerifier<'a> = &'a dyn Fn(&[u8], &[u8]) -> bool;
+/// A package's compiled entries compared with compiling its `bundle.json`
+/// (first; Format 14.4): whether `ir.json` (second) is the compilation, and
+/// whether the IR `ir.compact` encodes (third, when it is to be compared)
+/// is the compilation's encoding.
+pub type IrVerifier<'a> = &'a dyn Fn(&[u8], &[u8], Option<&[u8]>) -> (bool, bool);
 
 /// Orders a report (`docs/validation.md`): by input in command-line order,
 /// then file, line, column, pointer and code; the sort is stable.
@@ -439,32 +442,8 @@ pub fn check_package(
     // (loaders fall back to bundle.json); one whose hashes all agree must be
     // exactly what bundle.json compiles to, or the package could run
     // another story than the one checked here: an error.
-    if let (Some(ir), Some(b)) = (&pkg.ir, &pkg.bundle) {
-        let mut entries = vec![
-            ("bundle.json".to_string(), b.text.as_bytes().to_vec()),
-            ("ir.json".to_string(), ir.clone()),
-        ];
-        if let Some(m) = &pkg.manifest {
-            entries.push(("manifest.json".to_string(), m.text.as_bytes().to_vec()));
-        }
-        match load::compiled::verify_ir(&pkg.file, &entries) {
-            Err(d) => out.extend(d),
-            // Whether ir.json is bundle.json's compilation can only be told
-            // by compiling it (Format 14.4): `ir_ok` does.
-            Ok(Some(_)) if !ir_ok(b.text.as_bytes(), ir) =>
-            {
-                out.push(
-                    load::compiled::ir_mismatch(
-                        &pkg.file,
-                        "ir.json",
-                        "",
-                        "ir.json is not what bundle.json compiles to, although every hash agrees: the package would run another story than the one checked; compile it again with `troupe compile`",
-                    )
-                    .with_severity(Severity::Error),
-                );
-            }
-            Ok(_) => {}
-        }
+    if let Some(b) = &pkg.bundle {
+        out.extend(check_compiled_form(pkg, b, ir_ok));
     }
     for other in &pkg.other {
         out.push(
@@ -479,6 +458,71 @@ pub fn check_package(
     }
     dedup(&mut out);
     (out, bundle)
+}
+
+/// The compiled form of a package (Format 14.4): a stale or corrupt
+/// `ir.json` or `ir.compact` is a warning (loaders fall back); one whose
+/// hashes and records all agree must be exactly what `bundle.json`
+/// compiles to (or encodes it), or the package could run another story
+/// than the one checked here: an error. Both entries are looked at,
+/// whichever a loader would use.
+fn check_compiled_form(
+    pkg: &load::PackageDoc,
+    b: &load::Document,
+    ir_ok: IrVerifier<'_>,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut entries = vec![("bundle.json".to_string(), b.text.as_bytes().to_vec())];
+    if let Some(ir) = &pkg.ir {
+        entries.push(("ir.json".to_string(), ir.clone()));
+    }
+    if let Some(c) = &pkg.compact {
+        entries.push((load::compiled::COMPACT_ENTRY.to_string(), c.clone()));
+    }
+    if let Some(m) = &pkg.manifest {
+        entries.push(("manifest.json".to_string(), m.text.as_bytes().to_vec()));
+    }
+    let json_bound = match load::compiled::verify_ir(&pkg.file, &entries) {
+        Err(d) => {
+            out.extend(d);
+            false
+        }
+        Ok(bound) => bound.is_some(),
+    };
+    let compact = match load::compiled::verify_compact(&pkg.file, &entries) {
+        load::compiled::Compact::Refused(d) => {
+            out.push(d);
+            None
+        }
+        load::compiled::Compact::Bound { ir, .. } => Some(ir),
+        _ => None,
+    };
+    if !json_bound && compact.is_none() {
+        return out;
+    }
+    // Whether an entry is bundle.json's compilation can only be told by
+    // compiling it (Format 14.4): `ir_ok` does, once for both.
+    let (json_ok, compact_ok) = ir_ok(
+        b.text.as_bytes(),
+        pkg.ir.as_deref().unwrap_or_default(),
+        compact,
+    );
+    let not_compiled = |entry: &str, msg: &str| {
+        load::compiled::ir_mismatch(&pkg.file, entry, "", msg).with_severity(Severity::Error)
+    };
+    if json_bound && !json_ok {
+        out.push(not_compiled(
+            "ir.json",
+            "ir.json is not what bundle.json compiles to, although every hash agrees: the package would run another story than the one checked; compile it again with `troupe compile`",
+        ));
+    }
+    if compact.is_some() && !compact_ok {
+        out.push(not_compiled(
+            load::compiled::COMPACT_ENTRY,
+            "ir.compact is not what bundle.json compiles to, although its record and every hash agree: the package would run another story than the one checked; compile it again with `troupe compile`",
+        ));
+    }
+    out
 }
 
 /// Checks a package's `manifest.json` against its shape (Format 14.1):

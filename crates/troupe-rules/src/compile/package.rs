@@ -1,6 +1,6 @@
-//! The compiled package (Format 14.4): `bundle.json`, `ir.json`,
-//! `manifest.json` and the sessions, stored with fixed times so the same
-//! input gives the same bytes.
+//! The compiled package (Format 14.4): `bundle.json`, `ir.compact`,
+//! `ir.json`, `manifest.json` and the sessions, stored with fixed times so
+//! the same input gives the same bytes.
 //!
 //! `ir.json` (IR version [`IR_VERSION`]) is the compiled form the engine
 //! and the runtime run, [`PackageIr`]: for every scenario that can be run
@@ -24,6 +24,7 @@ use super::ir::{ChangeIr, Layout, NameRef, Source, StoryIr, Who};
 use super::runtime::RuntimeIr;
 use crate::cel::Program;
 pub use crate::load::compiled::{content_hash, verify_ir, IR_VERSION};
+use crate::load::compiled::{compact_entry, COMPACT_ENTRY};
 
 /// How deep the compiled IR may nest, counted in levels of serde's data
 /// model (each sequence, map, struct, enum variant, `Some` and newtype
@@ -179,7 +180,7 @@ fn to_ir_json(ir: &PackageIr) -> Vec<u8> {
     out
 }
 
-/// The bytes of `ir.bin` (Format 14.4): the IR of `ir.json` in postcard's
+/// The IR of `ir.compact` (Format 14.4, after its record): the IR of `ir.json` in postcard's
 /// encoding, every field written ([`crate::wire::writing_every_field`]).
 pub fn to_ir_bin(ir: &PackageIr) -> Vec<u8> {
     crate::wire::writing_every_field(|| postcard::to_allocvec(ir).unwrap_or_default())
@@ -190,7 +191,8 @@ pub fn to_ir_json_bytes(ir: &PackageIr) -> Vec<u8> {
     to_ir_json(ir)
 }
 
-/// Reads and validates an untrusted `ir.bin` (Format 14.4) as [`read_ir`]
+/// Reads and validates the untrusted IR of `ir.compact` (Format 14.4,
+/// after its record) as [`read_ir`]
 /// does `ir.json`: postcard's encoding of this version's IR, nothing after
 /// it, nested at most [`IR_MAX_NESTING`] deep (postcard has no limit of
 /// its own), then the same checks.
@@ -198,7 +200,7 @@ pub fn read_ir_bin(bin: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> 
     let unreadable = |e: &dyn std::fmt::Display| {
         fault(
             "",
-            format!("ir.bin cannot be read as this Troupe's IR ({e}); it is not used"),
+            format!("ir.compact cannot be read as this Troupe's IR ({e}); it is not used"),
         )
     };
     let mut de = postcard::Deserializer::from_bytes(bin);
@@ -216,18 +218,26 @@ pub fn read_ir_bin(bin: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> 
         Ok(rest) => return Err(unreadable(&format_args!("{} bytes after the IR", rest.len()))),
         Err(e) => return Err(unreadable(&e)),
     }
-    sound(p, bundle_hash, "ir.bin")
+    sound(p, bundle_hash, "ir.compact")
 }
 
-/// Whether `ir` is byte for byte what compiling the `bundle.json` bytes
-/// `bundle` gives (Format 14.4: only this proves that `ir.json` is the
-/// bundle's compilation; the hashes only detect corruption and partial
-/// edits). A `bundle.json` that is not JSON compiles to nothing.
-pub fn ir_is_compilation_of(bundle: &[u8], ir: &[u8]) -> bool {
-    match serde_json::from_slice::<Value>(bundle) {
-        Ok(v) => ir_bytes(&v) == ir,
-        Err(_) => false,
-    }
+/// A package's compiled entries compared with what compiling its
+/// `bundle.json` bytes `bundle` gives (Format 14.4: only this proves that
+/// `ir.json` or `ir.compact` is the bundle's compilation; the hashes only
+/// detect corruption and partial edits), compiling once:
+/// whether `ir_json` is byte for byte the compilation's `ir.json`, and
+/// whether `compact` (the IR `ir.compact` encodes, after its record) is
+/// byte for byte its encoding ([`to_ir_bin`]; `false` when not given). A
+/// `bundle.json` that is not JSON compiles to nothing: `(false, false)`.
+pub fn compiled_forms_match(bundle: &[u8], ir_json: &[u8], compact: Option<&[u8]>) -> (bool, bool) {
+    let Ok(v) = serde_json::from_slice::<Value>(bundle) else {
+        return (false, false);
+    };
+    let ir = compile_package_ir(&v);
+    (
+        to_ir_json(&ir) == ir_json,
+        compact.is_some_and(|c| to_ir_bin(&ir) == c),
+    )
 }
 
 /// Why an `ir.json` was not used: the JSON Pointer in it and a plain
@@ -281,16 +291,22 @@ pub fn read_ir(ir: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
 /// version, the bundle hash, each scenario's environments linked and its
 /// soundness ([`validate_story`]).
 fn sound(mut p: PackageIr, bundle_hash: &str, entry: &str) -> Result<PackageIr, IrFault> {
+    // What follows a refusal (Format 14.4): ir.compact's is ir.json.
+    let then = if entry == "ir.json" {
+        "bundle.json is compiled afresh"
+    } else {
+        "ir.json is tried"
+    };
     if p.ir_version != IR_VERSION {
         return Err(fault(
             "/ir_version",
-            format!("{entry} is of another IR version (this Troupe reads `{IR_VERSION}`); it is not used and bundle.json is compiled afresh"),
+            format!("{entry} is of another IR version (this Troupe reads `{IR_VERSION}`); it is not used and {then}"),
         ));
     }
     if p.bundle_hash != bundle_hash {
         return Err(fault(
             "/bundle_hash",
-            format!("{entry} was not compiled from this bundle.json (its bundle_hash differs); the IR is not used and bundle.json is compiled afresh"),
+            format!("{entry} was not compiled from this bundle.json (its bundle_hash differs); the IR is not used and {then}"),
         ));
     }
     for (i, s) in p.scenarios.iter_mut().enumerate() {
@@ -298,7 +314,7 @@ fn sound(mut p: PackageIr, bundle_hash: &str, entry: &str) -> Result<PackageIr, 
         let Some(s) = Arc::get_mut(s) else {
             return Err(fault(
                 format!("/scenarios/{i}"),
-                format!("{entry} is not a sound IR (the scenario is shared); it is not used and bundle.json is compiled afresh"),
+                format!("{entry} is not a sound IR (the scenario is shared); it is not used and {then}"),
             ));
         };
         let linked = match std::sync::Arc::get_mut(&mut s.story) {
@@ -308,13 +324,13 @@ fn sound(mut p: PackageIr, bundle_hash: &str, entry: &str) -> Result<PackageIr, 
         linked.map_err(|(at, m)| {
             fault(
                 format!("/scenarios/{i}/{at}"),
-                format!("{entry} is not a sound IR ({m}); it is not used and bundle.json is compiled afresh"),
+                format!("{entry} is not a sound IR ({m}); it is not used and {then}"),
             )
         })?;
         validate_story(&s.story, &s.runtime).map_err(|(at, m)| {
             fault(
                 format!("/scenarios/{i}/{at}"),
-                format!("{entry} is not a sound IR ({m}); it is not used and bundle.json is compiled afresh"),
+                format!("{entry} is not a sound IR ({m}); it is not used and {then}"),
             )
         })?;
     }
@@ -604,8 +620,10 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
 }
 
 /// Writes the package of a checked `bundle` and its sessions (`name` →
-/// bytes; names without the `sessions/` prefix). Entries are in code point
-/// order of names, stored, dated 1980-01-01 00:00:00.
+/// bytes; names without the `sessions/` prefix): `bundle.json`,
+/// `ir.compact`, `ir.json`, `manifest.json` and the sessions (Format
+/// 14.4). Entries are in code point order of names, stored, dated
+/// 1980-01-01 00:00:00.
 pub fn write_package(bundle: &Value, sessions: &[(String, Vec<u8>)]) -> std::io::Result<Vec<u8>> {
     let bundle = &super::canonical::canonical_bundle(bundle);
     let bundle_json = bundle_bytes(bundle);
@@ -615,15 +633,23 @@ pub fn write_package(bundle: &Value, sessions: &[(String, Vec<u8>)]) -> std::io:
     manifest.insert("ir_version".into(), IR_VERSION.into());
     let bundle_hash = content_hash(&bundle_json);
     manifest.insert("content_hash".into(), bundle_hash.clone().into());
-    let ir_json = to_ir_json(&compile_package_ir_hashed(bundle, bundle_hash));
-    manifest.insert("ir_hash".into(), content_hash(&ir_json).into());
+    let ir = compile_package_ir_hashed(bundle, bundle_hash);
+    let ir_json = to_ir_json(&ir);
+    let ir_hash = content_hash(&ir_json);
+    // The same IR in the compact encoding, bound to ir.json by its record.
+    let compact = to_ir_bin(&ir);
+    drop(ir);
+    manifest.insert("ir_hash".into(), ir_hash.clone().into());
     let mut manifest_json = Value::Object(manifest).to_string();
     manifest_json.push('\n');
-    let mut entries: Vec<(String, Vec<u8>)> = vec![
-        ("bundle.json".into(), bundle_json),
-        ("ir.json".into(), ir_json),
-        ("manifest.json".into(), manifest_json.into_bytes()),
-    ];
+    let mut entries: Vec<(String, Vec<u8>)> = vec![("bundle.json".into(), bundle_json)];
+    // An IR the encoder could not write (none it compiles) is left out:
+    // the entry is optional.
+    if !compact.is_empty() {
+        entries.push((COMPACT_ENTRY.into(), compact_entry(&ir_hash, &compact)));
+    }
+    entries.push(("ir.json".into(), ir_json));
+    entries.push(("manifest.json".into(), manifest_json.into_bytes()));
     let mut sess: Vec<(String, Vec<u8>)> = sessions
         .iter()
         .map(|(n, b)| (format!("sessions/{n}"), b.clone()))

@@ -45,6 +45,111 @@ pub fn ir_mismatch(file: &str, entry: &str, pointer: &str, msg: &str) -> Diagnos
         .at(pointer)
 }
 
+/// The name of the compact entry (Format 14.1, 14.4): the IR of `ir.json`
+/// in the implementation's compact encoding.
+pub const COMPACT_ENTRY: &str = "ir.compact";
+
+/// The bytes of `ir.compact` (Format 14.4): its record — the hash of the
+/// `ir.json` entry it encodes (`ir_json_hash`, as `content_hash` writes
+/// it) and the hash of `body`, one line each — then `body`, the encoded
+/// IR.
+pub fn compact_entry(ir_json_hash: &str, body: &[u8]) -> Vec<u8> {
+    let body_hash = content_hash(body);
+    let mut out = Vec::with_capacity(ir_json_hash.len() + body_hash.len() + 2 + body.len());
+    out.extend_from_slice(ir_json_hash.as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(body_hash.as_bytes());
+    out.push(b'\n');
+    out.extend_from_slice(body);
+    out
+}
+
+/// `ir.compact` taken apart: the `ir.json` hash it records, the hash it
+/// records of its encoded IR, and that IR's bytes; `None` when it does not
+/// begin with its two record lines (each `sha256:` and 64 hex digits).
+fn split_compact(bytes: &[u8]) -> Option<(&str, &str, &[u8])> {
+    let first = record_line(bytes)?;
+    let second = record_line(&bytes[RECORD_LINE + 1..])?;
+    Some((first, second, &bytes[2 * (RECORD_LINE + 1)..]))
+}
+
+/// The length of a record line of `ir.compact` without its `\n`.
+const RECORD_LINE: usize = 7 + 64;
+
+/// The record line `b` begins with (`sha256:`, 64 lower-case hex digits,
+/// then `\n`, which is not returned).
+fn record_line(b: &[u8]) -> Option<&str> {
+    let (l, rest) = (b.get(..RECORD_LINE)?, b.get(RECORD_LINE..)?);
+    let l = std::str::from_utf8(l).ok()?;
+    let hex = l.strip_prefix("sha256:")?;
+    (rest.first() == Some(&b'\n')
+        && hex.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)))
+    .then_some(l)
+}
+
+/// What a loader may do with a screened package's `ir.compact` (Format
+/// 14.4).
+#[derive(Debug)]
+pub enum Compact<'a> {
+    /// The package has no `ir.compact`.
+    Absent,
+    /// Not used, for a cause [`verify_ir`] reports (no or unreadable
+    /// `manifest.json`, `content_hash` or `ir_version` differs).
+    Skipped,
+    /// Not used: IR_MISMATCH at `ir.compact`.
+    Refused(Diagnostic),
+    /// Its record and the manifest agree: the encoded IR (still to be read
+    /// and checked as `ir.json` is) and `bundle.json`'s hash, which the
+    /// IR's own `bundle_hash` must equal.
+    Bound {
+        /// `content_hash` of `bundle.json`.
+        bundle_hash: String,
+        /// The encoded IR, after the record.
+        ir: &'a [u8],
+    },
+}
+
+/// Whether a screened package's `ir.compact` is bound to it (Format 14.4):
+/// `ir.json` and `manifest.json` present, `content_hash` and `ir_version`
+/// agreeing, the `ir.json` hash it records equal to the manifest's
+/// `ir_hash`, and the hash it records of its encoded IR equal to those
+/// bytes' hash. `ir.json` is neither read nor hashed.
+pub fn verify_compact<'a>(file: &str, entries: &'a [(String, Vec<u8>)]) -> Compact<'a> {
+    let get = |n: &str| {
+        entries
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, b)| b.as_slice())
+    };
+    let Some(compact) = get(COMPACT_ENTRY) else {
+        return Compact::Absent;
+    };
+    let refused = |msg: &str| Compact::Refused(ir_mismatch(file, COMPACT_ENTRY, "", msg));
+    if get("ir.json").is_none() {
+        return refused("the package has ir.compact but no ir.json; ir.compact is not used");
+    }
+    let Some(manifest) = get("manifest.json").and_then(|m| serde_json::from_slice::<Value>(m).ok())
+    else {
+        return Compact::Skipped;
+    };
+    let bundle_hash = content_hash(get("bundle.json").unwrap_or_default());
+    if manifest.get("content_hash").and_then(Value::as_str) != Some(&bundle_hash)
+        || manifest.get("ir_version").and_then(Value::as_str) != Some(IR_VERSION)
+    {
+        return Compact::Skipped;
+    }
+    let Some((ir_json_hash, ir_hash, ir)) = split_compact(compact) else {
+        return refused("ir.compact does not begin with its record (the hash of ir.json and the hash of its IR, one line each); it is not used");
+    };
+    if manifest.get("ir_hash").and_then(Value::as_str) != Some(ir_json_hash) {
+        return refused("ir.compact is not the encoding of this package's ir.json (the ir.json hash it records differs from the manifest's ir_hash); it is not used");
+    }
+    if content_hash(ir) != ir_hash {
+        return refused("ir.compact changed after it was compiled (its IR's hash differs from the one it records); it is not used");
+    }
+    Compact::Bound { bundle_hash, ir }
+}
+
 /// Verifies that a screened package's compiled form belongs to it (Format
 /// 14.4): the manifest's `content_hash` must be the hash of `bundle.json`,
 /// its `ir_hash` the hash of `ir.json`, and its `ir_version` this
@@ -146,6 +251,59 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn ir_compact_is_bound_by_its_record_as_14_4_says() {
+        let v: Value = serde_json::from_str(r#"{"troupe":"0.1","kind":"bundle"}"#).unwrap();
+        let b = String::from_utf8(bundle_json(&v)).unwrap();
+        let ir = b"{\"ir_version\":\"x\"}\n".to_vec();
+        let body = b"\x0bsome IR".to_vec();
+        let compact = compact_entry(&content_hash(&ir), &body);
+        let with = |m: Option<String>, c: &[u8]| {
+            let mut e = entries(&b, m, &ir);
+            e.push((COMPACT_ENTRY.to_string(), c.to_vec()));
+            e
+        };
+        let m = || Some(manifest(&b, &ir, IR_VERSION));
+        let e = with(m(), &compact);
+        match verify_compact("p", &e) {
+            Compact::Bound { bundle_hash, ir } => {
+                assert_eq!(bundle_hash, content_hash(b.as_bytes()));
+                assert_eq!(ir, &body[..]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let refused = |e: &[(String, Vec<u8>)]| match verify_compact("p", e) {
+            Compact::Refused(d) => (
+                d.location.file.unwrap_or_default(),
+                d.location.pointer.unwrap_or_default(),
+            ),
+            other => panic!("{other:?}"),
+        };
+        let at = ("p!ir.compact".to_string(), String::new());
+        // Its IR edited (or truncated) after compiling.
+        let mut edited = compact.clone();
+        *edited.last_mut().unwrap() ^= 1;
+        assert_eq!(refused(&with(m(), &edited)), at);
+        assert_eq!(refused(&with(m(), &compact[..compact.len() - 1])), at);
+        // Cut inside its record, or no record at all.
+        assert_eq!(refused(&with(m(), &compact[..100])), at);
+        assert_eq!(refused(&with(m(), &body)), at);
+        // The encoding of another ir.json.
+        let other = compact_entry(&content_hash(b"{}\n"), &body);
+        assert_eq!(refused(&with(m(), &other)), at);
+        // Without ir.json.
+        let alone = vec![
+            ("bundle.json".to_string(), b.as_bytes().to_vec()),
+            (COMPACT_ENTRY.to_string(), compact.clone()),
+        ];
+        assert_eq!(refused(&alone), at);
+        // A manifest fault is verify_ir's to report.
+        let stale = Some(manifest(&b, &ir, "other-9"));
+        assert!(matches!(verify_compact("p", &with(stale, &compact)), Compact::Skipped));
+        assert!(matches!(verify_compact("p", &with(None, &compact)), Compact::Skipped));
+        assert!(matches!(verify_compact("p", &entries(&b, m(), &ir)), Compact::Absent));
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub struct PackageDoc {
     /// The bytes of `ir.json` (compiled IR), when present; the compiler
     /// reads them.
     pub ir: Option<Vec<u8>>,
+    /// The bytes of `ir.compact` (the same IR in the compact encoding,
+    /// Format 14.4), when present.
+    pub compact: Option<Vec<u8>>,
     /// `manifest.json`, when present and parsed.
     pub manifest: Option<Document>,
     /// Other file entries, by name in archive order (ignored with a warning
@@ -59,7 +62,8 @@ pub fn read_package(path: &Path) -> Loaded<PackageDoc> {
 /// of the other file entries. Nothing is parsed yet.
 #[derive(Debug, Clone, Default)]
 pub struct ScreenedPackage {
-    /// `bundle.json`, `manifest.json`, `ir.json` and `sessions/*.jsonl`.
+    /// `bundle.json`, `manifest.json`, `ir.json`, `ir.compact` and
+    /// `sessions/*.jsonl`.
     pub kept: Vec<(String, Vec<u8>)>,
     /// Other file entries.
     pub other: Vec<String>,
@@ -314,6 +318,7 @@ pub fn parse_package(file: &str, bytes: &[u8]) -> Loaded<PackageDoc> {
         bundle: None,
         sessions: IndexMap::new(),
         ir: None,
+        compact: None,
         manifest: None,
         other,
     };
@@ -331,6 +336,7 @@ pub fn parse_package(file: &str, bytes: &[u8]) -> Loaded<PackageDoc> {
                 pkg.manifest = l.value;
             }
             "ir.json" => pkg.ir = Some(data),
+            super::compiled::COMPACT_ENTRY => pkg.compact = Some(data),
             _ => {
                 let l = parse_session(&inner, &data);
                 diagnostics.extend(l.diagnostics);
@@ -358,9 +364,12 @@ pub fn parse_package(file: &str, bytes: &[u8]) -> Loaded<PackageDoc> {
 }
 
 /// The entries a package reader keeps: `bundle.json`, `manifest.json`,
-/// `ir.json` and `sessions/<name>.jsonl`.
+/// `ir.json`, `ir.compact` and `sessions/<name>.jsonl`.
 fn is_kept(name: &str) -> bool {
-    matches!(name, "bundle.json" | "manifest.json" | "ir.json")
+    matches!(
+        name,
+        "bundle.json" | "manifest.json" | "ir.json" | super::compiled::COMPACT_ENTRY
+    )
         || name
             .strip_prefix("sessions/")
             .is_some_and(|s| !s.contains('/') && s.ends_with(".jsonl"))
