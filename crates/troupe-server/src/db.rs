@@ -427,6 +427,10 @@ pub(super) const STORE_ANSWER: &str = "UPDATE troupe_idempotency SET status = $1
 /// [`STORE_ANSWER`] for many answers at once (PostgreSQL, a group's).
 const STORE_ANSWERS: &str = "UPDATE troupe_idempotency AS i SET status = v.status, content_type = v.content_type, body = v.body, headers = v.headers FROM unnest(CAST($1 AS BIGINT[]), CAST($2 AS TEXT[]), CAST($3 AS BYTEA[]), CAST($4 AS TEXT[]), CAST($5 AS TEXT[]), CAST($6 AS TEXT[])) AS v(status, content_type, body, headers, workspace, key) WHERE i.workspace = v.workspace AND i.key = v.key";
 
+/// The connections of a server's PostgreSQL pool unless `--config`'s
+/// `pg_connections` says otherwise (docs/server.md "Start").
+pub const DEFAULT_PG_CONNECTIONS: u32 = 8;
+
 /// Committers of PostgreSQL's group commit: each takes a group from the
 /// shared queue and writes it while the others gather the next ones.
 const PG_COMMITTERS: usize = 3;
@@ -754,6 +758,12 @@ impl Db {
     /// mode with `synchronous=FULL`: a commit is on disk before the
     /// answer that acknowledges it.
     pub async fn open(database: &str) -> Result<Db, String> {
+        Db::open_with(database, DEFAULT_PG_CONNECTIONS).await
+    }
+
+    /// [`Db::open`] with a PostgreSQL pool of at most `pg_connections`
+    /// connections (`pg_connections` of `--config`; SQLite ignores it).
+    pub async fn open_with(database: &str, pg_connections: u32) -> Result<Db, String> {
         if let Some(path) = sqlite_path(database) {
             let shown = format!("the database {database}");
             if in_memory(&path, database) {
@@ -788,7 +798,7 @@ impl Db {
         inspect(&mut conn, &shown).await?;
         let _ = conn.close().await;
         let pool = PgPoolOptions::new()
-            .max_connections(8)
+            .max_connections(pg_connections.max(1))
             .acquire_timeout(std::time::Duration::from_secs(5))
             .connect_with(opts)
             .await
