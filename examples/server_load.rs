@@ -390,7 +390,10 @@ fn main() {
         o.bin,
         o.config
             .as_ref()
-            .map(|c| format!(", --config {c}: {}", std::fs::read_to_string(c).unwrap_or_default().trim()))
+            .map(|c| format!(
+                ", --config {c}: {}",
+                std::fs::read_to_string(c).unwrap_or_default().trim()
+            ))
             .unwrap_or_default(),
         o.seconds,
         match (servers.len(), o.alternate) {
@@ -405,7 +408,11 @@ fn main() {
         }
     );
     let cpu_all = || pids.iter().map(|&p| cpu_seconds(p)).sum::<f64>();
-    let xacts = || pg_run.as_ref().map(|(admin, name)| xact_commit(admin, name));
+    let xacts = || {
+        pg_run
+            .as_ref()
+            .map(|(admin, name)| xact_commit(admin, name))
+    };
     println!("| clients | turns | turns/s | p50 ms | p99 ms | server CPU µs/turn | load | PG xact/turn |");
     println!("|--:|--:|--:|--:|--:|--:|--:|--:|");
     for &n in &o.clients {

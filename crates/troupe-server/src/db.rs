@@ -545,16 +545,44 @@ async fn write_group_one(pool: &PgPool, group: &[Queued]) -> Result<Vec<bool>, s
                 .map(|w| w.old_rows + w.lines.len() as i64)
                 .collect::<Vec<_>>(),
         )
-        .bind(lines().map(|(w, _, _)| w.workspace.as_str()).collect::<Vec<_>>())
-        .bind(lines().map(|(w, _, _)| w.session.as_str()).collect::<Vec<_>>())
+        .bind(
+            lines()
+                .map(|(w, _, _)| w.workspace.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            lines()
+                .map(|(w, _, _)| w.session.as_str())
+                .collect::<Vec<_>>(),
+        )
         .bind(lines().map(|(_, seq, _)| seq).collect::<Vec<_>>())
         .bind(lines().map(|(_, _, l)| l).collect::<Vec<_>>())
         .bind(answers().map(|(_, a)| a.status).collect::<Vec<_>>())
-        .bind(answers().map(|(_, a)| a.content_type.as_str()).collect::<Vec<_>>())
-        .bind(answers().map(|(_, a)| a.body.as_slice()).collect::<Vec<_>>())
-        .bind(answers().map(|(_, a)| a.headers.as_str()).collect::<Vec<_>>())
-        .bind(answers().map(|(w, _)| w.workspace.as_str()).collect::<Vec<_>>())
-        .bind(answers().map(|(w, _)| w.session.as_str()).collect::<Vec<_>>())
+        .bind(
+            answers()
+                .map(|(_, a)| a.content_type.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            answers()
+                .map(|(_, a)| a.body.as_slice())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            answers()
+                .map(|(_, a)| a.headers.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            answers()
+                .map(|(w, _)| w.workspace.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            answers()
+                .map(|(w, _)| w.session.as_str())
+                .collect::<Vec<_>>(),
+        )
         .bind(answers().map(|(_, a)| a.key.as_str()).collect::<Vec<_>>())
         .fetch_all(pool)
         .await?;
