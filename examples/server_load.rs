@@ -1,7 +1,7 @@
 //! Throughput of `troupe serve` over loopback HTTP (docs/performance.md
 //! "Server", docs/server.md "Sizing"): starts the given `troupe` binary
 //! (build it with `cargo build --release`) on a free port against a fresh
-//! SQLite file or a PostgreSQL URL, uploads the everyday-negotiation pack,
+//! database, uploads the everyday-negotiation pack,
 //! and drives it with 1, 8 and 64 clients, each playing its own sessions
 //! turn after turn (a new session when one ends). Prints acknowledged
 //! turns per second, the p50/p99 latency of a turn as the clients saw
@@ -15,6 +15,14 @@
 //!     --bin target/release/troupe --database "$TROUPE_PG_URL"'
 //! ```
 //!
+//! Every run starts from an empty database, so that runs compare: a
+//! SQLite `--database FILE` that exists is refused (exit 2; delete it and
+//! its `-wal` and `-shm`, or name a new file); a `postgres://` URL names
+//! the server, not the database: the example creates a database of its
+//! own there (`CREATE DATABASE troupe_load_PID_SECS`, so the URL's role
+//! needs `CREATEDB`), runs in it, and drops it at the end (`--keep`
+//! leaves it, and prints its URL, for reading its size afterwards).
+//!
 //! Flags: `--bin PATH` (default `target/release/troupe`), `--database
 //! FILE|postgres://…` (default a new SQLite file in a temporary folder;
 //! a `/dev/shm/…` file measures without fsync), `--clients 1,8,64`,
@@ -23,7 +31,12 @@
 //! sticky|alternate` (with several servers: each client's sessions on one
 //! server, client c on server c mod N — the default; or each turn on the
 //! next server, so every turn catches up with the one before it),
-//! `--idempotency` (an `Idempotency-Key` on every turn, each its own).
+//! `--idempotency` (an `Idempotency-Key` on every turn, each its own),
+//! `--config FILE` (given to every server: e.g. `{"pg_connections": 16}`),
+//! `--keep` (PostgreSQL: keep the run's database). On PostgreSQL each row
+//! also gives the transactions committed per acknowledged turn
+//! (`pg_stat_database.xact_commit` of the run's database, every kind:
+//! reads, session starts and turns).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -41,6 +54,8 @@ struct Opts {
     servers: usize,
     alternate: bool,
     idempotency: bool,
+    config: Option<String>,
+    keep: bool,
 }
 
 fn opts() -> Opts {
@@ -52,6 +67,8 @@ fn opts() -> Opts {
         servers: 1,
         alternate: false,
         idempotency: false,
+        config: None,
+        keep: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -69,6 +86,8 @@ fn opts() -> Opts {
             "--servers" => o.servers = v().parse().expect("--servers N"),
             "--route" => o.alternate = v() == "alternate",
             "--idempotency" => o.idempotency = true,
+            "--config" => o.config = Some(v()),
+            "--keep" => o.keep = true,
             _ => panic!("unknown flag {a} (see the example's doc comment)"),
         }
     }
@@ -202,14 +221,99 @@ fn cpu_seconds(pid: u32) -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
+/// Runs `f` on a runtime of its own (the example's few PostgreSQL
+/// statements; the clients are threads).
+fn block<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// `url` naming the database `name` instead of its own (its query kept).
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let host = base.find("://").map_or(0, |i| i + 3);
+    let server = match base[host..].find('/') {
+        Some(i) => &base[..host + i],
+        None => base,
+    };
+    match query {
+        Some(q) => format!("{server}/{name}?{q}"),
+        None => format!("{server}/{name}"),
+    }
+}
+
+/// Runs `sql` on `url`'s database; the first column of its first row as
+/// an integer, if any.
+fn pg(url: &str, sql: &str) -> Result<Option<i64>, String> {
+    use sqlx::{Connection, Row};
+    block(async {
+        let mut c = sqlx::PgConnection::connect(url)
+            .await
+            .map_err(|e| format!("cannot connect to PostgreSQL: {e}"))?;
+        // The simple protocol: CREATE and DROP DATABASE refuse to run in
+        // a transaction block.
+        let rows = sqlx::raw_sql(sql)
+            .fetch_all(&mut c)
+            .await
+            .map_err(|e| format!("{sql}: {e}"))?;
+        let _ = c.close().await;
+        Ok(rows.first().and_then(|r| r.try_get::<i64, _>(0).ok()))
+    })
+}
+
+/// The transactions committed in database `name` so far (`0` when
+/// unknown); the statistics are flushed first, as PostgreSQL 15 keeps
+/// them per backend for a while.
+fn xact_commit(admin: &str, name: &str) -> i64 {
+    let _ = pg(admin, "SELECT 0::BIGINT FROM pg_stat_force_next_flush()");
+    pg(
+        admin,
+        &format!("SELECT xact_commit FROM pg_stat_database WHERE datname = '{name}'"),
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(0)
+}
+
 fn main() {
     let o = opts();
     let tmp = std::env::temp_dir().join(format!("troupe-server-load-{}", std::process::id()));
+    // A fresh database for every run (the module docs): an existing SQLite
+    // file is refused; on PostgreSQL a database of the run's own.
+    let given = o.database.clone();
+    let mut pg_run: Option<(String, String)> = None; // (admin URL, database)
+    let database = match &given {
+        Some(url) if url.starts_with("postgres") => {
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs();
+            let name = format!("troupe_load_{}_{secs}", std::process::id());
+            if let Err(e) = pg(url, &format!("CREATE DATABASE {name}")) {
+                eprintln!("server_load: cannot create the run's database {name}: {e}");
+                std::process::exit(2);
+            }
+            pg_run = Some((url.clone(), name.clone()));
+            with_database(url, &name)
+        }
+        Some(file) => {
+            if std::path::Path::new(file).exists() {
+                eprintln!(
+                    "server_load: {file} exists; every run starts from an empty database so that runs compare: delete it (and {file}-wal, {file}-shm) or name a new file"
+                );
+                std::process::exit(2);
+            }
+            file.clone()
+        }
+        None => tmp.join("load.db").display().to_string(),
+    };
     std::fs::create_dir_all(&tmp).unwrap();
-    let database = o
-        .database
-        .clone()
-        .unwrap_or_else(|| tmp.join("load.db").display().to_string());
     let ws = format!("load{}", std::process::id());
     let out = Command::new(&o.bin)
         .args([
@@ -232,8 +336,12 @@ fn main() {
     let mut servers = Vec::new();
     let mut roots = Vec::new();
     for _ in 0..o.servers.max(1) {
-        let mut server = Command::new(&o.bin)
-            .args(["serve", "--listen", "127.0.0.1:0", "--database", &database])
+        let mut serve = Command::new(&o.bin);
+        serve.args(["serve", "--listen", "127.0.0.1:0", "--database", &database]);
+        if let Some(config) = &o.config {
+            serve.args(["--config", config]);
+        }
+        let mut server = serve
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -277,9 +385,16 @@ fn main() {
     };
     let pids: Vec<u32> = servers.iter().map(|s| s.id()).collect();
     println!(
-        "{} × troupe serve ({}, pid {pids:?}) on {backend} ({database}), {} s per run{}{}",
+        "{} × troupe serve ({}, pid {pids:?}{}) on {backend} ({database}), {} s per run{}{}",
         servers.len(),
         o.bin,
+        o.config
+            .as_ref()
+            .map(|c| format!(
+                ", --config {c}: {}",
+                std::fs::read_to_string(c).unwrap_or_default().trim()
+            ))
+            .unwrap_or_default(),
         o.seconds,
         match (servers.len(), o.alternate) {
             (1, _) => "",
@@ -293,9 +408,19 @@ fn main() {
         }
     );
     let cpu_all = || pids.iter().map(|&p| cpu_seconds(p)).sum::<f64>();
-    println!("| clients | turns | turns/s | p50 ms | p99 ms | server CPU µs/turn |");
-    println!("|--:|--:|--:|--:|--:|--:|");
+    let xacts = || {
+        pg_run
+            .as_ref()
+            .map(|(admin, name)| xact_commit(admin, name))
+    };
+    println!("| clients | turns | turns/s | p50 ms | p99 ms | server CPU µs/turn | load | PG xact/turn |");
+    println!("|--:|--:|--:|--:|--:|--:|--:|--:|");
     for &n in &o.clients {
+        let load = std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|l| l.split_whitespace().next().map(str::to_string))
+            .unwrap_or_default();
+        let xact_before = xacts();
         let cpu_before = cpu_all();
         let stop = Arc::new(AtomicBool::new(false));
         let started = Instant::now();
@@ -322,9 +447,13 @@ fn main() {
             .collect();
         let secs = started.elapsed().as_secs_f64();
         let cpu = cpu_all() - cpu_before;
+        let per_turn = match (xact_before, xacts()) {
+            (Some(a), Some(b)) => format!("{:.2}", (b - a) as f64 / all.len().max(1) as f64),
+            _ => "–".to_string(),
+        };
         all.sort_by(f64::total_cmp);
         println!(
-            "| {n} | {} | {:.0} | {:.2} | {:.2} | {:.0} |",
+            "| {n} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {load} | {per_turn} |",
             all.len(),
             all.len() as f64 / secs,
             pct(&all, 0.50) * 1e3,
@@ -377,4 +506,11 @@ fn main() {
         let _ = server.wait();
     }
     let _ = std::fs::remove_dir_all(&tmp);
+    if let Some((admin, name)) = pg_run {
+        if o.keep {
+            println!("kept the run's database: {database}");
+        } else if let Err(e) = pg(&admin, &format!("DROP DATABASE {name} WITH (FORCE)")) {
+            eprintln!("server_load: could not drop the run's database {name}: {e}");
+        }
+    }
 }

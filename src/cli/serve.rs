@@ -34,7 +34,8 @@ pub struct Settings {
     pub database: Option<String>,
     /// A JSON file of settings (listen, database, body_limit,
     /// request_timeout_secs, cache_sessions, models, group_commit,
-    /// idempotency_key_secs; docs/server.md, "Start"); flags win over it.
+    /// idempotency_key_secs, pg_connections; docs/server.md, "Start"); flags
+    /// win over it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }

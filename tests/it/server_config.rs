@@ -56,3 +56,18 @@ fn model_timeout_not_below_request_timeout_is_refused() {
         );
     }
 }
+
+/// docs/server.md "Start": `pg_connections` is 1 to 1,000; 0 or 1,001 is
+/// refused at load, naming the setting (on SQLite too: the file is checked
+/// before the database is opened).
+#[test]
+fn pg_connections_out_of_range_is_refused() {
+    for n in [0u64, 1001] {
+        let (code, err) = serve_with(&json!({"pg_connections": n}), "pg_connections");
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(&format!("pg_connections ({n}) is not between 1 and 1000")),
+            "{err}"
+        );
+    }
+}

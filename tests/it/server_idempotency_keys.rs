@@ -268,57 +268,57 @@ fn a_key_older_than_its_lifetime_is_deleted_and_may_be_used_again() {
     }
 }
 
-/// Migration 2 on a database of schema 1 (the tables as the first
-/// slices made them, written here by hand): the server adds the headers
-/// column and the index at start, records version 2, and an answer stored
-/// before replays as it was, without headers.
-#[test]
-fn a_schema_1_database_is_migrated_and_its_old_answers_replay() {
+/// The tables of schema 1 as the first slices made them (written here by
+/// hand, in SQLite's dialect; PostgreSQL's writes `BLOB` as `BYTEA`, as
+/// the server's migrations do), with version 1 recorded.
+const SCHEMA_1: &str = "CREATE TABLE troupe_schema (version BIGINT PRIMARY KEY, applied BIGINT NOT NULL);
+     INSERT INTO troupe_schema VALUES (1, 0);
+     CREATE TABLE troupe_tokens (hash TEXT PRIMARY KEY, workspace TEXT NOT NULL, created BIGINT NOT NULL);
+     CREATE TABLE troupe_packs (workspace TEXT NOT NULL, hash TEXT NOT NULL, kind TEXT NOT NULL, body BLOB NOT NULL, size BIGINT NOT NULL, scenarios TEXT NOT NULL, deleted BIGINT NOT NULL DEFAULT 0, created BIGINT NOT NULL, PRIMARY KEY (workspace, hash));
+     CREATE TABLE troupe_sessions (workspace TEXT NOT NULL, id TEXT NOT NULL, pack TEXT NOT NULL, settings TEXT NOT NULL, current TEXT NOT NULL, lines BIGINT NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (workspace, id));
+     CREATE TABLE troupe_lines (workspace TEXT NOT NULL, session TEXT NOT NULL, seq BIGINT NOT NULL, line TEXT NOT NULL, PRIMARY KEY (workspace, session, seq));
+     CREATE TABLE troupe_idempotency (workspace TEXT NOT NULL, key TEXT NOT NULL, request TEXT NOT NULL, status BIGINT NOT NULL, content_type TEXT NOT NULL, body BLOB NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (workspace, key));";
+
+/// The token of workspace `old` in a schema-1 database.
+const OLD_TOKEN: &str = "trp_schema1";
+
+/// SHA-256 as lower-case hexadecimal.
+fn sha256_hex(b: &[u8]) -> String {
     use sha2::Digest;
-    let hex = |b: &[u8]| -> String {
-        sha2::Sha256::digest(b)
-            .iter()
-            .map(|x| format!("{x:02x}"))
-            .collect()
-    };
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("troupe.db");
-    let token = "trp_schema1";
-    {
-        let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch(
-            "CREATE TABLE troupe_schema (version BIGINT PRIMARY KEY, applied BIGINT NOT NULL);
-             INSERT INTO troupe_schema VALUES (1, 0);
-             CREATE TABLE troupe_tokens (hash TEXT PRIMARY KEY, workspace TEXT NOT NULL, created BIGINT NOT NULL);
-             CREATE TABLE troupe_packs (workspace TEXT NOT NULL, hash TEXT NOT NULL, kind TEXT NOT NULL, body BLOB NOT NULL, size BIGINT NOT NULL, scenarios TEXT NOT NULL, deleted BIGINT NOT NULL DEFAULT 0, created BIGINT NOT NULL, PRIMARY KEY (workspace, hash));
-             CREATE TABLE troupe_sessions (workspace TEXT NOT NULL, id TEXT NOT NULL, pack TEXT NOT NULL, settings TEXT NOT NULL, current TEXT NOT NULL, lines BIGINT NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (workspace, id));
-             CREATE TABLE troupe_lines (workspace TEXT NOT NULL, session TEXT NOT NULL, seq BIGINT NOT NULL, line TEXT NOT NULL, PRIMARY KEY (workspace, session, seq));
-             CREATE TABLE troupe_idempotency (workspace TEXT NOT NULL, key TEXT NOT NULL, request TEXT NOT NULL, status BIGINT NOT NULL, content_type TEXT NOT NULL, body BLOB NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (workspace, key));",
-        )
-        .unwrap();
-        c.execute(
-            "INSERT INTO troupe_tokens VALUES (?1, 'old', 0)",
-            rusqlite::params![hex(token.as_bytes())],
-        )
-        .unwrap();
-        // docs/server.md "API": the request is the SHA-256 of the method,
-        // the path inside the workspace, a newline and the body; `created`
-        // now, so that the pruning leaves it.
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs() as i64;
-        c.execute(
-            "INSERT INTO troupe_idempotency VALUES ('old', 'k-old', ?1, 200, 'application/json', CAST('{\"stored\": true}' AS BLOB), ?2)",
-            rusqlite::params![hex(b"POST /sessions\n{}"), now],
-        )
-        .unwrap();
-    }
-    let db = Backend::Sqlite(path.clone());
-    let server = Server::start(&db);
+    sha2::Sha256::digest(b)
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
+}
+
+/// The statements that store, in a schema-1 database, the token
+/// [`OLD_TOKEN`] of workspace `old` and the answer of its key `k-old` (a
+/// `POST /sessions` with body `{}`, answered 200 `{"stored": true}`).
+/// docs/server.md "API": the request is the SHA-256 of the method, the
+/// path inside the workspace, a newline and the body; `created` now, so
+/// that the pruning leaves it. Literals only: the same text for both
+/// databases.
+fn old_rows() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    format!(
+        "INSERT INTO troupe_tokens VALUES ('{}', 'old', 0);
+         INSERT INTO troupe_idempotency VALUES ('old', 'k-old', '{}', 200, 'application/json', CAST('{{\"stored\": true}}' AS BLOB), {now});",
+        sha256_hex(OLD_TOKEN.as_bytes()),
+        sha256_hex(b"POST /sessions\n{}"),
+    )
+}
+
+/// Starts a server on the schema-1 database `db` and checks that the old
+/// answer of `k-old` replays as it was (status, body, content type) with
+/// `Idempotency-Replayed: true`. The server is returned, still running.
+fn replay_old_answer(db: &Backend) -> Server {
+    let server = Server::start(db);
     let ws = Ws {
         base: format!("{}/api/v1/workspaces/old", server.base),
-        token: token.to_string(),
+        token: OLD_TOKEN.to_string(),
     };
     let again = send(&ws, "POST", "/sessions", b"{}", "k-old");
     assert_eq!(again.status, 200, "{again:?}");
@@ -334,6 +334,23 @@ fn a_schema_1_database_is_migrated_and_its_old_answers_replay() {
         again.headers.get("content-type").map(String::as_str),
         Some("application/json")
     );
+    server
+}
+
+/// Migration 2 on a database of schema 1 ([`SCHEMA_1`]): the server adds
+/// the headers column and the index at start, records version 2, and an
+/// answer stored before replays as it was, without headers. SQLite; the
+/// PostgreSQL form is the next test.
+#[test]
+fn a_schema_1_database_is_migrated_and_its_old_answers_replay() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("troupe.db");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(SCHEMA_1).unwrap();
+        c.execute_batch(&old_rows()).unwrap();
+    }
+    let server = replay_old_answer(&Backend::Sqlite(path.clone()));
     drop(server);
     let c = rusqlite::Connection::open(&path).unwrap();
     let versions: Vec<i64> = c
@@ -352,4 +369,40 @@ fn a_schema_1_database_is_migrated_and_its_old_answers_replay() {
         )
         .unwrap();
     assert_eq!(headers, "", "an old answer has no headers");
+}
+
+/// The same on PostgreSQL (a database of its own on the run's cluster,
+/// made schema 1 by hand): migration 2 adds the headers column and the
+/// `created` index, records version 2 beside 1, and the old answer
+/// replays without headers. Runs when `TROUPE_PG_URL` is set (required
+/// under `TROUPE_REQUIRE_PG=1`).
+#[test]
+fn a_schema_1_postgresql_database_is_migrated_and_its_old_answers_replay() {
+    let Some(url) = postgres("a_schema_1_postgresql_database_is_migrated") else {
+        return;
+    };
+    let pg = PgDatabase::create(&url, "troupe_schema1");
+    pg.batch(&SCHEMA_1.replace("BLOB", "BYTEA"));
+    pg.batch(&old_rows().replace("BLOB", "BYTEA"));
+    assert_eq!(
+        pg.column("SELECT CAST(version AS TEXT) FROM troupe_schema"),
+        ["1"]
+    );
+    let server = replay_old_answer(&Backend::Postgres(pg.url.clone()));
+    server.kill();
+    assert_eq!(
+        pg.column("SELECT CAST(version AS TEXT) FROM troupe_schema ORDER BY version"),
+        ["1", "2"]
+    );
+    assert_eq!(
+        pg.column("SELECT headers FROM troupe_idempotency WHERE key = 'k-old'"),
+        [""],
+        "an old answer has no headers"
+    );
+    assert_eq!(
+        pg.column(
+            "SELECT CAST(indexname AS TEXT) FROM pg_indexes WHERE tablename = 'troupe_idempotency' AND indexname = 'troupe_idempotency_created'"
+        ),
+        ["troupe_idempotency_created"]
+    );
 }

@@ -378,3 +378,103 @@ pub fn create(ws: &Ws, pack: &str, seed: u64) -> (String, Value) {
     let doc = a.json();
     (doc["id"].as_str().unwrap().to_string(), doc)
 }
+
+/// `url` (a `postgres://` URL) naming the database `name` instead of its
+/// own; its query, if any, kept.
+pub fn pg_url_with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let host = base.find("://").map_or(0, |i| i + 3);
+    let server = match base[host..].find('/') {
+        Some(i) => &base[..host + i],
+        None => base,
+    };
+    match query {
+        Some(q) => format!("{server}/{name}?{q}"),
+        None => format!("{server}/{name}"),
+    }
+}
+
+/// A database of its own on the run's PostgreSQL (`CREATE DATABASE`
+/// through the run's URL), for a test that must start from a database
+/// nobody else wrote: dropped (`WITH (FORCE)`) with this value.
+pub struct PgDatabase {
+    /// The URL of the new database.
+    pub url: String,
+    admin: String,
+    name: String,
+}
+
+fn pg_block<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+impl PgDatabase {
+    /// A new, empty database on the server of `admin_url`.
+    pub fn create(admin_url: &str, prefix: &str) -> PgDatabase {
+        use sqlx::Connection;
+        let name = unique(prefix).replace('-', "_").to_lowercase();
+        pg_block(async {
+            let mut c = sqlx::PgConnection::connect(admin_url).await.unwrap();
+            sqlx::raw_sql(&format!("CREATE DATABASE {name}"))
+                .execute(&mut c)
+                .await
+                .unwrap();
+            let _ = c.close().await;
+        });
+        PgDatabase {
+            url: pg_url_with_database(admin_url, &name),
+            admin: admin_url.to_string(),
+            name,
+        }
+    }
+
+    /// Runs `sql` (one or more statements) in the database.
+    pub fn batch(&self, sql: &str) {
+        use sqlx::Connection;
+        pg_block(async {
+            let mut c = sqlx::PgConnection::connect(&self.url).await.unwrap();
+            sqlx::raw_sql(sql)
+                .execute(&mut c)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            let _ = c.close().await;
+        })
+    }
+
+    /// The first column of the rows of `sql`, as text (`CAST … AS TEXT` it
+    /// when it is not).
+    pub fn column(&self, sql: &str) -> Vec<String> {
+        use sqlx::{Connection, Row};
+        pg_block(async {
+            let mut c = sqlx::PgConnection::connect(&self.url).await.unwrap();
+            let rows = sqlx::query(sql)
+                .fetch_all(&mut c)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            let _ = c.close().await;
+            rows.iter().map(|r| r.get::<String, _>(0)).collect()
+        })
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        use sqlx::Connection;
+        let (admin, name) = (self.admin.clone(), self.name.clone());
+        pg_block(async move {
+            if let Ok(mut c) = sqlx::PgConnection::connect(&admin).await {
+                let _ = sqlx::raw_sql(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .execute(&mut c)
+                    .await;
+                let _ = c.close().await;
+            }
+        });
+    }
+}

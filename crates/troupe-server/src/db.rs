@@ -424,23 +424,24 @@ async fn store_answer_in(
 /// databases: [`store_answer_in`], [`super::lite::store_answer`]).
 pub(super) const STORE_ANSWER: &str = "UPDATE troupe_idempotency SET status = $1, content_type = $2, body = $3, headers = $4 WHERE workspace = $5 AND key = $6";
 
-/// [`STORE_ANSWER`] for many answers at once (PostgreSQL, a group's).
-const STORE_ANSWERS: &str = "UPDATE troupe_idempotency AS i SET status = v.status, content_type = v.content_type, body = v.body, headers = v.headers FROM unnest(CAST($1 AS BIGINT[]), CAST($2 AS TEXT[]), CAST($3 AS BYTEA[]), CAST($4 AS TEXT[]), CAST($5 AS TEXT[]), CAST($6 AS TEXT[])) AS v(status, content_type, body, headers, workspace, key) WHERE i.workspace = v.workspace AND i.key = v.key";
+/// The connections of a server's PostgreSQL pool unless `--config`'s
+/// `pg_connections` says otherwise (docs/server.md "Start").
+pub const DEFAULT_PG_CONNECTIONS: u32 = 8;
 
 /// Committers of PostgreSQL's group commit: each takes a group from the
 /// shared queue and writes it while the others gather the next ones.
 const PG_COMMITTERS: usize = 3;
 
 /// PostgreSQL's group commit (docs/server.md "Group commit"): the turns
-/// queued together are written in one transaction of five statements
-/// whatever their number — the sessions' rows locked in key order (`SELECT
-/// … ORDER BY … FOR UPDATE`: instances sharing the database lock in one
-/// order, so two groups never deadlock), one `UPDATE … FROM (VALUES …)`
-/// guarded like a single turn's (its `RETURNING` says which applied), one
-/// `INSERT` of the applied turns' lines — and one commit. A process never
-/// queues two writes of one session at once (its slot lock is held until
-/// the write is answered); should a group hold one twice anyway, it is
-/// written turn by turn, as is a group of one turn (no lock query).
+/// queued together are written as one statement whatever their number
+/// ([`WRITE_GROUP`]: the sessions' rows locked in key order — instances
+/// sharing the database lock in one order, so two groups never deadlock —
+/// one `UPDATE` guarded like a single turn's, the `INSERT` of the applied
+/// turns' lines and their answers), a transaction by itself. A process
+/// never queues two writes of one session at once (its slot lock is held
+/// until the write is answered); should a group hold one twice anyway, it
+/// is written turn by turn in one transaction, and a group of one turn is
+/// [`WRITE_ONE`] (no lock query).
 async fn group_commit_pg(
     pool: PgPool,
     queue: std::sync::Arc<tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<Queued>>>,
@@ -475,187 +476,123 @@ async fn group_commit_pg(
     }
 }
 
-/// Writes `group` in one transaction (see [`group_commit_pg`]): which
-/// applied, in order. A group of one turn is its one statement
-/// ([`WRITE_ONE`]), a transaction by itself.
+/// Writes `group` (see [`group_commit_pg`]): which applied, in order. A
+/// group of one turn is [`WRITE_ONE`], one of distinct sessions
+/// [`WRITE_GROUP`], each a transaction by itself; one holding a session
+/// twice is written turn by turn in one transaction.
 async fn write_group_pg(pool: &PgPool, group: &[Queued]) -> Result<Vec<bool>, sqlx::Error> {
     if let [(w, _)] = group {
         return Ok(vec![write_in(pool, w).await?]);
     }
-    let mut tx = pool.begin().await?;
-    let applied = write_group_in(&mut tx, group).await?;
-    tx.commit().await?;
-    Ok(applied)
-}
-
-/// Writes `group` in `tx` (PostgreSQL) with the sessions' rows locked in
-/// key order, one guarded `UPDATE … FROM (VALUES …) RETURNING` and one
-/// `INSERT` (a group of one turn, or one holding a session twice, turn by
-/// turn): which turns applied, in order. SQLite writes its groups on its
-/// own thread ([`super::lite`]).
-async fn write_group_in(
-    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
-    group: &[Queued],
-) -> Result<Vec<bool>, sqlx::Error> {
     let mut keys: Vec<(&str, &str)> = group
         .iter()
         .map(|(w, _)| (w.workspace.as_str(), w.session.as_str()))
         .collect();
     keys.sort_unstable();
-    let distinct = keys.windows(2).all(|k| k[0] != k[1]);
-    // One turn alone: its own two statements, without the lock query.
-    if group.len() == 1 || !distinct {
-        let mut applied = Vec::with_capacity(group.len());
-        for (w, _) in group {
-            applied.push(write_in(&mut **tx, w).await?);
-        }
-        return Ok(applied);
+    if keys.windows(2).all(|k| k[0] != k[1]) {
+        return write_group_one(pool, group).await;
     }
-    lock_in_order(tx, &keys).await?;
-    update_and_insert(tx, group).await
-}
-
-/// Locks the sessions' rows `keys` (sorted) in that order.
-async fn lock_in_order(
-    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
-    keys: &[(&str, &str)],
-) -> Result<(), sqlx::Error> {
-    let mut sql =
-        String::from("SELECT workspace, id FROM troupe_sessions WHERE (workspace, id) IN (");
-    for i in 0..keys.len() {
-        if i > 0 {
-            sql.push_str(", ");
-        }
-        sql.push_str(&format!("(${}, ${})", 2 * i + 1, 2 * i + 2));
-    }
-    sql.push_str(") ORDER BY workspace, id FOR UPDATE");
-    let mut q = sqlx::query(&sql);
-    for (ws, id) in keys {
-        q = q.bind(ws.to_string()).bind(id.to_string());
-    }
-    q.fetch_all(&mut **tx).await?;
-    Ok(())
-}
-
-/// The guarded `UPDATE` of every turn of `group` (sessions distinct) and
-/// the `INSERT` of the applied turns' lines: which applied, in order.
-async fn update_and_insert(
-    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
-    group: &[Queued],
-) -> Result<Vec<bool>, sqlx::Error> {
-    // One guarded UPDATE for all. A VALUES list's columns are `column1`…
-    // in both databases (SQLite takes no column names after its alias).
-    let mut sql = String::from(
-        "UPDATE troupe_sessions AS s SET current = v.column4, lines = v.column6 FROM (VALUES ",
-    );
-    for i in 0..group.len() {
-        if i > 0 {
-            sql.push_str(", ");
-        }
-        let b = 6 * i;
-        sql.push_str(&format!(
-            "(${}, ${}, ${}, ${}, CAST(${} AS BIGINT), CAST(${} AS BIGINT))",
-            b + 1,
-            b + 2,
-            b + 3,
-            b + 4,
-            b + 5,
-            b + 6
-        ));
-    }
-    sql.push_str(") AS v WHERE s.workspace = v.column1 AND s.id = v.column2 AND s.current = v.column3 AND s.lines = v.column5 RETURNING workspace, id");
-    let mut q = sqlx::query(&sql);
+    let mut tx = pool.begin().await?;
+    let mut applied = Vec::with_capacity(group.len());
     for (w, _) in group {
-        q = q
-            .bind(w.workspace.clone())
-            .bind(w.session.clone())
-            .bind(w.old_current.clone())
-            .bind(w.current.clone())
-            .bind(w.old_rows)
-            .bind(w.old_rows + w.lines.len() as i64);
+        applied.push(write_in(&mut *tx, w).await?);
     }
-    let rows = q.fetch_all(&mut **tx).await?;
+    tx.commit().await?;
+    Ok(applied)
+}
+
+/// A group's whole write as one PostgreSQL statement (docs/server.md
+/// "Group commit (PostgreSQL)"), every value an array parameter, so the
+/// text is the same for every group and prepared once per connection:
+/// `v` the turns (sessions distinct); `locked` their rows, `FOR UPDATE` in
+/// key order (PostgreSQL locks after sorting), materialized; `moved` the
+/// `UPDATE` guarded like [`WRITE_ONE`]'s, which touches only rows
+/// `locked` returned — so every row lock is taken in key order, whatever
+/// the plan — and, when another transaction moved a row first, re-checks
+/// its guard on the new version (`READ COMMITTED`) and leaves it: that
+/// turn did not apply; `added` the applied turns' lines and `answered`
+/// their `Idempotency-Key` answers, both joined on `moved`. Where the
+/// rows' lock, the `UPDATE`, the `INSERT`, the answers and the commit were
+/// five or six round trips, it is one.
+const WRITE_GROUP: &str = "WITH v AS (SELECT * FROM unnest(CAST($1 AS TEXT[]), CAST($2 AS TEXT[]), CAST($3 AS TEXT[]), CAST($4 AS TEXT[]), CAST($5 AS BIGINT[]), CAST($6 AS BIGINT[])) AS v(workspace, id, old_current, current, old_lines, lines)), \
+    locked AS MATERIALIZED (SELECT s.workspace, s.id FROM troupe_sessions AS s WHERE (s.workspace, s.id) IN (SELECT v.workspace, v.id FROM v) ORDER BY s.workspace, s.id FOR UPDATE), \
+    moved AS (UPDATE troupe_sessions AS s SET current = v.current, lines = v.lines FROM locked, v WHERE s.workspace = locked.workspace AND s.id = locked.id AND v.workspace = locked.workspace AND v.id = locked.id AND s.current = v.old_current AND s.lines = v.old_lines RETURNING s.workspace, s.id), \
+    added AS (INSERT INTO troupe_lines (workspace, session, seq, line) SELECT l.workspace, l.session, l.seq, l.line FROM unnest(CAST($7 AS TEXT[]), CAST($8 AS TEXT[]), CAST($9 AS BIGINT[]), CAST($10 AS TEXT[])) AS l(workspace, session, seq, line) JOIN moved ON moved.workspace = l.workspace AND moved.id = l.session), \
+    answered AS (UPDATE troupe_idempotency AS i SET status = a.status, content_type = a.content_type, body = a.body, headers = a.headers FROM unnest(CAST($11 AS BIGINT[]), CAST($12 AS TEXT[]), CAST($13 AS BYTEA[]), CAST($14 AS TEXT[]), CAST($15 AS TEXT[]), CAST($16 AS TEXT[]), CAST($17 AS TEXT[])) AS a(status, content_type, body, headers, workspace, session, key) JOIN moved ON moved.workspace = a.workspace AND moved.id = a.session WHERE i.workspace = a.workspace AND i.key = a.key) \
+    SELECT workspace, id FROM moved";
+
+/// Writes `group` (sessions distinct) as [`WRITE_GROUP`]: which turns
+/// applied, in order.
+async fn write_group_one(pool: &PgPool, group: &[Queued]) -> Result<Vec<bool>, sqlx::Error> {
+    let turns = || group.iter().map(|(w, _)| w);
+    let lines = || {
+        turns().flat_map(|w| {
+            w.lines
+                .iter()
+                .enumerate()
+                .map(move |(i, l)| (w, w.old_rows + i as i64, l.as_str()))
+        })
+    };
+    let answers = || turns().filter_map(|w| Some((w, w.answer.as_ref()?)));
+    let rows = sqlx::query(WRITE_GROUP)
+        .bind(turns().map(|w| w.workspace.as_str()).collect::<Vec<_>>())
+        .bind(turns().map(|w| w.session.as_str()).collect::<Vec<_>>())
+        .bind(turns().map(|w| w.old_current.as_str()).collect::<Vec<_>>())
+        .bind(turns().map(|w| w.current.as_str()).collect::<Vec<_>>())
+        .bind(turns().map(|w| w.old_rows).collect::<Vec<_>>())
+        .bind(
+            turns()
+                .map(|w| w.old_rows + w.lines.len() as i64)
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            lines()
+                .map(|(w, _, _)| w.workspace.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            lines()
+                .map(|(w, _, _)| w.session.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(lines().map(|(_, seq, _)| seq).collect::<Vec<_>>())
+        .bind(lines().map(|(_, _, l)| l).collect::<Vec<_>>())
+        .bind(answers().map(|(_, a)| a.status).collect::<Vec<_>>())
+        .bind(
+            answers()
+                .map(|(_, a)| a.content_type.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            answers()
+                .map(|(_, a)| a.body.as_slice())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            answers()
+                .map(|(_, a)| a.headers.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            answers()
+                .map(|(w, _)| w.workspace.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            answers()
+                .map(|(w, _)| w.session.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(answers().map(|(_, a)| a.key.as_str()).collect::<Vec<_>>())
+        .fetch_all(pool)
+        .await?;
     let mut moved = std::collections::HashSet::new();
     for r in &rows {
         moved.insert((r.try_get::<String, _>(0)?, r.try_get::<String, _>(1)?));
     }
-    let applied: Vec<bool> = group
-        .iter()
-        .map(|(w, _)| moved.contains(&(w.workspace.clone(), w.session.clone())))
-        .collect();
-    // One INSERT of the applied turns' lines (chunked under PostgreSQL's
-    // 65,535 parameters).
-    let lines: Vec<(&TurnWrite, i64, &String)> = group
-        .iter()
-        .zip(&applied)
-        .filter(|(_, ok)| **ok)
-        .flat_map(|((w, _), _)| {
-            w.lines
-                .iter()
-                .enumerate()
-                .map(move |(i, l)| (w, w.old_rows + i as i64, l))
-        })
-        .collect();
-    for chunk in lines.chunks(4096) {
-        let mut sql =
-            String::from("INSERT INTO troupe_lines (workspace, session, seq, line) VALUES ");
-        for i in 0..chunk.len() {
-            if i > 0 {
-                sql.push_str(", ");
-            }
-            let b = 4 * i;
-            sql.push_str(&format!("(${}, ${}, ${}, ${})", b + 1, b + 2, b + 3, b + 4));
-        }
-        let mut q = sqlx::query(&sql);
-        for (w, seq, line) in chunk {
-            q = q
-                .bind(w.workspace.clone())
-                .bind(w.session.clone())
-                .bind(*seq)
-                .bind((*line).clone());
-        }
-        q.execute(&mut **tx).await?;
-    }
-    // The answers of the applied turns that carry an Idempotency-Key, in
-    // one statement (one array parameter per column).
-    let answers: Vec<(&str, &StoredAnswer)> = group
-        .iter()
-        .zip(&applied)
-        .filter(|(_, ok)| **ok)
-        .filter_map(|((w, _), _)| Some((w.workspace.as_str(), w.answer.as_ref()?)))
-        .collect();
-    if !answers.is_empty() {
-        sqlx::query(STORE_ANSWERS)
-            .bind(answers.iter().map(|(_, a)| a.status).collect::<Vec<_>>())
-            .bind(
-                answers
-                    .iter()
-                    .map(|(_, a)| a.content_type.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .bind(
-                answers
-                    .iter()
-                    .map(|(_, a)| a.body.as_slice())
-                    .collect::<Vec<_>>(),
-            )
-            .bind(
-                answers
-                    .iter()
-                    .map(|(_, a)| a.headers.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .bind(answers.iter().map(|(ws, _)| *ws).collect::<Vec<_>>())
-            .bind(
-                answers
-                    .iter()
-                    .map(|(_, a)| a.key.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .execute(&mut **tx)
-            .await?;
-    }
-    Ok(applied)
+    Ok(turns()
+        .map(|w| moved.contains(&(w.workspace.clone(), w.session.clone())))
+        .collect())
 }
 
 /// `--database` as a SQLite file path (created when missing; a
@@ -754,6 +691,12 @@ impl Db {
     /// mode with `synchronous=FULL`: a commit is on disk before the
     /// answer that acknowledges it.
     pub async fn open(database: &str) -> Result<Db, String> {
+        Db::open_with(database, DEFAULT_PG_CONNECTIONS).await
+    }
+
+    /// [`Db::open`] with a PostgreSQL pool of at most `pg_connections`
+    /// connections (`pg_connections` of `--config`; SQLite ignores it).
+    pub async fn open_with(database: &str, pg_connections: u32) -> Result<Db, String> {
         if let Some(path) = sqlite_path(database) {
             let shown = format!("the database {database}");
             if in_memory(&path, database) {
@@ -788,7 +731,7 @@ impl Db {
         inspect(&mut conn, &shown).await?;
         let _ = conn.close().await;
         let pool = PgPoolOptions::new()
-            .max_connections(8)
+            .max_connections(pg_connections.max(1))
             .acquire_timeout(std::time::Duration::from_secs(5))
             .connect_with(opts)
             .await

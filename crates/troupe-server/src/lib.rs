@@ -53,6 +53,10 @@ pub struct Config {
     /// used again. At least twice `request_timeout_secs`, the age at which
     /// an unanswered claim counts as abandoned.
     pub idempotency_key_secs: u64,
+    /// PostgreSQL: the most connections the server's pool opens (default
+    /// 8; docs/server.md "Start" and "Sizing"): the requests' reads and
+    /// the group commit's writes share them. 1 to 1,000. SQLite ignores it.
+    pub pg_connections: u32,
 }
 
 /// A model of the server's configuration (docs/server.md "Runtimes"):
@@ -158,6 +162,7 @@ impl Default for Config {
             models: std::collections::BTreeMap::new(),
             group_commit: true,
             idempotency_key_secs: 86_400,
+            pg_connections: db::DEFAULT_PG_CONNECTIONS,
         }
     }
 }
@@ -177,6 +182,12 @@ impl Config {
     /// `troupe serve` exits 2 when this fails.
     pub fn check(&self) -> Result<(), String> {
         self.served_models()?;
+        if !(1..=1000).contains(&self.pg_connections) {
+            return Err(format!(
+                "pg_connections ({}) is not between 1 and 1000",
+                self.pg_connections
+            ));
+        }
         let limit = self.request_timeout_secs.max(1);
         if self.idempotency_key_secs < 2 * limit {
             return Err(format!(
@@ -223,7 +234,7 @@ pub fn serve(config: Config) -> Result<(), String> {
         .with_ansi(false)
         .try_init();
     runtime()?.block_on(async move {
-        let mut db = db::Db::open(&config.database).await?;
+        let mut db = db::Db::open_with(&config.database, config.pg_connections).await?;
         if config.group_commit {
             db.group_commit();
         }
