@@ -316,6 +316,9 @@ impl Point<'_> {
         mut obs: Option<&mut (dyn super::observe::Observer + '_)>,
         since: Since<'_>,
     ) {
+        if self.ir.derived.is_empty() {
+            return;
+        }
         let (moved, changes) = match since {
             Since::Moved(c) => (true, c),
             Since::Changes(c) => (false, c),
