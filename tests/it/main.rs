@@ -28,6 +28,7 @@ mod docs_cli;
 mod embed_example;
 mod engine_bad_input;
 mod engine_checkpoints;
+mod engine_derived;
 mod examples_snapshots;
 mod explain_cli;
 mod explore;

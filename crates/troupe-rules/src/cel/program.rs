@@ -186,6 +186,20 @@ impl Program {
         &self.slots
     }
 
+    /// What evaluating the program can read, found by walking its tree
+    /// (never taken from the slot list an IR states): the environment
+    /// slots it reads, ascending, each once, and whether it calls `roll()`,
+    /// whose value depends on the evaluation point and on the calls made
+    /// before it (Format 11.5). Apart from these and `hit()` (false outside
+    /// an entry's condition), a program's value is a function of its slots.
+    pub fn tree_inputs(&self) -> (Vec<u32>, bool) {
+        let mut t = TreeInputs::default();
+        t.walk(&self.root);
+        t.slots.sort_unstable();
+        t.slots.dedup();
+        (t.slots, t.rolls)
+    }
+
     /// The branches (operands of `&&`/`||`, arms of `?:`), indexed by the
     /// ids an [`Observer`] receives.
     #[cfg(any(test, feature = "unstable-internals"))]
@@ -446,6 +460,60 @@ mod regex_serde {
         super::eval::compile_regex(&src)
             .map(Box::new)
             .map_err(serde::de::Error::custom)
+    }
+}
+
+/// What a program's tree reads (see [`Program::tree_inputs`]).
+#[derive(Default)]
+struct TreeInputs {
+    slots: Vec<u32>,
+    rolls: bool,
+}
+
+impl TreeInputs {
+    fn walk(&mut self, n: &Node) {
+        match n {
+            Node::Const(_) | Node::Local(_) => {}
+            Node::Slot(s) | Node::SlotBound(s) | Node::CmpSlotInt(_, s, _) => self.slots.push(*s),
+            Node::Not(a) | Node::Neg(a) | Node::Select(a, _, _) | Node::MatchesConst(a, _) => {
+                self.walk(a);
+            }
+            Node::Arith(_, a, b)
+            | Node::Cmp(_, a, b)
+            | Node::Index(a, b)
+            | Node::In(a, b)
+            | Node::And(a, b, _)
+            | Node::Or(a, b, _) => {
+                self.walk(a);
+                self.walk(b);
+            }
+            Node::Cond(c, a, b, _) => {
+                self.walk(c);
+                self.walk(a);
+                self.walk(b);
+            }
+            Node::Call(f, args) => {
+                self.rolls |= *f == Func::Roll;
+                args.iter().for_each(|a| self.walk(a));
+            }
+            Node::List(args) => args.iter().for_each(|a| self.walk(a)),
+            Node::Map(pairs) => pairs.iter().for_each(|(k, x)| {
+                self.walk(k);
+                self.walk(x);
+            }),
+            Node::Comp {
+                range,
+                pred,
+                transform,
+                ..
+            } => {
+                self.walk(range);
+                [pred, transform]
+                    .into_iter()
+                    .flatten()
+                    .for_each(|x| self.walk(x));
+            }
+        }
     }
 }
 

@@ -424,6 +424,11 @@ pub struct StoryIr {
     /// The model runtime's part (Format 24.2–24.4): the `model` block and
     /// the answer schema.
     pub model: super::model::ModelIr,
+    /// What each derived variable reads (Format 8.1), worked out from the
+    /// programs when first needed ([`StoryIr::derived_inputs`]); never
+    /// written in `ir.json`, never read from it.
+    #[serde(skip)]
+    pub(crate) derived_inputs: std::sync::OnceLock<Vec<super::derived::DerivedInputs>>,
 }
 
 /// Difficulty presets (Format 6.5).
@@ -439,6 +444,13 @@ pub struct DifficultyIr {
 }
 
 impl StoryIr {
+    /// What each derived variable's value depends on, in [`StoryIr::derived`]
+    /// order (Format 8.1; see [`super::derived`]).
+    pub fn derived_inputs(&self) -> &[super::derived::DerivedInputs] {
+        self.derived_inputs
+            .get_or_init(|| super::derived::derived_inputs(self))
+    }
+
     /// Links every environment read from `ir.json` to `base_env` (Format
     /// 14.4: the base is written once). Errors, for the loader's
     /// IR_MISMATCH: the JSON pointer (below the scenario) and the reason,

@@ -9,6 +9,7 @@
 
 pub mod canonical;
 pub mod changes;
+pub mod derived;
 pub mod ir;
 pub mod lore;
 pub mod model;

@@ -360,6 +360,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         turn_order: super::runtime::TurnOrderIr::compile(story),
         emotion,
         model: super::model::ModelIr::compile(story),
+        derived_inputs: Default::default(),
     })
 }
 

@@ -11,7 +11,7 @@ use rust_decimal::Decimal;
 use super::state::State;
 use crate::cel::value::MapValue;
 use crate::cel::{Activation, EvalError, Host, Key, Program, Value};
-use crate::compile::{CastIx, Layout, SessionIr, Source, StoryIr, Val, Who};
+use crate::compile::{CastIx, ChangeIr, Layout, SessionIr, Source, StoryIr, Val, Who};
 use crate::model::{ScalarType, VarType};
 
 /// Reusable activations of the environments derived variables run in,
@@ -296,19 +296,49 @@ impl Point<'_> {
     /// Recomputes every derived variable in dependency order (Format 8.1):
     /// a runtime error or a value that does not convert makes it absent.
     pub fn recompute(&self, state: &mut State, scratch: &mut Scratch, host: &mut RollHost<'_>) {
-        self.recompute_observed(state, scratch, host, None);
+        self.recompute_observed(state, scratch, host, None, Since::Anything);
     }
 
-    /// [`Point::recompute`], reporting each derived program's branches to
-    /// `obs` (Format 21.6: derived variables after each change step).
+    /// [`Point::recompute`] after what `since` says changed in `state`,
+    /// whose derived variables were computed before it (at the previous
+    /// message, or after the previous change step): a derived variable
+    /// none of whose inputs changed keeps the value it holds, which is the
+    /// value computing it again would give (see
+    /// [`crate::compile::derived`]); the others are computed in dependency
+    /// order. With `obs`, every derived program is evaluated and its
+    /// branches reported (Format 21.6: derived variables after each change
+    /// step).
     pub fn recompute_observed(
         &self,
         state: &mut State,
         scratch: &mut Scratch,
         host: &mut RollHost<'_>,
         mut obs: Option<&mut (dyn super::observe::Observer + '_)>,
+        since: Since<'_>,
     ) {
-        for d in &self.ir.derived {
+        if self.ir.derived.is_empty() {
+            return;
+        }
+        let (moved, changes) = match since {
+            Since::Moved(c) => (true, c),
+            Since::Changes(c) => (false, c),
+            Since::Anything => (true, &[][..]),
+        };
+        let every = obs.is_some() || matches!(since, Since::Anything) || every_forced();
+        let inputs = self.ir.derived_inputs();
+        // The slots of the derived variables this pass changed.
+        let mut changed = ChangedSlots::default();
+        for (i, d) in self.ir.derived.iter().enumerate() {
+            let needed = every
+                || inputs.get(i).is_none_or(|x| {
+                    x.always
+                        || (moved && x.point)
+                        || changes.iter().any(|c| x.reads_change(c))
+                        || changed.any(|s| x.reads_slot(s))
+                });
+            if !needed {
+                continue;
+            }
             let Some(act) = scratch.act(self.ir, d.env) else {
                 continue;
             };
@@ -322,7 +352,11 @@ impl Point<'_> {
             };
             if let Layout::Single(s) = var.layout {
                 if let Some(slot) = state.slots.get_mut(s as usize) {
-                    *slot = value.unwrap_or(Val::Absent);
+                    let value = value.unwrap_or(Val::Absent);
+                    if !super::same_value(slot, &value) {
+                        changed.push(s);
+                    }
+                    *slot = value;
                 }
             }
         }
@@ -380,6 +414,75 @@ impl Point<'_> {
             }
         });
         out
+    }
+}
+
+/// What may have changed in a state since its derived variables were last
+/// computed (Format 8.1, 8.6): what decides which of them
+/// [`Point::recompute_observed`] evaluates again.
+#[derive(Debug, Clone, Copy)]
+pub enum Since<'a> {
+    /// Anything (the initial state, a root's opening): every derived
+    /// variable is computed.
+    Anything,
+    /// The evaluation point moved to a new message (its author, turn,
+    /// round, time and settings), then these changes were applied.
+    Moved(&'a [ChangeIr]),
+    /// These changes were applied at the same evaluation point (a firing's).
+    Changes(&'a [ChangeIr]),
+}
+
+#[cfg(feature = "unstable-internals")]
+thread_local! {
+    static EVERY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread computes every derived variable at every recompute
+/// ([`with_every_recompute`]).
+#[cfg(feature = "unstable-internals")]
+fn every_forced() -> bool {
+    EVERY.with(std::cell::Cell::get)
+}
+
+#[cfg(not(feature = "unstable-internals"))]
+fn every_forced() -> bool {
+    false
+}
+
+/// Runs `f` with every derived variable computed at every recompute on
+/// this thread, none kept because its inputs did not change (Format 8.1):
+/// for tests that compare the two (only with the `unstable-internals`
+/// feature).
+#[cfg(feature = "unstable-internals")]
+pub fn with_every_recompute<T>(f: impl FnOnce() -> T) -> T {
+    let before = EVERY.with(|e| e.replace(true));
+    let out = f();
+    EVERY.with(|e| e.set(before));
+    out
+}
+
+/// The slots of the derived variables one recompute changed, the first
+/// [`ChangedSlots::CAP`] of them; past that, every slot counts as changed
+/// (the later derived variables are all computed, which is always right).
+#[derive(Default)]
+struct ChangedSlots {
+    slots: [u32; ChangedSlots::CAP],
+    len: usize,
+}
+
+impl ChangedSlots {
+    const CAP: usize = 16;
+
+    fn push(&mut self, s: u32) {
+        if let Some(x) = self.slots.get_mut(self.len) {
+            *x = s;
+        }
+        self.len = self.len.saturating_add(1);
+    }
+
+    /// Whether `f` holds for a changed slot (always, past the capacity).
+    fn any(&self, f: impl Fn(u32) -> bool) -> bool {
+        self.len > Self::CAP || self.slots[..self.len].iter().any(|s| f(*s))
     }
 }
 

@@ -23,7 +23,7 @@ use crate::compile::session::Fired;
 use crate::compile::{Layout, SessionIr, StoryIr, Val};
 use replay::{initial, replay_all, step, Tree};
 
-pub use eval::{Point, RollHost, Scratch};
+pub use eval::{Point, RollHost, Scratch, Since};
 pub use lore::{EntryActivation, KeyHit, Secondary, When, Why};
 pub use observe::{Observer, Recorder, Site};
 #[cfg(any(test, feature = "unstable-internals"))]
@@ -397,7 +397,7 @@ impl Engine {
 /// Whether two slot values flatten to the same JSON (equal, and for
 /// decimals, lists and maps also written the same: `1.0` and `1.00` are
 /// equal decimals but different text).
-fn same_value(x: &Val, y: &Val) -> bool {
+pub(crate) fn same_value(x: &Val, y: &Val) -> bool {
     match (x, y) {
         (Val::Num(p), Val::Num(q)) => p == q && p.scale() == q.scale(),
         (Val::List(_), Val::List(_)) | (Val::Map(_), Val::Map(_)) => {

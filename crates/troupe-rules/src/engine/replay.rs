@@ -3,7 +3,7 @@
 //! every message whose depth is a multiple of the checkpoint stride, so a
 //! query replays at most `stride - 1` messages from the nearest checkpoint.
 
-use super::eval::{char_of, Point, RollHost, Scratch};
+use super::eval::{char_of, Point, RollHost, Scratch, Since};
 use super::observe::Observer;
 use super::state::{firing_of, State};
 use crate::model::firing::record;
@@ -159,6 +159,7 @@ pub fn step_observed(
     if let Some(change) = &msg.settings {
         st.change_settings(ir, session.preset, change);
     }
+    let mut opened = false;
     if let (None, Some(o)) = (msg.parent, msg.opening) {
         if let Some(op) = ir.openings.get(o as usize) {
             if let Some(ob) = obs.as_deref_mut() {
@@ -178,13 +179,22 @@ pub fn step_observed(
             for c in &op.changes {
                 st.apply(ir, c);
             }
-            point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut());
+            point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut(), Since::Anything);
+            opened = true;
         }
     }
     for c in &msg.changes {
         st.apply(ir, c);
     }
-    point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut());
+    // The state was the parent's (or the initial one), its derived
+    // variables computed there; the point has moved to `m` since, unless
+    // the opening's recompute above was at `m` already.
+    let since = if opened {
+        Since::Changes(&msg.changes)
+    } else {
+        Since::Moved(&msg.changes)
+    };
+    point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut(), since);
     for f in &msg.firings {
         let def = match f {
             Fired::Event(e) => ir.events.get(*e as usize),
@@ -195,7 +205,8 @@ pub fn step_observed(
             st.apply(ir, c);
         }
         let recorded = record(st, firing_of(*f, def));
-        point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut());
+        let since = Since::Changes(&def.changes);
+        point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut(), since);
         if recorded.ending {
             st.ending = Some(*f);
         }

@@ -10,7 +10,7 @@ use crate::compile::{FiringIr, SessionIr, StoryIr};
 use crate::engine::eval::char_of;
 use crate::engine::state::firing_of;
 use crate::model::firing::{may_fire, record};
-use crate::engine::{Observer, Point, RollHost, Scratch, Site, State};
+use crate::engine::{Observer, Point, RollHost, Scratch, Since, Site, State};
 
 /// Evaluates 9.2 at message `m` whose changes are already applied to `st`
 /// (`st.fired` says which events fired earlier on the path); `rolls` is the
@@ -84,7 +84,8 @@ pub fn evaluate_observed(
             st.apply(ir, c);
         }
         let recorded = record(st, firing_of(fired, def));
-        point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut());
+        let since = Since::Changes(&def.changes);
+        point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut(), since);
         if recorded.ending {
             st.ending = Some(fired);
             break;
