@@ -104,7 +104,7 @@ fn example() -> PathBuf {
 fn package(dir: &Path) -> PathBuf {
     let o = open(&example()).expect("the example opens");
     let path = dir.join("ex.troupe");
-    let bytes = troupe::compile::package::write_package(&o.bundle, &o.sessions).unwrap();
+    let bytes = troupe::pipeline::package::write_package(&o.bundle, &o.sessions).unwrap();
     std::fs::write(&path, bytes).unwrap();
     path
 }

@@ -206,8 +206,10 @@ pub fn package(data: &[u8]) {
     let _ = troupe::load::screen_package("p.troupe", data);
     let loaded = troupe::load::parse_package("p.troupe", data);
     if let Some(pkg) = &loaded.value {
-        let _ =
-            troupe::check::run::check_package(pkg, &troupe::compile::package::compiled_forms_match);
+        let _ = troupe::check::run::check_package(
+            pkg,
+            &troupe::pipeline::package::compiled_forms_match,
+        );
     }
 }
 

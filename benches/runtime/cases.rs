@@ -84,7 +84,7 @@ fn heavy(c: &mut Criterion) {
     let opened = open(&src).expect("the heavy pack checks");
     std::fs::write(
         &pkg,
-        troupe::compile::package::write_package(&opened.bundle, &opened.sessions).unwrap(),
+        troupe::pipeline::package::write_package(&opened.bundle, &opened.sessions).unwrap(),
     )
     .unwrap();
     assert!(open(&pkg).unwrap().from_ir);
@@ -154,7 +154,7 @@ fn packs(c: &mut Criterion) {
     generate(&src, n);
     let pkg = dir.path().join("pack.troupe");
     let opened = open(&src).expect("the generated pack checks");
-    let bytes = troupe::compile::package::write_package(&opened.bundle, &opened.sessions).unwrap();
+    let bytes = troupe::pipeline::package::write_package(&opened.bundle, &opened.sessions).unwrap();
     std::fs::write(&pkg, bytes).unwrap();
     assert!(open(&pkg).unwrap().from_ir);
 
@@ -180,7 +180,7 @@ fn packs(c: &mut Criterion) {
     let o = open(&ex).unwrap();
     std::fs::write(
         &epkg,
-        troupe::compile::package::write_package(&o.bundle, &o.sessions).unwrap(),
+        troupe::pipeline::package::write_package(&o.bundle, &o.sessions).unwrap(),
     )
     .unwrap();
     // The same package without `ir.compact`: `ir.json` read and hashed

@@ -22,7 +22,7 @@ pub fn entries(bytes: &[u8]) -> Entries {
 /// it (with `ir.compact`), as its entries.
 pub fn compiled_full(pack: &str) -> Entries {
     let o = troupe::open::open(Path::new(pack)).unwrap();
-    entries(&troupe::compile::package::write_package(&o.bundle, &o.sessions).unwrap())
+    entries(&troupe::pipeline::package::write_package(&o.bundle, &o.sessions).unwrap())
 }
 
 /// The compiled package of the pack at `pack` with `ir.json` its only

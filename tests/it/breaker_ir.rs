@@ -106,7 +106,7 @@ fn a_long_operator_chain_compiles_to_an_ir_that_reads_back() {
         let bundle = tiny_with_condition(dir.path(), &when);
         let o = open(&bundle).unwrap();
         assert!(o.warnings.is_empty(), "{:?}", o.warnings);
-        let bytes = troupe::compile::package::write_package(&o.bundle, &o.sessions).unwrap();
+        let bytes = troupe::pipeline::package::write_package(&o.bundle, &o.sessions).unwrap();
         let p = dir.path().join("deep.troupe");
         std::fs::write(&p, bytes).unwrap();
         let o = open(&p).unwrap();

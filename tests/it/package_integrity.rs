@@ -14,11 +14,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use troupe::compile::package::write_package;
 use troupe::diag::{Code, Severity};
 use troupe::files::read_script;
 use troupe::open::check_paths;
 use troupe::open::{open, open_with};
+use troupe::pipeline::package::write_package;
 use troupe::runtime::safety::Status;
 use troupe::runtime::{OpenOptions, Options, Session};
 

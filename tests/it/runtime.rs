@@ -287,9 +287,9 @@ fn two_runs_and_a_compiled_run_give_the_same_bytes() {
     // Compile, then run from the package: the IR is used and the bytes match.
     let pkg = dir.path().join("n.troupe");
     let p = pack(NEGOTIATION);
-    let bytes = troupe::compile::package::write_package(&p.bundle, &p.sessions).unwrap();
+    let bytes = troupe::pipeline::package::write_package(&p.bundle, &p.sessions).unwrap();
     std::fs::write(&pkg, &bytes).unwrap();
-    let again = troupe::compile::package::write_package(&p.bundle, &p.sessions).unwrap();
+    let again = troupe::pipeline::package::write_package(&p.bundle, &p.sessions).unwrap();
     assert_eq!(bytes, again, "compile output is deterministic");
     let compiled = open(&pkg).unwrap();
     assert!(compiled.from_ir, "the compiled form is used");
@@ -314,9 +314,9 @@ fn an_edited_package_reports_ir_mismatch_and_falls_back() {
     zip.start_file("bundle.json", opts).unwrap();
     zip.write_all(edited_bundle.as_bytes()).unwrap();
     zip.start_file("ir.json", opts).unwrap();
-    zip.write_all(&troupe::compile::package::ir_bytes(&p.bundle))
+    zip.write_all(&troupe::pipeline::package::ir_bytes(&p.bundle))
         .unwrap();
-    let bytes = troupe::compile::package::write_package(&p.bundle, &[]).unwrap();
+    let bytes = troupe::pipeline::package::write_package(&p.bundle, &[]).unwrap();
     let good = troupe::load::screen_package("x", &bytes).value.unwrap();
     let manifest = &good
         .kept

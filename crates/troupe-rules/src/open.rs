@@ -13,7 +13,8 @@ use crate::check::run::{check_package, Checked};
 use crate::pipeline::compiled::bare_document;
 #[cfg(any(test, feature = "unstable-internals"))]
 use crate::load::Document;
-use crate::compile::package::{compiled_forms_match, read_ir, read_ir_bin, verify_ir, PackageIr};
+use crate::compile::package::{read_ir, read_ir_bin, verify_ir, PackageIr};
+use crate::pipeline::package::compiled_forms_match;
 use crate::diag::render::Sources;
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::load::compiled::{ir_mismatch, verify_compact, Compact, COMPACT_ENTRY};

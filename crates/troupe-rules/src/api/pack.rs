@@ -277,7 +277,7 @@ impl Pack {
         // The check's parses are reused: no expression is parsed twice.
         Ok(opened
             .parsed
-            .scope(|| crate::compile::package::write_package(&opened.bundle, &opened.sessions))?)
+            .scope(|| crate::pipeline::package::write_package(&opened.bundle, &opened.sessions))?)
     }
 
     /// Starts a session (Format 18.4) with `options`.

@@ -13,6 +13,7 @@
 //! ```
 
 pub mod compiled;
+pub mod package;
 
 use serde_json::Value;
 
@@ -26,7 +27,7 @@ pub use compiled::{bare_document, check_all};
 /// What every opened pack compiles with when its IR does not cover a
 /// session (Format 17.1, 18.4): each checks before it compiles.
 pub const SEATING: crate::runtime::Seating = crate::runtime::Seating {
-    default_scenario: crate::compile::package::compile_scenario,
+    default_scenario: package::compile_scenario,
     start: compiled::compile_start,
 };
 

@@ -1,0 +1,128 @@
+//! The compiled package's orchestration (Format 14.4, 18.4): each
+//! scenario's default header is checked before its story is compiled, so
+//! this lives in the pipeline (the one module that runs `check` before
+//! `compile`); [`crate::compile::package`] holds the IR, its encodings and
+//! its validation.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::compile::package::{
+    bundle_bytes, content_hash, package_bytes, to_ir_bin, to_ir_json_bytes, PackageIr,
+    ScenarioIr, IR_VERSION,
+};
+use crate::compile::runtime::RuntimeIr;
+
+/// The default header's players and characters of scenario `sc` (Format
+/// 18.4) and the header itself (without difficulty and seed).
+fn default_header(sc: &Value) -> (Vec<Value>, Vec<Value>, Value) {
+    let (players, characters) =
+        crate::model::session::default_players(sc, crate::model::session::DEFAULT_PLAYER_NAME);
+    let h = crate::model::session::header_start(sc, players.clone(), characters.clone());
+    (players, characters, Value::Object(h))
+}
+
+/// Compiles every scenario of a checked `bundle` for default seating.
+pub fn compile_package_ir(bundle: &Value) -> PackageIr {
+    compile_package_ir_hashed(bundle, content_hash(&bundle_bytes(bundle)))
+}
+
+/// [`compile_package_ir`] when the caller has already hashed the bundle's
+/// `bundle.json` bytes (`bundle_hash`, [`content_hash`]).
+fn compile_package_ir_hashed(bundle: &Value, bundle_hash: String) -> PackageIr {
+    let mut scenarios = Vec::new();
+    let list = crate::model::scenarios(bundle);
+    // Built once: each scenario's header is checked against it.
+    let namespace = crate::check::session::Namespace::of(bundle);
+    for (index, sc) in list.iter().enumerate() {
+        if let Some(s) = compile_scenario_in(bundle, &namespace, index, sc) {
+            scenarios.push(Arc::new(s));
+        }
+    }
+    PackageIr {
+        ir_version: IR_VERSION.to_string(),
+        troupe_version: env!("CARGO_PKG_VERSION").to_string(),
+        bundle_hash,
+        scenarios,
+    }
+}
+
+/// Scenario `index` of a checked `bundle` compiled for default seating
+/// (Format 18.4), as [`compile_package_ir`] compiles it; `None` when it
+/// does not run with default seating (no players, or its default header
+/// does not check). A pack opened from its sources compiles each scenario
+/// this way once ([`crate::runtime::Opened::default_scenario`]).
+pub fn compile_scenario(bundle: &Value, index: usize) -> Option<ScenarioIr> {
+    let sc = crate::model::scenarios(bundle).get(index)?;
+    let namespace = crate::check::session::Namespace::of(bundle);
+    compile_scenario_in(bundle, &namespace, index, sc)
+}
+
+fn compile_scenario_in(
+    bundle: &Value,
+    namespace: &crate::check::session::Namespace<'_>,
+    index: usize,
+    sc: &Value,
+) -> Option<ScenarioIr> {
+    let (players, characters, header) = default_header(sc);
+    let (diags, story) =
+        crate::check::session::check_plain_header_at(bundle, namespace, index, &header);
+    if diags.iter().any(crate::diag::Diagnostic::is_error) {
+        return None;
+    }
+    let story = story?;
+    let ir = crate::compile::compile_story(&story).ok()?;
+    if ir.players.is_empty() {
+        return None;
+    }
+    let runtime = RuntimeIr::compile(&story, &ir, None).ok()?;
+    Some(ScenarioIr {
+        id: Arc::from(crate::model::id_of(sc).unwrap_or("")),
+        index,
+        players,
+        characters,
+        default_preset: sc
+            .pointer("/difficulty/default")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        story: Arc::new(ir),
+        runtime: Arc::new(runtime),
+    })
+}
+
+/// The bytes of `ir.json` for a checked `bundle`: [`compile_package_ir`]
+/// as compact JSON and `\n`. The same bundle gives the same bytes.
+pub fn ir_bytes(bundle: &Value) -> Vec<u8> {
+    to_ir_json_bytes(&compile_package_ir(bundle))
+}
+
+/// A package's compiled entries compared with what compiling its
+/// `bundle.json` bytes `bundle` gives (Format 14.4: only this proves that
+/// `ir.json` or `ir.compact` is the bundle's compilation; the hashes only
+/// detect corruption and partial edits), compiling once:
+/// whether `ir_json` is byte for byte the compilation's `ir.json`, and
+/// whether `compact` (the IR `ir.compact` encodes, after its record) is
+/// byte for byte its encoding ([`to_ir_bin`]; `false` when not given). A
+/// `bundle.json` that is not JSON compiles to nothing: `(false, false)`.
+pub fn compiled_forms_match(bundle: &[u8], ir_json: &[u8], compact: Option<&[u8]>) -> (bool, bool) {
+    let Ok(v) = serde_json::from_slice::<Value>(bundle) else {
+        return (false, false);
+    };
+    let ir = compile_package_ir(&v);
+    (
+        to_ir_json_bytes(&ir) == ir_json,
+        compact.is_some_and(|c| to_ir_bin(&ir) == c),
+    )
+}
+
+/// Writes the package of a checked `bundle` and its sessions (`name` →
+/// bytes; names without the `sessions/` prefix): `bundle.json`,
+/// `ir.compact`, `ir.json`, `manifest.json` and the sessions (Format
+/// 14.4; [`package_bytes`]).
+pub fn write_package(bundle: &Value, sessions: &[(String, Vec<u8>)]) -> std::io::Result<Vec<u8>> {
+    let bundle = &crate::compile::canonical::canonical_bundle(bundle);
+    let bundle_json = bundle_bytes(bundle);
+    let ir = compile_package_ir_hashed(bundle, content_hash(&bundle_json));
+    package_bytes(bundle_json, ir, sessions)
+}
