@@ -33,9 +33,9 @@ pub struct SessionArgs {
     /// The player's name, as macros show it (`{{user}}`; default `Player`).
     #[arg(long, value_name = "NAME")]
     pub player_name: Option<String>,
-    /// Use a package's ir.json only when it is exactly what its bundle.json
-    /// compiles to (Format 14.4); otherwise warn (IR_MISMATCH) and compile
-    /// bundle.json afresh.
+    /// Use a package's compiled form (ir.compact, else ir.json) only when it
+    /// is exactly what its bundle.json compiles to (Format 14.4); otherwise
+    /// warn (IR_MISMATCH) and compile bundle.json afresh.
     #[arg(long)]
     pub verify_ir: bool,
     /// Go on with this saved session instead of starting one (Format

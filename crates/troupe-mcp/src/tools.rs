@@ -322,7 +322,7 @@ pub fn definitions() -> Vec<ToolDef> {
         ToolDef {
             name: "run",
             title: "Play lines through a pack",
-            description: "Plays the player's lines one turn each (Format 18.5) until they run out or the session ends, as `troupe run --verify-ir --json` (a package runs its ir.json only when it is what its bundle.json compiles to; else IR_MISMATCH in the text and bundle.json runs): the transcript document (opening, turns, unplayed, score). Writes nothing; runs the rules or fake runtime only.",
+            description: "Plays the player's lines one turn each (Format 18.5) until they run out or the session ends, as `troupe run --verify-ir --json` (a package runs its compiled form, ir.compact or ir.json, only when it is what its bundle.json compiles to; else IR_MISMATCH in the text and bundle.json runs): the transcript document (opening, turns, unplayed, score). Writes nothing; runs the rules or fake runtime only.",
             input: object(
                 json!({
                     "pack": pack(),
@@ -425,8 +425,8 @@ fn existing(root: &Root, arg: &str) -> Step<PathBuf> {
 }
 
 /// Opens a pack the way `troupe run --verify-ir` does (Format 14.4): a
-/// package's `ir.json` is used only when it is byte for byte what its
-/// `bundle.json` compiles to, else IR_MISMATCH (a warning, kept in the
+/// package's compiled form (`ir.compact`, else `ir.json`) is used only when
+/// it is byte for byte what its `bundle.json` compiles to, else IR_MISMATCH (a warning, kept in the
 /// pack's warnings) and `bundle.json` runs. A server's packs come from an
 /// agent, so an IR whose hashes were fixed up after an edit never runs.
 fn open(root: &Root, arg: &str) -> Step<troupe::Pack> {
