@@ -231,20 +231,15 @@ fn block<T>(f: impl std::future::Future<Output = T>) -> T {
         .block_on(f)
 }
 
-/// `url` naming the database `name` instead of its own (its query kept).
+/// `url` naming the database `name` instead of its own (its query kept);
+/// `url` unchanged when it is not a URL (the server then refuses it).
 fn with_database(url: &str, name: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (url, None),
-    };
-    let host = base.find("://").map_or(0, |i| i + 3);
-    let server = match base[host..].find('/') {
-        Some(i) => &base[..host + i],
-        None => base,
-    };
-    match query {
-        Some(q) => format!("{server}/{name}?{q}"),
-        None => format!("{server}/{name}"),
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            u.set_path(&format!("/{name}"));
+            u.to_string()
+        }
+        Err(_) => url.to_string(),
     }
 }
 

@@ -382,19 +382,9 @@ pub fn create(ws: &Ws, pack: &str, seed: u64) -> (String, Value) {
 /// `url` (a `postgres://` URL) naming the database `name` instead of its
 /// own; its query, if any, kept.
 pub fn pg_url_with_database(url: &str, name: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (url, None),
-    };
-    let host = base.find("://").map_or(0, |i| i + 3);
-    let server = match base[host..].find('/') {
-        Some(i) => &base[..host + i],
-        None => base,
-    };
-    match query {
-        Some(q) => format!("{server}/{name}?{q}"),
-        None => format!("{server}/{name}"),
-    }
+    let mut u = url::Url::parse(url).expect("a postgres:// URL");
+    u.set_path(&format!("/{name}"));
+    u.to_string()
 }
 
 /// A database of its own on the run's PostgreSQL (`CREATE DATABASE`
