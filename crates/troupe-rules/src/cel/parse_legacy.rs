@@ -657,37 +657,37 @@ mod equivalence {
     const MACROS: &[&str] = &["all", "exists", "exists_one", "existsOne", "map", "filter"];
 
     /// A random expression, mostly valid.
-    fn gen(r: &mut Rng, depth: usize, out: &mut String) {
+    fn random_expr(r: &mut Rng, depth: usize, out: &mut String) {
         if depth == 0 {
             out.push_str(r.pick(ATOMS));
             return;
         }
         match r.below(16) {
             0..=3 => {
-                gen(r, depth - 1, out);
+                random_expr(r, depth - 1, out);
                 out.push(' ');
                 out.push_str(r.pick(BINARY));
                 out.push(' ');
-                gen(r, depth - 1, out);
+                random_expr(r, depth - 1, out);
             }
             4 => {
                 out.push_str(r.pick(&["!", "-", "!!", "--", "- ", "!-", "---"]));
-                gen(r, depth - 1, out);
+                random_expr(r, depth - 1, out);
             }
             5 => {
                 out.push('(');
-                gen(r, depth - 1, out);
+                random_expr(r, depth - 1, out);
                 out.push(')');
             }
             6 => {
-                gen(r, depth - 1, out);
+                random_expr(r, depth - 1, out);
                 out.push_str(" ? ");
-                gen(r, depth - 1, out);
+                random_expr(r, depth - 1, out);
                 out.push_str(" : ");
-                gen(r, depth - 1, out);
+                random_expr(r, depth - 1, out);
             }
             7 => {
-                gen(r, depth - 1, out);
+                random_expr(r, depth - 1, out);
                 out.push_str(r.pick(&[".f", ".size()", ".contains('a')", "[0]", "['k']", ".`a-b`"]));
             }
             8 => {
@@ -696,7 +696,7 @@ mod equivalence {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    gen(r, depth - 1, out);
+                    random_expr(r, depth - 1, out);
                 }
                 out.push_str(r.pick(&["]", ",]"]));
             }
@@ -706,19 +706,19 @@ mod equivalence {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    gen(r, depth - 1, out);
+                    random_expr(r, depth - 1, out);
                     out.push_str(": ");
-                    gen(r, depth - 1, out);
+                    random_expr(r, depth - 1, out);
                 }
                 out.push('}');
             }
             10 | 11 => {
-                gen(r, depth - 1, out);
+                random_expr(r, depth - 1, out);
                 out.push('.');
                 let m = r.pick(MACROS);
                 out.push_str(m);
                 out.push_str(r.pick(&["(x, ", "(y, ", "(1, ", "("]));
-                gen(r, depth - 1, out);
+                random_expr(r, depth - 1, out);
                 if m == "map" && r.below(2) == 0 {
                     out.push_str(", ");
                     out.push_str(r.pick(&["x", "y", "x + 1"]));
@@ -727,12 +727,12 @@ mod equivalence {
             }
             12 => {
                 out.push_str("has(");
-                gen(r, depth - 1, out);
+                random_expr(r, depth - 1, out);
                 out.push_str(r.pick(&[".f)", ")"]));
             }
             13 => {
                 out.push_str(r.pick(&["size(", "f(", ".g(", "int("]));
-                gen(r, depth - 1, out);
+                random_expr(r, depth - 1, out);
                 out.push(')');
             }
             _ => out.push_str(r.pick(ATOMS)),
@@ -758,7 +758,7 @@ mod equivalence {
         for _ in 0..n {
             let mut s = String::new();
             let depth = 1 + r.below(4);
-            gen(&mut r, depth, &mut s);
+            random_expr(&mut r, depth, &mut s);
             // One mutation: a byte range dropped or doubled.
             let cut = r.below(s.len() + 1);
             let len = r.below(3);

@@ -250,7 +250,7 @@ impl Scan {
         session: &SessionIr,
         entries: &[EntryIr],
         set: &'k KeySet,
-    ) -> impl Iterator<Item = (&'k str, Option<KeyHit>)> + 'k {
+    ) -> impl Iterator<Item = (&'k str, Option<KeyHit>)> + 'k + use<'k> {
         let cs = set.options().case_sensitive;
         let found = set.first_hits(self.haystack(cs));
         let hits: Vec<Option<KeyHit>> = set
@@ -942,9 +942,9 @@ impl Engine {
                         .map(|i| entries[*i].group_weight)
                         .fold(0u64, u64::saturating_add);
                     let label = format!("group:{}:{message}:{step}:{g}", self.session.seed);
-                    let mut gen =
+                    let mut rng =
                         crate::cel::dice::SplitMix64(crate::cel::dice::fnv1a64(label.as_bytes()));
-                    let r = ((u128::from(gen.next_u64()) * u128::from(total)) >> 64) as u64;
+                    let r = ((u128::from(rng.next_u64()) * u128::from(total)) >> 64) as u64;
                     let mut acc = 0u64;
                     let mut pick = None;
                     for &i in &rest {

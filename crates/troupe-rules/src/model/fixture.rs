@@ -49,7 +49,7 @@ impl<'a> Fixture<'a> {
     }
 
     /// The items of `turns`, each with its index, in order.
-    pub fn steps(&self) -> impl Iterator<Item = (usize, Step<'a>)> {
+    pub fn steps(&self) -> impl Iterator<Item = (usize, Step<'a>)> + use<'a> {
         self.turns.iter().map(Step::read).enumerate()
     }
 
@@ -61,7 +61,7 @@ impl<'a> Fixture<'a> {
     }
 
     /// The static assertions, in order.
-    pub fn assertions(&self) -> impl Iterator<Item = Assertion<'a>> {
+    pub fn assertions(&self) -> impl Iterator<Item = Assertion<'a>> + use<'a> {
         self.static_assertions.iter().map(Assertion::read)
     }
 }

@@ -448,7 +448,7 @@ impl<'a> Difficulty<'a> {
     }
 
     /// The presets' names, in written order.
-    pub fn presets(&self) -> impl Iterator<Item = &'a str> {
+    pub fn presets(&self) -> impl Iterator<Item = &'a str> + use<'a> {
         self.options
             .into_iter()
             .flat_map(|o| o.keys().map(String::as_str))
@@ -598,7 +598,7 @@ impl<'a> ModelBlock<'a> {
 
     /// Each variable the model may change, in written order, with its
     /// `step` as written (24.2).
-    pub fn change_steps(&self) -> impl Iterator<Item = (&'a str, Option<&'a Value>)> {
+    pub fn change_steps(&self) -> impl Iterator<Item = (&'a str, Option<&'a Value>)> + use<'a> {
         self.changes
             .into_iter()
             .flatten()

@@ -64,7 +64,7 @@ impl<'a> Manifest<'a> {
 
     /// The entry scenarios' paths with their index in `entry_scenarios`;
     /// an item that is no string is left out.
-    pub fn entries(&self) -> impl Iterator<Item = (usize, &'a str)> {
+    pub fn entries(&self) -> impl Iterator<Item = (usize, &'a str)> + use<'a> {
         self.entry_scenarios
             .iter()
             .enumerate()
@@ -101,12 +101,12 @@ impl<'a> Explore<'a> {
     }
 
     /// The strings of `reachable`, when it is a list.
-    pub fn reachable(&self) -> Option<impl Iterator<Item = &'a str>> {
+    pub fn reachable(&self) -> Option<impl Iterator<Item = &'a str> + use<'a>> {
         self.reachable.map(strings)
     }
 
     /// The strings of `unreachable`, when it is a list.
-    pub fn unreachable(&self) -> Option<impl Iterator<Item = &'a str>> {
+    pub fn unreachable(&self) -> Option<impl Iterator<Item = &'a str> + use<'a>> {
         self.unreachable.map(strings)
     }
 }

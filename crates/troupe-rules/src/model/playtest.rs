@@ -53,17 +53,17 @@ impl<'a> Playtest<'a> {
     }
 
     /// The agents of the roster, in order.
-    pub fn agents(&self) -> impl Iterator<Item = Agent<'a>> {
+    pub fn agents(&self) -> impl Iterator<Item = Agent<'a>> + use<'a> {
         self.roster.iter().map(Agent::read)
     }
 
     /// The group goals, in order.
-    pub fn group_goal_items(&self) -> impl Iterator<Item = Goal<'a>> {
+    pub fn group_goal_items(&self) -> impl Iterator<Item = Goal<'a>> + use<'a> {
         self.group_goals.iter().map(Goal::read)
     }
 
     /// The choreography's steps, in order.
-    pub fn steps(&self) -> impl Iterator<Item = Step<'a>> {
+    pub fn steps(&self) -> impl Iterator<Item = Step<'a>> + use<'a> {
         self.choreography.iter().map(Step::read)
     }
 }
@@ -93,7 +93,7 @@ impl<'a> Agent<'a> {
     }
 
     /// Its goals, in order.
-    pub fn goal_items(&self) -> impl Iterator<Item = Goal<'a>> {
+    pub fn goal_items(&self) -> impl Iterator<Item = Goal<'a>> + use<'a> {
         self.goals.iter().map(Goal::read)
     }
 }
@@ -164,7 +164,7 @@ impl<'a> Persona<'a> {
     }
 
     /// Its rules, in order.
-    pub fn rule_items(&self) -> impl Iterator<Item = PersonaRule<'a>> {
+    pub fn rule_items(&self) -> impl Iterator<Item = PersonaRule<'a>> + use<'a> {
         self.rules.iter().map(PersonaRule::read)
     }
 }

@@ -277,7 +277,7 @@ impl<'a> Message<'a> {
     }
 
     /// The names of the line's fields, in written order.
-    pub fn fields(&self) -> impl Iterator<Item = &'a str> {
+    pub fn fields(&self) -> impl Iterator<Item = &'a str> + use<'a> {
         self.raw
             .as_object()
             .into_iter()
@@ -286,7 +286,7 @@ impl<'a> Message<'a> {
 
     /// Each recorded firing (Format 7.3) in order, `None` where it names
     /// neither an event nor an outcome.
-    pub fn firings(&self) -> impl Iterator<Item = Option<FiringRecord<'a>>> {
+    pub fn firings(&self) -> impl Iterator<Item = Option<FiringRecord<'a>>> + use<'a> {
         self.firings.iter().map(|f| {
             text(f, "event")
                 .map(FiringRecord::Event)
