@@ -24,7 +24,9 @@
 //! `Pack::open(…)?.compile()`, on the generated pack of
 //! `runtime/packs`; docs/performance.md, "Run N"), `read-ir:json`,
 //! `read-ir:bin`, `read-ir:hash-json`, `read-ir:hash-bin` (N reads, or
-//! hashes, of the example package's IR in either encoding; "Run S").
+//! hashes, of the example package's IR in either encoding; "Run S"),
+//! `open-hashes:package` (N times the two SHA-256 an open of the example
+//! package computes, `bundle.json`'s and `ir.compact`'s; "Run AB").
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -236,6 +238,23 @@ fn main() {
             for _ in 0..n {
                 let o = open(&path).unwrap();
                 black_box(Session::start(&o, &Options::default()).unwrap());
+            }
+        }
+        Some(("open-hashes", "package")) => {
+            // The two SHA-256 an open of the example package computes
+            // (`bundle.json`'s for `content_hash`, `ir.compact`'s IR for its
+            // record), alone: natively their share of an open (Run AB).
+            use troupe::compile::package::content_hash;
+            let bytes = std::fs::read(package(dir.path())).unwrap();
+            let kept = troupe::load::screen_package("p", &bytes)
+                .value
+                .unwrap()
+                .kept;
+            let get = |n: &str| kept.iter().find(|(k, _)| k == n).unwrap().1.clone();
+            let (bundle, compact) = (get("bundle.json"), get("ir.compact"));
+            for _ in 0..n {
+                black_box(content_hash(black_box(&bundle)));
+                black_box(content_hash(black_box(&compact[144..])));
             }
         }
         Some(("read-ir", form)) => {

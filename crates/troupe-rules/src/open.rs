@@ -199,8 +199,12 @@ fn open_ir(
     };
     let sessions = package_sessions(&s.kept);
     let bundle = match path {
+        // Made absolute (a later read must not depend on the working
+        // directory) without resolving links: `canonicalize` costs a
+        // `readlink` per component of the path at every open, and the
+        // re-read checks `bundle.json`'s hash anyway ([`LazyBundle`]).
         Some(p) => LazyBundle::from_package_file(
-            std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()),
+            std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
             hash,
         ),
         // The screened entry's bytes move into the bundle (a copy of a

@@ -153,7 +153,9 @@ impl Val {
 pub fn scalar_from_json(ty: ScalarType, v: &Json) -> Option<Val> {
     match (ty, v) {
         (ScalarType::Int, Json::Number(n)) => {
-            let text = n.to_string();
+            // The number's own text (serde_json's `arbitrary_precision`):
+            // no copy of it.
+            let text = n.as_str();
             if text.contains(['.', 'e', 'E']) {
                 return None;
             }
@@ -169,9 +171,9 @@ pub fn scalar_from_json(ty: ScalarType, v: &Json) -> Option<Val> {
 /// Reads a JSON number exactly from its source text (Format 2.2); `-0` is 0.
 pub fn json_decimal(v: &Json) -> Option<Decimal> {
     let Json::Number(n) = v else { return None };
-    let text = n.to_string();
-    let d = Decimal::from_str(&text)
-        .or_else(|_| Decimal::from_scientific(&text))
+    let text = n.as_str();
+    let d = Decimal::from_str(text)
+        .or_else(|_| Decimal::from_scientific(text))
         .ok()?;
     Some(if d.is_zero() { Decimal::ZERO } else { d })
 }

@@ -128,26 +128,94 @@ pub fn verify_compact<'a>(file: &str, entries: &'a [(String, Vec<u8>)]) -> Compa
     if get("ir.json").is_none() {
         return refused("the package has ir.compact but no ir.json; ir.compact is not used");
     }
-    let Some(manifest) = get("manifest.json").and_then(|m| serde_json::from_slice::<Value>(m).ok())
-    else {
+    let Some(manifest) = get("manifest.json").and_then(ManifestHashes::read) else {
         return Compact::Skipped;
     };
     let bundle_hash = content_hash(get("bundle.json").unwrap_or_default());
-    if manifest.get("content_hash").and_then(Value::as_str) != Some(&bundle_hash)
-        || manifest.get("ir_version").and_then(Value::as_str) != Some(IR_VERSION)
+    if manifest.content_hash.as_deref() != Some(&bundle_hash)
+        || manifest.ir_version.as_deref() != Some(IR_VERSION)
     {
         return Compact::Skipped;
     }
     let Some((ir_json_hash, ir_hash, ir)) = split_compact(compact) else {
         return refused("ir.compact does not begin with its record (the hash of ir.json and the hash of its IR, one line each); it is not used");
     };
-    if manifest.get("ir_hash").and_then(Value::as_str) != Some(ir_json_hash) {
+    if manifest.ir_hash.as_deref() != Some(ir_json_hash) {
         return refused("ir.compact is not the encoding of this package's ir.json (the ir.json hash it records differs from the manifest's ir_hash); it is not used");
     }
     if content_hash(ir) != ir_hash {
         return refused("ir.compact changed after it was compiled (its IR's hash differs from the one it records); it is not used");
     }
     Compact::Bound { bundle_hash, ir }
+}
+
+/// The three fields of `manifest.json` that bind the compiled form
+/// (Format 14.1, 14.4), read as `serde_json::Value` reads them — the
+/// manifest a JSON object, a field that is not a string counting as
+/// absent, a repeated field's last value — without building the value:
+/// each field borrows from the bytes unless it holds an escape.
+#[derive(Default)]
+struct ManifestHashes<'a> {
+    content_hash: Option<std::borrow::Cow<'a, str>>,
+    ir_hash: Option<std::borrow::Cow<'a, str>>,
+    ir_version: Option<std::borrow::Cow<'a, str>>,
+}
+
+impl<'a> ManifestHashes<'a> {
+    /// `None` when `bytes` is not one JSON object.
+    fn read(bytes: &'a [u8]) -> Option<ManifestHashes<'a>> {
+        use serde::de::{Deserializer, MapAccess, Visitor};
+        use serde_json::value::RawValue;
+        use std::borrow::Cow;
+        /// A string, borrowed when it holds no escape (serde's own
+        /// `Cow<str>` always copies).
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = Cow<'de, str>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v.to_string()))
+            }
+        }
+        impl<'de> serde::de::DeserializeSeed<'de> for Text {
+            type Value = Cow<'de, str>;
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.deserialize_str(self)
+            }
+        }
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ManifestHashes<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut out = ManifestHashes::default();
+                while let Some(k) = m.next_key_seed(Text)? {
+                    let raw: &'de RawValue = m.next_value()?;
+                    let slot = match &*k {
+                        "content_hash" => &mut out.content_hash,
+                        "ir_hash" => &mut out.ir_hash,
+                        "ir_version" => &mut out.ir_version,
+                        _ => continue,
+                    };
+                    // Not a string: as absent (`Value::as_str` is `None`).
+                    let mut one = serde_json::Deserializer::from_str(raw.get());
+                    *slot = one.deserialize_str(Text).ok();
+                }
+                Ok(out)
+            }
+        }
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let m = (&mut de).deserialize_map(V).ok()?;
+        de.end().ok()?;
+        Some(m)
+    }
 }
 
 /// Verifies that a screened package's compiled form belongs to it (Format
@@ -251,6 +319,41 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn the_manifest_hashes_read_as_a_json_value_reads_them() {
+        let read = |t: &str| {
+            ManifestHashes::read(t.as_bytes()).map(|m| {
+                [m.content_hash, m.ir_hash, m.ir_version].map(|f| f.map(|c| c.into_owned()))
+            })
+        };
+        let by_value = |t: &str| {
+            serde_json::from_str::<Value>(t).ok().map(|v| {
+                ["content_hash", "ir_hash", "ir_version"]
+                    .map(|k| v.get(k).and_then(Value::as_str).map(str::to_string))
+            })
+        };
+        for t in [
+            r#"{"troupe":"0.1","kind":"package","ir_version":"v","content_hash":"a","ir_hash":"b"}"#,
+            r#"{"content_hash":"a","content_hash":"c","x-n":{"ir_hash":"z"}}"#,
+            r#"{"content_hash":5,"ir_hash":null,"ir_version":["v"]}"#,
+            r#"{"content_hash":5,"content_hash":"a"}"#,
+            r#"{"content\u005fhash":"a\u0062","ir_hash":"b"}"#,
+            r#"["a","b","v"]"#,
+            r#""content_hash""#,
+            r#"{"content_hash":"a"} x"#,
+            r#"{"content_hash":"a""#,
+            "{}",
+        ] {
+            // Not a JSON object, or not JSON: every field absent either
+            // way (the compact entry is then not used).
+            assert_eq!(
+                read(t).unwrap_or_default(),
+                by_value(t).unwrap_or_default(),
+                "{t}"
+            );
+        }
     }
 
     #[test]
