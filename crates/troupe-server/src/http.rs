@@ -1772,11 +1772,7 @@ async fn resume_session(w: Workspace, Query(q): Query<ResumeQuery>, body: Bytes)
 impl SessionRoute {
     /// The stored row of the session: `(pack, current, lines)`.
     async fn row(&self) -> Result<(String, String, i64), Problem> {
-        self.app
-            .0
-            .metrics
-            .row_reads
-            .fetch_add(1, Ordering::Relaxed);
+        self.app.0.metrics.row_reads.fetch_add(1, Ordering::Relaxed);
         self.app
             .db()
             .session_row(&self.ws, &self.id)
@@ -2042,7 +2038,10 @@ impl SessionRoute {
     ) -> Answer {
         let (mut locked, mut checked) = self.live_to_write().await?;
         loop {
-            let Locked { mut guard, pack_hash } = locked;
+            let Locked {
+                mut guard,
+                pack_hash,
+            } = locked;
             match self
                 .mutate_once(&mut guard, &pack_hash, expected, op.clone(), answer.clone())
                 .await
@@ -2204,7 +2203,6 @@ impl SessionRoute {
         Ok((history, at))
     }
 }
-
 
 /// Why one run of an operation ([`SessionRoute::mutate_once`]) did not
 /// answer 200.
