@@ -2417,8 +2417,9 @@ struct DeleteQuery {
 /// transaction, guarded like a turn's `UPDATE` when `expected`/`lines` are
 /// given; a turn racing it either lands first (and is deleted with the
 /// rest) or finds no row (404). This process forgets its live copy;
-/// another instance's copy answers 404 at its next request, which reads
-/// the row first.
+/// another instance's copy answers 404 at its next request: a read reads
+/// the row first, an operation's guarded `UPDATE` finds none and the row
+/// is read then ([`SessionRoute::mutate_logged`]).
 async fn delete_session(s: SessionRoute, Query(q): Query<DeleteQuery>) -> Answer {
     // No local operation on it meanwhile (none made up for an unknown ID).
     let held = if s.app.has_slot(&s.ws, &s.id) {
