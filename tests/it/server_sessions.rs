@@ -217,3 +217,115 @@ fn a_cached_session_catches_up_with_another_instance() {
         assert_eq!(code, 0, "{out}{err}");
     }
 }
+
+/// Issue 39's ninth slice (docs/server.md "Cost of a turn"): an operation
+/// on a session this process holds reads no session row — the guarded
+/// `UPDATE` alone finds a copy another instance moved. Such a copy is
+/// then checked against the row and the operation runs again on it: a
+/// turn without `expected` applies after the other instance's, a stale
+/// `expected` is 409 naming the stored current message, a session deleted
+/// elsewhere is 404. A copy found moved reads the row before each
+/// operation until a read finds it up to date, then trusts itself again.
+#[test]
+fn a_held_session_is_played_without_reading_its_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for db in backends(dir, "a_held_session_is_played_without_reading_its_row") {
+        let a = Server::start(&db);
+        let b = Server::start(&db);
+        let (ws_a, name) = workspace(&a, &db, "held");
+        let ws_b = Ws {
+            base: format!("{}/api/v1/workspaces/{name}", b.base),
+            token: ws_a.token.clone(),
+        };
+        let pack = upload(&ws_a);
+        let (id, doc) = create(&ws_a, &pack, 5);
+        let turns = format!("/sessions/{id}/turns");
+        let reads = |s: &Server| metric(s, "troupe_session_row_reads_total");
+        // Turns on the instance that holds it: no row read, no rebuild.
+        let before = reads(&a);
+        let mut current = doc["current"].clone();
+        for text in ["Hello! What's your best price?", "That is too much for me."] {
+            let t = ws_a.post(&turns, &json!({"text": text, "expected": current}));
+            assert_eq!(t.status, 200, "{t:?}");
+            current = t.last_message();
+        }
+        let t = ws_a.post(&turns, &json!({"text": "Hm."}));
+        assert_eq!(t.status, 200, "{t:?}");
+        assert_eq!(reads(&a), before, "a held session's turns read no row");
+        assert_eq!(metric(&a, "troupe_session_rebuilds_total"), 0);
+        // B plays a turn: A's copy is one turn behind.
+        let on_b = ws_b.post(&turns, &json!({"text": "I can offer 7,000."}));
+        assert_eq!(on_b.status, 200, "{on_b:?}");
+        // A's turn without `expected` runs on its copy, its `UPDATE` is
+        // refused, the copy rebuilt (the turn had changed it) and the turn
+        // applied after B's.
+        let t = ws_a.post(&turns, &json!({"text": "Deal?"}));
+        assert_eq!(t.status, 200, "{t:?}");
+        assert_eq!(metric(&a, "troupe_session_rebuilds_total"), 1);
+        let file = ws_b.get(&format!("/sessions/{id}.jsonl")).body;
+        assert_eq!(
+            file.lines().count(),
+            2 + 5 * 2,
+            "header, opening, five turns: {file}"
+        );
+        let after_b = file.find(&format!("\"id\":{}", on_b.last_message()));
+        let after_a = file.find(&format!("\"id\":{}", t.last_message()));
+        assert!(after_b.is_some() && after_b < after_a, "{file}");
+        assert_eq!(
+            ws_b.get(&format!("/sessions/{id}")).json()["current"],
+            t.last_message()
+        );
+        current = t.last_message();
+        // Found moved once: A's next operation reads the row first, finds
+        // its copy up to date, and the one after trusts it again.
+        let r = reads(&a);
+        let t = ws_a.post(&turns, &json!({"text": "Fine.", "expected": current}));
+        assert_eq!(t.status, 200, "{t:?}");
+        assert_eq!(reads(&a), r + 1);
+        current = t.last_message();
+        let t = ws_a.post(&turns, &json!({"text": "Good.", "expected": current}));
+        assert_eq!(t.status, 200, "{t:?}");
+        assert_eq!(reads(&a), r + 1);
+        let stale = current.clone();
+        current = t.last_message();
+        // B moves it again; A's stale `expected` is checked against the
+        // row before it is answered (A's copy caught up): 409 naming B's
+        // message.
+        let on_b = ws_b.post(&turns, &json!({"text": "Well?", "expected": current}));
+        assert_eq!(on_b.status, 200, "{on_b:?}");
+        let catch_ups = metric(&a, "troupe_session_catch_ups_total");
+        let lost = ws_a.post(&turns, &json!({"text": "Late.", "expected": stale}));
+        assert_eq!(lost.status, 409, "{lost:?}");
+        assert_eq!(lost.json()["current"], on_b.last_message());
+        assert_eq!(metric(&a, "troupe_session_catch_ups_total"), catch_ups + 1);
+        // One naming B's message applies on A's caught-up copy.
+        let t = ws_a.post(
+            &turns,
+            &json!({"text": "Again.", "expected": on_b.last_message()}),
+        );
+        assert_eq!(t.status, 200, "{t:?}");
+        assert_eq!(metric(&a, "troupe_session_catch_ups_total"), catch_ups + 1);
+        assert_eq!(metric(&a, "troupe_session_rebuilds_total"), 1);
+        // Deleted through B: A's held copy answers 404, not 200.
+        let d = call(
+            "DELETE",
+            &ws_b.url(&format!("/sessions/{id}")),
+            Some(&ws_b.token),
+            None,
+            None,
+        );
+        assert_eq!(d.status, 204, "{d:?}");
+        let t = ws_a.post(&turns, &json!({"text": "Hello?"}));
+        assert_eq!(t.status, 404, "{t:?}");
+        // The file B exported before is a session of the pack.
+        let path = dir.join(format!("{id}.jsonl"));
+        std::fs::write(&path, &file).unwrap();
+        let (code, out, err) = super::common::run(&[
+            "check",
+            package().0.to_str().unwrap(),
+            path.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{out}{err}");
+    }
+}

@@ -185,6 +185,9 @@ struct Metrics {
     /// Messages the engine stepped to build or catch up live sessions
     /// (a catch-up steps only the new ones).
     messages_stepped: AtomicU64,
+    /// Reads of a session's row (docs/server.md "Cost of a turn"): every
+    /// read and export reads it, an operation on a held session does not.
+    row_reads: AtomicU64,
 }
 
 impl Metrics {
@@ -214,6 +217,15 @@ struct Live {
     /// Under the model runtime: its turn records (docs/server.md
     /// "Runtimes"); `None` under the rules runtime.
     model: Option<troupe::model_runtime::Log>,
+    /// The hash of the session's pack (its row's `pack`, which never
+    /// changes).
+    pack_hash: String,
+    /// Whether another instance wrote the session while this copy was
+    /// held (docs/server.md "Cost of a turn"): an operation then reads the
+    /// session's row first, as every read does, until a read finds the
+    /// copy up to date. Else an operation trusts the copy and its guarded
+    /// `UPDATE` alone finds out ([`SessionRoute::live_to_write`]).
+    contested: bool,
 }
 
 type Slot = Arc<tokio::sync::Mutex<Option<Live>>>;
@@ -1177,6 +1189,11 @@ async fn metrics(State(app): State<App>) -> Response {
             "Messages the engine stepped to build or catch up live sessions.",
             &m.messages_stepped,
         ),
+        (
+            "troupe_session_row_reads_total",
+            "Reads of a session's stored row (an operation on a session held in memory reads none).",
+            &m.row_reads,
+        ),
     ] {
         let _ = writeln!(s, "# HELP {name} {help}");
         let _ = writeln!(s, "# TYPE {name} counter");
@@ -1662,6 +1679,8 @@ impl Workspace {
             session,
             pack,
             model,
+            pack_hash: pack_hash.to_string(),
+            contested: false,
         };
         let mut r = json_response(StatusCode::CREATED, &session_doc(&id, pack_hash, &live));
         let ws = &self.ws;
@@ -1753,6 +1772,7 @@ async fn resume_session(w: Workspace, Query(q): Query<ResumeQuery>, body: Bytes)
 impl SessionRoute {
     /// The stored row of the session: `(pack, current, lines)`.
     async fn row(&self) -> Result<(String, String, i64), Problem> {
+        self.app.0.metrics.row_reads.fetch_add(1, Ordering::Relaxed);
         self.app
             .db()
             .session_row(&self.ws, &self.id)
@@ -1808,7 +1828,40 @@ impl SessionRoute {
         if !self.app.has_slot(&self.ws, &self.id) {
             self.row().await?;
         }
-        let mut guard = self.app.slot(&self.ws, &self.id).lock_owned().await;
+        let guard = self.app.slot(&self.ws, &self.id).lock_owned().await;
+        self.refresh(guard).await
+    }
+
+    /// The live session an operation runs on, locked, and whether it was
+    /// checked against the stored row (docs/server.md "Cost of a turn"):
+    /// a copy this process holds is trusted unchecked — no read of the row —
+    /// unless another instance was found writing the session
+    /// ([`Live::contested`]) or it plays under the model runtime (a model
+    /// turn is not run twice); the operation's guarded `UPDATE` refuses a
+    /// copy another instance moved, and [`SessionRoute::mutate_logged`]
+    /// then runs it again on the refreshed copy. Any other session is
+    /// [`SessionRoute::live`].
+    async fn live_to_write(&self) -> Result<(Locked, bool), Problem> {
+        if self.app.has_slot(&self.ws, &self.id) {
+            let guard = self.app.slot(&self.ws, &self.id).lock_owned().await;
+            let trusted = guard
+                .as_ref()
+                .filter(|l| !l.contested && l.model.is_none())
+                .map(|l| l.pack_hash.clone());
+            if let Some(pack_hash) = trusted {
+                return Ok((Locked { guard, pack_hash }, false));
+            }
+            return Ok((self.refresh(guard).await?, true));
+        }
+        Ok((self.live().await?, true))
+    }
+
+    /// [`SessionRoute::live`] once its slot is locked: the copy `guard`
+    /// holds checked against the stored row, and caught up or rebuilt.
+    async fn refresh(
+        &self,
+        mut guard: tokio::sync::OwnedMutexGuard<Option<Live>>,
+    ) -> Result<Locked, Problem> {
         // Read under the lock: a turn of this process (or another's) may
         // have finished while we waited — or the session was deleted.
         let (pack_hash, current, lines) = match self.row().await {
@@ -1825,8 +1878,13 @@ impl SessionRoute {
             .as_ref()
             .is_some_and(|l| l.rows == lines && l.session.current_id().unwrap_or("") == current);
         if fresh {
+            if let Some(l) = guard.as_mut() {
+                l.contested = false;
+            }
             return Ok(Locked { guard, pack_hash });
         }
+        // A copy held but out of date: another instance wrote the session.
+        let contested = guard.is_some();
         let metrics = &self.app.0.metrics;
         // A session's stored lines are only ever appended to (a turn adds
         // lines; undo and goto move `current` only), so the first `rows` of
@@ -1853,6 +1911,7 @@ impl SessionRoute {
                     let mut live = live;
                     live.rows = lines;
                     live.bytes = live.session.jsonl().len();
+                    live.contested = true;
                     *guard = Some(live);
                     return Ok(Locked { guard, pack_hash });
                 }
@@ -1900,6 +1959,8 @@ impl SessionRoute {
             rows: lines,
             bytes,
             model: log,
+            pack_hash: pack_hash.clone(),
+            contested,
         });
         Ok(Locked { guard, pack_hash })
     }
@@ -1940,12 +2001,14 @@ impl SessionRoute {
     /// wrote; a stale `expected` is 409 before anything
     /// runs, and losing the race to another instance is 409 after. The
     /// answer is what `answer` makes of what `op` returned and the
-    /// session's summary after it.
+    /// session's summary after it. `op` and `answer` are `Clone`: run on
+    /// a copy found out of date, they run again on the refreshed one
+    /// ([`SessionRoute::mutate_logged`]).
     async fn mutate<T: Send + 'static>(
         &self,
         expected: Option<&str>,
-        op: impl FnOnce(&mut Session) -> Result<T, Problem> + Send + 'static,
-        answer: impl FnOnce(T, Value) -> Response,
+        op: impl FnOnce(&mut Session) -> Result<T, Problem> + Clone + Send + 'static,
+        answer: impl FnOnce(T, Value) -> Response + Clone,
     ) -> Answer {
         self.mutate_logged(expected, op, |out, doc, _| answer(out, doc))
             .await
@@ -1957,13 +2020,67 @@ impl SessionRoute {
     /// answer is made before the commit: with an `Idempotency-Key` it is
     /// written in the operation's transaction (docs/server.md "API"), so a
     /// retry after a crash finds the operation and its answer, or neither.
+    ///
+    /// A copy this process holds is used without reading the session's
+    /// row ([`SessionRoute::live_to_write`]): what such an unchecked copy
+    /// decides against the request — a stale `expected`, a refused
+    /// operation, a refused commit — is not answered from it; the copy is
+    /// checked against the row (caught up, or rebuilt when the operation
+    /// already changed it) and everything runs once more, as it would
+    /// have with the row read first. Only a checked copy's verdict is
+    /// answered.
     async fn mutate_logged<T: Send + 'static>(
         &self,
         expected: Option<&str>,
+        op: impl FnOnce(&mut Session) -> Result<T, Problem> + Clone + Send + 'static,
+        answer: impl FnOnce(T, Value, Option<Vec<troupe::model_runtime::TurnRecord>>) -> Response
+            + Clone,
+    ) -> Answer {
+        let (mut locked, mut checked) = self.live_to_write().await?;
+        loop {
+            let Locked {
+                mut guard,
+                pack_hash,
+            } = locked;
+            match self
+                .mutate_once(&mut guard, &pack_hash, expected, op.clone(), answer.clone())
+                .await
+            {
+                Err(Refused::Commit) | Err(Refused::Op(_)) if !checked => {
+                    // Decided on an unchecked copy: check it and run again.
+                    // A copy the operation changed but did not store is
+                    // dropped and rebuilt (`mutate_once` emptied the slot).
+                    let dropped = guard.is_none();
+                    locked = self.refresh(guard).await?;
+                    if dropped {
+                        if let Some(l) = locked.guard.as_mut() {
+                            l.contested = true;
+                        }
+                    }
+                    checked = true;
+                }
+                Err(Refused::Commit) => {
+                    let (_, now_current, _) = self.row().await?;
+                    return Err(Problem::conflict(&now_current));
+                }
+                Err(Refused::Op(p) | Refused::Failed(p)) => return Err(p),
+                Ok(r) => return Ok(r),
+            }
+        }
+    }
+
+    /// One run of [`SessionRoute::mutate_logged`] on the copy `guard`
+    /// holds: `expected` compared, `op` run, its answer made and the
+    /// commit written. A copy changed but not stored is dropped (the slot
+    /// left empty).
+    async fn mutate_once<T: Send + 'static>(
+        &self,
+        guard: &mut tokio::sync::OwnedMutexGuard<Option<Live>>,
+        pack_hash: &str,
+        expected: Option<&str>,
         op: impl FnOnce(&mut Session) -> Result<T, Problem> + Send + 'static,
         answer: impl FnOnce(T, Value, Option<Vec<troupe::model_runtime::TurnRecord>>) -> Response,
-    ) -> Answer {
-        let Locked { guard, pack_hash } = self.live().await?;
+    ) -> Result<Response, Refused> {
         let current = guard
             .as_ref()
             .and_then(|l| l.session.current_id())
@@ -1971,14 +2088,13 @@ impl SessionRoute {
             .to_string();
         if let Some(e) = expected {
             if e != current {
-                return Err(Problem::conflict(&current));
+                return Err(Refused::Op(Problem::conflict(&current)));
             }
         }
         // On the request's own task: a rules-runtime turn takes
         // microseconds (docs/performance.md "Server"), less than handing it
         // to the blocking pool and back; its time is bounded by the Format
         // 16 budgets. Rebuilds and whole-history views stay on the pool.
-        let mut guard = guard;
         let log = guard.as_ref().and_then(|l| l.model.clone());
         if let Some(l) = &log {
             l.lock().map(|mut l| l.clear()).ok();
@@ -1998,7 +2114,7 @@ impl SessionRoute {
                     .await
                     {
                         Ok((live, r)) => {
-                            *guard = Some(live);
+                            **guard = Some(live);
                             r
                         }
                         Err(_) => Err(Problem::internal("a model turn")),
@@ -2017,21 +2133,27 @@ impl SessionRoute {
                 if guard.as_ref().map(|l| l.session.jsonl().len())
                     != guard.as_ref().map(|l| l.bytes)
                 {
-                    *guard = None;
+                    **guard = None;
                 }
-                return Err(p);
+                return Err(if p.status.is_client_error() {
+                    Refused::Op(p)
+                } else {
+                    Refused::Failed(p)
+                });
             }
         };
         let Some(live) = guard.as_mut() else {
-            return Err(Problem::internal("a session slot was empty"));
+            return Err(Refused::Failed(Problem::internal(
+                "a session slot was empty",
+            )));
         };
-        let doc = session_doc(&self.id, &pack_hash, live);
+        let doc = session_doc(&self.id, pack_hash, live);
         let records = log.and_then(|l| l.lock().ok().map(|l| l.clone()));
         let mut response = answer(out, doc, records);
         // The Idempotency-Key's record of the answer (never a 5xx's).
         let stored = match &self.idem {
             Some(IdempotencyKey(key)) if !response.status().is_server_error() => {
-                let (r, a) = record(key, response).await?;
+                let (r, a) = record(key, response).await.map_err(Refused::Failed)?;
                 response = r;
                 Some(a)
             }
@@ -2041,16 +2163,15 @@ impl SessionRoute {
         match self.commit(live, &current, stored).await {
             Ok(true) => {}
             Ok(false) => {
-                *guard = None;
-                let (_, now_current, _) = self.row().await?;
-                return Err(Problem::conflict(&now_current));
+                **guard = None;
+                return Err(Refused::Commit);
             }
             Err(p) => {
                 // The database failed mid-turn: whether the commit landed is
                 // unknown here, so the copy in memory (turn applied) is
                 // dropped and the next request rebuilds from what is stored.
-                *guard = None;
-                return Err(p);
+                **guard = None;
+                return Err(Refused::Failed(p));
             }
         }
         if wrote_answer {
@@ -2058,7 +2179,6 @@ impl SessionRoute {
         }
         Ok(response)
     }
-
     /// The recorded session (its file as stored) as a `History`, with its
     /// pack, for the read-only views.
     pub(super) async fn recorded(&self) -> Result<(Pack, troupe::History), Problem> {
@@ -2084,7 +2204,19 @@ impl SessionRoute {
     }
 }
 
-#[derive(Debug, Deserialize)]
+/// Why one run of an operation ([`SessionRoute::mutate_once`]) did not
+/// answer 200.
+enum Refused {
+    /// The guarded `UPDATE` found the row moved: nothing written.
+    Commit,
+    /// A stale `expected`, or the operation refused (a 4xx): decided on
+    /// the copy.
+    Op(Problem),
+    /// A failure (a 5xx): answered as it is.
+    Failed(Problem),
+}
+
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TurnBody {
     text: String,
@@ -2285,8 +2417,9 @@ struct DeleteQuery {
 /// transaction, guarded like a turn's `UPDATE` when `expected`/`lines` are
 /// given; a turn racing it either lands first (and is deleted with the
 /// rest) or finds no row (404). This process forgets its live copy;
-/// another instance's copy answers 404 at its next request, which reads
-/// the row first.
+/// another instance's copy answers 404 at its next request: a read reads
+/// the row first, an operation's guarded `UPDATE` finds none and the row
+/// is read then ([`SessionRoute::mutate_logged`]).
 async fn delete_session(s: SessionRoute, Query(q): Query<DeleteQuery>) -> Answer {
     // No local operation on it meanwhile (none made up for an unknown ID).
     let held = if s.app.has_slot(&s.ws, &s.id) {
