@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use troupe::cel::{self as tcel, Activation, Env, NoHost, ObjectType, Type, Value};
+use troupe::internals::cel::{self as tcel, Activation, Env, NoHost, ObjectType, Type, Value};
 
 struct Case {
     name: &'static str,
@@ -128,14 +128,14 @@ const PARSE_SOURCES: [&str; 3] = [
 /// and by the `cel` crate's (ANTLR) parser, which Troupe used before.
 fn bench_parse(c: &mut Criterion) {
     for src in PARSE_SOURCES {
-        assert!(tcel::parse::parse(src).is_ok(), "{src}");
+        assert!(tcel::parse(src).is_ok(), "{src}");
         assert!(cel::parser::Parser::new().parse(src).is_ok(), "{src}");
     }
     let mut g = c.benchmark_group("parse");
     g.bench_function("troupe", |bn| {
         bn.iter(|| {
             for src in PARSE_SOURCES {
-                black_box(tcel::parse::parse(black_box(src)).is_ok());
+                black_box(tcel::parse(black_box(src)).is_ok());
             }
         })
     });

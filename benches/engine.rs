@@ -10,8 +10,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use troupe::compile::SessionCompiler;
-use troupe::engine::Engine;
+use troupe::internals::compile::SessionCompiler;
+use troupe::internals::engine::Engine;
 
 fn size() -> usize {
     std::env::var("TROUPE_BENCH_MESSAGES")
@@ -22,18 +22,18 @@ fn size() -> usize {
 
 /// The engine of a session text, with the checked story its session
 /// compiler needs.
-fn engine_for(text: &str) -> (Engine, troupe::resolve::story::Story) {
+fn engine_for(text: &str) -> (Engine, troupe::internals::resolve::Story) {
     let bundle = common::bundle();
     let mut lines = text.lines();
     let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
-    let (story, ir) = troupe::pipeline::compiled::compile_story_for(&bundle, Some(&header), None)
+    let (story, ir) = troupe::internals::pipeline::compile_story_for(&bundle, Some(&header), None)
         .expect("the generated story compiles");
     let mut c = SessionCompiler::new(&story, &ir, &header).unwrap();
     for l in lines {
         c.push(&serde_json::from_str(l).unwrap()).unwrap();
     }
     let session = c.finish();
-    let engine = Engine::new(ir, session, true, troupe::engine::DEFAULT_STRIDE);
+    let engine = Engine::new(ir, session, true, troupe::internals::engine::DEFAULT_STRIDE);
     (engine, story)
 }
 
@@ -81,10 +81,10 @@ fn replay(c: &mut Criterion) {
             }
             let s = c.finish();
             let mut sum = 0i64;
-            troupe::engine::replay::replay_all(
+            troupe::internals::engine::replay_all(
                 &engine.ir,
                 &s,
-                &troupe::engine::replay::Tree::new(&s),
+                &troupe::internals::engine::Tree::new(&s),
                 engine.initial(),
                 |_, st| sum += st.turn,
             );

@@ -7,8 +7,8 @@
 
 mod common;
 
-use troupe::compile::SessionCompiler;
-use troupe::engine::{Engine, DEFAULT_STRIDE};
+use troupe::internals::compile::SessionCompiler;
+use troupe::internals::engine::{Engine, DEFAULT_STRIDE};
 
 fn status(field: &str) -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -33,8 +33,8 @@ fn main() {
     let bundle = common::bundle();
     let mut lines = text.lines();
     let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
-    let (story, ir) =
-        troupe::pipeline::compiled::compile_story_for(&bundle, Some(&header), None).expect("story");
+    let (story, ir) = troupe::internals::pipeline::compile_story_for(&bundle, Some(&header), None)
+        .expect("story");
     let before = status("VmRSS:").unwrap_or(0);
     let mut c = SessionCompiler::new(&story, &ir, &header).expect("header");
     c.reserve(n);

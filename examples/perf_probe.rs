@@ -32,9 +32,9 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use troupe::cel::{self as tcel, Activation, Env, NoHost, ObjectType, Type, Value};
-use troupe::open::open;
-use troupe::runtime::{Options, Session};
+use troupe::internals::cel::{self as tcel, Activation, Env, NoHost, ObjectType, Type, Value};
+use troupe::internals::open::open;
+use troupe::internals::runtime::{Options, Session};
 
 fn cel_case(name: &str) -> &'static str {
     match name {
@@ -106,7 +106,7 @@ fn example() -> PathBuf {
 fn package(dir: &Path) -> PathBuf {
     let o = open(&example()).expect("the example opens");
     let path = dir.join("ex.troupe");
-    let bytes = troupe::pipeline::package::write_package(&o.bundle, &o.sessions).unwrap();
+    let bytes = troupe::internals::compile::write_package(&o.bundle, &o.sessions).unwrap();
     std::fs::write(&path, bytes).unwrap();
     path
 }
@@ -116,7 +116,7 @@ fn package(dir: &Path) -> PathBuf {
 fn package_json_only(dir: &Path) -> PathBuf {
     use std::io::Write;
     let bytes = std::fs::read(package(dir)).unwrap();
-    let kept = troupe::load::screen_package("p", &bytes)
+    let kept = troupe::internals::load::screen_package("p", &bytes)
         .value
         .unwrap()
         .kept;
@@ -260,9 +260,10 @@ fn main() {
         Some(("read-ir", form)) => {
             // Reading the example package's IR alone, from `ir.json` or
             // from its binary form, and hashing either (issue 41 item 3).
-            use troupe::compile::package::{content_hash, read_ir, read_ir_bin, to_ir_bin};
+            use troupe::internals::compile::{read_ir, read_ir_bin, to_ir_bin};
+            use troupe::internals::load::content_hash;
             let bytes = std::fs::read(package(dir.path())).unwrap();
-            let kept = troupe::load::screen_package("p", &bytes)
+            let kept = troupe::internals::load::screen_package("p", &bytes)
                 .value
                 .unwrap()
                 .kept;

@@ -5,9 +5,11 @@
 //! any input; a panic, an overflowed stack or an unbounded run is a bug.
 #![allow(dead_code)]
 
-use troupe::cel::{self, Activation, EvalError, Host, ObjectType, StoryDecls, Type, Value};
-use troupe::diag::render::{render_human, Sources};
-use troupe::template::{parse, render, Scope};
+use troupe::internals::cel::{
+    self, Activation, EvalError, Host, ObjectType, StoryDecls, Type, Value,
+};
+use troupe::internals::diag::{render_human, Sources};
+use troupe::internals::template::{parse, render, Scope};
 use troupe_import::{card, chat, CardContainer, RawCard};
 
 /// The bundle the session target checks sessions against.
@@ -40,7 +42,7 @@ impl Host for DiceHost {
     }
     fn roll(&mut self, notation: &str) -> Result<i64, EvalError> {
         self.0 += 1;
-        cel::dice::roll(notation, 7, "m1", self.0)
+        cel::roll(notation, 7, "m1", self.0)
     }
 }
 
@@ -93,7 +95,7 @@ pub fn cel(data: &[u8]) {
 /// are ranges of the text on character boundaries.
 pub fn cel_parse(data: &[u8]) {
     let src = String::from_utf8_lossy(data).into_owned();
-    let run = move || match cel::parse::parse(&src) {
+    let run = move || match cel::parse(&src) {
         Ok(e) => check_spans(&e, &src),
         Err(errs) => {
             assert!(!errs.is_empty());
@@ -116,8 +118,8 @@ pub fn cel_parse(data: &[u8]) {
         .unwrap_or_else(|p| std::panic::resume_unwind(p));
 }
 
-fn check_spans(e: &cel::parse::Expr, src: &str) {
-    use cel::parse::ExprKind;
+fn check_spans(e: &cel::Expr, src: &str) {
+    use cel::ExprKind;
     assert!(
         src.get(e.span.clone()).is_some(),
         "{:?} in {} bytes",
@@ -152,11 +154,11 @@ fn check_spans(e: &cel::parse::Expr, src: &str) {
 /// The JSON loader (Format 2.2, 16), the bundle checks after it, and the
 /// human renderer of what they report.
 pub fn load_json(data: &[u8]) {
-    let loaded = troupe::load::parse_json("f.json", data);
+    let loaded = troupe::internals::load::parse_json("f.json", data);
     let mut diags = loaded.diagnostics;
     let mut sources = Sources::new();
     if let Some(doc) = &loaded.value {
-        diags.extend(troupe::check::run::check_bundle_document(doc));
+        diags.extend(troupe::internals::check::check_bundle_document(doc));
         sources.add("f.json", doc.text.clone());
     }
     let _ = render_human(&diags, &sources);
@@ -164,7 +166,7 @@ pub fn load_json(data: &[u8]) {
 
 /// The YAML loader (Format 2.2, 16.2) and a span lookup in what it read.
 pub fn load_yaml(data: &[u8]) {
-    let loaded = troupe::load::parse_yaml("f.yaml", data);
+    let loaded = troupe::internals::load::parse_yaml("f.yaml", data);
     let mut sources = Sources::new();
     if let Some(doc) = &loaded.value {
         sources.add("f.yaml", doc.text.clone());
@@ -179,12 +181,14 @@ pub fn session(data: &[u8]) {
     let Ok(bundle) = serde_json::from_str::<serde_json::Value>(BUNDLE) else {
         return;
     };
-    let loaded = troupe::load::parse_session("s.jsonl", data);
+    let loaded = troupe::internals::load::parse_session("s.jsonl", data);
     let mut diags = loaded.diagnostics;
     if let Some(doc) = &loaded.value {
-        diags.extend(troupe::check::run::check_session_document(&bundle, doc));
+        diags.extend(troupe::internals::check::check_session_document(
+            &bundle, doc,
+        ));
         if !diags.iter().any(|d| d.is_error()) && doc.header.is_some() {
-            if let Ok(engine) = troupe::pipeline::compile_checked_session(&bundle, doc) {
+            if let Ok(engine) = troupe::internals::pipeline::compile_checked_session(&bundle, doc) {
                 let n = engine.session.messages.len() as u32;
                 for m in 0..n.min(64) {
                     let s = engine.state_at(m);
@@ -203,12 +207,12 @@ pub fn session(data: &[u8]) {
 
 /// Package screening, loading and checking (Format 14).
 pub fn package(data: &[u8]) {
-    let _ = troupe::load::screen_package("p.troupe", data);
-    let loaded = troupe::load::parse_package("p.troupe", data);
+    let _ = troupe::internals::load::screen_package("p.troupe", data);
+    let loaded = troupe::internals::load::parse_package("p.troupe", data);
     if let Some(pkg) = &loaded.value {
-        let _ = troupe::check::run::check_package(
+        let _ = troupe::internals::check::check_package(
             pkg,
-            &troupe::pipeline::package::compiled_forms_match,
+            &troupe::internals::compile::compiled_forms_match,
         );
     }
 }
@@ -257,7 +261,7 @@ pub fn template(data: &[u8]) {
 pub fn card(data: &[u8]) {
     if let Ok(raw) = troupe_import::read_card("c", data) {
         if let Ok(imported) = card::card_to_bundle(&raw) {
-            let _ = troupe::check::bundle::check_bundle(&imported.bundle);
+            let _ = troupe::internals::check::check_bundle(&imported.bundle);
         }
     }
 }
@@ -295,9 +299,9 @@ const MODEL_BUNDLE: &str = r#"{"troupe": "0.1", "kind": "bundle",
       "emotions": ["calm", "angry"]}}]}"#;
 
 thread_local! {
-    static MODEL_ENGINE: Option<troupe::engine::Engine> = serde_json::from_str(MODEL_BUNDLE)
+    static MODEL_ENGINE: Option<troupe::internals::engine::Engine> = serde_json::from_str(MODEL_BUNDLE)
         .ok()
-        .and_then(|b| troupe::pipeline::load(&b, None, None).ok());
+        .and_then(|b| troupe::internals::pipeline::load(&b, None, None).ok());
 }
 
 /// The model runtime's answer parser (Format 24.4, 24.6): the text as a
@@ -306,7 +310,7 @@ thread_local! {
 /// answer's size (at most 16 problems of at most 300 characters, then a
 /// count).
 pub fn model_answer(data: &[u8]) {
-    use troupe::runtime::chat::{read_answer, repair_text, validate};
+    use troupe::internals::runtime::chat::{read_answer, repair_text, validate};
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
@@ -327,7 +331,7 @@ pub fn model_answer(data: &[u8]) {
 /// The cassette reader (Format 24.5, 16): a cassette's bytes parsed, then
 /// a request answered from it and its nearest recorded request found.
 pub fn cassette(data: &[u8]) {
-    let Ok(mut c) = troupe::runtime::chat::Cassette::parse("c.json", data) else {
+    let Ok(mut c) = troupe::internals::runtime::chat::Cassette::parse("c.json", data) else {
         return;
     };
     let request = serde_json::json!({"model": "local", "messages": [

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{criterion_group, BatchSize, Criterion, Throughput};
-use troupe::open::open;
-use troupe::runtime::{Options, Session};
+use troupe::internals::open::open;
+use troupe::internals::runtime::{Options, Session};
 
 fn scenarios() -> usize {
     std::env::var("TROUPE_BENCH_SCENARIOS")
@@ -84,7 +84,7 @@ fn heavy(c: &mut Criterion) {
     let opened = open(&src).expect("the heavy pack checks");
     std::fs::write(
         &pkg,
-        troupe::pipeline::package::write_package(&opened.bundle, &opened.sessions).unwrap(),
+        troupe::internals::compile::write_package(&opened.bundle, &opened.sessions).unwrap(),
     )
     .unwrap();
     assert!(open(&pkg).unwrap().from_ir);
@@ -154,7 +154,8 @@ fn packs(c: &mut Criterion) {
     generate(&src, n);
     let pkg = dir.path().join("pack.troupe");
     let opened = open(&src).expect("the generated pack checks");
-    let bytes = troupe::pipeline::package::write_package(&opened.bundle, &opened.sessions).unwrap();
+    let bytes =
+        troupe::internals::compile::write_package(&opened.bundle, &opened.sessions).unwrap();
     std::fs::write(&pkg, bytes).unwrap();
     assert!(open(&pkg).unwrap().from_ir);
 
@@ -180,7 +181,7 @@ fn packs(c: &mut Criterion) {
     let o = open(&ex).unwrap();
     std::fs::write(
         &epkg,
-        troupe::pipeline::package::write_package(&o.bundle, &o.sessions).unwrap(),
+        troupe::internals::compile::write_package(&o.bundle, &o.sessions).unwrap(),
     )
     .unwrap();
     // The same package without `ir.compact`: `ir.json` read and hashed
@@ -351,7 +352,10 @@ criterion_group!(benches, turns, packs, heavy, sessions, ensemble);
 /// in order).
 fn without_entry(bytes: &[u8], name: &str) -> Vec<u8> {
     use std::io::Write;
-    let kept = troupe::load::screen_package("p", bytes).value.unwrap().kept;
+    let kept = troupe::internals::load::screen_package("p", bytes)
+        .value
+        .unwrap()
+        .kept;
     let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Stored)

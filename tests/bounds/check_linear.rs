@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::ThreadCpu;
 
 use serde_json::json;
-use troupe::open::check_paths;
+use troupe::internals::check::check_paths;
 
 /// A bundle with `n` cast members and `n` worlds in one scenario; each
 /// owns an int variable, and each world has a lore entry whose `when` reads
@@ -49,7 +49,7 @@ fn timed(path: &PathBuf) -> Duration {
     let errors: Vec<_> = checked
         .diagnostics
         .iter()
-        .filter(|d| d.severity == troupe::diag::Severity::Error)
+        .filter(|d| d.severity == troupe::Severity::Error)
         .map(|d| format!("{:?} {:?} {}", d.code, d.location, d.message))
         .take(3)
         .collect();
@@ -126,12 +126,12 @@ fn checking_summaries_is_linear_in_the_cast() {
         let (b, h, ms) = summarized(n);
         let refs: Vec<&serde_json::Value> = ms.iter().collect();
         let t = ThreadCpu::now();
-        let ds = troupe::check::session::check_session(&b, &h, &refs);
+        let ds = troupe::internals::check::check_session(&b, &h, &refs);
         let d = t.elapsed();
         // Every summary reveals a whisper to all but its three knowers.
         let reveals = ds
             .iter()
-            .filter(|d| d.code == troupe::diag::Code::SummaryReveals)
+            .filter(|d| d.code == troupe::Code::SummaryReveals)
             .count();
         assert!(reveals >= 4 * (n - 3), "{reveals}");
         d

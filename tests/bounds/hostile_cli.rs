@@ -616,7 +616,7 @@ fn sessions_of_small_messages_stay_within_the_memory_bound() {
 /// whatever their number): many small collections with 40 unknown root
 /// fields, and a session of small messages 40 of which carry an unknown
 /// field. Diagnostics of a document are located in one pass
-/// ([`troupe::load::SpanIndex::prefetch`]), never from a table of every
+/// ([`troupe::internals::load::SpanIndex::prefetch`]), never from a table of every
 /// value's position.
 #[test]
 fn the_shapes_stay_within_the_memory_bound_with_40_diagnostics() {

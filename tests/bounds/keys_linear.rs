@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use crate::ThreadCpu;
 
-use troupe::keys::{KeyOptions, KeySet};
-use troupe::open::open;
-use troupe::runtime::{Options, Session};
+use troupe::internals::keys::{KeyOptions, KeySet};
+use troupe::internals::open::open;
+use troupe::internals::runtime::{Options, Session};
 
 fn digits(n: usize) -> String {
     let mut s = String::from("a");

@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use troupe::engine::replay::steps_taken;
+use troupe::internals::engine::steps_taken;
 use troupe::{Pack, Proposal, Runtime, SessionOptions, Structured, TurnContext};
 
 /// An adapter that builds the prompt at each turn and keeps the number of

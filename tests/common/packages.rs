@@ -6,23 +6,26 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use troupe::diag::{Code, Diagnostic};
-use troupe::runtime::safety::Status;
-use troupe::runtime::{Options, Session};
+use troupe::internals::runtime::{Options, Session};
+use troupe::SafetyStatus as Status;
+use troupe::{Code, Diagnostic};
 
 /// A package's entries (name, bytes), in archive order.
 pub type Entries = Vec<(String, Vec<u8>)>;
 
 /// The entries of the package `bytes`.
 pub fn entries(bytes: &[u8]) -> Entries {
-    troupe::load::screen_package("p", bytes).value.unwrap().kept
+    troupe::internals::load::screen_package("p", bytes)
+        .value
+        .unwrap()
+        .kept
 }
 
 /// The compiled package of the pack at `pack` as `troupe compile` writes
 /// it (with `ir.compact`), as its entries.
 pub fn compiled_full(pack: &str) -> Entries {
-    let o = troupe::open::open(Path::new(pack)).unwrap();
-    entries(&troupe::pipeline::package::write_package(&o.bundle, &o.sessions).unwrap())
+    let o = troupe::internals::open::open(Path::new(pack)).unwrap();
+    entries(&troupe::internals::compile::write_package(&o.bundle, &o.sessions).unwrap())
 }
 
 /// The compiled package of the pack at `pack` with `ir.json` its only
@@ -68,7 +71,7 @@ pub fn write(dir: &Path, name: &str, e: &[(String, Vec<u8>)]) -> PathBuf {
 /// Sets the manifest's `ir_hash` to the hash of the entries' `ir.json`.
 pub fn fix_ir_hash(e: &mut [(String, Vec<u8>)]) {
     let mut m: Value = serde_json::from_slice(get(e, "manifest.json")).unwrap();
-    m["ir_hash"] = troupe::compile::package::content_hash(get(e, "ir.json")).into();
+    m["ir_hash"] = troupe::internals::load::content_hash(get(e, "ir.json")).into();
     set(e, "manifest.json", format!("{m}\n").into_bytes());
 }
 
@@ -98,7 +101,7 @@ pub fn mismatches(d: &[Diagnostic]) -> Vec<String> {
 
 /// Plays `examples/scripts/used-car-safety.txt`: the safety status of each
 /// turn played.
-pub fn play_safety(o: &troupe::runtime::Opened) -> Vec<Status> {
+pub fn play_safety(o: &troupe::internals::runtime::Opened) -> Vec<Status> {
     let inputs =
         troupe::files::read_script(Path::new("examples/scripts/used-car-safety.txt")).unwrap();
     let mut s = Session::start(o, &Options::default()).unwrap();

@@ -6,7 +6,7 @@
 //! which `troupe serve` checks an uploaded pack. No input may panic or
 //! overflow; every refusal is one plain CEL_SYNTAX/CEL_TYPE message.
 
-use troupe::cel::{self, Activation, Env, NoHost, Type, Value};
+use troupe::internals::cel::{self, Activation, Env, NoHost, Type, Value};
 
 fn env() -> Env {
     let mut env = Env::new();

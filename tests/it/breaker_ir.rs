@@ -13,10 +13,10 @@
 use std::path::Path;
 
 use serde_json::Value;
-use troupe::open::open;
+use troupe::internals::open::open;
 
 use crate::common::packages::{compiled, edited, get, mismatches, tiny_with_condition, with_ir};
-use troupe::wire::JsonText;
+use troupe::internals::wire::JsonText;
 
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";
 
@@ -106,7 +106,7 @@ fn a_long_operator_chain_compiles_to_an_ir_that_reads_back() {
         let bundle = tiny_with_condition(dir.path(), &when);
         let o = open(&bundle).unwrap();
         assert!(o.warnings.is_empty(), "{:?}", o.warnings);
-        let bytes = troupe::pipeline::package::write_package(&o.bundle, &o.sessions).unwrap();
+        let bytes = troupe::internals::compile::write_package(&o.bundle, &o.sessions).unwrap();
         let p = dir.path().join("deep.troupe");
         std::fs::write(&p, bytes).unwrap();
         let o = open(&p).unwrap();
@@ -121,8 +121,8 @@ fn a_long_operator_chain_compiles_to_an_ir_that_reads_back() {
 }
 
 /// Plays `used-car-safety.txt` and a few plain inputs on `o`.
-fn play(o: &troupe::runtime::Opened) {
-    use troupe::runtime::{Options, Session};
+fn play(o: &troupe::internals::runtime::Opened) {
+    use troupe::internals::runtime::{Options, Session};
     let mut inputs =
         troupe::files::read_script(Path::new("examples/scripts/used-car-safety.txt")).unwrap();
     inputs.extend(["Hello!", "I can offer 7,000.", "Deal."].map(String::from));

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value as Json;
-use troupe::cel::{self, Activation, Env, NoHost, ObjectType, StoryDecls, Type, Value};
+use troupe::internals::cel::{self, Activation, Env, NoHost, ObjectType, StoryDecls, Type, Value};
 
 fn var_type(v: &Json) -> Type {
     let base = match v["type"].as_str().unwrap_or("") {

@@ -13,7 +13,7 @@ fn run(name: &str, expected_lines: usize) {
     let Some(text) = shared_file(name) else {
         return;
     };
-    let (passed, failed) = troupe::cel::suite::run_text(&text);
+    let (passed, failed) = troupe::internals::cel::run_text(&text);
     for (line, test, why) in &failed {
         println!("{name}:{line} {test}: {why}");
     }

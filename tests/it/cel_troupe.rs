@@ -6,7 +6,7 @@
 use std::process::Command;
 use std::sync::Arc;
 
-use troupe::cel::{
+use troupe::internals::cel::{
     self, Activation, CelErrorKind, Env, EvalError, EvalErrorKind, Host, NoHost, ObjectType,
     StoryDecls, Type, Value,
 };
@@ -193,7 +193,7 @@ impl Host for Recorder {
     }
     fn roll(&mut self, notation: &str) -> Result<i64, EvalError> {
         self.rolls += 1;
-        cel::dice::parse_notation(notation).map(|d| i64::from(d.count) * 100)
+        cel::parse_notation(notation).map(|d| i64::from(d.count) * 100)
     }
 }
 
@@ -407,8 +407,8 @@ fn command_line() {
 
 #[test]
 fn a_literal_pattern_that_is_not_re2_fails_to_check() {
-    let env = troupe::cel::Env::new();
-    let errs = troupe::cel::compile(r#""a".matches("(")"#, &env).unwrap_err();
-    assert_eq!(errs[0].kind, troupe::cel::CelErrorKind::Type);
-    assert!(troupe::cel::compile(r#""a".matches("a+")"#, &env).is_ok());
+    let env = troupe::internals::cel::Env::new();
+    let errs = troupe::internals::cel::compile(r#""a".matches("(")"#, &env).unwrap_err();
+    assert_eq!(errs[0].kind, troupe::internals::cel::CelErrorKind::Type);
+    assert!(troupe::internals::cel::compile(r#""a".matches("a+")"#, &env).is_ok());
 }

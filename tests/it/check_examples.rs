@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use troupe::diag::render::Report;
-use troupe::open::check_paths;
+use troupe::internals::check::check_paths;
+use troupe::internals::diag::Report;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use troupe::diag::Code;
-use troupe::open::check_paths;
+use troupe::internals::check::check_paths;
+use troupe::Code;
 
 use crate::common;
 use common::*;

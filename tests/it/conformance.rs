@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
-use troupe::conformance::Outcome;
+use troupe::internals::conformance::Outcome;
 
 #[test]
 fn the_conformance_suite_passes() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance");
-    let report = troupe::conformance::run_dir(&dir);
+    let report = troupe::internals::conformance::run_dir(&dir);
     println!("{}", report.to_text());
     assert!(
         report.results.len() >= 250,

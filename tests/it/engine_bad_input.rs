@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use troupe::diag::Diagnostic;
+use troupe::Diagnostic;
 
 const BUNDLE: &str = r#"{"troupe": "0.1", "kind": "bundle",
  "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult"},
@@ -26,7 +26,7 @@ fn refuse(lines: &[&str]) -> Vec<Diagnostic> {
         text.push_str(l);
     }
     std::fs::write(&session, text).unwrap();
-    match troupe::open::open_engine(&bundle, Some(&session)) {
+    match troupe::internals::open::open_engine(&bundle, Some(&session)) {
         Ok(_) => panic!("the engine accepted a non-conforming session"),
         Err(d) => d,
     }
@@ -46,7 +46,7 @@ fn a_conforming_session_loads() {
         "{HEADER}\n{{\"id\":\"1\",\"author\":\"ana\",\"changes\":[{{\"set\":{{\"gold\":11}}}}]}}\n"
     );
     std::fs::write(dir.path().join("s.jsonl"), s).unwrap();
-    let e = troupe::open::open_engine(
+    let e = troupe::internals::open::open_engine(
         &dir.path().join("b.json"),
         Some(&dir.path().join("s.jsonl")),
     )
@@ -110,6 +110,6 @@ fn a_truncated_last_line_is_parse_and_earlier_lines_are_read() {
     let d = refuse(&lines);
     assert!(d.iter().any(|d| d.code.as_str() == "PARSE"), "{d:#?}");
     let text = format!("{HEADER}\n{}\n{}", lines[0], lines[1]);
-    let l = troupe::load::parse_session("s.jsonl", text.as_bytes());
+    let l = troupe::internals::load::parse_session("s.jsonl", text.as_bytes());
     assert_eq!(l.value.unwrap().len(), 1);
 }

@@ -10,7 +10,7 @@ fn checkpoints_never_change_a_state() {
     let text = common::session_jsonl(3000);
     let lines = common::parse_lines(&text);
     let bundle = common::bundle();
-    let e = troupe::pipeline::compile_checked(
+    let e = troupe::internals::pipeline::compile_checked(
         &bundle,
         Some((lines[0].clone(), lines[1..].to_vec())),
         None,
@@ -41,6 +41,6 @@ fn the_generated_session_passes_its_checks() {
     let text = common::session_jsonl(500);
     let lines = common::parse_lines(&text);
     let bundle = common::bundle();
-    let e = troupe::pipeline::load(&bundle, Some((&lines[0], &lines[1..])), None);
+    let e = troupe::internals::pipeline::load(&bundle, Some((&lines[0], &lines[1..])), None);
     assert!(e.is_ok(), "{:#?}", e.err());
 }

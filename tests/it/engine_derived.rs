@@ -1,11 +1,11 @@
 //! Derived variables are computed again only when one of their inputs
-//! changed (Format 8.1; `troupe::compile::derived`): a derived variable
+//! changed (Format 8.1; `troupe::internals::compile::DerivedInputs`): a derived variable
 //! whose inputs did not change keeps its value, which is the value
 //! computing it again would give. So a session, a search and a random
 //! exploration give the same states, turns, session files and reports as
 //! with every derived variable computed at every recompute (the engine's
 //! behaviour before, kept for this comparison by
-//! `troupe::engine::eval::with_every_recompute`).
+//! `troupe::internals::engine::with_every_recompute`).
 //!
 //! The test pack `tests/packs/derived-inputs` has a derived variable of each
 //! kind of input (a plain variable, a keyed one, a `"*"` map, the scene,
@@ -14,8 +14,9 @@
 
 use std::path::PathBuf;
 
-use troupe::compile::derived::DerivedInputs;
-use troupe::engine::eval::with_every_recompute;
+use troupe::internals::compile::DerivedInputs;
+use troupe::internals::engine::with_every_recompute;
+use troupe::internals::runtime::Inner;
 use troupe::tools::{explore, ExploreMode, ExploreSettings};
 
 fn pack(path: &str) -> troupe::Pack {
@@ -36,8 +37,11 @@ fn inputs_are_read_from_the_programs() {
     let s = p.start(troupe::SessionOptions::default()).expect("starts");
     let ir = &s.inner().engine().ir;
     let slot = |name: &str| match &ir.vars[ir.var_index[name] as usize].layout {
-        troupe::compile::Layout::Single(s) | troupe::compile::Layout::Open(s) => (*s, *s + 1),
-        troupe::compile::Layout::Fixed { first, keys } => (*first, *first + keys.len() as u32),
+        troupe::internals::compile::Layout::Single(s)
+        | troupe::internals::compile::Layout::Open(s) => (*s, *s + 1),
+        troupe::internals::compile::Layout::Fixed { first, keys } => {
+            (*first, *first + keys.len() as u32)
+        }
     };
     let of = |name: &str| -> &DerivedInputs {
         let d = ir.vars[ir.var_index[name] as usize]

@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use serde_json::{json, Value};
-use troupe::engine::Engine;
+use troupe::internals::engine::Engine;
 
 fn open(bundle: &str, session: &str) -> Engine {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    match troupe::open::open_engine(&root.join(bundle), Some(&root.join(session))) {
+    match troupe::internals::open::open_engine(&root.join(bundle), Some(&root.join(session))) {
         Ok(e) => e,
         Err(d) => panic!("example does not load: {d:#?}"),
     }

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use troupe::diag::Code;
+use troupe::Code;
 use troupe_import::png::write_card_png;
 use troupe_import::{card, read_card};
 

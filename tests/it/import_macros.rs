@@ -5,8 +5,8 @@
 //! chat whose greetings set variables); no value is copied from output.
 
 use serde_json::{json, Value};
-use troupe::check::run::check_bundle_document;
-use troupe::load::parse_json;
+use troupe::internals::check::check_bundle_document;
+use troupe::internals::load::parse_json;
 use troupe_import::chat::{chat_import, ChatTarget};
 use troupe_import::{card, export, read_card};
 

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::{json, Value};
-use troupe::check::run::check_pack;
-use troupe::load::pack::scan_pack;
+use troupe::internals::check::check_pack;
+use troupe::internals::load::scan_pack;
 
 use crate::common;
 

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use base64::Engine as _;
 use serde_json::{json, Value};
-use troupe::check::run::check_bundle_document;
-use troupe::load::parse_json;
+use troupe::internals::check::check_bundle_document;
+use troupe::internals::load::parse_json;
 use troupe_import::{card, read_card};
 
 use crate::common;

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use troupe::check::run::{check_bundle_document, check_session_document};
-use troupe::load::{parse_json, parse_session};
+use troupe::internals::check::{check_bundle_document, check_session_document};
+use troupe::internals::load::{parse_json, parse_session};
 use troupe_import::chat::{chat_to_session, ChatTarget};
 use troupe_import::{card, export, parse_object, read_card, RawCard};
 

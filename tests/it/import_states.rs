@@ -42,8 +42,9 @@ fn states(raw: &RawCard, chat: &[u8], what: &str) -> Value {
         scenario: &imported.scenario,
     };
     let lines = chat_to_session("chat", chat, &target).unwrap();
-    let engine = troupe::pipeline::load(&imported.bundle, Some((&lines[0], &lines[1..])), None)
-        .unwrap_or_else(|d| panic!("{what}: {d:#?}"));
+    let engine =
+        troupe::internals::pipeline::load(&imported.bundle, Some((&lines[0], &lines[1..])), None)
+            .unwrap_or_else(|d| panic!("{what}: {d:#?}"));
     let mut out = Vec::new();
     for (i, m) in engine.session.messages.iter().enumerate() {
         let st = engine.state_at(i as u32);

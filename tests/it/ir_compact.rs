@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
-use troupe::compile::package::{PackageIr, IR_MAX_NESTING};
-use troupe::open::open;
-use troupe::runtime::{Options, Session};
+use troupe::internals::compile::{PackageIr, IR_MAX_NESTING};
+use troupe::internals::open::open;
+use troupe::internals::runtime::{Options, Session};
 
 use crate::common::packages::{compiled, get, mismatches, tiny_with_condition, with_ir, Entries};
 
@@ -87,7 +87,7 @@ fn deepest(dir: &Path, f: fn(usize) -> String) -> Option<usize> {
 fn nesting_of(ir: &[u8]) -> usize {
     let mut de = serde_json::Deserializer::from_slice(ir);
     de.disable_recursion_limit();
-    let nest = troupe::wire::Nesting::new(usize::MAX);
+    let nest = troupe::internals::wire::Nesting::new(usize::MAX);
     PackageIr::deserialize(nest.wrap(&mut de)).unwrap();
     nest.peak()
 }
@@ -232,7 +232,7 @@ fn examples() -> Vec<(String, Entries)> {
 /// `ir.json` bytes, and the binary form is smaller.
 #[test]
 fn every_examples_binary_ir_reads_back_to_the_same_ir_json() {
-    use troupe::compile::package::{read_ir, read_ir_bin, to_ir_bin, to_ir_json_bytes};
+    use troupe::internals::compile::{read_ir, read_ir_bin, to_ir_bin, to_ir_json_bytes};
     for (name, e) in examples() {
         let json = get(&e, "ir.json");
         let hash: Value = serde_json::from_slice(get(&e, "manifest.json")).unwrap();
@@ -261,8 +261,8 @@ fn tiny_ir() -> (Vec<u8>, Vec<u8>, String) {
     let json = get(&e, "ir.json").to_vec();
     let m: Value = serde_json::from_slice(get(&e, "manifest.json")).unwrap();
     let hash = m["content_hash"].as_str().unwrap().to_string();
-    let ir = troupe::compile::package::read_ir(&json, &hash).unwrap();
-    (json, troupe::compile::package::to_ir_bin(&ir), hash)
+    let ir = troupe::internals::compile::read_ir(&json, &hash).unwrap();
+    (json, troupe::internals::compile::to_ir_bin(&ir), hash)
 }
 
 /// Format 14.4, 16: a truncated `ir.bin` (every prefix), one with any
@@ -270,7 +270,7 @@ fn tiny_ir() -> (Vec<u8>, Vec<u8>, String) {
 /// is refused or read, never a panic, and memory stays bounded by its size.
 #[test]
 fn truncated_edited_and_huge_binary_irs_are_refused_never_a_panic() {
-    use troupe::compile::package::read_ir_bin;
+    use troupe::internals::compile::read_ir_bin;
     let (_, bin, hash) = tiny_ir();
     assert!(read_ir_bin(&bin, &hash).is_ok());
     for n in 0..bin.len() {
@@ -318,7 +318,7 @@ fn truncated_edited_and_huge_binary_irs_are_refused_never_a_panic() {
 /// bound on a 2 MiB stack, never a stack overflow.
 #[test]
 fn a_binary_ir_nested_past_the_bound_is_refused_on_a_small_stack() {
-    use troupe::compile::package::{read_ir, read_ir_bin, to_ir_bin};
+    use troupe::internals::compile::{read_ir, read_ir_bin, to_ir_bin};
     let dir = tempfile::tempdir().unwrap();
     let (_, _, hash) = tiny_ir();
     // The tiny IR with a chain of 500 `!` in its condition (accepted),

@@ -12,9 +12,10 @@
 //! category (Format 19.4), as `package_integrity` derives.
 
 use serde_json::{json, Value};
-use troupe::compile::package::{content_hash, read_ir};
-use troupe::open::open;
-use troupe::runtime::safety::Status;
+use troupe::internals::compile::read_ir;
+use troupe::internals::load::content_hash;
+use troupe::internals::open::open;
+use troupe::SafetyStatus as Status;
 
 use crate::common::packages::{compiled, edited, get, mismatches, play_safety, with_ir};
 

@@ -6,9 +6,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use troupe::diag::{Code, Diagnostic};
-use troupe::load::{read_bundle, read_package, read_session};
-use troupe::open::check_paths;
+use troupe::internals::check::check_paths;
+use troupe::internals::load::{read_bundle, read_package, read_session};
+use troupe::{Code, Diagnostic};
 
 fn only(diags: &[Diagnostic]) -> &Diagnostic {
     assert_eq!(diags.len(), 1, "{diags:#?}");
@@ -159,7 +159,7 @@ fn permission_denied_is_io() {
 /// the same positions an eager index would give (lines of the file).
 #[test]
 fn session_spans_are_lazy_and_exact() {
-    let l = troupe::load::parse_session(
+    let l = troupe::internals::load::parse_session(
         "s.jsonl",
         b"{\"troupe\":\"0.1\"}\n{\"id\":\"a\",\"author\":\"pip\"}\n{\"id\":\"b\", \"x\": [1, {\"k\": 2}]}\n",
     );
@@ -169,12 +169,12 @@ fn session_spans_are_lazy_and_exact() {
     let messages: Vec<_> = s.messages().collect();
     assert!(messages.iter().all(|m| !m.spans.is_built()));
     let m = &messages[1];
-    let at = |line, column| troupe::load::LineCol { line, column };
+    let at = |line, column| troupe::internals::load::LineCol { line, column };
     // `{"id":"b", "x": [1, {"k": 2}]}` on line 3: `"x"` at column 12, its
     // value `[` at 17, `{` at 21, `"k"` at 22 and `2` at 27.
     // The first lookups are passes over the text that keep only the
     // pointer's path; later ones use the table, with the same answers.
-    let lookups = |m: &troupe::load::Document| {
+    let lookups = |m: &troupe::internals::load::Document| {
         assert_eq!(m.spans.locate_key("/x"), Some(at(3, 12)));
         assert_eq!(m.spans.locate("/x"), Some(at(3, 17)));
         assert_eq!(m.spans.locate("/x/1"), Some(at(3, 21)));
@@ -185,7 +185,7 @@ fn session_spans_are_lazy_and_exact() {
     };
     lookups(m);
     assert!(!m.spans.is_built(), "7 lookups: no table yet");
-    for _ in 0..troupe::load::PATH_LOOKUPS {
+    for _ in 0..troupe::internals::load::PATH_LOOKUPS {
         lookups(m);
     }
     assert!(m.spans.is_built());
@@ -197,7 +197,7 @@ fn session_spans_are_lazy_and_exact() {
 /// no span table is kept.
 #[test]
 fn duplicate_key_in_a_lazy_document_is_parse_with_pointer() {
-    let l = troupe::load::parse_json("f.json", b"{\"a\": {\"b\": 1,\n \"b\": 2}}");
+    let l = troupe::internals::load::parse_json("f.json", b"{\"a\": {\"b\": 1,\n \"b\": 2}}");
     let d = only(&l.diagnostics);
     assert_eq!(d.code, Code::Parse);
     assert_eq!(d.location.pointer.as_deref(), Some("/a/b"));
@@ -214,9 +214,9 @@ fn duplicate_key_in_a_lazy_document_is_parse_with_pointer() {
 fn yaml_alias_counts_the_depth_it_expands_to() {
     let anchor = format!("a: &x {}{}\n", "[".repeat(100), "]".repeat(100));
     let at_depth = |n: usize| format!("{anchor}b: {}*x{}\n", "{c: ".repeat(n), "}".repeat(n));
-    let l = troupe::load::parse_yaml("f.yaml", at_depth(27).as_bytes());
+    let l = troupe::internals::load::parse_yaml("f.yaml", at_depth(27).as_bytes());
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
-    let l = troupe::load::parse_yaml("f.yaml", at_depth(28).as_bytes());
+    let l = troupe::internals::load::parse_yaml("f.yaml", at_depth(28).as_bytes());
     let d = only(&l.diagnostics);
     assert_eq!(d.code, Code::Limit);
     assert_eq!(
@@ -235,7 +235,7 @@ fn chained_yaml_aliases_count_their_depth() {
     let src = format!(
         "a0: &a0 [{open}{close}]\na1: &a1 [{open}*a0{close}]\na2: &a2 [{open}*a1{close}]\n"
     );
-    let l = troupe::load::parse_yaml("f.yaml", src.as_bytes());
+    let l = troupe::internals::load::parse_yaml("f.yaml", src.as_bytes());
     let d = only(&l.diagnostics);
     assert_eq!(d.code, Code::Limit);
     // `a2: &a2 ` is 8 characters, then 60 `[`: `*a1` is at column 69.
@@ -270,7 +270,7 @@ fn pack_subfolders_are_listed_not_read() {
     write(root, "npcs/notes.txt", b"hello");
     write(root, "sessions/sub/s.jsonl", b"not json\n");
     fs::create_dir_all(root.join("sessions/empty")).unwrap();
-    let l = troupe::load::scan_pack(root);
+    let l = troupe::internals::load::scan_pack(root);
     assert!(l.diagnostics.is_empty(), "{:#?}", l.diagnostics);
     let pack = l.value.unwrap();
     assert_eq!(pack.files.keys().collect::<Vec<_>>(), vec!["npcs/a.yaml"]);
@@ -299,7 +299,7 @@ fn pack_subfolders_are_still_screened() {
         b"schema_version: \"0.1\"\npack_id: demo\n",
     );
     write(root, "npcs/sub/deeper/run.sh", b"echo hi\n");
-    let l = troupe::load::scan_pack(root);
+    let l = troupe::internals::load::scan_pack(root);
     assert!(l.value.is_none());
     let d = only(&l.diagnostics);
     assert_eq!(d.code, Code::ForbiddenFile);
@@ -359,7 +359,7 @@ fn with_missing_bundle(diags: &[Diagnostic]) -> &Diagnostic {
 fn zip_entry_name_not_utf8_is_encoding() {
     for flag in [true, false] {
         let bytes = one_entry_zip(b"caf\xe9.json", b"{}", flag);
-        let l = troupe::load::parse_package("p.troupe", &bytes);
+        let l = troupe::internals::load::parse_package("p.troupe", &bytes);
         assert!(l.value.is_none(), "flag {flag}");
         let d = with_missing_bundle(&l.diagnostics);
         assert_eq!(d.code, Code::Encoding, "flag {flag}: {d:?}");
@@ -370,7 +370,10 @@ fn zip_entry_name_not_utf8_is_encoding() {
         assert_eq!(d.location.pointer.as_deref(), Some(""));
     }
     // The same archive with a UTF-8 name is sound (`bundle.json`).
-    let l = troupe::load::parse_package("p.troupe", &one_entry_zip(b"bundle.json", b"{}", true));
+    let l = troupe::internals::load::parse_package(
+        "p.troupe",
+        &one_entry_zip(b"bundle.json", b"{}", true),
+    );
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
 }
 
@@ -379,13 +382,15 @@ fn zip_entry_name_not_utf8_is_encoding() {
 #[test]
 fn zip_entry_diagnostics_name_the_entry_as_the_file() {
     let bytes = one_entry_zip(b"../evil.json", b"{}", true);
-    let d =
-        with_missing_bundle(&troupe::load::parse_package("p.troupe", &bytes).diagnostics).clone();
+    let d = with_missing_bundle(
+        &troupe::internals::load::parse_package("p.troupe", &bytes).diagnostics,
+    )
+    .clone();
     assert_eq!(d.code, Code::PathTraversal);
     assert_eq!(d.location.file.as_deref(), Some("p.troupe!../evil.json"));
     assert_eq!(d.location.pointer.as_deref(), Some(""));
     let bytes = one_entry_zip(b"x.json", b"{}", true);
-    let d = only(&troupe::load::parse_package("p.troupe", &bytes).diagnostics).clone();
+    let d = only(&troupe::internals::load::parse_package("p.troupe", &bytes).diagnostics).clone();
     assert_eq!(d.code, Code::MissingFile);
     assert_eq!(d.location.file.as_deref(), Some("p.troupe!bundle.json"));
     assert_eq!(d.location.pointer.as_deref(), Some(""));
@@ -402,7 +407,7 @@ fn nul_in_yaml_is_parse_at_the_nul() {
         b"a: 1\nb: xyz\0\n",
         b"a: 1\n# xyzw\0\n",
     ] {
-        let l = troupe::load::parse_yaml("f.yaml", src);
+        let l = troupe::internals::load::parse_yaml("f.yaml", src);
         let d = only(&l.diagnostics);
         assert_eq!(d.code, Code::Parse, "{src:?}");
         assert_eq!(&*d.message, "a NUL character is not allowed in YAML text");
@@ -415,7 +420,7 @@ fn nul_in_yaml_is_parse_at_the_nul() {
         );
     }
     // An escaped NUL (`\0` written as two characters) is fine.
-    let l = troupe::load::parse_yaml("f.yaml", b"a: \"x\\0y\"\n");
+    let l = troupe::internals::load::parse_yaml("f.yaml", b"a: \"x\\0y\"\n");
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
 }
 
@@ -425,17 +430,20 @@ fn nul_in_yaml_is_parse_at_the_nul() {
 fn json_positions_after_escaped_and_wide_strings() {
     // `{"k\"": "é\\", "b": 1}`: key `k"` at column 2, its value at 9; `"b"`
     // at 16 and `1` at 21 (é is one column, `\"` and `\\` two each).
-    let l = troupe::load::parse_json("f.json", "{\"k\\\"\": \"é\\\\\", \"b\": 1}".as_bytes());
+    let l = troupe::internals::load::parse_json(
+        "f.json",
+        "{\"k\\\"\": \"é\\\\\", \"b\": 1}".as_bytes(),
+    );
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
     let doc = l.value.unwrap();
-    let at = |line, column| troupe::load::LineCol { line, column };
+    let at = |line, column| troupe::internals::load::LineCol { line, column };
     assert_eq!(doc.spans.locate_key("/k\""), Some(at(1, 2)));
     assert_eq!(doc.spans.locate("/k\""), Some(at(1, 9)));
     assert_eq!(doc.spans.locate_key("/b"), Some(at(1, 16)));
     assert_eq!(doc.spans.locate("/b"), Some(at(1, 21)));
     // 200 brackets inside a string are text, not nesting.
     let src = format!("{{\"a\": \"{}\\\"{}\"}}", "[".repeat(200), "{".repeat(200));
-    let l = troupe::load::parse_json("f.json", src.as_bytes());
+    let l = troupe::internals::load::parse_json("f.json", src.as_bytes());
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
 }
 
@@ -478,7 +486,7 @@ fn unreadable_pack_folder_is_io() {
         println!("unreadable_pack_folder_is_io did not run: the tests run as root");
         return;
     }
-    let l = troupe::load::scan_pack(root);
+    let l = troupe::internals::load::scan_pack(root);
     fs::set_permissions(root.join("npcs"), fs::Permissions::from_mode(0o755)).unwrap();
     assert!(l.value.is_none());
     assert_eq!(codes(&l.diagnostics), vec![Code::Io]);

@@ -6,10 +6,10 @@ use std::fs;
 use std::io::Write;
 use std::path::Path;
 
-use troupe::diag::{Code, Diagnostic};
-use troupe::load::{
+use troupe::internals::load::{
     parse_json, parse_package, parse_session, parse_yaml, read_bundle, read_package, scan_pack,
 };
+use troupe::{Code, Diagnostic};
 
 const MANIFEST: &str = "schema_version: \"0.1\"\npack_id: demo\n";
 
@@ -71,7 +71,9 @@ fn ref_escaping_the_root_is_path_traversal() {
     assert_eq!(line_col(&d), (Some(3), Some(8)));
     // The on-disk resolver agrees, and a good ref resolves.
     assert_eq!(
-        troupe::load::resolve_ref(root, reference).unwrap_err().code,
+        troupe::internals::load::resolve_ref(root, reference)
+            .unwrap_err()
+            .code,
         Code::PathTraversal
     );
     assert_eq!(
@@ -95,10 +97,10 @@ fn ref_through_a_symlink_on_disk_is_path_traversal() {
     let root = dir.path().join("pack");
     write(&root, "npcs/a.yaml", b"a: 1\n");
     std::os::unix::fs::symlink(root.join("npcs"), root.join("people")).unwrap();
-    let err = troupe::load::resolve_ref(&root, "people/a.yaml").unwrap_err();
+    let err = troupe::internals::load::resolve_ref(&root, "people/a.yaml").unwrap_err();
     assert_eq!(err.code, Code::PathTraversal);
     assert_eq!(
-        troupe::load::resolve_ref(&root, "npcs/a.yaml").unwrap(),
+        troupe::internals::load::resolve_ref(&root, "npcs/a.yaml").unwrap(),
         "npcs/a.yaml"
     );
 }
@@ -212,7 +214,7 @@ fn hundred_megabyte_file_is_limit_without_reading_it() {
     let jsonl = dir.path().join("s.jsonl");
     sparse(&jsonl, 100_000_000);
     assert_eq!(
-        only(&troupe::load::read_session(&jsonl).diagnostics).code,
+        only(&troupe::internals::load::read_session(&jsonl).diagnostics).code,
         Code::Limit
     );
 }

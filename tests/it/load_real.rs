@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use troupe::load::{read_bundle, read_session};
+use troupe::internals::load::{read_bundle, read_session};
 
 use crate::common;
 
@@ -31,7 +31,7 @@ fn real_json_and_jsonl_load_cleanly() {
                 let doc = l.value.as_ref().expect("a document");
                 // Every member of the top object has a position.
                 for key in doc.value.as_object().unwrap().keys() {
-                    let p = format!("/{}", troupe::diag::escape_token(key));
+                    let p = format!("/{}", troupe::internals::diag::escape_token(key));
                     assert!(
                         doc.spans.entries().contains_key(&p),
                         "{p} in {}",

@@ -2,7 +2,8 @@
 //! expectation below is derived by hand from the spec.
 
 use serde_json::{json, Value};
-use troupe::engine::{Engine, EntryActivation, When, Why};
+use troupe::internals::engine::Engine;
+use troupe::lore::{EntryActivation, When, Why};
 
 fn bundle() -> Value {
     json!({
@@ -53,7 +54,7 @@ fn session() -> Vec<Value> {
 
 fn engine() -> Engine {
     let lines = session();
-    troupe::pipeline::load(&bundle(), Some((&lines[0], &lines[1..])), None)
+    troupe::internals::pipeline::load(&bundle(), Some((&lines[0], &lines[1..])), None)
         .expect("the story loads")
 }
 

@@ -5,11 +5,13 @@
 //! derived by hand from the spec.
 
 use serde_json::{json, Value};
-use troupe::engine::{Engine, EntryActivation, Why};
+use troupe::internals::engine::Engine;
+use troupe::lore::{EntryActivation, Why};
 
 fn engine(bundle: &Value, seed: u64, messages: &[Value]) -> Engine {
     let header = json!({"troupe": "0.1", "kind": "session", "scenario": "s", "seed": seed});
-    troupe::pipeline::load(bundle, Some((&header, messages)), None).expect("the story loads")
+    troupe::internals::pipeline::load(bundle, Some((&header, messages)), None)
+        .expect("the story loads")
 }
 
 fn bundle(entries: Value, recursion: Value) -> Value {
@@ -356,7 +358,7 @@ fn keys_match_rendered_text() {
         "characters": [{"id": "sam", "name": "Sam", "fictional": true, "age_band": "adult"}],
         "players": [{"seat": "guest", "character": "sam"}]});
     let msgs = [msg("m1", None, "Welcome, {{user}}.")];
-    let e = troupe::pipeline::load(&b, Some((&header, &msgs[..])), None).unwrap();
+    let e = troupe::internals::pipeline::load(&b, Some((&header, &msgs[..])), None).unwrap();
     assert_eq!(active(&e, "m1"), ["name"]);
     let hit = &by_id(&e.active_entries("m1"), "name").hits[0];
     // "Welcome, Sam.": Sam at 9..12 of the rendered text.
@@ -367,7 +369,7 @@ fn keys_match_rendered_text() {
 /// "<seed>:pick:<k>:<template>", not by the message.
 #[test]
 fn pick_in_card_and_lore_text_is_stable_per_session() {
-    use troupe::engine::macros::RenderFor;
+    use troupe::internals::engine::RenderFor;
     let b = bundle(
         json!([{"id": "x", "content": "x", "constant": true}]),
         json!(false),
@@ -416,9 +418,13 @@ fn a_running_session_agrees_with_its_session_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("b.json");
     std::fs::write(&path, b.to_string()).unwrap();
-    let opened = troupe::open::open(&path).unwrap_or_else(|e| panic!("{:?}", e.diagnostics));
-    let mut s = troupe::runtime::Session::start(&opened, &troupe::runtime::Options::default())
-        .expect("starts");
+    let opened =
+        troupe::internals::open::open(&path).unwrap_or_else(|e| panic!("{:?}", e.diagnostics));
+    let mut s = troupe::internals::runtime::Session::start(
+        &opened,
+        &troupe::internals::runtime::Options::default(),
+    )
+    .expect("starts");
     for input in ["a fox", "x", "x", "fox", "x", "x"] {
         s.turn(input).expect("turn");
         let lines: Vec<Value> = s
@@ -426,7 +432,8 @@ fn a_running_session_agrees_with_its_session_file() {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        let fresh = troupe::pipeline::load(&b, Some((&lines[0], &lines[1..])), None).unwrap();
+        let fresh =
+            troupe::internals::pipeline::load(&b, Some((&lines[0], &lines[1..])), None).unwrap();
         for m in &lines[1..] {
             let id = m["id"].as_str().unwrap();
             let running: Vec<String> = s

@@ -14,13 +14,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use troupe::diag::{Code, Severity};
 use troupe::files::read_script;
-use troupe::open::check_paths;
-use troupe::open::{open, open_with};
-use troupe::pipeline::package::write_package;
-use troupe::runtime::safety::Status;
-use troupe::runtime::{OpenOptions, Options, Session};
+use troupe::internals::check::check_paths;
+use troupe::internals::compile::write_package;
+use troupe::internals::open::{open, open_with};
+use troupe::internals::runtime::{Options, Session};
+use troupe::OpenOptions;
+use troupe::SafetyStatus as Status;
+use troupe::{Code, Severity};
 
 use crate::common::packages::{self, fix_ir_hash, get, play_safety, set, write};
 
@@ -70,7 +71,7 @@ fn edited_ir(e: &[(String, Vec<u8>)]) -> Vec<u8> {
     s.into_bytes()
 }
 
-fn ir_mismatch(d: &[troupe::diag::Diagnostic], severity: Severity) -> Vec<(String, String)> {
+fn ir_mismatch(d: &[troupe::Diagnostic], severity: Severity) -> Vec<(String, String)> {
     d.iter()
         .filter(|d| d.code == Code::IrMismatch && d.severity == severity)
         .map(|d| {
@@ -518,9 +519,9 @@ fn at(p: &Path, entry: &str) -> String {
 /// package's `bundle_hash`) whose record names `ir_json_hash`, as an editor
 /// who recomputes the record writes it.
 fn compact_of(ir_json: &[u8], ir_json_hash: &str, bundle_hash: &str) -> Vec<u8> {
-    use troupe::compile::package::{read_ir, to_ir_bin};
+    use troupe::internals::compile::{read_ir, to_ir_bin};
     let ir = read_ir(ir_json, bundle_hash).unwrap();
-    troupe::load::compiled::compact_entry(ir_json_hash, &to_ir_bin(&ir))
+    troupe::internals::load::compact_entry(ir_json_hash, &to_ir_bin(&ir))
 }
 
 /// The manifest's field `f`.
@@ -530,7 +531,7 @@ fn manifest_field(e: &[(String, Vec<u8>)], f: &str) -> String {
 }
 
 /// The session file of the script `used-car-safety.txt` played on `o`.
-fn session_bytes(o: &troupe::runtime::Opened) -> String {
+fn session_bytes(o: &troupe::internals::runtime::Opened) -> String {
     let inputs = read_script(Path::new("examples/scripts/used-car-safety.txt")).unwrap();
     let mut s = Session::start(o, &Options::default()).unwrap();
     for i in &inputs {

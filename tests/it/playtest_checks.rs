@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use troupe::diag::{Code, Diagnostic, Severity};
-use troupe::open::check_paths;
+use troupe::internals::check::check_paths;
+use troupe::{Code, Diagnostic, Severity};
 
 use crate::common;
 use common::*;

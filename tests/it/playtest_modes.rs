@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
-use troupe::load::scan_pack;
-use troupe::open::open;
-use troupe::playtest::{run_pack, PackPlaytests, PlaytestReport, RunSettings, Verdict};
+use troupe::internals::load::scan_pack;
+use troupe::internals::open::open;
+use troupe::internals::playtest::{run_pack, PackPlaytests, PlaytestReport, RunSettings, Verdict};
 
 use crate::common;
 use common::*;
@@ -31,7 +31,7 @@ fn goal<'a>(
     r: &'a PlaytestReport,
     agent: Option<&str>,
     id: &str,
-) -> &'a troupe::playtest::report::GoalResult {
+) -> &'a troupe::internals::playtest::GoalResult {
     r.goals
         .iter()
         .find(|g| g.agent.as_deref() == agent && g.goal == id)

@@ -8,15 +8,16 @@
 use std::path::Path;
 
 use serde_json::Value;
-use troupe::diag::Code;
-use troupe::engine::Engine;
 use troupe::files::read_script;
-use troupe::open::open;
-use troupe::runtime::safety::Status;
-use troupe::runtime::transcript::{
+use troupe::internals::engine::Engine;
+use troupe::internals::open::open;
+use troupe::internals::runtime::transcript::{
     score as transcript_score, start as transcript_start, turn as transcript_turn,
 };
-use troupe::runtime::{Opened, Options, RuntimeKind, Session, SessionControl, TurnError};
+use troupe::internals::runtime::{Opened, Options, RuntimeKind, Session, TurnError};
+use troupe::Code;
+use troupe::SafetyStatus as Status;
+use troupe::SessionControl;
 
 const NEGOTIATION: &str = "examples/packs/everyday-negotiation";
 const HARBOR: &str = "examples/packs/harbor-lights";
@@ -35,11 +36,7 @@ fn options(difficulty: Option<&str>, seed: u64) -> Options {
 
 /// Plays `inputs` as `troupe run` does; returns the transcript, the
 /// session text and the results.
-fn play(
-    p: &Opened,
-    o: &Options,
-    inputs: &[String],
-) -> (String, String, Vec<troupe::runtime::TurnResult>) {
+fn play(p: &Opened, o: &Options, inputs: &[String]) -> (String, String, Vec<troupe::TurnResult>) {
     let mut s = Session::start(p, o).expect("starts");
     let mut transcript = transcript_start(&s, true);
     let mut results = Vec::new();
@@ -72,7 +69,7 @@ fn golden(
     script_name: &str,
     difficulty: Option<&str>,
     name: &str,
-) -> Vec<troupe::runtime::TurnResult> {
+) -> Vec<troupe::TurnResult> {
     let p = pack(pack_dir);
     let (transcript, session, results) = play(&p, &options(difficulty, 0), &script(script_name));
     snapshot(&format!("{name}.transcript"), &transcript);
@@ -80,7 +77,7 @@ fn golden(
     results
 }
 
-fn fired(results: &[troupe::runtime::TurnResult]) -> Vec<String> {
+fn fired(results: &[troupe::TurnResult]) -> Vec<String> {
     results
         .iter()
         .flat_map(|r| r.firings.iter())
@@ -214,7 +211,10 @@ fn seed_fixtures_pass_under_fake() {
     ] {
         let path = Path::new(NEGOTIATION).join("tests").join(f);
         let bytes = std::fs::read(&path).unwrap();
-        let doc = troupe::load::parse_yaml(f, &bytes).value.unwrap().value;
+        let doc = troupe::internals::load::parse_yaml(f, &bytes)
+            .value
+            .unwrap()
+            .value;
         assert_eq!(doc["runtime"], "fake");
         let o = Options {
             difficulty: doc["difficulty"].as_str().map(str::to_string),
@@ -287,9 +287,9 @@ fn two_runs_and_a_compiled_run_give_the_same_bytes() {
     // Compile, then run from the package: the IR is used and the bytes match.
     let pkg = dir.path().join("n.troupe");
     let p = pack(NEGOTIATION);
-    let bytes = troupe::pipeline::package::write_package(&p.bundle, &p.sessions).unwrap();
+    let bytes = troupe::internals::compile::write_package(&p.bundle, &p.sessions).unwrap();
     std::fs::write(&pkg, &bytes).unwrap();
-    let again = troupe::pipeline::package::write_package(&p.bundle, &p.sessions).unwrap();
+    let again = troupe::internals::compile::write_package(&p.bundle, &p.sessions).unwrap();
     assert_eq!(bytes, again, "compile output is deterministic");
     let compiled = open(&pkg).unwrap();
     assert!(compiled.from_ir, "the compiled form is used");
@@ -314,10 +314,12 @@ fn an_edited_package_reports_ir_mismatch_and_falls_back() {
     zip.start_file("bundle.json", opts).unwrap();
     zip.write_all(edited_bundle.as_bytes()).unwrap();
     zip.start_file("ir.json", opts).unwrap();
-    zip.write_all(&troupe::pipeline::package::ir_bytes(&p.bundle))
+    zip.write_all(&troupe::internals::compile::ir_bytes(&p.bundle))
         .unwrap();
-    let bytes = troupe::pipeline::package::write_package(&p.bundle, &[]).unwrap();
-    let good = troupe::load::screen_package("x", &bytes).value.unwrap();
+    let bytes = troupe::internals::compile::write_package(&p.bundle, &[]).unwrap();
+    let good = troupe::internals::load::screen_package("x", &bytes)
+        .value
+        .unwrap();
     let manifest = &good
         .kept
         .iter()
@@ -353,7 +355,7 @@ fn engine_of(bundle: &Value, session_text: &str) -> Engine {
         .map(|l| serde_json::from_str::<Value>(l).unwrap());
     let header = lines.next().unwrap();
     let messages: Vec<Value> = lines.collect();
-    troupe::pipeline::load(bundle, Some((&header, &messages)), None)
+    troupe::internals::pipeline::load(bundle, Some((&header, &messages)), None)
         .unwrap_or_else(|d| panic!("{d:?}"))
 }
 
@@ -362,7 +364,7 @@ fn replay_reports_a_missing_and_an_extra_firing() {
     let p = pack(NEGOTIATION);
     let (_, text, _) = play(&p, &options(None, 0), &script("used-car-good-deal.txt"));
     // As written, the run replays clean.
-    let clean = troupe::runtime::replay::replay(&engine_of(&p.bundle, &text));
+    let clean = troupe::internals::runtime::replay(&engine_of(&p.bundle, &text));
     assert!(clean.diagnostics.is_empty(), "{:?}", clean.diagnostics);
     // It yields per message the state, the firings and the rendered texts.
     let m3 = &clean.messages[2];
@@ -375,7 +377,7 @@ fn replay_reports_a_missing_and_an_extra_firing() {
     // Missing: m5 recorded dealer_warms_up; remove it.
     let missing = text.replace(r#","firings":[{"event":"dealer_warms_up"}]"#, "");
     assert_ne!(missing, text);
-    let r = troupe::runtime::replay::replay(&engine_of(&p.bundle, &missing));
+    let r = troupe::internals::runtime::replay(&engine_of(&p.bundle, &missing));
     let at: Vec<_> = r
         .diagnostics
         .iter()
@@ -393,7 +395,7 @@ fn replay_reports_a_missing_and_an_extra_firing() {
         r#"{"id":"m3","parent":"m2","author":"marco","parts":[{"type":"text","text":"{{char}} beams. 'I knew you had taste, {{user}}.'"}],"changes":[{"add":{"impression":12}}],"firings":[{"event":"patience_warning"}]}"#,
     );
     assert_ne!(extra, text);
-    let r = troupe::runtime::replay::replay(&engine_of(&p.bundle, &extra));
+    let r = troupe::internals::runtime::replay(&engine_of(&p.bundle, &extra));
     let at: Vec<_> = r
         .diagnostics
         .iter()
@@ -410,7 +412,7 @@ fn the_harbor_walkthrough_replays_as_recorded() {
     let p = pack("examples/bundles/harbor-lights.bundle.json");
     let text = std::fs::read_to_string("examples/bundles/sessions/harbor-lights.walkthrough.jsonl")
         .unwrap();
-    let r = troupe::runtime::replay::replay(&engine_of(&p.bundle, &text));
+    let r = troupe::internals::runtime::replay(&engine_of(&p.bundle, &text));
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
 }
 
@@ -422,7 +424,7 @@ fn a_crash_leaves_a_partial_last_line_that_the_loader_reports() {
     // Cut the file in the middle of its last line.
     let cut = text.len() - 20;
     let partial = &text.as_bytes()[..cut];
-    let l = troupe::load::parse_session("s.jsonl", partial);
+    let l = troupe::internals::load::parse_session("s.jsonl", partial);
     let doc = l.value.expect("earlier lines are kept");
     assert_eq!(doc.len(), lines - 2, "header + all but the last message");
     assert_eq!(l.diagnostics.len(), 1);
@@ -477,18 +479,15 @@ fn inputs_are_escaped_and_replies_render() {
 /// fails) and clamps what it applies.
 struct Scripted(Vec<(Option<String>, Vec<Value>)>);
 
-impl troupe::runtime::Runtime for Scripted {
+impl troupe::Runtime for Scripted {
     fn name(&self) -> &str {
         "scripted"
     }
-    fn propose(
-        &mut self,
-        ctx: &troupe::runtime::TurnContext<'_>,
-    ) -> Option<troupe::runtime::Proposal> {
+    fn propose(&mut self, ctx: &troupe::TurnContext<'_>) -> Option<troupe::Proposal> {
         assert_eq!(ctx.responder, "marco");
         assert!(ctx.state().contains_key("patience"));
         let (reply, changes) = self.0.remove(0);
-        Some(troupe::runtime::Proposal::adapter(reply, changes))
+        Some(troupe::Proposal::adapter(reply, changes))
     }
 }
 
@@ -550,7 +549,7 @@ fn a_seat_that_clashes_does_not_start() {
             "variables": [{"id": "guest", "type": "int"}]}]});
     let o = Opened::from_checked("b", bundle);
     match Session::start(&o, &Options::default()) {
-        Err(troupe::runtime::StartError::Refused(d)) => {
+        Err(troupe::internals::runtime::StartError::Refused(d)) => {
             assert!(d.iter().any(|d| d.code == Code::NameClash), "{d:?}")
         }
         _ => panic!("started"),
@@ -570,7 +569,7 @@ fn sessions_are_send_and_opened_packs_are_send_and_sync() {
     fn send_sync<T: Send + Sync>() {}
     send::<Session>();
     send_sync::<Opened>();
-    send::<Box<dyn troupe::runtime::Runtime>>();
+    send::<Box<dyn troupe::Runtime>>();
 }
 
 /// A turn's `state_delta` (Format 18.6) is the difference of the flattened
@@ -629,7 +628,7 @@ fn replay_judges_the_recorded_speaker() {
     let text =
         std::fs::read_to_string("examples/packs/tenants-meeting/sessions/letter.jsonl").unwrap();
     let found = |t: &str| -> Vec<(Code, String)> {
-        troupe::runtime::replay::replay(&engine_of(&p.bundle, t))
+        troupe::internals::runtime::replay(&engine_of(&p.bundle, t))
             .diagnostics
             .iter()
             .map(|d| (d.code, d.location.pointer.clone().unwrap()))

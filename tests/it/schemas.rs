@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 
 use saphyr::{LoadableYamlNode, Scalar, Yaml};
 use serde_json::{json, Value};
-use troupe::check::schema::{ID_BASE, SOURCES};
-use troupe::check::{SchemaKind, Schemas};
-use troupe::diag::{Code, Diagnostic};
-use troupe::load::{Document, SpanIndex};
+use troupe::internals::check::{SchemaKind, Schemas};
+use troupe::internals::check::{ID_BASE, SOURCES};
+use troupe::internals::load::{Document, SpanIndex};
+use troupe::{Code, Diagnostic};
 
 fn doc(value: Value) -> Document {
     Document {
@@ -242,7 +242,7 @@ fn unknown_field_gets_the_key_position_from_spans() {
     let mut c = kai();
     c["mystery"] = json!(1);
     let mut d = doc(bundle_with_character(c));
-    let at = |line, column| troupe::load::document::LineCol { line, column };
+    let at = |line, column| troupe::internals::load::LineCol { line, column };
     d.spans
         .insert("/characters/0".into(), (at(3, 5), Some(at(3, 1))));
     d.spans

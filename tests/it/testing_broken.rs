@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use troupe::testing::model::{StageName, Status};
-use troupe::testing::runner::Installed;
-use troupe::testing::stages::{run, Options, Quiet, Run, Snapshots, UsageError, GATE_REASON};
+use troupe::internals::testing::Installed;
+use troupe::internals::testing::{run, Options, Quiet, Run, Snapshots, UsageError, GATE_REASON};
+use troupe::internals::testing::{StageName, Status};
 
 use crate::common;
 use common::*;
@@ -15,7 +15,7 @@ fn test(root: &Path) -> Run {
     run(root, &mut Options::default(), &Installed, &mut Quiet).unwrap()
 }
 
-fn stage(r: &Run, s: StageName) -> &troupe::testing::model::StageResult {
+fn stage(r: &Run, s: StageName) -> &troupe::internals::testing::StageResult {
     r.stages.iter().find(|x| x.stage == s).unwrap()
 }
 
@@ -214,7 +214,9 @@ fn test_selects_by_fixture_id_file_name_or_stem_and_lists_names_otherwise() {
 
 const SNAP: &str = "snapshots/walkthrough.snap.json";
 
-fn walkthrough(s: &troupe::testing::model::StageResult) -> &troupe::testing::model::TestResult {
+fn walkthrough(
+    s: &troupe::internals::testing::StageResult,
+) -> &troupe::internals::testing::TestResult {
     s.tests
         .iter()
         .find(|t| t.name == "walkthrough.jsonl")
@@ -286,12 +288,12 @@ fn review_decides_each_change_and_stale_snapshots_are_listed_and_deleted_on_acce
 
     // Review: reject the new one, accept deleting the stale one.
     let mut seen = Vec::new();
-    let mut reviewer = |c: &troupe::testing::stages::SnapshotChange| {
+    let mut reviewer = |c: &troupe::internals::testing::SnapshotChange| {
         seen.push(c.path.clone());
         if c.path.ends_with("gone.snap.json") {
-            troupe::testing::stages::Decision::Accept
+            troupe::internals::testing::Decision::Accept
         } else {
-            troupe::testing::stages::Decision::Reject
+            troupe::internals::testing::Decision::Reject
         }
     };
     let mut o = Options {

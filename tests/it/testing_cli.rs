@@ -136,7 +136,7 @@ fn init_writes_a_pack_that_passes_check_and_test_unchanged() {
         "{workflow}"
     );
     assert!(!workflow.contains("cargo install troupe"), "{workflow}");
-    let (git, rev, known) = troupe::testing::init::pinned_source();
+    let (git, rev, known) = troupe::internals::testing::pinned_source();
     assert!(workflow.contains(&format!("TROUPE_GIT: \"{git}\"")));
     assert!(workflow.contains(&format!("TROUPE_REV: \"{rev}\"")));
     if !known {

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use troupe::testing::runner::Installed;
-use troupe::testing::stages::{run, Options, Quiet};
+use troupe::internals::testing::Installed;
+use troupe::internals::testing::{run, Options, Quiet};
 
 use crate::common;
 use common::*;
@@ -26,7 +26,12 @@ fn rule_conditions_and_scores_are_seen_where_runs_evaluate_them() {
         "score: \"state.deal_progress > 80 ? 1.0 : double(state.deal_progress) / 100.0\"",
     );
     let r = run(&root, &mut Options::default(), &Installed, &mut Quiet).unwrap();
-    assert_eq!(r.exit_code, 0, "{}", troupe::testing::report::to_text(&r));
+    assert_eq!(
+        r.exit_code,
+        0,
+        "{}",
+        troupe::internals::testing::to_text(&r)
+    );
     let s = &r.coverage.scenarios[0];
     let b = &s.kinds["branches"];
     // close_deal is tried once (the deal's handshake, deal_progress 50):
@@ -70,7 +75,7 @@ fn with_test_coverage_counts_that_fixture_alone() {
     assert_eq!(s.kinds["branches"].reached, 3);
     assert_eq!(s.kinds["speakers"].reached, 1);
     assert_eq!(s.percent, 43.5);
-    let text = troupe::testing::report::to_text(&r);
+    let text = troupe::internals::testing::to_text(&r);
     assert!(
         text.contains("coverage of golden_rules_walkout only:"),
         "{text}"
@@ -84,12 +89,12 @@ fn with_test_coverage_counts_that_fixture_alone() {
 #[test]
 fn coverage_reaches_exactly_the_branches_the_runtime_took() {
     use std::collections::BTreeSet;
-    use troupe::engine::Report;
-    use troupe::runtime::{Opened, Options, Session};
-    use troupe::testing::coverage::{report, Hits, Model};
+    use troupe::internals::engine::Report;
+    use troupe::internals::runtime::{Opened, Options, Session};
+    use troupe::internals::testing::coverage::{report, Hits, Model};
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/packs/everyday-negotiation");
-    let (doc, _) = troupe::open::read_bundle_or_pack(&root);
+    let (doc, _) = troupe::internals::open::read_bundle_or_pack(&root);
     let bundle = doc.expect("the pack lowers").value;
     let opened = Opened::from_checked("negotiation", bundle.clone());
     let options = Options {

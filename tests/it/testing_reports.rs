@@ -6,9 +6,9 @@ use std::path::Path;
 
 use quick_xml::events::Event;
 use quick_xml::Reader;
-use troupe::testing::report::{to_json, to_junit, to_text};
-use troupe::testing::runner::Installed;
-use troupe::testing::stages::{run, Options, Quiet, Run};
+use troupe::internals::testing::Installed;
+use troupe::internals::testing::{run, Options, Quiet, Run};
+use troupe::internals::testing::{to_json, to_junit, to_text};
 
 fn run_pack(path: &str) -> Run {
     run(
@@ -194,7 +194,7 @@ fn tenants_meeting_reports() {
 fn a_failing_run_reports_failures_with_locations() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("pack");
-    troupe::testing::init::init(&root).unwrap();
+    troupe::internals::testing::init(&root).unwrap();
     let golden = root.join("tests/golden_first_meeting.yaml");
     let text = std::fs::read_to_string(&golden).unwrap();
     std::fs::write(
@@ -219,7 +219,7 @@ fn a_failing_run_reports_failures_with_locations() {
 fn junit_failure_messages_keep_one_failure_per_line() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("pack");
-    troupe::testing::init::init(&root).unwrap();
+    troupe::internals::testing::init(&root).unwrap();
     let smoke = root.join("tests/smoke_first_meeting.yaml");
     let text = std::fs::read_to_string(&smoke).unwrap();
     std::fs::write(

@@ -3,7 +3,7 @@
 //! so `bundle.json`, and with it the package's `content_hash`, depends on
 //! values, not spelling (Format 14.4). Found by a second reader.
 
-use troupe::load::compiled::{bundle_json, content_hash};
+use troupe::internals::load::{bundle_json, content_hash};
 
 fn bytes(text: &str) -> String {
     let v: serde_json::Value = serde_json::from_str(text).unwrap();

@@ -28,8 +28,10 @@
 // chains: a mechanical rewrite left for a moment when no branch is open on
 // these files (DECISIONS.md, "Core crate on edition 2024").
 #![allow(clippy::collapsible_if)]
-// With every feature on, nothing is dead: items only the tests use are
-// `cfg(any(test, feature = "unstable-internals"))` and the few fields kept
+// With every feature on, nothing is dead: items only the core's own unit
+// tests use are `cfg(test)`, those the repository's tests also use are
+// `cfg(any(test, feature = "internals"))` and re-exported by `internals`,
+// and the few fields kept
 // for their documents' shape say so where they are. A build without some
 // optional features (the embedder's default has none) leaves the code only
 // those features call unused, as in tokio's and hyper's feature-reduced
@@ -51,30 +53,37 @@ extern crate self as troupe;
 mod api;
 pub use api::*;
 
-/// Declares internal modules: `pub` with the `unstable-internals` feature
-/// (tests, benchmarks, fuzz targets), `pub(crate)` otherwise. Nothing in
-/// them is a stable interface; the API is what the crate root re-exports.
-macro_rules! internal_modules {
-    ($($name:ident),* $(,)?) => {$(
-        #[cfg(feature = "unstable-internals")]
-        pub mod $name;
-        #[cfg(not(feature = "unstable-internals"))]
-        pub(crate) mod $name;
-    )*};
-}
-
-internal_modules!(
-    cel, changes, check, compile, diag, engine, keys, load, model, open, pipeline, resolve,
-    runtime, template, wire
-);
+// The internal modules, one per stage (module docs above). None is public:
+// what an embedder uses is re-exported from `api` below, and what Troupe's
+// own crates, tests, benchmarks and fuzz targets need beyond it is the
+// curated `internals` (issue 38 items 4 and 6).
+pub(crate) mod cel;
+pub(crate) mod changes;
+pub(crate) mod check;
+pub(crate) mod compile;
+pub(crate) mod diag;
+pub(crate) mod engine;
+pub(crate) mod keys;
+pub(crate) mod load;
+pub(crate) mod model;
+pub(crate) mod open;
+pub(crate) mod pipeline;
+pub(crate) mod resolve;
+pub(crate) mod runtime;
+pub(crate) mod template;
+pub(crate) mod wire;
 
 // Behind cargo features (docs/embedding.md, "Features").
+#[cfg(feature = "testing")]
+pub(crate) mod conformance;
 #[cfg(feature = "internals")]
 pub mod internals;
 #[cfg(feature = "testing")]
-internal_modules!(conformance, playtest, testing);
+pub(crate) mod output;
 #[cfg(feature = "testing")]
-internal_modules!(output);
+pub(crate) mod playtest;
+#[cfg(feature = "testing")]
+pub(crate) mod testing;
 
 pub use diag::{Code, Diagnostic, Location, Severity};
 pub use runtime::safety::Status as SafetyStatus;

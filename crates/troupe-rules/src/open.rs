@@ -9,9 +9,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::check::run::{check_package, Checked};
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 use crate::pipeline::compiled::bare_document;
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 use crate::load::Document;
 use crate::compile::package::{read_ir, read_ir_bin, verify_ir, PackageIr};
 use crate::pipeline::package::compiled_forms_match;
@@ -50,7 +50,7 @@ pub fn check_paths(paths: &[std::path::PathBuf]) -> Checked {
 }
 
 /// Opens a pack directory, a bundle or a package.
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 pub fn open(path: &Path) -> Result<Opened, OpenError> {
     open_with(path, OpenOptions::default())
 }
@@ -311,7 +311,7 @@ fn dir_sessions(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 /// Reads a bundle file or a pack directory as a bundle value (a pack is
 /// lowered, Format 13.10), with the diagnostics of reading and lowering.
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 pub fn read_bundle_or_pack(path: &Path) -> (Option<Document>, Vec<Diagnostic>) {
     if path.is_dir() {
         let scanned = crate::load::scan_pack(path);
@@ -333,7 +333,7 @@ pub fn read_bundle_or_pack(path: &Path) -> (Option<Document>, Vec<Diagnostic>) {
 /// checks both, and compiles them into an engine (Format 17.1: refused with
 /// the diagnostics when they do not conform). A session path that does not exist is
 /// also looked for in the pack's `sessions/`.
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 pub fn open_engine(
     bundle: &Path,
     session: Option<&Path>,

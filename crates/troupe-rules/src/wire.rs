@@ -29,7 +29,7 @@ use serde::de::{Deserializer, SeqAccess, Visitor};
 
 mod nesting;
 
-pub use nesting::{Bounded, Nesting};
+pub use nesting::Nesting;
 
 struct SharedStr;
 

@@ -508,12 +508,6 @@ impl History {
     pub(crate) fn index_of(&self, id: &str) -> Result<u32> {
         self.index(id)
     }
-
-    /// The compiled story and session (internals).
-    #[cfg(feature = "unstable-internals")]
-    pub fn engine(&self) -> &Engine {
-        &self.engine
-    }
 }
 
 /// Checks that `text` is a template (Format 10.1) without rendering it.

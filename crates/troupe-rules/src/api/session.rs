@@ -612,9 +612,9 @@ impl Session {
         pack.history(self.jsonl())
     }
 
-    /// The runtime session (internals).
-    #[cfg(feature = "unstable-internals")]
-    pub fn inner(&self) -> &runtime::Session {
+    /// The runtime session (`internals::runtime::Inner`).
+    #[cfg(feature = "internals")]
+    pub(crate) fn runtime_session(&self) -> &runtime::Session {
         &self.inner
     }
 }

@@ -282,7 +282,7 @@ impl From<EnvLevel> for Env {
 
 /// What a story declares for CEL (Format 11.3), to build a Troupe
 /// environment with [`troupe_env`].
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 #[derive(Debug, Clone, Default)]
 pub struct StoryDecls {
     /// The `state` object: scenario variables by ID, each cast character ID
@@ -300,7 +300,7 @@ pub struct StoryDecls {
 /// `char`, `user`, `self`, `own`, `turn`, `round`, `elapsed`, `hour`,
 /// `weekday`, `opening`, `last` (id, author, text), `players`, and
 /// `difficulty` (preset + knobs) when the story has one.
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 pub fn troupe_env(decls: &StoryDecls) -> Env {
     let base = troupe_base_env(decls.state.clone(), decls.difficulty_knobs.as_ref());
     troupe_owner_env(Arc::new(base), decls.own.clone())

@@ -35,15 +35,9 @@ pub use program::{compile, Program};
 pub use types::{ObjectType, Type};
 pub use value::{Key, Value};
 // What only the tests, benchmarks and fuzz targets name.
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use env::{troupe_env, Slot, StoryDecls};
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
+pub use env::{troupe_env, StoryDecls};
+#[cfg(any(test, feature = "internals"))]
 pub use error::{CelErrorKind, EvalErrorKind};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use eval::{NoObserver, Observer};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use program::{Branch, BranchKind, DEFAULT_BUDGET};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use types::TypeParseError;
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 pub use value::MapValue;

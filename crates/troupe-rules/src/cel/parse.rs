@@ -140,13 +140,13 @@ impl ParseCache {
     }
 
     /// How many distinct texts were parsed through this cache.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> usize {
         self.parsed.lock().map_or(0, |m| m.len())
     }
 
     /// Whether nothing was parsed through this cache.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -182,7 +182,7 @@ thread_local! {
 /// How many expressions [`parse`] has parsed on this thread, in debug
 /// builds (release builds count nothing): the tests that check and
 /// compile parse each expression once (issue 41 item 2).
-#[cfg(all(debug_assertions, any(test, feature = "unstable-internals")))]
+#[cfg(all(debug_assertions, test))]
 pub fn parse_count() -> u64 {
     PARSES.with(std::cell::Cell::get)
 }

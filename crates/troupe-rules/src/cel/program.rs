@@ -159,7 +159,7 @@ impl Program {
     }
 
     /// The source text.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn source(&self) -> &str {
         &self.source
     }
@@ -202,7 +202,7 @@ impl Program {
 
     /// The branches (operands of `&&`/`||`, arms of `?:`), indexed by the
     /// ids an [`Observer`] receives.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn branches(&self) -> &[Branch] {
         &self.branches
     }
@@ -284,7 +284,7 @@ impl Program {
 
     /// Evaluates a condition (Format 11.6): true only when the value is
     /// `true`; a runtime error counts as false.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn eval_bool(&self, act: &Activation, host: &mut dyn Host) -> bool {
         matches!(self.eval(act, host), Ok(Value::Bool(true)))
     }

@@ -166,7 +166,7 @@ impl Value {
     }
 
     /// The bool, if the value is one.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn as_bool(&self) -> Option<bool> {
         match self {
             Value::Bool(b) => Some(*b),
@@ -305,7 +305,7 @@ impl Value {
     }
 
     /// The tagged JSON form (see [`Value::from_tagged`]).
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn to_tagged(&self) -> Json {
         match self {
             Value::Bool(b) => json!({ "bool": b }),

@@ -1,6 +1,6 @@
 //! The ID grammar (Format 3.1): `^[a-z][a-z0-9_-]{0,63}$`.
 
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(test)]
 pub use crate::model::is_id;
 
 #[cfg(test)]

@@ -21,5 +21,3 @@ mod summaries;
 pub mod templates;
 
 pub use schema::{SchemaKind, Schemas};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use schema::SchemaError;

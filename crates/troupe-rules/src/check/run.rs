@@ -211,7 +211,7 @@ const ALLOWED_EXTRAS: &[&str] = &[
 /// Checks a scanned pack (Format 13) and returns its diagnostics and its
 /// lowered bundle (Format 13.2), which the pack's sessions are checked
 /// against.
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 pub fn check_pack(pack: &PackFiles) -> (Vec<Diagnostic>, Value) {
     let (diags, lowered) = check_pack_lowered(pack);
     (diags, lowered.bundle)

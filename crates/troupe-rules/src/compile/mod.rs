@@ -25,14 +25,10 @@ pub mod value;
 pub use ir::*;
 pub use lore::{EntryIr, Logic, Position};
 pub use session::{compile_session, MessageIr, SessionCompiler, SessionIr};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use session::{Fired, SummaryIr};
 pub use story::compile_story;
 #[cfg(test)]
 pub(crate) use story::COMPILES as STORY_COMPILES;
 pub use value::{format_decimal, Val};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use value::Norm;
 
 /// A story compiled with its session (empty without one): all an
 /// [`crate::engine::Engine`] needs.

@@ -407,7 +407,7 @@ impl PathIndex {
     }
 
     /// The entries it has room for (the shared ones counted as they are).
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn capacity(&self) -> usize {
         self.own.capacity() + self.frozen_len()
     }
@@ -428,7 +428,7 @@ impl PathIndex {
     }
 
     /// Whether there is no entry.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.own.is_empty() && self.frozen.is_none()
     }

@@ -220,13 +220,6 @@ impl Inputs {
     }
 }
 
-/// Runs every test of the case file at `path`; its input files must be
-/// inside its own folder ([`run_case_in`] with that folder as the suite).
-#[cfg(any(test, feature = "unstable-internals"))]
-pub fn run_case(path: &Path, display: &str) -> Vec<TestResult> {
-    run_case_in(path, display, path.parent().unwrap_or(Path::new(".")))
-}
-
 /// Runs every test of the case file at `path`, a case of the suite in the
 /// folder `suite`: its `bundleFile` and `sessionFile` are read only inside
 /// `suite` (Format 23).

@@ -12,8 +12,6 @@ pub mod runtime;
 use std::path::{Path, PathBuf};
 
 pub use case::run_case_in;
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use case::run_case;
 
 /// How one test went.
 #[derive(Debug, Clone, PartialEq, Eq)]

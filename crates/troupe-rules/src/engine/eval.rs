@@ -363,27 +363,8 @@ impl Point<'_> {
     }
 
     /// Evaluates a program of environment `env` at `state` (the slots it
-    /// reads filled); a runtime error is returned as is.
-    #[cfg(any(test, feature = "unstable-internals"))]
-    pub fn eval(
-        &self,
-        program: &Program,
-        env: u16,
-        state: &State,
-        host: &mut dyn Host,
-    ) -> Result<Value, EvalError> {
-        self.eval_observed(
-            program,
-            env,
-            state,
-            host,
-            super::observe::Site::Emotion,
-            None,
-        )
-    }
-
-    /// [`Point::eval`], reporting the program's branches at `site` to `obs`
-    /// when there is one.
+    /// reads filled), reporting the program's branches at `site` to `obs`
+    /// when there is one; a runtime error is returned as is.
     pub fn eval_observed(
         &self,
         program: &Program,
@@ -432,28 +413,28 @@ pub enum Since<'a> {
     Changes(&'a [ChangeIr]),
 }
 
-#[cfg(feature = "unstable-internals")]
+#[cfg(feature = "internals")]
 thread_local! {
     static EVERY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Whether this thread computes every derived variable at every recompute
 /// ([`with_every_recompute`]).
-#[cfg(feature = "unstable-internals")]
+#[cfg(feature = "internals")]
 fn every_forced() -> bool {
     EVERY.with(std::cell::Cell::get)
 }
 
-#[cfg(not(feature = "unstable-internals"))]
+#[cfg(not(feature = "internals"))]
 fn every_forced() -> bool {
     false
 }
 
 /// Runs `f` with every derived variable computed at every recompute on
 /// this thread, none kept because its inputs did not change (Format 8.1):
-/// for tests that compare the two (only with the `unstable-internals`
+/// for tests that compare the two (only with the `internals`
 /// feature).
-#[cfg(feature = "unstable-internals")]
+#[cfg(feature = "internals")]
 pub fn with_every_recompute<T>(f: impl FnOnce() -> T) -> T {
     let before = EVERY.with(|e| e.replace(true));
     let out = f();

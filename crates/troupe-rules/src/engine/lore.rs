@@ -493,7 +493,7 @@ impl Engine {
     /// active and why (Format 5.3): active entries first, by `order` then
     /// declaration order (5.5), then the others in declaration order. An
     /// unknown message ID gives an empty list.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn active_entries(&self, message_id: &str) -> Vec<EntryActivation> {
         match self.session.find(message_id) {
             Some(m) => self.entries_at(m),

@@ -9,7 +9,7 @@ pub mod eval;
 pub mod knows;
 pub mod lore;
 pub mod macros;
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 pub mod memory;
 pub mod observe;
 pub mod replay;
@@ -26,7 +26,7 @@ use replay::{initial, replay_all, step, Tree};
 pub use eval::{Point, RollHost, Scratch, Since};
 pub use lore::{EntryActivation, KeyHit, Secondary, When, Why};
 pub use observe::{Observer, Recorder, Site};
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 pub use observe::Report;
 pub use state::State;
 
@@ -140,7 +140,7 @@ impl Engine {
     }
 
     /// The checkpoint stride.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn stride(&self) -> u32 {
         self.stride
     }
@@ -186,7 +186,7 @@ impl Engine {
 
     /// The state at `m` replayed from the root, ignoring checkpoints (for
     /// tests and benchmarks).
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn state_at_from_root(&self, m: u32) -> State {
         let path = self.path(m);
         let mut st = (*self.initial).clone();
@@ -223,14 +223,14 @@ impl Engine {
     }
 
     /// Replays the whole session once, calling `visit` at every message.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn replay_all(&self, visit: impl FnMut(u32, &State)) {
         replay_all(&self.ir, &self.session, &self.tree, &self.initial, visit);
     }
 
     /// The state at a message ID, or the initial state for `None`; `None`
     /// when the ID is unknown.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn state_at_id(&self, id: Option<&str>) -> Option<State> {
         match id {
             None => Some((*self.initial).clone()),
@@ -292,8 +292,9 @@ impl Engine {
         out
     }
 
-    /// `state_delta` (Format 18.6) from `before` to `after`: what
-    /// [`crate::runtime::turn::delta`] gives for the two flattened states,
+    /// `state_delta` (Format 18.6) from `before` to `after`: the entries of
+    /// the flattened `after` that differ from or are not in the flattened
+    /// `before`, then those of `before` absent from `after` as null,
     /// computed from the scene fields and variables whose slots changed
     /// (the others flatten to equal entries, which the delta leaves out).
     pub fn state_delta(&self, before: &State, after: &State) -> Map<String, Value> {

@@ -112,7 +112,7 @@ enum Source {
 
 impl SpanIndex {
     /// An index over ready entries (YAML, tests).
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn from_entries(entries: IndexMap<String, ValueSpan>) -> Self {
         Self {
             source: None,
@@ -157,13 +157,13 @@ impl SpanIndex {
 
     /// True once the table exists (after the first lookup). Lets tests and benchmarks see that loading alone
     /// builds nothing.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_built(&self) -> bool {
         self.table.get().is_some()
     }
 
     /// Adds or replaces the span of `pointer` (tests and builders).
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn insert(&mut self, pointer: String, span: ValueSpan) {
         self.entries();
         if let Some(t) = self.table.get_mut() {

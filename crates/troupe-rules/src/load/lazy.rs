@@ -72,7 +72,7 @@ impl LazyBundle {
     }
 
     /// Whether the bundle has been parsed (or was given parsed).
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_parsed(&self) -> bool {
         self.0.value.get().is_some()
     }

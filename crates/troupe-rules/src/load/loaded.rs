@@ -38,7 +38,7 @@ impl<T> Loaded<T> {
     }
 
     /// Applies `f` to the value, keeping the diagnostics.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Loaded<U> {
         Loaded {
             value: self.value.map(f),

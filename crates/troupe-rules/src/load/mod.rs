@@ -34,18 +34,16 @@ pub mod yaml;
 
 pub use bundle::read_bundle;
 pub use document::{Document, SpanIndex};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use document::{LineCol, ValueSpan, PATH_LOOKUPS};
+#[cfg(any(test, feature = "internals"))]
+pub use document::{LineCol, PATH_LOOKUPS};
 pub use json::parse_json;
 pub use lazy::LazyBundle;
 pub use loaded::Loaded;
 pub use pack::{scan_pack, PackFileKind, PackFiles};
 pub use package::{parse_package, read_package, screen_package, PackageDoc};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use package::ScreenedPackage;
 pub use refs::normalize_ref;
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use refs::{resolve_ref, RefError};
+#[cfg(any(test, feature = "internals"))]
+pub use refs::resolve_ref;
 pub use session::{parse_session, read_session, SessionDoc};
 pub use version::check_version;
 pub use yaml::parse_yaml;

@@ -18,7 +18,7 @@ use super::document::Document;
 use super::forbidden::{classify, MAGIC_PREFIX_LEN};
 use super::limits::{MAX_PACK_DIR_DEPTH, MAX_PACK_ENTRIES};
 use super::loaded::Loaded;
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 use super::refs::{normalize_ref, RefError};
 use super::session::{parse_session, SessionDoc};
 use super::text::{open_regular, read_bounded};
@@ -113,7 +113,7 @@ impl PackFiles {
     /// escaping paths), then MISSING_FILE unless the scan found a regular
     /// file there. Symlinks never resolve: the scan refuses any pack that
     /// has one. Returns the normalized relative path.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn resolve_ref(&self, reference: &str) -> Result<String, RefError> {
         let rel = normalize_ref(reference)?;
         if self.all_files.contains(&rel) {

@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use crate::diag::Code;
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 use crate::diag::Diagnostic;
 
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 use super::document::Document;
 
 /// Why a reference does not resolve: PATH_TRAVERSAL (absolute, NUL,
@@ -30,7 +30,7 @@ impl RefError {
 
     /// The diagnostic for this error at `pointer` (the `ref` field) in `doc`,
     /// with that field's line and column.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn diagnostic(&self, doc: &Document, pointer: &str) -> Diagnostic {
         let mut d = Diagnostic::error(self.code, self.message.clone())
             .in_file(doc.file.clone())

@@ -70,7 +70,7 @@ impl SessionDoc {
     }
 
     /// True when no message line parsed.
-    #[cfg(any(test, feature = "unstable-internals", feature = "internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -725,6 +725,7 @@ impl Builder<'_> {
 /// decimal/octal (`0o`)/hex (`0x`) integers and floats; anything else is a
 /// string. Numbers become JSON numbers from their text (`+1` → `1`, `.5` →
 /// `0.5`, `0x1f` → `31`). `.inf` and `.nan` are errors: not JSON values.
+#[cfg(test)]
 pub fn resolve_plain(s: &str) -> Result<Value, String> {
     Ok(plain_non_string(s)?.unwrap_or_else(|| Value::String(s.to_string())))
 }

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::{array, integer_u64, list, strings, text};
+use super::{array, integer_u64, list, text};
 
 /// The manifest's path in a pack (Format 13.1).
 pub const FILE: &str = "manifest.yaml";
@@ -101,13 +101,15 @@ impl<'a> Explore<'a> {
     }
 
     /// The strings of `reachable`, when it is a list.
+    #[cfg(test)]
     pub fn reachable(&self) -> Option<impl Iterator<Item = &'a str> + use<'a>> {
-        self.reachable.map(strings)
+        self.reachable.map(super::strings)
     }
 
     /// The strings of `unreachable`, when it is a list.
+    #[cfg(test)]
     pub fn unreachable(&self) -> Option<impl Iterator<Item = &'a str> + use<'a>> {
-        self.unreachable.map(strings)
+        self.unreachable.map(super::strings)
     }
 }
 

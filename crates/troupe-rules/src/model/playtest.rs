@@ -102,6 +102,7 @@ impl<'a> Agent<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct Goal<'a> {
     /// The goal's ID.
+    #[allow(dead_code)] // the typed model's field; no stage reads it yet (issue 38 item 1)
     pub id: Option<&'a str>,
     /// `verify`: the condition that decides it (CEL, 22.6).
     pub verify: Option<&'a str>,

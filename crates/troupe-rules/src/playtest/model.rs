@@ -23,7 +23,7 @@ pub enum Mode {
 
 impl Mode {
     /// The mode as written.
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Party => "party",

@@ -12,8 +12,6 @@ use serde_json::Value;
 
 use super::story::{Owner, Story, VarDecl};
 use crate::cel::checker::TExpr;
-#[cfg(any(test, feature = "unstable-internals"))]
-use crate::cel::StoryDecls;
 use crate::cel::{self, CelError, Env, ObjectType, Type};
 use crate::changes::{resolve_target, Target};
 use crate::model::{Condition, ScalarType, VarType};
@@ -141,33 +139,6 @@ impl StoryEnv {
             .get(owner)
             .cloned()
             .unwrap_or_else(|| ObjectType::new(owner.id()))
-    }
-}
-
-/// What a story declares for CEL with `owner` as `self`/`own` (Format 11.3).
-#[cfg(any(test, feature = "unstable-internals"))]
-pub fn story_decls(story: &Story, owner: &Owner) -> StoryDecls {
-    let env = story
-        .cel
-        .get_or_init(|| std::sync::Arc::new(StoryEnv::build(story)));
-    let state = match env.base.lookup("state") {
-        Some(Type::Object(o)) => (**o).clone(),
-        _ => ObjectType::new("state"),
-    };
-    let difficulty_knobs = match env.base.lookup("difficulty") {
-        Some(Type::Object(o)) => Some(
-            o.fields
-                .keys()
-                .filter(|k| k.as_str() != "preset")
-                .cloned()
-                .collect(),
-        ),
-        _ => None,
-    };
-    StoryDecls {
-        state,
-        own: env.own(owner),
-        difficulty_knobs,
     }
 }
 

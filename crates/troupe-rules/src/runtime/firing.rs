@@ -16,21 +16,8 @@ use crate::engine::{Observer, Point, RollHost, Scratch, Since, Site, State};
 /// (`st.fired` says which events fired earlier on the path); `rolls` is the
 /// number of `roll()` calls already made at `m` (by its derived variables,
 /// Format 11.5). Applies the firings' changes to `st`, marks them fired and
-/// returns them in order.
-#[cfg(any(test, feature = "unstable-internals"))]
-pub fn evaluate(
-    ir: &StoryIr,
-    session: &SessionIr,
-    st: &mut State,
-    m: u32,
-    rolls: u64,
-    scratch: &mut Scratch,
-) -> Vec<Fired> {
-    evaluate_observed(ir, session, st, m, rolls, scratch, None)
-}
-
-/// [`evaluate`], reporting to `obs` the branches of every `when` evaluated
-/// and of the derived variables recomputed after each firing.
+/// returns them in order, reporting to `obs` the branches of every `when`
+/// evaluated and of the derived variables recomputed after each firing.
 pub fn evaluate_observed(
     ir: &StoryIr,
     session: &SessionIr,

@@ -46,16 +46,10 @@ use crate::compile::ChangeIr;
 use crate::engine::{Engine, Point, State};
 
 pub use opened::{OpenError, OpenOptions, Opened, Seating};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use opened::DefaultScenario;
 pub use session::{Options, RuntimeKind, Session, StartError, TurnError};
 pub use chat::{ChatMessage, Structured};
 pub use settings::SettingsResult;
 pub use turn::{FiringRecord, OpeningResult, Score, SessionControl, TurnResult};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use turn::ReplyRecord;
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use turn_order::{Chosen, Why};
 
 /// What a runtime is asked for at a turn (Format 18.5 step 3): the input,
 /// the state at the input message, and the ID the reply message will get.

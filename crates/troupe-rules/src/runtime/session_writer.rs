@@ -125,12 +125,6 @@ pub struct SessionWriter {
 }
 
 impl SessionWriter {
-    /// A writer keeping the lines in memory only.
-    #[cfg(any(test, feature = "unstable-internals"))]
-    pub fn memory() -> SessionWriter {
-        SessionWriter::default()
-    }
-
     /// A writer that keeps nothing: the session of a search branch
     /// (Format 20.5), whose text nobody reads.
     pub fn discard() -> SessionWriter {

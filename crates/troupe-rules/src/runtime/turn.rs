@@ -137,25 +137,6 @@ pub fn escape(input: &str) -> String {
     input.replace('\\', "\\\\").replace("{{", "\\{{")
 }
 
-/// `state_delta` (Format 18.6): entries of `after` that differ from or are
-/// not in `before`, then entries of `before` absent from `after` as null,
-/// all in state order (the order of `order`).
-#[cfg(any(test, feature = "unstable-internals"))]
-pub fn delta(before: &Map<String, Value>, after: &Map<String, Value>) -> Map<String, Value> {
-    let mut out = Map::new();
-    for (k, v) in after {
-        if before.get(k) != Some(v) {
-            out.insert(k.clone(), v.clone());
-        }
-    }
-    for k in before.keys() {
-        if !after.contains_key(k) {
-            out.insert(k.clone(), Value::Null);
-        }
-    }
-    out
-}
-
 /// One reply of a turn (Format 18.6 `replies`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReplyRecord {

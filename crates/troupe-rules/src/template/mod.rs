@@ -5,11 +5,9 @@ mod parse;
 pub mod render;
 
 pub use parse::{parse, Macro, Node, Template};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use parse::TemplateError;
 pub use render::Scope;
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use render::{render, render_str};
+#[cfg(any(test, feature = "internals"))]
+pub use render::render;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

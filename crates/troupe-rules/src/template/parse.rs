@@ -51,7 +51,7 @@ pub struct Template {
 
 impl Template {
     /// True when the template is plain text (no macro at all).
-    #[cfg(any(test, feature = "unstable-internals"))]
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_plain(&self) -> bool {
         self.nodes.iter().all(|n| matches!(n, Node::Text(_)))
     }

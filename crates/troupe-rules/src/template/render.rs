@@ -57,7 +57,7 @@ pub struct TooLong {
 /// cannot render is left exactly as written. At most [`RENDER_LIMIT`]
 /// bytes: a longer result is cut at the last piece that fits (see
 /// [`render_bounded`] to learn that it was).
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(any(test, feature = "internals"))]
 pub fn render(t: &Template, source: &str, scope: &dyn Scope) -> String {
     render_bounded(t, source, scope, RENDER_LIMIT).unwrap_or_else(|e| e.partial)
 }
@@ -107,13 +107,13 @@ pub fn is_plain_text(source: &str) -> bool {
 
 /// Parses and renders `source`; a template that does not parse renders as
 /// written.
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(test)]
 pub fn render_str(source: &str, scope: &dyn Scope) -> String {
     render_str_bounded(source, scope, RENDER_LIMIT).unwrap_or_else(|e| e.partial)
 }
 
 /// [`render_str`] with a budget of `limit` bytes (see [`render_bounded`]).
-#[cfg(any(test, feature = "unstable-internals"))]
+#[cfg(test)]
 pub fn render_str_bounded(
     source: &str,
     scope: &dyn Scope,

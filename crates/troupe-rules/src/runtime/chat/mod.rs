@@ -30,8 +30,6 @@ use crate::diag::{Code, Diagnostic};
 pub use cassette::Cassette;
 pub use prompt::{ChatMessage, Structured};
 pub use proposal::{validate, ModelDecl};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use proposal::Validated;
 
 /// A failed model call (Format 24.6): a stable code and a message that
 /// never holds the API key.

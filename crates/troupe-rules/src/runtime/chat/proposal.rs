@@ -11,8 +11,6 @@ use crate::model::ScalarType;
 use crate::changes::{check_changes, resolve_target, scalar_of, Target};
 
 pub use crate::compile::model::ModelDecl;
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use crate::compile::model::{ModelIr, DEFAULT_HISTORY, DEFAULT_LORE_BUDGET};
 
 /// An answer that passed validation (Format 24.4).
 #[derive(Debug, Clone, PartialEq)]

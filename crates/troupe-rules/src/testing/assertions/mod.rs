@@ -8,8 +8,4 @@ pub mod eval;
 pub use crate::check::assertion_syntax as syntax;
 
 pub use eval::{holds, resolve};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use eval::PackDocs;
 pub use syntax::{parse_check, parse_path};
-#[cfg(any(test, feature = "unstable-internals"))]
-pub use syntax::{AssertionSyntax, Check, Path};
