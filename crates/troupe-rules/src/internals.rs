@@ -39,7 +39,7 @@ pub mod load {
 
 /// The checks (Format 17) of documents already read, of paths, of a pack's
 /// files, of a package and of a session, and the format's schemas (Format
-/// 18): the importers check what they produce; the tests check fixtures
+/// 2.2, 15): the importers check what they produce; the tests check fixtures
 /// and bound the session checker's work; the fuzz targets check whatever
 /// they read.
 pub mod check {
@@ -103,25 +103,25 @@ pub mod engine {
     pub use crate::engine::{Engine, Report, DEFAULT_STRIDE};
 }
 
-/// The lore keys (Format 5.2): the bounds tests time their matching.
+/// The lore keys (Format 5.4): the bounds tests time their matching.
 pub mod keys {
     pub use crate::keys::{KeyOptions, KeySet};
 }
 
-/// The runtime (Format 15, 23–24) below the embedding API's `Session`: the
+/// The runtime (Format 18, 24) below the embedding API's `Session`: the
 /// runtime tests drive a session turn by turn and replay what it wrote.
 pub mod runtime {
     pub use crate::runtime::replay::replay;
     pub use crate::runtime::{Opened, Options, RuntimeKind, Session, StartError, TurnError};
 
-    /// The model runtime's answers and cassettes (Format 24.4–24.6), which
+    /// The model runtime's answers and cassettes (Format 24.4, 24.5), which
     /// the fuzz targets feed arbitrary text.
     pub mod chat {
         pub use crate::runtime::chat::{read_answer, repair_text, validate, Cassette};
     }
 
-    /// The command line's transcript lines (Format 15.3), which the runtime
-    /// tests compare with a session's record.
+    /// The transcript lines `troupe run` and `troupe play` print (Format
+    /// 18.6, 20), which the runtime tests compare with a session's record.
     pub mod transcript {
         pub use crate::runtime::transcript::{score, start, turn};
     }
@@ -179,7 +179,7 @@ pub mod testing {
         run, Decision, Options, Quiet, Run, SnapshotChange, Snapshots, UsageError, GATE_REASON,
     };
 
-    /// Condition coverage (Format 21.4): the model of a bundle's conditions
+    /// Condition coverage (Format 21.6): the model of a bundle's conditions
     /// and the report of what a run hit.
     pub mod coverage {
         pub use crate::testing::coverage::{report, Hits, Model};
@@ -194,7 +194,7 @@ pub mod playtest {
     pub use crate::playtest::{run_pack, PackPlaytests, PlaytestReport, RunSettings, Verdict};
 }
 
-/// The conformance suite (`tests/conformance`, docs/format.md): its runner
+/// The conformance suite (Format 23, `tests/conformance`): its runner
 /// and outcome.
 #[cfg(feature = "testing")]
 pub mod conformance {
