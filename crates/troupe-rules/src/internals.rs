@@ -103,9 +103,10 @@ pub mod engine {
     pub use crate::engine::{Engine, Report, DEFAULT_STRIDE};
 }
 
-/// The lore keys (Format 5.4): the bounds tests time their matching.
+/// The lore keys (Format 5.4): the bounds tests time their matching; the
+/// module's own examples build sets and an index.
 pub mod keys {
-    pub use crate::keys::{KeyOptions, KeySet};
+    pub use crate::keys::{KeyIndex, KeyOptions, KeySet};
 }
 
 /// The runtime (Format 18, 24) below the embedding API's `Session`: the
@@ -141,9 +142,9 @@ pub mod runtime {
 }
 
 /// JSON as the IR reader takes it (Format 14.4): text kept raw, nesting
-/// bounded.
+/// bounded, strings shared (the IR tests and the module's own examples).
 pub mod wire {
-    pub use crate::wire::{JsonText, Nesting};
+    pub use crate::wire::{shared_str, shared_strs, JsonText, Nesting};
 }
 
 /// The condition language (Format 11): Troupe's CEL compiled and evaluated

@@ -13,7 +13,7 @@
 //! checks always compiles.
 //!
 //! ```
-//! use troupe::keys::{KeyOptions, KeySet};
+//! use troupe::internals::keys::{KeyOptions, KeySet};
 //! let set = KeySet::new(["dragon", "/gold(en)?/"], KeyOptions::RUNTIME);
 //! let text = set.prepare("Dragons? No, a DRAGON.");
 //! assert!(set.hits(&text));
@@ -626,7 +626,7 @@ fn regex_hits(regexes: &Regexes, whole_words: bool, text: &str) -> bool {
 /// own, only when [`KeyScan::hits`] asks about it.
 ///
 /// ```
-/// use troupe::keys::{KeyIndex, KeyOptions, KeySet};
+/// use troupe::internals::keys::{KeyIndex, KeyOptions, KeySet};
 /// let sets = [
 ///     KeySet::new(["price", "cost"], KeyOptions::RUNTIME),
 ///     KeySet::new(["/\\d+ dollars/"], KeyOptions::RUNTIME),

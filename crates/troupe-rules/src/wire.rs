@@ -12,9 +12,9 @@
 //! # use std::sync::Arc;
 //! #[derive(serde::Deserialize)]
 //! struct Rule {
-//!     #[serde(deserialize_with = "troupe::wire::shared_str")]
+//!     #[serde(deserialize_with = "troupe::internals::wire::shared_str")]
 //!     id: Arc<str>,
-//!     #[serde(deserialize_with = "troupe::wire::shared_strs")]
+//!     #[serde(deserialize_with = "troupe::internals::wire::shared_strs")]
 //!     replies: Vec<Arc<str>>,
 //! }
 //! let r: Rule = serde_json::from_str(r#"{"id": "r\u0031", "replies": ["a", "b"]}"#).unwrap();
@@ -113,7 +113,7 @@ pub fn shared_strs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<str>>, D::
 /// not used, Format 14.4).
 ///
 /// ```
-/// # use troupe::wire::JsonText;
+/// # use troupe::internals::wire::JsonText;
 /// let t: JsonText = serde_json::from_str(r#"{"a":[1,{"b":null}]}"#).unwrap();
 /// assert_eq!(t["a"][1]["b"], serde_json::Value::Null);
 /// assert_eq!(serde_json::to_string(&t).unwrap(), r#"{"a":[1,{"b":null}]}"#);

@@ -2,7 +2,7 @@
 //! over compiled programs, all Troupe's own.
 //!
 //! ```
-//! use troupe::cel::{compile, Activation, Env, NoHost, Type, Value};
+//! use troupe::internals::cel::{compile, Activation, Env, NoHost, Type, Value};
 //! let mut env = Env::new();
 //! env.declare("trust", Type::Int).declare("turn", Type::Int);
 //! let program = compile("trust > 60 && turn >= 3", &env).unwrap();

@@ -7,7 +7,7 @@
 //!
 //! ```no_run
 //! # let (bundle, header, messages) = (serde_json::json!({}), serde_json::json!({}), vec![]);
-//! let engine = troupe::pipeline::load(&bundle, Some((&header, &messages[..])), None).unwrap();
+//! let engine = troupe::internals::pipeline::load(&bundle, Some((&header, &messages[..])), None).unwrap();
 //! let at = engine.session.find("m3").unwrap();
 //! println!("{}", serde_json::Value::Object(engine.flatten(&engine.state_at(at))));
 //! ```

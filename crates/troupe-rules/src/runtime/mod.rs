@@ -5,8 +5,8 @@
 //! rubric score, and writing the session file line by line.
 //!
 //! ```no_run
-//! use troupe::open::open;
-//! use troupe::runtime::{Options, Session};
+//! use troupe::internals::open::open;
+//! use troupe::internals::runtime::{Options, Session};
 //! let pack = open(std::path::Path::new("examples/packs/everyday-negotiation")).unwrap();
 //! let mut session = Session::start(&pack, &Options::default()).unwrap();
 //! let result = session.turn("Hello Marco!").unwrap();

@@ -12,7 +12,7 @@
 //!
 //! ```
 //! use serde::Deserialize;
-//! use troupe::wire::Nesting;
+//! use troupe::internals::wire::Nesting;
 //! let text = format!("{}{}", "[".repeat(40), "]".repeat(40));
 //! let mut de = serde_json::Deserializer::from_str(&text);
 //! let v = serde_json::Value::deserialize(Nesting::new(40).wrap(&mut de));
