@@ -244,9 +244,9 @@ fn main() {
             // The two SHA-256 an open of the example package computes
             // (`bundle.json`'s for `content_hash`, `ir.compact`'s IR for its
             // record), alone: natively their share of an open (Run AB).
-            use troupe::compile::package::content_hash;
+            use troupe::internals::load::content_hash;
             let bytes = std::fs::read(package(dir.path())).unwrap();
-            let kept = troupe::load::screen_package("p", &bytes)
+            let kept = troupe::internals::load::screen_package("p", &bytes)
                 .value
                 .unwrap()
                 .kept;
