@@ -97,9 +97,11 @@ pub mod open {
 /// every derived variable recomputed, the bounds tests count its replay
 /// steps, the benchmarks time it.
 pub mod engine {
-    pub use crate::engine::eval::with_every_recompute;
     pub use crate::engine::macros::RenderFor;
-    pub use crate::engine::replay::{replay_all, steps_taken, Tree};
+    pub use crate::engine::replay::{replay_all, Tree};
+    /// The tests' hooks (feature `test-hooks`: not in the `troupe` binary).
+    #[cfg(feature = "test-hooks")]
+    pub use crate::engine::{eval::with_every_recompute, replay::steps_taken};
     pub use crate::engine::{Engine, Report, DEFAULT_STRIDE};
 }
 

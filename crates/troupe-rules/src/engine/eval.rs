@@ -413,28 +413,28 @@ pub enum Since<'a> {
     Changes(&'a [ChangeIr]),
 }
 
-#[cfg(feature = "internals")]
+#[cfg(feature = "test-hooks")]
 thread_local! {
     static EVERY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Whether this thread computes every derived variable at every recompute
 /// ([`with_every_recompute`]).
-#[cfg(feature = "internals")]
+#[cfg(feature = "test-hooks")]
 fn every_forced() -> bool {
     EVERY.with(std::cell::Cell::get)
 }
 
-#[cfg(not(feature = "internals"))]
+#[cfg(not(feature = "test-hooks"))]
 fn every_forced() -> bool {
     false
 }
 
 /// Runs `f` with every derived variable computed at every recompute on
 /// this thread, none kept because its inputs did not change (Format 8.1):
-/// for tests that compare the two (only with the `internals`
+/// for tests that compare the two (only with the `test-hooks`
 /// feature).
-#[cfg(feature = "internals")]
+#[cfg(feature = "test-hooks")]
 pub fn with_every_recompute<T>(f: impl FnOnce() -> T) -> T {
     let before = EVERY.with(|e| e.replace(true));
     let out = f();

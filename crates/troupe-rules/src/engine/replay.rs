@@ -91,15 +91,15 @@ pub fn step(
     step_observed(ir, session, st, m, scratch, None)
 }
 
-#[cfg(feature = "internals")]
+#[cfg(feature = "test-hooks")]
 thread_local! {
     static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// How many messages this thread has stepped (Format 8.6) so far: a measure
 /// of work for tests that bound it by comparing two input sizes, with no
-/// timing (only with the `internals` feature).
-#[cfg(feature = "internals")]
+/// timing (only with the `test-hooks` feature).
+#[cfg(feature = "test-hooks")]
 pub fn steps_taken() -> u64 {
     STEPS.with(std::cell::Cell::get)
 }
@@ -114,7 +114,7 @@ pub fn step_observed(
     scratch: &mut Scratch,
     mut obs: Option<&mut (dyn Observer + '_)>,
 ) -> u64 {
-    #[cfg(feature = "internals")]
+    #[cfg(feature = "test-hooks")]
     STEPS.with(|s| s.set(s.get() + 1));
     let Some(msg) = session.messages.get(m as usize) else {
         return 0;
