@@ -293,6 +293,49 @@ impl Point<'_> {
         }
     }
 
+    /// Fills the slots `reads` of environment `env` for `program`, as
+    /// [`Point::fill`] does, except that a keyed variable (Format 8.1) the
+    /// program reads only as `state.var.key` with constant keys
+    /// ([`Program::field_reads`]) is bound key by key, without building the
+    /// map of its keys: the program reads the same values.
+    pub fn fill_program(
+        &self,
+        state: &State,
+        env: u16,
+        reads: &[u32],
+        program: &Program,
+        act: &mut Activation,
+    ) {
+        let Some(e) = self.ir.envs.get(env as usize) else {
+            return;
+        };
+        let fields = program.field_reads();
+        for &i in reads {
+            let i = i as usize;
+            if let Some((_, fs)) = fields.iter().find(|(s, _)| *s as usize == i) {
+                let var = match e.sources.get(i) {
+                    Some(Source::Var(v)) => self.ir.vars.get(*v as usize),
+                    _ => None,
+                };
+                if let Some(Layout::Fixed { first, keys }) = var.map(|v| &v.layout) {
+                    for f in fs {
+                        let value = keys
+                            .iter()
+                            .position(|k| **k == **f)
+                            .and_then(|k| state.slots.get(*first as usize + k))
+                            .and_then(to_cel);
+                        act.set_field(i, f, value);
+                    }
+                    continue;
+                }
+            }
+            match e.sources.get(i).and_then(|s| self.slot_value(state, s)) {
+                Some(v) => act.set(i, v),
+                None => act.clear(i),
+            }
+        }
+    }
+
     /// Recomputes every derived variable in dependency order (Format 8.1):
     /// a runtime error or a value that does not convert makes it absent.
     pub fn recompute(&self, state: &mut State, scratch: &mut Scratch, host: &mut RollHost<'_>) {
@@ -342,7 +385,7 @@ impl Point<'_> {
             let Some(act) = scratch.act(self.ir, d.env) else {
                 continue;
             };
-            self.fill(state, d.env, Some(&d.reads), act);
+            self.fill_program(state, d.env, &d.reads, &d.program, act);
             let var = &self.ir.vars[d.var as usize];
             let site = super::observe::Site::Derived(&var.name);
             let value = match super::observe::eval(&d.program, act, host, site, obs.as_deref_mut())
@@ -404,7 +447,7 @@ impl Point<'_> {
         // Spare activations are all unbound: only the slots the program
         // reads are bound for it, and unbound again after it.
         act.fit(&e.env);
-        self.fill(state, env, Some(program.slots()), &mut act);
+        self.fill_program(state, env, program.slots(), program, &mut act);
         let out = super::observe::eval(program, &act, host, site, obs);
         act.unbind(program.slots());
         SPARE.with(|s| {
