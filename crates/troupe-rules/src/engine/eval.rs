@@ -279,6 +279,7 @@ impl Point<'_> {
     }
 
     /// Fills the slots `reads` (all slots when `None`) of environment `env`.
+    #[inline]
     pub fn fill(&self, state: &State, env: u16, reads: Option<&[u32]>, act: &mut Activation) {
         let Some(e) = self.ir.envs.get(env as usize) else {
             return;
@@ -306,10 +307,14 @@ impl Point<'_> {
         program: &Program,
         act: &mut Activation,
     ) {
+        let fields = program.field_reads();
+        if fields.is_empty() {
+            // The common case: nothing read field by field.
+            return self.fill(state, env, Some(reads), act);
+        }
         let Some(e) = self.ir.envs.get(env as usize) else {
             return;
         };
-        let fields = program.field_reads();
         for &i in reads {
             let i = i as usize;
             if let Some((_, fs)) = fields.iter().find(|(s, _)| *s as usize == i) {
