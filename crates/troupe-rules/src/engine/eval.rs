@@ -452,7 +452,13 @@ impl Point<'_> {
         // Spare activations are all unbound: only the slots the program
         // reads are bound for it, and unbound again after it.
         act.fit(&e.env);
-        self.fill_program(state, env, program.slots(), program, &mut act);
+        // Most programs read no keyed variable field by field: they fill
+        // through `fill`, inlined here, as before.
+        if program.field_reads().is_empty() {
+            self.fill(state, env, Some(program.slots()), &mut act);
+        } else {
+            self.fill_program(state, env, program.slots(), program, &mut act);
+        }
         let out = super::observe::eval(program, &act, host, site, obs);
         act.unbind(program.slots());
         SPARE.with(|s| {
