@@ -811,6 +811,126 @@ impl KeyScan<'_, '_> {
     }
 }
 
+/// The first counted occurrences (Format 5.4) of the keys of many
+/// [`KeySet`]s, found in one pass over a text: one Aho–Corasick automaton
+/// over every distinct plain key of the sets, built once (the turn order's
+/// names, Format 18.9, scanned per reply). For a set whose keys are all
+/// plain and matched with the index's options, [`FirstHits::start`] gives
+/// exactly what [`KeySet::first_hits`] gives for its keys; any other set is
+/// not indexed ([`FirstHits::indexed`]) and is matched on its own.
+#[derive(Debug)]
+pub struct FirstHits {
+    options: KeyOptions,
+    /// Every distinct plain key (as compared) of the indexed sets.
+    ac: Option<AhoCorasick>,
+    /// The number of patterns of `ac`.
+    patterns: usize,
+    /// Per set: the pattern of each key ([`FirstHits::NONE`] for an empty
+    /// key, which has no occurrence), or `None` when the set is not
+    /// indexed.
+    keys: Vec<Option<Vec<u32>>>,
+}
+
+impl FirstHits {
+    /// No pattern, no occurrence.
+    const NONE: u32 = u32::MAX;
+
+    /// The index of `sets`, matched with `options`.
+    pub fn new<'a>(sets: impl IntoIterator<Item = &'a KeySet>, options: KeyOptions) -> Self {
+        let mut patterns: std::collections::HashMap<Cow<'a, str>, u32> = Default::default();
+        let mut order: Vec<Cow<'a, str>> = Vec::new();
+        let mut keys = Vec::new();
+        for set in sets {
+            let plain = set.options == options
+                && set
+                    .keys
+                    .iter()
+                    .all(|k| matches!(key_form(k), KeyForm::Plain(_)));
+            if !plain {
+                keys.push(None);
+                continue;
+            }
+            let mut ids = vec![Self::NONE; set.keys.len()];
+            for (i, key) in set.plain_keys() {
+                let next = order.len() as u32;
+                let p = *patterns.entry(key.clone()).or_insert(next);
+                if p == next {
+                    order.push(key);
+                }
+                ids[i] = p;
+            }
+            keys.push(Some(ids));
+        }
+        // A noncontiguous NFA, as [`KeySet`]'s own: its build is linear in
+        // the keys' bytes whatever their length (issue 43).
+        let ac = if order.is_empty() {
+            None
+        } else {
+            match AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+                .build(order.iter().map(|k| k.as_bytes()))
+            {
+                Ok(ac) => Some(ac),
+                Err(_) => {
+                    keys.iter_mut().for_each(|k| *k = None);
+                    None
+                }
+            }
+        };
+        FirstHits {
+            options,
+            ac,
+            patterns: order.len(),
+            keys,
+        }
+    }
+
+    /// Whether set `i` is indexed: [`FirstHits::start`] answers for it.
+    pub fn indexed(&self, i: usize) -> bool {
+        self.keys.get(i).is_some_and(Option::is_some)
+    }
+
+    /// Scans `text` (prepared, [`KeySet::prepare`]) into `starts`: per
+    /// pattern, the start of its first counted occurrence (`u32::MAX`:
+    /// none). A text longer than `u32::MAX - 1` bytes is not scanned (no
+    /// occurrence); callers scan messages, far shorter.
+    pub fn scan(&self, text: &str, starts: &mut Vec<u32>) {
+        starts.clear();
+        starts.resize(self.patterns, Self::NONE);
+        let Some(ac) = &self.ac else {
+            return;
+        };
+        if text.len() >= Self::NONE as usize {
+            return;
+        }
+        let ww = self.options.whole_words;
+        let mut left = self.patterns;
+        // Occurrences of one pattern come in order of their starts.
+        for m in ac.find_overlapping_iter(text) {
+            let p = m.pattern().as_usize();
+            if starts[p] == Self::NONE && (!ww || bounded(text, m.start(), m.end())) {
+                starts[p] = m.start() as u32;
+                left -= 1;
+                if left == 0 {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// The start of the first counted occurrence of key `k` of set `i`
+    /// (an indexed set) in the text [`FirstHits::scan`] scanned into
+    /// `starts`.
+    pub fn start(&self, starts: &[u32], i: usize, k: usize) -> Option<usize> {
+        let p = *self.keys.get(i)?.as_ref()?.get(k)?;
+        starts
+            .get(p as usize)
+            .filter(|&&s| s != Self::NONE)
+            .map(|&s| s as usize)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -844,6 +964,54 @@ mod tests {
                 "{}",
                 &p[..p.len().min(40)]
             );
+        }
+    }
+
+    /// [`FirstHits`] answers for each indexed set exactly what the set's
+    /// own [`KeySet::first_hits`] answers (Format 5.4: first counted
+    /// occurrence, whole words, case-insensitive, overlapping keys, keys
+    /// shared between sets); a set with a regular-expression key or other
+    /// options is not indexed.
+    #[test]
+    fn first_hits_index_agrees_with_each_set() {
+        let sets = [
+            KeySet::new(["@ines", "@inés", "@mara"], KeyOptions::RUNTIME),
+            KeySet::new(["ines", "inés", "mara", ""], KeyOptions::RUNTIME),
+            KeySet::new(["tobias", "toby", "mara"], KeyOptions::RUNTIME),
+            KeySet::new(["to", "tobias keeper"], KeyOptions::RUNTIME),
+            KeySet::new(["/k[a-z]+r/", "mara"], KeyOptions::RUNTIME),
+            KeySet::new(
+                ["Mara"],
+                KeyOptions {
+                    case_sensitive: true,
+                    whole_words: false,
+                },
+            ),
+        ];
+        let index = FirstHits::new(&sets, KeyOptions::RUNTIME);
+        assert_eq!(
+            (0..sets.len()).map(|i| index.indexed(i)).collect::<Vec<_>>(),
+            [true, true, true, true, false, false]
+        );
+        let texts = [
+            "",
+            "Mara? @Inés, ask mara and TOBY.",
+            "marathon tobias_ tobias keeper, to tobias",
+            "@mara@ines tobiastoby toby",
+            "Ｍara 日本mara語 @ineses @ines",
+        ];
+        let mut starts = Vec::new();
+        for t in texts {
+            let text = lower(t);
+            index.scan(&text, &mut starts);
+            for (i, set) in sets.iter().enumerate().filter(|(i, _)| index.indexed(*i)) {
+                let own: Vec<Option<usize>> =
+                    set.first_hits(&text).iter().map(|h| h.map(|(s, _)| s)).collect();
+                let ours: Vec<Option<usize>> = (0..set.keys().len())
+                    .map(|k| index.start(&starts, i, k))
+                    .collect();
+                assert_eq!(ours, own, "set {i} in {t:?}");
+            }
         }
     }
 

@@ -362,6 +362,10 @@ pub fn troupe_owner_env(base: Arc<Env>, mut own: ObjectType) -> Env {
 #[derive(Debug, Clone, Default)]
 pub struct Activation {
     values: Vec<Option<Value>>,
+    /// Fields of unbound map slots bound one by one
+    /// ([`Activation::set_field`]): slot, field, value (`None`: the map
+    /// has no such key).
+    fields: Vec<(u32, Arc<str>, Option<Value>)>,
 }
 
 impl Activation {
@@ -369,6 +373,7 @@ impl Activation {
     pub fn new(env: &Env) -> Self {
         Self {
             values: vec![None; env.slot_count()],
+            fields: Vec::new(),
         }
     }
 
@@ -378,6 +383,7 @@ impl Activation {
     /// [`Activation::unbind`]: a reused activation then costs what the
     /// program reads, not the environment's size.
     pub fn fit(&mut self, env: &Env) {
+        self.fields.clear();
         let n = env.slot_count();
         if self.values.len() != n {
             self.values.clear();
@@ -392,6 +398,40 @@ impl Activation {
         for &s in slots {
             self.clear(s as usize);
         }
+        self.fields.clear();
+    }
+
+    /// Binds field `field` of map slot `index` alone, for a program that
+    /// reads the slot only as `slot.field` with constant fields
+    /// ([`crate::cel::Program::field_reads`]): `slot.field` then reads
+    /// `value`, `None` standing for a map without that key (`has()` false,
+    /// a read an error), exactly as a bound map holding these fields would
+    /// read. The slot itself is left unbound.
+    pub fn set_field(&mut self, index: usize, field: &Arc<str>, value: Option<Value>) {
+        if let Some(s) = self.values.get_mut(index) {
+            *s = None;
+        } else {
+            return;
+        }
+        match self
+            .fields
+            .iter_mut()
+            .find(|(s, f, _)| *s as usize == index && **f == **field)
+        {
+            Some(x) => x.2 = value,
+            None => self.fields.push((index as u32, field.clone(), value)),
+        }
+    }
+
+    /// The field `field` of slot `index` as [`Activation::set_field`]
+    /// bound it: `None` when it was not bound that way, `Some(None)` when
+    /// the map has no such key.
+    #[inline]
+    pub(crate) fn field(&self, index: usize, field: &str) -> Option<Option<&Value>> {
+        self.fields
+            .iter()
+            .find(|(s, f, _)| *s as usize == index && **f == *field)
+            .map(|(_, _, v)| v.as_ref())
     }
 
     /// Binds slot `index` (ignored when out of range).

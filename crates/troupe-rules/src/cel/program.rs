@@ -123,6 +123,11 @@ pub struct Program {
     /// written in the IR.
     #[serde(skip)]
     operand_table: OnceLock<OperandTable>,
+    /// The slots read only through constant fields, with those fields
+    /// ([`Program::field_reads`]), derived from the tree when first asked
+    /// for, so not written in the IR.
+    #[serde(skip)]
+    field_reads: OnceLock<FieldReads>,
     /// The environment slots the expression reads, ascending, each once.
     #[serde(default, skip_serializing_if = "crate::wire::skip_empty")]
     slots: Vec<u32>,
@@ -149,6 +154,7 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
         source: source.to_string(),
         slots: slot_list,
         operand_table: OnceLock::new(),
+        field_reads: OnceLock::new(),
     })
 }
 
@@ -184,6 +190,34 @@ impl Program {
     /// (only these need a value to evaluate it).
     pub fn slots(&self) -> &[u32] {
         &self.slots
+    }
+
+    /// The slots the program reads only as `slot.field` with a constant
+    /// field name (`state.trust.tobias`, `has(state.trust.ines)`), each with
+    /// those fields, by ascending slot. An evaluation may bind such a slot
+    /// field by field ([`Activation::set_field`]) instead of building the
+    /// whole map: the program reads nothing else of it.
+    pub fn field_reads(&self) -> &[(u32, Vec<Arc<str>>)] {
+        self.field_reads.get_or_init(|| {
+            let mut f = FieldWalk::default();
+            f.walk(&self.root);
+            let mut out: FieldReads = Vec::new();
+            for (s, field) in f.fields {
+                if f.whole.contains(&s) {
+                    continue;
+                }
+                match out.iter_mut().find(|(x, _)| *x == s) {
+                    Some((_, fs)) => {
+                        if !fs.contains(&field) {
+                            fs.push(field);
+                        }
+                    }
+                    None => out.push((s, vec![field])),
+                }
+            }
+            out.sort_by_key(|(s, _)| *s);
+            out
+        })
     }
 
     /// What evaluating the program can read, found by walking its tree
@@ -463,6 +497,62 @@ mod regex_serde {
     }
 }
 
+/// See [`Program::field_reads`].
+type FieldReads = Vec<(u32, Vec<Arc<str>>)>;
+
+/// The slots a tree reads through constant fields and those it reads
+/// otherwise (see [`Program::field_reads`]).
+#[derive(Default)]
+struct FieldWalk {
+    fields: Vec<(u32, Arc<str>)>,
+    whole: Vec<u32>,
+}
+
+impl FieldWalk {
+    fn walk(&mut self, n: &Node) {
+        match n {
+            Node::Select(a, field, _) => match &**a {
+                Node::Slot(s) => self.fields.push((*s, field.clone())),
+                a => self.walk(a),
+            },
+            Node::Const(_) | Node::Local(_) => {}
+            Node::Slot(s) | Node::SlotBound(s) | Node::CmpSlotInt(_, s, _) => self.whole.push(*s),
+            Node::Not(a) | Node::Neg(a) | Node::MatchesConst(a, _) => self.walk(a),
+            Node::Arith(_, a, b)
+            | Node::Cmp(_, a, b)
+            | Node::Index(a, b)
+            | Node::In(a, b)
+            | Node::And(a, b, _)
+            | Node::Or(a, b, _) => {
+                self.walk(a);
+                self.walk(b);
+            }
+            Node::Cond(c, a, b, _) => {
+                self.walk(c);
+                self.walk(a);
+                self.walk(b);
+            }
+            Node::Call(_, args) | Node::List(args) => args.iter().for_each(|a| self.walk(a)),
+            Node::Map(pairs) => pairs.iter().for_each(|(k, x)| {
+                self.walk(k);
+                self.walk(x);
+            }),
+            Node::Comp {
+                range,
+                pred,
+                transform,
+                ..
+            } => {
+                self.walk(range);
+                [pred, transform]
+                    .into_iter()
+                    .flatten()
+                    .for_each(|x| self.walk(x));
+            }
+        }
+    }
+}
+
 /// What a program's tree reads (see [`Program::tree_inputs`]).
 #[derive(Default)]
 struct TreeInputs {
@@ -574,6 +664,67 @@ fn validate_node(n: &Node, slots: usize, locals: u32, branches: usize) -> Result
                 validate_node(inner, slots, locals + 1, branches)?;
             }
             Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cel::value::{Key, MapValue};
+    use crate::cel::NoHost;
+
+    /// A map slot read only as `slot.field` with constant fields may be
+    /// bound field by field (`Activation::set_field`): every program reads
+    /// the same value, or fails with the same error, as with the whole map
+    /// bound; a program that reads the map otherwise is not offered the
+    /// choice.
+    #[test]
+    fn fields_bound_one_by_one_read_as_the_whole_map() {
+        let mut env = Env::new();
+        env.declare("m", Type::map(Type::String, Type::Int));
+        env.declare("n", Type::Int);
+        let mut map = MapValue::default();
+        map.insert(Key::String("a".into()), Value::Int(3));
+        map.insert(Key::String("b".into()), Value::Int(-1));
+        let whole = Value::Map(Arc::new(map.clone()));
+        let cases = [
+            ("m.a > 1", Some(vec!["a"])),
+            ("has(m.c) || m.b < 0", Some(vec!["c", "b"])),
+            ("m.c == 1", Some(vec!["c"])),
+            ("m.a + m.b + m.a", Some(vec!["a", "b"])),
+            ("has(m.a) && m.a == n ? m.b : n", Some(vec!["a", "b"])),
+            ("size(m) == 2 && m.a == 3", None),
+            ("m['a'] == 3 && m.a == 3", None),
+            ("n > 2", None),
+        ];
+        for (src, fields) in cases {
+            let p = compile(src, &env).unwrap_or_else(|e| panic!("{src}: {e:?}"));
+            let got: Option<Vec<&str>> = p
+                .field_reads()
+                .iter()
+                .find(|(s, _)| *s == 0)
+                .map(|(_, fs)| fs.iter().map(|f| &**f).collect());
+            assert_eq!(got, fields, "{src}");
+            let mut a = Activation::new(&env);
+            a.set(0, whole.clone());
+            a.set(1, Value::Int(3));
+            let expected = format!("{:?}", p.eval(&a, &mut NoHost));
+            let Some(fields) = fields else {
+                continue;
+            };
+            let mut b = Activation::new(&env);
+            b.set(0, Value::Int(99));
+            b.set(1, Value::Int(3));
+            for f in &fields {
+                let v = map.get(&Key::String((*f).into())).cloned();
+                b.set_field(0, &Arc::from(*f), v);
+            }
+            assert!(b.get(0).is_none(), "binding a field unbinds the slot");
+            assert_eq!(format!("{:?}", p.eval(&b, &mut NoHost)), expected, "{src}");
+            // Unbound again after the evaluation, as spare activations are.
+            b.unbind(p.slots());
+            assert!(fields.iter().all(|f| b.field(0, f).is_none()));
         }
     }
 }

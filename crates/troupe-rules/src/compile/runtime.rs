@@ -12,7 +12,7 @@ use crate::cel::{self, Program};
 use crate::resolve::story::Story;
 use crate::compile::changes::{lower_changes, ChangeScope};
 use crate::compile::{ChangeIr, CompileError, StoryIr};
-use crate::keys::{KeyIndex, KeyOptions, KeySet, LazyPattern};
+use crate::keys::{FirstHits, KeyIndex, KeyOptions, KeySet, LazyPattern};
 use crate::model::Scenario;
 
 /// A rule (Format 18.1), compiled.
@@ -126,6 +126,21 @@ pub struct TurnOrderIr {
     /// Whether some entry is `muted` (the default turn order then skips
     /// no lookup).
     pub any_muted: bool,
+    /// Every member's names in one automaton, built on first use (never
+    /// written in `ir.json`, never read from it).
+    #[serde(skip)]
+    names: std::sync::OnceLock<Names>,
+}
+
+/// The names of a turn order's members (Format 18.9 "addressed"), matched
+/// in one pass over a text for all of them: member `j`'s `at_keys` are set
+/// `2j` of the index, its `keys` set `2j + 1`.
+#[derive(Debug)]
+pub(crate) struct Names {
+    /// The first hits of every member's `at_keys` and `keys`.
+    pub hits: FirstHits,
+    /// Per member, `@` + each name, as an `@`-naming records it.
+    pub at_names: Vec<Vec<Arc<str>>>,
 }
 
 /// The hard limit of replies in one turn (Format 18.9).
@@ -145,6 +160,32 @@ impl TurnOrderIr {
     /// The entry of character `id`, if it is a character entry.
     pub fn member(&self, id: &str) -> Option<&MemberIr> {
         self.members.iter().find(|m| &*m.id == id)
+    }
+
+    /// The position in `members` of character `id`'s entry.
+    pub(crate) fn member_index(&self, id: &str) -> Option<usize> {
+        self.members.iter().position(|m| &*m.id == id)
+    }
+
+    /// The members' names in one automaton (Format 18.9), built once per
+    /// turn order on first use.
+    pub(crate) fn names(&self) -> &Names {
+        self.names.get_or_init(|| Names {
+            hits: FirstHits::new(
+                self.members.iter().flat_map(|m| [&m.at_keys, &m.keys]),
+                KeyOptions::RUNTIME,
+            ),
+            at_names: self
+                .members
+                .iter()
+                .map(|m| {
+                    m.names
+                        .iter()
+                        .map(|n| Arc::from(format!("@{n}").as_str()))
+                        .collect()
+                })
+                .collect(),
+        })
     }
 
     pub(crate) fn compile(story: &Story) -> TurnOrderIr {
@@ -195,6 +236,7 @@ impl TurnOrderIr {
                 .map_or(0, |n| n.min(MAX_REPLIES as u64) as u8),
             any_muted: members.iter().any(|m| m.muted),
             members,
+            names: std::sync::OnceLock::new(),
         }
     }
 }

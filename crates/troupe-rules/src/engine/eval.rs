@@ -279,6 +279,7 @@ impl Point<'_> {
     }
 
     /// Fills the slots `reads` (all slots when `None`) of environment `env`.
+    #[inline]
     pub fn fill(&self, state: &State, env: u16, reads: Option<&[u32]>, act: &mut Activation) {
         let Some(e) = self.ir.envs.get(env as usize) else {
             return;
@@ -290,6 +291,53 @@ impl Point<'_> {
         match reads {
             Some(r) => r.iter().for_each(|i| set(*i as usize)),
             None => (0..e.sources.len()).for_each(set),
+        }
+    }
+
+    /// Fills the slots `reads` of environment `env` for `program`, as
+    /// [`Point::fill`] does, except that a keyed variable (Format 8.1) the
+    /// program reads only as `state.var.key` with constant keys
+    /// ([`Program::field_reads`]) is bound key by key, without building the
+    /// map of its keys: the program reads the same values.
+    pub fn fill_program(
+        &self,
+        state: &State,
+        env: u16,
+        reads: &[u32],
+        program: &Program,
+        act: &mut Activation,
+    ) {
+        let fields = program.field_reads();
+        if fields.is_empty() {
+            // The common case: nothing read field by field.
+            return self.fill(state, env, Some(reads), act);
+        }
+        let Some(e) = self.ir.envs.get(env as usize) else {
+            return;
+        };
+        for &i in reads {
+            let i = i as usize;
+            if let Some((_, fs)) = fields.iter().find(|(s, _)| *s as usize == i) {
+                let var = match e.sources.get(i) {
+                    Some(Source::Var(v)) => self.ir.vars.get(*v as usize),
+                    _ => None,
+                };
+                if let Some(Layout::Fixed { first, keys }) = var.map(|v| &v.layout) {
+                    for f in fs {
+                        let value = keys
+                            .iter()
+                            .position(|k| **k == **f)
+                            .and_then(|k| state.slots.get(*first as usize + k))
+                            .and_then(to_cel);
+                        act.set_field(i, f, value);
+                    }
+                    continue;
+                }
+            }
+            match e.sources.get(i).and_then(|s| self.slot_value(state, s)) {
+                Some(v) => act.set(i, v),
+                None => act.clear(i),
+            }
         }
     }
 
@@ -342,7 +390,7 @@ impl Point<'_> {
             let Some(act) = scratch.act(self.ir, d.env) else {
                 continue;
             };
-            self.fill(state, d.env, Some(&d.reads), act);
+            self.fill_program(state, d.env, &d.reads, &d.program, act);
             let var = &self.ir.vars[d.var as usize];
             let site = super::observe::Site::Derived(&var.name);
             let value = match super::observe::eval(&d.program, act, host, site, obs.as_deref_mut())
@@ -385,7 +433,13 @@ impl Point<'_> {
         // Spare activations are all unbound: only the slots the program
         // reads are bound for it, and unbound again after it.
         act.fit(&e.env);
-        self.fill(state, env, Some(program.slots()), &mut act);
+        // Most programs read no keyed variable field by field: they fill
+        // through `fill`, inlined here, as before.
+        if program.field_reads().is_empty() {
+            self.fill(state, env, Some(program.slots()), &mut act);
+        } else {
+            self.fill_program(state, env, program.slots(), program, &mut act);
+        }
         let out = super::observe::eval(program, &act, host, site, obs);
         act.unbind(program.slots());
         SPARE.with(|s| {

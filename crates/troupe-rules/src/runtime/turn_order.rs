@@ -129,30 +129,53 @@ impl Floor<'_> {
             return Vec::new();
         }
         let lowered = crate::keys::lower(text);
+        // Every member's names in one pass over the text (the automaton is
+        // built once per turn order); a member whose names are not all
+        // plain text is matched with its own sets.
+        let names = self.order.names();
+        let mut starts = Vec::new();
+        names.hits.scan(&lowered, &mut starts);
         let mut found: Vec<(usize, u16, Arc<str>)> = Vec::new();
         for c in self.speakers(st) {
-            let Some(m) = self.order.member(&self.engine.ir.cast[c as usize].id)
-            else {
+            let Some(j) = self.order.member_index(&self.engine.ir.cast[c as usize].id) else {
                 continue;
             };
-            let mut best: Option<(usize, Arc<str>)> = None;
-            for (k, hit) in m.at_keys.first_hits(&lowered).into_iter().enumerate() {
-                if let Some((start, _)) = hit {
-                    if best.as_ref().is_none_or(|(b, _)| start < *b) {
-                        best = Some((start, Arc::from(format!("@{}", m.names[k]).as_str())));
-                    }
-                }
-            }
-            if bare {
-                for (k, hit) in m.keys.first_hits(&lowered).into_iter().enumerate() {
-                    if let Some((start, _)) = hit {
-                        if best.as_ref().is_none_or(|(b, _)| start < *b) {
-                            best = Some((start, m.names[k].clone()));
+            let m = &self.order.members[j];
+            // The earliest start; on a tie the first `@`-name, then the
+            // first name (a name counts only when strictly earlier).
+            let mut best: Option<(usize, bool, usize)> = None;
+            let mut consider = |hits: &mut dyn Iterator<Item = (usize, Option<usize>)>, at: bool| {
+                for (k, start) in hits {
+                    if let Some(start) = start {
+                        if best.is_none_or(|(b, _, _)| start < b) {
+                            best = Some((start, at, k));
                         }
                     }
                 }
+            };
+            for (set, at, keys) in [(2 * j, true, &m.at_keys), (2 * j + 1, false, &m.keys)] {
+                if !at && !bare {
+                    continue;
+                }
+                if names.hits.indexed(set) {
+                    let mut hits =
+                        (0..keys.keys().len()).map(|k| (k, names.hits.start(&starts, set, k)));
+                    consider(&mut hits, at);
+                } else {
+                    let mut hits = keys
+                        .first_hits(&lowered)
+                        .into_iter()
+                        .map(|h| h.map(|(s, _)| s))
+                        .enumerate();
+                    consider(&mut hits, at);
+                }
             }
-            if let Some((pos, name)) = best {
+            if let Some((pos, at, k)) = best {
+                let name = if at {
+                    names.at_names[j][k].clone()
+                } else {
+                    m.names[k].clone()
+                };
                 found.push((pos, c, name));
             }
         }
