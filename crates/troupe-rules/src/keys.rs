@@ -665,7 +665,10 @@ impl KeyIndex {
     /// The index of `sets` (`None`: a place with no set, which never hits)
     /// matched with `options`. A set with other options, or when the
     /// combined automaton cannot be built, matches on its own.
-    pub fn new<'a>(sets: impl IntoIterator<Item = Option<&'a KeySet>>, options: KeyOptions) -> Self {
+    pub fn new<'a>(
+        sets: impl IntoIterator<Item = Option<&'a KeySet>>,
+        options: KeyOptions,
+    ) -> Self {
         let mut patterns: std::collections::HashMap<Cow<'a, str>, usize> = Default::default();
         let mut holders: Vec<Vec<u32>> = Vec::new();
         let mut indexed = Vec::new();
@@ -990,7 +993,9 @@ mod tests {
         ];
         let index = FirstHits::new(&sets, KeyOptions::RUNTIME);
         assert_eq!(
-            (0..sets.len()).map(|i| index.indexed(i)).collect::<Vec<_>>(),
+            (0..sets.len())
+                .map(|i| index.indexed(i))
+                .collect::<Vec<_>>(),
             [true, true, true, true, false, false]
         );
         let texts = [
@@ -1005,8 +1010,11 @@ mod tests {
             let text = lower(t);
             index.scan(&text, &mut starts);
             for (i, set) in sets.iter().enumerate().filter(|(i, _)| index.indexed(*i)) {
-                let own: Vec<Option<usize>> =
-                    set.first_hits(&text).iter().map(|h| h.map(|(s, _)| s)).collect();
+                let own: Vec<Option<usize>> = set
+                    .first_hits(&text)
+                    .iter()
+                    .map(|h| h.map(|(s, _)| s))
+                    .collect();
                 let ours: Vec<Option<usize>> = (0..set.keys().len())
                     .map(|k| index.start(&starts, i, k))
                     .collect();

@@ -9,18 +9,18 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::check::run::{check_package, Checked};
-#[cfg(any(test, feature = "internals"))]
-use crate::pipeline::compiled::bare_document;
-#[cfg(any(test, feature = "internals"))]
-use crate::load::Document;
 use crate::compile::package::{read_ir, read_ir_bin, verify_ir, PackageIr};
-use crate::pipeline::package::compiled_forms_match;
 use crate::diag::render::Sources;
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::load::compiled::{ir_mismatch, verify_compact, Compact, COMPACT_ENTRY};
 use crate::load::limits::MAX_PACKAGE_FILE_BYTES;
 use crate::load::text::read_at_most;
+#[cfg(any(test, feature = "internals"))]
+use crate::load::Document;
 use crate::load::LazyBundle;
+#[cfg(any(test, feature = "internals"))]
+use crate::pipeline::compiled::bare_document;
+use crate::pipeline::package::compiled_forms_match;
 use crate::runtime::{OpenError, OpenOptions, Opened};
 
 mod paths;

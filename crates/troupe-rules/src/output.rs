@@ -230,10 +230,15 @@ impl OutputKind {
             return true;
         }
         match self {
-            OutputKind::Package => head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06"),
+            OutputKind::Package => {
+                head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06")
+            }
             OutputKind::Json => {
                 let rest = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
-                match rest.iter().find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
+                match rest
+                    .iter()
+                    .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+                {
                     Some(b) => *b == b'{',
                     // Only white space in the first bytes: not refused.
                     None => true,
@@ -452,7 +457,10 @@ mod tests {
         assert!(folder.contains("is a folder"), "{folder}");
         // Two outputs of different kinds that are one file.
         let two = check_outputs(
-            &[(&p("x.json"), OutputKind::Json), (&p("x.json"), OutputKind::Json)],
+            &[
+                (&p("x.json"), OutputKind::Json),
+                (&p("x.json"), OutputKind::Json),
+            ],
             &[],
         );
         assert!(two.unwrap_err().contains("two outputs"));

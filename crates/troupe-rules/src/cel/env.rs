@@ -240,7 +240,6 @@ impl Env {
         self.allow_hit = allow;
         self
     }
-
 }
 
 /// The serialized form of one [`Env`] level (its base and slot index are
@@ -486,7 +485,10 @@ mod tests {
         let mut own = Env::extending(base.clone());
         own.declare("mood", Type::Int);
         let text = serde_json::to_string(&own).unwrap();
-        assert!(!text.contains("turn") && !text.contains("slot_index"), "{text}");
+        assert!(
+            !text.contains("turn") && !text.contains("slot_index"),
+            "{text}"
+        );
         let mut read: Env = serde_json::from_str(&text).unwrap();
         assert!(!read.is_linked());
         assert_eq!(read.slot("mood"), Some(1));

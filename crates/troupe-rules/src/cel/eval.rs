@@ -353,7 +353,9 @@ fn eval<O: Observer + ?Sized>(
         } => {
             let r = operand(range, sc, st)?;
             match r.as_ref() {
-                Value::List(l) => comprehension(*kind, l.iter().map(Cow::Borrowed), pred, transform, sc, st),
+                Value::List(l) => {
+                    comprehension(*kind, l.iter().map(Cow::Borrowed), pred, transform, sc, st)
+                }
                 Value::Map(m) => comprehension(
                     *kind,
                     m.keys().map(|k| Cow::Owned(k.to_value())),
@@ -635,8 +637,7 @@ fn index_ref<'v>(x: &'v Value, y: &Value) -> Result<&'v Value, EvalError> {
             let key = KeyRef::from_value(y).ok_or_else(|| {
                 EvalError::new(K::InvalidKey, format!("a {} is not a map key", y.kind()))
             })?;
-            map_get(m, key)
-                .ok_or_else(|| EvalError::new(K::NoSuchKey, format!("no such key: {y}")))
+            map_get(m, key).ok_or_else(|| EvalError::new(K::NoSuchKey, format!("no such key: {y}")))
         }
         _ => Err(NO_OVERLOAD),
     }

@@ -138,7 +138,8 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Token>, LexError> {
             b'`' => {
                 let mut j = i + 1;
                 while j < b.len()
-                    && (b[j].is_ascii_alphanumeric() || matches!(b[j], b'_' | b'.' | b'-' | b'/' | b' '))
+                    && (b[j].is_ascii_alphanumeric()
+                        || matches!(b[j], b'_' | b'.' | b'-' | b'/' | b' '))
                 {
                     j += 1;
                 }
@@ -240,13 +241,19 @@ fn number(b: &[u8], i: usize) -> (Tok, usize) {
         let j = digits(i + 1);
         return (Tok::Float, exponent(j).unwrap_or(j));
     }
-    if b[i] == b'0' && b.get(i + 1) == Some(&b'x') && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+    if b[i] == b'0'
+        && b.get(i + 1) == Some(&b'x')
+        && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
     {
         let mut j = i + 2;
         while j < b.len() && b[j].is_ascii_hexdigit() {
             j += 1;
         }
-        return if is_u(j) { (Tok::Uint, j + 1) } else { (Tok::Int, j) };
+        return if is_u(j) {
+            (Tok::Uint, j + 1)
+        } else {
+            (Tok::Int, j)
+        };
     }
     let j = digits(i);
     if b.get(j) == Some(&b'.') && b.get(j + 1).is_some_and(u8::is_ascii_digit) {
@@ -431,7 +438,8 @@ pub(crate) fn decode(text: &str, is_bytes: bool) -> Result<Vec<u8>, DecodeError>
 }
 
 fn push_char(out: &mut Vec<u8>, v: u32) -> Result<(), DecodeError> {
-    let c = char::from_u32(v).ok_or("an escape names no Unicode scalar value (a surrogate or above U+10FFFF)")?;
+    let c = char::from_u32(v)
+        .ok_or("an escape names no Unicode scalar value (a surrogate or above U+10FFFF)")?;
     let mut buf = [0u8; 4];
     out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
     Ok(())

@@ -304,7 +304,10 @@ impl<'a> Parser<'a> {
         if t.kind == kind {
             return Ok(self.bump());
         }
-        Err((format!("missing `{what}` before {}", self.describe(t)), t.span()))
+        Err((
+            format!("missing `{what}` before {}", self.describe(t)),
+            t.span(),
+        ))
     }
 
     /// A node made of `children` (its height one more than theirs).
@@ -663,7 +666,10 @@ impl<'a> Parser<'a> {
                     Ok(v) => ExprKind::Int(v),
                     Err(_) => {
                         return Err((
-                            format!("the int literal {} is out of range (64-bit signed)", shown(text)),
+                            format!(
+                                "the int literal {} is out of range (64-bit signed)",
+                                shown(text)
+                            ),
                             span,
                         ))
                     }
@@ -891,10 +897,7 @@ impl<'a> Parser<'a> {
                 return match arg {
                     Some((
                         Expr {
-                            kind:
-                                ExprKind::Select {
-                                    operand, field, ..
-                                },
+                            kind: ExprKind::Select { operand, field, .. },
                             ..
                         },
                         height,
@@ -1171,16 +1174,32 @@ mod tests {
     #[test]
     fn syntax_errors_are_one_plain_sentence_at_the_first_problem() {
         for (src, message, at) in [
-            ("a ||", "the expression ends too early: a value is missing", 4),
+            (
+                "a ||",
+                "the expression ends too early: a value is missing",
+                4,
+            ),
             ("(a", "missing `)` before the end of the expression", 2),
             ("a b", "unexpected `b` after a complete expression", 2),
             ("f(1,)", "unexpected `)`: a value is expected here", 4),
             ("[1 2]", "missing `,` or `]` before `2`", 3),
-            ("if > 1", "`if` is a reserved word in CEL and cannot be a name", 0),
-            ("9223372036854775808", "the int literal 9223372036854775808 is out of range (64-bit signed)", 0),
+            (
+                "if > 1",
+                "`if` is a reserved word in CEL and cannot be a name",
+                0,
+            ),
+            (
+                "9223372036854775808",
+                "the int literal 9223372036854775808 is out of range (64-bit signed)",
+                0,
+            ),
             ("a = 1", "unexpected `=`: compare with `==`", 2),
             ("has(a)", "has() takes a field selection, as in has(a.b)", 4),
-            ("xs.all(1, x)", "the first argument of all() is a variable name", 7),
+            (
+                "xs.all(1, x)",
+                "the first argument of all() is a variable name",
+                7,
+            ),
         ] {
             let errs = parse(src).unwrap_err();
             assert_eq!(errs.len(), 1, "{src}");
@@ -1188,9 +1207,15 @@ mod tests {
             assert_eq!(errs[0].span.start, at, "{src}");
         }
         let errs = parse("'abc").unwrap_err();
-        assert!(errs[0].message.starts_with("this string has no closing `'`"));
+        assert!(errs[0]
+            .message
+            .starts_with("this string has no closing `'`"));
         let errs = parse("'\\q'").unwrap_err();
-        assert!(errs[0].message.starts_with("invalid escape `\\q`"), "{}", errs[0].message);
+        assert!(
+            errs[0].message.starts_with("invalid escape `\\q`"),
+            "{}",
+            errs[0].message
+        );
     }
 
     #[test]

@@ -12,9 +12,9 @@ pub mod values;
 
 use serde_json::Value;
 
-use values::{check_scalar, check_value, is_int};
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::model::{ScalarType, VarType};
+use values::{check_scalar, check_value, is_int};
 
 /// The declarations changes are checked and resolved against (Format 8.1,
 /// 8.4, 6.4): the checked story's ([`crate::resolve::story::Story`]) or the
@@ -76,7 +76,10 @@ pub enum Target<'s> {
 
 /// Resolves a state name written in a change to its target, or explains why
 /// it names nothing (UNKNOWN_VARIABLE).
-pub fn resolve_target<'s, D: Decls + ?Sized>(story: &'s D, name: &str) -> Result<Target<'s>, String> {
+pub fn resolve_target<'s, D: Decls + ?Sized>(
+    story: &'s D,
+    name: &str,
+) -> Result<Target<'s>, String> {
     match name {
         "scene.location" => return Ok(Target::Location),
         "scene.present" => return Ok(Target::Present),
@@ -295,10 +298,7 @@ fn check_one<D: Decls + ?Sized>(
                     ))),
                 }
             } else if let Err((item, e)) = check_value(ty, value) {
-                out.push(
-                    Diagnostic::error(Code::TypeMismatch, e)
-                        .at(format!("{ptr}{item}")),
-                );
+                out.push(Diagnostic::error(Code::TypeMismatch, e).at(format!("{ptr}{item}")));
             }
         }
     }

@@ -53,12 +53,20 @@ pub fn check_settings(
         out.push(Diagnostic::error(Code::SettingsInvalid, msg).at(at(p)));
     };
     let Some(obj) = settings.as_object() else {
-        invalid(out, "", "settings must be an object with `difficulty`, `knobs` or both".into());
+        invalid(
+            out,
+            "",
+            "settings must be an object with `difficulty`, `knobs` or both".into(),
+        );
         return;
     };
     let given = Settings::read(obj);
     if given.difficulty.is_none() && given.knobs.is_none() {
-        invalid(out, "", "settings change nothing: give `difficulty`, `knobs` or both".into());
+        invalid(
+            out,
+            "",
+            "settings change nothing: give `difficulty`, `knobs` or both".into(),
+        );
     }
     for key in obj.keys() {
         if !Settings::FIELDS.contains(&key.as_str()) && !key.starts_with("x-") {
@@ -85,7 +93,11 @@ pub fn check_settings(
     };
     if let Some(p) = given.difficulty {
         match p.as_str() {
-            None => invalid(out, "/difficulty", "`difficulty` must be a preset ID (a string)".into()),
+            None => invalid(
+                out,
+                "/difficulty",
+                "`difficulty` must be a preset ID (a string)".into(),
+            ),
             Some(p) if !declared.presets.contains(&p) => out.push(
                 Diagnostic::error(
                     Code::SettingsNotDeclared,
@@ -125,7 +137,11 @@ pub fn check_settings(
                     }
                 }
             }
-            _ => invalid(out, "/knobs", "`knobs` must be a non-empty object of knob values".into()),
+            _ => invalid(
+                out,
+                "/knobs",
+                "`knobs` must be a non-empty object of knob values".into(),
+            ),
         }
     }
 }
@@ -145,7 +161,9 @@ mod tests {
     }
 
     fn diff() -> Option<Value> {
-        Some(json!({"default": "standard", "options": {"standard": {"patience": 50}, "hard": {"patience": 25.5}}}))
+        Some(
+            json!({"default": "standard", "options": {"standard": {"patience": 50}, "hard": {"patience": 25.5}}}),
+        )
     }
 
     #[test]
@@ -154,21 +172,33 @@ mod tests {
         assert!(codes(diff(), json!({"knobs": {"patience": 40}})).is_empty());
         assert_eq!(
             codes(diff(), json!({"knobs": {"speed": 1}})),
-            [("SETTINGS_NOT_DECLARED".into(), "message:3/settings/knobs/speed".into())]
+            [(
+                "SETTINGS_NOT_DECLARED".into(),
+                "message:3/settings/knobs/speed".into()
+            )]
         );
         assert_eq!(
             codes(diff(), json!({"knobs": {"patience": "low"}})),
-            [("SETTINGS_INVALID".into(), "message:3/settings/knobs/patience".into())]
+            [(
+                "SETTINGS_INVALID".into(),
+                "message:3/settings/knobs/patience".into()
+            )]
         );
     }
 
     #[test]
     fn shapes_presets_and_no_difficulty() {
         assert_eq!(
-            codes(diff(), json!({"difficulty": "easy", "knobs": {}, "note": 1, "x-a": 1})),
+            codes(
+                diff(),
+                json!({"difficulty": "easy", "knobs": {}, "note": 1, "x-a": 1})
+            ),
             [
                 ("UNKNOWN_FIELD".into(), "message:3/settings/note".into()),
-                ("SETTINGS_NOT_DECLARED".into(), "message:3/settings/difficulty".into()),
+                (
+                    "SETTINGS_NOT_DECLARED".into(),
+                    "message:3/settings/difficulty".into()
+                ),
                 ("SETTINGS_INVALID".into(), "message:3/settings/knobs".into()),
             ]
         );
@@ -185,11 +215,23 @@ mod tests {
             [("SETTINGS_NOT_DECLARED".into(), "message:3/settings".into())]
         );
         assert_eq!(
-            codes(diff(), json!({"difficulty": 3, "knobs": {"preset": 1, "patience": 1e30}})),
+            codes(
+                diff(),
+                json!({"difficulty": 3, "knobs": {"preset": 1, "patience": 1e30}})
+            ),
             [
-                ("SETTINGS_INVALID".into(), "message:3/settings/difficulty".into()),
-                ("SETTINGS_NOT_DECLARED".into(), "message:3/settings/knobs/preset".into()),
-                ("SETTINGS_INVALID".into(), "message:3/settings/knobs/patience".into()),
+                (
+                    "SETTINGS_INVALID".into(),
+                    "message:3/settings/difficulty".into()
+                ),
+                (
+                    "SETTINGS_NOT_DECLARED".into(),
+                    "message:3/settings/knobs/preset".into()
+                ),
+                (
+                    "SETTINGS_INVALID".into(),
+                    "message:3/settings/knobs/patience".into()
+                ),
             ]
         );
     }

@@ -7,15 +7,15 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::changes::check_changes;
-use crate::resolve::story::{self, Story};
 use super::templates::check_template;
+use crate::changes::check_changes;
 use crate::changes::values::check_value;
 use crate::diag::{Code, Diagnostic};
-use crate::model::{CastEntry, Condition, Keys, ScalarType, VarType, Variable};
 use crate::model::array;
 use crate::model::items::{Difficulty, LoreEntry, Opening, VarItem};
+use crate::model::{CastEntry, Condition, Keys, ScalarType, VarType, Variable};
 use crate::model::{List, Scenario};
+use crate::resolve::story::{self, Story};
 
 /// Runs every semantic check of a bundle that needs no session.
 pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {

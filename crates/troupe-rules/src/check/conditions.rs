@@ -63,7 +63,9 @@ pub fn check_threshold(
     };
     let ok = match ty {
         VarType::Scalar(ScalarType::Int) => crate::changes::values::is_int(threshold),
-        VarType::Scalar(ScalarType::Number) => crate::changes::values::exact_decimal(threshold).is_some(),
+        VarType::Scalar(ScalarType::Number) => {
+            crate::changes::values::exact_decimal(threshold).is_some()
+        }
         other => {
             out.push(
                 Diagnostic::error(
@@ -147,9 +149,16 @@ fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnosti
             }
         }
     }
-    let entries = story.scenario.entries.iter().map(|e| LoreEntry::read(e).when);
+    let entries = story
+        .scenario
+        .entries
+        .iter()
+        .map(|e| LoreEntry::read(e).when);
     let rules = story.scenario.rule_items().map(|r| r.when);
-    for (field, whens) in [(List::Entries, entries.collect::<Vec<_>>()), (List::Rules, rules.collect())] {
+    for (field, whens) in [
+        (List::Entries, entries.collect::<Vec<_>>()),
+        (List::Rules, rules.collect()),
+    ] {
         for (i, when) in whens.into_iter().enumerate() {
             if let Some(src) = when {
                 let at = format!("{base}/{field}/{i}/when");
@@ -328,12 +337,20 @@ pub fn check_unused(bundle: &Value, out: &mut Vec<Diagnostic>) {
             if used.contains(id) {
                 continue;
             }
-            for (vi, v) in array(item, "variables").iter().map(VarItem::read).enumerate() {
+            for (vi, v) in array(item, "variables")
+                .iter()
+                .map(VarItem::read)
+                .enumerate()
+            {
                 if let Some(src) = v.derived {
                     parse_only(src, &format!("/{field}/{i}/variables/{vi}/derived"), out);
                 }
             }
-            for (ei, e) in array(item, "entries").iter().map(LoreEntry::read).enumerate() {
+            for (ei, e) in array(item, "entries")
+                .iter()
+                .map(LoreEntry::read)
+                .enumerate()
+            {
                 if let Some(src) = e.when {
                     parse_only(src, &format!("/{field}/{i}/entries/{ei}/when"), out);
                 }
@@ -385,7 +402,10 @@ mod tests {
         let plain = owner_env(&s, &scenario, false);
         let a = compile_once(&s, &scenario, false, "state.gold > 1", &plain);
         let b = compile_once(&s, &scenario, false, "state.gold > 1", &plain);
-        assert!(std::sync::Arc::ptr_eq(&a, &b), "the second ask reuses the first compile");
+        assert!(
+            std::sync::Arc::ptr_eq(&a, &b),
+            "the second ask reuses the first compile"
+        );
         assert!(a.is_ok());
         // Another environment (with `hit()`), another owner or another text
         // is its own compile; so is an error, kept as the errors.

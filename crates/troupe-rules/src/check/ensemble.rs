@@ -9,11 +9,11 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::lints::lint;
-use crate::resolve::story::Story;
 use crate::diag::{escape_token, Diagnostic};
 use crate::model::array;
 use crate::model::items::{scene_present, Cast, Rule, SceneMoves};
 use crate::model::{id_list as ids, List, Scenario};
+use crate::resolve::story::Story;
 
 /// What the scenario's changes and openings can do to `scene.present`:
 /// who can enter it, and who can leave it (Format 6.3, 6.4, 8.5). A

@@ -10,14 +10,14 @@ use std::collections::BTreeSet;
 use rust_decimal::Decimal;
 use serde_json::Value;
 
+use crate::changes::values::exact_decimal;
 use crate::changes::{resolve_target, Target};
+use crate::diag::{escape_token, Code, Diagnostic, Severity};
+use crate::model::items::{Rule, VarItem};
+use crate::model::Condition;
+use crate::model::List;
 use crate::resolve::env::owner_env;
 use crate::resolve::story::{Owner, Story};
-use crate::changes::values::exact_decimal;
-use crate::diag::{escape_token, Code, Diagnostic, Severity};
-use crate::model::Condition;
-use crate::model::items::{Rule, VarItem};
-use crate::model::List;
 
 pub(super) fn lint(message: String, at: String) -> Diagnostic {
     Diagnostic::error(Code::DeadLogic, message)
@@ -103,7 +103,16 @@ fn unread_knobs(story: &Story, reads: &BTreeSet<String>, out: &mut Vec<Diagnosti
 /// The fields of a rule (Format 18.1; `$defs/rule` of
 /// `schemas/bundle.schema.json`, which a unit test compares with this).
 const RULE_FIELDS: [&str; 11] = [
-    "id", "when", "keywords", "pattern", "changes", "replies", "priority", "by", "reply_as", "on",
+    "id",
+    "when",
+    "keywords",
+    "pattern",
+    "changes",
+    "replies",
+    "priority",
+    "by",
+    "reply_as",
+    "on",
     "extensions",
 ];
 

@@ -5,9 +5,9 @@
 pub mod assertion_syntax;
 pub mod bundle;
 pub mod conditions;
+pub mod ensemble;
 pub mod ids;
 pub mod lints;
-pub mod ensemble;
 pub mod locate;
 pub mod pack;
 pub mod playtest;

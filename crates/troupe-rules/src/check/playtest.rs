@@ -8,14 +8,14 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::templates::check_template;
+use crate::cel::{self, Env, Type};
+use crate::diag::{Code, Diagnostic, Severity};
 use crate::model::id_of;
 use crate::model::items::{Cast, Difficulty, Event};
 use crate::model::playtest::{Persona, Playtest};
 use crate::resolve::env::owner_env;
 use crate::resolve::story::{resolve, Owner, Story};
-use super::templates::check_template;
-use crate::cel::{self, Env, Type};
-use crate::diag::{Code, Diagnostic, Severity};
 
 /// The environment of Format 22.3: `env` plus `signals` (list(string)) and
 /// `progress` (map(string, list(string))).
@@ -181,10 +181,7 @@ fn check_one(
         }
     }
     let ids: Vec<&str> = pt.agents().filter_map(|a| a.id).collect();
-    let rounds = pt
-        .rounds
-        .and_then(crate::model::integer_u64)
-        .unwrap_or(20);
+    let rounds = pt.rounds.and_then(crate::model::integer_u64).unwrap_or(20);
     for (i, step) in pt.steps().enumerate() {
         if let Some(t) = step.say {
             let mut found = Vec::new();

@@ -15,17 +15,17 @@ use std::sync::Arc;
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde_json::Value;
 
-use crate::changes::{resolve_target, Target};
-use crate::resolve::env::{compile_once, condition_text, derived_order, owner_env};
-use crate::resolve::story::{Owner, Story, VarDecl};
-use crate::changes::values::exact_decimal;
 use crate::cel::checker::{ArithOp, CmpOp};
 use crate::cel::program::Node;
 use crate::cel::{Env, Value as CelValue};
+use crate::changes::values::exact_decimal;
+use crate::changes::{resolve_target, Target};
 use crate::diag::{Code, Diagnostic, Severity};
-use crate::model::{ScalarType, VarType};
 use crate::model::items::Opening;
 use crate::model::List;
+use crate::model::{ScalarType, VarType};
+use crate::resolve::env::{compile_once, condition_text, derived_order, owner_env};
+use crate::resolve::story::{Owner, Story, VarDecl};
 
 /// An interval of numbers; `None` ends are unbounded. `int` says the
 /// values are CEL ints (else doubles).
@@ -374,8 +374,7 @@ impl Ranges {
         }
         if let Some(m) = story.scenario.model_changes() {
             for name in m.keys() {
-                if let Ok(Target::Variable(v)) | Ok(Target::Key(v, _)) =
-                    resolve_target(story, name)
+                if let Ok(Target::Variable(v)) | Ok(Target::Key(v, _)) = resolve_target(story, name)
                 {
                     acc.entry(v.to_string()).or_default().model = true;
                 }
@@ -413,13 +412,7 @@ impl Ranges {
     }
 
     /// Maps the environment's slots to the ranges of `by_name`.
-    fn index(
-        &mut self,
-        story: &Story,
-        env: &Env,
-        owner: &Owner,
-        by_name: &HashMap<String, Range>,
-    ) {
+    fn index(&mut self, story: &Story, env: &Env, owner: &Owner, by_name: &HashMap<String, Range>) {
         self.by_slot.clear();
         let env_int = |name: &str, lo: Option<i64>, hi: Option<i64>| Range {
             abs: Abs::Num(Interval {
@@ -595,11 +588,7 @@ fn base_range(story: &Story, decl: &VarDecl, a: &Acc) -> Range {
 }
 
 /// Rule 3 of Format 17.6: a derived `int` variable's expression judged.
-fn derived_range(
-    story: &Story,
-    decl: &VarDecl,
-    by_name: &HashMap<String, Range>,
-) -> Range {
+fn derived_range(story: &Story, decl: &VarDecl, by_name: &HashMap<String, Range>) -> Range {
     let whole = domain(decl, decl.name.clone());
     if numeric(decl) != Some(true) || decl.is_keyed() {
         return whole;
@@ -1314,7 +1303,9 @@ impl Judge<'_> {
                         (false, true) => "always false",
                         _ => continue,
                     };
-                    parts.push(format!("{name} is {v} (its start and every value it is set to)"));
+                    parts.push(format!(
+                        "{name} is {v} (its start and every value it is set to)"
+                    ));
                     continue;
                 }
                 Abs::Str(set) => {
@@ -1433,7 +1424,12 @@ mod tests {
         let mut out = Vec::new();
         unreachable_conditions(&story, &mut out);
         out.into_iter()
-            .map(|d| (d.location.pointer.unwrap_or_default(), d.message.to_string()))
+            .map(|d| {
+                (
+                    d.location.pointer.unwrap_or_default(),
+                    d.message.to_string(),
+                )
+            })
             .collect()
     }
 

@@ -9,12 +9,12 @@ use serde_json::Value;
 use super::bundle::check_bundle;
 use super::locate::{dedup, locate_in};
 use super::pack::checks::check_pack_files;
-use crate::load::{lower, origin::Origins};
 use super::schema::{SchemaKind, Schemas};
 use super::session::SessionChecker;
 use crate::diag::render::Sources;
 use crate::diag::{escape_token, Code, Diagnostic, Severity};
 use crate::load::{self, Document, PackFileKind, PackFiles, SessionDoc};
+use crate::load::{lower, origin::Origins};
 
 /// Codes that stop every other check of their file (Format 17.1).
 pub(crate) fn stops(d: &Diagnostic) -> bool {
@@ -134,7 +134,13 @@ pub fn check_session_document(bundle: &Value, session: &SessionDoc) -> Vec<Diagn
 pub fn check_appended(checker: &mut SessionChecker, appended: &SessionDoc) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut semantic = Vec::new();
-    check_messages(Schemas::get(), Some(checker), appended, &mut out, &mut semantic);
+    check_messages(
+        Schemas::get(),
+        Some(checker),
+        appended,
+        &mut out,
+        &mut semantic,
+    );
     out.extend(semantic);
     dedup(&mut out);
     out
@@ -271,8 +277,8 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
     // What follows reads the lowered bundle.
     let derived_from = out.len();
     let mut semantic = check_bundle(&lowered.bundle);
-    let max_players = crate::model::manifest::Manifest::of(pack.manifest.as_ref().map(|m| &m.value))
-        .players_max;
+    let max_players =
+        crate::model::manifest::Manifest::of(pack.manifest.as_ref().map(|m| &m.value)).players_max;
     if let Some(max) = max_players {
         semantic.extend(players_over_max(&lowered.bundle, max));
     }
@@ -281,7 +287,8 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
         locate_file(d);
     }
     out.extend(semantic);
-    let mut fixture_diags = super::pack::fixtures::check_fixtures(&values, &lowered.bundle, &exists);
+    let mut fixture_diags =
+        super::pack::fixtures::check_fixtures(&values, &lowered.bundle, &exists);
     for d in &mut fixture_diags {
         locate_file(d);
     }

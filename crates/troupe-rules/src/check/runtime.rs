@@ -5,17 +5,16 @@
 
 use std::collections::HashSet;
 
-
+use crate::cel::Type;
 use crate::changes::check_changes;
 use crate::changes::{resolve_target, Target};
-use crate::resolve::env::{compile_once, owner_env};
-use crate::resolve::story::{Owner, Story};
-use crate::cel::Type;
 use crate::diag::{escape_token, Code, Diagnostic};
 use crate::keys::{self, KeyOptions};
-use crate::model::ScalarType;
 use crate::model::items::Rule;
+use crate::model::ScalarType;
 use crate::model::Scenario;
+use crate::resolve::env::{compile_once, owner_env};
+use crate::resolve::story::{Owner, Story};
 
 /// A rule keyword or safety term (Format 18.1, 19.2), compiled as the
 /// runtime compiles it (`case_sensitive` false, `whole_words` true).

@@ -8,15 +8,15 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::bundle::check_story;
-use crate::changes::check_changes;
-use crate::resolve::story::{self, SessionContext, Story};
 use super::summaries::{PathKnowledge, SceneRules};
 use super::templates::check_template;
-use crate::diag::{escape_token, Code, Diagnostic};
+use crate::changes::check_changes;
 use crate::changes::settings::Declared;
+use crate::diag::{escape_token, Code, Diagnostic};
+use crate::model::firing::{record, Firing, PathFirings};
 use crate::model::items::Event;
 use crate::model::{array, FiringRecord, Header, Message, Part};
-use crate::model::firing::{record, Firing, PathFirings};
+use crate::resolve::story::{self, SessionContext, Story};
 
 /// Checks a session (header and messages in file order) against `bundle`.
 /// Locations are `header/<pointer>` and `message:<id>/<pointer>`.
@@ -74,7 +74,8 @@ impl SessionChecker {
         // place) can fail checks the bundle alone passes: a seat-filled
         // character named in an opening's scene, variables of a header
         // character. Report what the session adds (Format 11.2, 12.2).
-        if story.cast.iter().any(|m| m.seat.is_some()) || Header::read(header).characters.is_some() {
+        if story.cast.iter().any(|m| m.seat.is_some()) || Header::read(header).characters.is_some()
+        {
             let mut alone = Vec::new();
             if let Some(bundle_story) = story::resolve(bundle, story.index, None, &mut alone) {
                 check_story(&bundle_story, &mut alone);
@@ -226,7 +227,10 @@ impl SessionChecker {
                         Code::UnknownRef,
                         format!(
                             "the scenario has no opening `{o}`{}",
-                            crate::diag::suggest::one_of(o, rules.openings.iter().map(String::as_str))
+                            crate::diag::suggest::one_of(
+                                o,
+                                rules.openings.iter().map(String::as_str)
+                            )
                         ),
                     )
                     .at(at("/opening")),
@@ -331,7 +335,8 @@ impl SessionChecker {
             }
         }
         if let (Some(id), true) = (id, has_path) {
-            rules.scene
+            rules
+                .scene
                 .message(&mut path.knowledge, id, &m, &prefix, out);
         }
         if let Some(id) = id {
@@ -432,10 +437,7 @@ pub fn resolve_story(bundle: &Value, header: &Value, out: &mut Vec<Diagnostic>) 
                 Code::UnknownRef,
                 format!(
                     "the bundle has no scenario `{name}`{}",
-                    crate::diag::suggest::one_of(
-                        name,
-                        crate::model::scenario_ids(bundle)
-                    )
+                    crate::diag::suggest::one_of(name, crate::model::scenario_ids(bundle))
                 ),
             )
             .at("header/scenario"),
@@ -538,4 +540,3 @@ fn check_audience(story: &Story, items: &[Value], base: &str, out: &mut Vec<Diag
         }
     }
 }
-

@@ -11,10 +11,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use crate::resolve::story::Story;
 use crate::diag::{Code, Diagnostic};
 use crate::model::items::{Opening, SceneMoves};
 use crate::model::{array as list, FiringRecord, Message, Part};
+use crate::resolve::story::Story;
 
 /// What the checker needs of a story to follow `scene.present` along a
 /// path (Format 6.4, 8.5, 8.6): the cast, the initial scene, and the scene
@@ -96,7 +96,12 @@ impl SceneRules {
                 .collect(),
             cast,
         };
-        rules.initial = match story.scenario.scene.as_ref().and_then(|s| s.present.as_ref()) {
+        rules.initial = match story
+            .scenario
+            .scene
+            .as_ref()
+            .and_then(|s| s.present.as_ref())
+        {
             Some(p) => rules.members(p.iter().map(String::as_str)),
             None => (0..rules.cast.len())
                 .filter_map(|i| u32::try_from(i).ok())
@@ -186,9 +191,11 @@ impl SceneRules {
             (_, parts) => parts.unwrap_or_default(),
         };
         for (i, part) in parts.iter().enumerate() {
-            let audience = Part::read(part)
-                .audience
-                .map(|a| a.iter().filter_map(Value::as_str).collect::<HashSet<&str>>());
+            let audience = Part::read(part).audience.map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<HashSet<&str>>()
+            });
             let knows = |x: &str| -> bool {
                 if x == author || x == "narrator" {
                     return true;
@@ -275,7 +282,12 @@ mod tests {
         check_session(&bundle, &header, &refs)
             .into_iter()
             .filter(|d| d.code == Code::SummaryReveals)
-            .map(|d| (d.location.pointer.unwrap_or_default(), d.message.to_string()))
+            .map(|d| {
+                (
+                    d.location.pointer.unwrap_or_default(),
+                    d.message.to_string(),
+                )
+            })
             .collect()
     }
 
@@ -293,7 +305,10 @@ mod tests {
         ]);
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].0, "message:c/summary/audience");
-        assert!(got[0].1.contains("part 0 of message `a` to `ben`"), "{got:?}");
+        assert!(
+            got[0].1.contains("part 0 of message `a` to `ben`"),
+            "{got:?}"
+        );
         // After a summary the window starts again: ben knows d's part.
         let got = reveals(&[
             json!({"id": "a", "author": "kai", "parts": [t("x")], "summary": {"text": "s"}}),
@@ -320,6 +335,9 @@ mod tests {
                    "summary": {"text": "s", "audience": ["kai"]}}),
         ]);
         assert_eq!(got.len(), 1, "{got:?}");
-        assert!(got[0].1.contains("part 1 of message `a` to `kai`"), "{got:?}");
+        assert!(
+            got[0].1.contains("part 1 of message `a` to `kai`"),
+            "{got:?}"
+        );
     }
 }

@@ -60,11 +60,7 @@ pub fn unknown_macros(
         );
         let before = &text[..range.start];
         let line = before.matches('\n').count() as u32 + 1;
-        let column = before
-            .rsplit('\n')
-            .next()
-            .map_or(0, |l| l.chars().count()) as u32
-            + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
         out.push(
             Diagnostic::error(
                 Code::UnknownMacro,

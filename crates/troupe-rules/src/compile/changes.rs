@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::ir::{cast_index, CastIr, CastIx, ChangeIr, Layout, StoryIr, VarIr};
 use super::value::{scalar_from_json, Val};
 use crate::changes::{resolve_target, Decls, Target};
-use crate::resolve::story::Story;
 use crate::model::{ScalarType, VarType};
+use crate::resolve::story::Story;
 
 /// What a change list is lowered against.
 pub struct ChangeScope<'a> {

@@ -98,7 +98,8 @@ fn inputs_of(ir: &StoryIr, i: usize) -> Option<DerivedInputs> {
         always: rolls,
         ..DerivedInputs::default()
     };
-    x.slots.push(layout_range(&ir.vars.get(d.var as usize)?.layout));
+    x.slots
+        .push(layout_range(&ir.vars.get(d.var as usize)?.layout));
     for s in slots {
         // Only the slots in `reads` are filled before it runs: another
         // would hold what an earlier evaluation left there.

@@ -50,7 +50,11 @@ pub struct CastIr {
     pub player: bool,
     /// The seat it fills (Format 6.1), which a cast reference may name
     /// instead of its ID (6.4).
-    #[serde(default, skip_serializing_if = "crate::wire::skip_none", deserialize_with = "crate::wire::shared_str_opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "crate::wire::skip_none",
+        deserialize_with = "crate::wire::shared_str_opt"
+    )]
     pub seat: Option<Arc<str>>,
 }
 
@@ -181,7 +185,8 @@ impl Serialize for ChangeIr {
             key: Option<&str>,
             value: &Val,
         ) -> Result<S::Ok, S::Error> {
-            let mut t = s.serialize_tuple_variant("ChangeIr", index, name, 3 + usize::from(key.is_some()))?;
+            let mut t =
+                s.serialize_tuple_variant("ChangeIr", index, name, 3 + usize::from(key.is_some()))?;
             t.serialize_field(&var)?;
             t.serialize_field(&slot)?;
             if let Some(k) = key {
@@ -350,7 +355,10 @@ pub enum NameRef {
     /// A variable's single slot.
     Slot(u32),
     /// A key of a `"*"` map.
-    OpenKey(u32, #[serde(deserialize_with = "crate::wire::shared_str")] Arc<str>),
+    OpenKey(
+        u32,
+        #[serde(deserialize_with = "crate::wire::shared_str")] Arc<str>,
+    ),
 }
 
 /// A compiled story: one scenario with its cast, worlds and (optional)
@@ -413,7 +421,11 @@ pub struct StoryIr {
     pub recursion: u64,
     /// The scenario's seats no member fills (Format 6.1), in cast order: a
     /// cast reference may name one (6.4), naming no one.
-    #[serde(default, skip_serializing_if = "crate::wire::skip_empty", deserialize_with = "crate::wire::shared_strs")]
+    #[serde(
+        default,
+        skip_serializing_if = "crate::wire::skip_empty",
+        deserialize_with = "crate::wire::shared_strs"
+    )]
     pub open_seats: Vec<Arc<str>>,
     /// The turn order (Format 18.9).
     #[serde(default)]

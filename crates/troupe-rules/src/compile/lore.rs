@@ -10,10 +10,10 @@ use serde_json::Value;
 use super::ir::OwnerRef;
 use super::CompileError;
 use crate::cel::{self, Program};
-use crate::resolve::env::owner_env;
-use crate::resolve::story::{Owner, Story};
 use crate::keys::{KeyOptions, KeySet};
 use crate::model::Entry;
+use crate::resolve::env::owner_env;
+use crate::resolve::story::{Owner, Story};
 
 /// How secondary keys combine with the primary keys (Format 5.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -10,9 +10,9 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::resolve::story::Story;
-use crate::model::ScalarType;
 use crate::changes::{resolve_target, scalar_of, Target};
+use crate::model::ScalarType;
+use crate::resolve::story::Story;
 
 /// What the model may change (Format 24.2): the scenario's `model` block.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -106,11 +106,14 @@ impl ModelIr {
             .iter()
             .filter_map(|m| {
                 let c = story.characters.get(&m.character)?;
-                let fields = [("description", &c.description), ("personality", &c.personality)]
-                    .into_iter()
-                    .filter_map(|(k, t)| Some((k.to_string(), t.clone()?)))
-                    .chain(c.text.iter().map(|(k, t)| (k.clone(), t.clone())))
-                    .collect();
+                let fields = [
+                    ("description", &c.description),
+                    ("personality", &c.personality),
+                ]
+                .into_iter()
+                .filter_map(|(k, t)| Some((k.to_string(), t.clone()?)))
+                .chain(c.text.iter().map(|(k, t)| (k.clone(), t.clone())))
+                .collect();
                 Some(CardIr {
                     id: m.character.clone(),
                     fields,

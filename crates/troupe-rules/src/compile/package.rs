@@ -23,8 +23,8 @@ use zip::{CompressionMethod, DateTime, ZipWriter};
 use super::ir::{ChangeIr, Layout, NameRef, Source, StoryIr, Who};
 use super::runtime::RuntimeIr;
 use crate::cel::Program;
-pub use crate::load::compiled::{content_hash, verify_ir, IR_VERSION};
 use crate::load::compiled::{compact_entry, COMPACT_ENTRY};
+pub use crate::load::compiled::{content_hash, verify_ir, IR_VERSION};
 
 /// How deep the compiled IR may nest, counted in levels of serde's data
 /// model (each sequence, map, struct, enum variant, `Some` and newtype
@@ -132,7 +132,12 @@ pub fn read_ir_bin(bin: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> 
     })?;
     match de.finalize() {
         Ok([]) => {}
-        Ok(rest) => return Err(unreadable(&format_args!("{} bytes after the IR", rest.len()))),
+        Ok(rest) => {
+            return Err(unreadable(&format_args!(
+                "{} bytes after the IR",
+                rest.len()
+            )))
+        }
         Err(e) => return Err(unreadable(&e)),
     }
     sound(p, bundle_hash, "ir.compact")
@@ -166,7 +171,9 @@ pub fn read_ir(ir: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
     let text = std::str::from_utf8(ir).map_err(|e| {
         fault(
             "",
-            format!("ir.json is not UTF-8 ({e}); it is not used and bundle.json is compiled afresh"),
+            format!(
+                "ir.json is not UTF-8 ({e}); it is not used and bundle.json is compiled afresh"
+            ),
         )
     })?;
     // serde_json's own limit (128 levels) is below what the IR of an
@@ -212,7 +219,9 @@ fn sound(mut p: PackageIr, bundle_hash: &str, entry: &str) -> Result<PackageIr, 
         let Some(s) = Arc::get_mut(s) else {
             return Err(fault(
                 format!("/scenarios/{i}"),
-                format!("{entry} is not a sound IR (the scenario is shared); it is not used and {then}"),
+                format!(
+                    "{entry} is not a sound IR (the scenario is shared); it is not used and {then}"
+                ),
             ));
         };
         let linked = match std::sync::Arc::get_mut(&mut s.story) {
@@ -473,7 +482,12 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
     for name in s.model.decl.changes.keys() {
         check(
             crate::changes::resolve_target(s, name).is_ok(),
-            || format!("story/model/decl/changes/{}", crate::diag::escape_token(name)),
+            || {
+                format!(
+                    "story/model/decl/changes/{}",
+                    crate::diag::escape_token(name)
+                )
+            },
             || format!("the model may change `{name}`, which names no variable"),
         )?;
     }
@@ -584,14 +598,21 @@ mod tests {
         let o = crate::open::open(&root.join("examples/packs/everyday-negotiation")).unwrap();
         let bundle = crate::compile::canonical::canonical_bundle(&o.bundle);
         let hash = content_hash(&bundle_bytes(&bundle));
-        let mut ir: Value = serde_json::from_slice(&crate::pipeline::package::ir_bytes(&bundle)).unwrap();
+        let mut ir: Value =
+            serde_json::from_slice(&crate::pipeline::package::ir_bytes(&bundle)).unwrap();
         let rt = &mut ir["scenarios"][0]["runtime"];
         let rules = rt["rules"].as_array_mut().unwrap();
-        let i = rules.iter().position(|r| r.get("pattern").is_some()).unwrap();
+        let i = rules
+            .iter()
+            .position(|r| r.get("pattern").is_some())
+            .unwrap();
         rules[i]["pattern"] = "(".into();
         rules[0]["keywords"]["keys"] = serde_json::json!(["/(/"]);
         let cats = rt["safety"]["categories"].as_array_mut().unwrap();
-        let c = cats.iter().position(|c| c.get("patterns").is_some()).unwrap();
+        let c = cats
+            .iter()
+            .position(|c| c.get("patterns").is_some())
+            .unwrap();
         cats[c]["patterns"] = serde_json::json!(["("]);
         let text = format!("{ir}\n");
         let read = read_ir(text.as_bytes(), &hash).expect("read without compiling a pattern");

@@ -9,11 +9,11 @@ use serde_json::Value;
 
 use super::safety::Safety;
 use crate::cel::{self, Program};
-use crate::resolve::story::Story;
 use crate::compile::changes::{lower_changes, ChangeScope};
 use crate::compile::{ChangeIr, CompileError, StoryIr};
 use crate::keys::{FirstHits, KeyIndex, KeyOptions, KeySet, LazyPattern};
 use crate::model::Scenario;
+use crate::resolve::story::Story;
 
 /// A rule (Format 18.1), compiled.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -46,10 +46,18 @@ pub struct RuleIr {
     #[serde(deserialize_with = "crate::wire::shared_strs")]
     pub replies: Vec<Arc<str>>,
     /// `by`: the rule's owner (Format 18.1), tried only for its replies.
-    #[serde(default, skip_serializing_if = "crate::wire::skip_none", deserialize_with = "crate::wire::shared_str_opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "crate::wire::skip_none",
+        deserialize_with = "crate::wire::shared_str_opt"
+    )]
     pub by: Option<Arc<str>>,
     /// `reply_as`: who says the rule's reply (Format 18.1).
-    #[serde(default, skip_serializing_if = "crate::wire::skip_none", deserialize_with = "crate::wire::shared_str_opt")]
+    #[serde(
+        default,
+        skip_serializing_if = "crate::wire::skip_none",
+        deserialize_with = "crate::wire::shared_str_opt"
+    )]
     pub reply_as: Option<Arc<str>>,
     /// `on: "reply"`: a reaction rule (Format 18.1, 18.9).
     #[serde(default, skip_serializing_if = "crate::wire::skip_false")]
@@ -368,8 +376,8 @@ impl RuntimeIr {
                 None => None,
             };
             let written = r.changes;
-            let changes = lower_changes(&scope, written)
-                .map_err(|e| err(format!("rule `{id}`: {e}")))?;
+            let changes =
+                lower_changes(&scope, written).map_err(|e| err(format!("rule `{id}`: {e}")))?;
             let changes_json = serde_json::value::to_raw_value(written)
                 .map_err(|e| err(format!("rule `{id}`: {e}")))?
                 .into();

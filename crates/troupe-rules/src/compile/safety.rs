@@ -429,7 +429,10 @@ mod lenient {
     impl<'de> Shape<'de> for CategoryView<'de> {
         fn object<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
             let mut c = CategoryView::default();
-            while let Some(k) = map.next_key_seed(Any::<Option<Cow<'de, str>>>(PhantomData))?.map(Option::unwrap_or_default) {
+            while let Some(k) = map
+                .next_key_seed(Any::<Option<Cow<'de, str>>>(PhantomData))?
+                .map(Option::unwrap_or_default)
+            {
                 match &*k {
                     "id" => c.id = field(&mut map)?,
                     "action" => c.action = field(&mut map)?,
@@ -449,7 +452,10 @@ mod lenient {
     impl<'de> Shape<'de> for PolicyView<'de> {
         fn object<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
             let mut p = PolicyView::default();
-            while let Some(k) = map.next_key_seed(Any::<Option<Cow<'de, str>>>(PhantomData))?.map(Option::unwrap_or_default) {
+            while let Some(k) = map
+                .next_key_seed(Any::<Option<Cow<'de, str>>>(PhantomData))?
+                .map(Option::unwrap_or_default)
+            {
                 if k == "categories" {
                     p.categories = field(&mut map)?;
                 } else {
@@ -652,7 +658,10 @@ mod policy_view_tests {
                     r.id,
                     r.action,
                     r.terms.keys(),
-                    r.patterns.iter().map(LazyPattern::source).collect::<Vec<_>>(),
+                    r.patterns
+                        .iter()
+                        .map(LazyPattern::source)
+                        .collect::<Vec<_>>(),
                     r.redirect_text
                 )
             })
@@ -679,8 +688,14 @@ mod policy_view_tests {
         assert_eq!(summary(&read), summary(&compiled));
         let s = summary(&compiled);
         assert_eq!(s.len(), 6, "{s:#?}");
-        assert!(s[1].contains("\"t1\"") && s[1].contains("Some(\"Call us.\")"), "{s:#?}");
-        assert!(s[2].starts_with("violence Stop") && s[2].contains("\"mélée\""), "{s:#?}");
+        assert!(
+            s[1].contains("\"t1\"") && s[1].contains("Some(\"Call us.\")"),
+            "{s:#?}"
+        );
+        assert!(
+            s[2].starts_with("violence Stop") && s[2].contains("\"mélée\""),
+            "{s:#?}"
+        );
         assert!(s[3].starts_with(" Allow []"), "{s:#?}");
         // Neither a policy nor categories: the global rules alone.
         for p in ["null", "[1]", r#"{"categories": 3}"#] {

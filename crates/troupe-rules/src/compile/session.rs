@@ -12,8 +12,8 @@ use super::path::{PathIndex, PathVec};
 use super::story::lower_parts;
 use super::time::{parse_time, Time};
 use super::CompileError;
-use crate::resolve::story::Story;
 use crate::model::{FiringRecord, Header, Message};
+use crate::resolve::story::Story;
 
 /// A recorded firing, resolved (Format 7.3, 9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -275,9 +275,8 @@ fn lower_message(
     line: &Value,
 ) -> Result<MessageIr, CompileError> {
     let m = Message::read(line);
-    let id = m
-        .id
-        .ok_or_else(|| CompileError("a message has no ID".into()))?;
+    let id =
+        m.id.ok_or_else(|| CompileError("a message has no ID".into()))?;
     let e = |what: String| CompileError(format!("message `{id}`: {what}"));
     let (parent, depth) = match m.parent {
         Some(p) => {
@@ -362,4 +361,3 @@ fn lower_message(
         }),
     })
 }
-

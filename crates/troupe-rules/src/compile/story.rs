@@ -11,11 +11,11 @@ use super::ir::*;
 use super::value::{json_decimal, Norm, Val};
 use super::CompileError;
 use crate::cel::{self, Value as CelValue};
+use crate::model::items::Event;
+use crate::model::{Keys, Opening, ScalarType, VarType, Variable};
 use crate::resolve::env::{condition_text, derived_order, owner_env};
 use crate::resolve::story::{Owner, Story};
-use crate::model::{Keys, Opening, ScalarType, VarType, Variable};
 use crate::template;
-use crate::model::items::Event;
 
 #[cfg(test)]
 thread_local! {
@@ -511,7 +511,8 @@ pub fn lower_parts(
     parts
         .iter()
         .map(|p| {
-            let crate::model::session::Part { text, audience } = crate::model::session::Part::read(p);
+            let crate::model::session::Part { text, audience } =
+                crate::model::session::Part::read(p);
             let audience = match audience {
                 Some(a) => {
                     let mut who = Vec::with_capacity(a.len());

@@ -12,10 +12,10 @@ use super::compare::{json_eq, subset_diff};
 use super::{Outcome, TestResult};
 use crate::check::{SchemaKind, Schemas};
 use crate::diag::Diagnostic;
-use crate::pipeline::{bare_document, check_all};
 use crate::engine::macros::RenderFor;
 use crate::engine::Engine;
 use crate::load::{check_version, parse_json, parse_session, Document, SessionDoc};
+use crate::pipeline::{bare_document, check_all};
 
 /// The spec version the runner sets as `troupe` (README 1).
 pub const SPEC_VERSION: &str = "0.1";
@@ -127,7 +127,12 @@ fn read_inputs(case: &Value, dir: &Path, suite: &Path) -> Result<Inputs, String>
             let header = with_version(s.get("header").cloned().unwrap_or(json!({})));
             let mut text = crate::runtime::session_writer::troupe_json(&header);
             text.push('\n');
-            for m in s.get("messages").and_then(Value::as_array).into_iter().flatten() {
+            for m in s
+                .get("messages")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 text.push_str(&crate::runtime::session_writer::troupe_json(m));
                 text.push('\n');
             }
@@ -182,20 +187,13 @@ fn read_inputs(case: &Value, dir: &Path, suite: &Path) -> Result<Inputs, String>
 impl Inputs {
     fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut d = self.read_diags.clone();
-        d.extend(check_all(
-            &self.bundle,
-            self.session.as_ref(),
-        ));
+        d.extend(check_all(&self.bundle, self.session.as_ref()));
         d
     }
 
     fn engine(&self) -> Result<&Engine, String> {
         let e = self.engine.get_or_init(|| {
-            crate::pipeline::load_documents(
-                &self.bundle,
-                self.session.as_ref(),
-                None,
-            )
+            crate::pipeline::load_documents(&self.bundle, self.session.as_ref(), None)
         });
         e.as_ref().map_err(|d| {
             let codes: BTreeSet<&str> = d.iter().map(|d| d.code.as_str()).collect();
@@ -339,7 +337,11 @@ fn run_test(t: &Value, ty: &str, inputs: &Inputs, conforming: bool) -> Outcome {
         "check" => check_test(expect, inputs),
         "parse" => parse_test(t, expect),
         "run" => inputs.engine().map_err(Failure::Fail).and_then(|e| {
-            let header = inputs.session.as_ref().and_then(|s| s.header.as_ref()).map(|h| &h.value);
+            let header = inputs
+                .session
+                .as_ref()
+                .and_then(|s| s.header.as_ref())
+                .map(|h| &h.value);
             let resume = t
                 .get("resume")
                 .map(|r| (r.as_str(), inputs.session_text.as_deref()));

@@ -95,7 +95,10 @@ pub fn scan_cases(dir: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
     let mut problems = Vec::new();
     if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_file()) {
         if !read_case(dir, &mut out, &mut problems) {
-            problems.push((dir.to_path_buf(), "not a case: it has no `tests`".to_string()));
+            problems.push((
+                dir.to_path_buf(),
+                "not a case: it has no `tests`".to_string(),
+            ));
         }
         return (out, problems);
     }

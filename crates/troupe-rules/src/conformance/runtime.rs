@@ -79,9 +79,13 @@ pub fn run_test(
         (Some(_), Some(_)) => return Err(suite("a run test has `model` or `resume`, not both")),
         (None, Some((at, text))) => {
             let (Some(text), Some(header)) = (text, header) else {
-                return Err(suite("`resume` needs the case's `session` or `sessionFile`"));
+                return Err(suite(
+                    "`resume` needs the case's `session` or `sessionFile`",
+                ));
             };
-            if t.get("resume").is_some_and(|r| r != &Value::Bool(true) && !r.is_string()) {
+            if t.get("resume")
+                .is_some_and(|r| r != &Value::Bool(true) && !r.is_string())
+            {
                 return Err(suite("`resume` is true or a message ID"));
             }
             Session::resume(
@@ -152,12 +156,17 @@ pub fn run_test(
             // `"refused"`: the turn must be refused, for any reason.
             if want.as_str() == Some("refused") {
                 if !got.as_str().is_some_and(|g| g.starts_with("refused")) {
-                    return Err(fail(format!("turn {}: expected a refusal, got {got}", i + 1)));
+                    return Err(fail(format!(
+                        "turn {}: expected a refusal, got {got}",
+                        i + 1
+                    )));
                 }
                 continue;
             }
             let Some(want) = want.as_object() else {
-                return Err(suite("each `expect.turns` item is an object or \"refused\""));
+                return Err(suite(
+                    "each `expect.turns` item is an object or \"refused\"",
+                ));
             };
             for (k, v) in want {
                 if got.get(k).is_none() {

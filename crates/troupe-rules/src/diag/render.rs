@@ -323,7 +323,10 @@ mod tests {
         for column in [1u32, 2, 41, 42, 257, 600, 2_999, 3_000, 3_001, 9_000] {
             let from = first_shown(column);
             let start = marks.byte_of(&line, from);
-            assert_eq!(window_from(&line, start, from, column), window(&line, column));
+            assert_eq!(
+                window_from(&line, start, from, column),
+                window(&line, column)
+            );
         }
         let mut sources = Sources::new();
         sources.add("l.json", Arc::from(line.as_str()));

@@ -36,11 +36,7 @@ impl Engine {
     /// The CEL declarations of owner `r` (Format 11.3), as the story's own
     /// conditions were compiled against; `hit` declares `hit()` (11.4).
     pub fn owner_env(&self, r: OwnerRef, hit: bool) -> Cow<'_, Env> {
-        let env = self
-            .ir
-            .envs
-            .get(self.ir.env_of(r) as usize)
-            .map(|e| &e.env);
+        let env = self.ir.envs.get(self.ir.env_of(r) as usize).map(|e| &e.env);
         match env {
             Some(e) if e.allow_hit == hit => Cow::Borrowed(e),
             Some(e) => Cow::Owned(e.clone().with_hit(hit)),

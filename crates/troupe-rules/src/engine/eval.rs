@@ -207,7 +207,8 @@ impl Point<'_> {
                 match &var.layout {
                     Layout::Single(s) | Layout::Open(s) => to_cel(state.slots.get(*s as usize)?)?,
                     Layout::Fixed { first, keys } => {
-                        let mut m = MapValue::with_capacity_and_hasher(keys.len(), Default::default());
+                        let mut m =
+                            MapValue::with_capacity_and_hasher(keys.len(), Default::default());
                         for (i, k) in keys.iter().enumerate() {
                             if let Some(v) = state.slots.get(*first as usize + i).and_then(to_cel) {
                                 m.insert(Key::String(k.clone()), v);
@@ -427,9 +428,7 @@ impl Point<'_> {
         };
         // A turn evaluates dozens of conditions: each takes a spare
         // activation of this thread instead of allocating one.
-        let mut act = SPARE
-            .with(|s| s.borrow_mut().pop())
-            .unwrap_or_default();
+        let mut act = SPARE.with(|s| s.borrow_mut().pop()).unwrap_or_default();
         // Spare activations are all unbound: only the slots the program
         // reads are bound for it, and unbound again after it.
         act.fit(&e.env);
@@ -546,9 +545,29 @@ mod double_tests {
     #[test]
     fn a_double_converts_as_its_text_parses() {
         let mut xs = vec![
-            0.0, -0.0, 1.0, -1.0, 0.5, 0.1, 0.05, 12.25, -3.75, 1e-7, 1e-12, 1e-20, 1e-28, 1e-30,
-            123_456_789.123_456_79, 1e15, 1e20, 9.99e27, 1e27, 0.3333333333333333,
-            -2.5e-5, 4.35, 99.99,
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            0.1,
+            0.05,
+            12.25,
+            -3.75,
+            1e-7,
+            1e-12,
+            1e-20,
+            1e-28,
+            1e-30,
+            123_456_789.123_456_79,
+            1e15,
+            1e20,
+            9.99e27,
+            1e27,
+            0.3333333333333333,
+            -2.5e-5,
+            4.35,
+            99.99,
         ];
         let mut x = 0.000123_f64;
         for _ in 0..200 {
@@ -565,8 +584,13 @@ mod double_tests {
                 continue;
             }
             let frac = &frac[..frac.len().min(28)];
-            let parsed = double_decimal_parsed(text.starts_with('-'), int, frac)
-                .map(|v| if v.is_zero() { Decimal::ZERO } else { v });
+            let parsed = double_decimal_parsed(text.starts_with('-'), int, frac).map(|v| {
+                if v.is_zero() {
+                    Decimal::ZERO
+                } else {
+                    v
+                }
+            });
             let got = double_decimal(d);
             assert_eq!(got, parsed, "{d}");
             assert_eq!(got.map(|v| v.scale()), parsed.map(|v| v.scale()), "{d}");

@@ -417,11 +417,19 @@ impl Pieces {
         entries: &[EntryIr],
     ) -> (&[Option<KeyHit>], Option<&[Option<KeyHit>]>) {
         let f = self.found[i].get_or_insert_with(|| Found {
-            primary: msg_scan.hits(session, entries, &e.keys).map(|(_, h)| h).collect(),
+            primary: msg_scan
+                .hits(session, entries, &e.keys)
+                .map(|(_, h)| h)
+                .collect(),
             secondary: e
                 .secondary
                 .as_ref()
-                .map(|sec| msg_scan.hits(session, entries, sec).map(|(_, h)| h).collect())
+                .map(|sec| {
+                    msg_scan
+                        .hits(session, entries, sec)
+                        .map(|(_, h)| h)
+                        .collect()
+                })
                 .unwrap_or_default(),
             merged: [0, 0],
         });

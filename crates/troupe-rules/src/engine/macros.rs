@@ -144,8 +144,15 @@ impl Engine {
     /// instructions): `pick` is stable per session, seeded by
     /// `"<seed>:pick:<k>:<template>"`.
     pub fn render_stable(&self, text: &str, state: &State, who: RenderFor<'_>) -> String {
-        self.render_inner(text, state, who, template::render::RENDER_LIMIT, false, true)
-            .unwrap_or_else(|e| e.partial)
+        self.render_inner(
+            text,
+            state,
+            who,
+            template::render::RENDER_LIMIT,
+            false,
+            true,
+        )
+        .unwrap_or_else(|e| e.partial)
     }
 
     /// [`Engine::render_stable`] with the budget of
@@ -156,14 +163,28 @@ impl Engine {
         state: &State,
         who: RenderFor<'_>,
     ) -> Result<String, template::render::TooLong> {
-        self.render_inner(text, state, who, template::render::RENDER_LIMIT, false, true)
+        self.render_inner(
+            text,
+            state,
+            who,
+            template::render::RENDER_LIMIT,
+            false,
+            true,
+        )
     }
 
     /// [`Engine::render`] for lore scanning (Format 5.3): the same text,
     /// except that `hidden_key` renders its arguments joined with `,`.
     pub fn render_for_scan(&self, text: &str, state: &State, who: RenderFor<'_>) -> String {
-        self.render_inner(text, state, who, template::render::RENDER_LIMIT, true, false)
-            .unwrap_or_else(|e| e.partial)
+        self.render_inner(
+            text,
+            state,
+            who,
+            template::render::RENDER_LIMIT,
+            true,
+            false,
+        )
+        .unwrap_or_else(|e| e.partial)
     }
 
     /// [`Engine::render_for_scan`] with `pick` stable per session (10.6):

@@ -46,7 +46,7 @@ fn state_bytes(s: &State) -> usize {
 
 impl Engine {
     /// Estimates the heap bytes of the session, links and checkpoints.
-        pub fn memory_estimate(&self) -> MemoryEstimate {
+    pub fn memory_estimate(&self) -> MemoryEstimate {
         let s = &self.session;
         let session = s.messages.capacity() * size_of::<MessageIr>()
             + s.messages

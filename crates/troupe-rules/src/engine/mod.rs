@@ -25,9 +25,9 @@ use replay::{initial, replay_all, step, Tree};
 
 pub use eval::{Point, RollHost, Scratch, Since};
 pub use lore::{EntryActivation, KeyHit, Secondary, When, Why};
-pub use observe::{Observer, Recorder, Site};
 #[cfg(any(test, feature = "internals"))]
 pub use observe::Report;
+pub use observe::{Observer, Recorder, Site};
 pub use state::State;
 
 /// The default checkpoint stride: a full state is kept at every message
@@ -80,12 +80,7 @@ impl Engine {
 
     /// [`Engine::new`] from a compiled story that may be shared (a
     /// package's IR, Format 14.4): the IR is all an engine needs.
-    pub fn from_ir(
-        ir: Arc<StoryIr>,
-        session: SessionIr,
-        has_session: bool,
-        stride: u32,
-    ) -> Engine {
+    pub fn from_ir(ir: Arc<StoryIr>, session: SessionIr, has_session: bool, stride: u32) -> Engine {
         let stride = stride.max(1);
         let mut scratch = Scratch::new(&ir);
         let init = initial(&ir, has_session.then_some(&session), &mut scratch);
@@ -360,7 +355,10 @@ impl Engine {
                         _ => None,
                     };
                     // A slot without a map flattens to no entries.
-                    let (x, y) = (map(before).unwrap_or_default(), map(after).unwrap_or_default());
+                    let (x, y) = (
+                        map(before).unwrap_or_default(),
+                        map(after).unwrap_or_default(),
+                    );
                     if x.ptr_eq(&y) {
                         // The same shared tree: nothing changed.
                         continue;

@@ -6,9 +6,9 @@
 use super::eval::{char_of, Point, RollHost, Scratch, Since};
 use super::observe::Observer;
 use super::state::{firing_of, State};
-use crate::model::firing::record;
 use crate::compile::session::Fired;
 use crate::compile::{SessionIr, StoryIr, Who};
+use crate::model::firing::record;
 
 /// The children of every message, as first-child / next-sibling links
 /// (`u32::MAX` = none), children in file order.
@@ -268,7 +268,12 @@ pub fn replay_all(
                 if heavy == NONE {
                     // A leaf: go on with the pending work below.
                 } else if first == heavy
-                    && tree.next_sibling.get(heavy as usize).copied().unwrap_or(NONE) == NONE
+                    && tree
+                        .next_sibling
+                        .get(heavy as usize)
+                        .copied()
+                        .unwrap_or(NONE)
+                        == NONE
                 {
                     cur = Some((heavy, st));
                     continue;

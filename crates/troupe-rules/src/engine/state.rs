@@ -154,7 +154,6 @@ impl State {
         }
     }
 
-
     /// The state before any message under difficulty preset `preset`
     /// (the default preset when `None`), derived variables not yet
     /// computed (Format 8.6).

@@ -83,7 +83,9 @@ fn record_line(b: &[u8]) -> Option<&str> {
     let l = std::str::from_utf8(l).ok()?;
     let hex = l.strip_prefix("sha256:")?;
     (rest.first() == Some(&b'\n')
-        && hex.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)))
+        && hex
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)))
     .then_some(l)
 }
 
@@ -175,7 +177,10 @@ impl<'a> ManifestHashes<'a> {
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a string")
             }
-            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                v: &'de str,
+            ) -> Result<Self::Value, E> {
                 Ok(Cow::Borrowed(v))
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
@@ -404,9 +409,18 @@ mod tests {
         assert_eq!(refused(&alone), at);
         // A manifest fault is verify_ir's to report.
         let stale = Some(manifest(&b, &ir, "other-9"));
-        assert!(matches!(verify_compact("p", &with(stale, &compact)), Compact::Skipped));
-        assert!(matches!(verify_compact("p", &with(None, &compact)), Compact::Skipped));
-        assert!(matches!(verify_compact("p", &entries(&b, m(), &ir)), Compact::Absent));
+        assert!(matches!(
+            verify_compact("p", &with(stale, &compact)),
+            Compact::Skipped
+        ));
+        assert!(matches!(
+            verify_compact("p", &with(None, &compact)),
+            Compact::Skipped
+        ));
+        assert!(matches!(
+            verify_compact("p", &entries(&b, m(), &ir)),
+            Compact::Absent
+        ));
     }
 
     #[test]

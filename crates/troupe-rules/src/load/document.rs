@@ -197,7 +197,9 @@ impl SpanIndex {
         new.dedup();
         let wanted = Wanted::of(new.iter().copied());
         let spans = match source {
-            Source::Json(text, first_line) => super::json::spans_on_paths(text, *first_line, &wanted),
+            Source::Json(text, first_line) => {
+                super::json::spans_on_paths(text, *first_line, &wanted)
+            }
             Source::Yaml(text) => match super::yaml::spans_on_paths(text, &wanted) {
                 Some(spans) => spans,
                 None => {

@@ -56,8 +56,8 @@ pub(crate) fn parse_json_at(
         )?;
         Ok((value, sizes))
     })?;
-    let value = reject_duplicate_keys(file, text, first_line, Some((value, &sizes)))?
-        .unwrap_or_default();
+    let value =
+        reject_duplicate_keys(file, text, first_line, Some((value, &sizes)))?.unwrap_or_default();
     drop(sizes);
     let text: Arc<str> = Arc::from(text);
     Ok(Document {
@@ -769,7 +769,12 @@ mod tests {
             objects += 1;
             let doc = parse_json_at("f.json", text.as_bytes(), 1);
             let got = doc.map(|d| d.value).map_err(|d| d.message.to_string());
-            assert_eq!(got.as_ref(), Ok(&expected), "{}", &text[..text.len().min(200)]);
+            assert_eq!(
+                got.as_ref(),
+                Ok(&expected),
+                "{}",
+                &text[..text.len().min(200)]
+            );
             assert_eq!(got.unwrap().to_string(), expected.to_string());
         }
         assert!(objects > 50);
@@ -783,7 +788,6 @@ mod tests {
         let sizes = container_sizes(text);
         assert!(same_sizes(&doc.value, &mut sizes.iter()));
     }
-
 
     #[test]
     fn a_path_pass_gives_the_table_s_spans_of_the_path() {

@@ -35,7 +35,10 @@ fn reread(path: &std::path::Path, hash: &str) -> Option<Vec<u8>> {
     let bytes =
         super::text::read_at_most(&name, path, super::limits::MAX_PACKAGE_FILE_BYTES).ok()?;
     let screened = super::screen_package(&name, &bytes).value?;
-    let (_, bundle) = screened.kept.into_iter().find(|(k, _)| k == "bundle.json")?;
+    let (_, bundle) = screened
+        .kept
+        .into_iter()
+        .find(|(k, _)| k == "bundle.json")?;
     (super::compiled::content_hash(&bundle) == hash).then_some(bundle)
 }
 

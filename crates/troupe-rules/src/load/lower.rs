@@ -7,9 +7,9 @@
 use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
+use super::normalize_ref;
 use super::origin::Origins;
 use crate::diag::{escape_token, Code, Diagnostic};
-use super::normalize_ref;
 
 /// A pack's parsed YAML files by pack-relative path (`npcs/dealer.yaml`),
 /// the manifest included as `manifest.yaml`.
@@ -139,9 +139,7 @@ impl Lowerer<'_> {
             }
         }
         let mut has_seat = false;
-        for (j, entry) in crate::model::array(v, "cast").iter()
-            .enumerate()
-        {
+        for (j, entry) in crate::model::array(v, "cast").iter().enumerate() {
             if let Some(r) = entry.pointer("/npc/ref").and_then(Value::as_str) {
                 let ptr = format!("/cast/{j}/npc/ref");
                 if let Some(f) = self.follow_kind(path, &ptr, r, "npcs/") {
@@ -181,9 +179,7 @@ impl Lowerer<'_> {
 
         // Worlds by reference.
         let mut wids = Vec::new();
-        for (j, w) in crate::model::array(v, "worlds").iter()
-            .enumerate()
-        {
+        for (j, w) in crate::model::array(v, "worlds").iter().enumerate() {
             if let Some(r) = w.get("ref").and_then(Value::as_str) {
                 let ptr = format!("/worlds/{j}/ref");
                 if let Some(f) = self.follow_kind(path, &ptr, r, "worlds/") {
@@ -219,9 +215,7 @@ impl Lowerer<'_> {
             }
             openings.push(op);
         }
-        for (j, op) in crate::model::array(v, "openings").iter()
-            .enumerate()
-        {
+        for (j, op) in crate::model::array(v, "openings").iter().enumerate() {
             let k = openings.len();
             self.out.origins.map(
                 format!("{base}/openings/{k}"),
@@ -319,9 +313,7 @@ impl Lowerer<'_> {
                 outcomes.push(json!({"id": oid, "when": cond}));
             }
         }
-        for (j, oc) in crate::model::array(v, "outcomes").iter()
-            .enumerate()
-        {
+        for (j, oc) in crate::model::array(v, "outcomes").iter().enumerate() {
             let k = outcomes.len();
             self.out.origins.map(
                 format!("{base}/outcomes/{k}"),

@@ -369,10 +369,9 @@ fn is_kept(name: &str) -> bool {
     matches!(
         name,
         "bundle.json" | "manifest.json" | "ir.json" | super::compiled::COMPACT_ENTRY
-    )
-        || name
-            .strip_prefix("sessions/")
-            .is_some_and(|s| !s.contains('/') && s.ends_with(".jsonl"))
+    ) || name
+        .strip_prefix("sessions/")
+        .is_some_and(|s| !s.contains('/') && s.ends_with(".jsonl"))
 }
 
 /// Why an entry name is PATH_TRAVERSAL, if it is (Format 14); `None` when

@@ -86,10 +86,10 @@ impl SessionDoc {
             Messages::Documents(d) => (None, &[][..], &d[..]),
         };
         let parsed = lines.iter().filter_map(move |l| {
-            let bytes = text?
-                .as_bytes()
-                .get(l.start as usize..l.end as usize)?;
-            parse_json_at(&self.file, bytes, l.number).ok().map(Cow::Owned)
+            let bytes = text?.as_bytes().get(l.start as usize..l.end as usize)?;
+            parse_json_at(&self.file, bytes, l.number)
+                .ok()
+                .map(Cow::Owned)
         });
         parsed.chain(docs.iter().map(Cow::Borrowed))
     }
@@ -188,9 +188,12 @@ pub fn parse_session(file: &str, bytes: &[u8]) -> Loaded<SessionDoc> {
 fn line_bounds(file: &str, line: &[u8], n: u32) -> Option<Diagnostic> {
     if line.is_empty() {
         Some(
-            Diagnostic::error(Code::Parse, "an empty line; every line must be one JSON object")
-                .in_file(file)
-                .at_line_col(n, 1),
+            Diagnostic::error(
+                Code::Parse,
+                "an empty line; every line must be one JSON object",
+            )
+            .in_file(file)
+            .at_line_col(n, 1),
         )
     } else if line.len() > MAX_JSONL_LINE_BYTES {
         Some(

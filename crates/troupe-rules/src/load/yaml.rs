@@ -755,7 +755,9 @@ fn plain_non_string(s: &str) -> Result<Option<Value>, String> {
     // other first byte is a string's (most keys and words).
     if !matches!(
         s.as_bytes().first(),
-        None | Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'~' | b'n' | b'N' | b't' | b'T' | b'f' | b'F')
+        None | Some(
+            b'0'..=b'9' | b'-' | b'+' | b'.' | b'~' | b'n' | b'N' | b't' | b'T' | b'f' | b'F'
+        )
     ) {
         return Ok(None);
     }
@@ -806,7 +808,9 @@ fn plain_int(s: &str) -> Option<Number> {
         [b'1'..=b'9', rest @ ..] => rest.len() < 18 && rest.iter().all(u8::is_ascii_digit),
         _ => false,
     };
-    canonical.then(|| s.parse::<i64>().ok().map(Number::from)).flatten()
+    canonical
+        .then(|| s.parse::<i64>().ok().map(Number::from))
+        .flatten()
 }
 
 fn is_digits(s: &str, radix: u32) -> bool {
@@ -894,9 +898,17 @@ mod tests {
     fn indentation_errors_say_so_plainly_at_the_line() {
         let cases = [
             // A key indented less than its siblings in a list item.
-            ("rules:\n  - id: a\n   keywords: [x]\n", 3, "not indented like"),
+            (
+                "rules:\n  - id: a\n   keywords: [x]\n",
+                3,
+                "not indented like",
+            ),
             // A key indented deeper than the one before it.
-            ("a:\n  b: 1\n    c: 2\n", 3, "indented deeper than the key before it"),
+            (
+                "a:\n  b: 1\n    c: 2\n",
+                3,
+                "indented deeper than the key before it",
+            ),
             // A tab.
             ("a:\n\t- b\n", 2, "spaces, not tabs"),
         ];

@@ -384,10 +384,18 @@ impl Scenario {
             Some(Value::Array(items)) => Some(items),
             Some(_) => None,
         };
-        let (worlds, cast, openings, variables) =
-            (list("worlds")?, list("cast")?, list("openings")?, list("variables")?);
-        let (events, outcomes, rules, entries) =
-            (list("events")?, list("outcomes")?, list("rules")?, list("entries")?);
+        let (worlds, cast, openings, variables) = (
+            list("worlds")?,
+            list("cast")?,
+            list("openings")?,
+            list("variables")?,
+        );
+        let (events, outcomes, rules, entries) = (
+            list("events")?,
+            list("outcomes")?,
+            list("rules")?,
+            list("entries")?,
+        );
         // `#[serde(default)] Option<Value>`: absent or null is `None`.
         let mut block = |k: &str| m.remove(k).filter(|v| !v.is_null());
         let (difficulty, emotion, model) = (block("difficulty"), block("emotion"), block("model"));

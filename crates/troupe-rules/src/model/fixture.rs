@@ -189,12 +189,17 @@ mod tests {
             ],
             "static_assertions": [{"path": "manifest.name", "check": "non_empty_string"}]});
         let f = Fixture::read(&v);
-        assert_eq!((f.fixture_id, f.scenario_id, f.difficulty), (Some("golden"), Some("haggle"), Some("easy")));
+        assert_eq!(
+            (f.fixture_id, f.scenario_id, f.difficulty),
+            (Some("golden"), Some("haggle"), Some("easy"))
+        );
         assert_eq!(f.cassette, Some("cassettes/a.json"));
         assert_eq!(f.coverage_minimum, Some(&json!(80)));
         assert_eq!(f.turn_count(), 2);
         let steps: Vec<_> = f.steps().collect();
-        let Step::Turn(t) = steps[0].1 else { panic!("a turn") };
+        let Step::Turn(t) = steps[0].1 else {
+            panic!("a turn")
+        };
         assert_eq!(t.turn, Some(1));
         let e = t.expect.unwrap();
         assert_eq!(e.fired.len(), 2);
@@ -203,9 +208,21 @@ mod tests {
         assert!(e.state.unwrap().contains_key("x"));
         assert!(matches!(steps[1], (1, Step::Settings(s)) if s["difficulty"] == "hard"));
         // `turn` is read as a JSON integer only (2.0 reads as absent).
-        assert!(matches!(steps[2].1, Step::Turn(Turn { turn: None, expect: None })));
+        assert!(matches!(
+            steps[2].1,
+            Step::Turn(Turn {
+                turn: None,
+                expect: None
+            })
+        ));
         let a: Vec<_> = f.assertions().collect();
-        assert_eq!(a[0].texts(), [("path", Some("manifest.name")), ("check", Some("non_empty_string"))]);
+        assert_eq!(
+            a[0].texts(),
+            [
+                ("path", Some("manifest.name")),
+                ("check", Some("non_empty_string"))
+            ]
+        );
     }
 
     #[test]
@@ -224,8 +241,16 @@ mod tests {
         // expectation that is no object has no fields.
         let turns = json!([7, {"turn": "1", "expect": ["fired"]}, {"settings": null}]);
         let steps: Vec<_> = turns.as_array().unwrap().iter().map(Step::read).collect();
-        assert!(matches!(steps[0], Step::Turn(Turn { turn: None, expect: None })));
-        let Step::Turn(t) = steps[1] else { panic!("a turn") };
+        assert!(matches!(
+            steps[0],
+            Step::Turn(Turn {
+                turn: None,
+                expect: None
+            })
+        ));
+        let Step::Turn(t) = steps[1] else {
+            panic!("a turn")
+        };
         let e = t.expect.unwrap();
         assert!(t.turn.is_none() && e.fired.is_empty() && e.state.is_none() && e.outcome.is_none());
         // `settings: null` is written: a settings step (its schema says the rest).

@@ -161,7 +161,9 @@ impl<'a> LoreEntry<'a> {
 
     /// `keys` when written as a list.
     pub fn key_list(&self) -> &'a [Value] {
-        self.keys.and_then(Value::as_array).map_or(&[], Vec::as_slice)
+        self.keys
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
     }
 }
 
@@ -259,7 +261,10 @@ impl<'a> TextFields<'a> {
     /// `description` and `personality`, each with its field name (for
     /// pointers).
     pub fn templates(&self) -> [(&'static str, Option<&'a str>); 2] {
-        [("description", self.description), ("personality", self.personality)]
+        [
+            ("description", self.description),
+            ("personality", self.personality),
+        ]
     }
 }
 
@@ -652,31 +657,46 @@ mod tests {
         let v = json!({"id": "mood", "type": "number", "min": 0, "max": "9", "places": 2.0,
             "keys": ["a"], "default": [1], "visibility": 3, "description": "How it feels"});
         let d = VarItem::read(&v);
-        assert_eq!((d.min, d.max, d.places), (Some(&json!(0)), Some(&json!("9")), Some(&json!(2.0))));
+        assert_eq!(
+            (d.min, d.max, d.places),
+            (Some(&json!(0)), Some(&json!("9")), Some(&json!(2.0)))
+        );
         assert_eq!((d.visibility, d.description), (None, Some("How it feels")));
         assert_eq!(d.default, Some(&json!([1])));
         assert!(VarItem::read(&json!(["id"])).id.is_none());
         let p = json!({"policy_id": "default", "content_rating_cap": ["teen"], "global_rules": "x",
             "categories": [{"id": "g", "action": "redirect"}, {"action": 1}]});
         let policy = Policy::read(&p);
-        assert_eq!((policy.id, policy.content_rating_cap), (Some("default"), None));
+        assert_eq!(
+            (policy.id, policy.content_rating_cap),
+            (Some("default"), None)
+        );
         assert!(policy.global_rules.is_empty());
         let actions: Vec<_> = Category::all(Some(&p)).map(|c| c.action).collect();
         assert_eq!(actions, [Some("redirect"), None]);
         let tv = json!({"type": "variable_above", "variable": "x", "threshold": 60});
         let t = Threshold::read(&tv);
-        assert_eq!((t.kind, t.variable, t.threshold), (Some("variable_above"), Some("x"), Some(&json!(60))));
+        assert_eq!(
+            (t.kind, t.variable, t.threshold),
+            (Some("variable_above"), Some("x"), Some(&json!(60)))
+        );
         let cel = json!("state.x > 1");
         let t = Threshold::read(&cel);
         assert!(t.kind.is_none() && t.variable.is_none() && t.threshold.is_none());
-        assert_eq!(Event::read(&json!({"description": "d"})).description, Some("d"));
+        assert_eq!(
+            Event::read(&json!({"description": "d"})).description,
+            Some("d")
+        );
     }
 
     #[test]
     fn text_fields_and_settings_read_as_written() {
         let ch = json!({"description": "d", "personality": 3, "text": {"greeting": "hi"}});
         let t = TextFields::read(&ch);
-        assert_eq!(t.templates(), [("description", Some("d")), ("personality", None)]);
+        assert_eq!(
+            t.templates(),
+            [("description", Some("d")), ("personality", None)]
+        );
         assert_eq!(t.text.unwrap().len(), 1);
         assert!(TextFields::read(&json!({"text": ["hi"]})).text.is_none());
         assert!(TextFields::read(&json!("text")).description.is_none());
@@ -702,7 +722,10 @@ mod tests {
         assert_eq!(e.changes.len(), 1);
         let sc = json!({"turn_order": {"strategy": "natural", "max_replies_per_turn": 3}});
         let t = TurnOrder::of(&sc);
-        assert_eq!((t.strategy, t.max_replies_per_turn), (Some("natural"), Some(3)));
+        assert_eq!(
+            (t.strategy, t.max_replies_per_turn),
+            (Some("natural"), Some(3))
+        );
         assert!(TurnOrder::of(&json!({})).strategy.is_none());
     }
 }

@@ -162,7 +162,10 @@ mod tests {
             "safety": {"policy": "safety/default.yaml"}, "players": {"max": 4.0},
             "license": ["MIT"]});
         let m = Manifest::read(&v);
-        assert_eq!((m.name, m.pack_id, m.version), (Some("Market"), Some("official.market"), Some("1.0.0")));
+        assert_eq!(
+            (m.name, m.pack_id, m.version),
+            (Some("Market"), Some("official.market"), Some("1.0.0"))
+        );
         assert_eq!(m.content_rating, Some("teen"));
         assert_eq!(m.license, None);
         assert_eq!(m.safety_policy, Some("safety/default.yaml"));
@@ -195,7 +198,10 @@ mod tests {
             "reachable": ["outcomes", 2, "events"], "unreachable": "rules"}});
         let e = Manifest::read(&v).explore.unwrap();
         assert_eq!((e.depth, e.states, e.seed), (Some(5), None, None));
-        assert_eq!(e.reachable().unwrap().collect::<Vec<_>>(), ["outcomes", "events"]);
+        assert_eq!(
+            e.reachable().unwrap().collect::<Vec<_>>(),
+            ["outcomes", "events"]
+        );
         assert!(e.unreachable().is_none());
         // `explore: []` is written, with nothing in it.
         let empty = json!({"explore": []});
@@ -212,9 +218,15 @@ mod tests {
         assert_eq!(file_id("elsewhere/", &v), None);
         assert_eq!(scenario_id(&v), Some("haggle"));
         assert_eq!(scenario_id(&json!(["scenario_id"])), None);
-        assert_eq!(rating_cap(&json!({"content_rating_cap": "teen"})), Some("teen"));
+        assert_eq!(
+            rating_cap(&json!({"content_rating_cap": "teen"})),
+            Some("teen")
+        );
         assert_eq!(rating_cap(&json!({"content_rating_cap": {}})), None);
-        assert_eq!(ref_path(&json!({"ref": "npcs/a.yaml"})), Some("npcs/a.yaml"));
+        assert_eq!(
+            ref_path(&json!({"ref": "npcs/a.yaml"})),
+            Some("npcs/a.yaml")
+        );
         assert_eq!(ref_path(&json!(["ref"])), None);
         assert_eq!(ref_path(&json!({"ref": 1})), None);
     }

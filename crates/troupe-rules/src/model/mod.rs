@@ -69,7 +69,6 @@ pub const RESERVED_IDS: &[&str] = &[
     "difficulty",
 ];
 
-
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;

@@ -203,15 +203,30 @@ mod tests {
             "group_goals": [{"id": "deal", "verify": "'deal_done' in signals"}],
             "choreography": [{"who": "ana", "do": "Hi", "after": "warming_up", "round": 2}]});
         let p = Playtest::read(&v);
-        assert_eq!((p.name, p.mode, p.scenario_id), (Some("two_buyers"), Some("party"), Some("market")));
-        assert_eq!((p.summary, p.requires_difficulty), (Some("Two buyers"), Some("hard")));
+        assert_eq!(
+            (p.name, p.mode, p.scenario_id),
+            (Some("two_buyers"), Some("party"), Some("market"))
+        );
+        assert_eq!(
+            (p.summary, p.requires_difficulty),
+            (Some("Two buyers"), Some("hard"))
+        );
         assert_eq!(p.rounds.and_then(crate::model::integer_u64), Some(6));
         let a: Vec<_> = p.agents().collect();
-        assert_eq!((a[0].id, a[0].role, a[0].target), (Some("ana"), Some("polite"), Some("buyer1")));
-        assert_eq!(a[0].goal_items().next().unwrap().verify, Some("state.x > 1.0"));
+        assert_eq!(
+            (a[0].id, a[0].role, a[0].target),
+            (Some("ana"), Some("polite"), Some("buyer1"))
+        );
+        assert_eq!(
+            a[0].goal_items().next().unwrap().verify,
+            Some("state.x > 1.0")
+        );
         assert_eq!(p.group_goal_items().next().unwrap().id, Some("deal"));
         let s = p.steps().next().unwrap();
-        assert_eq!((s.who, s.say, s.after), (Some("ana"), Some("Hi"), Some("warming_up")));
+        assert_eq!(
+            (s.who, s.say, s.after),
+            (Some("ana"), Some("Hi"), Some("warming_up"))
+        );
         assert_eq!(s.round, Some(&json!(2)));
     }
 

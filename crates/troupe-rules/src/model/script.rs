@@ -55,7 +55,10 @@ mod tests {
     fn a_script_root_keeps_each_field_as_written() {
         let v = json!({"inputs": "hello", "seed": -1, "scenario": ["a"], "x-note": 1});
         let r = ScriptRoot::read(v.as_object().unwrap());
-        assert_eq!((r.inputs, r.seed), (Some(&json!("hello")), Some(&json!(-1))));
+        assert_eq!(
+            (r.inputs, r.seed),
+            (Some(&json!("hello")), Some(&json!(-1)))
+        );
         assert_eq!(r.ids()[0], ("scenario", Some(&json!(["a"]))));
         assert!(r.opening.is_none() && r.difficulty.is_none());
         assert!(!ScriptRoot::KEYS.contains(&"x-note"));

@@ -347,7 +347,6 @@ pub enum FiringRecord<'a> {
     Outcome(&'a str),
 }
 
-
 /// The start of a session header (Format 12.1) for scenario `scenario`:
 /// `troupe`, `kind`, `scenario`, then `players` and `characters` when not
 /// empty. Difficulty and seed follow, written by the caller.

@@ -6,14 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
-
-use crate::load::lower;
 use crate::check::run::{
     check_bundle_document, check_pack_lowered, check_package, check_session_document,
     sort_for_report, stops, Checked, IrVerifier,
 };
 use crate::diag::render::Sources;
 use crate::diag::{Code, Diagnostic};
+use crate::load::lower;
 use crate::load::{self, PackFiles, SessionDoc};
 
 /// True for a folder whose name ends like a Troupe file (`.json`,
@@ -112,9 +111,10 @@ fn check_paths_parsing(paths: &[PathBuf], ir_ok: IrVerifier<'_>) -> Checked {
             .as_ref()
             .and_then(|h| crate::model::Header::read(&h.value).scenario)
             .map(str::to_string);
-        let bundle = checked.bundles.iter().find(|(_, b)| {
-            crate::model::scenario_ids(b).any(|x| Some(x) == scenario.as_deref())
-        });
+        let bundle = checked
+            .bundles
+            .iter()
+            .find(|(_, b)| crate::model::scenario_ids(b).any(|x| Some(x) == scenario.as_deref()));
         match (bundle, &checked.bundles.first()) {
             (Some((_, b)), _) | (None, Some((_, b))) => {
                 checked.diagnostics.extend(check_session_document(b, &session));
@@ -147,7 +147,9 @@ fn add_session_sources(sources: &mut Sources, s: &SessionDoc) {
 fn check_pack_path(path: &Path, checked: &mut Checked) {
     // Nothing here runs the pack: its lowered bundle moves into `checked`.
     if let Some((_, lowered)) = check_scanned(path, load::scan_pack(path), checked) {
-        checked.bundles.push((path.display().to_string(), lowered.bundle));
+        checked
+            .bundles
+            .push((path.display().to_string(), lowered.bundle));
     }
 }
 

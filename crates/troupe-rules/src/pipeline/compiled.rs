@@ -7,10 +7,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::check;
-use crate::resolve::story::Story;
 use crate::compile::{compile_session, compile_story, SessionCompiler, SessionIr, StoryIr};
 use crate::diag::{Code, Diagnostic};
 use crate::load::{Document, SessionDoc, SpanIndex};
+use crate::resolve::story::Story;
 
 /// A document with no source text (values built in memory).
 pub fn bare_document(file: &str, value: &Value) -> Document {
@@ -151,7 +151,10 @@ pub fn compile_checked(
 /// one line at a time: each message is parsed, lowered and dropped, so the
 /// session's JSON values are never all held (Format 16.2). A session with
 /// no header is refused (INTERNAL: its checks would have failed).
-pub fn compile_checked_session(bundle: &Value, doc: &SessionDoc) -> Result<Compiled, Vec<Diagnostic>> {
+pub fn compile_checked_session(
+    bundle: &Value,
+    doc: &SessionDoc,
+) -> Result<Compiled, Vec<Diagnostic>> {
     let Some(header) = &doc.header else {
         return Err(internal("the session has no header".into()));
     };

@@ -67,6 +67,9 @@ pub fn compile_checked(
 
 /// Compiles a session that has passed its checks (no check runs here),
 /// one line at a time (Format 16.2).
-pub fn compile_checked_session(bundle: &Value, doc: &SessionDoc) -> Result<Engine, Vec<Diagnostic>> {
+pub fn compile_checked_session(
+    bundle: &Value,
+    doc: &SessionDoc,
+) -> Result<Engine, Vec<Diagnostic>> {
     engine(compiled::compile_checked_session(bundle, doc))
 }

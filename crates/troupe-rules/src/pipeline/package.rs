@@ -9,8 +9,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::compile::package::{
-    bundle_bytes, content_hash, package_bytes, to_ir_bin, to_ir_json_bytes, PackageIr,
-    ScenarioIr, IR_VERSION,
+    bundle_bytes, content_hash, package_bytes, to_ir_bin, to_ir_json_bytes, PackageIr, ScenarioIr,
+    IR_VERSION,
 };
 use crate::compile::runtime::RuntimeIr;
 

@@ -155,7 +155,8 @@ impl ModelVoice {
 /// Reads a persona model's answer (Format 22.3): `Ok(None)` for a blank
 /// `say`, `Err` saying why it is invalid.
 fn read_say(content: &str) -> Result<Option<String>, String> {
-    let value: Value = serde_json::from_str(unfence(content)).map_err(|e| format!("the answer is not JSON ({e})"))?;
+    let value: Value = serde_json::from_str(unfence(content))
+        .map_err(|e| format!("the answer is not JSON ({e})"))?;
     let obj = value
         .as_object()
         .filter(|o| o.len() == 1)

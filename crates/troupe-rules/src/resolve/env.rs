@@ -71,7 +71,13 @@ pub(crate) fn compile_once(
     env: &Env,
 ) -> CompileResult {
     let key = (owner.clone(), hit, src.to_string());
-    if let Some(r) = story.programs.0.lock().ok().and_then(|m| m.get(&key).cloned()) {
+    if let Some(r) = story
+        .programs
+        .0
+        .lock()
+        .ok()
+        .and_then(|m| m.get(&key).cloned())
+    {
         return r;
     }
     let r = std::sync::Arc::new(cel::compile(src, env));

@@ -9,8 +9,8 @@ use crate::compile::session::Fired;
 use crate::compile::{FiringIr, SessionIr, StoryIr};
 use crate::engine::eval::char_of;
 use crate::engine::state::firing_of;
-use crate::model::firing::{may_fire, record};
 use crate::engine::{Observer, Point, RollHost, Scratch, Since, Site, State};
+use crate::model::firing::{may_fire, record};
 
 /// Evaluates 9.2 at message `m` whose changes are already applied to `st`
 /// (`st.fired` says which events fired earlier on the path); `rolls` is the

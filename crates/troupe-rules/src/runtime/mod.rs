@@ -45,9 +45,9 @@ use serde_json::{Map, Value};
 use crate::compile::ChangeIr;
 use crate::engine::{Engine, Point, State};
 
+pub use chat::{ChatMessage, Structured};
 pub use opened::{OpenError, OpenOptions, Opened, Seating};
 pub use session::{Options, RuntimeKind, Session, StartError, TurnError};
-pub use chat::{ChatMessage, Structured};
 pub use settings::SettingsResult;
 pub use turn::{FiringRecord, OpeningResult, Score, SessionControl, TurnResult};
 

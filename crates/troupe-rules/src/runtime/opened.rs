@@ -105,7 +105,9 @@ impl Opened {
             // it is not remembered.
             Some(ir) => Some(self.share(ir.scenario(id)?)),
             // An ID the bundle lacks is not remembered either.
-            None => self.compile_scenario(id)?.map(|ir| self.share(Arc::new(ir))),
+            None => self
+                .compile_scenario(id)?
+                .map(|ir| self.share(Arc::new(ir))),
         };
         cache.insert(key.to_string(), made.clone());
         made
@@ -195,4 +197,3 @@ impl OpenOptions {
         self
     }
 }
-

@@ -170,16 +170,11 @@ pub fn replay_observed(engine: &Engine, mut obs: Option<&mut (dyn Observer + '_)
         let m = mi as u32;
         let answered = is_player(engine, msg.author)
             && msg.changes.is_empty()
-            && session
-                .messages
-                .get(mi + 1)
-                .is_some_and(|next| {
-                    // A settings message (Format 8.9) is the host's, not an
-                    // answer: the turn was evaluated at its input.
-                    next.parent == Some(m)
-                        && !is_player(engine, next.author)
-                        && next.settings.is_none()
-                });
+            && session.messages.get(mi + 1).is_some_and(|next| {
+                // A settings message (Format 8.9) is the host's, not an
+                // answer: the turn was evaluated at its input.
+                next.parent == Some(m) && !is_player(engine, next.author) && next.settings.is_none()
+            });
         let mut st = match msg.parent {
             Some(p) => engine.state_at(p),
             None => engine.initial().clone(),

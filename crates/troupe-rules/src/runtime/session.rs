@@ -151,7 +151,10 @@ fn resume_point(engine: &Engine, at: Option<&str>) -> Result<Option<u32>, StartE
                 "at",
                 format!(
                     "the session has no message `{id}`{}",
-                    crate::diag::suggest::one_of(id, engine.session.messages.iter().map(|m| &*m.id))
+                    crate::diag::suggest::one_of(
+                        id,
+                        engine.session.messages.iter().map(|m| &*m.id)
+                    )
                 ),
             )
         })?),
@@ -192,9 +195,7 @@ fn build_header(bundle: &Value, options: &Options) -> Result<(Value, Option<usiz
                         "the bundle has no scenario `{id}`{}",
                         crate::diag::suggest::one_of(
                             id,
-                            scenarios
-                                .iter()
-                                .filter_map(|s| crate::model::id_of(s))
+                            scenarios.iter().filter_map(|s| crate::model::id_of(s))
                         )
                     ),
                 )
@@ -438,11 +439,13 @@ impl Session {
         // so does a turn no rule answers, which is not a stop: the
         // input's own verdict tells them apart.
         let ms = &self.engine.session.messages;
-        let player = matches!(ms[m as usize].author, Who::Cast(c) if self.engine.ir.players.contains(&c));
+        let player =
+            matches!(ms[m as usize].author, Who::Cast(c) if self.engine.ir.players.contains(&c));
         let answered = ms.iter().any(|x| x.parent == Some(m));
         if player && !answered {
             let text = self.render(m).unwrap_or_default();
-            self.stopped = self.rt.safety.verdict(&text, false).status == super::safety::Status::Stop;
+            self.stopped =
+                self.rt.safety.verdict(&text, false).status == super::safety::Status::Stop;
         }
     }
 
@@ -463,14 +466,16 @@ impl Session {
     pub fn append_recorded(
         &mut self,
         lines: &[(&str, Value)],
-        lower: &mut dyn FnMut(&crate::compile::StoryIr, &SessionIr, &Value) -> Result<MessageIr, String>,
+        lower: &mut dyn FnMut(
+            &crate::compile::StoryIr,
+            &SessionIr,
+            &Value,
+        ) -> Result<MessageIr, String>,
         at: Option<&str>,
     ) -> Result<usize, StartError> {
         let before = self.engine.session.messages.len();
         let n = before + lines.len();
-        let ids = lines
-            .iter()
-            .filter_map(|(_, v)| crate::model::id_of(v));
+        let ids = lines.iter().filter_map(|(_, v)| crate::model::id_of(v));
         if let Some(e) = taken_id(ids, n) {
             return Err(e);
         }
@@ -1061,7 +1066,10 @@ fn from_bundle(
         return Err(refuse(
             Code::Internal,
             "",
-            format!("`{}` was opened without a compiler, and no compiled scenario covers this session", pack.name),
+            format!(
+                "`{}` was opened without a compiler, and no compiled scenario covers this session",
+                pack.name
+            ),
         ));
     };
     let c = (seating.start)(bundle, &header, options.header_players.is_none())
@@ -1089,7 +1097,11 @@ fn from_bundle(
 /// The runtime part of `engine` (its rules, safety and emotion compiled,
 /// Format 18), shared by the sessions of `pack` with the same scenario and
 /// seating.
-fn runtime_ir(pack: &Opened, engine: &Engine, header: &Value) -> Result<Arc<RuntimeIr>, StartError> {
+fn runtime_ir(
+    pack: &Opened,
+    engine: &Engine,
+    header: &Value,
+) -> Result<Arc<RuntimeIr>, StartError> {
     // The runtime part depends on the scenario and its seating only.
     let key = crate::model::seating_key(&engine.ir.scenario, header);
     let cached = pack

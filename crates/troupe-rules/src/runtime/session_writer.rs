@@ -43,9 +43,8 @@ impl MessageLine<'_> {
     /// [`troupe_json`] of the same object).
     pub fn to_json(&self) -> String {
         use crate::model::json::{write_string, write_value};
-        let mut out = Vec::with_capacity(
-            64 + self.parts.iter().map(|p| p.len() + 32).sum::<usize>(),
-        );
+        let mut out =
+            Vec::with_capacity(64 + self.parts.iter().map(|p| p.len() + 32).sum::<usize>());
         let member = |out: &mut Vec<u8>, key: &str| {
             out.push(if out.is_empty() { b'{' } else { b',' });
             write_string(key, out);
@@ -185,7 +184,10 @@ impl SessionWriter {
         self.text.push('\n');
         if let Some(f) = &mut self.file {
             // One write per line: a killed process leaves complete lines.
-            if let Err(e) = f.write_all(&self.text.as_bytes()[start..]).and_then(|()| f.flush()) {
+            if let Err(e) = f
+                .write_all(&self.text.as_bytes()[start..])
+                .and_then(|()| f.flush())
+            {
                 // A line that did not reach the file is not kept either.
                 self.text.truncate(start);
                 return Err(e);

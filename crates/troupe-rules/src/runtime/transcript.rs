@@ -149,13 +149,11 @@ pub fn turn(
         continued(input)
     ));
     match (&r.reply, r.messages.get(1)) {
-        (Some(text), Some(id)) => {
-            out.push_str(&format!(
-                "  [{id}] {}: {}\n",
-                session.author_name(id),
-                continued(text)
-            ))
-        }
+        (Some(text), Some(id)) => out.push_str(&format!(
+            "  [{id}] {}: {}\n",
+            session.author_name(id),
+            continued(text)
+        )),
         (None, Some(id)) => out.push_str(&format!(
             "  [{id}] {} (no words)\n",
             session.author_name(id)
@@ -228,7 +226,11 @@ pub fn score(score: &Option<Score>) -> String {
 pub fn model(r: &TurnResult, rec: Option<&TurnRecord>) -> String {
     let mut out = String::new();
     for d in &r.diagnostics {
-        out.push_str(&format!("  refused: {} {}\n", d.code, continued(&d.message)));
+        out.push_str(&format!(
+            "  refused: {} {}\n",
+            d.code,
+            continued(&d.message)
+        ));
     }
     if let Some(rec) = rec {
         if !rec.clamped.is_empty() {
@@ -265,4 +267,3 @@ pub fn model_totals(log: &[TurnRecord]) -> Value {
     }
     json!({"requests": requests, "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens, "total_tokens": usage.total_tokens}})
 }
-

@@ -6,9 +6,9 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::compiled::Strategy;
 use super::safety::Status;
 use super::session::{RuntimeKind, Session, TurnError};
-use super::compiled::Strategy;
 use super::turn_order::{Choice, Chosen, Why};
 use super::{Changes, Proposal, Reply, TurnContext};
 use crate::cel::NoHost;
@@ -634,7 +634,13 @@ impl Session {
         Ok(out)
     }
 
-    fn propose(&mut self, input: &str, m_in: u32, responder: Who, reaction: bool) -> Option<Proposal> {
+    fn propose(
+        &mut self,
+        input: &str,
+        m_in: u32,
+        responder: Who,
+        reaction: bool,
+    ) -> Option<Proposal> {
         let engine = &self.engine;
         let input_id = engine.session.messages[m_in as usize].id.clone();
         let reply_id = self.next_id();

@@ -144,7 +144,8 @@ impl Floor<'_> {
             // The earliest start; on a tie the first `@`-name, then the
             // first name (a name counts only when strictly earlier).
             let mut best: Option<(usize, bool, usize)> = None;
-            let mut consider = |hits: &mut dyn Iterator<Item = (usize, Option<usize>)>, at: bool| {
+            let mut consider = |hits: &mut dyn Iterator<Item = (usize, Option<usize>)>,
+                                at: bool| {
                 for (k, start) in hits {
                     if let Some(start) = start {
                         if best.is_none_or(|(b, _, _)| start < b) {
@@ -193,7 +194,13 @@ impl Floor<'_> {
         while let Some(p) = at {
             let msg = &ms[p as usize];
             if let Who::Cast(c) = msg.author {
-                if self.engine.ir.cast.get(c as usize).is_some_and(|x| !x.player) {
+                if self
+                    .engine
+                    .ir
+                    .cast
+                    .get(c as usize)
+                    .is_some_and(|x| !x.player)
+                {
                     return Some(c);
                 }
             }
@@ -322,7 +329,6 @@ impl Floor<'_> {
         }
         (Who::Cast(first), Chosen::because(Why::FirstPresent))
     }
-
 }
 
 impl Session {
@@ -507,29 +513,29 @@ mod tests {
     /// by the narrator (issue 37's pack, grown).
     fn bundle() -> Value {
         json!({"troupe": "0.1", "kind": "bundle",
-          "characters": [ch("greaves", "Greaves"), ch("priya", "Priya"), ch("ozzy", "Ozzy")],
-          "scenarios": [{"id": "flat", "name": "The flat",
-            "turn_order": {"strategy": "natural", "max_replies_per_turn": 3},
-            "cast": [{"character": "greaves", "talkativeness": 60}, {"character": "priya"},
-                     {"character": "ozzy", "talkativeness": 20}, {"seat": "player", "player": true}],
-            "rules": [
-              {"id": "g-damp", "by": "greaves", "keywords": ["damp"], "replies": ["The damp is fine."]},
-              {"id": "g-leave", "by": "greaves", "keywords": ["leave"],
-               "changes": [{"leave": ["greaves"]}], "replies": ["I'm off."]},
-              {"id": "g-any", "by": "greaves", "replies": ["Rent is due."]},
-              {"id": "p-damp", "by": "priya", "on": "reply", "keywords": ["damp", "rent"],
-               "replies": ["Greaves, it is mould."]},
-              {"id": "p-floor", "by": "priya", "keywords": ["pipes"],
-               "changes": [{"set": {"scene.present": ["ozzy", "priya"]}}], "replies": ["Ask Ozzy."]},
-              {"id": "p-any", "by": "priya", "replies": ["Hmm."]},
-              {"id": "o-back", "by": "ozzy", "keywords": ["back"],
-               "changes": [{"enter": ["greaves"]}], "replies": ["Fetching him."]},
-              {"id": "o-any", "by": "ozzy", "replies": ["Pipes are pipes."]},
-              {"id": "o-mould", "by": "ozzy", "on": "reply", "keywords": ["mould"],
-               "replies": ["Mould is my trade."]},
-              {"id": "knock", "reply_as": "narrator", "keywords": ["knock"], "priority": 5,
-               "replies": ["Someone knocks."]}
-            ]}]})
+        "characters": [ch("greaves", "Greaves"), ch("priya", "Priya"), ch("ozzy", "Ozzy")],
+        "scenarios": [{"id": "flat", "name": "The flat",
+          "turn_order": {"strategy": "natural", "max_replies_per_turn": 3},
+          "cast": [{"character": "greaves", "talkativeness": 60}, {"character": "priya"},
+                   {"character": "ozzy", "talkativeness": 20}, {"seat": "player", "player": true}],
+          "rules": [
+            {"id": "g-damp", "by": "greaves", "keywords": ["damp"], "replies": ["The damp is fine."]},
+            {"id": "g-leave", "by": "greaves", "keywords": ["leave"],
+             "changes": [{"leave": ["greaves"]}], "replies": ["I'm off."]},
+            {"id": "g-any", "by": "greaves", "replies": ["Rent is due."]},
+            {"id": "p-damp", "by": "priya", "on": "reply", "keywords": ["damp", "rent"],
+             "replies": ["Greaves, it is mould."]},
+            {"id": "p-floor", "by": "priya", "keywords": ["pipes"],
+             "changes": [{"set": {"scene.present": ["ozzy", "priya"]}}], "replies": ["Ask Ozzy."]},
+            {"id": "p-any", "by": "priya", "replies": ["Hmm."]},
+            {"id": "o-back", "by": "ozzy", "keywords": ["back"],
+             "changes": [{"enter": ["greaves"]}], "replies": ["Fetching him."]},
+            {"id": "o-any", "by": "ozzy", "replies": ["Pipes are pipes."]},
+            {"id": "o-mould", "by": "ozzy", "on": "reply", "keywords": ["mould"],
+             "replies": ["Mould is my trade."]},
+            {"id": "knock", "reply_as": "narrator", "keywords": ["knock"], "priority": 5,
+             "replies": ["Someone knocks."]}
+          ]}]})
     }
 
     fn play(seed: u64, script: &[&str]) -> (String, Vec<(String, Option<String>)>) {
@@ -592,4 +598,3 @@ mod tests {
         }
     }
 }
-

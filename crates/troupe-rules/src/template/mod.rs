@@ -5,9 +5,9 @@ mod parse;
 pub mod render;
 
 pub use parse::{parse, Macro, Node, Template};
-pub use render::Scope;
 #[cfg(any(test, feature = "internals"))]
 pub use render::render;
+pub use render::Scope;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -327,7 +327,8 @@ mod tests {
             let chars = src[..e.offset].chars().count();
             assert_eq!(chars, offset, "{src}: {e:?}");
             assert!(
-                e.message.starts_with(&format!("nested macro at offset {offset}:")),
+                e.message
+                    .starts_with(&format!("nested macro at offset {offset}:")),
                 "{src}: {e:?}"
             );
         }

@@ -179,7 +179,8 @@ fn call(name: &str, args: &[String], k: u64, scope: &dyn Scope) -> Option<String
                 return None;
             }
             let stable = (name == "pick").then(|| scope.pick_seed(k)).flatten();
-            let mut g = generator(&stable.unwrap_or_else(|| format!("{seed}:{message}:{name}:{k}")));
+            let mut g =
+                generator(&stable.unwrap_or_else(|| format!("{seed}:{message}:{name}:{k}")));
             let i = ((u128::from(g.next_u64()) * args.len() as u128) >> 64) as usize;
             args.get(i).cloned()
         }

@@ -9,9 +9,9 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::load::origin::Origins;
 use crate::engine::observe::Report as Observed;
 use crate::engine::Recorder;
+use crate::load::origin::Origins;
 use crate::model::array;
 use crate::model::items::{Cast, Criterion, Event, LoreEntry, VarItem};
 

@@ -207,7 +207,6 @@ fn plain(v: &Value) -> String {
     }
 }
 
-
 fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
     let _ = writeln!(out, "| {} |", head.join(" | "));
     let _ = writeln!(out, "|{}", head.iter().map(|_| "---|").collect::<String>());
@@ -427,11 +426,7 @@ fn scenario(out: &mut String, sc: &Scenario, characters: &[Character], worlds: &
                         }
                     })
                     .unwrap_or_default();
-                let played = if m.player {
-                    "a player"
-                } else {
-                    "the runtime"
-                };
+                let played = if m.player { "a player" } else { "the runtime" };
                 vec![
                     cell(&code(c)),
                     "character".into(),
@@ -696,17 +691,23 @@ fn scenario(out: &mut String, sc: &Scenario, characters: &[Character], worlds: &
 fn model(out: &mut String, sc: &Scenario) {
     use crate::runtime::chat::ModelDecl;
     let decl = ModelDecl::read(sc.model.as_ref());
-    out.push_str("#### Model
+    out.push_str(
+        "#### Model
 
-");
+",
+    );
     if decl.changes.is_empty() {
-        out.push_str("Under `--runtime model` a model may change nothing.
+        out.push_str(
+            "Under `--runtime model` a model may change nothing.
 
-");
+",
+        );
     } else {
-        out.push_str("Under `--runtime model` a model may change:
+        out.push_str(
+            "Under `--runtime model` a model may change:
 
-");
+",
+        );
         let rows: Vec<Vec<String>> = decl
             .changes
             .iter()

@@ -323,14 +323,15 @@ fn printable(s: &str) -> bool {
 pub fn derive_lines(sc: &Value, rt: &RuntimeIr) -> (Vec<Line>, Vec<String>) {
     let mut lines: Vec<Line> = Vec::new();
     let mut underived = Vec::new();
-    let add = |lines: &mut Vec<Line>, text: String, source: String| {
-        match lines.iter_mut().find(|l| l.text == text) {
-            Some(l) => l.sources.push(source),
-            None => lines.push(Line {
-                text,
-                sources: vec![source],
-            }),
-        }
+    let add = |lines: &mut Vec<Line>, text: String, source: String| match lines
+        .iter_mut()
+        .find(|l| l.text == text)
+    {
+        Some(l) => l.sources.push(source),
+        None => lines.push(Line {
+            text,
+            sources: vec![source],
+        }),
     };
     // Which lines no keyword or pattern rule matches.
     let matched_by_some = |text: &str| {
@@ -357,10 +358,7 @@ pub fn derive_lines(sc: &Value, rt: &RuntimeIr) -> (Vec<Line>, Vec<String>) {
                 .map(|k| k.to_string())
                 .or_else(|| keys.first().and_then(|k| derive_from_key(k)))
         });
-        let pat_line = rule
-            .pattern
-            .as_ref()
-            .map(|p| derive_from_regex(p.source()));
+        let pat_line = rule.pattern.as_ref().map(|p| derive_from_regex(p.source()));
         let text = match (kw_line, pat_line) {
             (Some(Some(k)), Some(Some(p))) => Some(format!("{k} {p}")),
             (Some(Some(k)), None) => Some(k),
@@ -408,7 +406,6 @@ pub fn derive_lines(sc: &Value, rt: &RuntimeIr) -> (Vec<Line>, Vec<String>) {
 
 // ---------------------------------------------------------------------
 // Exploring.
-
 
 fn options(scenario: &str, root: &Root, seed: u64) -> Options {
     Options {
@@ -503,7 +500,11 @@ impl Seen {
 /// The items of a scenario, in report order: events, outcomes, rules.
 fn item_labels(s: &Session) -> Vec<String> {
     let ir = &s.engine().ir;
-    let mut out: Vec<String> = ir.events.iter().map(|e| format!("event {}", e.id)).collect();
+    let mut out: Vec<String> = ir
+        .events
+        .iter()
+        .map(|e| format!("event {}", e.id))
+        .collect();
     out.extend(ir.outcomes.iter().map(|o| format!("outcome {}", o.id)));
     // Rules in declaration order: the bundle order of the story.
     out
@@ -525,7 +526,12 @@ fn reached_by(result: &crate::runtime::TurnResult) -> Vec<String> {
     if let Some(r) = &result.rule {
         out.push(format!("rule {r}"));
     }
-    out.extend(result.replies.iter().map(|r| format!("speaker {}", r.author)));
+    out.extend(
+        result
+            .replies
+            .iter()
+            .map(|r| format!("speaker {}", r.author)),
+    );
     out
 }
 
@@ -614,7 +620,9 @@ fn prepare(opened: &Opened, settings: &Settings) -> Result<Prepared, String> {
             });
         }
     }
-    let sc = crate::model::scenario(bundle, &scenario).cloned().unwrap_or(Value::Null);
+    let sc = crate::model::scenario(bundle, &scenario)
+        .cloned()
+        .unwrap_or(Value::Null);
     let (lines, underived) = derive_lines(&sc, &probe.rt);
     let mut items = item_labels(&probe);
     for r in crate::model::items::Rule::all(&sc) {
@@ -777,11 +785,9 @@ fn search(
             // live session's overhead) stay within IN_FLIGHT beside what
             // the search counts as held.
             let mut in_flight = 0usize;
-            let per_parent =
-                |b: usize| (b + CHILD_OVERHEAD).saturating_mul(alphabet.lines.len());
+            let per_parent = |b: usize| (b + CHILD_OVERHEAD).saturating_mul(alphabet.lines.len());
             while let Some((parent, s, parent_bytes)) = parents.next_if(|(_, _, b)| {
-                chunk.is_empty()
-                    || (chunk.len() < CHUNK && in_flight + per_parent(*b) <= IN_FLIGHT)
+                chunk.is_empty() || (chunk.len() < CHUNK && in_flight + per_parent(*b) <= IN_FLIGHT)
             }) {
                 in_flight += per_parent(parent_bytes);
                 chunk.push((parent, s));
@@ -807,7 +813,11 @@ fn search(
                         // (never expanded) only as the witness of what its
                         // turn reached first (a rule whose changes another
                         // rule's equal).
-                        if step.reached.iter().any(|&r| first[r as usize] == NOT_REACHED) {
+                        if step
+                            .reached
+                            .iter()
+                            .any(|&r| first[r as usize] == NOT_REACHED)
+                        {
                             push_node(&mut nodes, &mut first, node, &step.reached);
                         }
                         continue;
@@ -956,11 +966,18 @@ struct Step {
 
 /// Steps every line from `parent` (Format 20.5): one child per line whose
 /// turn is not refused, in line order.
-fn expand(parent: &Session, root: usize, lines: &Lines, items: &ItemIndex) -> Result<Vec<Step>, Failure> {
+fn expand(
+    parent: &Session,
+    root: usize,
+    lines: &Lines,
+    items: &ItemIndex,
+) -> Result<Vec<Step>, Failure> {
     let mut steps = Vec::with_capacity(lines.lines.len());
     for (li, (line, escaped)) in lines.lines.iter().zip(&lines.escaped).enumerate() {
         let Some(mut child) = parent.fork() else {
-            return Err(Failure::Refused("the search needs the rules runtime".into()));
+            return Err(Failure::Refused(
+                "the search needs the rules runtime".into(),
+            ));
         };
         // The turn as `troupe run` takes it, without the result the search
         // never reads (Session::step).
@@ -1046,7 +1063,11 @@ fn witness(nodes: &[Node], n: u32, alphabet: &Alphabet) -> Witness {
     let mut inputs = Vec::new();
     let mut at = n;
     while nodes[at as usize].parent != u32::MAX {
-        inputs.push(alphabet.lines[nodes[at as usize].line as usize].text.clone());
+        inputs.push(
+            alphabet.lines[nodes[at as usize].line as usize]
+                .text
+                .clone(),
+        );
         at = nodes[at as usize].parent;
     }
     inputs.reverse();
@@ -1099,7 +1120,11 @@ impl ItemIndex {
         let ir = &s.engine().ir;
         let of = |l: String| labels.get(&l).copied();
         ItemIndex {
-            events: ir.events.iter().map(|e| of(format!("event {}", e.id))).collect(),
+            events: ir
+                .events
+                .iter()
+                .map(|e| of(format!("event {}", e.id)))
+                .collect(),
             outcomes: ir
                 .outcomes
                 .iter()
@@ -1110,7 +1135,11 @@ impl ItemIndex {
                 .enumerate()
                 .filter_map(|(i, l)| Some((l.strip_prefix("rule ")?.to_string(), i as u32)))
                 .collect(),
-            speakers: ir.cast.iter().map(|c| of(format!("speaker {}", c.id))).collect(),
+            speakers: ir
+                .cast
+                .iter()
+                .map(|c| of(format!("speaker {}", c.id)))
+                .collect(),
             narrator: of("speaker narrator".to_string()),
             labels,
         }
@@ -1189,7 +1218,8 @@ pub fn verify(
         opening: w.opening.clone(),
         difficulty: w.difficulty.clone(),
     };
-    let mut s = Session::start(opened, &options(scenario, &root, seed)).map_err(|e| e.to_string())?;
+    let mut s =
+        Session::start(opened, &options(scenario, &root, seed)).map_err(|e| e.to_string())?;
     let mut last = root_items(&s);
     for input in &w.inputs {
         let r = s.turn(input).map_err(|e| {
@@ -1299,7 +1329,12 @@ impl Exploration {
             .alphabet
             .roots
             .iter()
-            .map(|r| format!("({})", root_name(r.opening.as_deref(), r.difficulty.as_deref())))
+            .map(|r| {
+                format!(
+                    "({})",
+                    root_name(r.opening.as_deref(), r.difficulty.as_deref())
+                )
+            })
             .collect();
         let _ = writeln!(o, "roots: {}", roots.join(", "));
         let _ = writeln!(o, "inputs:");
@@ -1477,9 +1512,18 @@ mod tests {
 
     #[test]
     fn derives_strings_from_patterns() {
-        assert_eq!(derive_from_regex(r"\b[5-7],?[0-9]{3}\b").as_deref(), Some("5000"));
-        assert_eq!(derive_from_regex(r"\b8,?[0-9]{3}\b").as_deref(), Some("8000"));
-        assert_eq!(derive_from_regex(r"walk\s+away").as_deref(), Some("walk away"));
+        assert_eq!(
+            derive_from_regex(r"\b[5-7],?[0-9]{3}\b").as_deref(),
+            Some("5000")
+        );
+        assert_eq!(
+            derive_from_regex(r"\b8,?[0-9]{3}\b").as_deref(),
+            Some("8000")
+        );
+        assert_eq!(
+            derive_from_regex(r"walk\s+away").as_deref(),
+            Some("walk away")
+        );
         assert_eq!(derive_from_regex(r"(deal|sign)").as_deref(), Some("deal"));
         assert_eq!(derive_from_regex(r"a.c").as_deref(), Some("a0c"));
         assert_eq!(derive_from_key("/nice(ly)?/").as_deref(), Some("nice"));
@@ -1590,7 +1634,9 @@ pub fn stage(pack: &crate::load::PackFiles, bundle: &Value) -> super::model::Sta
             if cfg.reachable.iter().any(|k| k == kind) && it.status != ItemStatus::Reached {
                 failures.push(Failure::new(match it.status {
                     ItemStatus::Unreachable => match &it.proof {
-                        Some(why) => format!("{} is unreachable (proved by the check: {why})", it.item),
+                        Some(why) => {
+                            format!("{} is unreachable (proved by the check: {why})", it.item)
+                        }
                         None => format!(
                             "{} is unreachable (the search exhausted the space)",
                             it.item

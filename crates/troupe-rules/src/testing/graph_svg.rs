@@ -531,7 +531,11 @@ pub fn to_svg_with_ids(g: &Graph, prefix: &str) -> String {
             y += NODE_H + 22.0;
         }
         let yy = y + (NODE_H - h) / 2.0;
-        let _ = writeln!(legend, "<g class=\"legend-node\"><title>{}</title>", k.word());
+        let _ = writeln!(
+            legend,
+            "<g class=\"legend-node\"><title>{}</title>",
+            k.word()
+        );
         shape(&mut legend, k, x, yy, w, h, k.word());
         legend.push_str("</g>\n");
         x += w + 18.0;
@@ -663,7 +667,11 @@ pub fn to_svg_with_ids(g: &Graph, prefix: &str) -> String {
             let _ = write!(marks, " marker-end=\"url(#{prefix}ah-{})\"", e.kind.label());
         }
         if *start {
-            let _ = write!(marks, " marker-start=\"url(#{prefix}at-{})\"", e.kind.label());
+            let _ = write!(
+                marks,
+                " marker-start=\"url(#{prefix}at-{})\"",
+                e.kind.label()
+            );
         }
         let _ = writeln!(
             out,

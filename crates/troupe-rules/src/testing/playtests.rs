@@ -13,7 +13,11 @@ use crate::runtime::Opened;
 
 /// Runs every playtest of `pack` against its lowered `bundle`; `model` is
 /// the backend of `--runtime model` (Format 22.3).
-pub fn playtest_stage(pack: &PackFiles, bundle: &Value, model: Option<&ModelSource>) -> StageResult {
+pub fn playtest_stage(
+    pack: &PackFiles,
+    bundle: &Value,
+    model: Option<&ModelSource>,
+) -> StageResult {
     let files = PackPlaytests::read(pack);
     if files.playtests.is_empty() {
         return StageResult::whole(
@@ -55,11 +59,9 @@ pub fn playtest_stage(pack: &PackFiles, bundle: &Value, model: Option<&ModelSour
 
 fn test_of(report: &PlaytestReport, pt: &crate::playtest::Playtest, file: &str) -> TestResult {
     if report.status == Verdict::NotRun {
-        return TestResult::new(report.name.clone(), Some(file.to_string()), Status::Skip)
-            .because(format!(
-                "NOT RUN: {}",
-                report.reason.as_deref().unwrap_or_default()
-            ));
+        return TestResult::new(report.name.clone(), Some(file.to_string()), Status::Skip).because(
+            format!("NOT RUN: {}", report.reason.as_deref().unwrap_or_default()),
+        );
     }
     let mut failures: Vec<Failure> = report
         .requirements

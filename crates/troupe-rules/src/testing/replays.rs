@@ -98,7 +98,9 @@ pub fn inputs(messages: &[Value], players: &[String]) -> Result<Vec<Input>, Stri
                 ));
             }
             let text = match m.parts.unwrap_or_default() {
-                [p] => Some(Part::read(p)).filter(|p| p.audience.is_none()).and_then(|p| p.text),
+                [p] => Some(Part::read(p))
+                    .filter(|p| p.audience.is_none())
+                    .and_then(|p| p.text),
                 _ => None,
             };
             let Some(text) = text else {
@@ -218,9 +220,7 @@ pub fn turns_text(engine: &Engine, messages: &[Value], players: &[String]) -> St
         let mut last = i;
         while messages.get(last + 1).is_some_and(|a| {
             // A settings message (Format 8.9) is no reply.
-            !is_player(a)
-                && a.settings.is_none()
-                && a.parent == messages[last].id
+            !is_player(a) && a.settings.is_none() && a.parent == messages[last].id
         }) {
             last += 1;
         }
@@ -326,7 +326,9 @@ mod tests {
         assert_eq!(got[1].parent.as_deref(), Some("m4"));
         let mut sibling = ensemble.to_vec();
         sibling[3]["parent"] = json!("m2");
-        assert!(inputs(&sibling, &players).unwrap_err().contains("not a reply"));
+        assert!(inputs(&sibling, &players)
+            .unwrap_err()
+            .contains("not a reply"));
         let mut timed = ok.to_vec();
         timed[2]["time"] = json!("2026-01-01T00:00:00Z");
         assert!(inputs(&timed, &players).unwrap_err().contains("`time`"));

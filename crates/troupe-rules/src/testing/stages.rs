@@ -13,11 +13,11 @@ use super::fixtures::{run_fixture, Fixture};
 use super::model::{exit_code, Failure, StageName, StageResult, Status, TestResult};
 use super::runner::Runtimes;
 use super::snapshots::{self, Compared};
-use crate::load::lower;
 use crate::check::run::Checked;
-use crate::open::check_scanned_pack;
 use crate::diag::Code;
+use crate::load::lower;
 use crate::load::{scan_pack, Document, PackFileKind, PackFiles};
+use crate::open::check_scanned_pack;
 
 /// The reason later stages give when the check failed.
 pub const GATE_REASON: &str = "check failed: tests were not run";
@@ -530,17 +530,16 @@ fn session_test(
     };
     // Re-played inputs are compared message by message (step 3).
     let messages: Vec<Value> = session.messages().map(|m| m.into_owned().value).collect();
-    let mut engine =
-        match crate::pipeline::load(bundle, Some((&header.value, &messages)), None) {
-            Ok(e) => e,
-            Err(d) => {
-                let first = d.first().map_or(String::new(), |d| {
-                    format!(": {} {}", d.code.as_str(), d.message)
-                });
-                return TestResult::new(name, file, Status::Err)
-                    .because(format!("the session does not replay{first}"));
-            }
-        };
+    let mut engine = match crate::pipeline::load(bundle, Some((&header.value, &messages)), None) {
+        Ok(e) => e,
+        Err(d) => {
+            let first = d.first().map_or(String::new(), |d| {
+                format!(": {} {}", d.code.as_str(), d.message)
+            });
+            return TestResult::new(name, file, Status::Err)
+                .because(format!("the session does not replay{first}"));
+        }
+    };
     let scenario = engine.ir.scenario.to_string();
     // What a runtime evaluates along the recorded session (Format 21.6).
     let mut rec = crate::engine::Recorder::default();

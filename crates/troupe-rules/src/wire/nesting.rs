@@ -159,8 +159,13 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Bounded<'_, D> {
         name: &'static str,
         v: X,
     ) -> Result<X::Value, D::Error> {
-        self.inner
-            .deserialize_unit_struct(name, V { inner: v, n: self.n })
+        self.inner.deserialize_unit_struct(
+            name,
+            V {
+                inner: v,
+                n: self.n,
+            },
+        )
     }
 
     fn deserialize_newtype_struct<X: Visitor<'de>>(
@@ -168,12 +173,23 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Bounded<'_, D> {
         name: &'static str,
         v: X,
     ) -> Result<X::Value, D::Error> {
-        self.inner
-            .deserialize_newtype_struct(name, V { inner: v, n: self.n })
+        self.inner.deserialize_newtype_struct(
+            name,
+            V {
+                inner: v,
+                n: self.n,
+            },
+        )
     }
 
     fn deserialize_tuple<X: Visitor<'de>>(self, len: usize, v: X) -> Result<X::Value, D::Error> {
-        self.inner.deserialize_tuple(len, V { inner: v, n: self.n })
+        self.inner.deserialize_tuple(
+            len,
+            V {
+                inner: v,
+                n: self.n,
+            },
+        )
     }
 
     fn deserialize_tuple_struct<X: Visitor<'de>>(
@@ -182,8 +198,14 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Bounded<'_, D> {
         len: usize,
         v: X,
     ) -> Result<X::Value, D::Error> {
-        self.inner
-            .deserialize_tuple_struct(name, len, V { inner: v, n: self.n })
+        self.inner.deserialize_tuple_struct(
+            name,
+            len,
+            V {
+                inner: v,
+                n: self.n,
+            },
+        )
     }
 
     fn deserialize_struct<X: Visitor<'de>>(
@@ -192,8 +214,14 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Bounded<'_, D> {
         fields: &'static [&'static str],
         v: X,
     ) -> Result<X::Value, D::Error> {
-        self.inner
-            .deserialize_struct(name, fields, V { inner: v, n: self.n })
+        self.inner.deserialize_struct(
+            name,
+            fields,
+            V {
+                inner: v,
+                n: self.n,
+            },
+        )
     }
 
     fn deserialize_enum<X: Visitor<'de>>(
@@ -202,8 +230,14 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Bounded<'_, D> {
         variants: &'static [&'static str],
         v: X,
     ) -> Result<X::Value, D::Error> {
-        self.inner
-            .deserialize_enum(name, variants, V { inner: v, n: self.n })
+        self.inner.deserialize_enum(
+            name,
+            variants,
+            V {
+                inner: v,
+                n: self.n,
+            },
+        )
     }
 
     fn is_human_readable(&self) -> bool {
@@ -355,7 +389,13 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Access<'_, A> {
     }
 
     fn tuple_variant<X: Visitor<'de>>(self, len: usize, v: X) -> Result<X::Value, A::Error> {
-        self.inner.tuple_variant(len, V { inner: v, n: self.n })
+        self.inner.tuple_variant(
+            len,
+            V {
+                inner: v,
+                n: self.n,
+            },
+        )
     }
 
     fn struct_variant<X: Visitor<'de>>(
@@ -363,7 +403,12 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Access<'_, A> {
         fields: &'static [&'static str],
         v: X,
     ) -> Result<X::Value, A::Error> {
-        self.inner
-            .struct_variant(fields, V { inner: v, n: self.n })
+        self.inner.struct_variant(
+            fields,
+            V {
+                inner: v,
+                n: self.n,
+            },
+        )
     }
 }

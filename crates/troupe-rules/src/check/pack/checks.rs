@@ -4,10 +4,12 @@
 
 use std::collections::HashMap;
 
-use crate::load::lower::PackValues;
-use crate::model::manifest::{file_id, rating_cap, scenario_id, Manifest, FILE as MANIFEST, ID_FIELDS};
 use crate::diag::{Code, Diagnostic, Severity};
+use crate::load::lower::PackValues;
 use crate::load::normalize_ref;
+use crate::model::manifest::{
+    file_id, rating_cap, scenario_id, Manifest, FILE as MANIFEST, ID_FIELDS,
+};
 
 /// Content ratings in rank order (Format 13.4).
 const RATINGS: &[&str] = &["general", "teen", "mature"];

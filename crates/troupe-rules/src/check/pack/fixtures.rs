@@ -5,13 +5,13 @@
 
 use serde_json::Value;
 
-use crate::load::lower::PackValues;
-use crate::model::fixture::{Fixture, Step};
 use crate::changes::resolve_target;
 use crate::changes::settings::Declared;
-use crate::resolve::story::{resolve, SessionContext, Story};
 use crate::diag::suggest::{did_you_mean, one_of};
 use crate::diag::{escape_token, Code, Diagnostic};
+use crate::load::lower::PackValues;
+use crate::model::fixture::{Fixture, Step};
+use crate::resolve::story::{resolve, SessionContext, Story};
 
 /// Checks every `tests/*.yaml` fixture of `files` against the lowered
 /// `bundle`. Diagnostics carry the fixture's file and a pointer into it.
@@ -108,7 +108,10 @@ fn check_turn_numbers(fixture: &Fixture<'_>, out: &mut Vec<Diagnostic>) {
 }
 
 fn ids(items: &[Value]) -> Vec<&str> {
-    items.iter().filter_map(|x| crate::model::id_of(x)).collect()
+    items
+        .iter()
+        .filter_map(|x| crate::model::id_of(x))
+        .collect()
 }
 
 /// The references a fixture makes into its story.

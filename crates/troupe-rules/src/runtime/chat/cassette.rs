@@ -42,7 +42,10 @@ impl Cassette {
             let at = d.location.line.map_or(String::new(), |l| {
                 format!(" (line {l}, column {})", d.location.column.unwrap_or(1))
             });
-            format!("the cassette {file} cannot be read: {} {}{at}", d.code, d.message)
+            format!(
+                "the cassette {file} cannot be read: {} {}{at}",
+                d.code, d.message
+            )
         })?;
         Cassette::from_value(doc.value).map_err(|e| format!("the cassette {file}: {e}"))
     }
@@ -164,7 +167,12 @@ impl Cassette {
 /// object's members in `sent`'s order, then those only `recorded` has; an
 /// array's items in order. Returns `true` at the first difference, with
 /// `pointer` pointing at it; `equal` counts the scalar values equal before.
-fn first_difference(sent: &Value, recorded: &Value, pointer: &mut String, equal: &mut usize) -> bool {
+fn first_difference(
+    sent: &Value,
+    recorded: &Value,
+    pointer: &mut String,
+    equal: &mut usize,
+) -> bool {
     let len = pointer.len();
     let push = |pointer: &mut String, key: &str| {
         pointer.push('/');

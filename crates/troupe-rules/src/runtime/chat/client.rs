@@ -202,7 +202,10 @@ fn transport(raw: &str, url: &str, e: ureq::Error) -> Failure {
         // The transport's own words may quote the URL: never its secrets.
         other => Failure::new(
             Code::ModelUnreachable,
-            format!("cannot reach {url}: {}", other.to_string().replace(raw, url)),
+            format!(
+                "cannot reach {url}: {}",
+                other.to_string().replace(raw, url)
+            ),
         ),
     }
 }
@@ -214,7 +217,10 @@ mod tests {
     #[test]
     fn the_url_called_and_the_url_shown() {
         let (url, shown) = call_url("https://me:s3cret@llm.example/v1/?key=k#f");
-        assert_eq!(url, "https://me:s3cret@llm.example/v1/chat/completions?key=k#f");
+        assert_eq!(
+            url,
+            "https://me:s3cret@llm.example/v1/chat/completions?key=k#f"
+        );
         assert_eq!(shown, "https://***@llm.example/v1/chat/completions?***");
         let (url, shown) = call_url("http://127.0.0.1:8080/v1");
         assert_eq!(url, "http://127.0.0.1:8080/v1/chat/completions");

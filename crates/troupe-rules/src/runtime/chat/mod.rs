@@ -425,13 +425,8 @@ impl Runtime for ModelRuntime {
         let engine = ctx.engine;
         let m = engine.session.find(ctx.input_id)?;
         let decl = &engine.ir.model.decl;
-        let mut messages = prompt::messages(
-            engine,
-            m,
-            ctx.responder,
-            decl,
-            self.settings.structured,
-        );
+        let mut messages =
+            prompt::messages(engine, m, ctx.responder, decl, self.settings.structured);
         let schema = &engine.ir.model.schema;
         let state = ctx.state();
         let mut record = TurnRecord {

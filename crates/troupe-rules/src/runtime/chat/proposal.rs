@@ -6,9 +6,9 @@ use std::str::FromStr;
 use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
+use crate::changes::{check_changes, resolve_target, scalar_of, Target};
 use crate::compile::StoryIr;
 use crate::model::ScalarType;
-use crate::changes::{check_changes, resolve_target, scalar_of, Target};
 
 pub use crate::compile::model::ModelDecl;
 
@@ -98,7 +98,8 @@ impl Problems {
     /// Records one problem; its text is built only when it is kept.
     fn push(&mut self, problem: impl FnOnce() -> String) {
         if self.list.len() < MAX_PROBLEMS {
-            self.list.push(cut(&problem(), MAX_PROBLEM_CHARS).into_owned());
+            self.list
+                .push(cut(&problem(), MAX_PROBLEM_CHARS).into_owned());
         } else {
             self.more += 1;
         }
@@ -274,7 +275,10 @@ fn parse_answer(text: &str, decl: &ModelDecl) -> Result<Parsed, String> {
     match crate::load::json::check_json_at("answer", text.as_bytes(), 1) {
         Ok(()) => {}
         Err(d) if d.code == crate::diag::Code::Limit => {
-            return Err(format!("the answer is over Format 16's bounds: {}", d.message))
+            return Err(format!(
+                "the answer is over Format 16's bounds: {}",
+                d.message
+            ))
         }
         // A member name twice (Format 2.2).
         Err(d) => return Err(format!("the answer is not valid JSON: {}", d.message)),
@@ -520,7 +524,9 @@ mod tests {
         assert!(errors[0].starts_with(&format!("`{}…` may not be changed", &long[..64])));
         assert!(errors[1].starts_with("`n1` may not be changed"));
         assert_eq!(errors[16], "and 24 more problems");
-        assert!(errors.iter().all(|p| p.chars().count() <= MAX_PROBLEM_CHARS + 1));
+        assert!(errors
+            .iter()
+            .all(|p| p.chars().count() <= MAX_PROBLEM_CHARS + 1));
     }
 
     /// What the streaming read keeps or counts gives the same problems:
@@ -556,7 +562,10 @@ mod tests {
             &state(),
         )
         .unwrap_err();
-        assert!(errors[0].starts_with("the answer is not valid JSON: duplicate key"), "{errors:?}");
+        assert!(
+            errors[0].starts_with("the answer is not valid JSON: duplicate key"),
+            "{errors:?}"
+        );
         // Allowed names keep their values and are checked as before.
         let v = validate(
             r#"{"nope": 1, "reply": "a", "changes": {"n1": 1, "open": true}}"#,

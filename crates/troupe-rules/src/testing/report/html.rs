@@ -64,7 +64,9 @@ pub fn to_html(run: &Run, graphs: &Result<Vec<(String, String)>, String>) -> Str
             let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(r));
         }
         if !stage.diagnostics.is_empty() {
-            h.push_str("<table>\n<tr><th>code</th><th>severity</th><th>where</th><th>message</th></tr>\n");
+            h.push_str(
+                "<table>\n<tr><th>code</th><th>severity</th><th>where</th><th>message</th></tr>\n",
+            );
             for d in &stage.diagnostics {
                 let mut at = d.location.file.clone().unwrap_or_default();
                 if let (Some(l), Some(c)) = (d.location.line, d.location.column) {
@@ -124,7 +126,11 @@ pub fn to_html(run: &Run, graphs: &Result<Vec<(String, String)>, String>) -> Str
     let c = &run.coverage;
     h.push_str("<h2 id=\"coverage\">Coverage</h2>\n");
     if c.scope != "all" {
-        let _ = writeln!(h, "<p class=\"note\">coverage of {} only</p>", esc(&c.scope));
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">coverage of {} only</p>",
+            esc(&c.scope)
+        );
     }
     if c.scenarios.is_empty() {
         h.push_str("<p class=\"note\">no scenario was run</p>\n");
@@ -182,16 +188,15 @@ pub fn to_html(run: &Run, graphs: &Result<Vec<(String, String)>, String>) -> Str
         h.push_str("<p class=\"note\">no fixture was run</p>\n");
     }
     for t in fixtures {
-        let _ = writeln!(
-            h,
-            "<h3>{} {}</h3>",
-            status(t.status),
-            esc(&t.name)
-        );
+        let _ = writeln!(h, "<h3>{} {}</h3>", status(t.status), esc(&t.name));
         if t.transcript.is_empty() {
             h.push_str("<p class=\"note\">no turn was played</p>\n");
         } else {
-            let _ = writeln!(h, "<pre>{}</pre>", esc(t.transcript.trim_start_matches('\n')));
+            let _ = writeln!(
+                h,
+                "<pre>{}</pre>",
+                esc(t.transcript.trim_start_matches('\n'))
+            );
         }
     }
 

@@ -118,7 +118,12 @@ pub fn to_junit(run: &Run) -> String {
                     push_text_attr(&mut el, "message", &message);
                     if tag == "failure" {
                         ok &= w.write_event(Event::Start(el)).is_ok();
-                        ok &= w.write_event(Event::Text(BytesText::new(&super::xml_chars(&message, &['\n', '\r', '\t'])))).is_ok();
+                        ok &= w
+                            .write_event(Event::Text(BytesText::new(&super::xml_chars(
+                                &message,
+                                &['\n', '\r', '\t'],
+                            ))))
+                            .is_ok();
                         ok &= w.write_event(Event::End(BytesEnd::new(tag))).is_ok();
                     } else {
                         ok &= w.write_event(Event::Empty(el)).is_ok();

@@ -15,7 +15,8 @@ pub use text::to_text;
 /// control characters but those in `keep`, and U+FFFE, U+FFFF — as spaces:
 /// the one rule of the XML reports and pictures (JUnit, SVG, HTML).
 pub fn xml_chars<'a>(s: &'a str, keep: &[char]) -> std::borrow::Cow<'a, str> {
-    let bad = |c: char| (c.is_control() && !keep.contains(&c)) || c == '\u{fffe}' || c == '\u{ffff}';
+    let bad =
+        |c: char| (c.is_control() && !keep.contains(&c)) || c == '\u{fffe}' || c == '\u{ffff}';
     if s.chars().any(bad) {
         s.chars().map(|c| if bad(c) { ' ' } else { c }).collect()
     } else {
@@ -39,7 +40,10 @@ mod tests {
         // unless kept; the five markup characters become entities.
         assert_eq!(xml_chars("a\u{1b}b\u{7f}c\u{85}d\u{fffe}", &[]), "a b c d ");
         assert_eq!(xml_chars("a\tb\nc", &['\t']), "a\tb c");
-        assert!(matches!(xml_chars("plain", &[]), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(
+            xml_chars("plain", &[]),
+            std::borrow::Cow::Borrowed(_)
+        ));
         assert_eq!(
             xml_escape("<a href=\"x\">'&'\u{7}</a>", &[]),
             "&lt;a href=&quot;x&quot;&gt;&apos;&amp;&apos; &lt;/a&gt;"
