@@ -30,16 +30,24 @@ if [ -z "$bin" ]; then
   exit 3
 fi
 
-# A free loopback port: one nothing answers on.
-port=""
-for _ in $(seq 1 50); do
-  p=$((20000 + RANDOM % 40000))
-  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-    port=$p
-    break
-  fi
-done
-[ -n "$port" ] || { echo "with-postgres: no free port found" >&2; exit 3; }
+# A free loopback port: one nothing answers on, below the kernel's
+# ephemeral range (ip_local_port_range), where no outgoing connection of the
+# tests can hold it as its local port; the start is retried on another port
+# when the bind fails all the same.
+ephemeral_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+[ "$ephemeral_low" -gt 11000 ] 2>/dev/null || ephemeral_low=32768
+pick_port() {
+  port=""
+  for _ in $(seq 1 50); do
+    p=$((10000 + RANDOM % (ephemeral_low - 10000)))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      port=$p
+      return 0
+    fi
+  done
+  echo "with-postgres: no free port found" >&2
+  exit 3
+}
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/troupe-pg.XXXXXX")
 as=()
@@ -56,9 +64,18 @@ trap cleanup EXIT
 
 "${as[@]}" "$bin/initdb" -D "$dir/data" -U troupe --auth=trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 \
   || { cat "$dir/initdb.log" >&2; exit 3; }
-"${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-  -o "-h 127.0.0.1 -p $port -k $dir -c fsync=on -c synchronous_commit=on" start >/dev/null \
-  || { cat "$dir/server.log" >&2; exit 3; }
+started=""
+for _ in 1 2 3 4 5; do
+  pick_port
+  if "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
+    -o "-h 127.0.0.1 -p $port -k $dir -c fsync=on -c synchronous_commit=on" start >/dev/null; then
+    started=1
+    break
+  fi
+  # Only a port taken between the pick and the bind is worth another try.
+  grep -q "could not bind" "$dir/server.log" 2>/dev/null || break
+done
+[ -n "$started" ] || { cat "$dir/server.log" >&2; exit 3; }
 
 export TROUPE_PG_URL="postgres://troupe@127.0.0.1:$port/postgres"
 # The cluster is this script's own, so tests may stop and start it (the
