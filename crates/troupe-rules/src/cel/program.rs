@@ -57,6 +57,50 @@ pub(crate) enum Node {
     },
 }
 
+impl Node {
+    /// Calls `f` on each direct operand of this node, left to right (a
+    /// map's key before its value; a comprehension's range, predicate,
+    /// transform): the one walk the tree analyses share.
+    fn for_each_child(&self, mut f: impl FnMut(&Node)) {
+        match self {
+            Node::Const(_)
+            | Node::Slot(_)
+            | Node::SlotBound(_)
+            | Node::Local(_)
+            | Node::CmpSlotInt(..) => {}
+            Node::Not(a) | Node::Neg(a) | Node::Select(a, _, _) | Node::MatchesConst(a, _) => f(a),
+            Node::Arith(_, a, b)
+            | Node::Cmp(_, a, b)
+            | Node::Index(a, b)
+            | Node::In(a, b)
+            | Node::And(a, b, _)
+            | Node::Or(a, b, _) => {
+                f(a);
+                f(b);
+            }
+            Node::Cond(c, a, b, _) => {
+                f(c);
+                f(a);
+                f(b);
+            }
+            Node::Call(_, args) | Node::List(args) => args.iter().for_each(f),
+            Node::Map(pairs) => pairs.iter().for_each(|(k, x)| {
+                f(k);
+                f(x);
+            }),
+            Node::Comp {
+                range,
+                pred,
+                transform,
+                ..
+            } => {
+                f(range);
+                [pred, transform].into_iter().flatten().for_each(|x| f(x));
+            }
+        }
+    }
+}
+
 /// What a branch is (for coverage): an operand of `&&` or `||`, or an arm
 /// of `?:`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -511,44 +555,12 @@ struct FieldWalk {
 impl FieldWalk {
     fn walk(&mut self, n: &Node) {
         match n {
-            Node::Select(a, field, _) => match &**a {
-                Node::Slot(s) => self.fields.push((*s, field.clone())),
-                a => self.walk(a),
+            Node::Select(a, field, _) => match **a {
+                Node::Slot(s) => self.fields.push((s, field.clone())),
+                _ => self.walk(a),
             },
-            Node::Const(_) | Node::Local(_) => {}
             Node::Slot(s) | Node::SlotBound(s) | Node::CmpSlotInt(_, s, _) => self.whole.push(*s),
-            Node::Not(a) | Node::Neg(a) | Node::MatchesConst(a, _) => self.walk(a),
-            Node::Arith(_, a, b)
-            | Node::Cmp(_, a, b)
-            | Node::Index(a, b)
-            | Node::In(a, b)
-            | Node::And(a, b, _)
-            | Node::Or(a, b, _) => {
-                self.walk(a);
-                self.walk(b);
-            }
-            Node::Cond(c, a, b, _) => {
-                self.walk(c);
-                self.walk(a);
-                self.walk(b);
-            }
-            Node::Call(_, args) | Node::List(args) => args.iter().for_each(|a| self.walk(a)),
-            Node::Map(pairs) => pairs.iter().for_each(|(k, x)| {
-                self.walk(k);
-                self.walk(x);
-            }),
-            Node::Comp {
-                range,
-                pred,
-                transform,
-                ..
-            } => {
-                self.walk(range);
-                [pred, transform]
-                    .into_iter()
-                    .flatten()
-                    .for_each(|x| self.walk(x));
-            }
+            _ => n.for_each_child(|c| self.walk(c)),
         }
     }
 }
@@ -563,47 +575,11 @@ struct TreeInputs {
 impl TreeInputs {
     fn walk(&mut self, n: &Node) {
         match n {
-            Node::Const(_) | Node::Local(_) => {}
             Node::Slot(s) | Node::SlotBound(s) | Node::CmpSlotInt(_, s, _) => self.slots.push(*s),
-            Node::Not(a) | Node::Neg(a) | Node::Select(a, _, _) | Node::MatchesConst(a, _) => {
-                self.walk(a);
-            }
-            Node::Arith(_, a, b)
-            | Node::Cmp(_, a, b)
-            | Node::Index(a, b)
-            | Node::In(a, b)
-            | Node::And(a, b, _)
-            | Node::Or(a, b, _) => {
-                self.walk(a);
-                self.walk(b);
-            }
-            Node::Cond(c, a, b, _) => {
-                self.walk(c);
-                self.walk(a);
-                self.walk(b);
-            }
-            Node::Call(f, args) => {
-                self.rolls |= *f == Func::Roll;
-                args.iter().for_each(|a| self.walk(a));
-            }
-            Node::List(args) => args.iter().for_each(|a| self.walk(a)),
-            Node::Map(pairs) => pairs.iter().for_each(|(k, x)| {
-                self.walk(k);
-                self.walk(x);
-            }),
-            Node::Comp {
-                range,
-                pred,
-                transform,
-                ..
-            } => {
-                self.walk(range);
-                [pred, transform]
-                    .into_iter()
-                    .flatten()
-                    .for_each(|x| self.walk(x));
-            }
+            Node::Call(f, _) => self.rolls |= *f == Func::Roll,
+            _ => {}
         }
+        n.for_each_child(|c| self.walk(c));
     }
 }
 

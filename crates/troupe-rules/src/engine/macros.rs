@@ -144,15 +144,8 @@ impl Engine {
     /// instructions): `pick` is stable per session, seeded by
     /// `"<seed>:pick:<k>:<template>"`.
     pub fn render_stable(&self, text: &str, state: &State, who: RenderFor<'_>) -> String {
-        self.render_inner(
-            text,
-            state,
-            who,
-            template::render::RENDER_LIMIT,
-            false,
-            true,
-        )
-        .unwrap_or_else(|e| e.partial)
+        self.render_stable_checked(text, state, who)
+            .unwrap_or_else(|e| e.partial)
     }
 
     /// [`Engine::render_stable`] with the budget of
