@@ -27,7 +27,6 @@
 // clippy then asks for ~100 nested `if let`s written under 2021 to become
 // chains: a mechanical rewrite left for a moment when no branch is open on
 // these files (DECISIONS.md, "Core crate on edition 2024").
-#![allow(clippy::collapsible_if)]
 // With every feature on, nothing is dead: items only the core's own unit
 // tests use are `cfg(test)`, those the repository's tests also use are
 // `cfg(any(test, feature = "internals"))` and re-exported by `internals`,

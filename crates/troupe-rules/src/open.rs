@@ -238,10 +238,10 @@ pub fn open_package_bytes(
     options: OpenOptions,
 ) -> Result<Opened, OpenError> {
     let mut warnings = Vec::new();
-    if options.use_ir {
-        if let Some(opened) = open_ir(name, None, bytes, options, &mut warnings)? {
-            return Ok(opened);
-        }
+    if options.use_ir
+        && let Some(opened) = open_ir(name, None, bytes, options, &mut warnings)?
+    {
+        return Ok(opened);
     }
     let loaded = crate::load::parse_package(name, bytes);
     let mut diagnostics = warnings;
@@ -298,10 +298,11 @@ fn dir_sessions(dir: &Path) -> Vec<(String, Vec<u8>)> {
     if let Ok(rd) = std::fs::read_dir(dir) {
         for e in rd.flatten() {
             let n = e.file_name().to_string_lossy().into_owned();
-            if n.ends_with(".jsonl") && e.path().is_file() {
-                if let Ok(b) = std::fs::read(e.path()) {
-                    out.push((n, b));
-                }
+            if n.ends_with(".jsonl")
+                && e.path().is_file()
+                && let Ok(b) = std::fs::read(e.path())
+            {
+                out.push((n, b));
             }
         }
     }

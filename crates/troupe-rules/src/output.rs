@@ -144,10 +144,10 @@ impl OutputFile {
             }
         }
         std::fs::rename(&self.partial, &self.target).map_err(io)?;
-        if let Some(dir) = self.target.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
+        if let Some(dir) = self.target.parent().filter(|d| !d.as_os_str().is_empty())
+            && let Ok(d) = File::open(dir)
+        {
+            let _ = d.sync_all();
         }
         drop(file);
         Ok(())

@@ -77,17 +77,17 @@ pub fn cel_check(
             scenario: None,
         });
     };
-    if let Some(id) = scenario {
-        if !pack.scenarios().iter().any(|s| s.id == id) {
-            let ids: Vec<String> = pack.scenarios().into_iter().map(|s| s.id).collect();
-            return Err(Error::new(
-                ErrorKind::NotFound,
-                format!(
-                    "the pack has no scenario `{id}`{}",
-                    crate::diag::suggest::one_of(id, ids.iter().map(String::as_str))
-                ),
-            ));
-        }
+    if let Some(id) = scenario
+        && !pack.scenarios().iter().any(|s| s.id == id)
+    {
+        let ids: Vec<String> = pack.scenarios().into_iter().map(|s| s.id).collect();
+        return Err(Error::new(
+            ErrorKind::NotFound,
+            format!(
+                "the pack has no scenario `{id}`{}",
+                crate::diag::suggest::one_of(id, ids.iter().map(String::as_str))
+            ),
+        ));
     }
     let engine = crate::pipeline::compile_checked(pack.bundle(), None, scenario)
         .map_err(|d| Error::invalid(d, Sources::new()))?;

@@ -449,13 +449,13 @@ impl Pack {
     /// # Ok::<(), troupe::Error>(())
     /// ```
     pub fn initial(&self, scenario: Option<&str>) -> Result<History> {
-        if let Some(id) = scenario {
-            if !self.scenarios().iter().any(|s| s.id == id) {
-                return Err(Error::new(
-                    ErrorKind::NotFound,
-                    format!("the pack has no scenario `{id}`"),
-                ));
-            }
+        if let Some(id) = scenario
+            && !self.scenarios().iter().any(|s| s.id == id)
+        {
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                format!("the pack has no scenario `{id}`"),
+            ));
         }
         crate::pipeline::compile_checked(self.bundle(), None, scenario)
             .map(History::from_engine)

@@ -673,14 +673,14 @@ impl Checker<'_> {
         // On the object types of the environment, `x["name"]` with a string
         // literal is `x.name` (Format 11.3): `state["old-town"].alarm`.
         let mut first: Option<(TExpr, Ty)> = None;
-        if let ("_[_]", None, [obj, key]) = (func, target, args) {
-            if let ExprKind::String(field) = &key.kind {
-                let (tobj, oty) = self.expr(obj);
-                if let Ty::Object(_) = self.resolve(&oty) {
-                    return self.select_typed(e, tobj, oty, field, false);
-                }
-                first = Some((tobj, oty));
+        if let ("_[_]", None, [obj, key]) = (func, target, args)
+            && let ExprKind::String(field) = &key.kind
+        {
+            let (tobj, oty) = self.expr(obj);
+            if let Ty::Object(_) = self.resolve(&oty) {
+                return self.select_typed(e, tobj, oty, field, false);
             }
+            first = Some((tobj, oty));
         }
         let mut targs = Vec::with_capacity(args.len() + 1);
         let mut tys = Vec::with_capacity(args.len() + 1);
@@ -781,29 +781,25 @@ impl Checker<'_> {
         };
         let kind = self.build(func, which, targs);
         // A literal pattern that is not valid RE2 fails to check (Format 11.1).
-        if let TKind::Call(Func::Matches, args) = &kind {
-            if let Some(TExpr {
+        if let TKind::Call(Func::Matches, args) = &kind
+            && let Some(TExpr {
                 kind: TKind::Const(Value::String(p)),
                 ..
             }) = args.get(1)
-            {
-                if let Err(err) = super::eval::compile_regex(p) {
-                    self.error(e, err.message);
-                }
-            }
+            && let Err(err) = super::eval::compile_regex(p)
+        {
+            self.error(e, err.message);
         }
         // So does a literal argument of `roll()` that is not dice notation
         // within the bounds (Format 11.5).
-        if let TKind::Call(Func::Roll, args) = &kind {
-            if let Some(TExpr {
+        if let TKind::Call(Func::Roll, args) = &kind
+            && let Some(TExpr {
                 kind: TKind::Const(Value::String(n)),
                 ..
             }) = args.first()
-            {
-                if let Err(err) = super::dice::parse_notation(n) {
-                    self.error(e, err.message.into_owned());
-                }
-            }
+            && let Err(err) = super::dice::parse_notation(n)
+        {
+            self.error(e, err.message.into_owned());
         }
         (Self::texpr(kind, e), ty)
     }

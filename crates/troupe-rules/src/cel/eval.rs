@@ -278,19 +278,18 @@ fn eval<O: Observer + ?Sized>(
         Node::Select(a, field, test) => {
             // A map slot bound field by field (`Activation::set_field`):
             // the field read without the map.
-            if let Node::Slot(s) = **a {
-                if sc.act.get(s as usize).is_none() {
-                    if let Some(v) = sc.act.field(s as usize, field) {
-                        return match (test, v) {
-                            (true, v) => Ok(Value::Bool(v.is_some())),
-                            (false, Some(v)) => Ok(v.clone()),
-                            (false, None) => Err(EvalError::new(
-                                K::NoSuchKey,
-                                format!("no such key: {field}"),
-                            )),
-                        };
-                    }
-                }
+            if let Node::Slot(s) = **a
+                && sc.act.get(s as usize).is_none()
+                && let Some(v) = sc.act.field(s as usize, field)
+            {
+                return match (test, v) {
+                    (true, v) => Ok(Value::Bool(v.is_some())),
+                    (false, Some(v)) => Ok(v.clone()),
+                    (false, None) => Err(EvalError::new(
+                        K::NoSuchKey,
+                        format!("no such key: {field}"),
+                    )),
+                };
             }
             let x = operand(a, sc, st)?;
             match x.as_ref() {
@@ -478,10 +477,8 @@ fn comprehension<'v, O: Observer + ?Sized>(
                     Some(Ok(false)) => false,
                     Some(Err(e)) => return Err(e),
                 };
-                if keep {
-                    if let Some(t) = transform {
-                        out.push(eval(t, inner, st)?);
-                    }
+                if keep && let Some(t) = transform {
+                    out.push(eval(t, inner, st)?);
                 }
             }
         }

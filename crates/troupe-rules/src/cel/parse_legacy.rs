@@ -333,20 +333,20 @@ fn plain_message(msg: &str) -> String {
             None => msg.into(),
         };
     }
-    if let Some(rest) = msg.strip_prefix("missing ") {
-        if let (Some(want), Some(at)) = (quoted(rest), rest.split(" at ").nth(1).and_then(quoted)) {
-            return format!("missing `{want}` before {}", token(at));
-        }
+    if let Some(rest) = msg.strip_prefix("missing ")
+        && let (Some(want), Some(at)) = (quoted(rest), rest.split(" at ").nth(1).and_then(quoted))
+    {
+        return format!("missing `{want}` before {}", token(at));
     }
-    if let Some(rest) = msg.strip_prefix("no viable alternative at input ") {
-        if let Some(t) = quoted(rest) {
-            return format!("cannot read `{t}` here");
-        }
+    if let Some(rest) = msg.strip_prefix("no viable alternative at input ")
+        && let Some(t) = quoted(rest)
+    {
+        return format!("cannot read `{t}` here");
     }
-    if let Some(rest) = msg.strip_prefix("token recognition error at: ") {
-        if let Some(t) = quoted(rest) {
-            return format!("unrecognized text `{t}` (an unterminated string?)");
-        }
+    if let Some(rest) = msg.strip_prefix("token recognition error at: ")
+        && let Some(t) = quoted(rest)
+    {
+        return format!("unrecognized text `{t}` (an unterminated string?)");
     }
     msg.into()
 }
@@ -844,10 +844,10 @@ mod equivalence {
                 continue;
             };
             for line in text.lines() {
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(line) {
-                    if let Some(e) = v.get("expr").and_then(|e| e.as_str()) {
-                        exprs.push(e.to_string());
-                    }
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(line)
+                    && let Some(e) = v.get("expr").and_then(|e| e.as_str())
+                {
+                    exprs.push(e.to_string());
                 }
             }
         }

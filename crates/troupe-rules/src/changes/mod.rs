@@ -93,28 +93,28 @@ pub fn resolve_target<'s, D: Decls + ?Sized>(
         }
         return Ok(Target::Variable(decl.name));
     }
-    if let Some((base, key)) = name.rsplit_once('.') {
-        if let Some(decl) = story.var(base) {
-            let k = decl.name;
-            if decl.is_keyed() {
-                match &decl.keys {
-                    Keyed::Fixed(keys) if !keys.contains(&key) => {
-                        return Err(format!(
-                            "`{base}` has no key `{key}`{}",
-                            crate::diag::suggest::one_of(key, keys.iter().copied())
-                        ));
-                    }
-                    Keyed::Open if !crate::model::is_id(key) => {
-                        return Err(format!(
-                            "`{key}` is not a valid key of `{base}`: keys follow the ID grammar"
-                        ));
-                    }
-                    _ => {}
+    if let Some((base, key)) = name.rsplit_once('.')
+        && let Some(decl) = story.var(base)
+    {
+        let k = decl.name;
+        if decl.is_keyed() {
+            match &decl.keys {
+                Keyed::Fixed(keys) if !keys.contains(&key) => {
+                    return Err(format!(
+                        "`{base}` has no key `{key}`{}",
+                        crate::diag::suggest::one_of(key, keys.iter().copied())
+                    ));
                 }
-                return Ok(Target::Key(k, key.to_string()));
+                Keyed::Open if !crate::model::is_id(key) => {
+                    return Err(format!(
+                        "`{key}` is not a valid key of `{base}`: keys follow the ID grammar"
+                    ));
+                }
+                _ => {}
             }
-            return Err(format!("`{base}` is not a keyed variable"));
+            return Ok(Target::Key(k, key.to_string()));
         }
+        return Err(format!("`{base}` is not a keyed variable"));
     }
     let hint = crate::diag::suggest::did_you_mean(
         name,
@@ -154,16 +154,16 @@ pub fn check_changes<D: Decls + ?Sized>(
                         continue;
                     };
                     for (k, id) in list.iter().enumerate() {
-                        if let Some(id) = id.as_str() {
-                            if !story.cast_ref_ok(id) {
-                                out.push(
-                                    Diagnostic::error(
-                                        Code::UnknownRef,
-                                        format!("`{id}` is not a member of the cast"),
-                                    )
-                                    .at(format!("{at}/{k}")),
-                                );
-                            }
+                        if let Some(id) = id.as_str()
+                            && !story.cast_ref_ok(id)
+                        {
+                            out.push(
+                                Diagnostic::error(
+                                    Code::UnknownRef,
+                                    format!("`{id}` is not a member of the cast"),
+                                )
+                                .at(format!("{at}/{k}")),
+                            );
                         }
                     }
                 }
@@ -276,17 +276,17 @@ fn check_one<D: Decls + ?Sized>(
                 match value.as_object() {
                     Some(map) => {
                         for (k, v) in map {
-                            if let Keyed::Fixed(keys) = &decl.keys {
-                                if !keys.contains(&k.as_str()) {
-                                    out.push(
-                                        Diagnostic::error(
-                                            Code::UnknownVariable,
-                                            format!("`{var}` has no key `{k}`"),
-                                        )
-                                        .at(format!("{ptr}/{}", escape_token(k))),
-                                    );
-                                    continue;
-                                }
+                            if let Keyed::Fixed(keys) = &decl.keys
+                                && !keys.contains(&k.as_str())
+                            {
+                                out.push(
+                                    Diagnostic::error(
+                                        Code::UnknownVariable,
+                                        format!("`{var}` has no key `{k}`"),
+                                    )
+                                    .at(format!("{ptr}/{}", escape_token(k))),
+                                );
+                                continue;
                             }
                             if let Err(e) = check_scalar(s, v) {
                                 out.push(mismatch(e).at(format!("{ptr}/{}", escape_token(k))));

@@ -137,10 +137,11 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
     for (oi, raw) in sc.openings.iter().enumerate() {
         let o = Opening::read(raw);
         let at = format!("{base}/openings/{oi}");
-        if let Some(author) = o.author {
-            if author != "narrator" && !story.in_cast(author) {
-                out.push(not_cast(author, format!("{at}/author")));
-            }
+        if let Some(author) = o.author
+            && author != "narrator"
+            && !story.in_cast(author)
+        {
+            out.push(not_cast(author, format!("{at}/author")));
         }
         if let Some(t) = o.text.and_then(Value::as_str) {
             let text_at = format!("{at}/text");
@@ -163,21 +164,20 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
     for field in [List::Events, List::Outcomes] {
         for (i, ev) in sc.event_items(field).enumerate() {
             let at = format!("{base}/{field}/{i}");
-            if let Some(when) = ev.when {
-                if let Ok(Condition::Threshold {
+            if let Some(when) = ev.when
+                && let Ok(Condition::Threshold {
                     variable,
                     threshold,
                     ..
                 }) = serde_json::from_value::<Condition>(when.clone())
-                {
-                    super::conditions::check_threshold(
-                        story,
-                        &variable,
-                        &threshold,
-                        &format!("{at}/when"),
-                        out,
-                    );
-                }
+            {
+                super::conditions::check_threshold(
+                    story,
+                    &variable,
+                    &threshold,
+                    &format!("{at}/when"),
+                    out,
+                );
             }
             check_changes(story, ev.changes, &format!("{at}/changes"), out);
         }
@@ -191,10 +191,10 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
     if let Some(criteria) = sc.criteria() {
         let mut seen = HashSet::new();
         for (i, c) in criteria.enumerate() {
-            if let Some(id) = c.id {
-                if !seen.insert(id) {
-                    out.push(dup(id, format!("{base}/rubric/criteria/{i}/id")));
-                }
+            if let Some(id) = c.id
+                && !seen.insert(id)
+            {
+                out.push(dup(id, format!("{base}/rubric/criteria/{i}/id")));
             }
             if let Some(w) = c.weight {
                 number_field(w, &format!("{base}/rubric/criteria/{i}/weight"), out);
@@ -298,10 +298,10 @@ fn check_scenario_refs(
                 out.push(dup(c, at));
             }
         }
-        if let Some(s) = &entry.seat {
-            if !seats.insert(s.clone()) {
-                out.push(dup(s, format!("{base}/cast/{i}/seat")));
-            }
+        if let Some(s) = &entry.seat
+            && !seats.insert(s.clone())
+        {
+            out.push(dup(s, format!("{base}/cast/{i}/seat")));
         }
     }
 }
@@ -328,13 +328,13 @@ fn check_var_list(variables: &[Value], base: &str, out: &mut Vec<Diagnostic>) {
                 ),
             ));
         }
-        if let Some(d) = &v.default {
-            if let Err((item, e)) = check_value(ty, d) {
-                out.push(mismatch(
-                    &format!("default{item}"),
-                    format!("default of `{}`: {e}", v.id),
-                ));
-            }
+        if let Some(d) = &v.default
+            && let Err((item, e)) = check_value(ty, d)
+        {
+            out.push(mismatch(
+                &format!("default{item}"),
+                format!("default of `{}`: {e}", v.id),
+            ));
         }
         let numeric = ty.is_numeric();
         for (field, bound) in [("min", &v.min), ("max", &v.max)] {
@@ -352,18 +352,17 @@ fn check_var_list(variables: &[Value], base: &str, out: &mut Vec<Diagnostic>) {
                 }
             }
         }
-        if let (Some(lo), Some(hi)) = (&v.min, &v.max) {
-            if let (Some(lo), Some(hi)) = (
+        if let (Some(lo), Some(hi)) = (&v.min, &v.max)
+            && let (Some(lo), Some(hi)) = (
                 crate::changes::values::exact_decimal(lo),
                 crate::changes::values::exact_decimal(hi),
-            ) {
-                if lo > hi {
-                    out.push(mismatch(
-                        "max",
-                        format!("`max` {hi} is less than `min` {lo}"),
-                    ));
-                }
-            }
+            )
+            && lo > hi
+        {
+            out.push(mismatch(
+                "max",
+                format!("`max` {hi} is less than `min` {lo}"),
+            ));
         }
         if ty == VarType::Scalar(ScalarType::Number) {
             // Bounds must be values the variable can hold (Format 8.3).
@@ -479,10 +478,11 @@ fn check_parts(story: &Story, owner: &Value, at: &str, out: &mut Vec<Diagnostic>
             check_template(t, &format!("{at}/parts/{pi}/text"), out);
         }
         for (k, a) in part.audience.unwrap_or_default().iter().enumerate() {
-            if let Some(a) = a.as_str() {
-                if a != "narrator" && !story.cast_ref_ok(a) {
-                    out.push(not_cast(a, format!("{at}/parts/{pi}/audience/{k}")));
-                }
+            if let Some(a) = a.as_str()
+                && a != "narrator"
+                && !story.cast_ref_ok(a)
+            {
+                out.push(not_cast(a, format!("{at}/parts/{pi}/audience/{k}")));
             }
         }
     }
@@ -495,10 +495,10 @@ fn check_present<'a>(
     out: &mut Vec<Diagnostic>,
 ) {
     for (k, id) in present.enumerate() {
-        if let Some(id) = id {
-            if !story.cast_ref_ok(id) {
-                out.push(not_cast(id, format!("{at}/{k}")));
-            }
+        if let Some(id) = id
+            && !story.cast_ref_ok(id)
+        {
+            out.push(not_cast(id, format!("{at}/{k}")));
         }
     }
 }
@@ -589,13 +589,13 @@ fn check_difficulty(d: Difficulty<'_>, at: &str, out: &mut Vec<Diagnostic>) {
     let Some(options) = d.options else {
         return;
     };
-    if let Some(def) = d.default {
-        if !options.contains_key(def) {
-            out.push(
-                Diagnostic::error(Code::UnknownRef, format!("no difficulty preset `{def}`"))
-                    .at(format!("{at}/default")),
-            );
-        }
+    if let Some(def) = d.default
+        && !options.contains_key(def)
+    {
+        out.push(
+            Diagnostic::error(Code::UnknownRef, format!("no difficulty preset `{def}`"))
+                .at(format!("{at}/default")),
+        );
     }
     let mut first: Option<(&String, Vec<&String>)> = None;
     for (preset, knobs) in options {

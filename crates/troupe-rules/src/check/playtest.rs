@@ -73,28 +73,28 @@ pub fn check_playtests(
             d.location.file = Some(file.to_string());
             out.push(d);
         }
-        if let Some(id) = p.id {
-            if !seen.insert(id) {
-                out.push(err(
-                    Code::DuplicateId,
-                    file,
-                    "/persona_id".into(),
-                    format!("persona `{id}` is declared in an earlier file"),
-                ));
-            }
+        if let Some(id) = p.id
+            && !seen.insert(id)
+        {
+            out.push(err(
+                Code::DuplicateId,
+                file,
+                "/persona_id".into(),
+                format!("persona `{id}` is declared in an earlier file"),
+            ));
         }
     }
     let mut names = HashSet::new();
     for (file, pt) in &playtests {
-        if let Some(n) = pt.name {
-            if !names.insert(n) {
-                out.push(err(
-                    Code::DuplicateId,
-                    file,
-                    "/name".into(),
-                    format!("playtest `{n}` is declared in an earlier file"),
-                ));
-            }
+        if let Some(n) = pt.name
+            && !names.insert(n)
+        {
+            out.push(err(
+                Code::DuplicateId,
+                file,
+                "/name".into(),
+                format!("playtest `{n}` is declared in an earlier file"),
+            ));
         }
         check_cassette(file, pt, exists, &mut out);
         check_one(file, pt, &personas, bundle, players_max, &mut out);
@@ -142,15 +142,15 @@ fn check_cassette(
 fn dup_ids(file: &str, items: &[Value], prefix: &str, out: &mut Vec<Diagnostic>) {
     let mut seen = HashSet::new();
     for (i, it) in items.iter().enumerate() {
-        if let Some(id) = id_of(it) {
-            if !seen.insert(id) {
-                out.push(err(
-                    Code::DuplicateId,
-                    file,
-                    format!("{prefix}/{i}/id"),
-                    format!("`{id}` is used twice"),
-                ));
-            }
+        if let Some(id) = id_of(it)
+            && !seen.insert(id)
+        {
+            out.push(err(
+                Code::DuplicateId,
+                file,
+                format!("{prefix}/{i}/id"),
+                format!("`{id}` is used twice"),
+            ));
         }
     }
 }
@@ -169,15 +169,15 @@ fn check_one(
     dup_ids(file, pt.group_goals, "/group_goals", out);
     for (i, a) in pt.agents().enumerate() {
         dup_ids(file, a.goals, &format!("/roster/{i}/goals"), out);
-        if let Some(role) = a.role {
-            if !personas.iter().any(|(_, p)| p.id == Some(role)) {
-                out.push(err(
-                    Code::UnknownRef,
-                    file,
-                    format!("/roster/{i}/role"),
-                    format!("no persona `{role}` in personas/"),
-                ));
-            }
+        if let Some(role) = a.role
+            && !personas.iter().any(|(_, p)| p.id == Some(role))
+        {
+            out.push(err(
+                Code::UnknownRef,
+                file,
+                format!("/roster/{i}/role"),
+                format!("no persona `{role}` in personas/"),
+            ));
         }
     }
     let ids: Vec<&str> = pt.agents().filter_map(|a| a.id).collect();
@@ -191,44 +191,46 @@ fn check_one(
                 out.push(d);
             }
         }
-        if let Some(who) = step.who {
-            if !ids.contains(&who) {
-                out.push(err(
-                    Code::UnknownRef,
-                    file,
-                    format!("/choreography/{i}/who"),
-                    format!("`{who}` is not a roster id"),
-                ));
-            }
+        if let Some(who) = step.who
+            && !ids.contains(&who)
+        {
+            out.push(err(
+                Code::UnknownRef,
+                file,
+                format!("/choreography/{i}/who"),
+                format!("`{who}` is not a roster id"),
+            ));
         }
-        if let Some(r) = step.round.and_then(crate::model::integer_u64) {
-            if r > rounds {
-                out.push(err(
-                    Code::Deadlock,
-                    file,
-                    format!("/choreography/{i}/round"),
-                    format!("round {r} is past the playtest's {rounds} rounds; the step can never be taken"),
-                ));
-            }
+        if let Some(r) = step.round.and_then(crate::model::integer_u64)
+            && r > rounds
+        {
+            out.push(err(
+                Code::Deadlock,
+                file,
+                format!("/choreography/{i}/round"),
+                format!(
+                    "round {r} is past the playtest's {rounds} rounds; the step can never be taken"
+                ),
+            ));
         }
     }
     // In `parallel` mode each session has one player: no session is
     // larger than the roster's single agent (a decision, see DECISIONS.md).
-    if let Some(max) = players_max.filter(|_| mode != "parallel") {
-        if roster.len() as u64 > max {
-            out.push(
-                Diagnostic::error(
-                    Code::Advisory,
-                    format!(
-                        "the roster has {} agents; the manifest's players.max is {max}",
-                        roster.len()
-                    ),
-                )
-                .with_severity(Severity::Warning)
-                .in_file(file)
-                .at("/roster"),
-            );
-        }
+    if let Some(max) = players_max.filter(|_| mode != "parallel")
+        && roster.len() as u64 > max
+    {
+        out.push(
+            Diagnostic::error(
+                Code::Advisory,
+                format!(
+                    "the roster has {} agents; the manifest's players.max is {max}",
+                    roster.len()
+                ),
+            )
+            .with_severity(Severity::Warning)
+            .in_file(file)
+            .at("/roster"),
+        );
     }
     // Checks that need the scenario.
     let Some(sid) = pt.scenario_id else {
@@ -249,15 +251,15 @@ fn check_one(
         .filter_map(|e| Event::read(e).signal)
         .collect();
     for (i, step) in pt.steps().enumerate() {
-        if let Some(sig) = step.after {
-            if !signals.contains(&sig) {
-                out.push(err(
+        if let Some(sig) = step.after
+            && !signals.contains(&sig)
+        {
+            out.push(err(
                     Code::Deadlock,
                     file,
                     format!("/choreography/{i}/after"),
                     format!("no event of scenario `{sid}` raises the signal `{sig}`; the step waits forever"),
                 ));
-            }
         }
     }
     if let Some(d) = pt.requires_difficulty {

@@ -852,10 +852,10 @@ impl<'a> Judge<'a> {
     /// The judgement of a read of a key of keyed slot `s` (`key` when it
     /// is known).
     fn keyed_read(&self, s: u32, key: Option<Arc<str>>) -> Abs {
-        if let Some(k) = &key {
-            if let Some(iv) = self.narrowed.get(&(s as usize, Some(k.clone()))) {
-                return Abs::Num(iv.clone());
-            }
+        if let Some(k) = &key
+            && let Some(iv) = self.narrowed.get(&(s as usize, Some(k.clone())))
+        {
+            return Abs::Num(iv.clone());
         }
         self.slot_range(s).map_or(Abs::Any, |r| r.abs.clone())
     }
@@ -1246,12 +1246,12 @@ impl Judge<'_> {
                 return;
             }
             // A key chosen at run time (`state.trust[char]`): the whole range.
-            if let Node::Index(a, _) = n {
-                if let Node::Slot(s) = &**a {
-                    if j.is_keyed(*s) && !out.contains(&(*s as usize, None)) {
-                        out.push((*s as usize, None));
-                    }
-                }
+            if let Node::Index(a, _) = n
+                && let Node::Slot(s) = &**a
+                && j.is_keyed(*s)
+                && !out.contains(&(*s as usize, None))
+            {
+                out.push((*s as usize, None));
             }
             match n {
                 Node::CmpSlotInt(_, s, _) => walk(j, &Node::Slot(*s), out),

@@ -318,15 +318,15 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
             .as_ref()
             .and_then(|h| crate::model::Header::read(&h.value).players)
             .map_or(0, <[Value]>::len) as u64;
-        if let (Some(max), Some(h)) = (max_players, &session.header) {
-            if players > max {
-                let mut d = advisory(format!(
-                    "the session has {players} players; the manifest's players.max is {max}"
-                ))
-                .at("header/players");
-                locate_in(&mut d, h, "/players");
-                out.push(d);
-            }
+        if let (Some(max), Some(h)) = (max_players, &session.header)
+            && players > max
+        {
+            let mut d = advisory(format!(
+                "the session has {players} players; the manifest's players.max is {max}"
+            ))
+            .at("header/players");
+            locate_in(&mut d, h, "/players");
+            out.push(d);
         }
     }
     for other in &pack.other {
@@ -383,11 +383,11 @@ fn players_over_max(bundle: &Value, max: u64) -> Vec<Diagnostic> {
 /// Moves a diagnostic found on a lowered bundle to the pack file and pointer
 /// it came from.
 fn translate(d: &mut Diagnostic, origins: &Origins) {
-    if let Some(p) = &d.location.pointer {
-        if let Some((file, pointer)) = origins.translate(p) {
-            d.location.file = Some(file);
-            d.location.pointer = Some(pointer);
-        }
+    if let Some(p) = &d.location.pointer
+        && let Some((file, pointer)) = origins.translate(p)
+    {
+        d.location.file = Some(file);
+        d.location.pointer = Some(pointer);
     }
 }
 

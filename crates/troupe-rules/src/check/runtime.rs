@@ -108,16 +108,16 @@ pub fn check_runtime(story: &Story, out: &mut Vec<Diagnostic>) {
         let mut seen = HashSet::new();
         for (i, c) in sc.categories().enumerate() {
             let at = format!("{pbase}/categories/{i}");
-            if let Some(id) = c.id {
-                if !seen.insert(id.to_string()) {
-                    out.push(
-                        Diagnostic::error(
-                            Code::DuplicateId,
-                            format!("category `{id}` is declared twice in the policy"),
-                        )
-                        .at(format!("{at}/id")),
-                    );
-                }
+            if let Some(id) = c.id
+                && !seen.insert(id.to_string())
+            {
+                out.push(
+                    Diagnostic::error(
+                        Code::DuplicateId,
+                        format!("category `{id}` is declared twice in the policy"),
+                    )
+                    .at(format!("{at}/id")),
+                );
             }
             for (k, t) in c.terms.iter().enumerate() {
                 if let Some(t) = t.as_str() {
@@ -160,9 +160,10 @@ pub fn check_model(story: &Story, base: &str, out: &mut Vec<crate::diag::Diagnos
                     Target::Variable(v) | Target::Key(v, _) => Some(v),
                     _ => None,
                 };
-                if let Some(d) = var.and_then(|v| story.variables.get(v)) {
-                    if d.is_derived() {
-                        out.push(
+                if let Some(d) = var.and_then(|v| story.variables.get(v))
+                    && d.is_derived()
+                {
+                    out.push(
                             Diagnostic::error(
                                 Code::DerivedSet,
                                 format!(
@@ -171,8 +172,7 @@ pub fn check_model(story: &Story, base: &str, out: &mut Vec<crate::diag::Diagnos
                             )
                             .at(at),
                         );
-                        continue;
-                    }
+                    continue;
                 }
                 match scalar_of(story, name) {
                     None => out.push(

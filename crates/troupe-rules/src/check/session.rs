@@ -237,16 +237,17 @@ impl SessionChecker {
                 );
             }
         }
-        if let Some(a) = m.author {
-            if a != "narrator" && !story.in_cast(a) {
-                out.push(
-                    Diagnostic::error(
-                        Code::UnknownRef,
-                        format!("author `{a}` is not a member of the cast or `narrator`"),
-                    )
-                    .at(at("/author")),
-                );
-            }
+        if let Some(a) = m.author
+            && a != "narrator"
+            && !story.in_cast(a)
+        {
+            out.push(
+                Diagnostic::error(
+                    Code::UnknownRef,
+                    format!("author `{a}` is not a member of the cast or `narrator`"),
+                )
+                .at(at("/author")),
+            );
         }
         for (pi, part) in m.parts.unwrap_or_default().iter().enumerate() {
             let part = Part::read(part);
@@ -464,13 +465,13 @@ fn check_header_in(
     let header = Header::read(header);
     for (i, c) in header.characters.unwrap_or_default().iter().enumerate() {
         super::bundle::check_text_fields(c, &format!("header/characters/{i}"), out);
-        if let Some(id) = crate::model::id_of(c) {
-            if namespace.0.contains(id) || !seen.insert(id) {
-                out.push(
-                    Diagnostic::error(Code::DuplicateId, format!("`{id}` is declared twice"))
-                        .at(format!("header/characters/{i}/id")),
-                );
-            }
+        if let Some(id) = crate::model::id_of(c)
+            && (namespace.0.contains(id) || !seen.insert(id))
+        {
+            out.push(
+                Diagnostic::error(Code::DuplicateId, format!("`{id}` is declared twice"))
+                    .at(format!("header/characters/{i}/id")),
+            );
         }
     }
     if let Some(d) = header.difficulty {
@@ -527,16 +528,17 @@ impl PathFirings for PathFacts {
 /// members or `narrator`: UNKNOWN_REF at `<base>/<k>` otherwise.
 fn check_audience(story: &Story, items: &[Value], base: &str, out: &mut Vec<Diagnostic>) {
     for (k, a) in items.iter().enumerate() {
-        if let Some(a) = a.as_str() {
-            if a != "narrator" && !story.in_cast(a) {
-                out.push(
-                    Diagnostic::error(
-                        Code::UnknownRef,
-                        format!("`{a}` is not a member of the cast or `narrator`"),
-                    )
-                    .at(format!("{base}/{k}")),
-                );
-            }
+        if let Some(a) = a.as_str()
+            && a != "narrator"
+            && !story.in_cast(a)
+        {
+            out.push(
+                Diagnostic::error(
+                    Code::UnknownRef,
+                    format!("`{a}` is not a member of the cast or `narrator`"),
+                )
+                .at(format!("{base}/{k}")),
+            );
         }
     }
 }

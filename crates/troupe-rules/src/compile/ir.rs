@@ -468,13 +468,13 @@ impl StoryIr {
     /// IR_MISMATCH: the JSON pointer (below the scenario) and the reason,
     /// when an environment extends a base the story lacks or does not fit.
     pub fn link_envs(&mut self) -> Result<(), (String, String)> {
-        if let Some(b) = &self.base_env {
-            if !b.is_linked() || b.base().is_some() {
-                return Err((
-                    "story/base_env".into(),
-                    "the base environment extends another".into(),
-                ));
-            }
+        if let Some(b) = &self.base_env
+            && (!b.is_linked() || b.base().is_some())
+        {
+            return Err((
+                "story/base_env".into(),
+                "the base environment extends another".into(),
+            ));
         }
         for (i, e) in self.envs.iter_mut().enumerate() {
             if e.env.is_linked() {

@@ -376,15 +376,15 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
             let Some(src) = sources.get(*r as usize) else {
                 return Err((at(), format!("read slot {r} is out of range")));
             };
-            if let Source::Var(v) = src {
-                if let Some(j) = s.vars[*v as usize].derived {
-                    check((j as usize) < i, at, || {
-                        format!(
+            if let Source::Var(v) = src
+                && let Some(j) = s.vars[*v as usize].derived
+            {
+                check((j as usize) < i, at, || {
+                    format!(
                                 "derived `{}` reads derived `{}`, which is not computed before it (a cycle or a wrong order)",
                                 s.vars[d.var as usize].name, s.vars[*v as usize].name
                             )
-                    })?;
-                }
+                })?;
             }
         }
     }

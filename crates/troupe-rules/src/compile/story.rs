@@ -237,10 +237,10 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         return Err(err(format!("derived variable `{}` is in a cycle", v.0)));
     }
     for v in &vars {
-        if v.derived.is_some() {
-            if let Layout::Single(s) = v.layout {
-                names.insert(v.name.to_string(), NameRef::Slot(s));
-            }
+        if v.derived.is_some()
+            && let Layout::Single(s) = v.layout
+        {
+            names.insert(v.name.to_string(), NameRef::Slot(s));
         }
     }
 

@@ -226,15 +226,15 @@ impl Norm {
             (ScalarType::Number, Val::Num(d)) => {
                 let mut d =
                     d.round_dp_with_strategy(self.places, RoundingStrategy::MidpointAwayFromZero);
-                if let Some(min) = self.min {
-                    if d < min {
-                        d = min;
-                    }
+                if let Some(min) = self.min
+                    && d < min
+                {
+                    d = min;
                 }
-                if let Some(max) = self.max {
-                    if d > max {
-                        d = max;
-                    }
+                if let Some(max) = self.max
+                    && d > max
+                {
+                    d = max;
                 }
                 if d.is_zero() {
                     d = Decimal::ZERO;

@@ -55,13 +55,13 @@ struct Inputs {
 }
 
 fn with_version(mut v: Value) -> Value {
-    if let Value::Object(m) = &mut v {
-        if !m.contains_key("troupe") {
-            let mut out = Map::new();
-            out.insert("troupe".into(), json!(SPEC_VERSION));
-            out.extend(std::mem::take(m));
-            *m = out;
-        }
+    if let Value::Object(m) = &mut v
+        && !m.contains_key("troupe")
+    {
+        let mut out = Map::new();
+        out.insert("troupe".into(), json!(SPEC_VERSION));
+        out.extend(std::mem::take(m));
+        *m = out;
     }
     v
 }

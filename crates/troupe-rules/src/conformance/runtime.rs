@@ -32,10 +32,10 @@ pub fn run_test(
     resume: Option<(Option<&str>, Option<&str>)>,
     engine: &Engine,
 ) -> Result<(), Error> {
-    if let Some(o) = expect.as_object() {
-        if let Some(k) = o.keys().find(|k| *k != "turns" && *k != "session") {
-            return Err(suite(format!("unknown `expect` field `{k}`")));
-        }
+    if let Some(o) = expect.as_object()
+        && let Some(k) = o.keys().find(|k| *k != "turns" && *k != "session")
+    {
+        return Err(suite(format!("unknown `expect` field `{k}`")));
     }
     // Each input is a turn's text (with the host's responder, Format
     // 18.9) or a settings step (Format 8.9).

@@ -399,14 +399,14 @@ impl Point<'_> {
                 Ok(v) => to_val(var.ty, &v).map(|v| var.norm.value(var.ty, v)),
                 Err(_) => None,
             };
-            if let Layout::Single(s) = var.layout {
-                if let Some(slot) = state.slots.get_mut(s as usize) {
-                    let value = value.unwrap_or(Val::Absent);
-                    if !super::same_value(slot, &value) {
-                        changed.push(s);
-                    }
-                    *slot = value;
+            if let Layout::Single(s) = var.layout
+                && let Some(slot) = state.slots.get_mut(s as usize)
+            {
+                let value = value.unwrap_or(Val::Absent);
+                if !super::same_value(slot, &value) {
+                    changed.push(s);
                 }
+                *slot = value;
             }
         }
     }

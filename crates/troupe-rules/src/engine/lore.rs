@@ -381,10 +381,10 @@ impl Pieces {
             let sets = self.hits_in.len();
             let mut settings: Vec<crate::keys::KeyOptions> = Vec::new();
             for s in 0..sets {
-                if let Some(set) = self.set(entries, s) {
-                    if !settings.contains(&set.options()) {
-                        settings.push(set.options());
-                    }
+                if let Some(set) = self.set(entries, s)
+                    && !settings.contains(&set.options())
+                {
+                    settings.push(set.options());
                 }
             }
             let indexes = settings
@@ -779,36 +779,36 @@ impl Engine {
                 }
                 // A decision by the keys alone stands until new hits.
                 pieces.dirty[i] = !matches!(a.why, Why::NoKeyHit | Why::Secondary | Why::NoKeys);
-                if matches!(a.why, Why::Constant | Why::Keys) {
-                    if let Some(program) = &e.when {
-                        full(&mut scans);
-                        let Some(scan) = scans[depth].as_ref() else {
-                            continue;
-                        };
-                        let mut host = LoreHost {
-                            scan,
-                            case_sensitive: e.case_sensitive,
-                            whole_words: e.whole_words,
-                            seed: self.session.seed,
-                            message: &msg.id,
-                            calls: &mut calls,
-                            cache: &mut cache,
-                        };
-                        let site = super::observe::Site::Entry(&a.owner, &a.id);
-                        a.when = self.eval_when(
-                            &point,
-                            &state,
-                            e,
-                            program,
-                            &mut host,
-                            site,
-                            obs.as_deref_mut(),
-                        );
-                        match &a.when {
-                            When::False => a.why = Why::WhenFalse,
-                            When::Error(_) => a.why = Why::WhenError,
-                            _ => {}
-                        }
+                if matches!(a.why, Why::Constant | Why::Keys)
+                    && let Some(program) = &e.when
+                {
+                    full(&mut scans);
+                    let Some(scan) = scans[depth].as_ref() else {
+                        continue;
+                    };
+                    let mut host = LoreHost {
+                        scan,
+                        case_sensitive: e.case_sensitive,
+                        whole_words: e.whole_words,
+                        seed: self.session.seed,
+                        message: &msg.id,
+                        calls: &mut calls,
+                        cache: &mut cache,
+                    };
+                    let site = super::observe::Site::Entry(&a.owner, &a.id);
+                    a.when = self.eval_when(
+                        &point,
+                        &state,
+                        e,
+                        program,
+                        &mut host,
+                        site,
+                        obs.as_deref_mut(),
+                    );
+                    match &a.when {
+                        When::False => a.why = Why::WhenFalse,
+                        When::Error(_) => a.why = Why::WhenError,
+                        _ => {}
                     }
                 }
                 if matches!(a.why, Why::Constant | Why::Keys) {
@@ -1007,24 +1007,22 @@ impl Engine {
             }
         }
         let mut matched = !a.hits.is_empty();
-        if matched {
-            if let (Some(sec), Some(found)) = (&e.secondary, secondary) {
-                let mut s = Secondary {
-                    logic: e.logic,
-                    hits: Vec::new(),
-                    missed: Vec::new(),
-                    held: false,
-                };
-                for (k, h) in sec.keys().iter().zip(found) {
-                    match h {
-                        Some(h) => s.hits.push(h.clone()),
-                        None => s.missed.push(k.to_string()),
-                    }
+        if matched && let (Some(sec), Some(found)) = (&e.secondary, secondary) {
+            let mut s = Secondary {
+                logic: e.logic,
+                hits: Vec::new(),
+                missed: Vec::new(),
+                held: false,
+            };
+            for (k, h) in sec.keys().iter().zip(found) {
+                match h {
+                    Some(h) => s.hits.push(h.clone()),
+                    None => s.missed.push(k.to_string()),
                 }
-                s.held = e.logic.holds(s.hits.len(), sec.keys().len());
-                matched = s.held;
-                a.secondary = Some(s);
             }
+            s.held = e.logic.holds(s.hits.len(), sec.keys().len());
+            matched = s.held;
+            a.secondary = Some(s);
         }
         a.why = if e.constant {
             Why::Constant

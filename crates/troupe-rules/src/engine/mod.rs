@@ -410,10 +410,10 @@ pub(crate) fn same_value(x: &Val, y: &Val) -> bool {
 fn flatten_var(v: &crate::compile::VarIr, state: &State, out: &mut Map<String, Value>) {
     match &v.layout {
         Layout::Single(s) => {
-            if let Some(val) = state.slots.get(*s as usize) {
-                if !val.is_absent() {
-                    out.insert(v.name.to_string(), val.to_json());
-                }
+            if let Some(val) = state.slots.get(*s as usize)
+                && !val.is_absent()
+            {
+                out.insert(v.name.to_string(), val.to_json());
             }
         }
         Layout::Fixed { first, keys } => {

@@ -119,10 +119,10 @@ pub fn step_observed(
     let Some(msg) = session.messages.get(m as usize) else {
         return 0;
     };
-    if let (Some(o), Who::Cast(c)) = (obs.as_deref_mut(), msg.author) {
-        if let Some(x) = ir.cast.get(c as usize).filter(|x| !x.player) {
-            o.speaker(&x.id);
-        }
+    if let (Some(o), Who::Cast(c)) = (obs.as_deref_mut(), msg.author)
+        && let Some(x) = ir.cast.get(c as usize).filter(|x| !x.player)
+    {
+        o.speaker(&x.id);
     }
     st.at = Some(m);
     if msg.parent.is_none() {
@@ -131,19 +131,19 @@ pub fn step_observed(
     }
     if !msg.hidden {
         st.last = Some(m);
-        if let Who::Cast(c) = msg.author {
-            if ir.cast.get(c as usize).is_some_and(|x| x.player) {
-                st.turn += 1;
-                let ci = c as usize;
-                if st.round == 0 || st.in_round.get(ci).copied().unwrap_or(false) {
-                    st.round += 1;
-                    st.in_round.iter_mut().for_each(|x| *x = false);
-                }
-                if let Some(x) = st.in_round.get_mut(ci) {
-                    *x = true;
-                }
-                st.user = Some(c);
+        if let Who::Cast(c) = msg.author
+            && ir.cast.get(c as usize).is_some_and(|x| x.player)
+        {
+            st.turn += 1;
+            let ci = c as usize;
+            if st.round == 0 || st.in_round.get(ci).copied().unwrap_or(false) {
+                st.round += 1;
+                st.in_round.iter_mut().for_each(|x| *x = false);
             }
+            if let Some(x) = st.in_round.get_mut(ci) {
+                *x = true;
+            }
+            st.user = Some(c);
         }
     }
     let point = Point {
@@ -160,28 +160,28 @@ pub fn step_observed(
         st.change_settings(ir, session.preset, change);
     }
     let mut opened = false;
-    if let (None, Some(o)) = (msg.parent, msg.opening) {
-        if let Some(op) = ir.openings.get(o as usize) {
-            if let Some(ob) = obs.as_deref_mut() {
-                ob.opening(&op.id);
-            }
-            if let Some(l) = &op.scene_location {
-                st.location = l.clone();
-            }
-            if let Some(p) = &op.scene_present {
-                st.present.iter_mut().for_each(|x| *x = false);
-                for c in p {
-                    if let Some(x) = st.present.get_mut(*c as usize) {
-                        *x = true;
-                    }
+    if let (None, Some(o)) = (msg.parent, msg.opening)
+        && let Some(op) = ir.openings.get(o as usize)
+    {
+        if let Some(ob) = obs.as_deref_mut() {
+            ob.opening(&op.id);
+        }
+        if let Some(l) = &op.scene_location {
+            st.location = l.clone();
+        }
+        if let Some(p) = &op.scene_present {
+            st.present.iter_mut().for_each(|x| *x = false);
+            for c in p {
+                if let Some(x) = st.present.get_mut(*c as usize) {
+                    *x = true;
                 }
             }
-            for c in &op.changes {
-                st.apply(ir, c);
-            }
-            point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut(), Since::Anything);
-            opened = true;
         }
+        for c in &op.changes {
+            st.apply(ir, c);
+        }
+        point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut(), Since::Anything);
+        opened = true;
     }
     for c in &msg.changes {
         st.apply(ir, c);

@@ -235,10 +235,10 @@ impl State {
                 let Some(v) = ir.vars.get(*var as usize) else {
                     return;
                 };
-                if let Some(s) = self.slots.get_mut(*slot as usize) {
-                    if let (Some(sum), VarType::Scalar(t)) = (add(s, amount), v.ty) {
-                        *s = v.norm.scalar(t, sum);
-                    }
+                if let Some(s) = self.slots.get_mut(*slot as usize)
+                    && let (Some(sum), VarType::Scalar(t)) = (add(s, amount), v.ty)
+                {
+                    *s = v.norm.scalar(t, sum);
                 }
             }
             ChangeIr::SetOpen {

@@ -222,12 +222,11 @@ impl SpanIndex {
         answer: impl FnOnce(&IndexMap<String, ValueSpan>) -> R,
     ) -> R {
         if self.table.get().is_none() && self.source.is_some() {
-            if let Ok(guard) = self.prefetched.lock() {
-                if let Some(done) = guard.as_deref() {
-                    if done.targets.contains(pointer) {
-                        return answer(&done.spans);
-                    }
-                }
+            if let Ok(guard) = self.prefetched.lock()
+                && let Some(done) = guard.as_deref()
+                && done.targets.contains(pointer)
+            {
+                return answer(&done.spans);
             }
             if self.passes.fetch_add(1, Ordering::Relaxed) < PATH_LOOKUPS {
                 let wanted = Wanted::of([pointer]);

@@ -191,17 +191,17 @@ fn container_sizes(text: &str) -> Vec<u32> {
         match b {
             b' ' | b'\t' | b'\r' | b'\n' => {}
             b']' | b'}' => {
-                if let Some((at, true)) = open.pop() {
-                    if let Some(n) = sizes.get_mut(at) {
-                        *n = n.saturating_add(1);
-                    }
+                if let Some((at, true)) = open.pop()
+                    && let Some(n) = sizes.get_mut(at)
+                {
+                    *n = n.saturating_add(1);
                 }
             }
             b',' => {
-                if let Some(&(at, _)) = open.last() {
-                    if let Some(n) = sizes.get_mut(at) {
-                        *n = n.saturating_add(1);
-                    }
+                if let Some(&(at, _)) = open.last()
+                    && let Some(n) = sizes.get_mut(at)
+                {
+                    *n = n.saturating_add(1);
                 }
             }
             _ => {

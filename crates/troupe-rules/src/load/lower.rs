@@ -128,39 +128,36 @@ impl Lowerer<'_> {
 
         // Cast: the seed's single NPC, then `cast`, then a player seat.
         let mut cast = Vec::new();
-        if let Some(r) = v.pointer("/npc/ref").and_then(Value::as_str) {
-            if let Some(f) = self.follow_kind(path, "/npc/ref", r, "npcs/") {
-                if let Some(cid) = char_index.get(&f) {
-                    self.out
-                        .origins
-                        .map(format!("{base}/cast/{}", cast.len()), path, "/npc/ref");
-                    cast.push(json!({"character": cid}));
-                }
-            }
+        if let Some(r) = v.pointer("/npc/ref").and_then(Value::as_str)
+            && let Some(f) = self.follow_kind(path, "/npc/ref", r, "npcs/")
+            && let Some(cid) = char_index.get(&f)
+        {
+            self.out
+                .origins
+                .map(format!("{base}/cast/{}", cast.len()), path, "/npc/ref");
+            cast.push(json!({"character": cid}));
         }
         let mut has_seat = false;
         for (j, entry) in crate::model::array(v, "cast").iter().enumerate() {
             if let Some(r) = entry.pointer("/npc/ref").and_then(Value::as_str) {
                 let ptr = format!("/cast/{j}/npc/ref");
-                if let Some(f) = self.follow_kind(path, &ptr, r, "npcs/") {
-                    if let Some(cid) = char_index.get(&f) {
-                        let k = cast.len();
-                        self.out.origins.map(
-                            format!("{base}/cast/{k}"),
-                            path,
-                            format!("/cast/{j}"),
-                        );
-                        self.out
-                            .origins
-                            .map(format!("{base}/cast/{k}/character"), path, ptr);
-                        let mut e = json!({"character": cid});
-                        for field in ["player", "talkativeness", "muted"] {
-                            if let Some(p) = entry.get(field) {
-                                e[field] = p.clone();
-                            }
+                if let Some(f) = self.follow_kind(path, &ptr, r, "npcs/")
+                    && let Some(cid) = char_index.get(&f)
+                {
+                    let k = cast.len();
+                    self.out
+                        .origins
+                        .map(format!("{base}/cast/{k}"), path, format!("/cast/{j}"));
+                    self.out
+                        .origins
+                        .map(format!("{base}/cast/{k}/character"), path, ptr);
+                    let mut e = json!({"character": cid});
+                    for field in ["player", "talkativeness", "muted"] {
+                        if let Some(p) = entry.get(field) {
+                            e[field] = p.clone();
                         }
-                        cast.push(e);
                     }
+                    cast.push(e);
                 }
             } else if let Some(seat) = entry.get("seat") {
                 has_seat = true;
@@ -182,13 +179,13 @@ impl Lowerer<'_> {
         for (j, w) in crate::model::array(v, "worlds").iter().enumerate() {
             if let Some(r) = w.get("ref").and_then(Value::as_str) {
                 let ptr = format!("/worlds/{j}/ref");
-                if let Some(f) = self.follow_kind(path, &ptr, r, "worlds/") {
-                    if let Some(wid) = world_index.get(&f) {
-                        self.out
-                            .origins
-                            .map(format!("{base}/worlds/{}", wids.len()), path, ptr);
-                        wids.push(json!(wid));
-                    }
+                if let Some(f) = self.follow_kind(path, &ptr, r, "worlds/")
+                    && let Some(wid) = world_index.get(&f)
+                {
+                    self.out
+                        .origins
+                        .map(format!("{base}/worlds/{}", wids.len()), path, ptr);
+                    wids.push(json!(wid));
                 }
             }
         }
@@ -275,16 +272,16 @@ impl Lowerer<'_> {
                 }
             }
         }
-        if let Some(f) = &safety {
-            if let Some(doc) = self.files.get(f) {
-                self.out.origins.map(format!("{base}/safety"), f, "");
-                let mut policy = doc.clone();
-                if let Value::Object(m) = &mut policy {
-                    m.shift_remove("schema_version");
-                    m.shift_remove("$schema");
-                }
-                s.insert("safety".into(), policy);
+        if let Some(f) = &safety
+            && let Some(doc) = self.files.get(f)
+        {
+            self.out.origins.map(format!("{base}/safety"), f, "");
+            let mut policy = doc.clone();
+            if let Value::Object(m) = &mut policy {
+                m.shift_remove("schema_version");
+                m.shift_remove("$schema");
             }
+            s.insert("safety".into(), policy);
         }
 
         // Variables from the `state.variables` map; outcomes from

@@ -580,10 +580,10 @@ impl Builder<'_> {
                     }
                 }
                 Node::Map(m, pending) => {
-                    if let Some((k, _)) = pending.take() {
-                        if self.build {
-                            m.insert(k, value);
-                        }
+                    if let Some((k, _)) = pending.take()
+                        && self.build
+                    {
+                        m.insert(k, value);
                     }
                 }
             },

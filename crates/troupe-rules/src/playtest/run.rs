@@ -233,21 +233,21 @@ pub fn run_playtest(
             .and_then(Value::as_str)
             .map(str::to_string)
     });
-    if let Some(want) = &pt.requires.difficulty {
-        if preset.as_deref() != Some(want) {
-            report.requirements.push(format!(
-                "requires difficulty {want}; the run uses {}",
-                preset.as_deref().unwrap_or("no difficulty")
-            ));
-        }
+    if let Some(want) = &pt.requires.difficulty
+        && preset.as_deref() != Some(want)
+    {
+        report.requirements.push(format!(
+            "requires difficulty {want}; the run uses {}",
+            preset.as_deref().unwrap_or("no difficulty")
+        ));
     }
-    if let Some(want) = &pt.requires.content_rating {
-        if pack.content_rating.as_deref() != Some(want) {
-            report.requirements.push(format!(
-                "requires content rating {want}; the pack is rated {}",
-                pack.content_rating.as_deref().unwrap_or("nothing")
-            ));
-        }
+    if let Some(want) = &pt.requires.content_rating
+        && pack.content_rating.as_deref() != Some(want)
+    {
+        report.requirements.push(format!(
+            "requires content rating {want}; the pack is rated {}",
+            pack.content_rating.as_deref().unwrap_or("nothing")
+        ));
     }
     let headers: Vec<_> = groups
         .iter()
@@ -483,10 +483,10 @@ fn run_scenario(run: &mut Run<'_>, taken: &mut [bool], not_taken: &mut Vec<StepN
             stop = Some((i, "the session had ended".into()));
             break;
         }
-        if let Some(r) = step.round {
-            if r > run.round {
-                run.round = r;
-            }
+        if let Some(r) = step.round
+            && r > run.round
+        {
+            run.round = r;
         }
         if run.round > pt.rounds {
             stop = Some((
@@ -495,11 +495,11 @@ fn run_scenario(run: &mut Run<'_>, taken: &mut [bool], not_taken: &mut Vec<StepN
             ));
             break;
         }
-        if let Some(s) = &step.after {
-            if !run.has_signal(s) {
-                stop = Some((i, format!("blocked: signal '{s}' was not raised")));
-                break;
-            }
+        if let Some(s) = &step.after
+            && !run.has_signal(s)
+        {
+            stop = Some((i, format!("blocked: signal '{s}' was not raised")));
+            break;
         }
         let Some(ai) = pt.roster.iter().position(|a| a.id == step.who) else {
             stop = Some((i, format!("`{}` is not in the roster", step.who)));

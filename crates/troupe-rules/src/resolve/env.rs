@@ -332,10 +332,10 @@ fn reaches(deps: &HashMap<String, BTreeSet<String>>, from: &str, to: &str) -> bo
         if n == to {
             return true;
         }
-        if seen.insert(n) {
-            if let Some(d) = deps.get(n) {
-                stack.extend(d.iter().map(String::as_str));
-            }
+        if seen.insert(n)
+            && let Some(d) = deps.get(n)
+        {
+            stack.extend(d.iter().map(String::as_str));
         }
     }
     false

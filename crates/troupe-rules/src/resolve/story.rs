@@ -374,19 +374,19 @@ pub fn resolve(
                 seat: None,
                 pointer: entry_ptr,
             });
-        } else if let Some(seat) = entry.seat {
-            if let Some((_, ch)) = seat_fill.get(&seat) {
-                if in_cast.contains_key(ch) {
-                    continue; // reported with the players above
-                }
-                *in_cast.entry(ch.clone()).or_default() += 1;
-                cast.push(CastMember {
-                    character: ch.clone(),
-                    player: true,
-                    seat: Some(seat.clone()),
-                    pointer: entry_ptr,
-                });
+        } else if let Some(seat) = entry.seat
+            && let Some((_, ch)) = seat_fill.get(&seat)
+        {
+            if in_cast.contains_key(ch) {
+                continue; // reported with the players above
             }
+            *in_cast.entry(ch.clone()).or_default() += 1;
+            cast.push(CastMember {
+                character: ch.clone(),
+                player: true,
+                seat: Some(seat.clone()),
+                pointer: entry_ptr,
+            });
         }
     }
     let mut world_by_id: HashMap<&str, (usize, &World)> = HashMap::new();

@@ -141,10 +141,10 @@ impl Opened {
     /// The compiled safety rules of scenario `id` whose policy is `policy`;
     /// an error when a term or pattern does not compile.
     pub fn safety(&self, id: &str, policy: Option<&Value>) -> Result<Arc<Safety>, String> {
-        if let Ok(cache) = self.safety_cache.lock() {
-            if let Some(s) = cache.get(id) {
-                return Ok(s.clone());
-            }
+        if let Ok(cache) = self.safety_cache.lock()
+            && let Some(s) = cache.get(id)
+        {
+            return Ok(s.clone());
         }
         let s = Arc::new(Safety::compile(policy)?);
         if let Ok(mut cache) = self.safety_cache.lock() {

@@ -147,10 +147,10 @@ impl Floor<'_> {
             let mut consider = |hits: &mut dyn Iterator<Item = (usize, Option<usize>)>,
                                 at: bool| {
                 for (k, start) in hits {
-                    if let Some(start) = start {
-                        if best.is_none_or(|(b, _, _)| start < b) {
-                            best = Some((start, at, k));
-                        }
+                    if let Some(start) = start
+                        && best.is_none_or(|(b, _, _)| start < b)
+                    {
+                        best = Some((start, at, k));
                     }
                 }
             };
@@ -193,16 +193,15 @@ impl Floor<'_> {
         let mut at = parent;
         while let Some(p) = at {
             let msg = &ms[p as usize];
-            if let Who::Cast(c) = msg.author {
-                if self
+            if let Who::Cast(c) = msg.author
+                && self
                     .engine
                     .ir
                     .cast
                     .get(c as usize)
                     .is_some_and(|x| !x.player)
-                {
-                    return Some(c);
-                }
+            {
+                return Some(c);
             }
             at = msg.parent;
         }

@@ -34,10 +34,10 @@ impl TemplateCache {
             return t;
         }
         let t = parse(text).ok().map(Arc::new);
-        if let Ok(mut cache) = self.parsed.lock() {
-            if cache.len() < Self::CAPACITY {
-                cache.insert(text.into(), t.clone());
-            }
+        if let Ok(mut cache) = self.parsed.lock()
+            && cache.len() < Self::CAPACITY
+        {
+            cache.insert(text.into(), t.clone());
         }
         t
     }

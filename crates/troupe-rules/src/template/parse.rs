@@ -217,20 +217,20 @@ fn unescape_arg(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.trim().chars().peekable();
     while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(&n) = chars.peek() {
-                if n == ',' || n == '\\' {
-                    out.push(n);
-                    chars.next();
-                    continue;
-                }
-                // `\{{` is two literal braces (Format 10.1).
-                if n == '{' && chars.clone().nth(1) == Some('{') {
-                    out.push_str("{{");
-                    chars.next();
-                    chars.next();
-                    continue;
-                }
+        if c == '\\'
+            && let Some(&n) = chars.peek()
+        {
+            if n == ',' || n == '\\' {
+                out.push(n);
+                chars.next();
+                continue;
+            }
+            // `\{{` is two literal braces (Format 10.1).
+            if n == '{' && chars.clone().nth(1) == Some('{') {
+                out.push_str("{{");
+                chars.next();
+                chars.next();
+                continue;
             }
         }
         out.push(c);

@@ -233,62 +233,62 @@ pub fn compare(
         ),
         ("safety_status", &e.safety_status, r.safety_status.as_str()),
     ] {
-        if let Some(w) = want {
-            if w != got {
-                fail(
-                    field,
-                    format!(
-                        "{field} expected {}, got {}",
-                        show(Some(w)),
-                        show(Some(got))
-                    ),
-                    Some(Value::String(w.clone())),
-                    Some(Value::String(got.to_string())),
-                );
-            }
-        }
-    }
-    if let Some(want) = &e.npc_emotion {
-        if r.npc_emotion.as_deref() != Some(want.as_str()) {
+        if let Some(w) = want
+            && w != got
+        {
             fail(
-                "npc_emotion",
+                field,
                 format!(
-                    "npc_emotion expected {}, got {}",
-                    show(Some(want)),
-                    show(r.npc_emotion.as_deref())
+                    "{field} expected {}, got {}",
+                    show(Some(w)),
+                    show(Some(got))
                 ),
-                Some(Value::String(want.clone())),
-                r.npc_emotion.clone().map(Value::String),
+                Some(Value::String(w.clone())),
+                Some(Value::String(got.to_string())),
             );
         }
     }
-    if let Some(want) = &e.rule {
-        if r.rule.as_deref() != Some(want.as_str()) {
-            fail(
-                "rule",
-                format!(
-                    "rule expected {}, got {}",
-                    show(Some(want)),
-                    show(r.rule.as_deref())
-                ),
-                Some(Value::String(want.clone())),
-                r.rule.clone().map(Value::String),
-            );
-        }
+    if let Some(want) = &e.npc_emotion
+        && r.npc_emotion.as_deref() != Some(want.as_str())
+    {
+        fail(
+            "npc_emotion",
+            format!(
+                "npc_emotion expected {}, got {}",
+                show(Some(want)),
+                show(r.npc_emotion.as_deref())
+            ),
+            Some(Value::String(want.clone())),
+            r.npc_emotion.clone().map(Value::String),
+        );
     }
-    if let Some(not) = &e.npc_emotion_not {
-        if r.npc_emotion.as_deref() == Some(not.as_str()) {
-            fail(
-                "npc_emotion_not",
-                format!(
-                    "npc_emotion expected not {}, got {}",
-                    show(Some(not)),
-                    show(Some(not))
-                ),
-                None,
-                Some(Value::String(not.clone())),
-            );
-        }
+    if let Some(want) = &e.rule
+        && r.rule.as_deref() != Some(want.as_str())
+    {
+        fail(
+            "rule",
+            format!(
+                "rule expected {}, got {}",
+                show(Some(want)),
+                show(r.rule.as_deref())
+            ),
+            Some(Value::String(want.clone())),
+            r.rule.clone().map(Value::String),
+        );
+    }
+    if let Some(not) = &e.npc_emotion_not
+        && r.npc_emotion.as_deref() == Some(not.as_str())
+    {
+        fail(
+            "npc_emotion_not",
+            format!(
+                "npc_emotion expected not {}, got {}",
+                show(Some(not)),
+                show(Some(not))
+            ),
+            None,
+            Some(Value::String(not.clone())),
+        );
     }
     if let Some(want) = &e.state {
         for (name, w) in want {
@@ -348,47 +348,46 @@ pub fn compare(
             );
         }
     }
-    if let Some(want) = e.ended {
-        if want != r.ended {
-            fail(
-                "ended",
-                format!("ended expected {want}, got {}", r.ended),
-                Some(Value::Bool(want)),
-                Some(Value::Bool(r.ended)),
-            );
-        }
+    if let Some(want) = e.ended
+        && want != r.ended
+    {
+        fail(
+            "ended",
+            format!("ended expected {want}, got {}", r.ended),
+            Some(Value::Bool(want)),
+            Some(Value::Bool(r.ended)),
+        );
     }
-    if let Some(want) = &e.outcome {
-        if r.outcome.as_deref() != Some(want.as_str()) {
-            fail(
-                "outcome",
-                format!(
-                    "outcome expected {}, got {}",
-                    show(Some(want)),
-                    show(r.outcome.as_deref())
-                ),
-                Some(Value::String(want.clone())),
-                r.outcome.clone().map(Value::String),
-            );
-        }
+    if let Some(want) = &e.outcome
+        && r.outcome.as_deref() != Some(want.as_str())
+    {
+        fail(
+            "outcome",
+            format!(
+                "outcome expected {}, got {}",
+                show(Some(want)),
+                show(r.outcome.as_deref())
+            ),
+            Some(Value::String(want.clone())),
+            r.outcome.clone().map(Value::String),
+        );
     }
-    if let Some(want) = &e.reply_contains {
-        if !r
+    if let Some(want) = &e.reply_contains
+        && !r
             .reply
             .as_deref()
             .is_some_and(|t| t.contains(want.as_str()))
-        {
-            fail(
-                "reply_contains",
-                format!(
-                    "reply expected to contain {}, got {}",
-                    show(Some(want)),
-                    show(r.reply.as_deref())
-                ),
-                Some(Value::String(want.clone())),
-                r.reply.clone().map(Value::String),
-            );
-        }
+    {
+        fail(
+            "reply_contains",
+            format!(
+                "reply expected to contain {}, got {}",
+                show(Some(want)),
+                show(r.reply.as_deref())
+            ),
+            Some(Value::String(want.clone())),
+            r.reply.clone().map(Value::String),
+        );
     }
     out
 }
@@ -528,11 +527,11 @@ pub fn run_fixture(
     }
     for f in &mut failures {
         f.file = Some(file.to_string());
-        if let (Some(doc), Some(p)) = (doc, &f.pointer) {
-            if let Some(at) = doc.spans.locate(p) {
-                f.line = Some(at.line);
-                f.column = Some(at.column);
-            }
+        if let (Some(doc), Some(p)) = (doc, &f.pointer)
+            && let Some(at) = doc.spans.locate(p)
+        {
+            f.line = Some(at.line);
+            f.column = Some(at.column);
         }
     }
     let mut result =

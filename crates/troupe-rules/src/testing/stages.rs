@@ -206,20 +206,20 @@ pub fn run(
         .as_ref()
         .map(|(pack, _)| fixture_files(pack))
         .unwrap_or_default();
-    if let Some(name) = &opts.test {
-        if !files.iter().any(|f| selected(f, name)) {
-            let names = files
-                .iter()
-                .map(|f| match &f.fixture {
-                    Ok(x) => format!("{} ({})", x.fixture_id, file_name(&f.rel)),
-                    Err(_) => file_name(&f.rel).to_string(),
-                })
-                .collect();
-            return Err(UsageError::UnknownTest {
-                name: name.clone(),
-                names,
-            });
-        }
+    if let Some(name) = &opts.test
+        && !files.iter().any(|f| selected(f, name))
+    {
+        let names = files
+            .iter()
+            .map(|f| match &f.fixture {
+                Ok(x) => format!("{} ({})", x.fixture_id, file_name(&f.rel)),
+                Err(_) => file_name(&f.rel).to_string(),
+            })
+            .collect();
+        return Err(UsageError::UnknownTest {
+            name: name.clone(),
+            names,
+        });
     }
     progress.stage(StageName::Check);
     let check = check_stage(pack_path, checked.diagnostics);
@@ -410,17 +410,17 @@ fn fixture_stage(
                     model.scenarios.get(&fx.scenario_id),
                     runtimes,
                 );
-                if matches!(t.status, Status::Pass | Status::Fail) {
-                    if let Some(m) = model.scenarios.get(&fx.scenario_id) {
-                        let r = coverage::scenario_report(
-                            &fx.scenario_id,
-                            m,
-                            own.reached.get(&fx.scenario_id),
-                        );
-                        if let Some(failure) = below_minimum(f, &r) {
-                            t.failures.push(failure);
-                            t.status = Status::Fail;
-                        }
+                if matches!(t.status, Status::Pass | Status::Fail)
+                    && let Some(m) = model.scenarios.get(&fx.scenario_id)
+                {
+                    let r = coverage::scenario_report(
+                        &fx.scenario_id,
+                        m,
+                        own.reached.get(&fx.scenario_id),
+                    );
+                    if let Some(failure) = below_minimum(f, &r) {
+                        t.failures.push(failure);
+                        t.status = Status::Fail;
                     }
                 }
                 hits.merge(&own);

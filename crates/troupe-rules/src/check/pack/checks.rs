@@ -83,10 +83,11 @@ pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Ve
             .and_then(|p| files.get(&p));
         let cap = policy.and_then(rating_cap);
         let rank = |r: &str| RATINGS.iter().position(|x| *x == r);
-        if let (Some(rating), Some(cap)) = (rating, cap) {
-            if let (Some(r), Some(c)) = (rank(rating), rank(cap)) {
-                if c < r {
-                    out.push(
+        if let (Some(rating), Some(cap)) = (rating, cap)
+            && let (Some(r), Some(c)) = (rank(rating), rank(cap))
+            && c < r
+        {
+            out.push(
                         Diagnostic::error(
                             Code::RatingCap,
                             format!("content_rating `{rating}` is above the safety policy's content_rating_cap `{cap}`"),
@@ -95,8 +96,6 @@ pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Ve
                         .at("/content_rating")
                         .with_help("lower the pack's content_rating or raise the policy's cap"),
                     );
-                }
-            }
         }
     }
 
@@ -162,10 +161,12 @@ fn scenario_files_on_disk(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> 
         .collect();
     let manifest = Manifest::of(files.get(MANIFEST));
     for (_, e) in manifest.entries() {
-        if let Ok(p) = normalize_ref(e) {
-            if p.starts_with("scenarios/") && exists(&p) && !names.contains(&p) {
-                names.push(p);
-            }
+        if let Ok(p) = normalize_ref(e)
+            && p.starts_with("scenarios/")
+            && exists(&p)
+            && !names.contains(&p)
+        {
+            names.push(p);
         }
     }
     names.len()

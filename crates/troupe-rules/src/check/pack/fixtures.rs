@@ -30,16 +30,17 @@ pub fn check_fixtures(
         let fixture = Fixture::read(fixture);
         let mut found = Vec::new();
         check_turn_numbers(&fixture, &mut found);
-        if let Some(rel) = fixture.cassette {
-            if in_cassettes(rel) && !exists(rel) {
-                found.push(
+        if let Some(rel) = fixture.cassette
+            && in_cassettes(rel)
+            && !exists(rel)
+        {
+            found.push(
                     Diagnostic::error(
                         Code::MissingFile,
                         format!("the cassette `{rel}` names no file in the pack (record it with `troupe run PACK --runtime model --cassette {rel} --record`)"),
                     )
                     .at("/cassette"),
                 );
-            }
         }
         if let Some(m) = fixture.coverage_minimum {
             crate::check::bundle::number_field(m, "/coverage/minimum", &mut found);
@@ -171,35 +172,35 @@ fn check_against(fixture: &Fixture<'_>, story: &Story, out: &mut Vec<Diagnostic>
                 }
             }
         }
-        if let Some(id) = e.outcome {
-            if !outcomes.contains(&id) {
-                let also = if events.contains(&id) {
-                    format!(" (`{id}` is an event: expect it with `fired: [{id}]`)")
-                } else {
-                    one_of(id, outcomes.iter().copied())
-                };
-                out.push(
-                    Diagnostic::error(
-                        Code::UnknownRef,
-                        format!("scenario `{sid}` has no outcome `{id}`{also}"),
-                    )
-                    .at(format!("{at}/outcome")),
-                );
-            }
+        if let Some(id) = e.outcome
+            && !outcomes.contains(&id)
+        {
+            let also = if events.contains(&id) {
+                format!(" (`{id}` is an event: expect it with `fired: [{id}]`)")
+            } else {
+                one_of(id, outcomes.iter().copied())
+            };
+            out.push(
+                Diagnostic::error(
+                    Code::UnknownRef,
+                    format!("scenario `{sid}` has no outcome `{id}`{also}"),
+                )
+                .at(format!("{at}/outcome")),
+            );
         }
-        if let Some(id) = e.rule {
-            if !rules.contains(&id) {
-                out.push(
-                    Diagnostic::error(
-                        Code::UnknownRef,
-                        format!(
-                            "scenario `{sid}` has no rule `{id}`{}",
-                            one_of(id, rules.iter().copied())
-                        ),
-                    )
-                    .at(format!("{at}/rule")),
-                );
-            }
+        if let Some(id) = e.rule
+            && !rules.contains(&id)
+        {
+            out.push(
+                Diagnostic::error(
+                    Code::UnknownRef,
+                    format!(
+                        "scenario `{sid}` has no rule `{id}`{}",
+                        one_of(id, rules.iter().copied())
+                    ),
+                )
+                .at(format!("{at}/rule")),
+            );
         }
         for (k, name) in e.state_delta_contains.iter().enumerate() {
             let Some(name) = name.as_str() else { continue };

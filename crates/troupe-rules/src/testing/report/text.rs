@@ -65,10 +65,11 @@ pub fn to_text(run: &Run) -> String {
         s.push('\n');
         for t in &stage.tests {
             let _ = write!(s, "  {:<4} {}", t.status.as_str(), t.name);
-            if let Some(f) = &t.file {
-                if f != &t.name && !f.ends_with(&format!("/{}", t.name)) {
-                    let _ = write!(s, " ({f})");
-                }
+            if let Some(f) = &t.file
+                && f != &t.name
+                && !f.ends_with(&format!("/{}", t.name))
+            {
+                let _ = write!(s, " ({f})");
             }
             if let Some(r) = &t.reason {
                 let _ = write!(s, ": {r}");
