@@ -32,13 +32,13 @@ use serde::{Deserialize, Serialize};
 pub struct KeyOptions {
     /// Compare as written (`true`) or after lower-casing both sides.
     pub case_sensitive: bool,
-    /// An occurrence counts only between non-word characters ([`bounded`]).
+    /// An occurrence counts only between non-word characters (`bounded`).
     pub whole_words: bool,
 }
 
 impl KeyOptions {
     /// `text` as keys matched with these options compare it: lower-cased
-    /// ([`lower`]) unless case-sensitive.
+    /// (`lower`) unless case-sensitive.
     pub fn prepare<'t>(&self, text: &'t str) -> Cow<'t, str> {
         if self.case_sensitive {
             Cow::Borrowed(text)
@@ -442,7 +442,7 @@ impl KeySet {
     }
 
     /// Compiles the set now (it is otherwise compiled on first use).
-    /// Errors: the first key that does not compile ([`check_key`]).
+    /// Errors: the first key that does not compile (`check_key`).
     pub fn build(&self) -> Result<(), String> {
         self.built().map(|_| ())
     }
@@ -539,7 +539,7 @@ impl KeySet {
         plain || regex_hits(regexes, self.options.whole_words, text)
     }
 
-    /// The text as the set compares it: lower-cased ([`lower`]) unless the
+    /// The text as the set compares it: lower-cased (`lower`) unless the
     /// set is case-sensitive.
     pub fn prepare<'t>(&self, text: &'t str) -> Cow<'t, str> {
         self.options.prepare(text)
@@ -623,7 +623,7 @@ fn regex_hits(regexes: &Regexes, whole_words: bool, text: &str) -> bool {
 /// finds every set with a plain key hit, instead of one pass (and one
 /// automaton) per set. Sets matched with other options than the index's are left out and
 /// match on their own; a set's regular-expression keys are matched on their
-/// own, only when [`KeyScan::hits`] asks about it.
+/// own, only when `KeyScan::hits` asks about it.
 ///
 /// ```
 /// use troupe::internals::keys::{KeyIndex, KeyOptions, KeySet};

@@ -42,7 +42,7 @@ impl Opened {
 }
 
 /// Checks every path as `troupe check` does (Format 17; see
-/// [`paths::check_paths_with`]), a package's `ir.json` compared with what
+/// `paths::check_paths_with`), a package's `ir.json` compared with what
 /// its `bundle.json` compiles to (14.4), and its `ir.compact`'s IR with
 /// that compilation's encoding.
 pub fn check_paths(paths: &[std::path::PathBuf]) -> Checked {

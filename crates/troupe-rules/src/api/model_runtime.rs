@@ -6,7 +6,7 @@
 //! A [`Backend`] says where answers come from: a live endpoint
 //! ([`Backend::http`], [`Backend::record`]; feature `model`, the HTTP
 //! client) or a recorded cassette ([`Backend::replay`], always available).
-//! A [`ModelRuntime`] for a [`Pack`] is handed to
+//! A [`ModelRuntime`] for a [`Pack`](crate::Pack) is handed to
 //! [`crate::SessionOptions::runtime`] as [`ModelRuntime::adapter`]; its
 //! [`Log`] holds one [`TurnRecord`] per turn (requests, tokens, clamped
 //! values; Format 24.7). [`History::prompt`] shows what would be sent.

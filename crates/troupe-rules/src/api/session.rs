@@ -436,8 +436,8 @@ impl Session {
     /// serializes to the turn document of `troupe run --json` (Format
     /// 18.6, `schemas/output/run.schema.json`).
     ///
-    /// Errors: [`ErrorKind::Ended`] once the session has ended;
-    /// [`ErrorKind::Io`] when the session file cannot be written.
+    /// Errors: [`ErrorKind::Ended`](crate::ErrorKind::Ended) once the session has ended;
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) when the session file cannot be written.
     pub fn turn(&mut self, text: &str) -> Result<TurnResult> {
         Ok(self.inner.turn(text)?)
     }
@@ -446,7 +446,7 @@ impl Session {
     /// turn order; any strategy takes it): `character` answers `text`, said
     /// by the first player.
     ///
-    /// Errors: [`ErrorKind::Refused`] when `character` is not a speaker at
+    /// Errors: [`ErrorKind::Refused`](crate::ErrorKind::Refused) when `character` is not a speaker at
     /// the input message (not present, muted, a player or not in the cast;
     /// nothing is written); otherwise as [`Session::turn`].
     pub fn turn_to(&mut self, character: &str, text: &str) -> Result<TurnResult> {
@@ -595,7 +595,7 @@ impl Session {
     /// # Ok::<(), troupe::Error>(())
     /// ```
     ///
-    /// Errors: [`ErrorKind::Refused`] when `to` is not a speaker at the
+    /// Errors: [`ErrorKind::Refused`](crate::ErrorKind::Refused) when `to` is not a speaker at the
     /// current message (as the turn would be).
     pub fn next_speaker(&self, text: &str, to: Option<&str>) -> Result<NextSpeaker> {
         let (speaker, chosen) = self.inner.next_speaker(text, to)?;

@@ -402,7 +402,7 @@ impl Activation {
 
     /// Binds field `field` of map slot `index` alone, for a program that
     /// reads the slot only as `slot.field` with constant fields
-    /// ([`crate::cel::Program::field_reads`]): `slot.field` then reads
+    /// (`crate::cel::Program::field_reads`): `slot.field` then reads
     /// `value`, `None` standing for a map without that key (`has()` false,
     /// a read an error), exactly as a bound map holding these fields would
     /// read. The slot itself is left unbound.

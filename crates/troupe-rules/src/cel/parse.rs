@@ -188,8 +188,8 @@ pub fn parse_count() -> u64 {
 }
 
 /// Parses `source` into an [`Expr`] (Format 11.1): Troupe's own lexer
-/// ([`super::lex`]) and recursive-descent parser of CEL's grammar, with the
-/// standard macros recognized. A syntax error is one [`CelError`] with a
+/// (`super::lex`) and recursive-descent parser of CEL's grammar, with the
+/// standard macros recognized. A syntax error is one `CelError` with a
 /// plain message at its byte offset.
 pub fn parse(source: &str) -> Result<Expr, Vec<CelError>> {
     #[cfg(debug_assertions)]

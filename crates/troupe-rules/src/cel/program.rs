@@ -178,7 +178,7 @@ pub struct Program {
 }
 
 /// Parses, type-checks and lowers `source` against `env` (the parse is
-/// shared through an active [`parse::ParseCache`], if any).
+/// shared through an active `parse::ParseCache`, if any).
 pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
     let ast = parse::parse_shared(source)?;
     let (texpr, ty) = super::checker::check(&ast, source, env)?;

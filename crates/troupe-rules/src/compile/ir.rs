@@ -76,7 +76,7 @@ pub enum Layout {
         #[serde(deserialize_with = "crate::wire::shared_strs")]
         keys: Vec<Arc<str>>,
     },
-    /// A `"*"` map: one slot holding a [`Val::Map`] of the present keys.
+    /// A `"*"` map: one slot holding a `Val::Map` of the present keys.
     Open(u32),
 }
 

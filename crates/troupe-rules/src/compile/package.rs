@@ -29,7 +29,7 @@ pub use crate::load::compiled::{content_hash, verify_ir, IR_VERSION};
 /// How deep the compiled IR may nest, counted in levels of serde's data
 /// model (each sequence, map, struct, enum variant, `Some` and newtype
 /// opens one; Format 14.4): deep enough for the IR of every expression
-/// the parser accepts ([`crate::cel::parse::MAX_DEPTH`] levels), shallow
+/// the parser accepts (`crate::cel::parse::MAX_DEPTH` levels), shallow
 /// enough that reading, checking and dropping the deepest IR stays within
 /// a 2 MiB thread's stack in a debug build. A deeper IR is not used
 /// (IR_MISMATCH).
@@ -38,7 +38,7 @@ pub const IR_MAX_NESTING: usize = 640;
 /// The whole of `ir.json` (Format 14.4).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct PackageIr {
-    /// [`IR_VERSION`].
+    /// `IR_VERSION`.
     pub ir_version: String,
     /// The version of the Troupe that compiled it (informative).
     pub troupe_version: String,
@@ -98,7 +98,7 @@ fn to_ir_json(ir: &PackageIr) -> Vec<u8> {
 }
 
 /// The IR of `ir.compact` (Format 14.4, after its record): the IR of `ir.json` in postcard's
-/// encoding, every field written ([`crate::wire::writing_every_field`]).
+/// encoding, every field written (`crate::wire::writing_every_field`).
 pub fn to_ir_bin(ir: &PackageIr) -> Vec<u8> {
     crate::wire::writing_every_field(|| postcard::to_allocvec(ir).unwrap_or_default())
 }
@@ -162,9 +162,9 @@ fn fault(pointer: impl Into<String>, message: impl Into<String>) -> IrFault {
 
 /// Reads and validates an untrusted `ir.json` (Format 14.4): it must be
 /// UTF-8 and parse as this version's IR (a CEL program's constant regular
-/// expression compiles as it is read), name [`IR_VERSION`], carry
+/// expression compiles as it is read), name `IR_VERSION`, carry
 /// `bundle_hash` equal to `bundle_hash`, and be structurally sound
-/// ([`validate_story`]).
+/// (`validate_story`).
 pub fn read_ir(ir: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
     // Checked as UTF-8 once, whole (serde_json's slice reader checks every
     // string it reads again).

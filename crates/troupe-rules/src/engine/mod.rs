@@ -107,7 +107,7 @@ impl Engine {
     /// A copy of this engine for a branch that goes on on its own (the
     /// search of Format 20.5): the compiled story, the tree and the
     /// checkpoints are shared; the session's messages are shared up to the
-    /// last [`SessionIr::freeze`] (O(1) after it) and copied after.
+    /// last `SessionIr::freeze` (O(1) after it) and copied after.
     pub fn fork(&self) -> Engine {
         Engine {
             ir: self.ir.clone(),

@@ -77,11 +77,11 @@ pub trait Observer {
     }
 }
 
-/// One thing a [`Recorder`] kept.
+/// One thing a `Recorder` kept.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Report {
     /// An operand (by number, source order from 0) of the condition at
-    /// `site` (its [`Site::key`]) was seen with `value` (Format 21.6).
+    /// `site` (its `Site::key`) was seen with `value` (Format 21.6).
     Seen {
         /// The site's key.
         site: String,

@@ -86,10 +86,10 @@ pub fn normalize_ref(reference: &str) -> Result<String, RefError> {
 }
 
 /// Resolves `reference` against the pack directory `root` on disk:
-/// [`normalize_ref`], then every component is looked at without following
+/// `normalize_ref`, then every component is looked at without following
 /// links: a symlink anywhere on the way is PATH_TRAVERSAL, a missing
 /// component or a final one that is not a regular file MISSING_FILE.
-/// (A scanned pack resolves with [`super::pack::PackFiles::resolve_ref`]
+/// (A scanned pack resolves with `super::pack::PackFiles::resolve_ref`
 /// instead, against the files it scanned.)
 pub fn resolve_ref(root: &Path, reference: &str) -> Result<String, RefError> {
     let rel = normalize_ref(reference)?;

@@ -69,7 +69,7 @@ pub fn check_size(file: &str, len: u64) -> Option<Diagnostic> {
     })
 }
 
-/// Reads a regular file of at most [`MAX_FILE_BYTES`]: see [`read_at_most`].
+/// Reads a regular file of at most `MAX_FILE_BYTES`: see `read_at_most`.
 pub fn read_bounded(file: &str, path: &Path) -> Result<Vec<u8>, Diagnostic> {
     read_at_most(file, path, MAX_FILE_BYTES)
 }

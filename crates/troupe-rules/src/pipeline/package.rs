@@ -91,7 +91,7 @@ fn compile_scenario_in(
     })
 }
 
-/// The bytes of `ir.json` for a checked `bundle`: [`compile_package_ir`]
+/// The bytes of `ir.json` for a checked `bundle`: `compile_package_ir`
 /// as compact JSON and `\n`. The same bundle gives the same bytes.
 pub fn ir_bytes(bundle: &Value) -> Vec<u8> {
     to_ir_json_bytes(&compile_package_ir(bundle))
@@ -119,7 +119,7 @@ pub fn compiled_forms_match(bundle: &[u8], ir_json: &[u8], compact: Option<&[u8]
 /// Writes the package of a checked `bundle` and its sessions (`name` →
 /// bytes; names without the `sessions/` prefix): `bundle.json`,
 /// `ir.compact`, `ir.json`, `manifest.json` and the sessions (Format
-/// 14.4; [`package_bytes`]).
+/// 14.4; `package_bytes`).
 pub fn write_package(bundle: &Value, sessions: &[(String, Vec<u8>)]) -> std::io::Result<Vec<u8>> {
     let bundle = &crate::compile::canonical::canonical_bundle(bundle);
     let bundle_json = bundle_bytes(bundle);

@@ -163,7 +163,7 @@ pub struct OpenError {
     pub sources: Sources,
 }
 
-/// How [`open_with`] treats a package's compiled form (Format 14.4).
+/// How [`Pack::open_with`](crate::Pack::open_with) treats a package's compiled form (Format 14.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OpenOptions {

@@ -261,7 +261,7 @@ impl Session {
     }
 
     /// [`Session::start`], recording from the root on what the session
-    /// evaluates (the observer of [`crate::engine::observe`]): condition
+    /// evaluates (the observer of `crate::engine::observe`): condition
     /// branches, the turns' rules, firings, the opening. Read it with
     /// [`Session::recorder`].
     pub fn start_recorded(pack: &Opened, options: &Options) -> Result<Session, StartError> {

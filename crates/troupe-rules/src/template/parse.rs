@@ -72,9 +72,9 @@ pub struct TemplateError {
     pub column: u32,
 }
 
-/// Parses author text into a [`Template`] (Format 10).
+/// Parses author text into a `Template` (Format 10).
 ///
-/// Errors: an unterminated `{{` is a [`TemplateError`] pointing at the `{{`.
+/// Errors: an unterminated `{{` is a `TemplateError` pointing at the `{{`.
 pub fn parse(source: &str) -> Result<Template, TemplateError> {
     // Most author text has no macro and no escape: it is one text node.
     if !source.contains("{{") && !source.contains('\\') {

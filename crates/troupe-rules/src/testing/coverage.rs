@@ -362,7 +362,7 @@ impl Hits {
     }
 
     /// Records in `scenario` what a run's reports reach (see
-    /// [`ScenarioModel::reached`]); the scenario counts as used.
+    /// `ScenarioModel::reached`); the scenario counts as used.
     pub fn record(&mut self, scenario: &str, model: Option<&ScenarioModel>, rec: &Recorder) {
         self.use_scenario(scenario);
         let none = ScenarioModel::default();

@@ -126,7 +126,7 @@ pub enum InitError {
 
 /// Writes the scaffold into `dir` (created; it must be new or empty). Each
 /// file goes through [`crate::output::write_atomic`]; a file that exists is
-/// never overwritten ([`InitError::Exists`]).
+/// never overwritten (`InitError::Exists`).
 /// Returns the pack-relative paths written.
 pub fn init(dir: &Path) -> Result<Vec<String>, InitError> {
     let shown = dir.display().to_string();

@@ -105,7 +105,7 @@ pub trait Runtimes {
     }
 }
 
-/// The runtimes of [`crate::runtime`]: `rules` and `fake`, and replay.
+/// The runtimes of `crate::runtime`: `rules` and `fake`, and replay.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Installed;
 

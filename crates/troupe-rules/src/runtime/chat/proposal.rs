@@ -304,7 +304,7 @@ fn parse_answer(text: &str, decl: &ModelDecl) -> Result<Parsed, String> {
 /// Validates an answer's text (Format 24.4) against the story, the
 /// `model` block and the flattened state at the input message. `Err` holds
 /// the problems found, one sentence each, in the answer's order: at most
-/// [`MAX_PROBLEMS`] of them, then `and <n> more problems`.
+/// `MAX_PROBLEMS` of them, then `and <n> more problems`.
 pub fn validate(
     text: &str,
     story: &StoryIr,
