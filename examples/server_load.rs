@@ -33,6 +33,11 @@
 //! next server, so every turn catches up with the one before it),
 //! `--idempotency` (an `Idempotency-Key` on every turn, each its own),
 //! `--config FILE` (given to every server: e.g. `{"pg_connections": 16}`),
+//! `--turns N` (instead of `--seconds`: N acknowledged turns per client
+//! count, shared out among the clients, so that two runs do the same work
+//! — what an instruction count of the server under `valgrind
+//! --tool=callgrind` needs; the servers are then stopped with SIGTERM and
+//! waited for, so that a profiler wrapping them writes its output),
 //! `--keep` (PostgreSQL: keep the run's database). On PostgreSQL each row
 //! also gives the transactions committed per acknowledged turn
 //! (`pg_stat_database.xact_commit` of the run's database, every kind:
@@ -56,6 +61,7 @@ struct Opts {
     idempotency: bool,
     config: Option<String>,
     keep: bool,
+    turns: Option<u64>,
 }
 
 fn opts() -> Opts {
@@ -69,6 +75,7 @@ fn opts() -> Opts {
         idempotency: false,
         config: None,
         keep: false,
+        turns: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -88,6 +95,7 @@ fn opts() -> Opts {
             "--idempotency" => o.idempotency = true,
             "--config" => o.config = Some(v()),
             "--keep" => o.keep = true,
+            "--turns" => o.turns = Some(v().parse().expect("--turns N")),
             _ => panic!("unknown flag {a} (see the example's doc comment)"),
         }
     }
@@ -144,6 +152,8 @@ const LINES: &[&str] = &[
 /// latency of every acknowledged turn.
 /// `bases` are the servers' workspace URLs: the client's sessions start on
 /// the first, and each turn goes to the next one when there are several.
+/// With `quota`, the client stops after that many acknowledged turns
+/// instead (`--turns`).
 fn client(
     bases: Vec<String>,
     token: String,
@@ -151,12 +161,17 @@ fn client(
     c: usize,
     stop: Arc<AtomicBool>,
     keys: Option<String>,
+    quota: Option<u64>,
 ) -> Vec<f64> {
     let agent = agent();
     let base = &bases[0];
     let mut took = Vec::new();
     let mut n = 0u64;
-    while !stop.load(Ordering::Relaxed) {
+    let done = |took: &Vec<f64>| match quota {
+        Some(q) => took.len() as u64 >= q,
+        None => stop.load(Ordering::Relaxed),
+    };
+    while !done(&took) {
         let start = json!({"pack": pack, "seed": c as u64 * 1_000_000 + n}).to_string();
         let (s, doc) = post(
             &agent,
@@ -172,7 +187,7 @@ fn client(
             .iter()
             .map(|b| format!("{b}/sessions/{id}/turns"))
             .collect();
-        while !stop.load(Ordering::Relaxed) {
+        while !done(&took) {
             n += 1;
             let url = &urls[n as usize % urls.len()];
             let body =
@@ -210,15 +225,22 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 /// `/proc/PID/stat` (0 where there is none): the server's cost per turn,
 /// steadier than turns/s on a loaded machine. Session starts count too.
 fn cpu_seconds(pid: u32) -> f64 {
+    let (user, system) = cpu_split(pid);
+    user + system
+}
+
+/// [`cpu_seconds`] as (user, system): how much of the server's CPU is the
+/// kernel's (sockets, wake-ups, writes, fsync).
+fn cpu_split(pid: u32) -> (f64, f64) {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return 0.0;
+        return (0.0, 0.0);
     };
     // After the `(comm)` field: state is field 3, utime 14, stime 15.
     let rest = stat.rsplit(')').next().unwrap_or_default();
     let f: Vec<&str> = rest.split_whitespace().collect();
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     // Clock ticks per second: 100 on Linux.
-    (ticks(11) + ticks(12)) / 100.0
+    (ticks(11) / 100.0, ticks(12) / 100.0)
 }
 
 /// Runs `f` on a runtime of its own (the example's few PostgreSQL
@@ -431,11 +453,17 @@ fn main() {
                 };
                 let (token, pack, stop) = (token.clone(), pack.clone(), stop.clone());
                 let keys = o.idempotency.then(|| format!("run{n}"));
-                std::thread::spawn(move || client(mine, token, pack, c, stop, keys))
+                // `--turns`: client c's share of them.
+                let quota = o
+                    .turns
+                    .map(|t| t / n as u64 + u64::from((c as u64) < t % n as u64));
+                std::thread::spawn(move || client(mine, token, pack, c, stop, keys, quota))
             })
             .collect();
-        std::thread::sleep(Duration::from_secs(o.seconds));
-        stop.store(true, Ordering::Relaxed);
+        if o.turns.is_none() {
+            std::thread::sleep(Duration::from_secs(o.seconds));
+            stop.store(true, Ordering::Relaxed);
+        }
         let mut all: Vec<f64> = handles
             .into_iter()
             .flat_map(|h| h.join().unwrap())
@@ -487,8 +515,9 @@ fn main() {
                 .unwrap_or(0.0);
             100.0 * (count - within) / count.max(1.0)
         };
+        let (user, system) = cpu_split(server.id());
         println!(
-            "server {} at the end: {} live sessions, resident {rss}; {} rebuilds, {} catch-ups, {} messages stepped for them; of its {count} turns (all runs) {:.2}% took over 25 ms and {:.2}% over 50 ms inside the server",
+            "server {} at the end: {} live sessions, resident {rss}; {} rebuilds, {} catch-ups, {} messages stepped for them; of its {count} turns (all runs) {:.2}% took over 25 ms and {:.2}% over 50 ms inside the server; its CPU (all runs, start-up included) {user:.2} s user, {system:.2} s system",
             server.id(),
             metric("troupe_open_sessions"),
             metric("troupe_session_rebuilds_total"),
@@ -497,6 +526,20 @@ fn main() {
             over("0.025"),
             over("0.05"),
         );
+        if o.turns.is_some() {
+            // SIGTERM: a graceful stop, so that a profiler wrapping the
+            // server (`--bin` a script that execs valgrind) writes its
+            // output; SIGKILL after a minute.
+            #[cfg(unix)]
+            // SAFETY: kill(2) on the PID of a child not yet waited for.
+            unsafe {
+                libc::kill(server.id() as libc::pid_t, libc::SIGTERM);
+            }
+            let until = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < until && matches!(server.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
         let _ = server.kill();
         let _ = server.wait();
     }

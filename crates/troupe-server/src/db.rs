@@ -883,11 +883,12 @@ impl Db {
         Ok(gone)
     }
 
-    /// The workspace a bearer token opens, if any (read from the database
-    /// each time: SQLite on its reader thread, [`super::lite`]).
-    pub async fn token_workspace(&self, token: &str) -> Result<Option<String>, String> {
+    /// The workspace of the bearer token whose SHA-256 (hex, as stored)
+    /// is `hash`, if any (read from the database each time: SQLite on its
+    /// reader thread, [`super::lite`]).
+    pub async fn token_workspace(&self, hash: &str) -> Result<Option<String>, String> {
         const SQL: &str = "SELECT workspace FROM troupe_tokens WHERE hash = $1";
-        let hash = sha256_hex(token.as_bytes());
+        let hash = hash.to_string();
         match &self.store {
             Store::Lite(lite) => {
                 lite.read(move |c| super::lite::optional(c, SQL, rusqlite::params![hash]))
@@ -1482,11 +1483,15 @@ pub(super) const SCHEMA_ROW: &str = "INSERT INTO troupe_schema (version, applied
 
 /// Lower-case hexadecimal.
 pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    // By table, not `write!` per byte: a request's token hash is one
+    // (docs/performance.md "Server", Run AG).
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(2 * bytes.len());
+    for b in bytes {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    s
 }
 
 /// SHA-256 as lower-case hexadecimal (pack hashes, token hashes).

@@ -173,6 +173,8 @@ const BUCKETS: &[f64] = &[
 struct Metrics {
     /// Answers by status class 1xx…5xx.
     requests: [AtomicU64; 6],
+    /// Turns by the first bucket they fall in (one counter per turn; the
+    /// histogram's cumulative counts are summed when `/metrics` is read).
     turn_buckets: [AtomicU64; 11],
     turn_count: AtomicU64,
     turn_micros: AtomicU64,
@@ -193,10 +195,8 @@ struct Metrics {
 impl Metrics {
     fn turn(&self, took: Duration) {
         let secs = took.as_secs_f64();
-        for (i, b) in BUCKETS.iter().enumerate() {
-            if secs <= *b {
-                self.turn_buckets[i].fetch_add(1, Ordering::Relaxed);
-            }
+        if let Some(i) = BUCKETS.iter().position(|b| secs <= *b) {
+            self.turn_buckets[i].fetch_add(1, Ordering::Relaxed);
         }
         self.turn_count.fetch_add(1, Ordering::Relaxed);
         self.turn_micros
@@ -724,23 +724,34 @@ pub fn router(app: App, config: &Config) -> Router {
                 Problem::internal("a handler panicked").into_response()
             },
         ))
-        .layer(
-            // One log line per answer: method, path, status, latency.
-            tower_http::trace::TraceLayer::new_for_http()
-                .make_span_with(
-                    tower_http::trace::DefaultMakeSpan::new().level(tracing::Level::INFO),
-                )
-                .on_response(
-                    tower_http::trace::DefaultOnResponse::new().level(tracing::Level::INFO),
-                ),
-        )
         .with_state(app)
 }
 
 /// Counts answers, refuses new requests once shutting down, and turns any
 /// error answer that is not ours (the router's 405, the body limit's 413,
 /// the timeout's 503, a rejected extractor's text) into a problem.
+///
+/// One log line per answer (method, path, status, latency in µs): one
+/// `tracing` event, without a span per request around the handler
+/// (docs/performance.md "Server", Run AG: tower-http's `TraceLayer` made
+/// a span and an event per request).
 async fn outer(State(app): State<App>, req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = req.method().clone();
+    let uri = req.uri().clone();
+    let response = answer_outer(&app, req, next).await;
+    tracing::info!(
+        method = %method,
+        path = uri.path(),
+        status = response.status().as_u16(),
+        micros = started.elapsed().as_micros() as u64,
+        "answered"
+    );
+    response
+}
+
+/// [`outer`] but its log line.
+async fn answer_outer(app: &App, req: Request, next: Next) -> Response {
     let stopping = app.0.stopping.load(Ordering::SeqCst);
     let response = if stopping {
         Problem::new(
@@ -840,7 +851,7 @@ impl App {
                 }
             }
         }
-        let found = self.db().token_workspace(token).await?;
+        let found = self.db().token_workspace(&key).await?;
         // Remembered only when no revocation (nor a lost connection) came
         // in while the row was read.
         let unchanged =
@@ -1141,12 +1152,10 @@ async fn metrics(State(app): State<App>) -> Response {
     }
     let _ = writeln!(s, "# HELP troupe_turn_seconds Latency of applied turns.");
     let _ = writeln!(s, "# TYPE troupe_turn_seconds histogram");
+    let mut within = 0;
     for (i, b) in BUCKETS.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "troupe_turn_seconds_bucket{{le=\"{b}\"}} {}",
-            m.turn_buckets[i].load(Ordering::Relaxed)
-        );
+        within += m.turn_buckets[i].load(Ordering::Relaxed);
+        let _ = writeln!(s, "troupe_turn_seconds_bucket{{le=\"{b}\"}} {within}");
     }
     let count = m.turn_count.load(Ordering::Relaxed);
     let _ = writeln!(s, "troupe_turn_seconds_bucket{{le=\"+Inf\"}} {count}");
@@ -2008,7 +2017,7 @@ impl SessionRoute {
         &self,
         expected: Option<&str>,
         op: impl FnOnce(&mut Session) -> Result<T, Problem> + Clone + Send + 'static,
-        answer: impl FnOnce(T, Value) -> Response + Clone,
+        answer: impl FnOnce(T, &dyn Fn() -> Value) -> Response + Clone,
     ) -> Answer {
         self.mutate_logged(expected, op, |out, doc, _| answer(out, doc))
             .await
@@ -2033,7 +2042,11 @@ impl SessionRoute {
         &self,
         expected: Option<&str>,
         op: impl FnOnce(&mut Session) -> Result<T, Problem> + Clone + Send + 'static,
-        answer: impl FnOnce(T, Value, Option<Vec<troupe::model_runtime::TurnRecord>>) -> Response
+        answer: impl FnOnce(
+                T,
+                &dyn Fn() -> Value,
+                Option<Vec<troupe::model_runtime::TurnRecord>>,
+            ) -> Response
             + Clone,
     ) -> Answer {
         let (mut locked, mut checked) = self.live_to_write().await?;
@@ -2079,7 +2092,11 @@ impl SessionRoute {
         pack_hash: &str,
         expected: Option<&str>,
         op: impl FnOnce(&mut Session) -> Result<T, Problem> + Send + 'static,
-        answer: impl FnOnce(T, Value, Option<Vec<troupe::model_runtime::TurnRecord>>) -> Response,
+        answer: impl FnOnce(
+            T,
+            &dyn Fn() -> Value,
+            Option<Vec<troupe::model_runtime::TurnRecord>>,
+        ) -> Response,
     ) -> Result<Response, Refused> {
         let current = guard
             .as_ref()
@@ -2147,9 +2164,13 @@ impl SessionRoute {
                 "a session slot was empty",
             )));
         };
-        let doc = session_doc(&self.id, pack_hash, live);
+        // The session's summary, made only for an answer that shows it
+        // (undo, goto; a turn's answer is its turn document).
         let records = log.and_then(|l| l.lock().ok().map(|l| l.clone()));
-        let mut response = answer(out, doc, records);
+        let mut response = {
+            let live: &Live = live;
+            answer(out, &|| session_doc(&self.id, pack_hash, live), records)
+        };
         // The Idempotency-Key's record of the answer (never a 5xx's).
         let stored = match &self.idem {
             Some(IdempotencyKey(key)) if !response.status().is_server_error() => {
@@ -2270,15 +2291,23 @@ fn turn_answer(
     records: Option<Vec<troupe::model_runtime::TurnRecord>>,
 ) -> Response {
     let record = records.and_then(|l| troupe::model_runtime::turn_record(&l, &result.messages));
-    let mut doc = serde_json::to_value(result).unwrap_or(Value::Null);
-    if let (Some(obj), Some(rec)) = (doc.as_object_mut(), &record) {
-        let mut m = serde_json::to_value(rec).unwrap_or(Value::Null);
-        if let Some(m) = m.as_object_mut() {
-            m.remove("input");
+    // Under the rules runtime the result is serialized as it is, without
+    // a `Value` tree between (the same bytes: serde_json keeps the
+    // struct's field order either way).
+    let mut r = match &record {
+        None => json_response(StatusCode::OK, result),
+        Some(rec) => {
+            let mut doc = serde_json::to_value(result).unwrap_or(Value::Null);
+            if let Some(obj) = doc.as_object_mut() {
+                let mut m = serde_json::to_value(rec).unwrap_or(Value::Null);
+                if let Some(m) = m.as_object_mut() {
+                    m.remove("input");
+                }
+                obj.insert("model".into(), m);
+            }
+            json_response(StatusCode::OK, &doc)
         }
-        obj.insert("model".into(), m);
-    }
-    let mut r = json_response(StatusCode::OK, &doc);
+    };
     if let Some(last) = result.messages.last() {
         if let Ok(v) = HeaderValue::from_str(last) {
             r.headers_mut().insert("troupe-current", v);
@@ -2334,7 +2363,7 @@ async fn undo(s: SessionRoute, JsonOrEmpty(req): JsonOrEmpty<MoveBody>) -> Answe
                 ))
             }
         },
-        |_, doc| json_response(StatusCode::OK, &doc),
+        |_, doc| json_response(StatusCode::OK, &doc()),
     )
     .await
 }
@@ -2361,7 +2390,7 @@ async fn goto(s: SessionRoute, JsonBody(req): JsonBody<MoveBody>) -> Answer {
                 ))
             }
         },
-        |_, doc| json_response(StatusCode::OK, &doc),
+        |_, doc| json_response(StatusCode::OK, &doc()),
     )
     .await
 }

@@ -307,17 +307,35 @@ fn write_loop(mut conn: Connection, queue: mpsc::Receiver<Write>) {
 /// (applies only when the row is still where the turn started:
 /// docs/server.md "Storage and durability") and, when it applied, the
 /// `INSERT` of each of its lines — cached statements, so a statement costs
-/// microseconds. Which turns applied, in order; an error of a turn's
-/// statement or of the commit fails (rolls back) the whole group.
+/// microseconds; the `BEGIN IMMEDIATE` and `COMMIT` too (rusqlite's
+/// `Transaction` prepares them again for every group). Which turns
+/// applied, in order; an error of a turn's statement or of the commit
+/// fails (rolls back) the whole group.
 fn write_group(
     conn: &mut Connection,
     jobs: Vec<(WriteJob, Answer<()>)>,
     done: &mut Vec<Answer<()>>,
     turns: &[(Box<TurnWrite>, Answer<bool>)],
 ) -> rusqlite::Result<Vec<bool>> {
-    let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+    let r = group_statements(conn, jobs, done, turns)
+        .and_then(|applied| conn.prepare_cached("COMMIT")?.execute([]).map(|_| applied));
+    if r.is_err() && !conn.is_autocommit() {
+        // Nothing of the group stays: what `Transaction`'s drop did.
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    r
+}
+
+/// The statements of [`write_group`]'s transaction, which is open.
+fn group_statements(
+    conn: &mut Connection,
+    jobs: Vec<(WriteJob, Answer<()>)>,
+    done: &mut Vec<Answer<()>>,
+    turns: &[(Box<TurnWrite>, Answer<bool>)],
+) -> rusqlite::Result<Vec<bool>> {
     for (job, answer) in jobs {
-        let sp = tx.savepoint()?;
+        let sp = conn.savepoint()?;
         match job(&sp) {
             Ok(()) => {
                 done.push(answer);
@@ -331,36 +349,33 @@ fn write_group(
         }
     }
     let mut applied = Vec::with_capacity(turns.len());
-    {
-        let mut update = tx.prepare_cached(
-            "UPDATE troupe_sessions SET current = ?1, lines = ?2 WHERE workspace = ?3 AND id = ?4 AND current = ?5 AND lines = ?6",
-        )?;
-        let mut insert = tx.prepare_cached(
-            "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES (?1, ?2, ?3, ?4)",
-        )?;
-        for (w, _) in turns {
-            let moved = update.execute(params![
-                w.current,
-                w.old_rows + w.lines.len() as i64,
-                w.workspace,
-                w.session,
-                w.old_current,
-                w.old_rows
-            ])?;
-            applied.push(moved == 1);
-            if moved == 1 {
-                for (i, line) in w.lines.iter().enumerate() {
-                    insert.execute(params![w.workspace, w.session, w.old_rows + i as i64, line])?;
-                }
-                // The request's Idempotency-Key answer, in the turn's
-                // transaction: a retry finds both or neither.
-                if let Some(a) = &w.answer {
-                    store_answer(&tx, &w.workspace, a)?;
-                }
+    let mut update = conn.prepare_cached(
+        "UPDATE troupe_sessions SET current = ?1, lines = ?2 WHERE workspace = ?3 AND id = ?4 AND current = ?5 AND lines = ?6",
+    )?;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (w, _) in turns {
+        let moved = update.execute(params![
+            w.current,
+            w.old_rows + w.lines.len() as i64,
+            w.workspace,
+            w.session,
+            w.old_current,
+            w.old_rows
+        ])?;
+        applied.push(moved == 1);
+        if moved == 1 {
+            for (i, line) in w.lines.iter().enumerate() {
+                insert.execute(params![w.workspace, w.session, w.old_rows + i as i64, line])?;
+            }
+            // The request's Idempotency-Key answer, in the turn's
+            // transaction: a retry finds both or neither.
+            if let Some(a) = &w.answer {
+                store_answer(conn, &w.workspace, a)?;
             }
         }
     }
-    tx.commit()?;
     Ok(applied)
 }
 
