@@ -13,6 +13,7 @@ use crate::compile::package::{
     IR_VERSION,
 };
 use crate::compile::runtime::RuntimeIr;
+use crate::compile::safety::Safety;
 
 /// The default header's players and characters of scenario `sc` (Format
 /// 18.4) and the header itself (without difficulty and seed).
@@ -35,8 +36,11 @@ fn compile_package_ir_hashed(bundle: &Value, bundle_hash: String) -> PackageIr {
     let list = crate::model::scenarios(bundle);
     // Built once: each scenario's header is checked against it.
     let namespace = crate::check::session::Namespace::of(bundle);
+    // The last policy compiled: a pack's scenarios share one (Format 19),
+    // so each is compiled once, not once per scenario.
+    let mut last_safety = None;
     for (index, sc) in list.iter().enumerate() {
-        if let Some(s) = compile_scenario_in(bundle, &namespace, index, sc) {
+        if let Some(s) = compile_scenario_in(bundle, &namespace, index, sc, &mut last_safety) {
             scenarios.push(Arc::new(s));
         }
     }
@@ -56,14 +60,22 @@ fn compile_package_ir_hashed(bundle: &Value, bundle_hash: String) -> PackageIr {
 pub fn compile_scenario(bundle: &Value, index: usize) -> Option<ScenarioIr> {
     let sc = crate::model::scenarios(bundle).get(index)?;
     let namespace = crate::check::session::Namespace::of(bundle);
-    compile_scenario_in(bundle, &namespace, index, sc)
+    compile_scenario_in(bundle, &namespace, index, sc, &mut None)
 }
 
+/// A scenario's safety policy as written, and its compilation.
+type SharedSafety = Option<(Option<Value>, Arc<Safety>)>;
+
+/// Scenario `index` (`sc`) compiled for default seating; `last_safety` is
+/// the policy the previous scenario compiled, used again when this one's
+/// is equal (a compiled policy depends on the policy alone), and replaced
+/// otherwise.
 fn compile_scenario_in(
     bundle: &Value,
     namespace: &crate::check::session::Namespace<'_>,
     index: usize,
     sc: &Value,
+    last_safety: &mut SharedSafety,
 ) -> Option<ScenarioIr> {
     let (players, characters, header) = default_header(sc);
     let (diags, story) =
@@ -76,7 +88,16 @@ fn compile_scenario_in(
     if ir.players.is_empty() {
         return None;
     }
-    let runtime = RuntimeIr::compile(&story, &ir, None).ok()?;
+    let policy = story.scenario.safety.as_ref();
+    let safety = match last_safety {
+        Some((p, s)) if p.as_ref() == policy => s.clone(),
+        _ => {
+            let s = Arc::new(Safety::compile(policy).ok()?);
+            *last_safety = Some((policy.cloned(), s.clone()));
+            s
+        }
+    };
+    let runtime = RuntimeIr::compile(&story, &ir, Some(safety)).ok()?;
     Some(ScenarioIr {
         id: Arc::from(crate::model::id_of(sc).unwrap_or("")),
         index,
