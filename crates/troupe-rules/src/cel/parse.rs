@@ -104,9 +104,14 @@ pub enum ExprKind {
 /// a pure function of the text, so a hit is exactly what parsing again would
 /// give. Holds only the texts parsed in its scopes: the bundle's own
 /// expressions, each at most [`MAX_SOURCE_LEN`] bytes (Format 16.2).
+///
+/// It also keeps the verdicts of the bundle's regular expressions' checks
+/// ([`pattern_verdict`]), another pure function of a text that a pack
+/// repeats in every scenario (docs/performance.md, Run AE).
 #[derive(Default)]
 pub struct ParseCache {
     parsed: Mutex<HashMap<Box<str>, Parsed>>,
+    patterns: Mutex<HashMap<Box<str>, Result<(), String>>>,
 }
 
 /// One cached parse: the tree, or the parser's errors.
@@ -161,6 +166,24 @@ impl ParseCache {
         }
         parsed
     }
+}
+
+/// `check(pattern)`, answered by the active [`ParseCache`] when a scope is
+/// open on this thread (then each text is checked once), else run afresh.
+/// `check` is the one check of a pattern's text (`keys::check_pattern`,
+/// Format 18.1, 19.2): its verdict depends on the text alone.
+pub fn pattern_verdict(pattern: &str, check: fn(&str) -> Result<(), String>) -> Result<(), String> {
+    let Some(cache) = ACTIVE.with(|a| a.borrow().clone()) else {
+        return check(pattern);
+    };
+    if let Some(hit) = cache.patterns.lock().ok().and_then(|m| m.get(pattern).cloned()) {
+        return hit;
+    }
+    let verdict = check(pattern);
+    if let Ok(mut m) = cache.patterns.lock() {
+        m.insert(pattern.into(), verdict.clone());
+    }
+    verdict
 }
 
 /// [`parse`], answered by the active [`ParseCache`] when a scope is open
