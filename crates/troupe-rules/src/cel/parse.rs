@@ -6,7 +6,8 @@
 //! parser").
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+// foldhash, not SipHash: every expression of a bundle is looked up here (Run AE).
+use foldhash::HashMap;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
