@@ -117,16 +117,25 @@ fn order(v: &Value, fields: &[&str], child: impl Fn(&str, &Value) -> Value) -> V
     let Value::Object(m) = v else {
         return v.clone();
     };
-    let mut out = Map::new();
-    for f in fields {
-        if let Some(x) = m.get(*f) {
-            out.insert((*f).to_string(), child(f, x));
-        }
-    }
-    for (k, x) in m {
-        if !out.contains_key(k) {
-            out.insert(k.clone(), x.clone());
-        }
+    // One pass over the members, each ranked by its place in `fields` (the
+    // others after them, in written order: the sort is stable), instead of
+    // a look-up of every field of the shape and of every member
+    // (docs/performance.md, Run AE).
+    let mut ranked: Vec<(usize, &String, &Value)> = m
+        .iter()
+        .map(|(k, x)| {
+            let rank = fields.iter().position(|f| *f == k.as_str());
+            (rank.unwrap_or(fields.len()), k, x)
+        })
+        .collect();
+    ranked.sort_by_key(|r| r.0);
+    let mut out = Map::with_capacity(ranked.len());
+    for (rank, k, x) in ranked {
+        let x = match fields.get(rank) {
+            Some(f) => child(f, x),
+            None => x.clone(),
+        };
+        out.insert(k.clone(), x);
     }
     Value::Object(out)
 }

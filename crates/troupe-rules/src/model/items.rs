@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{array, flag, list, text};
+use super::{array, flag, text};
 
 /// The members of `v` when it is an object (none otherwise), for the
 /// readers that take every field in one pass.
