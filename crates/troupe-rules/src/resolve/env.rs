@@ -213,7 +213,7 @@ pub fn lower_threshold(
 
 /// The CEL text of a `when` (a CEL string, or a Threshold lowered).
 pub fn condition_text(story: &Story, when: &Value) -> Option<(String, bool)> {
-    match serde_json::from_value::<Condition>(when.clone()).ok()? {
+    match Condition::read(when)? {
         Condition::Cel(s) => Some((s, true)),
         Condition::Threshold {
             kind,
