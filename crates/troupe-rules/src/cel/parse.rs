@@ -1128,6 +1128,31 @@ fn placeholder() -> Expr {
 mod tests {
     use super::*;
 
+    /// A pattern's verdict is reached once per text inside a scope (errors
+    /// too), and afresh on every call outside one (Run AE).
+    #[test]
+    fn a_scope_checks_each_pattern_once() {
+        use std::cell::Cell;
+        thread_local! {
+            static RUNS: Cell<u32> = const { Cell::new(0) };
+        }
+        fn check(p: &str) -> Result<(), String> {
+            RUNS.with(|c| c.set(c.get() + 1));
+            if p == "(" { Err("unclosed".into()) } else { Ok(()) }
+        }
+        let cache = Arc::new(ParseCache::default());
+        cache.scope(|| {
+            for _ in 0..3 {
+                assert_eq!(pattern_verdict("a+", check), Ok(()));
+                assert_eq!(pattern_verdict("(", check), Err("unclosed".into()));
+            }
+        });
+        assert_eq!(RUNS.with(Cell::get), 2);
+        assert_eq!(pattern_verdict("a+", check), Ok(()));
+        assert_eq!(pattern_verdict("a+", check), Ok(()));
+        assert_eq!(RUNS.with(Cell::get), 4);
+    }
+
     #[test]
     fn a_scope_parses_each_text_once_and_is_restored_after() {
         let outer = Arc::new(ParseCache::default());

@@ -753,6 +753,55 @@ mod tests {
         assert_eq!((h.id, h.name, h.description), (Some("s"), None, Some("D")));
     }
 
+    /// The one-pass readers (Run AE) read what a look-up of each field
+    /// reads, whatever each field's type, with unknown members beside them
+    /// and for a value that is no object.
+    #[test]
+    fn rules_and_events_read_in_one_pass_as_field_by_field() {
+        let values = [
+            json!(null),
+            json!("text"),
+            json!(true),
+            json!(7),
+            json!(["a", 1]),
+            json!({"k": "v"}),
+        ];
+        for v in &values {
+            let rule = json!({
+                "x-note": 1, "id": v, "when": v, "keywords": v, "pattern": v,
+                "priority": v, "changes": v, "replies": v, "by": v,
+                "reply_as": v, "on": v, "extensions": {"id": "no"}
+            });
+            let r = Rule::read(&rule);
+            assert_eq!(r.id, super::super::id_of(&rule));
+            assert_eq!(r.when, text(&rule, "when"));
+            assert_eq!(r.keywords, super::super::list(&rule, "keywords"));
+            assert_eq!(r.pattern, text(&rule, "pattern"));
+            assert_eq!(r.priority, rule.get("priority"));
+            assert_eq!(r.changes, array(&rule, "changes"));
+            assert_eq!(r.replies, array(&rule, "replies"));
+            assert_eq!((r.by, r.reply_as), (text(&rule, "by"), text(&rule, "reply_as")));
+            assert_eq!(r.on_reply, text(&rule, "on") == Some("reply"));
+            let event = json!({
+                "id": v, "when": v, "repeat": v, "end": v, "changes": v,
+                "signal": v, "description": v, "x-note": 2
+            });
+            let e = Event::read(&event);
+            assert_eq!((e.id, e.when), (super::super::id_of(&event), event.get("when")));
+            assert_eq!((e.repeat, e.end), (flag(&event, "repeat"), flag(&event, "end")));
+            assert_eq!(e.changes, array(&event, "changes"));
+            assert_eq!(
+                (e.signal, e.description),
+                (text(&event, "signal"), text(&event, "description"))
+            );
+        }
+        assert!(Rule::read(&json!({"on": "reply"})).on_reply);
+        assert!(Event::read(&json!({"repeat": true, "end": true})).end);
+        for v in &values[..5] {
+            assert!(Rule::read(v).id.is_none() && Event::read(v).when.is_none());
+        }
+    }
+
     #[test]
     fn an_outcome_reads_as_an_event_that_neither_repeats_nor_ends() {
         let o = json!({"id": "deal", "when": "state.x > 1", "changes": [{"set": {"x": 0}}]});

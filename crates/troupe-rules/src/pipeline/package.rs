@@ -147,3 +147,38 @@ pub fn write_package(bundle: &Value, sessions: &[(String, Vec<u8>)]) -> std::io:
     let ir = compile_package_ir_hashed(bundle, content_hash(&bundle_json));
     package_bytes(bundle_json, ir, sessions)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Scenarios of one package whose policies are equal share one
+    /// compiled policy; a scenario with another policy compiles its own;
+    /// and each scenario's IR is what compiling it alone gives (Run AE).
+    #[test]
+    fn scenarios_with_one_policy_share_its_compilation() {
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+        let text = std::fs::read(root.join("examples/bundles/harbor-lights.bundle.json")).unwrap();
+        let mut bundle: Value = serde_json::from_slice(&text).unwrap();
+        let first = bundle["scenarios"][0].clone();
+        let mut other = first.clone();
+        other["id"] = "harbor_lights_2".into();
+        let mut third = first.clone();
+        third["id"] = "harbor_lights_3".into();
+        third["safety"]["categories"][0]["id"] = "another".into();
+        bundle["scenarios"] = Value::Array(vec![first, other, third]);
+        let ir = compile_package_ir(&bundle);
+        assert_eq!(ir.scenarios.len(), 3);
+        let safety = |i: usize| &ir.scenarios[i].runtime.safety;
+        assert!(Arc::ptr_eq(safety(0), safety(1)));
+        assert!(!Arc::ptr_eq(safety(1), safety(2)));
+        for (i, sc) in ir.scenarios.iter().enumerate() {
+            let alone = compile_scenario(&bundle, i).unwrap();
+            assert_eq!(
+                serde_json::to_string(&**sc).unwrap(),
+                serde_json::to_string(&alone).unwrap(),
+                "scenario {i}"
+            );
+        }
+    }
+}
