@@ -177,7 +177,12 @@ pub fn pattern_verdict(pattern: &str, check: fn(&str) -> Result<(), String>) -> 
     let Some(cache) = ACTIVE.with(|a| a.borrow().clone()) else {
         return check(pattern);
     };
-    if let Some(hit) = cache.patterns.lock().ok().and_then(|m| m.get(pattern).cloned()) {
+    if let Some(hit) = cache
+        .patterns
+        .lock()
+        .ok()
+        .and_then(|m| m.get(pattern).cloned())
+    {
         return hit;
     }
     let verdict = check(pattern);
@@ -1138,7 +1143,11 @@ mod tests {
         }
         fn check(p: &str) -> Result<(), String> {
             RUNS.with(|c| c.set(c.get() + 1));
-            if p == "(" { Err("unclosed".into()) } else { Ok(()) }
+            if p == "(" {
+                Err("unclosed".into())
+            } else {
+                Ok(())
+            }
         }
         let cache = Arc::new(ParseCache::default());
         cache.scope(|| {

@@ -780,15 +780,24 @@ mod tests {
             assert_eq!(r.priority, rule.get("priority"));
             assert_eq!(r.changes, array(&rule, "changes"));
             assert_eq!(r.replies, array(&rule, "replies"));
-            assert_eq!((r.by, r.reply_as), (text(&rule, "by"), text(&rule, "reply_as")));
+            assert_eq!(
+                (r.by, r.reply_as),
+                (text(&rule, "by"), text(&rule, "reply_as"))
+            );
             assert_eq!(r.on_reply, text(&rule, "on") == Some("reply"));
             let event = json!({
                 "id": v, "when": v, "repeat": v, "end": v, "changes": v,
                 "signal": v, "description": v, "x-note": 2
             });
             let e = Event::read(&event);
-            assert_eq!((e.id, e.when), (super::super::id_of(&event), event.get("when")));
-            assert_eq!((e.repeat, e.end), (flag(&event, "repeat"), flag(&event, "end")));
+            assert_eq!(
+                (e.id, e.when),
+                (super::super::id_of(&event), event.get("when"))
+            );
+            assert_eq!(
+                (e.repeat, e.end),
+                (flag(&event, "repeat"), flag(&event, "end"))
+            );
             assert_eq!(e.changes, array(&event, "changes"));
             assert_eq!(
                 (e.signal, e.description),
