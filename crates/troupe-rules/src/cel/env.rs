@@ -5,6 +5,12 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
+/// An environment's maps by name, hashed with foldhash rather than SipHash:
+/// every story's check and compile declares its environments afresh, a
+/// hash or two per slot (docs/performance.md, Run AE). Order is insertion
+/// order whatever the hasher.
+type ByName<V> = IndexMap<String, V, foldhash::fast::RandomState>;
+
 use super::error::{EvalError, EvalErrorKind};
 use super::types::{ObjectType, Type};
 use super::value::Value;
@@ -41,13 +47,13 @@ pub struct Env {
     base: Option<Arc<Env>>,
     /// Slots of `base` (and its bases), the offset of this level's slots.
     base_slots: usize,
-    vars: IndexMap<String, Type>,
+    vars: ByName<Type>,
     slots: Vec<Slot>,
     /// This level's slots by name, built the first time a name is looked
     /// up or declared ([`Env::slot_index`]): a level read from an IR is
     /// looked up by name only when a program is compiled against it, which
     /// a session of a compiled package never does (Format 14.4).
-    slot_index: std::sync::OnceLock<IndexMap<String, usize>>,
+    slot_index: std::sync::OnceLock<ByName<usize>>,
     /// `hit()` is declared (entry conditions only).
     pub allow_hit: bool,
     /// `roll()` is declared.
@@ -79,14 +85,14 @@ impl Env {
         let Some(base) = self.base.take() else {
             return;
         };
-        let mut vars: IndexMap<String, Type> = base
+        let mut vars: ByName<Type> = base
             .vars()
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect();
         let mut slots: Vec<Slot> = (0..base.slot_count())
             .filter_map(|i| base.slot_at(i).cloned())
             .collect();
-        let mut slot_index: IndexMap<String, usize> = slots
+        let mut slot_index: ByName<usize> = slots
             .iter()
             .enumerate()
             .map(|(i, s)| (s.name.clone(), i))
@@ -193,7 +199,7 @@ impl Env {
     }
 
     /// This level's slots by name, built from `slots` when first needed.
-    fn slot_index(&self) -> &IndexMap<String, usize> {
+    fn slot_index(&self) -> &ByName<usize> {
         self.slot_index.get_or_init(|| {
             self.slots
                 .iter()
@@ -247,7 +253,7 @@ impl Env {
 #[derive(serde::Serialize, serde::Deserialize)]
 struct EnvLevel {
     base_slots: usize,
-    vars: IndexMap<String, Type>,
+    vars: ByName<Type>,
     slots: Vec<Slot>,
     allow_hit: bool,
     allow_roll: bool,

@@ -6,7 +6,8 @@
 //! parser").
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+// foldhash, not SipHash: every expression of a bundle is looked up here (Run AE).
+use foldhash::HashMap;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
@@ -104,9 +105,14 @@ pub enum ExprKind {
 /// a pure function of the text, so a hit is exactly what parsing again would
 /// give. Holds only the texts parsed in its scopes: the bundle's own
 /// expressions, each at most [`MAX_SOURCE_LEN`] bytes (Format 16.2).
+///
+/// It also keeps the verdicts of the bundle's regular expressions' checks
+/// ([`pattern_verdict`]), another pure function of a text that a pack
+/// repeats in every scenario (docs/performance.md, Run AE).
 #[derive(Default)]
 pub struct ParseCache {
     parsed: Mutex<HashMap<Box<str>, Parsed>>,
+    patterns: Mutex<HashMap<Box<str>, Result<(), String>>>,
 }
 
 /// One cached parse: the tree, or the parser's errors.
@@ -161,6 +167,29 @@ impl ParseCache {
         }
         parsed
     }
+}
+
+/// `check(pattern)`, answered by the active [`ParseCache`] when a scope is
+/// open on this thread (then each text is checked once), else run afresh.
+/// `check` is the one check of a pattern's text (`keys::check_pattern`,
+/// Format 18.1, 19.2): its verdict depends on the text alone.
+pub fn pattern_verdict(pattern: &str, check: fn(&str) -> Result<(), String>) -> Result<(), String> {
+    let Some(cache) = ACTIVE.with(|a| a.borrow().clone()) else {
+        return check(pattern);
+    };
+    if let Some(hit) = cache
+        .patterns
+        .lock()
+        .ok()
+        .and_then(|m| m.get(pattern).cloned())
+    {
+        return hit;
+    }
+    let verdict = check(pattern);
+    if let Ok(mut m) = cache.patterns.lock() {
+        m.insert(pattern.into(), verdict.clone());
+    }
+    verdict
 }
 
 /// [`parse`], answered by the active [`ParseCache`] when a scope is open
@@ -1103,6 +1132,35 @@ fn placeholder() -> Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pattern's verdict is reached once per text inside a scope (errors
+    /// too), and afresh on every call outside one (Run AE).
+    #[test]
+    fn a_scope_checks_each_pattern_once() {
+        use std::cell::Cell;
+        thread_local! {
+            static RUNS: Cell<u32> = const { Cell::new(0) };
+        }
+        fn check(p: &str) -> Result<(), String> {
+            RUNS.with(|c| c.set(c.get() + 1));
+            if p == "(" {
+                Err("unclosed".into())
+            } else {
+                Ok(())
+            }
+        }
+        let cache = Arc::new(ParseCache::default());
+        cache.scope(|| {
+            for _ in 0..3 {
+                assert_eq!(pattern_verdict("a+", check), Ok(()));
+                assert_eq!(pattern_verdict("(", check), Err("unclosed".into()));
+            }
+        });
+        assert_eq!(RUNS.with(Cell::get), 2);
+        assert_eq!(pattern_verdict("a+", check), Ok(()));
+        assert_eq!(pattern_verdict("a+", check), Ok(()));
+        assert_eq!(RUNS.with(Cell::get), 4);
+    }
 
     #[test]
     fn a_scope_parses_each_text_once_and_is_restored_after() {

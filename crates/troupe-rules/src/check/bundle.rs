@@ -165,11 +165,11 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
         for (i, ev) in sc.event_items(field).enumerate() {
             let at = format!("{base}/{field}/{i}");
             if let Some(when) = ev.when
-                && let Ok(Condition::Threshold {
+                && let Some(Condition::Threshold {
                     variable,
                     threshold,
                     ..
-                }) = serde_json::from_value::<Condition>(when.clone())
+                }) = Condition::read(when)
             {
                 super::conditions::check_threshold(
                     story,

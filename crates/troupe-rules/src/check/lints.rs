@@ -184,11 +184,11 @@ pub(crate) fn unreachable_thresholds(story: &Story, out: &mut Vec<Diagnostic>) {
     for (field, what) in [(List::Events, "event"), (List::Outcomes, "ending")] {
         for (i, ev) in story.scenario.event_items(field).enumerate() {
             let Some(when) = ev.when else { continue };
-            let Ok(Condition::Threshold {
+            let Some(Condition::Threshold {
                 kind,
                 variable,
                 threshold,
-            }) = serde_json::from_value::<Condition>(when.clone())
+            }) = Condition::read(when)
             else {
                 continue;
             };

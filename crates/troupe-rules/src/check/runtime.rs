@@ -25,7 +25,9 @@ fn runtime_key(key: &str, at: String, out: &mut Vec<Diagnostic>) {
 }
 
 fn pattern(p: &str, at: String, out: &mut Vec<Diagnostic>) {
-    if let Err(msg) = keys::check_pattern(p) {
+    // A pack repeats its patterns in every scenario: each text is checked
+    // once per bundle.
+    if let Err(msg) = crate::cel::parse::pattern_verdict(p, keys::check_pattern) {
         out.push(Diagnostic::error(Code::Schema, msg).at(at));
     }
 }

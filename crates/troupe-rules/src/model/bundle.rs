@@ -262,6 +262,16 @@ pub enum Condition {
     },
 }
 
+impl Condition {
+    /// Reads the condition `when` (a CEL string or the threshold shape;
+    /// `None` for anything else), borrowing it: no copy of `when` is made
+    /// first (the checks and the compile read every condition,
+    /// docs/performance.md, Run AE).
+    pub fn read(when: &Value) -> Option<Condition> {
+        Condition::deserialize(when).ok()
+    }
+}
+
 /// A scenario (Format 6).
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Scenario {

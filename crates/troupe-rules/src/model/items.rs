@@ -7,7 +7,13 @@
 
 use serde_json::{Map, Value};
 
-use super::{array, flag, list, text};
+use super::{array, flag, text};
+
+/// The members of `v` when it is an object (none otherwise), for the
+/// readers that take every field in one pass.
+fn members(v: &Value) -> impl Iterator<Item = (&String, &Value)> {
+    v.as_object().into_iter().flatten()
+}
 
 /// A cast entry (Format 6.1): a character entry or a seat.
 #[derive(Debug, Clone, Copy)]
@@ -110,15 +116,29 @@ pub struct Event<'a> {
 impl<'a> Event<'a> {
     /// Reads the event or outcome `v`.
     pub fn read(v: &'a Value) -> Event<'a> {
-        Event {
-            id: super::id_of(v),
-            when: v.get("when"),
-            repeat: flag(v, "repeat"),
-            end: flag(v, "end"),
-            changes: array(v, "changes"),
-            signal: text(v, "signal"),
-            description: text(v, "description"),
+        let mut e = Event {
+            id: None,
+            when: None,
+            repeat: false,
+            end: false,
+            changes: &[],
+            signal: None,
+            description: None,
+        };
+        // One pass over the members, as [`Rule::read`].
+        for (k, x) in members(v) {
+            match k.as_str() {
+                "id" => e.id = x.as_str(),
+                "when" => e.when = Some(x),
+                "repeat" => e.repeat = x.as_bool() == Some(true),
+                "end" => e.end = x.as_bool() == Some(true),
+                "changes" => e.changes = x.as_array().map_or(&[], Vec::as_slice),
+                "signal" => e.signal = x.as_str(),
+                "description" => e.description = x.as_str(),
+                _ => {}
+            }
         }
+        e
     }
 }
 
@@ -366,18 +386,38 @@ pub struct Rule<'a> {
 impl<'a> Rule<'a> {
     /// Reads the rule `v`.
     pub fn read(v: &'a Value) -> Rule<'a> {
-        Rule {
-            id: super::id_of(v),
-            when: text(v, "when"),
-            keywords: list(v, "keywords"),
-            pattern: text(v, "pattern"),
-            priority: v.get("priority"),
-            changes: array(v, "changes"),
-            replies: array(v, "replies"),
-            by: text(v, "by"),
-            reply_as: text(v, "reply_as"),
-            on_reply: text(v, "on") == Some("reply"),
+        let mut r = Rule {
+            id: None,
+            when: None,
+            keywords: None,
+            pattern: None,
+            priority: None,
+            changes: &[],
+            replies: &[],
+            by: None,
+            reply_as: None,
+            on_reply: false,
+        };
+        // One pass over the members instead of a hashed look-up per field:
+        // every check and the compile read each rule (docs/performance.md,
+        // Run AE). A field of the wrong type reads as absent, as `text`,
+        // `list` and `array` read it.
+        for (k, x) in members(v) {
+            match k.as_str() {
+                "id" => r.id = x.as_str(),
+                "when" => r.when = x.as_str(),
+                "keywords" => r.keywords = x.as_array().map(Vec::as_slice),
+                "pattern" => r.pattern = x.as_str(),
+                "priority" => r.priority = Some(x),
+                "changes" => r.changes = x.as_array().map_or(&[], Vec::as_slice),
+                "replies" => r.replies = x.as_array().map_or(&[], Vec::as_slice),
+                "by" => r.by = x.as_str(),
+                "reply_as" => r.reply_as = x.as_str(),
+                "on" => r.on_reply = x.as_str() == Some("reply"),
+                _ => {}
+            }
         }
+        r
     }
 
     /// The rules of scenario `sc`, in declaration order.
@@ -711,6 +751,64 @@ mod tests {
         let sc = json!({"id": "s", "name": ["S"], "description": "D"});
         let h = ScenarioHead::read(&sc);
         assert_eq!((h.id, h.name, h.description), (Some("s"), None, Some("D")));
+    }
+
+    /// The one-pass readers (Run AE) read what a look-up of each field
+    /// reads, whatever each field's type, with unknown members beside them
+    /// and for a value that is no object.
+    #[test]
+    fn rules_and_events_read_in_one_pass_as_field_by_field() {
+        let values = [
+            json!(null),
+            json!("text"),
+            json!(true),
+            json!(7),
+            json!(["a", 1]),
+            json!({"k": "v"}),
+        ];
+        for v in &values {
+            let rule = json!({
+                "x-note": 1, "id": v, "when": v, "keywords": v, "pattern": v,
+                "priority": v, "changes": v, "replies": v, "by": v,
+                "reply_as": v, "on": v, "extensions": {"id": "no"}
+            });
+            let r = Rule::read(&rule);
+            assert_eq!(r.id, super::super::id_of(&rule));
+            assert_eq!(r.when, text(&rule, "when"));
+            assert_eq!(r.keywords, super::super::list(&rule, "keywords"));
+            assert_eq!(r.pattern, text(&rule, "pattern"));
+            assert_eq!(r.priority, rule.get("priority"));
+            assert_eq!(r.changes, array(&rule, "changes"));
+            assert_eq!(r.replies, array(&rule, "replies"));
+            assert_eq!(
+                (r.by, r.reply_as),
+                (text(&rule, "by"), text(&rule, "reply_as"))
+            );
+            assert_eq!(r.on_reply, text(&rule, "on") == Some("reply"));
+            let event = json!({
+                "id": v, "when": v, "repeat": v, "end": v, "changes": v,
+                "signal": v, "description": v, "x-note": 2
+            });
+            let e = Event::read(&event);
+            assert_eq!(
+                (e.id, e.when),
+                (super::super::id_of(&event), event.get("when"))
+            );
+            assert_eq!(
+                (e.repeat, e.end),
+                (flag(&event, "repeat"), flag(&event, "end"))
+            );
+            assert_eq!(e.changes, array(&event, "changes"));
+            assert_eq!(
+                (e.signal, e.description),
+                (text(&event, "signal"), text(&event, "description"))
+            );
+        }
+        assert!(Rule::read(&json!({"on": "reply"})).on_reply);
+        assert!(Event::read(&json!({"repeat": true, "end": true})).end);
+        for v in &values[..5] {
+            assert!(Rule::read(v).id.is_none() && Event::read(v).when.is_none());
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::compile::package::{
     IR_VERSION,
 };
 use crate::compile::runtime::RuntimeIr;
+use crate::compile::safety::Safety;
 
 /// The default header's players and characters of scenario `sc` (Format
 /// 18.4) and the header itself (without difficulty and seed).
@@ -35,8 +36,11 @@ fn compile_package_ir_hashed(bundle: &Value, bundle_hash: String) -> PackageIr {
     let list = crate::model::scenarios(bundle);
     // Built once: each scenario's header is checked against it.
     let namespace = crate::check::session::Namespace::of(bundle);
+    // The last policy compiled: a pack's scenarios share one (Format 19),
+    // so each is compiled once, not once per scenario.
+    let mut last_safety = None;
     for (index, sc) in list.iter().enumerate() {
-        if let Some(s) = compile_scenario_in(bundle, &namespace, index, sc) {
+        if let Some(s) = compile_scenario_in(bundle, &namespace, index, sc, &mut last_safety) {
             scenarios.push(Arc::new(s));
         }
     }
@@ -56,14 +60,22 @@ fn compile_package_ir_hashed(bundle: &Value, bundle_hash: String) -> PackageIr {
 pub fn compile_scenario(bundle: &Value, index: usize) -> Option<ScenarioIr> {
     let sc = crate::model::scenarios(bundle).get(index)?;
     let namespace = crate::check::session::Namespace::of(bundle);
-    compile_scenario_in(bundle, &namespace, index, sc)
+    compile_scenario_in(bundle, &namespace, index, sc, &mut None)
 }
 
+/// A scenario's safety policy as written, and its compilation.
+type SharedSafety = Option<(Option<Value>, Arc<Safety>)>;
+
+/// Scenario `index` (`sc`) compiled for default seating; `last_safety` is
+/// the policy the previous scenario compiled, used again when this one's
+/// is equal (a compiled policy depends on the policy alone), and replaced
+/// otherwise.
 fn compile_scenario_in(
     bundle: &Value,
     namespace: &crate::check::session::Namespace<'_>,
     index: usize,
     sc: &Value,
+    last_safety: &mut SharedSafety,
 ) -> Option<ScenarioIr> {
     let (players, characters, header) = default_header(sc);
     let (diags, story) =
@@ -76,7 +88,16 @@ fn compile_scenario_in(
     if ir.players.is_empty() {
         return None;
     }
-    let runtime = RuntimeIr::compile(&story, &ir, None).ok()?;
+    let policy = story.scenario.safety.as_ref();
+    let safety = match last_safety {
+        Some((p, s)) if p.as_ref() == policy => s.clone(),
+        _ => {
+            let s = Arc::new(Safety::compile(policy).ok()?);
+            *last_safety = Some((policy.cloned(), s.clone()));
+            s
+        }
+    };
+    let runtime = RuntimeIr::compile(&story, &ir, Some(safety)).ok()?;
     Some(ScenarioIr {
         id: Arc::from(crate::model::id_of(sc).unwrap_or("")),
         index,
@@ -125,4 +146,39 @@ pub fn write_package(bundle: &Value, sessions: &[(String, Vec<u8>)]) -> std::io:
     let bundle_json = bundle_bytes(bundle);
     let ir = compile_package_ir_hashed(bundle, content_hash(&bundle_json));
     package_bytes(bundle_json, ir, sessions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Scenarios of one package whose policies are equal share one
+    /// compiled policy; a scenario with another policy compiles its own;
+    /// and each scenario's IR is what compiling it alone gives (Run AE).
+    #[test]
+    fn scenarios_with_one_policy_share_its_compilation() {
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+        let text = std::fs::read(root.join("examples/bundles/harbor-lights.bundle.json")).unwrap();
+        let mut bundle: Value = serde_json::from_slice(&text).unwrap();
+        let first = bundle["scenarios"][0].clone();
+        let mut other = first.clone();
+        other["id"] = "harbor_lights_2".into();
+        let mut third = first.clone();
+        third["id"] = "harbor_lights_3".into();
+        third["safety"]["categories"][0]["id"] = "another".into();
+        bundle["scenarios"] = Value::Array(vec![first, other, third]);
+        let ir = compile_package_ir(&bundle);
+        assert_eq!(ir.scenarios.len(), 3);
+        let safety = |i: usize| &ir.scenarios[i].runtime.safety;
+        assert!(Arc::ptr_eq(safety(0), safety(1)));
+        assert!(!Arc::ptr_eq(safety(1), safety(2)));
+        for (i, sc) in ir.scenarios.iter().enumerate() {
+            let alone = compile_scenario(&bundle, i).unwrap();
+            assert_eq!(
+                serde_json::to_string(&**sc).unwrap(),
+                serde_json::to_string(&alone).unwrap(),
+                "scenario {i}"
+            );
+        }
+    }
 }

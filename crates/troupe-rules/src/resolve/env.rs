@@ -6,7 +6,10 @@
 //! against these environments and the compiler builds its programs in
 //! them, so both judge an expression alike.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+
+// foldhash, not SipHash: built per story (Run AE); none is iterated into output.
+use foldhash::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -100,7 +103,7 @@ pub struct StoryEnv {
 
 impl StoryEnv {
     fn build(story: &Story) -> StoryEnv {
-        let mut owners: HashMap<Owner, ObjectType> = HashMap::new();
+        let mut owners: HashMap<Owner, ObjectType> = HashMap::default();
         for decl in story.variables.values() {
             if let Some(t) = var_cel(decl) {
                 let o = owners
@@ -210,7 +213,7 @@ pub fn lower_threshold(
 
 /// The CEL text of a `when` (a CEL string, or a Threshold lowered).
 pub fn condition_text(story: &Story, when: &Value) -> Option<(String, bool)> {
-    match serde_json::from_value::<Condition>(when.clone()).ok()? {
+    match Condition::read(when)? {
         Condition::Cel(s) => Some((s, true)),
         Condition::Threshold {
             kind,
@@ -262,9 +265,9 @@ pub struct DerivedOrder {
 
 /// Orders the derived variables of `story` (Format 8.1).
 pub fn derived_order(story: &Story) -> DerivedOrder {
-    let mut deps: HashMap<String, BTreeSet<String>> = HashMap::new();
+    let mut deps: HashMap<String, BTreeSet<String>> = HashMap::default();
     // By owner, not by ID: a character and a world may share an ID.
-    let mut envs: HashMap<Owner, Env> = HashMap::new();
+    let mut envs: HashMap<Owner, Env> = HashMap::default();
     for (name, decl) in &story.variables {
         let Some(src) = &decl.decl.derived else {
             continue;
@@ -290,7 +293,7 @@ pub fn derived_order(story: &Story) -> DerivedOrder {
         .keys()
         .filter(|n| deps.contains_key(*n))
         .collect();
-    let mut done: HashSet<String> = HashSet::new();
+    let mut done: HashSet<String> = HashSet::default();
     let mut order = Vec::new();
     loop {
         let next = declared.iter().find(|n| {
@@ -327,7 +330,7 @@ fn reaches(deps: &HashMap<String, BTreeSet<String>>, from: &str, to: &str) -> bo
         .get(from)
         .map(|d| d.iter().map(String::as_str).collect())
         .unwrap_or_default();
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     while let Some(n) = stack.pop() {
         if n == to {
             return true;

@@ -4,7 +4,10 @@
 //!
 //! The checks and the compiler both start from a [`Story`].
 
-use std::collections::{HashMap, HashSet};
+// foldhash, not SipHash: these maps are keyed by the story's IDs and state names
+// and built for every story a check or compile resolves (docs/performance.md,
+// Run AE); none is iterated into output.
+use foldhash::{HashMap, HashSet};
 
 use indexmap::IndexMap;
 use serde::Deserialize;
@@ -272,9 +275,9 @@ pub fn resolve(
     // fills no seat and makes no player, so each entry is judged against
     // the cast as written and the entries before it that were kept.
     let mut seat_fill: IndexMap<String, (usize, String)> = IndexMap::new();
-    let mut seats: HashSet<String> = HashSet::new();
-    let mut plain_cast: HashSet<String> = HashSet::new();
-    let mut player_cast: HashSet<String> = HashSet::new();
+    let mut seats: HashSet<String> = HashSet::default();
+    let mut plain_cast: HashSet<String> = HashSet::default();
+    let mut player_cast: HashSet<String> = HashSet::default();
     for c in scenario
         .cast
         .iter()
@@ -294,7 +297,7 @@ pub fn resolve(
         }
     }
     if let Some(ctx) = ctx {
-        let mut listed: HashSet<String> = HashSet::new();
+        let mut listed: HashSet<String> = HashSet::default();
         for (i, p) in &ctx.players {
             let Some(ch) = p.character.clone() else {
                 continue;
@@ -357,7 +360,7 @@ pub fn resolve(
     // Lookups by character ID keep resolution linear in the cast (Format
     // 16.2): how often each character is in the cast so far.
     let mut cast: Vec<CastMember> = Vec::new();
-    let mut in_cast: HashMap<String, usize> = HashMap::new();
+    let mut in_cast: HashMap<String, usize> = HashMap::default();
     for (ci, entry) in scenario.cast.iter().enumerate() {
         let Ok(entry) = CastEntry::deserialize(entry) else {
             continue;
@@ -389,7 +392,7 @@ pub fn resolve(
             });
         }
     }
-    let mut world_by_id: HashMap<&str, (usize, &World)> = HashMap::new();
+    let mut world_by_id: HashMap<&str, (usize, &World)> = HashMap::default();
     for (i, w) in &bundle_worlds {
         world_by_id.entry(w.id.as_str()).or_insert((*i, w));
     }
@@ -431,7 +434,7 @@ pub fn resolve(
         &pointer,
     );
     // The first bundle character with each ID, by index.
-    let mut bundle_char_index: HashMap<&str, usize> = HashMap::new();
+    let mut bundle_char_index: HashMap<&str, usize> = HashMap::default();
     if let Some(list) = bundle.get("characters").and_then(Value::as_array) {
         for (i, v) in list.iter().enumerate() {
             if let Some(id) = crate::model::id_of(v) {
