@@ -207,7 +207,13 @@ pub enum SchemaError {
 
 /// The compiled schemas, built once per process ([`Schemas::get`]).
 pub struct Schemas {
-    validators: HashMap<SchemaKind, Validator>,
+    /// Every `$id` registered, for the validators compiled on first use.
+    registry: Registry<'static>,
+    /// One validator per kind, compiled the first time a document of that
+    /// kind is validated: a process that checks a pack never compiles the
+    /// schemas of conformance cases, playtests or packages (about a quarter
+    /// of a short `troupe run`'s instructions went to compiling all 15).
+    validators: HashMap<SchemaKind, OnceLock<Validator>>,
     /// Every schema document by `$id`, to read a failing keyword's schema when
     /// phrasing a message.
     documents: HashMap<String, Value>,
@@ -217,6 +223,14 @@ impl std::fmt::Debug for Schemas {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Schemas")
             .field("kinds", &self.validators.len())
+            .field(
+                "compiled",
+                &self
+                    .validators
+                    .values()
+                    .filter(|v| v.get().is_some())
+                    .count(),
+            )
             .finish()
     }
 }
@@ -295,8 +309,21 @@ impl<'i> jsonschema::Keyword<'i> for Int64 {
 impl Schemas {
     /// Parses every embedded schema, registers each under its `$id` and
     /// compiles one validator per [`SchemaKind`], with `format` asserted and no
-    /// network access. Use [`Schemas::get`] to build them only once.
+    /// network access: every schema is proved to compile (the tests call
+    /// this). Use [`Schemas::get`] to build them only once, each validator
+    /// compiled when first needed.
     pub fn build() -> Result<Schemas, SchemaError> {
+        let schemas = Schemas::prepare()?;
+        for kind in SchemaKind::ALL {
+            let validator = schemas.compile(*kind)?;
+            let _ = schemas.validators[kind].set(validator);
+        }
+        Ok(schemas)
+    }
+
+    /// Parses every embedded schema and registers each under its `$id`; no
+    /// validator is compiled yet.
+    fn prepare() -> Result<Schemas, SchemaError> {
         let mut documents = HashMap::new();
         for (file, text) in SOURCES {
             let value: Value = serde_json::from_str(text).map_err(|e| SchemaError::Json {
@@ -314,36 +341,62 @@ impl Schemas {
             mark_integers(&mut value);
             documents.insert(expected, value);
         }
+        for kind in SchemaKind::ALL {
+            if !documents.contains_key(&kind.id()) {
+                return Err(SchemaError::Registry(format!("no schema {}", kind.file())));
+            }
+        }
         let registry = Registry::new()
             .extend(documents.iter().map(|(id, v)| (id.clone(), v.clone())))
             .and_then(|b| b.prepare())
             .map_err(|e| SchemaError::Registry(e.to_string()))?;
-        let mut validators = HashMap::new();
-        for kind in SchemaKind::ALL {
-            let schema = documents
-                .get(&kind.id())
-                .ok_or_else(|| SchemaError::Registry(format!("no schema {}", kind.file())))?;
-            let validator = jsonschema::options()
-                .with_registry(&registry)
-                .offline()
-                .should_validate_formats(true)
-                .with_keyword(INT64_KEYWORD, |_, _, _| Ok(Box::new(Int64)))
-                .build(schema)
-                .map_err(|e| SchemaError::Build {
-                    file: kind.file().to_string(),
-                    message: e.to_string(),
-                })?;
-            validators.insert(*kind, validator);
-        }
+        let validators = SchemaKind::ALL
+            .iter()
+            .map(|kind| (*kind, OnceLock::new()))
+            .collect();
         Ok(Schemas {
+            registry,
             validators,
             documents,
         })
     }
 
+    /// Compiles the validator of `kind` against the registry.
+    fn compile(&self, kind: SchemaKind) -> Result<Validator, SchemaError> {
+        let schema = self
+            .documents
+            .get(&kind.id())
+            .ok_or_else(|| SchemaError::Registry(format!("no schema {}", kind.file())))?;
+        jsonschema::options()
+            .with_registry(&self.registry)
+            .offline()
+            .should_validate_formats(true)
+            .with_keyword(INT64_KEYWORD, |_, _, _| Ok(Box::new(Int64)))
+            .build(schema)
+            .map_err(|e| SchemaError::Build {
+                file: kind.file().to_string(),
+                message: e.to_string(),
+            })
+    }
+
+    /// The validator of `kind`, compiled on first use.
+    ///
+    /// # Panics
+    ///
+    /// Only if the embedded schema of `kind` does not compile, which no input
+    /// can cause and `tests/it/schemas.rs` rules out ([`Schemas::build`]
+    /// compiles every kind).
+    fn validator(&self, kind: SchemaKind) -> Option<&Validator> {
+        let cell = self.validators.get(&kind)?;
+        Some(cell.get_or_init(|| match self.compile(kind) {
+            Ok(v) => v,
+            Err(e) => panic!("the embedded JSON Schemas are broken: {e}"),
+        }))
+    }
+
     /// The schemas of this process, built on first use, or why they could not be built.
     pub fn try_get() -> Result<&'static Schemas, &'static SchemaError> {
-        SCHEMAS.get_or_init(Schemas::build).as_ref()
+        SCHEMAS.get_or_init(Schemas::prepare).as_ref()
     }
 
     /// The schemas of this process, built on first use.
@@ -375,7 +428,7 @@ impl Schemas {
         doc: &Document,
         pointer_prefix: &str,
     ) -> Vec<Diagnostic> {
-        let Some(validator) = self.validators.get(&kind) else {
+        let Some(validator) = self.validator(kind) else {
             return Vec::new();
         };
         let lookup = |uri: &str| self.keyword_schema(uri);
