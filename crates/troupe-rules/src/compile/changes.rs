@@ -95,6 +95,17 @@ pub fn lower_changes_in<'j, J: JsonView<'j>>(
     changes: impl Iterator<Item = J>,
 ) -> Result<Vec<ChangeIr>, String> {
     let mut out = Vec::new();
+    lower_changes_into(scope, changes, &mut out)?;
+    Ok(out)
+}
+
+/// [`lower_changes_in`] appending to `out` (a check that lowers many
+/// lists reuses one vector).
+pub fn lower_changes_into<'j, J: JsonView<'j>>(
+    scope: &ChangeScope<'_>,
+    changes: impl Iterator<Item = J>,
+    out: &mut Vec<ChangeIr>,
+) -> Result<(), String> {
     for change in changes {
         let obj = change.members().ok_or("a change must be an object")?;
         for (op, body) in obj {
@@ -102,7 +113,7 @@ pub fn lower_changes_in<'j, J: JsonView<'j>>(
                 "set" | "add" => {
                     let map = body.members().ok_or("expected an object")?;
                     for (name, value) in map {
-                        lower_one(scope, op == "add", name, value, &mut out)?;
+                        lower_one(scope, op == "add", name, value, out)?;
                     }
                 }
                 "enter" => out.push(ChangeIr::Enter(scope.cast_list(body)?)),
@@ -111,7 +122,7 @@ pub fn lower_changes_in<'j, J: JsonView<'j>>(
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn lower_one<'j>(

@@ -493,6 +493,7 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
         )?;
     }
     let scope = crate::compile::changes::ChangeScope::of_ir(s);
+    let mut buf = Vec::new();
     for (i, r) in rt.rules.iter().enumerate() {
         if let Some(p) = &r.when {
             program(p, 0, &|| format!("runtime/rules/{i}/when"))?;
@@ -510,7 +511,7 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
         // Read here and dropped (not kept in the rule: only a chosen
         // rule's are kept, `RuleIr::written_changes`).
         check(
-            written_lower_to(&scope, r.changes_json.get(), &r.changes),
+            written_lower_to(&scope, r.changes_json.get(), &r.changes, &mut buf),
             || format!("runtime/rules/{i}/changes_json"),
             || "the changes as written do not lower to the rule's `changes`".into(),
         )?;
@@ -535,20 +536,26 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
 /// ([`RawJson`]: it borrows the text).
 ///
 /// [`RuleIr::written_changes`]: super::runtime::RuleIr::written_changes
-fn written_lower_to(scope: &ChangeScope<'_>, text: &str, lowered: &[ChangeIr]) -> bool {
-    use super::changes::{lower_changes, lower_changes_in};
+/// `buf` is scratch space, cleared first.
+fn written_lower_to(
+    scope: &ChangeScope<'_>,
+    text: &str,
+    lowered: &[ChangeIr],
+    buf: &mut Vec<ChangeIr>,
+) -> bool {
+    use super::changes::lower_changes_into;
     use super::value::{JsonView, RawJson};
-    let ours = match RawJson::new(text) {
+    buf.clear();
+    let read = match RawJson::new(text) {
         // serde_json's recursion limit, which a `Value` read obeys.
-        Some(_) if crate::wire::nests_deeper_than(text, SERDE_JSON_MAX_DEPTH) => None,
+        Some(_) if crate::wire::nests_deeper_than(text, SERDE_JSON_MAX_DEPTH) => false,
         Some(raw) => raw
             .items()
-            .and_then(|items| lower_changes_in(scope, items).ok()),
+            .is_some_and(|items| lower_changes_into(scope, items, buf).is_ok()),
         None => serde_json::from_str::<Vec<Value>>(text)
-            .ok()
-            .and_then(|w| lower_changes(scope, &w).ok()),
+            .is_ok_and(|w| lower_changes_into(scope, w.iter(), buf).is_ok()),
     };
-    ours.is_some_and(|l| *l == *lowered)
+    read && *buf == *lowered
 }
 
 /// The deepest nesting `serde_json` reads into a value (its recursion
@@ -673,7 +680,7 @@ mod tests {
         ] {
             assert_eq!(by_value(&text), lowers, "{text}");
             assert_eq!(
-                written_lower_to(&scope, &text, &rule.changes),
+                written_lower_to(&scope, &text, &rule.changes, &mut Vec::new()),
                 lowers,
                 "{text}"
             );

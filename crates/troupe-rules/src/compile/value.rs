@@ -335,17 +335,17 @@ impl<'a> JsonView<'a> for &'a Json {
 }
 
 /// A borrowed view of the text of one JSON value that holds no escape (no
-/// `\` anywhere: every string and key is its text between its quotes), read
-/// as a `serde_json::Value` of it would be without building one: an array
-/// or object is split into its members' texts when asked (one list), and
-/// nothing else is allocated. The text must be valid JSON
-/// ([`RawJson::new`] does not check it; a `RawValue`'s is).
+/// `\\` anywhere: every string and key is its text between its quotes),
+/// read as a `serde_json::Value` of it would be without building one: an
+/// array's items and an object's members are found by walking the text as
+/// they are asked for. The text must be valid JSON (a `RawValue`'s is);
+/// other text gives wrong answers but never a panic.
 #[derive(Debug, Clone, Copy)]
 pub struct RawJson<'a>(&'a str);
 
 impl<'a> RawJson<'a> {
     /// The view of `text`, one valid JSON value, or `None` when it holds a
-    /// `\` (read it as a `serde_json::Value` then: an escape must be
+    /// `\\` (read it as a `serde_json::Value` then: an escape must be
     /// decoded, and a lone surrogate refuses the whole text).
     pub fn new(text: &'a str) -> Option<RawJson<'a>> {
         (!text.contains('\\')).then(|| RawJson(text.trim_matches(JSON_WS)))
@@ -354,10 +354,113 @@ impl<'a> RawJson<'a> {
     fn first(self) -> Option<u8> {
         self.0.as_bytes().first().copied()
     }
+
+    /// The members of an object, in order, repeats included.
+    fn all_members(self) -> Members<'a> {
+        Members(Walk {
+            text: self.0,
+            at: 1,
+            close: b'}',
+        })
+    }
 }
 
 /// JSON's insignificant whitespace (RFC 8259 §2).
 const JSON_WS: &[char] = &[' ', '\t', '\n', '\r'];
+
+/// A walk over the members of one array or object of escape-free JSON
+/// text, from byte `at` (after its opening bracket, or after a member).
+#[derive(Clone)]
+struct Walk<'a> {
+    text: &'a str,
+    at: usize,
+    close: u8,
+}
+
+impl<'a> Walk<'a> {
+    fn skip_ws(&mut self) {
+        let b = self.text.as_bytes();
+        while b
+            .get(self.at)
+            .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            self.at += 1;
+        }
+    }
+
+    /// The value starting at `at` (after whitespace), and `at` moved past
+    /// it and its separator; `None` at the closing bracket.
+    fn value(&mut self) -> Option<&'a str> {
+        self.skip_ws();
+        let b = self.text.as_bytes();
+        let start = self.at;
+        let mut i = start;
+        match *b.get(i)? {
+            c if c == self.close => return None,
+            b'"' => {
+                // No escape: the string ends at the next quote.
+                i += 1 + b.get(i + 1..)?.iter().position(|&c| c == b'"')? + 1;
+            }
+            b'[' | b'{' => {
+                let (mut depth, mut in_str) = (0usize, false);
+                loop {
+                    let c = *b.get(i)?;
+                    i += 1;
+                    match c {
+                        b'"' => in_str = !in_str,
+                        _ if in_str => {}
+                        b'[' | b'{' => depth += 1,
+                        b']' | b'}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {
+                while b.get(i).is_some_and(|c| {
+                    !matches!(c, b',' | b']' | b'}' | b':' | b' ' | b'\t' | b'\n' | b'\r')
+                }) {
+                    i += 1;
+                }
+            }
+        }
+        let v = self.text.get(start..i)?;
+        self.at = i;
+        self.skip_ws();
+        if matches!(b.get(self.at), Some(b',' | b':')) {
+            self.at += 1;
+        }
+        Some(v)
+    }
+}
+
+impl<'a> Iterator for Walk<'a> {
+    type Item = RawJson<'a>;
+    fn next(&mut self) -> Option<RawJson<'a>> {
+        self.value().map(RawJson)
+    }
+}
+
+/// An object's members in order, repeats included.
+#[derive(Clone)]
+struct Members<'a>(Walk<'a>);
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (&'a str, RawJson<'a>);
+    fn next(&mut self) -> Option<Self::Item> {
+        let k = self.0.value()?;
+        let v = self.0.value()?;
+        Some((k.get(1..k.len().saturating_sub(1))?, RawJson(v)))
+    }
+}
+
+/// At most this many members an object's repeated keys are found by
+/// walking its text again for each member; past that, through an index.
+const WALKED_MEMBERS: usize = 16;
 
 impl<'a> JsonView<'a> for RawJson<'a> {
     fn as_str(self) -> Option<&'a str> {
@@ -375,68 +478,65 @@ impl<'a> JsonView<'a> for RawJson<'a> {
         matches!(self.first(), Some(b'-' | b'0'..=b'9')).then_some(self.0)
     }
     fn items(self) -> Option<impl Iterator<Item = Self>> {
-        if self.first() != Some(b'[') {
-            return None;
-        }
-        let items: Vec<&'a serde_json::value::RawValue> = serde_json::from_str(self.0).ok()?;
-        Some(items.into_iter().map(|r| RawJson(r.get())))
+        (self.first() == Some(b'[')).then_some(Walk {
+            text: self.0,
+            at: 1,
+            close: b']',
+        })
     }
     fn members(self) -> Option<impl Iterator<Item = (&'a str, Self)>> {
         if self.first() != Some(b'{') {
             return None;
         }
-        let members = serde_json::from_str::<RawMembers<'a>>(self.0).ok()?.0;
-        Some(members.into_iter().map(|(k, v)| (k, RawJson(v.get()))))
+        let all = self.all_members();
+        // A repeated key: its first position, its last value.
+        Some(if all.clone().nth(WALKED_MEMBERS).is_none() {
+            let (walk, rest) = (all.clone(), all);
+            either_walked(walk.enumerate().filter_map(move |(i, (k, v))| {
+                let mut same = rest.clone().enumerate().filter(|(_, (x, _))| *x == k);
+                // Only the first of a key's members is given, with the
+                // key's last value.
+                let (first, _) = same.next()?;
+                (first == i).then(|| (k, same.last().map_or(v, |(_, (_, v))| v)))
+            }))
+        } else {
+            let mut out: Vec<(&'a str, RawJson<'a>)> = Vec::new();
+            let mut index = std::collections::HashMap::new();
+            for (k, v) in all {
+                match index.get(k) {
+                    Some(&i) => out[i] = (k, v),
+                    None => {
+                        index.insert(k, out.len());
+                        out.push((k, v));
+                    }
+                }
+            }
+            either_indexed(out.into_iter())
+        })
     }
 }
 
-/// An object's members as texts, a repeated key at its first position with
-/// its last value (as `serde_json::Map` with `preserve_order` keeps them).
-struct RawMembers<'a>(Vec<(&'a str, &'a serde_json::value::RawValue)>);
+/// The two ways [`RawJson::members`] finds repeats, as one iterator type.
+enum Either<A, B> {
+    Walked(A),
+    Indexed(B),
+}
 
-impl<'de> serde::Deserialize<'de> for RawMembers<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = RawMembers<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut m: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut out: Vec<(&'de str, &'de serde_json::value::RawValue)> =
-                    Vec::with_capacity(m.size_hint().unwrap_or(0));
-                // A repeated key is looked up in the members so far, by a
-                // scan while they are few and by an index past that (an
-                // untrusted text may hold very many).
-                let mut index: Option<std::collections::HashMap<&'de str, usize>> = None;
-                while let Some(k) = m.next_key::<&'de str>()? {
-                    let v = m.next_value()?;
-                    let at = match &mut index {
-                        Some(ix) => ix.get(k).copied(),
-                        None => out.iter().position(|(x, _)| *x == k),
-                    };
-                    match at {
-                        Some(i) => out[i].1 = v,
-                        None => {
-                            if let Some(ix) = &mut index {
-                                ix.insert(k, out.len());
-                            }
-                            out.push((k, v));
-                            if index.is_none() && out.len() > 16 {
-                                index = Some(
-                                    out.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect(),
-                                );
-                            }
-                        }
-                    }
-                }
-                Ok(RawMembers(out))
-            }
+fn either_walked<A, B>(a: A) -> Either<A, B> {
+    Either::Walked(a)
+}
+
+fn either_indexed<A, B>(b: B) -> Either<A, B> {
+    Either::Indexed(b)
+}
+
+impl<T, A: Iterator<Item = T>, B: Iterator<Item = T>> Iterator for Either<A, B> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        match self {
+            Either::Walked(a) => a.next(),
+            Either::Indexed(b) => b.next(),
         }
-        d.deserialize_map(V)
     }
 }
 
@@ -480,6 +580,9 @@ mod tests {
             // A repeated key: its first position, its last value.
             r#"{"set":{"a":1},"add":{"b":2},"set":{"c":3}}"#,
             r#"{"a":{"x":1,"x":[1,2]},"b":[]}"#,
+            // Brackets, commas and colons inside strings.
+            r#"{"a]":"]}[{,:","b":[{"c}":"}"},[],{}],"a]":[":",","]}"#,
+            r#"[[[]],[{}],{"x":[[1],[2,[3]]]},"[",-1.5e3,true,null]"#,
             // Numbers by their text: exponents, signs, zeros, places.
             r#"[1,-0,0.0,1.50,-2.25,1e2,1E2,1e+2,1.5e-3,2E-1,12345678901234567890,9007199254740993.5]"#,
             " \n [ 1 , { \"a\" : [ true , false ] } ]\t",
