@@ -110,12 +110,29 @@ impl DefaultScenario {
     }
 
     /// [`DefaultScenario::header_start`] as Troupe JSON without its
-    /// closing `}`, made once: a start appends its own members.
+    /// closing `}` (written from the scenario's parts, not copied into a
+    /// value), made once: a start appends its own members.
     pub fn header_head(&self) -> &str {
+        use crate::model::json::{into_string, write_string, write_value};
         self.head.get_or_init(|| {
-            let mut t = crate::model::json::troupe_json(&Value::Object(self.header_start()));
-            t.pop();
-            t
+            let sc = &self.ir;
+            let mut out = Vec::with_capacity(256);
+            out.extend_from_slice(br#"{"troupe":"0.1","kind":"session","scenario":"#);
+            write_string(&sc.id, &mut out);
+            for (name, list) in [("players", &sc.players), ("characters", &sc.characters)] {
+                if list.is_empty() {
+                    continue;
+                }
+                out.push(b',');
+                write_string(name, &mut out);
+                out.push(b':');
+                for (i, v) in list.iter().enumerate() {
+                    out.push(if i == 0 { b'[' } else { b',' });
+                    write_value(v, &mut out);
+                }
+                out.push(b']');
+            }
+            into_string(out)
         })
     }
 }
