@@ -133,6 +133,17 @@ fn package_json_only(dir: &Path) -> PathBuf {
     path
 }
 
+/// The entries of the example package ([`package`]) as an open screens
+/// them: a lookup of an entry's bytes by name.
+fn package_entries(dir: &Path) -> impl Fn(&str) -> Vec<u8> {
+    let bytes = std::fs::read(package(dir)).unwrap();
+    let kept = troupe::internals::load::screen_package("p", &bytes)
+        .value
+        .unwrap()
+        .kept;
+    move |n: &str| kept.iter().find(|(k, _)| k == n).unwrap().1.clone()
+}
+
 /// The ensemble bundle of `benches/runtime/cases.rs` (the same text).
 fn ensemble_bundle(all: bool) -> serde_json::Value {
     let character = |id: &str, name: &str| serde_json::json!({"id": id, "name": name, "fictional": true, "age_band": "adult"});
@@ -242,19 +253,15 @@ fn main() {
         }
         Some(("open-hashes", "package")) => {
             // The two SHA-256 an open of the example package computes
-            // (`bundle.json`'s for `content_hash`, `ir.compact`'s IR for its
-            // record), alone: natively their share of an open (Run AB).
-            use troupe::internals::load::content_hash;
-            let bytes = std::fs::read(package(dir.path())).unwrap();
-            let kept = troupe::internals::load::screen_package("p", &bytes)
-                .value
-                .unwrap()
-                .kept;
-            let get = |n: &str| kept.iter().find(|(k, _)| k == n).unwrap().1.clone();
+            // (`bundle.json`'s for `content_hash`, `ir.compact`'s IR after
+            // its record for the record's own hash), alone: natively their
+            // share of an open (Run AB).
+            use troupe::internals::load::{content_hash, COMPACT_RECORD_LEN};
+            let get = package_entries(dir.path());
             let (bundle, compact) = (get("bundle.json"), get("ir.compact"));
             for _ in 0..n {
                 black_box(content_hash(black_box(&bundle)));
-                black_box(content_hash(black_box(&compact[144..])));
+                black_box(content_hash(black_box(&compact[COMPACT_RECORD_LEN..])));
             }
         }
         Some(("read-ir", form)) => {
@@ -262,12 +269,7 @@ fn main() {
             // from its binary form, and hashing either (issue 41 item 3).
             use troupe::internals::compile::{read_ir, read_ir_bin, to_ir_bin};
             use troupe::internals::load::content_hash;
-            let bytes = std::fs::read(package(dir.path())).unwrap();
-            let kept = troupe::internals::load::screen_package("p", &bytes)
-                .value
-                .unwrap()
-                .kept;
-            let get = |n: &str| kept.iter().find(|(k, _)| k == n).unwrap().1.clone();
+            let get = package_entries(dir.path());
             let json = get("ir.json");
             let m: serde_json::Value = serde_json::from_slice(&get("manifest.json")).unwrap();
             let hash = m["content_hash"].as_str().unwrap().to_string();

@@ -24,7 +24,7 @@ pub mod diag {
 /// (hardening, hostile input, spans) parse, scan and screen below the
 /// checker; the benchmarks and the package tests build compiled entries.
 pub mod load {
-    pub use crate::load::compiled::{bundle_json, compact_entry, content_hash};
+    pub use crate::load::compiled::{bundle_json, compact_entry, content_hash, COMPACT_RECORD_LEN};
     pub use crate::load::limits::{MAX_JSONL_LINE_BYTES, MAX_ZIP_ENTRIES};
     pub use crate::load::pack::partial_path;
     pub use crate::load::package::bad_name;

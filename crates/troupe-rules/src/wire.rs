@@ -164,7 +164,7 @@ fn null_text() -> Box<serde_json::value::RawValue> {
 /// `max`. A text with at most `max` opening brackets in all (strings
 /// included) cannot, and counting them is a loop the compiler vectorizes;
 /// only a text with more is walked ([`json_depth`]).
-fn nests_deeper_than(s: &str, max: usize) -> bool {
+pub(crate) fn nests_deeper_than(s: &str, max: usize) -> bool {
     let opening = s.bytes().filter(|&b| b == b'[' || b == b'{').count();
     opening > max && json_depth(s) > max
 }

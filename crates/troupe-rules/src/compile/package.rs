@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipWriter};
 
+use super::changes::ChangeScope;
 use super::ir::{ChangeIr, Layout, NameRef, Source, StoryIr, Who};
 use super::runtime::RuntimeIr;
 use crate::cel::Program;
@@ -492,6 +493,7 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
         )?;
     }
     let scope = crate::compile::changes::ChangeScope::of_ir(s);
+    let mut buf = Vec::new();
     for (i, r) in rt.rules.iter().enumerate() {
         if let Some(p) = &r.when {
             program(p, 0, &|| format!("runtime/rules/{i}/when"))?;
@@ -508,12 +510,8 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
         // ones are applied: they must be the same changes (Format 14.4).
         // Read here and dropped (not kept in the rule: only a chosen
         // rule's are kept, `RuleIr::written_changes`).
-        let written = serde_json::from_str::<Vec<serde_json::Value>>(r.changes_json.get());
         check(
-            written
-                .ok()
-                .and_then(|w| crate::compile::changes::lower_changes(&scope, &w).ok())
-                .is_some_and(|lowered| *lowered == *r.changes),
+            written_lower_to(&scope, r.changes_json.get(), &r.changes, &mut buf),
             || format!("runtime/rules/{i}/changes_json"),
             || "the changes as written do not lower to the rule's `changes`".into(),
         )?;
@@ -530,6 +528,39 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
     }
     Ok(())
 }
+
+/// Whether a rule's changes as written, JSON text `text`, lower to
+/// `lowered` (Format 14.4), read as [`RuleIr::written_changes`] reads them
+/// (a `serde_json::Value`, which refuses text nested 128 levels or more),
+/// without building the value when the text holds no escape
+/// ([`RawJson`]: it borrows the text).
+///
+/// [`RuleIr::written_changes`]: super::runtime::RuleIr::written_changes
+/// `buf` is scratch space, cleared first.
+fn written_lower_to(
+    scope: &ChangeScope<'_>,
+    text: &str,
+    lowered: &[ChangeIr],
+    buf: &mut Vec<ChangeIr>,
+) -> bool {
+    use super::changes::lower_changes_into;
+    use super::value::{JsonView, RawJson};
+    buf.clear();
+    let read = match RawJson::new(text) {
+        // serde_json's recursion limit, which a `Value` read obeys.
+        Some(_) if crate::wire::nests_deeper_than(text, SERDE_JSON_MAX_DEPTH) => false,
+        Some(raw) => raw
+            .items()
+            .is_some_and(|items| lower_changes_into(scope, items, buf).is_ok()),
+        None => serde_json::from_str::<Vec<Value>>(text)
+            .is_ok_and(|w| lower_changes_into(scope, w.iter(), buf).is_ok()),
+    };
+    read && *buf == *lowered
+}
+
+/// The deepest nesting `serde_json` reads into a value (its recursion
+/// limit, 128, refuses the 128th level).
+const SERDE_JSON_MAX_DEPTH: usize = 127;
 
 /// The bytes of a package (Format 14.4) of a canonical bundle whose
 /// `bundle.json` is `bundle_json`, compiled to `ir`, and its sessions
@@ -585,6 +616,76 @@ pub fn package_bytes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The soundness check reads a rule's changes as written through a
+    /// borrowed view, and must refuse and accept exactly what reading them
+    /// as `serde_json::Value` (as `RuleIr::written_changes` does) and
+    /// lowering that would: a repeated key's first position and last value,
+    /// escapes, whitespace, and serde_json's 128-level limit even in a part
+    /// that lowering drops.
+    #[test]
+    fn written_changes_are_checked_as_a_json_value_would_read_them() {
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+        let o = crate::open::open(&root.join("examples/packs/everyday-negotiation")).unwrap();
+        let bundle = crate::compile::canonical::canonical_bundle(&o.bundle);
+        let ir = read_ir(
+            &crate::pipeline::package::ir_bytes(&bundle),
+            &content_hash(&bundle_bytes(&bundle)),
+        )
+        .unwrap();
+        let s = &ir.scenarios[0];
+        let scope = ChangeScope::of_ir(&s.story);
+        let rule = s
+            .runtime
+            .rules
+            .iter()
+            .find(|r| r.changes_json.get() == r#"[{"add":{"patience":-10}}]"#)
+            .expect("the rule `haggle_fatigue`'s changes");
+        let by_value = |t: &str| {
+            serde_json::from_str::<Vec<Value>>(t)
+                .ok()
+                .and_then(|w| crate::compile::changes::lower_changes(&scope, &w).ok())
+                .is_some_and(|l| *l == *rule.changes)
+        };
+        let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        for (text, lowers) in [
+            (r#"[{"add":{"patience":-10}}]"#.to_string(), true),
+            (" \n[ {\"add\" : {\"patience\":-10} } ]\n".into(), true),
+            (
+                r#"[{"add":{"nope":1},"add":{"patience":-10}}]"#.into(),
+                true,
+            ),
+            (
+                r#"[{"add":{"patience":-10},"add":{"nope":1}}]"#.into(),
+                false,
+            ),
+            (r#"[{"add":{"patience":7,"patience":-10}}]"#.into(), true),
+            (r#"[{"add":{"patience":-10.0}}]"#.into(), false),
+            (r#"[{"add":{"patience":-1e1}}]"#.into(), false),
+            (r#"[{"add":{"patience":"-10"}}]"#.into(), false),
+            (r#"[{"a\u0064d":{"patience":-10}}]"#.into(), true),
+            (r#"[{"add":"\ud800","add":{"patience":-10}}]"#.into(), false),
+            (r#"{"add":{"patience":-10}}"#.into(), false),
+            (r#"[{"add":{"patience":-10}},{}]"#.into(), true),
+            (r#"[{"add":{"patience":-10}},{"add":{}}]"#.into(), true),
+            // 127 levels in all (the list, the change, 125 more) read; 128 not.
+            (
+                format!(r#"[{{"add":{},"add":{{"patience":-10}}}}]"#, nest(125)),
+                true,
+            ),
+            (
+                format!(r#"[{{"add":{},"add":{{"patience":-10}}}}]"#, nest(126)),
+                false,
+            ),
+        ] {
+            assert_eq!(by_value(&text), lowers, "{text}");
+            assert_eq!(
+                written_lower_to(&scope, &text, &rule.changes, &mut Vec::new()),
+                lowers,
+                "{text}"
+            );
+        }
+    }
 
     /// Format 14.4: the regular expressions of an IR whose hashes match are
     /// taken as written (the compile that wrote them checked them) and

@@ -104,29 +104,22 @@ impl Val {
     /// Reads a JSON value as a value of `ty` (Format 8.2): ints must be
     /// written as integers, numbers are read exactly from their source text.
     /// `None` when the value does not fit the type.
-    pub fn from_json(ty: VarType, v: &Json) -> Option<Val> {
+    pub fn from_json<'a>(ty: VarType, v: impl JsonView<'a>) -> Option<Val> {
         match ty {
             VarType::Scalar(s) => scalar_from_json(s, v),
-            VarType::List(s) => match v {
-                Json::Array(items) => Some(Val::List(
-                    items
-                        .iter()
-                        .map(|i| scalar_from_json(s, i))
-                        .collect::<Option<Vec<_>>>()?
-                        .into(),
-                )),
-                _ => None,
-            },
-            VarType::Map(s) => match v {
-                Json::Object(m) => {
-                    let mut out = ValMap::new_sync();
-                    for (k, i) in m {
-                        out.insert_mut(Arc::from(k.as_str()), scalar_from_json(s, i)?);
-                    }
-                    Some(Val::Map(out))
+            VarType::List(s) => Some(Val::List(
+                v.items()?
+                    .map(|i| scalar_from_json(s, i))
+                    .collect::<Option<Vec<_>>>()?
+                    .into(),
+            )),
+            VarType::Map(s) => {
+                let mut out = ValMap::new_sync();
+                for (k, i) in v.members()? {
+                    out.insert_mut(Arc::from(k), scalar_from_json(s, i)?);
                 }
-                _ => None,
-            },
+                Some(Val::Map(out))
+            }
         }
     }
 
@@ -150,28 +143,30 @@ impl Val {
 }
 
 /// Reads one scalar JSON value as `ty`.
-pub fn scalar_from_json(ty: ScalarType, v: &Json) -> Option<Val> {
-    match (ty, v) {
-        (ScalarType::Int, Json::Number(n)) => {
+pub fn scalar_from_json<'a>(ty: ScalarType, v: impl JsonView<'a>) -> Option<Val> {
+    match ty {
+        ScalarType::Int => {
             // The number's own text (serde_json's `arbitrary_precision`):
             // no copy of it.
-            let text = n.as_str();
+            let text = v.number_text()?;
             if text.contains(['.', 'e', 'E']) {
                 return None;
             }
             text.parse::<i64>().ok().map(Val::Int)
         }
-        (ScalarType::Number, Json::Number(_)) => json_decimal(v).map(Val::Num),
-        (ScalarType::Bool, Json::Bool(b)) => Some(Val::Bool(*b)),
-        (ScalarType::String, Json::String(s)) => Some(Val::Str(Arc::from(s.as_str()))),
-        _ => None,
+        ScalarType::Number => decimal_from_text(v.number_text()?).map(Val::Num),
+        ScalarType::Bool => v.as_bool().map(Val::Bool),
+        ScalarType::String => v.as_str().map(|s| Val::Str(Arc::from(s))),
     }
 }
 
 /// Reads a JSON number exactly from its source text (Format 2.2); `-0` is 0.
 pub fn json_decimal(v: &Json) -> Option<Decimal> {
-    let Json::Number(n) = v else { return None };
-    let text = n.as_str();
+    decimal_from_text(v.number_text()?)
+}
+
+/// [`json_decimal`] of a JSON number's source text.
+fn decimal_from_text(text: &str) -> Option<Decimal> {
     let d = Decimal::from_str(text)
         .or_else(|_| Decimal::from_scientific(text))
         .ok()?;
@@ -297,9 +292,314 @@ fn in_range(d: Decimal) -> Decimal {
     }
 }
 
+/// A JSON value as state values and change lists are read from it (Format
+/// 8.2, 8.5): a `serde_json::Value`, or [`RawJson`], a borrowed view of
+/// JSON text that builds no value. Reading is written once, generic over
+/// the view, so both give the same answers.
+pub trait JsonView<'a>: Copy {
+    /// The string, if the value is one.
+    fn as_str(self) -> Option<&'a str>;
+    /// The boolean, if the value is one.
+    fn as_bool(self) -> Option<bool>;
+    /// A number's source text, if the value is one.
+    fn number_text(self) -> Option<&'a str>;
+    /// An array's items in order, if the value is one.
+    fn items(self) -> Option<impl Iterator<Item = Self>>;
+    /// An object's members as `serde_json::Value` keeps them (Format 2.2
+    /// leaves a repeated key to the reader: a repeated key keeps its first
+    /// position and its last value), if the value is one.
+    fn members(self) -> Option<impl Iterator<Item = (&'a str, Self)>>;
+}
+
+impl<'a> JsonView<'a> for &'a Json {
+    fn as_str(self) -> Option<&'a str> {
+        Json::as_str(self)
+    }
+    fn as_bool(self) -> Option<bool> {
+        Json::as_bool(self)
+    }
+    fn number_text(self) -> Option<&'a str> {
+        match self {
+            // The number's own text (serde_json's `arbitrary_precision`).
+            Json::Number(n) => Some(n.as_str()),
+            _ => None,
+        }
+    }
+    fn items(self) -> Option<impl Iterator<Item = Self>> {
+        self.as_array().map(|a| a.iter())
+    }
+    fn members(self) -> Option<impl Iterator<Item = (&'a str, Self)>> {
+        self.as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.as_str(), v)))
+    }
+}
+
+/// A borrowed view of the text of one JSON value that holds no escape (no
+/// `\\` anywhere: every string and key is its text between its quotes),
+/// read as a `serde_json::Value` of it would be without building one: an
+/// array's items and an object's members are found by walking the text as
+/// they are asked for. The text must be valid JSON (a `RawValue`'s is);
+/// other text gives wrong answers but never a panic.
+#[derive(Debug, Clone, Copy)]
+pub struct RawJson<'a>(&'a str);
+
+impl<'a> RawJson<'a> {
+    /// The view of `text`, one valid JSON value, or `None` when it holds a
+    /// `\\` (read it as a `serde_json::Value` then: an escape must be
+    /// decoded, and a lone surrogate refuses the whole text).
+    pub fn new(text: &'a str) -> Option<RawJson<'a>> {
+        (!text.contains('\\')).then(|| RawJson(text.trim_matches(JSON_WS)))
+    }
+
+    fn first(self) -> Option<u8> {
+        self.0.as_bytes().first().copied()
+    }
+
+    /// The members of an object, in order, repeats included.
+    fn all_members(self) -> Members<'a> {
+        Members(Walk {
+            text: self.0,
+            at: 1,
+            close: b'}',
+        })
+    }
+}
+
+/// JSON's insignificant whitespace (RFC 8259 §2).
+const JSON_WS: &[char] = &[' ', '\t', '\n', '\r'];
+
+/// A walk over the members of one array or object of escape-free JSON
+/// text, from byte `at` (after its opening bracket, or after a member).
+#[derive(Clone)]
+struct Walk<'a> {
+    text: &'a str,
+    at: usize,
+    close: u8,
+}
+
+impl<'a> Walk<'a> {
+    fn skip_ws(&mut self) {
+        let b = self.text.as_bytes();
+        while b
+            .get(self.at)
+            .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            self.at += 1;
+        }
+    }
+
+    /// The value starting at `at` (after whitespace), and `at` moved past
+    /// it and its separator; `None` at the closing bracket.
+    fn value(&mut self) -> Option<&'a str> {
+        self.skip_ws();
+        let b = self.text.as_bytes();
+        let start = self.at;
+        let mut i = start;
+        match *b.get(i)? {
+            c if c == self.close => return None,
+            b'"' => {
+                // No escape: the string ends at the next quote.
+                i += 1 + b.get(i + 1..)?.iter().position(|&c| c == b'"')? + 1;
+            }
+            b'[' | b'{' => {
+                let (mut depth, mut in_str) = (0usize, false);
+                loop {
+                    let c = *b.get(i)?;
+                    i += 1;
+                    match c {
+                        b'"' => in_str = !in_str,
+                        _ if in_str => {}
+                        b'[' | b'{' => depth += 1,
+                        b']' | b'}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {
+                while b.get(i).is_some_and(|c| {
+                    !matches!(c, b',' | b']' | b'}' | b':' | b' ' | b'\t' | b'\n' | b'\r')
+                }) {
+                    i += 1;
+                }
+            }
+        }
+        let v = self.text.get(start..i)?;
+        self.at = i;
+        self.skip_ws();
+        if matches!(b.get(self.at), Some(b',' | b':')) {
+            self.at += 1;
+        }
+        Some(v)
+    }
+}
+
+impl<'a> Iterator for Walk<'a> {
+    type Item = RawJson<'a>;
+    fn next(&mut self) -> Option<RawJson<'a>> {
+        self.value().map(RawJson)
+    }
+}
+
+/// An object's members in order, repeats included.
+#[derive(Clone)]
+struct Members<'a>(Walk<'a>);
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (&'a str, RawJson<'a>);
+    fn next(&mut self) -> Option<Self::Item> {
+        let k = self.0.value()?;
+        let v = self.0.value()?;
+        Some((k.get(1..k.len().saturating_sub(1))?, RawJson(v)))
+    }
+}
+
+/// At most this many members an object's repeated keys are found by
+/// walking its text again for each member; past that, through an index.
+const WALKED_MEMBERS: usize = 16;
+
+impl<'a> JsonView<'a> for RawJson<'a> {
+    fn as_str(self) -> Option<&'a str> {
+        // No escape: the string is its text between the quotes.
+        (self.first() == Some(b'"') && self.0.len() >= 2).then(|| &self.0[1..self.0.len() - 1])
+    }
+    fn as_bool(self) -> Option<bool> {
+        match self.0 {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        }
+    }
+    fn number_text(self) -> Option<&'a str> {
+        matches!(self.first(), Some(b'-' | b'0'..=b'9')).then_some(self.0)
+    }
+    fn items(self) -> Option<impl Iterator<Item = Self>> {
+        (self.first() == Some(b'[')).then_some(Walk {
+            text: self.0,
+            at: 1,
+            close: b']',
+        })
+    }
+    fn members(self) -> Option<impl Iterator<Item = (&'a str, Self)>> {
+        if self.first() != Some(b'{') {
+            return None;
+        }
+        let all = self.all_members();
+        // A repeated key: its first position, its last value.
+        Some(if all.clone().nth(WALKED_MEMBERS).is_none() {
+            let (walk, rest) = (all.clone(), all);
+            either_walked(walk.enumerate().filter_map(move |(i, (k, v))| {
+                let mut same = rest.clone().enumerate().filter(|(_, (x, _))| *x == k);
+                // Only the first of a key's members is given, with the
+                // key's last value.
+                let (first, _) = same.next()?;
+                (first == i).then(|| (k, same.last().map_or(v, |(_, (_, v))| v)))
+            }))
+        } else {
+            let mut out: Vec<(&'a str, RawJson<'a>)> = Vec::new();
+            let mut index = std::collections::HashMap::new();
+            for (k, v) in all {
+                match index.get(k) {
+                    Some(&i) => out[i] = (k, v),
+                    None => {
+                        index.insert(k, out.len());
+                        out.push((k, v));
+                    }
+                }
+            }
+            either_indexed(out.into_iter())
+        })
+    }
+}
+
+/// The two ways [`RawJson::members`] finds repeats, as one iterator type.
+enum Either<A, B> {
+    Walked(A),
+    Indexed(B),
+}
+
+fn either_walked<A, B>(a: A) -> Either<A, B> {
+    Either::Walked(a)
+}
+
+fn either_indexed<A, B>(b: B) -> Either<A, B> {
+    Either::Indexed(b)
+}
+
+impl<T, A: Iterator<Item = T>, B: Iterator<Item = T>> Iterator for Either<A, B> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        match self {
+            Either::Walked(a) => a.next(),
+            Either::Indexed(b) => b.next(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Everything a [`JsonView`] answers about a value, as one string
+    /// (numbers also as the decimals and ints they read as).
+    fn walk<'a>(v: impl JsonView<'a>) -> String {
+        if let Some(s) = v.as_str() {
+            return format!("s:{s}");
+        }
+        if let Some(b) = v.as_bool() {
+            return format!("b:{b}");
+        }
+        if v.number_text().is_some() {
+            let int = scalar_from_json(ScalarType::Int, v);
+            let num = scalar_from_json(ScalarType::Number, v);
+            return format!("n:{int:?}/{num:?}");
+        }
+        if let Some(items) = v.items() {
+            return format!("[{}]", items.map(walk).collect::<Vec<_>>().join(","));
+        }
+        if let Some(m) = v.members() {
+            let m: Vec<String> = m.map(|(k, v)| format!("{k}={}", walk(v))).collect();
+            return format!("{{{}}}", m.join(","));
+        }
+        "null".into()
+    }
+
+    #[test]
+    fn the_borrowed_view_reads_as_a_json_value_reads() {
+        let mut many = String::from("{");
+        for i in 0..40 {
+            many.push_str(&format!("\"k{}\":{i},", i % 23));
+        }
+        many.push_str("\"k0\":\"last\"}");
+        for text in [
+            r#"[{"add":{"a":1,"b":-2}},{"set":{"c":"x y","d":true,"e":null}}]"#,
+            // A repeated key: its first position, its last value.
+            r#"{"set":{"a":1},"add":{"b":2},"set":{"c":3}}"#,
+            r#"{"a":{"x":1,"x":[1,2]},"b":[]}"#,
+            // Brackets, commas and colons inside strings.
+            r#"{"a]":"]}[{,:","b":[{"c}":"}"},[],{}],"a]":[":",","]}"#,
+            r#"[[[]],[{}],{"x":[[1],[2,[3]]]},"[",-1.5e3,true,null]"#,
+            // Numbers by their text: exponents, signs, zeros, places.
+            r#"[1,-0,0.0,1.50,-2.25,1e2,1E2,1e+2,1.5e-3,2E-1,12345678901234567890,9007199254740993.5]"#,
+            " \n [ 1 , { \"a\" : [ true , false ] } ]\t",
+            r#""text""#,
+            r#""""#,
+            "{}",
+            "[]",
+            "17",
+            &many,
+        ] {
+            let value: Json = serde_json::from_str(text).unwrap();
+            let raw = RawJson::new(text).unwrap();
+            assert_eq!(walk(raw), walk(&value), "{text}");
+        }
+        // An escape anywhere: read as a value instead.
+        assert!(RawJson::new(r#"["a\"b"]"#).is_none());
+    }
 
     fn num(s: &str) -> Val {
         Val::Num(Decimal::from_str(s).unwrap())

@@ -70,8 +70,12 @@ pub fn compact_entry(ir_json_hash: &str, body: &[u8]) -> Vec<u8> {
 fn split_compact(bytes: &[u8]) -> Option<(&str, &str, &[u8])> {
     let first = record_line(bytes)?;
     let second = record_line(&bytes[RECORD_LINE + 1..])?;
-    Some((first, second, &bytes[2 * (RECORD_LINE + 1)..]))
+    Some((first, second, &bytes[COMPACT_RECORD_LEN..]))
 }
+
+/// The length of `ir.compact`'s record (Format 14.4): two lines of
+/// `sha256:` and 64 hex digits, each with its `\n`; the encoded IR follows.
+pub const COMPACT_RECORD_LEN: usize = 2 * (RECORD_LINE + 1);
 
 /// The length of a record line of `ir.compact` without its `\n`.
 const RECORD_LINE: usize = 7 + 64;

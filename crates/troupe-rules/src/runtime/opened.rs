@@ -83,6 +83,58 @@ pub struct Seating {
 pub struct DefaultScenario {
     /// The compiled scenario (a package's, or the pack's own compilation).
     pub ir: Arc<ScenarioIr>,
+    /// The text of a default-seating session's header (Format 18.4, 18.8)
+    /// up to its `difficulty` and `seed`, the part every such session
+    /// shares: made by the first start ([`DefaultScenario::header_head`]).
+    head: std::sync::OnceLock<String>,
+}
+
+impl DefaultScenario {
+    /// The header of a default-seating session of this scenario (Format
+    /// 18.4) without `difficulty` and `seed`, the members in the order
+    /// they are written: `troupe`, `kind`, `scenario`, then `players` and
+    /// `characters` when not empty.
+    pub fn header_start(&self) -> serde_json::Map<String, Value> {
+        let sc = &self.ir;
+        let mut h = serde_json::Map::new();
+        h.insert("troupe".into(), "0.1".into());
+        h.insert("kind".into(), "session".into());
+        h.insert("scenario".into(), Value::String(sc.id.to_string()));
+        if !sc.players.is_empty() {
+            h.insert("players".into(), Value::Array(sc.players.clone()));
+        }
+        if !sc.characters.is_empty() {
+            h.insert("characters".into(), Value::Array(sc.characters.clone()));
+        }
+        h
+    }
+
+    /// [`DefaultScenario::header_start`] as Troupe JSON without its
+    /// closing `}` (written from the scenario's parts, not copied into a
+    /// value), made once: a start appends its own members.
+    pub fn header_head(&self) -> &str {
+        use crate::model::json::{into_string, write_string, write_value};
+        self.head.get_or_init(|| {
+            let sc = &self.ir;
+            let mut out = Vec::with_capacity(256);
+            out.extend_from_slice(br#"{"troupe":"0.1","kind":"session","scenario":"#);
+            write_string(&sc.id, &mut out);
+            for (name, list) in [("players", &sc.players), ("characters", &sc.characters)] {
+                if list.is_empty() {
+                    continue;
+                }
+                out.push(b',');
+                write_string(name, &mut out);
+                out.push(b':');
+                for (i, v) in list.iter().enumerate() {
+                    out.push(if i == 0 { b'[' } else { b',' });
+                    write_value(v, &mut out);
+                }
+                out.push(b']');
+            }
+            into_string(out)
+        })
+    }
 }
 
 impl Opened {
@@ -115,7 +167,10 @@ impl Opened {
 
     /// `ir`, for sharing.
     fn share(&self, ir: Arc<ScenarioIr>) -> Arc<DefaultScenario> {
-        Arc::new(DefaultScenario { ir })
+        Arc::new(DefaultScenario {
+            ir,
+            head: std::sync::OnceLock::new(),
+        })
     }
 
     /// Scenario `id` of the checked bundle compiled for default seating:

@@ -117,9 +117,80 @@ pub struct Session {
     pub(crate) scratch: Scratch,
     pub(crate) writer: SessionWriter,
     /// Shared by the session's forks (Format 20.5), never changed.
-    pub(crate) header: Arc<Value>,
+    pub(crate) header: Arc<Header>,
     /// What the session evaluated (Format 21.6), when it records.
     pub(crate) recorder: Option<std::cell::RefCell<Recorder>>,
+}
+
+/// A session's header (Format 18.4, 18.8): as built, or, for a session of
+/// a compiled scenario with default seating, its parts, from which the
+/// line written and the value are made when needed (a start writes the
+/// line from the text its scenario shares; the value is built only when
+/// asked for).
+#[derive(Debug)]
+pub(crate) enum Header {
+    /// Built whole (a session compiled for its header, or resumed).
+    Built(Value),
+    /// A default-seating session of a compiled scenario.
+    Default {
+        /// Built from the rest when first asked for.
+        value: std::sync::OnceLock<Value>,
+        /// The scenario, and the header's shared part.
+        scenario: Arc<super::opened::DefaultScenario>,
+        /// `difficulty`, when a preset is chosen.
+        preset: Option<String>,
+        /// `seed`.
+        seed: u64,
+    },
+}
+
+impl Header {
+    /// The header (Format 18.4): `troupe`, `kind`, `scenario`, `players`
+    /// and `characters` when not empty, `difficulty` when a preset is
+    /// chosen, `seed`.
+    pub(crate) fn value(&self) -> &Value {
+        match self {
+            Header::Built(v) => v,
+            Header::Default {
+                value,
+                scenario,
+                preset,
+                seed,
+            } => value.get_or_init(|| {
+                let mut h = scenario.header_start();
+                if let Some(p) = preset {
+                    h.insert("difficulty".into(), p.clone().into());
+                }
+                h.insert("seed".into(), (*seed).into());
+                Value::Object(h)
+            }),
+        }
+    }
+
+    /// Line 1 of the session file: [`Header::value`] as Troupe JSON.
+    fn text(&self) -> String {
+        match self {
+            Header::Built(v) => troupe_json(v),
+            Header::Default {
+                scenario,
+                preset,
+                seed,
+                ..
+            } => {
+                let head = scenario.header_head();
+                let mut out = Vec::with_capacity(head.len() + 64);
+                out.extend_from_slice(head.as_bytes());
+                if let Some(p) = preset {
+                    out.extend_from_slice(br#","difficulty":"#);
+                    crate::model::json::write_string(p, &mut out);
+                }
+                out.extend_from_slice(br#","seed":"#);
+                let _ = std::io::Write::write_fmt(&mut out, format_args!("{seed}"));
+                out.push(b'}');
+                crate::model::json::into_string(out)
+            }
+        }
+    }
 }
 
 /// ORDER for the first of `ids` that a session of `n` messages would write
@@ -322,7 +393,10 @@ impl Session {
     ) -> Result<Session, StartError> {
         let (mut engine, rt, header) = match from_ir(pack, options) {
             Some(started) => started,
-            None => pack.parsed.scope(|| from_bundle(pack, options))?,
+            None => pack
+                .parsed
+                .scope(|| from_bundle(pack, options))
+                .map(|(e, rt, h)| (e, rt, Header::Built(h)))?,
         };
         engine.share_templates(rt.templates.clone());
         let opening = choose_opening(&engine, options)?;
@@ -353,7 +427,7 @@ impl Session {
         if s.kind == RuntimeKind::Fake {
             return Ok(s);
         }
-        s.writer.line(&troupe_json(&s.header))?;
+        s.writer.line(&s.header.text())?;
         if let Some(o) = opening {
             s.write_root(o)?;
         }
@@ -421,7 +495,7 @@ impl Session {
             stopped: false,
             fake_turns: 0,
             writer,
-            header: Arc::new(header),
+            header: Arc::new(Header::Built(header)),
             recorder: None,
         };
         if let Some(m) = point {
@@ -652,7 +726,7 @@ impl Session {
 
     /// The header written on line 1.
     pub fn header(&self) -> &Value {
-        &self.header
+        self.header.value()
     }
 
     /// The current message's ID (the last message of the last turn, or the
@@ -983,7 +1057,7 @@ impl Session {
 /// when no compiled scenario covers these settings (header players, another
 /// player name, a scenario or preset it does not have): the caller compiles
 /// the bundle, which also reports what is wrong with the settings.
-fn from_ir(pack: &Opened, options: &Options) -> Option<(Engine, Arc<RuntimeIr>, Value)> {
+fn from_ir(pack: &Opened, options: &Options) -> Option<(Engine, Arc<RuntimeIr>, Header)> {
     if options.header_players.is_some()
         || options
             .player_name
@@ -1009,25 +1083,16 @@ fn from_ir(pack: &Opened, options: &Options) -> Option<(Engine, Arc<RuntimeIr>, 
             return None;
         }
     }
-    let mut h = Map::new();
-    h.insert("troupe".into(), "0.1".into());
-    h.insert("kind".into(), "session".into());
-    h.insert("scenario".into(), Value::String(sc.id.to_string()));
-    if !sc.players.is_empty() {
-        h.insert("players".into(), Value::Array(sc.players.clone()));
-    }
-    if !sc.characters.is_empty() {
-        h.insert("characters".into(), Value::Array(sc.characters.clone()));
-    }
-    if let Some(p) = &preset {
-        h.insert("difficulty".into(), p.clone().into());
-    }
-    h.insert("seed".into(), options.seed.into());
-    let header = Value::Object(h);
     let session = SessionIr {
         seed: options.seed,
         preset: preset_index(ir, preset.as_deref()).ok()?,
         ..SessionIr::default()
+    };
+    let header = Header::Default {
+        value: std::sync::OnceLock::new(),
+        scenario: ds.clone(),
+        preset,
+        seed: options.seed,
     };
     let engine = Engine::from_ir(
         sc.story.clone(),
@@ -1162,4 +1227,39 @@ fn choose_opening(engine: &Engine, options: &Options) -> Result<Option<u16>, Sta
         .enumerate()
         .find(|(_, o)| group || !o.group_only)
         .map(|(i, _)| i as u16))
+}
+
+#[cfg(test)]
+mod header_tests {
+    use super::*;
+
+    /// A default-seating start writes its header from the text its
+    /// scenario shares: the same bytes as the header value it builds when
+    /// asked for, written whole (Format 18.4, 18.8).
+    #[test]
+    fn a_default_header_is_written_as_its_value_is() {
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+        let pack = crate::open::open(&root.join("examples/packs/everyday-negotiation")).unwrap();
+        let ds = pack.default_scenario(None).unwrap();
+        for (preset, seed) in [
+            (None, 0),
+            (Some("hard"), 42),
+            (Some("a \"b\" \u{e9}\n"), u64::MAX),
+        ] {
+            let h = Header::Default {
+                value: std::sync::OnceLock::new(),
+                scenario: ds.clone(),
+                preset: preset.map(str::to_string),
+                seed,
+            };
+            let text = h.text();
+            assert_eq!(text, troupe_json(h.value()));
+            let v = h.value();
+            assert_eq!(v["seed"], seed);
+            assert_eq!(v.get("difficulty").and_then(Value::as_str), preset);
+            let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+            assert_eq!(&keys[..3], ["troupe", "kind", "scenario"]);
+            assert_eq!(keys.last(), Some(&"seed"));
+        }
+    }
 }
