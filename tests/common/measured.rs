@@ -32,17 +32,28 @@ const TIME: &str = "/usr/bin/time";
 /// `posix_spawn` leaves the parent's). GNU time is small and forks, so the
 /// figure it records is the binary's own peak.
 pub fn troupe_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
-    measure(dir, args, stdin, true)
+    measure(dir, args, stdin, true, &[])
+}
+
+/// [`troupe_in`] with no input and these environment variables set.
+pub fn troupe_with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    measure(dir, args, None, true, env)
 }
 
 /// [`troupe_in`] with no input, its standard output read and dropped as it
 /// comes (`stdout` is empty): for runs whose output is large and not
 /// needed, so the test process stays small.
 pub fn troupe_dropping_stdout(dir: &Path, args: &[&str]) -> Run {
-    measure(dir, args, None, false)
+    measure(dir, args, None, false, &[])
 }
 
-fn measure(dir: &Path, args: &[&str], stdin: Option<&[u8]>, keep_stdout: bool) -> Run {
+fn measure(
+    dir: &Path,
+    args: &[&str],
+    stdin: Option<&[u8]>,
+    keep_stdout: bool,
+    env: &[(&str, &str)],
+) -> Run {
     assert!(
         Path::new(TIME).exists(),
         "{TIME} is missing: install the Debian package `time` (.ci/run does)"
@@ -61,6 +72,7 @@ fn measure(dir: &Path, args: &[&str], stdin: Option<&[u8]>, keep_stdout: bool) -
         // same 10,000-turn run peaked 5 or 22 MiB above the 5,000-turn one
         // with the same heap peak (heaptrack). Pages are returned at once.
         .env("MIMALLOC_PURGE_DELAY", "0")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

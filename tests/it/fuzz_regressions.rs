@@ -99,3 +99,41 @@ fn every_fuzz_target_has_a_committed_corpus() {
     }
     assert_eq!(dirs.len(), targets::TARGETS.len());
 }
+
+/// Each fuzz target's program is the one-line shape every target has: it
+/// includes `fuzz/targets.rs` and hands libFuzzer's input to the function
+/// of its own name, and `fuzz/Cargo.toml` builds it as a binary of that
+/// name. With the bodies compiled here (the `targets` module above) and
+/// `.ci/run` checking that `fuzz/Cargo.lock` is current (`cargo metadata
+/// --locked`), this is what the fuzz workspace's own check compiled besides
+/// (docs/performance.md, Run AM: that check, 97–116 s of `.ci/run`, is gone).
+#[test]
+fn every_fuzz_target_is_its_body_and_a_binary_of_its_name() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("fuzz/Cargo.toml");
+    for (name, _) in targets::TARGETS {
+        let file = root.join(format!("fuzz_targets/{name}.rs"));
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+        let code: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("//"))
+            .collect();
+        let call = format!("libfuzzer_sys::fuzz_target!(|data: &[u8]| targets::{name}(data));");
+        assert_eq!(
+            code,
+            [
+                "#![no_main]",
+                "#[path = \"../targets.rs\"]",
+                "mod targets;",
+                call.as_str()
+            ],
+            "{file:?}"
+        );
+        let bin = format!("[[bin]]\nname = \"{name}\"\npath = \"fuzz_targets/{name}.rs\"\n");
+        assert!(
+            manifest.contains(&bin),
+            "fuzz/Cargo.toml does not build {name}:\n{bin}"
+        );
+    }
+}

@@ -40,6 +40,25 @@ pub const DEFAULT_STATES: u64 = 10_000;
 /// LIMIT.
 pub const MEMORY_BUDGET: usize = 256 << 20;
 
+/// The budget a search holds to: [`MEMORY_BUDGET`]. With the `test-hooks`
+/// feature (on in the repository's own tests and the `troupe` binary they
+/// build, never in a release or an embedder's build), the environment
+/// variable `TROUPE_TEST_EXPLORE_BUDGET_MIB` may lower it, so that the bound
+/// test of Format 20.5's LIMIT reaches the budget in seconds rather than
+/// minutes (`tests/bounds/hostile_cli.rs`); a value above 256 or not a
+/// number is ignored.
+fn memory_budget() -> usize {
+    #[cfg(feature = "test-hooks")]
+    if let Some(mib) = std::env::var("TROUPE_TEST_EXPLORE_BUDGET_MIB")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&mib| mib <= MEMORY_BUDGET >> 20)
+    {
+        return mib << 20;
+    }
+    MEMORY_BUDGET
+}
+
 /// What to do (Format 20.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -724,11 +743,12 @@ fn search(
     // What the search holds (Format 20.5's memory bound): kept sessions,
     // keys, nodes.
     let mut held: usize = 0;
+    let budget = memory_budget();
     let over = |held: usize, states: usize, depth: u32| -> Failure {
         Failure::Refused(format!(
             "LIMIT: the search would hold more than {} MiB (sessions to expand and state keys) \
              after {states} states at depth {depth} (Format 20.5); lower --states or --depth",
-            held.max(MEMORY_BUDGET) >> 20
+            held.max(budget) >> 20
         ))
     };
     'roots: for (ri, root) in alphabet.roots.iter().enumerate() {
@@ -738,7 +758,7 @@ fn search(
         let k = key(&s, ri);
         let bytes = s.held_bytes();
         held += KEY_BYTES + bytes + std::mem::size_of::<Node>();
-        if held > MEMORY_BUDGET {
+        if held > budget {
             return Err(over(held, seen.len(), 0));
         }
         seen.insert(k);
@@ -823,7 +843,7 @@ fn search(
                         continue;
                     }
                     let add = KEY_BYTES + step.bytes + std::mem::size_of::<Node>();
-                    if held + add > MEMORY_BUDGET {
+                    if held + add > budget {
                         return Err(over(held + add, seen.len(), depth));
                     }
                     held += add;
