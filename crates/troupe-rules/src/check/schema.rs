@@ -385,13 +385,13 @@ impl Schemas {
     ///
     /// Only if the embedded schema of `kind` does not compile, which no input
     /// can cause and `tests/it/schemas.rs` rules out ([`Schemas::build`]
-    /// compiles every kind).
-    fn validator(&self, kind: SchemaKind) -> Option<&Validator> {
-        let cell = self.validators.get(&kind)?;
-        Some(cell.get_or_init(|| match self.compile(kind) {
+    /// compiles every kind). Every kind has its cell: [`Schemas::prepare`]
+    /// makes one per [`SchemaKind::ALL`].
+    fn validator(&self, kind: SchemaKind) -> &Validator {
+        self.validators[&kind].get_or_init(|| match self.compile(kind) {
             Ok(v) => v,
             Err(e) => panic!("the embedded JSON Schemas are broken: {e}"),
-        }))
+        })
     }
 
     /// The schemas of this process, built on first use, or why they could not be built.
@@ -428,9 +428,7 @@ impl Schemas {
         doc: &Document,
         pointer_prefix: &str,
     ) -> Vec<Diagnostic> {
-        let Some(validator) = self.validator(kind) else {
-            return Vec::new();
-        };
+        let validator = self.validator(kind);
         let lookup = |uri: &str| self.keyword_schema(uri);
         let mut found: Vec<Problem> = Vec::new();
         for error in validator.iter_errors(&doc.value) {
