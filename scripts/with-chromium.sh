@@ -14,8 +14,8 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
   echo "with-chromium: installing chromium and chromium-driver (apt-get)" >&2
   sudo=""
   [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
+  $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium chromium-driver >/dev/null
 fi
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
   echo "with-chromium: chromium or chromedriver is still missing" >&2

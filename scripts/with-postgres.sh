@@ -21,8 +21,8 @@ if [ -z "$bin" ]; then
   echo "with-postgres: installing postgresql (apt-get)" >&2
   sudo=""
   [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+  $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq postgresql >/dev/null
   bin=$(bindir)
 fi
 if [ -z "$bin" ]; then
