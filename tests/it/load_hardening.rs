@@ -396,6 +396,99 @@ fn zip_entry_diagnostics_name_the_entry_as_the_file() {
     assert_eq!(d.location.pointer.as_deref(), Some(""));
 }
 
+/// A one-entry stored archive whose central directory declares `crc`,
+/// `stored` bytes stored and `size` bytes inflated (the local header says
+/// the same); the entry's bytes are `data`.
+fn stored_zip_declaring(name: &[u8], data: &[u8], crc: u32, stored: u32, size: u32) -> Vec<u8> {
+    let n = name.len() as u16;
+    let mut out = Vec::new();
+    out.extend_from_slice(b"PK\x03\x04\x14\0\0\0");
+    out.extend_from_slice(&[0; 6]); // method (stored), time, date
+    out.extend_from_slice(&crc.to_le_bytes());
+    out.extend_from_slice(&stored.to_le_bytes());
+    out.extend_from_slice(&size.to_le_bytes());
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out.extend_from_slice(name);
+    out.extend_from_slice(data);
+    let cd = out.len() as u32;
+    out.extend_from_slice(b"PK\x01\x02\x14\0\x14\0\0\0");
+    out.extend_from_slice(&[0; 6]);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out.extend_from_slice(&stored.to_le_bytes());
+    out.extend_from_slice(&size.to_le_bytes());
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(&[0; 12]);
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(name);
+    let cd_len = out.len() as u32 - cd;
+    out.extend_from_slice(b"PK\x05\x06\0\0\0\0\x01\0\x01\0");
+    out.extend_from_slice(&cd_len.to_le_bytes());
+    out.extend_from_slice(&cd.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out
+}
+
+/// A stored entry is read in place (borrowed from the archive's bytes)
+/// only when the ZIP library would return the same bytes: its CRC-32
+/// matching, no more stored than declared (Format 14.2, 16). Otherwise it
+/// is read by the library, with the diagnostics that gives: a bad CRC is
+/// PARSE, more bytes than declared LIMIT, at `<archive>!<entry>`.
+#[test]
+fn stored_entries_are_read_in_place_only_as_the_library_reads_them() {
+    use std::borrow::Cow;
+    use troupe::internals::load::{screen_package, screen_package_view};
+    let data = b"{\"troupe\":\"0.1\",\"kind\":\"bundle\"}\n";
+    let (crc, len) = (crc32fast::hash(data), data.len() as u32);
+    let sound = stored_zip_declaring(b"bundle.json", data, crc, len, len);
+    let v = screen_package_view("p.troupe", &sound).value.unwrap();
+    assert!(matches!(&v.kept[0].1, Cow::Borrowed(b) if *b == &data[..]));
+    assert_eq!(
+        screen_package("p.troupe", &sound).value.unwrap().kept[0].1,
+        data
+    );
+    // Fewer bytes stored than declared, the CRC theirs: what the library
+    // reads, borrowed too.
+    let short = &data[..10];
+    let bytes = stored_zip_declaring(b"bundle.json", short, crc32fast::hash(short), 10, len);
+    let v = screen_package_view("p.troupe", &bytes).value.unwrap();
+    assert!(matches!(&v.kept[0].1, Cow::Borrowed(b) if *b == short));
+    let refused = |bytes: &[u8]| {
+        let l = screen_package_view("p.troupe", bytes);
+        assert!(l.value.is_none());
+        let d = only(&l.diagnostics).clone();
+        assert_eq!(d.location.file.as_deref(), Some("p.troupe!bundle.json"));
+        assert_eq!(
+            l.diagnostics,
+            screen_package("p.troupe", bytes).diagnostics,
+            "both forms say the same"
+        );
+        d.code
+    };
+    // A CRC that does not match.
+    assert_eq!(
+        refused(&stored_zip_declaring(
+            b"bundle.json",
+            data,
+            crc ^ 1,
+            len,
+            len
+        )),
+        Code::Parse
+    );
+    // More stored than the inflated size it declares.
+    assert_eq!(
+        refused(&stored_zip_declaring(
+            b"bundle.json",
+            data,
+            crc,
+            len,
+            len - 1
+        )),
+        Code::Limit
+    );
+}
+
 // ---- 7. a NUL in YAML text is PARSE at the NUL (YAML 1.2 c-printable) ---
 
 #[test]

@@ -31,8 +31,8 @@ pub mod load {
     pub use crate::load::text::read_bounded;
     pub use crate::load::{
         parse_json, parse_package, parse_session, parse_yaml, read_bundle, read_package,
-        read_session, resolve_ref, scan_pack, screen_package, Document, LineCol, SessionDoc,
-        SpanIndex, PATH_LOOKUPS,
+        read_session, resolve_ref, scan_pack, screen_package, screen_package_view, Document,
+        LineCol, SessionDoc, SpanIndex, PATH_LOOKUPS,
     };
     pub use crate::pipeline::compiled::bare_document;
 }

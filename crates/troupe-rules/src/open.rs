@@ -133,7 +133,8 @@ fn open_ir(
     options: OpenOptions,
     warnings: &mut Vec<Diagnostic>,
 ) -> Result<Option<Opened>, OpenError> {
-    let screened = crate::load::screen_package(name, bytes);
+    // The entries borrowed from `bytes` where they are stored as they are.
+    let screened = crate::load::screen_package_view(name, bytes);
     let Some(mut s) = screened.value else {
         return Err(OpenError {
             diagnostics: screened.diagnostics,
@@ -144,7 +145,7 @@ fn open_ir(
         s.kept
             .iter()
             .find(|(k, _)| k == n)
-            .map_or(&[][..], |(_, b)| b.as_slice())
+            .map_or(&[][..], |(_, b)| &**b)
     };
     // With verification, bundle.json is compiled once for both entries:
     // (ir.json is the compilation, ir.compact's IR is its encoding).
@@ -213,7 +214,7 @@ fn open_ir(
             s.kept
                 .iter_mut()
                 .find(|(k, _)| k == "bundle.json")
-                .map(|(_, b)| std::mem::take(b))
+                .map(|(_, b)| std::mem::take(b).into_owned())
                 .unwrap_or_default(),
         ),
     };
@@ -284,10 +285,15 @@ pub fn open_package_bytes(
     }
 }
 
-fn package_sessions(kept: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
+fn package_sessions<B: AsRef<[u8]>>(kept: &[(String, B)]) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<(String, Vec<u8>)> = kept
         .iter()
-        .filter_map(|(n, b)| Some((n.strip_prefix("sessions/")?.to_string(), b.clone())))
+        .filter_map(|(n, b)| {
+            Some((
+                n.strip_prefix("sessions/")?.to_string(),
+                b.as_ref().to_vec(),
+            ))
+        })
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out

@@ -347,22 +347,33 @@ pub mod json_values {
         if d.is_human_readable() {
             Vec::<Value>::deserialize(d)
         } else {
-            let text = String::deserialize(d)?;
-            serde_json::from_str(&text).map_err(serde::de::Error::custom)
+            // Read where the string lies (no copy of the text).
+            struct Text;
+            impl serde::de::Visitor<'_> for Text {
+                type Value = Vec<Value>;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a string holding a JSON list")
+                }
+                fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Vec<Value>, E> {
+                    serde_json::from_str(v).map_err(E::custom)
+                }
+            }
+            d.deserialize_str(Text)
         }
     }
 }
 
 /// JSON text the IR keeps unread (a rule's changes as written): itself in
-/// `ir.json`, a string in `ir.compact`.
+/// `ir.json`, a string in `ir.compact`. Read into one allocation (the
+/// text's own): a borrowed string is checked as JSON in place and copied
+/// once.
 pub mod raw_json {
-    use std::sync::Arc;
-
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde::de::{Deserializer, Visitor};
+    use serde::{Deserialize, Serialize, Serializer};
     use serde_json::value::RawValue;
 
     /// Writes `v`.
-    pub fn serialize<S: Serializer>(v: &Arc<RawValue>, s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(v: &RawValue, s: S) -> Result<S::Ok, S::Error> {
         if s.is_human_readable() {
             v.serialize(s)
         } else {
@@ -371,13 +382,26 @@ pub mod raw_json {
     }
 
     /// Reads what [`serialize`] wrote (checked as JSON).
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<RawValue>, D::Error> {
-        let b = if d.is_human_readable() {
-            Box::<RawValue>::deserialize(d)?
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Box<RawValue>, D::Error> {
+        struct Text;
+        impl Visitor<'_> for Text {
+            type Value = Box<RawValue>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string holding JSON")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Box<RawValue>, E> {
+                // Checked where it lies, then copied once: what
+                // `RawValue::from_string` of a copy gives, without the copy.
+                serde_json::from_str::<&RawValue>(v)
+                    .map(ToOwned::to_owned)
+                    .map_err(E::custom)
+            }
+        }
+        if d.is_human_readable() {
+            Box::<RawValue>::deserialize(d)
         } else {
-            RawValue::from_string(String::deserialize(d)?).map_err(serde::de::Error::custom)?
-        };
-        Ok(Arc::from(b))
+            d.deserialize_str(Text)
+        }
     }
 }
 

@@ -40,15 +40,20 @@ pub struct Slot {
 /// `allow_hit`, `allow_roll` — without the base (a compiled story writes
 /// the shared base once, Format 14.4) and without the slot index, which is
 /// rebuilt from `slots` when read. A level read with `base_slots > 0` has
-/// no base until [`Env::link_base`] gives it one.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-#[serde(into = "EnvLevel", from = "EnvLevel")]
+/// no base until [`Env::link_base`] gives it one. A level read from a
+/// format that is not human-readable (`ir.compact`, Format 14.4) is held
+/// in flat tables until its declarations are first asked for (`flat`).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(into = "EnvLevel")]
 pub struct Env {
     base: Option<Arc<Env>>,
     /// Slots of `base` (and its bases), the offset of this level's slots.
     base_slots: usize,
-    vars: ByName<Type>,
-    slots: Vec<Slot>,
+    /// This level's declarations, built from `flat` the first time they
+    /// are read ([`Env::decls`]).
+    decls: std::sync::OnceLock<Decls>,
+    /// A level read from a compact IR, until its declarations are built.
+    flat: Option<Box<flat::Level>>,
     /// This level's slots by name, built the first time a name is looked
     /// up or declared ([`Env::slot_index`]): a level read from an IR is
     /// looked up by name only when a program is compiled against it, which
@@ -60,7 +65,34 @@ pub struct Env {
     pub allow_roll: bool,
 }
 
+mod flat;
+
+/// One level's declarations: its variables and the slots they take.
+#[derive(Debug, Clone, Default)]
+struct Decls {
+    vars: ByName<Type>,
+    slots: Vec<Slot>,
+}
+
 impl Env {
+    /// This level's declarations (built from its flat form the first time,
+    /// for a level read from a compact IR).
+    fn decls(&self) -> &Decls {
+        self.decls
+            .get_or_init(|| self.flat.as_ref().map(|f| f.build()).unwrap_or_default())
+    }
+
+    /// This level's declarations, to change (built first, and no longer
+    /// held flat).
+    fn decls_mut(&mut self) -> &mut Decls {
+        if self.decls.get().is_none() {
+            let d = self.flat.as_ref().map(|f| f.build()).unwrap_or_default();
+            self.decls = std::sync::OnceLock::from(d);
+        }
+        self.flat = None;
+        self.decls.get_mut().expect("built above")
+    }
+
     /// An empty environment: no variables, no `hit()`, no `roll()`.
     pub fn new() -> Self {
         Self::default()
@@ -97,15 +129,15 @@ impl Env {
             .enumerate()
             .map(|(i, s)| (s.name.clone(), i))
             .collect();
-        for (k, v) in self.vars.drain(..) {
+        let own = self.decls_mut();
+        for (k, v) in own.vars.drain(..) {
             vars.insert(k, v);
         }
-        for s in self.slots.drain(..) {
+        for s in own.slots.drain(..) {
             slot_index.insert(s.name.clone(), slots.len());
             slots.push(s);
         }
-        self.vars = vars;
-        self.slots = slots;
+        *own = Decls { vars, slots };
         self.slot_index = std::sync::OnceLock::from(slot_index);
         self.base_slots = 0;
     }
@@ -123,7 +155,7 @@ impl Env {
             self.flatten_base();
         }
         self.add_slots(&name, &ty);
-        self.vars.insert(name, ty);
+        self.decls_mut().vars.insert(name, ty);
         self
     }
 
@@ -136,16 +168,17 @@ impl Env {
             }
             _ => {
                 if let Some(&i) = self.slot_index().get(name) {
-                    if let Some(s) = self.slots.get_mut(i - self.base_slots) {
+                    let first = self.base_slots;
+                    if let Some(s) = self.decls_mut().slots.get_mut(i - first) {
                         s.ty = ty.clone();
                     }
                 } else {
-                    let at = self.base_slots + self.slots.len();
+                    let at = self.base_slots + self.decls_mut().slots.len();
                     self.slot_index();
                     if let Some(index) = self.slot_index.get_mut() {
                         index.insert(name.to_string(), at);
                     }
-                    self.slots.push(Slot {
+                    self.decls_mut().slots.push(Slot {
                         name: name.to_string(),
                         ty: ty.clone(),
                     });
@@ -156,14 +189,15 @@ impl Env {
 
     /// The declared type of a top-level variable.
     pub fn lookup(&self, name: &str) -> Option<&Type> {
-        self.vars
+        self.decls()
+            .vars
             .get(name)
             .or_else(|| self.base.as_ref().and_then(|b| b.lookup(name)))
     }
 
     /// The declared variables in declaration order (the base's first).
     pub fn vars(&self) -> Box<dyn Iterator<Item = (&str, &Type)> + '_> {
-        let own = self.vars.iter().map(|(k, v)| (k.as_str(), v));
+        let own = self.decls().vars.iter().map(|(k, v)| (k.as_str(), v));
         match &self.base {
             Some(b) => Box::new(b.vars().chain(own)),
             None => Box::new(own),
@@ -173,13 +207,19 @@ impl Env {
     /// The number of slots: an [`Activation`] for this environment has
     /// this many.
     pub fn slot_count(&self) -> usize {
-        self.base_slots.saturating_add(self.slots.len())
+        // A flat level's count without building it (a session of a
+        // compiled package asks for nothing else).
+        let own = match (self.decls.get(), &self.flat) {
+            (None, Some(f)) => f.slot_count(),
+            _ => self.decls().slots.len(),
+        };
+        self.base_slots.saturating_add(own)
     }
 
     /// The slot at `index` (indices `0..slot_count()`, the base's first).
     pub fn slot_at(&self, index: usize) -> Option<&Slot> {
         match index.checked_sub(self.base_slots) {
-            Some(i) => self.slots.get(i),
+            Some(i) => self.decls().slots.get(i),
             None => self.base.as_ref().and_then(|b| b.slot_at(index)),
         }
     }
@@ -201,7 +241,8 @@ impl Env {
     /// This level's slots by name, built from `slots` when first needed.
     fn slot_index(&self) -> &ByName<usize> {
         self.slot_index.get_or_init(|| {
-            self.slots
+            self.decls()
+                .slots
                 .iter()
                 .enumerate()
                 // `base_slots` may come from an untrusted IR: linking
@@ -260,11 +301,12 @@ struct EnvLevel {
 }
 
 impl From<Env> for EnvLevel {
-    fn from(e: Env) -> EnvLevel {
+    fn from(mut e: Env) -> EnvLevel {
+        let d = std::mem::take(e.decls_mut());
         EnvLevel {
             base_slots: e.base_slots,
-            vars: e.vars,
-            slots: e.slots,
+            vars: d.vars,
+            slots: d.slots,
             allow_hit: e.allow_hit,
             allow_roll: e.allow_roll,
         }
@@ -276,12 +318,37 @@ impl From<EnvLevel> for Env {
         Env {
             base: None,
             base_slots: l.base_slots,
-            vars: l.vars,
-            slots: l.slots,
+            decls: std::sync::OnceLock::from(Decls {
+                vars: l.vars,
+                slots: l.slots,
+            }),
+            flat: None,
             slot_index: std::sync::OnceLock::new(),
             allow_hit: l.allow_hit,
             allow_roll: l.allow_roll,
         }
+    }
+}
+
+/// Read as [`EnvLevel`]: built at once from a human-readable format
+/// (`ir.json`), held flat from another (`ir.compact`: [`flat`]), which
+/// reads the same bytes with the same outcome and builds the declarations
+/// when they are first asked for.
+impl<'de> serde::Deserialize<'de> for Env {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Env, D::Error> {
+        if d.is_human_readable() {
+            return <EnvLevel as serde::Deserialize>::deserialize(d).map(Env::from);
+        }
+        let (base_slots, level, allow_hit, allow_roll) = flat::read(d)?;
+        Ok(Env {
+            base: None,
+            base_slots,
+            decls: std::sync::OnceLock::new(),
+            flat: Some(Box::new(level)),
+            slot_index: std::sync::OnceLock::new(),
+            allow_hit,
+            allow_roll,
+        })
     }
 }
 
@@ -501,6 +568,64 @@ mod tests {
         read.link_base(base.clone()).unwrap();
         assert_eq!((read.slot("turn"), read.slot_count()), (Some(0), 2));
         assert!(read.link_base(base).is_err(), "linked twice");
+    }
+
+    /// What a level holds, for comparing two reads.
+    fn seen(e: &Env) -> (usize, Vec<(String, Type)>, Vec<Slot>, bool, bool) {
+        let d = e.decls();
+        (
+            e.base_slots,
+            d.vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            d.slots.clone(),
+            e.allow_hit,
+            e.allow_roll,
+        )
+    }
+
+    /// A level read from a compact encoding is held flat and built on first
+    /// use; what it holds is what the derived reader of the same bytes
+    /// holds, and it refuses what that reader refuses — here every bytes
+    /// string one byte away from a real level's (Format 14.4: `ir.compact`
+    /// is untrusted).
+    #[test]
+    fn a_flat_level_reads_as_the_derived_reader_reads() {
+        let inner = ObjectType::new("kai")
+            .field("mood", Type::Int)
+            .field("tags", Type::list(Type::String))
+            .field("trust", Type::map(Type::String, Type::Double));
+        let state = ObjectType::new("state")
+            .field("gold", Type::Int)
+            .field("kai", inner.clone().into_type());
+        let base = Arc::new(troupe_base_env(state, Some(&vec!["speed".to_string()])));
+        let own = troupe_owner_env(base.clone(), inner);
+        for env in [&*base, &own] {
+            let bytes = postcard::to_allocvec(env).unwrap();
+            let derived = |b: &[u8]| postcard::from_bytes::<EnvLevel>(b).map(Env::from);
+            let read: Env = postcard::from_bytes(&bytes).unwrap();
+            assert!(read.flat.is_some() && read.decls.get().is_none());
+            assert_eq!(
+                read.slot_count() - read.base_slots,
+                env.slots().count() - env.base_slots
+            );
+            assert!(read.decls.get().is_none(), "counted without building");
+            assert_eq!(seen(&read), seen(&derived(&bytes).unwrap()));
+            assert_eq!(postcard::to_allocvec(&read).unwrap(), bytes);
+            let mut tried = 0;
+            for i in 0..bytes.len() {
+                for x in [0u8, 1, 2, 5, 7, 8, 0x7f, 0x80, 0xff] {
+                    let mut b = bytes.clone();
+                    b[i] = x;
+                    let (flat, slow) = (postcard::from_bytes::<Env>(&b), derived(&b));
+                    assert_eq!(flat.is_ok(), slow.is_ok(), "byte {i} = {x}");
+                    if let (Ok(f), Ok(s)) = (flat, slow) {
+                        assert_eq!(f.slot_count(), s.slot_count(), "byte {i} = {x}");
+                        assert_eq!(seen(&f), seen(&s), "byte {i} = {x}");
+                        tried += 1;
+                    }
+                }
+            }
+            assert!(tried > 0);
+        }
     }
 
     #[test]

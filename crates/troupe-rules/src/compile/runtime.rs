@@ -36,7 +36,7 @@ pub struct RuleIr {
     /// text: only the chosen rule's are read back ([`RuleIr::written_changes`]),
     /// so reading `ir.json` builds no JSON value per rule.
     #[serde(with = "crate::wire::raw_json")]
-    pub changes_json: Arc<serde_json::value::RawValue>,
+    pub changes_json: Box<serde_json::value::RawValue>,
     /// `changes_json` read back, the first time the rule is chosen.
     #[serde(skip)]
     written: std::sync::OnceLock<Arc<[Value]>>,
@@ -379,8 +379,7 @@ impl RuntimeIr {
             let changes =
                 lower_changes(&scope, written).map_err(|e| err(format!("rule `{id}`: {e}")))?;
             let changes_json = serde_json::value::to_raw_value(written)
-                .map_err(|e| err(format!("rule `{id}`: {e}")))?
-                .into();
+                .map_err(|e| err(format!("rule `{id}`: {e}")))?;
             rules.push(RuleIr {
                 id: Arc::from(id),
                 priority: r.priority(),

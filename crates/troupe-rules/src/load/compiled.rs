@@ -120,12 +120,12 @@ pub enum Compact<'a> {
 /// agreeing, the `ir.json` hash it records equal to the manifest's
 /// `ir_hash`, and the hash it records of its encoded IR equal to those
 /// bytes' hash. `ir.json` is neither read nor hashed.
-pub fn verify_compact<'a>(file: &str, entries: &'a [(String, Vec<u8>)]) -> Compact<'a> {
+pub fn verify_compact<'a, B: AsRef<[u8]>>(file: &str, entries: &'a [(String, B)]) -> Compact<'a> {
     let get = |n: &str| {
         entries
             .iter()
             .find(|(k, _)| k == n)
-            .map(|(_, b)| b.as_slice())
+            .map(|(_, b)| b.as_ref())
     };
     let Some(compact) = get(COMPACT_ENTRY) else {
         return Compact::Absent;
@@ -235,15 +235,15 @@ impl<'a> ManifestHashes<'a> {
 /// with the rest of the IR when it is read). `Ok(None)`: the package has no
 /// `ir.json` (it is simply compiled). `Err`: IR_MISMATCH warnings; the
 /// caller compiles `bundle.json` afresh.
-pub fn verify_ir(
+pub fn verify_ir<B: AsRef<[u8]>>(
     file: &str,
-    entries: &[(String, Vec<u8>)],
+    entries: &[(String, B)],
 ) -> Result<Option<String>, Vec<Diagnostic>> {
     let get = |n: &str| {
         entries
             .iter()
             .find(|(k, _)| k == n)
-            .map(|(_, b)| b.as_slice())
+            .map(|(_, b)| b.as_ref())
     };
     let Some(ir) = get("ir.json") else {
         return Ok(None);

@@ -40,7 +40,7 @@ pub use json::parse_json;
 pub use lazy::LazyBundle;
 pub use loaded::Loaded;
 pub use pack::{scan_pack, PackFileKind, PackFiles};
-pub use package::{parse_package, read_package, screen_package, PackageDoc};
+pub use package::{parse_package, read_package, screen_package, screen_package_view, PackageDoc};
 pub use refs::normalize_ref;
 #[cfg(any(test, feature = "internals"))]
 pub use refs::resolve_ref;

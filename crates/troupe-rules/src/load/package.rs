@@ -7,6 +7,7 @@
 //! whole archive name the package file; diagnostics about an entry, or
 //! inside one, name the file `pkg.troupe!bundle.json` (Format 14.3).
 
+use std::borrow::Cow;
 use std::io::{Cursor, Read};
 use std::path::Path;
 
@@ -69,6 +70,19 @@ pub struct ScreenedPackage {
     pub other: Vec<String>,
 }
 
+/// [`ScreenedPackage`] with each kept entry's bytes borrowed from the
+/// archive where they are stored as they are (method stored, the whole
+/// entry inside the archive, its CRC-32 matching): nothing is copied out
+/// of the package's buffer; an entry inflated, or one the library would
+/// refuse, is read as [`screen_package`] reads it.
+#[derive(Debug, Clone, Default)]
+pub struct ScreenedView<'a> {
+    /// As [`ScreenedPackage::kept`].
+    pub kept: Vec<(String, Cow<'a, [u8]>)>,
+    /// Other file entries.
+    pub other: Vec<String>,
+}
+
 /// Checks a package archive (Format 14.2, 16) without parsing any entry.
 /// Archive diagnostics name the archive (`file`, no pointer) when they are
 /// about the whole archive, and the entry as the file `<file>!<entry>` with
@@ -88,6 +102,23 @@ pub struct ScreenedPackage {
 /// With any of those, no value is returned; otherwise the kept entries'
 /// bytes.
 pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
+    let l = screen_package_view(file, bytes);
+    Loaded {
+        value: l.value.map(|v| ScreenedPackage {
+            kept: v
+                .kept
+                .into_iter()
+                .map(|(n, b)| (n, b.into_owned()))
+                .collect(),
+            other: v.other,
+        }),
+        diagnostics: l.diagnostics,
+    }
+}
+
+/// [`screen_package`] with the kept entries borrowed in place where they
+/// are stored ([`ScreenedView`]): the same checks, the same diagnostics.
+pub fn screen_package_view<'a>(file: &str, bytes: &'a [u8]) -> Loaded<ScreenedView<'a>> {
     let fail = |code, msg: String| Loaded::fail(Diagnostic::error(code, msg).in_file(file));
     if let Some(n) = declared_entry_count(bytes).filter(|n| *n > MAX_ZIP_ENTRIES) {
         return fail(
@@ -115,7 +146,7 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
         );
     }
     let mut diagnostics = Vec::new();
-    let mut kept: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut kept: Vec<(String, Cow<'a, [u8]>)> = Vec::new();
     let mut other = Vec::new();
     let (mut declared_total, mut actual_total) = (0u64, 0u64);
     // Whether every entry was looked at (a LIMIT or an unreadable entry
@@ -131,7 +162,7 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
                     .at(""),
             );
         };
-        let (name, is_dir, declared) = {
+        let (name, is_dir, declared, stored) = {
             let entry = match zip.by_index_raw(i) {
                 Ok(e) => e,
                 Err(e) => {
@@ -217,23 +248,44 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
                 err(Code::ForbiddenFile, &name, msg);
                 continue;
             }
-            (name, entry.is_dir(), entry.size())
+            // A stored entry's bytes where `by_index_raw` found them
+            // (its data start, its stored size) and its CRC-32.
+            let stored = (entry.compression() == CompressionMethod::Stored)
+                .then(|| Some((entry.data_start()?, entry.compressed_size(), entry.crc32())))
+                .flatten();
+            (name, entry.is_dir(), entry.size(), stored)
         };
         if is_dir {
             continue;
         }
-        // Inflate, counting what actually comes out: headers can lie. Room
-        // for the declared size is made first (no regrowing copies of a
-        // large entry), but never more than the archive's own size: a
-        // header that lies about a small entry reserves no more than the
-        // input is.
-        let mut data = Vec::with_capacity(declared.min(bytes.len() as u64) as usize);
-        let read = zip.by_index(i).and_then(|entry| {
-            entry
-                .take(MAX_ZIP_ENTRY_BYTES + 1)
-                .read_to_end(&mut data)
-                .map_err(zip::result::ZipError::from)
+        // A stored entry whose bytes lie whole in the archive, no more than
+        // it declares, with its CRC-32: what the library's reader would
+        // return, borrowed. Anything else is read by the library, which
+        // gives the diagnostics below.
+        let in_place = stored.and_then(|(start, len, crc)| {
+            let start = usize::try_from(start).ok()?;
+            let end = start.checked_add(usize::try_from(len).ok()?)?;
+            let d = bytes.get(start..end)?;
+            (len <= declared && crc32fast::hash(d) == crc).then_some(d)
         });
+        let (mut data, read) = match in_place {
+            Some(d) => (Cow::Borrowed(d), Ok(0)),
+            None => {
+                // Inflate, counting what actually comes out: headers can
+                // lie. Room for the declared size is made first (no
+                // regrowing copies of a large entry), but never more than
+                // the archive's own size: a header that lies about a small
+                // entry reserves no more than the input is.
+                let mut data = Vec::with_capacity(declared.min(bytes.len() as u64) as usize);
+                let read = zip.by_index(i).and_then(|entry| {
+                    entry
+                        .take(MAX_ZIP_ENTRY_BYTES + 1)
+                        .read_to_end(&mut data)
+                        .map_err(zip::result::ZipError::from)
+                });
+                (Cow::Owned(data), read)
+            }
+        };
         let n = data.len() as u64;
         actual_total = actual_total.saturating_add(n);
         if n > MAX_ZIP_ENTRY_BYTES {
@@ -279,7 +331,9 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
         if is_kept(&name) {
             // A lying header's room is not kept (many small entries must
             // not each hold the archive's size).
-            data.shrink_to_fit();
+            if let Cow::Owned(d) = &mut data {
+                d.shrink_to_fit();
+            }
             kept.push((name, data));
         } else {
             other.push(name);
@@ -298,7 +352,7 @@ pub fn screen_package(file: &str, bytes: &[u8]) -> Loaded<ScreenedPackage> {
             diagnostics,
         };
     }
-    Loaded::ok(ScreenedPackage { kept, other })
+    Loaded::ok(ScreenedView { kept, other })
 }
 
 /// Reads a package from bytes (Format 14, 16): [`screen_package`], then
