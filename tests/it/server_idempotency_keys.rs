@@ -360,10 +360,7 @@ fn a_schema_1_database_is_migrated_and_its_old_answers_replay() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, [1, 2, 3]);
-    for table in ["troupe_sessions", "troupe_lines"] {
-        assert!(without_rowid(&c, table), "{table} after migration 3");
-    }
+    assert_eq!(versions, [1, 2]);
     let headers: String = c
         .query_row(
             "SELECT headers FROM troupe_idempotency WHERE key = 'k-old'",
@@ -395,7 +392,7 @@ fn a_schema_1_postgresql_database_is_migrated_and_its_old_answers_replay() {
     server.kill();
     assert_eq!(
         pg.column("SELECT CAST(version AS TEXT) FROM troupe_schema ORDER BY version"),
-        ["1", "2", "3"]
+        ["1", "2"]
     );
     assert_eq!(
         pg.column("SELECT headers FROM troupe_idempotency WHERE key = 'k-old'"),
@@ -410,90 +407,3 @@ fn a_schema_1_postgresql_database_is_migrated_and_its_old_answers_replay() {
     );
 }
 
-/// Whether SQLite's `table` is a `WITHOUT ROWID` table (migration 3).
-fn without_rowid(c: &rusqlite::Connection, table: &str) -> bool {
-    let sql: String = c
-        .query_row(
-            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
-            [table],
-            |r| r.get(0),
-        )
-        .unwrap();
-    sql.ends_with("WITHOUT ROWID")
-}
-
-/// Migration 3 on a SQLite database of schema 2 holding a played session
-/// (docs/server.md "Storage and durability"): `troupe_sessions` and
-/// `troupe_lines` become `WITHOUT ROWID` tables at start, every row kept —
-/// the session's file is exported byte for byte as before, and it plays
-/// on. The schema-2 file is made from a played one by turning the two
-/// tables back into the rowid tables of migration 1 and dropping version
-/// 3's row.
-#[test]
-fn a_schema_2_sqlite_database_with_sessions_is_migrated_to_without_rowid_tables() {
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("troupe.db");
-    let db = Backend::Sqlite(path.clone());
-    let server = Server::start(&db);
-    let (ws, name) = workspace(&server, &db, "mig3");
-    let pack = upload(&ws);
-    let (id, _) = create(&ws, &pack, 3);
-    let t = ws.post(&format!("/sessions/{id}/turns"), &json!({"text": "Hello"}));
-    assert_eq!(t.status, 200, "{t:?}");
-    let before = ws.get(&format!("/sessions/{id}.jsonl"));
-    assert_eq!(before.status, 200);
-    server.kill();
-    {
-        let c = rusqlite::Connection::open(&path).unwrap();
-        assert!(without_rowid(&c, "troupe_lines"));
-        c.execute_batch(
-            "BEGIN;
-             CREATE TABLE s2 (workspace TEXT NOT NULL, id TEXT NOT NULL, pack TEXT NOT NULL, settings TEXT NOT NULL, current TEXT NOT NULL, lines BIGINT NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (workspace, id));
-             INSERT INTO s2 SELECT * FROM troupe_sessions;
-             DROP TABLE troupe_sessions;
-             ALTER TABLE s2 RENAME TO troupe_sessions;
-             CREATE TABLE l2 (workspace TEXT NOT NULL, session TEXT NOT NULL, seq BIGINT NOT NULL, line TEXT NOT NULL, PRIMARY KEY (workspace, session, seq));
-             INSERT INTO l2 SELECT * FROM troupe_lines;
-             DROP TABLE troupe_lines;
-             ALTER TABLE l2 RENAME TO troupe_lines;
-             DELETE FROM troupe_schema WHERE version = 3;
-             COMMIT;",
-        )
-        .unwrap();
-        assert!(!without_rowid(&c, "troupe_lines") && !without_rowid(&c, "troupe_sessions"));
-    }
-    let server = Server::start(&db);
-    let ws = Ws {
-        base: format!("{}/api/v1/workspaces/{name}", server.base),
-        token: ws.token.clone(),
-    };
-    let again = ws.get(&format!("/sessions/{id}.jsonl"));
-    assert_eq!(again.status, 200, "{again:?}");
-    assert_eq!(again.body, before.body, "every line kept, in order");
-    let t = ws.post(
-        &format!("/sessions/{id}/turns"),
-        &json!({"text": "What is your price?"}),
-    );
-    assert_eq!(t.status, 200, "{t:?}");
-    server.kill();
-    let c = rusqlite::Connection::open(&path).unwrap();
-    let versions: Vec<i64> = c
-        .prepare("SELECT version FROM troupe_schema ORDER BY version")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(versions, [1, 2, 3]);
-    for table in ["troupe_sessions", "troupe_lines"] {
-        assert!(without_rowid(&c, table), "{table}");
-    }
-    let lines: i64 = c
-        .query_row(
-            "SELECT COUNT(*) FROM troupe_lines WHERE session = ?1",
-            [&id],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(lines as usize, before.body.lines().count() + 2);
-}

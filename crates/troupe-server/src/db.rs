@@ -16,7 +16,7 @@ use super::lite::Lite;
 
 /// The schema version this build writes and reads. A database whose
 /// `troupe_schema` holds a higher version is refused.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Every table Troupe creates; a database holding any other table is
 /// refused before anything is written.
@@ -48,37 +48,9 @@ pub(super) const MIGRATION_2: &[&str] = &[
     "CREATE INDEX troupe_idempotency_created ON troupe_idempotency (created)",
 ];
 
-/// Migration 3, SQLite's only (docs/server.md "Storage and durability"):
-/// `troupe_sessions` and `troupe_lines` rebuilt as `WITHOUT ROWID` tables,
-/// each one B-tree ordered by its primary key instead of a rowid table
-/// beside the primary key's index, so that a turn's `INSERT` of its lines
-/// dirties one page where it dirtied two (the table's and the index's),
-/// and a commit writes fewer WAL frames (docs/performance.md "Server",
-/// Run AL). The rows are copied over in the migration's transaction.
-/// PostgreSQL's tables are heaps beside their index whatever is asked:
-/// nothing there, the version is recorded.
-pub(super) const MIGRATION_3_SQLITE: &[&str] = &[
-    "CREATE TABLE troupe_sessions_3 (workspace TEXT NOT NULL, id TEXT NOT NULL, pack TEXT NOT NULL, settings TEXT NOT NULL, current TEXT NOT NULL, lines BIGINT NOT NULL, created BIGINT NOT NULL, PRIMARY KEY (workspace, id)) WITHOUT ROWID",
-    "INSERT INTO troupe_sessions_3 (workspace, id, pack, settings, current, lines, created) SELECT workspace, id, pack, settings, current, lines, created FROM troupe_sessions",
-    "DROP TABLE troupe_sessions",
-    "ALTER TABLE troupe_sessions_3 RENAME TO troupe_sessions",
-    "CREATE TABLE troupe_lines_3 (workspace TEXT NOT NULL, session TEXT NOT NULL, seq BIGINT NOT NULL, line TEXT NOT NULL, PRIMARY KEY (workspace, session, seq)) WITHOUT ROWID",
-    "INSERT INTO troupe_lines_3 (workspace, session, seq, line) SELECT workspace, session, seq, line FROM troupe_lines",
-    "DROP TABLE troupe_lines",
-    "ALTER TABLE troupe_lines_3 RENAME TO troupe_lines",
-];
-
-/// Every migration, version `i + 1` at index `i`, in the dialect both
-/// databases accept; the last one is [`SCHEMA_VERSION`]. SQLite runs
-/// [`SQLITE_MIGRATIONS`]' statements of the same version after them.
-pub(super) const MIGRATIONS: &[&[&str]] = &[MIGRATION_1, MIGRATION_2, &[]];
-
-/// SQLite's own statements of each version (index as [`MIGRATIONS`]).
-pub(super) const SQLITE_MIGRATIONS: &[&[&str]] = &[&[], &[], MIGRATION_3_SQLITE];
-
-const _: () = assert!(
-    MIGRATIONS.len() == SQLITE_MIGRATIONS.len() && MIGRATIONS.len() == SCHEMA_VERSION as usize
-);
+/// Every migration, version `i + 1` at index `i`; the last one is
+/// [`SCHEMA_VERSION`].
+pub(super) const MIGRATIONS: &[&[&str]] = &[MIGRATION_1, MIGRATION_2];
 
 /// The database of a server: SQLite on its own threads, or PostgreSQL's
 /// pool.

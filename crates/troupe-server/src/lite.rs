@@ -437,13 +437,12 @@ pub fn prepare(path: &str, shown: &str) -> Result<(), String> {
     tx.execute_batch(super::db::SCHEMA_TABLE)
         .map_err(|e| err("migration", e))?;
     let version = inspect(&tx, shown)?;
-    for ((v, stmts), own) in (1i64..)
+    for (v, stmts) in (1i64..)
         .zip(super::db::MIGRATIONS)
-        .zip(super::db::SQLITE_MIGRATIONS)
         .skip(version.max(0) as usize)
     {
         let what = format!("migration {v}");
-        for stmt in stmts.iter().chain(own.iter()) {
+        for stmt in *stmts {
             tx.execute_batch(stmt).map_err(|e| err(&what, e))?;
         }
         tx.execute(super::db::SCHEMA_ROW, params![v, super::db::now()])
