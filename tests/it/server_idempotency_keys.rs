@@ -406,4 +406,3 @@ fn a_schema_1_postgresql_database_is_migrated_and_its_old_answers_replay() {
         ["troupe_idempotency_created"]
     );
 }
-
