@@ -882,7 +882,11 @@ async fn auth(
         }
         return match app.token_workspace(&key).await {
             Err(e) => Problem::db(e).into_response(),
-            Ok(None) => unauthorized(),
+            Ok(None) => {
+                // Revoked: not taken from memory again.
+                app.forget_token(&key);
+                unauthorized()
+            }
             Ok(Some(w)) if w != ws => Problem::not_found("workspace").into_response(),
             Ok(Some(_)) => response,
         };
@@ -956,6 +960,12 @@ impl App {
             cache.insert(key.to_string(), (ws.clone(), now, epoch));
         }
         Ok(found)
+    }
+
+    /// Forgets the token `key` (found revoked).
+    fn forget_token(&self, key: &str) {
+        let mut cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
+        cache.remove(key);
     }
 
     /// SQLite: the workspace of the token `key` as this process last read

@@ -30,6 +30,7 @@ pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
 pub struct Log(Arc<Mutex<BufWriter<Stderr>>>);
 
 impl Log {
+    /// An empty buffer in front of stderr.
     pub fn new() -> Log {
         Log(Arc::new(Mutex::new(BufWriter::with_capacity(
             CAPACITY,
