@@ -270,3 +270,65 @@ fn a_revoked_token_gets_401_on_every_instance() {
         assert_eq!(code, 2);
     }
 }
+
+/// A token revoked by another process while this server remembers it
+/// (docs/server.md "Tokens"; on SQLite a session operation runs on a
+/// remembered token and its commit reads the token in its transaction):
+/// the next turn is 401 and stores nothing, and so is an operation
+/// refused before any commit (a stale `expected`) — no answer leaks the
+/// session to the revoked token. The session plays on with another token.
+#[test]
+fn a_turn_on_a_remembered_token_revoked_elsewhere_is_401_and_stores_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    for db in backends(tmp.path(), "revoke_turn") {
+        let server = Server::start(&db);
+        let (a, name) = workspace(&server, &db, "revoketurn");
+        let keep = Ws {
+            base: a.base.clone(),
+            token: token(&db, &name),
+        };
+        let pack = upload(&a);
+        let (id, _) = create(&a, &pack, 7);
+        // Two turns: the token is read, then remembered.
+        for text in ["Hello", "What is your price?"] {
+            let t = a.post(&format!("/sessions/{id}/turns"), &json!({"text": text}));
+            assert_eq!(t.status, 200, "{db:?}: {t:?}");
+        }
+        let (_, before, current, _) = export(&keep, &id);
+        let (code, out, err) = revoke(&db, &["--workspace", &name, &a.token], None);
+        assert_eq!((code, out.trim()), (0, "revoked 1 token"), "{err}");
+        // PostgreSQL forgets it when the notification arrives
+        // (milliseconds): asked again for up to a second.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        let t = loop {
+            let t = a.post(&format!("/sessions/{id}/turns"), &json!({"text": "Deal?"}));
+            let waiting = matches!(db, Backend::Postgres(_)) && t.status == 200;
+            if !waiting || std::time::Instant::now() > deadline {
+                break t;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        assert_eq!(t.status, 401, "{db:?}: {t:?}");
+        if matches!(db, Backend::Sqlite(_)) {
+            // The first request after the revocation: nothing stored.
+            assert_eq!(
+                export(&keep, &id).1,
+                before,
+                "the refused turn stored nothing"
+            );
+        }
+        let stale = a.post(
+            &format!("/sessions/{id}/turns"),
+            &json!({"text": "Deal?", "expected": "m0"}),
+        );
+        assert_eq!(stale.status, 401, "{db:?}: {stale:?}");
+        assert!(!stale.body.contains(&current), "{stale:?}");
+        let undo = a.post(&format!("/sessions/{id}/undo"), &json!({}));
+        assert_eq!(undo.status, 401, "{db:?}: {undo:?}");
+        // The session goes on with the other token, from where it was.
+        let t = keep.post(&format!("/sessions/{id}/turns"), &json!({"text": "Deal?"}));
+        assert_eq!(t.status, 200, "{db:?}: {t:?}");
+        let (_, after, _, _) = export(&keep, &id);
+        assert!(after.starts_with(&before), "{db:?}");
+    }
+}

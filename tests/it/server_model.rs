@@ -293,6 +293,16 @@ fn a_client_names_a_configured_model_and_never_a_url() {
     // The log has the model runtime's message; no file has the key.
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.contains("MODEL_AUTH"), "{logged}");
+    // The warning names the request it was logged in (docs/server.md
+    // "Start"), from the model turn's blocking task too.
+    let api = &ws.base[ws.base.find("/api/").unwrap()..];
+    let turn_path = format!("path={api}/sessions/{id}/turns");
+    assert!(
+        logged.lines().any(|l| l.contains("MODEL_AUTH")
+            && l.contains("method=POST")
+            && l.contains(&turn_path)),
+        "{turn_path}: {logged}"
+    );
     assert_no_key_in(tmp.path());
 }
 

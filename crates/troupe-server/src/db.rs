@@ -156,7 +156,18 @@ pub struct TurnWrite {
     /// (docs/server.md "API"): written in the turn's transaction, so a
     /// retry after a crash finds both the turn and its answer, or neither.
     pub answer: Option<StoredAnswer>,
+    /// SQLite: the SHA-256 of the request's bearer token when the request
+    /// ran on a token this process remembered without reading it again
+    /// (docs/server.md "Tokens"): the turn applies only if that token of
+    /// `workspace` is still stored, read in the turn's transaction; else
+    /// nothing is written and the write answers [`TOKEN_REVOKED`]. `None`
+    /// on PostgreSQL (its remembered tokens follow `NOTIFY`).
+    pub token: Option<String>,
 }
+
+/// The error a turn's write answers when its request's token
+/// ([`TurnWrite::token`]) is no longer stored.
+pub const TOKEN_REVOKED: &str = "the request's bearer token is revoked";
 
 /// The first answer of an `Idempotency-Key` of the turn's workspace, as
 /// stored in `troupe_idempotency`.
@@ -881,6 +892,12 @@ impl Db {
         }
         tx.commit().await.map_err(|e| err("cannot revoke", e))?;
         Ok(gone)
+    }
+
+    /// Whether the database is SQLite (its remembered tokens are checked
+    /// in the turn's transaction: [`TurnWrite::token`]).
+    pub fn is_sqlite(&self) -> bool {
+        matches!(self.store, Store::Lite(_))
     }
 
     /// The workspace of the bearer token whose SHA-256 (hex, as stored)

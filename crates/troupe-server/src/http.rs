@@ -63,7 +63,8 @@ impl Problem {
     /// A database failure: logged here, told to the client as 503 without
     /// the driver's text.
     fn db(e: impl std::fmt::Display) -> Problem {
-        tracing::error!(error = %e, "database");
+        let (method, path) = requested();
+        tracing::error!(method = %method, path = %path, error = %e, "database");
         Problem::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "DATABASE",
@@ -71,7 +72,8 @@ impl Problem {
         )
     }
     pub(super) fn internal(what: &str) -> Problem {
-        tracing::error!(what, "internal error");
+        let (method, path) = requested();
+        tracing::error!(method = %method, path = %path, what, "internal error");
         Problem::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "INTERNAL",
@@ -478,7 +480,22 @@ pub(super) struct SessionRoute {
     /// answer is written in the operation's transaction
     /// ([`SessionRoute::mutate_logged`]).
     idem: Option<IdempotencyKey>,
+    /// SQLite: the request's token, remembered and not read again
+    /// ([`auth`]): checked in the operation's transaction.
+    unchecked: Option<UncheckedToken>,
 }
+
+/// A bearer token [`auth`] let through from memory without reading it
+/// (SQLite, a session operation: docs/server.md "Tokens"), as its SHA-256
+/// (a request extension).
+#[derive(Debug, Clone)]
+struct UncheckedToken(String);
+
+/// Marks an answer whose operation was committed with its request's
+/// token checked in the same transaction ([`UncheckedToken`]; a response
+/// extension): [`auth`] need not read the token after it.
+#[derive(Debug, Clone, Copy)]
+struct TokenChecked;
 
 /// An `Idempotency-Key` the [`idempotency`] layer claimed for this request
 /// (a request extension).
@@ -500,6 +517,7 @@ impl FromRequestParts<App> for SessionRoute {
             ws: param(&params, "ws"),
             id: param(&params, "id"),
             idem: parts.extensions.get::<IdempotencyKey>().cloned(),
+            unchecked: parts.extensions.get::<UncheckedToken>().cloned(),
         })
     }
 }
@@ -718,7 +736,15 @@ pub fn router(app: App, config: &Config) -> Router {
             StatusCode::SERVICE_UNAVAILABLE,
             Duration::from_secs(config.request_timeout_secs.max(1)),
         ))
+        // Inside `outer`: a panic is answered 500 and has its `answered`
+        // line, its error line naming the request.
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            |_: Box<dyn std::any::Any + Send>| {
+                Problem::internal("a handler panicked").into_response()
+            },
+        ))
         .layer(middleware::from_fn_with_state(app.clone(), outer))
+        // Should `outer` itself panic.
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             |_: Box<dyn std::any::Any + Send>| {
                 Problem::internal("a handler panicked").into_response()
@@ -739,7 +765,9 @@ async fn outer(State(app): State<App>, req: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = req.method().clone();
     let uri = req.uri().clone();
-    let response = answer_outer(&app, req, next).await;
+    let response = REQUEST
+        .scope((method.clone(), uri.clone()), answer_outer(&app, req, next))
+        .await;
     tracing::info!(
         method = %method,
         path = uri.path(),
@@ -748,6 +776,21 @@ async fn outer(State(app): State<App>, req: Request, next: Next) -> Response {
         "answered"
     );
     response
+}
+
+tokio::task_local! {
+    /// The method and URI of the request this task answers ([`outer`]),
+    /// named by the error and warning lines logged while answering it
+    /// ([`requested`]) — without a span per request (Run AG).
+    static REQUEST: (Method, axum::http::Uri);
+}
+
+/// The method and path of the request being answered, for a log line
+/// (`-` outside a request: a background task's line).
+fn requested() -> (String, String) {
+    REQUEST
+        .try_with(|(m, u)| (m.to_string(), u.path().to_string()))
+        .unwrap_or_else(|_| ("-".into(), "-".into()))
 }
 
 /// [`outer`] but its log line.
@@ -805,7 +848,18 @@ async fn answer_outer(app: &App, req: Request, next: Next) -> Response {
 
 /// Bearer tokens (docs/server.md "Access"): none or an unknown one is 401;
 /// a token of another workspace is 404, as if nothing were there.
-async fn auth(State(app): State<App>, params: RawPathParams, req: Request, next: Next) -> Response {
+///
+/// On SQLite a session operation ([`checked_in_commit`]) whose token this
+/// process remembers runs without reading it: its commit reads the token
+/// in its own transaction ([`UncheckedToken`]) and applies nothing if it
+/// is gone; any answer not so committed (a refusal, a conflict, a failure)
+/// is given only after the token is read now (docs/server.md "Tokens").
+async fn auth(
+    State(app): State<App>,
+    params: RawPathParams,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let ws = param(&params, "ws");
     let token = req
         .headers()
@@ -816,12 +870,47 @@ async fn auth(State(app): State<App>, params: RawPathParams, req: Request, next:
     let Some(token) = token else {
         return unauthorized();
     };
-    match app.token_workspace(&token).await {
+    let key = sha256_hex(token.as_bytes());
+    if app.db().is_sqlite()
+        && checked_in_commit(&req)
+        && app.remembered(&key).as_deref() == Some(ws.as_str())
+    {
+        req.extensions_mut().insert(UncheckedToken(key.clone()));
+        let response = next.run(req).await;
+        if response.extensions().get::<TokenChecked>().is_some() {
+            return response;
+        }
+        return match app.token_workspace(&key).await {
+            Err(e) => Problem::db(e).into_response(),
+            Ok(None) => {
+                // Revoked: not taken from memory again.
+                app.forget_token(&key);
+                unauthorized()
+            }
+            Ok(Some(w)) if w != ws => Problem::not_found("workspace").into_response(),
+            Ok(Some(_)) => response,
+        };
+    }
+    match app.token_workspace(&key).await {
         Err(e) => Problem::db(e).into_response(),
         Ok(None) => unauthorized(),
         Ok(Some(w)) if w != ws => Problem::not_found("workspace").into_response(),
         Ok(Some(_)) => next.run(req).await,
     }
+}
+
+/// Whether `req` is a session operation whose only write is its commit
+/// (`POST …/sessions/{id}/turns`, `undo`, `goto`, `settings`) and carries
+/// no `Idempotency-Key` (a key's claim and replay come before the
+/// commit): what may run on a remembered token on SQLite ([`auth`]).
+fn checked_in_commit(req: &Request) -> bool {
+    let path = req.uri().path();
+    req.method() == Method::POST
+        && !req.headers().contains_key("idempotency-key")
+        && path.contains("/sessions/")
+        && ["/turns", "/undo", "/goto", "/settings"]
+            .iter()
+            .any(|op| path.ends_with(op))
 }
 
 /// How long a checked token is trusted without reading the database again.
@@ -831,49 +920,79 @@ const TOKEN_TTL: Duration = Duration::from_secs(60);
 const TOKEN_CACHE: usize = 10_000;
 
 impl App {
-    /// The workspace a bearer token opens. On PostgreSQL, while the
-    /// server listens for revocations ([`super::db::TokenWatch`]), a valid
-    /// token is remembered for [`TOKEN_TTL`] and until the next
-    /// revocation, so a request does not read its token row each time;
-    /// otherwise (SQLite, or the listening connection lost) every request
-    /// reads it, so a revoked token is refused at once.
-    async fn token_workspace(&self, token: &str) -> Result<Option<String>, String> {
+    /// The workspace a bearer token opens, by its SHA-256 `key`. On
+    /// PostgreSQL, while the server listens for revocations
+    /// ([`super::db::TokenWatch`]), a valid token is remembered for
+    /// [`TOKEN_TTL`] and until the next revocation, so a request does not
+    /// read its token row each time; otherwise (SQLite, or the listening
+    /// connection lost) every call reads it, so a revoked token is refused
+    /// at once. On SQLite what was read is remembered too, for [`auth`]'s
+    /// session operations only, whose commits read it again
+    /// ([`App::remembered`]).
+    async fn token_workspace(&self, key: &str) -> Result<Option<String>, String> {
         let watch = &self.db().tokens;
-        let key = sha256_hex(token.as_bytes());
         let now = Instant::now();
         let epoch = watch.epoch.load(Ordering::SeqCst);
         let listening = watch.listening.load(Ordering::SeqCst);
         if listening {
             let cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((ws, at, e)) = cache.get(&key) {
+            if let Some((ws, at, e)) = cache.get(key) {
                 if *e == epoch && now.duration_since(*at) < TOKEN_TTL {
                     return Ok(Some(ws.clone()));
                 }
             }
         }
-        let found = self.db().token_workspace(&key).await?;
+        let found = self.db().token_workspace(key).await?;
         // Remembered only when no revocation (nor a lost connection) came
-        // in while the row was read.
-        let unchanged =
-            watch.listening.load(Ordering::SeqCst) && watch.epoch.load(Ordering::SeqCst) == epoch;
-        if let (Some(ws), true) = (&found, listening && unchanged) {
+        // in while the row was read; on SQLite, when this process revoked
+        // nothing meanwhile.
+        let unchanged = watch.epoch.load(Ordering::SeqCst) == epoch;
+        let remember = if self.db().is_sqlite() {
+            unchanged
+        } else {
+            listening && unchanged && watch.listening.load(Ordering::SeqCst)
+        };
+        if let (Some(ws), true) = (&found, remember) {
             let mut cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
             if cache.len() >= TOKEN_CACHE {
                 cache.clear();
             }
-            cache.insert(key, (ws.clone(), now, epoch));
+            cache.insert(key.to_string(), (ws.clone(), now, epoch));
         }
         Ok(found)
     }
+
+    /// Forgets the token `key` (found revoked).
+    fn forget_token(&self, key: &str) {
+        let mut cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
+        cache.remove(key);
+    }
+
+    /// SQLite: the workspace of the token `key` as this process last read
+    /// it (within [`TOKEN_TTL`], and unless it revoked a token since);
+    /// trusted only until the operation's commit reads it again
+    /// ([`auth`]).
+    fn remembered(&self, key: &str) -> Option<String> {
+        let epoch = self.db().tokens.epoch.load(Ordering::SeqCst);
+        let cache = self.0.tokens.lock().unwrap_or_else(|p| p.into_inner());
+        cache
+            .get(key)
+            .filter(|(_, at, e)| *e == epoch && at.elapsed() < TOKEN_TTL)
+            .map(|(ws, _, _)| ws.clone())
+    }
 }
 
-fn unauthorized() -> Response {
-    let mut r = Problem::new(
+/// The problem of a request without a valid token (401).
+fn unauthorized_problem() -> Problem {
+    Problem::new(
         StatusCode::UNAUTHORIZED,
         "UNAUTHORIZED",
         "a bearer token of this workspace is needed (`troupe serve token create`)",
     )
-    .into_response();
+}
+
+fn unauthorized() -> Response {
+    let mut r = unauthorized_problem().into_response();
     r.headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     r
@@ -953,7 +1072,8 @@ async fn idempotency(
         Ok(stored_answer(key, status, &rparts.headers, &rbytes))
     };
     if let Err(e) = db.answer_key(&ws, answer).await {
-        tracing::error!(error = %e, "storing an idempotent answer");
+        let (method, path) = requested();
+        tracing::error!(method = %method, path = %path, error = %e, "storing an idempotent answer");
     }
     Response::from_parts(rparts, Body::from(rbytes))
 }
@@ -1927,6 +2047,8 @@ impl SessionRoute {
                 // Lines this copy cannot go on with (not expected: they
                 // were checked when stored): rebuilt from every line below.
                 Err(e) => tracing::warn!(
+                    method = %requested().0,
+                    path = %requested().1,
                     session = %self.id,
                     error = %e,
                     "a catch-up was refused; rebuilding the session"
@@ -1997,8 +2119,16 @@ impl SessionRoute {
             current: live.session.current_id().unwrap_or("").to_string(),
             lines,
             answer,
+            token: self.unchecked.as_ref().map(|t| t.0.clone()),
         };
-        if !self.app.db().write_turn(write).await.map_err(Problem::db)? {
+        let written = self.app.db().write_turn(write).await.map_err(|e| {
+            if e == super::db::TOKEN_REVOKED {
+                unauthorized_problem()
+            } else {
+                Problem::db(e)
+            }
+        })?;
+        if !written {
             return Ok(false);
         }
         live.rows = rows;
@@ -2114,6 +2244,15 @@ impl SessionRoute {
         // 16 budgets. Rebuilds and whole-history views stay on the pool.
         let log = guard.as_ref().and_then(|l| l.model.clone());
         if let Some(l) = &log {
+            // A model call is not made on a token taken from memory: it is
+            // read first ([`auth`] reads it again for the answer).
+            if let Some(UncheckedToken(hash)) = &self.unchecked {
+                match self.app.db().token_workspace(hash).await {
+                    Ok(Some(w)) if w == self.ws => {}
+                    Ok(_) => return Err(Refused::Failed(unauthorized_problem())),
+                    Err(e) => return Err(Refused::Failed(Problem::db(e))),
+                }
+            }
             l.lock().map(|mut l| l.clear()).ok();
         }
         let out = match guard.as_mut() {
@@ -2124,8 +2263,14 @@ impl SessionRoute {
             // what is stored.
             Some(_) if log.is_some() => match guard.take() {
                 Some(mut live) => {
+                    // The request's method and path go along for the
+                    // model runtime's warning lines.
+                    let request = REQUEST.try_with(Clone::clone).ok();
                     match tokio::task::spawn_blocking(move || {
-                        let r = op(&mut live.session);
+                        let r = match request {
+                            Some(q) => REQUEST.sync_scope(q, || op(&mut live.session)),
+                            None => op(&mut live.session),
+                        };
                         (live, r)
                     })
                     .await
@@ -2197,6 +2342,9 @@ impl SessionRoute {
         }
         if wrote_answer {
             response.extensions_mut().insert(AnswerStored);
+        }
+        if self.unchecked.is_some() {
+            response.extensions_mut().insert(TokenChecked);
         }
         Ok(response)
     }
@@ -2324,7 +2472,8 @@ fn model_failure(e: &Error) -> Problem {
     let Some(d) = e.diagnostics().first() else {
         return Problem::internal("a model failure without a diagnostic");
     };
-    tracing::warn!(code = %d.code, message = %d.message, "model call failed");
+    let (method, path) = requested();
+    tracing::warn!(method = %method, path = %path, code = %d.code, message = %d.message, "model call failed");
     let code = d.code.to_string();
     let status = if code == "MODEL_TIMEOUT" {
         StatusCode::GATEWAY_TIMEOUT
@@ -2404,6 +2553,7 @@ async fn get_session(s: SessionRoute) -> Answer {
             app: s.app.clone(),
             ws: s.ws.clone(),
             idem: None,
+            unchecked: None,
         };
         let (_, current, lines) = file.row().await?;
         let text = file.stored_text().await?;

@@ -11,6 +11,7 @@ pub mod client;
 mod db;
 mod http;
 mod lite;
+mod log;
 mod schemas;
 pub mod web;
 
@@ -229,11 +230,15 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 /// migrates the database, listens, and on the signal stops accepting,
 /// lets requests in flight finish, and returns.
 pub fn serve(config: Config) -> Result<(), String> {
+    // Buffered (docs/server.md "Start"; [`log`]): flushed at once for a
+    // warning or an error, by a timer, and below at a clean shutdown.
+    let log = log::Log::new();
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(log.clone())
         .with_ansi(false)
         .try_init();
-    runtime()?.block_on(async move {
+    let served = runtime()?.block_on(async {
+        tokio::spawn(log::flush_every(log.clone()));
         let mut db = db::Db::open_with(&config.database, config.pg_connections).await?;
         if config.group_commit {
             db.group_commit();
@@ -244,10 +249,12 @@ pub fn serve(config: Config) -> Result<(), String> {
         let _ = std::io::stdout().flush();
         tracing::info!(%bound, "troupe serve listening");
         axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown(app))
+            .with_graceful_shutdown(shutdown(app, log.clone()))
             .await
             .map_err(|e| format!("server error: {e}"))
-    })
+    });
+    log.flush();
+    served
 }
 
 /// Binds `config.listen` and builds the app and its router over `db`: what
@@ -273,7 +280,7 @@ async fn bind(
 }
 
 /// Resolves on SIGTERM or Ctrl-C; from then on new requests get 503.
-async fn shutdown(app: http::App) {
+async fn shutdown(app: http::App, log: log::Log) {
     let stop = std::sync::Arc::new(tokio::sync::Notify::new());
     let on_ctrl_c = stop.clone();
     tokio::spawn(async move {
@@ -298,8 +305,9 @@ async fn shutdown(app: http::App) {
     app.begin_shutdown();
     // Requests in flight finish; an idle keep-alive connection does not
     // hold the process past this grace period.
-    tokio::spawn(async {
+    tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(30)).await;
+        log.flush();
         std::process::exit(0);
     });
 }

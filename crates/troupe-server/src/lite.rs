@@ -285,7 +285,7 @@ fn write_loop(mut conn: Connection, queue: mpsc::Receiver<Write>) {
                     let _ = answer.send(Ok(()));
                 }
                 for ((_, answer), ok) in turns.into_iter().zip(applied) {
-                    let _ = answer.send(Ok(ok));
+                    let _ = answer.send(ok);
                 }
             }
             Err(e) => {
@@ -309,14 +309,16 @@ fn write_loop(mut conn: Connection, queue: mpsc::Receiver<Write>) {
 /// `INSERT` of each of its lines — cached statements, so a statement costs
 /// microseconds; the `BEGIN IMMEDIATE` and `COMMIT` too (rusqlite's
 /// `Transaction` prepares them again for every group). Which turns
-/// applied, in order; an error of a turn's statement or of the commit
+/// applied, in order (a turn whose request's remembered token is gone:
+/// [`super::db::TOKEN_REVOKED`], nothing of it written); an error of a
+/// turn's statement or of the commit
 /// fails (rolls back) the whole group.
 fn write_group(
     conn: &mut Connection,
     jobs: Vec<(WriteJob, Answer<()>)>,
     done: &mut Vec<Answer<()>>,
     turns: &[(Box<TurnWrite>, Answer<bool>)],
-) -> rusqlite::Result<Vec<bool>> {
+) -> rusqlite::Result<Vec<Result<bool, String>>> {
     conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
     let r = group_statements(conn, jobs, done, turns)
         .and_then(|applied| conn.prepare_cached("COMMIT")?.execute([]).map(|_| applied));
@@ -333,7 +335,7 @@ fn group_statements(
     jobs: Vec<(WriteJob, Answer<()>)>,
     done: &mut Vec<Answer<()>>,
     turns: &[(Box<TurnWrite>, Answer<bool>)],
-) -> rusqlite::Result<Vec<bool>> {
+) -> rusqlite::Result<Vec<Result<bool, String>>> {
     for (job, answer) in jobs {
         let sp = conn.savepoint()?;
         match job(&sp) {
@@ -349,6 +351,8 @@ fn group_statements(
         }
     }
     let mut applied = Vec::with_capacity(turns.len());
+    let mut token =
+        conn.prepare_cached("SELECT 1 FROM troupe_tokens WHERE hash = ?1 AND workspace = ?2")?;
     let mut update = conn.prepare_cached(
         "UPDATE troupe_sessions SET current = ?1, lines = ?2 WHERE workspace = ?3 AND id = ?4 AND current = ?5 AND lines = ?6",
     )?;
@@ -356,6 +360,14 @@ fn group_statements(
         "INSERT INTO troupe_lines (workspace, session, seq, line) VALUES (?1, ?2, ?3, ?4)",
     )?;
     for (w, _) in turns {
+        // A remembered token is read here, in the turn's transaction: a
+        // revocation committed before it (by any process) refuses it.
+        if let Some(hash) = &w.token {
+            if !token.exists(params![hash, w.workspace])? {
+                applied.push(Err(super::db::TOKEN_REVOKED.to_string()));
+                continue;
+            }
+        }
         let moved = update.execute(params![
             w.current,
             w.old_rows + w.lines.len() as i64,
@@ -364,7 +376,7 @@ fn group_statements(
             w.old_current,
             w.old_rows
         ])?;
-        applied.push(moved == 1);
+        applied.push(Ok(moved == 1));
         if moved == 1 {
             for (i, line) in w.lines.iter().enumerate() {
                 insert.execute(params![w.workspace, w.session, w.old_rows + i as i64, line])?;
