@@ -95,10 +95,15 @@ pub(crate) fn compile_once(
 /// each owner's variables (the type of `own`). Building it is one pass over
 /// the story's variables; an owner's environment then costs only its own
 /// variables (Format 16.2).
+/// Each owner's environment is built once too, on first use, and kept
+/// beside the story (docs/performance.md, Run AJ): the checks of one story
+/// ask for the scenario's several times.
 #[derive(Debug)]
 pub struct StoryEnv {
     base: std::sync::Arc<Env>,
     owners: HashMap<Owner, ObjectType>,
+    /// Each owner's environment, with `hit()` and without, once built.
+    built: std::sync::Mutex<HashMap<(Owner, bool), std::sync::Arc<Env>>>,
 }
 
 impl StoryEnv {
@@ -140,6 +145,7 @@ impl StoryEnv {
         StoryEnv {
             base: std::sync::Arc::new(cel::troupe_base_env(state, knobs.as_ref())),
             owners,
+            built: Default::default(),
         }
     }
 
@@ -152,13 +158,24 @@ impl StoryEnv {
 }
 
 /// The environment an expression owned by `owner` is checked and evaluated
-/// in; `hit` declares `hit()` (entry and rule conditions, Format 11.4).
-/// The story's shared declarations are built once (see [`StoryEnv`]).
-pub fn owner_env(story: &Story, owner: &Owner, hit: bool) -> Env {
+/// in (Format 11.3); `hit` declares `hit()` (entry and rule conditions,
+/// Format 11.4). The story's shared declarations are built once, and each
+/// owner's environment once (see [`StoryEnv`]): a caller that needs its
+/// own copy clones it.
+pub fn owner_env(story: &Story, owner: &Owner, hit: bool) -> std::sync::Arc<Env> {
     let env = story
         .cel
         .get_or_init(|| std::sync::Arc::new(StoryEnv::build(story)));
-    cel::troupe_owner_env(env.base.clone(), env.own(owner)).with_hit(hit)
+    let key = (owner.clone(), hit);
+    if let Some(e) = env.built.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return e;
+    }
+    let e =
+        std::sync::Arc::new(cel::troupe_owner_env(env.base.clone(), env.own(owner)).with_hit(hit));
+    if let Ok(mut m) = env.built.lock() {
+        m.insert(key, e.clone());
+    }
+    e
 }
 
 /// Lowers a Threshold condition to its CEL text (Format 9.5); `None` when
@@ -267,7 +284,7 @@ pub struct DerivedOrder {
 pub fn derived_order(story: &Story) -> DerivedOrder {
     let mut deps: HashMap<String, BTreeSet<String>> = HashMap::default();
     // By owner, not by ID: a character and a world may share an ID.
-    let mut envs: HashMap<Owner, Env> = HashMap::default();
+    let mut envs: HashMap<Owner, std::sync::Arc<Env>> = HashMap::default();
     for (name, decl) in &story.variables {
         let Some(src) = &decl.decl.derived else {
             continue;
