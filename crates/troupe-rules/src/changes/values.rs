@@ -11,7 +11,8 @@ use crate::model::{ScalarType, VarType};
 /// `None` for a non-number or one that does not fit: never rounded.
 pub fn exact_decimal(v: &Value) -> Option<Decimal> {
     let Value::Number(n) = v else { return None };
-    decimal_from_text(&n.to_string())
+    // A number keeps its source text (`arbitrary_precision`): read in place.
+    decimal_from_text(n.as_str())
 }
 
 /// Parses JSON number text (`-12.50`, `1.5e3`, `0e29`) exactly.
@@ -77,7 +78,7 @@ pub fn shown(v: &Value) -> String {
 
 /// True when `v` is a JSON integer that fits an i64.
 pub fn is_int(v: &Value) -> bool {
-    matches!(v, Value::Number(n) if n.as_i64().is_some() && !n.to_string().contains(['.', 'e', 'E']))
+    matches!(v, Value::Number(n) if n.as_i64().is_some() && !n.as_str().contains(['.', 'e', 'E']))
 }
 
 /// Checks a value against a scalar type; `Err` says what is wrong.

@@ -267,8 +267,25 @@ impl Condition {
     /// `None` for anything else), borrowing it: no copy of `when` is made
     /// first (the checks and the compile read every condition,
     /// docs/performance.md, Run AE).
+    ///
+    /// Read by hand as the derived (untagged) reading reads it — a string
+    /// is CEL; an object with string `type` and `variable` and any
+    /// `threshold` (other members ignored) is a Threshold; nothing else is
+    /// a condition — without serde's buffered copy
+    /// of `when` that an untagged enum makes (docs/performance.md, Run AJ).
     pub fn read(when: &Value) -> Option<Condition> {
-        Condition::deserialize(when).ok()
+        let threshold = |kind: &Value, variable: &Value, threshold: &Value| {
+            Some(Condition::Threshold {
+                kind: kind.as_str()?.to_string(),
+                variable: variable.as_str()?.to_string(),
+                threshold: threshold.clone(),
+            })
+        };
+        match when {
+            Value::String(s) => Some(Condition::Cel(s.clone())),
+            Value::Object(m) => threshold(m.get("type")?, m.get("variable")?, m.get("threshold")?),
+            _ => None,
+        }
     }
 }
 
@@ -666,6 +683,48 @@ mod tests {
             let copied = Scenario::from_value(checked(&v)).map(|s| format!("{s:?}"));
             assert_eq!(direct, copied, "{v}");
         }
+    }
+
+    /// `Condition::read` reads every shape as the derived reading does.
+    #[test]
+    fn condition_read_is_the_derived_reading() {
+        let cases = [
+            json!("state.x > 1"),
+            json!(""),
+            json!({"type": "variable_above", "variable": "x", "threshold": 3}),
+            json!({"type": "variable_above", "variable": "x", "threshold": 3.50, "other": [1]}),
+            json!({"type": "variable_above", "variable": "x", "threshold": null}),
+            json!({"type": "variable_above", "variable": "x", "threshold": {"a": [1, "b"]}}),
+            json!({"type": "variable_above", "variable": "x"}),
+            json!({"type": "variable_above", "threshold": 1}),
+            json!({"variable": "x", "threshold": 1}),
+            json!({"type": 1, "variable": "x", "threshold": 1}),
+            json!({"type": "t", "variable": null, "threshold": 1}),
+            json!({}),
+            json!(["variable_above", "x", 3]),
+            json!(["variable_above", "x"]),
+            json!(["variable_above", "x", 3, 4]),
+            json!([1, "x", 3]),
+            json!(["a", 2, 3]),
+            json!([]),
+            json!(1),
+            json!(1.5),
+            json!(true),
+            json!(null),
+        ];
+        for v in cases {
+            let by_hand = Condition::read(&v).map(|c| format!("{c:?}"));
+            let derived = Condition::deserialize(&v).ok().map(|c| format!("{c:?}"));
+            assert_eq!(by_hand, derived, "{v}");
+        }
+        let big: Value = serde_json::from_str(
+            r#"{"type": "a", "variable": "b", "threshold": 1.0000000000000000000001}"#,
+        )
+        .unwrap();
+        let Some(Condition::Threshold { threshold, .. }) = Condition::read(&big) else {
+            panic!("a threshold");
+        };
+        assert_eq!(threshold.to_string(), "1.0000000000000000000001");
     }
 
     #[test]

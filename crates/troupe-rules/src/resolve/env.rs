@@ -49,8 +49,39 @@ pub(crate) type CompileResult = std::sync::Arc<Result<cel::Program, Vec<CelError
 /// static reachability (17.6) read the same conditions, and compiling one
 /// (parse, type check, lowering) costs far more than looking it up. Bounded
 /// by the story's expressions. A clone starts empty (it is a cache).
+///
+/// Kept by owner and `hit` first, then by text, each looked up borrowed:
+/// a look-up copies neither the owner nor the text (docs/performance.md,
+/// Run AJ).
 #[derive(Default)]
-pub(crate) struct Compiled(std::sync::Mutex<HashMap<(Owner, bool, String), CompileResult>>);
+pub(crate) struct Compiled(
+    std::sync::Mutex<
+        indexmap::IndexMap<OwnerKey, HashMap<String, CompileResult>, foldhash::fast::RandomState>,
+    >,
+);
+
+/// An owner's kind, ID and `hit`, the key of [`Compiled`]'s programs.
+type OwnerKey = (u8, bool, String);
+
+/// [`OwnerKey`] borrowed; hashes as it does (a tuple and a tuple struct
+/// hash their fields in order, a `String` as its `str`).
+#[derive(Hash)]
+struct OwnerKeyRef<'a>(u8, bool, &'a str);
+
+impl indexmap::Equivalent<OwnerKey> for OwnerKeyRef<'_> {
+    fn equivalent(&self, k: &OwnerKey) -> bool {
+        self.0 == k.0 && self.1 == k.1 && self.2 == k.2
+    }
+}
+
+fn owner_key(owner: &Owner, hit: bool) -> OwnerKeyRef<'_> {
+    let kind = match owner {
+        Owner::Scenario(_) => 0,
+        Owner::Character(_) => 1,
+        Owner::World(_) => 2,
+    };
+    OwnerKeyRef(kind, hit, owner.id())
+}
 
 impl Clone for Compiled {
     fn clone(&self) -> Self {
@@ -73,19 +104,23 @@ pub(crate) fn compile_once(
     src: &str,
     env: &Env,
 ) -> CompileResult {
-    let key = (owner.clone(), hit, src.to_string());
+    let key = owner_key(owner, hit);
     if let Some(r) = story
         .programs
         .0
         .lock()
         .ok()
-        .and_then(|m| m.get(&key).cloned())
+        .and_then(|m| m.get(&key)?.get(src).cloned())
     {
         return r;
     }
     let r = std::sync::Arc::new(cel::compile(src, env));
     if let Ok(mut m) = story.programs.0.lock() {
-        m.insert(key, r.clone());
+        let programs = match m.get_index_of(&key) {
+            Some(at) => &mut m[at],
+            None => m.entry((key.0, key.1, key.2.to_string())).or_default(),
+        };
+        programs.insert(src.to_string(), r.clone());
     }
     r
 }
