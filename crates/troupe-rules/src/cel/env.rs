@@ -41,8 +41,8 @@ pub struct Slot {
 /// the shared base once, Format 14.4) and without the slot index, which is
 /// rebuilt from `slots` when read. A level read with `base_slots > 0` has
 /// no base until [`Env::link_base`] gives it one.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-#[serde(into = "EnvLevel", from = "EnvLevel")]
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(from = "EnvLevel")]
 pub struct Env {
     base: Option<Arc<Env>>,
     /// Slots of `base` (and its bases), the offset of this level's slots.
@@ -250,7 +250,7 @@ impl Env {
 
 /// The serialized form of one [`Env`] level (its base and slot index are
 /// not written).
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(serde::Deserialize)]
 struct EnvLevel {
     base_slots: usize,
     vars: ByName<Type>,
@@ -259,15 +259,30 @@ struct EnvLevel {
     allow_roll: bool,
 }
 
-impl From<Env> for EnvLevel {
-    fn from(e: Env) -> EnvLevel {
-        EnvLevel {
-            base_slots: e.base_slots,
-            vars: e.vars,
-            slots: e.slots,
-            allow_hit: e.allow_hit,
-            allow_roll: e.allow_roll,
+/// [`EnvLevel`] borrowed from an [`Env`]: what an `Env` is written as, the
+/// same fields in the same order (so the same bytes in `ir.json` and
+/// `ir.compact`), without the copy of the environment that serde's `into`
+/// makes first (docs/performance.md, Run AJ).
+#[derive(serde::Serialize)]
+#[serde(rename = "EnvLevel")]
+struct EnvLevelRef<'a> {
+    base_slots: usize,
+    vars: &'a ByName<Type>,
+    slots: &'a [Slot],
+    allow_hit: bool,
+    allow_roll: bool,
+}
+
+impl serde::Serialize for Env {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        EnvLevelRef {
+            base_slots: self.base_slots,
+            vars: &self.vars,
+            slots: &self.slots,
+            allow_hit: self.allow_hit,
+            allow_roll: self.allow_roll,
         }
+        .serialize(s)
     }
 }
 
