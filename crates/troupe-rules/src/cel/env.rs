@@ -129,28 +129,46 @@ impl Env {
 
     fn add_slots(&mut self, name: &str, ty: &Type) {
         match ty {
+            Type::Object(_) => self.add_field_slots(&mut name.to_string(), ty),
+            _ => self.add_leaf_slot(name, ty),
+        }
+    }
+
+    /// [`Env::add_slots`] of an object's fields, each named in one buffer
+    /// (`name.field`, then truncated back) rather than formatted afresh
+    /// (docs/performance.md, Run AJ).
+    fn add_field_slots(&mut self, name: &mut String, ty: &Type) {
+        match ty {
             Type::Object(o) => {
                 for (f, t) in &o.fields {
-                    self.add_slots(&format!("{name}.{f}"), t);
+                    let len = name.len();
+                    name.push('.');
+                    name.push_str(f);
+                    self.add_field_slots(name, t);
+                    name.truncate(len);
                 }
             }
-            _ => {
-                if let Some(&i) = self.slot_index().get(name) {
-                    if let Some(s) = self.slots.get_mut(i - self.base_slots) {
-                        s.ty = ty.clone();
-                    }
-                } else {
-                    let at = self.base_slots + self.slots.len();
-                    self.slot_index();
-                    if let Some(index) = self.slot_index.get_mut() {
-                        index.insert(name.to_string(), at);
-                    }
-                    self.slots.push(Slot {
-                        name: name.to_string(),
-                        ty: ty.clone(),
-                    });
-                }
+            _ => self.add_leaf_slot(name, ty),
+        }
+    }
+
+    /// A slot for the leaf `name` of type `ty` (a later one of the same
+    /// name replaces its type).
+    fn add_leaf_slot(&mut self, name: &str, ty: &Type) {
+        if let Some(&i) = self.slot_index().get(name) {
+            if let Some(s) = self.slots.get_mut(i - self.base_slots) {
+                s.ty = ty.clone();
             }
+        } else {
+            let at = self.base_slots + self.slots.len();
+            self.slot_index();
+            if let Some(index) = self.slot_index.get_mut() {
+                index.insert(name.to_string(), at);
+            }
+            self.slots.push(Slot {
+                name: name.to_string(),
+                ty: ty.clone(),
+            });
         }
     }
 
