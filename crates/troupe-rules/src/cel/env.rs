@@ -43,8 +43,7 @@ pub struct Slot {
 /// no base until [`Env::link_base`] gives it one. A level read from a
 /// format that is not human-readable (`ir.compact`, Format 14.4) is held
 /// in flat tables until its declarations are first asked for (`flat`).
-#[derive(Debug, Clone, Default, serde::Serialize)]
-#[serde(into = "EnvLevel")]
+#[derive(Debug, Clone, Default)]
 pub struct Env {
     base: Option<Arc<Env>>,
     /// Slots of `base` (and its bases), the offset of this level's slots.
@@ -161,29 +160,47 @@ impl Env {
 
     fn add_slots(&mut self, name: &str, ty: &Type) {
         match ty {
+            Type::Object(_) => self.add_field_slots(&mut name.to_string(), ty),
+            _ => self.add_leaf_slot(name, ty),
+        }
+    }
+
+    /// [`Env::add_slots`] of an object's fields, each named in one buffer
+    /// (`name.field`, then truncated back) rather than formatted afresh
+    /// (docs/performance.md, Run AJ).
+    fn add_field_slots(&mut self, name: &mut String, ty: &Type) {
+        match ty {
             Type::Object(o) => {
                 for (f, t) in &o.fields {
-                    self.add_slots(&format!("{name}.{f}"), t);
+                    let len = name.len();
+                    name.push('.');
+                    name.push_str(f);
+                    self.add_field_slots(name, t);
+                    name.truncate(len);
                 }
             }
-            _ => {
-                if let Some(&i) = self.slot_index().get(name) {
-                    let first = self.base_slots;
-                    if let Some(s) = self.decls_mut().slots.get_mut(i - first) {
-                        s.ty = ty.clone();
-                    }
-                } else {
-                    let at = self.base_slots + self.decls_mut().slots.len();
-                    self.slot_index();
-                    if let Some(index) = self.slot_index.get_mut() {
-                        index.insert(name.to_string(), at);
-                    }
-                    self.decls_mut().slots.push(Slot {
-                        name: name.to_string(),
-                        ty: ty.clone(),
-                    });
-                }
+            _ => self.add_leaf_slot(name, ty),
+        }
+    }
+
+    /// A slot for the leaf `name` of type `ty` (a later one of the same
+    /// name replaces its type).
+    fn add_leaf_slot(&mut self, name: &str, ty: &Type) {
+        if let Some(&i) = self.slot_index().get(name) {
+            let first = self.base_slots;
+            if let Some(s) = self.decls_mut().slots.get_mut(i - first) {
+                s.ty = ty.clone();
             }
+        } else {
+            let at = self.base_slots + self.decls_mut().slots.len();
+            self.slot_index();
+            if let Some(index) = self.slot_index.get_mut() {
+                index.insert(name.to_string(), at);
+            }
+            self.decls_mut().slots.push(Slot {
+                name: name.to_string(),
+                ty: ty.clone(),
+            });
         }
     }
 
@@ -291,7 +308,7 @@ impl Env {
 
 /// The serialized form of one [`Env`] level (its base and slot index are
 /// not written).
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(serde::Deserialize)]
 struct EnvLevel {
     base_slots: usize,
     vars: ByName<Type>,
@@ -300,16 +317,32 @@ struct EnvLevel {
     allow_roll: bool,
 }
 
-impl From<Env> for EnvLevel {
-    fn from(mut e: Env) -> EnvLevel {
-        let d = std::mem::take(e.decls_mut());
-        EnvLevel {
-            base_slots: e.base_slots,
-            vars: d.vars,
-            slots: d.slots,
-            allow_hit: e.allow_hit,
-            allow_roll: e.allow_roll,
+/// [`EnvLevel`] borrowed from an [`Env`]: what an `Env` is written as, the
+/// same fields in the same order (so the same bytes in `ir.json` and
+/// `ir.compact`), without the copy of the environment that serde's `into`
+/// makes first (docs/performance.md, Run AJ). A level held flat builds its
+/// declarations to be written.
+#[derive(serde::Serialize)]
+#[serde(rename = "EnvLevel")]
+struct EnvLevelRef<'a> {
+    base_slots: usize,
+    vars: &'a ByName<Type>,
+    slots: &'a [Slot],
+    allow_hit: bool,
+    allow_roll: bool,
+}
+
+impl serde::Serialize for Env {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let d = self.decls();
+        EnvLevelRef {
+            base_slots: self.base_slots,
+            vars: &d.vars,
+            slots: &d.slots,
+            allow_hit: self.allow_hit,
+            allow_roll: self.allow_roll,
         }
+        .serialize(s)
     }
 }
 

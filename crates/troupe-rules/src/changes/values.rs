@@ -11,7 +11,8 @@ use crate::model::{ScalarType, VarType};
 /// `None` for a non-number or one that does not fit: never rounded.
 pub fn exact_decimal(v: &Value) -> Option<Decimal> {
     let Value::Number(n) = v else { return None };
-    decimal_from_text(&n.to_string())
+    // A number keeps its source text (`arbitrary_precision`): read in place.
+    decimal_from_text(n.as_str())
 }
 
 /// Parses JSON number text (`-12.50`, `1.5e3`, `0e29`) exactly.
@@ -25,36 +26,45 @@ pub fn decimal_from_text(text: &str) -> Option<Decimal> {
         None => (rest, 0),
     };
     let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let digits: String = format!("{int_part}{frac_part}");
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    // The digits are `int_part` then `frac_part`, read in place.
+    let (int, frac) = (int_part.as_bytes(), frac_part.as_bytes());
+    let n = int.len() + frac.len();
+    if n == 0 || !int.iter().chain(frac).all(u8::is_ascii_digit) {
         return None;
     }
+    let digit = |i: usize| {
+        if i < int.len() {
+            int[i]
+        } else {
+            frac[i - int.len()]
+        }
+    };
     // value = digits × 10^(exponent − len(frac_part)); drop zeros that do
     // not change it so that only significant digits count.
     let mut scale_exp = exponent.checked_sub(frac_part.len() as i64)?;
-    let trimmed = digits.trim_start_matches('0');
-    if trimmed.is_empty() {
+    let Some(first) = (0..n).find(|&i| digit(i) != b'0') else {
         return Some(Decimal::ZERO);
-    }
-    let mut significant = trimmed.to_string();
-    while significant.ends_with('0') {
-        significant.pop();
-        scale_exp = scale_exp.checked_add(1)?;
-    }
-    if significant.len() > 28 {
+    };
+    let last = (0..n).rev().find(|&i| digit(i) != b'0').unwrap_or(first);
+    scale_exp = scale_exp.checked_add((n - 1 - last) as i64)?;
+    let significant = last - first + 1;
+    if significant > 28 {
         return None;
     }
-    let mut mantissa: i128 = significant.parse().ok()?;
+    // At most 28 digits: below 10^28, within an i128.
+    let mut mantissa: i128 = (first..=last).fold(0, |m, i| m * 10 + i128::from(digit(i) - b'0'));
     if scale_exp > 0 {
         // Integer digits beyond the significant ones: the value must stay
         // below 10^28.
-        if significant.len() as i64 + scale_exp > 28 {
+        // (Saturating: an exponent near i64::MAX overflowed the sum.)
+        if (significant as i64).saturating_add(scale_exp) > 28 {
             return None;
         }
         mantissa = mantissa.checked_mul(10i128.checked_pow(scale_exp as u32)?)?;
         scale_exp = 0;
     }
-    let scale = u32::try_from(-scale_exp).ok()?;
+    // (Checked: `-i64::MIN` overflowed, as the sum above did.)
+    let scale = u32::try_from(scale_exp.checked_neg()?).ok()?;
     if scale > 28 {
         return None;
     }
@@ -77,7 +87,7 @@ pub fn shown(v: &Value) -> String {
 
 /// True when `v` is a JSON integer that fits an i64.
 pub fn is_int(v: &Value) -> bool {
-    matches!(v, Value::Number(n) if n.as_i64().is_some() && !n.to_string().contains(['.', 'e', 'E']))
+    matches!(v, Value::Number(n) if n.as_i64().is_some() && !n.as_str().contains(['.', 'e', 'E']))
 }
 
 /// Checks a value against a scalar type; `Err` says what is wrong.
@@ -154,6 +164,123 @@ pub fn kind_of(v: &Value) -> &'static str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// `decimal_from_text` as it was before Run AJ (the digits copied into
+    /// strings and parsed).
+    fn decimal_by_copy(text: &str) -> Option<Decimal> {
+        let (negative, rest) = match text.strip_prefix('-') {
+            Some(r) => (true, r),
+            None => (false, text),
+        };
+        let (mantissa, exponent) = match rest.find(['e', 'E']) {
+            Some(i) => (&rest[..i], rest[i + 1..].parse::<i64>().ok()?),
+            None => (rest, 0),
+        };
+        let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let digits: String = format!("{int_part}{frac_part}");
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let mut scale_exp = exponent.checked_sub(frac_part.len() as i64)?;
+        let trimmed = digits.trim_start_matches('0');
+        if trimmed.is_empty() {
+            return Some(Decimal::ZERO);
+        }
+        let mut significant = trimmed.to_string();
+        while significant.ends_with('0') {
+            significant.pop();
+            scale_exp = scale_exp.checked_add(1)?;
+        }
+        if significant.len() > 28 {
+            return None;
+        }
+        let mut mantissa: i128 = significant.parse().ok()?;
+        if scale_exp > 0 {
+            // Saturating, as in `decimal_from_text`: the sum overflowed
+            // (a panic in debug builds, wrapped to `None` in release).
+            if (significant.len() as i64).saturating_add(scale_exp) > 28 {
+                return None;
+            }
+            mantissa = mantissa.checked_mul(10i128.checked_pow(scale_exp as u32)?)?;
+            scale_exp = 0;
+        }
+        let scale = u32::try_from(scale_exp.checked_neg()?).ok()?;
+        if scale > 28 {
+            return None;
+        }
+        if negative {
+            mantissa = -mantissa;
+        }
+        Decimal::try_from_i128_with_scale(mantissa, scale).ok()
+    }
+
+    /// Reading the digits in place gives what copying them did.
+    #[test]
+    fn decimal_in_place_is_decimal_by_copy() {
+        let mut texts: Vec<String> = [
+            "0",
+            "-0",
+            "00",
+            "0.0",
+            "-0.000",
+            "1",
+            "-1",
+            "10",
+            "100",
+            "0.1",
+            "0.10",
+            "10.0",
+            "1.5e3",
+            "1.5E-3",
+            "-12.50",
+            "5.05e1",
+            "0e29",
+            "1e28",
+            "1e27",
+            "9e27",
+            "10e26",
+            "1e-28",
+            "1e-29",
+            "0.0000000000000000000000000001",
+            "1.0e-28",
+            "12345678901234567890123456789",
+            "1234567890123456789012345678",
+            "1234567890123456789012345678.0",
+            "12345678901234567890123456780",
+            "9999999999999999999999999999",
+            "99999999999999999999999999990",
+            "1e",
+            "1e+5",
+            "e5",
+            ".",
+            "",
+            "-",
+            "1.",
+            ".5",
+            "+1",
+            "1.2.3",
+            "1a",
+            "1e9223372036854775807",
+            "1e-9223372036854775808",
+            "100e-2",
+            "0.00000",
+            "7e-0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for a in ["0", "1", "10", "07", "000123000", "5"] {
+            for b in ["", "0", "5", "50", "000", "0007"] {
+                for e in ["", "e0", "e3", "e-3", "e30", "e-30", "e26", "E-2"] {
+                    texts.push(format!("{a}.{b}{e}"));
+                    texts.push(format!("-{a}{e}"));
+                }
+            }
+        }
+        for t in &texts {
+            assert_eq!(decimal_from_text(t), decimal_by_copy(t), "{t}");
+        }
+    }
 
     #[test]
     fn ints_are_integers_only() {

@@ -191,7 +191,7 @@ fn check_conditions_of(story: &Story, reads: &mut Reads, out: &mut Vec<Diagnosti
         }
     }
     // By owner, not by ID: a character and a world may share an ID.
-    let mut envs: HashMap<Owner, Env> = HashMap::new();
+    let mut envs: HashMap<Owner, std::sync::Arc<Env>> = HashMap::new();
     for decl in story.variables.values() {
         let Some(src) = &decl.decl.derived else {
             continue;

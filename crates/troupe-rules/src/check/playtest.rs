@@ -362,7 +362,9 @@ fn check_cel(
     at: String,
     out: &mut Vec<Diagnostic>,
 ) {
-    let env = playtest_env(owner_env(story, owner, hit));
+    let env = playtest_env(std::sync::Arc::unwrap_or_clone(owner_env(
+        story, owner, hit,
+    )));
     match cel::compile(src, &env) {
         Err(errors) => {
             for e in errors {

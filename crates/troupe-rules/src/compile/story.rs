@@ -180,7 +180,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
     ));
     let mut envs = Vec::new();
     for (o, r) in &owners {
-        let env = owner_env(story, o, false);
+        let env = Arc::unwrap_or_clone(owner_env(story, o, false));
         let sources = env
             .slots()
             .map(|s| source_of(&s.name, o, &by_name, &players_value, difficulty.as_ref()))

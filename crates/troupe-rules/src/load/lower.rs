@@ -13,7 +13,7 @@ use crate::diag::{escape_token, Code, Diagnostic};
 
 /// A pack's parsed YAML files by pack-relative path (`npcs/dealer.yaml`),
 /// the manifest included as `manifest.yaml`.
-pub type PackValues = IndexMap<String, Value>;
+pub type PackValues<'v> = IndexMap<String, &'v Value>;
 
 /// The result of lowering: the bundle, where its values came from, and the
 /// reference problems found on the way (located in pack files already).
@@ -40,7 +40,7 @@ struct Refs {
 }
 
 struct Lowerer<'a> {
-    files: &'a PackValues,
+    files: &'a PackValues<'a>,
     exists: &'a dyn Fn(&str) -> bool,
     out: Lowered,
 }
@@ -276,7 +276,7 @@ impl Lowerer<'_> {
             && let Some(doc) = self.files.get(f)
         {
             self.out.origins.map(format!("{base}/safety"), f, "");
-            let mut policy = doc.clone();
+            let mut policy = (*doc).clone();
             if let Value::Object(m) = &mut policy {
                 m.shift_remove("schema_version");
                 m.shift_remove("$schema");
@@ -509,16 +509,16 @@ mod tests {
     #[test]
     fn seed_shapes_lower_to_bundle_shapes() {
         let mut files = PackValues::new();
-        files.insert(
-            "npcs/dealer.yaml".into(),
-            json!({"npc_id": "dealer", "name": "Sam", "fictional": true, "age_band": "adult"}),
-        );
-        files.insert("scenarios/car.yaml".into(), json!({
+        let dealer =
+            json!({"npc_id": "dealer", "name": "Sam", "fictional": true, "age_band": "adult"});
+        files.insert("npcs/dealer.yaml".into(), &dealer);
+        let car = json!({
             "scenario_id": "car", "title": "Car", "npc": {"ref": "npcs/dealer.yaml"},
             "opening": {"npc_says": "Hi"},
             "state": {"variables": {"patience": {"type": "int", "default": 50}}},
             "ending_conditions": {"success": {"type": "variable_above", "variable": "patience", "threshold": 80}}
-        }));
+        });
+        files.insert("scenarios/car.yaml".into(), &car);
         let l = lower(&files, &|_| false);
         assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
         let s = &l.bundle["scenarios"][0];
@@ -551,7 +551,8 @@ mod tests {
     #[test]
     fn missing_and_escaping_refs_are_reported_at_the_ref() {
         let mut files = PackValues::new();
-        files.insert("scenarios/car.yaml".into(), json!({"scenario_id": "car", "title": "Car", "npc": {"ref": "npcs/none.yaml"}, "rubric": {"ref": "../../etc/passwd"}}));
+        let car = json!({"scenario_id": "car", "title": "Car", "npc": {"ref": "npcs/none.yaml"}, "rubric": {"ref": "../../etc/passwd"}});
+        files.insert("scenarios/car.yaml".into(), &car);
         let l = lower(&files, &|_| false);
         let got: Vec<(Code, Option<String>)> = l
             .diagnostics

@@ -267,8 +267,25 @@ impl Condition {
     /// `None` for anything else), borrowing it: no copy of `when` is made
     /// first (the checks and the compile read every condition,
     /// docs/performance.md, Run AE).
+    ///
+    /// Read by hand as the derived (untagged) reading reads it — a string
+    /// is CEL; an object with string `type` and `variable` and any
+    /// `threshold` (other members ignored) is a Threshold; nothing else is
+    /// a condition — without serde's buffered copy
+    /// of `when` that an untagged enum makes (docs/performance.md, Run AJ).
     pub fn read(when: &Value) -> Option<Condition> {
-        Condition::deserialize(when).ok()
+        let threshold = |kind: &Value, variable: &Value, threshold: &Value| {
+            Some(Condition::Threshold {
+                kind: kind.as_str()?.to_string(),
+                variable: variable.as_str()?.to_string(),
+                threshold: threshold.clone(),
+            })
+        };
+        match when {
+            Value::String(s) => Some(Condition::Cel(s.clone())),
+            Value::Object(m) => threshold(m.get("type")?, m.get("variable")?, m.get("threshold")?),
+            _ => None,
+        }
     }
 }
 
@@ -334,6 +351,23 @@ pub struct Scenario {
     /// The turn order (Format 18.9).
     #[serde(default)]
     pub turn_order: Option<Value>,
+}
+
+/// The fields of [`Scenario`] other than its lists and blocks, typed as
+/// there ([`Scenario::read_checked`]).
+#[derive(Deserialize)]
+struct ScenarioFields {
+    id: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    narrator: Option<Narrator>,
+    #[serde(default)]
+    voice: Option<String>,
+    #[serde(default)]
+    scene: Option<Scene>,
 }
 
 /// A scenario's lists of format items (Format 6), named as written.
@@ -430,6 +464,75 @@ impl Scenario {
         })
     }
 
+    /// Reads the scenario as the checks and the compiler read it (Format
+    /// 6): its format fields copied out of `value`, without the
+    /// `extensions` of the scenario and of the items of its lists (other
+    /// tools' free JSON, which no check reads) and without unknown fields
+    /// (which the schema check reports), so that a scenario carrying
+    /// megabytes of either is not copied with them (Format 16.2's memory
+    /// bound). What [`Scenario::from_value`] gives for such a copy, built
+    /// without an intermediate object: each field is copied once, each
+    /// item's members without hashing them again (docs/performance.md,
+    /// Run AJ).
+    pub fn read_checked(value: &Value) -> Option<Scenario> {
+        let m = value.as_object()?;
+        let item = |v: &Value| match v {
+            Value::Object(o) if o.contains_key("extensions") => Value::Object(
+                o.iter()
+                    .filter(|(k, _)| k.as_str() != "extensions")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+            v => v.clone(),
+        };
+        // As `from_value`: absent is empty, anything but an array fails.
+        let list = |k: &str| match m.get(k) {
+            None => Some(Vec::new()),
+            Some(Value::Array(items)) => Some(items.iter().map(item).collect()),
+            Some(_) => None,
+        };
+        let (worlds, cast, openings, variables) = (
+            list("worlds")?,
+            list("cast")?,
+            list("openings")?,
+            list("variables")?,
+        );
+        let (events, outcomes, rules, entries) = (
+            list("events")?,
+            list("outcomes")?,
+            list("rules")?,
+            list("entries")?,
+        );
+        let block = |k: &str| m.get(k).filter(|v| !v.is_null()).cloned();
+        let (difficulty, emotion, model) = (block("difficulty"), block("emotion"), block("model"));
+        let (rubric, safety, turn_order) = (block("rubric"), block("safety"), block("turn_order"));
+        // The other fields, read in place (serde skips the members it
+        // does not name without copying them).
+        let head = ScenarioFields::deserialize(value).ok()?;
+        Some(Scenario {
+            id: head.id,
+            name: head.name,
+            description: head.description,
+            narrator: head.narrator,
+            voice: head.voice,
+            scene: head.scene,
+            worlds,
+            cast,
+            openings,
+            variables,
+            events,
+            outcomes,
+            rules,
+            entries,
+            difficulty,
+            emotion,
+            model,
+            rubric,
+            safety,
+            turn_order,
+        })
+    }
+
     /// The items of the list `l`, in order.
     pub fn list(&self, l: List) -> &[Value] {
         match l {
@@ -515,6 +618,115 @@ mod tests {
 
     /// `Scenario::from_value` reads what `Scenario::deserialize` reads, and
     /// fails where it fails.
+    /// `read_checked` is `from_value` of the scenario's format fields,
+    /// `extensions` left out at the top and in the lists' items (the
+    /// copy the resolver made before Run AJ).
+    #[test]
+    fn read_checked_is_from_value_of_the_checked_fields() {
+        const LISTS: &[&str] = &[
+            "worlds",
+            "cast",
+            "openings",
+            "variables",
+            "events",
+            "outcomes",
+            "rules",
+            "entries",
+        ];
+        let strip = |item: &Value| match item.as_object() {
+            Some(m) => Value::Object(
+                m.iter()
+                    .filter(|(k, _)| k.as_str() != "extensions")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+            None => item.clone(),
+        };
+        let checked = |v: &Value| -> Value {
+            let Some(m) = v.as_object() else {
+                return v.clone();
+            };
+            Value::Object(
+                m.iter()
+                    .filter(|(k, _)| {
+                        k.as_str() != "extensions"
+                            && crate::model::SCENARIO_FIELDS.contains(&k.as_str())
+                    })
+                    .map(|(k, v)| match v.as_array() {
+                        Some(items) if LISTS.contains(&k.as_str()) => {
+                            (k.clone(), Value::Array(items.iter().map(strip).collect()))
+                        }
+                        _ => (k.clone(), v.clone()),
+                    })
+                    .collect(),
+            )
+        };
+        let cases = [
+            json!({"id": "s"}),
+            json!({"id": "s", "name": "S", "events": [{"id": "e", "extensions": {"x": 1}}], "rules": [], "cast": [{"character": "a"}, "odd", 3]}),
+            json!({"id": "s", "difficulty": null, "model": {"changes": {}}, "emotion": "x", "turn_order": 3}),
+            json!({"id": "s", "events": null}),
+            json!({"id": "s", "events": {"id": "e"}}),
+            json!({"id": "s", "cast": "a", "extensions": {"big": [1, 2]}}),
+            json!({"id": 5}),
+            json!({"name": "no id", "extensions": {}}),
+            json!({"id": "s", "scene": {"present": ["a"]}, "narrator": {"name": "N"}, "unknown": [1]}),
+            json!({"id": "s", "scene": {"present": [1]}}),
+            json!({"id": "s", "description": 7}),
+            json!({"id": "s", "description": null, "voice": "single", "safety": {"extensions": {"k": 1}}}),
+            json!({"id": "s", "worlds": ["w", {"extensions": 1, "id": "v"}], "variables": [{"id": "v", "type": "int", "extensions": null, "zz": 2}]}),
+            json!(["s", "S"]),
+            json!("s"),
+        ];
+        for v in cases {
+            let direct = Scenario::read_checked(&v).map(|s| format!("{s:?}"));
+            let copied = Scenario::from_value(checked(&v)).map(|s| format!("{s:?}"));
+            assert_eq!(direct, copied, "{v}");
+        }
+    }
+
+    /// `Condition::read` reads every shape as the derived reading does.
+    #[test]
+    fn condition_read_is_the_derived_reading() {
+        let cases = [
+            json!("state.x > 1"),
+            json!(""),
+            json!({"type": "variable_above", "variable": "x", "threshold": 3}),
+            json!({"type": "variable_above", "variable": "x", "threshold": 3.50, "other": [1]}),
+            json!({"type": "variable_above", "variable": "x", "threshold": null}),
+            json!({"type": "variable_above", "variable": "x", "threshold": {"a": [1, "b"]}}),
+            json!({"type": "variable_above", "variable": "x"}),
+            json!({"type": "variable_above", "threshold": 1}),
+            json!({"variable": "x", "threshold": 1}),
+            json!({"type": 1, "variable": "x", "threshold": 1}),
+            json!({"type": "t", "variable": null, "threshold": 1}),
+            json!({}),
+            json!(["variable_above", "x", 3]),
+            json!(["variable_above", "x"]),
+            json!(["variable_above", "x", 3, 4]),
+            json!([1, "x", 3]),
+            json!(["a", 2, 3]),
+            json!([]),
+            json!(1),
+            json!(1.5),
+            json!(true),
+            json!(null),
+        ];
+        for v in cases {
+            let by_hand = Condition::read(&v).map(|c| format!("{c:?}"));
+            let derived = Condition::deserialize(&v).ok().map(|c| format!("{c:?}"));
+            assert_eq!(by_hand, derived, "{v}");
+        }
+        let big: Value = serde_json::from_str(
+            r#"{"type": "a", "variable": "b", "threshold": 1.0000000000000000000001}"#,
+        )
+        .unwrap();
+        let Some(Condition::Threshold { threshold, .. }) = Condition::read(&big) else {
+            panic!("a threshold");
+        };
+        assert_eq!(threshold.to_string(), "1.0000000000000000000001");
+    }
+
     #[test]
     fn from_value_reads_as_deserialize_does() {
         let cases = [

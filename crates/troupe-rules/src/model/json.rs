@@ -7,8 +7,6 @@
 //! no exponent, no trailing fractional zeros, `-0` as `0`), so the same
 //! value always has the same bytes however it was spelled (`50.50`, `5.05e1`).
 
-use std::io::Write as _;
-
 use serde_json::Value;
 
 /// The largest exponent written out in plain digits. A number beyond it is
@@ -38,11 +36,11 @@ pub fn write_value(v: &Value, out: &mut Vec<u8>) {
             // An integer is written from its value, not its text (with
             // `arbitrary_precision` the text is kept as read: `-0`).
             if let Some(i) = n.as_i64() {
-                let _ = write!(out, "{i}");
+                out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
             } else if let Some(u) = n.as_u64() {
-                let _ = write!(out, "{u}");
+                out.extend_from_slice(itoa::Buffer::new().format(u).as_bytes());
             } else {
-                out.extend_from_slice(plain_number(&n.to_string()).as_bytes());
+                out.extend_from_slice(plain_number(n.as_str()).as_bytes());
             }
         }
         Value::String(s) => write_string(s, out),

@@ -49,8 +49,39 @@ pub(crate) type CompileResult = std::sync::Arc<Result<cel::Program, Vec<CelError
 /// static reachability (17.6) read the same conditions, and compiling one
 /// (parse, type check, lowering) costs far more than looking it up. Bounded
 /// by the story's expressions. A clone starts empty (it is a cache).
+///
+/// Kept by owner and `hit` first, then by text, each looked up borrowed:
+/// a look-up copies neither the owner nor the text (docs/performance.md,
+/// Run AJ).
 #[derive(Default)]
-pub(crate) struct Compiled(std::sync::Mutex<HashMap<(Owner, bool, String), CompileResult>>);
+pub(crate) struct Compiled(
+    std::sync::Mutex<
+        indexmap::IndexMap<OwnerKey, HashMap<String, CompileResult>, foldhash::fast::RandomState>,
+    >,
+);
+
+/// An owner's kind, ID and `hit`, the key of [`Compiled`]'s programs.
+type OwnerKey = (u8, bool, String);
+
+/// [`OwnerKey`] borrowed; hashes as it does (a tuple and a tuple struct
+/// hash their fields in order, a `String` as its `str`).
+#[derive(Hash)]
+struct OwnerKeyRef<'a>(u8, bool, &'a str);
+
+impl indexmap::Equivalent<OwnerKey> for OwnerKeyRef<'_> {
+    fn equivalent(&self, k: &OwnerKey) -> bool {
+        self.0 == k.0 && self.1 == k.1 && self.2 == k.2
+    }
+}
+
+fn owner_key(owner: &Owner, hit: bool) -> OwnerKeyRef<'_> {
+    let kind = match owner {
+        Owner::Scenario(_) => 0,
+        Owner::Character(_) => 1,
+        Owner::World(_) => 2,
+    };
+    OwnerKeyRef(kind, hit, owner.id())
+}
 
 impl Clone for Compiled {
     fn clone(&self) -> Self {
@@ -73,19 +104,23 @@ pub(crate) fn compile_once(
     src: &str,
     env: &Env,
 ) -> CompileResult {
-    let key = (owner.clone(), hit, src.to_string());
+    let key = owner_key(owner, hit);
     if let Some(r) = story
         .programs
         .0
         .lock()
         .ok()
-        .and_then(|m| m.get(&key).cloned())
+        .and_then(|m| m.get(&key)?.get(src).cloned())
     {
         return r;
     }
     let r = std::sync::Arc::new(cel::compile(src, env));
     if let Ok(mut m) = story.programs.0.lock() {
-        m.insert(key, r.clone());
+        let programs = match m.get_index_of(&key) {
+            Some(at) => &mut m[at],
+            None => m.entry((key.0, key.1, key.2.to_string())).or_default(),
+        };
+        programs.insert(src.to_string(), r.clone());
     }
     r
 }
@@ -95,10 +130,15 @@ pub(crate) fn compile_once(
 /// each owner's variables (the type of `own`). Building it is one pass over
 /// the story's variables; an owner's environment then costs only its own
 /// variables (Format 16.2).
+/// Each owner's environment is built once too, on first use, and kept
+/// beside the story (docs/performance.md, Run AJ): the checks of one story
+/// ask for the scenario's several times.
 #[derive(Debug)]
 pub struct StoryEnv {
     base: std::sync::Arc<Env>,
     owners: HashMap<Owner, ObjectType>,
+    /// Each owner's environment, with `hit()` and without, once built.
+    built: std::sync::Mutex<HashMap<(Owner, bool), std::sync::Arc<Env>>>,
 }
 
 impl StoryEnv {
@@ -140,6 +180,7 @@ impl StoryEnv {
         StoryEnv {
             base: std::sync::Arc::new(cel::troupe_base_env(state, knobs.as_ref())),
             owners,
+            built: Default::default(),
         }
     }
 
@@ -152,13 +193,24 @@ impl StoryEnv {
 }
 
 /// The environment an expression owned by `owner` is checked and evaluated
-/// in; `hit` declares `hit()` (entry and rule conditions, Format 11.4).
-/// The story's shared declarations are built once (see [`StoryEnv`]).
-pub fn owner_env(story: &Story, owner: &Owner, hit: bool) -> Env {
+/// in (Format 11.3); `hit` declares `hit()` (entry and rule conditions,
+/// Format 11.4). The story's shared declarations are built once, and each
+/// owner's environment once (see [`StoryEnv`]): a caller that needs its
+/// own copy clones it.
+pub fn owner_env(story: &Story, owner: &Owner, hit: bool) -> std::sync::Arc<Env> {
     let env = story
         .cel
         .get_or_init(|| std::sync::Arc::new(StoryEnv::build(story)));
-    cel::troupe_owner_env(env.base.clone(), env.own(owner)).with_hit(hit)
+    let key = (owner.clone(), hit);
+    if let Some(e) = env.built.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return e;
+    }
+    let e =
+        std::sync::Arc::new(cel::troupe_owner_env(env.base.clone(), env.own(owner)).with_hit(hit));
+    if let Ok(mut m) = env.built.lock() {
+        m.insert(key, e.clone());
+    }
+    e
 }
 
 /// Lowers a Threshold condition to its CEL text (Format 9.5); `None` when
@@ -267,7 +319,7 @@ pub struct DerivedOrder {
 pub fn derived_order(story: &Story) -> DerivedOrder {
     let mut deps: HashMap<String, BTreeSet<String>> = HashMap::default();
     // By owner, not by ID: a character and a world may share an ID.
-    let mut envs: HashMap<Owner, Env> = HashMap::default();
+    let mut envs: HashMap<Owner, std::sync::Arc<Env>> = HashMap::default();
     for (name, decl) in &story.variables {
         let Some(src) = &decl.decl.derived else {
             continue;

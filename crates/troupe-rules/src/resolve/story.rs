@@ -199,55 +199,6 @@ impl SessionContext {
     }
 }
 
-/// The scenario as the checks and the compiler read it: its format fields
-/// (Format 6), without the `extensions` of the scenario and of the items of
-/// its lists (other tools' free JSON, which no check reads) or unknown
-/// fields (which the schema check reports). A scenario carrying megabytes
-/// of either is not copied with them (Format 16.2's memory bound).
-fn checked_fields(scenario: &Value) -> Value {
-    /// The scenario's lists whose items are format objects (Format 6–9,
-    /// 18) that may hold `extensions`.
-    const LISTS: &[&str] = &[
-        "worlds",
-        "cast",
-        "openings",
-        "variables",
-        "events",
-        "outcomes",
-        "rules",
-        "entries",
-    ];
-    let without_extensions = |item: &Value| match item.as_object() {
-        Some(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| k.as_str() != "extensions")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
-        None => item.clone(),
-    };
-    let Some(members) = scenario.as_object() else {
-        return scenario.clone();
-    };
-    Value::Object(
-        members
-            .iter()
-            .filter(|(k, _)| {
-                k.as_str() != "extensions" && crate::model::SCENARIO_FIELDS.contains(&k.as_str())
-            })
-            .map(|(k, v)| {
-                let v = match v.as_array() {
-                    Some(items) if LISTS.contains(&k.as_str()) => {
-                        Value::Array(items.iter().map(without_extensions).collect())
-                    }
-                    _ => v.clone(),
-                };
-                (k.clone(), v)
-            })
-            .collect(),
-    )
-}
-
 /// Resolves scenario `index` of `bundle` for a session with `ctx` (or none).
 /// Seat problems are reported in `diags` at `header/players/<i>/...`
 /// (Format 12.3).
@@ -257,7 +208,7 @@ pub fn resolve(
     ctx: Option<&SessionContext>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Story> {
-    let scenario = Scenario::from_value(checked_fields(bundle.get("scenarios")?.get(index)?))?;
+    let scenario = Scenario::read_checked(bundle.get("scenarios")?.get(index)?)?;
     let pointer = format!("/scenarios/{index}");
 
     let mut characters: IndexMap<String, Character> = read_items(bundle, "characters")

@@ -15,7 +15,6 @@ use super::runner::Runtimes;
 use super::snapshots::{self, Compared};
 use crate::check::run::Checked;
 use crate::diag::Code;
-use crate::load::lower;
 use crate::load::{scan_pack, Document, PackFileKind, PackFiles};
 use crate::open::check_scanned_pack;
 
@@ -247,7 +246,7 @@ pub fn run(
     };
 
     // The lowered bundle and its origins, and the documents as written.
-    let mut values = lower::PackValues::new();
+    let mut values: IndexMap<String, Value> = IndexMap::new();
     if let Some(m) = &pack.manifest {
         values.insert("manifest.yaml".into(), m.value.clone());
     }

@@ -20,7 +20,7 @@ const RATINGS: &[&str] = &["general", "teen", "mature"];
 /// diagnostics, so nothing that depends on its content is reported again.
 pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let manifest = files.get(MANIFEST).map(Manifest::read);
+    let manifest = files.get(MANIFEST).map(|v| Manifest::read(v));
 
     // Entry scenarios exist (MISSING_FILE / PATH_TRAVERSAL at the item).
     let mut entry_ids = Vec::new();
@@ -81,7 +81,7 @@ pub fn check_pack_files(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Ve
             .safety_policy
             .and_then(|r| normalize_ref(r).ok())
             .and_then(|p| files.get(&p));
-        let cap = policy.and_then(rating_cap);
+        let cap = policy.and_then(|p| rating_cap(p));
         let rank = |r: &str| RATINGS.iter().position(|x| *x == r);
         if let (Some(rating), Some(cap)) = (rating, cap)
             && let (Some(r), Some(c)) = (rank(rating), rank(cap))
@@ -159,7 +159,7 @@ fn scenario_files_on_disk(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> 
         .filter(|p| p.starts_with("scenarios/"))
         .cloned()
         .collect();
-    let manifest = Manifest::of(files.get(MANIFEST));
+    let manifest = Manifest::of(files.get(MANIFEST).copied());
     for (_, e) in manifest.entries() {
         if let Ok(p) = normalize_ref(e)
             && p.starts_with("scenarios/")
