@@ -66,4 +66,42 @@ while [ $# -gt 0 ]; do
     *) args+=("$a") ;;
   esac
 done
-clippy-driver "$rustc" "${args[@]}" --out-dir "$scratch"
+clippy-driver "$rustc" "${args[@]}" --out-dir "$scratch" || exit
+
+# LINT_BARE_CRATE names a library (`troupe`, the core) linted a second time
+# as an embedder builds it with no features: every `--cfg feature="…"`
+# dropped, and the `--extern` of each optional dependency named in
+# LINT_BARE_OPTIONAL (library names, space-separated), so code that uses
+# one without its feature's `cfg` fails as it would in that build. What
+# this cannot see: a dependency's own features are the build's, which may
+# be more than the bare core's graph enables (docs/DECISIONS.md "Linting
+# beside the build").
+[ -n "${LINT_BARE_CRATE-}" ] || exit 0
+crate="" test=""
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case ${args[i]} in
+    --crate-name) crate=${args[i + 1]} ;;
+    --test) test=yes ;;
+  esac
+done
+[ "$crate" = "$LINT_BARE_CRATE" ] && [ -z "$test" ] || exit 0
+bare=()
+for ((i = 0; i < ${#args[@]}; i++)); do
+  a=${args[i]}
+  case $a in
+    --cfg)
+      case ${args[i + 1]} in
+        feature=*) i=$((i + 1)); continue ;;
+      esac
+      ;;
+    --extern)
+      name=${args[i + 1]%%=*}
+      if [[ " ${LINT_BARE_OPTIONAL-} " == *" $name "* ]]; then
+        i=$((i + 1))
+        continue
+      fi
+      ;;
+  esac
+  bare+=("$a")
+done
+clippy-driver "$rustc" "${bare[@]}" --out-dir "$scratch"
