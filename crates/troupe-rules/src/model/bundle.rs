@@ -416,7 +416,9 @@ impl Scenario {
     /// them: the same result (`None` where deserializing fails) without a
     /// second copy of the scenario's items. Unlike serde, a value that is
     /// no object is no scenario (serde would read an array's items as the
-    /// fields by position).
+    /// fields by position). The reference [`Scenario::read_checked`] is
+    /// tested against.
+    #[cfg(test)]
     pub fn from_value(value: Value) -> Option<Scenario> {
         let Value::Object(mut m) = value else {
             return None;
@@ -470,10 +472,10 @@ impl Scenario {
     /// tools' free JSON, which no check reads) and without unknown fields
     /// (which the schema check reports), so that a scenario carrying
     /// megabytes of either is not copied with them (Format 16.2's memory
-    /// bound). What [`Scenario::from_value`] gives for such a copy, built
-    /// without an intermediate object: each field is copied once, each
-    /// item's members without hashing them again (docs/performance.md,
-    /// Run AJ).
+    /// bound). What `Scenario::from_value` (its tests' reference) gives
+    /// for such a copy, built without an intermediate object: each field
+    /// is copied once, each item's members without hashing them again
+    /// (docs/performance.md, Run AJ).
     pub fn read_checked(value: &Value) -> Option<Scenario> {
         let m = value.as_object()?;
         let item = |v: &Value| match v {

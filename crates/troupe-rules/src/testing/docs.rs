@@ -377,10 +377,11 @@ fn render(files: &PackFiles, bundle: &Value) -> String {
         .into_iter()
         .map(|(_, w)| w)
         .collect();
-    // The bundle is checked, so each of its scenarios reads (Format 6).
+    // The bundle is checked, so each of its scenarios reads (Format 6), as
+    // the checks read it: without the `extensions` no page shows.
     let scenarios: Vec<Scenario> = crate::model::scenarios(bundle)
         .iter()
-        .filter_map(|sc| Scenario::from_value(sc.clone()))
+        .filter_map(Scenario::read_checked)
         .collect();
 
     out.push_str("### Scenarios\n\n");
