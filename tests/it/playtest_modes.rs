@@ -8,6 +8,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 use troupe::internals::load::scan_pack;
+// The internal open: the playtest runner (`run_pack`) takes an `Opened`.
 use troupe::internals::open::open;
 use troupe::internals::playtest::{run_pack, PackPlaytests, PlaytestReport, RunSettings, Verdict};
 
