@@ -13,8 +13,7 @@ use std::time::Duration;
 use crate::ThreadCpu;
 
 use troupe::internals::keys::{KeyOptions, KeySet};
-use troupe::internals::open::open;
-use troupe::internals::runtime::{Options, Session};
+use troupe::{Pack, SessionOptions};
 
 fn digits(n: usize) -> String {
     let mut s = String::from("a");
@@ -78,9 +77,9 @@ fn a_turn_with_a_regex_keyword_is_linear() {
                         {"id": "any", "replies": ["Hm."]}]}]}"#,
     )
     .unwrap();
-    let pack = open(&bundle).unwrap_or_else(|e| panic!("{:?}", e.diagnostics));
+    let pack = Pack::open(&bundle).unwrap_or_else(|e| panic!("{:?}", e.diagnostics()));
     let turn = |input: &str| {
-        let mut s = Session::start(&pack, &Options::default()).unwrap();
+        let mut s = pack.start(SessionOptions::default()).unwrap();
         // `a777…`: the match follows a letter, so it does not count.
         assert_eq!(s.turn(input).unwrap().rule.as_deref(), Some("any"));
     };

@@ -6,9 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use troupe::internals::runtime::{Options, Session};
 use troupe::SafetyStatus as Status;
-use troupe::{Code, Diagnostic};
+use troupe::{Code, Diagnostic, Pack, SessionOptions};
 
 /// A package's entries (name, bytes), in archive order.
 pub type Entries = Vec<(String, Vec<u8>)>;
@@ -24,8 +23,7 @@ pub fn entries(bytes: &[u8]) -> Entries {
 /// The compiled package of the pack at `pack` as `troupe compile` writes
 /// it (with `ir.compact`), as its entries.
 pub fn compiled_full(pack: &str) -> Entries {
-    let o = troupe::internals::open::open(Path::new(pack)).unwrap();
-    entries(&troupe::internals::compile::write_package(&o.bundle, &o.sessions).unwrap())
+    entries(&Pack::open(pack).unwrap().compile().unwrap())
 }
 
 /// The compiled package of the pack at `pack` with `ir.json` its only
@@ -101,13 +99,13 @@ pub fn mismatches(d: &[Diagnostic]) -> Vec<String> {
 
 /// Plays `examples/scripts/used-car-safety.txt`: the safety status of each
 /// turn played.
-pub fn play_safety(o: &troupe::internals::runtime::Opened) -> Vec<Status> {
+pub fn play_safety(pack: &Pack) -> Vec<Status> {
     let inputs =
         troupe::files::read_script(Path::new("examples/scripts/used-car-safety.txt")).unwrap();
-    let mut s = Session::start(o, &Options::default()).unwrap();
+    let mut s = pack.start(SessionOptions::default()).unwrap();
     let mut out = Vec::new();
     for i in &inputs {
-        if s.is_over() {
+        if s.ended() {
             break;
         }
         out.push(s.turn(i).unwrap().safety_status);

@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use serde_json::Value;
-use troupe::internals::open::open;
+use troupe::{Pack, SessionOptions};
 
 use crate::common::packages::{compiled, edited, get, mismatches, tiny_with_condition, with_ir};
 use troupe::internals::wire::JsonText;
@@ -68,14 +68,12 @@ fn an_ir_whose_schema_holds_a_lone_surrogate_falls_back_to_bundle_json() {
     };
     let bad = format!("{}{}{}", &ir[..at], r#""\ud800""#, &ir[end..]);
     let p = with_ir(dir.path(), &e, bad.into_bytes());
-    let o = open(&p).unwrap();
+    let o = Pack::open(&p).unwrap();
     assert!(
-        !o.from_ir,
-        "the IR was used: its schema reads as {:?}",
-        o.ir.as_ref()
-            .map(|ir| ir.scenarios[0].story.model.schema.value().clone())
+        !o.from_ir(),
+        "the IR was used: its schema holds a lone surrogate"
     );
-    assert_eq!(mismatches(&o.warnings), [""]);
+    assert_eq!(mismatches(o.warnings()), [""]);
 }
 
 /// A condition the parser accepts (a tree at most 200 high, Format 11.1)
@@ -104,33 +102,32 @@ fn a_long_operator_chain_compiles_to_an_ir_that_reads_back() {
         format!("{}true{}", "[1].all(x, ".repeat(60), ")".repeat(60)),
     ] {
         let bundle = tiny_with_condition(dir.path(), &when);
-        let o = open(&bundle).unwrap();
-        assert!(o.warnings.is_empty(), "{:?}", o.warnings);
-        let bytes = troupe::internals::compile::write_package(&o.bundle, &o.sessions).unwrap();
+        let o = Pack::open(&bundle).unwrap();
+        assert!(o.warnings().is_empty(), "{:?}", o.warnings());
+        let bytes = o.compile().unwrap();
         let p = dir.path().join("deep.troupe");
         std::fs::write(&p, bytes).unwrap();
-        let o = open(&p).unwrap();
+        let o = Pack::open(&p).unwrap();
         assert_eq!(
-            mismatches(&o.warnings),
+            mismatches(o.warnings()),
             Vec::<String>::new(),
             "{:?}",
-            o.warnings
+            o.warnings()
         );
-        assert!(o.from_ir, "{when}");
+        assert!(o.from_ir(), "{when}");
     }
 }
 
 /// Plays `used-car-safety.txt` and a few plain inputs on `o`.
-fn play(o: &troupe::internals::runtime::Opened) {
-    use troupe::internals::runtime::{Options, Session};
+fn play(o: &Pack) {
     let mut inputs =
         troupe::files::read_script(Path::new("examples/scripts/used-car-safety.txt")).unwrap();
     inputs.extend(["Hello!", "I can offer 7,000.", "Deal."].map(String::from));
-    let Ok(mut s) = Session::start(o, &Options::default()) else {
+    let Ok(mut s) = o.start(SessionOptions::default()) else {
         return;
     };
     for i in &inputs {
-        if s.is_over() {
+        if s.ended() {
             break;
         }
         let _ = s.turn(i);
@@ -226,9 +223,9 @@ fn hostile_ir_edits_never_panic() {
         let ir = edited(&e, |s| edit(s));
         let p = with_ir(dir.path(), &e, ir);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let o = open(&p).unwrap();
+            let o = Pack::open(&p).unwrap();
             play(&o);
-            o.from_ir
+            o.from_ir()
         }));
         assert!(r.is_ok(), "{name}: panicked");
     }

@@ -1,9 +1,10 @@
 //! The engine refuses non-conforming sessions with located diagnostics,
-//! never a panic (Format 12.1, 8.5, 17.1).
+//! never a panic (Format 12.1, 8.5, 17.1): a session file read against its
+//! pack through the API (`Pack::history_file`, checked and compiled).
 
 use std::path::PathBuf;
 
-use troupe::Diagnostic;
+use troupe::{Diagnostic, Pack};
 
 const BUNDLE: &str = r#"{"troupe": "0.1", "kind": "bundle",
  "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult"},
@@ -26,9 +27,10 @@ fn refuse(lines: &[&str]) -> Vec<Diagnostic> {
         text.push_str(l);
     }
     std::fs::write(&session, text).unwrap();
-    match troupe::internals::open::open_engine(&bundle, Some(&session)) {
+    let pack = Pack::open(&bundle).unwrap_or_else(|e| panic!("{:?}", e.diagnostics()));
+    match pack.history_file(&session) {
         Ok(_) => panic!("the engine accepted a non-conforming session"),
-        Err(d) => d,
+        Err(e) => e.diagnostics().to_vec(),
     }
 }
 
@@ -46,12 +48,9 @@ fn a_conforming_session_loads() {
         "{HEADER}\n{{\"id\":\"1\",\"author\":\"ana\",\"changes\":[{{\"set\":{{\"gold\":11}}}}]}}\n"
     );
     std::fs::write(dir.path().join("s.jsonl"), s).unwrap();
-    let e = troupe::internals::open::open_engine(
-        &dir.path().join("b.json"),
-        Some(&dir.path().join("s.jsonl")),
-    )
-    .unwrap();
-    let flat = e.flatten(&e.state_at(0));
+    let pack = Pack::open(dir.path().join("b.json")).unwrap();
+    let history = pack.history_file(dir.path().join("s.jsonl")).unwrap();
+    let flat = history.state_at("1").unwrap();
     assert_eq!(flat["rich"], serde_json::json!(true));
 }
 

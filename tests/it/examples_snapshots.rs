@@ -8,6 +8,9 @@ use std::path::Path;
 use serde_json::{json, Value};
 use troupe::internals::engine::Engine;
 
+/// The engine over an example session (the internal open: the snapshots
+/// read every message's parts rendered, which the API's `History` does not
+/// offer).
 fn open(bundle: &str, session: &str) -> Engine {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     match troupe::internals::open::open_engine(&root.join(bundle), Some(&root.join(session))) {

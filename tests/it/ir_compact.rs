@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 use troupe::internals::compile::{PackageIr, IR_MAX_NESTING};
-use troupe::internals::open::open;
-use troupe::internals::runtime::{Options, Session};
+use troupe::{Pack, SessionOptions};
 
 use crate::common::packages::{compiled, get, mismatches, tiny_with_condition, with_ir, Entries};
 
@@ -62,7 +61,7 @@ fn shapes() -> Vec<Shape> {
 fn deepest(dir: &Path, f: fn(usize) -> String) -> Option<usize> {
     let ok = |n: usize| {
         let b = tiny_with_condition(dir, &f(n));
-        open(&b).is_ok_and(|o| o.warnings.is_empty())
+        Pack::open(&b).is_ok_and(|o| o.warnings().is_empty())
     };
     if !ok(1) {
         return None;
@@ -131,10 +130,10 @@ fn the_deepest_expressions_the_checks_accept_run_from_their_ir() {
         deepest_ir = deepest_ir.max(nest);
         let p = crate::common::packages::write(dir.path(), "deep.troupe", &e);
         on_small_stack(move || {
-            let o = open(&p).unwrap();
-            assert_eq!(mismatches(&o.warnings), Vec::<String>::new(), "{name}");
-            assert!(o.from_ir, "{name} ({n})");
-            let mut s = Session::start(&o, &Options::default()).unwrap();
+            let o = Pack::open(&p).unwrap();
+            assert_eq!(mismatches(o.warnings()), Vec::<String>::new(), "{name}");
+            assert!(o.from_ir(), "{name} ({n})");
+            let mut s = o.start(SessionOptions::default()).unwrap();
             let _ = s.turn("Hello");
         });
     }
@@ -173,10 +172,10 @@ fn an_ir_nested_past_the_bound_falls_back_to_bundle_json() {
     for depth in [IR_MAX_NESTING, 100_000] {
         let p = tiny_with_root(dir.path(), &nots(depth));
         on_small_stack(move || {
-            let o = open(&p).unwrap();
-            assert!(!o.from_ir);
-            assert_eq!(mismatches(&o.warnings), [""]);
-            let m = &o.warnings[0].message;
+            let o = Pack::open(&p).unwrap();
+            assert!(!o.from_ir());
+            assert_eq!(mismatches(o.warnings()), [""]);
+            let m = &o.warnings()[0].message;
             assert!(
                 m.contains(&format!("nested more than {IR_MAX_NESTING} levels deep")),
                 "{m}"
@@ -200,10 +199,10 @@ fn the_deepest_ir_the_reader_accepts_runs_on_a_small_stack() {
     let depth = (IR_MAX_NESTING - plain) & !1;
     let p = tiny_with_root(dir.path(), &nots(depth));
     on_small_stack(move || {
-        let o = open(&p).unwrap();
-        assert_eq!(mismatches(&o.warnings), Vec::<String>::new());
-        assert!(o.from_ir);
-        let mut s = Session::start(&o, &Options::default()).unwrap();
+        let o = Pack::open(&p).unwrap();
+        assert_eq!(mismatches(o.warnings()), Vec::<String>::new());
+        assert!(o.from_ir());
+        let mut s = o.start(SessionOptions::default()).unwrap();
         let _ = s.turn("Hello");
     });
 }

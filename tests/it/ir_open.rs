@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use troupe::internals::compile::read_ir;
 use troupe::internals::load::content_hash;
 use troupe::internals::open::open;
+use troupe::Pack;
 use troupe::SafetyStatus as Status;
 
 use crate::common::packages::{compiled, edited, get, mismatches, play_safety, with_ir};
@@ -65,6 +66,7 @@ fn a_schema_or_policy_nested_too_deep_is_refused_and_bundle_json_runs() {
         &e,
         edited(&e, |s| s["story"]["model"]["schema"] = nested(100)),
     );
+    // The internal open: the IR read back is not on the API's `Pack`.
     let o = open(&p).unwrap();
     assert!(o.from_ir, "{:?}", o.warnings);
     let ir = o.ir.as_ref().unwrap();
@@ -76,9 +78,9 @@ fn a_schema_or_policy_nested_too_deep_is_refused_and_bundle_json_runs() {
         |s: &mut Value| s["runtime"]["safety"]["x-deep"] = nested(101),
     ] {
         let p = with_ir(dir.path(), &e, edited(&e, edit));
-        let o = open(&p).unwrap();
-        assert!(!o.from_ir);
-        assert_eq!(mismatches(&o.warnings), [""]);
+        let o = Pack::open(&p).unwrap();
+        assert!(!o.from_ir());
+        assert_eq!(mismatches(o.warnings()), [""]);
         assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
     }
 }
@@ -102,8 +104,8 @@ fn a_policy_of_odd_shapes_reads_as_its_json_value_did() {
         cats.push(json!("not a category"));
     });
     let p = with_ir(dir.path(), &e, ir);
-    let o = open(&p).unwrap();
-    assert!(o.from_ir, "{:?}", o.warnings);
+    let o = Pack::open(&p).unwrap();
+    assert!(o.from_ir(), "{:?}", o.warnings());
     assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
 }
 
@@ -128,9 +130,9 @@ fn a_truncated_or_garbled_ir_with_its_hash_fixed_up_falls_back() {
         [&ir[..schema_at + 9], b"\"".as_slice(), &vec![b'x'; 1 << 20]].concat(),
     ] {
         let p = with_ir(dir.path(), &e, bad);
-        let o = open(&p).unwrap();
-        assert!(!o.from_ir);
-        assert_eq!(mismatches(&o.warnings), [""]);
+        let o = Pack::open(&p).unwrap();
+        assert!(!o.from_ir());
+        assert_eq!(mismatches(o.warnings()), [""]);
         assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
     }
 }

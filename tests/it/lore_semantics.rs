@@ -6,6 +6,7 @@
 
 use serde_json::{json, Value};
 use troupe::internals::engine::Engine;
+use troupe::internals::runtime::Inner;
 use troupe::lore::{EntryActivation, Why};
 
 fn engine(bundle: &Value, seed: u64, messages: &[Value]) -> Engine {
@@ -418,17 +419,14 @@ fn a_running_session_agrees_with_its_session_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("b.json");
     std::fs::write(&path, b.to_string()).unwrap();
-    let opened =
-        troupe::internals::open::open(&path).unwrap_or_else(|e| panic!("{:?}", e.diagnostics));
-    let mut s = troupe::internals::runtime::Session::start(
-        &opened,
-        &troupe::internals::runtime::Options::default(),
-    )
-    .expect("starts");
+    let pack = troupe::Pack::open(&path).unwrap_or_else(|e| panic!("{:?}", e.diagnostics()));
+    let mut s = pack
+        .start(troupe::SessionOptions::default())
+        .expect("starts");
     for input in ["a fox", "x", "x", "fox", "x", "x"] {
         s.turn(input).expect("turn");
         let lines: Vec<Value> = s
-            .session_text()
+            .jsonl()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
@@ -436,7 +434,9 @@ fn a_running_session_agrees_with_its_session_file() {
             troupe::internals::pipeline::load(&b, Some((&lines[0], &lines[1..])), None).unwrap();
         for m in &lines[1..] {
             let id = m["id"].as_str().unwrap();
+            // The running session's own engine (its memo), not a fresh one.
             let running: Vec<String> = s
+                .inner()
                 .engine()
                 .active_entries(id)
                 .into_iter()

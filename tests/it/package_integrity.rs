@@ -16,12 +16,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use troupe::files::read_script;
 use troupe::internals::check::check_paths;
-use troupe::internals::compile::write_package;
-use troupe::internals::open::{open, open_with};
+use troupe::internals::open::open;
 use troupe::internals::runtime::{Options, Session};
-use troupe::OpenOptions;
 use troupe::SafetyStatus as Status;
 use troupe::{Code, Severity};
+use troupe::{OpenOptions, Pack, SessionOptions};
 
 use crate::common::packages::{self, fix_ir_hash, get, play_safety, set, write};
 
@@ -89,10 +88,10 @@ fn the_compiled_example_package_uses_its_ir_and_checks_clean() {
     // As written (with ir.compact) and with ir.json alone.
     for e in [compiled_full(), compiled()] {
         let p = write(dir.path(), "ok.troupe", &e);
-        let o = open(&p).unwrap();
-        assert!(o.from_ir && o.warnings.is_empty());
-        let v = open_with(&p, verifying()).unwrap();
-        assert!(v.from_ir && v.warnings.is_empty());
+        let o = Pack::open(&p).unwrap();
+        assert!(o.from_ir() && o.warnings().is_empty());
+        let v = Pack::open_with(&p, verifying()).unwrap();
+        assert!(v.from_ir() && v.warnings().is_empty());
         assert!(check_paths(&[p]).diagnostics.is_empty());
     }
 }
@@ -104,17 +103,17 @@ fn a_naive_edit_of_ir_json_falls_back_and_still_stops_at_the_unsafe_line() {
     let ir = edited_ir(&e);
     set(&mut e, "ir.json", ir);
     let p = write(dir.path(), "a.troupe", &e);
-    let o = open(&p).unwrap();
-    assert!(!o.from_ir, "the edited IR is not used");
+    let o = Pack::open(&p).unwrap();
+    assert!(!o.from_ir(), "the edited IR is not used");
     let file = format!("{}!manifest.json", p.display());
     assert_eq!(
-        ir_mismatch(&o.warnings, Severity::Warning),
+        ir_mismatch(o.warnings(), Severity::Warning),
         [(file, "/ir_hash".to_string())]
     );
     // The story run is bundle.json's: line 2 is stopped by `threats`.
     assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
     // Compiling the edited package writes a package that checks clean.
-    let again = open_with(&p, {
+    let again = Pack::open_with(&p, {
         let mut o = OpenOptions::default();
         o.use_ir = false;
         o.verify_ir = false;
@@ -122,7 +121,7 @@ fn a_naive_edit_of_ir_json_falls_back_and_still_stops_at_the_unsafe_line() {
     })
     .unwrap();
     let q = dir.path().join("again.troupe");
-    std::fs::write(&q, write_package(&again.bundle, &again.sessions).unwrap()).unwrap();
+    std::fs::write(&q, again.compile().unwrap()).unwrap();
     assert!(check_paths(&[q]).is_valid(true));
 }
 
@@ -143,20 +142,20 @@ fn an_edit_with_its_hash_fixed_up_fails_check_and_verify_ir_falls_back() {
         [(file.clone(), String::new())]
     );
     // `--verify-ir` recompiles at open: a warning, and bundle.json runs.
-    let o = open_with(&p, {
+    let o = Pack::open_with(&p, {
         let mut o = OpenOptions::default();
         o.verify_ir = true;
         o
     })
     .unwrap();
-    assert!(!o.from_ir);
+    assert!(!o.from_ir());
     assert_eq!(
-        ir_mismatch(&o.warnings, Severity::Warning),
+        ir_mismatch(o.warnings(), Severity::Warning),
         [(file, String::new())]
     );
     assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
     // `troupe compile` never takes the IR: what it writes checks clean.
-    let c = open_with(&p, {
+    let c = Pack::open_with(&p, {
         let mut o = OpenOptions::default();
         o.use_ir = false;
         o.verify_ir = false;
@@ -164,7 +163,7 @@ fn an_edit_with_its_hash_fixed_up_fails_check_and_verify_ir_falls_back() {
     })
     .unwrap();
     let q = dir.path().join("again.troupe");
-    std::fs::write(&q, write_package(&c.bundle, &c.sessions).unwrap()).unwrap();
+    std::fs::write(&q, c.compile().unwrap()).unwrap();
     assert!(check_paths(&[q]).is_valid(true));
 }
 
@@ -188,7 +187,7 @@ fn an_edit_of_bundle_json_alone_fails_check_on_the_bundle_itself() {
         ir_mismatch(&checked.diagnostics, Severity::Warning),
         [(file, "/content_hash".to_string())]
     );
-    assert!(open(&p).is_err());
+    assert!(Pack::open(&p).is_err());
 }
 
 /// The compiled harbor-lights package (two derived variables: `ready`
@@ -211,10 +210,10 @@ fn open_edited_story(
     set(&mut e, "ir.json", format!("{ir}\n").into_bytes());
     fix_ir_hash(&mut e);
     let p = write(dir.path(), "s.troupe", &e);
-    let o = open(&p).unwrap();
+    let o = Pack::open(&p).unwrap();
     (
-        ir_mismatch(&o.warnings, Severity::Warning),
-        o.from_ir,
+        ir_mismatch(o.warnings(), Severity::Warning),
+        o.from_ir(),
         p,
         dir,
     )
@@ -231,8 +230,8 @@ fn a_structurally_broken_ir_is_refused_by_the_validator_and_bundle_json_runs() {
     let file = format!("{}!ir.json", p.display());
     assert_eq!(w, [(file, "/scenarios/0/story/derived/0".to_string())]);
     // ... and the package still runs bundle.json's story.
-    let o = open(&p).unwrap();
-    let mut s = Session::start(&o, &Options::default()).unwrap();
+    let o = Pack::open(&p).unwrap();
+    let mut s = o.start(SessionOptions::default()).unwrap();
     assert!(s.turn("Hello").is_ok());
     // A slot count that the variables' layouts do not add up to.
     let (w, used, p, _dir) = open_edited_story(|s| {
@@ -274,6 +273,7 @@ fn owner_environments_must_fit_the_one_base_written_for_them() {
     // The unedited package runs from its IR, with every owner's slots.
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "ok.troupe", &compiled());
+    // The internal open: the IR's environments are not on the API's `Pack`.
     let o = open(&p).unwrap();
     assert!(o.from_ir && o.warnings.is_empty());
     let ir = o.ir.as_ref().unwrap();
@@ -298,11 +298,11 @@ fn a_rules_written_changes_must_be_a_list() {
     set(&mut e, "ir.json", format!("{ir}\n").into_bytes());
     fix_ir_hash(&mut e);
     let p = write(dir.path(), "c.troupe", &e);
-    let o = open(&p).unwrap();
-    assert!(!o.from_ir);
+    let o = Pack::open(&p).unwrap();
+    assert!(!o.from_ir());
     let file = format!("{}!ir.json", p.display());
     assert_eq!(
-        ir_mismatch(&o.warnings, Severity::Warning),
+        ir_mismatch(o.warnings(), Severity::Warning),
         [(
             file,
             "/scenarios/0/runtime/rules/0/changes_json".to_string()
@@ -338,11 +338,11 @@ fn a_rules_written_and_lowered_changes_must_agree() {
         set(&mut e, "ir.json", format!("{ir}\n").into_bytes());
         fix_ir_hash(&mut e);
         let p = write(dir.path(), "c.troupe", &e);
-        let o = open(&p).unwrap();
-        assert!(!o.from_ir);
+        let o = Pack::open(&p).unwrap();
+        assert!(!o.from_ir());
         let file = format!("{}!ir.json", p.display());
         assert_eq!(
-            ir_mismatch(&o.warnings, Severity::Warning),
+            ir_mismatch(o.warnings(), Severity::Warning),
             [(file, format!("/scenarios/0/runtime/rules/{i}/changes_json"))]
         );
     }
@@ -351,8 +351,8 @@ fn a_rules_written_and_lowered_changes_must_agree() {
     for e in [compiled(), compiled_harbor()] {
         let dir = tempfile::tempdir().unwrap();
         let p = write(dir.path(), "ok.troupe", &e);
-        let o = open(&p).unwrap();
-        assert!(o.from_ir && o.warnings.is_empty(), "{:?}", o.warnings);
+        let o = Pack::open(&p).unwrap();
+        assert!(o.from_ir() && o.warnings().is_empty(), "{:?}", o.warnings());
     }
 }
 
@@ -385,6 +385,8 @@ fn a_session_from_the_ir_starts_without_parsing_the_bundle() {
     let dir = tempfile::tempdir().unwrap();
     for e in [compiled_full(), compiled()] {
         let p = write(dir.path(), "ok.troupe", &e);
+        // The internal open: the IR and whether the bundle was parsed are not
+        // on the API's `Pack`.
         let o = open(&p).unwrap();
         assert!(o.from_ir && o.ir.is_some());
         let mut s = Session::start(&o, &Options::default()).unwrap();
@@ -531,16 +533,16 @@ fn manifest_field(e: &[(String, Vec<u8>)], f: &str) -> String {
 }
 
 /// The session file of the script `used-car-safety.txt` played on `o`.
-fn session_bytes(o: &troupe::internals::runtime::Opened) -> String {
+fn session_bytes(o: &Pack) -> String {
     let inputs = read_script(Path::new("examples/scripts/used-car-safety.txt")).unwrap();
-    let mut s = Session::start(o, &Options::default()).unwrap();
+    let mut s = o.start(SessionOptions::default()).unwrap();
     for i in &inputs {
-        if s.is_over() {
+        if s.ended() {
             break;
         }
         s.turn(i).unwrap();
     }
-    s.session_text().to_string()
+    s.jsonl().to_string()
 }
 
 #[test]
@@ -555,10 +557,10 @@ fn compile_writes_ir_compact_and_it_plays_the_same_session_bytes() {
     );
     let with = write(dir.path(), "with.troupe", &full);
     let without = write(dir.path(), "without.troupe", &compiled());
-    let a = open(&with).unwrap();
-    let b = open(&without).unwrap();
-    let source = open(Path::new(NEGOTIATION)).unwrap();
-    assert!(a.from_ir && a.warnings.is_empty(), "{:?}", a.warnings);
+    let a = Pack::open(&with).unwrap();
+    let b = Pack::open(&without).unwrap();
+    let source = Pack::open(NEGOTIATION).unwrap();
+    assert!(a.from_ir() && a.warnings().is_empty(), "{:?}", a.warnings());
     let played = session_bytes(&a);
     assert_eq!(played, session_bytes(&b));
     assert_eq!(played, session_bytes(&source));
@@ -571,8 +573,8 @@ fn compile_writes_ir_compact_and_it_plays_the_same_session_bytes() {
     let mut e = full.clone();
     set(&mut e, "ir.json", b"not an IR".to_vec());
     let p = write(dir.path(), "garbage.troupe", &e);
-    let o = open(&p).unwrap();
-    assert!(o.from_ir && o.warnings.is_empty(), "{:?}", o.warnings);
+    let o = Pack::open(&p).unwrap();
+    assert!(o.from_ir() && o.warnings().is_empty(), "{:?}", o.warnings());
     assert_eq!(session_bytes(&o), played);
     // ... and `check` reports it (the loader's warning, 14.4 Checking).
     let checked = check_paths(std::slice::from_ref(&p));
@@ -603,13 +605,13 @@ fn a_tampered_or_truncated_ir_compact_is_not_used_and_ir_json_runs() {
         let mut e = full.clone();
         set(&mut e, "ir.compact", bad);
         let p = write(dir.path(), "t.troupe", &e);
-        let o = open(&p).unwrap();
+        let o = Pack::open(&p).unwrap();
         assert_eq!(
-            ir_mismatch(&o.warnings, Severity::Warning),
+            ir_mismatch(o.warnings(), Severity::Warning),
             [(at(&p, "ir.compact"), String::new())],
             "{what}"
         );
-        assert!(o.from_ir, "{what}: ir.json is used");
+        assert!(o.from_ir(), "{what}: ir.json is used");
         assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop], "{what}");
         // `check` says the same, and a stale entry is not an error.
         let checked = check_paths(std::slice::from_ref(&p));
@@ -631,12 +633,12 @@ fn an_ir_compact_from_another_pack_is_not_used() {
     let mut e = full.clone();
     set(&mut e, "ir.compact", get(&harbor, "ir.compact").to_vec());
     let p = write(dir.path(), "h.troupe", &e);
-    let o = open(&p).unwrap();
+    let o = Pack::open(&p).unwrap();
     assert_eq!(
-        ir_mismatch(&o.warnings, Severity::Warning),
+        ir_mismatch(o.warnings(), Severity::Warning),
         [(at(&p, "ir.compact"), String::new())]
     );
-    assert!(o.from_ir);
+    assert!(o.from_ir());
     assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
     // Its record fixed up to this package's ir_hash: the record agrees,
     // and the IR's own bundle_hash tells (at /bundle_hash).
@@ -649,12 +651,12 @@ fn an_ir_compact_from_another_pack_is_not_used() {
     let mut e = full.clone();
     set(&mut e, "ir.compact", fixed);
     let p = write(dir.path(), "h2.troupe", &e);
-    let o = open(&p).unwrap();
+    let o = Pack::open(&p).unwrap();
     assert_eq!(
-        ir_mismatch(&o.warnings, Severity::Warning),
+        ir_mismatch(o.warnings(), Severity::Warning),
         [(at(&p, "ir.compact"), "/bundle_hash".to_string())]
     );
-    assert!(o.from_ir);
+    assert!(o.from_ir());
     assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
 }
 
@@ -672,8 +674,8 @@ fn an_ir_compact_whose_record_agrees_but_whose_ir_differs_fails_check_and_verify
     // Without verification the hashes cannot tell: the edited IR runs
     // (14.4, threat model), and its story has no safety category: the
     // script's three lines all play, none flagged.
-    let o = open(&p).unwrap();
-    assert!(o.from_ir && o.warnings.is_empty());
+    let o = Pack::open(&p).unwrap();
+    assert!(o.from_ir() && o.warnings().is_empty());
     assert_eq!(play_safety(&o), [Status::Ok, Status::Ok, Status::Ok]);
     // `check` compiles: an error at ir.compact, none at ir.json.
     let checked = check_paths(std::slice::from_ref(&p));
@@ -684,12 +686,12 @@ fn an_ir_compact_whose_record_agrees_but_whose_ir_differs_fails_check_and_verify
     );
     assert!(ir_mismatch(&checked.diagnostics, Severity::Warning).is_empty());
     // `--verify-ir`: a warning at ir.compact, then ir.json, verified, runs.
-    let v = open_with(&p, verifying()).unwrap();
+    let v = Pack::open_with(&p, verifying()).unwrap();
     assert_eq!(
-        ir_mismatch(&v.warnings, Severity::Warning),
+        ir_mismatch(v.warnings(), Severity::Warning),
         [(at(&p, "ir.compact"), String::new())]
     );
-    assert!(v.from_ir);
+    assert!(v.from_ir());
     assert_eq!(play_safety(&v), [Status::Redirect, Status::Stop]);
     // ... and with ir.json edited the same way (its hash fixed up), both
     // are refused and bundle.json runs.
@@ -700,15 +702,15 @@ fn an_ir_compact_whose_record_agrees_but_whose_ir_differs_fails_check_and_verify
     let edited = compact_of(&ir, &manifest_field(&e, "ir_hash"), &bundle_hash);
     set(&mut e, "ir.compact", edited);
     let p = write(dir.path(), "d2.troupe", &e);
-    let v = open_with(&p, verifying()).unwrap();
+    let v = Pack::open_with(&p, verifying()).unwrap();
     assert_eq!(
-        ir_mismatch(&v.warnings, Severity::Warning),
+        ir_mismatch(v.warnings(), Severity::Warning),
         [
             (at(&p, "ir.compact"), String::new()),
             (at(&p, "ir.json"), String::new())
         ]
     );
-    assert!(!v.from_ir);
+    assert!(!v.from_ir());
     assert_eq!(play_safety(&v), [Status::Redirect, Status::Stop]);
     let checked = check_paths(std::slice::from_ref(&p));
     assert_eq!(
@@ -729,8 +731,8 @@ fn edits_of_ir_json_in_a_package_with_ir_compact_as_14_4_says() {
     let ir = edited_ir(&e);
     set(&mut e, "ir.json", ir);
     let p = write(dir.path(), "a.troupe", &e);
-    let o = open(&p).unwrap();
-    assert!(o.from_ir && o.warnings.is_empty());
+    let o = Pack::open(&p).unwrap();
+    assert!(o.from_ir() && o.warnings().is_empty());
     assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
     let checked = check_paths(std::slice::from_ref(&p));
     assert_eq!(
@@ -748,9 +750,9 @@ fn edits_of_ir_json_in_a_package_with_ir_compact_as_14_4_says() {
     set(&mut e, "ir.json", ir);
     fix_ir_hash(&mut e);
     let p = write(dir.path(), "b.troupe", &e);
-    let o = open(&p).unwrap();
+    let o = Pack::open(&p).unwrap();
     assert_eq!(
-        ir_mismatch(&o.warnings, Severity::Warning),
+        ir_mismatch(o.warnings(), Severity::Warning),
         [
             (at(&p, "ir.compact"), String::new()),
             (
@@ -759,7 +761,7 @@ fn edits_of_ir_json_in_a_package_with_ir_compact_as_14_4_says() {
             )
         ]
     );
-    assert!(!o.from_ir);
+    assert!(!o.from_ir());
     // An edited bundle.json: reported once, at /content_hash, whichever
     // entry would have been used.
     let mut e = compiled_full();
@@ -767,12 +769,12 @@ fn edits_of_ir_json_in_a_package_with_ir_compact_as_14_4_says() {
     bundle["x-note"] = "edited".into();
     set(&mut e, "bundle.json", format!("{bundle}\n").into_bytes());
     let p = write(dir.path(), "c.troupe", &e);
-    let o = open(&p).unwrap();
+    let o = Pack::open(&p).unwrap();
     assert_eq!(
-        ir_mismatch(&o.warnings, Severity::Warning),
+        ir_mismatch(o.warnings(), Severity::Warning),
         [(at(&p, "manifest.json"), "/content_hash".to_string())]
     );
-    assert!(!o.from_ir);
+    assert!(!o.from_ir());
 }
 
 #[test]
@@ -781,11 +783,11 @@ fn an_ir_compact_without_ir_json_is_not_used() {
     let mut e = compiled_full();
     e.retain(|(n, _)| n != "ir.json");
     let p = write(dir.path(), "n.troupe", &e);
-    let o = open(&p).unwrap();
+    let o = Pack::open(&p).unwrap();
     assert_eq!(
-        ir_mismatch(&o.warnings, Severity::Warning),
+        ir_mismatch(o.warnings(), Severity::Warning),
         [(at(&p, "ir.compact"), String::new())]
     );
-    assert!(!o.from_ir);
+    assert!(!o.from_ir());
     assert_eq!(play_safety(&o), [Status::Redirect, Status::Stop]);
 }

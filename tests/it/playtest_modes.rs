@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
-use troupe::internals::load::scan_pack;
-use troupe::internals::open::open;
-use troupe::internals::playtest::{run_pack, PackPlaytests, PlaytestReport, RunSettings, Verdict};
+use troupe::tools::{run_playtests, GoalResult, PlaytestReport, Verdict};
+use troupe::Pack;
 
 use crate::common;
 use common::*;
@@ -21,17 +20,12 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn run(root: &Path, name: &str) -> PlaytestReport {
-    let opened = open(root).expect("the pack conforms");
-    let files = PackPlaytests::read(&scan_pack(root).value.unwrap());
-    let mut r = run_pack(&opened, &files, Some(name), &RunSettings::default()).unwrap();
+    let pack = Pack::open(root).expect("the pack conforms");
+    let mut r = run_playtests(&pack, root, Some(name), None).unwrap();
     r.remove(0)
 }
 
-fn goal<'a>(
-    r: &'a PlaytestReport,
-    agent: Option<&str>,
-    id: &str,
-) -> &'a troupe::internals::playtest::GoalResult {
+fn goal<'a>(r: &'a PlaytestReport, agent: Option<&str>, id: &str) -> &'a GoalResult {
     r.goals
         .iter()
         .find(|g| g.agent.as_deref() == agent && g.goal == id)

@@ -10,6 +10,8 @@ use std::path::Path;
 use serde_json::Value;
 use troupe::files::read_script;
 use troupe::internals::engine::Engine;
+// The internal open: these tests drive the runtime's own `Session` (internal
+// `Options`, `RuntimeKind::Fake`, its engine), which takes an `Opened`.
 use troupe::internals::open::open;
 use troupe::internals::runtime::transcript::{
     score as transcript_score, start as transcript_start, turn as transcript_turn,

@@ -94,8 +94,8 @@ fn coverage_reaches_exactly_the_branches_the_runtime_took() {
     use troupe::internals::testing::coverage::{report, Hits, Model};
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/packs/everyday-negotiation");
-    let (doc, _) = troupe::internals::open::read_bundle_or_pack(&root);
-    let bundle = doc.expect("the pack lowers").value;
+    let pack = troupe::Pack::open(&root).expect("the pack lowers");
+    let bundle = pack.bundle().clone();
     let opened = Opened::from_checked("negotiation", bundle.clone());
     let options = Options {
         scenario: Some("used_car_negotiation".into()),

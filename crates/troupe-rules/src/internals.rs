@@ -85,11 +85,15 @@ pub mod pipeline {
     pub use crate::pipeline::{compile_checked, compile_checked_session, load};
 }
 
-/// Opening a pack, a bundle or a package (Format 14.4), keeping what the
-/// embedding API hides (its bundle and sessions, for writing a package; an
-/// engine over a recorded session).
+/// Opening a pack, a bundle or a package (Format 14.4) as the runtime's
+/// `Opened`, for what the embedding API's `Pack` hides: the runtime tests
+/// and the playtest tests drive the runtime's own session and runner, the
+/// IR tests read the IR a package opened with, the benchmarks and
+/// `examples/perf_probe.rs` time the open itself; and an engine over a
+/// recorded session (the example snapshots read its rendered parts).
+/// Everything else opens through [`crate::Pack`].
 pub mod open {
-    pub use crate::open::{open, open_engine, open_with, read_bundle_or_pack};
+    pub use crate::open::{open, open_engine};
 }
 
 /// The engine (Format 8–12): the compiled story and session queried at a

@@ -319,7 +319,7 @@ fn dir_sessions(dir: &Path) -> Vec<(String, Vec<u8>)> {
 /// Reads a bundle file or a pack directory as a bundle value (a pack is
 /// lowered, Format 13.10), with the diagnostics of reading and lowering.
 #[cfg(any(test, feature = "internals"))]
-pub fn read_bundle_or_pack(path: &Path) -> (Option<Document>, Vec<Diagnostic>) {
+fn read_bundle_or_pack(path: &Path) -> (Option<Document>, Vec<Diagnostic>) {
     if path.is_dir() {
         let scanned = crate::load::scan_pack(path);
         let mut diags = scanned.diagnostics;
