@@ -74,8 +74,8 @@ clippy-driver "$rustc" "${args[@]}" --out-dir "$scratch" || exit
 # LINT_BARE_OPTIONAL (library names, space-separated), so code that uses
 # one without its feature's `cfg` fails as it would in that build. What
 # this cannot see: a dependency's own features are the build's, which may
-# be more than the bare core's graph enables (docs/DECISIONS.md "Linting
-# beside the build").
+# be more than the bare core's graph enables (docs/DECISIONS.md "One build
+# for everything").
 [ -n "${LINT_BARE_CRATE-}" ] || exit 0
 crate="" test=""
 for ((i = 0; i < ${#args[@]}; i++)); do
