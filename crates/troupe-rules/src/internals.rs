@@ -87,8 +87,8 @@ pub mod pipeline {
 
 /// Opening a pack, a bundle or a package (Format 14.4) as the runtime's
 /// `Opened`, for what the embedding API's `Pack` hides: the runtime tests
-/// and the playtest tests drive the runtime's own session and runner, the
-/// IR tests read the IR a package opened with, the benchmarks and
+/// drive the runtime's own session, the IR tests read the IR a package
+/// opened with, the benchmarks and
 /// `examples/perf_probe.rs` time the open itself; and an engine over a
 /// recorded session (the example snapshots read its rendered parts).
 /// Everything else opens through [`crate::Pack`].
@@ -191,14 +191,6 @@ pub mod testing {
     pub mod coverage {
         pub use crate::testing::coverage::{report, Hits, Model};
     }
-}
-
-/// Playtests (Format 22): the playtest tests run a pack's playtests and
-/// read their goals.
-#[cfg(feature = "testing")]
-pub mod playtest {
-    pub use crate::playtest::report::GoalResult;
-    pub use crate::playtest::{run_pack, PackPlaytests, PlaytestReport, RunSettings, Verdict};
 }
 
 /// The conformance suite (Format 23, `tests/conformance`): its runner

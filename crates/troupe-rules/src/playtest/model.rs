@@ -21,19 +21,6 @@ pub enum Mode {
     Scenario,
 }
 
-impl Mode {
-    /// The mode as written.
-    #[cfg(any(test, feature = "internals"))]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Party => "party",
-            Mode::Adversarial => "adversarial",
-            Mode::Parallel => "parallel",
-            Mode::Scenario => "scenario",
-        }
-    }
-}
-
 /// Preconditions of a run (Format 22.5 "Requires").
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Requires {
