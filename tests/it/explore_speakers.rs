@@ -124,6 +124,62 @@ fn every_speaker_of_the_tenants_meeting_is_reached_and_replays() {
     );
 }
 
+/// A reaction's rule (`on: reply`, Format 18.9) is reached by the turn one
+/// of whose further replies it makes (20.5: as coverage counts rules,
+/// 21.6). By hand from tenants_meeting.yaml and the README's run of
+/// `examples/scripts/tenants-letter.txt`: Ruth's `six_calls` answers a
+/// reply that says `calls` or `log` (at m6 there), Dev's `will_sign` a reply
+/// that says `sign` once `evidence >= 2` (at m11); both are reactions, never
+/// a turn's first reply, so a search that counted only the first reply's
+/// rule called them unreachable although the space was exhausted.
+#[test]
+fn a_reaction_rule_is_reached_by_the_reply_it_makes() {
+    let pack = tenants();
+    let (code, out, err) = troupe(&["explore", &pack, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for rule in ["six_calls", "will_sign"] {
+        let label = format!("rule {rule}");
+        let it = doc["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["item"] == label.as_str())
+            .unwrap_or_else(|| panic!("no item {label}: {doc}"));
+        assert_eq!(it["status"], "reached", "{it}");
+        let w = &it["witness"];
+        let script = dir.path().join(format!("{rule}.txt"));
+        let text: String = w["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| format!("{}\n", i.as_str().unwrap()))
+            .collect();
+        std::fs::write(&script, text).unwrap();
+        let script = script.display().to_string();
+        let mut args = vec!["run", &pack, "--seed", "0", "--json", "--script", &script];
+        let opening = w["opening"].as_str().unwrap_or_default().to_string();
+        if !opening.is_empty() {
+            args.extend(["--opening", &opening]);
+        }
+        let (code, out, err) = troupe(&args);
+        assert_eq!(code, 0, "{err}");
+        let run: Value = serde_json::from_str(&out).unwrap();
+        let last = run["turns"].as_array().unwrap().last().unwrap();
+        let replies = last["replies"].as_array().unwrap();
+        // Made by a further reply: a reaction, not the turn's first reply.
+        assert!(
+            replies.iter().skip(1).any(|r| r["rule"] == rule),
+            "{rule}'s witness does not end in a reaction by it: {last}"
+        );
+    }
+    let (code, out, err) = troupe(&["explore", &pack]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("rule six_calls: unreachable"), "{out}");
+    assert!(!out.contains("rule will_sign: unreachable"), "{out}");
+}
+
 fn silent_bundle(dir: &Path) -> String {
     let character = |id: &str, name: &str| json!({"id": id, "name": name, "fictional": true, "age_band": "adult"});
     let bundle = json!({

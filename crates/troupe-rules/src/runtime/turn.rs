@@ -184,15 +184,30 @@ struct Taken {
     emotion_of: Option<Who>,
 }
 
+/// The rules a turn reached (Format 21.6 `rules`, 20.5): the rule of
+/// each of its replies (18.6 `replies`), in order, or — when a `stop`
+/// dropped the first reply, so the turn has none — that reply's rule.
+/// Coverage and exploration both count these.
+fn reached_rules<'a>(
+    replies: &'a [Made],
+    first_rule: Option<&'a Arc<str>>,
+) -> impl Iterator<Item = &'a Arc<str>> {
+    let dropped = first_rule.filter(|_| replies.is_empty());
+    dropped
+        .into_iter()
+        .chain(replies.iter().filter_map(|m| m.rule.as_ref()))
+}
+
 /// What one turn of the search reached (Format 20.5): what its
-/// [`TurnResult`] would list as `firings`, `rule` and the authors of
-/// `replies`, and whether the session goes on (`continue_session`).
+/// [`TurnResult`] would list as `firings`, the rules of `replies` (and
+/// `rule` when a `stop` dropped the reply) and their authors, and whether
+/// the session goes on (`continue_session`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Stepped {
     /// The turn's firings, in the result's order.
     pub firings: Vec<Fired>,
-    /// The turn's rule (the first reply's, 18.6).
-    pub rule: Option<Arc<str>>,
+    /// The rules the turn reached, as [`reached_rules`] lists them.
+    pub rules: Vec<Arc<str>>,
     /// The author of each reply, in order.
     pub speakers: Vec<Who>,
     /// Whether the session goes on after the turn.
@@ -317,7 +332,9 @@ impl Session {
         let ended = self.states[t.last as usize].ending.is_some();
         Ok(Stepped {
             firings,
-            rule: t.first_rule,
+            rules: reached_rules(&t.replies, t.first_rule.as_ref())
+                .cloned()
+                .collect(),
             speakers: t
                 .replies
                 .iter()
@@ -421,12 +438,9 @@ impl Session {
                 }
             }
         }
-        // Coverage (Format 21.6) counts the rule of every reply, and of a
-        // first reply a `stop` dropped.
+        // Coverage (Format 21.6) counts the rules the turn reached.
         if let Some(rec) = self.recorder.as_mut() {
-            let dropped = first_rule.as_ref().filter(|_| replies.is_empty());
-            let rules = replies.iter().filter_map(|m| m.rule.as_ref());
-            for rule in dropped.into_iter().chain(rules) {
+            for rule in reached_rules(&replies, first_rule.as_ref()) {
                 crate::engine::Observer::rule(rec.get_mut(), rule);
             }
         }

@@ -529,9 +529,10 @@ fn item_labels(s: &Session) -> Vec<String> {
     out
 }
 
-/// What a turn (or a root) reached: the firings' items, then the rule,
-/// then the speaker of each reply ("X speaks", Format 20.5; the narrator
-/// is no item, so its `speaker narrator` matches none).
+/// What a turn (or a root) reached: the firings' items, then the rules
+/// (the turn's `rule` and each reply's, Format 20.5 and 21.6), then the
+/// speaker of each reply ("X speaks"; the narrator is no item, so its
+/// `speaker narrator` matches none).
 fn reached_by(result: &crate::runtime::TurnResult) -> Vec<String> {
     let mut out: Vec<String> = result
         .firings
@@ -542,8 +543,16 @@ fn reached_by(result: &crate::runtime::TurnResult) -> Vec<String> {
             _ => String::new(),
         })
         .collect();
-    if let Some(r) = &result.rule {
-        out.push(format!("rule {r}"));
+    let rules = result
+        .rule
+        .as_deref()
+        .into_iter()
+        .chain(result.replies.iter().filter_map(|r| r.rule.as_deref()));
+    for r in rules {
+        let label = format!("rule {r}");
+        if !out.contains(&label) {
+            out.push(label);
+        }
     }
     out.extend(
         result
@@ -1187,7 +1196,7 @@ impl ItemIndex {
             };
             out.extend(i);
         }
-        if let Some(r) = &st.rule {
+        for r in &st.rules {
             out.extend(self.rules.get(&**r).copied());
         }
         for w in &st.speakers {
