@@ -255,7 +255,7 @@ pub(crate) fn open_pack_api(
         }
         Err(e) => {
             eprint!("{}", e.render());
-            eprintln!("the input does not conform (Format 17.1); nothing was run");
+            eprintln!("the input does not conform (Format 17.1); nothing was run or written");
             Err(1)
         }
     }

@@ -61,7 +61,7 @@ fn parse_yaml_inner(file: &str, bytes: &[u8]) -> Result<Document, Diagnostic> {
     while let Some(next) = parser.next_event() {
         match next {
             Ok((event, span)) => b.event(event, span)?,
-            Err(e) => return Err(scan_error(file, &e)),
+            Err(e) => return Err(scan_error(file, text, &e)),
         }
     }
     let text_arc: Arc<str> = Arc::from(text);
@@ -139,10 +139,18 @@ fn parse_error(file: &str, at: LineCol, message: impl Into<String>) -> Diagnosti
         .at_line_col(at.line, at.column)
 }
 
-fn scan_error(file: &str, e: &ScanError) -> Diagnostic {
+fn scan_error(file: &str, text: &str, e: &ScanError) -> Diagnostic {
     let m = e.marker();
-    let line = u32::try_from(m.line()).unwrap_or(u32::MAX);
-    let column = u32::try_from(m.col().saturating_add(1)).unwrap_or(u32::MAX);
+    let mut line = u32::try_from(m.line()).unwrap_or(u32::MAX);
+    let mut column = u32::try_from(m.col().saturating_add(1)).unwrap_or(u32::MAX);
+    // A tab in an indentation is reported at the tab (Format 2.4): the
+    // scanner names the start of the token it was reading (a plain scalar
+    // the next line would continue), lines above it.
+    if e.info().contains("found a tab") || e.info().contains("tabs disallowed") {
+        if let Some(at) = indentation_tab(text, m.line()) {
+            (line, column) = (at.line, at.column);
+        }
+    }
     // The scanner reads flow collections ahead of the events (to find
     // implicit keys) and stops at 255 levels of flow nesting with this
     // message, before the depth check on events can see level 129: that is
@@ -165,6 +173,22 @@ fn scan_error(file: &str, e: &ScanError) -> Diagnostic {
         .at_line_col(line, column)
 }
 
+/// The first tab in a line's indentation (its leading spaces and tabs) at
+/// or after line `from` (1-based), where a scanner's tab error is.
+fn indentation_tab(text: &str, from: usize) -> Option<LineCol> {
+    text.split('\n')
+        .enumerate()
+        .skip(from.saturating_sub(1))
+        .find_map(|(i, l)| {
+            let lead = l.len() - l.trim_start_matches([' ', '\t']).len();
+            let col = l[..lead].find('\t')?;
+            Some(LineCol {
+                line: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                column: u32::try_from(l[..col].chars().count() + 1).unwrap_or(u32::MAX),
+            })
+        })
+}
+
 /// A plain sentence for the YAML parser's messages that most often mean a
 /// line indented wrong, so an author sees what to fix (Format 2.4, 17.5).
 fn plain_yaml_error(info: &str) -> Option<&'static str> {
@@ -177,7 +201,7 @@ fn plain_yaml_error(info: &str) -> Option<&'static str> {
             "a `key: value` where none can start: this line is indented deeper than the \
              key before it, or a value holds `: ` and needs quotes",
         )
-    } else if info.contains("tabs disallowed") {
+    } else if info.contains("tabs disallowed") || info.contains("found a tab") {
         Some("YAML is indented with spaces, not tabs")
     } else {
         None
@@ -882,6 +906,32 @@ mod tests {
     }
 
     use super::*;
+
+    /// Format 2.4: a tab in an indentation is PARSE at the tab. By hand:
+    /// the tab opens line 3 (column 1) in the first text, and follows two
+    /// spaces (column 3) in the second; the scanner itself names `knead`
+    /// (line 2) in the first.
+    #[test]
+    fn a_tab_in_an_indentation_is_reported_at_the_tab() {
+        for (text, line, column) in [
+            ("a:\n  - id: knead\n\tby: olga\n", 3, 1),
+            ("a:\n  - id: knead\n  \tby: olga\n", 3, 3),
+            ("a:\n\tb: 1\n", 2, 1),
+        ] {
+            let d = parse(text).unwrap_err();
+            assert_eq!(d.code, Code::Parse, "{text:?}");
+            assert_eq!(
+                (d.location.line, d.location.column),
+                (Some(line), Some(column)),
+                "{text:?}: {d:?}"
+            );
+            assert!(
+                d.message.contains("YAML is indented with spaces, not tabs"),
+                "{text:?}: {}",
+                d.message
+            );
+        }
+    }
 
     fn parse(s: &str) -> Result<Document, Diagnostic> {
         parse_yaml_inner("f.yaml", s.as_bytes())
