@@ -361,3 +361,63 @@ fn a_missing_npc_file_is_one_diagnostic() {
     let codes: Vec<String> = codes_at(&report).into_iter().map(|(c, _, _)| c).collect();
     assert_eq!(codes, ["PARSE"], "{report}");
 }
+
+/// Format 13.0: an NPC file that parses but declares no ID (its `npc_id`
+/// left out) is a missing declaration too: its SCHEMA is the one error;
+/// the rules `by: mara` and the changes of `trust.mara` add no UNKNOWN_REF
+/// or UNKNOWN_VARIABLE (a newcomer saw `by` names `wren` … not in the cast).
+#[test]
+fn an_npc_file_without_its_id_is_one_diagnostic() {
+    let (_d, root) = common::pack("harbor-lights");
+    let path = root.join("npcs/mara.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("npc_id: mara\n"));
+    std::fs::write(&path, text.replacen("npc_id: mara\n", "", 1)).unwrap();
+    let (code, report) = json_report(&["check", root.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let errors: Vec<(String, bool, String)> = codes_at(&report)
+        .into_iter()
+        .map(|(c, file, p)| (c, file.ends_with("npcs/mara.yaml"), p))
+        .collect();
+    assert_eq!(
+        errors,
+        [("SCHEMA".to_string(), true, String::new())],
+        "{report}"
+    );
+}
+
+/// A cast reference that names no member says which it may mean (Format
+/// 18.1 `by`/`reply_as`, 6.4 `scene.present`). By hand from harbor-lights'
+/// cast (mara, tobias, ines, the seat `investigator`): `by: tobais` is one
+/// transposition from `tobias`; `ghost` is near none, so the members and
+/// the seat are listed in cast order.
+#[test]
+fn an_unknown_cast_member_gets_the_nearest_or_the_choices() {
+    let (_d, root) = common::pack("harbor-lights");
+    let path = root.join("scenarios/harbor_lights.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text.replacen("    by: tobias\n", "    by: tobais\n", 1);
+    let text = text.replacen(
+        "      - add: {trust.mara: 10}\n",
+        "      - set: {scene.present: [ghost]}\n",
+        1,
+    );
+    std::fs::write(&path, text).unwrap();
+    let (code, report) = json_report(&["check", root.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let messages: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "UNKNOWN_REF")
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        messages.iter().any(|m| m.ends_with("`by` names `tobais`, which is not a character entry of the scenario's cast (Format 18.1); did you mean `tobias`?")),
+        "{report}"
+    );
+    assert!(
+        messages.iter().any(|m| *m == "`ghost` is not a member of the cast (the choices are `mara`, `tobias`, `ines`, `investigator`)"),
+        "{report}"
+    );
+}

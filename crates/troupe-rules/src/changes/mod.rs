@@ -28,6 +28,20 @@ pub trait Decls {
     /// Whether `id` may be named as a cast reference (Format 6.4): a member,
     /// a seat of the scenario (filled or not).
     fn cast_ref_ok(&self, id: &str) -> bool;
+    /// The IDs a cast reference may name, in cast order: the choices an
+    /// UNKNOWN_REF lists or suggests from.
+    fn cast_refs(&self) -> Vec<&str>;
+}
+
+/// UNKNOWN_REF at `at`: `id` is not a member of the story's cast, with the
+/// closest member or the list of them.
+fn not_in_cast<D: Decls + ?Sized>(story: &D, id: &str, at: String) -> Diagnostic {
+    let hint = crate::diag::suggest::one_of(id, story.cast_refs());
+    Diagnostic::error(
+        Code::UnknownRef,
+        format!("`{id}` is not a member of the cast{hint}"),
+    )
+    .at(at)
 }
 
 /// A variable's declaration as changes see it.
@@ -157,13 +171,7 @@ pub fn check_changes<D: Decls + ?Sized>(
                         if let Some(id) = id.as_str()
                             && !story.cast_ref_ok(id)
                         {
-                            out.push(
-                                Diagnostic::error(
-                                    Code::UnknownRef,
-                                    format!("`{id}` is not a member of the cast"),
-                                )
-                                .at(format!("{at}/{k}")),
-                            );
+                            out.push(not_in_cast(story, id, format!("{at}/{k}")));
                         }
                     }
                 }
@@ -215,13 +223,7 @@ fn check_one<D: Decls + ?Sized>(
             for (k, id) in list.iter().enumerate() {
                 match id.as_str() {
                     Some(id) if story.cast_ref_ok(id) => {}
-                    Some(id) => out.push(
-                        Diagnostic::error(
-                            Code::UnknownRef,
-                            format!("`{id}` is not a member of the cast"),
-                        )
-                        .at(format!("{ptr}/{k}")),
-                    ),
+                    Some(id) => out.push(not_in_cast(story, id, format!("{ptr}/{k}"))),
                     None => out.push(mismatch(
                         "`scene.present` takes a list of character IDs".into(),
                     )),

@@ -44,12 +44,18 @@ fn check_speaker_refs(sc: &Scenario, rule: &Rule<'_>, at: &str, out: &mut Vec<Di
         if (narrator_ok && id == "narrator") || in_cast(id) {
             continue;
         }
+        let narrator = narrator_ok.then_some("narrator");
+        let choices = sc
+            .cast_entries()
+            .filter_map(|e| e.character)
+            .chain(narrator);
         out.push(
             Diagnostic::error(
                 Code::UnknownRef,
                 format!(
-                    "`{field}` names `{}`, which is not a character entry of the scenario's cast (Format 18.1)",
-                    escape_token(id)
+                    "`{field}` names `{}`, which is not a character entry of the scenario's cast (Format 18.1){}",
+                    escape_token(id),
+                    crate::diag::suggest::one_of(id, choices)
                 ),
             )
             .at(format!("{at}/{field}"))

@@ -575,6 +575,13 @@ impl crate::changes::Decls for StoryIr {
             || self.cast.iter().any(|m| m.seat.as_deref() == Some(id))
             || self.open_seats.iter().any(|s| &**s == id)
     }
+
+    fn cast_refs(&self) -> Vec<&str> {
+        let members = self.cast.iter().map(|m| &*m.id);
+        let seats = self.cast.iter().filter_map(|m| m.seat.as_deref());
+        let open = self.open_seats.iter().map(|s| &**s);
+        members.chain(seats).chain(open).collect()
+    }
 }
 
 #[cfg(test)]

@@ -26,8 +26,8 @@ pub struct Lowered {
     /// MISSING_FILE / PATH_TRAVERSAL / DUPLICATE_ID found while lowering.
     pub diagnostics: Vec<Diagnostic>,
     /// Whether a ref to an NPC or world file named none, or one that did
-    /// not parse: what that file declares is unknown (Format 13.0, no
-    /// cascade from a missing declaration).
+    /// not parse or declares no ID: what that file declares is unknown
+    /// (Format 13.0, no cascade from a missing declaration).
     pub declarations_missing: bool,
 }
 
@@ -130,7 +130,7 @@ impl Lowerer<'_> {
         let mut cast = Vec::new();
         if let Some(r) = v.pointer("/npc/ref").and_then(Value::as_str)
             && let Some(f) = self.follow_kind(path, "/npc/ref", r, "npcs/")
-            && let Some(cid) = char_index.get(&f)
+            && let Some(cid) = self.declared(char_index, &f)
         {
             self.out
                 .origins
@@ -142,7 +142,7 @@ impl Lowerer<'_> {
             if let Some(r) = entry.pointer("/npc/ref").and_then(Value::as_str) {
                 let ptr = format!("/cast/{j}/npc/ref");
                 if let Some(f) = self.follow_kind(path, &ptr, r, "npcs/")
-                    && let Some(cid) = char_index.get(&f)
+                    && let Some(cid) = self.declared(char_index, &f)
                 {
                     let k = cast.len();
                     self.out
@@ -180,7 +180,7 @@ impl Lowerer<'_> {
             if let Some(r) = w.get("ref").and_then(Value::as_str) {
                 let ptr = format!("/worlds/{j}/ref");
                 if let Some(f) = self.follow_kind(path, &ptr, r, "worlds/")
-                    && let Some(wid) = world_index.get(&f)
+                    && let Some(wid) = self.declared(world_index, &f)
                 {
                     self.out
                         .origins
@@ -323,6 +323,16 @@ impl Lowerer<'_> {
             s.insert("outcomes".into(), Value::Array(outcomes));
         }
         Some(Value::Object(s))
+    }
+
+    /// The ID the NPC or world file `f` declares, from `index`. A file that
+    /// parsed but declares none (no usable `npc_id` or `world_id`: its own
+    /// SCHEMA diagnostic says why) is a missing declaration (Format 13.0):
+    /// what it would declare is unknown.
+    fn declared<'i>(&mut self, index: &'i IndexMap<String, String>, f: &str) -> Option<&'i String> {
+        let id = index.get(f);
+        self.out.declarations_missing |= id.is_none();
+        id
     }
 
     /// Resolves the reference at `file`+`pointer` to a file of `folder`'s

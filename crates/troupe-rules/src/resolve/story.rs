@@ -476,4 +476,9 @@ impl crate::changes::Decls for Story {
     fn cast_ref_ok(&self, id: &str) -> bool {
         Story::cast_ref_ok(self, id)
     }
+
+    fn cast_refs(&self) -> Vec<&str> {
+        let members = self.scenario.cast_entries().filter_map(|e| e.character);
+        members.chain(self.seat_ids()).collect()
+    }
 }
