@@ -130,8 +130,8 @@ fn step_of(step: Pair<'_, Rule>) -> Step {
 pub fn parse_check(text: &str) -> Result<Check, AssertionSyntax> {
     let trimmed = text.trim_matches(' ');
     let lead = text.len() - text.trim_start_matches(' ').len();
-    let pairs =
-        AssertionParser::parse(Rule::check_main, trimmed).map_err(|e| syntax(text, lead, e))?;
+    let pairs = AssertionParser::parse(Rule::check_main, trimmed)
+        .map_err(|e| not_a_check(trimmed, lead).unwrap_or_else(|| syntax(text, lead, e)))?;
     let Some(check) = pairs.into_iter().next().and_then(|m| m.into_inner().next()) else {
         return Err(AssertionSyntax {
             position: 1,
@@ -247,6 +247,42 @@ fn word(r: Rule) -> &'static str {
     }
 }
 
+/// The words a check begins with (Format 21.4 `check`, `cmp`).
+const CHECK_WORDS: [&str; 8] = [
+    "non_empty_string",
+    "min_length_1",
+    "equals",
+    "contains",
+    "lt",
+    "lte",
+    "gt",
+    "gte",
+];
+
+/// A check that is no `conj` (it holds no `=`) and whose first word is
+/// none of [`CHECK_WORDS`] fails at that word (Format 21.4): the word is
+/// not a check, with the closest check word or the list of checks.
+fn not_a_check(trimmed: &str, lead: usize) -> Option<AssertionSyntax> {
+    if trimmed.contains('=') {
+        return None;
+    }
+    let word = trimmed.split(' ').next().filter(|w| !w.is_empty())?;
+    if CHECK_WORDS.contains(&word) {
+        return None;
+    }
+    let expected = match crate::diag::suggest::closest(word, CHECK_WORDS) {
+        Some(c) => format!("`{word}` is not a check; did you mean `{c}`?"),
+        None => format!(
+            "`{word}` is not a check; the checks are `non_empty_string`, `min_length_1`, \
+             `equals v`, `contains v`, `lt n`, `lte n`, `gt n`, `gte n` and `k=v AND …`"
+        ),
+    };
+    Some(AssertionSyntax {
+        position: lead + 1,
+        expected,
+    })
+}
+
 /// ASSERTION_SYNTAX diagnostics of a fixture document (Format 13.8,
 /// 21.4): one per `static_assertions[i].path` or `.check` that does not
 /// parse, at `/static_assertions/<i>/path` (or `/check`), pointing inside
@@ -286,6 +322,31 @@ pub fn check_fixture(fixture: &serde_json::Value) -> Vec<crate::diag::Diagnostic
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Format 21.4: a check that is no `k=v` and begins with no check
+    /// word fails at that word. By hand: `length 4` (no check is within
+    /// a typo of `length`), `equal 5` (`equals` one letter away), and
+    /// `  lenght` after two spaces (position 3).
+    #[test]
+    fn a_word_that_is_no_check_is_named() {
+        let e = parse_check("length 4").unwrap_err();
+        assert_eq!(e.position, 1);
+        assert!(
+            e.expected
+                .starts_with("`length` is not a check; the checks are `non_empty_string`"),
+            "{}",
+            e.expected
+        );
+        let e = parse_check("equal 5").unwrap_err();
+        assert_eq!(
+            (e.position, e.expected.as_str()),
+            (1, "`equal` is not a check; did you mean `equals`?")
+        );
+        assert_eq!(parse_check("  lenght").unwrap_err().position, 3);
+        // A `k=v` conjunction still fails where its grammar does.
+        assert_ne!(parse_check("type=x AND").unwrap_err().position, 1);
+        assert!(parse_check("lte 33").is_ok());
+    }
 
     #[test]
     fn paths_parse() {
