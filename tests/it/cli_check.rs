@@ -417,7 +417,7 @@ fn an_unknown_cast_member_gets_the_nearest_or_the_choices() {
         "{report}"
     );
     assert!(
-        messages.iter().any(|m| *m == "`ghost` is not a member of the cast (the choices are `mara`, `tobias`, `ines`, `investigator`)"),
+        messages.contains(&"`ghost` is not a member of the cast (the choices are `mara`, `tobias`, `ines`, `investigator`)"),
         "{report}"
     );
 }

@@ -146,10 +146,10 @@ fn scan_error(file: &str, text: &str, e: &ScanError) -> Diagnostic {
     // A tab in an indentation is reported at the tab (Format 2.4): the
     // scanner names the start of the token it was reading (a plain scalar
     // the next line would continue), lines above it.
-    if e.info().contains("found a tab") || e.info().contains("tabs disallowed") {
-        if let Some(at) = indentation_tab(text, m.line()) {
-            (line, column) = (at.line, at.column);
-        }
+    if (e.info().contains("found a tab") || e.info().contains("tabs disallowed"))
+        && let Some(at) = indentation_tab(text, m.line())
+    {
+        (line, column) = (at.line, at.column);
     }
     // The scanner reads flow collections ahead of the events (to find
     // implicit keys) and stops at 255 levels of flow nesting with this
