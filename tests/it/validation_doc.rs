@@ -10,7 +10,8 @@
 //! SETUP)` runs there, after this test has made what SETUP names (see
 //! [`set_up`]: inputs that cannot be committed, a symbolic link loop or a
 //! package, which is a ZIP archive). A block that no input can produce says
-//! why in `<!-- not run: REASON -->`.
+//! why in `<!-- not run: REASON -->`. The JSON example of "## Output" must
+//! be what `troupe check --json` prints for the file it names.
 
 use crate::common;
 
@@ -307,4 +308,24 @@ fn every_example_of_the_codes_is_what_troupe_prints() {
         all.len()
     );
     assert!(run >= 40, "only {run} examples were run");
+}
+
+#[test]
+fn the_json_example_of_output_is_what_troupe_check_json_prints() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(DOC)).unwrap();
+    let output = &doc[doc.find("\n## Output\n").expect("a `## Output` section")..];
+    let start = output
+        .find("\n```json\n")
+        .expect("a JSON example in Output")
+        + 9;
+    let end = start + output[start..].find("\n```\n").unwrap();
+    let shown: serde_json::Value = serde_json::from_str(&output[start..end]).unwrap();
+    // The input is the file its one diagnostic names.
+    let file = shown["diagnostics"][0]["file"].as_str().unwrap();
+    let o = troupe(&["check", "--json", file]);
+    let printed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        shown, printed,
+        "{DOC}: the JSON example of `troupe check --json {file}`"
+    );
 }
