@@ -94,6 +94,7 @@ mod testing_coverage;
 mod testing_reports;
 mod testing_transcripts;
 mod troupe_json;
+mod validation_doc;
 // The web page in headless Chromium (docs/web.md); skips without Chromium.
 #[cfg(feature = "server")]
 mod web_page;
