@@ -122,6 +122,8 @@ pub struct Expect<'a> {
     pub state_delta_contains: &'a [Value],
     /// `state`, when an object.
     pub state: Option<&'a Map<String, Value>>,
+    /// `replies`, when a list (each item `{by?, rule?, contains?}`).
+    pub replies: &'a [Value],
 }
 
 impl<'a> Expect<'a> {
@@ -134,6 +136,7 @@ impl<'a> Expect<'a> {
             rule: text(v, "rule"),
             state_delta_contains: array(v, "state_delta_contains"),
             state: v.get("state").and_then(Value::as_object),
+            replies: array(v, "replies"),
         }
     }
 

@@ -146,6 +146,24 @@ pub struct Expect {
     /// Text the reply must contain.
     #[serde(default)]
     pub reply_contains: Option<String>,
+    /// The turn's replies, one item per reply in order (Format 21.3).
+    #[serde(default)]
+    pub replies: Option<Vec<ReplyExpect>>,
+}
+
+/// One item of `expect.replies` (Format 21.3): what the reply at its
+/// position must show.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ReplyExpect {
+    /// Its author.
+    #[serde(default)]
+    pub by: Option<String>,
+    /// Its rule.
+    #[serde(default)]
+    pub rule: Option<String>,
+    /// Text it must contain.
+    #[serde(default)]
+    pub contains: Option<String>,
 }
 
 impl Fixture {
@@ -365,7 +383,75 @@ pub fn compare(
             r.reply.clone().map(Value::String),
         );
     }
+    if let Some(want) = &e.replies {
+        compare_replies(want, &r.replies, &mut fail);
+    }
     out
+}
+
+/// `expect.replies` (Format 21.3): as many replies as items, each meeting
+/// the item at its position.
+fn compare_replies(
+    want: &[ReplyExpect],
+    got: &[crate::runtime::turn::ReplyRecord],
+    fail: &mut impl FnMut(&str, String, Option<Value>, Option<Value>),
+) {
+    let text = |s: Option<&str>| s.map(|t| Value::String(t.to_string()));
+    if want.len() != got.len() {
+        let authors: Vec<&str> = got.iter().map(|g| &*g.author).collect();
+        fail(
+            "replies",
+            format!(
+                "replies expected {}, got {} [{}]",
+                want.len(),
+                got.len(),
+                authors.join(", ")
+            ),
+            Some(Value::from(want.len())),
+            Some(Value::from(got.len())),
+        );
+        return;
+    }
+    for (k, (w, g)) in want.iter().zip(got).enumerate() {
+        for (field, want, got) in [
+            ("by", &w.by, Some(&*g.author)),
+            ("rule", &w.rule, g.rule.as_deref()),
+        ] {
+            if let Some(want) = want
+                && got != Some(want.as_str())
+            {
+                fail(
+                    &format!("replies/{k}/{field}"),
+                    format!(
+                        "reply {} {field} expected {}, got {}",
+                        k + 1,
+                        show(Some(want)),
+                        show(got)
+                    ),
+                    text(Some(want)),
+                    text(got),
+                );
+            }
+        }
+        if let Some(want) = &w.contains
+            && !g
+                .reply
+                .as_deref()
+                .is_some_and(|t| t.contains(want.as_str()))
+        {
+            fail(
+                &format!("replies/{k}/contains"),
+                format!(
+                    "reply {} expected to contain {}, got {}",
+                    k + 1,
+                    show(Some(want)),
+                    show(g.reply.as_deref())
+                ),
+                text(Some(want)),
+                text(g.reply.as_deref()),
+            );
+        }
+    }
 }
 
 /// Runs a fixture's turns (Format 21.3) and returns its test result (the
@@ -584,6 +670,72 @@ mod tests {
         let e: Expect =
             serde_json::from_value(json!({"fired": [], "not_fired": ["cross"]})).unwrap();
         assert!(compare(1, &e, &quiet, &state, "").is_empty());
+    }
+
+    /// Format 21.3 `replies`, by hand: a turn answered by `vendor` (rule
+    /// `rude`) and then a reaction by `guard` (rule `calm`, no text).
+    #[test]
+    fn replies_are_matched_one_by_one_in_order() {
+        use crate::runtime::turn::ReplyRecord;
+        use crate::runtime::turn_order::{Chosen, Why};
+        let reply = |m: &str, by: &str, rule: &str, text: Option<&str>| ReplyRecord {
+            message: m.into(),
+            author: by.into(),
+            rule: Some(rule.into()),
+            reply: text.map(str::to_string),
+            chosen: Chosen::because(Why::FirstPresent),
+        };
+        let mut r = result();
+        r.replies = vec![
+            reply(
+                "m3",
+                "vendor",
+                "rude",
+                Some("Cheap? My prices are fair, Player."),
+            ),
+            reply("m4", "guard", "calm", None),
+        ];
+        let state = Map::new();
+        let msgs = |e: serde_json::Value| -> Vec<String> {
+            let e: Expect = serde_json::from_value(e).unwrap();
+            compare(2, &e, &r, &state, "/turns/1/expect")
+                .into_iter()
+                .map(|f| format!("{} @ {}", f.message, f.pointer.unwrap_or_default()))
+                .collect()
+        };
+        let none: Vec<String> = Vec::new();
+        assert_eq!(
+            msgs(
+                json!({"replies": [{"by": "vendor", "rule": "rude", "contains": "fair"}, {"by": "guard", "rule": "calm"}]})
+            ),
+            none
+        );
+        assert_eq!(msgs(json!({"replies": [{}, {}]})), none);
+        assert_eq!(
+            msgs(json!({"replies": [{}]})),
+            vec!["turn 2: replies expected 1, got 2 [vendor, guard] @ /turns/1/expect/replies"]
+        );
+        assert_eq!(
+            msgs(json!({"replies": []})),
+            vec!["turn 2: replies expected 0, got 2 [vendor, guard] @ /turns/1/expect/replies"]
+        );
+        assert_eq!(
+            msgs(json!({"replies": [{"by": "guard"}, {"rule": "rude", "contains": "x"}]})),
+            vec![
+                "turn 2: reply 1 by expected \"guard\", got \"vendor\" @ /turns/1/expect/replies/0/by",
+                "turn 2: reply 2 rule expected \"rude\", got \"calm\" @ /turns/1/expect/replies/1/rule",
+                "turn 2: reply 2 expected to contain \"x\", got null @ /turns/1/expect/replies/1/contains",
+            ]
+        );
+        // No reply at all: only `replies: []` holds.
+        assert!(compare(
+            1,
+            &serde_json::from_value(json!({"replies": []})).unwrap(),
+            &result(),
+            &state,
+            ""
+        )
+        .is_empty());
     }
 
     /// Format 21.3's example.

@@ -202,6 +202,41 @@ fn check_against(fixture: &Fixture<'_>, story: &Story, out: &mut Vec<Diagnostic>
                 .at(format!("{at}/rule")),
             );
         }
+        let cast: Vec<&str> = sc
+            .cast_entries()
+            .filter_map(|c| c.character)
+            .chain(["narrator"])
+            .collect();
+        for (k, item) in e.replies.iter().enumerate() {
+            if let Some(id) = item.get("rule").and_then(Value::as_str)
+                && !rules.contains(&id)
+            {
+                out.push(
+                    Diagnostic::error(
+                        Code::UnknownRef,
+                        format!(
+                            "scenario `{sid}` has no rule `{id}`{}",
+                            one_of(id, rules.iter().copied())
+                        ),
+                    )
+                    .at(format!("{at}/replies/{k}/rule")),
+                );
+            }
+            if let Some(id) = item.get("by").and_then(Value::as_str)
+                && !cast.contains(&id)
+            {
+                out.push(
+                    Diagnostic::error(
+                        Code::UnknownRef,
+                        format!(
+                            "`{id}` is no character entry of scenario `{sid}`'s cast, nor `narrator`{}",
+                            one_of(id, cast.iter().copied())
+                        ),
+                    )
+                    .at(format!("{at}/replies/{k}/by")),
+                );
+            }
+        }
         for (k, name) in e.state_delta_contains.iter().enumerate() {
             let Some(name) = name.as_str() else { continue };
             if let Some(why) = not_a_state_name(story, name) {
