@@ -376,40 +376,6 @@ type Queued = (
 /// Most turns one group commit takes.
 pub(super) const GROUP_MAX: usize = 256;
 
-/// The longest SQLite's writer, holding a group with a turn, waits for a
-/// turn on its way ([`Coming`]) before committing (docs/server.md "Group
-/// commit (SQLite)"); it never waits when none is.
-pub(super) const GATHER_WAIT: std::time::Duration = std::time::Duration::from_micros(300);
-
-/// A turn on its way to SQLite's writer (docs/server.md "Group commit
-/// (SQLite)"): counted from before the engine runs it until it is about
-/// to be queued ([`Db::write_turn`]) or given up (dropped), so that the writer, with
-/// a group in hand, waits a bounded moment ([`GATHER_WAIT`]) for it to
-/// share the group's fsync. Counts nothing on PostgreSQL.
-#[derive(Debug)]
-pub struct Coming(Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>);
-
-impl Coming {
-    /// Counts nothing (PostgreSQL; a model turn, which may take seconds).
-    pub fn none() -> Coming {
-        Coming(None)
-    }
-
-    /// Counts one more turn on its way on `count`.
-    pub(super) fn on(count: &std::sync::Arc<std::sync::atomic::AtomicUsize>) -> Coming {
-        count.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        Coming(Some(count.clone()))
-    }
-}
-
-impl Drop for Coming {
-    fn drop(&mut self) {
-        if let Some(c) = self.0.take() {
-            c.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-        }
-    }
-}
-
 /// One operation's whole write as one PostgreSQL statement (docs/server.md
 /// "Group commit (PostgreSQL)"): the guarded `UPDATE` of the session's
 /// row, the `INSERT` of its lines (one array parameter, so the text is
@@ -797,12 +763,9 @@ impl Db {
     /// flush: on SQLite ([`super::lite`]'s writer) always, on PostgreSQL
     /// ([`group_commit_pg`]) once [`Db::group_commit`] turned it on; else
     /// each is its own transaction.
-    ///
-    /// `coming` ([`Db::turn_coming`], taken before the operation ran)
-    /// stops counting once the write is queued.
-    pub async fn write_turn(&self, w: TurnWrite, coming: Coming) -> Result<bool, String> {
+    pub async fn write_turn(&self, w: TurnWrite) -> Result<bool, String> {
         let pool = match &self.store {
-            Store::Lite(lite) => return lite.write_turn(w, coming).await,
+            Store::Lite(lite) => return lite.write_turn(w).await,
             Store::Pg(pool) => pool,
         };
         if let Some(queue) = &self.turns {
@@ -815,16 +778,6 @@ impl Db {
                 .map_err(|_| "the group commit stopped".to_string())?;
         }
         write_in(pool, &w).await.map_err(|e| e.to_string())
-    }
-
-    /// Counts an operation about to run on a live session as a turn on its
-    /// way to SQLite's writer ([`Coming`]) until it is written or given
-    /// up; nothing on PostgreSQL.
-    pub fn turn_coming(&self) -> Coming {
-        match &self.store {
-            Store::Lite(lite) => lite.turn_coming(),
-            Store::Pg(_) => Coming::none(),
-        }
     }
 
     /// A new token for `workspace`: stored as its SHA-256, printed once.

@@ -765,16 +765,8 @@ async fn outer(State(app): State<App>, req: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = req.method().clone();
     let uri = req.uri().clone();
-    // A session operation is a turn on its way to SQLite's writer from
-    // its arrival until its write is queued (docs/server.md "Group commit
-    // (SQLite)"): [`SessionRoute::mutate_once`] takes the count over.
-    let coming = (method == Method::POST && is_session_operation(uri.path()))
-        .then(|| app.db().turn_coming());
-    let response = COMING
-        .scope(
-            std::cell::RefCell::new(coming),
-            REQUEST.scope((method.clone(), uri.clone()), answer_outer(&app, req, next)),
-        )
+    let response = REQUEST
+        .scope((method.clone(), uri.clone()), answer_outer(&app, req, next))
         .await;
     tracing::info!(
         method = %method,
@@ -786,19 +778,7 @@ async fn outer(State(app): State<App>, req: Request, next: Next) -> Response {
     response
 }
 
-/// Whether `path` is a session operation's (`…/sessions/{id}/turns`,
-/// `undo`, `goto`, `settings`): a write of SQLite's writer's groups.
-fn is_session_operation(path: &str) -> bool {
-    ["/turns", "/undo", "/goto", "/settings"]
-        .iter()
-        .any(|op| path.ends_with(op))
-}
-
 tokio::task_local! {
-    /// The session operation this task answers, counted as a turn on its
-    /// way to SQLite's writer ([`outer`]) until [`SessionRoute::mutate_once`]
-    /// takes it.
-    static COMING: std::cell::RefCell<Option<super::db::Coming>>;
     /// The method and URI of the request this task answers ([`outer`]),
     /// named by the error and warning lines logged while answering it
     /// ([`requested`]) — without a span per request (Run AG).
@@ -2126,7 +2106,6 @@ impl SessionRoute {
         live: &mut Live,
         old_current: &str,
         answer: Option<StoredAnswer>,
-        coming: super::db::Coming,
     ) -> Result<bool, Problem> {
         let jsonl = live.session.jsonl();
         let new_text = jsonl.get(live.bytes..).unwrap_or_default();
@@ -2142,7 +2121,7 @@ impl SessionRoute {
             answer,
             token: self.unchecked.as_ref().map(|t| t.0.clone()),
         };
-        let written = self.app.db().write_turn(write, coming).await.map_err(|e| {
+        let written = self.app.db().write_turn(write).await.map_err(|e| {
             if e == super::db::TOKEN_REVOKED {
                 unauthorized_problem()
             } else {
@@ -2264,18 +2243,6 @@ impl SessionRoute {
         // to the blocking pool and back; its time is bounded by the Format
         // 16 budgets. Rebuilds and whole-history views stay on the pool.
         let log = guard.as_ref().and_then(|l| l.model.clone());
-        // A rules-runtime operation is a turn on its way to SQLite's writer
-        // until its write is queued (docs/server.md "Group commit
-        // (SQLite)"), counted since the request arrived ([`outer`]) or,
-        // run again, from here; a model turn, which may take seconds, is
-        // not.
-        let held = COMING.try_with(|c| c.borrow_mut().take()).ok().flatten();
-        let coming = match (held, log.is_none()) {
-            (Some(c), true) => c,
-            (None, true) => self.app.db().turn_coming(),
-            // Dropped here: the writer does not wait for a model call.
-            _ => super::db::Coming::none(),
-        };
         if let Some(l) = &log {
             // A model call is not made on a token taken from memory: it is
             // read first ([`auth`] reads it again for the answer).
@@ -2359,7 +2326,7 @@ impl SessionRoute {
             _ => None,
         };
         let wrote_answer = stored.is_some();
-        match self.commit(live, &current, stored, coming).await {
+        match self.commit(live, &current, stored).await {
             Ok(true) => {}
             Ok(false) => {
                 **guard = None;

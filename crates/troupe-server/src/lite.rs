@@ -16,25 +16,19 @@
 //!   packs, deletes, tokens, `Idempotency-Key` claims and answers), each
 //!   under a savepoint so that a failing one fails alone, then the turns
 //!   (the group commit, up to [`super::db::GROUP_MAX`] turns), each with
-//!   the answer of its `Idempotency-Key` when it has one. Holding a turn,
-//!   and told another is on its way ([`Coming`]: its operation is
-//!   running on a request's task), it waits for it up to [`GATHER_WAIT`]
-//!   before committing, so that the two share the fsync; with none on
-//!   its way it commits at once.
+//!   the answer of its `Idempotency-Key` when it has one.
 //!
 //! It is the only writer of the process, so no lock is needed between
 //! writers of this process; another process's (`troupe serve token
 //! revoke`, a second server on the file) waits on SQLite's busy timeout.
 //! [`prepare`] checks and migrates the file before the threads start.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 
-use super::db::{err, Coming, FromRow, RowRead, StoredAnswer, TurnWrite, GATHER_WAIT, GROUP_MAX};
+use super::db::{err, FromRow, RowRead, StoredAnswer, TurnWrite, GROUP_MAX};
 
 /// A read, run on the reader's connection.
 type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
@@ -59,8 +53,6 @@ pub struct Lite {
     reads: mpsc::Sender<ReadJob>,
     line_reads: mpsc::Sender<ReadJob>,
     writes: mpsc::Sender<Write>,
-    /// Turns on their way to the writer ([`Coming`]).
-    coming: Arc<AtomicUsize>,
 }
 
 /// Opens a connection to the (migrated) database `path` with the server's
@@ -111,24 +103,15 @@ impl Lite {
                 }
             })
             .map_err(|e| format!("cannot start the SQLite reader: {e}"))?;
-        let coming = Arc::new(AtomicUsize::new(0));
-        let on_way = coming.clone();
         std::thread::Builder::new()
             .name("troupe-sqlite-write".into())
-            .spawn(move || write_loop(writer, write_queue, on_way))
+            .spawn(move || write_loop(writer, write_queue))
             .map_err(|e| format!("cannot start the SQLite writer: {e}"))?;
         Ok(Lite {
             reads,
             line_reads,
             writes,
-            coming,
         })
-    }
-
-    /// Counts a turn on its way to the writer until it is queued
-    /// ([`Lite::write_turn`]) or the returned [`Coming`] is dropped.
-    pub fn turn_coming(&self) -> Coming {
-        Coming::on(&self.coming)
     }
 
     /// Runs `f` on the reader's connection and answers what it returned.
@@ -232,12 +215,8 @@ impl Lite {
 
     /// Writes a turn in the next group commit: `Ok(false)` when the
     /// session's row moved first (docs/server.md "Group commit (SQLite)").
-    /// `coming` stops counting as the turn is queued: just before, so
-    /// that the writer, should it take the turn at once, never waits for
-    /// the turn it holds.
-    pub async fn write_turn(&self, w: TurnWrite, coming: Coming) -> Result<bool, String> {
+    pub async fn write_turn(&self, w: TurnWrite) -> Result<bool, String> {
         let (answer, answered) = tokio::sync::oneshot::channel();
-        drop(coming);
         self.writes
             .send(Write::Turn(Box::new(w), answer))
             .map_err(|_| "the group commit stopped".to_string())?;
@@ -247,71 +226,35 @@ impl Lite {
     }
 }
 
-/// A group the writer gathers: its turns, its other writes, and whether
-/// it must be on disk before it is answered.
-#[derive(Default)]
-struct Group {
-    turns: Vec<(Box<TurnWrite>, Answer<bool>)>,
-    jobs: Vec<(WriteJob, Answer<()>)>,
-    durable: bool,
-}
-
-impl Group {
-    /// Adds `w`, then every write queued behind it (up to [`GROUP_MAX`]
-    /// turns).
-    fn take(&mut self, w: Write, queue: &mpsc::Receiver<Write>) {
-        let mut next = Some(w);
+/// The writer: takes every write queued (up to [`GROUP_MAX`] turns), runs
+/// the other writes one by one, then the turns as one group. A group of
+/// unsynced jobs only commits without an fsync of its own
+/// ([`Lite::write_unsynced`]); any other with `synchronous = FULL`.
+fn write_loop(mut conn: Connection, queue: mpsc::Receiver<Write>) {
+    // The connection's setting (FULL from `connect`).
+    let mut full = true;
+    while let Ok(first) = queue.recv() {
+        let mut turns = Vec::new();
+        let mut jobs = Vec::new();
+        let mut durable = false;
+        let mut next = Some(first);
         while let Some(w) = next {
             match w {
                 Write::Turn(t, a) => {
-                    self.durable = true;
-                    self.turns.push((t, a))
+                    durable = true;
+                    turns.push((t, a))
                 }
                 Write::Job(j, a, d) => {
-                    self.durable |= d;
-                    self.jobs.push((j, a))
+                    durable |= d;
+                    jobs.push((j, a))
                 }
             }
-            next = if self.turns.len() < GROUP_MAX {
+            next = if turns.len() < GROUP_MAX {
                 queue.try_recv().ok()
             } else {
                 None
             };
         }
-    }
-}
-
-/// The writer: takes every write queued (up to [`GROUP_MAX`] turns) —
-/// and, holding a turn while another is on its way (`coming`, [`Coming`]),
-/// what arrives within [`GATHER_WAIT`] —, runs the other writes one by
-/// one, then the turns as one group. A group of unsynced jobs only
-/// commits without an fsync of its own ([`Lite::write_unsynced`]); any
-/// other with `synchronous = FULL`.
-fn write_loop(mut conn: Connection, queue: mpsc::Receiver<Write>, coming: Arc<AtomicUsize>) {
-    // The connection's setting (FULL from `connect`).
-    let mut full = true;
-    while let Ok(first) = queue.recv() {
-        let mut group = Group::default();
-        group.take(first, &queue);
-        // A bounded wait for the turns on their way, never when none is:
-        // a lone client's turn commits at once.
-        if !group.turns.is_empty() && coming.load(Ordering::Acquire) > 0 {
-            let until = Instant::now() + GATHER_WAIT;
-            while group.turns.len() < GROUP_MAX && coming.load(Ordering::Acquire) > 0 {
-                let Some(left) = until.checked_duration_since(Instant::now()) else {
-                    break;
-                };
-                match queue.recv_timeout(left) {
-                    Ok(w) => group.take(w, &queue),
-                    Err(_) => break,
-                }
-            }
-        }
-        let Group {
-            turns,
-            jobs,
-            durable,
-        } = group;
         if durable != full {
             let sql = if durable {
                 "PRAGMA synchronous = FULL"
@@ -588,58 +531,4 @@ fn session_lines(
         n += 1;
     }
     Ok((text, n))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn turn() -> TurnWrite {
-        TurnWrite {
-            workspace: "w".into(),
-            session: "none".into(),
-            old_current: "m1".into(),
-            old_rows: 1,
-            current: "m2".into(),
-            lines: vec!["{}\n".into()],
-            answer: None,
-            token: None,
-        }
-    }
-
-    /// docs/server.md "Group commit (SQLite)": holding a turn while
-    /// another is on its way, the writer waits for it, but no longer than
-    /// [`GATHER_WAIT`]; the count of turns on their way goes back to zero.
-    #[test]
-    fn the_writer_waits_for_a_turn_on_its_way_a_bounded_time() {
-        let dir = std::env::temp_dir().join(format!("troupe-lite-gather-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("t.db").display().to_string();
-        prepare(&path, "t.db").unwrap();
-        let lite = Lite::start(&path).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            // Nothing on its way: a group of the one turn (no such session:
-            // the guarded UPDATE matches no row).
-            let coming = lite.turn_coming();
-            assert_eq!(lite.coming.load(Ordering::Acquire), 1);
-            assert_eq!(lite.write_turn(turn(), coming).await, Ok(false));
-            assert_eq!(lite.coming.load(Ordering::Acquire), 0);
-            // Another turn on its way that never comes: the writer waits
-            // for it, then commits without it.
-            let other = lite.turn_coming();
-            let t = Instant::now();
-            let coming = lite.turn_coming();
-            assert_eq!(lite.write_turn(turn(), coming).await, Ok(false));
-            let took = t.elapsed();
-            assert!(took >= GATHER_WAIT, "{took:?}");
-            assert!(took < std::time::Duration::from_secs(30), "{took:?}");
-            drop(other);
-            assert_eq!(lite.coming.load(Ordering::Acquire), 0);
-        });
-        let _ = std::fs::remove_dir_all(&dir);
-    }
 }
