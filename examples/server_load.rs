@@ -111,9 +111,7 @@ fn opts() -> Opts {
             "--config" => o.config = Some(v()),
             "--keep" => o.keep = true,
             "--turns" => o.turns = Some(v().parse().expect("--turns N")),
-            "--client-threads" => {
-                o.client_threads = v().parse().expect("--client-threads N")
-            }
+            "--client-threads" => o.client_threads = v().parse().expect("--client-threads N"),
             _ => panic!("unknown flag {a} (see the example's doc comment)"),
         }
     }
