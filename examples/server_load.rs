@@ -38,10 +38,20 @@
 //! — what an instruction count of the server under `valgrind
 //! --tool=callgrind` needs; the servers are then stopped with SIGTERM and
 //! waited for, so that a profiler wrapping them writes its output),
-//! `--keep` (PostgreSQL: keep the run's database). On PostgreSQL each row
+//! `--keep` (PostgreSQL: keep the run's database), `--client-threads N`
+//! (default 1). On PostgreSQL each row
 //! also gives the transactions committed per acknowledged turn
 //! (`pg_stat_database.xact_commit` of the run's database, every kind:
 //! reads, session starts and turns).
+//!
+//! The clients are tasks on one small tokio runtime (one thread unless
+//! `--client-threads` says more), each with its own keep-alive HTTP/1.1
+//! connection (hyper's client), reading a turn's last message from its
+//! `troupe-current` header rather than parsing the body: the measuring
+//! tool should not take half of the machine it measures (until Run AR a
+//! blocking thread per client through ureq cost about as much CPU per
+//! turn as the server). Each row ends with the client's own CPU time per
+//! acknowledged turn (`/proc/self/stat`, every thread of this process).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -49,6 +59,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 
 struct Opts {
@@ -62,6 +75,7 @@ struct Opts {
     config: Option<String>,
     keep: bool,
     turns: Option<u64>,
+    client_threads: usize,
 }
 
 fn opts() -> Opts {
@@ -76,6 +90,7 @@ fn opts() -> Opts {
         config: None,
         keep: false,
         turns: None,
+        client_threads: 1,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -96,6 +111,7 @@ fn opts() -> Opts {
             "--config" => o.config = Some(v()),
             "--keep" => o.keep = true,
             "--turns" => o.turns = Some(v().parse().expect("--turns N")),
+            "--client-threads" => o.client_threads = v().parse().expect("--client-threads N"),
             _ => panic!("unknown flag {a} (see the example's doc comment)"),
         }
     }
@@ -108,25 +124,6 @@ fn agent() -> ureq::Agent {
         .timeout_global(Some(Duration::from_secs(60)))
         .build()
         .into()
-}
-
-fn post(
-    agent: &ureq::Agent,
-    url: &str,
-    token: &str,
-    body: &[u8],
-    key: Option<&str>,
-) -> (u16, Value) {
-    let mut r = agent
-        .post(url)
-        .header("Authorization", &format!("Bearer {token}"));
-    if let Some(k) = key {
-        r = r.header("Idempotency-Key", k);
-    }
-    let mut r = r.send(body).unwrap_or_else(|e| panic!("POST {url}: {e}"));
-    let status = r.status().as_u16();
-    let text = r.body_mut().read_to_string().unwrap_or_default();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
 fn put(agent: &ureq::Agent, url: &str, token: &str, body: &[u8]) -> (u16, Value) {
@@ -148,14 +145,81 @@ const LINES: &[&str] = &[
     "I need to think about it.",
 ];
 
+/// One HTTP/1.1 keep-alive connection to a server: hyper's own client,
+/// a task on the load client's small runtime (`--client-threads`), so
+/// that the client costs little CPU beside the server it measures.
+struct Conn {
+    send: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    host: String,
+}
+
+impl Conn {
+    /// Connects to `root` (`http://HOST:PORT`).
+    async fn open(root: &str) -> Conn {
+        let host = root.strip_prefix("http://").unwrap_or(root).to_string();
+        let stream = tokio::net::TcpStream::connect(&host)
+            .await
+            .unwrap_or_else(|e| panic!("connect {host}: {e}"));
+        let _ = stream.set_nodelay(true);
+        let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .unwrap_or_else(|e| panic!("HTTP/1.1 with {host}: {e}"));
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        Conn { send, host }
+    }
+
+    /// `POST path` with `body`: the status, the `troupe-current` header
+    /// (a turn's answer names its last message there, so the body need
+    /// not be parsed) and the body's bytes.
+    async fn post(
+        &mut self,
+        path: &str,
+        token: &str,
+        body: String,
+        key: Option<&str>,
+    ) -> (u16, Option<String>, Bytes) {
+        let mut r = hyper::Request::post(path)
+            .header("host", &self.host)
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json");
+        if let Some(k) = key {
+            r = r.header("idempotency-key", k);
+        }
+        let req = r.body(Full::new(Bytes::from(body))).unwrap();
+        let res = self
+            .send
+            .send_request(req)
+            .await
+            .unwrap_or_else(|e| panic!("POST {path}: {e}"));
+        let status = res.status().as_u16();
+        let current = res
+            .headers()
+            .get("troupe-current")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let body = res
+            .into_body()
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_else(|e| panic!("POST {path}: {e}"));
+        (status, current, body)
+    }
+}
+
 /// One client: its own sessions, turn after turn until `stop`; the
 /// latency of every acknowledged turn.
-/// `bases` are the servers' workspace URLs: the client's sessions start on
-/// the first, and each turn goes to the next one when there are several.
+/// `roots` are the servers (`http://HOST:PORT`), `ws` the workspace's
+/// path: the client's sessions start on the first, and each turn goes to
+/// the next one when there are several (a connection to each).
 /// With `quota`, the client stops after that many acknowledged turns
 /// instead (`--turns`).
-fn client(
-    bases: Vec<String>,
+#[allow(clippy::too_many_arguments)]
+async fn client(
+    roots: Vec<String>,
+    ws: String,
     token: String,
     pack: String,
     c: usize,
@@ -163,8 +227,10 @@ fn client(
     keys: Option<String>,
     quota: Option<u64>,
 ) -> Vec<f64> {
-    let agent = agent();
-    let base = &bases[0];
+    let mut conns = Vec::with_capacity(roots.len());
+    for r in &roots {
+        conns.push(Conn::open(r).await);
+    }
     let mut took = Vec::new();
     let mut n = 0u64;
     let done = |took: &Vec<f64>| match quota {
@@ -173,45 +239,49 @@ fn client(
     };
     while !done(&took) {
         let start = json!({"pack": pack, "seed": c as u64 * 1_000_000 + n}).to_string();
-        let (s, doc) = post(
-            &agent,
-            &format!("{base}/sessions"),
-            &token,
-            start.as_bytes(),
-            None,
-        );
+        let (s, _, body) = conns[0]
+            .post(&format!("{ws}/sessions"), &token, start, None)
+            .await;
+        let doc: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         assert_eq!(s, 201, "create: {doc}");
         let id = doc["id"].as_str().unwrap().to_string();
         let mut current = doc["current"].clone();
-        let urls: Vec<String> = bases
-            .iter()
-            .map(|b| format!("{b}/sessions/{id}/turns"))
-            .collect();
+        let path = format!("{ws}/sessions/{id}/turns");
         while !done(&took) {
             n += 1;
-            let url = &urls[n as usize % urls.len()];
+            let k = n as usize % conns.len();
             let body =
                 json!({"text": LINES[n as usize % LINES.len()], "expected": current}).to_string();
             let t = Instant::now();
             // Unique in the workspace: the run's prefix, the client, the turn.
             let key = keys.as_ref().map(|run| format!("{run}-{c}-{n}"));
-            let (s, doc) = post(&agent, url, &token, body.as_bytes(), key.as_deref());
+            let (s, last, body) = conns[k].post(&path, &token, body, key.as_deref()).await;
             let dt = t.elapsed().as_secs_f64();
             match s {
                 200 => {
                     took.push(dt);
-                    current = doc["messages"]
-                        .as_array()
-                        .and_then(|m| m.last())
-                        .cloned()
-                        .unwrap();
+                    current = Value::String(last.expect("a turn's answer names its last message"));
                 }
                 409 => break, // the session ended: a new one
-                _ => panic!("turn: {s} {doc}"),
+                _ => panic!("turn: {s} {}", String::from_utf8_lossy(&body)),
             }
         }
     }
     took
+}
+
+/// The runtime the clients run on: one thread (the default) or `threads`.
+fn client_runtime(threads: usize) -> tokio::runtime::Runtime {
+    if threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(threads);
+        b
+    }
+    .enable_all()
+    .build()
+    .unwrap()
 }
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
@@ -244,7 +314,7 @@ fn cpu_split(pid: u32) -> (f64, f64) {
 }
 
 /// Runs `f` on a runtime of its own (the example's few PostgreSQL
-/// statements; the clients are threads).
+/// statements; the clients have theirs).
 fn block<T>(f: impl std::future::Future<Output = T>) -> T {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -375,11 +445,8 @@ fn main() {
         );
         servers.push(server);
     }
-    let bases: Vec<String> = roots
-        .iter()
-        .map(|root| format!("{root}/api/v1/workspaces/{ws}"))
-        .collect();
-    let base = bases[0].clone();
+    let ws_path = format!("/api/v1/workspaces/{ws}");
+    let base = format!("{}{ws_path}", roots[0]);
     let pkg = tmp.join("negotiation.troupe");
     let st = Command::new(&o.bin)
         .args(["compile", "examples/packs/everyday-negotiation", "--out"])
@@ -430,8 +497,10 @@ fn main() {
             .as_ref()
             .map(|(admin, name)| xact_commit(admin, name))
     };
-    println!("| clients | turns | turns/s | p50 ms | p99 ms | server CPU µs/turn | load | PG xact/turn |");
-    println!("|--:|--:|--:|--:|--:|--:|--:|--:|");
+    println!("| clients | turns | turns/s | p50 ms | p99 ms | server CPU µs/turn | load | PG xact/turn | client CPU µs/turn |");
+    println!("|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    let rt = client_runtime(o.client_threads);
+    let me = std::process::id();
     for &n in &o.clients {
         let load = std::fs::read_to_string("/proc/loadavg")
             .ok()
@@ -439,49 +508,64 @@ fn main() {
             .unwrap_or_default();
         let xact_before = xacts();
         let cpu_before = cpu_all();
+        let client_before = cpu_seconds(me);
         let stop = Arc::new(AtomicBool::new(false));
         let started = Instant::now();
-        let handles: Vec<_> = (0..n)
-            .map(|c| {
-                // Client c starts on server c mod N; with `alternate` it
-                // goes round all of them from there.
-                let k = bases.len();
-                let mine: Vec<String> = if o.alternate {
-                    (0..k).map(|i| bases[(c + i) % k].clone()).collect()
-                } else {
-                    vec![bases[c % k].clone()]
-                };
-                let (token, pack, stop) = (token.clone(), pack.clone(), stop.clone());
-                let keys = o.idempotency.then(|| format!("run{n}"));
-                // `--turns`: client c's share of them.
-                let quota = o
-                    .turns
-                    .map(|t| t / n as u64 + u64::from((c as u64) < t % n as u64));
-                std::thread::spawn(move || client(mine, token, pack, c, stop, keys, quota))
-            })
-            .collect();
-        if o.turns.is_none() {
-            std::thread::sleep(Duration::from_secs(o.seconds));
-            stop.store(true, Ordering::Relaxed);
-        }
-        let mut all: Vec<f64> = handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect();
+        let mut all: Vec<f64> = rt.block_on(async {
+            let handles: Vec<_> = (0..n)
+                .map(|c| {
+                    // Client c starts on server c mod N; with `alternate` it
+                    // goes round all of them from there.
+                    let k = roots.len();
+                    let mine: Vec<String> = if o.alternate {
+                        (0..k).map(|i| roots[(c + i) % k].clone()).collect()
+                    } else {
+                        vec![roots[c % k].clone()]
+                    };
+                    let (token, pack, stop) = (token.clone(), pack.clone(), stop.clone());
+                    let keys = o.idempotency.then(|| format!("run{n}"));
+                    // `--turns`: client c's share of them.
+                    let quota = o
+                        .turns
+                        .map(|t| t / n as u64 + u64::from((c as u64) < t % n as u64));
+                    tokio::spawn(client(
+                        mine,
+                        ws_path.clone(),
+                        token,
+                        pack,
+                        c,
+                        stop,
+                        keys,
+                        quota,
+                    ))
+                })
+                .collect();
+            if o.turns.is_none() {
+                tokio::time::sleep(Duration::from_secs(o.seconds)).await;
+                stop.store(true, Ordering::Relaxed);
+            }
+            let mut all = Vec::new();
+            for h in handles {
+                all.extend(h.await.unwrap());
+            }
+            all
+        });
         let secs = started.elapsed().as_secs_f64();
         let cpu = cpu_all() - cpu_before;
+        let client_cpu = cpu_seconds(me) - client_before;
         let per_turn = match (xact_before, xacts()) {
             (Some(a), Some(b)) => format!("{:.2}", (b - a) as f64 / all.len().max(1) as f64),
             _ => "–".to_string(),
         };
         all.sort_by(f64::total_cmp);
         println!(
-            "| {n} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {load} | {per_turn} |",
+            "| {n} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {load} | {per_turn} | {:.0} |",
             all.len(),
             all.len() as f64 / secs,
             pct(&all, 0.50) * 1e3,
             pct(&all, 0.99) * 1e3,
-            cpu * 1e6 / all.len().max(1) as f64
+            cpu * 1e6 / all.len().max(1) as f64,
+            client_cpu * 1e6 / all.len().max(1) as f64
         );
     }
     // Memory: each server's resident set and the live sessions it holds;
