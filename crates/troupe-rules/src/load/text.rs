@@ -248,6 +248,32 @@ mod tests {
     }
 
     #[test]
+    fn a_regular_file_is_read_whole_from_one_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("p.troupe");
+        // Sizes around the old growing reads' steps (8 and 16 KiB).
+        for len in [0usize, 1, 8191, 8192, 8193, 24_577] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&file, &bytes).unwrap();
+            let read = read_if_regular("p", &file, 1 << 20).unwrap().unwrap();
+            assert_eq!(read, bytes);
+            assert_eq!(read, read_at_most("p", &file, 1 << 20).unwrap());
+        }
+        // Over the limit: LIMIT, as read_at_most says it.
+        std::fs::write(&file, [7u8; 100]).unwrap();
+        let d = read_if_regular("p", &file, 99).unwrap().unwrap_err();
+        assert_eq!(d.code, Code::Limit);
+        assert_eq!(d, read_at_most("p", &file, 99).unwrap_err());
+        assert_eq!(
+            read_if_regular("p", &file, 100).unwrap().unwrap().len(),
+            100
+        );
+        // Not a regular file, or not there: left to the caller.
+        assert!(read_if_regular("d", dir.path(), 1 << 20).is_none());
+        assert!(read_if_regular("m", &dir.path().join("missing"), 1 << 20).is_none());
+    }
+
+    #[test]
     fn positions_count_chars() {
         let t = "é:\n  ab";
         assert_eq!(position_in(t, 0, 1), LineCol { line: 1, column: 1 });
