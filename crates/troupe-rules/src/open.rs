@@ -14,7 +14,7 @@ use crate::diag::render::Sources;
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::load::compiled::{ir_mismatch, verify_compact, Compact, COMPACT_ENTRY};
 use crate::load::limits::MAX_PACKAGE_FILE_BYTES;
-use crate::load::text::read_at_most;
+use crate::load::text::{read_at_most, read_if_regular};
 #[cfg(any(test, feature = "internals"))]
 use crate::load::Document;
 use crate::load::LazyBundle;
@@ -59,16 +59,24 @@ pub fn open(path: &Path) -> Result<Opened, OpenError> {
 pub fn open_with(path: &Path, options: OpenOptions) -> Result<Opened, OpenError> {
     let name = path.display().to_string();
     let mut warnings = Vec::new();
-    if options.use_ir
-        && path.extension().and_then(|e| e.to_str()) == Some("troupe")
-        && path.is_file()
-    {
-        let bytes = read_at_most(&name, path, MAX_PACKAGE_FILE_BYTES).map_err(|d| OpenError {
-            diagnostics: vec![d],
-            sources: Sources::new(),
-        })?;
-        if let Some(opened) = open_ir(&name, Some(path), &bytes, options, &mut warnings)? {
-            return Ok(opened);
+    if options.use_ir && path.extension().and_then(|e| e.to_str()) == Some("troupe") {
+        // Opened once and read from the handle; a path that does not open
+        // as a regular file is looked at as before (a folder named
+        // `*.troupe` is a pack; a file that exists but cannot be read is
+        // IO).
+        let read = match read_if_regular(&name, path, MAX_PACKAGE_FILE_BYTES) {
+            Some(read) => Some(read),
+            None if path.is_file() => Some(read_at_most(&name, path, MAX_PACKAGE_FILE_BYTES)),
+            None => None,
+        };
+        if let Some(read) = read {
+            let bytes = read.map_err(|d| OpenError {
+                diagnostics: vec![d],
+                sources: Sources::new(),
+            })?;
+            if let Some(opened) = open_ir(&name, Some(path), &bytes, options, &mut warnings)? {
+                return Ok(opened);
+            }
         }
     }
     let mut checked = check_paths(&[path.to_path_buf()]);

@@ -87,15 +87,6 @@ pub fn read_bounded(file: &str, path: &Path) -> Result<Vec<u8>, Diagnostic> {
 /// `max` whatever the metadata said. A path that does not exist is MISSING_FILE; any other
 /// system error (permission denied, a symlink loop) is IO.
 pub fn read_at_most(file: &str, path: &Path, max: u64) -> Result<Vec<u8>, Diagnostic> {
-    let over = |len: u64| {
-        (len > max).then(|| {
-            Diagnostic::error(
-                Code::Limit,
-                format!("the file is {len} bytes or more; the limit is {max} bytes"),
-            )
-            .in_file(file)
-        })
-    };
     let failed = |e: std::io::Error| io_diagnostic(file, &e);
     // Elsewhere than on Unix a folder cannot be opened at all: look first,
     // so that it is FORBIDDEN_FILE there too.
@@ -111,15 +102,68 @@ pub fn read_at_most(file: &str, path: &Path, max: u64) -> Result<Vec<u8>, Diagno
     if !meta.is_file() {
         return Err(not_regular(file, &meta.file_type()));
     }
-    if let Some(d) = over(meta.len()) {
+    read_opened(file, f, meta.len(), max)
+}
+
+/// [`read_at_most`] when `path` opens as a regular file; `None` when it
+/// cannot be opened (missing, not allowed), or is not a regular file, so
+/// that the caller's other way reports it. One `open`, one `fstat` and the
+/// reads (an open of a compiled package, Format 20, tries the path as a
+/// package file first: no `stat` of the path before the open).
+pub fn read_if_regular(file: &str, path: &Path, max: u64) -> Option<Result<Vec<u8>, Diagnostic>> {
+    // Elsewhere than on Unix a folder cannot be opened at all: the
+    // caller's other way looks first.
+    if cfg!(not(unix)) {
+        return None;
+    }
+    let f = open_regular(path).ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    Some(read_opened(file, f, meta.len(), max))
+}
+
+/// The reads of [`read_at_most`] from an open regular file whose metadata
+/// gives `len` bytes.
+fn read_opened(file: &str, f: File, len: u64, max: u64) -> Result<Vec<u8>, Diagnostic> {
+    let over = |len: u64| {
+        (len > max).then(|| {
+            Diagnostic::error(
+                Code::Limit,
+                format!("the file is {len} bytes or more; the limit is {max} bytes"),
+            )
+            .in_file(file)
+        })
+    };
+    if let Some(d) = over(len) {
         return Err(d);
     }
-    // Room for the whole file as its metadata gives it (it may still grow
-    // or shrink while read; the limit is checked on what was read).
-    let mut bytes = Vec::with_capacity(meta.len().min(max).saturating_add(1) as usize);
-    f.take(max.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(failed)?;
+    let failed = |e: std::io::Error| io_diagnostic(file, &e);
+    // The whole file as its metadata gives it, read into a buffer of that
+    // size (one `read` for a regular file, where a growing buffer read it
+    // in 8, 16, 32 KiB… steps). It may still grow or shrink while read:
+    // a short read ends it; a full one is followed by the reads of what
+    // may follow (a probe that finds the end at once), and the limit is
+    // checked on what was read, which never goes past `max` + 1 bytes.
+    let want = usize::try_from(len).unwrap_or(usize::MAX);
+    let mut bytes = vec![0u8; want];
+    let mut filled = 0;
+    let mut f = f;
+    while let Some(rest) = bytes.get_mut(filled..).filter(|r| !r.is_empty()) {
+        match f.read(rest) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(failed(e)),
+        }
+    }
+    bytes.truncate(filled);
+    if filled == want {
+        f.take(max.saturating_add(1).saturating_sub(len))
+            .read_to_end(&mut bytes)
+            .map_err(failed)?;
+    }
     match over(bytes.len() as u64) {
         Some(d) => Err(d),
         None => Ok(bytes),
@@ -201,6 +245,32 @@ mod tests {
         assert_eq!((d.location.line, d.location.column), (Some(2), Some(2)));
         let d = decode("f", b"x\xff", 7).unwrap_err();
         assert_eq!((d.location.line, d.location.column), (Some(7), Some(2)));
+    }
+
+    #[test]
+    fn a_regular_file_is_read_whole_from_one_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("p.troupe");
+        // Sizes around the old growing reads' steps (8 and 16 KiB).
+        for len in [0usize, 1, 8191, 8192, 8193, 24_577] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&file, &bytes).unwrap();
+            let read = read_if_regular("p", &file, 1 << 20).unwrap().unwrap();
+            assert_eq!(read, bytes);
+            assert_eq!(read, read_at_most("p", &file, 1 << 20).unwrap());
+        }
+        // Over the limit: LIMIT, as read_at_most says it.
+        std::fs::write(&file, [7u8; 100]).unwrap();
+        let d = read_if_regular("p", &file, 99).unwrap().unwrap_err();
+        assert_eq!(d.code, Code::Limit);
+        assert_eq!(d, read_at_most("p", &file, 99).unwrap_err());
+        assert_eq!(
+            read_if_regular("p", &file, 100).unwrap().unwrap().len(),
+            100
+        );
+        // Not a regular file, or not there: left to the caller.
+        assert!(read_if_regular("d", dir.path(), 1 << 20).is_none());
+        assert!(read_if_regular("m", &dir.path().join("missing"), 1 << 20).is_none());
     }
 
     #[test]
