@@ -117,17 +117,34 @@ fn order(v: &Value, fields: &[&str], child: impl Fn(&str, &Value) -> Value) -> V
     let Value::Object(m) = v else {
         return v.clone();
     };
+    let rank = |k: &str| fields.iter().position(|f| *f == k).unwrap_or(fields.len());
+    // Members already in shape order (what a bundle written in the
+    // format's order, and most items of a lowered pack, have) are copied
+    // in one pass without a ranked list (docs/performance.md, Run AQ).
+    let mut last = 0;
+    let in_order = m.keys().all(|k| {
+        let r = rank(k);
+        let ok = r >= last;
+        last = r;
+        ok
+    });
+    if in_order {
+        let mut out = Map::with_capacity(m.len());
+        for (k, x) in m {
+            let x = match fields.get(rank(k)) {
+                Some(f) => child(f, x),
+                None => x.clone(),
+            };
+            out.insert(k.clone(), x);
+        }
+        return Value::Object(out);
+    }
     // One pass over the members, each ranked by its place in `fields` (the
     // others after them, in written order: the sort is stable), instead of
     // a look-up of every field of the shape and of every member
     // (docs/performance.md, Run AE).
-    let mut ranked: Vec<(usize, &String, &Value)> = m
-        .iter()
-        .map(|(k, x)| {
-            let rank = fields.iter().position(|f| *f == k.as_str());
-            (rank.unwrap_or(fields.len()), k, x)
-        })
-        .collect();
+    let mut ranked: Vec<(usize, &String, &Value)> =
+        m.iter().map(|(k, x)| (rank(k), k, x)).collect();
     ranked.sort_by_key(|r| r.0);
     let mut out = Map::with_capacity(ranked.len());
     for (rank, k, x) in ranked {

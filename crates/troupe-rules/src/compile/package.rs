@@ -24,7 +24,7 @@ use super::changes::ChangeScope;
 use super::ir::{ChangeIr, Layout, NameRef, Source, StoryIr, Who};
 use super::runtime::RuntimeIr;
 use crate::cel::Program;
-use crate::load::compiled::{compact_entry, COMPACT_ENTRY};
+use crate::load::compiled::{compact_record, COMPACT_ENTRY};
 pub use crate::load::compiled::{content_hash, verify_ir, IR_VERSION};
 
 /// How deep the compiled IR may nest, counted in levels of serde's data
@@ -585,21 +585,35 @@ pub fn package_bytes(
     manifest.insert("ir_hash".into(), ir_hash.clone().into());
     let mut manifest_json = Value::Object(manifest).to_string();
     manifest_json.push('\n');
-    let mut entries: Vec<(String, Vec<u8>)> = vec![("bundle.json".into(), bundle_json)];
+    // Each entry's data in one or two parts, borrowed: `ir.compact` is its
+    // record and then the encoded IR, stored without joining them into a
+    // copy (docs/performance.md, Run AQ).
+    let record;
+    let mut entries: Vec<(String, [&[u8]; 2])> = vec![("bundle.json".into(), [&bundle_json, &[]])];
     // An IR the encoder could not write (none it compiles) is left out:
     // the entry is optional.
     if !compact.is_empty() {
-        entries.push((COMPACT_ENTRY.into(), compact_entry(&ir_hash, &compact)));
+        record = compact_record(&ir_hash, &compact);
+        entries.push((COMPACT_ENTRY.into(), [record.as_bytes(), &compact]));
     }
-    entries.push(("ir.json".into(), ir_json));
-    entries.push(("manifest.json".into(), manifest_json.into_bytes()));
-    let mut sess: Vec<(String, Vec<u8>)> = sessions
+    entries.push(("ir.json".into(), [&ir_json, &[]]));
+    entries.push(("manifest.json".into(), [manifest_json.as_bytes(), &[]]));
+    let mut sess: Vec<(String, [&[u8]; 2])> = sessions
         .iter()
-        .map(|(n, b)| (format!("sessions/{n}"), b.clone()))
+        .map(|(n, b)| (format!("sessions/{n}"), [&b[..], &[]]))
         .collect();
     sess.sort_by(|a, b| a.0.cmp(&b.0));
     entries.extend(sess);
-    let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
+    // The archive written once into a buffer of about its size: the
+    // entries' data, each one's local and central headers (30 and 46 bytes
+    // and its name twice, with room for extra fields) and the end record.
+    let size = entries
+        .iter()
+        .map(|(n, d)| d[0].len() + d[1].len() + 2 * n.len() + 30 + 46 + 64)
+        .sum::<usize>()
+        + 22
+        + 64;
+    let mut zip = ZipWriter::new(Cursor::new(Vec::with_capacity(size)));
     let options = SimpleFileOptions::default()
         .compression_method(CompressionMethod::Stored)
         .last_modified_time(DateTime::default())
@@ -607,7 +621,8 @@ pub fn package_bytes(
     for (name, data) in &entries {
         zip.start_file(name.as_str(), options)
             .map_err(std::io::Error::other)?;
-        zip.write_all(data)?;
+        zip.write_all(data[0])?;
+        zip.write_all(data[1])?;
     }
     let cursor = zip.finish().map_err(std::io::Error::other)?;
     Ok(cursor.into_inner())

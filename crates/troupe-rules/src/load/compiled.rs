@@ -54,13 +54,23 @@ pub const COMPACT_ENTRY: &str = "ir.compact";
 /// it) and the hash of `body`, one line each — then `body`, the encoded
 /// IR.
 pub fn compact_entry(ir_json_hash: &str, body: &[u8]) -> Vec<u8> {
-    let body_hash = content_hash(body);
-    let mut out = Vec::with_capacity(ir_json_hash.len() + body_hash.len() + 2 + body.len());
-    out.extend_from_slice(ir_json_hash.as_bytes());
-    out.push(b'\n');
-    out.extend_from_slice(body_hash.as_bytes());
-    out.push(b'\n');
+    let record = compact_record(ir_json_hash, body);
+    let mut out = Vec::with_capacity(record.len() + body.len());
+    out.extend_from_slice(record.as_bytes());
     out.extend_from_slice(body);
+    out
+}
+
+/// The record that begins `ir.compact` (Format 14.4): `ir_json_hash` and
+/// the hash of `body`, one line each; [`compact_entry`] is this record
+/// and then `body` (a writer can store the two without joining them).
+pub fn compact_record(ir_json_hash: &str, body: &[u8]) -> String {
+    let body_hash = content_hash(body);
+    let mut out = String::with_capacity(ir_json_hash.len() + body_hash.len() + 2);
+    out.push_str(ir_json_hash);
+    out.push('\n');
+    out.push_str(&body_hash);
+    out.push('\n');
     out
 }
 
