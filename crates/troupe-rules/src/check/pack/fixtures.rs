@@ -188,29 +188,17 @@ fn check_against(fixture: &Fixture<'_>, story: &Story, out: &mut Vec<Diagnostic>
                 .at(format!("{at}/outcome")),
             );
         }
-        if let Some(id) = e.rule
-            && !rules.contains(&id)
-        {
-            out.push(
-                Diagnostic::error(
-                    Code::UnknownRef,
-                    format!(
-                        "scenario `{sid}` has no rule `{id}`{}",
-                        one_of(id, rules.iter().copied())
-                    ),
-                )
-                .at(format!("{at}/rule")),
-            );
-        }
-        let cast: Vec<&str> = sc
-            .cast_entries()
-            .filter_map(|c| c.character)
-            .chain(["narrator"])
-            .collect();
-        for (k, item) in e.replies.iter().enumerate() {
-            if let Some(id) = item.get("rule").and_then(Value::as_str)
-                && !rules.contains(&id)
-            {
+        // `rule`, and each reply's `rule` (Format 13.8).
+        let named_rules = e
+            .rule
+            .map(|id| (id, format!("{at}/rule")))
+            .into_iter()
+            .chain(e.replies.iter().enumerate().filter_map(|(k, item)| {
+                let id = item.get("rule").and_then(Value::as_str)?;
+                Some((id, format!("{at}/replies/{k}/rule")))
+            }));
+        for (id, pointer) in named_rules {
+            if !rules.contains(&id) {
                 out.push(
                     Diagnostic::error(
                         Code::UnknownRef,
@@ -219,9 +207,16 @@ fn check_against(fixture: &Fixture<'_>, story: &Story, out: &mut Vec<Diagnostic>
                             one_of(id, rules.iter().copied())
                         ),
                     )
-                    .at(format!("{at}/replies/{k}/rule")),
+                    .at(pointer),
                 );
             }
+        }
+        let cast: Vec<&str> = sc
+            .cast_entries()
+            .filter_map(|c| c.character)
+            .chain(["narrator"])
+            .collect();
+        for (k, item) in e.replies.iter().enumerate() {
             if let Some(id) = item.get("by").and_then(Value::as_str)
                 && !cast.contains(&id)
             {
