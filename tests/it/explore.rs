@@ -71,7 +71,7 @@ fn item<'a>(doc: &'a Value, name: &str) -> &'a Value {
 
 /// Replays a witness with `troupe run --script` and returns the run's
 /// `--json` document.
-fn replay(pack: &str, doc: &Value, w: &Value, dir: &Path, name: &str) -> Value {
+pub(crate) fn replay(pack: &str, doc: &Value, w: &Value, dir: &Path, name: &str) -> Value {
     let script = dir.join(format!("{name}.txt"));
     let text: String = w["inputs"]
         .as_array()

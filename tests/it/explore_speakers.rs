@@ -52,30 +52,6 @@ fn speakers(doc: &Value) -> Vec<(String, Value)> {
         .collect()
 }
 
-/// Replays witness `w` of `pack` with `troupe run --script` (seed 0, its
-/// opening) and returns the last turn's result (Format 20.5: what the
-/// witness must reach is there).
-fn replay_last_turn(pack: &str, w: &Value, dir: &Path, name: &str) -> Value {
-    let script = dir.join(format!("{name}.txt"));
-    let text: String = w["inputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| format!("{}\n", i.as_str().unwrap()))
-        .collect();
-    std::fs::write(&script, text).unwrap();
-    let script = script.display().to_string();
-    let mut args = vec!["run", pack, "--seed", "0", "--json", "--script", &script];
-    let opening = w["opening"].as_str().unwrap_or_default().to_string();
-    if !opening.is_empty() {
-        args.extend(["--opening", &opening]);
-    }
-    let (code, out, err) = troupe(&args);
-    assert_eq!(code, 0, "{err}");
-    let run: Value = serde_json::from_str(&out).unwrap();
-    run["turns"].as_array().unwrap().last().unwrap().clone()
-}
-
 #[test]
 fn every_speaker_of_the_tenants_meeting_is_reached_and_replays() {
     let pack = tenants();
@@ -113,7 +89,8 @@ fn every_speaker_of_the_tenants_meeting_is_reached_and_replays() {
         }
         // The witness replays with `troupe run --script`: its last turn
         // has a reply by the speaker.
-        let last = replay_last_turn(&pack, w, dir.path(), id);
+        let run = crate::explore::replay(&pack, &doc, w, dir.path(), id);
+        let last = run["turns"].as_array().unwrap().last().unwrap();
         assert!(
             last["replies"]
                 .as_array()
@@ -157,7 +134,8 @@ fn a_reaction_rule_is_reached_by_the_reply_it_makes() {
             .find(|i| i["item"] == label.as_str())
             .unwrap_or_else(|| panic!("no item {label}: {doc}"));
         assert_eq!(it["status"], "reached", "{it}");
-        let last = replay_last_turn(&pack, &it["witness"], dir.path(), rule);
+        let run = crate::explore::replay(&pack, &doc, &it["witness"], dir.path(), rule);
+        let last = run["turns"].as_array().unwrap().last().unwrap();
         let replies = last["replies"].as_array().unwrap();
         // Made by a further reply: a reaction, not the turn's first reply.
         assert!(

@@ -205,6 +205,19 @@ fn show(v: Option<&str>) -> String {
     }
 }
 
+/// Format 21.3 `reply_contains` and `replies[].contains`: a reply's text
+/// `got` holds `want` (not `null`; code points, case-sensitive). `None`
+/// when it does; else the failure's message about `subject`.
+fn lacks(subject: &str, want: &str, got: Option<&str>) -> Option<String> {
+    (!got.is_some_and(|t| t.contains(want))).then(|| {
+        format!(
+            "{subject} expected to contain {}, got {}",
+            show(Some(want)),
+            show(got)
+        )
+    })
+}
+
 /// Compares one turn result with its expectations; each failing field is a
 /// failure (`turn 2: safety_status expected "ok", got "redirect"`).
 /// `pointer` is the turn's `/turns/<i>/expect`.
@@ -367,18 +380,11 @@ pub fn compare(
         );
     }
     if let Some(want) = &e.reply_contains
-        && !r
-            .reply
-            .as_deref()
-            .is_some_and(|t| t.contains(want.as_str()))
+        && let Some(message) = lacks("reply", want, r.reply.as_deref())
     {
         fail(
             "reply_contains",
-            format!(
-                "reply expected to contain {}, got {}",
-                show(Some(want)),
-                show(r.reply.as_deref())
-            ),
+            message,
             Some(Value::String(want.clone())),
             r.reply.clone().map(Value::String),
         );
@@ -434,19 +440,11 @@ fn compare_replies(
             }
         }
         if let Some(want) = &w.contains
-            && !g
-                .reply
-                .as_deref()
-                .is_some_and(|t| t.contains(want.as_str()))
+            && let Some(message) = lacks(&format!("reply {}", k + 1), want, g.reply.as_deref())
         {
             fail(
                 &format!("replies/{k}/contains"),
-                format!(
-                    "reply {} expected to contain {}, got {}",
-                    k + 1,
-                    show(Some(want)),
-                    show(g.reply.as_deref())
-                ),
+                message,
                 text(Some(want)),
                 text(g.reply.as_deref()),
             );
