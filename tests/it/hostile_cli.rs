@@ -510,6 +510,32 @@ fn knows_without_part_or_summary_names_both() {
     );
 }
 
+/// A part or summary that is not there says which of the two was asked and
+/// what the message has (Format 7.4, 12.5): `inn.jsonl`'s `m2` has one part
+/// and no summary (read from the file by hand).
+#[test]
+fn knows_of_a_missing_part_or_summary_says_what_the_message_has() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = repo("examples/packs/harbor-lights");
+    let p = pack.to_str().unwrap();
+    for (ask, says) in [
+        (
+            &["--part", "7"][..],
+            "message `m2` has no part 7: its one part is 0",
+        ),
+        (
+            &["--summary"][..],
+            "message `m2` has no summary (Format 12.5",
+        ),
+    ] {
+        let mut args = vec!["knows", p, "inn.jsonl", "--at", "m2"];
+        args.extend_from_slice(ask);
+        let r = troupe(dir.path(), &args);
+        assert_eq!(r.code, 1, "{ask:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{ask:?}: {}", r.stderr);
+    }
+}
+
 /// Issue 43, items 1 and 2: Format 16.3's output rules hold for a cassette
 /// written with `--record` (an output like `--out`, checked against the
 /// inputs by the same function) and for an existing file of another kind

@@ -367,10 +367,24 @@ impl History {
             Knowable::Summary => self.engine.knows_summary(m),
         };
         who.ok_or_else(|| {
-            Error::new(
-                ErrorKind::NotFound,
-                format!("message `{id}` has no such part or summary"),
-            )
+            let count = self.engine.session.messages[m as usize].parts.len();
+            let message = match what {
+                Knowable::Part(p) if count == 0 => {
+                    format!("message `{id}` has no parts, so no part {p}")
+                }
+                Knowable::Part(p) if count == 1 => {
+                    format!("message `{id}` has no part {p}: its one part is 0 (Format 7.4)")
+                }
+                Knowable::Part(p) => format!(
+                    "message `{id}` has no part {p}: its parts are 0 to {} (Format 7.4)",
+                    count - 1
+                ),
+                Knowable::Summary => format!(
+                    "message `{id}` has no summary (Format 12.5: a message's `summary` retells \
+                     the messages before it; ask for one of its parts with `--part`)"
+                ),
+            };
+            Error::new(ErrorKind::NotFound, message)
         })
     }
 
