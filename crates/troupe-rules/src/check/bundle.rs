@@ -80,7 +80,7 @@ pub fn check_story(story: &Story, out: &mut Vec<Diagnostic>) {
                 Diagnostic::error(
                     Code::NameClash,
                     format!(
-                        "scenario variable `{}` has the ID of a character or world, so `{}.x` would be ambiguous",
+                        "scenario variable `{}` has the ID of a character or world, so `state.{}` would mean two things",
                         v.id, v.id
                     ),
                 )

@@ -418,7 +418,7 @@ fn check_plain_story_header(
                 Diagnostic::error(
                     Code::NameClash,
                     format!(
-                        "header character `{}` has the ID of a scenario variable, so `{}.x` would be ambiguous",
+                        "header character `{}` has the ID of a scenario variable, so `state.{}` would mean two things",
                         c.id, c.id
                     ),
                 )
