@@ -112,10 +112,50 @@ fn opts() -> Opts {
             "--keep" => o.keep = true,
             "--turns" => o.turns = Some(v().parse().expect("--turns N")),
             "--client-threads" => o.client_threads = v().parse().expect("--client-threads N"),
-            _ => panic!("unknown flag {a} (see the example's doc comment)"),
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            _ => {
+                eprintln!("server_load: unknown flag {a}\n{USAGE}");
+                std::process::exit(2);
+            }
         }
     }
     o
+}
+
+/// The flags, as `--help` prints them (the module docs say what each does).
+const USAGE: &str = "usage: server_load [--bin PATH] [--database FILE|postgres://…] \
+[--clients 1,8,64] [--seconds N | --turns N] [--servers N] [--route sticky|alternate] \
+[--idempotency] [--config FILE] [--keep] [--client-threads N]
+(examples/server_load.rs's doc comment says what each does)";
+
+/// The servers this run started: stopped and waited for when dropped, so
+/// that a run that fails (a panic in the client) leaves no `troupe serve`
+/// behind.
+struct Servers(Vec<std::process::Child>);
+
+impl std::ops::Deref for Servers {
+    type Target = Vec<std::process::Child>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Servers {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        for server in &mut self.0 {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+    }
 }
 
 fn agent() -> ureq::Agent {
@@ -420,7 +460,7 @@ fn main() {
         String::from_utf8_lossy(&out.stderr)
     );
     let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    let mut servers = Vec::new();
+    let mut servers = Servers(Vec::new());
     let mut roots = Vec::new();
     for _ in 0..o.servers.max(1) {
         let mut serve = Command::new(&o.bin);
@@ -570,7 +610,7 @@ fn main() {
     }
     // Memory: each server's resident set and the live sessions it holds;
     // how its live sessions were built.
-    for (root, server) in roots.iter().zip(&mut servers) {
+    for (root, server) in roots.iter().zip(servers.iter_mut()) {
         let metrics = agent()
             .get(&format!("{root}/metrics"))
             .call()
