@@ -107,3 +107,45 @@ fn a_replayed_204_has_no_empty_content_type() {
         server.kill();
     }
 }
+
+/// Breaker (2026-12-07): `PUT /packs` took a package's compiled form on
+/// trust, so a package whose `ir.json` was edited (a reply rewritten, every
+/// hash fixed up) — one `troupe check` refuses with IR_MISMATCH — was
+/// stored and played. An upload is untrusted (Format 14.4, "Threat
+/// model": checked first or loaded with verification): expected, 422 with
+/// the check's report naming IR_MISMATCH, nothing stored; the package as
+/// compiled is still accepted.
+#[test]
+fn an_uploaded_package_whose_ir_is_not_its_bundle_is_refused() {
+    use crate::common::packages::{compiled, edited, fix_ir_hash, set, zip};
+    let tmp = tempfile::tempdir().unwrap();
+    let db = backends(tmp.path(), "breaker_forged_ir").remove(0);
+    let server = Server::start(&db);
+    let (ws, _) = workspace(&server, &db, "breaker-forged");
+    let honest = compiled("examples/packs/everyday-negotiation");
+    let mut forged = honest.clone();
+    let ir = edited(&forged, |ir| {
+        ir["runtime"]["rules"][0]["replies"] = json!(["Rewritten."]);
+    });
+    set(&mut forged, "ir.json", ir);
+    fix_ir_hash(&mut forged);
+    let put = |e: &[(String, Vec<u8>)]| {
+        call(
+            "PUT",
+            &ws.url("/packs"),
+            Some(&ws.token),
+            Some(&zip(e)),
+            None,
+        )
+    };
+    let refused = put(&forged);
+    assert_eq!(refused.status, 422, "{refused:?}");
+    assert!(refused.body.contains("IR_MISMATCH"), "{}", refused.body);
+    assert_eq!(
+        ws.get("/packs").json()["packs"],
+        json!([]),
+        "nothing stored"
+    );
+    let accepted = put(&honest);
+    assert_eq!(accepted.status, 201, "{accepted:?}");
+}

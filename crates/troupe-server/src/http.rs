@@ -21,7 +21,10 @@ use axum::routing::{delete, get, post, put, MethodRouter};
 use axum::Router;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use troupe::{Error, ErrorKind, Pack, ResumeOptions, RuntimeChoice, Session, SessionOptions};
+use troupe::{
+    Code, Error, ErrorKind, OpenOptions, Pack, ResumeOptions, RuntimeChoice, Session,
+    SessionOptions,
+};
 
 // ---------------------------------------------------------------- problems
 
@@ -399,6 +402,18 @@ impl App {
             .unwrap_or_else(|p| p.into_inner())
             .insert(hash.to_string(), pack.clone());
         Ok(pack)
+    }
+}
+
+/// An uploaded pack, opened as [`open_pack`] does a stored one but with a
+/// package's compiled form verified against its `bundle.json` (Format
+/// 14.4): what is stored is then a pack that passes `troupe check`, and
+/// [`open_pack`] may trust it by its content hash afterwards.
+fn upload_pack(kind: &str, body: &[u8]) -> Result<Pack, Problem> {
+    match kind {
+        "package" => Pack::from_package_with(body, OpenOptions::default().verify_ir(true))
+            .map_err(Problem::from),
+        _ => open_pack(kind, body),
     }
 }
 
@@ -1391,8 +1406,14 @@ async fn put_pack(Workspace { app, ws, idem }: Workspace, body: Bytes) -> Answer
     let hash = sha256_hex(&body);
     let raw = body.to_vec();
     // The pack, or the check report of a refused one.
-    let opened = blocking("checking a pack", move || match open_pack(kind, &raw) {
-        Ok(p) => Ok(Ok(p)),
+    // An upload is untrusted (Format 14.4, "Threat model"): a package is
+    // opened with verification, so its `ir.compact`/`ir.json` is used only
+    // when it is what its `bundle.json` compiles to, and one whose compiled
+    // form is not (IR_MISMATCH, which `troupe check` reports as an error)
+    // is refused with the check's report, like any pack that fails it.
+    let opened = blocking("checking a pack", move || match upload_pack(kind, &raw) {
+        Ok(p) if !p.warnings().iter().any(|d| d.code == Code::IrMismatch) => Ok(Ok(p)),
+        Ok(_) => check_report_of(kind, &raw).map(Err),
         Err(p) if p.status == StatusCode::UNPROCESSABLE_ENTITY => {
             check_report_of(kind, &raw).map(Err)
         }
