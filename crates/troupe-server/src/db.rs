@@ -389,6 +389,16 @@ const WRITE_ONE: &str = "WITH moved AS (UPDATE troupe_sessions SET current = $1,
     answered AS (UPDATE troupe_idempotency SET status = $8, content_type = $9, body = $10, headers = $11 WHERE workspace = $3 AND key = $12 AND EXISTS (SELECT 1 FROM moved)) \
     SELECT COUNT(*) FROM moved";
 
+/// A new session's whole write as one PostgreSQL statement (its own
+/// transaction): the session's row, every line of its file (one array
+/// parameter, numbered from 0) and its `Idempotency-Key` answer (NULL
+/// parameters when it has none), as [`WRITE_ONE`] does for a turn. A
+/// session ID already taken fails the row's `INSERT`, and with it the
+/// whole statement.
+const START_ONE: &str = "WITH started AS (INSERT INTO troupe_sessions (workspace, id, pack, settings, current, lines, created) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING 1), \
+    added AS (INSERT INTO troupe_lines (workspace, session, seq, line) SELECT $1, $2, l.n - 1, l.line FROM started, unnest(CAST($8 AS TEXT[])) WITH ORDINALITY AS l(line, n)) \
+    UPDATE troupe_idempotency SET status = $9, content_type = $10, body = $11, headers = $12 WHERE workspace = $1 AND key = $13 AND EXISTS (SELECT 1 FROM started)";
+
 /// Writes `w` ([`WRITE_ONE`]) on `e` (the pool, or a transaction's
 /// connection): `Ok(false)` (nothing written) when the row moved.
 async fn write_in<'e>(e: impl sqlx::PgExecutor<'e>, w: &TurnWrite) -> Result<bool, sqlx::Error> {
@@ -1039,34 +1049,31 @@ impl Db {
             }
             Store::Pg(pool) => pool,
         };
-        let written: Result<(), sqlx::Error> = async {
-            let mut tx = pool.begin().await?;
-            sqlx::query(ROW)
-                .bind(&s.workspace)
-                .bind(&s.id)
-                .bind(&s.pack)
-                .bind(&s.settings)
-                .bind(&s.current)
-                .bind(s.lines.len() as i64)
-                .bind(s.created)
-                .execute(&mut *tx)
-                .await?;
-            for (seq, line) in s.lines.iter().enumerate() {
-                sqlx::query(LINE)
-                    .bind(&s.workspace)
-                    .bind(&s.id)
-                    .bind(seq as i64)
-                    .bind(line)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            if let Some(a) = answer.and_then(|f| f(&())) {
-                store_answer_in(&mut tx, &s.workspace, &a).await?;
-            }
-            tx.commit().await
-        }
-        .await;
-        written.map_err(|e| e.to_string())
+        // One statement, so one round trip and its own transaction where
+        // `BEGIN`, the row's `INSERT`, one `INSERT` per line, the answer
+        // and `COMMIT` were 4 + lines (a session start is about one
+        // request in eleven of the load example's; docs/performance.md
+        // Run AV).
+        let a = answer.and_then(|f| f(&()));
+        let lines = s.lines.len() as i64;
+        sqlx::query(START_ONE)
+            .bind(&s.workspace)
+            .bind(&s.id)
+            .bind(&s.pack)
+            .bind(&s.settings)
+            .bind(&s.current)
+            .bind(lines)
+            .bind(s.created)
+            .bind(&s.lines)
+            .bind(a.as_ref().map(|a| a.status))
+            .bind(a.as_ref().map(|a| &a.content_type))
+            .bind(a.as_ref().map(|a| &a.body))
+            .bind(a.as_ref().map(|a| &a.headers))
+            .bind(a.as_ref().map(|a| &a.key))
+            .execute(pool)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
     /// Deletes session `id` of `ws`, its row and every line in one
