@@ -149,3 +149,52 @@ fn an_uploaded_package_whose_ir_is_not_its_bundle_is_refused() {
     let accepted = put(&honest);
     assert_eq!(accepted.status, 201, "{accepted:?}");
 }
+
+/// Breaker (2026-12-07): a turn body just under `body_limit` was played and
+/// stored as a session line over Format 16.1's 16 MiB line bound, after
+/// which the session could not be read (`/state` 422 LIMIT, and every view
+/// after a restart). Format 16.2: an input is a message part, rendered to
+/// at most 1 MiB: expected, a turn of 1 MiB + 1 byte is `422 LIMIT` with
+/// nothing stored, and the session plays on; 1 MiB exactly is a turn.
+#[test]
+fn a_turn_over_the_rendering_budget_is_refused_and_nothing_is_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = backends(tmp.path(), "breaker_long_turn").remove(0);
+    let server = Server::start(&db);
+    let (ws, _) = workspace(&server, &db, "breaker-long");
+    let pack = upload(&ws);
+    let (id, doc) = create(&ws, &pack, 3);
+    let current = doc["current"].clone();
+    let lines = |ws: &Ws| {
+        ws.get(&format!("/sessions/{id}.jsonl"))
+            .body
+            .lines()
+            .count()
+    };
+    let before = lines(&ws);
+    let over = "a".repeat((1 << 20) + 1);
+    let refused = ws.post(
+        &format!("/sessions/{id}/turns"),
+        &json!({"text": over, "expected": current}),
+    );
+    assert_eq!(
+        refused.status,
+        422,
+        "{}",
+        &refused.body[..refused.body.len().min(400)]
+    );
+    assert_eq!(refused.json()["code"], "LIMIT", "{}", refused.body);
+    assert_eq!(lines(&ws), before, "nothing stored");
+    let at = "a".repeat(1 << 20);
+    let taken = ws.post(
+        &format!("/sessions/{id}/turns"),
+        &json!({"text": at, "expected": current}),
+    );
+    assert_eq!(
+        taken.status,
+        200,
+        "{}",
+        &taken.body[..taken.body.len().min(400)]
+    );
+    assert_eq!(ws.get(&format!("/sessions/{id}/state")).status, 200);
+}

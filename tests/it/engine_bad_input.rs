@@ -112,3 +112,20 @@ fn a_truncated_last_line_is_parse_and_earlier_lines_are_read() {
     let l = troupe::internals::load::parse_session("s.jsonl", text.as_bytes());
     assert_eq!(l.value.unwrap().len(), 1);
 }
+
+/// Format 16.2: a player's input is a message part that renders to itself,
+/// so an input over 1 MiB is LIMIT and the turn is not taken — nothing
+/// written, the session where it was — while 1 MiB exactly is a turn whose
+/// session file reads back (16.1's line bound holds).
+#[test]
+fn an_input_over_the_rendering_budget_is_not_taken() {
+    let pack = Pack::from_bundle(BUNDLE).unwrap();
+    let mut s = pack.start(troupe::SessionOptions::default()).unwrap();
+    let before = s.jsonl().to_string();
+    let e = s.turn(&"x".repeat((1 << 20) + 1)).unwrap_err();
+    assert_eq!(e.kind(), troupe::ErrorKind::Limit, "{e}");
+    assert_eq!(e.diagnostics()[0].code.as_str(), "LIMIT");
+    assert_eq!(s.jsonl(), before, "nothing written");
+    s.turn(&"x".repeat(1 << 20)).unwrap();
+    pack.history(s.jsonl()).unwrap();
+}

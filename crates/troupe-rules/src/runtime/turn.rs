@@ -357,6 +357,16 @@ impl Session {
         if self.is_over() {
             return Err(TurnError::Ended);
         }
+        // The input is a message part, which renders to itself: over the
+        // rendering budget it is not taken (Format 16.2), before anything
+        // is written — a session line it would make stays readable.
+        if input.len() > crate::template::render::RENDER_LIMIT {
+            return Err(TurnError::Limit(format!(
+                "the input is {} bytes; a message part renders to at most {} bytes (Format 16.2), so the turn is not taken",
+                input.len(),
+                crate::template::render::RENDER_LIMIT
+            )));
+        }
         // The state before the turn stays in place: the turn only adds
         // messages after `parent`.
         let parent = self.current;
@@ -470,12 +480,29 @@ impl Session {
         // 9. Written before the result is returned (a search branch keeps
         // no text, so its lines are not built).
         if self.writer.keeps() {
-            let line = self.line_of(m_in, &[]);
-            self.writer.line(&line)?;
+            let mut lines = Vec::with_capacity(1 + n);
+            lines.push(self.line_of(m_in, &[]));
             for m in &replies {
                 let chosen = m.chosen.why.is_written().then_some(&m.chosen);
-                let line = self.line_chosen(m.message, &m.changes_json, chosen);
-                self.writer.line(&line)?;
+                lines.push(self.line_chosen(m.message, &m.changes_json, chosen));
+            }
+            // A line over Format 16.1's bound could not be read back: the
+            // turn is not taken, as a reply over the budget is not.
+            if let Some(long) = lines
+                .iter()
+                .find(|l| l.len() > crate::load::limits::MAX_JSONL_LINE_BYTES)
+            {
+                let len = long.len();
+                for _ in 0..=n {
+                    self.pop();
+                }
+                return Err(TurnError::Limit(format!(
+                    "the turn's session line would be {len} bytes, over the {} of Format 16.1; the turn is not taken",
+                    crate::load::limits::MAX_JSONL_LINE_BYTES
+                )));
+            }
+            for line in &lines {
+                self.writer.line(line)?;
             }
         }
         self.turns.push(m_in);
