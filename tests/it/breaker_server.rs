@@ -198,3 +198,30 @@ fn a_turn_over_the_rendering_budget_is_refused_and_nothing_is_stored() {
     );
     assert_eq!(ws.get(&format!("/sessions/{id}/state")).status, 200);
 }
+
+/// Breaker (2026-12-07): `POST /packs:test` answered `500 INTERNAL` for an
+/// archive naming one path both as a file and as a folder (a bug's status
+/// for a client's mistake). Expected: `400 BAD_REQUEST` naming the path,
+/// as for any body that is not a pack directory's zip.
+#[test]
+fn a_test_archive_with_a_file_and_a_folder_of_one_name_is_a_bad_request() {
+    use crate::common::packages::zip;
+    let tmp = tempfile::tempdir().unwrap();
+    let db = backends(tmp.path(), "breaker_zip_clash").remove(0);
+    let server = Server::start(&db);
+    let (ws, _) = workspace(&server, &db, "breaker-zip");
+    let body = zip(&[
+        ("clash".to_string(), b"x".to_vec()),
+        ("clash/inner.txt".to_string(), b"y".to_vec()),
+    ]);
+    let a = call(
+        "POST",
+        &ws.url("/packs:test?format=json"),
+        Some(&ws.token),
+        Some(&body),
+        None,
+    );
+    assert_eq!(a.status, 400, "{a:?}");
+    assert_eq!(a.json()["code"], "BAD_REQUEST", "{a:?}");
+    assert!(a.body.contains("`clash/inner.txt`"), "{}", a.body);
+}

@@ -1632,15 +1632,25 @@ fn unzip_bounded(body: &[u8], dir: &std::path::Path) -> Result<(), Problem> {
         let Some(rel) = f.enclosed_name() else {
             return Err(bad("names a file outside itself"));
         };
-        let path = dir.join(rel);
+        let path = dir.join(&rel);
+        // In a fresh folder, unpacking fails only where the archive names
+        // one path as a file and as a folder (two entries, or a folder
+        // below a symbolic link's entry, unpacked as a plain file): the
+        // body is not a pack directory's zip.
+        let clash = |_| {
+            Problem::bad_request(format!(
+                "the pack archive holds `{}` both as a file and as a folder (or below a file)",
+                rel.display()
+            ))
+        };
         if f.is_dir() {
-            std::fs::create_dir_all(&path).map_err(|_| Problem::internal("unpacking"))?;
+            std::fs::create_dir_all(&path).map_err(clash)?;
             continue;
         }
         if let Some(p) = path.parent() {
-            std::fs::create_dir_all(p).map_err(|_| Problem::internal("unpacking"))?;
+            std::fs::create_dir_all(p).map_err(clash)?;
         }
-        let mut out = std::fs::File::create(&path).map_err(|_| Problem::internal("unpacking"))?;
+        let mut out = std::fs::File::create(&path).map_err(clash)?;
         let left = TEST_MAX_BYTES - total;
         let n = std::io::copy(&mut std::io::Read::take(&mut f, left + 1), &mut out)
             .map_err(|_| Problem::bad_request("a file of the zip cannot be read"))?;
