@@ -235,9 +235,58 @@ struct Live {
 
 type Slot = Arc<tokio::sync::Mutex<Option<Live>>>;
 
+/// Most opened packs a process keeps, and most bytes of their uploads
+/// together (an opened pack holds its upload and what was read from it):
+/// beyond either the least recently used is let go. A live session keeps
+/// its own pack, so letting one go costs only a later open.
+const CACHE_PACKS: usize = 256;
+const CACHE_PACK_BYTES: usize = 256 << 20;
+
+/// The packs this process opened, by content hash, bounded by
+/// [`CACHE_PACKS`] and [`CACHE_PACK_BYTES`] (so memory does not grow with
+/// every pack ever uploaded; breaker, 2026-12-07).
+#[derive(Default)]
+struct PackCache {
+    /// Hash → (the pack, its upload's bytes, when last used).
+    packs: HashMap<String, (Pack, usize, u64)>,
+    bytes: usize,
+    clock: u64,
+}
+
+impl PackCache {
+    fn get(&mut self, hash: &str) -> Option<Pack> {
+        self.clock += 1;
+        let now = self.clock;
+        self.packs.get_mut(hash).map(|(p, _, used)| {
+            *used = now;
+            p.clone()
+        })
+    }
+
+    fn insert(&mut self, hash: String, pack: Pack, size: usize) {
+        self.clock += 1;
+        if let Some((_, old, _)) = self.packs.insert(hash, (pack, size, self.clock)) {
+            self.bytes -= old;
+        }
+        self.bytes += size;
+        while self.packs.len() > 1
+            && (self.packs.len() > CACHE_PACKS || self.bytes > CACHE_PACK_BYTES)
+        {
+            let oldest = self
+                .packs
+                .iter()
+                .min_by_key(|(_, (_, _, used))| *used)
+                .map(|(h, _)| h.clone());
+            if let Some((_, size, _)) = oldest.and_then(|h| self.packs.remove(&h)) {
+                self.bytes -= size;
+            }
+        }
+    }
+}
+
 struct Inner {
     db: Db,
-    packs: Mutex<HashMap<String, Pack>>,
+    packs: Mutex<PackCache>,
     sessions: Mutex<HashMap<(String, String), Slot>>,
     /// Checked tokens: SHA-256 → (workspace, when read, the token watch's
     /// epoch then).
@@ -380,14 +429,14 @@ impl App {
         if live_only && deleted {
             return Err(Problem::not_found("pack"));
         }
-        if let Some(p) = self
+        let cached = self
             .0
             .packs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(hash)
-        {
-            return Ok(p.clone());
+            .get(hash);
+        if let Some(p) = cached {
+            return Ok(p);
         }
         let (kind, body) = self
             .db()
@@ -395,12 +444,13 @@ impl App {
             .await
             .map_err(Problem::db)?
             .ok_or_else(|| Problem::not_found("pack"))?;
+        let size = body.len();
         let pack = blocking("opening a stored pack", move || open_pack(&kind, &body)).await?;
         self.0
             .packs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(hash.to_string(), pack.clone());
+            .insert(hash.to_string(), pack.clone(), size);
         Ok(pack)
     }
 }
@@ -1429,7 +1479,7 @@ async fn put_pack(Workspace { app, ws, idem }: Workspace, body: Bytes) -> Answer
         .packs
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(hash.clone(), pack);
+        .insert(hash.clone(), pack, body.len());
     let created = super::db::now();
     let response = json_response(
         StatusCode::CREATED,
@@ -2827,4 +2877,46 @@ async fn prompt(s: SessionRoute, Query(q): Query<PromptQuery>) -> Answer {
     let (_, history) = s.recorded().await?;
     let prompt = history.prompt(q.at.as_deref(), q.character.as_deref(), &settings)?;
     Ok(json_response(StatusCode::OK, &prompt.body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pack() -> Pack {
+        Pack::from_bundle(
+            r#"{"troupe": "0.1", "kind": "bundle",
+              "characters": [{"id": "kai", "name": "Kai", "fictional": true, "age_band": "adult"}],
+              "scenarios": [{"id": "s", "name": "S", "cast": [{"character": "kai"}]}]}"#,
+        )
+        .unwrap()
+    }
+
+    /// The opened packs are bounded by count and by their uploads' bytes,
+    /// the least recently used let go first.
+    #[test]
+    fn the_pack_cache_lets_the_least_recently_used_go() {
+        let p = pack();
+        let mut c = PackCache::default();
+        for i in 0..CACHE_PACKS {
+            c.insert(format!("h{i}"), p.clone(), 1);
+        }
+        assert!(c.get("h0").is_some()); // h0 used again: h1 is now the oldest
+        c.insert("new".into(), p.clone(), 1);
+        assert_eq!(c.packs.len(), CACHE_PACKS);
+        assert!(c.get("h0").is_some() && c.get("h1").is_none());
+        // By bytes: two halves of the budget fit, a third lets the oldest go.
+        let mut c = PackCache::default();
+        let half = CACHE_PACK_BYTES / 2;
+        c.insert("a".into(), p.clone(), half);
+        c.insert("b".into(), p.clone(), half);
+        assert_eq!((c.packs.len(), c.bytes), (2, 2 * half));
+        c.insert("c".into(), p.clone(), half);
+        assert!(c.get("a").is_none() && c.get("b").is_some() && c.get("c").is_some());
+        assert_eq!(c.bytes, 2 * half);
+        // One pack over the whole budget is still kept (the one in use).
+        c.insert("huge".into(), p, CACHE_PACK_BYTES + 1);
+        assert_eq!(c.packs.len(), 1);
+        assert!(c.get("huge").is_some());
+    }
 }
