@@ -610,6 +610,13 @@ pub fn run(args: Args) -> i32 {
         }
     }
     if let Some(c) = refused {
+        // A refused command leaves its target as it was (Format 16.3).
+        if let Some(out) = &out {
+            eprintln!(
+                "the run stopped at a refused turn; {} was not written",
+                out.target().display()
+            );
+        }
         return c;
     }
     commit_out(&pack, session, out, code)

@@ -215,7 +215,9 @@ fn a_second_writer_of_a_session_gets_a_clear_error() {
 fn run_does_not_commit_a_session_check_rejects() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // One input line over the 16 MiB session line bound (Format 16).
+    // One input line over the 16 MiB session line bound (Format 16.1); the
+    // turn is refused before it makes the line (an input over 1 MiB, 16.2),
+    // and the refused run leaves `s.jsonl` as it was (16.3).
     let mut line = "a".repeat(17 * 1024 * 1024);
     line.push('\n');
     std::fs::write(d.join("long.txt"), line).unwrap();
@@ -487,6 +489,8 @@ fn a_script_that_is_not_one_is_bad_input_and_an_unreadable_one_a_system_error() 
         ("map.yaml", 1, "a YAML script is a list of strings"),
         ("bytes.txt", 1, "the script is not UTF-8"),
         ("missing.txt", 3, "cannot read missing.txt"),
+        // Only a regular file is read (Format 16): `/dev/zero` never ends.
+        ("/dev/zero", 1, "is a device, not a regular file"),
     ] {
         let r = troupe(d, &["run", pack, "--script", script]);
         assert_eq!(r.code, code, "{script}: {}", r.stderr);

@@ -128,26 +128,23 @@ pub fn read_script_with_root(path: impl AsRef<Path>) -> Result<Script> {
 }
 
 fn read_script_text(path: &Path) -> std::result::Result<Script, (ErrorKind, String)> {
-    let io = |e: std::io::Error| {
-        (
-            ErrorKind::Io,
-            format!("cannot read {}: {e}", path.display()),
-        )
-    };
     let invalid = |m: &str| (ErrorKind::Invalid, format!("{}: {m}", path.display()));
-    // A script is untrusted input: bounded like a session file (Format 16).
+    // A script is untrusted input: bounded like a session file (Format 16),
+    // and only a regular file is read (a FIFO would block, `/dev/zero`
+    // never ends).
     const MAX_SCRIPT_BYTES: u64 = 64 << 20;
-    let len = std::fs::metadata(path).map_err(io)?.len();
-    if len > MAX_SCRIPT_BYTES {
-        return Err((
-            ErrorKind::Limit,
-            format!(
-                "{} is {len} bytes; a script may have at most {MAX_SCRIPT_BYTES}",
-                path.display()
-            ),
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(io)?;
+    let shown = path.display().to_string();
+    let bytes =
+        crate::load::text::read_at_most(&shown, path, MAX_SCRIPT_BYTES).map_err(|d| {
+            match d.code {
+                Code::Limit => (
+                    ErrorKind::Limit,
+                    format!("{shown}: a script may have at most {MAX_SCRIPT_BYTES} bytes"),
+                ),
+                Code::ForbiddenFile => (ErrorKind::Invalid, d.message.to_string()),
+                _ => (ErrorKind::Io, format!("cannot read {shown}: {}", d.message)),
+            }
+        })?;
     let yaml = matches!(
         path.extension().and_then(|e| e.to_str()),
         Some("yaml" | "yml")
