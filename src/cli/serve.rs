@@ -90,6 +90,18 @@ impl Settings {
         if let Some(d) = &self.database {
             config.database = d.clone();
         }
+        // HOST:PORT with a port of 0–65535: anything else is a usage error
+        // (exit 2), not a failure to listen.
+        let port = config
+            .listen
+            .rsplit_once(':')
+            .map(|(_, p)| p.parse::<u16>());
+        if !matches!(port, Some(Ok(_))) {
+            return Err(format!(
+                "--listen `{}` is not HOST:PORT with a port from 0 to 65535",
+                config.listen
+            ));
+        }
         Ok(config)
     }
 }

@@ -20,7 +20,7 @@ fn a_key_the_server_cannot_keep_is_refused_never_ignored() {
         let turns = ws.url(&format!("/sessions/{id}/turns"));
         let body = json!({"text": "Hello, I saw your advert."}).to_string();
         let long = "k".repeat(201);
-        for key in [long.as_str(), "café"] {
+        for key in [long.as_str(), "café", "two words"] {
             let lines = |ws: &Ws| {
                 ws.get(&format!("/sessions/{id}.jsonl"))
                     .body
@@ -224,4 +224,25 @@ fn a_test_archive_with_a_file_and_a_folder_of_one_name_is_a_bad_request() {
     assert_eq!(a.status, 400, "{a:?}");
     assert_eq!(a.json()["code"], "BAD_REQUEST", "{a:?}");
     assert!(a.body.contains("`clash/inner.txt`"), "{}", a.body);
+}
+
+/// Breaker (2026-12-07): a body of the wrong JSON type was answered with
+/// serde's words for the Rust type (`expected struct TurnBody`). Expected:
+/// `400 BAD_REQUEST` saying a JSON object was expected, no Rust name.
+#[test]
+fn a_body_of_the_wrong_type_is_told_what_json_to_send() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = backends(tmp.path(), "breaker_body_type").remove(0);
+    let server = Server::start(&db);
+    let (ws, _) = workspace(&server, &db, "breaker-body");
+    let pack = upload(&ws);
+    let (id, _) = create(&ws, &pack, 1);
+    let a = ws.post(&format!("/sessions/{id}/turns"), &serde_json::Value::Null);
+    assert_eq!(a.status, 400, "{a:?}");
+    assert!(a.body.contains("expected a JSON object"), "{}", a.body);
+    assert!(
+        !a.body.contains("TurnBody") && !a.body.contains("struct"),
+        "{}",
+        a.body
+    );
 }

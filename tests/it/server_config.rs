@@ -71,3 +71,25 @@ fn pg_connections_out_of_range_is_refused() {
         );
     }
 }
+
+/// A `--listen` that is not HOST:PORT with a port of 0–65535 is a usage
+/// error (exit 2) naming it, before anything is opened (breaker: port
+/// 99999 was exit 3, a failure to listen).
+#[test]
+fn a_listen_address_without_a_valid_port_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for listen in ["127.0.0.1:99999", "127.0.0.1", "127.0.0.1:http"] {
+        let out = Command::new(BIN)
+            .args(["serve", "--listen", listen, "--database"])
+            .arg(dir.path().join("troupe.db"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{listen}: {err}");
+        assert!(
+            err.contains(&format!("`{listen}` is not HOST:PORT")),
+            "{err}"
+        );
+        assert!(!dir.path().join("troupe.db").exists(), "nothing opened");
+    }
+}

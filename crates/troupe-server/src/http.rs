@@ -148,7 +148,19 @@ pub(super) fn json_response(status: StatusCode, value: &impl serde::Serialize) -
 }
 
 fn parse_json<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, Problem> {
-    serde_json::from_slice(body).map_err(|e| Problem::bad_request(format!("the body: {e}")))
+    serde_json::from_slice(body).map_err(|e| {
+        // serde names the Rust type it wanted (`expected struct TurnBody`):
+        // a client is told the JSON it must send instead.
+        let said = e.to_string();
+        let said = match said.find("expected struct ") {
+            Some(i) => {
+                let end = said[i..].find(" at line").map_or(said.len(), |j| i + j);
+                format!("{}expected a JSON object{}", &said[..i], &said[end..])
+            }
+            None => said,
+        };
+        Problem::bad_request(format!("the body: {said}"))
+    })
 }
 
 /// A workspace ID: 1–64 of `A-Za-z0-9_-`.
@@ -1085,7 +1097,13 @@ async fn idempotency(
     // A key the server cannot keep is refused, never ignored: ignoring it
     // would let the client's retry do the request twice.
     let key = match raw.to_str() {
-        Ok(k) if !k.is_empty() && k.len() <= MAX_KEY_LEN => k.to_string(),
+        Ok(k)
+            if !k.is_empty()
+                && k.len() <= MAX_KEY_LEN
+                && k.bytes().all(|b| b.is_ascii_graphic()) =>
+        {
+            k.to_string()
+        }
         _ => {
             return Problem::bad_request(format!(
                 "the Idempotency-Key is 1 to {MAX_KEY_LEN} visible ASCII characters"
