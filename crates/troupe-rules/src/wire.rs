@@ -28,6 +28,7 @@ use std::sync::Arc;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 
 mod nesting;
+pub mod strings;
 
 pub use nesting::Nesting;
 
@@ -41,7 +42,8 @@ impl Visitor<'_> for SharedStr {
     }
 
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Arc<str>, E> {
-        Ok(Arc::from(v))
+        // A string of `ir.compact`'s table: its one shared copy.
+        Ok(strings::interned(v).unwrap_or_else(|| Arc::from(v)))
     }
 }
 

@@ -98,10 +98,31 @@ fn to_ir_json(ir: &PackageIr) -> Vec<u8> {
     out
 }
 
-/// The IR of `ir.compact` (Format 14.4, after its record): the IR of `ir.json` in postcard's
-/// encoding, every field written (`crate::wire::writing_every_field`).
+/// What `ir.compact`'s IR (after its record) begins with: the name of
+/// this encoding (Format 14.4, "This implementation's `ir.compact`").
+pub const COMPACT_ENCODING: &str = "troupe-compact-2";
+
+/// The IR of `ir.compact` (Format 14.4, after its record): the name of
+/// the encoding ([`COMPACT_ENCODING`]), the string table (each distinct
+/// string of the IR once: their byte lengths, then their text joined;
+/// `crate::wire::strings`), then the IR of `ir.json` in postcard's
+/// encoding with every string written as its index in the table and every
+/// field written (`crate::wire::writing_every_field`). All three in
+/// postcard. Empty if the IR cannot be written (none that compile makes).
 pub fn to_ir_bin(ir: &PackageIr) -> Vec<u8> {
-    crate::wire::writing_every_field(|| postcard::to_allocvec(ir).unwrap_or_default())
+    use crate::wire::strings::{tabled, TableWriter};
+    crate::wire::writing_every_field(|| {
+        let table = TableWriter::new();
+        let Ok(body) = postcard::to_allocvec(&tabled(ir, &table)) else {
+            return Vec::new();
+        };
+        let (lens, text) = table.into_parts();
+        let Ok(mut out) = postcard::to_allocvec(&(COMPACT_ENCODING, lens, text.as_str())) else {
+            return Vec::new();
+        };
+        out.extend_from_slice(&body);
+        out
+    })
 }
 
 /// `ir.json` of `ir` (compact JSON and `\n`), as `troupe compile` writes it.
@@ -110,10 +131,13 @@ pub fn to_ir_json_bytes(ir: &PackageIr) -> Vec<u8> {
 }
 
 /// Reads and validates the untrusted IR of `ir.compact` (Format 14.4,
-/// after its record) as [`read_ir`]
-/// does `ir.json`: postcard's encoding of this version's IR, nothing after
-/// it, nested at most [`IR_MAX_NESTING`] deep (postcard has no limit of
-/// its own), then the same checks.
+/// after its record) as [`read_ir`] does `ir.json`: the encoding
+/// [`to_ir_bin`] writes — its name, a string table whose lengths cut its
+/// text (checked as UTF-8 once) at character boundaries, then this
+/// version's IR with every string an index into the table —, nothing
+/// after it, nested at most [`IR_MAX_NESTING`] deep (postcard has no
+/// limit of its own), then the same checks. Each distinct string read as
+/// an `Arc<str>` is made once and shared (`crate::wire::strings`).
 pub fn read_ir_bin(bin: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
     let unreadable = |e: &dyn std::fmt::Display| {
         fault(
@@ -122,8 +146,22 @@ pub fn read_ir_bin(bin: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> 
         )
     };
     let mut de = postcard::Deserializer::from_bytes(bin);
-    let nesting = crate::wire::Nesting::new(IR_MAX_NESTING);
-    let p = PackageIr::deserialize(nesting.wrap(&mut de)).map_err(|e| {
+    // The encoding's name and the string table (its text checked as UTF-8
+    // once, here), then the IR, its strings read from the table.
+    let encoding = <&str>::deserialize(&mut de).map_err(|e| unreadable(&e))?;
+    if encoding != COMPACT_ENCODING {
+        return Err(unreadable(&format_args!(
+            "it is not in the encoding `{COMPACT_ENCODING}`"
+        )));
+    }
+    let (lens, text) = <(Vec<u32>, &str)>::deserialize(&mut de).map_err(|e| unreadable(&e))?;
+    let strings = crate::wire::strings::Strings::new(text, lens).ok_or_else(|| {
+        unreadable(&"a string table whose lengths do not cut its text into strings")
+    })?;
+    let n = strings.len();
+    let nesting = crate::wire::Nesting::with_strings(IR_MAX_NESTING, strings);
+    let read = crate::wire::strings::interning(n, || PackageIr::deserialize(nesting.wrap(&mut de)));
+    let p = read.map_err(|e| {
         // postcard drops a custom error's message: the bound's is said again.
         if nesting.exceeded() {
             unreadable(&nesting.message())
