@@ -327,6 +327,34 @@ pub fn skip_empty<T>(v: &Vec<T>) -> bool {
     v.is_empty() && !writes_every_field()
 }
 
+/// A field of `ir.json` that the IR's binary form (`ir.compact`, Format
+/// 14.4) leaves out because its reader derives it (a rule's lowered
+/// changes): itself in `ir.json`, nothing in a format without types; read
+/// from one as its default, which the reader then replaces.
+pub mod json_only {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// Writes `v` (nothing in a binary format).
+    pub fn serialize<T: Serialize, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            v.serialize(s)
+        } else {
+            s.serialize_unit()
+        }
+    }
+
+    /// Reads what [`serialize`] wrote (the default in a binary format).
+    pub fn deserialize<'de, T: Deserialize<'de> + Default, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<T, D::Error> {
+        if d.is_human_readable() {
+            T::deserialize(d)
+        } else {
+            <()>::deserialize(d).map(|()| T::default())
+        }
+    }
+}
+
 /// JSON values the IR carries as they are (a default header's players and
 /// characters): themselves in `ir.json`, their JSON text in a format
 /// without types (`ir.compact`), which cannot read a value of unknown shape.

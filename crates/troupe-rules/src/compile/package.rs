@@ -273,12 +273,26 @@ fn sound(mut p: PackageIr, bundle_hash: &str, entry: &str) -> Result<PackageIr, 
                 format!("{entry} is not a sound IR ({m}); it is not used and {then}"),
             )
         })?;
-        validate_story(&s.story, &s.runtime).map_err(|(at, m)| {
+        let unsound = |(at, m): Fault| {
             fault(
                 format!("/scenarios/{i}/{at}"),
                 format!("{entry} is not a sound IR ({m}); it is not used and {then}"),
             )
-        })?;
+        };
+        if entry == "ir.json" {
+            validate_story(&s.story, &s.runtime).map_err(unsound)?;
+        } else {
+            // `ir.compact` holds the rules' changes as written only: the
+            // lowered ones are derived here, so they agree by construction.
+            let mut lowered = Vec::with_capacity(s.runtime.rules.len());
+            validate(&s.story, &s.runtime, Some(&mut lowered)).map_err(unsound)?;
+            let Some(rt) = Arc::get_mut(&mut s.runtime) else {
+                return Err(unsound(("runtime".into(), "the runtime is shared".into())));
+            };
+            for (r, c) in rt.rules.iter_mut().zip(lowered) {
+                r.changes = c;
+            }
+        }
     }
     Ok(p)
 }
@@ -304,6 +318,18 @@ fn check(ok: bool, at: impl FnOnce() -> String, m: impl FnOnce() -> String) -> R
 /// matches nothing (Format 14.4). `Err`: the JSON Pointer below the
 /// scenario and the fault.
 pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
+    validate(s, rt, None)
+}
+
+/// [`validate_story`]; with `derived` (`ir.compact`, whose rules hold
+/// their changes as written only), each rule's changes as written are
+/// lowered into `derived` (rule order) instead of compared with the
+/// rule's `changes`, and the lowered changes are checked in range.
+fn validate(
+    s: &StoryIr,
+    rt: &RuntimeIr,
+    mut derived: Option<&mut Vec<Arc<[ChangeIr]>>>,
+) -> Result<(), Fault> {
     let nvars = s.vars.len();
     let ncast = s.cast.len();
     let nslots = s.slot_count;
@@ -536,7 +562,9 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
         if let Some(p) = &r.when {
             program(p, 0, &|| format!("runtime/rules/{i}/when"))?;
         }
-        changes(&r.changes, &|| format!("runtime/rules/{i}/changes"))?;
+        if derived.is_none() {
+            changes(&r.changes, &|| format!("runtime/rules/{i}/changes"))?;
+        }
         // A raw value is one JSON value as read: it is an array when it
         // starts with `[`.
         check(
@@ -548,11 +576,23 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
         // ones are applied: they must be the same changes (Format 14.4).
         // Read here and dropped (not kept in the rule: only a chosen
         // rule's are kept, `RuleIr::written_changes`).
-        check(
-            written_lower_to(&scope, r.changes_json.get(), &r.changes, &mut buf),
-            || format!("runtime/rules/{i}/changes_json"),
-            || "the changes as written do not lower to the rule's `changes`".into(),
-        )?;
+        let at = || format!("runtime/rules/{i}/changes_json");
+        match derived.as_deref_mut() {
+            None => check(
+                written_lower_to(&scope, r.changes_json.get(), &r.changes, &mut buf),
+                at,
+                || "the changes as written do not lower to the rule's `changes`".into(),
+            )?,
+            Some(out) => {
+                check(
+                    written_lower(&scope, r.changes_json.get(), &mut buf),
+                    at,
+                    || "the changes as written do not lower".into(),
+                )?;
+                changes(&buf, &|| format!("runtime/rules/{i}/changes_json"))?;
+                out.push(Arc::from(&buf[..]));
+            }
+        }
     }
     check(
         rt.rules.windows(2).all(|w| w[0].priority >= w[1].priority),
@@ -581,10 +621,17 @@ fn written_lower_to(
     lowered: &[ChangeIr],
     buf: &mut Vec<ChangeIr>,
 ) -> bool {
+    written_lower(scope, text, buf) && *buf == *lowered
+}
+
+/// Lowers a rule's changes as written, JSON text `text`, into `buf`
+/// (cleared first) as [`written_lower_to`] reads them; `false` when they
+/// do not read or lower.
+fn written_lower(scope: &ChangeScope<'_>, text: &str, buf: &mut Vec<ChangeIr>) -> bool {
     use super::changes::lower_changes_into;
     use super::value::{JsonView, RawJson};
     buf.clear();
-    let read = match RawJson::new(text) {
+    match RawJson::new(text) {
         // serde_json's recursion limit, which a `Value` read obeys.
         Some(_) if crate::wire::nests_deeper_than(text, SERDE_JSON_MAX_DEPTH) => false,
         Some(raw) => raw
@@ -592,8 +639,7 @@ fn written_lower_to(
             .is_some_and(|items| lower_changes_into(scope, items, buf).is_ok()),
         None => serde_json::from_str::<Vec<Value>>(text)
             .is_ok_and(|w| lower_changes_into(scope, w.iter(), buf).is_ok()),
-    };
-    read && *buf == *lowered
+    }
 }
 
 /// The deepest nesting `serde_json` reads into a value (its recursion

@@ -2,7 +2,7 @@
 //! every string of the IR stored once, in one UTF-8 text, and written
 //! where it occurs as its index in the table.
 //!
-//! Writing, [`Tabled`] wraps any serializer: a string it is given is
+//! Writing, [`Tabled`] ([`tabled`]) wraps any serializer: a string it is given is
 //! looked up in (or added to) a [`TableWriter`] and written as its index
 //! (`serialize_u32`); everything else goes through unchanged. Reading,
 //! [`Strings`] is the table read back (its text checked as UTF-8 once),
@@ -172,13 +172,6 @@ pub(super) fn interned(s: &str) -> Option<Arc<str>> {
 pub struct Tabled<'a, S> {
     inner: S,
     t: &'a TableWriter,
-}
-
-impl<'a, S> Tabled<'a, S> {
-    /// `inner`, writing its strings into `t`.
-    pub fn new(inner: S, t: &'a TableWriter) -> Tabled<'a, S> {
-        Tabled { inner, t }
-    }
 }
 
 /// A value serialized through [`Tabled`].
