@@ -116,29 +116,25 @@ thread_local! {
 
 /// Runs `f` (a read through a table of `n` strings) with one `Arc<str>`
 /// per table entry shared by every [`super::shared_str`] that reads it;
-/// the table's own references are dropped when `f` returns.
+/// the table's own references are dropped when `f` returns. A read
+/// within `f` on the same thread gets a table of its own, and the outer
+/// one is back when it returns.
 pub fn interning<T>(n: usize, f: impl FnOnce() -> T) -> T {
-    struct Reset(bool);
-    impl Drop for Reset {
+    struct Restore(bool, Vec<Option<Arc<str>>>, (usize, usize, usize));
+    impl Drop for Restore {
         fn drop(&mut self) {
             ACTIVE.with(|a| a.set(self.0));
-            CURRENT.with(|c| c.set((usize::MAX, 0, 0)));
-            INTERNED.with(|v| {
-                if !self.0 {
-                    *v.borrow_mut() = Vec::new();
-                }
-            });
+            CURRENT.with(|c| c.set(self.2));
+            INTERNED.with(|v| *v.borrow_mut() = std::mem::take(&mut self.1));
         }
     }
-    let was = ACTIVE.with(|a| a.replace(true));
-    if !was {
-        INTERNED.with(|v| {
-            let mut v = v.borrow_mut();
-            v.clear();
-            v.resize(n, None);
-        });
-    }
-    let _reset = Reset(was);
+    let fresh = vec![None; n];
+    let outer = INTERNED.with(|v| std::mem::replace(&mut *v.borrow_mut(), fresh));
+    let _restore = Restore(
+        ACTIVE.with(|a| a.replace(true)),
+        outer,
+        CURRENT.with(|c| c.replace((usize::MAX, 0, 0))),
+    );
     f()
 }
 
@@ -471,6 +467,23 @@ mod tests {
             (t.get(0), t.get(1), t.get(2), t.get(3)),
             (Some("a"), Some(""), Some("bé"), None)
         );
+    }
+
+    /// A read within a read (one thread) has its own entries; the outer
+    /// read's are back after it, and a string that is not the entry being
+    /// read is not interned.
+    #[test]
+    fn a_read_within_a_read_interns_apart() {
+        let (x, y) = (String::from("x"), String::from("y"));
+        interning(1, || {
+            let a = visiting(0, &x, || interned(&x)).unwrap();
+            let inner = interning(1, || visiting(0, &y, || interned(&y))).unwrap();
+            assert_eq!((&*a, &*inner), ("x", "y"));
+            let b = visiting(0, &x, || interned(&x)).unwrap();
+            assert!(Arc::ptr_eq(&a, &b));
+            assert!(visiting(0, &x, || interned(&y)).is_none());
+        });
+        assert!(visiting(0, &x, || interned(&x)).is_none());
     }
 
     /// Each distinct string is written once; read back, every `Arc<str>`
