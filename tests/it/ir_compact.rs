@@ -347,3 +347,46 @@ fn a_binary_ir_nested_past_the_bound_is_refused_on_a_small_stack() {
         });
     }
 }
+
+/// Format 14.4 ("This implementation's `ir.compact`"): a rule's lowered
+/// changes are not written in `ir.compact`; its reader lowers the changes
+/// as written, so the two agree by construction, and changes as written
+/// that do not lower are refused where `ir.json`'s check refuses them.
+#[test]
+fn a_binary_irs_rule_changes_are_lowered_from_the_changes_as_written() {
+    use std::sync::Arc;
+    use troupe::internals::compile::{read_ir, read_ir_bin, to_ir_bin};
+    let e = compiled("examples/packs/everyday-negotiation");
+    let json = get(&e, "ir.json");
+    let m: Value = serde_json::from_slice(get(&e, "manifest.json")).unwrap();
+    let hash = m["content_hash"].as_str().unwrap();
+    let mut ir = read_ir(json, hash).unwrap();
+    let i = ir.scenarios[0]
+        .runtime
+        .rules
+        .iter()
+        .position(|r| !r.changes.is_empty())
+        .expect("a rule with changes");
+    let bin = to_ir_bin(&ir);
+    let back = read_ir_bin(&bin, hash).unwrap();
+    assert_eq!(
+        back.scenarios[0].runtime.rules[i].changes,
+        ir.scenarios[0].runtime.rules[i].changes
+    );
+    // The lowered changes are left out: emptied, the same bytes.
+    let rt = Arc::get_mut(&mut Arc::get_mut(&mut ir.scenarios[0]).unwrap().runtime).unwrap();
+    let kept = std::mem::replace(&mut rt.rules[i].changes, Arc::from(Vec::new()));
+    assert_eq!(to_ir_bin(&ir), bin);
+    // Changes as written naming no variable: refused at the rule.
+    let rt = Arc::get_mut(&mut Arc::get_mut(&mut ir.scenarios[0]).unwrap().runtime).unwrap();
+    rt.rules[i].changes = kept;
+    rt.rules[i].changes_json =
+        serde_json::value::RawValue::from_string(r#"[{"add":{"no_such_variable":1}}]"#.into())
+            .unwrap();
+    let f = read_ir_bin(&to_ir_bin(&ir), hash).unwrap_err();
+    assert_eq!(
+        f.pointer,
+        format!("/scenarios/0/runtime/rules/{i}/changes_json")
+    );
+    assert!(f.message.contains("do not lower"), "{}", f.message);
+}

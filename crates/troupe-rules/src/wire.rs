@@ -28,6 +28,7 @@ use std::sync::Arc;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 
 mod nesting;
+pub mod strings;
 
 pub use nesting::Nesting;
 
@@ -41,7 +42,8 @@ impl Visitor<'_> for SharedStr {
     }
 
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Arc<str>, E> {
-        Ok(Arc::from(v))
+        // A string of `ir.compact`'s table: its one shared copy.
+        Ok(strings::interned(v).unwrap_or_else(|| Arc::from(v)))
     }
 }
 
@@ -323,6 +325,34 @@ pub fn skip_false(b: &bool) -> bool {
 #[allow(clippy::ptr_arg)] // serde passes the field: `&Vec<T>`.
 pub fn skip_empty<T>(v: &Vec<T>) -> bool {
     v.is_empty() && !writes_every_field()
+}
+
+/// A field of `ir.json` that the IR's binary form (`ir.compact`, Format
+/// 14.4) leaves out because its reader derives it (a rule's lowered
+/// changes): itself in `ir.json`, nothing in a format without types; read
+/// from one as its default, which the reader then replaces.
+pub mod json_only {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// Writes `v` (nothing in a binary format).
+    pub fn serialize<T: Serialize, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            v.serialize(s)
+        } else {
+            s.serialize_unit()
+        }
+    }
+
+    /// Reads what [`serialize`] wrote (the default in a binary format).
+    pub fn deserialize<'de, T: Deserialize<'de> + Default, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<T, D::Error> {
+        if d.is_human_readable() {
+            T::deserialize(d)
+        } else {
+            <()>::deserialize(d).map(|()| T::default())
+        }
+    }
 }
 
 /// JSON values the IR carries as they are (a default header's players and

@@ -98,10 +98,31 @@ fn to_ir_json(ir: &PackageIr) -> Vec<u8> {
     out
 }
 
-/// The IR of `ir.compact` (Format 14.4, after its record): the IR of `ir.json` in postcard's
-/// encoding, every field written (`crate::wire::writing_every_field`).
+/// What `ir.compact`'s IR (after its record) begins with: the name of
+/// this encoding (Format 14.4, "This implementation's `ir.compact`").
+pub const COMPACT_ENCODING: &str = "troupe-compact-2";
+
+/// The IR of `ir.compact` (Format 14.4, after its record): the name of
+/// the encoding ([`COMPACT_ENCODING`]), the string table (each distinct
+/// string of the IR once: their byte lengths, then their text joined;
+/// `crate::wire::strings`), then the IR of `ir.json` in postcard's
+/// encoding with every string written as its index in the table and every
+/// field written (`crate::wire::writing_every_field`). All three in
+/// postcard. Empty if the IR cannot be written (none that compile makes).
 pub fn to_ir_bin(ir: &PackageIr) -> Vec<u8> {
-    crate::wire::writing_every_field(|| postcard::to_allocvec(ir).unwrap_or_default())
+    use crate::wire::strings::{tabled, TableWriter};
+    crate::wire::writing_every_field(|| {
+        let table = TableWriter::new();
+        let Ok(body) = postcard::to_allocvec(&tabled(ir, &table)) else {
+            return Vec::new();
+        };
+        let (lens, text) = table.into_parts();
+        let Ok(mut out) = postcard::to_allocvec(&(COMPACT_ENCODING, lens, text.as_str())) else {
+            return Vec::new();
+        };
+        out.extend_from_slice(&body);
+        out
+    })
 }
 
 /// `ir.json` of `ir` (compact JSON and `\n`), as `troupe compile` writes it.
@@ -110,10 +131,13 @@ pub fn to_ir_json_bytes(ir: &PackageIr) -> Vec<u8> {
 }
 
 /// Reads and validates the untrusted IR of `ir.compact` (Format 14.4,
-/// after its record) as [`read_ir`]
-/// does `ir.json`: postcard's encoding of this version's IR, nothing after
-/// it, nested at most [`IR_MAX_NESTING`] deep (postcard has no limit of
-/// its own), then the same checks.
+/// after its record) as [`read_ir`] does `ir.json`: the encoding
+/// [`to_ir_bin`] writes — its name, a string table whose lengths cut its
+/// text (checked as UTF-8 once) at character boundaries, then this
+/// version's IR with every string an index into the table —, nothing
+/// after it, nested at most [`IR_MAX_NESTING`] deep (postcard has no
+/// limit of its own), then the same checks. Each distinct string read as
+/// an `Arc<str>` is made once and shared (`crate::wire::strings`).
 pub fn read_ir_bin(bin: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> {
     let unreadable = |e: &dyn std::fmt::Display| {
         fault(
@@ -122,8 +146,22 @@ pub fn read_ir_bin(bin: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> 
         )
     };
     let mut de = postcard::Deserializer::from_bytes(bin);
-    let nesting = crate::wire::Nesting::new(IR_MAX_NESTING);
-    let p = PackageIr::deserialize(nesting.wrap(&mut de)).map_err(|e| {
+    // The encoding's name and the string table (its text checked as UTF-8
+    // once, here), then the IR, its strings read from the table.
+    let encoding = <&str>::deserialize(&mut de).map_err(|e| unreadable(&e))?;
+    if encoding != COMPACT_ENCODING {
+        return Err(unreadable(&format_args!(
+            "it is not in the encoding `{COMPACT_ENCODING}`"
+        )));
+    }
+    let (lens, text) = <(Vec<u32>, &str)>::deserialize(&mut de).map_err(|e| unreadable(&e))?;
+    let strings = crate::wire::strings::Strings::new(text, lens).ok_or_else(|| {
+        unreadable(&"a string table whose lengths do not cut its text into strings")
+    })?;
+    let n = strings.len();
+    let nesting = crate::wire::Nesting::with_strings(IR_MAX_NESTING, strings);
+    let read = crate::wire::strings::interning(n, || PackageIr::deserialize(nesting.wrap(&mut de)));
+    let p = read.map_err(|e| {
         // postcard drops a custom error's message: the bound's is said again.
         if nesting.exceeded() {
             unreadable(&nesting.message())
@@ -235,12 +273,26 @@ fn sound(mut p: PackageIr, bundle_hash: &str, entry: &str) -> Result<PackageIr, 
                 format!("{entry} is not a sound IR ({m}); it is not used and {then}"),
             )
         })?;
-        validate_story(&s.story, &s.runtime).map_err(|(at, m)| {
+        let unsound = |(at, m): Fault| {
             fault(
                 format!("/scenarios/{i}/{at}"),
                 format!("{entry} is not a sound IR ({m}); it is not used and {then}"),
             )
-        })?;
+        };
+        if entry == "ir.json" {
+            validate_story(&s.story, &s.runtime).map_err(unsound)?;
+        } else {
+            // `ir.compact` holds the rules' changes as written only: the
+            // lowered ones are derived here, so they agree by construction.
+            let mut lowered = Vec::with_capacity(s.runtime.rules.len());
+            validate(&s.story, &s.runtime, Some(&mut lowered)).map_err(unsound)?;
+            let Some(rt) = Arc::get_mut(&mut s.runtime) else {
+                return Err(unsound(("runtime".into(), "the runtime is shared".into())));
+            };
+            for (r, c) in rt.rules.iter_mut().zip(lowered) {
+                r.changes = c;
+            }
+        }
     }
     Ok(p)
 }
@@ -266,6 +318,18 @@ fn check(ok: bool, at: impl FnOnce() -> String, m: impl FnOnce() -> String) -> R
 /// matches nothing (Format 14.4). `Err`: the JSON Pointer below the
 /// scenario and the fault.
 pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
+    validate(s, rt, None)
+}
+
+/// [`validate_story`]; with `derived` (`ir.compact`, whose rules hold
+/// their changes as written only), each rule's changes as written are
+/// lowered into `derived` (rule order) instead of compared with the
+/// rule's `changes`, and the lowered changes are checked in range.
+fn validate(
+    s: &StoryIr,
+    rt: &RuntimeIr,
+    mut derived: Option<&mut Vec<Arc<[ChangeIr]>>>,
+) -> Result<(), Fault> {
     let nvars = s.vars.len();
     let ncast = s.cast.len();
     let nslots = s.slot_count;
@@ -498,7 +562,9 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
         if let Some(p) = &r.when {
             program(p, 0, &|| format!("runtime/rules/{i}/when"))?;
         }
-        changes(&r.changes, &|| format!("runtime/rules/{i}/changes"))?;
+        if derived.is_none() {
+            changes(&r.changes, &|| format!("runtime/rules/{i}/changes"))?;
+        }
         // A raw value is one JSON value as read: it is an array when it
         // starts with `[`.
         check(
@@ -510,11 +576,23 @@ pub fn validate_story(s: &StoryIr, rt: &RuntimeIr) -> Result<(), Fault> {
         // ones are applied: they must be the same changes (Format 14.4).
         // Read here and dropped (not kept in the rule: only a chosen
         // rule's are kept, `RuleIr::written_changes`).
-        check(
-            written_lower_to(&scope, r.changes_json.get(), &r.changes, &mut buf),
-            || format!("runtime/rules/{i}/changes_json"),
-            || "the changes as written do not lower to the rule's `changes`".into(),
-        )?;
+        let at = || format!("runtime/rules/{i}/changes_json");
+        match derived.as_deref_mut() {
+            None => check(
+                written_lower_to(&scope, r.changes_json.get(), &r.changes, &mut buf),
+                at,
+                || "the changes as written do not lower to the rule's `changes`".into(),
+            )?,
+            Some(out) => {
+                check(
+                    written_lower(&scope, r.changes_json.get(), &mut buf),
+                    at,
+                    || "the changes as written do not lower".into(),
+                )?;
+                changes(&buf, &|| format!("runtime/rules/{i}/changes_json"))?;
+                out.push(Arc::from(&buf[..]));
+            }
+        }
     }
     check(
         rt.rules.windows(2).all(|w| w[0].priority >= w[1].priority),
@@ -543,10 +621,17 @@ fn written_lower_to(
     lowered: &[ChangeIr],
     buf: &mut Vec<ChangeIr>,
 ) -> bool {
+    written_lower(scope, text, buf) && *buf == *lowered
+}
+
+/// Lowers a rule's changes as written, JSON text `text`, into `buf`
+/// (cleared first) as [`written_lower_to`] reads them; `false` when they
+/// do not read or lower.
+fn written_lower(scope: &ChangeScope<'_>, text: &str, buf: &mut Vec<ChangeIr>) -> bool {
     use super::changes::lower_changes_into;
     use super::value::{JsonView, RawJson};
     buf.clear();
-    let read = match RawJson::new(text) {
+    match RawJson::new(text) {
         // serde_json's recursion limit, which a `Value` read obeys.
         Some(_) if crate::wire::nests_deeper_than(text, SERDE_JSON_MAX_DEPTH) => false,
         Some(raw) => raw
@@ -554,8 +639,7 @@ fn written_lower_to(
             .is_some_and(|items| lower_changes_into(scope, items, buf).is_ok()),
         None => serde_json::from_str::<Vec<Value>>(text)
             .is_ok_and(|w| lower_changes_into(scope, w.iter(), buf).is_ok()),
-    };
-    read && *buf == *lowered
+    }
 }
 
 /// The deepest nesting `serde_json` reads into a value (its recursion

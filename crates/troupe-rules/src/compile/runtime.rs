@@ -40,7 +40,10 @@ pub struct RuleIr {
     /// `changes_json` read back, the first time the rule is chosen.
     #[serde(skip)]
     written: std::sync::OnceLock<Arc<[Value]>>,
-    /// The changes, lowered.
+    /// The changes, lowered. Written in `ir.json` only: `ir.compact`
+    /// leaves them out and its reader lowers them from `changes_json`
+    /// (Format 14.4; `crate::compile::read_ir_bin`).
+    #[serde(with = "crate::wire::json_only")]
     pub changes: Arc<[ChangeIr]>,
     /// The reply templates, as written.
     #[serde(deserialize_with = "crate::wire::shared_strs")]

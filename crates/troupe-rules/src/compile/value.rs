@@ -458,8 +458,9 @@ impl<'a> Iterator for Members<'a> {
     }
 }
 
-/// At most this many members an object's repeated keys are found by
-/// walking its text again for each member; past that, through an index.
+/// At most this many distinct members an object's repeated keys are found
+/// by comparing each key with those before it, on the stack; past that,
+/// through an index.
 const WALKED_MEMBERS: usize = 16;
 
 impl<'a> JsonView<'a> for RawJson<'a> {
@@ -488,21 +489,33 @@ impl<'a> JsonView<'a> for RawJson<'a> {
         if self.first() != Some(b'{') {
             return None;
         }
-        let all = self.all_members();
-        // A repeated key: its first position, its last value.
-        Some(if all.clone().nth(WALKED_MEMBERS).is_none() {
-            let (walk, rest) = (all.clone(), all);
-            either_walked(walk.enumerate().filter_map(move |(i, (k, v))| {
-                let mut same = rest.clone().enumerate().filter(|(_, (x, _))| *x == k);
-                // Only the first of a key's members is given, with the
-                // key's last value.
-                let (first, _) = same.next()?;
-                (first == i).then(|| (k, same.last().map_or(v, |(_, (_, v))| v)))
-            }))
+        // A repeated key: its first position, its last value. Up to
+        // `WALKED_MEMBERS` distinct keys are gathered in one walk into an
+        // array on the stack, each new key compared with those before it;
+        // an object with more is gathered again through an index.
+        let mut few = Few {
+            items: [("", RawJson("")); WALKED_MEMBERS],
+            len: 0,
+            next: 0,
+        };
+        let mut more = false;
+        for (k, v) in self.all_members() {
+            if let Some(slot) = few.items[..few.len].iter_mut().find(|(x, _)| *x == k) {
+                slot.1 = v;
+            } else if few.len < WALKED_MEMBERS {
+                few.items[few.len] = (k, v);
+                few.len += 1;
+            } else {
+                more = true;
+                break;
+            }
+        }
+        Some(if !more {
+            either_walked(few)
         } else {
             let mut out: Vec<(&'a str, RawJson<'a>)> = Vec::new();
             let mut index = std::collections::HashMap::new();
-            for (k, v) in all {
+            for (k, v) in self.all_members() {
                 match index.get(k) {
                     Some(&i) => out[i] = (k, v),
                     None => {
@@ -513,6 +526,22 @@ impl<'a> JsonView<'a> for RawJson<'a> {
             }
             either_indexed(out.into_iter())
         })
+    }
+}
+
+/// An object's members gathered on the stack ([`RawJson::members`]).
+struct Few<'a> {
+    items: [(&'a str, RawJson<'a>); WALKED_MEMBERS],
+    len: usize,
+    next: usize,
+}
+
+impl<'a> Iterator for Few<'a> {
+    type Item = (&'a str, RawJson<'a>);
+    fn next(&mut self) -> Option<Self::Item> {
+        let item = self.items[..self.len].get(self.next).copied()?;
+        self.next += 1;
+        Some(item)
     }
 }
 
@@ -575,6 +604,16 @@ mod tests {
             many.push_str(&format!("\"k{}\":{i},", i % 23));
         }
         many.push_str("\"k0\":\"last\"}");
+        // 16 and 17 distinct keys, with repeats: on the stack, and not.
+        let distinct = |n: usize| {
+            let mut t = String::from("{");
+            for i in 0..n + 4 {
+                t.push_str(&format!("\"k{}\":{i},", (i * 7) % n));
+            }
+            t.push_str("\"k1\":[]}");
+            t
+        };
+        let (sixteen, seventeen) = (distinct(16), distinct(17));
         for text in [
             r#"[{"add":{"a":1,"b":-2}},{"set":{"c":"x y","d":true,"e":null}}]"#,
             // A repeated key: its first position, its last value.
@@ -592,6 +631,8 @@ mod tests {
             "[]",
             "17",
             &many,
+            &sixteen,
+            &seventeen,
         ] {
             let value: Json = serde_json::from_str(text).unwrap();
             let raw = RawJson::new(text).unwrap();

@@ -35,6 +35,7 @@ pub struct Nesting {
     depth: Cell<usize>,
     peak: Cell<usize>,
     max: usize,
+    strings: Option<super::strings::Strings>,
 }
 
 impl Nesting {
@@ -44,6 +45,16 @@ impl Nesting {
             depth: Cell::new(0),
             peak: Cell::new(0),
             max,
+            strings: None,
+        }
+    }
+
+    /// A bound of `max` levels, reading every string as its index in
+    /// `strings` (the IR's binary form, Format 14.4: `super::strings`).
+    pub fn with_strings(max: usize, strings: super::strings::Strings) -> Nesting {
+        Nesting {
+            strings: Some(strings),
+            ..Nesting::new(max)
         }
     }
 
@@ -142,8 +153,6 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Bounded<'_, D> {
         deserialize_f32,
         deserialize_f64,
         deserialize_char,
-        deserialize_str,
-        deserialize_string,
         deserialize_bytes,
         deserialize_byte_buf,
         deserialize_option,
@@ -153,6 +162,26 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Bounded<'_, D> {
         deserialize_identifier,
         deserialize_ignored_any
     );
+
+    fn deserialize_str<X: Visitor<'de>>(self, v: X) -> Result<X::Value, D::Error> {
+        match &self.n.strings {
+            None => self.inner.deserialize_str(V {
+                inner: v,
+                n: self.n,
+            }),
+            Some(t) => tabled(self.inner, t, v),
+        }
+    }
+
+    fn deserialize_string<X: Visitor<'de>>(self, v: X) -> Result<X::Value, D::Error> {
+        match &self.n.strings {
+            None => self.inner.deserialize_string(V {
+                inner: v,
+                n: self.n,
+            }),
+            Some(t) => tabled(self.inner, t, v),
+        }
+    }
 
     fn deserialize_unit_struct<X: Visitor<'de>>(
         self,
@@ -243,6 +272,21 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Bounded<'_, D> {
     fn is_human_readable(&self) -> bool {
         self.inner.is_human_readable()
     }
+}
+
+/// A string read as its index in table `t`, handed to `v` as the table's
+/// text.
+fn tabled<'de, D: Deserializer<'de>, X: Visitor<'de>>(
+    d: D,
+    t: &super::strings::Strings,
+    v: X,
+) -> Result<X::Value, D::Error> {
+    use serde::Deserialize;
+    let i = u32::deserialize(d)?;
+    let s = t
+        .get(i)
+        .ok_or_else(|| <D::Error as de::Error>::custom("a string index past the table"))?;
+    super::strings::visiting(i, s, || v.visit_str(s))
 }
 
 macro_rules! forward_visit {
