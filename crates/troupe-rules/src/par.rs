@@ -82,11 +82,10 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(usize, &T) -> R + Sync) -> 
                                 .collect::<Vec<R>>()
                         })
                     };
-                    let counted = crate::cel::parse::counted(|| match parse_scope {
+                    crate::cel::parse::counted(|| match parse_scope {
                         Some(cache) => cache.scope(run),
                         None => run(),
-                    });
-                    counted
+                    })
                 })
             })
             .collect();
