@@ -22,8 +22,13 @@ thread_local! {
 }
 
 /// The cores this process may use (at least 1): the default of [`jobs`].
+/// Asked once per process (the answer reads the scheduler's affinity and
+/// cgroup limits: a few system calls that a small pack's checks should not
+/// repeat).
 pub fn default_jobs() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES
+        .get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
 }
 
 /// How many threads [`map`] uses on this thread: the innermost
@@ -59,7 +64,11 @@ pub fn with_jobs<R>(jobs: usize, f: impl FnOnce() -> R) -> R {
 /// A panic in `f` is resumed on the calling thread, as if `f` had run
 /// there.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(usize, &T) -> R + Sync) -> Vec<R> {
-    let jobs = jobs().clamp(1, items.len().max(1));
+    let jobs = if items.len() < 2 {
+        1
+    } else {
+        jobs().clamp(1, items.len())
+    };
     if jobs == 1 {
         return items.iter().enumerate().map(|(i, t)| f(i, t)).collect();
     }
