@@ -20,9 +20,10 @@
 //! strategy; issue 37), `turn:script:<pack>:<script>[:<preset>]` (N
 //! sessions each playing an example script, as `runtime/turns` does; the
 //! start is counted too, so compare it with `start:source` N times),
-//! `check+compile:<scenarios>` (N times what `troupe compile` does,
+//! `check+compile:<scenarios>[:<jobs>]` (N times what `troupe compile` does,
 //! `Pack::open(…)?.compile()`, on the generated pack of
-//! `runtime/packs`; docs/performance.md, "Run N"), `read-ir:json`,
+//! `runtime/packs`; docs/performance.md, "Run N"; `jobs` threads, default
+//! the cores available, "Run AU"), `read-ir:json`,
 //! `read-ir:bin`, `read-ir:hash-json`, `read-ir:hash-bin` (N reads, or
 //! hashes, of the example package's IR in either encoding; "Run S"),
 //! `open-hashes:package` (N times the two SHA-256 an open of the example
@@ -284,11 +285,20 @@ fn main() {
                 }
             }
         }
-        Some(("check+compile", scenarios)) => {
+        Some(("check+compile", spec)) => {
+            // `<scenarios>` or `<scenarios>:<jobs>` (OpenOptions::jobs;
+            // default the cores available; Run AU).
+            let (scenarios, jobs) = spec.split_once(':').unwrap_or((spec, "0"));
             let src = dir.path().join("pack");
             generate(&src, scenarios.parse().expect("a number of scenarios"));
+            let options = troupe::OpenOptions::default().jobs(jobs.parse().expect("jobs"));
             for _ in 0..n {
-                black_box(troupe::Pack::open(&src).unwrap().compile().unwrap());
+                black_box(
+                    troupe::Pack::open_with(&src, options)
+                        .unwrap()
+                        .compile()
+                        .unwrap(),
+                );
             }
         }
         _ => panic!("unknown operation `{op}`"),

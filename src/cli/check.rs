@@ -19,11 +19,15 @@ pub struct Args {
     /// Make warnings fail.
     #[arg(long)]
     pub strict: bool,
+    /// Threads that read and check a pack's files and scenarios (default:
+    /// the core count; 1: one thread). The report is the same whatever N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub jobs: Option<u16>,
 }
 
 /// Runs the check; returns the exit code.
 pub fn run(args: Args) -> i32 {
-    let report = troupe::check(&args.paths);
+    let report = troupe::check_with_jobs(&args.paths, args.jobs.map_or(0, usize::from));
     let valid = report.is_valid(args.strict);
     let mut stdout = std::io::stdout().lock();
     let written = if args.json {

@@ -14,6 +14,10 @@ pub struct Args {
     /// The package to write (`.troupe`), or the bundle (`.json`).
     #[arg(short = 'o', long = "out")]
     pub out: PathBuf,
+    /// Threads that check and compile the scenarios (default: the core
+    /// count; 1: one thread). The package is the same whatever N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub jobs: Option<u16>,
 }
 
 /// What `-o` asks for, by its extension (Format 20).
@@ -53,7 +57,8 @@ pub fn run(args: Args) -> i32 {
     }
     let options = troupe::OpenOptions::default()
         .use_ir(false)
-        .verify_ir(false);
+        .verify_ir(false)
+        .jobs(args.jobs.map_or(0, usize::from));
     let pack = match super::open_pack_api(&args.pack, options) {
         Ok(p) => p,
         Err(c) => return c,

@@ -19,6 +19,7 @@ mod cel_suite;
 mod cel_troupe;
 mod check_examples;
 mod check_fixtures;
+mod check_jobs;
 mod check_reach;
 mod cli_check;
 mod cli_runtime;

@@ -66,6 +66,7 @@ pub(crate) mod keys;
 pub(crate) mod load;
 pub(crate) mod model;
 pub(crate) mod open;
+pub(crate) mod par;
 pub(crate) mod pipeline;
 pub(crate) mod resolve;
 pub(crate) mod runtime;

@@ -31,6 +31,24 @@ pub struct CheckReport {
 /// a bundle or pack given with them), anything else as a bundle. Never
 /// fails: a path that cannot be read is a diagnostic (MISSING_FILE, IO).
 pub fn check<P: AsRef<Path>>(paths: &[P]) -> CheckReport {
+    check_with_jobs(paths, 0)
+}
+
+/// [`check`] on `jobs` threads (`troupe check --jobs`; 0: the cores the
+/// process may use, 1: all on the calling thread; [`crate::OpenOptions::jobs`]).
+/// The report is the same whatever the number.
+///
+/// ```
+/// # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap();
+/// let one = troupe::check_with_jobs(&["examples/packs/harbor-lights"], 1);
+/// let two = troupe::check_with_jobs(&["examples/packs/harbor-lights"], 2);
+/// assert_eq!(one.diagnostics(), two.diagnostics());
+/// ```
+pub fn check_with_jobs<P: AsRef<Path>>(paths: &[P], jobs: usize) -> CheckReport {
+    crate::par::with_jobs(jobs, || check_here(paths))
+}
+
+fn check_here<P: AsRef<Path>>(paths: &[P]) -> CheckReport {
     let paths: Vec<PathBuf> = paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
     let checked = crate::open::check_paths(&paths);
     CheckReport {

@@ -39,7 +39,7 @@ pub mod tools;
 pub mod transcript;
 
 pub use cel_check::{cel_check, CelCheck};
-pub use check::{check, CheckReport};
+pub use check::{check, check_with_jobs, CheckReport};
 pub use error::{Error, ErrorKind, Result};
 pub use history::{
     check_template, EndedView, Ending, Explanation, History, Knowable, RenderOptions, StateView,

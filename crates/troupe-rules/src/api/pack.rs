@@ -27,6 +27,8 @@ enum Origin {
 struct Inner {
     opened: Opened,
     origin: Origin,
+    /// [`OpenOptions::jobs`], which [`Pack::compile`] uses too.
+    jobs: usize,
     /// Checkers of appended session lines ([`crate::Session::append_lines`])
     /// by scenario and seating, each with no line read: the sessions'
     /// checkers share their story.
@@ -113,8 +115,13 @@ impl Pack {
                 Sources::new(),
             ));
         }
-        let opened = crate::open::open_with(path, options).map_err(open_error)?;
-        Ok(Pack::new(opened, Origin::Path(path.to_path_buf())))
+        let opened = crate::par::with_jobs(options.jobs, || crate::open::open_with(path, options))
+            .map_err(open_error)?;
+        Ok(Pack::new(
+            opened,
+            Origin::Path(path.to_path_buf()),
+            options.jobs,
+        ))
     }
 
     /// A bundle given as text (Format 13: JSON, or YAML when the text does
@@ -154,7 +161,7 @@ impl Pack {
         let mut opened = Opened::from_checked("bundle", doc.value);
         opened.warnings = diagnostics;
         opened.parsed = parsed;
-        Ok(Pack::new(opened, Origin::Bundle))
+        Ok(Pack::new(opened, Origin::Bundle, 0))
     }
 
     /// A compiled package held in memory (Format 14.4): its compiled form
@@ -176,16 +183,23 @@ impl Pack {
 
     /// [`Pack::from_package`] with `options`.
     pub fn from_package_with(bytes: &[u8], options: OpenOptions) -> Result<Pack> {
-        let opened =
-            crate::open::open_package_bytes("package", bytes, options).map_err(open_error)?;
-        Ok(Pack::new(opened, Origin::Package(Arc::from(bytes))))
+        let opened = crate::par::with_jobs(options.jobs, || {
+            crate::open::open_package_bytes("package", bytes, options)
+        })
+        .map_err(open_error)?;
+        Ok(Pack::new(
+            opened,
+            Origin::Package(Arc::from(bytes)),
+            options.jobs,
+        ))
     }
 
-    fn new(opened: Opened, origin: Origin) -> Pack {
+    fn new(opened: Opened, origin: Origin, jobs: usize) -> Pack {
         Pack {
             inner: Arc::new(Inner {
                 opened,
                 origin,
+                jobs,
                 checkers: Default::default(),
             }),
         }
@@ -257,9 +271,15 @@ impl Pack {
     /// writes them: the same input gives the same bytes. A package is
     /// compiled from its checked `bundle.json`, never from its `ir.json`.
     pub fn compile(&self) -> Result<Vec<u8>> {
+        crate::par::with_jobs(self.inner.jobs, || self.compile_here())
+    }
+
+    /// [`Pack::compile`] with the pack's [`OpenOptions::jobs`] in effect.
+    fn compile_here(&self) -> Result<Vec<u8>> {
         let fresh = OpenOptions {
             use_ir: false,
             verify_ir: false,
+            jobs: self.inner.jobs,
         };
         let reopened;
         let opened = match (&self.inner.origin, self.inner.opened.from_ir) {

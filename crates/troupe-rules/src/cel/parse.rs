@@ -9,7 +9,7 @@ use std::cell::RefCell;
 // foldhash, not SipHash: every expression of a bundle is looked up here (Run AE).
 use foldhash::HashMap;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::error::{CelError, CelErrorKind};
 use super::lex::{self, Tok, Token};
@@ -111,7 +111,10 @@ pub enum ExprKind {
 /// repeats in every scenario (docs/performance.md, Run AE).
 #[derive(Default)]
 pub struct ParseCache {
-    parsed: Mutex<HashMap<Box<str>, Parsed>>,
+    /// Each text's parse, filled once: a thread that meets a text another
+    /// is parsing waits for that parse (the checks of a pack's scenarios
+    /// run on several threads, [`crate::par`]), so a text is parsed once.
+    parsed: Mutex<HashMap<Box<str>, Arc<OnceLock<Parsed>>>>,
     patterns: Mutex<HashMap<Box<str>, Result<(), String>>>,
 }
 
@@ -158,15 +161,50 @@ impl ParseCache {
     }
 
     fn get_or_parse(&self, source: &str) -> Parsed {
-        if let Some(hit) = self.parsed.lock().ok().and_then(|m| m.get(source).cloned()) {
-            return hit;
-        }
-        let parsed = parse(source).map(Arc::new);
-        if let Ok(mut m) = self.parsed.lock() {
-            m.insert(source.into(), parsed.clone());
-        }
-        parsed
+        let slot = match self.parsed.lock() {
+            Ok(mut m) => match m.get(source) {
+                Some(slot) => slot.clone(),
+                None => {
+                    let slot = Arc::new(OnceLock::new());
+                    m.insert(source.into(), slot.clone());
+                    slot
+                }
+            },
+            Err(_) => return parse(source).map(Arc::new),
+        };
+        // Parsed outside the map's lock: only a thread wanting this very
+        // text waits.
+        slot.get_or_init(|| parse(source).map(Arc::new)).clone()
     }
+}
+
+/// The cache of the innermost [`ParseCache::scope`] on this thread, for
+/// opening the same scope on worker threads ([`crate::par::map`]).
+pub(crate) fn active_scope() -> Option<Arc<ParseCache>> {
+    ACTIVE.with(|a| a.borrow().clone())
+}
+
+/// `f()` and how many expressions [`parse`] parsed on this thread while it
+/// ran (debug builds; 0 in release builds, which count nothing).
+pub(crate) fn counted<R>(f: impl FnOnce() -> R) -> (R, u64) {
+    #[cfg(debug_assertions)]
+    {
+        let before = PARSES.with(std::cell::Cell::get);
+        let r = f();
+        (r, PARSES.with(std::cell::Cell::get) - before)
+    }
+    #[cfg(not(debug_assertions))]
+    (f(), 0)
+}
+
+/// Counts `n` parses done by worker threads on this thread's behalf
+/// ([`crate::par::map`]), so that [`parse_count`] counts a run's parses
+/// whichever thread did them (debug builds).
+pub(crate) fn add_parses(n: u64) {
+    #[cfg(debug_assertions)]
+    PARSES.with(|c| c.set(c.get() + n));
+    #[cfg(not(debug_assertions))]
+    let _ = n;
 }
 
 /// `check(pattern)`, answered by the active [`ParseCache`] when a scope is

@@ -47,20 +47,34 @@ pub fn check_bundle(bundle: &Value) -> Vec<Diagnostic> {
         .map(|x| x.1)
         .collect();
     let world_ids: HashSet<String> = ids_of(bundle, "worlds").into_iter().map(|x| x.1).collect();
-    let mut stories = Vec::new();
-    for (si, sc) in crate::model::scenarios(bundle).iter().enumerate() {
-        check_scenario_refs(sc, si, &char_ids, &world_ids, &mut out);
-        if let Some(story) = story::resolve(bundle, si, None, &mut out) {
-            check_story(&story, &mut out);
-            stories.push(story);
+    // Each scenario's checks read the bundle and write only its own
+    // diagnostics, so they run on the machine's cores (`crate::par`); the
+    // diagnostics are joined in scenario order, as one thread gives them.
+    let checked = crate::par::map(crate::model::scenarios(bundle), |si, sc| {
+        let mut mine = Vec::new();
+        check_scenario_refs(sc, si, &char_ids, &world_ids, &mut mine);
+        let story = story::resolve(bundle, si, None, &mut mine);
+        if let Some(story) = &story {
+            check_story(story, &mut mine);
         }
+        (mine, story)
+    });
+    let mut stories = Vec::with_capacity(checked.len());
+    for (mine, story) in checked {
+        out.extend(mine);
+        stories.extend(story);
     }
     // Format 17.6 is judged once every story was checked: an error in a
     // world or character that only a later scenario uses silences it too.
-    for story in &stories {
-        super::reach::unreachable_conditions(story, &mut out);
-    }
+    // A story's judgement reads those diagnostics and adds warnings under
+    // its own scenario only, so the stories are judged side by side too.
+    let judged = crate::par::map(&stories, |_, story| {
+        let mut found = Vec::new();
+        super::reach::unreachable_conditions(story, &out, &mut found);
+        found
+    });
     drop(stories);
+    out.extend(judged.into_iter().flatten());
     super::conditions::check_unused(bundle, &mut out);
     super::conditions::dedup_cel(&mut out);
     out

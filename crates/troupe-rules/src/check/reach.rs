@@ -161,7 +161,7 @@ pub fn proved_impossible(bundle: &Value, index: usize) -> Vec<(&'static str, Str
         return Vec::new();
     };
     super::lints::unreachable_thresholds(&story, &mut diags);
-    unreachable_conditions(&story, &mut diags);
+    unreachable_conditions(&story, &[], &mut diags);
     let mut found = Vec::new();
     for (field, kind) in [(List::Events, "event"), (List::Outcomes, "outcome")] {
         for (i, ev) in story.scenario.list(field).iter().enumerate() {
@@ -183,13 +183,16 @@ pub fn proved_impossible(bundle: &Value, index: usize) -> Vec<(&'static str, Str
 
 /// Runs the judgement of Format 17.6 over every event and outcome `when`
 /// of `story`, adding a DEAD_LOGIC warning to `out` for each that can
-/// never hold. Not run when `out` holds an error of the scenario, a
+/// never hold. Not run when `checked` (the diagnostics found so far, when
+/// they are not in `out`) or `out` holds an error of the scenario, a
 /// character or a world; a condition already linted at its
-/// `/when/threshold` (17.4) is skipped.
-pub fn unreachable_conditions(story: &Story, out: &mut Vec<Diagnostic>) {
+/// `/when/threshold` (17.4) is skipped. Only warnings under the story's
+/// own scenario are added, so the stories of a bundle can be judged side
+/// by side against the same `checked`.
+pub fn unreachable_conditions(story: &Story, checked: &[Diagnostic], out: &mut Vec<Diagnostic>) {
     let base = &story.pointer;
     let scenario_prefix = format!("{base}/");
-    let broken = out.iter().any(|d| {
+    let broken = checked.iter().chain(out.iter()).any(|d| {
         d.is_error()
             && d.location.pointer.as_deref().is_some_and(|p| {
                 p == base
@@ -206,8 +209,9 @@ pub fn unreachable_conditions(story: &Story, out: &mut Vec<Diagnostic>) {
     let env = owner_env(story, &scenario, false);
     let ranges = Ranges::build(story, &env);
     // Thresholds the bounds lint (17.4) already reported.
-    let linted: std::collections::HashSet<&str> = out
+    let linted: std::collections::HashSet<&str> = checked
         .iter()
+        .chain(out.iter())
         .filter(|d| d.code == Code::DeadLogic)
         .filter_map(|d| d.location.pointer.as_deref())
         .collect();
@@ -1422,7 +1426,7 @@ mod tests {
                            "variables": vars, "rules": rules, "events": events}]});
         let story = crate::resolve::story::resolve(&bundle, 0, None, &mut Vec::new()).unwrap();
         let mut out = Vec::new();
-        unreachable_conditions(&story, &mut out);
+        unreachable_conditions(&story, &[], &mut out);
         out.into_iter()
             .map(|d| {
                 (

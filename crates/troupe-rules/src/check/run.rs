@@ -240,24 +240,38 @@ pub fn check_pack_lowered(pack: &PackFiles) -> (Vec<Diagnostic>, lower::Lowered)
             }
         }
     }
-    for (path, (kind, doc)) in &pack.files {
-        docs.push((path, doc));
+    // Each file's version and schema checks read that file alone: they run
+    // on the machine's cores (`crate::par`), their diagnostics joined in
+    // file order. `true` when the file's version is one this reads.
+    let files: Vec<(&String, &(PackFileKind, Document))> = pack.files.iter().collect();
+    let per_file = crate::par::map(&files, |_, (path, (kind, doc))| {
+        let mut mine = Vec::new();
         match load::check_version(doc, "schema_version", "") {
-            Some(d) => out.push(d),
+            Some(d) => {
+                mine.push(d);
+                (mine, false)
+            }
             None => {
-                out.extend(schemas.validate(schema_kind(*kind), doc, ""));
+                mine.extend(schemas.validate(schema_kind(*kind), doc, ""));
                 if *kind == PackFileKind::Test {
                     for mut d in super::assertion_syntax::check_fixture(&doc.value) {
                         let p = d.location.pointer.clone().unwrap_or_default();
-                        d.location.file = Some(path.clone());
+                        d.location.file = Some((*path).clone());
                         locate_in(&mut d, doc, &p);
-                        out.push(d);
+                        mine.push(d);
                     }
                 }
-                // Borrowed: the files outlive the check (docs/performance.md,
-                // Run AJ: the copy of every file was a tenth of the lowering).
-                values.insert(path.clone(), &doc.value);
+                (mine, true)
             }
+        }
+    });
+    for ((path, (_, doc)), (mine, read)) in files.into_iter().zip(per_file) {
+        docs.push((path, doc));
+        out.extend(mine);
+        if read {
+            // Borrowed: the files outlive the check (docs/performance.md,
+            // Run AJ: the copy of every file was a tenth of the lowering).
+            values.insert(path.clone(), &doc.value);
         }
     }
     let find = |file: &str| docs.iter().find(|(p, _)| *p == file).map(|(_, d)| *d);

@@ -79,7 +79,7 @@ impl SessionChecker {
             let mut alone = Vec::new();
             if let Some(bundle_story) = story::resolve(bundle, story.index, None, &mut alone) {
                 check_story(&bundle_story, &mut alone);
-                super::reach::unreachable_conditions(&bundle_story, &mut alone);
+                super::reach::unreachable_conditions(&bundle_story, &[], &mut alone);
             }
             let mut seen: HashSet<(Code, Option<String>)> = alone
                 .into_iter()
@@ -87,7 +87,7 @@ impl SessionChecker {
                 .collect();
             let mut story_diags = Vec::new();
             check_story(&story, &mut story_diags);
-            super::reach::unreachable_conditions(&story, &mut story_diags);
+            super::reach::unreachable_conditions(&story, &[], &mut story_diags);
             out.extend(
                 story_diags
                     .into_iter()

@@ -204,7 +204,11 @@ pub fn canonical_bundle(bundle: &Value) -> Value {
     order(bundle, BUNDLE, |k, x| match k {
         "characters" => each(x, with_vars(CHARACTER)),
         "worlds" => each(x, with_vars(WORLD)),
-        "scenarios" => each(x, scenario),
+        // Each scenario ordered on one of the machine's cores (`crate::par`).
+        "scenarios" => match x {
+            Value::Array(a) => Value::Array(crate::par::map(a, |_, s| scenario(s))),
+            other => other.clone(),
+        },
         _ => x.clone(),
     })
 }

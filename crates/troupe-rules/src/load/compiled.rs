@@ -32,7 +32,10 @@ pub fn content_hash(bytes: &[u8]) -> String {
 
 /// The bytes of `bundle.json` for `bundle`: Troupe JSON and `\n`.
 pub fn bundle_json(bundle: &Value) -> Vec<u8> {
-    let mut s = crate::model::json::troupe_json(bundle);
+    // The scenarios written side by side: the same bytes.
+    let mut out = Vec::new();
+    crate::model::json::write_value_items_side_by_side(bundle, "scenarios", &mut out);
+    let mut s = crate::model::json::into_string(out);
     s.push('\n');
     s.into_bytes()
 }

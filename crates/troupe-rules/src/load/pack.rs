@@ -182,6 +182,10 @@ pub fn scan_pack(root: &Path) -> Loaded<PackFiles> {
             _ => {}
         }
     }
+    // The files to read, in the walk's order; reading and parsing them is
+    // independent, so it runs on the machine's cores (`crate::par`), and
+    // what each gives is taken in this order, as one thread gives it.
+    let mut reads: Vec<(&String, ToRead)> = Vec::new();
     for rel in &found.files {
         // A file being written (Format 13, 16.3) is not part of the pack.
         if is_partial_file(rel.rsplit('/').next().unwrap_or(rel)) {
@@ -191,34 +195,16 @@ pub fn scan_pack(root: &Path) -> Loaded<PackFiles> {
             Some((t, r)) => (t, Some(r)),
             None => (rel.as_str(), None),
         };
-        let path = root.join(rel);
         match (top, rest) {
-            ("manifest.yaml", None) => {
-                let l = read_yaml(rel, &path);
-                diagnostics.extend(l.diagnostics);
-                pack.manifest = l.value;
-            }
+            ("manifest.yaml", None) => reads.push((rel, ToRead::Manifest)),
             // Under a subfolder: the subfolder is listed above, not read.
             (_, Some(rest)) if rest.contains('/') => {}
             ("sessions", Some(name)) if name.ends_with(".jsonl") => {
-                let l = match read_bounded(rel, &path) {
-                    Ok(bytes) => parse_session(rel, &bytes),
-                    Err(d) => Loaded::fail(d),
-                };
-                diagnostics.extend(l.diagnostics);
-                if let Some(s) = l.value {
-                    pack.sessions.insert(rel.clone(), s);
-                }
+                reads.push((rel, ToRead::Session));
             }
             ("snapshots" | "cassettes", Some(_)) => {}
             (folder, Some(_)) => match PackFileKind::from_folder(folder) {
-                Some(kind) if is_yaml(rel) => {
-                    let l = read_yaml(rel, &path);
-                    diagnostics.extend(l.diagnostics);
-                    if let Some(doc) = l.value {
-                        pack.files.insert(rel.clone(), (kind, doc));
-                    }
-                }
+                Some(kind) if is_yaml(rel) => reads.push((rel, ToRead::File(kind))),
                 Some(_) => {
                     other.insert(rel.clone());
                 }
@@ -230,6 +216,37 @@ pub fn scan_pack(root: &Path) -> Loaded<PackFiles> {
             (_, None) => {
                 other.insert(rel.clone());
             }
+        }
+    }
+    let read = crate::par::map(&reads, |_, (rel, what)| {
+        let path = root.join(rel);
+        match what {
+            ToRead::Session => Got::Session(match read_bounded(rel, &path) {
+                Ok(bytes) => parse_session(rel, &bytes),
+                Err(d) => Loaded::fail(d),
+            }),
+            ToRead::Manifest | ToRead::File(_) => Got::Yaml(read_yaml(rel, &path)),
+        }
+    });
+    for ((rel, what), got) in reads.into_iter().zip(read) {
+        match (what, got) {
+            (ToRead::Manifest, Got::Yaml(l)) => {
+                diagnostics.extend(l.diagnostics);
+                pack.manifest = l.value;
+            }
+            (ToRead::File(kind), Got::Yaml(l)) => {
+                diagnostics.extend(l.diagnostics);
+                if let Some(doc) = l.value {
+                    pack.files.insert(rel.clone(), (kind, doc));
+                }
+            }
+            (_, Got::Session(l)) => {
+                diagnostics.extend(l.diagnostics);
+                if let Some(s) = l.value {
+                    pack.sessions.insert(rel.clone(), s);
+                }
+            }
+            (ToRead::Session, Got::Yaml(_)) => {}
         }
     }
     if pack.manifest.is_none() && !found.files.iter().any(|f| f == "manifest.yaml") {
@@ -244,6 +261,19 @@ pub fn scan_pack(root: &Path) -> Loaded<PackFiles> {
         value: Some(pack),
         diagnostics,
     }
+}
+
+/// A file of a pack [`scan_pack`] reads, by what it is.
+enum ToRead {
+    Manifest,
+    File(PackFileKind),
+    Session,
+}
+
+/// What reading a [`ToRead`] gave.
+enum Got {
+    Yaml(Loaded<Document>),
+    Session(Loaded<SessionDoc>),
 }
 
 /// The folders whose direct files are read (the kinds and `sessions`).

@@ -32,18 +32,21 @@ pub fn compile_package_ir(bundle: &Value) -> PackageIr {
 /// [`compile_package_ir`] when the caller has already hashed the bundle's
 /// `bundle.json` bytes (`bundle_hash`, [`content_hash`]).
 fn compile_package_ir_hashed(bundle: &Value, bundle_hash: String) -> PackageIr {
-    let mut scenarios = Vec::new();
     let list = crate::model::scenarios(bundle);
     // Built once: each scenario's header is checked against it.
     let namespace = crate::check::session::Namespace::of(bundle);
-    // The last policy compiled: a pack's scenarios share one (Format 19),
-    // so each is compiled once, not once per scenario.
-    let mut last_safety = None;
-    for (index, sc) in list.iter().enumerate() {
-        if let Some(s) = compile_scenario_in(bundle, &namespace, index, sc, &mut last_safety) {
-            scenarios.push(Arc::new(s));
-        }
-    }
+    // A pack's scenarios share one policy (Format 19): a run of scenarios
+    // whose policies are equal compiles it once, whichever thread gets
+    // there first (a compiled policy depends on the policy alone).
+    let policies = PolicyRuns::of(list);
+    // Each scenario compiles on its own (`crate::par`); the IR lists them
+    // in bundle order, as one thread gives them.
+    let scenarios = crate::par::map(list, |index, sc| {
+        compile_scenario_in(bundle, &namespace, index, sc, Some(&policies)).map(Arc::new)
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     PackageIr {
         ir_version: IR_VERSION.to_string(),
         troupe_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -60,22 +63,56 @@ fn compile_package_ir_hashed(bundle: &Value, bundle_hash: String) -> PackageIr {
 pub fn compile_scenario(bundle: &Value, index: usize) -> Option<ScenarioIr> {
     let sc = crate::model::scenarios(bundle).get(index)?;
     let namespace = crate::check::session::Namespace::of(bundle);
-    compile_scenario_in(bundle, &namespace, index, sc, &mut None)
+    compile_scenario_in(bundle, &namespace, index, sc, None)
 }
 
-/// A scenario's safety policy as written, and its compilation.
-type SharedSafety = Option<(Option<Value>, Arc<Safety>)>;
+/// The compiled safety policies of a bundle's scenarios, one per run of
+/// consecutive scenarios whose policies (`safety`, absent or null alike)
+/// are equal, each compiled on first use; `Err` when the policy does not
+/// compile.
+struct PolicyRuns {
+    /// By scenario index: its run.
+    run_of: Vec<usize>,
+    runs: Vec<std::sync::OnceLock<Result<Arc<Safety>, ()>>>,
+}
 
-/// Scenario `index` (`sc`) compiled for default seating; `last_safety` is
-/// the policy the previous scenario compiled, used again when this one's
-/// is equal (a compiled policy depends on the policy alone), and replaced
-/// otherwise.
+impl PolicyRuns {
+    fn of(list: &[Value]) -> PolicyRuns {
+        fn policy(sc: &Value) -> Option<&Value> {
+            sc.get("safety").filter(|v| !v.is_null())
+        }
+        let mut run_of = Vec::with_capacity(list.len());
+        let mut runs = 0;
+        for (i, sc) in list.iter().enumerate() {
+            if i == 0 || policy(sc) != policy(&list[i - 1]) {
+                runs += 1;
+            }
+            run_of.push(runs - 1);
+        }
+        PolicyRuns {
+            run_of,
+            runs: (0..runs).map(|_| std::sync::OnceLock::new()).collect(),
+        }
+    }
+
+    /// Scenario `index`'s compiled `policy`.
+    fn get(&self, index: usize, policy: Option<&Value>) -> Option<Arc<Safety>> {
+        let run = self.runs.get(*self.run_of.get(index)?)?;
+        run.get_or_init(|| Safety::compile(policy).map(Arc::new).map_err(|_| ()))
+            .clone()
+            .ok()
+    }
+}
+
+/// Scenario `index` (`sc`) compiled for default seating; `policies`, when
+/// given, holds the policy compiled for the run of scenarios `sc` is in
+/// (used again by every scenario of the run), else it is compiled here.
 fn compile_scenario_in(
     bundle: &Value,
     namespace: &crate::check::session::Namespace<'_>,
     index: usize,
     sc: &Value,
-    last_safety: &mut SharedSafety,
+    policies: Option<&PolicyRuns>,
 ) -> Option<ScenarioIr> {
     let (players, characters, header) = default_header(sc);
     let (diags, story) =
@@ -89,13 +126,9 @@ fn compile_scenario_in(
         return None;
     }
     let policy = story.scenario.safety.as_ref();
-    let safety = match last_safety {
-        Some((p, s)) if p.as_ref() == policy => s.clone(),
-        _ => {
-            let s = Arc::new(Safety::compile(policy).ok()?);
-            *last_safety = Some((policy.cloned(), s.clone()));
-            s
-        }
+    let safety = match policies {
+        Some(p) => p.get(index, policy)?,
+        None => Arc::new(Safety::compile(policy).ok()?),
     };
     let runtime = RuntimeIr::compile(&story, &ir, Some(safety)).ok()?;
     Some(ScenarioIr {

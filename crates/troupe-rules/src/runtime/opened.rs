@@ -229,6 +229,11 @@ pub struct OpenOptions {
     /// for byte that compilation (`--verify-ir`); otherwise IR_MISMATCH and
     /// the bundle is compiled afresh.
     pub verify_ir: bool,
+    /// How many threads check and compile a pack's scenarios and read its
+    /// files (docs/performance.md, Run AU): 0 (the default) for the cores
+    /// the process may use, 1 for all on the calling thread. Whatever the
+    /// number, the diagnostics and the compiled bytes are the same.
+    pub jobs: usize,
 }
 
 impl Default for OpenOptions {
@@ -236,6 +241,7 @@ impl Default for OpenOptions {
         OpenOptions {
             use_ir: true,
             verify_ir: false,
+            jobs: 0,
         }
     }
 }
@@ -249,6 +255,11 @@ impl OpenOptions {
     /// Sets [`OpenOptions::verify_ir`].
     pub fn verify_ir(mut self, yes: bool) -> Self {
         self.verify_ir = yes;
+        self
+    }
+    /// Sets [`OpenOptions::jobs`].
+    pub fn jobs(mut self, jobs: usize) -> Self {
+        self.jobs = jobs;
         self
     }
 }
