@@ -93,3 +93,36 @@ fn a_listen_address_without_a_valid_port_is_a_usage_error() {
         assert!(!dir.path().join("troupe.db").exists(), "nothing opened");
     }
 }
+
+/// A configuration file that is not a regular file (a FIFO no one writes
+/// to, a folder) is refused at once — exit 2 naming it — instead of
+/// waiting for a writer; so is one over 1 MiB (docs/server.md "Start").
+#[cfg(unix)]
+#[test]
+fn a_configuration_that_is_not_a_regular_file_of_at_most_1_mib_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.json");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let big = dir.path().join("big.json");
+    // Valid JSON of 1 MiB + 2 bytes: refused by its size, not its content.
+    std::fs::write(&big, format!("{{}}{}", " ".repeat(1 << 20))).unwrap();
+    for (config, says) in [
+        (&fifo, "not a regular file"),
+        (&dir.path().to_path_buf(), "not a regular file"),
+        (&big, "larger than 1 MiB"),
+    ] {
+        let out = Command::new(BIN)
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(config)
+            .arg("--database")
+            .arg(dir.path().join("troupe.db"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", config.display());
+        assert!(err.contains(says), "{err}");
+        assert!(err.contains(&config.display().to_string()), "{err}");
+        assert!(!dir.path().join("troupe.db").exists(), "nothing opened");
+    }
+}

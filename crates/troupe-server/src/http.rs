@@ -315,6 +315,9 @@ struct Inner {
     stopping: AtomicBool,
     /// The configured models, by name (docs/server.md "Runtimes").
     models: HashMap<String, super::ServedModel>,
+    /// Permits for the checks of uploaded packs (`checks_at_once`): see
+    /// [`checking`].
+    checks: Arc<tokio::sync::Semaphore>,
 }
 
 /// The shared state of the server's handlers.
@@ -339,6 +342,10 @@ impl App {
             metrics: Metrics::default(),
             stopping: AtomicBool::new(false),
             models,
+            checks: Arc::new(tokio::sync::Semaphore::new(match config.checks_at_once {
+                0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+                n => n,
+            })),
         }));
         tokio::spawn(prune_keys(Arc::downgrade(&app.0)));
         Ok(app)
@@ -506,6 +513,46 @@ where
         Ok(r) => r.map_err(Into::into),
         Err(_) => Err(Problem::internal(what)),
     }
+}
+
+/// [`blocking`] for the check of an uploaded pack (`PUT …/packs`,
+/// `POST …/packs:test`): it waits for one of `checks_at_once` permits,
+/// which the work holds until it ends — also when the request's time
+/// limit answered it meanwhile — so the uploads being checked, and the
+/// memory they take (Format 16.2), are bounded whatever the clients send.
+async fn checking<T, E>(
+    app: &App,
+    what: &'static str,
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, Problem>
+where
+    T: Send + 'static,
+    E: Into<Problem> + Send + 'static,
+{
+    on_permit(&app.0.checks, what, work).await
+}
+
+/// [`blocking`] holding one of `permits` from before it starts until the
+/// work ends (not until the request ends: see [`checking`]).
+async fn on_permit<T, E>(
+    permits: &Arc<tokio::sync::Semaphore>,
+    what: &'static str,
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, Problem>
+where
+    T: Send + 'static,
+    E: Into<Problem> + Send + 'static,
+{
+    let permit = permits
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| Problem::internal(what))?;
+    blocking(what, move || {
+        let _held = permit;
+        work()
+    })
+    .await
 }
 
 /// A path parameter of the route (`ws`, `id`, `hash`), empty when absent.
@@ -1479,13 +1526,15 @@ async fn put_pack(Workspace { app, ws, idem }: Workspace, body: Bytes) -> Answer
     // when it is what its `bundle.json` compiles to, and one whose compiled
     // form is not (IR_MISMATCH, which `troupe check` reports as an error)
     // is refused with the check's report, like any pack that fails it.
-    let opened = blocking("checking a pack", move || match upload_pack(kind, &raw) {
-        Ok(p) if !p.warnings().iter().any(|d| d.code == Code::IrMismatch) => Ok(Ok(p)),
-        Ok(_) => check_report_of(kind, &raw).map(Err),
-        Err(p) if p.status == StatusCode::UNPROCESSABLE_ENTITY => {
-            check_report_of(kind, &raw).map(Err)
+    let opened = checking(&app, "checking a pack", move || {
+        match upload_pack(kind, &raw) {
+            Ok(p) if !p.warnings().iter().any(|d| d.code == Code::IrMismatch) => Ok(Ok(p)),
+            Ok(_) => check_report_of(kind, &raw).map(Err),
+            Err(p) if p.status == StatusCode::UNPROCESSABLE_ENTITY => {
+                check_report_of(kind, &raw).map(Err)
+            }
+            Err(p) => Err(p),
         }
-        Err(p) => Err(p),
     })
     .await?;
     let pack = match opened {
@@ -1732,7 +1781,7 @@ fn unzip_bounded(body: &[u8], dir: &std::path::Path) -> Result<(), Problem> {
 
 /// `POST /packs:test`: a zip of a pack directory with its tests; runs
 /// `troupe test` on it (Format 21) and answers its report; stores nothing.
-async fn test_pack(Query(q): Query<TestQuery>, body: Bytes) -> Answer {
+async fn test_pack(State(app): State<App>, Query(q): Query<TestQuery>, body: Bytes) -> Answer {
     let name = q.name.unwrap_or_else(|| "pack".to_string());
     let format = q.format.unwrap_or_else(|| "json".to_string());
     if !matches!(format.as_str(), "json" | "text" | "junit" | "all") {
@@ -1740,7 +1789,7 @@ async fn test_pack(Query(q): Query<TestQuery>, body: Bytes) -> Answer {
             "format is one of json, text, junit, all",
         ));
     }
-    let result = blocking("running tests", move || -> Result<Value, Problem> {
+    let result = checking(&app, "running tests", move || -> Result<Value, Problem> {
         let tmp = TempDir::new()?;
         let dir = tmp.0.join("pack");
         std::fs::create_dir_all(&dir).map_err(|_| Problem::internal("unpacking"))?;
@@ -2936,5 +2985,62 @@ mod tests {
         c.insert("huge".into(), p, CACHE_PACK_BYTES + 1);
         assert_eq!(c.packs.len(), 1);
         assert!(c.get("huge").is_some());
+    }
+
+    /// Checks of uploads run at most `checks_at_once` at a time (the
+    /// permits): sixteen checks on two permits never run three at once,
+    /// and all of them end. A check's permit is held by its work, so a
+    /// request dropped while its check runs (its time limit) does not
+    /// free a place for another.
+    #[test]
+    fn checks_of_uploads_run_at_most_as_many_at_once_as_there_are_permits() {
+        use std::sync::atomic::AtomicUsize;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_time()
+            .build()
+            .unwrap();
+        let permits = Arc::new(tokio::sync::Semaphore::new(2));
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let done: Vec<usize> = rt.block_on(async {
+            let mut tasks = Vec::new();
+            for i in 0..16usize {
+                let (permits, running, most) = (permits.clone(), running.clone(), most.clone());
+                tasks.push(tokio::spawn(async move {
+                    let work = on_permit(&permits, "a check", move || {
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(5));
+                        running.fetch_sub(1, Ordering::SeqCst);
+                        Ok::<_, Problem>(i)
+                    });
+                    // Every fourth request is dropped at once (its time
+                    // limit): its work, once started, still holds a permit.
+                    if i % 4 == 0 {
+                        let _ = tokio::time::timeout(Duration::ZERO, work).await;
+                        None
+                    } else {
+                        work.await.ok()
+                    }
+                }));
+            }
+            let mut done = Vec::new();
+            for t in tasks {
+                done.extend(t.await.unwrap());
+            }
+            // The dropped requests' work that had started ends too.
+            while permits.available_permits() < 2 {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            done
+        });
+        assert!(
+            most.load(Ordering::SeqCst) <= 2,
+            "{}",
+            most.load(Ordering::SeqCst)
+        );
+        assert_eq!(done.len(), 12);
+        assert_eq!(running.load(Ordering::SeqCst), 0);
     }
 }

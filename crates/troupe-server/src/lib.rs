@@ -58,6 +58,12 @@ pub struct Config {
     /// 8; docs/server.md "Start" and "Sizing"): the requests' reads and
     /// the group commit's writes share them. 1 to 1,000. SQLite ignores it.
     pub pg_connections: u32,
+    /// Checks of uploaded packs (`PUT …/packs`, `POST …/packs:test`) run at
+    /// once (docs/server.md "Start"); more wait for a turn. 0 (the
+    /// default): the machine's cores. Each check holds up to Format 16.2's
+    /// bound of its upload in memory, so this bounds what uploads hold
+    /// together, also after a request's time limit answered it.
+    pub checks_at_once: usize,
 }
 
 /// A model of the server's configuration (docs/server.md "Runtimes"):
@@ -164,15 +170,34 @@ impl Default for Config {
             group_commit: true,
             idempotency_key_secs: 86_400,
             pg_connections: db::DEFAULT_PG_CONNECTIONS,
+            checks_at_once: 0,
         }
     }
 }
 
 impl Config {
     /// The configuration file `path` (JSON, the fields of [`Config`]).
+    /// It must be a regular file of at most 1 MiB: a FIFO or a device is
+    /// refused before it is opened (opening a FIFO would wait for a
+    /// writer).
     pub fn from_file(path: &std::path::Path) -> Result<Config, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        use std::io::Read;
+        const MAX: u64 = 1 << 20;
+        let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+        let meta = std::fs::metadata(path).map_err(cannot)?;
+        if !meta.is_file() {
+            return Err(format!(
+                "cannot read {}: not a regular file",
+                path.display()
+            ));
+        }
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX + 1).read_to_string(&mut text))
+            .map_err(cannot)?;
+        if text.len() as u64 > MAX {
+            return Err(format!("cannot read {}: larger than 1 MiB", path.display()));
+        }
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 
