@@ -83,6 +83,17 @@ fn sessions_are_listed_by_page() {
             assert_eq!(a.status, 400, "{bad}: {a:?}");
             assert_eq!(a.json()["code"], "BAD_REQUEST");
         }
+        // A query string that does not fit the route says what is wrong
+        // (the rejection's own text), not only "bad request".
+        for (bad, says) in [
+            ("/sessions?limt=2", "unknown field `limt`"),
+            ("/sessions?limit=x", "invalid digit"),
+        ] {
+            let a = ws.get(bad);
+            assert_eq!(a.status, 400, "{bad}: {a:?}");
+            let detail = a.json()["detail"].as_str().unwrap_or_default().to_string();
+            assert!(detail.contains(says), "{bad}: {detail}");
+        }
         let (other, _) = workspace(&server, &db, "list-other");
         let a = call("GET", &ws.url("/sessions"), Some(&other.token), None, None);
         assert_eq!(a.status, 404, "{a:?}");

@@ -965,7 +965,24 @@ async fn answer_outer(app: &App, req: Request, next: Next) -> Response {
             StatusCode::UNSUPPORTED_MEDIA_TYPE => "UNSUPPORTED_MEDIA_TYPE",
             _ => "BAD_REQUEST",
         };
-        return Problem::new(status, code, title(status).to_lowercase()).into_response();
+        // A rejection of axum's own extractors (a query string that does
+        // not fit its route's parameters, say) says what was wrong in a
+        // short plain text: that text is the detail, not just the status.
+        let plain = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/plain"));
+        let detail = if plain && status.is_client_error() {
+            axum::body::to_bytes(response.into_body(), 4096)
+                .await
+                .ok()
+                .and_then(|b| String::from_utf8(b.to_vec()).ok())
+                .filter(|t| !t.trim().is_empty())
+        } else {
+            None
+        };
+        let detail = detail.unwrap_or_else(|| title(status).to_lowercase());
+        return Problem::new(status, code, detail).into_response();
     }
     response
 }
@@ -1604,6 +1621,7 @@ const LIST_MAX: i64 = 1000;
 const LIST_DEFAULT: i64 = 100;
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ListQuery {
     #[serde(default)]
     cursor: Option<String>,
@@ -1711,6 +1729,7 @@ async fn delete_pack(
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct TestQuery {
     /// `json` (default: the report), `text`, `junit`, or `all` (one JSON
     /// object with the three and the exit code).
@@ -2009,6 +2028,7 @@ async fn create_session(w: Workspace, body: Bytes) -> Answer {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ResumeQuery {
     pack: String,
     #[serde(default)]
@@ -2773,6 +2793,7 @@ async fn delete_session(s: SessionRoute, Query(q): Query<DeleteQuery>) -> Answer
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct StateQuery {
     #[serde(default)]
     at: Option<String>,
@@ -2838,6 +2859,7 @@ async fn score(s: SessionRoute) -> Answer {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct KnowsQuery {
     message: String,
     #[serde(default)]
