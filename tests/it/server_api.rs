@@ -544,6 +544,24 @@ fn sigterm_stops_the_server_gracefully_and_big_bodies_are_refused() {
     assert_eq!(a.status, 413, "{a:?}");
     assert_eq!(a.content_type, "application/problem+json");
     assert_eq!(a.json()["code"], "BODY_TOO_LARGE");
+    // A body announced over the limit is refused before it is read: an
+    // `Expect: 100-continue` gets the 413 itself, never `100 Continue`
+    // (which would invite the client to send a gigabyte).
+    {
+        use std::io::{Read, Write};
+        let addr = base.strip_prefix("http://").unwrap();
+        let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+        tcp.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            tcp,
+            "PUT /api/v1/workspaces/{name}/packs HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Length: 1000000000\r\nExpect: 100-continue\r\n\r\n"
+        )
+        .unwrap();
+        let mut head = [0u8; 12];
+        tcp.read_exact(&mut head).unwrap();
+        assert_eq!(&head, b"HTTP/1.1 413", "{}", String::from_utf8_lossy(&head));
+    }
     let none = call("GET", &format!("{base}/nowhere"), None, None, None);
     assert_eq!(
         (none.status, none.json()["code"].clone()),

@@ -932,13 +932,25 @@ async fn answer_outer(app: &App, req: Request, next: Next) -> Response {
         // extractor answers: an answer given before the body was read
         // (a rejected query, say) would leave hyper closing the
         // connection under a client about to reuse it.
+        // A body announced larger than the limit is refused before a
+        // byte of it is read (and so before hyper answers an `Expect:
+        // 100-continue` with `100 Continue`).
+        let announced = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
         let (parts, body) = req.into_parts();
-        match axum::body::to_bytes(body, app.0.body_limit).await {
-            Ok(bytes) => {
+        let read = match announced {
+            Some(n) if n > app.0.body_limit as u64 => None,
+            _ => axum::body::to_bytes(body, app.0.body_limit).await.ok(),
+        };
+        match read {
+            Some(bytes) => {
                 next.run(Request::from_parts(parts, Body::from(bytes)))
                     .await
             }
-            Err(_) => Problem::new(
+            None => Problem::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "BODY_TOO_LARGE",
                 format!("the body is larger than {} bytes", app.0.body_limit),
