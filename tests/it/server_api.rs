@@ -512,7 +512,11 @@ fn sigterm_stops_the_server_gracefully_and_big_bodies_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let db = Backend::Sqlite(tmp.path().join("t.db"));
     let config = tmp.path().join("config.json");
-    std::fs::write(&config, r#"{"body_limit": 1000}"#).unwrap();
+    std::fs::write(
+        &config,
+        r#"{"body_limit": 1000, "header_read_timeout_secs": 1}"#,
+    )
+    .unwrap();
     let mut child = Command::new(BIN)
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(&config)
@@ -561,6 +565,24 @@ fn sigterm_stops_the_server_gracefully_and_big_bodies_are_refused() {
         let mut head = [0u8; 12];
         tcp.read_exact(&mut head).unwrap();
         assert_eq!(&head, b"HTTP/1.1 413", "{}", String::from_utf8_lossy(&head));
+    }
+    // A client that trickles its request's headers (here: stops before
+    // their end) is cut off after `header_read_timeout_secs`, not held
+    // open for ever; the read's own 30 s limit only stops the test from
+    // hanging if it were not.
+    {
+        use std::io::{Read, Write};
+        let addr = base.strip_prefix("http://").unwrap();
+        let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+        tcp.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        write!(tcp, "GET /healthz HTTP/1.1\r\nHost: {addr}\r\nX-Slow: ").unwrap();
+        let mut rest = Vec::new();
+        let end = tcp.read_to_end(&mut rest);
+        assert!(
+            !matches!(&end, Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
+            "the connection was still open after 30 s: {end:?}"
+        );
     }
     let none = call("GET", &format!("{base}/nowhere"), None, None, None);
     assert_eq!(

@@ -64,6 +64,10 @@ pub struct Config {
     /// bound of its upload in memory, so this bounds what uploads hold
     /// together, also after a request's time limit answered it.
     pub checks_at_once: usize,
+    /// Seconds a client may take to send a request's line and headers
+    /// (default 10; docs/server.md "Start"): a connection that trickles
+    /// them is closed, so slow clients cannot hold connections open.
+    pub header_read_timeout_secs: u64,
 }
 
 /// A model of the server's configuration (docs/server.md "Runtimes"):
@@ -171,6 +175,7 @@ impl Default for Config {
             idempotency_key_secs: 86_400,
             pg_connections: db::DEFAULT_PG_CONNECTIONS,
             checks_at_once: 0,
+            header_read_timeout_secs: 10,
         }
     }
 }
@@ -273,13 +278,56 @@ pub fn serve(config: Config) -> Result<(), String> {
         use std::io::Write;
         let _ = std::io::stdout().flush();
         tracing::info!(%bound, "troupe serve listening");
-        axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown(app, log.clone()))
-            .await
-            .map_err(|e| format!("server error: {e}"))
+        let headers = Duration::from_secs(config.header_read_timeout_secs.max(1));
+        serve_connections(listener, router, headers, shutdown(app, log.clone())).await;
+        Ok(())
     });
     log.flush();
     served
+}
+
+/// Serves HTTP/1.1 on `listener` with `router` until `stop` completes:
+/// then stops accepting, asks every connection to close once its request
+/// in flight is answered, and waits for them (the caller's `stop` bounds
+/// the wait). What `axum::serve` does, with hyper's header read timeout
+/// (`header_read_timeout_secs`) in effect.
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    header_read_timeout: Duration,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read_timeout);
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                // Out of file descriptors and the like: wait, then go on
+                // accepting (as axum's loop does).
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut stop => break,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let conn = builder.serve_connection(TokioIo::new(stream), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            // A connection's end (closed, reset, timed out) is no error
+            // of the server's.
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
 }
 
 /// Binds `config.listen` and builds the app and its router over `db`: what

@@ -363,7 +363,12 @@ pub fn play(package: Vec<u8>, listen: &str, open: bool) -> Result<(), String> {
         // the process for the shutdown's grace period, and the folder is
         // thrown away anyway.
         drop(app);
-        let server = tokio::spawn(async move { axum::serve(listener, router).await });
+        let server = tokio::spawn(super::serve_connections(
+            listener,
+            router,
+            std::time::Duration::from_secs(config.header_read_timeout_secs.max(1)),
+            std::future::pending::<()>(),
+        ));
         // The pack goes in through the API itself, as a client's would.
         let put = format!("http://{bound}/api/v1/workspaces/{PLAY_WORKSPACE}/packs");
         let auth = format!("Bearer {token}");
@@ -401,7 +406,7 @@ pub fn play(package: Vec<u8>, listen: &str, open: bool) -> Result<(), String> {
             abort.abort();
         });
         match server.await {
-            Ok(done) => done.map_err(|e| format!("server error: {e}")),
+            Ok(()) => Ok(()),
             Err(e) if e.is_cancelled() => Ok(()),
             Err(_) => Err("the server stopped".to_string()),
         }
