@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use regex::Regex;
+use crate::bounded_regex::{self, Bounded};
 
 use super::checker::{ArithOp, CmpOp, Func};
 use super::env::Activation;
@@ -101,15 +101,46 @@ pub(crate) fn run<O: Observer + ?Sized>(
     eval(root, scope, &mut st)
 }
 
-/// Compiles an RE2-syntax pattern (the `regex` crate) with size bounds.
-pub(crate) fn compile_regex(pattern: &str) -> Result<Regex, EvalError> {
+/// Checks an RE2-syntax pattern as the `regex` crate compiles it, with
+/// CEL's size bounds: what decides CEL_TYPE for a literal pattern (Format
+/// 11.1), and the message of a pattern that does not compile.
+pub(crate) fn check_regex(pattern: &str) -> Result<(), EvalError> {
     regex::RegexBuilder::new(pattern)
         .size_limit(1 << 20)
         .dfa_size_limit(1 << 20)
         .nest_limit(64)
         .build()
+        .map(|_| ())
         .map_err(|e| EvalError::new(K::Regex, format!("invalid regular expression: {e}")))
 }
+
+/// Compiles an RE2-syntax pattern for matching (Format 11.1, 16.2): the
+/// bounded matcher, with [`check_regex`]'s bounds and message.
+pub(crate) fn compile_regex(pattern: &str) -> Result<Bounded, EvalError> {
+    let options = bounded_regex::Options {
+        nest_limit: 64,
+        ..bounded_regex::Options::default()
+    };
+    match Bounded::new(pattern, options) {
+        Ok(b) => Ok(b),
+        Err(e) => Err(check_regex(pattern).err().unwrap_or_else(|| {
+            EvalError::new(K::Regex, format!("invalid regular expression: {e}"))
+        })),
+    }
+}
+
+/// `s.matches(re)` with `re` compiled (Format 11.6, 16.2): the search's
+/// bytes are charged as an operand's; a search that would cost more than
+/// the bounded matcher allows is a budget error.
+fn search<O: ?Sized>(st: &mut State<'_, O>, re: &Bounded, s: &str) -> Result<Value, EvalError> {
+    charge(st, (s.len() / 16) as u64)?;
+    re.is_match(s).map(Value::Bool).map_err(|_| TOO_COSTLY)
+}
+
+const TOO_COSTLY: EvalError = EvalError::fixed(
+    K::Budget,
+    "the regular expression costs too much to match against this text",
+);
 
 impl<'a> Scope<'a> {
     #[inline]
@@ -310,10 +341,7 @@ fn eval<O: Observer + ?Sized>(
             }
         }
         Node::MatchesConst(a, re) => match operand(a, sc, st)?.as_ref() {
-            Value::String(s) => {
-                charge(st, (s.len() / 16) as u64)?;
-                Ok(Value::Bool(re.is_match(s)))
-            }
+            Value::String(s) => search(st, re, s),
             _ => Err(NO_OVERLOAD),
         },
         Node::Call(f, args) => call(*f, args, sc, st),
@@ -697,6 +725,20 @@ fn call<O: Observer + ?Sized>(
                 let x = operand(a, sc, st)?;
                 charge(st, work(&x))?;
                 functions::unary(f, &x)
+            }
+            [a, b] if f == Func::Matches => {
+                let x = operand(a, sc, st)?;
+                let y = operand(b, sc, st)?;
+                let (Value::String(s), Value::String(p)) = (x.as_ref(), y.as_ref()) else {
+                    return Err(NO_OVERLOAD);
+                };
+                // A pattern made at run time (Format 11.6): its bytes, then
+                // its compiled size (one unit per NFA state), then the
+                // search.
+                charge(st, (p.len() / 16) as u64)?;
+                let re = compile_regex(p)?;
+                charge(st, re.states())?;
+                search(st, &re, s)
             }
             [a, b] => {
                 let x = operand(a, sc, st)?;

@@ -5,7 +5,7 @@
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use regex::Regex;
+use crate::bounded_regex::Bounded;
 
 use super::checker::{ArithOp, CmpOp, Func, TExpr, TKind};
 use super::env::{Activation, Env};
@@ -46,7 +46,7 @@ pub(crate) enum Node {
         bool,
     ),
     Call(Func, Box<[Node]>),
-    MatchesConst(Box<Node>, #[serde(with = "regex_serde")] Box<Regex>),
+    MatchesConst(Box<Node>, #[serde(with = "regex_serde")] Box<Bounded>),
     List(Box<[Node]>),
     Map(Box<[(Node, Node)]>),
     Comp {
@@ -526,14 +526,14 @@ fn fold(node: Node) -> Node {
 /// source, compiled again when the IR is read (a pattern that does not
 /// compile makes the IR unreadable, so the loader falls back).
 mod regex_serde {
-    use regex::Regex;
+    use crate::bounded_regex::Bounded;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(r: &Regex, s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(r: &Bounded, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(r.as_str())
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Box<Regex>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Box<Bounded>, D::Error> {
         let src = String::deserialize(d)?;
         super::eval::compile_regex(&src)
             .map(Box::new)
