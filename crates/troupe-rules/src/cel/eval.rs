@@ -88,6 +88,27 @@ const BUDGET: EvalError = EvalError::fixed(
     "the expression's cost budget is spent (too much comprehension work)",
 );
 
+thread_local! {
+    /// What is left of the shared budget of the evaluations under way on
+    /// this thread (Format 11.6 "shared budget"), `None` outside one.
+    static SHARED: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with a budget of `units` shared by every evaluation it makes
+/// on this thread (Format 11.6): each evaluation's budget is the lesser of
+/// its own and what is left, and what it spends is taken from what is
+/// left. Scopes nest: the enclosing one is restored after `f`.
+pub fn shared_budget<R>(units: Option<u64>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SHARED.set(self.0);
+        }
+    }
+    let _restore = Restore(SHARED.replace(units));
+    f()
+}
+
 /// Runs `root`.
 pub(crate) fn run<O: Observer + ?Sized>(
     root: &Node,
@@ -97,8 +118,14 @@ pub(crate) fn run<O: Observer + ?Sized>(
     obs: &mut O,
 ) -> Result<Value, EvalError> {
     let scope = Scope { act, locals: None };
+    let shared = SHARED.get();
+    let budget = shared.map_or(budget, |left| budget.min(left));
     let mut st = State { host, budget, obs };
-    eval(root, scope, &mut st)
+    let out = eval(root, scope, &mut st);
+    if let Some(left) = shared {
+        SHARED.set(Some(left - (budget - st.budget)));
+    }
+    out
 }
 
 /// Checks an RE2-syntax pattern as the `regex` crate compiles it, with

@@ -22,6 +22,11 @@ use super::value::Value;
 /// [`Program::eval_with_budget`]).
 pub const DEFAULT_BUDGET: u64 = 100_000;
 
+/// The budget the `when`s of the events and outcomes evaluated at one
+/// message share, and the one the `when`s of the rules tried for one
+/// reply share (Format 11.6): ten evaluations' worth.
+pub const SHARED_BUDGET: u64 = 1_000_000;
+
 /// An evaluation node.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Node {
