@@ -113,3 +113,19 @@ fn the_events_at_one_message_share_a_budget() {
     let r = s.turn("Again.").unwrap();
     assert_eq!(fired(&r), ["e11", "e12"]);
 }
+
+/// Format 16.2: for a safety pattern a search that is too costly counts as
+/// a match (the category applies); a small search of it is exact.
+#[test]
+fn a_safety_pattern_whose_search_is_too_costly_applies() {
+    let mut b = bundle(json!([{"id": "any", "replies": ["Yes."]}]), json!([]));
+    b["scenarios"][0]["safety"] = json!({"policy_id": "p", "content_rating_cap": "general",
+        "categories": [{"id": "costly", "action": "stop", "patterns": [COSTLY]}],
+        "global_rules": ["minor_safety", "crisis_support"]});
+    let (_dir, pack) = open(&b);
+    let mut s = pack.start(SessionOptions::default()).unwrap();
+    let r = s.turn(&"a".repeat(20)).unwrap();
+    assert_eq!(format!("{:?}", r.safety_status), "Ok", "{r:?}");
+    let r = s.turn(&"a".repeat(100_000)).unwrap();
+    assert_eq!(format!("{:?}", r.safety_status), "Stop", "{r:?}");
+}

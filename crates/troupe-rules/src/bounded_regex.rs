@@ -84,6 +84,10 @@ type PikePool = Pool<
 /// A compiled pattern (see the module's text).
 pub struct Bounded {
     source: Box<str>,
+    /// The `regex` crate's compilation of the same pattern, for small
+    /// searches (its prefilters make an ordinary search cheaper), when the
+    /// pattern is compiled once and searched many times.
+    fast: Option<regex::Regex>,
     states: u64,
     dfa: DFA,
     pike: PikeVM,
@@ -135,12 +139,28 @@ impl Bounded {
         let (d, p) = (dfa.clone(), pike.clone());
         Ok(Bounded {
             source: pattern.into(),
+            fast: None,
             states,
             dfa,
             pike,
             dfa_caches: Pool::new(Box::new(move || d.create_cache())),
             pike_caches: Pool::new(Box::new(move || p.create_cache())),
         })
+    }
+
+    /// [`Bounded::new`], also compiled by the `regex` crate for small
+    /// searches (for a pattern searched many times: a pack's).
+    pub fn new_kept(pattern: &str, o: Options) -> Result<Bounded, String> {
+        let mut b = Bounded::new(pattern, o)?;
+        b.fast = regex::RegexBuilder::new(pattern)
+            .case_insensitive(o.case_insensitive)
+            .multi_line(o.multi_line)
+            .dot_matches_new_line(o.dot_matches_new_line)
+            .size_limit(o.size_limit)
+            .nest_limit(o.nest_limit)
+            .build()
+            .ok();
+        Ok(b)
     }
 
     /// The pattern as written.
@@ -164,6 +184,9 @@ impl Bounded {
         let product = self.product(text.len());
         let input = Input::new(text).earliest(true);
         if product <= SMALL {
+            if let Some(fast) = &self.fast {
+                return Ok(fast.is_match(text));
+            }
             let mut cache = self.dfa_caches.get();
             if let Ok(m) = self.dfa.try_search_fwd(&mut cache, &input) {
                 return Ok(m.is_some());
@@ -209,6 +232,8 @@ mod tests {
         ] {
             let want = regex::Regex::new(p).unwrap().is_match(t);
             assert_eq!(re(p).is_match(t), Ok(want), "{p} on {t}");
+            let kept = Bounded::new_kept(p, Options::default()).unwrap();
+            assert_eq!(kept.is_match(t), Ok(want), "{p} on {t}, kept");
             // The same text made large (40 KB) takes the large path.
             let big = format!("{}{t}", "x ".repeat(20_000));
             assert!(re(p).product(big.len()) > SMALL || re(p).states() < 8);
@@ -221,8 +246,23 @@ mod tests {
     fn a_match_that_would_take_seconds_is_too_costly() {
         let p = re("a[a-z]{10000}b");
         assert_eq!(p.is_match(&"a".repeat(100_000)), Err(TooCostly));
+        let kept = Bounded::new_kept("a[a-z]{10000}b", Options::default()).unwrap();
+        assert_eq!(kept.is_match(&"a".repeat(100_000)), Err(TooCostly));
         // Small enough to decide: exact.
         assert_eq!(p.is_match(&"a".repeat(20)), Ok(false));
+    }
+
+    /// Format 16.2: an ordinary pattern over a 1 MiB ASCII text is searched
+    /// by the lazy DFA (large path) without giving up.
+    #[test]
+    fn an_ordinary_pattern_over_a_mebibyte_is_decided() {
+        let p = re(r"\b8,?[0-9]{3}\b");
+        assert_eq!(p.states(), 13);
+        let text = "I'll pay 7,999 now. ".repeat(52_429);
+        assert!(text.len() >= 1 << 20 && p.product(text.len()) > PIKE);
+        assert_eq!(p.is_match(&text), Ok(false));
+        assert_eq!(p.is_match(&format!("{text} or 8,250")), Ok(true));
+        assert_eq!(re("a[a-z]{10000}b").states(), 10_007);
     }
 
     #[test]

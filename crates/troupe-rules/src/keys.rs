@@ -322,7 +322,7 @@ impl LazyPattern {
                     size_limit: PATTERN_SIZE_LIMIT,
                     ..Default::default()
                 };
-                Bounded::new(&self.source, options).map_err(|e| {
+                Bounded::new_kept(&self.source, options).map_err(|e| {
                     compile_pattern(&self.source).err().unwrap_or_else(|| {
                         format!("`{}` is not a valid regular expression: {e}", self.source)
                     })

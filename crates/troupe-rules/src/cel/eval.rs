@@ -142,13 +142,19 @@ pub(crate) fn check_regex(pattern: &str) -> Result<(), EvalError> {
 }
 
 /// Compiles an RE2-syntax pattern for matching (Format 11.1, 16.2): the
-/// bounded matcher, with [`check_regex`]'s bounds and message.
-pub(crate) fn compile_regex(pattern: &str) -> Result<Bounded, EvalError> {
+/// bounded matcher, with [`check_regex`]'s bounds and message; `kept` for
+/// a literal pattern, compiled once and searched at every evaluation.
+pub(crate) fn compile_regex(pattern: &str, kept: bool) -> Result<Bounded, EvalError> {
     let options = bounded_regex::Options {
         nest_limit: 64,
         ..bounded_regex::Options::default()
     };
-    match Bounded::new(pattern, options) {
+    let built = if kept {
+        Bounded::new_kept(pattern, options)
+    } else {
+        Bounded::new(pattern, options)
+    };
+    match built {
         Ok(b) => Ok(b),
         Err(e) => Err(check_regex(pattern).err().unwrap_or_else(|| {
             EvalError::new(K::Regex, format!("invalid regular expression: {e}"))
@@ -763,7 +769,7 @@ fn call<O: Observer + ?Sized>(
                 // its compiled size (one unit per NFA state), then the
                 // search.
                 charge(st, (p.len() / 16) as u64)?;
-                let re = compile_regex(p)?;
+                let re = compile_regex(p, false)?;
                 charge(st, re.states())?;
                 search(st, &re, s)
             }

@@ -442,7 +442,7 @@ impl Lowerer {
             TKind::Call(Func::Matches, args) => {
                 let mut args: Vec<Node> = args.into_iter().map(|a| self.lower(a)).collect();
                 let pattern = match args.get(1) {
-                    Some(Node::Const(Value::String(p))) => eval::compile_regex(p).ok(),
+                    Some(Node::Const(Value::String(p))) => eval::compile_regex(p, true).ok(),
                     _ => None,
                 };
                 match (pattern, args.len()) {
@@ -540,7 +540,7 @@ mod regex_serde {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Box<Bounded>, D::Error> {
         let src = String::deserialize(d)?;
-        super::eval::compile_regex(&src)
+        super::eval::compile_regex(&src, true)
             .map(Box::new)
             .map_err(serde::de::Error::custom)
     }
