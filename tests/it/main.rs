@@ -30,6 +30,7 @@ mod embed_example;
 mod engine_bad_input;
 mod engine_checkpoints;
 mod engine_derived;
+mod engine_turn_cost;
 mod examples_snapshots;
 mod explain_cli;
 mod explore;
@@ -85,6 +86,8 @@ mod server_load;
 mod server_model;
 #[cfg(feature = "server")]
 mod server_sessions;
+#[cfg(feature = "server")]
+mod server_turn_cost;
 #[cfg(feature = "server")]
 mod server_views;
 mod session_append;

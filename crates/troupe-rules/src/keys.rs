@@ -25,6 +25,8 @@ use std::sync::{Arc, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::{Regex, RegexBuilder};
+
+use crate::bounded_regex::Bounded;
 use serde::{Deserialize, Serialize};
 
 /// How a list of keys is matched (Format 5.2, 5.4).
@@ -275,15 +277,19 @@ pub fn check_pattern(p: &str) -> Result<(), String> {
 const PATTERN_SIZE_LIMIT: usize = 1 << 20;
 
 /// A pattern (a rule `pattern`, a safety category pattern: Format 18.1,
-/// 19.2) held as its source and compiled by [`compile_pattern`] the first
-/// time it is matched, so reading a package's IR compiles no regular
-/// expression (Format 14.4). Serialized as its source; read back (from an
-/// IR whose hashes match: the compile that wrote it checked it), it is
-/// taken as it is and compiled on first use, where one that does not
-/// compile matches nothing.
+/// 19.2) held as its source and compiled the first time it is matched, so
+/// reading a package's IR compiles no regular expression (Format 14.4).
+/// It is compiled with [`compile_pattern`]'s syntax and size bound into
+/// the bounded matcher of Format 16.2 ([`Bounded`]), once per
+/// `LazyPattern`: every session of an opened pack shares its runtime part
+/// (`Arc<RuntimeIr>`, `Arc<Safety>`), so the pattern is compiled once per
+/// opened pack. Serialized as its source; read back (from an IR whose
+/// hashes match: the compile that wrote it checked it), it is taken as it
+/// is and compiled on first use, where one that does not compile matches
+/// nothing.
 pub struct LazyPattern {
     source: Arc<str>,
-    built: OnceLock<Result<Regex, String>>,
+    built: OnceLock<Result<Bounded, String>>,
 }
 
 impl LazyPattern {
@@ -295,8 +301,9 @@ impl LazyPattern {
         }
     }
 
-    /// A pattern compiled now; `Err` when it does not compile.
+    /// A pattern compiled now; `Err` when [`compile_pattern`] refuses it.
     pub fn compiled(source: &str) -> Result<LazyPattern, String> {
+        compile_pattern(source)?;
         let p = LazyPattern::new(source);
         p.regex()?;
         Ok(p)
@@ -308,17 +315,35 @@ impl LazyPattern {
     }
 
     /// The compiled expression (compiling it now if not yet).
-    pub fn regex(&self) -> Result<&Regex, String> {
+    pub fn regex(&self) -> Result<&Bounded, String> {
         self.built
-            .get_or_init(|| compile_pattern(&self.source))
+            .get_or_init(|| {
+                let options = crate::bounded_regex::Options {
+                    size_limit: PATTERN_SIZE_LIMIT,
+                    ..Default::default()
+                };
+                Bounded::new_kept(&self.source, options).map_err(|e| {
+                    compile_pattern(&self.source).err().unwrap_or_else(|| {
+                        format!("`{}` is not a valid regular expression: {e}", self.source)
+                    })
+                })
+            })
             .as_ref()
             .map_err(Clone::clone)
     }
 
     /// Whether the pattern matches somewhere in `text`; a pattern that
-    /// does not compile matches nothing (the checks refuse it first).
+    /// does not compile matches nothing (the checks refuse it first). A
+    /// search over the bounds of Format 16.2 counts as `costly` says.
+    pub fn is_match_or(&self, text: &str, costly: bool) -> bool {
+        self.regex()
+            .is_ok_and(|r| r.is_match(text).unwrap_or(costly))
+    }
+
+    /// [`LazyPattern::is_match_or`] with a search over the bounds as no
+    /// match (a rule's pattern, Format 18.1).
     pub fn is_match(&self, text: &str) -> bool {
-        self.regex().is_ok_and(|r| r.is_match(text))
+        self.is_match_or(text, false)
     }
 
     /// Checks without compiling that the pattern parses.

@@ -56,6 +56,7 @@ pub use api::*;
 // what an embedder uses is re-exported from `api` below, and what Troupe's
 // own crates, tests, benchmarks and fuzz targets need beyond it is the
 // curated `internals` (issue 38 items 4 and 6).
+pub(crate) mod bounded_regex;
 pub(crate) mod cel;
 pub(crate) mod changes;
 pub(crate) mod check;

@@ -2418,10 +2418,13 @@ impl SessionRoute {
                 return Err(Refused::Op(Problem::conflict(&current)));
             }
         }
-        // On the request's own task: a rules-runtime turn takes
-        // microseconds (docs/performance.md "Server"), less than handing it
-        // to the blocking pool and back; its time is bounded by the Format
-        // 16 budgets. Rebuilds and whole-history views stay on the pool.
+        // Every operation runs on the blocking pool, never on an async
+        // worker (docs/server.md "Turns off the async workers"): a turn of
+        // an uploaded pack may take long however the engine bounds it, and
+        // a worker it held would stall every other request, /healthz, and
+        // this request's own time limit (a future that is not polled
+        // cannot time out). The hop costs little beside a served turn
+        // (docs/performance.md, Run AV).
         let log = guard.as_ref().and_then(|l| l.model.clone());
         if let Some(l) = &log {
             // A model call is not made on a token taken from memory: it is
@@ -2435,36 +2438,31 @@ impl SessionRoute {
             }
             l.lock().map(|mut l| l.clear()).ok();
         }
-        let out = match guard.as_mut() {
-            // The model runtime's HTTP client blocks: its turn runs on the
-            // blocking pool, the session moved there and back. Should the
-            // request be dropped meanwhile (its time limit), the slot
-            // stays empty and the next request rebuilds the session from
-            // what is stored.
-            Some(_) if log.is_some() => match guard.take() {
-                Some(mut live) => {
-                    // The request's method and path go along for the
-                    // model runtime's warning lines.
-                    let request = REQUEST.try_with(Clone::clone).ok();
-                    match tokio::task::spawn_blocking(move || {
-                        let r = match request {
-                            Some(q) => REQUEST.sync_scope(q, || op(&mut live.session)),
-                            None => op(&mut live.session),
-                        };
-                        (live, r)
-                    })
-                    .await
-                    {
-                        Ok((live, r)) => {
-                            **guard = Some(live);
-                            r
-                        }
-                        Err(_) => Err(Problem::internal("a model turn")),
+        // The session is moved to the blocking pool and back. Should the
+        // request be dropped meanwhile (its time limit), the slot stays
+        // empty and the next request rebuilds the session from what is
+        // stored.
+        let out = match guard.take() {
+            Some(mut live) => {
+                // The request's method and path go along for the model
+                // runtime's warning lines.
+                let request = REQUEST.try_with(Clone::clone).ok();
+                match tokio::task::spawn_blocking(move || {
+                    let r = match request {
+                        Some(q) => REQUEST.sync_scope(q, || op(&mut live.session)),
+                        None => op(&mut live.session),
+                    };
+                    (live, r)
+                })
+                .await
+                {
+                    Ok((live, r)) => {
+                        **guard = Some(live);
+                        r
                     }
+                    Err(_) => Err(Problem::internal("a session operation")),
                 }
-                None => Err(Problem::internal("a session slot was empty")),
-            },
-            Some(live) => op(&mut live.session),
+            }
             None => Err(Problem::internal("a session slot was empty")),
         };
         let out = match out {

@@ -786,7 +786,7 @@ impl Checker<'_> {
                 kind: TKind::Const(Value::String(p)),
                 ..
             }) = args.get(1)
-            && let Err(err) = super::eval::compile_regex(p)
+            && let Err(err) = super::eval::check_regex(p)
         {
             self.error(e, err.message);
         }

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use regex::Regex;
+use crate::bounded_regex::{self, Bounded};
 
 use super::checker::{ArithOp, CmpOp, Func};
 use super::env::Activation;
@@ -88,6 +88,27 @@ const BUDGET: EvalError = EvalError::fixed(
     "the expression's cost budget is spent (too much comprehension work)",
 );
 
+thread_local! {
+    /// What is left of the shared budget of the evaluations under way on
+    /// this thread (Format 11.6 "shared budget"), `None` outside one.
+    static SHARED: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with a budget of `units` shared by every evaluation it makes
+/// on this thread (Format 11.6): each evaluation's budget is the lesser of
+/// its own and what is left, and what it spends is taken from what is
+/// left. Scopes nest: the enclosing one is restored after `f`.
+pub fn shared_budget<R>(units: Option<u64>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SHARED.set(self.0);
+        }
+    }
+    let _restore = Restore(SHARED.replace(units));
+    f()
+}
+
 /// Runs `root`.
 pub(crate) fn run<O: Observer + ?Sized>(
     root: &Node,
@@ -97,19 +118,62 @@ pub(crate) fn run<O: Observer + ?Sized>(
     obs: &mut O,
 ) -> Result<Value, EvalError> {
     let scope = Scope { act, locals: None };
+    let shared = SHARED.get();
+    let budget = shared.map_or(budget, |left| budget.min(left));
     let mut st = State { host, budget, obs };
-    eval(root, scope, &mut st)
+    let out = eval(root, scope, &mut st);
+    if let Some(left) = shared {
+        SHARED.set(Some(left - (budget - st.budget)));
+    }
+    out
 }
 
-/// Compiles an RE2-syntax pattern (the `regex` crate) with size bounds.
-pub(crate) fn compile_regex(pattern: &str) -> Result<Regex, EvalError> {
+/// Checks an RE2-syntax pattern as the `regex` crate compiles it, with
+/// CEL's size bounds: what decides CEL_TYPE for a literal pattern (Format
+/// 11.1), and the message of a pattern that does not compile.
+pub(crate) fn check_regex(pattern: &str) -> Result<(), EvalError> {
     regex::RegexBuilder::new(pattern)
         .size_limit(1 << 20)
         .dfa_size_limit(1 << 20)
         .nest_limit(64)
         .build()
+        .map(|_| ())
         .map_err(|e| EvalError::new(K::Regex, format!("invalid regular expression: {e}")))
 }
+
+/// Compiles an RE2-syntax pattern for matching (Format 11.1, 16.2): the
+/// bounded matcher, with [`check_regex`]'s bounds and message; `kept` for
+/// a literal pattern, compiled once and searched at every evaluation.
+pub(crate) fn compile_regex(pattern: &str, kept: bool) -> Result<Bounded, EvalError> {
+    let options = bounded_regex::Options {
+        nest_limit: 64,
+        ..bounded_regex::Options::default()
+    };
+    let built = if kept {
+        Bounded::new_kept(pattern, options)
+    } else {
+        Bounded::new(pattern, options)
+    };
+    match built {
+        Ok(b) => Ok(b),
+        Err(e) => Err(check_regex(pattern).err().unwrap_or_else(|| {
+            EvalError::new(K::Regex, format!("invalid regular expression: {e}"))
+        })),
+    }
+}
+
+/// `s.matches(re)` with `re` compiled (Format 11.6, 16.2): the search's
+/// bytes are charged as an operand's; a search that would cost more than
+/// the bounded matcher allows is a budget error.
+fn search<O: ?Sized>(st: &mut State<'_, O>, re: &Bounded, s: &str) -> Result<Value, EvalError> {
+    charge(st, (s.len() / 16) as u64)?;
+    re.is_match(s).map(Value::Bool).map_err(|_| TOO_COSTLY)
+}
+
+const TOO_COSTLY: EvalError = EvalError::fixed(
+    K::Budget,
+    "the regular expression costs too much to match against this text",
+);
 
 impl<'a> Scope<'a> {
     #[inline]
@@ -310,10 +374,7 @@ fn eval<O: Observer + ?Sized>(
             }
         }
         Node::MatchesConst(a, re) => match operand(a, sc, st)?.as_ref() {
-            Value::String(s) => {
-                charge(st, (s.len() / 16) as u64)?;
-                Ok(Value::Bool(re.is_match(s)))
-            }
+            Value::String(s) => search(st, re, s),
             _ => Err(NO_OVERLOAD),
         },
         Node::Call(f, args) => call(*f, args, sc, st),
@@ -697,6 +758,20 @@ fn call<O: Observer + ?Sized>(
                 let x = operand(a, sc, st)?;
                 charge(st, work(&x))?;
                 functions::unary(f, &x)
+            }
+            [a, b] if f == Func::Matches => {
+                let x = operand(a, sc, st)?;
+                let y = operand(b, sc, st)?;
+                let (Value::String(s), Value::String(p)) = (x.as_ref(), y.as_ref()) else {
+                    return Err(NO_OVERLOAD);
+                };
+                // A pattern made at run time (Format 11.6): its bytes, then
+                // its compiled size (one unit per NFA state), then the
+                // search.
+                charge(st, (p.len() / 16) as u64)?;
+                let re = compile_regex(p, false)?;
+                charge(st, re.states())?;
+                search(st, &re, s)
             }
             [a, b] => {
                 let x = operand(a, sc, st)?;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::checker::Func;
 use super::error::{EvalError, EvalErrorKind as K};
-use super::eval::{compile_regex, TWO_63};
+use super::eval::TWO_63;
 use super::value::Value;
 
 const NO_OVERLOAD: EvalError = EvalError::fixed(K::NoSuchOverload, "no such overload");
@@ -55,7 +55,6 @@ pub(crate) fn binary(f: Func, x: &Value, y: &Value) -> Result<Value, EvalError> 
         Func::Contains => s.contains(t.as_ref()),
         Func::StartsWith => s.starts_with(t.as_ref()),
         Func::EndsWith => s.ends_with(t.as_ref()),
-        Func::Matches => compile_regex(t)?.is_match(s),
         _ => return Err(NO_OVERLOAD),
     }))
 }

@@ -31,7 +31,7 @@ pub mod value;
 pub use env::{troupe_base_env, troupe_owner_env, Activation, Env};
 pub use error::{CelError, EvalError};
 pub use eval::{Host, NoHost};
-pub use program::{compile, Program};
+pub use program::{compile, Program, SHARED_BUDGET};
 pub use types::{ObjectType, Type};
 pub use value::{Key, Value};
 // What only the tests, benchmarks and fuzz targets name.

@@ -5,7 +5,7 @@
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use regex::Regex;
+use crate::bounded_regex::Bounded;
 
 use super::checker::{ArithOp, CmpOp, Func, TExpr, TKind};
 use super::env::{Activation, Env};
@@ -21,6 +21,11 @@ use super::value::Value;
 /// built by `+` or passed to a function, and a string's bytes / 16 (see
 /// [`Program::eval_with_budget`]).
 pub const DEFAULT_BUDGET: u64 = 100_000;
+
+/// The budget the `when`s of the events and outcomes evaluated at one
+/// message share, and the one the `when`s of the rules tried for one
+/// reply share (Format 11.6): ten evaluations' worth.
+pub const SHARED_BUDGET: u64 = 1_000_000;
 
 /// An evaluation node.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -46,7 +51,7 @@ pub(crate) enum Node {
         bool,
     ),
     Call(Func, Box<[Node]>),
-    MatchesConst(Box<Node>, #[serde(with = "regex_serde")] Box<Regex>),
+    MatchesConst(Box<Node>, #[serde(with = "regex_serde")] Box<Bounded>),
     List(Box<[Node]>),
     Map(Box<[(Node, Node)]>),
     Comp {
@@ -437,7 +442,7 @@ impl Lowerer {
             TKind::Call(Func::Matches, args) => {
                 let mut args: Vec<Node> = args.into_iter().map(|a| self.lower(a)).collect();
                 let pattern = match args.get(1) {
-                    Some(Node::Const(Value::String(p))) => eval::compile_regex(p).ok(),
+                    Some(Node::Const(Value::String(p))) => eval::compile_regex(p, true).ok(),
                     _ => None,
                 };
                 match (pattern, args.len()) {
@@ -526,16 +531,16 @@ fn fold(node: Node) -> Node {
 /// source, compiled again when the IR is read (a pattern that does not
 /// compile makes the IR unreadable, so the loader falls back).
 mod regex_serde {
-    use regex::Regex;
+    use crate::bounded_regex::Bounded;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(r: &Regex, s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(r: &Bounded, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(r.as_str())
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Box<Regex>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Box<Bounded>, D::Error> {
         let src = String::deserialize(d)?;
-        super::eval::compile_regex(&src)
+        super::eval::compile_regex(&src, true)
             .map(Box::new)
             .map_err(serde::de::Error::custom)
     }

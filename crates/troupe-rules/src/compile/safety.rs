@@ -180,7 +180,7 @@ impl SafetyRule {
     fn matches(&self, text: &str, lowered: &str, minor: &MinorLists) -> bool {
         let own = self.builtin.is_some_and(|b| b.hits(lowered))
             || self.terms.hits(lowered)
-            || self.patterns.iter().any(|p| p.is_match(text));
+            || self.patterns.iter().any(|p| p.is_match_or(text, true));
         match self.kind {
             Kind::Minor => {
                 own || (minor.minor.hits(lowered) || minor.age.is_match(text))

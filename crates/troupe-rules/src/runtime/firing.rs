@@ -25,6 +25,22 @@ pub fn evaluate_observed(
     m: u32,
     rolls: u64,
     scratch: &mut Scratch,
+    obs: Option<&mut (dyn Observer + '_)>,
+) -> Vec<Fired> {
+    // The `when`s evaluated here share one budget (Format 11.6); the
+    // derived variables recomputed after a firing do not take from it.
+    crate::cel::eval::shared_budget(Some(crate::cel::SHARED_BUDGET), || {
+        evaluate_shared(ir, session, st, m, rolls, scratch, obs)
+    })
+}
+
+fn evaluate_shared(
+    ir: &StoryIr,
+    session: &SessionIr,
+    st: &mut State,
+    m: u32,
+    rolls: u64,
+    scratch: &mut Scratch,
     mut obs: Option<&mut (dyn Observer + '_)>,
 ) -> Vec<Fired> {
     let mut out = Vec::new();
@@ -72,7 +88,9 @@ pub fn evaluate_observed(
         }
         let recorded = record(st, firing_of(fired, def));
         let since = Since::Changes(&def.changes);
-        point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut(), since);
+        crate::cel::eval::shared_budget(None, || {
+            point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut(), since)
+        });
         if recorded.ending {
             st.ending = Some(fired);
             break;

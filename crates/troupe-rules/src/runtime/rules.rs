@@ -115,12 +115,15 @@ pub fn turn_rule<'r>(ir: &'r RuntimeIr, ctx: &TurnContext<'_>) -> Option<&'r Rul
         input_id: ctx.input_id,
         calls: 0,
     };
-    ir.rules
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| for_speaker(r, ctx))
-        .find(|&r| matches(r, ctx, &scan, &mut host))
-        .map(|(_, r)| r)
+    // The `when`s tried for one reply share one budget (Format 11.6).
+    crate::cel::eval::shared_budget(Some(crate::cel::SHARED_BUDGET), || {
+        ir.rules
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| for_speaker(r, ctx))
+            .find(|&r| matches(r, ctx, &scan, &mut host))
+            .map(|(_, r)| r)
+    })
 }
 
 impl Runtime for RulesRuntime {
