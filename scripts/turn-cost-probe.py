@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The breaker's costly turns on `troupe serve` (docs/performance.md, Run AV).
+"""The breaker's costly turns on `troupe serve` (docs/performance.md, Run AX).
 
 Usage: scripts/turn-cost-probe.py BIN   (BIN a `troupe` binary; run in a scratch folder:
 it writes troupe.db there). Prints the time of one turn of each costly pack, and of
