@@ -340,3 +340,48 @@ fn a_held_session_is_played_without_reading_its_row() {
         assert_eq!(code, 0, "{out}{err}");
     }
 }
+
+/// `cache_session_bytes` bounds the session files' bytes the live
+/// sessions hold together (docs/server.md "Start"): with a bound of one
+/// byte, starting a second session drops the first, idle one (one live
+/// session, not two), and the dropped session still plays — rebuilt from
+/// the database. Without the bound both stay live.
+#[test]
+fn live_sessions_are_bounded_by_their_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    for db in backends(dir, "live_sessions_are_bounded_by_their_bytes") {
+        for (bound, live_after) in [(Some(1u64), 1), (None, 2)] {
+            let config = dir.join("bytes.json");
+            let json = match bound {
+                Some(b) => json!({ "cache_session_bytes": b }),
+                None => json!({}),
+            };
+            std::fs::write(&config, json.to_string()).unwrap();
+            let server = Server::try_start(
+                &db,
+                &["--config".as_ref(), config.as_os_str()],
+                std::process::Stdio::null(),
+            )
+            .unwrap_or_else(|(line, _)| panic!("did not start: {line}"));
+            let (ws, _) = workspace(&server, &db, "bytes");
+            let pack = upload(&ws);
+            let (first, _) = create(&ws, &pack, 1);
+            let (_second, _) = create(&ws, &pack, 2);
+            assert_eq!(
+                metric(&server, "troupe_open_sessions"),
+                live_after,
+                "{bound:?}"
+            );
+            let rebuilds = metric(&server, "troupe_session_rebuilds_total");
+            let turn = ws.post(
+                &format!("/sessions/{first}/turns"),
+                &json!({"text": "Hello! What's your best price?"}),
+            );
+            assert_eq!(turn.status, 200, "{turn:?}");
+            let rebuilt = metric(&server, "troupe_session_rebuilds_total") - rebuilds;
+            assert_eq!(rebuilt, if bound.is_some() { 1 } else { 0 }, "{bound:?}");
+            server.kill();
+        }
+    }
+}

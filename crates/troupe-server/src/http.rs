@@ -243,6 +243,45 @@ struct Live {
     /// copy up to date. Else an operation trusts the copy and its guarded
     /// `UPDATE` alone finds out ([`SessionRoute::live_to_write`]).
     contested: bool,
+    /// The session file's bytes this copy holds, counted in the process's
+    /// total (`cache_session_bytes`).
+    held: Held,
+}
+
+/// A live session's share of [`Inner::live_bytes`]: the length of its
+/// session file, added when counted and taken off when it changes or the
+/// copy is dropped, so the total is always the copies held.
+struct Held {
+    total: Arc<std::sync::atomic::AtomicUsize>,
+    counted: usize,
+}
+
+impl Held {
+    fn new(total: &Arc<std::sync::atomic::AtomicUsize>, bytes: usize) -> Held {
+        total.fetch_add(bytes, Ordering::Relaxed);
+        Held {
+            total: total.clone(),
+            counted: bytes,
+        }
+    }
+
+    /// The copy now holds `bytes` of session file.
+    fn set(&mut self, bytes: usize) {
+        if bytes >= self.counted {
+            self.total
+                .fetch_add(bytes - self.counted, Ordering::Relaxed);
+        } else {
+            self.total
+                .fetch_sub(self.counted - bytes, Ordering::Relaxed);
+        }
+        self.counted = bytes;
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.total.fetch_sub(self.counted, Ordering::Relaxed);
+    }
 }
 
 type Slot = Arc<tokio::sync::Mutex<Option<Live>>>;
@@ -304,6 +343,11 @@ struct Inner {
     /// epoch then).
     tokens: Mutex<HashMap<String, (String, Instant, u64)>>,
     cache_sessions: usize,
+    /// The session files' bytes of the live sessions together, and the
+    /// most of them kept (`cache_session_bytes`): beyond it idle sessions
+    /// are dropped ([`App::slot`]).
+    live_bytes: Arc<std::sync::atomic::AtomicUsize>,
+    cache_session_bytes: usize,
     /// The largest request body in bytes.
     body_limit: usize,
     /// Seconds after which an unfinished `Idempotency-Key` claim counts as
@@ -336,6 +380,8 @@ impl App {
             sessions: Mutex::default(),
             tokens: Mutex::default(),
             cache_sessions: config.cache_sessions.max(1),
+            live_bytes: Arc::default(),
+            cache_session_bytes: config.cache_session_bytes,
             body_limit: config.body_limit,
             claim_secs: 2 * config.request_timeout_secs.max(1) as i64,
             key_secs: config.idempotency_key_secs.min(i64::MAX as u64) as i64,
@@ -413,16 +459,34 @@ impl App {
     fn slot(&self, ws: &str, id: &str) -> Slot {
         let mut map = self.0.sessions.lock().unwrap_or_else(|p| p.into_inner());
         let key = (ws.to_string(), id.to_string());
+        let over = || self.0.live_bytes.load(Ordering::Relaxed) > self.0.cache_session_bytes;
         if let Some(s) = map.get(&key) {
-            return s.clone();
-        }
-        if map.len() >= self.0.cache_sessions {
+            if !over() {
+                return s.clone();
+            }
+        } else if map.len() >= self.0.cache_sessions {
             // Drop an idle one; it is rebuilt from the database when asked for.
             let idle = map
                 .iter()
                 .find(|(_, s)| Arc::strong_count(s) == 1)
                 .map(|(k, _)| k.clone());
             if let Some(k) = idle {
+                map.remove(&k);
+            }
+        }
+        // Over the bytes' bound (a session grown by its turns, a large one
+        // resumed), other idle sessions are dropped until it holds again
+        // or none is idle: a dropped copy takes its bytes off the total.
+        if over() {
+            let idle: Vec<_> = map
+                .iter()
+                .filter(|(k, s)| Arc::strong_count(s) == 1 && **k != key)
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in idle {
+                if !over() {
+                    break;
+                }
                 map.remove(&k);
             }
         }
@@ -1984,6 +2048,7 @@ impl Workspace {
         let live = Live {
             rows: chunks.len() as i64,
             bytes: jsonl.len(),
+            held: Held::new(&self.app.0.live_bytes, jsonl.len()),
             session,
             pack,
             model,
@@ -2220,6 +2285,7 @@ impl SessionRoute {
                     let mut live = live;
                     live.rows = lines;
                     live.bytes = live.session.jsonl().len();
+                    live.held.set(live.bytes);
                     live.contested = true;
                     *guard = Some(live);
                     return Ok(Locked { guard, pack_hash });
@@ -2269,6 +2335,7 @@ impl SessionRoute {
             pack,
             rows: lines,
             bytes,
+            held: Held::new(&self.app.0.live_bytes, bytes),
             model: log,
             pack_hash: pack_hash.clone(),
             contested,
@@ -2313,6 +2380,7 @@ impl SessionRoute {
         }
         live.rows = rows;
         live.bytes = jsonl.len();
+        live.held.set(live.bytes);
         Ok(true)
     }
 

@@ -41,6 +41,11 @@ pub struct Config {
     /// Live sessions kept in memory (least recently used dropped first;
     /// a dropped one is rebuilt from the database when asked for).
     pub cache_sessions: usize,
+    /// The most bytes of session files the live sessions hold together
+    /// (default 256 MiB; docs/server.md "Start"): beyond it idle sessions
+    /// are dropped as beyond `cache_sessions`. A live session takes about
+    /// ten times its file's bytes in memory.
+    pub cache_session_bytes: usize,
     /// The models sessions may be played with, by name (docs/server.md
     /// "Runtimes"): a client names one, never a URL.
     pub models: std::collections::BTreeMap<String, ModelConfig>,
@@ -170,6 +175,7 @@ impl Default for Config {
             body_limit: 16 * 1024 * 1024,
             request_timeout_secs: 30,
             cache_sessions: 10_000,
+            cache_session_bytes: 256 << 20,
             models: std::collections::BTreeMap::new(),
             group_commit: true,
             idempotency_key_secs: 86_400,
