@@ -267,3 +267,20 @@ pub(crate) fn report(e: &troupe::Error) -> i32 {
     eprintln!("{e}");
     1
 }
+
+/// `--temperature`: a number within Format 24.1's bound
+/// ([`troupe::model_runtime::check_temperature`]); clap reports the
+/// message as a usage error (exit 2).
+pub(crate) fn parse_temperature(s: &str) -> Result<f64, String> {
+    let t: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    troupe::model_runtime::check_temperature(t).map(|()| t)
+}
+
+/// `--max-tokens`: an int within Format 24.1's bound
+/// ([`troupe::model_runtime::check_max_tokens`]).
+pub(crate) fn parse_max_tokens(s: &str) -> Result<u32, String> {
+    let n: u32 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not an int from 1 to 4294967295"))?;
+    troupe::model_runtime::check_max_tokens(n).map(|()| n)
+}

@@ -23,10 +23,10 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "json_schema")]
     pub structured: StructuredArg,
     /// The request's `max_tokens`.
-    #[arg(long, default_value_t = model_runtime::DEFAULT_MAX_TOKENS)]
+    #[arg(long, default_value_t = model_runtime::DEFAULT_MAX_TOKENS, value_parser = super::parse_max_tokens)]
     pub max_tokens: u32,
     /// The request's `temperature`.
-    #[arg(long)]
+    #[arg(long, value_parser = super::parse_temperature)]
     pub temperature: Option<f64>,
 }
 

@@ -95,10 +95,10 @@ pub struct ModelArgs {
     #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,
     /// The sampling temperature (not sent when absent).
-    #[arg(long)]
+    #[arg(long, value_parser = super::parse_temperature)]
     pub temperature: Option<f64>,
     /// The most tokens an answer may have.
-    #[arg(long, default_value_t = model_runtime::DEFAULT_MAX_TOKENS)]
+    #[arg(long, default_value_t = model_runtime::DEFAULT_MAX_TOKENS, value_parser = super::parse_max_tokens)]
     pub max_tokens: u32,
     /// Seconds one request may take.
     #[arg(long, value_name = "SECS", default_value_t = model_runtime::DEFAULT_TIMEOUT_SECS)]

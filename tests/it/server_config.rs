@@ -126,3 +126,24 @@ fn a_configuration_that_is_not_a_regular_file_of_at_most_1_mib_is_refused() {
         assert!(!dir.path().join("troupe.db").exists(), "nothing opened");
     }
 }
+
+/// A configured model's request settings hold Format 24.1's bounds, as
+/// the CLI's flags do: a negative temperature or `max_tokens` 0 is
+/// refused at load, naming the model.
+#[test]
+fn a_models_settings_outside_format_24_1_are_refused() {
+    for (model, says) in [
+        (
+            json!({"endpoint": "http://127.0.0.1:9/v1", "timeout_secs": 5, "temperature": -0.5}),
+            "models.local: the temperature -0.5 is not a finite number of at least 0",
+        ),
+        (
+            json!({"endpoint": "http://127.0.0.1:9/v1", "timeout_secs": 5, "max_tokens": 0}),
+            "models.local: max_tokens is 0",
+        ),
+    ] {
+        let (code, err) = serve_with(&json!({"models": {"local": model}}), "settings");
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+}

@@ -154,6 +154,35 @@ fn render_and_prompt_answer_what_the_cli_prints() {
         assert_eq!(nobody.content_type, "application/problem+json");
         let bad = ws.get(&format!("/sessions/{id}/prompt?structured=xml"));
         assert_eq!(bad.status, 400, "{bad:?}");
+        // Format 24.1's bounds, as the CLI's flags hold them: a temperature
+        // is a finite number ≥ 0, max_tokens at least 1.
+        for (q, says) in [
+            ("temperature=NaN", "temperature NaN"),
+            ("temperature=-1", "temperature -1"),
+            ("temperature=inf", "temperature inf"),
+            ("max_tokens=0", "max_tokens is 0"),
+        ] {
+            let bad = ws.get(&format!("/sessions/{id}/prompt?{q}"));
+            assert_eq!(bad.status, 400, "{q}: {bad:?}");
+            assert!(
+                bad.json()["detail"].as_str().unwrap_or("").contains(says),
+                "{q}: {}",
+                bad.body
+            );
+            let flag = format!("--{}", q.replace('_', "-"));
+            let cli = common::troupe(&["prompt", pkg, session, &flag, "--json"]);
+            assert_eq!(
+                cli.status.code(),
+                Some(2),
+                "{q}: {}",
+                String::from_utf8_lossy(&cli.stderr)
+            );
+            assert!(
+                String::from_utf8_lossy(&cli.stderr).contains(says),
+                "{q}: {}",
+                String::from_utf8_lossy(&cli.stderr)
+            );
+        }
         // Another session's views are 404, not an empty answer.
         assert_eq!(ws.get("/sessions/snone/prompt").status, 404);
         assert_eq!(ws.get("/sessions/snone/render?text=x").status, 404);

@@ -3041,6 +3041,7 @@ async fn prompt(s: SessionRoute, Query(q): Query<PromptQuery>) -> Answer {
         o.structured = structured;
         o
     };
+    settings.check().map_err(Problem::bad_request)?;
     let (_, history) = s.recorded().await?;
     let prompt = history.prompt(q.at.as_deref(), q.character.as_deref(), &settings)?;
     Ok(json_response(StatusCode::OK, &prompt.body))

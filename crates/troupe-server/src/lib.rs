@@ -147,15 +147,17 @@ impl ModelConfig {
                 _ => return Err(format!("{at}.api_key_env: the variable {var} is not set")),
             },
         };
+        let settings = {
+            let mut o = Settings::default();
+            o.model = self.model.clone().unwrap_or_else(|| name.to_string());
+            o.temperature = self.temperature;
+            o.max_tokens = self.max_tokens;
+            o.structured = structured;
+            o
+        };
+        settings.check().map_err(|e| format!("{at}: {e}"))?;
         Ok(ServedModel {
-            settings: {
-                let mut o = Settings::default();
-                o.model = self.model.clone().unwrap_or_else(|| name.to_string());
-                o.temperature = self.temperature;
-                o.max_tokens = self.max_tokens;
-                o.structured = structured;
-                o
-            },
+            settings,
             connection: troupe::model_runtime::Connection {
                 endpoint: Some(self.endpoint.clone()),
                 api_key,

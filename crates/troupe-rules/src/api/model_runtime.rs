@@ -38,8 +38,8 @@ use super::session::RuntimeChoice;
 use crate::runtime::chat;
 
 pub use crate::runtime::chat::{
-    exit_code, turn_record, ChatMessage, Log, Settings, Structured, TurnRecord, Usage,
-    DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_SECS,
+    check_max_tokens, check_temperature, exit_code, turn_record, ChatMessage, Log, Settings,
+    Structured, TurnRecord, Usage, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_SECS,
 };
 
 /// Where the model runtime's answers come from.

@@ -86,6 +86,38 @@ impl Default for Settings {
     }
 }
 
+impl Settings {
+    /// Checks the values Format 24.1 bounds: `temperature`, when sent, a
+    /// finite number ≥ 0; `max_tokens` at least 1. A client reports the
+    /// error as a usage error (exit 2, `400` over HTTP).
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(t) = self.temperature {
+            check_temperature(t)?;
+        }
+        check_max_tokens(self.max_tokens)
+    }
+}
+
+/// Format 24.1: a `temperature` is a finite number ≥ 0.
+pub fn check_temperature(t: f64) -> Result<(), String> {
+    if t.is_finite() && t >= 0.0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "the temperature {t} is not a finite number of at least 0 (Format 24.1)"
+        ))
+    }
+}
+
+/// Format 24.1: `max_tokens` is at least 1.
+pub fn check_max_tokens(n: u32) -> Result<(), String> {
+    if n >= 1 {
+        Ok(())
+    } else {
+        Err("max_tokens is 0: an answer needs at least 1 token (Format 24.1)".to_string())
+    }
+}
+
 /// The default `max_tokens` (Format 24.1).
 pub const DEFAULT_MAX_TOKENS: u32 = 512;
 /// The default timeout of one request, in seconds (Format 24.1).
