@@ -28,6 +28,8 @@ CASES = [
     ("dynamic pattern: state.h (100,000 a's).matches(input 'a[a-z]{10000}b')",
      bundle(variables=[{"id": "h", "type": "string", "default": "a" * 100000}],
             events=[{"id": "m", "repeat": True, "when": "state.h.matches(last.text)"}]), "a[a-z]{10000}b"),
+    ("rule keyword /a[0-9a]{10000}b/, input 100,000 a's",
+     bundle(rules=[{"id": "k", "keywords": ["/a[0-9a]{10000}b/"], "replies": ["k"]}, any_rule]), "a" * 100000),
     ("200 events of 90,300 units each",
      bundle(variables=[xs], events=[{"id": f"e{i}", "when": "turn >= 1 && state.xs.exists(x, state.xs.exists(y, x + y < 0))"}
                                     for i in range(200)]), "hi"),

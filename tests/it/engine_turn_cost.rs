@@ -129,3 +129,23 @@ fn a_safety_pattern_whose_search_is_too_costly_applies() {
     let r = s.turn(&"a".repeat(100_000)).unwrap();
     assert_eq!(format!("{:?}", r.safety_status), "Stop", "{r:?}");
 }
+
+/// Format 16.2: a `/pattern/` key (5.4) whose search is too costly does
+/// not hit; one that costs little hits as before. (Keywords ignore case,
+/// so `[a-z]` would take in the Kelvin sign and more: over the size
+/// bound; `[0-9a]` is not.)
+#[test]
+fn a_regex_key_whose_search_is_too_costly_does_not_hit() {
+    let b = bundle(
+        json!([{"id": "costly", "keywords": ["/a[0-9a]{10000}b/"], "priority": 2, "replies": ["costly"]},
+               {"id": "cheap", "keywords": ["/a+b/"], "priority": 1, "replies": ["cheap"]},
+               {"id": "any", "replies": ["any"]}]),
+        json!([]),
+    );
+    let (_dir, pack) = open(&b);
+    let mut s = pack.start(SessionOptions::default()).unwrap();
+    let r = s.turn(&"a".repeat(100_000)).unwrap();
+    assert_eq!(r.rule.as_deref(), Some("any"), "{r:?}");
+    let r = s.turn(&format!("{} aab", "a ".repeat(50_000))).unwrap();
+    assert_eq!(r.rule.as_deref(), Some("cheap"), "{r:?}");
+}

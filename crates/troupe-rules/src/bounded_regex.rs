@@ -1,14 +1,18 @@
 //! Regular-expression matching whose work is bounded whatever the pattern
-//! and the text (Format 16.2 "Regular expressions"). Every match of a
-//! pattern against text (CEL `matches()`, a rule `pattern`, a safety
-//! pattern) goes through [`Bounded::is_match`].
+//! and the text (Format 16.2, "a regular-expression search"). Every match
+//! of a pattern against text (CEL `matches()`, a rule `pattern`, a safety
+//! pattern) goes through [`Bounded::is_match`]; a `/pattern/` key
+//! (`keys::KeySet`) asks it first whether a large search may run.
 //!
 //! A pattern is compiled once to a Thompson NFA of `states` states. A
 //! search over `n` bytes is then:
 //!
-//! - **small** (`states × (n + 1) ≤` [`SMALL`]): exact, by a lazily built
-//!   DFA (its cache pooled and reused) or, should that give up, the
-//!   PikeVM, whose work is at most that product;
+//! - **small** (`states × (n + 1) ≤` [`SMALL`]): exact, by the `regex`
+//!   crate for a pattern compiled once and searched many times
+//!   ([`Bounded::new_kept`]: its prefilters make an ordinary search
+//!   cheaper), else by a lazily built DFA (its cache pooled and reused)
+//!   or, should that give up, the PikeVM; any engine's work is at most
+//!   about that product;
 //! - **large**: a lazily built DFA with a fresh cache of [`CACHE`] bytes
 //!   that gives up after [`CLEARS`] clears of it (so its work is linear in
 //!   `n` plus a constant). When it gives up, or quits on a non-ASCII byte
@@ -19,7 +23,7 @@
 //!
 //! Without this, the `regex` crate falls back to the PikeVM for the whole
 //! search when its lazy DFA gives up: 12.7 s for the 15-byte pattern
-//! `a[a-z]{10000}b` against 100,000 `a`s (docs/performance.md, Run AV).
+//! `a[a-z]{10000}b` against 100,000 `a`s (docs/performance.md, Run AX).
 
 use regex_automata::hybrid::dfa::{Cache as DfaCache, DFA};
 use regex_automata::nfa::thompson::pikevm::{Cache as PikeCache, PikeVM};

@@ -206,6 +206,18 @@ fn regex_builder(
     Ok(b)
 }
 
+/// The bounded matcher of a `/pattern/flags` key (see [`KeyRegex`]),
+/// compiled with the same flags; `None` if it does not compile.
+fn key_guard(pattern: &str, flags: &str, options: KeyOptions) -> Option<Bounded> {
+    let o = crate::bounded_regex::Options {
+        case_insensitive: !options.case_sensitive || flags.contains('i'),
+        multi_line: flags.contains('m'),
+        dot_matches_new_line: flags.contains('s'),
+        ..Default::default()
+    };
+    Bounded::new(pattern, o).ok()
+}
+
 /// Compiles one `/pattern/flags` key as [`KeySet`] does.
 fn compile_regex_key(
     key: &str,
@@ -394,7 +406,30 @@ type Plain = Option<(AhoCorasick, Vec<usize>)>;
 
 /// The regular-expression keys of a [`KeySet`], compiled, with their key
 /// indices.
-type Regexes = [(usize, Regex)];
+type Regexes = [(usize, KeyRegex)];
+
+/// A regular-expression key compiled twice: by the regex crate, which
+/// finds its occurrences, and by the bounded matcher (Format 16.2), which
+/// first decides whether a large search may run at all.
+struct KeyRegex {
+    re: Regex,
+    guard: Option<Bounded>,
+}
+
+impl KeyRegex {
+    /// Whether the regex crate may search `text`: a small search always
+    /// (it is bounded by states × bytes); a large one only when the
+    /// bounded matcher finds a match (no match: no occurrence to find; too
+    /// costly: no hit, Format 16.2).
+    fn admits(&self, text: &str) -> bool {
+        match &self.guard {
+            Some(g) if g.product(text.len()) > crate::bounded_regex::SMALL => {
+                g.is_match(text) == Ok(true)
+            }
+            _ => true,
+        }
+    }
+}
 
 /// The keys of one list (lore `keys` or `secondary_keys`, a rule's
 /// `keywords`, a safety category's `terms`, a `hit()` call's arguments)
@@ -412,7 +447,7 @@ pub struct KeySet {
     /// Every regular-expression key, compiled, with its key index; an
     /// error names the first key that does not compile.
     #[serde(skip)]
-    regexes: OnceLock<Result<Vec<(usize, Regex)>, String>>,
+    regexes: OnceLock<Result<Vec<(usize, KeyRegex)>, String>>,
     /// The plain keys (built apart from the regexes: a set matched through
     /// a [`KeyIndex`] never builds its own automaton).
     #[serde(skip)]
@@ -513,7 +548,9 @@ impl KeySet {
                 let mut out = Vec::new();
                 for (i, k) in self.keys.iter().enumerate() {
                     if let KeyForm::Regex { pattern, flags } = key_form(k) {
-                        out.push((i, compile_regex_key(k, pattern, flags, self.options)?));
+                        let re = compile_regex_key(k, pattern, flags, self.options)?;
+                        let guard = key_guard(pattern, flags, self.options);
+                        out.push((i, KeyRegex { re, guard }));
                     }
                 }
                 Ok(out)
@@ -622,8 +659,12 @@ impl KeySet {
                 }
             }
         }
-        for (k, re) in regexes {
-            out[*k] = re
+        for (k, kr) in regexes {
+            if !kr.admits(text) {
+                continue;
+            }
+            out[*k] = kr
+                .re
                 .find_iter(text)
                 .find(|m| !ww || bounded(text, m.start(), m.end()))
                 .map(|m| (m.start(), m.end()));
@@ -636,9 +677,12 @@ impl KeySet {
 /// `whole_words`, a match is kept when [`bounded`] (successive
 /// leftmost-first matches, one pass per expression).
 fn regex_hits(regexes: &Regexes, whole_words: bool, text: &str) -> bool {
-    regexes.iter().any(|(_, re)| {
-        re.find_iter(text)
-            .any(|m| !whole_words || bounded(text, m.start(), m.end()))
+    regexes.iter().any(|(_, kr)| {
+        kr.admits(text)
+            && kr
+                .re
+                .find_iter(text)
+                .any(|m| !whole_words || bounded(text, m.start(), m.end()))
     })
 }
 

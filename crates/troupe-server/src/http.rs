@@ -2492,7 +2492,7 @@ impl SessionRoute {
         // a worker it held would stall every other request, /healthz, and
         // this request's own time limit (a future that is not polled
         // cannot time out). The hop costs little beside a served turn
-        // (docs/performance.md, Run AV).
+        // (docs/performance.md, Run AX).
         let log = guard.as_ref().and_then(|l| l.model.clone());
         if let Some(l) = &log {
             // A model call is not made on a token taken from memory: it is

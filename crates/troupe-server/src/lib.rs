@@ -275,7 +275,8 @@ pub fn serve(config: Config) -> Result<(), String> {
         .with_writer(log.clone())
         .with_ansi(false)
         .try_init();
-    let served = runtime()?.block_on(async {
+    let rt = runtime()?;
+    let served = rt.block_on(async {
         tokio::spawn(log::flush_every(log.clone()));
         let mut db = db::Db::open_with(&config.database, config.pg_connections).await?;
         if config.group_commit {
@@ -290,6 +291,12 @@ pub fn serve(config: Config) -> Result<(), String> {
         serve_connections(listener, router, headers, shutdown(app, log.clone())).await;
         Ok(())
     });
+    // Every request in flight has been answered. What still runs on the
+    // blocking pool is a session operation whose request its time limit
+    // dropped (docs/server.md "Turns off the async workers"): its result
+    // is never written, so it is not waited for (the runtime's drop
+    // would wait for it to the end).
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
     log.flush();
     served
 }
