@@ -449,10 +449,31 @@ pub struct DifficultyIr {
     /// The default preset's index.
     pub default: u16,
     /// Preset IDs and their knob values (as doubles, knob order of the first).
-    pub presets: Vec<(Arc<str>, Vec<f64>)>,
+    #[serde(deserialize_with = "shared_presets")]
+    pub presets: Vec<Preset>,
     /// Knob names.
     #[serde(deserialize_with = "crate::wire::shared_strs")]
     pub knobs: Vec<Arc<str>>,
+}
+
+/// A difficulty preset: its ID and its knob values.
+pub type Preset = (Arc<str>, Vec<f64>);
+
+/// [`DifficultyIr::presets`], each ID read as [`crate::wire::shared_str`]
+/// (in `ir.compact`, the table's one `Arc<str>` of it) rather than as a
+/// string copied into an `Arc` of its own.
+fn shared_presets<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Preset>, D::Error> {
+    /// One preset as written: a pair, as the tuple is.
+    #[derive(Deserialize)]
+    struct Written(
+        #[serde(deserialize_with = "crate::wire::shared_str")] Arc<str>,
+        Vec<f64>,
+    );
+    let read = Vec::<Written>::deserialize(d)?;
+    Ok(read
+        .into_iter()
+        .map(|Written(id, knobs)| (id, knobs))
+        .collect())
 }
 
 impl StoryIr {
