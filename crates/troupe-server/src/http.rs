@@ -360,7 +360,7 @@ struct Inner {
     /// The configured models, by name (docs/server.md "Runtimes").
     models: HashMap<String, super::ServedModel>,
     /// Permits for the checks of uploaded packs (`checks_at_once`): see
-    /// [`checking`].
+    /// [`on_permit`].
     checks: Arc<tokio::sync::Semaphore>,
 }
 
@@ -579,25 +579,12 @@ where
     }
 }
 
-/// [`blocking`] for the check of an uploaded pack (`PUT …/packs`,
-/// `POST …/packs:test`): it waits for one of `checks_at_once` permits,
-/// which the work holds until it ends — also when the request's time
-/// limit answered it meanwhile — so the uploads being checked, and the
-/// memory they take (Format 16.2), are bounded whatever the clients send.
-async fn checking<T, E>(
-    app: &App,
-    what: &'static str,
-    work: impl FnOnce() -> Result<T, E> + Send + 'static,
-) -> Result<T, Problem>
-where
-    T: Send + 'static,
-    E: Into<Problem> + Send + 'static,
-{
-    on_permit(&app.0.checks, what, work).await
-}
-
 /// [`blocking`] holding one of `permits` from before it starts until the
-/// work ends (not until the request ends: see [`checking`]).
+/// work ends — not until the request ends: for the checks of uploaded
+/// packs (`PUT …/packs`, `POST …/packs:test`, on [`Inner::checks`]) a
+/// check whose request's time limit answered it meanwhile keeps its
+/// permit, so the uploads being checked, and the memory they take (Format
+/// 16.2), are bounded whatever the clients send.
 async fn on_permit<T, E>(
     permits: &Arc<tokio::sync::Semaphore>,
     what: &'static str,
@@ -1619,16 +1606,18 @@ async fn put_pack(Workspace { app, ws, idem }: Workspace, body: Bytes) -> Answer
     // when it is what its `bundle.json` compiles to, and one whose compiled
     // form is not (IR_MISMATCH, which `troupe check` reports as an error)
     // is refused with the check's report, like any pack that fails it.
-    let opened = checking(&app, "checking a pack", move || {
-        match upload_pack(kind, &raw) {
+    let opened = on_permit(
+        &app.0.checks,
+        "checking a pack",
+        move || match upload_pack(kind, &raw) {
             Ok(p) if !p.warnings().iter().any(|d| d.code == Code::IrMismatch) => Ok(Ok(p)),
             Ok(_) => check_report_of(kind, &raw).map(Err),
             Err(p) if p.status == StatusCode::UNPROCESSABLE_ENTITY => {
                 check_report_of(kind, &raw).map(Err)
             }
             Err(p) => Err(p),
-        }
-    })
+        },
+    )
     .await?;
     let pack = match opened {
         Ok(p) => p,
@@ -1884,7 +1873,7 @@ async fn test_pack(State(app): State<App>, Query(q): Query<TestQuery>, body: Byt
             "format is one of json, text, junit, all",
         ));
     }
-    let result = checking(&app, "running tests", move || -> Result<Value, Problem> {
+    let result = on_permit(&app.0.checks, "running tests", move || -> Result<Value, Problem> {
         let tmp = TempDir::new()?;
         let dir = tmp.0.join("pack");
         std::fs::create_dir_all(&dir).map_err(|_| Problem::internal("unpacking"))?;
