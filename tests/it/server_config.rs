@@ -94,23 +94,27 @@ fn a_listen_address_without_a_valid_port_is_a_usage_error() {
     }
 }
 
-/// A configuration file that is not a regular file (a FIFO no one writes
-/// to, a folder) is refused at once — exit 2 naming it — instead of
-/// waiting for a writer; so is one over 1 MiB (docs/server.md "Start").
+/// A configuration file is read as every input is (Format 16,
+/// docs/server.md "Start"): one that is not a regular file (a FIFO no one
+/// writes to, a folder) is refused at once — exit 2 naming it — instead of
+/// waiting for a writer, and so is one over 64 MiB.
 #[cfg(unix)]
 #[test]
-fn a_configuration_that_is_not_a_regular_file_of_at_most_1_mib_is_refused() {
+fn a_configuration_that_is_not_a_regular_file_within_the_input_bound_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo.json");
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
     let big = dir.path().join("big.json");
-    // Valid JSON of 1 MiB + 2 bytes: refused by its size, not its content.
-    std::fs::write(&big, format!("{{}}{}", " ".repeat(1 << 20))).unwrap();
+    // 64 MiB + 1 bytes (sparse): refused by its size before it is read.
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((64 << 20) + 1)
+        .unwrap();
     for (config, says) in [
         (&fifo, "not a regular file"),
         (&dir.path().to_path_buf(), "not a regular file"),
-        (&big, "larger than 1 MiB"),
+        (&big, "the limit is 67108864 bytes"),
     ] {
         let out = Command::new(BIN)
             .args(["serve", "--listen", "127.0.0.1:0", "--config"])

@@ -190,28 +190,13 @@ impl Default for Config {
 
 impl Config {
     /// The configuration file `path` (JSON, the fields of [`Config`]).
-    /// It must be a regular file of at most 1 MiB: a FIFO or a device is
-    /// refused before it is opened (opening a FIFO would wait for a
-    /// writer).
+    /// It is read as every input is ([`troupe::files::read_input`], Format
+    /// 16): a regular file of at most 64 MiB, never a FIFO or a device
+    /// (opening a FIFO would wait for a writer).
     pub fn from_file(path: &std::path::Path) -> Result<Config, String> {
-        use std::io::Read;
-        const MAX: u64 = 1 << 20;
-        let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
-        let meta = std::fs::metadata(path).map_err(cannot)?;
-        if !meta.is_file() {
-            return Err(format!(
-                "cannot read {}: not a regular file",
-                path.display()
-            ));
-        }
-        let mut text = String::new();
-        std::fs::File::open(path)
-            .and_then(|f| f.take(MAX + 1).read_to_string(&mut text))
-            .map_err(cannot)?;
-        if text.len() as u64 > MAX {
-            return Err(format!("cannot read {}: larger than 1 MiB", path.display()));
-        }
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+        let bytes = troupe::files::read_input(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     /// Checks what can be checked before the server starts: every model's
