@@ -94,19 +94,23 @@ thread_local! {
     static SHARED: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
 }
 
-/// Runs `f` with a budget of `units` shared by every evaluation it makes
-/// on this thread (Format 11.6): each evaluation's budget is the lesser of
-/// its own and what is left, and what it spends is taken from what is
-/// left. Scopes nest: the enclosing one is restored after `f`.
-pub fn shared_budget<R>(units: Option<u64>, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<u64>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            SHARED.set(self.0);
-        }
+/// Until the returned scope is dropped, the evaluations made on this
+/// thread share a budget of `units` (Format 11.6; `None`: none shared):
+/// each evaluation's budget is the lesser of its own and what is left,
+/// and what it spends is taken from what is left. Scopes nest: dropping
+/// one restores the enclosing one.
+#[must_use = "the budget is shared only while the scope lives"]
+pub fn shared_budget(units: Option<u64>) -> SharedBudget {
+    SharedBudget(SHARED.replace(units))
+}
+
+/// A scope of [`shared_budget`]; dropping it restores the enclosing one.
+pub struct SharedBudget(Option<u64>);
+
+impl Drop for SharedBudget {
+    fn drop(&mut self) {
+        SHARED.set(self.0);
     }
-    let _restore = Restore(SHARED.replace(units));
-    f()
 }
 
 /// Runs `root`.

@@ -25,24 +25,11 @@ pub fn evaluate_observed(
     m: u32,
     rolls: u64,
     scratch: &mut Scratch,
-    obs: Option<&mut (dyn Observer + '_)>,
+    mut obs: Option<&mut (dyn Observer + '_)>,
 ) -> Vec<Fired> {
     // The `when`s evaluated here share one budget (Format 11.6); the
     // derived variables recomputed after a firing do not take from it.
-    crate::cel::eval::shared_budget(Some(crate::cel::SHARED_BUDGET), || {
-        evaluate_shared(ir, session, st, m, rolls, scratch, obs)
-    })
-}
-
-fn evaluate_shared(
-    ir: &StoryIr,
-    session: &SessionIr,
-    st: &mut State,
-    m: u32,
-    rolls: u64,
-    scratch: &mut Scratch,
-    mut obs: Option<&mut (dyn Observer + '_)>,
-) -> Vec<Fired> {
+    let _shared = crate::cel::eval::shared_budget(Some(crate::cel::SHARED_BUDGET));
     let mut out = Vec::new();
     if st.ending.is_some() {
         return out;
@@ -88,9 +75,10 @@ fn evaluate_shared(
         }
         let recorded = record(st, firing_of(fired, def));
         let since = Since::Changes(&def.changes);
-        crate::cel::eval::shared_budget(None, || {
-            point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut(), since)
-        });
+        {
+            let _unshared = crate::cel::eval::shared_budget(None);
+            point.recompute_observed(st, scratch, &mut host, obs.as_deref_mut(), since);
+        }
         if recorded.ending {
             st.ending = Some(fired);
             break;

@@ -116,14 +116,13 @@ pub fn turn_rule<'r>(ir: &'r RuntimeIr, ctx: &TurnContext<'_>) -> Option<&'r Rul
         calls: 0,
     };
     // The `when`s tried for one reply share one budget (Format 11.6).
-    crate::cel::eval::shared_budget(Some(crate::cel::SHARED_BUDGET), || {
-        ir.rules
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| for_speaker(r, ctx))
-            .find(|&r| matches(r, ctx, &scan, &mut host))
-            .map(|(_, r)| r)
-    })
+    let _shared = crate::cel::eval::shared_budget(Some(crate::cel::SHARED_BUDGET));
+    ir.rules
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| for_speaker(r, ctx))
+        .find(|&r| matches(r, ctx, &scan, &mut host))
+        .map(|(_, r)| r)
 }
 
 impl Runtime for RulesRuntime {
