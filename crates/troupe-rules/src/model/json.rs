@@ -54,22 +54,31 @@ pub fn write_value(v: &Value, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
-        Value::Object(m) => {
-            out.push(b'{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_string(k, out);
-                out.push(b':');
-                write_value(x, out);
-            }
-            out.push(b'}');
-        }
+        Value::Object(m) => write_object(m, out, |_, x, out| write_value(x, out)),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Null => out.extend_from_slice(b"null"),
     }
+}
+
+/// An object's members in order, each value written by `member` (given
+/// the member's key).
+#[inline]
+fn write_object(
+    m: &serde_json::Map<String, Value>,
+    out: &mut Vec<u8>,
+    mut member: impl FnMut(&str, &Value, &mut Vec<u8>),
+) {
+    out.push(b'{');
+    for (i, (k, x)) in m.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_string(k, out);
+        out.push(b':');
+        member(k, x, out);
+    }
+    out.push(b'}');
 }
 
 /// [`write_value`] of `v`, the items of its member `key` (when `v` is an
@@ -81,33 +90,24 @@ pub fn write_value_items_side_by_side(v: &Value, key: &str, out: &mut Vec<u8>) {
     let Value::Object(m) = v else {
         return write_value(v, out);
     };
-    out.push(b'{');
-    for (i, (k, x)) in m.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_string(k, out);
-        out.push(b':');
-        match x {
-            Value::Array(items) if k == key => {
-                let written = crate::par::map(items, |_, x| {
-                    let mut one = Vec::new();
-                    write_value(x, &mut one);
-                    one
-                });
-                out.push(b'[');
-                for (i, one) in written.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    out.extend_from_slice(one);
+    write_object(m, out, |k, x, out| match x {
+        Value::Array(items) if k == key => {
+            let written = crate::par::map(items, |_, x| {
+                let mut one = Vec::new();
+                write_value(x, &mut one);
+                one
+            });
+            out.push(b'[');
+            for (i, one) in written.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
                 }
-                out.push(b']');
+                out.extend_from_slice(one);
             }
-            _ => write_value(x, out),
+            out.push(b']');
         }
-    }
-    out.push(b'}');
+        _ => write_value(x, out),
+    })
 }
 
 /// Appends `s` as a JSON string, escaped by serde_json's compact form.
