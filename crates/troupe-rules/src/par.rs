@@ -91,17 +91,20 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(usize, &T) -> R + Sync) -> 
                                 .collect::<Vec<R>>()
                         })
                     };
-                    crate::cel::parse::counted(|| match parse_scope {
-                        Some(cache) => cache.scope(run),
-                        None => run(),
+                    crate::cel::parse::counted(|| {
+                        crate::template::counted(|| match parse_scope {
+                            Some(cache) => cache.scope(run),
+                            None => run(),
+                        })
                     })
                 })
             })
             .collect();
         for w in workers {
             match w.join() {
-                Ok((done, parses)) => {
+                Ok(((done, templates), parses)) => {
                     crate::cel::parse::add_parses(parses);
+                    crate::template::add_parses(templates);
                     out.extend(done);
                 }
                 Err(panic) => std::panic::resume_unwind(panic),

@@ -539,6 +539,59 @@ mod tests {
         }
     }
 
+    /// Checking a pack, compiling it, starting a session and playing it
+    /// parse each template once (issue 41 item 2, "templates likewise"),
+    /// counted by the debug builds' template parse counter. The bundle's
+    /// texts holding a macro, by hand: the opening "Welcome in, {{user}}!
+    /// Tea?", "{{char}} pours a cup for {{user}}." (a reply of two rules)
+    /// and "Another cup, {{user}}?": 3 distinct texts. Plain texts (the
+    /// descriptions, "Hello there.") are one text node and parse nothing.
+    /// The check parses the three; the compile (the opening's template) and
+    /// the turns (every reply rendered) parse nothing again.
+    #[test]
+    fn check_compile_and_play_parse_each_template_once() {
+        let text = r#"{"troupe": "0.1", "kind": "bundle",
+          "characters": [{"id": "pip", "name": "Pip", "fictional": true,
+            "age_band": "adult", "description": "Owner of a tea shop."}],
+          "scenarios": [{"id": "tea", "name": "Tea", "description": "A visit.",
+            "cast": [{"character": "pip"}, {"seat": "guest", "player": true}],
+            "openings": [{"id": "hello", "text": "Welcome in, {{user}}! Tea?"}],
+            "variables": [{"id": "cups", "type": "int", "default": 0,
+              "min": 0, "max": 9, "description": "Cups poured."}],
+            "rules": [
+              {"id": "pour", "keywords": ["tea"],
+               "changes": [{"add": {"cups": 1}}],
+               "replies": ["{{char}} pours a cup for {{user}}.", "Another cup, {{user}}?"]},
+              {"id": "biscuit", "keywords": ["biscuit"],
+               "replies": ["{{char}} pours a cup for {{user}}."]},
+              {"id": "hello", "keywords": ["hello"], "replies": ["Hello there."]}
+            ]}]}"#;
+        let count = crate::template::parse_count;
+        let before = count();
+        let pack = Pack::from_bundle(text).unwrap();
+        assert_eq!(count() - before, 3, "the check parses each macro text once");
+        pack.compile().unwrap();
+        let mut session = pack.start(SessionOptions::default()).unwrap();
+        let mut replies = Vec::new();
+        for line in [
+            "tea please",
+            "a biscuit?",
+            "more tea",
+            "tea",
+            "hello",
+            "tea",
+        ] {
+            replies.extend(session.turn(line).unwrap().reply);
+        }
+        assert_eq!(replies.len(), 6);
+        assert!(
+            replies.iter().any(|r| r == "Pip pours a cup for Player."),
+            "{replies:?}"
+        );
+        assert!(replies.iter().all(|r| !r.contains("{{")), "{replies:?}");
+        assert_eq!(count() - before, 3, "compile and turns parse nothing again");
+    }
+
     /// A pack compiles each scenario's story once, whatever its form,
     /// however many sessions start from it and with whatever seed or
     /// preset (issue 41 item 4): a source pack on its first start, a

@@ -108,7 +108,10 @@ pub enum ExprKind {
 ///
 /// It also keeps the verdicts of the bundle's regular expressions' checks
 /// ([`pattern_verdict`]), another pure function of a text that a pack
-/// repeats in every scenario (docs/performance.md, Run AE).
+/// repeats in every scenario (docs/performance.md, Run AE), and its
+/// templates' parses ([`crate::template::parse_shared`], Format 10): the
+/// check parses a reply's macros, the sessions of the checked pack render
+/// them without parsing again.
 #[derive(Default)]
 pub struct ParseCache {
     /// Each text's parse, filled once: a thread that meets a text another
@@ -116,7 +119,14 @@ pub struct ParseCache {
     /// run on several threads, [`crate::par`]), so a text is parsed once.
     parsed: Mutex<HashMap<Box<str>, Arc<OnceLock<Parsed>>>>,
     patterns: Mutex<HashMap<Box<str>, Result<(), String>>>,
+    /// Each template's parse (Format 10), filled once like `parsed`
+    /// ([`crate::template::parse_shared`]): the templates of the bundle's
+    /// texts that hold a macro or an escape.
+    templates: Mutex<HashMap<Box<str>, Arc<OnceLock<ParsedTemplate>>>>,
 }
+
+/// One cached template parse: the template, or its syntax error.
+type ParsedTemplate = Result<Arc<crate::template::Template>, crate::template::TemplateError>;
 
 /// One cached parse: the tree, or the parser's errors.
 type Parsed = Result<Arc<Expr>, Vec<CelError>>;
@@ -158,6 +168,33 @@ impl ParseCache {
     #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// `text` as [`crate::template::parse`] parses it, parsed once per
+    /// text whichever thread asks first.
+    pub(crate) fn template(&self, text: &str) -> ParsedTemplate {
+        let slot = match self.templates.lock() {
+            Ok(mut m) => match m.get(text) {
+                Some(slot) => slot.clone(),
+                None => {
+                    let slot = Arc::new(OnceLock::new());
+                    m.insert(text.into(), slot.clone());
+                    slot
+                }
+            },
+            Err(_) => return crate::template::parse(text).map(Arc::new),
+        };
+        slot.get_or_init(|| crate::template::parse(text).map(Arc::new))
+            .clone()
+    }
+
+    /// `text`'s template when a pass over the pack parsed it already (its
+    /// check, [`crate::template::parse_shared`]); `None` otherwise. Only
+    /// looks: a session's texts that are not the pack's (a model's
+    /// replies) never grow the pack's cache.
+    pub(crate) fn parsed_template(&self, text: &str) -> Option<ParsedTemplate> {
+        let slot = self.templates.lock().ok()?.get(text)?.clone();
+        slot.get().cloned()
     }
 
     fn get_or_parse(&self, source: &str) -> Parsed {

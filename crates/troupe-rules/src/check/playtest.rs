@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::templates::check_template;
+use super::templates::check_template_syntax;
 use crate::cel::{self, Env, Type};
 use crate::diag::{Code, Diagnostic, Severity};
 use crate::model::id_of;
@@ -60,13 +60,13 @@ pub fn check_playtests(
         for (k, r) in p.rule_items().enumerate() {
             for (j, line) in r.say.iter().enumerate() {
                 if let Some(t) = line.as_str() {
-                    check_template(t, &format!("/rules/{k}/say/{j}"), &mut lines);
+                    check_template_syntax(t, &format!("/rules/{k}/say/{j}"), &mut lines);
                 }
             }
         }
         for (j, line) in p.fallback.iter().enumerate() {
             if let Some(t) = line.as_str() {
-                check_template(t, &format!("/fallback/{j}"), &mut lines);
+                check_template_syntax(t, &format!("/fallback/{j}"), &mut lines);
             }
         }
         for mut d in lines {
@@ -185,7 +185,7 @@ fn check_one(
     for (i, step) in pt.steps().enumerate() {
         if let Some(t) = step.say {
             let mut found = Vec::new();
-            check_template(t, &format!("/choreography/{i}/do"), &mut found);
+            check_template_syntax(t, &format!("/choreography/{i}/do"), &mut found);
             for mut d in found {
                 d.location.file = Some(file.to_string());
                 out.push(d);

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::bundle::check_story;
 use super::summaries::{PathKnowledge, SceneRules};
-use super::templates::check_template;
+use super::templates::check_template_syntax;
 use crate::changes::check_changes;
 use crate::changes::settings::Declared;
 use crate::diag::{escape_token, Code, Diagnostic};
@@ -252,7 +252,7 @@ impl SessionChecker {
         for (pi, part) in m.parts.unwrap_or_default().iter().enumerate() {
             let part = Part::read(part);
             if let Some(t) = part.text {
-                check_template(t, &at(&format!("/parts/{pi}/text")), out);
+                check_template_syntax(t, &at(&format!("/parts/{pi}/text")), out);
             }
             check_audience(
                 story,
@@ -263,7 +263,7 @@ impl SessionChecker {
         }
         if let Some(summary) = m.summary {
             if let Some(t) = summary.text {
-                check_template(t, &at("/summary/text"), out);
+                check_template_syntax(t, &at("/summary/text"), out);
             }
             // Summary audiences are references, as part audiences (Format 12.5).
             if let Some(aud) = summary.audience {

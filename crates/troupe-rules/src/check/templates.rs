@@ -7,15 +7,36 @@ use crate::template::{self, Macro, Node};
 use crate::changes::resolve_target;
 use crate::resolve::story::Story;
 
-/// Parses `text` (found at `pointer`) and reports TEMPLATE_SYNTAX with the
-/// position inside the text; gives back the parsed template for the lints
-/// that read it ([`unknown_macros`]), so it is parsed once.
+/// Parses `text` (found at `pointer`), a text of the story, and reports
+/// TEMPLATE_SYNTAX with the position inside the text; gives back the parsed
+/// template for the lints that read it ([`unknown_macros`]), so it is
+/// parsed once: through the pack's parse cache ([`template::parse_shared`]),
+/// which the compile and the sessions of the pack read again (issue 41
+/// item 2).
 pub fn check_template(
     text: &str,
     pointer: &str,
     out: &mut Vec<Diagnostic>,
-) -> Option<template::Template> {
-    match template::parse(text) {
+) -> Option<std::sync::Arc<template::Template>> {
+    reported(template::parse_shared(text), pointer, out)
+}
+
+/// [`check_template`] for a text the story's sessions never render from
+/// its cache (a recorded session's messages, a playtest's lines): parsed
+/// and dropped, so a long session file leaves nothing behind in the
+/// pack's cache.
+pub fn check_template_syntax(text: &str, pointer: &str, out: &mut Vec<Diagnostic>) {
+    reported(template::parse(text), pointer, out);
+}
+
+/// The template, or TEMPLATE_SYNTAX at `pointer` and the place inside the
+/// text.
+fn reported<T>(
+    parsed: Result<T, template::TemplateError>,
+    pointer: &str,
+    out: &mut Vec<Diagnostic>,
+) -> Option<T> {
+    match parsed {
         Ok(t) => Some(t),
         Err(e) => {
             out.push(

@@ -440,7 +440,7 @@ impl RuntimeIr {
                 None => Arc::new(Safety::compile(sc.safety.as_ref()).map_err(err)?),
             },
             hit_keys: Default::default(),
-            templates: Default::default(),
+            templates: Arc::new(crate::template::TemplateCache::within_parse_scope()),
             keyword_index: Default::default(),
         })
     }

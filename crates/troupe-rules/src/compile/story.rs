@@ -285,7 +285,10 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         };
         let templates = parts
             .iter()
-            .map(|p| template::parse(&p.text).unwrap_or_default())
+            .map(|p| {
+                template::parse_shared(&p.text)
+                    .map_or_else(|_| Default::default(), |t| (*t).clone())
+            })
             .collect();
         let scene = o.scene.unwrap_or_default();
         openings.push(OpeningIr {
