@@ -41,7 +41,7 @@ struct Refs {
 
 struct Lowerer<'a> {
     files: &'a PackValues<'a>,
-    exists: &'a dyn Fn(&str) -> bool,
+    exists: &'a (dyn Fn(&str) -> bool + Sync),
     out: Lowered,
 }
 
@@ -443,7 +443,12 @@ fn copy(from: &Value, to: &mut Map<String, Value>, fields: &[(&str, &str)]) {
 /// Lowers a pack's files to a bundle (Format 13.2). `exists` says whether a
 /// normalized path names a file of the pack (one that may have failed to
 /// parse and so is not in `files`).
-pub fn lower(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Lowered {
+///
+/// The scenario files lower side by side on the machine's cores
+/// ([`crate::par::map`]): each reads only its own file and the owners'
+/// indexes, and their origins and diagnostics are joined in file order, so
+/// the result is the one-thread result (docs/performance.md, Run AZ).
+pub fn lower(files: &PackValues, exists: &(dyn Fn(&str) -> bool + Sync)) -> Lowered {
     let mut l = Lowerer {
         files,
         exists,
@@ -488,11 +493,31 @@ pub fn lower(files: &PackValues, exists: &dyn Fn(&str) -> bool) -> Lowered {
         world_index,
         safety,
     };
-    let mut scenarios: Vec<Value> = Vec::new();
-    for (path, v) in files.iter().filter(|(p, _)| p.starts_with("scenarios/")) {
-        if let Some(s) = l.lower_scenario(path, v, scenarios.len(), &refs) {
-            scenarios.push(s);
-        }
+    // A scenario file without a usable `scenario_id` lowers to nothing
+    // (its own SCHEMA diagnostic says why); the others take the bundle's
+    // indexes in file order.
+    let scenario_files: Vec<(&String, &Value)> = files
+        .iter()
+        .filter(|(p, v)| {
+            p.starts_with("scenarios/") && v.get("scenario_id").is_some_and(Value::is_string)
+        })
+        .map(|(p, v)| (p, *v))
+        .collect();
+    let lowered = crate::par::map(&scenario_files, |si, (path, v)| {
+        let mut one = Lowerer {
+            files,
+            exists,
+            out: Lowered::default(),
+        };
+        let s = one.lower_scenario(path, v, si, &refs);
+        (s, one.out)
+    });
+    let mut scenarios: Vec<Value> = Vec::with_capacity(lowered.len());
+    for (s, out) in lowered {
+        scenarios.extend(s);
+        l.out.origins.extend(out.origins);
+        l.out.diagnostics.extend(out.diagnostics);
+        l.out.declarations_missing |= out.declarations_missing;
     }
     // Empty lists are left out: a bundle's `worlds` (and the others), when
     // present, has at least one item (Format 2.5, SCHEMA otherwise).

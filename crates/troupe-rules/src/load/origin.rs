@@ -28,6 +28,12 @@ impl Origins {
         });
     }
 
+    /// Appends `other`'s mappings after this table's (a table built in
+    /// parts, in order, is the table built in one go).
+    pub fn extend(&mut self, other: Origins) {
+        self.maps.extend(other.maps);
+    }
+
     /// Translates a bundle pointer to (file, pointer) by the longest mapped
     /// prefix (a prefix ends at a `/` boundary). `None` when nothing maps.
     pub fn translate(&self, pointer: &str) -> Option<(String, String)> {
