@@ -83,35 +83,67 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(usize, &T) -> R + Sync) -> 
             .enumerate()
             .map(|(c, part)| {
                 scope.spawn(move || {
-                    let run = || {
-                        with_jobs(1, || {
-                            part.iter()
-                                .enumerate()
-                                .map(|(i, t)| f(c * chunk + i, t))
-                                .collect::<Vec<R>>()
-                        })
-                    };
-                    crate::cel::parse::counted(|| {
-                        crate::template::counted(|| match parse_scope {
-                            Some(cache) => cache.scope(run),
-                            None => run(),
-                        })
+                    as_worker(parse_scope, || {
+                        part.iter()
+                            .enumerate()
+                            .map(|(i, t)| f(c * chunk + i, t))
+                            .collect::<Vec<R>>()
                     })
                 })
             })
             .collect();
         for w in workers {
-            match w.join() {
-                Ok(((done, templates), parses)) => {
-                    crate::cel::parse::add_parses(parses);
-                    crate::template::add_parses(templates);
-                    out.extend(done);
-                }
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
+            out.extend(joined(w.join()));
         }
     });
     out
+}
+
+/// `(a(), b())`, `a` on a thread of its own while `b` runs on this one
+/// when [`jobs`] allows more than one thread, else one after the other:
+/// two independent pieces of one run (writing `ir.json` and `ir.compact`;
+/// freeing a tree while the next step runs). The results do not depend on
+/// the threads. A panic in `a` is resumed here, as if `a` had run here.
+pub fn join<A: Send, B>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
+    if jobs() < 2 {
+        return (a(), b());
+    }
+    let parse_scope = crate::cel::parse::active_scope();
+    let parse_scope = &parse_scope;
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(move || as_worker(parse_scope, a));
+        let b = b();
+        (joined(worker.join()), b)
+    })
+}
+
+/// What [`map`]'s and [`join`]'s worker threads run `f` in: one thread
+/// (no nested threads), the caller's parse scope, and the parses counted
+/// for the caller (debug builds).
+fn as_worker<R>(
+    parse_scope: &Option<std::sync::Arc<crate::cel::parse::ParseCache>>,
+    f: impl FnOnce() -> R,
+) -> ((R, u64), u64) {
+    let run = || with_jobs(1, f);
+    crate::cel::parse::counted(|| {
+        crate::template::counted(|| match parse_scope {
+            Some(cache) => cache.scope(run),
+            None => run(),
+        })
+    })
+}
+
+/// A worker's result on the calling thread, its parses counted there; its
+/// panic resumed there.
+fn joined<R>(worker: std::thread::Result<((R, u64), u64)>) -> R {
+    match worker {
+        Ok(((done, templates), parses)) => {
+            crate::cel::parse::add_parses(parses);
+            crate::template::add_parses(templates);
+            done
+        }
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
 
 #[cfg(test)]
@@ -149,6 +181,35 @@ mod tests {
         });
         assert_eq!(cache.len(), 10);
         assert_eq!(crate::cel::parse::parse_count() - before, 10);
+    }
+
+    /// `join` gives both results whatever the number of threads, runs its
+    /// first function on another thread only when more than one is
+    /// allowed, and counts that thread's parses on the caller's.
+    #[test]
+    fn join_runs_two_pieces_and_counts_their_parses() {
+        let cache = std::sync::Arc::new(crate::cel::parse::ParseCache::default());
+        for jobs in [1, 2] {
+            let caller = std::thread::current().id();
+            let before = crate::cel::parse::parse_count();
+            let ((a, a_thread), b) = cache.scope(|| {
+                with_jobs(jobs, || {
+                    join(
+                        || {
+                            let parsed = crate::cel::parse::parse_shared(&format!("a{jobs} + 1"));
+                            (parsed.is_ok(), std::thread::current().id())
+                        },
+                        || 7,
+                    )
+                })
+            });
+            assert!(a);
+            assert_eq!(b, 7);
+            assert_eq!(a_thread == caller, jobs == 1, "jobs {jobs}");
+            assert_eq!(crate::cel::parse::parse_count() - before, 1, "jobs {jobs}");
+        }
+        let r = std::panic::catch_unwind(|| with_jobs(2, || join(|| panic!("in a"), || 1)));
+        assert!(r.is_err());
     }
 
     /// A panic in a worker reaches the caller.

@@ -175,10 +175,16 @@ pub fn compiled_forms_match(bundle: &[u8], ir_json: &[u8], compact: Option<&[u8]
 /// `ir.compact`, `ir.json`, `manifest.json` and the sessions (Format
 /// 14.4; `package_bytes`).
 pub fn write_package(bundle: &Value, sessions: &[(String, Vec<u8>)]) -> std::io::Result<Vec<u8>> {
-    let bundle = &crate::compile::canonical::canonical_bundle(bundle);
-    let bundle_json = bundle_bytes(bundle);
-    let ir = compile_package_ir_hashed(bundle, content_hash(&bundle_json));
-    package_bytes(bundle_json, ir, sessions)
+    let bundle = crate::compile::canonical::canonical_bundle(bundle);
+    let bundle_json = bundle_bytes(&bundle);
+    let ir = compile_package_ir_hashed(&bundle, content_hash(&bundle_json));
+    // The canonical bundle is freed while the package is written
+    // (docs/performance.md, Run AZ).
+    crate::par::join(
+        move || drop(bundle),
+        || package_bytes(bundle_json, ir, sessions),
+    )
+    .1
 }
 
 #[cfg(test)]
