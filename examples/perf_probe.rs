@@ -27,7 +27,9 @@
 //! `read-ir:bin`, `read-ir:hash-json`, `read-ir:hash-bin` (N reads, or
 //! hashes, of the example package's IR in either encoding; "Run S"),
 //! `open-hashes:package` (N times the two SHA-256 an open of the example
-//! package computes, `bundle.json`'s and `ir.compact`'s; "Run AB").
+//! package computes, `bundle.json`'s and `ir.compact`'s; "Run AB"),
+//! `write-pack:<scenarios>:<folder>` (writes the generated pack into
+//! `folder`, to compare two builds' `troupe compile` of it; N unused).
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -284,6 +286,13 @@ fn main() {
                     other => panic!("no form `{other}`"),
                 }
             }
+        }
+        Some(("write-pack", spec)) => {
+            let (scenarios, folder) = spec.split_once(':').expect("<scenarios>:<folder>");
+            generate(
+                Path::new(folder),
+                scenarios.parse().expect("a number of scenarios"),
+            );
         }
         Some(("check+compile", spec)) => {
             // `<scenarios>` or `<scenarios>:<jobs>` (OpenOptions::jobs;
