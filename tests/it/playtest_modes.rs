@@ -256,3 +256,53 @@ fn a_model_driven_persona_reaches_its_goal_with_evidence_and_usage() {
     assert!(r.requirements.is_empty());
     assert!(r.sessions.is_empty() && r.model.is_empty());
 }
+
+/// Format 22.5 with 18.4: an agent targeting seat `user` plays character
+/// `user-1` (a character may not be named `user`), and its lines are said
+/// by that player, not by the first player. By hand: the copy's scenario
+/// seats `guest` then `user`; the choreography has `u` (target `user`) say
+/// "Hello from u." first, then `g` (target `guest`) "Hello from g."; so the
+/// session's player messages are "Hello from u." by `user-1` and "Hello
+/// from g." by `guest`, and `u`'s goal `verify: "char == 'user-1'"` is met.
+#[test]
+fn an_agent_targeting_the_seat_user_plays_user_1() {
+    let (_d, root) = pack("everyday-negotiation");
+    let scenario = root.join("scenarios/used_car_negotiation.yaml");
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    let text = text.replacen(
+        "npc:\n  ref: npcs/marco_dealer.yaml\n",
+        "npc:\n  ref: npcs/marco_dealer.yaml\ncast:\n  - {seat: guest}\n  - {seat: user}\n",
+        1,
+    );
+    std::fs::write(&scenario, text).unwrap();
+    // The pack's own playtests target the seat `player`, which is gone.
+    for p in ["model_charm", "scripted_close", "two_buyers"] {
+        std::fs::remove_file(root.join(format!("playtests/{p}.yaml"))).unwrap();
+    }
+    std::fs::write(
+        root.join("playtests/seats.yaml"),
+        "schema_version: \"0.1\"\nname: seats\nmode: scenario\nscenario_id: used_car_negotiation\nseed: 7\nrounds: 2\nroster:\n  - {id: g, role: polite_buyer, target: guest}\n  - {id: u, role: haggler, target: user, goals: [{id: me, do: \"Be user-1\", verify: \"char == 'user-1'\"}]}\nchoreography:\n  - {who: u, do: \"Hello from u.\"}\n  - {who: g, do: \"Hello from g.\"}\n",
+    )
+    .unwrap();
+    let r = run(&root, "seats");
+    assert!(goal(&r, Some("u"), "me").met, "{r:#?}");
+    let session = &r.sessions[0].1;
+    let said: Vec<(String, String)> = session
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let m: Value = serde_json::from_str(l).unwrap();
+            let text = m["parts"][0]["text"].as_str()?.to_string();
+            text.starts_with("Hello from")
+                .then(|| (text, m["author"].as_str().unwrap_or("").to_string()))
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("Hello from u.".to_string(), "user-1".to_string()),
+            ("Hello from g.".to_string(), "guest".to_string())
+        ],
+        "{session}"
+    );
+}

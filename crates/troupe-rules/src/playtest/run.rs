@@ -51,10 +51,12 @@ struct Run<'a> {
     round: u64,
 }
 
-/// The character an agent plays: its target (a seat ID is the header
-/// character's ID).
-fn character(target: &str) -> &str {
-    target
+/// The character an agent plays (Format 22.5): a `player: true`
+/// character's ID is its target; a seat is filled with the header
+/// character of 18.4, whose ID is the seat's ID, or the seat's ID followed
+/// by `-1` when that is a reserved ID (seat `user`, character `user-1`).
+fn character(target: &str) -> String {
+    crate::model::session::default_seat_character(target)
 }
 
 impl Run<'_> {
@@ -114,7 +116,7 @@ impl Run<'_> {
                     c.holds(
                         play.session.engine(),
                         state,
-                        character(&agent.target),
+                        &character(&agent.target),
                         &board,
                     )
                 });
@@ -149,7 +151,7 @@ impl Run<'_> {
     /// Agent `ai` (in play `p`, position `k`) says `text`: one turn.
     fn say(&mut self, p: usize, ai: usize, text: &str) {
         let target = self.pt.roster[ai].target.clone();
-        let Ok(result) = self.plays[p].session.turn_as(character(&target), text) else {
+        let Ok(result) = self.plays[p].session.turn_as(&character(&target), text) else {
             return;
         };
         // Firings are recorded on the turn's last message (Format 18.5
@@ -325,7 +327,13 @@ pub fn run_playtest(
                     .goals
                     .iter()
                     .map(|goal| {
-                        compile(engine, &goal.verify, Some(character(&agent.target)), false).ok()
+                        compile(
+                            engine,
+                            &goal.verify,
+                            Some(&*character(&agent.target)),
+                            false,
+                        )
+                        .ok()
                     })
                     .collect()
             })
@@ -343,7 +351,7 @@ pub fn run_playtest(
                     AgentPolicy::new(
                         engine,
                         p,
-                        character(&agent.target),
+                        &character(&agent.target),
                         &agent.goals,
                         source.as_ref(),
                     )
@@ -444,7 +452,7 @@ fn run_rounds(run: &mut Run<'_>, taken: &mut [bool]) {
                 continue;
             }
             let agent = &pt.roster[ai];
-            let ch = character(&agent.target);
+            let ch = &character(&agent.target);
             let next = pt
                 .choreography
                 .iter()
@@ -508,7 +516,7 @@ fn run_scenario(run: &mut Run<'_>, taken: &mut [bool], not_taken: &mut Vec<StepN
         let text = render_at_tip(
             &run.plays[0].session,
             &step.does,
-            character(&pt.roster[ai].target),
+            &character(&pt.roster[ai].target),
         );
         taken[i] = true;
         run.say(0, ai, &text);
