@@ -124,6 +124,40 @@ fn a_stale_expected_message_is_409_naming_the_current_one() {
     }
 }
 
+/// A turn's `as` names the player speaking and `to` the character
+/// answering (Format 18.9, docs/server.md): one that names no player, or no
+/// speaker, is `422` and nothing is written; the default seat's player
+/// (`player`, 18.4) may be named.
+#[test]
+fn a_turn_as_no_player_or_to_no_speaker_is_422_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    for db in backends(tmp.path(), "as") {
+        let server = Server::start(&db);
+        let (ws, _) = workspace(&server, &db, "as");
+        let pack = upload(&ws);
+        let (id, _) = create(&ws, &pack, 1);
+        let before = ws.get(&format!("/sessions/{id}.jsonl")).body;
+        for (body, says) in [
+            (json!({"text": "Hello", "as": "nobody"}), "not a player"),
+            (json!({"text": "Hello", "as": "marco"}), "not a player"),
+            (json!({"text": "Hello", "to": "nobody"}), "cannot reply"),
+        ] {
+            let r = ws.post(&format!("/sessions/{id}/turns"), &body);
+            assert_eq!(r.status, 422, "{body}: {r:?}");
+            assert_eq!(r.content_type, "application/problem+json");
+            let p = r.json();
+            assert_eq!(p["code"], "REFUSED", "{p}");
+            assert!(p["detail"].as_str().unwrap().contains(says), "{p}");
+        }
+        assert_eq!(ws.get(&format!("/sessions/{id}.jsonl")).body, before);
+        let ok = ws.post(
+            &format!("/sessions/{id}/turns"),
+            &json!({"text": "Hello", "as": "player"}),
+        );
+        assert_eq!(ok.status, 200, "{ok:?}");
+    }
+}
+
 #[test]
 fn two_concurrent_turns_give_one_200_and_one_409() {
     let tmp = tempfile::tempdir().unwrap();

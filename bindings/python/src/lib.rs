@@ -606,8 +606,10 @@ impl Session {
     /// dropped changes (Format 18.6, 18.7), `[]` when none.
     ///
     /// Raises TroupeError: kind 'ended' once the session has ended; kind
-    /// 'hook' when a runtime callable raised or returned something that is
-    /// not a proposal (the turn is then taken back, as by undo()).
+    /// 'refused' when `player` is not a player's character ID (nothing is
+    /// played); kind 'hook' when a runtime callable raised or returned
+    /// something that is not a proposal (the turn is then taken back, as by
+    /// undo()).
     #[pyo3(signature = (text, player=None))]
     fn turn<'py>(
         &self,

@@ -82,6 +82,20 @@ def test_ending_outcome_and_score(negotiation):
     assert err.value.kind == "ended"
 
 
+def test_a_turn_by_no_player_is_refused(negotiation):
+    # Format 18.9: a turn is said by a player; the default seat's player is
+    # `player` (18.4), the dealer `marco` is no player.
+    session = negotiation.start()
+    before = session.jsonl()
+    for who in ["nobody", "marco"]:
+        with pytest.raises(troupe.TroupeError) as err:
+            session.turn("Hello", player=who)
+        assert err.value.kind == "refused"
+        assert "not a player" in str(err.value)
+    assert session.jsonl() == before
+    assert session.turn("Hello", player="player")["turn"] == 1
+
+
 def test_fake_runtime_and_settings(negotiation):
     session = negotiation.start(runtime="fake")
     assert session.turn("hi")["messages"] == []

@@ -195,7 +195,8 @@ impl From<crate::runtime::TurnError> for Error {
                 Error::new(ErrorKind::Ended, "the session has ended; no more turns")
             }
             e @ crate::runtime::TurnError::Io(_) => Error::new(ErrorKind::Io, e.to_string()),
-            e @ crate::runtime::TurnError::NotASpeaker(..) => {
+            e @ (crate::runtime::TurnError::NotASpeaker(..)
+            | crate::runtime::TurnError::NotAPlayer(..)) => {
                 Error::new(ErrorKind::Refused, e.to_string())
             }
             crate::runtime::TurnError::Limit(m) => Error::with_diagnostics(

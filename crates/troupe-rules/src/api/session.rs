@@ -454,7 +454,11 @@ impl Session {
     }
 
     /// One turn with `text` said by the player whose character ID is
-    /// `player` (the first player when `player` is not one).
+    /// `player` (Format 18.9).
+    ///
+    /// Errors: [`ErrorKind::Refused`](crate::ErrorKind::Refused) when
+    /// `player` is not the character ID of one of the session's players
+    /// (nothing is written); otherwise as [`Session::turn`].
     pub fn turn_as(&mut self, player: &str, text: &str) -> Result<TurnResult> {
         Ok(self.inner.turn_as(player, text)?)
     }

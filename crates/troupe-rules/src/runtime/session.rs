@@ -84,6 +84,11 @@ pub enum TurnError {
     /// text that follows the message.
     #[error("`{0}` cannot reply now: not a present, unmuted character who is not a player (Format 18.9){1}")]
     NotASpeaker(String, String),
+    /// The host named a player that is not one of the session's players
+    /// (Format 18.9: a turn is said by a player): nothing was written. The
+    /// second field names the players.
+    #[error("`{0}` is not a player of this session (Format 18.9){1}")]
+    NotAPlayer(String, String),
     /// The runtime could not propose (a model that failed, Format 24.6):
     /// nothing of the turn was written.
     #[error("{}: {}", .0.code, .0.message)]

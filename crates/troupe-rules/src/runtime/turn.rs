@@ -229,15 +229,22 @@ impl Session {
     }
 
     /// One turn (Format 18.5) with `input` said by the player whose
-    /// character ID is `character` (playtests, Format 22.5); the first
-    /// player when `character` is not a player of the session.
+    /// character ID is `character` (playtests, Format 22.5; a host's `as`,
+    /// 18.9). Refused with [`TurnError::NotAPlayer`] (nothing written) when
+    /// `character` is not a player of the session.
     pub fn turn_as(&mut self, character: &str, input: &str) -> Result<TurnResult, TurnError> {
         let ir = &self.engine.ir;
-        let player = ir
-            .cast_index(character)
-            .filter(|c| ir.players.contains(c))
-            .or_else(|| ir.players.first().copied())
-            .unwrap_or(0);
+        let Some(player) = ir.cast_index(character).filter(|c| ir.players.contains(c)) else {
+            let ids: Vec<String> = ir
+                .players
+                .iter()
+                .map(|&p| format!("`{}`", ir.who_id(crate::compile::Who::Cast(p))))
+                .collect();
+            return Err(TurnError::NotAPlayer(
+                character.to_string(),
+                format!("; its players are {}", ids.join(", ")),
+            ));
+        };
         self.turn_by(player, input)
     }
 
