@@ -20,6 +20,15 @@ fn fail(m: impl Into<String>) -> Error {
     (false, m.into())
 }
 
+/// What the host says of a `run` test's turn (Format 23): nothing, the
+/// character who answers (`to`, 18.9), or the player who says the input
+/// (`as`, 18.4).
+enum Host {
+    None,
+    To(String),
+    As(String),
+}
+
 /// Runs a `run` test. `resume` is given when the test has `resume`: the
 /// resume point (`None` for `true`: the last message) and the case
 /// session's file text, which the session resumes (Format 18.10, 23)
@@ -38,25 +47,29 @@ pub fn run_test(
         return Err(suite(format!("unknown `expect` field `{k}`")));
     }
     // Each input is a turn's text (with the host's responder, Format
-    // 18.9) or a settings step (Format 8.9).
-    let inputs: Vec<Result<(Option<String>, String), Value>> = t
+    // 18.9, or the player who says it, 18.4) or a settings step (8.9).
+    let inputs: Vec<Result<(Host, String), Value>> = t
         .get("inputs")
         .and_then(Value::as_array)
         .ok_or_else(|| suite("a run test needs `inputs`"))?
         .iter()
         .map(|v| match (v.as_str(), v.get("settings")) {
-            (Some(s), _) => Some(Ok((None, s.to_string()))),
+            (Some(s), _) => Some(Ok((Host::None, s.to_string()))),
             (None, Some(set)) => Some(Err(set.clone())),
-            _ => match (
-                v.get("to").and_then(Value::as_str),
-                v.get("text").and_then(Value::as_str),
-            ) {
-                (Some(to), Some(text)) => Some(Ok((Some(to.to_string()), text.to_string()))),
-                _ => None,
-            },
+            _ => {
+                let text = v.get("text").and_then(Value::as_str)?.to_string();
+                match (
+                    v.get("to").and_then(Value::as_str),
+                    v.get("as").and_then(Value::as_str),
+                ) {
+                    (Some(to), None) => Some(Ok((Host::To(to.to_string()), text))),
+                    (None, Some(by)) => Some(Ok((Host::As(by.to_string()), text))),
+                    _ => None,
+                }
+            }
         })
         .collect::<Option<_>>()
-        .ok_or_else(|| suite("`inputs` holds strings, `to` turns and settings steps"))?;
+        .ok_or_else(|| suite("`inputs` holds strings, `to` and `as` turns and settings steps"))?;
     let options = Options {
         scenario: Some(engine.ir.scenario.to_string()),
         difficulty: t
@@ -124,8 +137,9 @@ pub fn run_test(
             }
         };
         let turn = match to {
-            Some(c) => session.turn_to(c, input),
-            None => session.turn(input),
+            Host::To(c) => session.turn_to(c, input),
+            Host::As(p) => session.turn_as(p, input),
+            Host::None => session.turn(input),
         };
         match turn {
             Ok(r) => {
