@@ -1647,11 +1647,14 @@ pub fn stage(pack: &crate::load::PackFiles, bundle: &Value) -> super::model::Sta
             if listed {
                 if it.status != ItemStatus::Unreachable {
                     failures.push(Failure::new(match it.status {
-                        ItemStatus::Reached => format!(
-                            "{} is listed as unreachable but is reached in {} turns",
-                            it.item,
-                            it.witness.as_ref().map_or(0, |w| w.inputs.len())
-                        ),
+                        ItemStatus::Reached => {
+                            let n = it.witness.as_ref().map_or(0, |w| w.inputs.len());
+                            format!(
+                                "{} is listed as unreachable but is reached in {n} turn{}",
+                                it.item,
+                                if n == 1 { "" } else { "s" }
+                            )
+                        }
                         _ => format!(
                             "{} is listed as unreachable but the search did not exhaust the space within {bound}",
                             it.item
