@@ -306,3 +306,49 @@ fn an_agent_targeting_the_seat_user_plays_user_1() {
         "{session}"
     );
 }
+
+/// Format 22.5 with 6.1: in `parallel` mode each agent's session fills
+/// only its own target's seat, while a `player: true` character is a player
+/// of every session and counts in `requires.players`. By hand: the copy's
+/// cast is marco, `mo` (`player: true`), seat `user`; agent g targets `mo`,
+/// agent u seat `user`. g's session: players [mo] (seat `user` unfilled);
+/// u's session: players [mo, user-1]. So `requires: {players: 1}` fails
+/// for u's session ("has 2") and `requires: {players: 2}` for g's ("has 1").
+#[test]
+fn parallel_sessions_count_every_player_character() {
+    let (_d, root) = pack("everyday-negotiation");
+    let scenario = root.join("scenarios/used_car_negotiation.yaml");
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    let text = text.replacen(
+        "npc:\n  ref: npcs/marco_dealer.yaml\n",
+        "npc:\n  ref: npcs/marco_dealer.yaml\ncast:\n  - {npc: {ref: npcs/mo.yaml}, player: true}\n  - {seat: user}\n",
+        1,
+    );
+    std::fs::write(&scenario, text).unwrap();
+    let marco = std::fs::read_to_string(root.join("npcs/marco_dealer.yaml")).unwrap();
+    std::fs::write(
+        root.join("npcs/mo.yaml"),
+        marco.replacen("npc_id: marco", "npc_id: mo", 1),
+    )
+    .unwrap();
+    for p in ["model_charm", "scripted_close", "two_buyers"] {
+        std::fs::remove_file(root.join(format!("playtests/{p}.yaml"))).unwrap();
+    }
+    for (want, other) in [(1, ("u", 2)), (2, ("g", 1))] {
+        std::fs::write(
+            root.join("playtests/par.yaml"),
+            format!("schema_version: \"0.1\"\nname: par\nmode: parallel\nscenario_id: used_car_negotiation\nseed: 7\nrounds: 1\nrequires: {{players: {want}}}\nroster:\n  - {{id: g, role: polite_buyer, target: mo}}\n  - {{id: u, role: haggler, target: user}}\n"),
+        )
+        .unwrap();
+        let r = run(&root, "par");
+        assert_eq!(r.status, Verdict::Fail, "requires {want}: {r:#?}");
+        assert_eq!(
+            r.requirements,
+            [format!(
+                "requires {want} players; the session of `{}` has {}",
+                other.0, other.1
+            )],
+            "requires {want}"
+        );
+    }
+}

@@ -172,8 +172,11 @@ impl Run<'_> {
     }
 }
 
-/// The header players and characters of a session whose players are
-/// `agents` (Format 22.5 "Settings"), in cast order; and their count.
+/// The header players and characters of a session whose agents are
+/// `agents` (Format 22.5 "Settings"), in cast order; and the session's
+/// number of players. The seats those agents target are filled (the
+/// others stay unfilled); a `player: true` character is a player of every
+/// session (6.1), targeted or not.
 fn header_players(
     scenario: &Value,
     pt: &Playtest,
@@ -181,12 +184,20 @@ fn header_players(
     pack: &PackPlaytests,
 ) -> (Value, Option<Value>, usize) {
     let targeted = |id: &str| agents.iter().find(|&&a| pt.roster[a].target == id);
+    let player_character = |id: &str| {
+        crate::model::array(scenario, "cast").iter().any(|e| {
+            e.get("character").and_then(Value::as_str) == Some(id)
+                && e.get("player").and_then(Value::as_bool) == Some(true)
+        })
+    };
     let (players, characters) = crate::model::session::seated_players(scenario, |id| {
-        targeted(id).map(|&a| {
+        let name = targeted(id).map(|&a| {
             pack.persona(&pt.roster[a].role)
                 .and_then(|p| p.name.clone())
                 .unwrap_or_else(|| crate::model::session::DEFAULT_PLAYER_NAME.into())
-        })
+        });
+        // A character entry's name is not used (seated_players).
+        name.or_else(|| player_character(id).then(String::new))
     });
     let n = players.len();
     let chars = (!characters.is_empty()).then_some(Value::Array(characters));
