@@ -308,7 +308,8 @@ fn check_one(
     };
     for (i, a) in pt.agents().enumerate() {
         let Some(t) = a.target else { continue };
-        let owner = Owner::Character(t.to_string());
+        // The agent's character (22.5): a seat's is 18.4's filling.
+        let owner = Owner::Character(crate::model::session::default_seat_character(t));
         for (j, g) in a.goal_items().enumerate() {
             if let Some(v) = g.verify {
                 cond(
