@@ -26,6 +26,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
 
 mod nesting;
 pub mod strings;
@@ -101,6 +102,43 @@ pub fn shared_strs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<str>>, D::
     d.deserialize_seq(Seq)
 }
 
+/// A map keyed by `Arc<str>` (the IR's state-name index), each key read
+/// as [`shared_str`]: in `ir.compact`, the table's one `Arc<str>` of it,
+/// so a key that is also a variable's name is no allocation of its own.
+/// A repeated key keeps its last value, as serde's own map reading does.
+pub fn shared_str_map<'de, V, D>(d: D) -> Result<std::collections::HashMap<Arc<str>, V>, D::Error>
+where
+    V: serde::Deserialize<'de>,
+    D: Deserializer<'de>,
+{
+    struct Map<V>(std::marker::PhantomData<V>);
+    impl<'de, V: serde::Deserialize<'de>> Visitor<'de> for Map<V> {
+        type Value = std::collections::HashMap<Arc<str>, V>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a map with string keys")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out =
+                std::collections::HashMap::with_capacity(map.size_hint().unwrap_or(0).min(4096));
+            while let Some(k) = map.next_key_seed(Key)? {
+                out.insert(k, map.next_value()?);
+            }
+            Ok(out)
+        }
+    }
+    struct Key;
+    impl<'de> serde::de::DeserializeSeed<'de> for Key {
+        type Value = Arc<str>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Arc<str>, D::Error> {
+            shared_str(d)
+        }
+    }
+    d.deserialize_map(Map(std::marker::PhantomData))
+}
+
 /// A JSON value the compiled IR holds as its text (Format 14.4), built
 /// the first time it is read: reading `ir.json` then costs one string
 /// for it rather than a tree of maps and strings that most sessions never
@@ -125,7 +163,8 @@ pub fn shared_strs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<str>>, D::
 /// assert!(serde_json::from_str::<JsonText>(&deep).is_err());
 /// ```
 pub struct JsonText {
-    text: Box<serde_json::value::RawValue>,
+    /// One JSON value's text, checked as JSON when made or read.
+    text: Box<str>,
     value: std::sync::OnceLock<serde_json::Value>,
 }
 
@@ -136,9 +175,9 @@ impl JsonText {
 
     /// The text of `value` (compact), with `value` already built.
     pub fn new(value: serde_json::Value) -> JsonText {
-        let text = serde_json::value::to_raw_value(&value).unwrap_or_else(|_| null_text());
+        let text = serde_json::to_string(&value).unwrap_or_else(|_| "null".to_string());
         JsonText {
-            text,
+            text: text.into_boxed_str(),
             value: std::sync::OnceLock::from(value),
         }
     }
@@ -148,18 +187,56 @@ impl JsonText {
         self.value.get_or_init(|| {
             // Checked when read: JSON, nested less deep than serde_json's
             // limit, so `Null` is not reached.
-            serde_json::from_str(self.text.get()).unwrap_or(serde_json::Value::Null)
+            serde_json::from_str(&self.text).unwrap_or(serde_json::Value::Null)
         })
     }
 
     /// The compact JSON text.
     pub fn text(&self) -> &str {
-        self.text.get()
+        &self.text
     }
-}
 
-fn null_text() -> Box<serde_json::value::RawValue> {
-    serde_json::value::RawValue::from_string("null".to_string()).expect("`null` is JSON")
+    /// Reads a `JsonText` as its `Deserialize` does, and something of it
+    /// with `read` (a view of the text, say), reading the text once in the
+    /// IR's binary form: there `read` is the text's one check as JSON, so
+    /// it must read the whole text as one JSON value and refuse what is
+    /// not (as `serde_json::from_str` of any type does). In `ir.json` the
+    /// raw value read is the check and `read` runs after it.
+    pub fn deserialize_reading<'de, D: Deserializer<'de>, T>(
+        d: D,
+        read: impl FnOnce(&str) -> Result<T, serde_json::Error>,
+    ) -> Result<(JsonText, T), D::Error> {
+        let text: Box<str> = if d.is_human_readable() {
+            Box::<serde_json::value::RawValue>::deserialize(d)?.into()
+        } else {
+            String::deserialize(d)?.into_boxed_str()
+        };
+        let got = read(&text).map_err(|e| {
+            serde::de::Error::custom(format_args!("not JSON text of its shape ({e})"))
+        })?;
+        Ok((JsonText::checked(text)?, got))
+    }
+
+    /// A text read as JSON, checked for what building its value needs.
+    fn checked<E: serde::de::Error>(text: Box<str>) -> Result<JsonText, E> {
+        if nests_deeper_than(&text, JsonText::MAX_DEPTH) {
+            return Err(E::custom(format_args!(
+                "a JSON value nested more than {} deep",
+                JsonText::MAX_DEPTH
+            )));
+        }
+        // serde_json's raw reader skips `\u` escapes without pairing
+        // surrogates, but a value with a lone one does not build: a text
+        // that may hold one is built now, so that building cannot fail
+        // later (it would read as `null`).
+        let value = std::sync::OnceLock::new();
+        if may_hold_surrogate(&text) {
+            let v: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| E::custom(format_args!("a JSON value that does not build ({e})")))?;
+            let _ = value.set(v);
+        }
+        Ok(JsonText { text, value })
+    }
 }
 
 /// Whether the arrays and objects of JSON text `s` nest deeper than
@@ -223,54 +300,41 @@ impl Clone for JsonText {
 /// Two texts are equal when their values are.
 impl PartialEq for JsonText {
     fn eq(&self, other: &JsonText) -> bool {
-        self.text.get() == other.text.get() || self.value() == other.value()
+        self.text == other.text || self.value() == other.value()
     }
 }
 
 impl fmt::Debug for JsonText {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.text.get())
+        f.write_str(&self.text)
     }
 }
 
 impl serde::Serialize for JsonText {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         if s.is_human_readable() {
-            self.text.serialize(s)
+            // The text is JSON (checked when made or read): written as it is.
+            serde_json::from_str::<&serde_json::value::RawValue>(&self.text)
+                .map_err(serde::ser::Error::custom)?
+                .serialize(s)
         } else {
-            s.serialize_str(self.text.get())
+            s.serialize_str(&self.text)
         }
     }
 }
 
 impl<'de> serde::Deserialize<'de> for JsonText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JsonText, D::Error> {
-        let text = if d.is_human_readable() {
-            Box::<serde_json::value::RawValue>::deserialize(d)?
-        } else {
-            // The binary form (Format 14.4, `ir.compact`) holds the text as a
-            // string: checked as JSON here.
-            serde_json::value::RawValue::from_string(String::deserialize(d)?)
-                .map_err(|e| serde::de::Error::custom(format_args!("not JSON text ({e})")))?
-        };
-        if nests_deeper_than(text.get(), JsonText::MAX_DEPTH) {
-            return Err(serde::de::Error::custom(format_args!(
-                "a JSON value nested more than {} deep",
-                JsonText::MAX_DEPTH
-            )));
+        if d.is_human_readable() {
+            let raw = Box::<serde_json::value::RawValue>::deserialize(d)?;
+            return JsonText::checked(raw.into());
         }
-        // serde_json's raw reader skips `\u` escapes without pairing
-        // surrogates, but a value with a lone one does not build: a text
-        // that may hold one is built now, so that building cannot fail
-        // later (it would read as `null`).
-        let value = std::sync::OnceLock::new();
-        if may_hold_surrogate(text.get()) {
-            let v: serde_json::Value = serde_json::from_str(text.get()).map_err(|e| {
-                serde::de::Error::custom(format_args!("a JSON value that does not build ({e})"))
-            })?;
-            let _ = value.set(v);
-        }
-        Ok(JsonText { text, value })
+        // The binary form (Format 14.4, `ir.compact`) holds the text as a
+        // string: checked as JSON by reading it whole.
+        JsonText::deserialize_reading(d, |t| {
+            serde_json::from_str::<serde::de::IgnoredAny>(t).map(|_| ())
+        })
+        .map(|(t, ())| t)
     }
 }
 
