@@ -457,48 +457,6 @@ pub mod json_values {
     }
 }
 
-/// JSON text the IR keeps unread (a rule's changes as written): itself in
-/// `ir.json`, a string in `ir.compact`. Read into one allocation (the
-/// text's own): a borrowed string is checked as JSON in place and copied
-/// once.
-pub mod raw_json {
-    use serde::de::{Deserializer, Visitor};
-    use serde::{Deserialize, Serialize, Serializer};
-    use serde_json::value::RawValue;
-
-    /// Writes `v`.
-    pub fn serialize<S: Serializer>(v: &RawValue, s: S) -> Result<S::Ok, S::Error> {
-        if s.is_human_readable() {
-            v.serialize(s)
-        } else {
-            s.serialize_str(v.get())
-        }
-    }
-
-    /// Reads what [`serialize`] wrote (checked as JSON).
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Box<RawValue>, D::Error> {
-        struct Text;
-        impl Visitor<'_> for Text {
-            type Value = Box<RawValue>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string holding JSON")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Box<RawValue>, E> {
-                // Checked where it lies, then copied once: what
-                // `RawValue::from_string` of a copy gives, without the copy.
-                serde_json::from_str::<&RawValue>(v)
-                    .map(ToOwned::to_owned)
-                    .map_err(E::custom)
-            }
-        }
-        if d.is_human_readable() {
-            Box::<RawValue>::deserialize(d)
-        } else {
-            d.deserialize_str(Text)
-        }
-    }
-}
-
 #[cfg(test)]
 mod json_depth_tests {
     use super::*;

@@ -148,7 +148,7 @@ pub(super) fn visiting<T>(i: u32, s: &str, f: impl FnOnce() -> T) -> T {
 
 /// The shared `Arc<str>` of `s` when `s` is the table entry being read
 /// ([`interning`]), made the first time; `None` otherwise.
-pub(super) fn interned(s: &str) -> Option<Arc<str>> {
+pub(crate) fn interned(s: &str) -> Option<Arc<str>> {
     if !ACTIVE.with(Cell::get) {
         return None;
     }
