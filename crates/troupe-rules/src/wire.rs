@@ -139,6 +139,66 @@ where
     d.deserialize_map(Map(std::marker::PhantomData))
 }
 
+/// A string of the IR that is read whole and rarely (a CEL program's
+/// source): read from `ir.compact`, a range of its string table's text,
+/// which every such string of the IR shares (no allocation of its own);
+/// otherwise its own text.
+#[derive(Clone)]
+pub struct TableStr {
+    text: Arc<str>,
+    range: std::ops::Range<u32>,
+}
+
+impl TableStr {
+    /// `s`, in a text of its own.
+    pub fn new(s: &str) -> TableStr {
+        TableStr {
+            text: Arc::from(s),
+            range: 0..s.len() as u32,
+        }
+    }
+}
+
+impl std::ops::Deref for TableStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.text
+            .get(self.range.start as usize..self.range.end as usize)
+            .unwrap_or("")
+    }
+}
+
+impl fmt::Debug for TableStr {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl serde::Serialize for TableStr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for TableStr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TableStr, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = TableStr;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TableStr, E> {
+                Ok(match strings::slice_of(v) {
+                    Some((text, range)) => TableStr { text, range },
+                    None => TableStr::new(v),
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
 /// A JSON value the compiled IR holds as its text (Format 14.4), built
 /// the first time it is read: reading `ir.json` then costs one string
 /// for it rather than a tree of maps and strings that most sessions never

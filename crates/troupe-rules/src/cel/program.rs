@@ -165,7 +165,8 @@ pub struct Program {
     result_type: Type,
     #[serde(default, skip_serializing_if = "crate::wire::skip_empty")]
     branches: Vec<Branch>,
-    source: String,
+    /// The source (read from `ir.compact`, a range of its string table).
+    source: crate::wire::TableStr,
     /// The operands and what each branch report says of them, derived
     /// from the tree, the branches and the source when first asked for
     /// (coverage and explanations ask; running does not), so they are not
@@ -178,8 +179,90 @@ pub struct Program {
     #[serde(skip)]
     field_reads: OnceLock<FieldReads>,
     /// The environment slots the expression reads, ascending, each once.
-    #[serde(default, skip_serializing_if = "crate::wire::skip_empty")]
-    slots: Vec<u32>,
+    #[serde(default, skip_serializing_if = "Slots::skip")]
+    slots: Slots,
+}
+
+/// A program's slot list: a few in place (most programs read one to
+/// three slots), more in a vector. Written as a list.
+#[derive(Debug, Default)]
+struct Slots {
+    len: u8,
+    few: [u32; Slots::FEW],
+    many: Vec<u32>,
+}
+
+impl Slots {
+    const FEW: usize = 3;
+
+    fn as_slice(&self) -> &[u32] {
+        if self.many.is_empty() {
+            &self.few[..usize::from(self.len)]
+        } else {
+            &self.many
+        }
+    }
+
+    fn push(&mut self, s: u32) {
+        if self.many.is_empty() && usize::from(self.len) < Slots::FEW {
+            self.few[usize::from(self.len)] = s;
+            self.len += 1;
+        } else {
+            if self.many.is_empty() {
+                self.many
+                    .extend_from_slice(&self.few[..usize::from(self.len)]);
+            }
+            self.many.push(s);
+        }
+    }
+
+    /// `skip_serializing_if`: `ir.json` leaves an empty list out.
+    fn skip(&self) -> bool {
+        self.as_slice().is_empty() && !crate::wire::writes_every_field()
+    }
+}
+
+impl std::ops::Deref for Slots {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        self.as_slice()
+    }
+}
+
+impl From<Vec<u32>> for Slots {
+    fn from(v: Vec<u32>) -> Slots {
+        let mut s = Slots::default();
+        for x in v {
+            s.push(x);
+        }
+        s
+    }
+}
+
+impl serde::Serialize for Slots {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.as_slice().serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Slots {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Slots, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Slots;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of slots")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Slots, A::Error> {
+                let mut out = Slots::default();
+                while let Some(x) = a.next_element()? {
+                    out.push(x);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_seq(V)
+    }
 }
 
 /// Parses, type-checks and lowers `source` against `env` (the parse is
@@ -200,8 +283,8 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
         root,
         result_type: ty,
         branches: l.branches,
-        source: source.to_string(),
-        slots: slot_list,
+        source: crate::wire::TableStr::new(source),
+        slots: slot_list.into(),
         operand_table: OnceLock::new(),
         field_reads: OnceLock::new(),
     })

@@ -158,9 +158,11 @@ pub fn read_ir_bin(bin: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> 
     let strings = crate::wire::strings::Strings::new(text, lens).ok_or_else(|| {
         unreadable(&"a string table whose lengths do not cut its text into strings")
     })?;
-    let n = strings.len();
+    let (n, text) = (strings.len(), strings.text());
     let nesting = crate::wire::Nesting::with_strings(IR_MAX_NESTING, strings);
-    let read = crate::wire::strings::interning(n, || PackageIr::deserialize(nesting.wrap(&mut de)));
+    let read = crate::wire::strings::interning_in(n, Some(text), || {
+        PackageIr::deserialize(nesting.wrap(&mut de))
+    });
     let p = read.map_err(|e| {
         // postcard drops a custom error's message: the bound's is said again.
         if nesting.exceeded() {

@@ -62,7 +62,7 @@ impl TableWriter {
 /// where each one ends.
 #[derive(Debug)]
 pub struct Strings {
-    text: Box<str>,
+    text: Arc<str>,
     ends: Vec<u32>,
 }
 
@@ -93,6 +93,11 @@ impl Strings {
         self.text.get(start..end)
     }
 
+    /// The table's text, shared: what [`interning_in`] hands out ranges of.
+    pub fn text(&self) -> Arc<str> {
+        self.text.clone()
+    }
+
     /// How many strings the table holds.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -112,6 +117,8 @@ thread_local! {
     /// address and length of its text.
     static CURRENT: Cell<(usize, usize, usize)> = const { Cell::new((usize::MAX, 0, 0)) };
     static ACTIVE: Cell<bool> = const { Cell::new(false) };
+    /// The table's text while it is read, when shared ([`interning_in`]).
+    static TEXT: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
 }
 
 /// Runs `f` (a read through a table of `n` strings) with one `Arc<str>`
@@ -120,12 +127,25 @@ thread_local! {
 /// within `f` on the same thread gets a table of its own, and the outer
 /// one is back when it returns.
 pub fn interning<T>(n: usize, f: impl FnOnce() -> T) -> T {
-    struct Restore(bool, Vec<Option<Arc<str>>>, (usize, usize, usize));
+    interning_in(n, None, f)
+}
+
+/// [`interning`], and with `text` (the table's text, shared) a string of
+/// the table may be held as a range of it ([`slice_of`]): no allocation
+/// of its own.
+pub fn interning_in<T>(n: usize, text: Option<Arc<str>>, f: impl FnOnce() -> T) -> T {
+    struct Restore(
+        bool,
+        Vec<Option<Arc<str>>>,
+        (usize, usize, usize),
+        Option<Arc<str>>,
+    );
     impl Drop for Restore {
         fn drop(&mut self) {
             ACTIVE.with(|a| a.set(self.0));
             CURRENT.with(|c| c.set(self.2));
             INTERNED.with(|v| *v.borrow_mut() = std::mem::take(&mut self.1));
+            TEXT.with(|t| *t.borrow_mut() = self.3.take());
         }
     }
     let fresh = vec![None; n];
@@ -134,8 +154,28 @@ pub fn interning<T>(n: usize, f: impl FnOnce() -> T) -> T {
         ACTIVE.with(|a| a.replace(true)),
         outer,
         CURRENT.with(|c| c.replace((usize::MAX, 0, 0))),
+        TEXT.with(|t| std::mem::replace(&mut *t.borrow_mut(), text)),
     );
     f()
+}
+
+/// When `s` lies in the text of the table being read ([`interning_in`]):
+/// that text, shared, and where `s` is in it.
+pub(crate) fn slice_of(s: &str) -> Option<(Arc<str>, std::ops::Range<u32>)> {
+    if !ACTIVE.with(Cell::get) {
+        return None;
+    }
+    TEXT.with(|t| {
+        let t = t.borrow();
+        let t = t.as_ref()?;
+        let start = (s.as_ptr() as usize).checked_sub(t.as_ptr() as usize)?;
+        let end = start.checked_add(s.len())?;
+        (end <= t.len()).then_some(())?;
+        Some((
+            t.clone(),
+            u32::try_from(start).ok()?..u32::try_from(end).ok()?,
+        ))
+    })
 }
 
 /// Runs `f` handing table entry `i`, text `s`, to a visitor.
