@@ -315,7 +315,7 @@ fn tokens_of(v: &Value, out: &mut Vec<Tok>) {
 fn check(toks: &mut [Tok], at: usize, depth: usize) -> Result<usize, &'static str> {
     let (len, obj) = match toks.get(at).ok_or("tokens end inside a value")? {
         Tok::Num(n) => {
-            if n.as_str().parse::<serde_json::Number>().is_err() {
+            if !is_json_number(n.as_str()) {
                 return Err("a number token that is not a JSON number");
             }
             return Ok(at + 1);
@@ -372,6 +372,43 @@ fn check(toks: &mut [Tok], at: usize, depth: usize) -> Result<usize, &'static st
         _ => {}
     }
     Ok(next)
+}
+
+/// Whether `s` is a JSON number (RFC 8259 §6: `-`, an integer part
+/// without leading zeros, a fraction, an exponent), checked in place.
+fn is_json_number(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
 }
 
 /// A token as `ir.compact` writes it (an array's or object's `size` is
@@ -551,6 +588,19 @@ mod tests {
         }
     }
 
+    /// A number token is checked as serde_json reads a number (with
+    /// `arbitrary_precision`, as this crate builds it).
+    #[test]
+    fn number_tokens_are_json_numbers() {
+        for t in [
+            "0", "-0", "7", "-30", "1.50", "0.5e-3", "1E+9", "12e400", "1", "1x", "01", "1.", ".5",
+            "-", "1e", "+1", " 1", "1 ", "0x1", "NaN", "--1", "1.5.5", "",
+        ] {
+            let serde = serde_json::from_str::<serde_json::Number>(t).is_ok() && t.trim() == t;
+            assert_eq!(is_json_number(t), serde, "{t:?}");
+        }
+    }
+
     /// Tokens that are not one JSON value of the text's reading are
     /// refused, never a panic: a value cut short, tokens after it, a key
     /// that is not a string, a repeated key (short and long objects), a
@@ -566,6 +616,12 @@ mod tests {
             vec![Obj(2), Str("a"), Null, Str("a"), Null],
             vec![Num("1x")],
             vec![Num("")],
+            vec![Num("01")],
+            vec![Num("1.")],
+            vec![Num("-")],
+            vec![Num("1e")],
+            vec![Num("+1")],
+            vec![Num(" 1")],
             vec![],
         ];
         for toks in &bad {
