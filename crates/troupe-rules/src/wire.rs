@@ -223,8 +223,9 @@ impl<'de> Deserialize<'de> for TableStr {
 /// assert!(serde_json::from_str::<JsonText>(&deep).is_err());
 /// ```
 pub struct JsonText {
-    /// One JSON value's text, checked as JSON when made or read.
-    text: Box<str>,
+    /// One JSON value's text, checked as JSON when made or read (read from
+    /// `ir.compact`, a range of its string table: no copy).
+    text: TableStr,
     value: std::sync::OnceLock<serde_json::Value>,
 }
 
@@ -237,7 +238,7 @@ impl JsonText {
     pub fn new(value: serde_json::Value) -> JsonText {
         let text = serde_json::to_string(&value).unwrap_or_else(|_| "null".to_string());
         JsonText {
-            text: text.into_boxed_str(),
+            text: TableStr::new(&text),
             value: std::sync::OnceLock::from(value),
         }
     }
@@ -266,10 +267,10 @@ impl JsonText {
         d: D,
         read: impl FnOnce(&str) -> Result<T, serde_json::Error>,
     ) -> Result<(JsonText, T), D::Error> {
-        let text: Box<str> = if d.is_human_readable() {
-            Box::<serde_json::value::RawValue>::deserialize(d)?.into()
+        let text = if d.is_human_readable() {
+            TableStr::new(Box::<serde_json::value::RawValue>::deserialize(d)?.get())
         } else {
-            String::deserialize(d)?.into_boxed_str()
+            TableStr::deserialize(d)?
         };
         let got = read(&text).map_err(|e| {
             serde::de::Error::custom(format_args!("not JSON text of its shape ({e})"))
@@ -278,7 +279,7 @@ impl JsonText {
     }
 
     /// A text read as JSON, checked for what building its value needs.
-    fn checked<E: serde::de::Error>(text: Box<str>) -> Result<JsonText, E> {
+    fn checked<E: serde::de::Error>(text: TableStr) -> Result<JsonText, E> {
         if nests_deeper_than(&text, JsonText::MAX_DEPTH) {
             return Err(E::custom(format_args!(
                 "a JSON value nested more than {} deep",
@@ -360,7 +361,7 @@ impl Clone for JsonText {
 /// Two texts are equal when their values are.
 impl PartialEq for JsonText {
     fn eq(&self, other: &JsonText) -> bool {
-        self.text == other.text || self.value() == other.value()
+        *self.text == *other.text || self.value() == other.value()
     }
 }
 
@@ -387,7 +388,7 @@ impl<'de> serde::Deserialize<'de> for JsonText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JsonText, D::Error> {
         if d.is_human_readable() {
             let raw = Box::<serde_json::value::RawValue>::deserialize(d)?;
-            return JsonText::checked(raw.into());
+            return JsonText::checked(TableStr::new(raw.get()));
         }
         // The binary form (Format 14.4, `ir.compact`) holds the text as a
         // string: checked as JSON by reading it whole.

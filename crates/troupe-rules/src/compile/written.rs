@@ -85,39 +85,9 @@ impl WrittenChanges {
     }
 }
 
-/// A string of a token: inline when short (no allocation), else shared.
-#[derive(Clone)]
-pub enum Small {
-    /// Up to [`Small::INLINE`] bytes, in place.
-    Inline(u8, [u8; Small::INLINE]),
-    /// A longer string (in `ir.compact`, the string table's `Arc<str>`).
-    Shared(Arc<str>),
-}
-
-impl Small {
-    /// The longest string held inline.
-    pub const INLINE: usize = 22;
-
-    fn new(s: &str) -> Small {
-        if s.len() <= Small::INLINE {
-            let mut b = [0u8; Small::INLINE];
-            b[..s.len()].copy_from_slice(s.as_bytes());
-            Small::Inline(s.len() as u8, b)
-        } else {
-            Small::Shared(crate::wire::strings::interned(s).unwrap_or_else(|| Arc::from(s)))
-        }
-    }
-
-    /// The string.
-    pub fn as_str(&self) -> &str {
-        match self {
-            // Made from a `&str` cut at its length: UTF-8, never `""`
-            // by mistake.
-            Small::Inline(n, b) => std::str::from_utf8(&b[..usize::from(*n)]).unwrap_or(""),
-            Small::Shared(s) => s,
-        }
-    }
-}
+/// A string of a token: read from `ir.compact`, a range of its string
+/// table's text (no allocation of its own).
+pub type Small = crate::wire::TableStr;
 
 /// One token of a JSON value in pre-order. An array or object is followed
 /// by its `len` members (an object's each a [`Tok::Str`] key, then its
@@ -164,10 +134,9 @@ fn value_at(toks: &[Tok], at: usize) -> Value {
         None | Some(Tok::Null) => Value::Null,
         Some(Tok::Bool(b)) => Value::Bool(*b),
         Some(Tok::Num(n)) => n
-            .as_str()
             .parse::<serde_json::Number>()
             .map_or(Value::Null, Value::Number),
-        Some(Tok::Str(s)) => Value::String(s.as_str().to_string()),
+        Some(Tok::Str(s)) => Value::String(s.to_string()),
         Some(Tok::Arr { .. }) => Value::Array(
             view.items()
                 .into_iter()
@@ -228,7 +197,7 @@ impl<'a> Iterator for Members<'a> {
 impl<'a> JsonView<'a> for TokView<'a> {
     fn as_str(self) -> Option<&'a str> {
         match self.0.first()? {
-            Tok::Str(s) => Some(s.as_str()),
+            Tok::Str(s) => Some(s),
             _ => None,
         }
     }
@@ -240,7 +209,7 @@ impl<'a> JsonView<'a> for TokView<'a> {
     }
     fn number_text(self) -> Option<&'a str> {
         match self.0.first()? {
-            Tok::Num(n) => Some(n.as_str()),
+            Tok::Num(n) => Some(n),
             _ => None,
         }
     }
@@ -315,7 +284,7 @@ fn tokens_of(v: &Value, out: &mut Vec<Tok>) {
 fn check(toks: &mut [Tok], at: usize, depth: usize) -> Result<usize, &'static str> {
     let (len, obj) = match toks.get(at).ok_or("tokens end inside a value")? {
         Tok::Num(n) => {
-            if !is_json_number(n.as_str()) {
+            if !is_json_number(n) {
                 return Err("a number token that is not a JSON number");
             }
             return Ok(at + 1);
@@ -335,12 +304,12 @@ fn check(toks: &mut [Tok], at: usize, depth: usize) -> Result<usize, &'static st
             };
             // Each key once: compared with the keys before it (a long
             // object's through an index).
-            let key = k.as_str();
+            let key: &str = k;
             let repeated = if len <= 16 {
                 let mut j = at + 1;
                 let mut seen = false;
                 for _ in 0..i {
-                    seen |= matches!(&toks[j], Tok::Str(p) if p.as_str() == key);
+                    seen |= matches!(&toks[j], Tok::Str(p) if **p == *key);
                     j += 1 + toks[j + 1].size();
                 }
                 seen
@@ -359,7 +328,7 @@ fn check(toks: &mut [Tok], at: usize, depth: usize) -> Result<usize, &'static st
         let mut j = at + 1;
         for _ in 0..len {
             if let Tok::Str(k) = &toks[j]
-                && !keys.insert(k.as_str())
+                && !keys.insert(&**k)
             {
                 return Err("an object with a repeated key");
             }
@@ -447,8 +416,8 @@ impl Serialize for WrittenChanges {
             seq.serialize_element(&match t {
                 Tok::Null => Wire::Null,
                 Tok::Bool(b) => Wire::Bool(*b),
-                Tok::Num(n) => Wire::Num(n.as_str()),
-                Tok::Str(x) => Wire::Str(x.as_str()),
+                Tok::Num(n) => Wire::Num(n),
+                Tok::Str(x) => Wire::Str(x),
                 Tok::Arr { len, .. } => Wire::Arr(*len),
                 Tok::Obj { len, .. } => Wire::Obj(*len),
             })?;
@@ -527,23 +496,14 @@ impl<'de> Visitor<'de> for OneTok {
     }
 }
 
-/// Reads a token's string without an allocation when it is short.
+/// Reads a token's string (a range of the string table when read from
+/// `ir.compact`).
 struct SmallStr;
 
 impl<'de> de::DeserializeSeed<'de> for SmallStr {
     type Value = Small;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Small, D::Error> {
-        d.deserialize_str(SmallStr)
-    }
-}
-
-impl Visitor<'_> for SmallStr {
-    type Value = Small;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a string")
-    }
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Small, E> {
-        Ok(Small::new(s))
+        Small::deserialize(d)
     }
 }
 
