@@ -159,6 +159,39 @@ impl TableStr {
     }
 }
 
+impl From<&str> for TableStr {
+    fn from(s: &str) -> TableStr {
+        TableStr::new(s)
+    }
+}
+
+impl From<String> for TableStr {
+    fn from(s: String) -> TableStr {
+        TableStr::new(&s)
+    }
+}
+
+impl From<Arc<str>> for TableStr {
+    fn from(text: Arc<str>) -> TableStr {
+        let range = 0..text.len() as u32;
+        TableStr { text, range }
+    }
+}
+
+impl PartialEq for TableStr {
+    fn eq(&self, other: &TableStr) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for TableStr {}
+
+impl fmt::Display for TableStr {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self)
+    }
+}
+
 impl std::ops::Deref for TableStr {
     type Target = str;
     fn deref(&self) -> &str {
