@@ -15,8 +15,6 @@
 //! numbers, nested at most [`MAX_DEPTH`] deep (serde_json's own limit on
 //! the value the text reads as).
 
-use std::sync::Arc;
-
 use serde::de::{self, Deserializer, EnumAccess, SeqAccess, VariantAccess, Visitor};
 use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};

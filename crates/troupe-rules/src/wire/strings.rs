@@ -111,7 +111,7 @@ impl Strings {
 
 thread_local! {
     /// The `Arc<str>` made for each table entry so far, while a table is
-    /// read on this thread ([`interning`]).
+    /// read on this thread ([`interning_in`]).
     static INTERNED: RefCell<Vec<Option<Arc<str>>>> = const { RefCell::new(Vec::new()) };
     /// The table entry being handed to a visitor: its index, and the
     /// address and length of its text.
@@ -125,14 +125,9 @@ thread_local! {
 /// per table entry shared by every [`super::shared_str`] that reads it;
 /// the table's own references are dropped when `f` returns. A read
 /// within `f` on the same thread gets a table of its own, and the outer
-/// one is back when it returns.
-pub fn interning<T>(n: usize, f: impl FnOnce() -> T) -> T {
-    interning_in(n, None, f)
-}
-
-/// [`interning`], and with `text` (the table's text, shared) a string of
-/// the table may be held as a range of it ([`slice_of`]): no allocation
-/// of its own.
+/// one is back when it returns. With `text` (the table's text, shared), a
+/// string of the table may be held as a range of it ([`slice_of`]): no
+/// allocation of its own.
 pub fn interning_in<T>(n: usize, text: Option<Arc<str>>, f: impl FnOnce() -> T) -> T {
     struct Restore(
         bool,
@@ -187,7 +182,7 @@ pub(super) fn visiting<T>(i: u32, s: &str, f: impl FnOnce() -> T) -> T {
 }
 
 /// The shared `Arc<str>` of `s` when `s` is the table entry being read
-/// ([`interning`]), made the first time; `None` otherwise.
+/// ([`interning_in`]), made the first time; `None` otherwise.
 pub(crate) fn interned(s: &str) -> Option<Arc<str>> {
     if !ACTIVE.with(Cell::get) {
         return None;
@@ -515,9 +510,9 @@ mod tests {
     #[test]
     fn a_read_within_a_read_interns_apart() {
         let (x, y) = (String::from("x"), String::from("y"));
-        interning(1, || {
+        interning_in(1, None, || {
             let a = visiting(0, &x, || interned(&x)).unwrap();
-            let inner = interning(1, || visiting(0, &y, || interned(&y))).unwrap();
+            let inner = interning_in(1, None, || visiting(0, &y, || interned(&y))).unwrap();
             assert_eq!((&*a, &*inner), ("x", "y"));
             let b = visiting(0, &x, || interned(&x)).unwrap();
             assert!(Arc::ptr_eq(&a, &b));
@@ -553,7 +548,7 @@ mod tests {
         let n = strings.len();
         let nest = crate::wire::Nesting::with_strings(10, strings);
         let mut de = postcard::Deserializer::from_bytes(&body);
-        let back = interning(n, || T::deserialize(nest.wrap(&mut de))).unwrap();
+        let back = interning_in(n, None, || T::deserialize(nest.wrap(&mut de))).unwrap();
         assert_eq!(back, t);
         assert!(Arc::ptr_eq(&back.names[0], &back.names[2]));
         assert!(Arc::ptr_eq(&back.names[1], &back.one));
@@ -562,6 +557,6 @@ mod tests {
         bad[1] = 7;
         let mut de = postcard::Deserializer::from_bytes(&bad);
         let nest = crate::wire::Nesting::with_strings(10, Strings::new(&text, vec![3, 3]).unwrap());
-        assert!(interning(n, || T::deserialize(nest.wrap(&mut de))).is_err());
+        assert!(interning_in(n, None, || T::deserialize(nest.wrap(&mut de))).is_err());
     }
 }
