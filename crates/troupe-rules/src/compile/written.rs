@@ -15,7 +15,7 @@
 //! numbers, nested at most [`MAX_DEPTH`] deep (serde_json's own limit on
 //! the value the text reads as).
 
-use serde::de::{self, Deserializer, EnumAccess, SeqAccess, VariantAccess, Visitor};
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -380,7 +380,6 @@ fn is_json_number(s: &str) -> bool {
 
 /// A token as `ir.compact` writes it (an array's or object's `size` is
 /// not written: its reader works it out).
-#[derive(Serialize)]
 enum Wire<'a> {
     Null,
     Bool(bool),
@@ -388,6 +387,60 @@ enum Wire<'a> {
     Str(&'a str),
     Arr(u32),
     Obj(u32),
+}
+
+/// The kinds of [`Wire`] tokens as written.
+mod kind {
+    pub const NULL: u8 = 0;
+    pub const FALSE: u8 = 1;
+    pub const TRUE: u8 = 2;
+    pub const NUM: u8 = 3;
+    pub const STR: u8 = 4;
+    pub const ARR: u8 = 5;
+    pub const OBJ: u8 = 6;
+}
+
+/// Tokens written flat: one sequence of plain elements — the number of
+/// tokens, then each token's kind followed, for a number or string, by
+/// its text and, for an array or object, by its member count. Plain
+/// elements, not an enum per token: reading an enum's variant and its
+/// payload through serde costs several calls a token.
+struct Flat<'a>(&'a [Wire<'a>]);
+
+impl Serialize for Flat<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let payloads = self
+            .0
+            .iter()
+            .filter(|t| !matches!(t, Wire::Null | Wire::Bool(_)))
+            .count();
+        let mut seq = s.serialize_seq(Some(1 + self.0.len() + payloads))?;
+        seq.serialize_element(&(self.0.len() as u32))?;
+        for t in self.0 {
+            match t {
+                Wire::Null => seq.serialize_element(&kind::NULL)?,
+                Wire::Bool(false) => seq.serialize_element(&kind::FALSE)?,
+                Wire::Bool(true) => seq.serialize_element(&kind::TRUE)?,
+                Wire::Num(n) => {
+                    seq.serialize_element(&kind::NUM)?;
+                    seq.serialize_element(n)?;
+                }
+                Wire::Str(x) => {
+                    seq.serialize_element(&kind::STR)?;
+                    seq.serialize_element(x)?;
+                }
+                Wire::Arr(n) => {
+                    seq.serialize_element(&kind::ARR)?;
+                    seq.serialize_element(n)?;
+                }
+                Wire::Obj(n) => {
+                    seq.serialize_element(&kind::OBJ)?;
+                    seq.serialize_element(n)?;
+                }
+            }
+        }
+        seq.end()
+    }
 }
 
 impl Serialize for WrittenChanges {
@@ -409,18 +462,18 @@ impl Serialize for WrittenChanges {
                 &made
             }
         };
-        let mut seq = s.serialize_seq(Some(toks.len()))?;
-        for t in toks {
-            seq.serialize_element(&match t {
+        let wire: Vec<Wire> = toks
+            .iter()
+            .map(|t| match t {
                 Tok::Null => Wire::Null,
                 Tok::Bool(b) => Wire::Bool(*b),
                 Tok::Num(n) => Wire::Num(n),
                 Tok::Str(x) => Wire::Str(x),
                 Tok::Arr { len, .. } => Wire::Arr(*len),
                 Tok::Obj { len, .. } => Wire::Obj(*len),
-            })?;
-        }
-        seq.end()
+            })
+            .collect();
+        Flat(&wire).serialize(s)
     }
 }
 
@@ -438,7 +491,7 @@ impl<'de> Deserialize<'de> for WrittenChanges {
     }
 }
 
-/// Reads the tokens' list.
+/// Reads the tokens written [`Flat`].
 struct Toks;
 
 impl<'de> Visitor<'de> for Toks {
@@ -447,50 +500,41 @@ impl<'de> Visitor<'de> for Toks {
         f.write_str("the tokens of a JSON value")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Tok>, A::Error> {
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(t) = seq.next_element_seed(OneTok)? {
-            out.push(t);
+        let short = || de::Error::custom("tokens cut short");
+        let n: u32 = seq.next_element()?.ok_or_else(short)?;
+        // At most as many tokens as the sequence has elements (a count
+        // that says more is refused below), and never much room ahead.
+        let room = (n as usize).min(seq.size_hint().unwrap_or(0)).min(4096);
+        let mut out = Vec::with_capacity(room);
+        for _ in 0..n {
+            let k: u8 = seq.next_element()?.ok_or_else(short)?;
+            out.push(match k {
+                kind::NULL => Tok::Null,
+                kind::FALSE => Tok::Bool(false),
+                kind::TRUE => Tok::Bool(true),
+                kind::NUM => Tok::Num(seq.next_element_seed(SmallStr)?.ok_or_else(short)?),
+                kind::STR => Tok::Str(seq.next_element_seed(SmallStr)?.ok_or_else(short)?),
+                kind::ARR => Tok::Arr {
+                    len: seq.next_element()?.ok_or_else(short)?,
+                    size: 0,
+                },
+                kind::OBJ => Tok::Obj {
+                    len: seq.next_element()?.ok_or_else(short)?,
+                    size: 0,
+                },
+                _ => return Err(de::Error::custom("not a token of a JSON value")),
+            });
+        }
+        // Nothing may follow them (postcard says how many elements are
+        // left; a format that does not is asked for one more).
+        let more = match seq.size_hint() {
+            Some(left) => left > 0,
+            None => seq.next_element::<de::IgnoredAny>()?.is_some(),
+        };
+        if more {
+            return Err(de::Error::custom("elements after the tokens"));
         }
         Ok(out)
-    }
-}
-
-/// Reads one token ([`Wire`]'s variants, by index).
-struct OneTok;
-
-impl<'de> de::DeserializeSeed<'de> for OneTok {
-    type Value = Tok;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Tok, D::Error> {
-        const VARIANTS: &[&str] = &["Null", "Bool", "Num", "Str", "Arr", "Obj"];
-        d.deserialize_enum("Wire", VARIANTS, OneTok)
-    }
-}
-
-impl<'de> Visitor<'de> for OneTok {
-    type Value = Tok;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a token of a JSON value")
-    }
-    fn visit_enum<A: EnumAccess<'de>>(self, e: A) -> Result<Tok, A::Error> {
-        let (i, v) = e.variant::<u32>()?;
-        Ok(match i {
-            0 => {
-                v.unit_variant()?;
-                Tok::Null
-            }
-            1 => Tok::Bool(v.newtype_variant()?),
-            2 => Tok::Num(v.newtype_variant_seed(SmallStr)?),
-            3 => Tok::Str(v.newtype_variant_seed(SmallStr)?),
-            4 => Tok::Arr {
-                len: v.newtype_variant()?,
-                size: 0,
-            },
-            5 => Tok::Obj {
-                len: v.newtype_variant()?,
-                size: 0,
-            },
-            _ => return Err(de::Error::custom("not a token of a JSON value")),
-        })
     }
 }
 
@@ -565,7 +609,7 @@ mod tests {
     /// number that is not one, nesting past serde_json's limit.
     #[test]
     fn tokens_that_are_not_one_value_are_refused() {
-        let enc = |toks: &[Wire]| postcard::to_allocvec(toks).unwrap();
+        let enc = |toks: &[Wire]| postcard::to_allocvec(&Flat(toks)).unwrap();
         use Wire::*;
         let bad: Vec<Vec<Wire>> = vec![
             vec![Arr(2), Null],
@@ -585,6 +629,13 @@ mod tests {
         for toks in &bad {
             assert!(read(&enc(toks)).is_err());
         }
+        // A token count that says fewer or more tokens than follow.
+        let mut b = enc(&[Arr(1), Null]);
+        assert!(read(&b).is_ok());
+        b[1] = 1;
+        assert!(read(&b).is_err());
+        b[1] = 3;
+        assert!(read(&b).is_err());
         let keys: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
         let mut long = vec![Obj(20)];
         for k in &keys {
