@@ -179,90 +179,11 @@ pub struct Program {
     #[serde(skip)]
     field_reads: OnceLock<FieldReads>,
     /// The environment slots the expression reads, ascending, each once.
-    #[serde(default, skip_serializing_if = "Slots::skip")]
-    slots: Slots,
-}
-
-/// A program's slot list: a few in place (most programs read one to
-/// three slots), more in a vector. Written as a list.
-#[derive(Debug, Default)]
-struct Slots {
-    len: u8,
-    few: [u32; Slots::FEW],
-    many: Vec<u32>,
-}
-
-impl Slots {
-    const FEW: usize = 3;
-
-    fn as_slice(&self) -> &[u32] {
-        if self.many.is_empty() {
-            &self.few[..usize::from(self.len)]
-        } else {
-            &self.many
-        }
-    }
-
-    fn push(&mut self, s: u32) {
-        if self.many.is_empty() && usize::from(self.len) < Slots::FEW {
-            self.few[usize::from(self.len)] = s;
-            self.len += 1;
-        } else {
-            if self.many.is_empty() {
-                self.many
-                    .extend_from_slice(&self.few[..usize::from(self.len)]);
-            }
-            self.many.push(s);
-        }
-    }
-
-    /// `skip_serializing_if`: `ir.json` leaves an empty list out.
-    fn skip(&self) -> bool {
-        self.as_slice().is_empty() && !crate::wire::writes_every_field()
-    }
-}
-
-impl std::ops::Deref for Slots {
-    type Target = [u32];
-    fn deref(&self) -> &[u32] {
-        self.as_slice()
-    }
-}
-
-impl From<Vec<u32>> for Slots {
-    fn from(v: Vec<u32>) -> Slots {
-        let mut s = Slots::default();
-        for x in v {
-            s.push(x);
-        }
-        s
-    }
-}
-
-impl serde::Serialize for Slots {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.as_slice().serialize(s)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Slots {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Slots, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Slots;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a list of slots")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Slots, A::Error> {
-                let mut out = Slots::default();
-                while let Some(x) = a.next_element()? {
-                    out.push(x);
-                }
-                Ok(out)
-            }
-        }
-        d.deserialize_seq(V)
-    }
+    /// (A `Vec`, not a list held in place: `slots()` is read at every
+    /// evaluation, and a slice of a list held in place costs a branch
+    /// there; docs/performance.md, Run AY.)
+    #[serde(default, skip_serializing_if = "crate::wire::skip_empty")]
+    slots: Vec<u32>,
 }
 
 /// Parses, type-checks and lowers `source` against `env` (the parse is
@@ -284,7 +205,7 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
         result_type: ty,
         branches: l.branches,
         source: crate::wire::TableStr::new(source),
-        slots: slot_list.into(),
+        slots: slot_list,
         operand_table: OnceLock::new(),
         field_reads: OnceLock::new(),
     })
