@@ -382,7 +382,8 @@ fn a_binary_irs_rule_changes_are_lowered_from_the_changes_as_written() {
     rt.rules[i].changes = kept;
     rt.rules[i].changes_json =
         serde_json::value::RawValue::from_string(r#"[{"add":{"no_such_variable":1}}]"#.into())
-            .unwrap();
+            .unwrap()
+            .into();
     let f = read_ir_bin(&to_ir_bin(&ir), hash).unwrap_err();
     assert_eq!(
         f.pointer,

@@ -439,8 +439,9 @@ impl KeyRegex {
 /// [`KeySet::build`]); it is serialized as its keys and settings.
 #[derive(Serialize, Deserialize)]
 pub struct KeySet {
-    #[serde(deserialize_with = "crate::wire::shared_strs")]
-    keys: Vec<Arc<str>>,
+    /// Read from `ir.compact`, ranges of its string table (no allocation
+    /// per key).
+    keys: Vec<crate::wire::TableStr>,
     /// Written only when not [`KeyOptions::RUNTIME`].
     #[serde(default = "runtime_options", skip_serializing_if = "is_runtime")]
     options: KeyOptions,
@@ -477,7 +478,10 @@ impl PartialEq for KeySet {
 
 impl KeySet {
     /// A set of `keys` matched with `options`, compiled on first use.
-    pub fn new<K: Into<Arc<str>>>(keys: impl IntoIterator<Item = K>, options: KeyOptions) -> Self {
+    pub fn new<K: Into<crate::wire::TableStr>>(
+        keys: impl IntoIterator<Item = K>,
+        options: KeyOptions,
+    ) -> Self {
         KeySet {
             keys: keys.into_iter().map(Into::into).collect(),
             options,
@@ -487,7 +491,7 @@ impl KeySet {
     }
 
     /// The keys as written, in list order.
-    pub fn keys(&self) -> &[Arc<str>] {
+    pub fn keys(&self) -> &[crate::wire::TableStr] {
         &self.keys
     }
 

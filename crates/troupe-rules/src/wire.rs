@@ -26,6 +26,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
 
 mod nesting;
 pub mod strings;
@@ -101,6 +102,136 @@ pub fn shared_strs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<str>>, D::
     d.deserialize_seq(Seq)
 }
 
+/// A map keyed by `Arc<str>` (the IR's state-name index), each key read
+/// as [`shared_str`]: in `ir.compact`, the table's one `Arc<str>` of it,
+/// so a key that is also a variable's name is no allocation of its own.
+/// A repeated key keeps its last value, as serde's own map reading does.
+pub fn shared_str_map<'de, V, D>(d: D) -> Result<std::collections::HashMap<Arc<str>, V>, D::Error>
+where
+    V: serde::Deserialize<'de>,
+    D: Deserializer<'de>,
+{
+    struct Map<V>(std::marker::PhantomData<V>);
+    impl<'de, V: serde::Deserialize<'de>> Visitor<'de> for Map<V> {
+        type Value = std::collections::HashMap<Arc<str>, V>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a map with string keys")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out =
+                std::collections::HashMap::with_capacity(map.size_hint().unwrap_or(0).min(4096));
+            while let Some(k) = map.next_key_seed(Key)? {
+                out.insert(k, map.next_value()?);
+            }
+            Ok(out)
+        }
+    }
+    struct Key;
+    impl<'de> serde::de::DeserializeSeed<'de> for Key {
+        type Value = Arc<str>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Arc<str>, D::Error> {
+            shared_str(d)
+        }
+    }
+    d.deserialize_map(Map(std::marker::PhantomData))
+}
+
+/// A string of the IR that is read whole and rarely (a CEL program's
+/// source): read from `ir.compact`, a range of its string table's text,
+/// which every such string of the IR shares (no allocation of its own);
+/// otherwise its own text.
+#[derive(Clone)]
+pub struct TableStr {
+    text: Arc<str>,
+    range: std::ops::Range<u32>,
+}
+
+impl TableStr {
+    /// `s`, in a text of its own.
+    pub fn new(s: &str) -> TableStr {
+        TableStr {
+            text: Arc::from(s),
+            range: 0..s.len() as u32,
+        }
+    }
+}
+
+impl From<&str> for TableStr {
+    fn from(s: &str) -> TableStr {
+        TableStr::new(s)
+    }
+}
+
+impl From<String> for TableStr {
+    fn from(s: String) -> TableStr {
+        TableStr::new(&s)
+    }
+}
+
+impl From<Arc<str>> for TableStr {
+    fn from(text: Arc<str>) -> TableStr {
+        let range = 0..text.len() as u32;
+        TableStr { text, range }
+    }
+}
+
+impl PartialEq for TableStr {
+    fn eq(&self, other: &TableStr) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for TableStr {}
+
+impl fmt::Display for TableStr {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl std::ops::Deref for TableStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.text
+            .get(self.range.start as usize..self.range.end as usize)
+            .unwrap_or("")
+    }
+}
+
+impl fmt::Debug for TableStr {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl serde::Serialize for TableStr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for TableStr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TableStr, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = TableStr;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TableStr, E> {
+                Ok(match strings::slice_of(v) {
+                    Some((text, range)) => TableStr { text, range },
+                    None => TableStr::new(v),
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
 /// A JSON value the compiled IR holds as its text (Format 14.4), built
 /// the first time it is read: reading `ir.json` then costs one string
 /// for it rather than a tree of maps and strings that most sessions never
@@ -125,7 +256,9 @@ pub fn shared_strs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<str>>, D::
 /// assert!(serde_json::from_str::<JsonText>(&deep).is_err());
 /// ```
 pub struct JsonText {
-    text: Box<serde_json::value::RawValue>,
+    /// One JSON value's text, checked as JSON when made or read (read from
+    /// `ir.compact`, a range of its string table: no copy).
+    text: TableStr,
     value: std::sync::OnceLock<serde_json::Value>,
 }
 
@@ -136,9 +269,9 @@ impl JsonText {
 
     /// The text of `value` (compact), with `value` already built.
     pub fn new(value: serde_json::Value) -> JsonText {
-        let text = serde_json::value::to_raw_value(&value).unwrap_or_else(|_| null_text());
+        let text = serde_json::to_string(&value).unwrap_or_else(|_| "null".to_string());
         JsonText {
-            text,
+            text: TableStr::new(&text),
             value: std::sync::OnceLock::from(value),
         }
     }
@@ -148,18 +281,56 @@ impl JsonText {
         self.value.get_or_init(|| {
             // Checked when read: JSON, nested less deep than serde_json's
             // limit, so `Null` is not reached.
-            serde_json::from_str(self.text.get()).unwrap_or(serde_json::Value::Null)
+            serde_json::from_str(&self.text).unwrap_or(serde_json::Value::Null)
         })
     }
 
     /// The compact JSON text.
     pub fn text(&self) -> &str {
-        self.text.get()
+        &self.text
     }
-}
 
-fn null_text() -> Box<serde_json::value::RawValue> {
-    serde_json::value::RawValue::from_string("null".to_string()).expect("`null` is JSON")
+    /// Reads a `JsonText` as its `Deserialize` does, and something of it
+    /// with `read` (a view of the text, say), reading the text once in the
+    /// IR's binary form: there `read` is the text's one check as JSON, so
+    /// it must read the whole text as one JSON value and refuse what is
+    /// not (as `serde_json::from_str` of any type does). In `ir.json` the
+    /// raw value read is the check and `read` runs after it.
+    pub fn deserialize_reading<'de, D: Deserializer<'de>, T>(
+        d: D,
+        read: impl FnOnce(&str) -> Result<T, serde_json::Error>,
+    ) -> Result<(JsonText, T), D::Error> {
+        let text = if d.is_human_readable() {
+            TableStr::new(Box::<serde_json::value::RawValue>::deserialize(d)?.get())
+        } else {
+            TableStr::deserialize(d)?
+        };
+        let got = read(&text).map_err(|e| {
+            serde::de::Error::custom(format_args!("not JSON text of its shape ({e})"))
+        })?;
+        Ok((JsonText::checked(text)?, got))
+    }
+
+    /// A text read as JSON, checked for what building its value needs.
+    fn checked<E: serde::de::Error>(text: TableStr) -> Result<JsonText, E> {
+        if nests_deeper_than(&text, JsonText::MAX_DEPTH) {
+            return Err(E::custom(format_args!(
+                "a JSON value nested more than {} deep",
+                JsonText::MAX_DEPTH
+            )));
+        }
+        // serde_json's raw reader skips `\u` escapes without pairing
+        // surrogates, but a value with a lone one does not build: a text
+        // that may hold one is built now, so that building cannot fail
+        // later (it would read as `null`).
+        let value = std::sync::OnceLock::new();
+        if may_hold_surrogate(&text) {
+            let v: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| E::custom(format_args!("a JSON value that does not build ({e})")))?;
+            let _ = value.set(v);
+        }
+        Ok(JsonText { text, value })
+    }
 }
 
 /// Whether the arrays and objects of JSON text `s` nest deeper than
@@ -223,54 +394,41 @@ impl Clone for JsonText {
 /// Two texts are equal when their values are.
 impl PartialEq for JsonText {
     fn eq(&self, other: &JsonText) -> bool {
-        self.text.get() == other.text.get() || self.value() == other.value()
+        *self.text == *other.text || self.value() == other.value()
     }
 }
 
 impl fmt::Debug for JsonText {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.text.get())
+        f.write_str(&self.text)
     }
 }
 
 impl serde::Serialize for JsonText {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         if s.is_human_readable() {
-            self.text.serialize(s)
+            // The text is JSON (checked when made or read): written as it is.
+            serde_json::from_str::<&serde_json::value::RawValue>(&self.text)
+                .map_err(serde::ser::Error::custom)?
+                .serialize(s)
         } else {
-            s.serialize_str(self.text.get())
+            s.serialize_str(&self.text)
         }
     }
 }
 
 impl<'de> serde::Deserialize<'de> for JsonText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JsonText, D::Error> {
-        let text = if d.is_human_readable() {
-            Box::<serde_json::value::RawValue>::deserialize(d)?
-        } else {
-            // The binary form (Format 14.4, `ir.compact`) holds the text as a
-            // string: checked as JSON here.
-            serde_json::value::RawValue::from_string(String::deserialize(d)?)
-                .map_err(|e| serde::de::Error::custom(format_args!("not JSON text ({e})")))?
-        };
-        if nests_deeper_than(text.get(), JsonText::MAX_DEPTH) {
-            return Err(serde::de::Error::custom(format_args!(
-                "a JSON value nested more than {} deep",
-                JsonText::MAX_DEPTH
-            )));
+        if d.is_human_readable() {
+            let raw = Box::<serde_json::value::RawValue>::deserialize(d)?;
+            return JsonText::checked(TableStr::new(raw.get()));
         }
-        // serde_json's raw reader skips `\u` escapes without pairing
-        // surrogates, but a value with a lone one does not build: a text
-        // that may hold one is built now, so that building cannot fail
-        // later (it would read as `null`).
-        let value = std::sync::OnceLock::new();
-        if may_hold_surrogate(text.get()) {
-            let v: serde_json::Value = serde_json::from_str(text.get()).map_err(|e| {
-                serde::de::Error::custom(format_args!("a JSON value that does not build ({e})"))
-            })?;
-            let _ = value.set(v);
-        }
-        Ok(JsonText { text, value })
+        // The binary form (Format 14.4, `ir.compact`) holds the text as a
+        // string: checked as JSON by reading it whole.
+        JsonText::deserialize_reading(d, |t| {
+            serde_json::from_str::<serde::de::IgnoredAny>(t).map(|_| ())
+        })
+        .map(|(t, ())| t)
     }
 }
 
@@ -388,48 +546,6 @@ pub mod json_values {
                     serde_json::from_str(v).map_err(E::custom)
                 }
             }
-            d.deserialize_str(Text)
-        }
-    }
-}
-
-/// JSON text the IR keeps unread (a rule's changes as written): itself in
-/// `ir.json`, a string in `ir.compact`. Read into one allocation (the
-/// text's own): a borrowed string is checked as JSON in place and copied
-/// once.
-pub mod raw_json {
-    use serde::de::{Deserializer, Visitor};
-    use serde::{Deserialize, Serialize, Serializer};
-    use serde_json::value::RawValue;
-
-    /// Writes `v`.
-    pub fn serialize<S: Serializer>(v: &RawValue, s: S) -> Result<S::Ok, S::Error> {
-        if s.is_human_readable() {
-            v.serialize(s)
-        } else {
-            s.serialize_str(v.get())
-        }
-    }
-
-    /// Reads what [`serialize`] wrote (checked as JSON).
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Box<RawValue>, D::Error> {
-        struct Text;
-        impl Visitor<'_> for Text {
-            type Value = Box<RawValue>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string holding JSON")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Box<RawValue>, E> {
-                // Checked where it lies, then copied once: what
-                // `RawValue::from_string` of a copy gives, without the copy.
-                serde_json::from_str::<&RawValue>(v)
-                    .map(ToOwned::to_owned)
-                    .map_err(E::custom)
-            }
-        }
-        if d.is_human_readable() {
-            Box::<RawValue>::deserialize(d)
-        } else {
             d.deserialize_str(Text)
         }
     }

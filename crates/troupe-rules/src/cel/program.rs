@@ -165,7 +165,8 @@ pub struct Program {
     result_type: Type,
     #[serde(default, skip_serializing_if = "crate::wire::skip_empty")]
     branches: Vec<Branch>,
-    source: String,
+    /// The source (read from `ir.compact`, a range of its string table).
+    source: crate::wire::TableStr,
     /// The operands and what each branch report says of them, derived
     /// from the tree, the branches and the source when first asked for
     /// (coverage and explanations ask; running does not), so they are not
@@ -178,6 +179,9 @@ pub struct Program {
     #[serde(skip)]
     field_reads: OnceLock<FieldReads>,
     /// The environment slots the expression reads, ascending, each once.
+    /// (A `Vec`, not a list held in place: `slots()` is read at every
+    /// evaluation, and a slice of a list held in place costs a branch
+    /// there; docs/performance.md, Run AY.)
     #[serde(default, skip_serializing_if = "crate::wire::skip_empty")]
     slots: Vec<u32>,
 }
@@ -200,7 +204,7 @@ pub fn compile(source: &str, env: &Env) -> Result<Program, Vec<CelError>> {
         root,
         result_type: ty,
         branches: l.branches,
-        source: source.to_string(),
+        source: crate::wire::TableStr::new(source),
         slots: slot_list,
         operand_table: OnceLock::new(),
         field_reads: OnceLock::new(),

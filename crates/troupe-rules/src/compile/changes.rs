@@ -21,7 +21,7 @@ pub struct ChangeScope<'a> {
     /// The compiled variables.
     pub vars: &'a [VarIr],
     /// State name → variable index.
-    pub by_name: &'a HashMap<String, u32>,
+    pub by_name: &'a HashMap<Arc<str>, u32>,
     /// The cast, in cast order.
     pub cast: &'a [CastIr],
 }

@@ -409,12 +409,18 @@ pub struct StoryIr {
     pub difficulty: Option<DifficultyIr>,
     /// Flattened state names → what they name (serialized in code point
     /// order of names, so the same story gives the same bytes).
-    #[serde(serialize_with = "sorted")]
-    pub names: HashMap<String, NameRef>,
+    #[serde(
+        serialize_with = "sorted",
+        deserialize_with = "crate::wire::shared_str_map"
+    )]
+    pub names: HashMap<Arc<str>, NameRef>,
     /// Variable state names → index in `vars` (what change lists resolve
     /// against, built once here).
-    #[serde(serialize_with = "sorted")]
-    pub var_index: HashMap<String, u32>,
+    #[serde(
+        serialize_with = "sorted",
+        deserialize_with = "crate::wire::shared_str_map"
+    )]
+    pub var_index: HashMap<Arc<str>, u32>,
     /// Lore entries in declaration order (Format 5.5).
     pub entries: Vec<super::lore::EntryIr>,
     /// The recursion step limit (Format 5.7): 0 off, `u64::MAX` unlimited.
@@ -561,10 +567,10 @@ impl StoryIr {
 
 /// Serializes a hash map in code point order of its keys.
 fn sorted<V: Serialize, S: serde::Serializer>(
-    m: &HashMap<String, V>,
+    m: &HashMap<Arc<str>, V>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
-    let ordered: std::collections::BTreeMap<&String, &V> = m.iter().collect();
+    let ordered: std::collections::BTreeMap<&str, &V> = m.iter().map(|(k, v)| (&**k, v)).collect();
     ordered.serialize(s)
 }
 

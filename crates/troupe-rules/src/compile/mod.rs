@@ -21,6 +21,7 @@ pub mod session;
 pub mod story;
 pub mod time;
 pub mod value;
+pub mod written;
 
 pub use ir::*;
 pub use lore::{EntryIr, Logic, Position};

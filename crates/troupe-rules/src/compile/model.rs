@@ -196,7 +196,7 @@ mod steps {
     use indexmap::IndexMap;
     use rust_decimal::Decimal;
     use serde::ser::SerializeMap;
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::{Deserializer, Serializer};
 
     #[derive(serde::Serialize, serde::Deserialize)]
     #[serde(transparent)]
@@ -216,7 +216,25 @@ mod steps {
     pub fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<IndexMap<String, Option<Decimal>>, D::Error> {
-        let m = IndexMap::<String, Step>::deserialize(d)?;
-        Ok(m.into_iter().map(|(k, v)| (k, v.0)).collect())
+        // Read into the map it is kept in (a repeated name keeps its first
+        // place and its last limit, as `IndexMap`'s own reading does).
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = IndexMap<String, Option<Decimal>>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of state names to step limits")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut m = IndexMap::with_capacity(a.size_hint().unwrap_or(0).min(4096));
+                while let Some((k, Step(v))) = a.next_entry::<String, Step>()? {
+                    m.insert(k, v);
+                }
+                Ok(m)
+            }
+        }
+        d.deserialize_map(V)
     }
 }

@@ -100,7 +100,7 @@ fn to_ir_json(ir: &PackageIr) -> Vec<u8> {
 
 /// What `ir.compact`'s IR (after its record) begins with: the name of
 /// this encoding (Format 14.4, "This implementation's `ir.compact`").
-pub const COMPACT_ENCODING: &str = "troupe-compact-2";
+pub const COMPACT_ENCODING: &str = "troupe-compact-3";
 
 /// The IR of `ir.compact` (Format 14.4, after its record): the name of
 /// the encoding ([`COMPACT_ENCODING`]), the string table (each distinct
@@ -158,9 +158,11 @@ pub fn read_ir_bin(bin: &[u8], bundle_hash: &str) -> Result<PackageIr, IrFault> 
     let strings = crate::wire::strings::Strings::new(text, lens).ok_or_else(|| {
         unreadable(&"a string table whose lengths do not cut its text into strings")
     })?;
-    let n = strings.len();
+    let (n, text) = (strings.len(), strings.text());
     let nesting = crate::wire::Nesting::with_strings(IR_MAX_NESTING, strings);
-    let read = crate::wire::strings::interning(n, || PackageIr::deserialize(nesting.wrap(&mut de)));
+    let read = crate::wire::strings::interning_in(n, Some(text), || {
+        PackageIr::deserialize(nesting.wrap(&mut de))
+    });
     let p = read.map_err(|e| {
         // postcard drops a custom error's message: the bound's is said again.
         if nesting.exceeded() {
@@ -567,8 +569,12 @@ fn validate(
         }
         // A raw value is one JSON value as read: it is an array when it
         // starts with `[`.
+        let is_array = match r.changes_json.tokens() {
+            Some(t) => t.is_array(),
+            None => r.changes_json.text().trim_start().starts_with('['),
+        };
         check(
-            r.changes_json.get().trim_start().starts_with('['),
+            is_array,
             || format!("runtime/rules/{i}/changes_json"),
             || "the changes as written are not a JSON array".into(),
         )?;
@@ -579,16 +585,14 @@ fn validate(
         let at = || format!("runtime/rules/{i}/changes_json");
         match derived.as_deref_mut() {
             None => check(
-                written_lower_to(&scope, r.changes_json.get(), &r.changes, &mut buf),
+                written_lower(&scope, &r.changes_json, &mut buf) && *buf == *r.changes,
                 at,
                 || "the changes as written do not lower to the rule's `changes`".into(),
             )?,
             Some(out) => {
-                check(
-                    written_lower(&scope, r.changes_json.get(), &mut buf),
-                    at,
-                    || "the changes as written do not lower".into(),
-                )?;
+                check(written_lower(&scope, &r.changes_json, &mut buf), at, || {
+                    "the changes as written do not lower".into()
+                })?;
                 changes(&buf, &|| format!("runtime/rules/{i}/changes_json"))?;
                 out.push(Arc::from(&buf[..]));
             }
@@ -607,30 +611,32 @@ fn validate(
     Ok(())
 }
 
-/// Whether a rule's changes as written, JSON text `text`, lower to
-/// `lowered` (Format 14.4), read as [`RuleIr::written_changes`] reads them
-/// (a `serde_json::Value`, which refuses text nested 128 levels or more),
-/// without building the value when the text holds no escape
-/// ([`RawJson`]: it borrows the text).
+/// Lowers a rule's changes as written into `buf` (cleared first), read as
+/// [`RuleIr::written_changes`] reads them; `false` when they do not read
+/// or lower. Tokens (`ir.compact`, checked when read) are lowered as they
+/// are; JSON text is read through a borrowed view when it holds no escape
+/// ([`RawJson`]), as a `serde_json::Value` (which refuses text nested 128
+/// levels or more) otherwise.
 ///
 /// [`RuleIr::written_changes`]: super::runtime::RuleIr::written_changes
-/// `buf` is scratch space, cleared first.
-fn written_lower_to(
+/// [`RawJson`]: super::value::RawJson
+fn written_lower(
     scope: &ChangeScope<'_>,
-    text: &str,
-    lowered: &[ChangeIr],
+    written: &super::written::WrittenChanges,
     buf: &mut Vec<ChangeIr>,
 ) -> bool {
-    written_lower(scope, text, buf) && *buf == *lowered
-}
-
-/// Lowers a rule's changes as written, JSON text `text`, into `buf`
-/// (cleared first) as [`written_lower_to`] reads them; `false` when they
-/// do not read or lower.
-fn written_lower(scope: &ChangeScope<'_>, text: &str, buf: &mut Vec<ChangeIr>) -> bool {
     use super::changes::lower_changes_into;
     use super::value::{JsonView, RawJson};
     buf.clear();
+    let text = match written {
+        super::written::WrittenChanges::Tokens(_) => {
+            return written
+                .tokens()
+                .and_then(|t| t.items())
+                .is_some_and(|items| lower_changes_into(scope, items, buf).is_ok())
+        }
+        super::written::WrittenChanges::Text(t) => t.get(),
+    };
     match RawJson::new(text) {
         // serde_json's recursion limit, which a `Value` read obeys.
         Some(_) if crate::wire::nests_deeper_than(text, SERDE_JSON_MAX_DEPTH) => false,
@@ -751,7 +757,7 @@ mod tests {
             .runtime
             .rules
             .iter()
-            .find(|r| r.changes_json.get() == r#"[{"add":{"patience":-10}}]"#)
+            .find(|r| r.changes_json.text() == r#"[{"add":{"patience":-10}}]"#)
             .expect("the rule `haggle_fatigue`'s changes");
         let by_value = |t: &str| {
             serde_json::from_str::<Vec<Value>>(t)
@@ -791,8 +797,12 @@ mod tests {
             ),
         ] {
             assert_eq!(by_value(&text), lowers, "{text}");
+            let written = serde_json::value::RawValue::from_string(text.clone())
+                .map(Into::into)
+                .unwrap();
+            let mut buf = Vec::new();
             assert_eq!(
-                written_lower_to(&scope, &text, &rule.changes, &mut Vec::new()),
+                written_lower(&scope, &written, &mut buf) && *buf == *rule.changes,
                 lowers,
                 "{text}"
             );

@@ -33,10 +33,10 @@ pub struct RuleIr {
     #[serde(default, skip_serializing_if = "crate::wire::skip_none")]
     pub when: Option<Box<Program>>,
     /// The changes as written (for the session file), kept as their JSON
-    /// text: only the chosen rule's are read back ([`RuleIr::written_changes`]),
-    /// so reading `ir.json` builds no JSON value per rule.
-    #[serde(with = "crate::wire::raw_json")]
-    pub changes_json: Box<serde_json::value::RawValue>,
+    /// text (in `ir.compact`, as tokens of the value): only the chosen
+    /// rule's are read back ([`RuleIr::written_changes`]), so reading the
+    /// IR builds no JSON value per rule.
+    pub changes_json: super::written::WrittenChanges,
     /// `changes_json` read back, the first time the rule is chosen.
     #[serde(skip)]
     written: std::sync::OnceLock<Arc<[Value]>>,
@@ -264,11 +264,7 @@ impl RuleIr {
     /// Format 14.4), read from `changes_json` once.
     pub fn written_changes(&self) -> Arc<[Value]> {
         self.written
-            .get_or_init(|| {
-                serde_json::from_str::<Vec<Value>>(self.changes_json.get())
-                    .unwrap_or_default()
-                    .into()
-            })
+            .get_or_init(|| self.changes_json.values().into())
             .clone()
     }
 
@@ -382,7 +378,8 @@ impl RuntimeIr {
             let changes =
                 lower_changes(&scope, written).map_err(|e| err(format!("rule `{id}`: {e}")))?;
             let changes_json = serde_json::value::to_raw_value(written)
-                .map_err(|e| err(format!("rule `{id}`: {e}")))?;
+                .map_err(|e| err(format!("rule `{id}`: {e}")))?
+                .into();
             rules.push(RuleIr {
                 id: Arc::from(id),
                 priority: r.priority(),

@@ -278,16 +278,32 @@ impl serde::Serialize for Safety {
 
 impl<'de> serde::Deserialize<'de> for Safety {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Safety, D::Error> {
-        let kept = Option::<crate::wire::JsonText>::deserialize(d)?;
-        // Read from its own text: no JSON value is built for it.
-        let view = match &kept {
-            Some(t) => serde_json::from_str::<PolicyView<'_>>(t.text())
-                .map_err(serde::de::Error::custom)?,
-            None => PolicyView::default(),
-        };
-        let mut safety = Safety::build(&view, Build::Trusted).map_err(serde::de::Error::custom)?;
-        safety.policy = kept;
-        Ok(safety)
+        // The policy's text, and the safety matcher built from a view of
+        // it: no JSON value is built, and in `ir.compact` the text is read
+        // once (reading the view is its check as JSON).
+        struct Policy;
+        impl<'de> serde::de::Visitor<'de> for Policy {
+            type Value = Safety;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a safety policy or nothing")
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<Safety, E> {
+                Safety::build(&PolicyView::default(), Build::Trusted).map_err(E::custom)
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Safety, E> {
+                self.visit_none()
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Safety, D::Error> {
+                let (kept, safety) = crate::wire::JsonText::deserialize_reading(d, |t| {
+                    let view = serde_json::from_str::<PolicyView<'_>>(t)?;
+                    Ok(Safety::build(&view, Build::Trusted))
+                })?;
+                let mut safety = safety.map_err(serde::de::Error::custom)?;
+                safety.policy = Some(kept);
+                Ok(safety)
+            }
+        }
+        d.deserialize_option(Policy)
     }
 }
 

@@ -95,8 +95,9 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
 
     // Variables and their slots (Format 8.1, 8.4).
     let mut vars: Vec<VarIr> = Vec::new();
-    let mut names: HashMap<String, NameRef> = HashMap::new();
-    let mut by_name: HashMap<String, u32> = HashMap::new();
+    // Keyed by the variables' own names (one `Arc<str>` each, shared).
+    let mut names: HashMap<Arc<str>, NameRef> = HashMap::new();
+    let mut by_name: HashMap<Arc<str>, u32> = HashMap::new();
     let mut slot = 0u32;
     for (name, decl) in &story.variables {
         let ty = decl
@@ -112,9 +113,10 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
             None => Vec::new(),
         };
         let vi = vars.len() as u32;
+        let shared: Arc<str> = Arc::from(name.as_str());
         let layout = match &d.keys {
             None => {
-                names.insert(name.clone(), NameRef::Slot(slot));
+                names.insert(shared.clone(), NameRef::Slot(slot));
                 slot += 1;
                 Layout::Single(slot - 1)
             }
@@ -131,15 +133,18 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
                     .collect();
                 let first = slot;
                 for (i, k) in keys.iter().enumerate() {
-                    names.insert(format!("{name}.{k}"), NameRef::Slot(first + i as u32));
+                    names.insert(
+                        Arc::from(format!("{name}.{k}").as_str()),
+                        NameRef::Slot(first + i as u32),
+                    );
                 }
                 slot += keys.len() as u32;
                 Layout::Fixed { first, keys }
             }
         };
-        by_name.insert(name.clone(), vi);
+        by_name.insert(shared.clone(), vi);
         vars.push(VarIr {
-            name: Arc::from(name.as_str()),
+            name: shared,
             id: Arc::from(d.id.as_str()),
             owner: owner_ref(&decl.owner),
             ty,
@@ -151,8 +156,8 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
             hidden: d.visibility.as_deref() == Some("hidden"),
         });
     }
-    names.insert("scene.location".into(), NameRef::Location);
-    names.insert("scene.present".into(), NameRef::Present);
+    names.insert(Arc::from("scene.location"), NameRef::Location);
+    names.insert(Arc::from("scene.present"), NameRef::Present);
 
     // Environments: the scenario's first, then each cast character's and
     // each world's (Format 11.3).
@@ -209,7 +214,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         let Some(src) = &decl.decl.derived else {
             continue;
         };
-        let vi = by_name[&name];
+        let vi = by_name[name.as_str()];
         let env_ix = owners
             .iter()
             .position(|(o, _)| *o == decl.owner)
@@ -232,7 +237,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
     if let Some(v) = story
         .variables
         .iter()
-        .find(|(n, d)| d.is_derived() && vars[by_name[*n] as usize].derived.is_none())
+        .find(|(n, d)| d.is_derived() && vars[by_name[n.as_str()] as usize].derived.is_none())
     {
         return Err(err(format!("derived variable `{}` is in a cycle", v.0)));
     }
@@ -240,7 +245,7 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
         if v.derived.is_some()
             && let Layout::Single(s) = v.layout
         {
-            names.insert(v.name.to_string(), NameRef::Slot(s));
+            names.insert(v.name.clone(), NameRef::Slot(s));
         }
     }
 
@@ -374,7 +379,7 @@ fn first_error(e: &[crate::cel::CelError]) -> String {
 fn source_of(
     slot: &str,
     owner: &Owner,
-    by_name: &HashMap<String, u32>,
+    by_name: &HashMap<Arc<str>, u32>,
     players: &CelValue,
     difficulty: Option<&DifficultyIr>,
 ) -> Source {
@@ -386,7 +391,9 @@ fn source_of(
             Owner::Scenario(_) => rest.to_string(),
             o => format!("{}.{rest}", o.id()),
         };
-        return by_name.get(&name).map_or(Source::None, |v| Source::Var(*v));
+        return by_name
+            .get(name.as_str())
+            .map_or(Source::None, |v| Source::Var(*v));
     }
     if let Some(knob) = slot.strip_prefix("difficulty.") {
         if knob == "preset" {

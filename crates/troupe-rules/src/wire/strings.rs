@@ -62,7 +62,7 @@ impl TableWriter {
 /// where each one ends.
 #[derive(Debug)]
 pub struct Strings {
-    text: Box<str>,
+    text: Arc<str>,
     ends: Vec<u32>,
 }
 
@@ -93,6 +93,11 @@ impl Strings {
         self.text.get(start..end)
     }
 
+    /// The table's text, shared: what [`interning_in`] hands out ranges of.
+    pub fn text(&self) -> Arc<str> {
+        self.text.clone()
+    }
+
     /// How many strings the table holds.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -106,26 +111,36 @@ impl Strings {
 
 thread_local! {
     /// The `Arc<str>` made for each table entry so far, while a table is
-    /// read on this thread ([`interning`]).
+    /// read on this thread ([`interning_in`]).
     static INTERNED: RefCell<Vec<Option<Arc<str>>>> = const { RefCell::new(Vec::new()) };
     /// The table entry being handed to a visitor: its index, and the
     /// address and length of its text.
     static CURRENT: Cell<(usize, usize, usize)> = const { Cell::new((usize::MAX, 0, 0)) };
     static ACTIVE: Cell<bool> = const { Cell::new(false) };
+    /// The table's text while it is read, when shared ([`interning_in`]).
+    static TEXT: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
 }
 
 /// Runs `f` (a read through a table of `n` strings) with one `Arc<str>`
 /// per table entry shared by every [`super::shared_str`] that reads it;
 /// the table's own references are dropped when `f` returns. A read
 /// within `f` on the same thread gets a table of its own, and the outer
-/// one is back when it returns.
-pub fn interning<T>(n: usize, f: impl FnOnce() -> T) -> T {
-    struct Restore(bool, Vec<Option<Arc<str>>>, (usize, usize, usize));
+/// one is back when it returns. With `text` (the table's text, shared), a
+/// string of the table may be held as a range of it ([`slice_of`]): no
+/// allocation of its own.
+pub fn interning_in<T>(n: usize, text: Option<Arc<str>>, f: impl FnOnce() -> T) -> T {
+    struct Restore(
+        bool,
+        Vec<Option<Arc<str>>>,
+        (usize, usize, usize),
+        Option<Arc<str>>,
+    );
     impl Drop for Restore {
         fn drop(&mut self) {
             ACTIVE.with(|a| a.set(self.0));
             CURRENT.with(|c| c.set(self.2));
             INTERNED.with(|v| *v.borrow_mut() = std::mem::take(&mut self.1));
+            TEXT.with(|t| *t.borrow_mut() = self.3.take());
         }
     }
     let fresh = vec![None; n];
@@ -134,8 +149,28 @@ pub fn interning<T>(n: usize, f: impl FnOnce() -> T) -> T {
         ACTIVE.with(|a| a.replace(true)),
         outer,
         CURRENT.with(|c| c.replace((usize::MAX, 0, 0))),
+        TEXT.with(|t| std::mem::replace(&mut *t.borrow_mut(), text)),
     );
     f()
+}
+
+/// When `s` lies in the text of the table being read ([`interning_in`]):
+/// that text, shared, and where `s` is in it.
+pub(crate) fn slice_of(s: &str) -> Option<(Arc<str>, std::ops::Range<u32>)> {
+    if !ACTIVE.with(Cell::get) {
+        return None;
+    }
+    TEXT.with(|t| {
+        let t = t.borrow();
+        let t = t.as_ref()?;
+        let start = (s.as_ptr() as usize).checked_sub(t.as_ptr() as usize)?;
+        let end = start.checked_add(s.len())?;
+        (end <= t.len()).then_some(())?;
+        Some((
+            t.clone(),
+            u32::try_from(start).ok()?..u32::try_from(end).ok()?,
+        ))
+    })
 }
 
 /// Runs `f` handing table entry `i`, text `s`, to a visitor.
@@ -147,8 +182,8 @@ pub(super) fn visiting<T>(i: u32, s: &str, f: impl FnOnce() -> T) -> T {
 }
 
 /// The shared `Arc<str>` of `s` when `s` is the table entry being read
-/// ([`interning`]), made the first time; `None` otherwise.
-pub(super) fn interned(s: &str) -> Option<Arc<str>> {
+/// ([`interning_in`]), made the first time; `None` otherwise.
+pub(crate) fn interned(s: &str) -> Option<Arc<str>> {
     if !ACTIVE.with(Cell::get) {
         return None;
     }
@@ -475,9 +510,9 @@ mod tests {
     #[test]
     fn a_read_within_a_read_interns_apart() {
         let (x, y) = (String::from("x"), String::from("y"));
-        interning(1, || {
+        interning_in(1, None, || {
             let a = visiting(0, &x, || interned(&x)).unwrap();
-            let inner = interning(1, || visiting(0, &y, || interned(&y))).unwrap();
+            let inner = interning_in(1, None, || visiting(0, &y, || interned(&y))).unwrap();
             assert_eq!((&*a, &*inner), ("x", "y"));
             let b = visiting(0, &x, || interned(&x)).unwrap();
             assert!(Arc::ptr_eq(&a, &b));
@@ -513,7 +548,7 @@ mod tests {
         let n = strings.len();
         let nest = crate::wire::Nesting::with_strings(10, strings);
         let mut de = postcard::Deserializer::from_bytes(&body);
-        let back = interning(n, || T::deserialize(nest.wrap(&mut de))).unwrap();
+        let back = interning_in(n, None, || T::deserialize(nest.wrap(&mut de))).unwrap();
         assert_eq!(back, t);
         assert!(Arc::ptr_eq(&back.names[0], &back.names[2]));
         assert!(Arc::ptr_eq(&back.names[1], &back.one));
@@ -522,6 +557,6 @@ mod tests {
         bad[1] = 7;
         let mut de = postcard::Deserializer::from_bytes(&bad);
         let nest = crate::wire::Nesting::with_strings(10, Strings::new(&text, vec![3, 3]).unwrap());
-        assert!(interning(n, || T::deserialize(nest.wrap(&mut de))).is_err());
+        assert!(interning_in(n, None, || T::deserialize(nest.wrap(&mut de))).is_err());
     }
 }
