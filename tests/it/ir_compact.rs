@@ -391,3 +391,42 @@ fn a_binary_irs_rule_changes_are_lowered_from_the_changes_as_written() {
     );
     assert!(f.message.contains("do not lower"), "{}", f.message);
 }
+
+/// Format 14.4 ("This implementation's `ir.compact`"): an `ir.compact` of
+/// another encoding — the previous one, `troupe-compact-2`, wrote a rule's
+/// changes as written as JSON text, not tokens — is not read (the loader
+/// goes on to `ir.json`); and the rules' changes as written read back from
+/// the tokens as the values `ir.json`'s text reads as.
+#[test]
+fn a_binary_ir_of_the_previous_encoding_is_not_read() {
+    use troupe::internals::compile::{read_ir, read_ir_bin, to_ir_bin};
+    let e = compiled("examples/packs/everyday-negotiation");
+    let json = get(&e, "ir.json");
+    let m: Value = serde_json::from_slice(get(&e, "manifest.json")).unwrap();
+    let hash = m["content_hash"].as_str().unwrap();
+    let ir = read_ir(json, hash).unwrap();
+    let bin = to_ir_bin(&ir);
+    let back = read_ir_bin(&bin, hash).unwrap();
+    for (a, b) in ir.scenarios[0]
+        .runtime
+        .rules
+        .iter()
+        .zip(&back.scenarios[0].runtime.rules)
+    {
+        assert_eq!(a.written_changes(), b.written_changes(), "{}", a.id);
+        assert_eq!(a.changes_json.text(), b.changes_json.text(), "{}", a.id);
+    }
+    // The name is written first, as a postcard string (its length, then
+    // its bytes): the previous name has the same length.
+    let name = b"troupe-compact-3";
+    assert_eq!(&bin[1..1 + name.len()], name);
+    let mut old = bin.clone();
+    old[1..1 + name.len()].copy_from_slice(b"troupe-compact-2");
+    let f = read_ir_bin(&old, hash).unwrap_err();
+    assert_eq!(f.pointer, "");
+    assert!(
+        f.message.contains("not in the encoding `troupe-compact-3`"),
+        "{}",
+        f.message
+    );
+}

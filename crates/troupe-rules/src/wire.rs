@@ -106,14 +106,19 @@ pub fn shared_strs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<str>>, D::
 /// as [`shared_str`]: in `ir.compact`, the table's one `Arc<str>` of it,
 /// so a key that is also a variable's name is no allocation of its own.
 /// A repeated key keeps its last value, as serde's own map reading does.
-pub fn shared_str_map<'de, V, D>(d: D) -> Result<std::collections::HashMap<Arc<str>, V>, D::Error>
+pub fn shared_str_map<'de, V, H, D>(
+    d: D,
+) -> Result<std::collections::HashMap<Arc<str>, V, H>, D::Error>
 where
     V: serde::Deserialize<'de>,
+    H: std::hash::BuildHasher + Default,
     D: Deserializer<'de>,
 {
-    struct Map<V>(std::marker::PhantomData<V>);
-    impl<'de, V: serde::Deserialize<'de>> Visitor<'de> for Map<V> {
-        type Value = std::collections::HashMap<Arc<str>, V>;
+    struct Map<V, H>(std::marker::PhantomData<(V, H)>);
+    impl<'de, V: serde::Deserialize<'de>, H: std::hash::BuildHasher + Default> Visitor<'de>
+        for Map<V, H>
+    {
+        type Value = std::collections::HashMap<Arc<str>, V, H>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a map with string keys")
         }
@@ -121,8 +126,10 @@ where
             self,
             mut map: A,
         ) -> Result<Self::Value, A::Error> {
-            let mut out =
-                std::collections::HashMap::with_capacity(map.size_hint().unwrap_or(0).min(4096));
+            let mut out = std::collections::HashMap::with_capacity_and_hasher(
+                map.size_hint().unwrap_or(0).min(4096),
+                H::default(),
+            );
             while let Some(k) = map.next_key_seed(Key)? {
                 out.insert(k, map.next_value()?);
             }

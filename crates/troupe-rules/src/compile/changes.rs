@@ -1,7 +1,6 @@
 //! Lowering change lists (Format 8.5) to [`ChangeIr`]: state names resolved
 //! to variables and slots, `set` values read exactly and normalized once.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -21,7 +20,7 @@ pub struct ChangeScope<'a> {
     /// The compiled variables.
     pub vars: &'a [VarIr],
     /// State name → variable index.
-    pub by_name: &'a HashMap<Arc<str>, u32>,
+    pub by_name: &'a foldhash::HashMap<Arc<str>, u32>,
     /// The cast, in cast order.
     pub cast: &'a [CastIr],
 }

@@ -413,14 +413,14 @@ pub struct StoryIr {
         serialize_with = "sorted",
         deserialize_with = "crate::wire::shared_str_map"
     )]
-    pub names: HashMap<Arc<str>, NameRef>,
+    pub names: foldhash::HashMap<Arc<str>, NameRef>,
     /// Variable state names → index in `vars` (what change lists resolve
     /// against, built once here).
     #[serde(
         serialize_with = "sorted",
         deserialize_with = "crate::wire::shared_str_map"
     )]
-    pub var_index: HashMap<Arc<str>, u32>,
+    pub var_index: foldhash::HashMap<Arc<str>, u32>,
     /// Lore entries in declaration order (Format 5.5).
     pub entries: Vec<super::lore::EntryIr>,
     /// The recursion step limit (Format 5.7): 0 off, `u64::MAX` unlimited.
@@ -566,8 +566,8 @@ impl StoryIr {
 }
 
 /// Serializes a hash map in code point order of its keys.
-fn sorted<V: Serialize, S: serde::Serializer>(
-    m: &HashMap<Arc<str>, V>,
+fn sorted<V: Serialize, H, S: serde::Serializer>(
+    m: &HashMap<Arc<str>, V, H>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
     let ordered: std::collections::BTreeMap<&str, &V> = m.iter().map(|(k, v)| (&**k, v)).collect();

@@ -1,6 +1,5 @@
 //! Lowering a checked [`Story`] to a [`StoryIr`] (Format 6, 8, 9, 11).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use rust_decimal::prelude::ToPrimitive;
@@ -96,8 +95,8 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
     // Variables and their slots (Format 8.1, 8.4).
     let mut vars: Vec<VarIr> = Vec::new();
     // Keyed by the variables' own names (one `Arc<str>` each, shared).
-    let mut names: HashMap<Arc<str>, NameRef> = HashMap::new();
-    let mut by_name: HashMap<Arc<str>, u32> = HashMap::new();
+    let mut names: foldhash::HashMap<Arc<str>, NameRef> = Default::default();
+    let mut by_name: foldhash::HashMap<Arc<str>, u32> = Default::default();
     let mut slot = 0u32;
     for (name, decl) in &story.variables {
         let ty = decl
@@ -379,7 +378,7 @@ fn first_error(e: &[crate::cel::CelError]) -> String {
 fn source_of(
     slot: &str,
     owner: &Owner,
-    by_name: &HashMap<Arc<str>, u32>,
+    by_name: &foldhash::HashMap<Arc<str>, u32>,
     players: &CelValue,
     difficulty: Option<&DifficultyIr>,
 ) -> Source {
