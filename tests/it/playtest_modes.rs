@@ -257,6 +257,24 @@ fn a_model_driven_persona_reaches_its_goal_with_evidence_and_usage() {
     assert!(r.sessions.is_empty() && r.model.is_empty());
 }
 
+/// A copy of the negotiation pack whose scenario's cast is marco, then the
+/// `cast` entries given (YAML list items), without the pack's own
+/// playtests (they target the seat `player`, which is then gone).
+fn negotiation_with_cast(entries: &str) -> (tempfile::TempDir, PathBuf) {
+    let (d, root) = pack("everyday-negotiation");
+    let scenario = root.join("scenarios/used_car_negotiation.yaml");
+    let text = std::fs::read_to_string(&scenario).unwrap().replacen(
+        "npc:\n  ref: npcs/marco_dealer.yaml\n",
+        &format!("npc:\n  ref: npcs/marco_dealer.yaml\ncast:\n{entries}"),
+        1,
+    );
+    std::fs::write(&scenario, text).unwrap();
+    for p in ["model_charm", "scripted_close", "two_buyers"] {
+        std::fs::remove_file(root.join(format!("playtests/{p}.yaml"))).unwrap();
+    }
+    (d, root)
+}
+
 /// Format 22.5 with 18.4: an agent targeting seat `user` plays character
 /// `user-1` (a character may not be named `user`), and its lines are said
 /// by that player, not by the first player. By hand: the copy's scenario
@@ -266,19 +284,7 @@ fn a_model_driven_persona_reaches_its_goal_with_evidence_and_usage() {
 /// from g." by `guest`, and `u`'s goal `verify: "char == 'user-1'"` is met.
 #[test]
 fn an_agent_targeting_the_seat_user_plays_user_1() {
-    let (_d, root) = pack("everyday-negotiation");
-    let scenario = root.join("scenarios/used_car_negotiation.yaml");
-    let text = std::fs::read_to_string(&scenario).unwrap();
-    let text = text.replacen(
-        "npc:\n  ref: npcs/marco_dealer.yaml\n",
-        "npc:\n  ref: npcs/marco_dealer.yaml\ncast:\n  - {seat: guest}\n  - {seat: user}\n",
-        1,
-    );
-    std::fs::write(&scenario, text).unwrap();
-    // The pack's own playtests target the seat `player`, which is gone.
-    for p in ["model_charm", "scripted_close", "two_buyers"] {
-        std::fs::remove_file(root.join(format!("playtests/{p}.yaml"))).unwrap();
-    }
+    let (_d, root) = negotiation_with_cast("  - {seat: guest}\n  - {seat: user}\n");
     std::fs::write(
         root.join("playtests/seats.yaml"),
         "schema_version: \"0.1\"\nname: seats\nmode: scenario\nscenario_id: used_car_negotiation\nseed: 7\nrounds: 2\nroster:\n  - {id: g, role: polite_buyer, target: guest}\n  - {id: u, role: haggler, target: user, goals: [{id: me, do: \"Be user-1\", verify: \"char == 'user-1'\"}]}\nchoreography:\n  - {who: u, do: \"Hello from u.\"}\n  - {who: g, do: \"Hello from g.\"}\n",
@@ -316,24 +322,14 @@ fn an_agent_targeting_the_seat_user_plays_user_1() {
 /// for u's session ("has 2") and `requires: {players: 2}` for g's ("has 1").
 #[test]
 fn parallel_sessions_count_every_player_character() {
-    let (_d, root) = pack("everyday-negotiation");
-    let scenario = root.join("scenarios/used_car_negotiation.yaml");
-    let text = std::fs::read_to_string(&scenario).unwrap();
-    let text = text.replacen(
-        "npc:\n  ref: npcs/marco_dealer.yaml\n",
-        "npc:\n  ref: npcs/marco_dealer.yaml\ncast:\n  - {npc: {ref: npcs/mo.yaml}, player: true}\n  - {seat: user}\n",
-        1,
-    );
-    std::fs::write(&scenario, text).unwrap();
+    let (_d, root) =
+        negotiation_with_cast("  - {npc: {ref: npcs/mo.yaml}, player: true}\n  - {seat: user}\n");
     let marco = std::fs::read_to_string(root.join("npcs/marco_dealer.yaml")).unwrap();
     std::fs::write(
         root.join("npcs/mo.yaml"),
         marco.replacen("npc_id: marco", "npc_id: mo", 1),
     )
     .unwrap();
-    for p in ["model_charm", "scripted_close", "two_buyers"] {
-        std::fs::remove_file(root.join(format!("playtests/{p}.yaml"))).unwrap();
-    }
     for (want, other) in [(1, ("u", 2)), (2, ("g", 1))] {
         std::fs::write(
             root.join("playtests/par.yaml"),

@@ -15,6 +15,40 @@
 //! runs on its thread (no threads spawned from workers).
 
 use std::cell::Cell;
+use std::thread::LocalKey;
+
+/// A debug build's count, per thread, of one kind of work (the parses of
+/// CEL expressions and of templates: the parse-once tests of issue 41
+/// item 2). [`Counter::bump`] where the work is done; [`map`] and [`join`]
+/// add their workers' counts to the calling thread's, so a run counts its
+/// work whichever thread did it. Release builds count nothing.
+pub(crate) struct Counter(pub(crate) &'static LocalKey<Cell<u64>>);
+
+impl Counter {
+    /// One more (debug builds).
+    pub(crate) fn bump(&self) {
+        #[cfg(debug_assertions)]
+        self.0.with(|c| c.set(c.get() + 1));
+    }
+
+    /// The count on this thread.
+    #[cfg(test)]
+    pub(crate) fn get(&self) -> u64 {
+        self.0.with(Cell::get)
+    }
+
+    /// `f()` and how much this thread counted while it ran.
+    fn counted<R>(&self, f: impl FnOnce() -> R) -> (R, u64) {
+        let before = self.0.with(Cell::get);
+        let r = f();
+        (r, self.0.with(Cell::get) - before)
+    }
+
+    /// Counts `n` done on this thread's behalf by a worker.
+    fn add(&self, n: u64) {
+        self.0.with(|c| c.set(c.get() + n));
+    }
+}
 
 thread_local! {
     /// The innermost [`with_jobs`] on this thread; 0 when none is open.
@@ -125,8 +159,8 @@ fn as_worker<R>(
     f: impl FnOnce() -> R,
 ) -> ((R, u64), u64) {
     let run = || with_jobs(1, f);
-    crate::cel::parse::counted(|| {
-        crate::template::counted(|| match parse_scope {
+    crate::cel::parse::PARSES.counted(|| {
+        crate::template::PARSES.counted(|| match parse_scope {
             Some(cache) => cache.scope(run),
             None => run(),
         })
@@ -138,8 +172,8 @@ fn as_worker<R>(
 fn joined<R>(worker: std::thread::Result<((R, u64), u64)>) -> R {
     match worker {
         Ok(((done, templates), parses)) => {
-            crate::cel::parse::add_parses(parses);
-            crate::template::add_parses(templates);
+            crate::cel::parse::PARSES.add(parses);
+            crate::template::PARSES.add(templates);
             done
         }
         Err(panic) => std::panic::resume_unwind(panic),
@@ -173,14 +207,14 @@ mod tests {
     fn workers_share_the_callers_parse_cache() {
         let cache = std::sync::Arc::new(crate::cel::parse::ParseCache::default());
         let texts: Vec<String> = (0..40).map(|i| format!("x + {}", i % 10)).collect();
-        let before = crate::cel::parse::parse_count();
+        let before = crate::cel::parse::PARSES.get();
         cache.scope(|| {
             with_jobs(4, || {
                 map(&texts, |_, t| crate::cel::parse::parse_shared(t).is_ok())
             })
         });
         assert_eq!(cache.len(), 10);
-        assert_eq!(crate::cel::parse::parse_count() - before, 10);
+        assert_eq!(crate::cel::parse::PARSES.get() - before, 10);
     }
 
     /// `join` gives both results whatever the number of threads, runs its
@@ -191,7 +225,7 @@ mod tests {
         let cache = std::sync::Arc::new(crate::cel::parse::ParseCache::default());
         for jobs in [1, 2] {
             let caller = std::thread::current().id();
-            let before = crate::cel::parse::parse_count();
+            let before = crate::cel::parse::PARSES.get();
             let ((a, a_thread), b) = cache.scope(|| {
                 with_jobs(jobs, || {
                     join(
@@ -206,7 +240,7 @@ mod tests {
             assert!(a);
             assert_eq!(b, 7);
             assert_eq!(a_thread == caller, jobs == 1, "jobs {jobs}");
-            assert_eq!(crate::cel::parse::parse_count() - before, 1, "jobs {jobs}");
+            assert_eq!(crate::cel::parse::PARSES.get() - before, 1, "jobs {jobs}");
         }
         let r = std::panic::catch_unwind(|| with_jobs(2, || join(|| panic!("in a"), || 1)));
         assert!(r.is_err());

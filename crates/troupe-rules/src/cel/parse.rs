@@ -173,19 +173,9 @@ impl ParseCache {
     /// `text` as [`crate::template::parse`] parses it, parsed once per
     /// text whichever thread asks first.
     pub(crate) fn template(&self, text: &str) -> ParsedTemplate {
-        let slot = match self.templates.lock() {
-            Ok(mut m) => match m.get(text) {
-                Some(slot) => slot.clone(),
-                None => {
-                    let slot = Arc::new(OnceLock::new());
-                    m.insert(text.into(), slot.clone());
-                    slot
-                }
-            },
-            Err(_) => return crate::template::parse(text).map(Arc::new),
-        };
-        slot.get_or_init(|| crate::template::parse(text).map(Arc::new))
-            .clone()
+        once_per_text(&self.templates, text, |t| {
+            crate::template::parse(t).map(Arc::new)
+        })
     }
 
     /// `text`'s template when a pass over the pack parsed it already (its
@@ -198,50 +188,36 @@ impl ParseCache {
     }
 
     fn get_or_parse(&self, source: &str) -> Parsed {
-        let slot = match self.parsed.lock() {
-            Ok(mut m) => match m.get(source) {
-                Some(slot) => slot.clone(),
-                None => {
-                    let slot = Arc::new(OnceLock::new());
-                    m.insert(source.into(), slot.clone());
-                    slot
-                }
-            },
-            Err(_) => return parse(source).map(Arc::new),
-        };
-        // Parsed outside the map's lock: only a thread wanting this very
-        // text waits.
-        slot.get_or_init(|| parse(source).map(Arc::new)).clone()
+        once_per_text(&self.parsed, source, |s| parse(s).map(Arc::new))
     }
+}
+
+/// `make(text)` through `slots`: made once per text, outside the map's lock
+/// (only a thread wanting this very text waits for it); made afresh, and not
+/// kept, if the map's lock was poisoned.
+fn once_per_text<T: Clone>(
+    slots: &Mutex<HashMap<Box<str>, Arc<OnceLock<T>>>>,
+    text: &str,
+    make: impl Fn(&str) -> T,
+) -> T {
+    let slot = match slots.lock() {
+        Ok(mut m) => match m.get(text) {
+            Some(slot) => slot.clone(),
+            None => {
+                let slot = Arc::new(OnceLock::new());
+                m.insert(text.into(), slot.clone());
+                slot
+            }
+        },
+        Err(_) => return make(text),
+    };
+    slot.get_or_init(|| make(text)).clone()
 }
 
 /// The cache of the innermost [`ParseCache::scope`] on this thread, for
 /// opening the same scope on worker threads ([`crate::par::map`]).
 pub(crate) fn active_scope() -> Option<Arc<ParseCache>> {
     ACTIVE.with(|a| a.borrow().clone())
-}
-
-/// `f()` and how many expressions [`parse`] parsed on this thread while it
-/// ran (debug builds; 0 in release builds, which count nothing).
-pub(crate) fn counted<R>(f: impl FnOnce() -> R) -> (R, u64) {
-    #[cfg(debug_assertions)]
-    {
-        let before = PARSES.with(std::cell::Cell::get);
-        let r = f();
-        (r, PARSES.with(std::cell::Cell::get) - before)
-    }
-    #[cfg(not(debug_assertions))]
-    (f(), 0)
-}
-
-/// Counts `n` parses done by worker threads on this thread's behalf
-/// ([`crate::par::map`]), so that [`parse_count`] counts a run's parses
-/// whichever thread did them (debug builds).
-pub(crate) fn add_parses(n: u64) {
-    #[cfg(debug_assertions)]
-    PARSES.with(|c| c.set(c.get() + n));
-    #[cfg(not(debug_assertions))]
-    let _ = n;
 }
 
 /// `check(pattern)`, answered by the active [`ParseCache`] when a scope is
@@ -277,27 +253,21 @@ pub fn parse_shared(source: &str) -> Result<Arc<Expr>, Vec<CelError>> {
     }
 }
 
-#[cfg(debug_assertions)]
 thread_local! {
-    /// How many times [`parse`] ran on this thread (debug builds only).
-    static PARSES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static PARSE_COUNT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// How many expressions [`parse`] has parsed on this thread, in debug
-/// builds (release builds count nothing): the tests that check and
-/// compile parse each expression once (issue 41 item 2).
-#[cfg(all(debug_assertions, test))]
-pub fn parse_count() -> u64 {
-    PARSES.with(std::cell::Cell::get)
-}
+/// How many expressions [`parse`] has parsed on each thread, in debug
+/// builds: the tests that check and compile parse each expression once
+/// (issue 41 item 2).
+pub(crate) static PARSES: crate::par::Counter = crate::par::Counter(&PARSE_COUNT);
 
 /// Parses `source` into an [`Expr`] (Format 11.1): Troupe's own lexer
 /// (`super::lex`) and recursive-descent parser of CEL's grammar, with the
 /// standard macros recognized. A syntax error is one `CelError` with a
 /// plain message at its byte offset.
 pub fn parse(source: &str) -> Result<Expr, Vec<CelError>> {
-    #[cfg(debug_assertions)]
-    PARSES.with(|c| c.set(c.get() + 1));
+    PARSES.bump();
     if source.len() > MAX_SOURCE_LEN {
         return Err(vec![CelError::new(
             CelErrorKind::Syntax,

@@ -4,9 +4,7 @@
 mod parse;
 pub mod render;
 
-#[cfg(all(debug_assertions, test))]
-pub use parse::parse_count;
-pub(crate) use parse::{add_parses, counted};
+pub(crate) use parse::PARSES;
 pub use parse::{parse, Macro, Node, Template, TemplateError};
 #[cfg(any(test, feature = "internals"))]
 pub use render::render;

@@ -72,44 +72,15 @@ pub struct TemplateError {
     pub column: u32,
 }
 
-#[cfg(debug_assertions)]
 thread_local! {
-    /// How many templates [`parse`] ran the grammar on, on this thread
-    /// (debug builds only; plain text is one text node, not counted).
-    static PARSES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static PARSE_COUNT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// How many templates holding a macro or an escape [`parse`] has parsed on
-/// this thread, in debug builds (release builds count nothing): the tests
-/// that check, compile and play a pack parse each template once (issue 41
-/// item 2).
-#[cfg(all(debug_assertions, test))]
-pub fn parse_count() -> u64 {
-    PARSES.with(std::cell::Cell::get)
-}
-
-/// `f()` and how many templates [`parse`] parsed on this thread while it
-/// ran (debug builds; 0 in release builds), for [`crate::par::map`] to
-/// count its workers' parses on the calling thread.
-pub(crate) fn counted<R>(f: impl FnOnce() -> R) -> (R, u64) {
-    #[cfg(debug_assertions)]
-    {
-        let before = PARSES.with(std::cell::Cell::get);
-        let r = f();
-        (r, PARSES.with(std::cell::Cell::get) - before)
-    }
-    #[cfg(not(debug_assertions))]
-    (f(), 0)
-}
-
-/// Counts `n` template parses done by worker threads on this thread's
-/// behalf ([`crate::par::map`]; debug builds).
-pub(crate) fn add_parses(n: u64) {
-    #[cfg(debug_assertions)]
-    PARSES.with(|c| c.set(c.get() + n));
-    #[cfg(not(debug_assertions))]
-    let _ = n;
-}
+/// each thread, in debug builds (plain text is one text node, not
+/// counted): the tests that check, compile and play a pack parse each
+/// template once (issue 41 item 2).
+pub(crate) static PARSES: crate::par::Counter = crate::par::Counter(&PARSE_COUNT);
 
 /// Parses author text into a `Template` (Format 10).
 ///
@@ -124,8 +95,7 @@ pub fn parse(source: &str) -> Result<Template, TemplateError> {
         };
         return Ok(Template { nodes });
     }
-    #[cfg(debug_assertions)]
-    PARSES.with(|c| c.set(c.get() + 1));
+    PARSES.bump();
     let pairs = TemplateParser::parse(Rule::template, source).map_err(|_| {
         // Point at the `{{` that opened the bad macro, which is what the
         // author must fix (Format 10.1).
