@@ -1,7 +1,8 @@
 //! The compiled form of a story (DESIGN §1: the only thing the engine
 //! reads). Every ID is resolved to an index, every CEL expression is a
-//! checked [`Program`], every template is parsed, derived variables are in
-//! dependency order, and every variable has its slots.
+//! checked [`Program`], derived variables are in dependency order, and
+//! every variable has its slots. Texts are kept as written: a session
+//! parses a template the first time it renders it (`TemplateCache`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,7 +11,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::cel::{Env, Program};
 use crate::model::VarType;
-use crate::template::Template;
 
 use super::value::{Norm, Val};
 
@@ -329,8 +329,6 @@ pub struct OpeningIr {
     pub author: Who,
     /// Its parts.
     pub parts: Vec<PartIr>,
-    /// Parsed templates of its parts.
-    pub templates: Vec<Template>,
     /// Its scene: location then present (each replaces that field).
     #[serde(deserialize_with = "crate::wire::shared_str_opt")]
     pub scene_location: Option<Arc<str>>,

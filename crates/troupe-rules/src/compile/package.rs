@@ -6,7 +6,7 @@
 //! and the runtime run, [`PackageIr`]: for every scenario that can be run
 //! with default seating (Format 18.4), its compiled story ([`StoryIr`]:
 //! slots, typed environments, variables, CEL programs as lowered trees,
-//! derived order, events, outcomes, openings with parsed templates, lore
+//! derived order, events, outcomes, openings, lore
 //! entries, presets) and its runtime part ([`RuntimeIr`]: sorted rules,
 //! emotion, rubric, safety policy). Opening such a package and starting a
 //! session with default seating parses, checks and lowers nothing; the
@@ -499,7 +499,6 @@ fn validate(
     for (i, o) in s.openings.iter().enumerate() {
         check(
             who(o.author)
-                && o.templates.len() == o.parts.len()
                 && o.parts.iter().all(|p| {
                     p.audience
                         .as_ref()
@@ -509,7 +508,7 @@ fn validate(
                     .as_ref()
                     .is_none_or(|p| p.iter().all(|c| (*c as usize) < ncast)),
             || format!("story/openings/{i}"),
-            || "an opening names a cast member out of range or lacks a template".into(),
+            || "an opening names a cast member out of range".into(),
         )?;
         changes(&o.changes, &|| format!("story/openings/{i}/changes"))?;
     }

@@ -14,7 +14,6 @@ use crate::model::items::Event;
 use crate::model::{Keys, Opening, ScalarType, VarType, Variable};
 use crate::resolve::env::{condition_text, derived_order, owner_env};
 use crate::resolve::story::{Owner, Story};
-use crate::template;
 
 #[cfg(test)]
 thread_local! {
@@ -287,19 +286,11 @@ pub fn compile_story(story: &Story) -> Result<StoryIr, CompileError> {
             }],
             None => lower_parts(story, &o.parts, &cast).map_err(err)?,
         };
-        let templates = parts
-            .iter()
-            .map(|p| {
-                template::parse_shared(&p.text)
-                    .map_or_else(|_| Default::default(), |t| (*t).clone())
-            })
-            .collect();
         let scene = o.scene.unwrap_or_default();
         openings.push(OpeningIr {
             id: Arc::from(o.id.as_str()),
             author,
             parts,
-            templates,
             scene_location: scene.location.as_deref().map(Arc::from),
             scene_present: match &scene.present {
                 Some(p) => Some(present_list(story, p, &cast).map_err(err)?),

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use crate::diag::{Code, Diagnostic, Severity};
 
 /// The IR version this implementation writes and accepts.
-pub const IR_VERSION: &str = "troupe-ir-7";
+pub const IR_VERSION: &str = "troupe-ir-8";
 
 /// `"sha256:" + lower-case hex SHA-256` of `bytes`.
 pub fn content_hash(bytes: &[u8]) -> String {

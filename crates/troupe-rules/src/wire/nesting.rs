@@ -5,7 +5,7 @@
 //! document nested deeper than the bound is refused with an error instead
 //! of recursing on. Every recursive type reads its children through one of
 //! those, so this bounds the recursion of every recursive type read (CEL
-//! nodes, types and values, compiled values, templates, JSON values) in
+//! nodes, types and values, compiled values, JSON values) in
 //! one place, whatever the format: serde_json's own limit (128) is too low
 //! for the IR of a CEL expression at the parser's height bound, and a
 //! non-self-describing format such as postcard has none.
